@@ -1,0 +1,437 @@
+//! Scenario configuration and its validation.
+//!
+//! A [`Config`] names one transformer stack (hidden size, heads, FFN width, sequence, batch, layers),
+//! the precision, the random seed and how it is split: the tensor-parallel size `tp` and the
+//! all-reduce [`Algorithm`]. [`Config::validate`] applies Megatron-LM's divisibility rules and a
+//! memory guard, and every error names the rule and how to fix it.
+
+use crate::collectives::Algorithm;
+use crate::dtype::DType;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The largest tensor-parallel size the engine accepts.
+pub const MAX_TP: usize = 64;
+
+/// Default memory guard for executing a scenario on the CPU: 6 GiB of tensors.
+pub const DEFAULT_MEMORY_GUARD_BYTES: u64 = 6 << 30;
+
+/// One scenario: a stack of identical pre-LayerNorm GPT-2 blocks split over `tp` virtual GPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Model width `h`.
+    pub hidden: usize,
+    /// Attention heads `a`; head size is `h / a`.
+    pub heads: usize,
+    /// MLP inner width (4·h in GPT-2).
+    pub ffn: usize,
+    /// Sequence length `s`.
+    pub seq: usize,
+    /// Micro-batch size `b`.
+    pub batch: usize,
+    /// Number of transformer blocks.
+    pub layers: usize,
+    /// Precision of the run.
+    pub dtype: DType,
+    /// Seed of the weights, input and upstream gradient.
+    pub seed: u64,
+    /// Tensor-parallel size (number of virtual GPUs).
+    pub tp: usize,
+    /// All-reduce algorithm used for the `f` and `g` collectives.
+    pub algorithm: Algorithm,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Preset::Gpt2Small.config()
+    }
+}
+
+/// Named starting points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// A GPT-2-small-sized layer (h=768, 12 heads, s=128, b=1) at TP=4.
+    Gpt2Small,
+    /// A tiny layer for tests and step-through (h=16, 4 heads, s=8, b=2) at TP=2.
+    Tiny,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 2] = [Preset::Gpt2Small, Preset::Tiny];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Gpt2Small => "gpt2-small",
+            Preset::Tiny => "tiny",
+        }
+    }
+
+    pub fn config(self) -> Config {
+        match self {
+            Preset::Gpt2Small => Config {
+                hidden: 768,
+                heads: 12,
+                ffn: 3072,
+                seq: 128,
+                batch: 1,
+                layers: 1,
+                dtype: DType::F32,
+                seed: 42,
+                tp: 4,
+                algorithm: Algorithm::Ring,
+            },
+            Preset::Tiny => Config {
+                hidden: 16,
+                heads: 4,
+                ffn: 64,
+                seq: 8,
+                batch: 2,
+                layers: 1,
+                dtype: DType::F64,
+                seed: 7,
+                tp: 2,
+                algorithm: Algorithm::Ring,
+            },
+        }
+    }
+}
+
+impl std::str::FromStr for Preset {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| format!("unknown preset '{s}'; expected one of: gpt2-small, tiny"))
+    }
+}
+
+/// Why a configuration cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("{field} must be at least 1 (got 0)")]
+    Zero { field: &'static str },
+    #[error("TP size must be between 1 and {max} (got {tp})")]
+    TpOutOfRange { tp: usize, max: usize },
+    #[error(
+        "hidden size {hidden} cannot be split into {heads} heads: hidden must be a multiple of heads \
+         (head size = hidden / heads); try heads in {suggestions:?}"
+    )]
+    HiddenNotDivisibleByHeads {
+        hidden: usize,
+        heads: usize,
+        suggestions: Vec<usize>,
+    },
+    #[error(
+        "{heads} heads cannot be split over {tp} GPUs: each GPU must hold whole heads \
+         (heads % tp == 0); valid TP sizes: {}",
+        list(valid)
+    )]
+    HeadsNotDivisible {
+        heads: usize,
+        tp: usize,
+        valid: Vec<usize>,
+    },
+    #[error(
+        "FFN width {ffn} cannot be split over {tp} GPUs: fc1's columns and fc2's rows must divide \
+         evenly (ffn % tp == 0); valid TP sizes: {}",
+        list(valid)
+    )]
+    FfnNotDivisible {
+        ffn: usize,
+        tp: usize,
+        valid: Vec<usize>,
+    },
+    #[error(
+        "this scenario needs about {} of tensors, over the {} guard; reduce seq, batch, hidden or \
+         layers", human_bytes(*needed_bytes), human_bytes(*limit_bytes)
+    )]
+    TooLarge { needed_bytes: u64, limit_bytes: u64 },
+    #[error("dtype {dtype} cannot run on the CPU engine; use f32 or f64")]
+    DtypeNotExecutable { dtype: DType },
+}
+
+fn list(v: &[usize]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `1536` → `"1.5 KiB"`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn divisors(n: usize) -> Vec<usize> {
+    (1..=n).filter(|d| n % d == 0).collect()
+}
+
+impl Config {
+    /// Head size `h / a`.
+    pub fn head_dim(&self) -> usize {
+        self.hidden / self.heads.max(1)
+    }
+
+    /// Tokens per micro-batch, `b·s` (rows of every activation matrix).
+    pub fn tokens(&self) -> usize {
+        self.batch * self.seq
+    }
+
+    /// Heads held by each rank.
+    pub fn heads_per_rank(&self) -> usize {
+        self.heads / self.tp.max(1)
+    }
+
+    /// FFN columns held by each rank.
+    pub fn ffn_per_rank(&self) -> usize {
+        self.ffn / self.tp.max(1)
+    }
+
+    /// Every TP size in `1..=MAX_TP` that splits both the heads and the FFN evenly.
+    pub fn valid_tp_sizes(&self) -> Vec<usize> {
+        (1..=MAX_TP)
+            .filter(|&t| self.heads % t == 0 && self.ffn % t == 0)
+            .collect()
+    }
+
+    /// The valid TP sizes nearest to `self.tp` (at most two: the next lower and the next higher).
+    pub fn nearest_valid_tp(&self) -> Vec<usize> {
+        let valid = self.valid_tp_sizes();
+        let below = valid.iter().copied().filter(|&t| t < self.tp).max();
+        let above = valid.iter().copied().filter(|&t| t > self.tp).min();
+        below.into_iter().chain(above).collect()
+    }
+
+    /// Checks the shape rules (not the memory guard): sizes non-zero, `hidden % heads`,
+    /// `heads % tp`, `ffn % tp`, and `1 <= tp <= 64`.
+    pub fn validate_shapes(&self) -> Result<(), ConfigError> {
+        for (field, v) in [
+            ("hidden", self.hidden),
+            ("heads", self.heads),
+            ("ffn", self.ffn),
+            ("seq", self.seq),
+            ("batch", self.batch),
+            ("layers", self.layers),
+            ("tp", self.tp),
+        ] {
+            if v == 0 {
+                return Err(ConfigError::Zero { field });
+            }
+        }
+        if self.tp > MAX_TP {
+            return Err(ConfigError::TpOutOfRange {
+                tp: self.tp,
+                max: MAX_TP,
+            });
+        }
+        if self.hidden % self.heads != 0 {
+            let mut suggestions: Vec<usize> = divisors(self.hidden)
+                .into_iter()
+                .filter(|&d| self.hidden / d >= 8 || d == 1)
+                .collect();
+            suggestions.sort_by_key(|&d| d.abs_diff(self.heads));
+            suggestions.truncate(4);
+            suggestions.sort_unstable();
+            return Err(ConfigError::HiddenNotDivisibleByHeads {
+                hidden: self.hidden,
+                heads: self.heads,
+                suggestions,
+            });
+        }
+        if self.heads % self.tp != 0 {
+            return Err(ConfigError::HeadsNotDivisible {
+                heads: self.heads,
+                tp: self.tp,
+                valid: self.valid_tp_sizes(),
+            });
+        }
+        if self.ffn % self.tp != 0 {
+            return Err(ConfigError::FfnNotDivisible {
+                ffn: self.ffn,
+                tp: self.tp,
+                valid: self.valid_tp_sizes(),
+            });
+        }
+        Ok(())
+    }
+
+    /// All rules, the memory guard with the default limit included.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_with_guard(DEFAULT_MEMORY_GUARD_BYTES)
+    }
+
+    /// All rules, with a memory guard of `limit_bytes` for the CPU execution.
+    pub fn validate_with_guard(&self, limit_bytes: u64) -> Result<(), ConfigError> {
+        self.validate_shapes()?;
+        let needed_bytes = self.execution_bytes_estimate();
+        if needed_bytes > limit_bytes {
+            return Err(ConfigError::TooLarge {
+                needed_bytes,
+                limit_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Validation for executing on the CPU engine (shapes, guard, and an executable dtype).
+    pub fn validate_for_cpu(&self) -> Result<(), ConfigError> {
+        self.validate()?;
+        if !self.dtype.cpu_executable() {
+            return Err(ConfigError::DtypeNotExecutable { dtype: self.dtype });
+        }
+        Ok(())
+    }
+
+    /// Parameters of one block: QKV `h·3h+3h`, out `h·h+h`, fc1 `h·f+f`, fc2 `f·h+h`, two
+    /// LayerNorms `4h`.
+    pub fn params_per_layer(&self) -> u64 {
+        let (h, f) = (self.hidden as u64, self.ffn as u64);
+        3 * h * h + 3 * h + h * h + h + h * f + f + f * h + h + 4 * h
+    }
+
+    /// A conservative estimate of the bytes a CPU run allocates, computed with saturating
+    /// arithmetic so that absurd sizes are refused rather than overflowing: the reference and
+    /// the sharded copy of the weights and their gradients (4×), the saved activations of both
+    /// executors (per layer about `14·t·h + 2·t·f + 2·b·a·s²` elements, 2×), and the input,
+    /// output and gradients.
+    pub fn execution_bytes_estimate(&self) -> u64 {
+        let e = self.dtype.size_bytes().max(4) as u64;
+        let (t, h, f, l) = (
+            self.tokens() as u64,
+            self.hidden as u64,
+            self.ffn as u64,
+            self.layers as u64,
+        );
+        let (b, a, s) = (self.batch as u64, self.heads as u64, self.seq as u64);
+        let weights = l.saturating_mul(self.params_per_layer()).saturating_mul(4);
+        let act_per_layer = 14u64
+            .saturating_mul(t.saturating_mul(h))
+            .saturating_add(2u64.saturating_mul(t.saturating_mul(f)))
+            .saturating_add(
+                2u64.saturating_mul(b.saturating_mul(a).saturating_mul(s.saturating_mul(s))),
+            );
+        let acts = l.saturating_mul(act_per_layer).saturating_mul(2);
+        let io = 6u64.saturating_mul(t.saturating_mul(h));
+        weights
+            .saturating_add(acts)
+            .saturating_add(io)
+            .saturating_mul(e)
+    }
+
+    /// A short label, e.g. `h768-a12-s128-b1-L1-tp4-f32`, used in file names.
+    pub fn label(&self) -> String {
+        format!(
+            "h{}-a{}-f{}-s{}-b{}-L{}-tp{}-{}",
+            self.hidden,
+            self.heads,
+            self.ffn,
+            self.seq,
+            self.batch,
+            self.layers,
+            self.tp,
+            self.dtype
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        assert_eq!(Config::default().validate(), Ok(()));
+        assert_eq!(Preset::Tiny.config().validate(), Ok(()));
+    }
+
+    #[test]
+    fn heads_rule_lists_valid_sizes() {
+        let cfg = Config {
+            heads: 32,
+            hidden: 4096,
+            ffn: 16384,
+            tp: 6,
+            ..Config::default()
+        };
+        let err = cfg.validate_shapes().unwrap_err();
+        assert!(matches!(err, ConfigError::HeadsNotDivisible { tp: 6, .. }));
+        assert_eq!(
+            err.to_string(),
+            "32 heads cannot be split over 6 GPUs: each GPU must hold whole heads (heads % tp == 0); \
+             valid TP sizes: 1, 2, 4, 8, 16, 32"
+        );
+        assert_eq!(cfg.nearest_valid_tp(), vec![4, 8]);
+    }
+
+    #[test]
+    fn ffn_rule() {
+        let cfg = Config {
+            ffn: 3070,
+            tp: 4,
+            ..Config::default()
+        };
+        assert!(matches!(
+            cfg.validate_shapes(),
+            Err(ConfigError::FfnNotDivisible {
+                ffn: 3070,
+                tp: 4,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn zero_and_range() {
+        let cfg = Config {
+            seq: 0,
+            ..Config::default()
+        };
+        assert_eq!(cfg.validate(), Err(ConfigError::Zero { field: "seq" }));
+        let cfg = Config {
+            tp: 65,
+            ..Config::default()
+        };
+        assert!(matches!(
+            cfg.validate(),
+            Err(ConfigError::TpOutOfRange { tp: 65, .. })
+        ));
+        let cfg = Config {
+            hidden: 770,
+            ..Config::default()
+        };
+        assert!(matches!(
+            cfg.validate(),
+            Err(ConfigError::HiddenNotDivisibleByHeads { .. })
+        ));
+    }
+
+    #[test]
+    fn memory_guard_refuses_before_allocating() {
+        let cfg = Config {
+            hidden: 1 << 20,
+            heads: 1 << 10,
+            ffn: 1 << 22,
+            seq: 1 << 20,
+            layers: 1000,
+            ..Config::default()
+        };
+        let err = cfg.validate().unwrap_err();
+        assert!(matches!(err, ConfigError::TooLarge { .. }), "{err}");
+        assert!(err.to_string().contains("guard"));
+    }
+}

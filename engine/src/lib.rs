@@ -1,0 +1,24 @@
+//! tplab-engine: a Megatron-LM-style tensor-parallel transformer block on virtual GPUs.
+//!
+//! # Conventions (exports and other checks rely on them)
+//! - A GPT-2-style pre-LayerNorm block: `x1 = x + Attn(LN1(x))`, `y = x1 + MLP(LN2(x1))`;
+//!   LayerNorm eps = 1e-5 ([`ops::LN_EPS`]); causal multi-head attention with packed QKV;
+//!   `MLP(x) = fc2(GeLU(fc1(x)))` with the tanh approximation of GeLU.
+//! - Linear layers compute `y = x·W + b` with `W` stored `[in, out]`. The packed QKV weight is
+//!   `[h, 3h]`, laid out `[Q | K | V]`, heads contiguous inside each part.
+//! - Tokens are batch-major: activations are `[batch*seq, hidden]`, row `b*seq + s`.
+//! - Biases and LayerNorm vectors are stored as `[1, n]` matrices.
+//!
+//! One call, [`run::run`], gives the sharded forward and backward pass on `tp` virtual GPUs,
+//! the same pass on the unsharded reference, their comparison, and the [`trace::Trace`].
+
+pub mod collectives;
+pub mod config;
+pub mod dtype;
+pub mod params;
+pub mod plan;
+pub mod trace;
+
+pub use collectives::Algorithm;
+pub use config::{Config, ConfigError, Preset};
+pub use dtype::{DType, Element};

@@ -1,0 +1,804 @@
+//! The trace: one ordered list of every op and collective of a run, per rank.
+//!
+//! [`schedule`] lays out the events a Megatron-style tensor-parallel forward and backward pass
+//! issues, in the order a real run issues them: layer by layer forward, then layer by layer in
+//! reverse for the backward pass. Compute events are per rank; a collective is one event for the
+//! whole group. Each event carries its shapes, FLOPs and bytes. Times come from a duration model
+//! ([`Trace::assign_times`]): until a cost model is applied they are only *proportional* to FLOPs
+//! and bytes ([`TimeSource::Proportional`]); the cost model fills modeled times, and the GPU
+//! executor fills [`Event::measured`].
+//!
+//! The app draws this type, the exports write it, and the executors follow it; the CPU executor's
+//! tests check that it issues exactly these events in this order.
+//!
+//! Per block, forward: `ln1, f, qkv, attn.core, attn.out, g (all-reduce), bias+residual, ln2, f,
+//! fc1, gelu, fc2, g (all-reduce), bias+residual`. Backward mirrors it; there `g` is the identity
+//! and `f` is the all-reduce. So each block issues two all-reduces forward and two backward.
+
+use crate::collectives::Algorithm;
+use crate::config::Config;
+use serde::{Deserialize, Serialize};
+
+/// Forward or backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pass {
+    Forward,
+    Backward,
+}
+
+impl Pass {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Forward => "forward",
+            Pass::Backward => "backward",
+        }
+    }
+}
+
+/// Megatron's conjugate operators (Shoeybi et al. 2019, Fig. 3).
+///
+/// `f`: identity in forward, all-reduce in backward; sits before each column-parallel layer.
+/// `g`: all-reduce in forward, identity in backward; sits after each row-parallel layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Conjugate {
+    F,
+    G,
+}
+
+impl Conjugate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Conjugate::F => "f",
+            Conjugate::G => "g",
+        }
+    }
+}
+
+/// How a linear layer is split (Megatron-LM's class names; PyTorch's `ColwiseParallel` /
+/// `RowwiseParallel` are the same splits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Parallel {
+    /// `ColumnParallelLinear`: each rank holds a block of output columns.
+    Column,
+    /// `RowParallelLinear`: each rank holds a block of input rows; outputs are partial sums.
+    Row,
+    /// Every rank holds the whole tensor (LayerNorms, row-parallel biases).
+    Replicated,
+    /// The op runs on rank-local data with no weight (attention core, GeLU).
+    Local,
+}
+
+/// Compute op kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ComputeOp {
+    LayerNorm,
+    /// `y = x·W (+ b)`.
+    Linear {
+        bias: bool,
+    },
+    /// Causal multi-head attention core on the rank's heads: `softmax(QKᵀ/√d)·V`.
+    Attention,
+    Gelu,
+    /// `y = x + a + b`: row-parallel bias added once after the all-reduce, plus the residual.
+    BiasResidual,
+    LayerNormBackward,
+    /// Weight, bias and input gradient of a linear layer.
+    LinearBackward {
+        bias: bool,
+    },
+    AttentionBackward,
+    GeluBackward,
+    /// Bias gradient of a row-parallel bias (sum over tokens) and the residual's pass-through.
+    BiasResidualBackward,
+}
+
+/// Collective kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CollectiveKind {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    /// A conjugate operator's no-communication side (f forward, g backward): drawn, costs nothing.
+    Identity,
+}
+
+impl CollectiveKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveKind::AllReduce => "all-reduce",
+            CollectiveKind::AllGather => "all-gather",
+            CollectiveKind::ReduceScatter => "reduce-scatter",
+            CollectiveKind::Broadcast => "broadcast",
+            CollectiveKind::Identity => "identity",
+        }
+    }
+}
+
+/// What an event does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum EventKind {
+    Compute {
+        op: ComputeOp,
+        parallel: Parallel,
+    },
+    Collective {
+        kind: CollectiveKind,
+        algorithm: Algorithm,
+        /// Communication steps the algorithm takes for this group size.
+        steps: usize,
+    },
+}
+
+/// Where an event's times came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum TimeSource {
+    /// Proportional to FLOPs and bytes at nominal rates: for ordering and shape only, not a
+    /// prediction of any hardware.
+    #[default]
+    Proportional,
+    /// From the cost model for named hardware.
+    CostModel,
+    /// Measured on a GPU with CUDA events.
+    Measured,
+}
+
+/// A start and a duration in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Timing {
+    pub start_s: f64,
+    pub duration_s: f64,
+}
+
+impl Timing {
+    pub fn end_s(&self) -> f64 {
+        self.start_s + self.duration_s
+    }
+}
+
+/// One op on one rank, or one collective over a group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the trace.
+    pub index: usize,
+    pub layer: usize,
+    pub pass: Pass,
+    /// Dotted name inside the block, e.g. `mlp.fc1`, `attn.g`, `mlp.f.bwd`.
+    pub name: String,
+    pub kind: EventKind,
+    /// The rank of a compute event, or the group of a collective.
+    pub ranks: Vec<usize>,
+    /// Input shapes `[rows, cols]` (activations first, then weights).
+    pub inputs: Vec<[usize; 2]>,
+    /// Output shape `[rows, cols]`.
+    pub output: [usize; 2],
+    /// Floating-point operations on this rank (compute), or additions done by the reduction on
+    /// each rank (collectives).
+    pub flops: u64,
+    /// Compute: bytes read plus written on this rank. Collective: payload bytes per rank.
+    pub bytes: u64,
+    /// Bytes each rank sends over links (collectives; 0 for compute).
+    pub bytes_sent_per_rank: u64,
+    /// Which conjugate operator this collective implements, if any.
+    pub conjugate: Option<Conjugate>,
+    /// Times from [`Trace::time_source`].
+    pub timing: Timing,
+    /// Times measured on hardware, if the event ran there.
+    pub measured: Option<Timing>,
+}
+
+impl Event {
+    pub fn is_collective(&self) -> bool {
+        matches!(self.kind, EventKind::Collective { .. })
+    }
+
+    pub fn collective_kind(&self) -> Option<CollectiveKind> {
+        match self.kind {
+            EventKind::Collective { kind, .. } => Some(kind),
+            EventKind::Compute { .. } => None,
+        }
+    }
+
+    /// Whether this event involves `rank`.
+    pub fn on_rank(&self, rank: usize) -> bool {
+        self.ranks.contains(&rank)
+    }
+
+    /// A label for tables: `L0 fwd mlp.fc1 r2`.
+    pub fn label(&self) -> String {
+        let pass = match self.pass {
+            Pass::Forward => "fwd",
+            Pass::Backward => "bwd",
+        };
+        if self.is_collective() {
+            format!("L{} {pass} {}", self.layer, self.name)
+        } else {
+            format!("L{} {pass} {} r{}", self.layer, self.name, self.ranks[0])
+        }
+    }
+}
+
+/// Counts of collectives, per pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CollectiveCounts {
+    pub forward_all_reduce: usize,
+    pub backward_all_reduce: usize,
+    pub forward_other: usize,
+    pub backward_other: usize,
+}
+
+/// The ordered events of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub config: Config,
+    pub events: Vec<Event>,
+    pub time_source: TimeSource,
+}
+
+/// Bytes per element used by the trace's byte counts.
+fn elem_bytes(cfg: &Config) -> u64 {
+    cfg.dtype.size_bytes() as u64
+}
+
+/// Communication steps of an all-reduce of `n` ranks by `algorithm`.
+pub fn all_reduce_steps(algorithm: Algorithm, n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    let log2 = usize::BITS as usize - (n - 1).leading_zeros() as usize; // ceil(log2 n)
+    match algorithm {
+        Algorithm::Ring => 2 * (n - 1),
+        // Non-powers of two fold the extra ranks in first and out last: two more steps.
+        Algorithm::RecursiveHalvingDoubling => {
+            if n.is_power_of_two() {
+                2 * log2
+            } else {
+                2 * (log2 - 1) + 2
+            }
+        }
+        Algorithm::Tree => 2 * log2,
+        Algorithm::Direct => 1,
+    }
+}
+
+/// Bytes each rank sends in an all-reduce of `payload_bytes` over `n` ranks (the busiest rank for
+/// tree, which sends its whole buffer once up and once down).
+pub fn all_reduce_bytes_sent_per_rank(algorithm: Algorithm, n: usize, payload_bytes: u64) -> u64 {
+    if n <= 1 {
+        return 0;
+    }
+    let n64 = n as u64;
+    match algorithm {
+        // Ring and recursive halving/doubling (power of two) are bandwidth-optimal: 2(n-1)/n.
+        Algorithm::Ring => 2 * (n64 - 1) * payload_bytes.div_ceil(n64),
+        Algorithm::RecursiveHalvingDoubling => {
+            if n.is_power_of_two() {
+                2 * (n64 - 1) * payload_bytes.div_ceil(n64)
+            } else {
+                let p = 1u64 << (63 - n64.leading_zeros() as u64);
+                2 * payload_bytes + 2 * (p - 1) * payload_bytes.div_ceil(p)
+            }
+        }
+        Algorithm::Tree => 2 * payload_bytes,
+        Algorithm::Direct => (n64 - 1) * payload_bytes,
+    }
+}
+
+struct Builder<'a> {
+    cfg: &'a Config,
+    events: Vec<Event>,
+    layer: usize,
+    pass: Pass,
+}
+
+impl Builder<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn compute(
+        &mut self,
+        name: &str,
+        op: ComputeOp,
+        parallel: Parallel,
+        inputs: Vec<[usize; 2]>,
+        output: [usize; 2],
+        flops: u64,
+        elems_moved: u64,
+    ) {
+        for rank in 0..self.cfg.tp {
+            self.events.push(Event {
+                index: self.events.len(),
+                layer: self.layer,
+                pass: self.pass,
+                name: name.to_string(),
+                kind: EventKind::Compute { op, parallel },
+                ranks: vec![rank],
+                inputs: inputs.clone(),
+                output,
+                flops,
+                bytes: elems_moved * elem_bytes(self.cfg),
+                bytes_sent_per_rank: 0,
+                conjugate: None,
+                timing: Timing::default(),
+                measured: None,
+            });
+        }
+    }
+
+    fn collective(
+        &mut self,
+        name: &str,
+        kind: CollectiveKind,
+        conjugate: Conjugate,
+        shape: [usize; 2],
+    ) {
+        let n = self.cfg.tp;
+        let algorithm = self.cfg.algorithm;
+        let payload = (shape[0] * shape[1]) as u64 * elem_bytes(self.cfg);
+        let (steps, sent, flops) = match kind {
+            CollectiveKind::AllReduce => (
+                all_reduce_steps(algorithm, n),
+                all_reduce_bytes_sent_per_rank(algorithm, n, payload),
+                // Each rank ends up adding n-1 partial buffers' worth of elements in total
+                // (spread over steps for ring); an upper bound that matches every algorithm.
+                if n > 1 {
+                    ((shape[0] * shape[1]) as u64) * (n as u64 - 1) / n as u64
+                } else {
+                    0
+                },
+            ),
+            _ => (0, 0, 0),
+        };
+        self.events.push(Event {
+            index: self.events.len(),
+            layer: self.layer,
+            pass: self.pass,
+            name: name.to_string(),
+            kind: EventKind::Collective {
+                kind,
+                algorithm,
+                steps,
+            },
+            ranks: (0..n).collect(),
+            inputs: vec![shape],
+            output: shape,
+            flops,
+            bytes: payload,
+            bytes_sent_per_rank: sent,
+            conjugate: Some(conjugate),
+            timing: Timing::default(),
+            measured: None,
+        });
+    }
+}
+
+/// LayerNorm forward FLOPs per token row of width `h`: mean, variance, normalise, scale, shift.
+fn ln_flops(t: u64, h: u64) -> u64 {
+    8 * t * h
+}
+
+/// GeLU (tanh approximation) FLOPs per element, counting tanh as ~10.
+const GELU_FLOPS: u64 = 18;
+
+/// The events of a forward and backward pass of `cfg`, in issue order, with proportional times.
+pub fn schedule(cfg: &Config) -> Trace {
+    let mut b = Builder {
+        cfg,
+        events: Vec::new(),
+        layer: 0,
+        pass: Pass::Forward,
+    };
+    let tp = cfg.tp.max(1);
+    let (t, h, f) = (cfg.tokens(), cfg.hidden, cfg.ffn);
+    let (hr, fr) = (h / tp, f / tp); // attention width and FFN width per rank
+    let (bt, s, hp, d) = (cfg.batch, cfg.seq, cfg.heads / tp, cfg.head_dim());
+    let (t64, h64, f64_, hr64, fr64) = (t as u64, h as u64, f as u64, hr as u64, fr as u64);
+    let _ = f64_;
+    // Causal attention still forms the full s×s score matrix per head in this implementation.
+    let attn_flops = (bt * hp) as u64 * (4 * (s * s * d) as u64 + 5 * (s * s) as u64);
+    let attn_elems = (3 * t * hr + t * hr + 2 * bt * hp * s * s) as u64;
+
+    for layer in 0..cfg.layers {
+        b.layer = layer;
+        b.pass = Pass::Forward;
+        let x = [t, h];
+        b.compute(
+            "ln1",
+            ComputeOp::LayerNorm,
+            Parallel::Replicated,
+            vec![x, [1, h]],
+            x,
+            ln_flops(t64, h64),
+            2 * t64 * h64 + 2 * h64,
+        );
+        b.collective("attn.f", CollectiveKind::Identity, Conjugate::F, x);
+        b.compute(
+            "attn.qkv",
+            ComputeOp::Linear { bias: true },
+            Parallel::Column,
+            vec![x, [h, 3 * hr]],
+            [t, 3 * hr],
+            2 * t64 * h64 * 3 * hr64 + t64 * 3 * hr64,
+            t64 * h64 + h64 * 3 * hr64 + 3 * hr64 + t64 * 3 * hr64,
+        );
+        b.compute(
+            "attn.core",
+            ComputeOp::Attention,
+            Parallel::Local,
+            vec![[t, 3 * hr]],
+            [t, hr],
+            attn_flops,
+            attn_elems,
+        );
+        b.compute(
+            "attn.out",
+            ComputeOp::Linear { bias: false },
+            Parallel::Row,
+            vec![[t, hr], [hr, h]],
+            x,
+            2 * t64 * hr64 * h64,
+            t64 * hr64 + hr64 * h64 + t64 * h64,
+        );
+        b.collective("attn.g", CollectiveKind::AllReduce, Conjugate::G, x);
+        b.compute(
+            "attn.bias_residual",
+            ComputeOp::BiasResidual,
+            Parallel::Replicated,
+            vec![x, x, [1, h]],
+            x,
+            2 * t64 * h64,
+            3 * t64 * h64 + h64,
+        );
+        b.compute(
+            "ln2",
+            ComputeOp::LayerNorm,
+            Parallel::Replicated,
+            vec![x, [1, h]],
+            x,
+            ln_flops(t64, h64),
+            2 * t64 * h64 + 2 * h64,
+        );
+        b.collective("mlp.f", CollectiveKind::Identity, Conjugate::F, x);
+        b.compute(
+            "mlp.fc1",
+            ComputeOp::Linear { bias: true },
+            Parallel::Column,
+            vec![x, [h, fr]],
+            [t, fr],
+            2 * t64 * h64 * fr64 + t64 * fr64,
+            t64 * h64 + h64 * fr64 + fr64 + t64 * fr64,
+        );
+        b.compute(
+            "mlp.gelu",
+            ComputeOp::Gelu,
+            Parallel::Local,
+            vec![[t, fr]],
+            [t, fr],
+            GELU_FLOPS * t64 * fr64,
+            2 * t64 * fr64,
+        );
+        b.compute(
+            "mlp.fc2",
+            ComputeOp::Linear { bias: false },
+            Parallel::Row,
+            vec![[t, fr], [fr, h]],
+            x,
+            2 * t64 * fr64 * h64,
+            t64 * fr64 + fr64 * h64 + t64 * h64,
+        );
+        b.collective("mlp.g", CollectiveKind::AllReduce, Conjugate::G, x);
+        b.compute(
+            "mlp.bias_residual",
+            ComputeOp::BiasResidual,
+            Parallel::Replicated,
+            vec![x, x, [1, h]],
+            x,
+            2 * t64 * h64,
+            3 * t64 * h64 + h64,
+        );
+    }
+    for layer in (0..cfg.layers).rev() {
+        b.layer = layer;
+        b.pass = Pass::Backward;
+        let x = [t, h];
+        b.compute(
+            "mlp.bias_residual.bwd",
+            ComputeOp::BiasResidualBackward,
+            Parallel::Replicated,
+            vec![x],
+            [1, h],
+            t64 * h64,
+            t64 * h64 + h64,
+        );
+        b.collective("mlp.g.bwd", CollectiveKind::Identity, Conjugate::G, x);
+        b.compute(
+            "mlp.fc2.bwd",
+            ComputeOp::LinearBackward { bias: false },
+            Parallel::Row,
+            vec![x, [t, fr], [fr, h]],
+            [t, fr],
+            4 * t64 * fr64 * h64,
+            2 * t64 * h64 + 2 * t64 * fr64 + 2 * fr64 * h64,
+        );
+        b.compute(
+            "mlp.gelu.bwd",
+            ComputeOp::GeluBackward,
+            Parallel::Local,
+            vec![[t, fr], [t, fr]],
+            [t, fr],
+            (GELU_FLOPS + 8) * t64 * fr64,
+            3 * t64 * fr64,
+        );
+        b.compute(
+            "mlp.fc1.bwd",
+            ComputeOp::LinearBackward { bias: true },
+            Parallel::Column,
+            vec![[t, fr], x, [h, fr]],
+            x,
+            4 * t64 * h64 * fr64 + t64 * fr64,
+            2 * t64 * fr64 + 2 * t64 * h64 + 2 * h64 * fr64 + fr64,
+        );
+        b.collective("mlp.f.bwd", CollectiveKind::AllReduce, Conjugate::F, x);
+        b.compute(
+            "ln2.bwd",
+            ComputeOp::LayerNormBackward,
+            Parallel::Replicated,
+            vec![x, x, [1, h]],
+            x,
+            2 * ln_flops(t64, h64) + t64 * h64,
+            4 * t64 * h64 + 4 * h64,
+        );
+        b.compute(
+            "attn.bias_residual.bwd",
+            ComputeOp::BiasResidualBackward,
+            Parallel::Replicated,
+            vec![x],
+            [1, h],
+            t64 * h64,
+            t64 * h64 + h64,
+        );
+        b.collective("attn.g.bwd", CollectiveKind::Identity, Conjugate::G, x);
+        b.compute(
+            "attn.out.bwd",
+            ComputeOp::LinearBackward { bias: false },
+            Parallel::Row,
+            vec![x, [t, hr], [hr, h]],
+            [t, hr],
+            4 * t64 * hr64 * h64,
+            2 * t64 * h64 + 2 * t64 * hr64 + 2 * hr64 * h64,
+        );
+        b.compute(
+            "attn.core.bwd",
+            ComputeOp::AttentionBackward,
+            Parallel::Local,
+            vec![[t, hr], [t, 3 * hr]],
+            [t, 3 * hr],
+            2 * attn_flops,
+            2 * attn_elems,
+        );
+        b.compute(
+            "attn.qkv.bwd",
+            ComputeOp::LinearBackward { bias: true },
+            Parallel::Column,
+            vec![[t, 3 * hr], x, [h, 3 * hr]],
+            x,
+            4 * t64 * h64 * 3 * hr64 + t64 * 3 * hr64,
+            2 * t64 * 3 * hr64 + 2 * t64 * h64 + 2 * h64 * 3 * hr64 + 3 * hr64,
+        );
+        b.collective("attn.f.bwd", CollectiveKind::AllReduce, Conjugate::F, x);
+        b.compute(
+            "ln1.bwd",
+            ComputeOp::LayerNormBackward,
+            Parallel::Replicated,
+            vec![x, x, [1, h]],
+            x,
+            2 * ln_flops(t64, h64) + t64 * h64,
+            4 * t64 * h64 + 4 * h64,
+        );
+    }
+    let mut trace = Trace {
+        config: cfg.clone(),
+        events: b.events,
+        time_source: TimeSource::Proportional,
+    };
+    trace.assign_times(TimeSource::Proportional, proportional_duration_s);
+    trace
+}
+
+/// Nominal rates for [`TimeSource::Proportional`]: 1 TFLOP/s, 100 GB/s for memory and 50 GB/s
+/// per link. Only ratios between events mean anything.
+pub fn proportional_duration_s(e: &Event) -> f64 {
+    match &e.kind {
+        EventKind::Compute { .. } => e.flops as f64 / 1e12 + e.bytes as f64 / 100e9,
+        EventKind::Collective { kind, steps, .. } => match kind {
+            CollectiveKind::Identity => 0.0,
+            _ => e.bytes_sent_per_rank as f64 / 50e9 + *steps as f64 * 5e-6,
+        },
+    }
+}
+
+impl Trace {
+    /// Lays events on per-rank timelines with durations from `duration_s`: each rank runs its
+    /// compute events in order; a collective starts when every rank of its group is ready and
+    /// ends for all of them together.
+    pub fn assign_times(&mut self, source: TimeSource, mut duration_s: impl FnMut(&Event) -> f64) {
+        let mut clock = vec![0.0f64; self.config.tp.max(1)];
+        for e in &mut self.events {
+            let d = duration_s(e).max(0.0);
+            let start = e.ranks.iter().map(|&r| clock[r]).fold(0.0f64, f64::max);
+            for &r in &e.ranks {
+                clock[r] = start + d;
+            }
+            e.timing = Timing {
+                start_s: start,
+                duration_s: d,
+            };
+        }
+        self.time_source = source;
+    }
+
+    /// End of the last event.
+    pub fn makespan_s(&self) -> f64 {
+        self.events
+            .iter()
+            .map(|e| e.timing.end_s())
+            .fold(0.0, f64::max)
+    }
+
+    /// Events of one layer and pass.
+    pub fn layer_events(&self, layer: usize, pass: Pass) -> impl Iterator<Item = &Event> {
+        self.events
+            .iter()
+            .filter(move |e| e.layer == layer && e.pass == pass)
+    }
+
+    /// Collectives by pass, over the whole trace or one layer.
+    pub fn collective_counts(&self, layer: Option<usize>) -> CollectiveCounts {
+        let mut c = CollectiveCounts::default();
+        for e in &self.events {
+            if layer.is_some_and(|l| l != e.layer) {
+                continue;
+            }
+            match (e.collective_kind(), e.pass) {
+                (Some(CollectiveKind::AllReduce), Pass::Forward) => c.forward_all_reduce += 1,
+                (Some(CollectiveKind::AllReduce), Pass::Backward) => c.backward_all_reduce += 1,
+                (Some(CollectiveKind::Identity) | None, _) => {}
+                (Some(_), Pass::Forward) => c.forward_other += 1,
+                (Some(_), Pass::Backward) => c.backward_other += 1,
+            }
+        }
+        c
+    }
+
+    /// Total FLOPs over all ranks.
+    pub fn total_flops(&self) -> u64 {
+        self.events.iter().map(|e| e.flops).sum()
+    }
+
+    /// Total bytes sent over links by all ranks.
+    pub fn total_bytes_sent(&self) -> u64 {
+        self.events
+            .iter()
+            .map(|e| e.bytes_sent_per_rank * e.ranks.len() as u64)
+            .sum()
+    }
+
+    /// Chrome trace JSON (the Trace Event Format that Perfetto and chrome://tracing open): one
+    /// thread per rank, complete (`"X"`) events in microseconds. A collective appears on each rank
+    /// of its group. Measured times are used when every event has one, else the trace's times;
+    /// the metadata says which.
+    pub fn to_chrome_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let measured = !self.events.is_empty() && self.events.iter().all(|e| e.measured.is_some());
+        let source = if measured {
+            "measured on GPU (CUDA events)"
+        } else {
+            match self.time_source {
+                TimeSource::Proportional => {
+                    "proportional to FLOPs and bytes at nominal rates; not a prediction"
+                }
+                TimeSource::CostModel => "modeled by the tplab cost model",
+                TimeSource::Measured => "measured on GPU (CUDA events)",
+            }
+        };
+        let mut out = Vec::new();
+        for r in 0..self.config.tp.max(1) {
+            out.push(json!({"ph": "M", "pid": 0, "tid": r, "name": "thread_name", "args": {"name": format!("GPU {r}")}}));
+        }
+        for e in &self.events {
+            let t = if measured {
+                e.measured.unwrap_or(e.timing)
+            } else {
+                e.timing
+            };
+            let cat = if e.is_collective() {
+                "collective"
+            } else {
+                "compute"
+            };
+            let kind = match &e.kind {
+                EventKind::Compute { op, parallel } => {
+                    json!({"op": format!("{op:?}"), "parallel": format!("{parallel:?}")})
+                }
+                EventKind::Collective {
+                    kind,
+                    algorithm,
+                    steps,
+                } => {
+                    json!({"collective": kind.name(), "algorithm": algorithm.name(), "steps": steps})
+                }
+            };
+            for &r in &e.ranks {
+                out.push(json!({
+                    "name": e.name, "cat": cat, "ph": "X", "pid": 0, "tid": r,
+                    "ts": t.start_s * 1e6, "dur": t.duration_s * 1e6,
+                    "args": {
+                        "index": e.index, "layer": e.layer, "pass": e.pass.name(),
+                        "inputs": e.inputs, "output": e.output, "flops": e.flops,
+                        "bytes": e.bytes, "bytes_sent_per_rank": e.bytes_sent_per_rank,
+                        "conjugate": e.conjugate.map(|c| c.name()), "kind": kind,
+                    }
+                }));
+            }
+        }
+        json!({
+            "traceEvents": out,
+            "displayTimeUnit": "ms",
+            "otherData": {"tplab_time_source": source, "config": self.config, "label": self.config.label()},
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+
+    #[test]
+    fn two_all_reduces_each_way_per_layer() {
+        for tp in [1, 2, 4] {
+            let cfg = Config {
+                layers: 3,
+                tp,
+                ..Preset::Tiny.config()
+            };
+            let tr = schedule(&cfg);
+            for l in 0..3 {
+                let c = tr.collective_counts(Some(l));
+                assert_eq!((c.forward_all_reduce, c.backward_all_reduce), (2, 2));
+            }
+            assert_eq!(tr.collective_counts(None).forward_all_reduce, 6);
+        }
+    }
+
+    #[test]
+    fn ring_sends_two_n_minus_one_over_n() {
+        assert_eq!(
+            all_reduce_bytes_sent_per_rank(Algorithm::Ring, 4, 4096),
+            6144
+        );
+        assert_eq!(all_reduce_steps(Algorithm::Ring, 8), 14);
+        assert_eq!(all_reduce_steps(Algorithm::RecursiveHalvingDoubling, 8), 6);
+        assert_eq!(all_reduce_steps(Algorithm::Tree, 5), 6);
+        assert_eq!(
+            all_reduce_bytes_sent_per_rank(Algorithm::Direct, 4, 100),
+            300
+        );
+    }
+
+    #[test]
+    fn collectives_synchronise_ranks() {
+        let tr = schedule(&Preset::Tiny.config());
+        for e in tr.events.iter().filter(|e| e.is_collective()) {
+            for r in &e.ranks {
+                let before = tr.events[..e.index]
+                    .iter()
+                    .filter(|p| p.on_rank(*r))
+                    .map(|p| p.timing.end_s())
+                    .fold(0.0, f64::max);
+                assert!(e.timing.start_s >= before - 1e-15);
+            }
+        }
+        let json = tr.to_chrome_json();
+        assert!(json["traceEvents"].as_array().is_some_and(|a| a.len() > 10));
+    }
+}

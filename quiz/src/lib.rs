@@ -1,0 +1,1 @@
+//! tplab-quiz

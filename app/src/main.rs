@@ -1,1 +1,53 @@
-fn main() {}
+//! `tplab`: the desktop lab (no arguments) and its command-line tools.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "tplab", version, about = "A lab for Megatron-style tensor parallelism")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// One variant per subcommand; each lives in `cli/<name>.rs` with `Args` and `run`.
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario on virtual GPUs: op/collective table and verification against the CPU reference.
+    Run(cli::run::RunArgs),
+    /// Rank 3D-parallel layouts (TP, PP, DP) for a model on a cluster, or evaluate one with --layout.
+    Plan(cli::plan::PlanArgs),
+    /// Memory per GPU by term (weights, gradients, optimizer, activations, KV cache).
+    Memory(cli::memory::MemoryArgs),
+    /// The same shards on a real NVIDIA GPU: `gpu info`, `gpu run`, `gpu bench`.
+    Gpu(cli::gpu::GpuArgs),
+    /// Quiz in the terminal with instant feedback; `--exam` for the certificate exam.
+    Quiz(cli::quiz::QuizArgs),
+    /// Lessons: `lessons list`, `lessons show N`, `lessons check` (validates all content).
+    Lessons(cli::lessons::LessonsArgs),
+    /// Certificates: `cert verify FILE`.
+    Cert(cli::cert::CertArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => tplab::run(),
+        Some(Command::Run(args)) => cli::run::run(args),
+        Some(Command::Plan(args)) => cli::plan::run(args),
+        Some(Command::Memory(args)) => cli::memory::run(args),
+        Some(Command::Gpu(args)) => cli::gpu::run(args),
+        Some(Command::Quiz(args)) => cli::quiz::run(args),
+        Some(Command::Lessons(args)) => cli::lessons::run(args),
+        Some(Command::Cert(args)) => cli::cert::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

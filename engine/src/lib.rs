@@ -14,10 +14,20 @@
 
 pub mod collectives;
 pub mod config;
+pub mod cost;
 pub mod dtype;
+pub mod hardware;
+pub mod memory;
+pub mod models;
+pub mod ops;
 pub mod params;
 pub mod plan;
+pub mod planner;
+pub mod reference;
+pub mod run;
+pub mod sharded;
 pub mod trace;
+pub mod verify;
 
 pub use collectives::Algorithm;
 pub use config::{Config, ConfigError, Preset};

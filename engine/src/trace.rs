@@ -241,48 +241,16 @@ fn elem_bytes(cfg: &Config) -> u64 {
     cfg.dtype.size_bytes() as u64
 }
 
-/// Communication steps of an all-reduce of `n` ranks by `algorithm`.
+/// Communication steps of an all-reduce of `n` ranks by `algorithm`, from the collectives
+/// module's plan ([`crate::collectives::plan`]).
 pub fn all_reduce_steps(algorithm: Algorithm, n: usize) -> usize {
-    if n <= 1 {
-        return 0;
-    }
-    let log2 = usize::BITS as usize - (n - 1).leading_zeros() as usize; // ceil(log2 n)
-    match algorithm {
-        Algorithm::Ring => 2 * (n - 1),
-        // Non-powers of two fold the extra ranks in first and out last: two more steps.
-        Algorithm::RecursiveHalvingDoubling => {
-            if n.is_power_of_two() {
-                2 * log2
-            } else {
-                2 * (log2 - 1) + 2
-            }
-        }
-        Algorithm::Tree => 2 * log2,
-        Algorithm::Direct => 1,
-    }
+    crate::collectives::all_reduce_step_count(algorithm, n)
 }
 
-/// Bytes each rank sends in an all-reduce of `payload_bytes` over `n` ranks (the busiest rank for
-/// tree, which sends its whole buffer once up and once down).
+/// Bytes the busiest rank sends in an all-reduce of `payload_bytes` over `n` ranks, from the
+/// collectives module's plan (ring: 2(n-1)/n of the payload; tree: the root's ceil(log2 n) sends).
 pub fn all_reduce_bytes_sent_per_rank(algorithm: Algorithm, n: usize, payload_bytes: u64) -> u64 {
-    if n <= 1 {
-        return 0;
-    }
-    let n64 = n as u64;
-    match algorithm {
-        // Ring and recursive halving/doubling (power of two) are bandwidth-optimal: 2(n-1)/n.
-        Algorithm::Ring => 2 * (n64 - 1) * payload_bytes.div_ceil(n64),
-        Algorithm::RecursiveHalvingDoubling => {
-            if n.is_power_of_two() {
-                2 * (n64 - 1) * payload_bytes.div_ceil(n64)
-            } else {
-                let p = 1u64 << (63 - n64.leading_zeros() as u64);
-                2 * payload_bytes + 2 * (p - 1) * payload_bytes.div_ceil(p)
-            }
-        }
-        Algorithm::Tree => 2 * payload_bytes,
-        Algorithm::Direct => (n64 - 1) * payload_bytes,
-    }
+    crate::collectives::all_reduce_max_bytes_sent_per_rank(algorithm, n, payload_bytes)
 }
 
 struct Builder<'a> {

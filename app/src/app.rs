@@ -1,0 +1,392 @@
+//! The eframe application: side bar, keyboard shortcuts, presenter mode, themes, PNG export and
+//! persistence around the [`crate::views`].
+
+use crate::views::{all_views, Shared, ShowMe, View};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use tplab_engine::config::Config;
+
+/// Persistence key of the app state.
+const STORAGE_KEY: &str = "tplab-app";
+/// Zoom factor of presenter mode (large type for a projector).
+const PRESENTER_ZOOM: f32 = 1.6;
+
+/// Light or dark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ThemeChoice {
+    #[default]
+    Light,
+    Dark,
+}
+
+/// What survives a restart.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+struct Saved {
+    active: String,
+    theme: ThemeChoice,
+    config: Option<Config>,
+    views: Vec<(String, String)>,
+}
+
+/// The whole app; also driven headless by the tests and the frame benchmark.
+pub struct TplabApp {
+    views: Vec<Box<dyn View>>,
+    active: usize,
+    pub shared: Shared,
+    theme: ThemeChoice,
+    applied_presenter: Option<bool>,
+    applied_theme: Option<ThemeChoice>,
+    /// Message from the last PNG export, written by the screenshot callback.
+    export_status: Arc<Mutex<Option<String>>>,
+    /// Folder exported PNGs are written to.
+    pub export_dir: PathBuf,
+}
+
+impl Default for TplabApp {
+    fn default() -> Self {
+        Self {
+            views: all_views(),
+            active: 0,
+            shared: Shared::default(),
+            theme: ThemeChoice::Light,
+            applied_presenter: None,
+            applied_theme: None,
+            export_status: Arc::new(Mutex::new(None)),
+            export_dir: PathBuf::from("."),
+        }
+    }
+}
+
+impl TplabApp {
+    /// Restores the saved state, if any.
+    pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
+        let mut app = Self::default();
+        if let Some(saved) = cc
+            .storage
+            .and_then(|s| eframe::get_value::<Saved>(s, STORAGE_KEY))
+        {
+            app.restore(saved);
+        }
+        app
+    }
+
+    fn restore(&mut self, saved: Saved) {
+        if let Some(config) = saved.config {
+            self.shared.scenario.set_config(config);
+        }
+        self.theme = saved.theme;
+        for (id, json) in &saved.views {
+            if let Some(v) = self.views.iter_mut().find(|v| v.id() == id) {
+                v.load(json);
+            }
+        }
+        if let Some(i) = self.views.iter().position(|v| v.id() == saved.active) {
+            self.active = i;
+        }
+    }
+
+    fn to_saved(&self) -> Saved {
+        Saved {
+            active: self.active_id().to_string(),
+            theme: self.theme,
+            config: Some(self.shared.scenario.config().clone()),
+            views: self
+                .views
+                .iter()
+                .filter_map(|v| v.save().map(|s| (v.id().to_string(), s)))
+                .collect(),
+        }
+    }
+
+    /// Id of the view on screen.
+    pub fn active_id(&self) -> &'static str {
+        self.views.get(self.active).map_or("", |v| v.id())
+    }
+
+    /// Switches to the view with this id; false if there is none.
+    pub fn select(&mut self, id: &str) -> bool {
+        match self.views.iter().position(|v| v.id() == id) {
+            Some(i) => {
+                self.active = i;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Applies a "Show me" target: scenario, view, then the view's own jump.
+    pub fn show_me(&mut self, target: &ShowMe) {
+        self.shared.apply_scenario(target);
+        if self.select(&target.view) {
+            let shared = &self.shared;
+            if let Some(v) = self.views.get_mut(self.active) {
+                v.show_me(target, shared);
+            }
+        }
+    }
+
+    pub fn set_theme(&mut self, theme: ThemeChoice) {
+        self.theme = theme;
+    }
+
+    /// Everything that is not drawing: keys, navigation, theme, the active view's clock.
+    pub fn logic(&mut self, ctx: &egui::Context) {
+        if self.applied_theme != Some(self.theme) {
+            ctx.set_theme(match self.theme {
+                ThemeChoice::Light => egui::Theme::Light,
+                ThemeChoice::Dark => egui::Theme::Dark,
+            });
+            self.applied_theme = Some(self.theme);
+        }
+        self.shared.keys = Default::default();
+        if !ctx.egui_wants_keyboard_input() {
+            ctx.input_mut(|i| {
+                use egui::{Key, Modifiers};
+                if i.consume_key(Modifiers::NONE, Key::F11)
+                    || i.consume_key(Modifiers::NONE, Key::F5)
+                {
+                    self.shared.presenter = !self.shared.presenter;
+                }
+                if i.consume_key(Modifiers::NONE, Key::Space) {
+                    self.shared.keys.toggle_play = true;
+                }
+                if i.consume_key(Modifiers::NONE, Key::ArrowRight) {
+                    self.shared.keys.step += 1;
+                }
+                if i.consume_key(Modifiers::NONE, Key::ArrowLeft) {
+                    self.shared.keys.step -= 1;
+                }
+                let digits = [
+                    Key::Num1,
+                    Key::Num2,
+                    Key::Num3,
+                    Key::Num4,
+                    Key::Num5,
+                    Key::Num6,
+                    Key::Num7,
+                    Key::Num8,
+                ];
+                for (n, key) in digits.into_iter().enumerate() {
+                    if i.consume_key(Modifiers::NONE, key) {
+                        self.shared.scenario.set_tp(n + 1);
+                    }
+                }
+            });
+        }
+        if self.applied_presenter != Some(self.shared.presenter) {
+            let on = self.shared.presenter;
+            ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
+            ctx.set_zoom_factor(if on { PRESENTER_ZOOM } else { 1.0 });
+            self.applied_presenter = Some(on);
+        }
+        for target in self.shared.take_navigation() {
+            self.show_me(&target);
+        }
+        if let Some(v) = self.views.get_mut(self.active) {
+            v.logic(ctx, &mut self.shared);
+        }
+        // A view may navigate from its logic: apply it before drawing.
+        for target in self.shared.take_navigation() {
+            self.show_me(&target);
+        }
+    }
+
+    /// Draws the side bar and the active view.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        egui::Panel::left("tplab-nav")
+            .resizable(false)
+            .default_size(150.0)
+            .show(ui, |ui| self.side_bar(ui));
+        egui::CentralPanel::default_margins().show(ui, |ui| {
+            if let Some(v) = self.views.get_mut(self.active) {
+                v.ui(ui, &mut self.shared);
+            }
+        });
+    }
+
+    /// `logic` then `ui`: one whole frame, for tests and the benchmark.
+    pub fn frame(&mut self, ui: &mut egui::Ui) {
+        let ctx = ui.ctx().clone();
+        self.logic(&ctx);
+        self.ui(ui);
+    }
+
+    fn side_bar(&mut self, ui: &mut egui::Ui) {
+        ui.add_space(4.0);
+        ui.heading("tplab");
+        ui.label(egui::RichText::new(self.shared.scenario.config().label()).small());
+        ui.separator();
+        for (i, v) in self.views.iter().enumerate() {
+            if ui.selectable_label(i == self.active, v.title()).clicked() {
+                self.active = i;
+            }
+        }
+        ui.separator();
+        ui.horizontal(|ui| {
+            ui.selectable_value(&mut self.theme, ThemeChoice::Light, "Light");
+            ui.selectable_value(&mut self.theme, ThemeChoice::Dark, "Dark");
+        });
+        ui.checkbox(&mut self.shared.presenter, "Presenter mode (F11)")
+            .on_hover_text(
+                "Full screen and large type. Space play/pause, Left/Right arrow step, 1-8 set TP.",
+            );
+        if ui
+            .button("Export PNG")
+            .on_hover_text("Saves the window as a PNG named after the view and scenario.")
+            .clicked()
+        {
+            self.request_export(ui.ctx());
+        }
+        if let Ok(status) = self.export_status.lock() {
+            if let Some(msg) = status.as_deref() {
+                ui.label(egui::RichText::new(msg).small());
+            }
+        }
+    }
+
+    /// File name of an export: `tplab-<view>-<scenario label>.png`.
+    pub fn export_file_name(&self) -> String {
+        format!(
+            "tplab-{}-{}.png",
+            self.active_id(),
+            self.shared.scenario.config().label()
+        )
+    }
+
+    fn request_export(&mut self, ctx: &egui::Context) {
+        let path = self.export_dir.join(self.export_file_name());
+        let status = Arc::clone(&self.export_status);
+        let repaint = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            let msg = match save_png(&image, &path) {
+                Ok(()) => format!("Saved {}", path.display()),
+                Err(e) => format!("Export failed: {e}"),
+            };
+            if let Ok(mut s) = status.lock() {
+                *s = Some(msg);
+            }
+            repaint.request_repaint();
+        });
+    }
+}
+
+/// Writes an egui image as PNG, atomically (temporary file, then rename).
+pub fn save_png(image: &egui::ColorImage, path: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let [w, h] = image.size;
+    let rgba: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+    let tmp = path.with_extension("png.tmp");
+    image::save_buffer_with_format(
+        &tmp,
+        &rgba,
+        w as u32,
+        h as u32,
+        image::ColorType::Rgba8,
+        image::ImageFormat::Png,
+    )
+    .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(())
+}
+
+impl eframe::App for TplabApp {
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        TplabApp::logic(self, ctx);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        TplabApp::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, STORAGE_KEY, &self.to_saved());
+    }
+}
+
+/// Opens the desktop window. Without a display, says how to use the CLI and exits non-zero.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let no_display = cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none();
+    if no_display {
+        print_no_display("no DISPLAY or WAYLAND_DISPLAY is set");
+        return Ok(ExitCode::from(2));
+    }
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("tplab — tensor parallelism lab")
+            .with_inner_size([1280.0, 820.0])
+            .with_min_inner_size([800.0, 560.0]),
+        ..Default::default()
+    };
+    let result = eframe::run_native(
+        "tplab",
+        options,
+        Box::new(|cc| Ok(Box::new(TplabApp::new(cc)))),
+    );
+    match result {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(err) => {
+            print_no_display(&err.to_string());
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn print_no_display(reason: &str) {
+    eprintln!(
+        "tplab: cannot open the desktop window ({reason}).\n\
+         Everything is also available from the command line:\n  \
+         tplab run --preset gpt2-small --tp 4   sharded pass vs the CPU reference\n  \
+         tplab plan --help                      layouts for a model on a cluster\n  \
+         tplab quiz                             the quizzes in the terminal\n\
+         Run `tplab --help` for every command."
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_survives_a_restart() {
+        let mut app = TplabApp::default();
+        app.shared.scenario.set_tp(2);
+        app.set_theme(ThemeChoice::Dark);
+        app.show_me(&ShowMe {
+            view: "step".into(),
+            pass: Some("backward".into()),
+            event: Some("mlp.f.bwd".into()),
+            ..Default::default()
+        });
+        // What eframe's storage would hold, through its serde round trip.
+        let json = serde_json::to_string(&app.to_saved()).expect("serialises");
+        let saved: Saved = serde_json::from_str(&json).expect("parses");
+        let mut restored = TplabApp::default();
+        restored.restore(saved);
+        assert_eq!(restored.active_id(), "step");
+        assert_eq!(restored.theme, ThemeChoice::Dark);
+        assert_eq!(restored.shared.scenario.config().tp, 2);
+        let step_state = |a: &TplabApp| {
+            a.views
+                .iter()
+                .find(|v| v.id() == "step")
+                .and_then(|v| v.save())
+        };
+        assert_eq!(step_state(&restored), step_state(&app));
+        assert!(step_state(&app).is_some_and(|s| !s.contains("\"position\":0.0")));
+    }
+
+    #[test]
+    fn unknown_saved_view_falls_back_to_the_first() {
+        let mut app = TplabApp::default();
+        app.restore(Saved {
+            active: "no-such-view".into(),
+            ..Default::default()
+        });
+        assert_eq!(app.active_id(), "playground");
+    }
+}

@@ -1,0 +1,328 @@
+//! `tplab gpu info|run|bench`: the engine's shards on a real GPU.
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tplab_engine::{Config, DType, Preset};
+use tplab_kernels::bench::{BenchOptions, ALL_REDUCE_TARGET, GEMM_TARGET};
+use tplab_kernels::verify::{compare, Outputs};
+use tplab_kernels::{DeviceMode, RunOptions};
+
+/// `tplab gpu ...`
+#[derive(Args)]
+pub struct GpuArgs {
+    #[command(subcommand)]
+    pub command: GpuCommand,
+}
+
+#[derive(Subcommand)]
+pub enum GpuCommand {
+    /// What this machine offers: CUDA libraries, their versions, devices, and what is missing.
+    Info(InfoArgs),
+    /// Run a scenario's forward and backward pass on the GPU and compare with the CPU reference.
+    Run(GpuRunArgs),
+    /// TP 1, 2, 4, 8 on one device: time per op, error, GEMM rate and all-reduce bandwidth.
+    Bench(GpuBenchArgs),
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    /// Print the probe as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The scenario flags (a preset, then overrides).
+#[derive(Args, Clone, Debug)]
+pub struct ScenarioArgs {
+    /// Starting point: gpt2-small or tiny.
+    #[arg(long, default_value = "gpt2-small")]
+    pub preset: Preset,
+    #[arg(long)]
+    pub hidden: Option<usize>,
+    #[arg(long)]
+    pub heads: Option<usize>,
+    /// MLP width (default: 4 × hidden when --hidden is given, else the preset's).
+    #[arg(long)]
+    pub ffn: Option<usize>,
+    #[arg(long)]
+    pub seq: Option<usize>,
+    #[arg(long)]
+    pub batch: Option<usize>,
+    #[arg(long)]
+    pub layers: Option<usize>,
+    /// Tensor-parallel size (virtual GPUs).
+    #[arg(long)]
+    pub tp: Option<usize>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl ScenarioArgs {
+    /// The config these flags describe, in `dtype`.
+    pub fn config(&self, dtype: DType) -> Config {
+        let mut c = self.preset.config();
+        if let Some(h) = self.hidden {
+            c.hidden = h;
+            c.ffn = 4 * h;
+        }
+        let set = |dst: &mut usize, v: Option<usize>| {
+            if let Some(v) = v {
+                *dst = v;
+            }
+        };
+        set(&mut c.heads, self.heads);
+        set(&mut c.ffn, self.ffn);
+        set(&mut c.seq, self.seq);
+        set(&mut c.batch, self.batch);
+        set(&mut c.layers, self.layers);
+        set(&mut c.tp, self.tp);
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        c.dtype = dtype;
+        c
+    }
+}
+
+fn parse_gpu_dtype(s: &str) -> Result<DType, String> {
+    match s.parse::<DType>()? {
+        d @ (DType::F32 | DType::Bf16) => Ok(d),
+        d => Err(format!("the GPU runs f32 or bf16, not {d}")),
+    }
+}
+
+#[derive(Args)]
+pub struct GpuRunArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Storage precision on the GPU: f32 or bf16 (products accumulate in f32 either way).
+    #[arg(long, default_value = "f32", value_parser = parse_gpu_dtype)]
+    pub dtype: DType,
+    /// Timed iterations after one warm-up; times come from the median iteration.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub iters: u32,
+    /// CUDA device for the single-device mode (ranks as streams).
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// One rank per GPU with NCCL all-reduce (needs TP devices) instead of streams on one.
+    #[arg(long)]
+    pub one_rank_per_device: bool,
+    /// Write the measured trace as Chrome trace JSON (trace-gpu.json) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct GpuBenchArgs {
+    /// Hidden size of the benchmark layer.
+    #[arg(long, default_value_t = 768)]
+    pub hidden: usize,
+    #[arg(long, default_value_t = 12)]
+    pub heads: usize,
+    /// Tokens: sequence length (batch 1).
+    #[arg(long, default_value_t = 512)]
+    pub seq: usize,
+    #[arg(long, default_value_t = 1)]
+    pub layers: usize,
+    /// Comma-separated TP sizes.
+    #[arg(long, default_value = "1,2,4,8", value_delimiter = ',')]
+    pub tps: Vec<usize>,
+    #[arg(long, default_value = "f32", value_parser = parse_gpu_dtype)]
+    pub dtype: DType,
+    #[arg(long, default_value_t = 5)]
+    pub iters: usize,
+    /// Repetitions of each isolated GEMM, all-reduce and copy.
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Also write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: GpuArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        GpuCommand::Info(a) => info(a),
+        GpuCommand::Run(a) => run_scenario(a),
+        GpuCommand::Bench(a) => bench(a),
+    }
+}
+
+fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
+    let p = tplab_kernels::probe();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&p)?);
+    } else {
+        print!("{}", p.report());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn progress_bar(stage: &str, fraction: f64) {
+    let width = 30;
+    let filled = ((fraction.clamp(0.0, 1.0)) * width as f64).round() as usize;
+    eprint!(
+        "\r[{}{}] {:>3.0}% {:<45}",
+        "#".repeat(filled),
+        " ".repeat(width - filled),
+        100.0 * fraction,
+        stage
+    );
+    if fraction >= 1.0 {
+        eprintln!();
+    }
+}
+
+fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
+    let cfg = a.scenario.config(a.dtype);
+    tplab_kernels::run::check_config(&cfg)?;
+    let probe = tplab_kernels::probe();
+    if !probe.usable() {
+        eprint!("{}", probe.report());
+        bail!("the GPU mode is unavailable on this machine (see above); `tplab run` runs the same scenario on virtual GPUs");
+    }
+    let opts = RunOptions {
+        iters: a.iters as usize,
+        mode: if a.one_rank_per_device {
+            DeviceMode::OneRankPerDevice
+        } else {
+            DeviceMode::SingleDevice(a.device)
+        },
+    };
+    eprintln!("scenario {} on the GPU", cfg.label());
+    let run = tplab_kernels::run(&cfg, &opts, &mut progress_bar)?;
+    eprintln!("computing the CPU reference (f64) ...");
+    let model = tplab_kernels::run::device_model(&cfg);
+    let reference = tplab_kernels::reference::reference(&cfg, &model);
+    let v = compare(
+        &cfg,
+        Outputs {
+            output_per_rank: &run.output_per_rank,
+            grad_input: &run.grad_input,
+            grads: &run.grads,
+        },
+        (&reference).into(),
+    );
+    println!("{} — {}", run.devices.join(", "), run.mode);
+    let source = match run.trace.time_source {
+        tplab_engine::trace::TimeSource::CostModel => "modeled",
+        _ => "proportional",
+    };
+    println!(
+        "{:<9} {:<24} {:>12} {:>14} {:>12}",
+        "pass",
+        "op",
+        "measured ms",
+        format!("{source} ms"),
+        "share ratio"
+    );
+    for r in tplab_kernels::summary::op_table(&run.trace) {
+        println!(
+            "{:<9} {:<24} {:>12} {:>14.4} {:>12}",
+            r.pass.name(),
+            r.name,
+            r.measured_ms
+                .map(|m| format!("{m:.4}"))
+                .unwrap_or_else(|| "-".into()),
+            r.predicted_ms,
+            r.share_ratio
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    let mut its = run.iteration_ms.clone();
+    its.sort_by(f64::total_cmp);
+    println!(
+        "iteration (forward + backward): median {:.3} ms over {} runs",
+        its.get(its.len() / 2).copied().unwrap_or(0.0),
+        its.len()
+    );
+    println!("share ratio: the op's share of measured time / its share of the {source} time");
+    println!(
+        "verification vs the CPU reference: {}",
+        tplab_kernels::verify::summary(&v)
+    );
+    if let Some(dir) = &a.export {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the export directory {}", dir.display()))?;
+        let path = dir.join("trace-gpu.json");
+        write_atomic(
+            &path,
+            &serde_json::to_vec_pretty(&run.trace.to_chrome_json())?,
+        )?;
+        println!("wrote {} (open in https://ui.perfetto.dev)", path.display());
+    }
+    Ok(if v.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {
+    let config = Config {
+        hidden: a.hidden,
+        heads: a.heads,
+        ffn: 4 * a.hidden,
+        seq: a.seq,
+        batch: 1,
+        layers: a.layers,
+        dtype: a.dtype,
+        tp: 1,
+        ..Preset::Gpt2Small.config()
+    };
+    tplab_kernels::run::check_config(&config)?;
+    let probe = tplab_kernels::probe();
+    if !probe.usable() {
+        eprint!("{}", probe.report());
+        bail!("the GPU mode is unavailable on this machine (see above)");
+    }
+    let opts = BenchOptions {
+        config,
+        tps: a.tps.clone(),
+        iters: a.iters.max(1),
+        reps: a.reps.max(1),
+        ordinal: a.device,
+    };
+    let report = tplab_kernels::bench::bench(&opts, &mut |m| eprintln!("{m}"))?;
+    print!("{}", report.table());
+    if let Some(p) = &a.json {
+        write_atomic(p, &serde_json::to_vec_pretty(&report)?)?;
+        println!("wrote {}", p.display());
+    }
+    let targets_met = report.rows.iter().all(|r| {
+        r.gemms.iter().all(|g| g.ratio >= GEMM_TARGET)
+            && r.all_reduce
+                .as_ref()
+                .is_none_or(|b| b.ratio >= ALL_REDUCE_TARGET)
+    });
+    println!(
+        "targets (GEMM ≥ {:.0}%, all-reduce ≥ {:.0}%): {}",
+        100.0 * GEMM_TARGET,
+        100.0 * ALL_REDUCE_TARGET,
+        if targets_met { "met" } else { "NOT met" }
+    );
+    let verified = report.rows.iter().all(|r| r.verified);
+    Ok(if verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,223 @@
+//! `tplab lessons`: list, print and check the lessons and quiz banks.
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tplab_lessons::{Catalog, Diagnostics, Lang};
+use tplab_quiz::bank::Bank;
+use tplab_quiz::exam::Exam;
+
+/// Flags of `tplab lessons`.
+#[derive(Args, Debug, Clone)]
+pub struct LessonsArgs {
+    #[command(subcommand)]
+    pub command: LessonsCommand,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum LessonsCommand {
+    /// Validate every lesson, question bank and the exam; exit non-zero on any problem.
+    Check {
+        /// Check a content folder on disk (index.toml, en/, tr/) instead of the built-in lessons.
+        #[arg(long)]
+        content: Option<PathBuf>,
+        /// Check bank files on disk (*.toml; exam.toml is the exam) instead of the built-in ones.
+        #[arg(long)]
+        banks: Option<PathBuf>,
+    },
+    /// List the lessons in order.
+    List {
+        #[arg(long, default_value = "en")]
+        lang: Lang,
+    },
+    /// Print one lesson (by number or slug) as Markdown.
+    Show {
+        lesson: String,
+        #[arg(long, default_value = "en")]
+        lang: Lang,
+    },
+}
+
+pub fn run(args: LessonsArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        LessonsCommand::Check { content, banks } => check(content.as_deref(), banks.as_deref()),
+        LessonsCommand::List { lang } => {
+            let cat = embedded()?;
+            for l in &cat.lessons {
+                println!("{:2}. {:<26} {}", l.order, l.slug, l.title.get(lang));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        LessonsCommand::Show { lesson, lang } => {
+            let cat = embedded()?;
+            let found = cat
+                .lessons
+                .iter()
+                .find(|l| l.slug == lesson || lesson.parse::<u32>().ok() == Some(l.order));
+            let Some(l) = found else {
+                bail!("no lesson '{lesson}'; `tplab lessons list` shows the numbers and slugs");
+            };
+            println!("{}", l.body.get(lang));
+            for t in &l.show_me {
+                let label = t.label.as_ref().map(|x| x.get(lang)).unwrap_or_default();
+                println!("Show me: {label} — {}", t.describe());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn as_refs(v: &[(String, String)]) -> Vec<(&str, &str)> {
+    v.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect()
+}
+
+fn embedded() -> anyhow::Result<Catalog> {
+    Catalog::embedded().map_err(|d| anyhow::anyhow!("the built-in lessons are invalid:\n{d}"))
+}
+
+/// Reads every `.md`/`.toml` file under `root`, paths relative to it.
+fn read_tree(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) -> anyhow::Result<()> {
+        for e in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+            let p = e?.path();
+            if p.is_dir() {
+                walk(&p, root, out)?;
+            } else if matches!(p.extension().and_then(|x| x.to_str()), Some("md" | "toml")) {
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                out.push((rel, text));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// Every problem in the lessons, the banks and the exam.
+pub fn check_all(
+    lesson_files: &[(&str, &str)],
+    bank_files: &[(&str, &str)],
+    exam_file: (&str, &str),
+) -> (Diagnostics, String) {
+    let mut diags = Diagnostics::default();
+    let mut summary = Vec::new();
+    let catalog = match Catalog::from_files(lesson_files.iter().copied()) {
+        Ok(c) => {
+            let targets = c.show_me_targets().count();
+            summary.push(format!(
+                "{} lessons × {} languages, {targets} Show me targets",
+                c.lessons.len(),
+                Lang::ALL.len()
+            ));
+            Some(c)
+        }
+        Err(d) => {
+            diags.extend(d);
+            None
+        }
+    };
+    match Bank::from_files(bank_files.iter().copied(), catalog.as_ref()) {
+        Ok(bank) => {
+            summary.push(format!(
+                "{} questions in {} banks",
+                bank.questions.len(),
+                bank_files.len()
+            ));
+            match Exam::from_text(exam_file.0, exam_file.1, &bank) {
+                Ok(e) => summary.push(format!(
+                    "exam {}: {} questions, pass mark {}%",
+                    e.version,
+                    e.questions.len(),
+                    e.pass_percent
+                )),
+                Err(d) => diags.extend(d),
+            }
+        }
+        Err(d) => diags.extend(d),
+    }
+    (diags, summary.join("; "))
+}
+
+fn check(content: Option<&Path>, banks: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let lesson_files: Vec<(String, String)> = match content {
+        Some(dir) => read_tree(dir)?,
+        None => tplab_lessons::embedded_files()
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+    };
+    let (bank_files, exam_file): (Vec<(String, String)>, (String, String)) = match banks {
+        Some(dir) => {
+            let mut all = read_tree(dir)?;
+            let pos = all
+                .iter()
+                .position(|(p, _)| p == "exam.toml")
+                .with_context(|| format!("no exam.toml in {}", dir.display()))?;
+            let exam = all.remove(pos);
+            (all, exam)
+        }
+        None => (
+            tplab_quiz::bank::EMBEDDED
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            (
+                tplab_quiz::exam::EMBEDDED.0.to_string(),
+                tplab_quiz::exam::EMBEDDED.1.to_string(),
+            ),
+        ),
+    };
+    let (lf, bf) = (as_refs(&lesson_files), as_refs(&bank_files));
+    let (diags, summary) = check_all(&lf, &bf, (&exam_file.0, &exam_file.1));
+    if diags.is_empty() {
+        println!("lessons check: ok — {summary}");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprint!("{diags}");
+        eprintln!("lessons check: {} problem(s)", diags.len());
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped() -> (
+        Vec<(&'static str, &'static str)>,
+        Vec<(&'static str, &'static str)>,
+    ) {
+        (
+            tplab_lessons::embedded_files().to_vec(),
+            tplab_quiz::bank::EMBEDDED.to_vec(),
+        )
+    }
+
+    #[test]
+    fn shipped_content_passes() {
+        let (l, b) = shipped();
+        let (d, summary) = check_all(&l, &b, tplab_quiz::exam::EMBEDDED);
+        assert!(d.is_empty(), "{d}");
+        assert!(summary.contains("11 lessons"), "{summary}");
+    }
+
+    #[test]
+    fn malformed_bank_reports_file_and_line() {
+        let (l, mut b) = shipped();
+        let bad = "[[question]]\nid = \"x\"\nkind = \"single\"\nprompt = { en = \"P\" }\n";
+        b.push(("broken.toml", bad));
+        let (d, _) = check_all(&l, &b, tplab_quiz::exam::EMBEDDED);
+        let text = d.to_string();
+        assert!(text.starts_with("broken.toml:4: "), "{text}");
+        assert!(text.contains("missing field `tr`"), "{text}");
+    }
+}

@@ -1,0 +1,119 @@
+//! `tplab memory`: memory per GPU by term, for the same flags as `tplab plan`.
+//!
+//! With `--layout` it prints that layout's table; without, one row per (TP, PP) that the shape
+//! rules allow, DP filling the rest of the cluster.
+
+use crate::cli::plan::{memory_json, print_header, print_memory, ModelClusterArgs};
+use clap::Args;
+use serde_json::{json, Value};
+use std::process::ExitCode;
+use tplab_engine::config::human_bytes;
+use tplab_engine::cost;
+use tplab_engine::memory::{self, Layout};
+use tplab_engine::planner;
+
+/// Flags of `tplab memory` (the same as `tplab plan`'s).
+#[derive(Args, Debug, Clone, Default)]
+pub struct MemoryArgs {
+    #[command(flatten)]
+    pub common: ModelClusterArgs,
+}
+
+pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
+    let common = &args.common;
+    let r = common.resolve()?;
+    let limit = (r.cluster.gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64;
+    if let Some(tp) = r.serve_tp {
+        // Serving: the same table `tplab plan --serve` prints.
+        let tp = if tp == 0 { 1 } else { tp };
+        let m = memory::serving_memory(&r.model, tp, 1, r.setup.global_batch, r.setup.seq);
+        if common.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &json!({"tp": tp, "memory_per_gpu_bytes": memory_json(&m, limit)})
+                )?
+            );
+        } else {
+            print_header(&r);
+            println!(
+                "\nserving at TP={tp}: {} sequences × {} tokens",
+                r.setup.global_batch, r.setup.seq
+            );
+            print_memory(&m, limit);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let layouts: Vec<Layout> = match common.fixed_layout() {
+        Some(l) => {
+            cost::check_training_layout(&r.model, &r.setup, &r.cluster, &l)?;
+            vec![l]
+        }
+        None => {
+            let n = r.cluster.gpus;
+            let mut v = Vec::new();
+            for tp in planner::valid_tp_sizes(&r.model, &r.cluster) {
+                for pp in (1..=n / tp)
+                    .filter(|&p| (n / tp).is_multiple_of(p) && r.model.layers.is_multiple_of(p))
+                {
+                    v.push(Layout {
+                        tp,
+                        pp,
+                        dp: n / (tp * pp),
+                        micro_batch: common.micro_batch.unwrap_or(1),
+                        sp: common.sp,
+                        recompute: common.recompute.unwrap_or_default(),
+                        zero: common.zero,
+                    });
+                }
+            }
+            v
+        }
+    };
+    let rows: Vec<(Layout, memory::MemoryBreakdown)> = layouts
+        .into_iter()
+        .map(|l| {
+            let m = memory::training_memory(&r.model, r.setup.seq, r.setup.global_batch, &l);
+            (l, m)
+        })
+        .collect();
+    if common.json {
+        let v: Vec<Value> = rows
+            .iter()
+            .map(|(l, m)| {
+                json!({"layout": l.label(), "tp": l.tp, "pp": l.pp, "dp": l.dp,
+                                 "memory_per_gpu_bytes": memory_json(m, limit)})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json!({"layouts": v}))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_header(&r);
+    if let [(l, m)] = rows.as_slice() {
+        println!("\nlayout   {}", l.label());
+        print_memory(m, limit);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "\nmemory per GPU (training, mixed-precision Adam, ZeRO-{}), {} usable per GPU:",
+        common.zero,
+        human_bytes(limit)
+    );
+    println!(
+        "{:<44} {:>11} {:>11} {:>11} {:>11} {:>11}  fits",
+        "layout", "weights", "gradients", "optimizer", "activations", "total"
+    );
+    for (l, m) in &rows {
+        println!(
+            "{:<44} {:>11} {:>11} {:>11} {:>11} {:>11}  {}",
+            l.label(),
+            human_bytes(m.weights_bytes),
+            human_bytes(m.gradients_bytes),
+            human_bytes(m.optimizer_bytes),
+            human_bytes(m.activations_bytes),
+            human_bytes(m.total_bytes),
+            if m.total_bytes <= limit { "yes" } else { "NO" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

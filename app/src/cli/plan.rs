@@ -1,0 +1,643 @@
+//! `tplab plan`: rank 3D-parallel layouts for a model on a cluster, or evaluate one layout.
+//!
+//! The flags shared with `tplab memory` live in [`ModelClusterArgs`].
+
+use anyhow::{bail, Context};
+use clap::Args;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tplab_engine::config::human_bytes;
+use tplab_engine::cost::{IterationTime, TrainSetup};
+use tplab_engine::hardware::{Catalogue, Cluster};
+use tplab_engine::memory::{self, Layout, MemoryBreakdown, Recompute};
+use tplab_engine::models::{ModelSpec, Scenario, Workload};
+use tplab_engine::planner::{self, PlanRequest};
+
+/// Model, cluster and layout flags shared by `tplab plan` and `tplab memory`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ModelClusterArgs {
+    /// One of the guide's scenarios (175b-one-node, 70b-serve-tp4, 1t-3d); fills the model,
+    /// cluster and batch, which other flags then override.
+    #[arg(long)]
+    pub scenario: Option<String>,
+    /// Model preset (gpt2-small, llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b, megatron-1t)
+    /// or a Hugging Face config.json path.
+    #[arg(long, conflicts_with_all = ["layers", "hidden", "heads"])]
+    pub model: Option<String>,
+    /// Transformer blocks (custom GPT-style model; needs --hidden, --heads, --vocab).
+    #[arg(long)]
+    pub layers: Option<usize>,
+    /// Model width.
+    #[arg(long)]
+    pub hidden: Option<usize>,
+    /// Attention heads.
+    #[arg(long)]
+    pub heads: Option<usize>,
+    /// Key/value heads (grouped-query attention); default: --heads.
+    #[arg(long)]
+    pub kv_heads: Option<usize>,
+    /// MLP width; default 4 × hidden.
+    #[arg(long)]
+    pub ffn: Option<usize>,
+    /// Vocabulary size.
+    #[arg(long)]
+    pub vocab: Option<usize>,
+    /// Sequence length (default: the model's context).
+    #[arg(long)]
+    pub seq: Option<usize>,
+    /// Sequences per iteration (training) or concurrent sequences (serving).
+    #[arg(long)]
+    pub global_batch: Option<usize>,
+    /// Micro-batch size; default: try 1, 2, 4, 8 (1 with --layout).
+    #[arg(long)]
+    pub micro_batch: Option<usize>,
+    /// GPU: v100, a100 (= a100-80gb), a100-40gb, h100, h200, b200, or one from --hardware.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// GPUs in the cluster.
+    #[arg(long)]
+    pub gpus: Option<usize>,
+    /// GPUs per node (NVLink domain).
+    #[arg(long)]
+    pub gpus_per_node: Option<usize>,
+    /// Inter-node link: ib200, ib400, pcie4, pcie5, nvlink3..5, or one from --hardware.
+    #[arg(long)]
+    pub inter_node: Option<String>,
+    /// Evaluate this layout only: TP,PP,DP (e.g. 8,8,16).
+    #[arg(long, value_parser = parse_layout)]
+    pub layout: Option<(usize, usize, usize)>,
+    /// Sequence parallelism on (default: the planner tries both; off with --layout).
+    #[arg(long)]
+    pub sp: bool,
+    /// Activation recomputation: none, selective, full (default: the planner tries all; none
+    /// with --layout).
+    #[arg(long)]
+    pub recompute: Option<Recompute>,
+    /// ZeRO stage over the data-parallel group (0–3).
+    #[arg(long, default_value_t = 1)]
+    pub zero: u8,
+    /// Do not overlap the data-parallel gradient all-reduce with the last backward pass.
+    #[arg(long)]
+    pub no_overlap: bool,
+    /// Serving instead of training: 16-bit weights plus the KV cache of --global-batch
+    /// sequences of --seq tokens.
+    #[arg(long)]
+    pub serve: bool,
+    /// TOML file with extra GPUs and links (see docs/calibration.md).
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_layout(s: &str) -> Result<(usize, usize, usize), String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let nums: Result<Vec<usize>, _> = parts.iter().map(|p| p.parse::<usize>()).collect();
+    match nums {
+        Ok(v) if v.len() == 3 && v.iter().all(|&x| x > 0) => Ok((v[0], v[1], v[2])),
+        _ => Err(format!(
+            "'{s}' is not a layout; write TP,PP,DP as three positive integers, e.g. 8,8,16"
+        )),
+    }
+}
+
+/// Everything the flags resolve to.
+pub struct Resolved {
+    pub scenario: Option<Scenario>,
+    pub model: ModelSpec,
+    pub cluster: Cluster,
+    pub setup: TrainSetup,
+    pub serve_tp: Option<usize>,
+}
+
+impl ModelClusterArgs {
+    /// Resolves presets, files and defaults; errors name the missing or bad flag.
+    pub fn resolve(&self) -> anyhow::Result<Resolved> {
+        let scenario = match &self.scenario {
+            Some(id) => Some(Scenario::by_id(id)?),
+            None => None,
+        };
+        let mut catalogue = Catalogue::default();
+        if let Some(path) = &self.hardware {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read hardware file {}", path.display()))?;
+            catalogue = catalogue
+                .from_toml(&text)
+                .with_context(|| format!("in {}", path.display()))?;
+        }
+        let mut model = if let Some(m) = &self.model {
+            ModelSpec::from_preset_or_path(m)?
+        } else if self.layers.is_some() || self.hidden.is_some() || self.heads.is_some() {
+            let need = |v: Option<usize>, flag: &str| {
+                v.with_context(|| format!("a custom model needs {flag} (or use --model PRESET)"))
+            };
+            let hidden = need(self.hidden, "--hidden")?;
+            let heads = need(self.heads, "--heads")?;
+            let mut m = ModelSpec::gpt(
+                "custom",
+                need(self.layers, "--layers")?,
+                hidden,
+                heads,
+                need(self.vocab, "--vocab")?,
+                self.seq.unwrap_or(2048),
+            );
+            m.kv_heads = self.kv_heads.unwrap_or(heads);
+            m.ffn = self.ffn.unwrap_or(4 * hidden);
+            m
+        } else if let Some(s) = &scenario {
+            s.model.spec()
+        } else {
+            bail!("give a model: --model PRESET|config.json, --scenario NAME, or --layers L --hidden H --heads A --vocab V");
+        };
+        if let Some(kv) = self.kv_heads {
+            model.kv_heads = kv;
+        }
+        if let Some(f) = self.ffn {
+            model.ffn = f;
+        }
+        if let Some(v) = self.vocab {
+            model.vocab = v;
+        }
+        let seq = self
+            .seq
+            .or(scenario.as_ref().map(|s| s.seq))
+            .unwrap_or(model.seq);
+        model.seq = model.seq.max(seq); // learned positions must cover the sequence
+        model.validate()?;
+        let from_scenario = |f: fn(&Scenario) -> String| scenario.as_ref().map(f);
+        let gpu = self
+            .gpu
+            .clone()
+            .or_else(|| from_scenario(|s| s.gpu.to_string()))
+            .context("give --gpu (e.g. a100, h100, b200)")?;
+        let gpus = self
+            .gpus
+            .or(scenario.as_ref().map(|s| s.gpus))
+            .context("give --gpus (GPUs in the cluster)")?;
+        let gpus_per_node = self
+            .gpus_per_node
+            .or(scenario.as_ref().map(|s| s.gpus_per_node))
+            .context("give --gpus-per-node (e.g. 8 for a DGX/HGX node)")?;
+        let inter = self
+            .inter_node
+            .clone()
+            .or_else(|| from_scenario(|s| s.inter_node.to_string()))
+            .unwrap_or_else(|| "ib400".to_string());
+        let cluster = Cluster::new(&catalogue, &gpu, gpus, gpus_per_node, &inter)?;
+        let global_batch = self
+            .global_batch
+            .or(scenario.as_ref().map(|s| s.global_batch))
+            .context("give --global-batch (sequences per iteration)")?;
+        let serve_tp = match (self.serve, scenario.as_ref().map(|s| s.workload)) {
+            (_, Some(Workload::Serve { tp })) => Some(self.layout.map_or(tp, |l| l.0)),
+            (true, _) => Some(self.layout.map_or(0, |l| l.0)),
+            _ => None,
+        };
+        Ok(Resolved {
+            scenario,
+            model,
+            cluster,
+            setup: TrainSetup {
+                seq,
+                global_batch,
+                overlap_dp: !self.no_overlap,
+            },
+            serve_tp,
+        })
+    }
+
+    /// The `--layout` with this command's SP, recomputation, micro-batch and ZeRO choices.
+    pub fn fixed_layout(&self) -> Option<Layout> {
+        self.layout.map(|(tp, pp, dp)| Layout {
+            tp,
+            pp,
+            dp,
+            micro_batch: self.micro_batch.unwrap_or(1),
+            sp: self.sp,
+            recompute: self.recompute.unwrap_or_default(),
+            zero: self.zero,
+        })
+    }
+
+    /// The planner request for these flags.
+    pub fn request(&self, r: &Resolved) -> PlanRequest {
+        PlanRequest {
+            model: r.model.clone(),
+            setup: r.setup,
+            cluster: r.cluster.clone(),
+            micro_batch: self.micro_batch,
+            sp: self.sp.then_some(true),
+            recompute: self.recompute,
+            zero: self.zero,
+        }
+    }
+}
+
+/// Flags of `tplab plan`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub common: ModelClusterArgs,
+    /// Rows of the ranked table.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+}
+
+/// Seconds with a sensible unit.
+pub fn secs(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+/// The header lines: scenario story, model, cluster.
+pub fn print_header(r: &Resolved) {
+    if let Some(s) = &r.scenario {
+        println!("{}\n", s.title);
+        println!("{}\n", s.story);
+    }
+    println!("model    {}", r.model.summary());
+    let c = &r.cluster;
+    println!(
+        "cluster  {} × {} ({} node(s) of {}; intra-node {} {} GB/s, inter-node {} {} GB/s per GPU)",
+        c.gpus,
+        c.gpu.name,
+        c.nodes(),
+        c.gpus_per_node,
+        c.intra_node.name,
+        c.intra_node.bandwidth_gbs,
+        c.inter_node.name,
+        c.inter_node.bandwidth_gbs
+    );
+}
+
+/// JSON of a memory breakdown.
+pub fn memory_json(m: &MemoryBreakdown, limit_bytes: u64) -> Value {
+    json!({
+        "params_per_gpu": m.params_per_gpu,
+        "weights": m.weights_bytes,
+        "gradients": m.gradients_bytes,
+        "optimizer": m.optimizer_bytes,
+        "activations": m.activations_bytes,
+        "kv_cache": m.kv_cache_bytes,
+        "total": m.total_bytes,
+        "usable_limit": limit_bytes,
+        "fits": m.total_bytes <= limit_bytes,
+    })
+}
+
+/// JSON of one evaluated layout.
+pub fn layout_json(it: &IterationTime) -> Value {
+    let l = &it.layout;
+    json!({
+        "layout": {"tp": l.tp, "pp": l.pp, "dp": l.dp, "micro_batch": l.micro_batch, "sp": l.sp,
+                   "recompute": l.recompute.name(), "zero": l.zero, "label": l.label()},
+        "iteration_time_s": it.iteration_time_s,
+        "time_split_s": {
+            "compute": it.compute_s, "tp_comm": it.tp_comm_s, "pp_comm": it.pp_comm_s,
+            "pipeline_bubble": it.pipeline_bubble_s, "dp_comm": it.dp_comm_s,
+            "optimizer": it.optimizer_s,
+        },
+        "micro_batches": it.micro_batches,
+        "bubble_fraction": it.bubble_fraction,
+        "tp_spans_nodes": it.tp_spans_nodes,
+        "dp_spans_nodes": it.dp_spans_nodes,
+        "pp_spans_nodes": it.pp_spans_nodes,
+        "model_flops_per_iteration": it.model_flops,
+        "hardware_flops_per_iteration": it.hardware_flops,
+        "tflops_per_gpu": it.tflops_per_gpu,
+        "mfu": it.mfu,
+        "tokens_per_s": it.tokens_per_s,
+        "memory_per_gpu_bytes": memory_json(&it.memory, it.memory_limit_bytes),
+    })
+}
+
+fn print_layout(it: &IterationTime) {
+    let l = &it.layout;
+    println!("\nlayout   {}", l.label());
+    println!(
+        "iteration {}  ({} micro-batches, bubble (p-1)/m = {:.3})",
+        secs(it.iteration_time_s),
+        it.micro_batches,
+        it.bubble_fraction
+    );
+    let rows = [
+        ("compute", it.compute_s, ""),
+        (
+            "TP communication",
+            it.tp_comm_s,
+            if it.tp_spans_nodes {
+                "  (TP group spans nodes: inter-node link)"
+            } else {
+                "  (inside one node)"
+            },
+        ),
+        ("pipeline sends", it.pp_comm_s, ""),
+        ("pipeline bubble", it.pipeline_bubble_s, ""),
+        (
+            "DP communication",
+            it.dp_comm_s,
+            if it.dp_spans_nodes {
+                "  (exposed; DP group spans nodes)"
+            } else {
+                "  (exposed)"
+            },
+        ),
+        ("optimizer step", it.optimizer_s, ""),
+    ];
+    for (name, s, note) in rows {
+        println!(
+            "  {name:<18} {:>10}  {:>5.1}%{note}",
+            secs(s),
+            100.0 * s / it.iteration_time_s
+        );
+    }
+    println!(
+        "TFLOP/s per GPU {:.1} (incl. recomputation)   MFU {:.1}%   {:.0} tokens/s",
+        it.tflops_per_gpu,
+        100.0 * it.mfu,
+        it.tokens_per_s
+    );
+    print_memory(&it.memory, it.memory_limit_bytes);
+}
+
+/// The memory table of one GPU.
+pub fn print_memory(m: &MemoryBreakdown, limit_bytes: u64) {
+    println!("memory per GPU ({} parameters):", m.params_per_gpu);
+    for (name, bytes) in m.terms() {
+        if bytes > 0 || name != "kv_cache" {
+            println!("  {name:<12} {:>12}", human_bytes(bytes));
+        }
+    }
+    println!(
+        "  {:<12} {:>12}  of {} usable: {}",
+        "total",
+        human_bytes(m.total_bytes),
+        human_bytes(limit_bytes),
+        if m.total_bytes <= limit_bytes {
+            "fits"
+        } else {
+            "does NOT fit"
+        }
+    );
+}
+
+/// Serving: weights and KV cache per GPU at each TP size (or the given one).
+fn serve(r: &Resolved, common: &ModelClusterArgs) -> anyhow::Result<ExitCode> {
+    let limit = (r.cluster.gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64;
+    let tps: Vec<usize> = match r.serve_tp {
+        Some(tp) if tp > 0 => {
+            if tp > r.cluster.gpus {
+                bail!(
+                    "TP={tp} is larger than the cluster's {} GPUs; use --gpus {tp} or a smaller TP",
+                    r.cluster.gpus
+                );
+            }
+            if !r.model.heads.is_multiple_of(tp) {
+                bail!(
+                    "TP={tp} does not divide the {} attention heads; valid TP sizes divide {}",
+                    r.model.heads,
+                    r.model.heads
+                );
+            }
+            vec![tp]
+        }
+        _ => (1..=r.cluster.gpus)
+            .filter(|t| r.model.heads.is_multiple_of(*t))
+            .collect(),
+    };
+    let sequences = r.setup.global_batch;
+    let rows: Vec<(usize, MemoryBreakdown, u64)> = tps
+        .iter()
+        .map(|&tp| {
+            (
+                tp,
+                memory::serving_memory(&r.model, tp, 1, sequences, r.setup.seq),
+                memory::max_kv_tokens(&r.model, tp, 1, r.cluster.gpu.memory_bytes()),
+            )
+        })
+        .collect();
+    if common.json {
+        let v: Vec<Value> = rows
+            .iter()
+            .map(|(tp, m, max_tokens)| {
+                json!({"tp": tp, "sequences": sequences, "context": r.setup.seq,
+                       "kv_cache_bytes_per_token_per_gpu":
+                           memory::kv_cache_bytes_per_token_per_gpu(&r.model, *tp, 1, 2),
+                       "max_kv_tokens": max_tokens,
+                       "memory_per_gpu_bytes": memory_json(m, limit)})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&json!({"serving": v}))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_header(r);
+    println!(
+        "\nserving {sequences} sequences × {} tokens, 16-bit weights and KV cache, {} usable per GPU",
+        r.setup.seq,
+        human_bytes(limit)
+    );
+    println!(
+        "{:>4} {:>12} {:>14} {:>12} {:>16} {:>8}",
+        "TP", "weights", "KV cache", "total", "KV/token/GPU", "fits"
+    );
+    for (tp, m, max_tokens) in &rows {
+        println!(
+            "{:>4} {:>12} {:>14} {:>12} {:>16} {:>8}   room for {} tokens of cache",
+            tp,
+            human_bytes(m.weights_bytes),
+            human_bytes(m.kv_cache_bytes),
+            human_bytes(m.total_bytes),
+            human_bytes(memory::kv_cache_bytes_per_token_per_gpu(
+                &r.model, *tp, 1, 2
+            )),
+            if m.total_bytes <= limit { "yes" } else { "NO" },
+            max_tokens
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let common = &args.common;
+    let r = common.resolve()?;
+    if r.serve_tp.is_some() {
+        return serve(&r, common);
+    }
+    let req = common.request(&r);
+    if let Some(layout) = common.fixed_layout() {
+        let it = planner::evaluate(&req, &layout)?;
+        if common.json {
+            println!("{}", serde_json::to_string_pretty(&layout_json(&it))?);
+        } else {
+            print_header(&r);
+            print_layout(&it);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let plan = planner::plan(&req);
+    if common.json {
+        let v = json!({
+            "model": r.model,
+            "cluster": {"gpu": r.cluster.gpu.name, "gpus": r.cluster.gpus,
+                        "gpus_per_node": r.cluster.gpus_per_node,
+                        "intra_node": r.cluster.intra_node.name,
+                        "inter_node": r.cluster.inter_node.name},
+            "ranked": plan.ranked.iter().take(args.top).map(layout_json).collect::<Vec<_>>(),
+            "ranked_total": plan.ranked.len(),
+            "dropped_total": plan.dropped.len(),
+            "dropped": plan.dropped.iter().take(args.top).map(|d| json!({
+                "layout": d.layout.label(), "needed_bytes": d.needed_bytes, "reason": d.reason
+            })).collect::<Vec<_>>(),
+            "explanations": plan.explanations,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_header(&r);
+    println!(
+        "\n{} layouts fit, {} dropped (memory or batch rules); fastest first:",
+        plan.ranked.len(),
+        plan.dropped.len()
+    );
+    if !plan.ranked.is_empty() {
+        println!(
+            "{:>3}  {:<46} {:>9} {:>9} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>10}",
+            "#",
+            "layout",
+            "iter",
+            "tok/s",
+            "TFLOP/s",
+            "MFU",
+            "compute",
+            "TP comm",
+            "bubble",
+            "DP comm",
+            "mem/GPU"
+        );
+    }
+    for (i, it) in plan.ranked.iter().take(args.top).enumerate() {
+        println!(
+            "{:>3}  {:<46} {:>9} {:>9.0} {:>7.1} {:>5.1}% {:>9} {:>9} {:>9} {:>9} {:>10}",
+            i + 1,
+            it.layout.label(),
+            secs(it.iteration_time_s),
+            it.tokens_per_s,
+            it.tflops_per_gpu,
+            100.0 * it.mfu,
+            secs(it.compute_s),
+            secs(it.tp_comm_s),
+            secs(it.pipeline_bubble_s),
+            secs(it.dp_comm_s),
+            human_bytes(it.memory.total_bytes)
+        );
+    }
+    println!();
+    for e in &plan.explanations {
+        println!("- {e}");
+    }
+    if plan.ranked.is_empty() {
+        if let Some((gpus, best)) = planner::smallest_fitting_cluster(&req) {
+            println!(
+                "- With {gpus} GPUs ({} nodes) it fits: {} needs {} per GPU and runs at {:.1} \
+                 TFLOP/s per GPU ({} per iteration).",
+                gpus / r.cluster.gpus_per_node.max(1),
+                best.layout.label(),
+                human_bytes(best.memory.total_bytes),
+                best.tflops_per_gpu,
+                secs(best.iteration_time_s)
+            );
+        }
+    }
+    let memory_drops: Vec<_> = plan.dropped.iter().filter(|d| d.needed_bytes > 0).collect();
+    if !memory_drops.is_empty() {
+        println!("\nclosest layouts that do not fit:");
+        for d in memory_drops.iter().take(3) {
+            println!("  {}: {}", d.layout.label(), d.reason);
+        }
+    }
+    let rule_drops = plan.dropped.len() - memory_drops.len();
+    if rule_drops > 0 {
+        if let Some(d) = plan.dropped.iter().find(|d| d.needed_bytes == 0) {
+            println!(
+                "{rule_drops} layouts break a batch or shape rule, e.g. {}: {}",
+                d.layout.label(),
+                d.reason
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_flag_parses_and_rejects() {
+        assert_eq!(parse_layout("8, 8,16"), Ok((8, 8, 16)));
+        for bad in ["8,8", "8,0,1", "a,b,c", "1,2,3,4"] {
+            assert!(parse_layout(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn resolve_fills_from_scenario_and_names_missing_flags() {
+        let args = ModelClusterArgs {
+            scenario: Some("1t-3d".into()),
+            ..Default::default()
+        };
+        let r = args.resolve().unwrap();
+        assert_eq!((r.cluster.gpus, r.setup.global_batch), (3072, 3072));
+        let args = ModelClusterArgs {
+            model: Some("gpt3-175b".into()),
+            gpu: Some("a100".into()),
+            gpus: Some(8),
+            gpus_per_node: Some(8),
+            ..Default::default()
+        };
+        let err = args.resolve().err().unwrap();
+        assert!(err.to_string().contains("--global-batch"), "{err}");
+        let custom = ModelClusterArgs {
+            layers: Some(4),
+            hidden: Some(512),
+            ..Default::default()
+        };
+        let err = custom.resolve().err().unwrap();
+        assert!(err.to_string().contains("--heads"), "{err}");
+    }
+
+    #[test]
+    fn layout_json_has_the_documented_fields() {
+        let args = ModelClusterArgs {
+            scenario: Some("1t-3d".into()),
+            layout: Some((8, 64, 6)),
+            recompute: Some(Recompute::Full),
+            ..Default::default()
+        };
+        let r = args.resolve().unwrap();
+        let layout = args.fixed_layout().unwrap();
+        let it = planner::evaluate(&args.request(&r), &layout).unwrap();
+        let v = layout_json(&it);
+        for key in ["iteration_time_s", "tflops_per_gpu", "mfu"] {
+            assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}");
+        }
+        for key in ["compute", "tp_comm", "pipeline_bubble", "dp_comm"] {
+            assert!(v["time_split_s"][key].as_f64().is_some(), "{key}");
+        }
+        for key in ["weights", "gradients", "optimizer", "activations", "total"] {
+            assert!(
+                v["memory_per_gpu_bytes"][key]
+                    .as_u64()
+                    .is_some_and(|b| b > 0),
+                "{key}"
+            );
+        }
+    }
+}

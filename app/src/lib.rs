@@ -1,0 +1,9 @@
+//! tplab's desktop app: an eframe window with one view per file under [`views`].
+//!
+//! The binary's `main` opens it with [`app::run`] when no subcommand is given; the tests and the
+//! frame benchmark drive [`app::TplabApp`] headless.
+
+pub mod app;
+pub mod views;
+
+pub use app::{run, TplabApp};

@@ -1,0 +1,444 @@
+//! Collectives: an all-reduce animated round by round from the engine's plan
+//! ([`collectives::plan`]) — ring (reduce-scatter, then all-gather), recursive halving/doubling,
+//! tree and direct — with the partial sums held in each chunk (the plan's symbolic
+//! `contributions` replay) and the bytes per link and in total for every algorithm side by side.
+
+use super::{a11y_label, gpu_color, load_json, save_json, text_shape, Shared, ShowMe, View};
+use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use serde::{Deserialize, Serialize};
+use tplab_engine::collectives::{self, Plan};
+use tplab_engine::config::human_bytes;
+use tplab_engine::cost;
+use tplab_engine::hardware::{Catalogue, LinkSpec};
+use tplab_engine::trace::CollectiveKind;
+use tplab_engine::Algorithm;
+
+/// Largest group animated (rows of chunks stay readable up to here).
+pub const MAX_ANIMATED_RANKS: usize = 16;
+
+/// Collectives state.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct Collectives {
+    pub algorithm: Algorithm,
+    /// Group size animated; `None` follows the scenario's TP.
+    pub ranks: Option<usize>,
+    /// Position in rounds; the fraction moves the messages.
+    pub position: f32,
+    pub rounds_per_s: f32,
+    #[serde(skip)]
+    pub playing: bool,
+    #[serde(skip)]
+    cache: Option<Cache>,
+}
+
+impl Default for Collectives {
+    fn default() -> Self {
+        Self {
+            algorithm: Algorithm::Ring,
+            ranks: None,
+            position: 0.0,
+            rounds_per_s: 0.8,
+            playing: false,
+            cache: None,
+        }
+    }
+}
+
+struct Cache {
+    key: (usize, usize, usize, Algorithm),
+    /// Plans of every algorithm on the scenario's payload, in [`Algorithm::ALL`] order.
+    plans: Vec<Result<Plan, String>>,
+    /// Contribution masks of the animated algorithm after each round.
+    masks: Vec<Vec<Vec<u64>>>,
+}
+
+impl Collectives {
+    fn group_size(&self, shared: &Shared) -> usize {
+        self.ranks
+            .unwrap_or(shared.scenario.config().tp)
+            .clamp(2, MAX_ANIMATED_RANKS)
+    }
+
+    fn refresh(&mut self, shared: &Shared) {
+        let cfg = shared.scenario.config();
+        let n = self.group_size(shared);
+        // The all-reduce payload of the scenario's g operator: [tokens, hidden].
+        let elems = cfg.tokens().saturating_mul(cfg.hidden).max(1);
+        let key = (n, elems, cfg.dtype.size_bytes(), self.algorithm);
+        if self.cache.as_ref().is_some_and(|c| c.key == key) {
+            return;
+        }
+        let plans: Vec<Result<Plan, String>> = Algorithm::ALL
+            .iter()
+            .map(|&a| {
+                collectives::plan(CollectiveKind::AllReduce, a, n, elems, key.2)
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        let idx = Algorithm::ALL
+            .iter()
+            .position(|a| *a == self.algorithm)
+            .unwrap_or(0);
+        let masks = plans[idx]
+            .as_ref()
+            .ok()
+            .and_then(|p| p.contributions().ok())
+            .unwrap_or_default();
+        let rounds = masks.len().saturating_sub(1) as f32;
+        self.position = self.position.clamp(0.0, rounds);
+        self.cache = Some(Cache { key, plans, masks });
+    }
+
+    fn rounds(&self) -> usize {
+        self.cache
+            .as_ref()
+            .map_or(0, |c| c.masks.len().saturating_sub(1))
+    }
+
+    fn animated_plan(&self) -> Option<&Plan> {
+        let c = self.cache.as_ref()?;
+        let idx = Algorithm::ALL.iter().position(|a| *a == self.algorithm)?;
+        c.plans.get(idx)?.as_ref().ok()
+    }
+}
+
+/// `0b1011` → `"0+1+3"`.
+pub fn mask_text(mask: u64) -> String {
+    (0..64)
+        .filter(|r| mask >> r & 1 == 1)
+        .map(|r: usize| r.to_string())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+impl View for Collectives {
+    fn id(&self) -> &'static str {
+        "collectives"
+    }
+
+    fn title(&self) -> &'static str {
+        "Collectives"
+    }
+
+    fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
+        self.refresh(shared);
+        if shared.keys.toggle_play {
+            self.playing = !self.playing;
+        }
+        if shared.keys.step != 0 {
+            let next = self.position.floor() + shared.keys.step as f32;
+            self.position = next.clamp(0.0, self.rounds() as f32);
+            self.playing = false;
+        }
+        if self.playing {
+            let dt_s = ctx.input(|i| i.stable_dt).min(0.25);
+            self.position += dt_s * self.rounds_per_s;
+            if self.position >= self.rounds() as f32 {
+                self.position = self.rounds() as f32;
+                self.playing = false;
+            }
+            ctx.request_repaint();
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        self.refresh(shared);
+        ui.heading("Collectives: how an all-reduce moves the data");
+        ui.horizontal_wrapped(|ui| {
+            egui::ComboBox::from_label("algorithm ")
+                .selected_text(self.algorithm.name())
+                .show_ui(ui, |ui| {
+                    for a in Algorithm::ALL {
+                        if ui
+                            .selectable_value(&mut self.algorithm, a, a.name())
+                            .changed()
+                        {
+                            self.position = 0.0;
+                        }
+                    }
+                });
+            let mut n = self.group_size(shared);
+            let l = ui.label("GPUs");
+            if ui
+                .add(egui::DragValue::new(&mut n).range(2..=MAX_ANIMATED_RANKS))
+                .labelled_by(l.id)
+                .changed()
+            {
+                self.ranks = Some(n);
+            }
+            if self.ranks.is_some() && ui.button("Follow scenario TP").clicked() {
+                self.ranks = None;
+            }
+            let label = if self.playing { "Pause" } else { "Play" };
+            if ui.button(label).clicked() {
+                if !self.playing && self.position >= self.rounds() as f32 {
+                    self.position = 0.0;
+                }
+                self.playing = !self.playing;
+            }
+            if ui.button("Previous round").clicked() {
+                self.position = (self.position.floor() - 1.0).max(0.0);
+                self.playing = false;
+            }
+            if ui.button("Next round").clicked() {
+                self.position = (self.position.floor() + 1.0).min(self.rounds() as f32);
+                self.playing = false;
+            }
+            let mut scrub = self.position.floor() as usize;
+            if ui
+                .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text("round"))
+                .changed()
+            {
+                self.position = scrub as f32;
+                self.playing = false;
+            }
+        });
+        self.refresh(shared);
+        let Some(cache) = &self.cache else { return };
+        let Some(plan) = self.animated_plan() else {
+            if let Some(Err(e)) = cache.plans.get(
+                Algorithm::ALL
+                    .iter()
+                    .position(|a| *a == self.algorithm)
+                    .unwrap_or(0),
+            ) {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            return;
+        };
+        let rounds = self.rounds();
+        let k = (self.position.floor() as usize).min(rounds);
+        let frac = self.position - k as f32;
+        let phase = plan
+            .steps
+            .iter()
+            .find(|s| s.index == k)
+            .map_or("done: every GPU holds the full sum", |s| s.phase.name());
+        ui.label(format!(
+            "Round {k} of {rounds} · {phase} · each cell shows whose data it holds (e.g. 0+1 is a partial sum)"
+        ));
+        chunks_ui(ui, plan, &cache.masks, k, frac, self.playing);
+        ui.separator();
+        comparison_ui(ui, shared, &cache.plans);
+    }
+
+    fn show_me(&mut self, target: &ShowMe, _shared: &Shared) {
+        if let Some(a) = target.algorithm.as_deref().and_then(|a| a.parse().ok()) {
+            self.algorithm = a;
+        }
+        self.ranks = target.tp;
+        self.position = 0.0;
+        self.playing = false;
+        self.cache = None;
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}
+
+/// Rows of GPUs, columns of chunks; messages of round `k` as arrows with travelling dots.
+fn chunks_ui(
+    ui: &mut egui::Ui,
+    plan: &Plan,
+    masks: &[Vec<Vec<u64>>],
+    k: usize,
+    frac: f32,
+    playing: bool,
+) {
+    let n = plan.n;
+    let chunks = plan.chunks.max(1);
+    let dark = ui.visuals().dark_mode;
+    let width = ui.available_width().min(1100.0);
+    let label_w = 60.0;
+    let row_h = ((ui.available_height() - 200.0) / n as f32).clamp(18.0, 46.0);
+    let cell_w = ((width - label_w - 20.0) / chunks as f32).min(150.0);
+    let (resp, painter) =
+        ui.allocate_painter(Vec2::new(width, n as f32 * row_h + 8.0), Sense::hover());
+    let text = ui.visuals().text_color();
+    let panel = ui.visuals().panel_fill;
+    let full = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let state = masks.get(k).or(masks.last());
+    let cell = |r: usize, c: usize| {
+        Rect::from_min_size(
+            Pos2::new(
+                resp.rect.left() + label_w + c as f32 * cell_w,
+                resp.rect.top() + r as f32 * row_h,
+            ),
+            Vec2::new(cell_w - 4.0, row_h - 6.0),
+        )
+    };
+    let mut shapes = Vec::new();
+    for r in 0..n {
+        let color = gpu_color(r, dark);
+        let y = resp.rect.top() + r as f32 * row_h + (row_h - 6.0) / 2.0;
+        shapes.push(text_shape(
+            &painter,
+            Pos2::new(resp.rect.left(), y),
+            Align2::LEFT_CENTER,
+            format!("GPU {r}"),
+            13.0,
+            color,
+        ));
+        for c in 0..chunks {
+            let rect = cell(r, c);
+            let mask = state.and_then(|s| s.get(r)).and_then(|m| m.get(c)).copied();
+            let mask = mask.unwrap_or(0);
+            // One sliver per contributing rank, in its colour: the partial sum at a glance.
+            let parts: Vec<usize> = (0..n).filter(|q| mask >> q & 1 == 1).collect();
+            let sliver = rect.width() / n as f32;
+            for &q in &parts {
+                let x = rect.left() + q as f32 * sliver;
+                shapes.push(egui::Shape::rect_filled(
+                    Rect::from_min_max(
+                        Pos2::new(x, rect.top()),
+                        Pos2::new(x + sliver, rect.bottom()),
+                    ),
+                    0.0,
+                    gpu_color(q, dark).gamma_multiply(0.85),
+                ));
+            }
+            let done = mask == full;
+            shapes.push(egui::Shape::rect_stroke(
+                rect,
+                2.0,
+                Stroke::new(if done { 2.5 } else { 1.0 }, text),
+                StrokeKind::Inside,
+            ));
+            if cell_w > 50.0 && row_h > 20.0 {
+                let label = if done {
+                    "Σ all".to_string()
+                } else if parts.is_empty() {
+                    "—".to_string()
+                } else {
+                    mask_text(mask)
+                };
+                let t = text_shape(
+                    &painter,
+                    rect.center(),
+                    Align2::CENTER_CENTER,
+                    label,
+                    11.0,
+                    text,
+                );
+                // A pill in the panel colour keeps the label readable over any sliver.
+                shapes.push(egui::Shape::rect_filled(
+                    t.visual_bounding_rect().expand(2.0),
+                    3.0,
+                    panel.gamma_multiply(0.9),
+                ));
+                shapes.push(t);
+            }
+        }
+    }
+    if k < plan.step_count() {
+        let along = if playing { frac } else { 0.5 };
+        for s in plan.steps.iter().filter(|s| s.index == k) {
+            let c = s.chunk.min(chunks - 1);
+            let (a, b) = (cell(s.src, c), cell(s.dst, c));
+            let off = Vec2::new(cell_w * 0.25 * if s.src < s.dst { -1.0 } else { 1.0 }, 0.0);
+            let (from, to) = (a.center() + off, b.center() + off);
+            let color = gpu_color(s.src, dark);
+            shapes.push(egui::Shape::line_segment(
+                [from, to],
+                Stroke::new(2.0, color),
+            ));
+            let dir = (to - from).normalized();
+            let side = Vec2::new(-dir.y, dir.x) * 5.0;
+            shapes.push(egui::Shape::convex_polygon(
+                vec![to, to - dir * 10.0 + side, to - dir * 10.0 - side],
+                color,
+                Stroke::NONE,
+            ));
+            let dot = from + (to - from) * along;
+            shapes.push(egui::Shape::circle_filled(dot, 6.0, color));
+            shapes.push(egui::Shape::circle_stroke(dot, 6.0, Stroke::new(1.0, text)));
+        }
+    }
+    painter.extend(shapes);
+    let held = (0..n)
+        .map(|r| {
+            let cells = (0..chunks)
+                .map(|c| {
+                    let m = state.and_then(|s| s.get(r)).and_then(|m| m.get(c)).copied();
+                    mask_text(m.unwrap_or(0))
+                })
+                .collect::<Vec<_>>()
+                .join(" | ");
+            format!("GPU {r}: {cells}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    a11y_label(&resp, &format!("Chunks after round {k}: {held}"));
+}
+
+/// Steps, bytes per GPU, busiest link and total for every algorithm on the scenario's payload.
+fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, String>]) {
+    let cfg = shared.scenario.config();
+    let payload = cfg.tokens() as u64 * cfg.hidden as u64 * cfg.dtype.size_bytes() as u64;
+    ui.strong(format!(
+        "Side by side: all-reduce of one [{}, {}] {} activation ({}) per GPU",
+        cfg.tokens(),
+        cfg.hidden,
+        cfg.dtype,
+        human_bytes(payload)
+    ));
+    let catalogue = Catalogue::default();
+    let links: Vec<LinkSpec> = ["nvlink4", "ib-ndr-400"]
+        .into_iter()
+        .filter_map(|name| catalogue.link(name).ok())
+        .collect();
+    egui::Grid::new("algorithms").striped(true).show(ui, |ui| {
+        for h in [
+            "algorithm",
+            "rounds",
+            "messages",
+            "max bytes sent by one GPU",
+            "busiest link",
+            "total bytes on links",
+            "modeled: NVLink 4",
+            "modeled: IB NDR 400",
+        ] {
+            ui.strong(h);
+        }
+        ui.end_row();
+        for (a, p) in Algorithm::ALL.iter().zip(plans) {
+            ui.label(a.name());
+            match p {
+                Ok(p) => {
+                    let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
+                    let link = p.link_bytes().into_iter().flatten().max().unwrap_or(0);
+                    ui.label(p.step_count().to_string());
+                    ui.label(p.steps.len().to_string());
+                    ui.label(human_bytes(sent));
+                    ui.label(human_bytes(link));
+                    ui.label(human_bytes(p.total_bytes()));
+                    for link in &links {
+                        let t_s = cost::collective_time_s(
+                            CollectiveKind::AllReduce,
+                            *a,
+                            p.n,
+                            payload,
+                            link,
+                        );
+                        ui.label(format!("{:.1} µs", t_s * 1e6));
+                    }
+                }
+                Err(e) => {
+                    ui.label(e);
+                }
+            }
+            ui.end_row();
+        }
+    });
+    ui.label(
+        "Ring and recursive halving/doubling send 2(n-1)/n of the buffer per GPU (bandwidth-optimal); \
+         tree sends the whole buffer up and down; direct sends it to every other GPU in one round. \
+         Modeled times: the engine's α–β cost model per link.",
+    );
+}

@@ -1,0 +1,335 @@
+//! GPU: the devices and libraries the probe found, a Run button that executes the scenario's
+//! shards on the GPU, the measured timeline beside the trace's own, per-op ratios and the error
+//! against the CPU reference. With no GPU: what was looked for and what would be needed.
+
+use super::timeline::{gantt_bars, time_source_note};
+use super::{load_json, save_json, Job, Shared, View};
+use egui_plot::{BarChart, Legend, Plot};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use tplab_engine::trace::{Event, Trace};
+use tplab_engine::{Config, DType};
+use tplab_kernels::summary::{op_table, OpRow};
+use tplab_kernels::verify::{compare, Outputs};
+use tplab_kernels::{DeviceMode, Probe, RunOptions};
+
+/// What a finished run shows.
+struct RunView {
+    label: String,
+    devices: String,
+    /// The trace with `timing` replaced by the measured times (for the Gantt chart).
+    measured: Trace,
+    /// The trace's own times.
+    predicted: Trace,
+    ops: Vec<OpRow>,
+    verification: String,
+    passed: bool,
+    iteration_ms: f64,
+}
+
+type Progress = Arc<Mutex<(String, f64)>>;
+
+/// GPU view state.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct Gpu {
+    /// f32 or bf16.
+    pub dtype: DType,
+    pub iters: usize,
+    #[serde(skip)]
+    probe: Option<Probe>,
+    #[serde(skip)]
+    job: Option<Job<Result<RunView, String>>>,
+    #[serde(skip)]
+    progress: Progress,
+    #[serde(skip)]
+    last: Option<Result<RunView, String>>,
+}
+
+impl Default for Gpu {
+    fn default() -> Self {
+        Self {
+            dtype: DType::F32,
+            iters: 5,
+            probe: None,
+            job: None,
+            progress: Arc::new(Mutex::new((String::new(), 0.0))),
+            last: None,
+        }
+    }
+}
+
+/// Runs `cfg` on device 0, compares with the CPU reference; runs off the UI thread.
+fn execute(cfg: Config, iters: usize, progress: Progress) -> Result<RunView, String> {
+    let mut report = |stage: &str, f: f64| {
+        if let Ok(mut p) = progress.lock() {
+            *p = (stage.to_string(), f);
+        }
+    };
+    let run = tplab_kernels::run(
+        &cfg,
+        &RunOptions {
+            iters,
+            mode: DeviceMode::SingleDevice(0),
+        },
+        &mut report,
+    )
+    .map_err(|e| e.to_string())?;
+    report("computing the CPU reference", 1.0);
+    let model = tplab_kernels::run::device_model(&cfg);
+    let reference = tplab_kernels::reference::reference(&cfg, &model);
+    let v = compare(
+        &cfg,
+        Outputs {
+            output_per_rank: &run.output_per_rank,
+            grad_input: &run.grad_input,
+            grads: &run.grads,
+        },
+        (&reference).into(),
+    );
+    let mut measured = run.trace.clone();
+    for e in &mut measured.events {
+        if let Some(m) = e.measured {
+            e.timing = m;
+        }
+    }
+    let mut its = run.iteration_ms.clone();
+    its.sort_by(f64::total_cmp);
+    Ok(RunView {
+        label: cfg.label(),
+        devices: format!("{} — {}", run.devices.join(", "), run.mode),
+        ops: op_table(&run.trace),
+        predicted: run.trace,
+        measured,
+        verification: tplab_kernels::verify::summary(&v),
+        passed: v.passed(),
+        iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
+    })
+}
+
+fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
+    ui.label(format!(
+        "CUDA support compiled in: {}",
+        if p.compiled_with_cuda { "yes" } else { "no" }
+    ));
+    egui::Grid::new("gpu-libs").striped(true).show(ui, |ui| {
+        ui.strong("library");
+        ui.strong("state");
+        ui.strong("version");
+        ui.strong("needed for");
+        ui.end_row();
+        for l in &p.libraries {
+            ui.label(l.name);
+            if l.found {
+                ui.label("found");
+            } else {
+                ui.colored_label(ui.visuals().warn_fg_color, "missing");
+            }
+            ui.label(l.version.as_deref().unwrap_or("-"));
+            ui.label(l.needed_for);
+            ui.end_row();
+        }
+    });
+    for l in p.libraries.iter().filter(|l| !l.found) {
+        ui.label(format!(
+            "{} (looked for {}): {}",
+            l.name,
+            l.looked_for,
+            l.advice.as_deref().unwrap_or("")
+        ));
+    }
+    for d in &p.devices {
+        ui.label(format!(
+            "GPU {}: {} — compute capability {}.{}, {:.1} GiB, {:.1} GiB free",
+            d.ordinal,
+            d.name,
+            d.compute_capability.0,
+            d.compute_capability.1,
+            d.total_memory_bytes as f64 / (1u64 << 30) as f64,
+            d.free_memory_bytes as f64 / (1u64 << 30) as f64
+        ));
+    }
+    if !p.usable() {
+        ui.colored_label(ui.visuals().warn_fg_color, p.headline());
+        for pr in p.problems.iter().skip(1) {
+            ui.label(pr);
+        }
+        ui.label(
+            "Everything else in tplab works without a GPU: the simulator runs the same shards \
+             on virtual GPUs on the CPU.",
+        );
+    }
+}
+
+fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
+    let dark = ui.visuals().dark_mode;
+    let events: Vec<&Event> = trace.events.iter().collect();
+    let (compute, comm) = gantt_bars(trace, &events, dark);
+    let tp = trace.config.tp.max(1);
+    Plot::new(id.to_string())
+        .height(height)
+        .legend(Legend::default())
+        .x_axis_label("time (µs)")
+        .y_axis_formatter(move |mark, _| {
+            let v = mark.value.round();
+            if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
+                format!("GPU {}", tp - 1 - v as usize)
+            } else {
+                String::new()
+            }
+        })
+        .allow_scroll(false)
+        .show(ui, |plot| {
+            plot.bar_chart(BarChart::new("compute", compute).horizontal());
+            plot.bar_chart(BarChart::new("communication", comm).horizontal());
+        });
+}
+
+fn result_ui(ui: &mut egui::Ui, r: &RunView) {
+    ui.label(format!("{} on {}", r.label, r.devices));
+    ui.label(format!(
+        "Forward + backward: {:.3} ms (median iteration).",
+        r.iteration_ms
+    ));
+    let color = if r.passed {
+        ui.visuals().text_color()
+    } else {
+        ui.visuals().error_fg_color
+    };
+    ui.colored_label(
+        color,
+        format!("Against the CPU reference: {}", r.verification),
+    );
+    ui.columns(2, |cols| {
+        cols[0].strong("Measured on the GPU (CUDA events)");
+        gantt(&mut cols[0], "gpu-measured", &r.measured, 220.0);
+        cols[1].strong("Predicted");
+        cols[1].label(time_source_note(r.predicted.time_source));
+        gantt(&mut cols[1], "gpu-predicted", &r.predicted, 220.0);
+    });
+    ui.label("Per op (ms, summed over layers, mean over ranks); ratio = measured share / predicted share:");
+    egui::ScrollArea::vertical()
+        .max_height(260.0)
+        .show(ui, |ui| {
+            egui::Grid::new("gpu-ops").striped(true).show(ui, |ui| {
+                for h in ["pass", "op", "measured ms", "predicted ms", "ratio"] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for o in &r.ops {
+                    ui.label(o.pass.name());
+                    ui.label(&o.name);
+                    ui.label(
+                        o.measured_ms
+                            .map(|m| format!("{m:.4}"))
+                            .unwrap_or_else(|| "-".into()),
+                    );
+                    ui.label(format!("{:.4}", o.predicted_ms));
+                    ui.label(
+                        o.share_ratio
+                            .map(|s| format!("{s:.2}"))
+                            .unwrap_or_else(|| "-".into()),
+                    );
+                    ui.end_row();
+                }
+            });
+        });
+}
+
+impl View for Gpu {
+    fn id(&self) -> &'static str {
+        "gpu"
+    }
+
+    fn title(&self) -> &'static str {
+        "GPU"
+    }
+
+    fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
+        if let Some(job) = &mut self.job {
+            if let Some(r) = job.poll() {
+                self.last = Some(r);
+                self.job = None;
+            } else {
+                // Progress comes from another thread: look again shortly.
+                ctx.request_repaint_after(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        ui.heading("GPU: the same shards on real hardware");
+        let probe = self.probe.get_or_insert_with(tplab_kernels::probe);
+        probe_ui(ui, probe);
+        if ui.button("Look again").clicked() {
+            self.probe = Some(tplab_kernels::probe());
+        }
+        let usable = self.probe.as_ref().is_some_and(Probe::usable);
+        ui.separator();
+        let cfg = Config {
+            dtype: self.dtype,
+            ..shared.scenario.config().clone()
+        };
+        ui.horizontal(|ui| {
+            ui.label(format!("Scenario: {}", cfg.label()));
+            egui::ComboBox::from_label("dtype")
+                .selected_text(self.dtype.name())
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.dtype, DType::F32, "f32");
+                    ui.selectable_value(&mut self.dtype, DType::Bf16, "bf16");
+                });
+            ui.add(
+                egui::DragValue::new(&mut self.iters)
+                    .range(1..=100)
+                    .prefix("iterations "),
+            );
+        });
+        let check = tplab_kernels::run::check_config(&cfg);
+        if let Err(e) = &check {
+            ui.colored_label(ui.visuals().error_fg_color, e.to_string());
+        }
+        let running = self.job.is_some();
+        let can_run = usable && check.is_ok() && !running;
+        if ui
+            .add_enabled(can_run, egui::Button::new("Run on the GPU"))
+            .on_disabled_hover_text("needs a usable GPU, a valid scenario and no run in progress")
+            .clicked()
+        {
+            let progress = self.progress.clone();
+            let iters = self.iters;
+            let run_cfg = cfg.clone();
+            self.job = Some(Job::spawn(ui.ctx(), move || {
+                execute(run_cfg, iters, progress)
+            }));
+        }
+        if let Some(job) = &self.job {
+            let (stage, f) = self
+                .progress
+                .lock()
+                .map(|p| p.clone())
+                .unwrap_or_else(|_| (String::new(), 0.0));
+            ui.add(
+                egui::ProgressBar::new(f as f32)
+                    .text(format!("{stage} ({:.1} s)", job.elapsed_s())),
+            );
+        }
+        match &self.last {
+            Some(Ok(r)) => result_ui(ui, r),
+            Some(Err(e)) => {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("The GPU run failed: {e}"),
+                );
+            }
+            None => {}
+        }
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}

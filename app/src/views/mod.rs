@@ -1,0 +1,333 @@
+//! The app's views: one file per view, each a plain state struct behind the small [`View`] trait.
+//!
+//! # Adding a view
+//! 1. Create `views/<name>.rs` with `pub struct <Name>` deriving `Default`, `Serialize` and
+//!    `Deserialize` (with `#[serde(default)]`), so its state survives a restart.
+//! 2. `impl View for <Name>`: [`View::id`] is a stable lower-case id (used for persistence and
+//!    by "Show me" targets such as `{ view = "step", tp = 4, event = "mlp.g" }`),
+//!    [`View::title`] is the side-bar label, [`View::ui`] draws. Optional: [`View::logic`]
+//!    advances time (it runs before `ui` and draws nothing), [`View::show_me`] jumps to a
+//!    target, [`View::save`]/[`View::load`] keep state (use [`save_json`]/[`load_json`]).
+//! 3. Add `pub mod <name>;` below and one line in [`all_views`].
+//!
+//! Views never recompute the engine per frame: the shared [`Scenario`] caches the plan and the
+//! trace and bumps [`Scenario::generation`] when the configuration changes. To send the learner
+//! elsewhere, a view calls [`Shared::navigate`] with a [`ShowMe`] target; the app applies the
+//! scenario, switches view and calls the target view's [`View::show_me`].
+
+pub mod collectives;
+pub mod gpu;
+pub mod memory;
+pub mod planner;
+pub mod playground;
+pub mod step;
+pub mod timeline;
+
+use serde::{Deserialize, Serialize};
+use tplab_engine::config::{Config, ConfigError, Preset};
+use tplab_engine::plan::ShardPlan;
+use tplab_engine::trace::{schedule, Trace};
+use tplab_engine::Algorithm;
+
+/// One view of the app.
+pub trait View {
+    /// Stable id: `"playground"`, `"step"`, `"collectives"`, `"timeline"`, `"memory"`,
+    /// `"verify"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
+    fn id(&self) -> &'static str;
+    /// Side-bar label.
+    fn title(&self) -> &'static str;
+    /// Advances state (animation, background jobs) before [`View::ui`]; draws nothing.
+    fn logic(&mut self, _ctx: &egui::Context, _shared: &mut Shared) {}
+    /// Draws the view.
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared);
+    /// Jumps to a "Show me" target (the app has already applied its scenario fields).
+    fn show_me(&mut self, _target: &ShowMe, _shared: &Shared) {}
+    /// The view's state as JSON, to be restored by [`View::load`] after a restart.
+    fn save(&self) -> Option<String> {
+        None
+    }
+    /// Restores state saved by [`View::save`]; ignores what it cannot read.
+    fn load(&mut self, _json: &str) {}
+}
+
+/// `serde_json` of a view's state, for [`View::save`].
+pub fn save_json<T: Serialize>(state: &T) -> Option<String> {
+    serde_json::to_string(state).ok()
+}
+
+/// Replaces `state` with the JSON if it parses, for [`View::load`].
+pub fn load_json<T: for<'de> Deserialize<'de>>(state: &mut T, json: &str) {
+    if let Ok(v) = serde_json::from_str(json) {
+        *state = v;
+    }
+}
+
+/// Every view in side-bar order.
+pub fn all_views() -> Vec<Box<dyn View>> {
+    vec![
+        Box::new(playground::Playground::default()),
+        Box::new(step::StepThrough::default()),
+        Box::new(collectives::Collectives::default()),
+        Box::new(timeline::Timeline::default()),
+        Box::new(memory::Memory::default()),
+        Box::new(planner::Planner::default()),
+        Box::new(gpu::Gpu::default()),
+    ]
+}
+
+/// A "Show me" target: a view, optionally with a scenario and a point in the trace.
+///
+/// Matches the lessons' TOML, e.g. `{ view = "step", tp = 4, preset = "gpt2-small",
+/// pass = "forward", event = "mlp.g" }`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShowMe {
+    /// A [`View::id`].
+    pub view: String,
+    /// A preset name (`gpt2-small`, `tiny`), applied before `tp` and `algorithm`.
+    pub preset: Option<String>,
+    pub tp: Option<usize>,
+    /// An algorithm name (`ring`, `tree`, `recursive-halving-doubling`, `direct`).
+    pub algorithm: Option<String>,
+    /// `forward` or `backward`.
+    pub pass: Option<String>,
+    /// A trace event name, e.g. `mlp.g`, `attn.f.bwd`.
+    pub event: Option<String>,
+    pub layer: Option<usize>,
+}
+
+/// The engine's plan and trace for a valid configuration.
+pub struct Derived {
+    pub plan: ShardPlan,
+    pub trace: Trace,
+}
+
+/// The scenario every view shows, with its plan and trace computed once per change.
+pub struct Scenario {
+    config: Config,
+    generation: u64,
+    derived: Result<Derived, ConfigError>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self::new(Config::default())
+    }
+}
+
+impl Scenario {
+    pub fn new(config: Config) -> Self {
+        let derived = Self::derive(&config);
+        Self {
+            config,
+            generation: 0,
+            derived,
+        }
+    }
+
+    fn derive(config: &Config) -> Result<Derived, ConfigError> {
+        // Drawing needs only the shape rules: large configs are drawn (aggregated), never run.
+        config.validate_shapes()?;
+        Ok(Derived {
+            plan: ShardPlan::new(config),
+            trace: schedule(config),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Bumped on every configuration change; views compare it to refresh their caches.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The plan and trace, or the engine's error for an invalid configuration.
+    pub fn derived(&self) -> Result<&Derived, &ConfigError> {
+        self.derived.as_ref()
+    }
+
+    /// Replaces the configuration; recomputes the plan and trace only if it changed.
+    pub fn set_config(&mut self, config: Config) {
+        if config != self.config {
+            self.derived = Self::derive(&config);
+            self.config = config;
+            self.generation += 1;
+        }
+    }
+
+    /// Sets the TP size (keys 1–8, the TP buttons).
+    pub fn set_tp(&mut self, tp: usize) {
+        let config = Config {
+            tp,
+            ..self.config.clone()
+        };
+        self.set_config(config);
+    }
+}
+
+/// Keyboard actions the app routes to the active view.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyActions {
+    /// Space: play / pause.
+    pub toggle_play: bool,
+    /// ←/→: steps backward (negative) or forward.
+    pub step: i32,
+}
+
+/// State shared by all views.
+#[derive(Default)]
+pub struct Shared {
+    pub scenario: Scenario,
+    /// Presenter mode: full screen and large type.
+    pub presenter: bool,
+    /// Keys pressed this frame, for the active view.
+    pub keys: KeyActions,
+    pending: Vec<ShowMe>,
+}
+
+impl Shared {
+    /// Asks the app to switch to `target` (applied before the next frame's views run).
+    pub fn navigate(&mut self, target: ShowMe) {
+        self.pending.push(target);
+    }
+
+    /// Takes the pending navigation requests (used by the app).
+    pub fn take_navigation(&mut self) -> Vec<ShowMe> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Applies a target's scenario fields (preset, tp, algorithm) to the scenario.
+    pub fn apply_scenario(&mut self, target: &ShowMe) {
+        let mut config = self.scenario.config().clone();
+        if let Some(p) = target
+            .preset
+            .as_deref()
+            .and_then(|p| p.parse::<Preset>().ok())
+        {
+            config = p.config();
+        }
+        if let Some(tp) = target.tp {
+            config.tp = tp;
+        }
+        if let Some(a) = target
+            .algorithm
+            .as_deref()
+            .and_then(|a| a.parse::<Algorithm>().ok())
+        {
+            config.algorithm = a;
+        }
+        self.scenario.set_config(config);
+    }
+}
+
+/// Colours for GPUs: the Okabe–Ito palette, distinguishable with the common colour-vision
+/// deficiencies; black becomes light grey on dark backgrounds.
+pub fn gpu_color(rank: usize, dark: bool) -> egui::Color32 {
+    use egui::Color32;
+    const OKABE_ITO: [Color32; 7] = [
+        Color32::from_rgb(0x00, 0x72, 0xB2), // blue
+        Color32::from_rgb(0xE6, 0x9F, 0x00), // orange
+        Color32::from_rgb(0x00, 0x9E, 0x73), // bluish green
+        Color32::from_rgb(0xD5, 0x5E, 0x00), // vermillion
+        Color32::from_rgb(0x56, 0xB4, 0xE9), // sky blue
+        Color32::from_rgb(0xCC, 0x79, 0xA7), // reddish purple
+        Color32::from_rgb(0xF0, 0xE4, 0x42), // yellow
+    ];
+    match rank % 8 {
+        7 if dark => Color32::from_rgb(0xDD, 0xDD, 0xDD),
+        7 => Color32::from_rgb(0x20, 0x20, 0x20),
+        i => OKABE_ITO[i],
+    }
+}
+
+/// Black or white, whichever reads better on `bg`.
+pub fn text_on(bg: egui::Color32) -> egui::Color32 {
+    let [r, g, b, _] = bg.to_array();
+    let luma = 0.299 * f32::from(r) + 0.587 * f32::from(g) + 0.114 * f32::from(b);
+    if luma > 140.0 {
+        egui::Color32::BLACK
+    } else {
+        egui::Color32::WHITE
+    }
+}
+
+/// Draws the engine's error for an invalid configuration with the nearest valid TP sizes as
+/// buttons; returns the TP the learner picked, if any.
+pub fn config_error_ui(ui: &mut egui::Ui, err: &ConfigError, config: &Config) -> Option<usize> {
+    let mut picked = None;
+    ui.colored_label(
+        ui.visuals().error_fg_color,
+        format!("Invalid choice: {err}"),
+    );
+    let nearest = config.nearest_valid_tp();
+    if !nearest.is_empty() && config.heads > 0 && config.ffn > 0 {
+        ui.horizontal(|ui| {
+            let list = nearest
+                .iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            ui.label(format!("Nearest valid TP sizes: {list}"));
+            for t in nearest {
+                if ui.button(format!("Use TP={t}")).clicked() {
+                    picked = Some(t);
+                }
+            }
+        });
+    }
+    picked
+}
+
+/// A text shape for a batch of shapes (`painter.extend`), anchored at `pos`.
+pub fn text_shape(
+    painter: &egui::Painter,
+    pos: egui::Pos2,
+    anchor: egui::Align2,
+    text: impl ToString,
+    size: f32,
+    color: egui::Color32,
+) -> egui::Shape {
+    let galley = painter.layout_no_wrap(text.to_string(), egui::FontId::proportional(size), color);
+    let rect = anchor.anchor_size(pos, galley.size());
+    egui::Shape::galley(rect.min, galley, color)
+}
+
+/// Gives a painted area an accessible label (screen readers, kittest queries).
+pub fn a11y_label(resp: &egui::Response, text: &str) {
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Figure, true, text));
+}
+
+/// Work running off the UI thread; the result arrives through [`Job::poll`].
+pub struct Job<T> {
+    rx: std::sync::mpsc::Receiver<T>,
+    started: std::time::Instant,
+}
+
+impl<T: Send + 'static> Job<T> {
+    /// Runs `work` on a new thread and repaints `ctx` when it is done.
+    pub fn spawn(ctx: &egui::Context, work: impl FnOnce() -> T + Send + 'static) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ctx = ctx.clone();
+        std::thread::spawn(move || {
+            // The receiver may be gone (a newer job replaced this one): nothing to do then.
+            let _ = tx.send(work());
+            ctx.request_repaint();
+        });
+        Self {
+            rx,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// The result, once.
+    pub fn poll(&mut self) -> Option<T> {
+        self.rx.try_recv().ok()
+    }
+
+    /// Seconds since the job started.
+    pub fn elapsed_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+}

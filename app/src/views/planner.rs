@@ -1,0 +1,289 @@
+//! Planner: a model on a cluster, the engine's ranked 3D layouts (TP, PP, DP) with the reason
+//! the winner wins, and throughput against TP showing the drop once a TP group spans nodes.
+//! The planner runs off the UI thread ([`super::Job`]).
+
+use super::{load_json, save_json, Job, Shared, View};
+use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+use serde::{Deserialize, Serialize};
+use tplab_engine::config::human_bytes;
+use tplab_engine::cost::TrainSetup;
+use tplab_engine::hardware::{Catalogue, Cluster};
+use tplab_engine::models::ModelPreset;
+use tplab_engine::planner::{self, PlanRequest, TpPoint};
+
+/// Ranked layouts listed.
+const SHOWN_LAYOUTS: usize = 8;
+
+/// Planner inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlannerInputs {
+    pub model: ModelPreset,
+    pub gpu: String,
+    pub gpus: usize,
+    pub gpus_per_node: usize,
+    pub inter_node: String,
+    pub seq: usize,
+    pub global_batch: usize,
+}
+
+impl Default for PlannerInputs {
+    fn default() -> Self {
+        Self {
+            model: ModelPreset::Gpt3_175b,
+            gpu: "a100".into(),
+            gpus: 64,
+            gpus_per_node: 8,
+            inter_node: "ib-hdr-200".into(),
+            seq: 2048,
+            global_batch: 512,
+        }
+    }
+}
+
+/// What the planner answered.
+pub struct PlannerResult {
+    pub plan: planner::Plan,
+    pub by_tp: Vec<TpPoint>,
+    pub gpus_per_node: usize,
+}
+
+/// Planner state.
+#[derive(Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Planner {
+    pub inputs: PlannerInputs,
+    #[serde(skip)]
+    computed_for: Option<PlannerInputs>,
+    #[serde(skip)]
+    job: Option<Job<Result<PlannerResult, String>>>,
+    #[serde(skip)]
+    result: Option<Result<PlannerResult, String>>,
+}
+
+/// Builds the request and runs the planner (on a worker thread).
+pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
+    let catalogue = Catalogue::default();
+    let cluster = Cluster::new(
+        &catalogue,
+        &inputs.gpu,
+        inputs.gpus,
+        inputs.gpus_per_node,
+        &inputs.inter_node,
+    )
+    .map_err(|e| e.to_string())?;
+    let req = PlanRequest {
+        model: inputs.model.spec(),
+        setup: TrainSetup {
+            seq: inputs.seq,
+            global_batch: inputs.global_batch,
+            overlap_dp: true,
+        },
+        cluster,
+        micro_batch: None,
+        sp: None,
+        recompute: None,
+        zero: 1,
+    };
+    Ok(PlannerResult {
+        plan: planner::plan(&req),
+        by_tp: planner::throughput_vs_tp(&req),
+        gpus_per_node: inputs.gpus_per_node,
+    })
+}
+
+impl View for Planner {
+    fn id(&self) -> &'static str {
+        "planner"
+    }
+
+    fn title(&self) -> &'static str {
+        "Planner"
+    }
+
+    fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
+        if let Some(job) = &mut self.job {
+            if let Some(r) = job.poll() {
+                self.result = Some(r);
+                self.job = None;
+            } else {
+                ctx.request_repaint_after(std::time::Duration::from_millis(100));
+            }
+        }
+        if self.computed_for.as_ref() != Some(&self.inputs) {
+            let inputs = self.inputs.clone();
+            self.job = Some(Job::spawn(ctx, move || run_planner(&inputs)));
+            self.computed_for = Some(self.inputs.clone());
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
+        ui.heading("Planner: 3D layouts for a model on a cluster");
+        inputs_ui(ui, &mut self.inputs);
+        if let Some(job) = &self.job {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("Planning… {:.1} s", job.elapsed_s()));
+            });
+        }
+        match &self.result {
+            None => {}
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            Some(Ok(r)) => result_ui(ui, r),
+        }
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}
+
+fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
+    let catalogue = Catalogue::default();
+    ui.horizontal_wrapped(|ui| {
+        egui::ComboBox::from_label("model")
+            .selected_text(inputs.model.name())
+            .show_ui(ui, |ui| {
+                for m in ModelPreset::ALL {
+                    ui.selectable_value(&mut inputs.model, m, m.name());
+                }
+            });
+        egui::ComboBox::from_label("GPU")
+            .selected_text(inputs.gpu.as_str())
+            .show_ui(ui, |ui| {
+                for g in &catalogue.gpus {
+                    ui.selectable_value(&mut inputs.gpu, g.name.clone(), g.name.as_str());
+                }
+            });
+        for (label, v, max) in [
+            ("GPUs", &mut inputs.gpus, 65536),
+            ("per node", &mut inputs.gpus_per_node, 64),
+        ] {
+            let l = ui.label(label);
+            ui.add(egui::DragValue::new(v).range(1..=max))
+                .labelled_by(l.id);
+        }
+        egui::ComboBox::from_label("between nodes")
+            .selected_text(inputs.inter_node.as_str())
+            .show_ui(ui, |ui| {
+                for l in &catalogue.links {
+                    ui.selectable_value(&mut inputs.inter_node, l.name.clone(), l.name.as_str());
+                }
+            });
+        for (label, v, max) in [
+            ("seq", &mut inputs.seq, 1 << 20),
+            ("global batch", &mut inputs.global_batch, 1 << 20),
+        ] {
+            let l = ui.label(label);
+            ui.add(egui::DragValue::new(v).range(1..=max))
+                .labelled_by(l.id);
+        }
+    });
+}
+
+fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
+    let plan = &r.plan;
+    ui.columns(2, |cols| {
+        let ui = &mut cols[0];
+        ui.strong("Throughput against TP (best layout at each TP)");
+        let pts = |fits: bool, spans: bool| -> Vec<[f64; 2]> {
+            r.by_tp
+                .iter()
+                .filter(|p| p.fits == fits && p.spans_nodes == spans)
+                .filter_map(|p| p.best.as_ref().map(|b| [p.tp as f64, b.tokens_per_s]))
+                .collect()
+        };
+        let line: Vec<[f64; 2]> = r
+            .by_tp
+            .iter()
+            .filter(|p| p.fits)
+            .filter_map(|p| p.best.as_ref().map(|b| [p.tp as f64, b.tokens_per_s]))
+            .collect();
+        let node = r.gpus_per_node as f64;
+        Plot::new("tp-throughput")
+            .legend(Legend::default())
+            .height(260.0)
+            .x_axis_label("TP size")
+            .y_axis_label("tokens/s")
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                plot.line(Line::new("fits in memory", PlotPoints::from(line)));
+                plot.points(
+                    Points::new("TP inside a node", PlotPoints::from(pts(true, false)))
+                        .radius(5.0)
+                        .color(egui::Color32::from_rgb(0x00, 0x9E, 0x73)),
+                );
+                plot.points(
+                    Points::new("TP spans nodes", PlotPoints::from(pts(true, true)))
+                        .radius(5.0)
+                        .color(egui::Color32::from_rgb(0xD5, 0x5E, 0x00)),
+                );
+                plot.vline(VLine::new("node size", node));
+            });
+        let ui = &mut cols[1];
+        ui.strong("Why the winner wins");
+        for e in &plan.explanations {
+            ui.label(format!("• {e}"));
+        }
+        ui.label(format!(
+            "{} layouts fit; {} set aside (memory or batch rules).",
+            plan.ranked.len(),
+            plan.dropped.len()
+        ));
+        for d in plan.dropped.iter().take(3) {
+            ui.small(format!("{}: {}", d.layout.label(), d.reason));
+        }
+    });
+    ui.separator();
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        egui::Grid::new("ranked").striped(true).show(ui, |ui| {
+            for h in [
+                "#",
+                "layout",
+                "iteration (s)",
+                "compute",
+                "TP comm",
+                "bubble",
+                "DP comm",
+                "tokens/s",
+                "TFLOP/s/GPU",
+                "MFU",
+                "memory/GPU",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (i, it) in plan.ranked.iter().take(SHOWN_LAYOUTS).enumerate() {
+                ui.label((i + 1).to_string());
+                let mut label = it.layout.label();
+                if it.tp_spans_nodes {
+                    label.push_str(" (TP spans nodes)");
+                }
+                ui.label(label);
+                ui.label(format!("{:.3}", it.iteration_time_s));
+                for s in [
+                    it.compute_s,
+                    it.tp_comm_s,
+                    it.pipeline_bubble_s,
+                    it.dp_comm_s,
+                ] {
+                    ui.label(format!(
+                        "{:.0}%",
+                        100.0 * s / it.iteration_time_s.max(1e-12)
+                    ));
+                }
+                ui.label(format!("{:.0}", it.tokens_per_s));
+                ui.label(format!("{:.0}", it.tflops_per_gpu));
+                ui.label(format!("{:.0}%", 100.0 * it.mfu));
+                ui.label(human_bytes(it.memory.total_bytes));
+                ui.end_row();
+            }
+        });
+    });
+}

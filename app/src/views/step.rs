@@ -1,0 +1,636 @@
+//! Step through the pass: play, pause, step and scrub over the engine's trace, forward then
+//! backward. The op running on each GPU is highlighted, a collective moves data between GPUs
+//! along its planned messages ([`collectives::plan`]), and the f and g points are marked.
+//!
+//! Animation is time-based (`stable_dt` × speed) and requests repaints only while playing.
+
+use super::{
+    a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, ShowMe, View,
+};
+use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use serde::{Deserialize, Serialize};
+use tplab_engine::collectives::{self, Plan};
+use tplab_engine::config::human_bytes;
+use tplab_engine::trace::{CollectiveKind, Conjugate, Event, EventKind, Pass, Trace};
+
+/// Largest group whose messages are drawn one by one; larger groups draw one arrow per GPU.
+const MAX_DRAWN_MESSAGES: usize = 512;
+
+/// One step of the walk: an op on every GPU (all ranks' events), or one collective.
+#[derive(Debug, Clone)]
+pub struct WalkStep {
+    /// Index of the first trace event of this step.
+    pub first_event: usize,
+    /// Number of trace events (one per rank for compute, one for a collective).
+    pub events: usize,
+    pub layer: usize,
+    pub pass: Pass,
+    pub name: String,
+}
+
+/// Groups the trace into steps: consecutive events of the same layer, pass and name.
+pub fn walk_steps(trace: &Trace) -> Vec<WalkStep> {
+    let mut out: Vec<WalkStep> = Vec::new();
+    for e in &trace.events {
+        match out.last_mut() {
+            Some(s)
+                if s.layer == e.layer
+                    && s.pass == e.pass
+                    && s.name == e.name
+                    && !e.is_collective() =>
+            {
+                s.events += 1;
+            }
+            _ => out.push(WalkStep {
+                first_event: e.index,
+                events: 1,
+                layer: e.layer,
+                pass: e.pass,
+                name: e.name.clone(),
+            }),
+        }
+    }
+    out
+}
+
+/// Step-through state.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct StepThrough {
+    /// Position in steps; the fraction animates a collective's messages.
+    pub position: f32,
+    /// Steps per second while playing.
+    pub speed_steps_per_s: f32,
+    #[serde(skip)]
+    pub playing: bool,
+    #[serde(skip)]
+    cache: Option<Cache>,
+}
+
+struct Cache {
+    generation: u64,
+    steps: Vec<WalkStep>,
+    /// The planned messages of the scenario's all-reduce (one shape for all f/g collectives).
+    all_reduce: Option<Plan>,
+}
+
+impl Default for StepThrough {
+    fn default() -> Self {
+        Self {
+            position: 0.0,
+            speed_steps_per_s: 1.0,
+            playing: false,
+            cache: None,
+        }
+    }
+}
+
+impl StepThrough {
+    fn refresh(&mut self, shared: &Shared) {
+        let generation = shared.scenario.generation();
+        if self
+            .cache
+            .as_ref()
+            .is_some_and(|c| c.generation == generation)
+        {
+            return;
+        }
+        let (steps, all_reduce) = match shared.scenario.derived() {
+            Ok(d) => {
+                let cfg = &d.trace.config;
+                let elems = cfg.tokens() * cfg.hidden;
+                let plan = collectives::plan(
+                    CollectiveKind::AllReduce,
+                    cfg.algorithm,
+                    cfg.tp,
+                    elems,
+                    cfg.dtype.size_bytes(),
+                )
+                .ok();
+                (walk_steps(&d.trace), plan)
+            }
+            Err(_) => (Vec::new(), None),
+        };
+        let last = steps.len().saturating_sub(1) as f32;
+        self.position = self.position.clamp(0.0, last);
+        self.cache = Some(Cache {
+            generation,
+            steps,
+            all_reduce,
+        });
+    }
+
+    fn step_count(&self) -> usize {
+        self.cache.as_ref().map_or(0, |c| c.steps.len())
+    }
+
+    fn current(&self) -> usize {
+        (self.position.floor().max(0.0) as usize).min(self.step_count().saturating_sub(1))
+    }
+
+    /// Moves `delta` whole steps and pauses.
+    pub fn step_by(&mut self, delta: i32) {
+        let last = self.step_count().saturating_sub(1) as i64;
+        let next = (self.current() as i64 + i64::from(delta)).clamp(0, last.max(0));
+        self.position = next as f32;
+        self.playing = false;
+    }
+}
+
+/// "all-reduces this layer: forward 2, backward 2" for `layer`.
+pub fn counter_text(trace: &Trace, layer: usize) -> String {
+    let c = trace.collective_counts(Some(layer));
+    format!(
+        "all-reduces this layer: forward {}, backward {}",
+        c.forward_all_reduce, c.backward_all_reduce
+    )
+}
+
+/// All-reduces issued in `layer` up to and including trace event `upto`.
+fn issued_so_far(trace: &Trace, layer: usize, upto: usize) -> (usize, usize) {
+    let mut fwd_bwd = (0, 0);
+    for e in trace.events[..=upto.min(trace.events.len().saturating_sub(1))].iter() {
+        if e.layer == layer && e.collective_kind() == Some(CollectiveKind::AllReduce) {
+            match e.pass {
+                Pass::Forward => fwd_bwd.0 += 1,
+                Pass::Backward => fwd_bwd.1 += 1,
+            }
+        }
+    }
+    fwd_bwd
+}
+
+impl View for StepThrough {
+    fn id(&self) -> &'static str {
+        "step"
+    }
+
+    fn title(&self) -> &'static str {
+        "Step through"
+    }
+
+    fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
+        self.refresh(shared);
+        if shared.keys.toggle_play {
+            if !self.playing && self.current() + 1 >= self.step_count() {
+                self.position = 0.0; // play again from the start
+            }
+            self.playing = !self.playing;
+        }
+        if shared.keys.step != 0 {
+            self.step_by(shared.keys.step);
+        }
+        if self.playing {
+            let last = self.step_count().saturating_sub(1) as f32;
+            // Time-based: the same speed at any frame rate; a long stall moves at most 0.25 s.
+            let dt_s = ctx.input(|i| i.stable_dt).min(0.25);
+            self.position += dt_s * self.speed_steps_per_s;
+            if self.position >= last {
+                self.position = last;
+                self.playing = false;
+            }
+            ctx.request_repaint();
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        self.refresh(shared);
+        ui.heading("Step through the pass");
+        let derived = match shared.scenario.derived() {
+            Ok(d) => d,
+            Err(err) => {
+                let config = shared.scenario.config().clone();
+                if let Some(tp) = super::config_error_ui(ui, err, &config) {
+                    shared.scenario.set_tp(tp);
+                }
+                return;
+            }
+        };
+        let trace = &derived.trace;
+        let n = self.step_count();
+        if n == 0 {
+            ui.label("The trace is empty.");
+            return;
+        }
+        ui.horizontal(|ui| {
+            let label = if self.playing { "Pause" } else { "Play" };
+            if ui.button(label).on_hover_text("Space").clicked() {
+                if !self.playing && self.current() + 1 >= n {
+                    self.position = 0.0;
+                }
+                self.playing = !self.playing;
+            }
+            if ui
+                .button("Previous step")
+                .on_hover_text("Left arrow key")
+                .clicked()
+            {
+                self.step_by(-1);
+            }
+            if ui
+                .button("Next step")
+                .on_hover_text("Right arrow key")
+                .clicked()
+            {
+                self.step_by(1);
+            }
+            if ui.button("Restart").clicked() {
+                self.position = 0.0;
+                self.playing = false;
+            }
+            // A separate integer: a slider bound to `position` would round away the fraction.
+            let mut scrub = self.current();
+            if ui
+                .add(egui::Slider::new(&mut scrub, 0..=n - 1).text("step"))
+                .changed()
+            {
+                self.position = scrub as f32;
+                self.playing = false;
+            }
+            ui.add(
+                egui::Slider::new(&mut self.speed_steps_per_s, 0.25..=8.0)
+                    .logarithmic(true)
+                    .text("steps/s"),
+            );
+        });
+        let Some(cache) = &self.cache else {
+            return;
+        };
+        let cur = self.current();
+        let step = &cache.steps[cur];
+        let frac = if self.playing {
+            self.position - cur as f32
+        } else {
+            0.5
+        };
+        let event = &trace.events[step.first_event];
+        ui.horizontal(|ui| {
+            ui.strong(counter_text(trace, step.layer));
+            let (f, b) = issued_so_far(trace, step.layer, step.first_event);
+            ui.label(format!("issued so far: forward {f}, backward {b}"));
+        });
+        ui.label(describe(event, step, cur, n));
+        ui.add_space(6.0);
+        pass_strip(
+            ui,
+            trace,
+            &cache.steps,
+            cur,
+            &mut self.position,
+            &mut self.playing,
+        );
+        ui.add_space(8.0);
+        gpus_ui(ui, trace, step, cache.all_reduce.as_ref(), frac);
+    }
+
+    fn show_me(&mut self, target: &ShowMe, shared: &Shared) {
+        self.refresh(shared);
+        let Some(cache) = &self.cache else { return };
+        let pass = match target.pass.as_deref() {
+            Some("backward") => Some(Pass::Backward),
+            Some("forward") => Some(Pass::Forward),
+            _ => None,
+        };
+        let layer = target.layer.unwrap_or(0);
+        let found = cache.steps.iter().position(|s| {
+            s.layer == layer
+                && pass.is_none_or(|p| p == s.pass)
+                && target.event.as_deref().is_none_or(|e| e == s.name)
+        });
+        if let Some(i) = found {
+            self.position = i as f32;
+        }
+        self.playing = false;
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}
+
+/// One sentence about the current step.
+fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize) -> String {
+    let head = format!(
+        "Step {}/{n} · layer {} · {} · {}",
+        cur + 1,
+        step.layer,
+        step.pass.name(),
+        step.name
+    );
+    match &e.kind {
+        EventKind::Compute { op, parallel } => {
+            let shapes = e
+                .inputs
+                .iter()
+                .map(|[r, c]| format!("[{r}, {c}]"))
+                .collect::<Vec<_>>()
+                .join(" · ");
+            format!(
+                "{head}: {op:?} ({parallel:?}) on every GPU, inputs {shapes} -> [{}, {}]",
+                e.output[0], e.output[1]
+            )
+        }
+        EventKind::Collective {
+            kind,
+            algorithm,
+            steps,
+        } => {
+            let op = e.conjugate.map_or("", |c| c.name());
+            match kind {
+                CollectiveKind::Identity => format!(
+                    "{head}: the {op} operator is the identity here — no communication"
+                ),
+                _ => format!(
+                    "{head}: the {op} operator is a {} ({algorithm}, {steps} steps) of [{}, {}] = {} per GPU, each GPU sends {}",
+                    kind.name(),
+                    e.output[0],
+                    e.output[1],
+                    human_bytes(e.bytes),
+                    human_bytes(e.bytes_sent_per_rank)
+                ),
+            }
+        }
+    }
+}
+
+/// The steps of the current layer, forward row and backward row, with f and g marked.
+fn pass_strip(
+    ui: &mut egui::Ui,
+    trace: &Trace,
+    steps: &[WalkStep],
+    cur: usize,
+    position: &mut f32,
+    playing: &mut bool,
+) {
+    let layer = steps[cur].layer;
+    let dark = ui.visuals().dark_mode;
+    let width = ui.available_width();
+    let row_h = 26.0;
+    let (resp, painter) = ui.allocate_painter(Vec2::new(width, 2.0 * row_h + 28.0), Sense::click());
+    let text = ui.visuals().text_color();
+    let weak = ui.visuals().weak_text_color();
+    let accent = ui.visuals().selection.bg_fill;
+    let mut shapes = Vec::new();
+    for (row, pass) in [Pass::Forward, Pass::Backward].into_iter().enumerate() {
+        let y = resp.rect.top() + row as f32 * (row_h + 14.0);
+        shapes.push(text_shape(
+            &painter,
+            Pos2::new(resp.rect.left(), y + row_h / 2.0),
+            Align2::LEFT_CENTER,
+            pass.name(),
+            12.0,
+            text,
+        ));
+        let row_steps: Vec<(usize, &WalkStep)> = steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.layer == layer && s.pass == pass)
+            .collect();
+        let x0 = resp.rect.left() + 70.0;
+        let w = ((width - 70.0) / row_steps.len().max(1) as f32).max(8.0);
+        for (k, (i, s)) in row_steps.iter().enumerate() {
+            let rect =
+                Rect::from_min_size(Pos2::new(x0 + k as f32 * w, y), Vec2::new(w - 3.0, row_h));
+            let e = &trace.events[s.first_event];
+            let short = s.name.trim_end_matches(".bwd");
+            match (e.collective_kind(), e.conjugate) {
+                (Some(kind), Some(conj)) => {
+                    let letter = match conj {
+                        Conjugate::F => "f",
+                        Conjugate::G => "g",
+                    };
+                    let all_reduce = kind == CollectiveKind::AllReduce;
+                    let c = rect.center();
+                    let r = row_h * 0.45;
+                    let diamond = vec![
+                        Pos2::new(c.x, c.y - r),
+                        Pos2::new(c.x + r, c.y),
+                        Pos2::new(c.x, c.y + r),
+                        Pos2::new(c.x - r, c.y),
+                    ];
+                    let fill = if all_reduce {
+                        gpu_color(3, dark)
+                    } else {
+                        egui::Color32::TRANSPARENT
+                    };
+                    shapes.push(egui::Shape::convex_polygon(
+                        diamond,
+                        fill,
+                        Stroke::new(1.5, text),
+                    ));
+                    shapes.push(text_shape(
+                        &painter,
+                        c,
+                        Align2::CENTER_CENTER,
+                        letter,
+                        13.0,
+                        if all_reduce { text_on(fill) } else { text },
+                    ));
+                    let note = if all_reduce { "all-reduce" } else { "identity" };
+                    shapes.push(text_shape(
+                        &painter,
+                        Pos2::new(c.x, rect.bottom() + 1.0),
+                        Align2::CENTER_TOP,
+                        note,
+                        9.0,
+                        weak,
+                    ));
+                }
+                _ => {
+                    shapes.push(egui::Shape::rect_filled(
+                        rect,
+                        3.0,
+                        ui.visuals().faint_bg_color,
+                    ));
+                    shapes.push(egui::Shape::rect_stroke(
+                        rect,
+                        3.0,
+                        Stroke::new(0.5, weak),
+                        StrokeKind::Inside,
+                    ));
+                    if w > 40.0 {
+                        let label = short.rsplit('.').next().unwrap_or(short);
+                        shapes.push(text_shape(
+                            &painter,
+                            rect.center(),
+                            Align2::CENTER_CENTER,
+                            label,
+                            10.0,
+                            text,
+                        ));
+                    }
+                }
+            }
+            if *i == cur {
+                shapes.push(egui::Shape::rect_stroke(
+                    rect.expand(2.0),
+                    4.0,
+                    Stroke::new(2.5, accent),
+                    StrokeKind::Outside,
+                ));
+            }
+            if resp.clicked()
+                && resp
+                    .interact_pointer_pos()
+                    .is_some_and(|p| rect.contains(p))
+            {
+                *position = *i as f32;
+                *playing = false;
+            }
+        }
+    }
+    painter.extend(shapes);
+    let current = &steps[cur].name;
+    a11y_label(
+        &resp,
+        &format!("Layer {layer} ops with f and g marked; current: {current}"),
+    );
+}
+
+/// One box per GPU with its current op; a collective's messages as moving dots.
+fn gpus_ui(ui: &mut egui::Ui, trace: &Trace, step: &WalkStep, plan: Option<&Plan>, frac: f32) {
+    let tp = trace.config.tp.max(1);
+    let dark = ui.visuals().dark_mode;
+    let per_row = tp.min(8);
+    let rows = tp.div_ceil(per_row);
+    let width = ui.available_width();
+    let box_w = (width / per_row as f32 - 16.0).clamp(40.0, 180.0);
+    let box_h = if tp > 8 { 44.0 } else { 84.0 };
+    let gap_y = 60.0;
+    let height = rows as f32 * (box_h + gap_y);
+    let (resp, painter) = ui.allocate_painter(Vec2::new(width, height), Sense::hover());
+    let text = ui.visuals().text_color();
+    let weak = ui.visuals().weak_text_color();
+    let spacing = width / per_row as f32;
+    let box_rect = |r: usize| {
+        let (row, col) = (r / per_row, r % per_row);
+        Rect::from_min_size(
+            Pos2::new(
+                resp.rect.left() + col as f32 * spacing + (spacing - box_w) / 2.0,
+                resp.rect.top() + row as f32 * (box_h + gap_y) + 10.0,
+            ),
+            Vec2::new(box_w, box_h),
+        )
+    };
+    let events = &trace.events[step.first_event..step.first_event + step.events];
+    let collective = events.first().and_then(|e| e.collective_kind());
+    let mut shapes = Vec::with_capacity(tp * 6);
+    for r in 0..tp {
+        let rect = box_rect(r);
+        let color = gpu_color(r, dark);
+        let active = events.iter().any(|e| e.on_rank(r));
+        let computing = active && collective.is_none();
+        let fill = if computing {
+            color
+        } else {
+            color.gamma_multiply(0.18)
+        };
+        shapes.push(egui::Shape::rect_filled(rect, 6.0, fill));
+        shapes.push(egui::Shape::rect_stroke(
+            rect,
+            6.0,
+            Stroke::new(if active { 2.5 } else { 1.0 }, color),
+            StrokeKind::Inside,
+        ));
+        let ink = if computing { text_on(color) } else { text };
+        shapes.push(text_shape(
+            &painter,
+            rect.center_top() + Vec2::new(0.0, 4.0),
+            Align2::CENTER_TOP,
+            format!("GPU {r}"),
+            if tp > 8 { 11.0 } else { 14.0 },
+            ink,
+        ));
+        if tp <= 8 {
+            if let Some(e) = events.iter().find(|e| e.on_rank(r)) {
+                let [rows_, cols] = e.output;
+                shapes.push(text_shape(
+                    &painter,
+                    rect.center() + Vec2::new(0.0, 6.0),
+                    Align2::CENTER_CENTER,
+                    format!("{}\n-> [{rows_}, {cols}]", step.name),
+                    11.0,
+                    ink,
+                ));
+            }
+        }
+    }
+    let moving = collective == Some(CollectiveKind::AllReduce);
+    if moving {
+        if let Some(plan) = plan {
+            messages(&painter, &mut shapes, plan, frac, box_rect, dark, weak);
+        }
+    }
+    painter.extend(shapes);
+    let what = if moving {
+        format!("{tp} GPUs exchanging data: {}", step.name)
+    } else {
+        format!("{tp} GPUs running {}", step.name)
+    };
+    a11y_label(&resp, &what);
+}
+
+/// Arrows for the messages of the current round of `plan`, with a dot travelling along each.
+fn messages(
+    painter: &egui::Painter,
+    shapes: &mut Vec<egui::Shape>,
+    plan: &Plan,
+    frac: f32,
+    box_rect: impl Fn(usize) -> Rect,
+    dark: bool,
+    weak: egui::Color32,
+) {
+    let rounds = plan.step_count().max(1);
+    let t = frac.clamp(0.0, 0.999) * rounds as f32;
+    let round = t.floor() as usize;
+    let along = t - round as f32;
+    let round_steps: Vec<_> = plan.steps.iter().filter(|s| s.index == round).collect();
+    if let Some(first) = round_steps.first() {
+        shapes.push(text_shape(
+            painter,
+            box_rect(0).left_bottom() + Vec2::new(0.0, 34.0),
+            Align2::LEFT_TOP,
+            format!(
+                "{} step {}/{} ({})",
+                plan.algorithm.name(),
+                round + 1,
+                rounds,
+                first.phase.name()
+            ),
+            12.0,
+            weak,
+        ));
+    }
+    for s in round_steps.into_iter().take(MAX_DRAWN_MESSAGES) {
+        let (a, b) = (box_rect(s.src), box_rect(s.dst));
+        let (from, to) = if (a.center().y - b.center().y).abs() < 1.0 {
+            // Same row: arc below the boxes so opposite directions do not overlap.
+            let lift = if s.src < s.dst { 14.0 } else { 26.0 };
+            (
+                a.center_bottom() + Vec2::new(0.0, lift),
+                b.center_bottom() + Vec2::new(0.0, lift),
+            )
+        } else {
+            (a.center(), b.center())
+        };
+        let color = gpu_color(s.src, dark);
+        shapes.push(egui::Shape::line_segment(
+            [from, to],
+            Stroke::new(1.5, color),
+        ));
+        let dir = (to - from).normalized();
+        let tip = to;
+        let side = Vec2::new(-dir.y, dir.x) * 4.0;
+        shapes.push(egui::Shape::convex_polygon(
+            vec![tip, tip - dir * 8.0 + side, tip - dir * 8.0 - side],
+            color,
+            Stroke::NONE,
+        ));
+        let dot = from + (to - from) * along;
+        shapes.push(egui::Shape::circle_filled(dot, 5.0, color));
+    }
+}

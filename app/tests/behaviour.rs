@@ -1,0 +1,184 @@
+//! Behaviour tests: drive the app by accessible labels, as a learner would.
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use tplab::views::ShowMe;
+use tplab::TplabApp;
+
+fn harness() -> Harness<'static, TplabApp> {
+    Harness::builder()
+        .with_size([1280.0, 820.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default())
+}
+
+#[test]
+fn starts_on_gpt2_small_at_tp4_in_the_playground() {
+    let harness = harness();
+    assert_eq!(harness.state().active_id(), "playground");
+    let cfg = harness.state().shared.scenario.config();
+    assert_eq!((cfg.hidden, cfg.heads, cfg.tp), (768, 12, 4));
+    harness.get_by_label_contains("W_qkv [768, 2304]");
+}
+
+#[test]
+fn clicking_a_tp_button_changes_the_split() {
+    let mut harness = harness();
+    harness.get_by_label("TP=2").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().shared.scenario.config().tp, 2);
+    // Two GPUs: the legend shows GPU 1 but no GPU 2.
+    assert!(harness.query_all_by_label(" GPU 1 ").count() > 0);
+    assert_eq!(harness.query_all_by_label(" GPU 2 ").count(), 0);
+    let plan = &harness.state().shared.scenario.derived().unwrap().plan;
+    assert_eq!(plan.tp, 2);
+}
+
+#[test]
+fn invalid_tp_shows_the_engine_error_and_nearest_sizes() {
+    let mut harness = harness();
+    // 12 heads cannot be split over 8 GPUs.
+    harness.get_by_label("TP=8").click();
+    harness.run_steps(2);
+    harness.get_by_label_contains("12 heads cannot be split over 8 GPUs");
+    harness.get_by_label_contains("Nearest valid TP sizes: 6, 12");
+    // The suggested fix works.
+    harness.get_by_label("Use TP=6").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().shared.scenario.config().tp, 6);
+    assert!(harness.query_by_label_contains("cannot be split").is_none());
+}
+
+#[test]
+fn stepping_through_forward_counts_the_all_reduces() {
+    let mut harness = harness();
+    harness.get_by_label("Step through").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().active_id(), "step");
+    harness.get_by_label("all-reduces this layer: forward 2, backward 2");
+    harness.get_by_label_contains("issued so far: forward 0, backward 0");
+    // Forward of one block: ln1, f, qkv, core, out, g(all-reduce) → the 6th step is attn.g.
+    for _ in 0..5 {
+        harness.get_by_label("Next step").click();
+        harness.run_steps(1);
+    }
+    harness.get_by_label_contains("· attn.g:");
+    harness.get_by_label_contains("issued so far: forward 1, backward 0");
+    // Keyboard: → moves on to the bias+residual.
+    harness.key_press(egui::Key::ArrowRight);
+    harness.run_steps(1);
+    harness.get_by_label_contains("· attn.bias_residual:");
+}
+
+#[test]
+fn play_advances_with_time_and_pause_stops_repainting() {
+    let mut harness = harness();
+    harness.get_by_label("Step through").click();
+    harness.run_steps(1);
+    harness.get_by_label("Play").click();
+    harness.run_steps(30);
+    assert!(harness.query_by_label("Pause").is_some());
+    harness.get_by_label("Pause").click();
+    harness.run_steps(1);
+    assert!(harness.query_by_label_contains("Step 1/").is_none());
+    // Paused: the UI settles (Harness::run panics if repaints never stop).
+    harness.run();
+}
+
+#[test]
+fn number_keys_set_tp_and_the_side_bar_switches_views() {
+    let mut harness = harness();
+    harness.key_press(egui::Key::Num2);
+    harness.run_steps(1);
+    assert_eq!(harness.state().shared.scenario.config().tp, 2);
+    for (label, id) in [
+        ("Timeline", "timeline"),
+        ("Step through", "step"),
+        ("Playground", "playground"),
+    ] {
+        harness.get_by_label(label).click();
+        harness.run_steps(1);
+        assert_eq!(harness.state().active_id(), id);
+    }
+}
+
+#[test]
+fn show_me_lands_on_the_named_event() {
+    let mut harness = harness();
+    harness.state_mut().shared.navigate(ShowMe {
+        view: "step".into(),
+        preset: Some("gpt2-small".into()),
+        tp: Some(2),
+        pass: Some("backward".into()),
+        event: Some("mlp.f.bwd".into()),
+        ..Default::default()
+    });
+    harness.run_steps(2);
+    assert_eq!(harness.state().active_id(), "step");
+    assert_eq!(harness.state().shared.scenario.config().tp, 2);
+    harness.get_by_label_contains("· backward · mlp.f.bwd:");
+}
+
+#[test]
+fn export_name_carries_the_scenario_label() {
+    let harness = harness();
+    assert_eq!(
+        harness.state().export_file_name(),
+        "tplab-playground-h768-a12-f3072-s128-b1-L1-tp4-f32.png"
+    );
+}
+
+#[test]
+fn every_view_draws() {
+    let mut harness = harness();
+    for label in [
+        "Step through",
+        "Collectives",
+        "Timeline",
+        "Memory",
+        "Planner",
+        "Playground",
+    ] {
+        harness.get_by_label(label).click();
+        harness.run_steps(3);
+    }
+    assert_eq!(harness.state().active_id(), "playground");
+}
+
+#[test]
+fn collectives_show_partial_sums_round_by_round() {
+    let mut harness = harness();
+    harness.get_by_label("Collectives").click();
+    harness.run_steps(2);
+    harness.get_by_label_contains("Round 0 of 6 · reduce-scatter");
+    // Before any message every GPU holds only its own data.
+    harness.get_by_label_contains("Chunks after round 0: GPU 0: 0 | 0 | 0 | 0;");
+    harness.get_by_label("Next round").click();
+    harness.run_steps(2);
+    harness.get_by_label_contains("Round 1 of 6");
+    let after = harness.get_by_label_contains("Chunks after round 1:");
+    let text = format!("{:?}", after);
+    assert!(text.contains('+'), "a partial sum after one round: {text}");
+    // All rounds: every chunk on every GPU holds the full sum.
+    for _ in 0..5 {
+        harness.get_by_label("Next round").click();
+        harness.run_steps(1);
+    }
+    harness.get_by_label_contains("Chunks after round 6: GPU 0: 0+1+2+3 | 0+1+2+3");
+}
+
+#[test]
+fn planner_runs_in_the_background_and_ranks_layouts() {
+    let mut harness = harness();
+    harness.get_by_label("Planner").click();
+    let mut done = false;
+    for _ in 0..600 {
+        harness.run_steps(1);
+        if harness.query_by_label_contains("layouts fit;").is_some() {
+            done = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(done, "the planner never answered");
+    harness.get_by_label("Why the winner wins");
+}

@@ -1,0 +1,406 @@
+//! CPU kernels shared by the executors: matrix products, LayerNorm, GeLU, causal attention, and
+//! their backward passes. Every function is generic over [`Element`] (`f32`, `f64`).
+//!
+//! The fast matrix product ([`matmul`]) uses the `gemm` crate, which reads arbitrary strides, so a
+//! transposed view costs nothing. The unsharded reference uses ndarray's own `dot` instead, so that
+//! the two executors do not share a matrix-product implementation.
+
+use crate::dtype::Element;
+use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Zip};
+
+/// LayerNorm epsilon (GPT-2's `layer_norm_epsilon`).
+pub const LN_EPS: f64 = 1e-5;
+
+/// Products with fewer multiply-adds than this run on one thread (threads cost more than they save).
+const PARALLEL_MIN_MACS: usize = 1 << 18;
+
+/// `a · b` through `gemm` (any strides, so `x.t()` is free).
+pub fn matmul<T: Element>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
+    let m = a.nrows();
+    let n = b.ncols();
+    let mut out = Array2::<T>::zeros((m, n));
+    matmul_into(a, b, out.view_mut(), false);
+    out
+}
+
+/// `out = a · b` (or `out += a · b` when `accumulate`), through `gemm`.
+///
+/// **Panics** if the shapes do not chain (`a` is `m×k`, `b` is `k×n`, `out` is `m×n`); the
+/// executors only call it with shapes from a validated plan.
+pub fn matmul_into<T: Element>(
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    mut out: ArrayViewMut2<'_, T>,
+    accumulate: bool,
+) {
+    let (m, k) = a.dim();
+    let (k2, n) = b.dim();
+    assert!(
+        k == k2 && out.dim() == (m, n),
+        "matmul shapes do not chain: {m}x{k} · {k2}x{n} -> {:?}",
+        out.dim()
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !accumulate {
+            out.fill(T::zero());
+        }
+        return;
+    }
+    let par = if m * n * k >= PARALLEL_MIN_MACS {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
+    let (a_rs, a_cs) = (a.strides()[0], a.strides()[1]);
+    let (b_rs, b_cs) = (b.strides()[0], b.strides()[1]);
+    let (o_rs, o_cs) = (out.strides()[0], out.strides()[1]);
+    // SAFETY: the pointers and strides come from live ndarray views whose shapes were checked
+    // above to be m×k, k×n and m×n; `out` is a unique mutable view that does not alias `a` or `b`
+    // (the borrow checker guarantees it), and gemm only reads/writes inside those extents.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            o_cs,
+            o_rs,
+            accumulate,
+            a.as_ptr(),
+            a_cs,
+            a_rs,
+            b.as_ptr(),
+            b_cs,
+            b_rs,
+            T::one(),
+            T::one(),
+            false,
+            false,
+            false,
+            par,
+        );
+    }
+}
+
+/// Adds a `[1, n]` row vector to every row of `x`.
+pub fn add_row<T: Element>(x: &mut Array2<T>, row: ArrayView2<'_, T>) {
+    *x += &row;
+}
+
+/// Column sums, as a `[1, n]` matrix (the gradient of a bias).
+pub fn col_sum<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
+    x.sum_axis(Axis(0)).insert_axis(Axis(0))
+}
+
+/// What LayerNorm's backward needs from its forward.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LnCache<T> {
+    /// `(x − mean) · rstd`, `[t, h]`.
+    pub xhat: Array2<T>,
+    /// `1 / sqrt(var + eps)` per row.
+    pub rstd: Array1<T>,
+}
+
+/// LayerNorm over the last axis: `y = (x − mean)/sqrt(var + eps) · γ + β` (biased variance).
+pub fn layer_norm<T: Element>(
+    x: ArrayView2<'_, T>,
+    gamma: ArrayView2<'_, T>,
+    beta: ArrayView2<'_, T>,
+) -> (Array2<T>, LnCache<T>) {
+    let (t, h) = x.dim();
+    let hn = T::from_f64(h as f64);
+    let eps = T::from_f64(LN_EPS);
+    let mut xhat = Array2::<T>::zeros((t, h));
+    let mut rstd = Array1::<T>::zeros(t);
+    Zip::from(xhat.rows_mut())
+        .and(x.rows())
+        .and(&mut rstd)
+        .for_each(|mut xr, row, rs| {
+            let mean = row.sum() / hn;
+            let var = row.fold(T::zero(), |acc, &v| acc + (v - mean) * (v - mean)) / hn;
+            let r = T::one() / (var + eps).sqrt();
+            *rs = r;
+            Zip::from(&mut xr)
+                .and(&row)
+                .for_each(|o, &v| *o = (v - mean) * r);
+        });
+    let mut y = &xhat * &gamma;
+    y += &beta;
+    (y, LnCache { xhat, rstd })
+}
+
+/// LayerNorm backward: returns `(dx, dγ, dβ)`.
+///
+/// `dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂))` with `dx̂ = dy · γ`.
+pub fn layer_norm_backward<T: Element>(
+    dy: ArrayView2<'_, T>,
+    cache: &LnCache<T>,
+    gamma: ArrayView2<'_, T>,
+) -> (Array2<T>, Array2<T>, Array2<T>) {
+    let (t, h) = dy.dim();
+    let hn = T::from_f64(h as f64);
+    let dgamma = col_sum((&dy * &cache.xhat).view());
+    let dbeta = col_sum(dy);
+    let dxhat = &dy * &gamma;
+    let mut dx = Array2::<T>::zeros((t, h));
+    Zip::from(dx.rows_mut())
+        .and(dxhat.rows())
+        .and(cache.xhat.rows())
+        .and(&cache.rstd)
+        .for_each(|mut o, g, xh, &r| {
+            let m1 = g.sum() / hn;
+            let m2 = Zip::from(&g)
+                .and(&xh)
+                .fold(T::zero(), |acc, &a, &b| acc + a * b)
+                / hn;
+            Zip::from(&mut o)
+                .and(&g)
+                .and(&xh)
+                .for_each(|o, &gv, &xv| *o = r * (gv - m1 - xv * m2));
+        });
+    (dx, dgamma, dbeta)
+}
+
+const GELU_C: f64 = 0.797_884_560_802_865_4; // sqrt(2/π)
+const GELU_A: f64 = 0.044_715;
+
+/// GeLU, tanh approximation: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+pub fn gelu<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
+    let (c, a, half) = (T::from_f64(GELU_C), T::from_f64(GELU_A), T::from_f64(0.5));
+    x.mapv(|v| half * v * (T::one() + (c * (v + a * v * v * v)).tanh()))
+}
+
+/// GeLU backward: `dy · gelu'(x)`.
+pub fn gelu_backward<T: Element>(x: ArrayView2<'_, T>, dy: ArrayView2<'_, T>) -> Array2<T> {
+    let (c, a, half, three) = (
+        T::from_f64(GELU_C),
+        T::from_f64(GELU_A),
+        T::from_f64(0.5),
+        T::from_f64(3.0),
+    );
+    let mut out = Array2::<T>::zeros(x.dim());
+    Zip::from(&mut out).and(&x).and(&dy).for_each(|o, &v, &g| {
+        let th = (c * (v + a * v * v * v)).tanh();
+        let d = half * (T::one() + th)
+            + half * v * (T::one() - th * th) * c * (T::one() + three * a * v * v);
+        *o = g * d;
+    });
+    out
+}
+
+/// Row-wise softmax of `s` in place, with positions `j > i` masked (causal).
+fn causal_softmax_inplace<T: Element>(mut s: ArrayViewMut2<'_, T>) {
+    for (i, mut row) in s.rows_mut().into_iter().enumerate() {
+        let mut max = T::neg_infinity();
+        for &v in row.iter().take(i + 1) {
+            max = max.max(v);
+        }
+        let mut sum = T::zero();
+        for (j, v) in row.iter_mut().enumerate() {
+            if j <= i {
+                *v = (*v - max).exp();
+                sum += *v;
+            } else {
+                *v = T::zero();
+            }
+        }
+        row.mapv_inplace(|v| v / sum);
+    }
+}
+
+/// What attention's backward needs: the softmax probabilities of every (batch, head), `[s, s]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttnCache<T> {
+    pub probs: Vec<Array2<T>>,
+}
+
+/// Causal multi-head attention core on packed `qkv` `[b·s, 3·w]` laid out `[Q | K | V]` with `w =
+/// heads·d` and head `j` in columns `j·d..(j+1)·d` of each part. Returns the context `[b·s, w]`
+/// (heads side by side) and the cache. `matmul` is the product to use (the reference passes
+/// ndarray's `dot`).
+pub fn attention<T: Element>(
+    qkv: ArrayView2<'_, T>,
+    batch: usize,
+    seq: usize,
+    heads: usize,
+    mm: impl Fn(ArrayView2<'_, T>, ArrayView2<'_, T>) -> Array2<T>,
+) -> (Array2<T>, AttnCache<T>) {
+    let w = qkv.ncols() / 3;
+    let d = w / heads.max(1);
+    let scale = T::from_f64(1.0 / (d as f64).sqrt());
+    let mut ctx = Array2::<T>::zeros((batch * seq, w));
+    let mut probs = Vec::with_capacity(batch * heads);
+    for b in 0..batch {
+        let rows = b * seq..(b + 1) * seq;
+        for j in 0..heads {
+            let q = qkv.slice(s![rows.clone(), j * d..(j + 1) * d]);
+            let k = qkv.slice(s![rows.clone(), w + j * d..w + (j + 1) * d]);
+            let v = qkv.slice(s![rows.clone(), 2 * w + j * d..2 * w + (j + 1) * d]);
+            let mut sc = mm(q, k.t());
+            sc.mapv_inplace(|x| x * scale);
+            causal_softmax_inplace(sc.view_mut());
+            let o = mm(sc.view(), v);
+            ctx.slice_mut(s![rows.clone(), j * d..(j + 1) * d])
+                .assign(&o);
+            probs.push(sc);
+        }
+    }
+    (ctx, AttnCache { probs })
+}
+
+/// Attention core backward: from `dctx` `[b·s, w]` to `dqkv` `[b·s, 3w]`.
+///
+/// With `P = softmax(S)`, `S = QKᵀ/√d`: `dV = Pᵀ·dO`, `dP = dO·Vᵀ`, `dS = P ⊙ (dP − rowsum(dP ⊙ P))`,
+/// `dQ = dS·K/√d`, `dK = dSᵀ·Q/√d`.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_backward<T: Element>(
+    qkv: ArrayView2<'_, T>,
+    cache: &AttnCache<T>,
+    dctx: ArrayView2<'_, T>,
+    batch: usize,
+    seq: usize,
+    heads: usize,
+    mm: impl Fn(ArrayView2<'_, T>, ArrayView2<'_, T>) -> Array2<T>,
+) -> Array2<T> {
+    let w = qkv.ncols() / 3;
+    let d = w / heads.max(1);
+    let scale = T::from_f64(1.0 / (d as f64).sqrt());
+    let mut dqkv = Array2::<T>::zeros(qkv.dim());
+    for b in 0..batch {
+        let rows = b * seq..(b + 1) * seq;
+        for j in 0..heads {
+            let p = &cache.probs[b * heads + j];
+            let q = qkv.slice(s![rows.clone(), j * d..(j + 1) * d]);
+            let k = qkv.slice(s![rows.clone(), w + j * d..w + (j + 1) * d]);
+            let v = qkv.slice(s![rows.clone(), 2 * w + j * d..2 * w + (j + 1) * d]);
+            let dout = dctx.slice(s![rows.clone(), j * d..(j + 1) * d]);
+            let dv = mm(p.t(), dout);
+            let mut ds = mm(dout, v.t());
+            Zip::from(ds.rows_mut())
+                .and(p.rows())
+                .for_each(|mut dr, pr| {
+                    let dot = Zip::from(&dr)
+                        .and(&pr)
+                        .fold(T::zero(), |acc, &a, &b| acc + a * b);
+                    Zip::from(&mut dr)
+                        .and(&pr)
+                        .for_each(|x, &pv| *x = pv * (*x - dot) * scale);
+                });
+            let dq = mm(ds.view(), k);
+            let dk = mm(ds.t(), q);
+            dqkv.slice_mut(s![rows.clone(), j * d..(j + 1) * d])
+                .assign(&dq);
+            dqkv.slice_mut(s![rows.clone(), w + j * d..w + (j + 1) * d])
+                .assign(&dk);
+            dqkv.slice_mut(s![rows.clone(), 2 * w + j * d..2 * w + (j + 1) * d])
+                .assign(&dv);
+        }
+    }
+    dqkv
+}
+
+/// ndarray's own product, for the reference.
+pub fn dot<T: Element>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
+    a.dot(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Model;
+    use ndarray::Array2;
+    use rand::{Rng, SeedableRng};
+
+    fn rand_mat(r: usize, c: usize, seed: u64) -> Array2<f64> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        Array2::from_shape_simple_fn((r, c), || rng.random_range(-1.0..1.0))
+    }
+
+    #[test]
+    fn gemm_matches_ndarray_dot_with_transposes() {
+        let a = rand_mat(37, 53, 1);
+        let b = rand_mat(53, 29, 2);
+        let want = a.dot(&b);
+        let got = matmul(a.view(), b.view());
+        // f64, K=53: rounding differs only by summation order, far below 1e-12.
+        assert!((&got - &want).iter().all(|e| e.abs() < 1e-12));
+        let bt = b.t().to_owned();
+        let got_t = matmul(a.view(), bt.t());
+        assert!((&got_t - &want).iter().all(|e| e.abs() < 1e-12));
+        let big_a = rand_mat(200, 300, 3);
+        let big_b = rand_mat(300, 100, 4);
+        let d = &matmul(big_a.view(), big_b.view()) - &big_a.dot(&big_b);
+        assert!(d.iter().all(|e| e.abs() < 1e-11));
+    }
+
+    /// Central finite differences of a scalar loss `sum(out ⊙ g)` against an op's backward.
+    fn check_grad(
+        x: &Array2<f64>,
+        g: &Array2<f64>,
+        f: impl Fn(&Array2<f64>) -> Array2<f64>,
+        dx: &Array2<f64>,
+    ) {
+        let h = 1e-6;
+        let mut xp = x.clone();
+        for idx in [(0, 0), (1, 2), (x.nrows() - 1, x.ncols() - 1), (2, 1)] {
+            let orig = xp[idx];
+            xp[idx] = orig + h;
+            let lp = (&f(&xp) * g).sum();
+            xp[idx] = orig - h;
+            let lm = (&f(&xp) * g).sum();
+            xp[idx] = orig;
+            let fd = (lp - lm) / (2.0 * h);
+            // Central differences: truncation O(h²)≈1e-12, cancellation ≈ ε·|L|/h ≈ 1e-9.
+            assert!(
+                (fd - dx[idx]).abs() < 1e-7,
+                "{idx:?}: fd {fd} vs {}",
+                dx[idx]
+            );
+        }
+    }
+
+    #[test]
+    fn layer_norm_gelu_attention_backward_match_finite_differences() {
+        let x = rand_mat(6, 8, 5);
+        let g = rand_mat(6, 8, 6);
+        let gamma = rand_mat(1, 8, 7);
+        let beta = rand_mat(1, 8, 8);
+        let (_, cache) = layer_norm(x.view(), gamma.view(), beta.view());
+        let (dx, _, _) = layer_norm_backward(g.view(), &cache, gamma.view());
+        check_grad(
+            &x,
+            &g,
+            |x| layer_norm(x.view(), gamma.view(), beta.view()).0,
+            &dx,
+        );
+
+        let dgx = gelu_backward(x.view(), g.view());
+        check_grad(&x, &g, |x| gelu(x.view()), &dgx);
+
+        // 2 sequences of 3 tokens, 2 heads of size 2: qkv is [6, 12].
+        let qkv = rand_mat(6, 12, 9);
+        let gc = rand_mat(6, 4, 10);
+        let (_, ac) = attention(qkv.view(), 2, 3, 2, dot);
+        let dq = attention_backward(qkv.view(), &ac, gc.view(), 2, 3, 2, dot);
+        check_grad(&qkv, &gc, |q| attention(q.view(), 2, 3, 2, dot).0, &dq);
+    }
+
+    #[test]
+    fn attention_is_causal() {
+        let cfg = crate::config::Preset::Tiny.config();
+        let m = Model::<f64>::random(&cfg);
+        let qkv = m.layers[0].qkv_w.slice(s![0..8, ..]).to_owned();
+        let (ctx, _) = attention(qkv.view(), 1, 8, 4, dot);
+        let mut qkv2 = qkv.clone();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for c in 0..qkv2.ncols() {
+            qkv2[(7, c)] += rng.random_range(-1.0..1.0); // perturb the last token only
+        }
+        let (ctx2, _) = attention(qkv2.view(), 1, 8, 4, dot);
+        assert_eq!(ctx.slice(s![0..7, ..]), ctx2.slice(s![0..7, ..]));
+        assert_ne!(ctx.row(7), ctx2.row(7));
+    }
+}

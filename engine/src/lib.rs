@@ -16,6 +16,7 @@ pub mod collectives;
 pub mod config;
 pub mod cost;
 pub mod dtype;
+pub mod export;
 pub mod hardware;
 pub mod memory;
 pub mod models;

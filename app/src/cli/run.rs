@@ -1,14 +1,182 @@
-//! `tplab run`: a scenario on virtual GPUs, its trace table and verification (being written).
+//! `tplab run`: a scenario on virtual GPUs, its op/collective table and the verification.
 
+use super::gpu::ScenarioArgs;
+use anyhow::Context;
 use clap::Args;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use tplab_engine::config::human_bytes;
+use tplab_engine::trace::{EventKind, Pass, Trace};
+use tplab_engine::{run, Algorithm, DType, Element};
 
-#[derive(Args, Default)]
-pub struct RunArgs {}
+#[derive(Args, Clone, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// Precision of the CPU run: f32 or f64.
+    #[arg(long, default_value = "f32")]
+    pub dtype: DType,
+    /// All-reduce algorithm: ring, recursive-halving-doubling, tree, direct.
+    #[arg(long, default_value = "ring")]
+    pub algorithm: Algorithm,
+    /// Write tensors.safetensors, shards.safetensors and trace.json into this folder.
+    #[arg(long)]
+    pub export: Option<PathBuf>,
+}
 
-pub fn run(_args: RunArgs) -> anyhow::Result<ExitCode> {
-    let cfg = tplab_engine::Config::default();
-    let trace = tplab_engine::trace::schedule(&cfg);
-    println!("{} events", trace.events.len());
-    Ok(ExitCode::SUCCESS)
+/// Prints the op/collective table of every layer and pass.
+pub fn print_trace_table(trace: &Trace) {
+    let cfg = &trace.config;
+    for pass in [Pass::Forward, Pass::Backward] {
+        for layer in 0..cfg.layers {
+            println!("\nlayer {layer}, {} pass", pass.name());
+            println!(
+                "  {:<24} {:<34} {:>10} {:>12} {:>11} {:>11}",
+                "op", "kind", "out/rank", "GFLOP/rank", "bytes/rank", "sent/rank"
+            );
+            for e in trace.layer_events(layer, pass) {
+                // Compute events repeat per rank with the same shapes: print rank 0's.
+                if !e.is_collective() && e.ranks[0] != 0 {
+                    continue;
+                }
+                let kind = match &e.kind {
+                    EventKind::Compute { op, parallel } => format!("{op:?} {parallel:?}")
+                        .replace(" { bias: true }", "+b")
+                        .replace(" { bias: false }", ""),
+                    EventKind::Collective {
+                        kind,
+                        algorithm,
+                        steps,
+                    } => {
+                        let op = e.conjugate.map(|c| c.name()).unwrap_or("");
+                        if *steps > 0 {
+                            format!("{op}: {} {algorithm} {steps}st", kind.name())
+                        } else {
+                            format!("{op}: {}", kind.name())
+                        }
+                    }
+                };
+                println!(
+                    "  {:<24} {:<34} {:>10} {:>12.4} {:>11} {:>11}",
+                    e.name,
+                    kind,
+                    format!("{}x{}", e.output[0], e.output[1]),
+                    e.flops as f64 / 1e9,
+                    human_bytes(e.bytes),
+                    if e.is_collective() {
+                        human_bytes(e.bytes_sent_per_rank)
+                    } else {
+                        "-".into()
+                    },
+                );
+            }
+        }
+    }
+    let c = trace.collective_counts(Some(0));
+    println!(
+        "\nall-reduces per layer: forward {}, backward {} (f and g, Megatron-LM); whole run: {}",
+        c.forward_all_reduce,
+        c.backward_all_reduce,
+        trace.collective_counts(None).forward_all_reduce
+            + trace.collective_counts(None).backward_all_reduce
+    );
+}
+
+fn run_typed<T: Element>(
+    cfg: &tplab_engine::Config,
+    export: Option<&PathBuf>,
+) -> anyhow::Result<bool> {
+    let r = run::run_typed::<T>(cfg, &|_, _| {})?;
+    let report = &r.report;
+    println!(
+        "tplab run: {} (hidden {}, {} heads, ffn {}, seq {}, batch {}, {} layer(s), TP={}, {}, {} all-reduce)",
+        cfg.label(), cfg.hidden, cfg.heads, cfg.ffn, cfg.seq, cfg.batch, cfg.layers, cfg.tp, cfg.dtype, cfg.algorithm
+    );
+    print_trace_table(&report.trace);
+    let v = &report.verification;
+    println!("\nverification against the unsharded CPU reference");
+    println!(
+        "  tolerance: max|Δ| ≤ {:.3e} × max(max|ref|, 1)",
+        v.tolerance.relative
+    );
+    println!("  because:   {}", v.tolerance.reason);
+    for c in &report.collectives {
+        println!(
+            "  {:<5} L{} {:<10} partials on {} ranks -> max|Δ| {:.3e} (rel {:.3e}) {}",
+            if c.pass == Pass::Forward {
+                "fwd"
+            } else {
+                "bwd"
+            },
+            c.layer,
+            c.name,
+            c.partials.len(),
+            c.check.max_abs_error,
+            c.check.max_rel_error,
+            if c.check.passed { "ok" } else { "FAIL" }
+        );
+    }
+    for name in ["output", "grad.input"] {
+        if let Some(c) = v
+            .checks
+            .iter()
+            .filter(|c| c.name == name)
+            .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
+        {
+            println!(
+                "  {:<22} max|Δ| {:.3e} (rel {:.3e}) {}",
+                name,
+                c.max_abs_error,
+                c.max_rel_error,
+                if c.passed { "ok" } else { "FAIL" }
+            );
+        }
+    }
+    let grads: Vec<_> = v
+        .checks
+        .iter()
+        .filter(|c| c.name.starts_with("grad.layers"))
+        .collect();
+    if let Some(w) = grads
+        .iter()
+        .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
+    {
+        println!(
+            "  {} weight-gradient shards, worst {} on rank {}: rel {:.3e}",
+            grads.len(),
+            w.name,
+            w.rank.unwrap_or(0),
+            w.max_rel_error
+        );
+    }
+    let passed = v.passed();
+    println!(
+        "  result: {} ({} checks, {} failed)",
+        if passed { "PASS" } else { "FAIL" },
+        v.checks.len(),
+        v.failures().count()
+    );
+    if let Some(dir) = export {
+        let paths = tplab_engine::export::export(&r, dir)
+            .with_context(|| format!("exporting to {}", dir.display()))?;
+        for p in paths {
+            println!("wrote {}", p.display());
+        }
+    }
+    Ok(passed)
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mut cfg = args.scenario.config(args.dtype);
+    cfg.algorithm = args.algorithm;
+    cfg.validate_for_cpu()?;
+    let passed = match cfg.dtype {
+        DType::F64 => run_typed::<f64>(&cfg, args.export.as_ref())?,
+        _ => run_typed::<f32>(&cfg, args.export.as_ref())?,
+    };
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

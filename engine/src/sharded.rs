@@ -19,6 +19,7 @@ use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
 use crate::trace::Pass;
 use ndarray::Array2;
+use rayon::prelude::*;
 
 /// One event the executor issued (compared against the trace's order in tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,11 +75,13 @@ struct Exec<'a, T> {
     collectives: Vec<CollectiveRecord<T>>,
     layer: usize,
     pass: Pass,
+    record: bool,
 }
 
 impl<T: Element> Exec<'_, T> {
-    /// Runs `f` on every rank and records the event.
-    fn op<R>(&mut self, name: &'static str, f: impl FnMut(usize) -> R) -> Vec<R> {
+    /// Runs `f` on every rank (ranks in parallel on the thread pool, like GPUs running
+    /// concurrently) and records the event.
+    fn op<R: Send>(&mut self, name: &'static str, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
         for r in 0..self.cfg.tp {
             self.issued.push(Issued {
                 layer: self.layer,
@@ -87,7 +90,7 @@ impl<T: Element> Exec<'_, T> {
                 ranks: vec![r],
             });
         }
-        (0..self.cfg.tp).map(f).collect()
+        (0..self.cfg.tp).into_par_iter().map(f).collect()
     }
 
     /// A conjugate operator's identity side: no data moves.
@@ -113,13 +116,23 @@ impl<T: Element> Exec<'_, T> {
             ranks: (0..self.cfg.tp).collect(),
         });
         let dim = partials[0].dim();
-        let bufs: Vec<Vec<T>> = partials
-            .iter()
-            .map(|p| p.iter().copied().collect())
+        let kept = if self.record {
+            partials.clone()
+        } else {
+            Vec::new()
+        };
+        let mut bufs: Vec<Vec<T>> = partials
+            .into_iter()
+            .map(|p| {
+                if p.is_standard_layout() {
+                    p.into_raw_vec_and_offset().0
+                } else {
+                    p.iter().copied().collect()
+                }
+            })
             .collect();
-        let out = collectives::all_reduce(&bufs, self.cfg.algorithm)?;
-        let results: Vec<Array2<T>> = out
-            .outputs
+        collectives::all_reduce_in_place(&mut bufs, self.cfg.algorithm)?;
+        let results: Vec<Array2<T>> = bufs
             .into_iter()
             .map(|v| Array2::from_shape_vec(dim, v))
             .collect::<Result<_, _>>()
@@ -128,24 +141,44 @@ impl<T: Element> Exec<'_, T> {
                 expected: dim.0 * dim.1,
                 found: 0,
             })?;
-        let max_rank_disagreement = results
-            .iter()
-            .skip(1)
-            .flat_map(|r| {
-                r.iter()
-                    .zip(results[0].iter())
-                    .map(|(a, b)| (*a - *b).abs().to_f64())
-            })
-            .fold(0.0, f64::max);
-        self.collectives.push(CollectiveRecord {
-            layer: self.layer,
-            pass: self.pass,
-            name,
-            partials,
-            result: results[0].clone(),
-            max_rank_disagreement,
-        });
+        if self.record {
+            let max_rank_disagreement = results
+                .iter()
+                .skip(1)
+                .flat_map(|r| {
+                    r.iter()
+                        .zip(results[0].iter())
+                        .map(|(a, b)| (*a - *b).abs().to_f64())
+                })
+                .fold(0.0, f64::max);
+            self.collectives.push(CollectiveRecord {
+                layer: self.layer,
+                pass: self.pass,
+                name,
+                partials: kept,
+                result: results[0].clone(),
+                max_rank_disagreement,
+            });
+        }
         Ok(results)
+    }
+}
+
+/// What a sharded run does besides the forward pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Run the backward pass too.
+    pub backward: bool,
+    /// Keep every rank's partial input of each all-reduce (for verification and display).
+    pub record_collectives: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            backward: true,
+            record_collectives: true,
+        }
     }
 }
 
@@ -154,6 +187,16 @@ pub fn run<T: Element>(
     cfg: &Config,
     plan: &ShardPlan,
     model: &Model<T>,
+) -> Result<ShardedRun<T>, CollectiveError> {
+    run_with(cfg, plan, model, Options::default())
+}
+
+/// [`run`] with [`Options`] (benchmarks skip the recording; forward-only runs skip backward).
+pub fn run_with<T: Element>(
+    cfg: &Config,
+    plan: &ShardPlan,
+    model: &Model<T>,
+    options: Options,
 ) -> Result<ShardedRun<T>, CollectiveError> {
     let tp = cfg.tp;
     let shards = plan.shard_model(model); // [rank][layer]
@@ -165,6 +208,7 @@ pub fn run<T: Element>(
         collectives: Vec::new(),
         layer: 0,
         pass: Pass::Forward,
+        record: options.record_collectives,
     };
     let mut x: Vec<Array2<T>> = vec![model.input.clone(); tp];
     let mut caches: Vec<Vec<RankCache<T>>> = Vec::with_capacity(cfg.layers);
@@ -235,10 +279,14 @@ pub fn run<T: Element>(
     let outputs = x;
 
     let mut dy: Vec<Array2<T>> = vec![model.grad_output.clone(); tp];
-    let mut grads: Vec<Vec<LayerParams<T>>> = (0..tp)
-        .map(|r| shards[r].iter().map(|l| l.clone()).collect())
-        .collect();
-    for layer in (0..cfg.layers).rev() {
+    let layers_backward = if options.backward { cfg.layers } else { 0 };
+    // Gradients start as copies of the shards (same shapes) and are overwritten layer by layer.
+    let mut grads: Vec<Vec<LayerParams<T>>> = if options.backward {
+        shards.clone()
+    } else {
+        vec![Vec::new(); tp]
+    };
+    for layer in (0..layers_backward).rev() {
         ex.layer = layer;
         ex.pass = Pass::Backward;
         let p = |r: usize| &shards[r][layer];

@@ -1,0 +1,55 @@
+//! Forward+backward of one GPT-2-small layer (tokens 512 = batch 1 × seq 512, hidden 768, 12
+//! heads, f32) on the sharded executor at TP 1, 2, 4, 8, and the forward alone.
+//! Ratios against numpy/OpenBLAS: `scripts/bench-ratios.sh`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use tplab_engine::params::Model;
+use tplab_engine::plan::ShardPlan;
+use tplab_engine::sharded::{run_with, Options};
+use tplab_engine::{Config, DType};
+
+fn bench_config(tp: usize) -> Config {
+    Config {
+        hidden: 768,
+        heads: 12,
+        ffn: 3072,
+        seq: 512,
+        batch: 1,
+        layers: 1,
+        dtype: DType::F32,
+        tp,
+        ..Config::default()
+    }
+}
+
+fn layer(c: &mut Criterion) {
+    let mut g = c.benchmark_group("layer_fwd_bwd_t512_h768");
+    g.sample_size(10);
+    for tp in [1, 2, 4, 8] {
+        let cfg = bench_config(tp);
+        let model = Model::<f32>::random(&cfg);
+        let plan = ShardPlan::new(&cfg);
+        let opts = Options {
+            backward: true,
+            record_collectives: false,
+        };
+        g.bench_with_input(BenchmarkId::new("tp", tp), &tp, |b, _| {
+            b.iter(|| run_with(&cfg, &plan, &model, opts))
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("layer_fwd_t512_h768");
+    g.sample_size(10);
+    let cfg = bench_config(1);
+    let model = Model::<f32>::random(&cfg);
+    let plan = ShardPlan::new(&cfg);
+    let opts = Options {
+        backward: false,
+        record_collectives: false,
+    };
+    g.bench_function("tp1", |b| b.iter(|| run_with(&cfg, &plan, &model, opts)));
+    g.finish();
+}
+
+criterion_group!(benches, layer);
+criterion_main!(benches);

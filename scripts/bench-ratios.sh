@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Prints the issue-2 speed ratios measured in one run on this machine:
+#  - sharded fwd+bwd at TP 2/4/8 over TP 1 (same executor, same threads; target <= 1.10)
+#  - block forward: numpy (OpenBLAS) time over tplab time (target >= 5)
+#  - tplab matrix products over OpenBLAS sgemm on the same shapes (target >= 0.80)
+# Needs numpy (pip install numpy). OPENBLAS_CORETYPE/L2_SIZE are unset for this command only,
+# since they slow a current numpy (see the workplace notes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p tplab-engine --example bench_ratios
+rust_json=$(./target/release/examples/bench_ratios)
+env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 scripts/bench_numpy.py "$rust_json"

@@ -178,7 +178,7 @@ pub fn human_bytes(bytes: u64) -> String {
 }
 
 fn divisors(n: usize) -> Vec<usize> {
-    (1..=n).filter(|d| n % d == 0).collect()
+    (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
 }
 
 impl Config {
@@ -205,7 +205,7 @@ impl Config {
     /// Every TP size in `1..=MAX_TP` that splits both the heads and the FFN evenly.
     pub fn valid_tp_sizes(&self) -> Vec<usize> {
         (1..=MAX_TP)
-            .filter(|&t| self.heads % t == 0 && self.ffn % t == 0)
+            .filter(|&t| self.heads.is_multiple_of(t) && self.ffn.is_multiple_of(t))
             .collect()
     }
 
@@ -239,7 +239,7 @@ impl Config {
                 max: MAX_TP,
             });
         }
-        if self.hidden % self.heads != 0 {
+        if !self.hidden.is_multiple_of(self.heads) {
             let mut suggestions: Vec<usize> = divisors(self.hidden)
                 .into_iter()
                 .filter(|&d| self.hidden / d >= 8 || d == 1)
@@ -253,14 +253,14 @@ impl Config {
                 suggestions,
             });
         }
-        if self.heads % self.tp != 0 {
+        if !self.heads.is_multiple_of(self.tp) {
             return Err(ConfigError::HeadsNotDivisible {
                 heads: self.heads,
                 tp: self.tp,
                 valid: self.valid_tp_sizes(),
             });
         }
-        if self.ffn % self.tp != 0 {
+        if !self.ffn.is_multiple_of(self.tp) {
             return Err(ConfigError::FfnNotDivisible {
                 ffn: self.ffn,
                 tp: self.tp,

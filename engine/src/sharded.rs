@@ -192,6 +192,8 @@ pub fn run<T: Element>(
 }
 
 /// [`run`] with [`Options`] (benchmarks skip the recording; forward-only runs skip backward).
+// Layers index `[rank][layer]` tables inside per-rank closures, so the loops count layers.
+#[allow(clippy::needless_range_loop)]
 pub fn run_with<T: Element>(
     cfg: &Config,
     plan: &ShardPlan,

@@ -56,12 +56,12 @@ proptest! {
     fn invalid_tp_names_the_rule(cfg in small_config(), tp in 1usize..=64) {
         let c = Config { tp, ..cfg };
         match c.validate_shapes() {
-            Ok(()) => prop_assert!(c.heads % tp == 0 && c.ffn % tp == 0),
+            Ok(()) => prop_assert!(c.heads.is_multiple_of(tp) && c.ffn.is_multiple_of(tp)),
             Err(ConfigError::HeadsNotDivisible { valid, .. }) => {
-                prop_assert!(c.heads % tp != 0);
-                prop_assert!(valid.iter().all(|t| c.heads % t == 0 && c.ffn % t == 0));
+                prop_assert!(!c.heads.is_multiple_of(tp));
+                prop_assert!(valid.iter().all(|t| c.heads.is_multiple_of(*t) && c.ffn.is_multiple_of(*t)));
             }
-            Err(ConfigError::FfnNotDivisible { .. }) => prop_assert!(c.ffn % tp != 0),
+            Err(ConfigError::FfnNotDivisible { .. }) => prop_assert!(!c.ffn.is_multiple_of(tp)),
             Err(e) => prop_assert!(false, "unexpected error {e}"),
         }
     }

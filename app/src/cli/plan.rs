@@ -247,7 +247,9 @@ pub struct PlanArgs {
 
 /// Seconds with a sensible unit.
 pub fn secs(s: f64) -> String {
-    if s >= 1.0 {
+    if s == 0.0 {
+        "0".to_string()
+    } else if s >= 1.0 {
         format!("{s:.2} s")
     } else if s >= 1e-3 {
         format!("{:.1} ms", s * 1e3)
@@ -371,7 +373,7 @@ fn print_layout(it: &IterationTime) {
 pub fn print_memory(m: &MemoryBreakdown, limit_bytes: u64) {
     println!("memory per GPU ({} parameters):", m.params_per_gpu);
     for (name, bytes) in m.terms() {
-        if bytes > 0 || name != "kv_cache" {
+        if bytes > 0 || name == "weights" {
             println!("  {name:<12} {:>12}", human_bytes(bytes));
         }
     }

@@ -1,0 +1,603 @@
+//! The cost model: collective times (α–β), compute times (roofline), per-layer and
+//! per-iteration time of a 3D-parallel layout, FLOPs per iteration and MFU.
+//!
+//! - Collectives: `time = steps·α + bytes_sent_per_rank / (B·η_link)`, with the steps and bytes
+//!   of each algorithm from [`crate::trace`] (the same counts the engine's trace records). A
+//!   group that spans nodes pays the inter-node link ([`Cluster::group_link`]). Reported rates
+//!   follow nccl-tests (`doc/PERFORMANCE.md`): `algbw = size / time`, `busbw = algbw·2(n−1)/n`
+//!   for all-reduce and `algbw·(n−1)/n` for all-gather and reduce-scatter.
+//! - Compute: roofline, `time = max(flops / (peak·η_mm), bytes / (bw·η_mem))`.
+//! - Layout: per micro-batch each pipeline stage runs `l/p` layers forward and backward (plus
+//!   recomputation) and their TP collectives; 1F1B runs `m + p − 1` such slots, so the bubble
+//!   is `(p−1)/m` of the useful time (Narayanan et al. 2021, §2.2.1); then the data-parallel
+//!   gradient all-reduce (optionally overlapped with the last backward) and the optimizer step.
+//! - FLOPs: Narayanan et al. 2021, Eq. 3, `96·B·s·l·h²·(1 + s/(6h) + V/(16lh))` with full
+//!   recomputation, generalised to GQA, gated MLPs and MoE by counting matmul weights.
+//!
+//! Every constant is listed with its source in `docs/calibration.md`.
+
+use crate::collectives::Algorithm;
+use crate::dtype::DType;
+use crate::hardware::{Cluster, GpuSpec, LinkSpec};
+use crate::memory::{self, Layout, LayoutError, MemoryBreakdown, Recompute};
+use crate::models::ModelSpec;
+use crate::trace::{
+    all_reduce_bytes_sent_per_rank, all_reduce_steps, CollectiveKind, Event, EventKind, TimeSource,
+    Trace,
+};
+use serde::{Deserialize, Serialize};
+
+/// Achievable fraction of peak tensor-core FLOP/s for large GEMMs (assumption: cuBLAS reaches
+/// 70–80% of peak on large bf16 GEMMs on A100/H100; docs/calibration.md).
+pub const MATMUL_EFFICIENCY: f64 = 0.7;
+/// Achievable fraction of peak memory bandwidth for streaming element-wise kernels
+/// (assumption: STREAM-like kernels reach ~80–90% of HBM peak).
+pub const MEMORY_EFFICIENCY: f64 = 0.8;
+/// Achievable fraction of a link's peak per-direction bandwidth as nccl-tests busbw
+/// (assumption: DGX A100 all-reduce busbw ≈ 230–240 GB/s of 300 GB/s NVLink 3).
+pub const LINK_EFFICIENCY: f64 = 0.8;
+/// Bytes of optimizer-step memory traffic per parameter for mixed-precision Adam: read and
+/// write fp32 master weight, momentum and variance (2·12), read the fp16 gradient (2) and
+/// write the fp16 weight (2).
+pub const ADAM_STEP_BYTES_PER_PARAM: f64 = 28.0;
+
+/// Roofline time of an op: compute-bound or memory-bound, whichever is slower.
+pub fn roofline_s(flops: f64, bytes: f64, gpu: &GpuSpec, dtype: DType) -> f64 {
+    let compute = flops / (gpu.peak_flops(dtype) * MATMUL_EFFICIENCY);
+    let memory = bytes / (gpu.memory_bandwidth_gbs * 1e9 * MEMORY_EFFICIENCY);
+    compute.max(memory)
+}
+
+/// Communication steps of `kind` over `n` ranks by `algorithm`.
+pub fn collective_steps(kind: CollectiveKind, algorithm: Algorithm, n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    let log2 = usize::BITS as usize - (n - 1).leading_zeros() as usize; // ceil(log2 n)
+    match kind {
+        CollectiveKind::AllReduce => all_reduce_steps(algorithm, n),
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => match algorithm {
+            Algorithm::Ring => n - 1,
+            // Recursive doubling (all-gather) / halving (reduce-scatter).
+            Algorithm::Tree | Algorithm::RecursiveHalvingDoubling => log2,
+            Algorithm::Direct => 1,
+        },
+        CollectiveKind::Broadcast => match algorithm {
+            Algorithm::Ring => n - 1,
+            Algorithm::Tree | Algorithm::RecursiveHalvingDoubling => log2,
+            Algorithm::Direct => 1,
+        },
+        CollectiveKind::Identity => 0,
+    }
+}
+
+/// Bytes the busiest rank sends for `kind` of a buffer of `size_bytes` (nccl-tests "size": the
+/// full buffer for all-reduce and broadcast, the gathered output for all-gather, the input for
+/// reduce-scatter) over `n` ranks.
+pub fn collective_bytes_sent_per_rank(
+    kind: CollectiveKind,
+    algorithm: Algorithm,
+    n: usize,
+    size_bytes: u64,
+) -> u64 {
+    if n <= 1 {
+        return 0;
+    }
+    let n64 = n as u64;
+    match kind {
+        CollectiveKind::AllReduce => all_reduce_bytes_sent_per_rank(algorithm, n, size_bytes),
+        // Every algorithm moves each of the n−1 foreign shards to each rank once.
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => {
+            (n64 - 1) * size_bytes.div_ceil(n64)
+        }
+        CollectiveKind::Broadcast => match algorithm {
+            Algorithm::Direct => (n64 - 1) * size_bytes,
+            _ => size_bytes,
+        },
+        CollectiveKind::Identity => 0,
+    }
+}
+
+/// α–β time of a collective: `steps·α + bytes_sent_per_rank / (B·η_link)`.
+pub fn collective_time_s(
+    kind: CollectiveKind,
+    algorithm: Algorithm,
+    n: usize,
+    size_bytes: u64,
+    link: &LinkSpec,
+) -> f64 {
+    let steps = collective_steps(kind, algorithm, n) as f64;
+    let sent = collective_bytes_sent_per_rank(kind, algorithm, n, size_bytes) as f64;
+    steps * link.latency_us * 1e-6 + sent / (link.bandwidth_bytes_per_s() * LINK_EFFICIENCY)
+}
+
+/// nccl-tests' algorithm bandwidth: `size / time`, bytes per second.
+pub fn algbw_bytes_per_s(size_bytes: u64, time_s: f64) -> f64 {
+    size_bytes as f64 / time_s
+}
+
+/// nccl-tests' bus-bandwidth factor: `2(n−1)/n` for all-reduce, `(n−1)/n` for all-gather and
+/// reduce-scatter, 1 for broadcast.
+pub fn busbw_factor(kind: CollectiveKind, n: usize) -> f64 {
+    let n = n.max(1) as f64;
+    match kind {
+        CollectiveKind::AllReduce => 2.0 * (n - 1.0) / n,
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => (n - 1.0) / n,
+        CollectiveKind::Broadcast => 1.0,
+        CollectiveKind::Identity => 0.0,
+    }
+}
+
+/// nccl-tests' bus bandwidth: `algbw · busbw_factor`.
+pub fn busbw_bytes_per_s(kind: CollectiveKind, n: usize, size_bytes: u64, time_s: f64) -> f64 {
+    algbw_bytes_per_s(size_bytes, time_s) * busbw_factor(kind, n)
+}
+
+/// Modeled duration of one trace event on `cluster` (compute: roofline in the trace's dtype;
+/// collectives: α–β over the TP group's link, which spans nodes when `tp > gpus_per_node`).
+pub fn event_duration_s(e: &Event, dtype: DType, cluster: &Cluster) -> f64 {
+    match &e.kind {
+        EventKind::Compute { .. } => {
+            roofline_s(e.flops as f64, e.bytes as f64, &cluster.gpu, dtype)
+        }
+        EventKind::Collective {
+            kind, algorithm, ..
+        } => {
+            let n = e.ranks.len();
+            collective_time_s(*kind, *algorithm, n, e.bytes, cluster.group_link(1, n))
+        }
+    }
+}
+
+/// Replaces a trace's times with the cost model's for `cluster`
+/// ([`TimeSource::CostModel`]). The app's Collectives and Timeline views and the Chrome-trace
+/// export then show modeled times.
+pub fn apply_to_trace(trace: &mut Trace, cluster: &Cluster) {
+    let dtype = trace.config.dtype;
+    trace.assign_times(TimeSource::CostModel, |e| {
+        event_duration_s(e, dtype, cluster)
+    });
+}
+
+/// Training run parameters besides the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TrainSetup {
+    /// Sequence length `s`.
+    pub seq: usize,
+    /// Sequences per iteration `B`.
+    pub global_batch: usize,
+    /// Overlap the data-parallel gradient all-reduce with the last micro-batch's backward.
+    pub overlap_dp: bool,
+}
+
+/// FLOPs of one iteration, `B·s·[c·l·(2·N_mm + 4·s·h) + 6·h·V]`, where `N_mm` is the matmul
+/// weights a token meets in one block, `c = 3` (forward + backward) or 4 with full
+/// recomputation, and the logit layer is never recomputed. For a GPT model with full
+/// recomputation this is Narayanan et al. 2021, Eq. 3: `96Bslh²(1 + s/(6h) + V/(16lh))`.
+/// Selective recomputation adds the attention core's `4·s·h` per token per layer once more.
+pub fn flops_per_iteration(
+    model: &ModelSpec,
+    seq: usize,
+    global_batch: usize,
+    recompute: Recompute,
+) -> f64 {
+    let (s, h, l, v) = (
+        seq as f64,
+        model.hidden as f64,
+        model.layers as f64,
+        model.vocab as f64,
+    );
+    let tokens = global_batch as f64 * s;
+    let per_layer_fwd = 2.0 * model.matmul_params_per_layer_active() as f64 + 4.0 * s * h;
+    let layers = match recompute {
+        Recompute::None => 3.0 * per_layer_fwd,
+        Recompute::Selective => 3.0 * per_layer_fwd + 4.0 * s * h,
+        Recompute::Full => 4.0 * per_layer_fwd,
+    };
+    tokens * (l * layers + 6.0 * h * v)
+}
+
+/// Narayanan et al. 2021, Eq. 3, as printed: `96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))`.
+pub fn narayanan_eq3_flops(
+    batch: usize,
+    seq: usize,
+    layers: usize,
+    hidden: usize,
+    vocab: usize,
+) -> f64 {
+    let (b, s, l, h, v) = (
+        batch as f64,
+        seq as f64,
+        layers as f64,
+        hidden as f64,
+        vocab as f64,
+    );
+    96.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
+}
+
+/// Time of one transformer block for one micro-batch on one TP rank.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct LayerTime {
+    pub forward_compute_s: f64,
+    pub backward_compute_s: f64,
+    /// Forward work done again in backward (selective: attention core; full: whole layer).
+    pub recompute_s: f64,
+    /// TP collectives (forward, backward and recomputed forward), not overlapped.
+    pub tp_comm_s: f64,
+    /// TP collectives per layer per micro-batch (all-reduces, or RS+AG pairs with SP).
+    pub tp_collectives: usize,
+}
+
+impl LayerTime {
+    pub fn total_s(&self) -> f64 {
+        self.forward_compute_s + self.backward_compute_s + self.recompute_s + self.tp_comm_s
+    }
+}
+
+/// Roofline time of a `[m,k]·[k,n]` GEMM in bf16.
+fn gemm_s(m: f64, k: f64, n: f64, gpu: &GpuSpec) -> f64 {
+    roofline_s(
+        2.0 * m * k * n,
+        2.0 * (m * k + k * n + m * n),
+        gpu,
+        DType::Bf16,
+    )
+}
+
+/// Time of a memory-bound element-wise pass over `bytes`.
+fn stream_s(bytes: f64, gpu: &GpuSpec) -> f64 {
+    roofline_s(0.0, bytes, gpu, DType::Bf16)
+}
+
+/// Per-layer time for one micro-batch of `micro_batch` sequences of `seq` tokens at the
+/// layout's TP, SP and recomputation, on `cluster` (the TP group spans nodes when
+/// `tp > gpus_per_node`).
+pub fn layer_time(model: &ModelSpec, seq: usize, layout: &Layout, cluster: &Cluster) -> LayerTime {
+    let gpu = &cluster.gpu;
+    let t = layout.tp.max(1) as f64;
+    let (s, b) = (seq as f64, layout.micro_batch as f64);
+    let (h, kv, f, a) = (
+        model.hidden as f64,
+        model.kv_dim() as f64,
+        model.ffn as f64,
+        model.heads as f64,
+    );
+    let tok = s * b;
+    let k_exp = model.experts_per_token as f64;
+    let mats = if model.gated_mlp { 2.0 } else { 1.0 }; // fc1-side matrices (gate+up or fc1)
+                                                        // Forward GEMMs on one rank (weights split 1/t).
+    let qkv = gemm_s(tok, h, (h + 2.0 * kv) / t, gpu);
+    let scores = b * (a / t) * gemm_s(s, h / a, s, gpu); // QKᵀ per head
+    let ctx = b * (a / t) * gemm_s(s, s, h / a, gpu); // softmax·V per head
+    let out = gemm_s(tok, h / t, h, gpu);
+    let fc1 = k_exp * mats * gemm_s(tok, h, f / t, gpu);
+    let fc2 = k_exp * gemm_s(tok, f / t, h, gpu);
+    // Element-wise passes (bytes read + written, 2-byte elements, 1-byte masks):
+    // two LayerNorms (read+write) and two bias+dropout+residual adds: 8 + 14 bytes per
+    // element of [s·b, h], split by SP; softmax + dropout 7 bytes per score; GeLU/SwiGLU.
+    let outside = if layout.sp { 1.0 / t } else { 1.0 };
+    let drop = if model.dropout { 1.0 } else { 0.0 };
+    let ew_outside = stream_s((8.0 + 2.0 * (6.0 + drop)) * tok * h * outside, gpu);
+    let softmax = stream_s((4.0 + 3.0 * drop) * a * s * s * b / t, gpu);
+    let act = stream_s(k_exp * (2.0 * mats + 2.0) * tok * f / t, gpu);
+    let attn_core = scores + ctx + softmax;
+    let forward = qkv + out + fc1 + fc2 + attn_core + ew_outside + act;
+    // Backward: input and weight gradients, twice the forward GEMM work; element-wise
+    // backward reads about twice as much.
+    let backward = 2.0 * forward;
+    let recompute_s = match layout.recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => attn_core,
+        Recompute::Full => forward,
+    };
+    // TP collectives: two per pass (g forward, f backward), two more when the forward is
+    // recomputed in full. With SP each all-reduce becomes a reduce-scatter + all-gather pair.
+    let n_coll = if layout.tp > 1 {
+        4 + if layout.recompute == Recompute::Full {
+            2
+        } else {
+            0
+        }
+    } else {
+        0
+    };
+    let size = (2.0 * tok * h) as u64;
+    let link = cluster.group_link(1, layout.tp);
+    let one = if layout.sp {
+        collective_time_s(
+            CollectiveKind::ReduceScatter,
+            Algorithm::Ring,
+            layout.tp,
+            size,
+            link,
+        ) + collective_time_s(
+            CollectiveKind::AllGather,
+            Algorithm::Ring,
+            layout.tp,
+            size,
+            link,
+        )
+    } else {
+        collective_time_s(
+            CollectiveKind::AllReduce,
+            Algorithm::Ring,
+            layout.tp,
+            size,
+            link,
+        )
+    };
+    LayerTime {
+        forward_compute_s: forward,
+        backward_compute_s: backward,
+        recompute_s,
+        tp_comm_s: n_coll as f64 * one,
+        tp_collectives: n_coll,
+    }
+}
+
+/// A layout's predicted iteration: time split, rates and memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationTime {
+    pub layout: Layout,
+    pub iteration_time_s: f64,
+    /// GEMMs and element-wise work of all micro-batches on the busiest stage (incl. recompute).
+    pub compute_s: f64,
+    /// TP collectives of all micro-batches.
+    pub tp_comm_s: f64,
+    /// Pipeline point-to-point sends of activations and their gradients.
+    pub pp_comm_s: f64,
+    /// 1F1B fill and drain: `(p−1)` micro-batch slots.
+    pub pipeline_bubble_s: f64,
+    /// Exposed data-parallel gradient all-reduce (after overlap).
+    pub dp_comm_s: f64,
+    /// Optimizer step (memory-bound).
+    pub optimizer_s: f64,
+    pub micro_batches: usize,
+    /// `(p−1)/m`.
+    pub bubble_fraction: f64,
+    pub tp_spans_nodes: bool,
+    pub pp_spans_nodes: bool,
+    pub dp_spans_nodes: bool,
+    /// Model FLOPs per iteration (no recomputation): the MFU numerator.
+    pub model_flops: f64,
+    /// FLOPs executed including recomputation (Narayanan's Eq. 3 convention).
+    pub hardware_flops: f64,
+    /// `hardware_flops / (iteration · GPUs)`, TFLOP/s: what Narayanan et al. report.
+    pub tflops_per_gpu: f64,
+    /// Model FLOPs utilisation: `model_flops / (iteration · GPUs · peak bf16)`.
+    pub mfu: f64,
+    pub tokens_per_s: f64,
+    pub layer: LayerTime,
+    pub memory: MemoryBreakdown,
+    /// Usable memory per GPU (capacity × [`memory::USABLE_MEMORY_FRACTION`]).
+    pub memory_limit_bytes: u64,
+    pub fits: bool,
+}
+
+/// Checks that `layout` is valid for `model`, `setup` and `cluster`: the shape rules of
+/// [`memory::check_layout`], `tp ≤ gpus`, `t·p·d = gpus`, and `B % (b·d) == 0`.
+pub fn check_training_layout(
+    model: &ModelSpec,
+    setup: &TrainSetup,
+    cluster: &Cluster,
+    layout: &Layout,
+) -> Result<(), LayoutError> {
+    if layout.tp > cluster.gpus {
+        return Err(LayoutError::TpLargerThanCluster {
+            tp: layout.tp,
+            gpus: cluster.gpus,
+        });
+    }
+    memory::check_layout(model, layout)?;
+    if layout.gpus() != cluster.gpus {
+        return Err(LayoutError::GpuCountMismatch {
+            tp: layout.tp,
+            pp: layout.pp,
+            dp: layout.dp,
+            needed: layout.gpus(),
+            gpus: cluster.gpus,
+        });
+    }
+    if setup.global_batch == 0
+        || !setup
+            .global_batch
+            .is_multiple_of(layout.micro_batch * layout.dp)
+    {
+        return Err(LayoutError::BatchNotDivisible {
+            global_batch: setup.global_batch,
+            micro_batch: layout.micro_batch,
+            dp: layout.dp,
+        });
+    }
+    Ok(())
+}
+
+/// Predicts one training iteration of `layout` (see the module docs for the model).
+pub fn iteration_time(
+    model: &ModelSpec,
+    setup: &TrainSetup,
+    cluster: &Cluster,
+    layout: &Layout,
+) -> Result<IterationTime, LayoutError> {
+    check_training_layout(model, setup, cluster, layout)?;
+    let gpu = &cluster.gpu;
+    let (t, p, d) = (layout.tp, layout.pp, layout.dp);
+    let m = setup.global_batch / (layout.micro_batch * d);
+    let layer = layer_time(model, setup.seq, layout, cluster);
+    let layers_per_stage = (model.layers / p) as f64;
+    // The last stage also runs the vocabulary-parallel logits GEMM (fwd + 2× bwd).
+    let tok = (setup.seq * layout.micro_batch) as f64;
+    let logits_s = 3.0 * gemm_s(tok, model.hidden as f64, model.vocab as f64 / t as f64, gpu);
+    let stage_compute = layers_per_stage
+        * (layer.forward_compute_s + layer.backward_compute_s + layer.recompute_s)
+        + logits_s;
+    let stage_tp = layers_per_stage * layer.tp_comm_s;
+    // Pipeline sends: activations forward, gradients backward, `2sbh` bytes each, split over
+    // the t ranks of the stage (Narayanan et al. 2021, §4.1 scatter/gather).
+    let pp_stride = t * d;
+    let pp_link = cluster.group_link(pp_stride, p);
+    let p2p_s = if p > 1 {
+        let bytes = 2.0 * tok * model.hidden as f64 / t as f64;
+        2.0 * (pp_link.latency_us * 1e-6
+            + bytes / (pp_link.bandwidth_bytes_per_s() * LINK_EFFICIENCY))
+    } else {
+        0.0
+    };
+    let slot = stage_compute + stage_tp + p2p_s;
+    let compute_s = m as f64 * stage_compute;
+    let tp_comm_s = m as f64 * stage_tp;
+    let pp_comm_s = m as f64 * p2p_s;
+    let pipeline_bubble_s = (p - 1) as f64 * slot;
+    // Data-parallel gradient reduction of the 2-byte gradients (ZeRO 1/2: reduce-scatter +
+    // all-gather, the same bytes; ZeRO-3 adds a parameter all-gather: 1.5×, ZeRO §7).
+    let mem = memory::training_memory(model, setup.seq, setup.global_batch, layout);
+    let dp_link = cluster.group_link(t, d);
+    let grad_bytes = 2 * mem.params_per_gpu;
+    let zero3 = if layout.zero >= 3 { 1.5 } else { 1.0 };
+    let dp_full = zero3
+        * collective_time_s(
+            CollectiveKind::AllReduce,
+            Algorithm::Ring,
+            d,
+            grad_bytes,
+            dp_link,
+        );
+    let last_backward = layers_per_stage * layer.backward_compute_s;
+    let dp_comm_s = if setup.overlap_dp {
+        (dp_full - last_backward).max(0.0)
+    } else {
+        dp_full
+    };
+    let opt_params = if layout.zero >= 1 {
+        mem.params_per_gpu as f64 / d as f64
+    } else {
+        mem.params_per_gpu as f64
+    };
+    let optimizer_s = stream_s(ADAM_STEP_BYTES_PER_PARAM * opt_params, gpu);
+    let iteration_time_s =
+        compute_s + tp_comm_s + pp_comm_s + pipeline_bubble_s + dp_comm_s + optimizer_s;
+    let model_flops = flops_per_iteration(model, setup.seq, setup.global_batch, Recompute::None);
+    let hardware_flops =
+        flops_per_iteration(model, setup.seq, setup.global_batch, layout.recompute);
+    let n = cluster.gpus as f64;
+    let memory_limit_bytes = (gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64;
+    Ok(IterationTime {
+        layout: *layout,
+        iteration_time_s,
+        compute_s,
+        tp_comm_s,
+        pp_comm_s,
+        pipeline_bubble_s,
+        dp_comm_s,
+        optimizer_s,
+        micro_batches: m,
+        bubble_fraction: (p - 1) as f64 / m as f64,
+        tp_spans_nodes: cluster.group_spans_nodes(1, t),
+        pp_spans_nodes: cluster.group_spans_nodes(pp_stride, p),
+        dp_spans_nodes: cluster.group_spans_nodes(t, d),
+        model_flops,
+        hardware_flops,
+        tflops_per_gpu: hardware_flops / (iteration_time_s * n) / 1e12,
+        mfu: model_flops / (iteration_time_s * n * gpu.peak_flops(DType::Bf16)),
+        tokens_per_s: (setup.global_batch * setup.seq) as f64 / iteration_time_s,
+        layer,
+        fits: mem.total_bytes <= memory_limit_bytes,
+        memory: mem,
+        memory_limit_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::hardware::Catalogue;
+
+    fn link(bw: f64, lat: f64) -> LinkSpec {
+        LinkSpec {
+            name: "test".into(),
+            bandwidth_gbs: bw,
+            latency_us: lat,
+        }
+    }
+
+    #[test]
+    fn ring_busbw_equals_link_rate() {
+        // With α = 0 a ring all-reduce is bandwidth-optimal: busbw = B·η for every n, and
+        // busbw = algbw·2(n−1)/n (nccl-tests' definition).
+        let l = link(300.0, 0.0);
+        for n in [2usize, 3, 4, 8, 16] {
+            let size = 1u64 << 30; // divisible by n up to rounding of 1 byte per chunk
+            let time = collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, n, size, &l);
+            let algbw = algbw_bytes_per_s(size, time);
+            let busbw = busbw_bytes_per_s(CollectiveKind::AllReduce, n, size, time);
+            assert!((busbw - algbw * 2.0 * (n as f64 - 1.0) / n as f64).abs() < 1e-6 * busbw);
+            // Tolerance: div_ceil rounds each chunk up by < 1 byte out of 2^30/n.
+            let rel = (busbw - 300e9 * LINK_EFFICIENCY).abs() / (300e9 * LINK_EFFICIENCY);
+            assert!(rel < 1e-8, "n={n}: busbw {busbw}");
+            for kind in [CollectiveKind::AllGather, CollectiveKind::ReduceScatter] {
+                let t = collective_time_s(kind, Algorithm::Ring, n, size, &l);
+                let bus = busbw_bytes_per_s(kind, n, size, t);
+                assert!((bus - 300e9 * LINK_EFFICIENCY).abs() / bus < 1e-8);
+            }
+        }
+    }
+
+    #[test]
+    fn latency_term_counts_steps() {
+        // Zero bytes: only α·steps remains: ring 2(n−1), tree 2⌈log2 n⌉.
+        let l = link(100.0, 10.0);
+        let ring = collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, 8, 0, &l);
+        let tree = collective_time_s(CollectiveKind::AllReduce, Algorithm::Tree, 8, 0, &l);
+        assert!((ring - 14.0 * 10e-6).abs() < 1e-15);
+        assert!((tree - 6.0 * 10e-6).abs() < 1e-15);
+        // Small messages favour tree, large ones ring.
+        let big = 1u64 << 30;
+        assert!(
+            collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, 8, big, &l)
+                < collective_time_s(CollectiveKind::AllReduce, Algorithm::Tree, 8, big, &l)
+        );
+    }
+
+    #[test]
+    fn tp_across_nodes_pays_infiniband() {
+        let cat = Catalogue::default();
+        let c = Cluster::new(&cat, "a100", 16, 8, "ib200").unwrap();
+        let m = crate::models::ModelPreset::Gpt3_175b.spec();
+        let lay = |tp| Layout {
+            tp,
+            pp: 1,
+            dp: 16 / tp,
+            micro_batch: 1,
+            sp: false,
+            recompute: Recompute::None,
+            zero: 0,
+        };
+        let t8 = layer_time(&m, 2048, &lay(8), &c);
+        let t16 = layer_time(&m, 2048, &lay(16), &c);
+        // 300 vs 25 GB/s per direction: the 16-way all-reduce is ~12× slower per byte.
+        assert!(
+            t16.tp_comm_s > 8.0 * t8.tp_comm_s,
+            "{} vs {}",
+            t16.tp_comm_s,
+            t8.tp_comm_s
+        );
+    }
+
+    #[test]
+    fn trace_gets_modeled_times() {
+        let cat = Catalogue::default();
+        let c = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
+        let cfg = Config::default();
+        let mut tr = crate::trace::schedule(&cfg);
+        apply_to_trace(&mut tr, &c);
+        assert_eq!(tr.time_source, TimeSource::CostModel);
+        let fc1 = tr.events.iter().find(|e| e.name == "mlp.fc1").unwrap();
+        let want = roofline_s(fc1.flops as f64, fc1.bytes as f64, &c.gpu, cfg.dtype);
+        assert_eq!(fc1.timing.duration_s, want);
+        let ar = tr.events.iter().find(|e| e.name == "attn.g").unwrap();
+        assert!(ar.timing.duration_s > 0.0);
+        let id = tr.events.iter().find(|e| e.name == "attn.f").unwrap();
+        assert_eq!(id.timing.duration_s, 0.0);
+    }
+}

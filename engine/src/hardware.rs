@@ -1,0 +1,455 @@
+//! GPUs, links and clusters for the cost model.
+//!
+//! Every built-in figure is a vendor datasheet peak, with its source next to it; the efficiency
+//! factors that turn peaks into achievable rates live in [`crate::cost`] and
+//! `docs/calibration.md`. Users add their own GPUs and links in a TOML file
+//! ([`Catalogue::from_toml`]).
+//!
+//! A cluster is `nodes × gpus_per_node`: GPUs inside a node talk over the intra-node link
+//! (NVLink/NVSwitch or PCIe); a group that spans nodes talks over the inter-node link
+//! (InfiniBand, one NIC per GPU) and is limited by it.
+
+use crate::dtype::DType;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// One GPU model's peak rates and memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuSpec {
+    /// Catalogue key, e.g. `a100-80gb`.
+    pub name: String,
+    /// Dense (no 2:4 sparsity) fp16/bf16 tensor-core peak, TFLOP/s.
+    pub peak_bf16_tflops: f64,
+    /// Dense TF32 tensor-core peak, TFLOP/s (0 where the GPU has none).
+    #[serde(default)]
+    pub peak_tf32_tflops: f64,
+    /// Non-tensor fp32 peak, TFLOP/s.
+    pub peak_fp32_tflops: f64,
+    /// fp64 peak (tensor core where available), TFLOP/s.
+    pub peak_fp64_tflops: f64,
+    /// Memory size, GB (10⁹ bytes, as vendors count).
+    pub memory_gb: f64,
+    /// Memory bandwidth, GB/s.
+    pub memory_bandwidth_gbs: f64,
+    /// Default intra-node link name.
+    pub intra_node_link: String,
+}
+
+impl GpuSpec {
+    /// Peak rate in FLOP/s for arithmetic in `dtype` (f32 uses the non-tensor fp32 rate, as the
+    /// engine's reference computes in true fp32).
+    pub fn peak_flops(&self, dtype: DType) -> f64 {
+        1e12 * match dtype {
+            DType::Bf16 | DType::F16 => self.peak_bf16_tflops,
+            DType::F32 => self.peak_fp32_tflops,
+            DType::F64 => self.peak_fp64_tflops,
+        }
+    }
+
+    /// Memory in bytes.
+    pub fn memory_bytes(&self) -> f64 {
+        self.memory_gb * 1e9
+    }
+
+    /// The built-in GPUs.
+    pub fn catalogue() -> Vec<GpuSpec> {
+        let g = |name: &str, bf16, tf32, fp32, fp64, mem, bw, link: &str| GpuSpec {
+            name: name.to_string(),
+            peak_bf16_tflops: bf16,
+            peak_tf32_tflops: tf32,
+            peak_fp32_tflops: fp32,
+            peak_fp64_tflops: fp64,
+            memory_gb: mem,
+            memory_bandwidth_gbs: bw,
+            intra_node_link: link.to_string(),
+        };
+        vec![
+            // NVIDIA Tesla V100 datasheet (SXM2, 32 GB): 125 TFLOPS tensor (fp16), 15.7 fp32,
+            // 7.8 fp64, 900 GB/s HBM2. No bf16/tf32: the fp16 rate is used for both 2-byte types.
+            g("v100", 125.0, 0.0, 15.7, 7.8, 32.0, 900.0, "nvlink2"),
+            // NVIDIA A100 datasheet (SXM4 40 GB): 312 TFLOPS bf16/fp16 dense, 156 tf32, 19.5 fp32,
+            // 19.5 fp64 tensor, 1555 GB/s HBM2.
+            g(
+                "a100-40gb",
+                312.0,
+                156.0,
+                19.5,
+                19.5,
+                40.0,
+                1555.0,
+                "nvlink3",
+            ),
+            // NVIDIA A100 datasheet (SXM4 80 GB): same rates, 2039 GB/s HBM2e.
+            g(
+                "a100-80gb",
+                312.0,
+                156.0,
+                19.5,
+                19.5,
+                80.0,
+                2039.0,
+                "nvlink3",
+            ),
+            // NVIDIA H100 datasheet (SXM5 80 GB): 989 TFLOPS bf16 dense (1979 with sparsity),
+            // 494.5 tf32, 67 fp32, 67 fp64 tensor, 3.35 TB/s HBM3.
+            g(
+                "h100-sxm", 989.0, 494.5, 67.0, 67.0, 80.0, 3350.0, "nvlink4",
+            ),
+            // NVIDIA H200 datasheet (SXM 141 GB): H100 compute, 141 GB HBM3e at 4.8 TB/s.
+            g("h200", 989.0, 494.5, 67.0, 67.0, 141.0, 4800.0, "nvlink4"),
+            // NVIDIA HGX B200 datasheet (1000 W): 2.25 PFLOPS bf16 dense (4.5 sparse), 1.1 PF
+            // tf32, 80 fp32, 40 fp64; DGX B200 datasheet: 1440 GB and 64 TB/s for 8 GPUs, i.e.
+            // 180 GB and 8 TB/s each.
+            g("b200", 2250.0, 1100.0, 80.0, 40.0, 180.0, 8000.0, "nvlink5"),
+        ]
+    }
+}
+
+/// A link: bandwidth per GPU per direction and a per-step latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkSpec {
+    /// Catalogue key, e.g. `nvlink3`, `ib-ndr-400`.
+    pub name: String,
+    /// Peak bandwidth per GPU per direction, GB/s.
+    pub bandwidth_gbs: f64,
+    /// Latency α per communication step, microseconds.
+    pub latency_us: f64,
+}
+
+impl LinkSpec {
+    /// Peak bytes per second per direction.
+    pub fn bandwidth_bytes_per_s(&self) -> f64 {
+        self.bandwidth_gbs * 1e9
+    }
+
+    /// The built-in links. Bandwidths are per GPU per direction (vendors quote NVLink totals
+    /// in both directions; we halve them). Latencies are assumptions of the order nccl-tests
+    /// shows for small messages (see docs/calibration.md), not datasheet figures.
+    pub fn catalogue() -> Vec<LinkSpec> {
+        let l = |name: &str, bw, lat| LinkSpec {
+            name: name.to_string(),
+            bandwidth_gbs: bw,
+            latency_us: lat,
+        };
+        vec![
+            // V100 datasheet: NVLink 2, 300 GB/s total per GPU (6 links × 50 GB/s) → 150 each way.
+            l("nvlink2", 150.0, 3.0),
+            // A100 datasheet: NVLink 3 with NVSwitch, 600 GB/s per GPU → 300 each way.
+            l("nvlink3", 300.0, 3.0),
+            // H100 datasheet: NVLink 4 with NVSwitch, 900 GB/s per GPU → 450 each way.
+            l("nvlink4", 450.0, 3.0),
+            // HGX B200 datasheet: NVLink 5 with NVSwitch, 1.8 TB/s per GPU → 900 each way.
+            l("nvlink5", 900.0, 3.0),
+            // PCI-SIG: PCIe 4.0 x16 = 16 GT/s × 16 lanes, 128b/130b → 31.5 GB/s each way.
+            l("pcie4", 31.5, 5.0),
+            // PCI-SIG: PCIe 5.0 x16 = 32 GT/s × 16 lanes → 63 GB/s each way.
+            l("pcie5", 63.0, 5.0),
+            // NVIDIA ConnectX-6 / InfiniBand HDR: 200 Gb/s per port (one per GPU in DGX A100)
+            // → 25 GB/s each way.
+            l("ib-hdr-200", 25.0, 6.0),
+            // NVIDIA ConnectX-7 / InfiniBand NDR: 400 Gb/s per port (one per GPU in DGX H100)
+            // → 50 GB/s each way.
+            l("ib-ndr-400", 50.0, 6.0),
+        ]
+    }
+}
+
+/// Why a hardware description is rejected.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum HardwareError {
+    #[error("unknown GPU '{name}'; known GPUs: {}", known.join(", "))]
+    UnknownGpu { name: String, known: Vec<String> },
+    #[error("unknown link '{name}'; known links: {}", known.join(", "))]
+    UnknownLink { name: String, known: Vec<String> },
+    #[error("hardware TOML is invalid: {message}")]
+    Toml { message: String },
+    #[error("{what} '{name}': {field} must be a positive number (got {value}); latency may be 0")]
+    NotPositive {
+        what: &'static str,
+        name: String,
+        field: &'static str,
+        value: f64,
+    },
+    #[error("the cluster needs at least one GPU and one GPU per node")]
+    EmptyCluster,
+    #[error(
+        "{gpus} GPUs cannot be laid out as whole nodes of {gpus_per_node}: use a multiple of \
+         {gpus_per_node}, or fewer GPUs than one node"
+    )]
+    PartialNode { gpus: usize, gpus_per_node: usize },
+}
+
+/// GPUs and links known by name: the built-ins plus any loaded from TOML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Catalogue {
+    pub gpus: Vec<GpuSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+impl Default for Catalogue {
+    fn default() -> Self {
+        Catalogue {
+            gpus: GpuSpec::catalogue(),
+            links: LinkSpec::catalogue(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TomlFile {
+    #[serde(default)]
+    gpu: Vec<GpuSpec>,
+    #[serde(default)]
+    link: Vec<LinkSpec>,
+}
+
+impl Catalogue {
+    /// Adds (or replaces, by name) GPUs and links from TOML text:
+    ///
+    /// ```toml
+    /// [[gpu]]
+    /// name = "my-gpu"
+    /// peak_bf16_tflops = 400.0
+    /// peak_fp32_tflops = 40.0
+    /// peak_fp64_tflops = 20.0
+    /// memory_gb = 96.0
+    /// memory_bandwidth_gbs = 3000.0
+    /// intra_node_link = "nvlink4"
+    ///
+    /// [[link]]
+    /// name = "roce-100"
+    /// bandwidth_gbs = 12.5
+    /// latency_us = 8.0
+    /// ```
+    pub fn from_toml(mut self, text: &str) -> Result<Self, HardwareError> {
+        let file: TomlFile = toml::from_str(text).map_err(|e| HardwareError::Toml {
+            message: e.to_string(),
+        })?;
+        for l in file.link {
+            // Latency may be zero (a pure-bandwidth link); bandwidth must be positive.
+            for (field, value, min_ok) in [
+                ("bandwidth_gbs", l.bandwidth_gbs, false),
+                ("latency_us", l.latency_us, true),
+            ] {
+                let ok = value.is_finite() && (value > 0.0 || (min_ok && value == 0.0));
+                if !ok {
+                    return Err(HardwareError::NotPositive {
+                        what: "link",
+                        name: l.name.clone(),
+                        field,
+                        value,
+                    });
+                }
+            }
+            self.links.retain(|x| x.name != l.name);
+            self.links.push(l);
+        }
+        for g in file.gpu {
+            for (field, value) in [
+                ("peak_bf16_tflops", g.peak_bf16_tflops),
+                ("peak_fp32_tflops", g.peak_fp32_tflops),
+                ("peak_fp64_tflops", g.peak_fp64_tflops),
+                ("memory_gb", g.memory_gb),
+                ("memory_bandwidth_gbs", g.memory_bandwidth_gbs),
+            ] {
+                if value.is_nan() || value <= 0.0 || !value.is_finite() {
+                    return Err(HardwareError::NotPositive {
+                        what: "GPU",
+                        name: g.name.clone(),
+                        field,
+                        value,
+                    });
+                }
+            }
+            self.link(&g.intra_node_link)?;
+            self.gpus.retain(|x| x.name != g.name);
+            self.gpus.push(g);
+        }
+        Ok(self)
+    }
+
+    /// A GPU by name; also accepts the family names `a100` (80 GB), `h100`, `b200`.
+    pub fn gpu(&self, name: &str) -> Result<GpuSpec, HardwareError> {
+        let key = name.to_ascii_lowercase();
+        let key = match key.as_str() {
+            "a100" => "a100-80gb",
+            "h100" | "h100-80gb" => "h100-sxm",
+            "h200-sxm" => "h200",
+            other => other,
+        };
+        self.gpus
+            .iter()
+            .find(|g| g.name == key)
+            .cloned()
+            .ok_or_else(|| HardwareError::UnknownGpu {
+                name: name.to_string(),
+                known: self.gpus.iter().map(|g| g.name.clone()).collect(),
+            })
+    }
+
+    /// A link by name; also accepts `ib200`, `ib400`.
+    pub fn link(&self, name: &str) -> Result<LinkSpec, HardwareError> {
+        let key = name.to_ascii_lowercase();
+        let key = match key.as_str() {
+            "ib200" | "hdr" => "ib-hdr-200",
+            "ib400" | "ndr" => "ib-ndr-400",
+            other => other,
+        };
+        self.links
+            .iter()
+            .find(|l| l.name == key)
+            .cloned()
+            .ok_or_else(|| HardwareError::UnknownLink {
+                name: name.to_string(),
+                known: self.links.iter().map(|l| l.name.clone()).collect(),
+            })
+    }
+}
+
+/// `nodes × gpus_per_node` GPUs of one kind, with the links inside and between nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cluster {
+    pub gpu: GpuSpec,
+    pub gpus: usize,
+    pub gpus_per_node: usize,
+    pub intra_node: LinkSpec,
+    pub inter_node: LinkSpec,
+}
+
+impl Cluster {
+    /// Builds a cluster from catalogue names; the intra-node link is the GPU's default.
+    pub fn new(
+        catalogue: &Catalogue,
+        gpu: &str,
+        gpus: usize,
+        gpus_per_node: usize,
+        inter_node: &str,
+    ) -> Result<Self, HardwareError> {
+        if gpus == 0 || gpus_per_node == 0 {
+            return Err(HardwareError::EmptyCluster);
+        }
+        if gpus > gpus_per_node && !gpus.is_multiple_of(gpus_per_node) {
+            return Err(HardwareError::PartialNode {
+                gpus,
+                gpus_per_node,
+            });
+        }
+        let gpu = catalogue.gpu(gpu)?;
+        let intra_node = catalogue.link(&gpu.intra_node_link)?;
+        let inter_node = catalogue.link(inter_node)?;
+        Ok(Cluster {
+            gpu,
+            gpus,
+            gpus_per_node,
+            intra_node,
+            inter_node,
+        })
+    }
+
+    /// The smallest cluster of whole `gpus_per_node` nodes with at least `gpus` GPUs (e.g. for
+    /// modelling a trace at TP=16 on 8-GPU nodes: 2 nodes, the TP group spans them).
+    pub fn covering(
+        catalogue: &Catalogue,
+        gpu: &str,
+        gpus: usize,
+        gpus_per_node: usize,
+        inter_node: &str,
+    ) -> Result<Self, HardwareError> {
+        let per_node = gpus_per_node.max(1);
+        let whole = gpus.max(1).div_ceil(per_node) * per_node;
+        Cluster::new(catalogue, gpu, whole, per_node, inter_node)
+    }
+
+    /// Nodes in the cluster.
+    pub fn nodes(&self) -> usize {
+        self.gpus.div_ceil(self.gpus_per_node.max(1))
+    }
+
+    /// Whether a group of `size` ranks at rank stride `stride` (starting at rank 0) touches
+    /// more than one node. Megatron orders ranks TP fastest, then DP, then PP, so a TP group
+    /// has stride 1, a DP group stride `tp`, a PP group stride `tp·dp`.
+    pub fn group_spans_nodes(&self, stride: usize, size: usize) -> bool {
+        size > 1 && (size - 1) * stride / self.gpus_per_node.max(1) > 0
+    }
+
+    /// The link a group pays: the inter-node link when it spans nodes (the bottleneck), else
+    /// the intra-node one.
+    pub fn group_link(&self, stride: usize, size: usize) -> &LinkSpec {
+        if self.group_spans_nodes(stride, size) {
+            &self.inter_node
+        } else {
+            &self.intra_node
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_gpu_lists_known() {
+        let err = Catalogue::default().gpu("tpu-v5").unwrap_err();
+        assert!(matches!(err, HardwareError::UnknownGpu { .. }));
+        let msg = err.to_string();
+        for name in ["v100", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200"] {
+            assert!(msg.contains(name), "{msg}");
+        }
+        assert!(matches!(
+            Catalogue::default().link("ethernet-1g"),
+            Err(HardwareError::UnknownLink { .. })
+        ));
+    }
+
+    #[test]
+    fn user_toml_adds_gpu_and_link() {
+        let text = r#"
+            [[gpu]]
+            name = "my-gpu"
+            peak_bf16_tflops = 400.0
+            peak_fp32_tflops = 40.0
+            peak_fp64_tflops = 20.0
+            memory_gb = 96.0
+            memory_bandwidth_gbs = 3000.0
+            intra_node_link = "roce-100"
+
+            [[link]]
+            name = "roce-100"
+            bandwidth_gbs = 12.5
+            latency_us = 8.0
+        "#;
+        let cat = Catalogue::default().from_toml(text).unwrap();
+        let c = Cluster::new(&cat, "my-gpu", 16, 8, "roce-100").unwrap();
+        assert_eq!(c.gpu.peak_bf16_tflops, 400.0);
+        assert_eq!(c.intra_node.bandwidth_gbs, 12.5);
+        let bad = text.replace("memory_gb = 96.0", "memory_gb = -1.0");
+        assert!(matches!(
+            Catalogue::default().from_toml(&bad),
+            Err(HardwareError::NotPositive {
+                field: "memory_gb",
+                ..
+            })
+        ));
+        assert!(matches!(
+            Catalogue::default().from_toml("[[gpu]]\nname = 3"),
+            Err(HardwareError::Toml { .. })
+        ));
+    }
+
+    #[test]
+    fn groups_spanning_nodes() {
+        let c = Cluster::new(&Catalogue::default(), "a100", 64, 8, "ib400").unwrap();
+        assert!(!c.group_spans_nodes(1, 8));
+        assert!(c.group_spans_nodes(1, 16));
+        assert!(c.group_spans_nodes(8, 2)); // DP over TP=8 groups: next node
+        assert!(!c.group_spans_nodes(2, 4)); // DP=4 over TP=2 stays in the node
+        assert_eq!(c.group_link(1, 16).name, "ib-ndr-400");
+        assert!(matches!(
+            Cluster::new(&Catalogue::default(), "a100", 12, 8, "ib400"),
+            Err(HardwareError::PartialNode { .. })
+        ));
+        let c = Cluster::covering(&Catalogue::default(), "h100", 12, 8, "ib400").unwrap();
+        assert_eq!((c.gpus, c.nodes()), (16, 2));
+    }
+}

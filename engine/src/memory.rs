@@ -1,0 +1,646 @@
+//! Memory per GPU for a parallel layout: weights, gradients, optimizer states, activations and
+//! the inference KV cache.
+//!
+//! - Parameters per GPU: the worst pipeline stage's share of [`ModelSpec::params`], with the
+//!   matrices split `1/tp` (Megatron's column/row split; the vocabulary split for the
+//!   embedding) and norms and row-parallel biases replicated.
+//! - Weights, gradients, optimizer: mixed-precision Adam, 2 + 2 + 12 bytes per parameter
+//!   (Rajbhandari et al. 2020, "ZeRO", §3.1: fp16 weights and gradients, fp32 master weights,
+//!   momentum and variance), with ZeRO stage 1/2/3 sharding the optimizer / + gradients /
+//!   + weights over the data-parallel group.
+//! - Activations: Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+//!   Transformer Models", §4: per layer `sbh(34 + 5as/h)` bytes without parallelism,
+//!   `sbh(10 + 24/t + 5as/(ht))` with TP, `sbh/t·(34 + 5as/h)` with TP and sequence
+//!   parallelism, `5as²b` dropped by selective recomputation, `2sbh` (`/t` with SP) per layer
+//!   with full recomputation. Built here term by term from the tensors each op saves, so the
+//!   closed forms are a test, not the implementation. The first pipeline stage holds `p`
+//!   micro-batches in flight under 1F1B (§4.2.3).
+//! - KV cache: `2 · layers · kv_heads · head_dim` elements per token; with TP each GPU holds
+//!   `kv_heads / tp` heads, and when `tp > kv_heads` one replicated head (vLLM's rule).
+
+use crate::config::Config;
+use crate::models::ModelSpec;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// Fraction of a GPU's memory a run may plan to use; the rest goes to the CUDA context, NCCL
+/// buffers, workspace and fragmentation. An assumption (docs/calibration.md).
+pub const USABLE_MEMORY_FRACTION: f64 = 0.9;
+
+/// Bytes per activation element (fp16/bf16 training, as in Korthikanti et al.).
+pub const ACTIVATION_BYTES: u64 = 2;
+
+/// Activation recomputation strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Recompute {
+    /// Store every activation the backward pass needs.
+    #[default]
+    None,
+    /// Recompute only the attention core (`QKᵀ`, softmax, dropout, `·V`): drops `5as²b`.
+    Selective,
+    /// Store only each layer's input; recompute the whole forward pass of the layer.
+    Full,
+}
+
+impl Recompute {
+    pub const ALL: [Recompute; 3] = [Recompute::None, Recompute::Selective, Recompute::Full];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Recompute::None => "none",
+            Recompute::Selective => "selective",
+            Recompute::Full => "full",
+        }
+    }
+}
+
+impl std::str::FromStr for Recompute {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Recompute::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                format!("unknown recompute '{s}'; expected one of: none, selective, full")
+            })
+    }
+}
+
+/// A 3D-parallel layout and its per-GPU choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Layout {
+    /// Tensor-parallel size `t`.
+    pub tp: usize,
+    /// Pipeline-parallel size `p`.
+    pub pp: usize,
+    /// Data-parallel size `d`.
+    pub dp: usize,
+    /// Micro-batch size `b` (sequences).
+    pub micro_batch: usize,
+    /// Sequence parallelism (Korthikanti et al. 2022) in the TP group.
+    pub sp: bool,
+    pub recompute: Recompute,
+    /// ZeRO stage 0–3 over the data-parallel group.
+    pub zero: u8,
+}
+
+impl Layout {
+    /// GPUs the layout uses, `t·p·d`.
+    pub fn gpus(&self) -> usize {
+        self.tp * self.pp * self.dp
+    }
+
+    /// `TP=8 PP=8 DP=16 b=1 SP sel ZeRO-1`.
+    pub fn label(&self) -> String {
+        format!(
+            "TP={} PP={} DP={} b={}{}{}{}",
+            self.tp,
+            self.pp,
+            self.dp,
+            self.micro_batch,
+            if self.sp { " SP" } else { "" },
+            match self.recompute {
+                Recompute::None => "",
+                Recompute::Selective => " sel-recompute",
+                Recompute::Full => " full-recompute",
+            },
+            if self.zero > 0 {
+                format!(" ZeRO-{}", self.zero)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// Why a layout cannot be evaluated for a model (shape rules, not memory).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    #[error("{field} must be at least 1 (got 0)")]
+    Zero { field: &'static str },
+    #[error(
+        "TP={tp} does not divide the {heads} attention heads: each GPU must hold whole heads; \
+         valid TP sizes: {valid:?}"
+    )]
+    HeadsNotDivisible {
+        tp: usize,
+        heads: usize,
+        valid: Vec<usize>,
+    },
+    #[error(
+        "TP={tp} does not divide the {kv_heads} KV heads: Megatron splits KV groups evenly for \
+         training (vLLM replicates them when serving); valid TP sizes: {valid:?}"
+    )]
+    KvHeadsNotDivisible {
+        tp: usize,
+        kv_heads: usize,
+        valid: Vec<usize>,
+    },
+    #[error("TP={tp} does not divide the FFN width {ffn}")]
+    FfnNotDivisible { tp: usize, ffn: usize },
+    #[error("PP={pp} does not divide the {layers} layers; use a divisor of {layers}")]
+    LayersNotDivisible { pp: usize, layers: usize },
+    #[error(
+        "global batch {global_batch} is not a multiple of micro-batch {micro_batch} × DP {dp}; \
+         choose them so that it is"
+    )]
+    BatchNotDivisible {
+        global_batch: usize,
+        micro_batch: usize,
+        dp: usize,
+    },
+    #[error(
+        "layout TP={tp} × PP={pp} × DP={dp} = {needed} GPUs does not match the cluster's {gpus} GPUs"
+    )]
+    GpuCountMismatch {
+        tp: usize,
+        pp: usize,
+        dp: usize,
+        needed: usize,
+        gpus: usize,
+    },
+    #[error(
+        "TP={tp} is larger than the cluster's {gpus} GPUs; choose TP ≤ {gpus} or a larger \
+         cluster"
+    )]
+    TpLargerThanCluster { tp: usize, gpus: usize },
+    #[error("ZeRO stage must be 0, 1, 2 or 3 (got {zero})")]
+    BadZero { zero: u8 },
+}
+
+fn divisors(n: usize) -> Vec<usize> {
+    (1..=n).filter(|&d| n.is_multiple_of(d)).collect()
+}
+
+/// Checks the layout's shape rules for `model` (not the cluster size or memory).
+pub fn check_layout(model: &ModelSpec, layout: &Layout) -> Result<(), LayoutError> {
+    for (field, v) in [
+        ("tp", layout.tp),
+        ("pp", layout.pp),
+        ("dp", layout.dp),
+        ("micro_batch", layout.micro_batch),
+    ] {
+        if v == 0 {
+            return Err(LayoutError::Zero { field });
+        }
+    }
+    if layout.zero > 3 {
+        return Err(LayoutError::BadZero { zero: layout.zero });
+    }
+    let t = layout.tp;
+    if !model.heads.is_multiple_of(t) {
+        return Err(LayoutError::HeadsNotDivisible {
+            tp: t,
+            heads: model.heads,
+            valid: divisors(model.heads.min(1024))
+                .into_iter()
+                .filter(|&d| model.heads.is_multiple_of(d) && model.kv_heads.is_multiple_of(d))
+                .collect(),
+        });
+    }
+    if !model.kv_heads.is_multiple_of(t) {
+        return Err(LayoutError::KvHeadsNotDivisible {
+            tp: t,
+            kv_heads: model.kv_heads,
+            valid: divisors(model.kv_heads),
+        });
+    }
+    if !model.ffn.is_multiple_of(t) {
+        return Err(LayoutError::FfnNotDivisible {
+            tp: t,
+            ffn: model.ffn,
+        });
+    }
+    if !model.layers.is_multiple_of(layout.pp) {
+        return Err(LayoutError::LayersNotDivisible {
+            pp: layout.pp,
+            layers: model.layers,
+        });
+    }
+    Ok(())
+}
+
+/// Memory per GPU by term, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct MemoryBreakdown {
+    /// Parameters held by the busiest GPU (before ZeRO-3 sharding).
+    pub params_per_gpu: u64,
+    pub weights_bytes: u64,
+    pub gradients_bytes: u64,
+    pub optimizer_bytes: u64,
+    pub activations_bytes: u64,
+    /// Inference only (0 for training).
+    pub kv_cache_bytes: u64,
+    pub total_bytes: u64,
+}
+
+impl MemoryBreakdown {
+    fn with_total(mut self) -> Self {
+        self.total_bytes = self.weights_bytes
+            + self.gradients_bytes
+            + self.optimizer_bytes
+            + self.activations_bytes
+            + self.kv_cache_bytes;
+        self
+    }
+
+    /// `(term, bytes)` rows for tables and stacked bars.
+    pub fn terms(&self) -> [(&'static str, u64); 5] {
+        [
+            ("weights", self.weights_bytes),
+            ("gradients", self.gradients_bytes),
+            ("optimizer", self.optimizer_bytes),
+            ("activations", self.activations_bytes),
+            ("kv_cache", self.kv_cache_bytes),
+        ]
+    }
+}
+
+/// Parameters of one transformer block held by one TP rank: matrices and column-parallel
+/// biases split `1/t`; norms, row-parallel biases and the MoE router replicated.
+pub fn layer_params_per_rank(model: &ModelSpec, tp: usize) -> u64 {
+    let t = tp.max(1) as u64;
+    let (h, kv, f) = (model.hidden as u64, model.kv_dim() as u64, model.ffn as u64);
+    let mats = if model.gated_mlp { 3 } else { 2 };
+    let attn_w = (h * (h + 2 * kv) + h * h) / t;
+    let attn_b = if model.biases {
+        (h + 2 * kv) / t + h
+    } else {
+        0
+    };
+    let mlp_w = mats * h * f / t;
+    let mlp_b = if model.biases {
+        (mats - 1) * f / t + h
+    } else {
+        0
+    };
+    let router = if model.experts > 1 {
+        h * model.experts as u64
+    } else {
+        0
+    };
+    attn_w
+        + attn_b
+        + model.experts as u64 * (mlp_w + mlp_b)
+        + router
+        + model.norm_params_per_layer()
+}
+
+/// Parameters on the busiest pipeline stage's GPU: `l/p` blocks, plus the vocabulary-parallel
+/// embedding and learned positions on the first stage, the output projection (a second copy
+/// when tied and `p > 1`, as Megatron keeps) and the final norm on the last.
+pub fn params_per_gpu(model: &ModelSpec, tp: usize, pp: usize) -> u64 {
+    let (t, p) = (tp.max(1) as u64, pp.max(1) as u64);
+    let h = model.hidden as u64;
+    let blocks = (model.layers as u64 / p) * layer_params_per_rank(model, tp);
+    let vocab_shard = model.vocab as u64 * h / t;
+    let positions = if model.learned_positions {
+        model.seq as u64 * h
+    } else {
+        0
+    };
+    let first = vocab_shard + positions;
+    let output = if model.tied_embeddings && p > 1 {
+        vocab_shard
+    } else if model.tied_embeddings {
+        0
+    } else {
+        vocab_shard
+    };
+    let last = output + model.final_norm_params();
+    if p == 1 {
+        blocks + first + last
+    } else {
+        blocks + first.max(last)
+    }
+}
+
+/// Weights, gradients and optimizer bytes for `params` parameters on one GPU with
+/// mixed-precision Adam (2 + 2 + 12 bytes per parameter) and ZeRO `stage` over `dp` ranks.
+pub fn model_state_bytes(params: u64, dp: usize, zero: u8) -> (u64, u64, u64) {
+    let d = dp.max(1) as u64;
+    let shard = |bytes: u64, sharded: bool| if sharded { bytes.div_ceil(d) } else { bytes };
+    (
+        shard(2 * params, zero >= 3),
+        shard(2 * params, zero >= 2),
+        shard(12 * params, zero >= 1),
+    )
+}
+
+/// Activation bytes of one transformer block for one micro-batch of `b` sequences of `s`
+/// tokens on one TP rank, built from the tensors each op saves for backward (Korthikanti
+/// et al. 2022, §4.1; see the module docs). 16-bit activations, 1-byte dropout masks.
+pub fn activation_bytes_per_layer(
+    model: &ModelSpec,
+    seq: usize,
+    micro_batch: usize,
+    tp: usize,
+    sp: bool,
+    recompute: Recompute,
+) -> u64 {
+    let (s, b, t) = (seq as u64, micro_batch as u64, tp.max(1) as u64);
+    let (h, kv, f, a) = (
+        model.hidden as u64,
+        model.kv_dim() as u64,
+        model.ffn as u64,
+        model.heads as u64,
+    );
+    let e = ACTIVATION_BYTES;
+    let sbh = s * b * h;
+    // Tensors outside the TP region: split along the sequence only with SP.
+    let outside = |bytes: u64| if sp { bytes / t } else { bytes };
+    if recompute == Recompute::Full {
+        return outside(e * sbh);
+    }
+    let mask = u64::from(model.dropout); // 1-byte dropout mask per element, if dropout is on
+    let k = model.experts_per_token as u64; // each token passes k experts' MLPs
+    let gate = if model.gated_mlp { 2 } else { 1 };
+
+    // Replicated across the TP group (LayerNorm/dropout region).
+    let ln1_in = e * sbh;
+    let qkv_in = e * sbh;
+    let attn_drop_mask = mask * sbh;
+    let ln2_in = e * sbh;
+    let fc1_in = e * sbh;
+    let mlp_drop_mask = mask * sbh;
+    let replicated = ln1_in + qkv_in + attn_drop_mask + ln2_in + fc1_in + mlp_drop_mask;
+
+    // Split by heads / FFN columns across the TP group.
+    let q_k = e * s * b * (h + kv);
+    let v = e * s * b * kv;
+    let proj_in = e * sbh;
+    let act_in = k * gate * e * s * b * f;
+    let fc2_in = k * e * s * b * f;
+    let sharded_linear = q_k + v + proj_in + act_in + fc2_in;
+
+    // Attention core: softmax output (2as²b), dropout mask (as²b), dropout output (2as²b).
+    let scores = a * s * s * b;
+    let core = if recompute == Recompute::Selective {
+        0
+    } else if model.dropout {
+        5 * scores
+    } else {
+        e * scores
+    };
+    outside(replicated) + (sharded_linear + core) / t
+}
+
+/// Activation bytes on the busiest GPU for a training layout: the first stage holds
+/// `min(p, m)` micro-batches of its `l/p` layers (1F1B) plus the embedding dropout mask; the
+/// last stage holds the final norm and output-layer inputs and fp32 logits (`4sbV/t`)
+/// (Korthikanti et al. 2022, §4.3).
+pub fn activation_bytes_per_gpu(
+    model: &ModelSpec,
+    seq: usize,
+    global_batch: usize,
+    layout: &Layout,
+) -> u64 {
+    let (s, b, t) = (
+        seq as u64,
+        layout.micro_batch as u64,
+        layout.tp.max(1) as u64,
+    );
+    let h = model.hidden as u64;
+    let p = layout.pp.max(1);
+    let micro_batches = (global_batch / (layout.micro_batch * layout.dp).max(1)).max(1);
+    let in_flight = p.min(micro_batches) as u64;
+    let per_layer = activation_bytes_per_layer(
+        model,
+        seq,
+        layout.micro_batch,
+        layout.tp,
+        layout.sp,
+        layout.recompute,
+    );
+    let layers_per_stage = (model.layers / p) as u64;
+    let sp_div = |x: u64| if layout.sp { x / t } else { x };
+    let embed_mask = if model.dropout { sp_div(s * b * h) } else { 0 };
+    let first = in_flight * (layers_per_stage * per_layer + embed_mask);
+    let last_extra = sp_div(2 * ACTIVATION_BYTES * s * b * h) + 4 * s * b * model.vocab as u64 / t;
+    if p == 1 {
+        first + last_extra
+    } else {
+        // The last stage holds one micro-batch in flight.
+        first.max(layers_per_stage * per_layer + last_extra)
+    }
+}
+
+/// Training memory per GPU for `layout`.
+pub fn training_memory(
+    model: &ModelSpec,
+    seq: usize,
+    global_batch: usize,
+    layout: &Layout,
+) -> MemoryBreakdown {
+    let params = params_per_gpu(model, layout.tp, layout.pp);
+    let (weights_bytes, gradients_bytes, optimizer_bytes) =
+        model_state_bytes(params, layout.dp, layout.zero);
+    MemoryBreakdown {
+        params_per_gpu: params,
+        weights_bytes,
+        gradients_bytes,
+        optimizer_bytes,
+        activations_bytes: activation_bytes_per_gpu(model, seq, global_batch, layout),
+        kv_cache_bytes: 0,
+        total_bytes: 0,
+    }
+    .with_total()
+}
+
+/// KV-cache bytes per token on one GPU at tensor-parallel size `tp` and `pp` stages:
+/// `2 · (l/p) · max(kv_heads/tp, 1) · head_dim · bytes`. When `tp > kv_heads` each GPU keeps a
+/// replicated copy of one KV head (vLLM's rule).
+pub fn kv_cache_bytes_per_token_per_gpu(
+    model: &ModelSpec,
+    tp: usize,
+    pp: usize,
+    bytes_per_elem: u64,
+) -> u64 {
+    let kv_heads_per_gpu = (model.kv_heads / tp.max(1)).max(1) as u64;
+    2 * (model.layers / pp.max(1)) as u64
+        * kv_heads_per_gpu
+        * model.head_dim() as u64
+        * bytes_per_elem
+}
+
+/// Serving memory per GPU: 16-bit weights and the KV cache of `sequences` sequences of
+/// `context` tokens (activations of a forward pass are transient and not counted).
+pub fn serving_memory(
+    model: &ModelSpec,
+    tp: usize,
+    pp: usize,
+    sequences: usize,
+    context: usize,
+) -> MemoryBreakdown {
+    let params = params_per_gpu(model, tp, pp);
+    MemoryBreakdown {
+        params_per_gpu: params,
+        weights_bytes: 2 * params,
+        kv_cache_bytes: kv_cache_bytes_per_token_per_gpu(model, tp, pp, 2)
+            * (sequences * context) as u64,
+        ..MemoryBreakdown::default()
+    }
+    .with_total()
+}
+
+/// Tokens of KV cache that fit beside the weights on a GPU of `memory_bytes`
+/// (at [`USABLE_MEMORY_FRACTION`]); 0 when the weights alone do not fit.
+pub fn max_kv_tokens(model: &ModelSpec, tp: usize, pp: usize, memory_bytes: f64) -> u64 {
+    let weights = 2.0 * params_per_gpu(model, tp, pp) as f64;
+    let free = memory_bytes * USABLE_MEMORY_FRACTION - weights;
+    let per_token = kv_cache_bytes_per_token_per_gpu(model, tp, pp, 2) as f64;
+    if free <= 0.0 || per_token <= 0.0 {
+        0
+    } else {
+        (free / per_token) as u64
+    }
+}
+
+/// Memory per rank of the engine's own scenario ([`Config`]: a stack of GPT-2 blocks without
+/// embeddings) at its TP size, in the run's dtype. For the app's Memory view.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ConfigMemory {
+    pub tp: usize,
+    /// Weights and biases each rank holds (QKV/fc1 columns, out/fc2 rows, replicated norms and
+    /// row-parallel biases).
+    pub weights_bytes_per_rank: u64,
+    /// Gradients: same shapes as the weights.
+    pub gradients_bytes_per_rank: u64,
+    /// Adam's two moments (momentum and variance) in the run's dtype: 2 × weights.
+    pub optimizer_bytes_per_rank: u64,
+    /// Activations saved for backward (Korthikanti's list without dropout): LN inputs and
+    /// outputs replicated; Q/K/V, attention probabilities, attention output, fc1 output and
+    /// GeLU output split by heads / columns.
+    pub activations_bytes_per_rank: u64,
+    pub total_bytes_per_rank: u64,
+    /// The same total at TP=1 (the unsharded model), for comparison.
+    pub unsharded_total_bytes: u64,
+}
+
+/// Per-rank memory of the engine's [`Config`] at `cfg.tp`. Assumes a valid config
+/// ([`Config::validate_shapes`]).
+pub fn config_memory(cfg: &Config) -> ConfigMemory {
+    let at = |tp: usize| -> (u64, u64, u64, u64) {
+        let t = tp.max(1) as u64;
+        let e = cfg.dtype.size_bytes() as u64;
+        let (h, f) = (cfg.hidden as u64, cfg.ffn as u64);
+        let (tok, b, a, s) = (
+            cfg.tokens() as u64,
+            cfg.batch as u64,
+            cfg.heads as u64,
+            cfg.seq as u64,
+        );
+        let l = cfg.layers as u64;
+        // QKV [h,3h/t]+bias, out [h/t,h] + replicated bias, fc1 [h,f/t]+bias, fc2 [f/t,h] +
+        // replicated bias, two LayerNorms (4h).
+        let params =
+            3 * h * h / t + 3 * h / t + h * h / t + h + h * f / t + f / t + f * h / t + h + 4 * h;
+        let weights = l * params * e;
+        let replicated = 4 * tok * h; // ln1 in/out, ln2 in/out
+        let sharded = 3 * tok * h + b * a * s * s + tok * h + 2 * tok * f;
+        let acts = l * (replicated + sharded / t) * e;
+        (weights, weights, 2 * weights, acts)
+    };
+    let (w, g, o, act) = at(cfg.tp);
+    let (w1, g1, o1, act1) = at(1);
+    ConfigMemory {
+        tp: cfg.tp,
+        weights_bytes_per_rank: w,
+        gradients_bytes_per_rank: g,
+        optimizer_bytes_per_rank: o,
+        activations_bytes_per_rank: act,
+        total_bytes_per_rank: w + g + o + act,
+        unsharded_total_bytes: w1 + g1 + o1 + act1,
+    }
+}
+
+/// [`config_memory`] for every valid TP size of `cfg` (the Memory view's bars as TP changes).
+pub fn config_memory_by_tp(cfg: &Config) -> Vec<ConfigMemory> {
+    cfg.valid_tp_sizes()
+        .into_iter()
+        .map(|tp| config_memory(&Config { tp, ..cfg.clone() }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::ModelPreset;
+
+    #[test]
+    fn zero_paper_figure_1() {
+        // Rajbhandari et al. 2020, Fig. 1: Ψ = 7.5B, N_d = 64, K = 12:
+        // baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB (rounded to 0.1 GB).
+        let psi = 7_500_000_000u64;
+        let want = [120.0, 31.4, 16.6, 1.9];
+        for (zero, want_gb) in want.into_iter().enumerate() {
+            let (w, g, o) = model_state_bytes(psi, 64, zero as u8);
+            let gb = (w + g + o) as f64 / 1e9;
+            assert!(
+                (gb - want_gb).abs() < 0.05 + 1e-9,
+                "ZeRO-{zero}: {gb} vs {want_gb}"
+            );
+        }
+    }
+
+    #[test]
+    fn config_memory_shrinks_with_tp() {
+        let cfg = Config::default();
+        let rows = config_memory_by_tp(&cfg);
+        assert_eq!(rows[0].tp, 1);
+        assert_eq!(rows[0].total_bytes_per_rank, rows[0].unsharded_total_bytes);
+        for w in rows.windows(2) {
+            assert!(w[1].weights_bytes_per_rank < w[0].weights_bytes_per_rank);
+            assert!(w[1].activations_bytes_per_rank < w[0].activations_bytes_per_rank);
+        }
+        // At TP=1 the weights are exactly the config's parameter count in f32.
+        assert_eq!(rows[0].weights_bytes_per_rank, cfg.params_per_layer() * 4);
+    }
+
+    #[test]
+    fn kv_cache_gqa_and_replication() {
+        let m = ModelPreset::Llama3_70b.spec();
+        // 2 · 80 layers · 8 KV heads · 128 · 2 bytes = 327,680 bytes per token (320 KiB).
+        assert_eq!(m.kv_cache_bytes_per_token(2), 327_680);
+        assert_eq!(kv_cache_bytes_per_token_per_gpu(&m, 4, 1, 2), 327_680 / 4);
+        // TP=16 > 8 KV heads: each GPU keeps one replicated head, not half a head.
+        assert_eq!(kv_cache_bytes_per_token_per_gpu(&m, 16, 1, 2), 327_680 / 8);
+    }
+
+    #[test]
+    fn layout_errors() {
+        let m = ModelPreset::Gpt3_175b.spec();
+        let l = Layout {
+            tp: 7,
+            pp: 1,
+            dp: 1,
+            micro_batch: 1,
+            sp: false,
+            recompute: Recompute::None,
+            zero: 0,
+        };
+        assert!(matches!(
+            check_layout(&m, &l),
+            Err(LayoutError::HeadsNotDivisible {
+                tp: 7,
+                heads: 96,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_layout(&m, &Layout { tp: 8, pp: 5, ..l }),
+            Err(LayoutError::LayersNotDivisible { pp: 5, .. })
+        ));
+        let llama = ModelPreset::Llama3_8b.spec();
+        assert!(matches!(
+            check_layout(&llama, &Layout { tp: 16, ..l }),
+            Err(LayoutError::KvHeadsNotDivisible {
+                tp: 16,
+                kv_heads: 8,
+                ..
+            })
+        ));
+    }
+}

@@ -1,0 +1,714 @@
+//! Model shapes for the cost model, memory calculator and planner.
+//!
+//! A [`ModelSpec`] is the shape of a decoder-only transformer: enough to count parameters, FLOPs,
+//! activation and KV-cache bytes. It never allocates tensors. Sources: presets from the papers and
+//! model cards named on each; [`ModelSpec::from_hf_config`] reads a Hugging Face `config.json`
+//! (GPT-2, Llama, Mistral, Qwen2 and Mixtral key names). [`Scenario`] holds the guide's four
+//! real-world stories as runnable presets.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The shape of a decoder-only transformer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelSpec {
+    /// Short name (`gpt3-175b`, or the file's `model_type`).
+    pub name: String,
+    /// Transformer blocks `l`.
+    pub layers: usize,
+    /// Model width `h`.
+    pub hidden: usize,
+    /// Query heads `a`.
+    pub heads: usize,
+    /// Key/value heads (grouped-query attention); equal to `heads` for multi-head attention.
+    pub kv_heads: usize,
+    /// MLP inner width (`4h` for GPT; 14336 for Llama-3 8B).
+    pub ffn: usize,
+    /// Vocabulary size `V`.
+    pub vocab: usize,
+    /// Default sequence length `s` (training context).
+    pub seq: usize,
+    /// MLP experts per layer (1 = dense).
+    pub experts: usize,
+    /// Experts each token is routed to (1 for dense models).
+    pub experts_per_token: usize,
+    /// SwiGLU-style gated MLP (three matrices) instead of GPT's two.
+    pub gated_mlp: bool,
+    /// Learned position embeddings (`s·h` parameters, GPT) instead of rotary ones.
+    pub learned_positions: bool,
+    /// Output projection shares the input embedding.
+    pub tied_embeddings: bool,
+    /// Linear layers and norms carry biases (GPT: yes; Llama: no).
+    pub biases: bool,
+    /// Dropout after attention and MLP (counts dropout masks in activation memory).
+    pub dropout: bool,
+}
+
+/// Why a model cannot be built or loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    #[error("unknown model preset '{name}'; known presets: {}", known.join(", "))]
+    UnknownPreset { name: String, known: Vec<String> },
+    #[error("unknown scenario '{name}'; known scenarios: {}", known.join(", "))]
+    UnknownScenario { name: String, known: Vec<String> },
+    #[error("config.json is not valid JSON: {message}")]
+    Json { message: String },
+    #[error("config.json must be a JSON object at the top level")]
+    NotAnObject,
+    #[error("config.json has no '{key}' key ({hint}); add it or pass the shape with --layers/--hidden/--heads/--vocab")]
+    MissingKey { key: String, hint: &'static str },
+    #[error("config.json key '{key}' must be {expected} (got {got})")]
+    BadValue {
+        key: String,
+        expected: &'static str,
+        got: String,
+    },
+    #[error("{field} must be at least 1 (got 0)")]
+    Zero { field: &'static str },
+    #[error(
+        "hidden size {hidden} is not a multiple of the {heads} heads; head size must be whole"
+    )]
+    HiddenNotDivisibleByHeads { hidden: usize, heads: usize },
+    #[error(
+        "{heads} query heads cannot be grouped over {kv_heads} KV heads: heads must be a multiple \
+         of kv_heads"
+    )]
+    HeadsNotDivisibleByKvHeads { heads: usize, kv_heads: usize },
+    #[error("experts_per_token {per_token} must be between 1 and experts ({experts})")]
+    BadExpertsPerToken { per_token: usize, experts: usize },
+}
+
+/// Named model presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelPreset {
+    Gpt2Small,
+    Llama3_8b,
+    Llama3_70b,
+    Gpt3_175b,
+    Mixtral8x7b,
+    Megatron1t,
+}
+
+impl ModelPreset {
+    pub const ALL: [ModelPreset; 6] = [
+        ModelPreset::Gpt2Small,
+        ModelPreset::Llama3_8b,
+        ModelPreset::Llama3_70b,
+        ModelPreset::Gpt3_175b,
+        ModelPreset::Mixtral8x7b,
+        ModelPreset::Megatron1t,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelPreset::Gpt2Small => "gpt2-small",
+            ModelPreset::Llama3_8b => "llama3-8b",
+            ModelPreset::Llama3_70b => "llama3-70b",
+            ModelPreset::Gpt3_175b => "gpt3-175b",
+            ModelPreset::Mixtral8x7b => "mixtral-8x7b",
+            ModelPreset::Megatron1t => "megatron-1t",
+        }
+    }
+
+    /// The preset's shape. Sources in comments.
+    pub fn spec(self) -> ModelSpec {
+        match self {
+            // GPT-2 small: Radford et al. 2019 / HF `gpt2` config.json (n_layer 12, n_embd 768,
+            // n_head 12, vocab 50257, n_positions 1024); 124M parameters.
+            ModelPreset::Gpt2Small => ModelSpec::gpt("gpt2-small", 12, 768, 12, 50257, 1024),
+            // Llama-3 8B: Meta-Llama-3-8B config.json (32 layers, 4096, 32 heads, 8 KV heads,
+            // intermediate 14336, vocab 128256); model card: 8.03B parameters.
+            ModelPreset::Llama3_8b => {
+                ModelSpec::llama("llama3-8b", 32, 4096, 32, 8, 14336, 128256, 8192)
+            }
+            // Llama-3 70B: Meta-Llama-3-70B config.json (80 layers, 8192, 64 heads, 8 KV heads,
+            // intermediate 28672, vocab 128256); model card: 70.6B parameters.
+            ModelPreset::Llama3_70b => {
+                ModelSpec::llama("llama3-70b", 80, 8192, 64, 8, 28672, 128256, 8192)
+            }
+            // GPT-3 175B: Brown et al. 2020, Table 2.1 (96 layers, d_model 12288, 96 heads,
+            // context 2048); vocab 51200 as in Narayanan et al. 2021 (padded GPT-2 BPE).
+            ModelPreset::Gpt3_175b => ModelSpec::gpt("gpt3-175b", 96, 12288, 96, 51200, 2048),
+            // Mixtral 8x7B: Mixtral-8x7B-v0.1 config.json (32 layers, 4096, 32 heads, 8 KV heads,
+            // intermediate 14336, vocab 32000, 8 local experts, 2 per token); 46.7B parameters.
+            ModelPreset::Mixtral8x7b => ModelSpec {
+                experts: 8,
+                experts_per_token: 2,
+                ..ModelSpec::llama("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096)
+            },
+            // The 1T configuration of Narayanan et al. 2021, Table 1 (128 layers, hidden 25600,
+            // 160 heads, seq 2048, vocab 51200).
+            ModelPreset::Megatron1t => ModelSpec::gpt("megatron-1t", 128, 25600, 160, 51200, 2048),
+        }
+    }
+}
+
+impl std::str::FromStr for ModelPreset {
+    type Err = ModelError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let key = s.to_ascii_lowercase().replace('_', "-");
+        ModelPreset::ALL
+            .into_iter()
+            .find(|p| p.name() == key)
+            .ok_or_else(|| ModelError::UnknownPreset {
+                name: s.to_string(),
+                known: ModelPreset::ALL
+                    .iter()
+                    .map(|p| p.name().to_string())
+                    .collect(),
+            })
+    }
+}
+
+impl ModelSpec {
+    /// A GPT-style model: MHA, `ffn = 4h`, learned positions, tied embeddings, biases, dropout.
+    pub fn gpt(
+        name: &str,
+        layers: usize,
+        hidden: usize,
+        heads: usize,
+        vocab: usize,
+        seq: usize,
+    ) -> Self {
+        ModelSpec {
+            name: name.to_string(),
+            layers,
+            hidden,
+            heads,
+            kv_heads: heads,
+            ffn: 4 * hidden,
+            vocab,
+            seq,
+            experts: 1,
+            experts_per_token: 1,
+            gated_mlp: false,
+            learned_positions: true,
+            tied_embeddings: true,
+            biases: true,
+            dropout: true,
+        }
+    }
+
+    /// A Llama-style model: GQA, SwiGLU, rotary positions, RMSNorm, no biases, no dropout,
+    /// untied output.
+    #[allow(clippy::too_many_arguments)]
+    pub fn llama(
+        name: &str,
+        layers: usize,
+        hidden: usize,
+        heads: usize,
+        kv_heads: usize,
+        ffn: usize,
+        vocab: usize,
+        seq: usize,
+    ) -> Self {
+        ModelSpec {
+            name: name.to_string(),
+            layers,
+            hidden,
+            heads,
+            kv_heads,
+            ffn,
+            vocab,
+            seq,
+            experts: 1,
+            experts_per_token: 1,
+            gated_mlp: true,
+            learned_positions: false,
+            tied_embeddings: false,
+            biases: false,
+            dropout: false,
+        }
+    }
+
+    /// A preset or a `config.json` path: a name in [`ModelPreset::ALL`] or a path ending in
+    /// `.json`.
+    pub fn from_preset_or_path(name_or_path: &str) -> Result<Self, ModelError> {
+        if name_or_path.ends_with(".json") {
+            let text = std::fs::read_to_string(name_or_path).map_err(|e| ModelError::Json {
+                message: format!("cannot read {name_or_path}: {e}"),
+            })?;
+            Self::from_hf_config(&text)
+        } else {
+            Ok(name_or_path.parse::<ModelPreset>()?.spec())
+        }
+    }
+
+    /// Reads a Hugging Face `config.json` (text). GPT-2 keys (`n_layer`, `n_embd`, `n_head`,
+    /// `n_inner`, `n_positions`) or Llama/Mistral/Qwen2/Mixtral keys (`num_hidden_layers`,
+    /// `hidden_size`, `num_attention_heads`, `num_key_value_heads`, `intermediate_size`,
+    /// `max_position_embeddings`, `num_local_experts`, `num_experts_per_tok`).
+    pub fn from_hf_config(json_text: &str) -> Result<Self, ModelError> {
+        let v: serde_json::Value =
+            serde_json::from_str(json_text).map_err(|e| ModelError::Json {
+                message: e.to_string(),
+            })?;
+        let obj = v.as_object().ok_or(ModelError::NotAnObject)?;
+        let model_type = obj
+            .get("model_type")
+            .and_then(|m| m.as_str())
+            .unwrap_or("")
+            .to_string();
+        let get = |key: &str| -> Result<Option<usize>, ModelError> {
+            match obj.get(key) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(x) => {
+                    x.as_u64()
+                        .map(|n| Some(n as usize))
+                        .ok_or_else(|| ModelError::BadValue {
+                            key: key.to_string(),
+                            expected: "a non-negative integer",
+                            got: x.to_string(),
+                        })
+                }
+            }
+        };
+        let need = |key: &str, hint: &'static str| -> Result<usize, ModelError> {
+            get(key)?.ok_or_else(|| ModelError::MissingKey {
+                key: key.to_string(),
+                hint,
+            })
+        };
+        let get_bool = |key: &str| obj.get(key).and_then(|b| b.as_bool());
+        let gpt2_style = model_type == "gpt2" || obj.contains_key("n_embd");
+        let spec = if gpt2_style {
+            let layers = need("n_layer", "number of transformer blocks")?;
+            let hidden = need("n_embd", "model width")?;
+            let heads = need("n_head", "attention heads")?;
+            let vocab = need("vocab_size", "vocabulary size")?;
+            let seq = need("n_positions", "context length")?;
+            let ffn = get("n_inner")?.unwrap_or(4 * hidden);
+            ModelSpec {
+                ffn,
+                tied_embeddings: get_bool("tie_word_embeddings").unwrap_or(true),
+                ..ModelSpec::gpt(
+                    if model_type.is_empty() {
+                        "gpt2"
+                    } else {
+                        &model_type
+                    },
+                    layers,
+                    hidden,
+                    heads,
+                    vocab,
+                    seq,
+                )
+            }
+        } else {
+            let layers = need("num_hidden_layers", "number of transformer blocks")?;
+            let hidden = need("hidden_size", "model width")?;
+            let heads = need("num_attention_heads", "query heads")?;
+            let kv_heads = get("num_key_value_heads")?.unwrap_or(heads);
+            let ffn = need("intermediate_size", "MLP inner width")?;
+            let vocab = need("vocab_size", "vocabulary size")?;
+            let seq = need("max_position_embeddings", "context length")?;
+            let experts = get("num_local_experts")?.unwrap_or(1);
+            let experts_per_token = get("num_experts_per_tok")?.unwrap_or(1);
+            ModelSpec {
+                experts,
+                experts_per_token,
+                tied_embeddings: get_bool("tie_word_embeddings").unwrap_or(false),
+                // Qwen2 puts biases on the QKV projection only; counted as no biases (the
+                // difference is below 0.01% of parameters).
+                ..ModelSpec::llama(
+                    if model_type.is_empty() {
+                        "hf-model"
+                    } else {
+                        &model_type
+                    },
+                    layers,
+                    hidden,
+                    heads,
+                    kv_heads,
+                    ffn,
+                    vocab,
+                    seq,
+                )
+            }
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+
+    /// Shape rules: non-zero sizes, `hidden % heads`, `heads % kv_heads`, experts per token.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        for (field, v) in [
+            ("layers", self.layers),
+            ("hidden", self.hidden),
+            ("heads", self.heads),
+            ("kv_heads", self.kv_heads),
+            ("ffn", self.ffn),
+            ("vocab", self.vocab),
+            ("seq", self.seq),
+            ("experts", self.experts),
+        ] {
+            if v == 0 {
+                return Err(ModelError::Zero { field });
+            }
+        }
+        if !self.hidden.is_multiple_of(self.heads) {
+            return Err(ModelError::HiddenNotDivisibleByHeads {
+                hidden: self.hidden,
+                heads: self.heads,
+            });
+        }
+        if !self.heads.is_multiple_of(self.kv_heads) {
+            return Err(ModelError::HeadsNotDivisibleByKvHeads {
+                heads: self.heads,
+                kv_heads: self.kv_heads,
+            });
+        }
+        if self.experts_per_token == 0 || self.experts_per_token > self.experts {
+            return Err(ModelError::BadExpertsPerToken {
+                per_token: self.experts_per_token,
+                experts: self.experts,
+            });
+        }
+        Ok(())
+    }
+
+    /// Head size `h / a`.
+    pub fn head_dim(&self) -> usize {
+        self.hidden / self.heads.max(1)
+    }
+
+    /// Width of K (and of V): `kv_heads · head_dim`.
+    pub fn kv_dim(&self) -> usize {
+        self.kv_heads * self.head_dim()
+    }
+
+    /// Matrices of one expert MLP: 2 (GPT) or 3 (gated).
+    fn mlp_matrices(&self) -> u64 {
+        if self.gated_mlp {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// Attention parameters of one block: QKV `h·(h+2·kv_dim)` and out `h·h`, plus biases.
+    pub fn attention_params_per_layer(&self) -> u64 {
+        let (h, kv) = (self.hidden as u64, self.kv_dim() as u64);
+        let w = h * (h + 2 * kv) + h * h;
+        let b = if self.biases { h + 2 * kv + h } else { 0 };
+        w + b
+    }
+
+    /// Parameters of one expert MLP (with biases when the model has them).
+    pub fn mlp_params_per_expert(&self) -> u64 {
+        let (h, f) = (self.hidden as u64, self.ffn as u64);
+        let w = self.mlp_matrices() * h * f;
+        let b = if self.biases {
+            (self.mlp_matrices() - 1) * f + h
+        } else {
+            0
+        };
+        w + b
+    }
+
+    /// Norm parameters of one block: two LayerNorms (`4h`) or two RMSNorms (`2h`).
+    pub fn norm_params_per_layer(&self) -> u64 {
+        let h = self.hidden as u64;
+        if self.biases {
+            4 * h
+        } else {
+            2 * h
+        }
+    }
+
+    /// All parameters of one block (every expert, the router if MoE).
+    pub fn params_per_layer(&self) -> u64 {
+        let router = if self.experts > 1 {
+            (self.hidden * self.experts) as u64
+        } else {
+            0
+        };
+        self.attention_params_per_layer()
+            + self.experts as u64 * self.mlp_params_per_expert()
+            + router
+            + self.norm_params_per_layer()
+    }
+
+    /// Input embedding `V·h` plus learned positions `s·h`.
+    pub fn embedding_params(&self) -> u64 {
+        let h = self.hidden as u64;
+        self.vocab as u64 * h
+            + if self.learned_positions {
+                self.seq as u64 * h
+            } else {
+                0
+            }
+    }
+
+    /// Output projection parameters not shared with the embedding (0 when tied).
+    pub fn output_params(&self) -> u64 {
+        if self.tied_embeddings {
+            0
+        } else {
+            (self.vocab * self.hidden) as u64
+        }
+    }
+
+    /// Final norm parameters.
+    pub fn final_norm_params(&self) -> u64 {
+        let h = self.hidden as u64;
+        if self.biases {
+            2 * h
+        } else {
+            h
+        }
+    }
+
+    /// Total parameters. For a GPT-style model this is Narayanan et al. 2021, Eq. 2,
+    /// `12·l·h²·(1 + 13/(12h) + (V+s)/(12·l·h))`, plus the final LayerNorm's `2h`.
+    pub fn params(&self) -> u64 {
+        self.layers as u64 * self.params_per_layer()
+            + self.embedding_params()
+            + self.output_params()
+            + self.final_norm_params()
+    }
+
+    /// Parameters a token passes through (MoE: `experts_per_token` experts, not all).
+    pub fn active_params(&self) -> u64 {
+        let inactive =
+            (self.experts - self.experts_per_token) as u64 * self.mlp_params_per_expert();
+        self.params() - self.layers as u64 * inactive
+    }
+
+    /// Matrix-multiply weights one token multiplies by in one block (active experts only): the
+    /// `2·N` FLOPs-per-token term of the forward pass counts these.
+    pub fn matmul_params_per_layer_active(&self) -> u64 {
+        let (h, kv, f) = (self.hidden as u64, self.kv_dim() as u64, self.ffn as u64);
+        let router = if self.experts > 1 {
+            h * self.experts as u64
+        } else {
+            0
+        };
+        h * (h + 2 * kv)
+            + h * h
+            + self.experts_per_token as u64 * self.mlp_matrices() * h * f
+            + router
+    }
+
+    /// KV-cache bytes per token over all layers: `2 (K and V) · l · kv_heads · head_dim · bytes`.
+    pub fn kv_cache_bytes_per_token(&self, bytes_per_elem: u64) -> u64 {
+        2 * self.layers as u64 * self.kv_dim() as u64 * bytes_per_elem
+    }
+
+    /// One-line description for tables.
+    pub fn summary(&self) -> String {
+        let moe = if self.experts > 1 {
+            format!(
+                ", {} experts (top-{})",
+                self.experts, self.experts_per_token
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{}: {:.2}B params, l={} h={} heads={} kv_heads={} ffn={} V={} s={}{}",
+            self.name,
+            self.params() as f64 / 1e9,
+            self.layers,
+            self.hidden,
+            self.heads,
+            self.kv_heads,
+            self.ffn,
+            self.vocab,
+            self.seq,
+            moe
+        )
+    }
+}
+
+/// Training or serving.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    Train,
+    /// Inference with a fixed TP size (vLLM's `tensor_parallel_size`).
+    Serve {
+        tp: usize,
+    },
+}
+
+/// One of the guide's real-world uses, with the numbers to run it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    pub id: &'static str,
+    pub title: &'static str,
+    /// What the scenario shows, in a few sentences.
+    pub story: &'static str,
+    pub model: ModelPreset,
+    /// GPU name in [`crate::hardware::GpuSpec::catalogue`].
+    pub gpu: &'static str,
+    pub gpus: usize,
+    pub gpus_per_node: usize,
+    /// Inter-node link name in [`crate::hardware::LinkSpec::catalogue`].
+    pub inter_node: &'static str,
+    /// Global batch (sequences per iteration; concurrent sequences when serving).
+    pub global_batch: usize,
+    pub seq: usize,
+    pub workload: Workload,
+}
+
+impl Scenario {
+    /// The guide's scenarios (section 6, "Real-world uses").
+    pub fn all() -> Vec<Scenario> {
+        vec![
+            Scenario {
+                id: "175b-one-node",
+                title: "Training a 175B model with TP=8 inside one NVLink node",
+                story:
+                    "The guide trains a 175B model with Megatron-LM, each layer's weights split \
+                        over the 8 GPUs of one NVLink node. TP=8 makes the fp16 weights fit: \
+                        175B x 2 bytes / 8 = 44 GB (41 GiB) per 80 GB GPU. Training does not fit \
+                        on that one node: gradients and mixed-precision Adam states bring it to \
+                        16 bytes per parameter, 350 GB (326 GiB) per GPU. Pipeline parallelism across nodes is what \
+                        adds the room: TP=8 inside each node, PP=8 over 8 nodes (Korthikanti et \
+                        al. 2022 trained it on 64 GPUs this way), and data parallelism on top \
+                        (Narayanan et al. 2021: 1024 A100s, 140 TFLOP/s each).",
+                model: ModelPreset::Gpt3_175b,
+                gpu: "a100-80gb",
+                gpus: 8,
+                gpus_per_node: 8,
+                inter_node: "ib-hdr-200",
+                global_batch: 64,
+                seq: 2048,
+                workload: Workload::Train,
+            },
+            Scenario {
+                id: "70b-serve-tp4",
+                title: "Serving a 70B chat model with tensor_parallel_size=4",
+                story: "vLLM serves a 70B chat model with tensor_parallel_size=4: each of four \
+                        GPUs holds a quarter of every weight matrix, 70.6B x 2 bytes / 4 = 35 GB \
+                        (32.9 GiB) of fp16 weights, and the rest of its memory holds the KV \
+                        cache of its share of the KV heads. Llama-3 70B has 8 KV heads, so each GPU keeps 2 of \
+                        them: 80 KiB of cache per token per GPU. Four GPUs also read the weights \
+                        four times faster per token, which is what makes answers real-time.",
+                model: ModelPreset::Llama3_70b,
+                gpu: "h100-sxm",
+                gpus: 4,
+                gpus_per_node: 8,
+                inter_node: "ib-ndr-400",
+                global_batch: 32,
+                seq: 4096,
+                workload: Workload::Serve { tp: 4 },
+            },
+            Scenario {
+                id: "1t-3d",
+                title: "Trillion-parameter 3D parallelism",
+                story: "The 1T configuration of Narayanan et al. 2021 ran on 3072 A100s: TP=8 \
+                        inside each DGX node (NVLink), PP=64 across nodes, DP=6 on top, global \
+                        batch 3072, reaching 163 TFLOP/s per GPU (52% of peak). TP stays inside \
+                        the node because it all-reduces twice per layer each way; pipeline \
+                        stages only pass activations to their neighbour, which the slower \
+                        InfiniBand can carry.",
+                model: ModelPreset::Megatron1t,
+                gpu: "a100-80gb",
+                gpus: 3072,
+                gpus_per_node: 8,
+                inter_node: "ib-hdr-200",
+                global_batch: 3072,
+                seq: 2048,
+                workload: Workload::Train,
+            },
+        ]
+    }
+
+    /// A scenario by id.
+    pub fn by_id(id: &str) -> Result<Scenario, ModelError> {
+        Scenario::all()
+            .into_iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| ModelError::UnknownScenario {
+                name: id.to_string(),
+                known: Scenario::all().iter().map(|s| s.id.to_string()).collect(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preset_parameter_counts_match_model_cards() {
+        // Published totals, rounded as the cards round them; we allow the rounding (half a unit
+        // of the last digit shown).
+        let cases = [
+            (ModelPreset::Gpt2Small, 124.44e6, 0.5e6),
+            (ModelPreset::Llama3_8b, 8.03e9, 0.005e9),
+            (ModelPreset::Llama3_70b, 70.6e9, 0.05e9),
+            (ModelPreset::Mixtral8x7b, 46.7e9, 0.05e9),
+            (ModelPreset::Megatron1t, 1008.0e9, 0.05e9),
+        ];
+        for (p, want, tol) in cases {
+            let got = p.spec().params() as f64;
+            assert!((got - want).abs() <= tol, "{}: {got} vs {want}", p.name());
+        }
+        // Mixtral's card: 12.9B active parameters per token.
+        let active = ModelPreset::Mixtral8x7b.spec().active_params() as f64;
+        assert!((active - 12.9e9).abs() <= 0.05e9, "{active}");
+    }
+
+    #[test]
+    fn hf_config_llama_and_gpt2() {
+        let llama = r#"{"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,
+            "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,
+            "vocab_size":128256,"max_position_embeddings":8192,"tie_word_embeddings":false}"#;
+        let m = ModelSpec::from_hf_config(llama).unwrap();
+        assert_eq!(m.params(), ModelPreset::Llama3_8b.spec().params());
+        let gpt2 = r#"{"model_type":"gpt2","n_layer":12,"n_embd":768,"n_head":12,
+            "vocab_size":50257,"n_positions":1024,"n_inner":null}"#;
+        let g = ModelSpec::from_hf_config(gpt2).unwrap();
+        assert_eq!(g.params(), ModelPreset::Gpt2Small.spec().params());
+        let mixtral = r#"{"model_type":"mixtral","num_hidden_layers":32,"hidden_size":4096,
+            "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,
+            "vocab_size":32000,"max_position_embeddings":32768,"num_local_experts":8,
+            "num_experts_per_tok":2}"#;
+        let x = ModelSpec::from_hf_config(mixtral).unwrap();
+        assert_eq!((x.experts, x.experts_per_token), (8, 2));
+    }
+
+    #[test]
+    fn hf_config_errors_name_the_key() {
+        let missing = r#"{"model_type":"mistral","num_hidden_layers":32,"hidden_size":4096,
+            "num_attention_heads":32,"vocab_size":32000,"max_position_embeddings":32768}"#;
+        let err = ModelSpec::from_hf_config(missing).unwrap_err();
+        assert!(
+            matches!(&err, ModelError::MissingKey { key, .. } if key == "intermediate_size"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("intermediate_size"));
+        let bad = r#"{"n_layer":"twelve","n_embd":768,"n_head":12,"vocab_size":1,"n_positions":8}"#;
+        assert!(matches!(
+            ModelSpec::from_hf_config(bad),
+            Err(ModelError::BadValue { .. })
+        ));
+        assert!(matches!(
+            ModelSpec::from_hf_config("[1,2]"),
+            Err(ModelError::NotAnObject)
+        ));
+        assert!(matches!(
+            ModelSpec::from_hf_config("{not json"),
+            Err(ModelError::Json { .. })
+        ));
+        let err = "gpt5".parse::<ModelPreset>().unwrap_err();
+        assert!(err.to_string().contains("llama3-70b"), "{err}");
+    }
+
+    #[test]
+    fn scenarios_resolve() {
+        for s in Scenario::all() {
+            assert_eq!(Scenario::by_id(s.id).unwrap().id, s.id);
+            assert!(s.model.spec().validate().is_ok());
+        }
+        assert!(matches!(
+            Scenario::by_id("nope"),
+            Err(ModelError::UnknownScenario { .. })
+        ));
+    }
+}

@@ -1,0 +1,99 @@
+"""Loads a `tplab run --export DIR` folder with numpy alone and recomputes the block from it.
+
+Checks (exit 1 on failure):
+  - every layer's forward, recomputed in float64 from tensors.safetensors, reproduces `output`;
+  - each rank's shards in shards.safetensors are the Megatron slices of the full weights
+    (QKV by heads: the Q, K and V columns of the rank's heads; out-proj and fc2 by rows; fc1 by
+    columns; LayerNorms and row-parallel biases replicated).
+The safetensors format is read directly (8-byte header length, JSON header, raw little-endian data),
+so nothing but numpy is needed.
+"""
+import json
+import struct
+import sys
+
+import numpy as np
+
+DT = {"F32": np.float32, "F64": np.float64}
+
+
+def load(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    meta = header.pop("__metadata__", {})
+    out = {}
+    for name, t in header.items():
+        a, b = t["data_offsets"]
+        out[name] = np.frombuffer(data[a:b], dtype=DT[t["dtype"]]).reshape(t["shape"])
+    return out, meta
+
+
+def layer_norm(x, g, b):
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def block(x, p, heads, batch, seq):
+    t, h = x.shape
+    d = h // heads
+    qkv = layer_norm(x, p["ln1.weight"], p["ln1.bias"]) @ p["attn.qkv.weight"] + p["attn.qkv.bias"]
+    q, k, v = (qkv[:, i * h:(i + 1) * h].reshape(batch, seq, heads, d).transpose(0, 2, 1, 3) for i in range(3))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    s = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, s)
+    s = np.exp(s - s.max(-1, keepdims=True))
+    s /= s.sum(-1, keepdims=True)
+    ctx = (s @ v).transpose(0, 2, 1, 3).reshape(t, h)
+    x1 = x + ctx @ p["attn.out.weight"] + p["attn.out.bias"]
+    m = gelu(layer_norm(x1, p["ln2.weight"], p["ln2.bias"]) @ p["mlp.fc1.weight"] + p["mlp.fc1.bias"])
+    return x1 + m @ p["mlp.fc2.weight"] + p["mlp.fc2.bias"]
+
+
+def main(folder):
+    t, meta = load(f"{folder}/tensors.safetensors")
+    shards, _ = load(f"{folder}/shards.safetensors")
+    cfg = json.loads(meta["tplab.config"])
+    h, heads, tp, f = cfg["hidden"], cfg["heads"], cfg["tp"], cfg["ffn"]
+    x = t["input"].astype(np.float64)
+    for i in range(cfg["layers"]):
+        p = {k[len(f"layers.{i}."):]: v.astype(np.float64) for k, v in t.items() if k.startswith(f"layers.{i}.")}
+        x = block(x, p, heads, cfg["batch"], cfg["seq"])
+    want = t["output"].astype(np.float64)
+    # float64 recomputation of a float32 export: the float32 run's own rounding dominates
+    # (sqrt(K)·eps32 relative, K <= ffn); float64 exports agree to ~1e-12.
+    eps = 1e-12 if t["output"].dtype == np.float64 else 1e-4
+    err = np.abs(x - want).max() / max(np.abs(want).max(), 1)
+    ok = err <= eps
+    print(f"forward recomputed from the export: max rel error {err:.3e} (tolerance {eps:.0e})")
+    hr, fr = h // tp, f // tp
+    for r in range(tp):
+        for i in range(cfg["layers"]):
+            full = lambda n: t[f"layers.{i}.{n}"]
+            sh = lambda n: shards[f"rank{r}.layers.{i}.{n}"]
+            cols = np.concatenate([np.arange(part * h + r * hr, part * h + (r + 1) * hr) for part in range(3)])
+            checks = {
+                "attn.qkv.weight": full("attn.qkv.weight")[:, cols],
+                "attn.qkv.bias": full("attn.qkv.bias")[cols],
+                "attn.out.weight": full("attn.out.weight")[r * hr:(r + 1) * hr],
+                "attn.out.bias": full("attn.out.bias"),
+                "mlp.fc1.weight": full("mlp.fc1.weight")[:, r * fr:(r + 1) * fr],
+                "mlp.fc1.bias": full("mlp.fc1.bias")[r * fr:(r + 1) * fr],
+                "mlp.fc2.weight": full("mlp.fc2.weight")[r * fr:(r + 1) * fr],
+                "ln1.weight": full("ln1.weight"),
+            }
+            for n, w in checks.items():
+                if not np.array_equal(sh(n), w):
+                    print(f"rank {r} layer {i}: {n} is not the Megatron slice")
+                    ok = False
+    print("shards are the Megatron slices of the full weights" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

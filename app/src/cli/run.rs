@@ -6,6 +6,8 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tplab_engine::config::human_bytes;
+use tplab_engine::cost;
+use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::trace::{EventKind, Pass, Trace};
 use tplab_engine::{run, Algorithm, DType, Element};
 
@@ -22,6 +24,15 @@ pub struct RunArgs {
     /// Write tensors.safetensors, shards.safetensors and trace.json into this folder.
     #[arg(long)]
     pub export: Option<PathBuf>,
+    /// GPU whose cost model times the trace (v100, a100, h100, h200, b200, ...).
+    #[arg(long, default_value = "h100")]
+    pub gpu: String,
+    /// GPUs per NVLink node: a TP group larger than this pays the inter-node link.
+    #[arg(long, default_value_t = 8)]
+    pub gpus_per_node: usize,
+    /// Link between nodes (ib200, ib400, ...).
+    #[arg(long, default_value = "ib400")]
+    pub inter_node: String,
 }
 
 /// Prints the op/collective table of every layer and pass.
@@ -31,8 +42,8 @@ pub fn print_trace_table(trace: &Trace) {
         for layer in 0..cfg.layers {
             println!("\nlayer {layer}, {} pass", pass.name());
             println!(
-                "  {:<24} {:<34} {:>10} {:>12} {:>11} {:>11}",
-                "op", "kind", "out/rank", "GFLOP/rank", "bytes/rank", "sent/rank"
+                "  {:<24} {:<34} {:>10} {:>12} {:>11} {:>11} {:>10}",
+                "op", "kind", "out/rank", "GFLOP/rank", "bytes/rank", "sent/rank", "time µs"
             );
             for e in trace.layer_events(layer, pass) {
                 // Compute events repeat per rank with the same shapes: print rank 0's.
@@ -57,7 +68,7 @@ pub fn print_trace_table(trace: &Trace) {
                     }
                 };
                 println!(
-                    "  {:<24} {:<34} {:>10} {:>12.4} {:>11} {:>11}",
+                    "  {:<24} {:<34} {:>10} {:>12.4} {:>11} {:>11} {:>10.2}",
                     e.name,
                     kind,
                     format!("{}x{}", e.output[0], e.output[1]),
@@ -68,6 +79,7 @@ pub fn print_trace_table(trace: &Trace) {
                     } else {
                         "-".into()
                     },
+                    e.timing.duration_s * 1e6,
                 );
             }
         }
@@ -82,17 +94,32 @@ pub fn print_trace_table(trace: &Trace) {
     );
 }
 
-fn run_typed<T: Element>(
-    cfg: &tplab_engine::Config,
-    export: Option<&PathBuf>,
-) -> anyhow::Result<bool> {
-    let r = run::run_typed::<T>(cfg, &|_, _| {})?;
+fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::Result<bool> {
+    let catalogue = Catalogue::default();
+    let cluster = Cluster::covering(
+        &catalogue,
+        &args.gpu,
+        cfg.tp,
+        args.gpus_per_node,
+        &args.inter_node,
+    )?;
+    let mut r = run::run_typed::<T>(cfg, &|_, _| {})?;
+    cost::apply_to_trace(&mut r.report.trace, &cluster);
+    let export = args.export.as_ref();
     let report = &r.report;
     println!(
         "tplab run: {} (hidden {}, {} heads, ffn {}, seq {}, batch {}, {} layer(s), TP={}, {}, {} all-reduce)",
         cfg.label(), cfg.hidden, cfg.heads, cfg.ffn, cfg.seq, cfg.batch, cfg.layers, cfg.tp, cfg.dtype, cfg.algorithm
     );
     print_trace_table(&report.trace);
+    println!(
+        "times: tplab cost model for {} × {} ({} GPUs per node, {} between nodes); modeled step {:.3} ms",
+        cfg.tp,
+        cluster.gpu.name,
+        cluster.gpus_per_node,
+        cluster.inter_node.name,
+        report.trace.makespan_s() * 1e3
+    );
     let v = &report.verification;
     println!("\nverification against the unsharded CPU reference");
     println!(
@@ -171,8 +198,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     cfg.algorithm = args.algorithm;
     cfg.validate_for_cpu()?;
     let passed = match cfg.dtype {
-        DType::F64 => run_typed::<f64>(&cfg, args.export.as_ref())?,
-        _ => run_typed::<f32>(&cfg, args.export.as_ref())?,
+        DType::F64 => run_typed::<f64>(&cfg, &args)?,
+        _ => run_typed::<f32>(&cfg, &args)?,
     };
     Ok(if passed {
         ExitCode::SUCCESS

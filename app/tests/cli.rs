@@ -1,0 +1,60 @@
+//! End-to-end: the `tplab` binary's `run` subcommand on small scenarios.
+
+use std::process::Command;
+
+fn tplab(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_tplab"))
+        .args(args)
+        .output()
+        .expect("the tplab binary runs");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn run_prints_the_table_and_passes_verification() {
+    let (ok, out, err) = tplab(&[
+        "run", "--preset", "tiny", "--tp", "4", "--layers", "2", "--dtype", "f64",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("all-reduces per layer: forward 2, backward 2"),
+        "{out}"
+    );
+    assert!(out.contains("mlp.fc1"), "{out}");
+    assert!(out.contains("result: PASS"), "{out}");
+    assert_eq!(out.matches("layer 1, backward pass").count(), 1, "{out}");
+}
+
+#[test]
+fn invalid_tp_names_the_rule_and_valid_sizes() {
+    let (ok, out, err) = tplab(&["run", "--tp", "8"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("12 heads cannot be split over 8 GPUs")
+            && err.contains("valid TP sizes: 1, 2, 3, 4, 6, 12"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn every_algorithm_runs() {
+    for alg in ["ring", "recursive-halving-doubling", "tree", "direct"] {
+        let (ok, out, err) = tplab(&[
+            "run",
+            "--preset",
+            "tiny",
+            "--tp",
+            "4",
+            "--heads",
+            "4",
+            "--algorithm",
+            alg,
+        ]);
+        assert!(ok && out.contains("result: PASS"), "{alg}: {out}{err}");
+    }
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the issue-2 speed ratios measured in one run on this machine:
-#  - sharded fwd+bwd at TP 2/4/8 over TP 1 (same executor, same threads; target <= 1.10)
+#  - sharded fwd+bwd at TP 2,3,4,6 over TP 1 (12 heads: TP=8 is invalid) (same executor, same threads; target <= 1.10)
 #  - block forward: numpy (OpenBLAS) time over tplab time (target >= 5)
 #  - tplab matrix products over OpenBLAS sgemm on the same shapes (target >= 0.80)
 # Needs numpy (pip install numpy). OPENBLAS_CORETYPE/L2_SIZE are unset for this command only,

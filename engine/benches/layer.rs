@@ -1,11 +1,12 @@
 //! Forward+backward of one GPT-2-small layer (tokens 512 = batch 1 × seq 512, hidden 768, 12
-//! heads, f32) on the sharded executor at TP 1, 2, 4, 8, and the forward alone.
+//! heads, f32) on the sharded executor at every valid TP up to 6 (1, 2, 3, 4, 6: 12 heads cannot be
+//! split over 8 GPUs), and the forward alone.
 //! Ratios against numpy/OpenBLAS: `scripts/bench-ratios.sh`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use tplab_engine::params::Model;
 use tplab_engine::plan::ShardPlan;
-use tplab_engine::sharded::{run_with, Options};
+use tplab_engine::sharded::{run_on_shards, Options};
 use tplab_engine::{Config, DType};
 
 fn bench_config(tp: usize) -> Config {
@@ -25,16 +26,16 @@ fn bench_config(tp: usize) -> Config {
 fn layer(c: &mut Criterion) {
     let mut g = c.benchmark_group("layer_fwd_bwd_t512_h768");
     g.sample_size(10);
-    for tp in [1, 2, 4, 8] {
+    for tp in [1, 2, 3, 4, 6] {
         let cfg = bench_config(tp);
         let model = Model::<f32>::random(&cfg);
-        let plan = ShardPlan::new(&cfg);
+        let shards = ShardPlan::new(&cfg).shard_model(&model);
         let opts = Options {
             backward: true,
             record_collectives: false,
         };
         g.bench_with_input(BenchmarkId::new("tp", tp), &tp, |b, _| {
-            b.iter(|| run_with(&cfg, &plan, &model, opts))
+            b.iter(|| run_on_shards(&cfg, &shards, &model.input, &model.grad_output, opts))
         });
     }
     g.finish();
@@ -42,12 +43,14 @@ fn layer(c: &mut Criterion) {
     g.sample_size(10);
     let cfg = bench_config(1);
     let model = Model::<f32>::random(&cfg);
-    let plan = ShardPlan::new(&cfg);
+    let shards = ShardPlan::new(&cfg).shard_model(&model);
     let opts = Options {
         backward: false,
         record_collectives: false,
     };
-    g.bench_function("tp1", |b| b.iter(|| run_with(&cfg, &plan, &model, opts)));
+    g.bench_function("tp1", |b| {
+        b.iter(|| run_on_shards(&cfg, &shards, &model.input, &model.grad_output, opts))
+    });
     g.finish();
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 use tplab_engine::ops::matmul;
 use tplab_engine::params::Model;
 use tplab_engine::plan::ShardPlan;
-use tplab_engine::sharded::{run_with, Options};
+use tplab_engine::sharded::{run_on_shards, Options};
 use tplab_engine::{Config, DType};
 
 const REPS: usize = 15;
@@ -38,16 +38,22 @@ fn main() {
         ..Config::default()
     };
     let mut fwd_bwd = Vec::new();
-    for tp in [1usize, 2, 4, 8] {
+    for tp in [1usize, 2, 3, 4, 6] {
         let cfg = Config { tp, ..base.clone() };
         let model = Model::<f32>::random(&cfg);
-        let plan = ShardPlan::new(&cfg);
+        let shards = ShardPlan::new(&cfg).shard_model(&model);
         let opts = Options {
             backward: true,
             record_collectives: false,
         };
         let s = median_s(|| {
-            let _ = std::hint::black_box(run_with(&cfg, &plan, &model, opts));
+            let _ = std::hint::black_box(run_on_shards(
+                &cfg,
+                &shards,
+                &model.input,
+                &model.grad_output,
+                opts,
+            ));
         });
         fwd_bwd.push(format!("\"{tp}\": {s:.6}"));
     }
@@ -56,13 +62,19 @@ fn main() {
         ..base.clone()
     };
     let model = Model::<f32>::random(&cfg);
-    let plan = ShardPlan::new(&cfg);
+    let shards = ShardPlan::new(&cfg).shard_model(&model);
     let opts = Options {
         backward: false,
         record_collectives: false,
     };
     let fwd = median_s(|| {
-        let _ = std::hint::black_box(run_with(&cfg, &plan, &model, opts));
+        let _ = std::hint::black_box(run_on_shards(
+            &cfg,
+            &shards,
+            &model.input,
+            &model.grad_output,
+            opts,
+        ));
     });
     // The block's four forward products: (m, k, n).
     let shapes = [

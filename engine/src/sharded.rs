@@ -192,16 +192,28 @@ pub fn run<T: Element>(
 }
 
 /// [`run`] with [`Options`] (benchmarks skip the recording; forward-only runs skip backward).
-// Layers index `[rank][layer]` tables inside per-rank closures, so the loops count layers.
-#[allow(clippy::needless_range_loop)]
 pub fn run_with<T: Element>(
     cfg: &Config,
     plan: &ShardPlan,
     model: &Model<T>,
     options: Options,
 ) -> Result<ShardedRun<T>, CollectiveError> {
-    let tp = cfg.tp;
     let shards = plan.shard_model(model); // [rank][layer]
+    run_on_shards(cfg, &shards, &model.input, &model.grad_output, options)
+}
+
+/// Runs on shards already resident on each rank (`shards[rank][layer]`, from
+/// [`ShardPlan::shard_model`]): what a real run does every step, without re-slicing the weights.
+// Layers index `[rank][layer]` tables inside per-rank closures, so the loops count layers.
+#[allow(clippy::needless_range_loop)]
+pub fn run_on_shards<T: Element>(
+    cfg: &Config,
+    shards: &[Vec<LayerParams<T>>],
+    input: &Array2<T>,
+    grad_output: &Array2<T>,
+    options: Options,
+) -> Result<ShardedRun<T>, CollectiveError> {
+    let tp = cfg.tp;
     let (b, s) = (cfg.batch, cfg.seq);
     let hp = cfg.heads_per_rank();
     let mut ex = Exec {
@@ -212,7 +224,7 @@ pub fn run_with<T: Element>(
         pass: Pass::Forward,
         record: options.record_collectives,
     };
-    let mut x: Vec<Array2<T>> = vec![model.input.clone(); tp];
+    let mut x: Vec<Array2<T>> = vec![input.clone(); tp];
     let mut caches: Vec<Vec<RankCache<T>>> = Vec::with_capacity(cfg.layers);
     for layer in 0..cfg.layers {
         ex.layer = layer;
@@ -280,11 +292,11 @@ pub fn run_with<T: Element>(
     }
     let outputs = x;
 
-    let mut dy: Vec<Array2<T>> = vec![model.grad_output.clone(); tp];
+    let mut dy: Vec<Array2<T>> = vec![grad_output.clone(); tp];
     let layers_backward = if options.backward { cfg.layers } else { 0 };
     // Gradients start as copies of the shards (same shapes) and are overwritten layer by layer.
     let mut grads: Vec<Vec<LayerParams<T>>> = if options.backward {
-        shards.clone()
+        shards.to_vec()
     } else {
         vec![Vec::new(); tp]
     };

@@ -12,6 +12,8 @@ use tplab_engine::config::Config;
 const STORAGE_KEY: &str = "tplab-app";
 /// Zoom factor of presenter mode (large type for a projector).
 const PRESENTER_ZOOM: f32 = 1.6;
+/// Width of the side bar, in points (fixed so views lay out the same whatever the titles).
+pub const SIDE_BAR_WIDTH: f32 = 170.0;
 
 /// Light or dark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -198,7 +200,7 @@ impl TplabApp {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         egui::Panel::left("tplab-nav")
             .resizable(false)
-            .default_size(150.0)
+            .exact_size(SIDE_BAR_WIDTH)
             .show(ui, |ui| self.side_bar(ui));
         egui::CentralPanel::default_margins().show(ui, |ui| {
             if let Some(v) = self.views.get_mut(self.active) {
@@ -378,6 +380,26 @@ mod tests {
         };
         assert_eq!(step_state(&restored), step_state(&app));
         assert!(step_state(&app).is_some_and(|s| !s.contains("\"position\":0.0")));
+    }
+
+    #[test]
+    fn export_writes_a_png_that_reads_back() {
+        let dir = std::env::temp_dir().join(format!("tplab-export-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let pixels = (0..12)
+            .map(|i| egui::Color32::from_rgb(i * 20, 255 - i * 20, 7))
+            .collect();
+        let image = egui::ColorImage::new([4, 3], pixels);
+        let path = dir.join(TplabApp::default().export_file_name());
+        save_png(&image, &path).expect("saved");
+        let back = image::open(&path).expect("readable").to_rgba8();
+        assert_eq!(back.dimensions(), (4, 3));
+        assert_eq!(back.get_pixel(1, 0).0, [20, 235, 7, 255]);
+        assert!(
+            !path.with_extension("png.tmp").exists(),
+            "no temporary file left"
+        );
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
     #[test]

@@ -2,10 +2,24 @@
 //! Mesa's llvmpipe) and compared with the PNGs committed under `tests/snapshots/`.
 //! Regenerate with `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test snapshots`.
 
+use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotOptions};
-use tplab::app::ThemeChoice;
+use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
 use tplab::views::ShowMe;
 use tplab::TplabApp;
+
+/// kittest's wgpu setup pinned to the GL backend: the committed PNGs were rendered by Mesa's
+/// llvmpipe through EGL (Debian: libegl1, libegl-mesa0, libgl1-mesa-dri). Without the pin a
+/// machine that also has lavapipe (Vulkan) would render through it and differ by a few pixels.
+fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
+    match egui_kittest::wgpu::default_wgpu_setup() {
+        eframe::egui_wgpu::WgpuSetup::CreateNew(mut setup) => {
+            setup.instance_descriptor.backends = eframe::wgpu::Backends::GL;
+            eframe::egui_wgpu::WgpuSetup::CreateNew(setup)
+        }
+        other => other,
+    }
+}
 
 fn harness_on(view: &str) -> Harness<'static, TplabApp> {
     let mut app = TplabApp::default();
@@ -16,10 +30,20 @@ fn harness_on(view: &str) -> Harness<'static, TplabApp> {
     });
     let mut harness = Harness::builder()
         .with_size([1280.0, 820.0])
-        .wgpu()
+        .wgpu_setup(gl_setup())
         .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
     harness.run_steps(3);
     harness
+}
+
+/// Compares with `tests/snapshots/{name}.png`, after the last frame has run (a mask lasts one
+/// frame). The side bar lists every view, and views are added over time: compare the view only.
+fn snapshot(harness: &mut Harness<'static, TplabApp>, name: &str) {
+    harness.mask(egui::Rect::from_min_max(
+        egui::pos2(0.0, 0.0),
+        egui::pos2(SIDE_BAR_WIDTH + 2.0, 820.0),
+    ));
+    harness.snapshot_options(name, &options());
 }
 
 /// Font rasterisation and anti-aliasing differ slightly between Mesa versions: allow a small
@@ -32,11 +56,42 @@ fn options() -> SnapshotOptions {
 #[test]
 fn playground_snapshot() {
     let mut harness = harness_on("playground");
-    harness.snapshot_options("playground", &options());
+    snapshot(&mut harness, "playground");
 }
 
 #[test]
 fn collectives_snapshot() {
     let mut harness = harness_on("collectives");
-    harness.snapshot_options("collectives", &options());
+    snapshot(&mut harness, "collectives");
+}
+
+#[test]
+fn verify_snapshot() {
+    let mut harness = harness_on("verify");
+    let mut done = false;
+    for _ in 0..3000 {
+        harness.run_steps(1);
+        if harness
+            .query_by_label_contains("checks within tolerance")
+            .is_some()
+        {
+            done = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(done, "the run never finished");
+    harness.run_steps(2);
+    // Rounding errors depend on the CPU's SIMD width (summation order inside the GEMMs): mask
+    // the error numbers and the error heatmap, keep everything else.
+    let mut masks: Vec<egui::Rect> = ["worst check", "error numbers", "error heatmap"]
+        .into_iter()
+        .map(|label| harness.get_by_label(label).rect())
+        .collect();
+    // The tolerance's wording is the engine's and evolves with it.
+    masks.push(harness.get_by_label_contains("tolerance: relative").rect());
+    for rect in masks {
+        harness.mask(rect);
+    }
+    snapshot(&mut harness, "verify");
 }

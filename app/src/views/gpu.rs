@@ -149,7 +149,9 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
             d.free_memory_bytes as f64 / (1u64 << 30) as f64
         ));
     }
-    if !p.usable() {
+    if p.usable() {
+        ui.label(p.headline());
+    } else {
         ui.colored_label(ui.visuals().warn_fg_color, p.headline());
         for pr in p.problems.iter().skip(1) {
             ui.label(pr);

@@ -22,6 +22,7 @@ pub mod planner;
 pub mod playground;
 pub mod step;
 pub mod timeline;
+pub mod verify;
 
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::{Config, ConfigError, Preset};
@@ -70,6 +71,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(collectives::Collectives::default()),
         Box::new(timeline::Timeline::default()),
         Box::new(memory::Memory::default()),
+        Box::new(verify::Verify::default()),
         Box::new(planner::Planner::default()),
         Box::new(gpu::Gpu::default()),
     ]

@@ -110,7 +110,8 @@ impl View for Planner {
                 ctx.request_repaint_after(std::time::Duration::from_millis(100));
             }
         }
-        if self.computed_for.as_ref() != Some(&self.inputs) {
+        // One job at a time: while the learner drags a value, only the latest inputs run next.
+        if self.job.is_none() && self.computed_for.as_ref() != Some(&self.inputs) {
             let inputs = self.inputs.clone();
             self.job = Some(Job::spawn(ctx, move || run_planner(&inputs)));
             self.computed_for = Some(self.inputs.clone());

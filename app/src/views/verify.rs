@@ -1,0 +1,373 @@
+//! Verify: the sharded run on virtual GPUs against the CPU reference ([`run::run_with_progress`]),
+//! computed off the UI thread with a progress bar. For each all-reduce: every rank's partial
+//! output before it, the result after it, the reference, and a heatmap of the error, with the
+//! max abs / relative error and the tolerance with its reason.
+//!
+//! Heatmaps are pooled to at most [`MAX_CELLS`] a side and uploaded as textures once per run,
+//! so frames stay cheap.
+
+use super::{a11y_label, config_error_ui, load_json, save_json, Job, Shared, View};
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use tplab_engine::config::Config;
+use tplab_engine::run::{self, RunReport};
+
+/// Largest heatmap side in cells; bigger matrices are pooled (a sample for values, the max for
+/// errors).
+pub const MAX_CELLS: usize = 96;
+/// Partial outputs drawn one by one up to this many ranks.
+const MAX_DRAWN_RANKS: usize = 8;
+
+/// A matrix pooled to at most `MAX_CELLS` a side: `(rows, cols, values)` row-major.
+pub fn pool<M>(rows: usize, cols: usize, at: M, use_max: bool) -> (usize, usize, Vec<f64>)
+where
+    M: Fn(usize, usize) -> f64,
+{
+    let (pr, pc) = (rows.clamp(1, MAX_CELLS), cols.clamp(1, MAX_CELLS));
+    let mut out = vec![0.0; pr * pc];
+    for (i, cell) in out.iter_mut().enumerate() {
+        let (r, c) = (i / pc, i % pc);
+        let (r0, r1) = (r * rows / pr, ((r + 1) * rows / pr).max(r * rows / pr + 1));
+        let (c0, c1) = (c * cols / pc, ((c + 1) * cols / pc).max(c * cols / pc + 1));
+        let mut acc = 0.0f64;
+        let mut n = 0.0f64;
+        for rr in r0..r1.min(rows) {
+            for cc in c0..c1.min(cols) {
+                let v = at(rr, cc);
+                if use_max {
+                    acc = acc.max(v);
+                } else if n == 0.0 {
+                    // Values: one sample per cell (a mean of random data would fade to 0).
+                    acc = v;
+                }
+                n += 1.0;
+            }
+        }
+        *cell = acc;
+    }
+    (pr, pc, out)
+}
+
+/// Diverging blue–white–orange (colour-blind safe) for values in `[-1, 1]`.
+fn diverging(v: f64) -> egui::Color32 {
+    let t = v.clamp(-1.0, 1.0) as f32;
+    let (end, s) = if t < 0.0 {
+        ([0x00, 0x72, 0xB2], -t)
+    } else {
+        ([0xE6, 0x9F, 0x00], t)
+    };
+    let mix = |e: u8| (255.0 + (f32::from(e) - 255.0) * s) as u8;
+    egui::Color32::from_rgb(mix(end[0]), mix(end[1]), mix(end[2]))
+}
+
+/// Sequential white → vermillion → black for errors in `[0, 1]`.
+fn sequential(v: f64) -> egui::Color32 {
+    let t = v.clamp(0.0, 1.0) as f32;
+    let lerp = |a: f32, b: f32, s: f32| (a + (b - a) * s) as u8;
+    if t < 0.5 {
+        let s = t * 2.0;
+        egui::Color32::from_rgb(
+            lerp(255.0, 213.0, s),
+            lerp(255.0, 94.0, s),
+            lerp(255.0, 0.0, s),
+        )
+    } else {
+        let s = (t - 0.5) * 2.0;
+        egui::Color32::from_rgb(lerp(213.0, 40.0, s), lerp(94.0, 10.0, s), lerp(0.0, 0.0, s))
+    }
+}
+
+/// A pooled matrix as a texture.
+struct Heatmap {
+    texture: egui::TextureHandle,
+    /// Rows × columns of the full matrix.
+    shape: [usize; 2],
+}
+
+fn heatmap(ctx: &egui::Context, name: &str, a: &Array2<f64>, scale: f64, error: bool) -> Heatmap {
+    let (rows, cols) = a.dim();
+    let (pr, pc, vals) = pool(rows, cols, |r, c| a[[r, c]], error);
+    let pixels = vals
+        .iter()
+        .map(|v| {
+            if error {
+                sequential(v / scale.max(f64::MIN_POSITIVE))
+            } else {
+                diverging(v / scale.max(f64::MIN_POSITIVE))
+            }
+        })
+        .collect();
+    let image = egui::ColorImage::new([pc, pr], pixels);
+    Heatmap {
+        texture: ctx.load_texture(name, image, egui::TextureOptions::NEAREST),
+        shape: [rows, cols],
+    }
+}
+
+/// Textures of one all-reduce.
+struct CollectiveMaps {
+    label: String,
+    partials: Vec<Heatmap>,
+    result: Heatmap,
+    reference: Heatmap,
+    error: Heatmap,
+    max_abs_error: f64,
+    max_rel_error: f64,
+}
+
+/// A finished run with its textures.
+struct Shown {
+    report: RunReport,
+    maps: Vec<CollectiveMaps>,
+}
+
+/// Verify state.
+#[derive(Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Verify {
+    /// Index of the all-reduce shown.
+    pub selected: usize,
+    #[serde(skip)]
+    ran_for: Option<Config>,
+    #[serde(skip)]
+    job: Option<Job<Result<RunReport, String>>>,
+    #[serde(skip)]
+    progress: Arc<Mutex<(String, f32)>>,
+    #[serde(skip)]
+    shown: Option<Result<Shown, String>>,
+}
+
+fn build_maps(ctx: &egui::Context, report: &RunReport) -> Vec<CollectiveMaps> {
+    report
+        .collectives
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            // One colour scale for the partials, the result and the reference: compare them.
+            // The 99th percentile of |value|, so a few outliers do not wash the maps out.
+            let mut mags: Vec<f64> = c
+                .partials
+                .iter()
+                .chain([&c.result, &c.reference])
+                .flat_map(|a| a.iter().step_by(7))
+                .map(|v| v.abs())
+                .collect();
+            mags.sort_by(f64::total_cmp);
+            let scale = mags.get(mags.len() * 99 / 100).copied().unwrap_or(1.0);
+            let err = tplab_engine::verify::error_matrix(c.result.view(), c.reference.view());
+            let err_scale = err.iter().copied().fold(0.0f64, f64::max);
+            CollectiveMaps {
+                label: format!("L{} {} {}", c.layer, c.pass.name(), c.name),
+                partials: c
+                    .partials
+                    .iter()
+                    .take(MAX_DRAWN_RANKS)
+                    .enumerate()
+                    .map(|(r, p)| heatmap(ctx, &format!("p{i}-{r}"), p, scale, false))
+                    .collect(),
+                result: heatmap(ctx, &format!("r{i}"), &c.result, scale, false),
+                reference: heatmap(ctx, &format!("f{i}"), &c.reference, scale, false),
+                error: heatmap(ctx, &format!("e{i}"), &err, err_scale, true),
+                max_abs_error: c.check.max_abs_error,
+                max_rel_error: c.check.max_rel_error,
+            }
+        })
+        .collect()
+}
+
+impl View for Verify {
+    fn id(&self) -> &'static str {
+        "verify"
+    }
+
+    fn title(&self) -> &'static str {
+        "Verify"
+    }
+
+    fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
+        if let Some(job) = &mut self.job {
+            match job.poll() {
+                Some(Ok(report)) => {
+                    let maps = build_maps(ctx, &report);
+                    self.selected = self.selected.min(maps.len().saturating_sub(1));
+                    self.shown = Some(Ok(Shown { report, maps }));
+                    self.job = None;
+                }
+                Some(Err(e)) => {
+                    self.shown = Some(Err(e));
+                    self.job = None;
+                }
+                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
+            }
+        }
+        let cfg = shared.scenario.config();
+        // Runs only configurations the engine accepts; the error shows in `ui` otherwise.
+        // One run at a time: a change made meanwhile starts the next run when this one ends.
+        if self.job.is_none()
+            && self.ran_for.as_ref() != Some(cfg)
+            && cfg.validate_for_cpu().is_ok()
+        {
+            self.start(ctx, cfg.clone());
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        ui.heading("Verify: the sharded run against the CPU reference");
+        let cfg = shared.scenario.config().clone();
+        if let Err(err) = cfg.validate_for_cpu() {
+            if let Some(tp) = config_error_ui(ui, &err, &cfg) {
+                shared.scenario.set_tp(tp);
+            }
+            return;
+        }
+        ui.horizontal(|ui| {
+            if let Some(job) = &self.job {
+                let (stage, frac) = self.progress.lock().map(|p| p.clone()).unwrap_or_default();
+                ui.spinner();
+                ui.add(
+                    egui::ProgressBar::new(frac)
+                        .desired_width(240.0)
+                        .text(format!("{stage} ({:.1} s)", job.elapsed_s())),
+                );
+            } else if ui.button("Run again").clicked() {
+                self.start(ui.ctx(), cfg.clone());
+            }
+        });
+        match &self.shown {
+            None => {}
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("Run failed: {e}"));
+            }
+            Some(Ok(shown)) => shown_ui(ui, shown, &mut self.selected),
+        }
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}
+
+impl Verify {
+    fn start(&mut self, ctx: &egui::Context, cfg: Config) {
+        let progress = Arc::clone(&self.progress);
+        if let Ok(mut p) = progress.lock() {
+            *p = ("starting".into(), 0.0);
+        }
+        let repaint = ctx.clone();
+        let run_cfg = cfg.clone();
+        self.job = Some(Job::spawn(ctx, move || {
+            let report = |stage: &str, frac: f32| {
+                if let Ok(mut p) = progress.lock() {
+                    *p = (stage.to_string(), frac);
+                }
+                repaint.request_repaint();
+            };
+            run::run_with_progress(&run_cfg, &report).map_err(|e| e.to_string())
+        }));
+        self.ran_for = Some(cfg);
+    }
+}
+
+fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
+    let report = &shown.report;
+    let v = &report.verification;
+    let total = v.checks.len();
+    let failed = v.failures().count();
+    if v.passed() {
+        ui.colored_label(
+            egui::Color32::from_rgb(0x00, 0x9E, 0x73),
+            format!(
+                "PASSED: all {total} checks within tolerance ({})",
+                report.config.label()
+            ),
+        );
+    } else {
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            format!("FAILED: {failed} of {total} checks exceed the tolerance"),
+        );
+    }
+    if let Some(w) = v.worst() {
+        let resp = ui.label(format!(
+            "worst: {}{} max abs error {:.3e}, max relative error {:.3e}",
+            w.name,
+            w.rank.map(|r| format!(" (GPU {r})")).unwrap_or_default(),
+            w.max_abs_error,
+            w.max_rel_error
+        ));
+        a11y_label(&resp, "worst check");
+    }
+    ui.label(format!(
+        "tolerance: relative {:.2e} — {}",
+        v.tolerance.relative, v.tolerance.reason
+    ));
+    ui.separator();
+    if shown.maps.is_empty() {
+        ui.label("TP=1: no all-reduce to show; the output check above compares the whole run.");
+        return;
+    }
+    egui::ComboBox::from_label("all-reduce")
+        .selected_text(
+            shown
+                .maps
+                .get(*selected)
+                .map(|m| m.label.clone())
+                .unwrap_or_default(),
+        )
+        .show_ui(ui, |ui| {
+            for (i, m) in shown.maps.iter().enumerate() {
+                ui.selectable_value(selected, i, &m.label);
+            }
+        });
+    let Some(m) = shown.maps.get(*selected) else {
+        return;
+    };
+    let tp = report.config.tp;
+    let width = ui.available_width();
+    let tile_w = ((width - 24.0) / (m.partials.len() as f32 + 0.5)).clamp(60.0, 180.0);
+    let tile = |h: &Heatmap| {
+        let [r, c] = h.shape;
+        let aspect = r as f32 / c.max(1) as f32;
+        egui::Vec2::new(tile_w, (tile_w * aspect).clamp(56.0, tile_w))
+    };
+    ui.label(format!(
+        "Before: each GPU's partial output [{}, {}] (blue negative, orange positive; one scale)",
+        m.result.shape[0], m.result.shape[1]
+    ));
+    ui.horizontal_wrapped(|ui| {
+        for (r, h) in m.partials.iter().enumerate() {
+            ui.vertical(|ui| {
+                ui.label(format!("GPU {r}"));
+                ui.image((h.texture.id(), tile(h)));
+            });
+        }
+        if tp > MAX_DRAWN_RANKS {
+            ui.label(format!("… {} more GPUs", tp - MAX_DRAWN_RANKS));
+        }
+    });
+    let big = |h: &Heatmap| tile(h) * 1.6;
+    ui.horizontal_wrapped(|ui| {
+        ui.vertical(|ui| {
+            ui.label("After: the all-reduced sum");
+            ui.image((m.result.texture.id(), big(&m.result)));
+        });
+        ui.vertical(|ui| {
+            ui.label("CPU reference");
+            ui.image((m.reference.texture.id(), big(&m.reference)));
+        });
+        ui.vertical(|ui| {
+            let l = ui.label(format!(
+                "|after − reference|: max abs {:.3e}, max rel {:.3e}",
+                m.max_abs_error, m.max_rel_error
+            ));
+            a11y_label(&l, "error numbers");
+            let resp = ui.image((m.error.texture.id(), big(&m.error)));
+            a11y_label(&resp, "error heatmap");
+        });
+    });
+}

@@ -1,0 +1,25 @@
+//! The CUDA side (feature `cuda`).
+
+pub mod bench;
+pub mod compile;
+pub mod exec;
+pub(crate) mod probe;
+
+pub use compile::{compile_all_ptx, compile_source, kernels_for, CompiledSource, Kernels};
+
+use crate::error::GpuError;
+
+/// Fails with the probe's advice unless the driver, NVRTC, cuBLAS and a device are there.
+pub(crate) fn require_runtime() -> Result<(), GpuError> {
+    let p = crate::probe();
+    if p.usable() {
+        return Ok(());
+    }
+    if let Some(l) = p.libraries.iter().find(|l| !l.found && l.name != "NCCL") {
+        return Err(GpuError::MissingLibrary {
+            library: l.name,
+            how_to_fix: l.advice.clone().unwrap_or_default(),
+        });
+    }
+    Err(GpuError::NoDevice(p.problems.join("; ")))
+}

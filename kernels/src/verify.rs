@@ -1,0 +1,209 @@
+//! Comparing a GPU run with the CPU reference, through the engine's own verification
+//! (`tplab_engine::verify::compare`): every rank's output copy, the input gradient and each
+//! rank's shard gradients against the matching slice of the reference gradient.
+//!
+//! Tolerances per dtype (error relative to `max(max|ref|, 1)`, as the engine measures it):
+//! - f32: the engine's own f32 tolerance (`Tolerance::for_config`, see `tplab_engine::verify`):
+//!   the GPU, like the sharded CPU run, only reorders sums (cuBLAS runs in full f32, no TF32;
+//!   kernels use IEEE division and `expf`, not the fast intrinsics).
+//! - bf16: stored with 8 mantissa bits (unit roundoff 2⁻⁹ ≈ 2e-3), rounded at each of about 12
+//!   op boundaries on the way to the input gradient, products accumulated in f32. Independent
+//!   roundings add like a random walk (√12·2e-3 ≈ 7e-3); LayerNorm's division by the standard
+//!   deviation and the softmax backward amplify that a few times, and each extra layer by
+//!   √layers: `4e-2·√layers`. A wrong index, a missing bias or a missed all-reduce gives errors
+//!   of order 1, far above either.
+
+use ndarray::Array2;
+use tplab_engine::params::{LayerParams, ParamKind};
+use tplab_engine::plan::ShardPlan;
+use tplab_engine::verify::{compare as check, Tolerance, Verification};
+use tplab_engine::{Config, DType};
+
+/// Results of an executor to check: every rank's output copy, the input gradient, and every
+/// rank's shard gradients `[rank][layer]`, widened to f64.
+#[derive(Debug, Clone, Copy)]
+pub struct Outputs<'a> {
+    pub output_per_rank: &'a [Array2<f64>],
+    pub grad_input: &'a Array2<f64>,
+    pub grads: &'a [Vec<LayerParams<f64>>],
+}
+
+/// The unsharded reference results the outputs are checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    pub output: &'a Array2<f64>,
+    pub grad_input: &'a Array2<f64>,
+    /// Full gradients per layer.
+    pub grads: &'a [LayerParams<f64>],
+}
+
+impl<'a> From<&'a tplab_engine::reference::ReferenceRun<f64>> for Expected<'a> {
+    fn from(r: &'a tplab_engine::reference::ReferenceRun<f64>) -> Self {
+        Self {
+            output: &r.output,
+            grad_input: &r.grad_input,
+            grads: &r.grads,
+        }
+    }
+}
+
+/// The tolerance for a GPU run of `cfg` in `cfg.dtype` (see the module docs).
+pub fn tolerance(cfg: &Config) -> Tolerance {
+    match cfg.dtype {
+        DType::Bf16 | DType::F16 => Tolerance {
+            relative: 4e-2 * (cfg.layers as f64).sqrt(),
+            reason: format!(
+                "{}: rounding to 8 mantissa bits at ~12 op boundaries (2^-9 each, adding like a \
+                 random walk) with f32 accumulation, amplified by LayerNorm and softmax backward, \
+                 ×√layers",
+                cfg.dtype
+            ),
+        },
+        d => Tolerance::for_config(cfg, d),
+    }
+}
+
+/// Compares an executor's results with the reference, tensor by tensor.
+pub fn compare(cfg: &Config, got: Outputs<'_>, want: Expected<'_>) -> Verification {
+    let tol = tolerance(cfg);
+    let plan = ShardPlan::new(cfg);
+    let mut checks = Vec::new();
+    for (r, y) in got.output_per_rank.iter().enumerate() {
+        checks.push(check("output", Some(r), y.view(), want.output.view(), &tol));
+    }
+    checks.push(check(
+        "grad.input",
+        Some(0),
+        got.grad_input.view(),
+        want.grad_input.view(),
+        &tol,
+    ));
+    for (r, layers) in got.grads.iter().enumerate() {
+        for (l, lp) in layers.iter().enumerate() {
+            let Some(full) = want.grads.get(l) else {
+                continue;
+            };
+            for k in ParamKind::ALL {
+                let slice = plan.param(k).extract(full.get(k).view(), r);
+                checks.push(check(
+                    format!("grad.{}", k.name(l)),
+                    Some(r),
+                    lp.get(k).view(),
+                    slice.view(),
+                    &tol,
+                ));
+            }
+        }
+    }
+    if got.grads.len() != plan.tp || got.output_per_rank.len() != plan.tp {
+        checks.push(check(
+            "rank count",
+            None,
+            Array2::from_elem((1, 1), got.grads.len() as f64).view(),
+            Array2::from_elem((1, 1), plan.tp as f64).view(),
+            &tol,
+        ));
+    }
+    Verification {
+        tolerance: tol,
+        checks,
+    }
+}
+
+/// `PASS: 41 tensors, worst error 3.1e-6 (grad.layers.0.… rank 1) ≤ 2.9e-3 (reason)`.
+pub fn summary(v: &Verification) -> String {
+    let verdict = if v.passed() { "PASS" } else { "FAIL" };
+    match v.worst() {
+        Some(w) => format!(
+            "{verdict}: {} tensors, worst error {:.2e} ({}{}), tolerance {:.2e} ({})",
+            v.checks.len(),
+            w.max_rel_error,
+            w.name,
+            w.rank.map(|r| format!(" rank {r}")).unwrap_or_default(),
+            v.tolerance.relative,
+            v.tolerance.reason
+        ),
+        None => format!("{verdict}: nothing compared"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tplab_engine::params::Model;
+    use tplab_engine::Preset;
+
+    fn fake(cfg: &Config) -> (Array2<f64>, Array2<f64>, Vec<LayerParams<f64>>) {
+        let m = Model::<f64>::random(cfg);
+        (m.input, m.grad_output, m.layers)
+    }
+
+    #[test]
+    fn sharded_gradients_are_compared_with_their_slices() {
+        let cfg = Config {
+            dtype: DType::F32,
+            ..Preset::Tiny.config()
+        };
+        let (y, dx, grads) = fake(&cfg);
+        let want = Expected {
+            output: &y,
+            grad_input: &dx,
+            grads: &grads,
+        };
+        let plan = ShardPlan::new(&cfg);
+        let shards = plan.shard_model(&Model {
+            input: y.clone(),
+            layers: grads.clone(),
+            grad_output: dx.clone(),
+        });
+        let outs = vec![y.clone(); cfg.tp];
+        let got = Outputs {
+            output_per_rank: &outs,
+            grad_input: &dx,
+            grads: &shards,
+        };
+        let v = compare(&cfg, got, want);
+        assert!(v.passed(), "{}", summary(&v));
+        assert_eq!(v.checks.len(), cfg.tp + 1 + cfg.tp * 12);
+
+        // Swap two ranks' shards: every split tensor must now fail.
+        let mut swapped = shards.clone();
+        swapped.swap(0, 1);
+        let v = compare(
+            &cfg,
+            Outputs {
+                grads: &swapped,
+                ..got
+            },
+            want,
+        );
+        assert!(!v.passed());
+        assert_eq!(
+            v.failures().count(),
+            2 * 6,
+            "6 split tensors on each of 2 ranks"
+        );
+    }
+
+    #[test]
+    fn tolerances_order_by_precision() {
+        let cfg = Config {
+            dtype: DType::F32,
+            ..Preset::Tiny.config()
+        };
+        let f32_tol = tolerance(&cfg).relative;
+        let bf16_tol = tolerance(&Config {
+            dtype: DType::Bf16,
+            ..cfg.clone()
+        })
+        .relative;
+        let f64_tol = tolerance(&Config {
+            dtype: DType::F64,
+            ..cfg.clone()
+        })
+        .relative;
+        assert!(bf16_tol > f32_tol && f32_tol > f64_tol);
+        // bf16 must still catch an order-1 error.
+        assert!(bf16_tol < 0.1);
+    }
+}

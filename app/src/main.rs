@@ -6,7 +6,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "tplab", version, about = "A lab for Megatron-style tensor parallelism")]
+#[command(
+    name = "tplab",
+    version,
+    about = "A lab for Megatron-style tensor parallelism"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -29,6 +33,8 @@ enum Command {
     Lessons(cli::lessons::LessonsArgs),
     /// Certificates: `cert verify FILE`.
     Cert(cli::cert::CertArgs),
+    /// The same layer in f64, f32, bf16 and f16 at TP 1..8: errors and summation-order effects.
+    Precision(cli::precision::PrecisionArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +48,7 @@ fn main() -> ExitCode {
         Some(Command::Quiz(args)) => cli::quiz::run(args),
         Some(Command::Lessons(args)) => cli::lessons::run(args),
         Some(Command::Cert(args)) => cli::cert::run(args),
+        Some(Command::Precision(args)) => cli::precision::run(args),
     };
     match result {
         Ok(code) => code,

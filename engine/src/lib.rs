@@ -24,6 +24,7 @@ pub mod ops;
 pub mod params;
 pub mod plan;
 pub mod planner;
+pub mod precision;
 pub mod reference;
 pub mod run;
 pub mod sharded;

@@ -421,7 +421,10 @@ mod tests {
             // Absolute error of 1 − 2/(e^{2u}+1): a few ε of the terms near 1.
             assert!((tanh_fast(u) - u.tanh()).abs() < 4.0 * f64::EPSILON, "{u}");
             let u32v = u as f32;
-            assert!((tanh_fast(u32v) - u32v.tanh()).abs() < 4.0 * f32::EPSILON, "{u}");
+            assert!(
+                (tanh_fast(u32v) - u32v.tanh()).abs() < 4.0 * f32::EPSILON,
+                "{u}"
+            );
         }
         assert_eq!(tanh_fast(1e6f64), 1.0);
         assert_eq!(tanh_fast(-1e6f32), -1.0);

@@ -50,6 +50,22 @@ pub struct ReferenceRun<T> {
     pub grads: Vec<LayerParams<T>>,
 }
 
+impl<T: Element> ReferenceRun<T> {
+    /// LayerNorm conditioning of this run's data, `κ = max_t rms(x_t)/σ(x_t)` over every row that
+    /// entered a LayerNorm (see [`crate::verify`]): the tolerance of a comparison grows with it.
+    pub fn layer_norm_condition(&self) -> f64 {
+        self.caches
+            .iter()
+            .flat_map(|c| [(&c.x, &c.ln1_cache), (&c.x1, &c.ln2_cache)])
+            .map(|(x, ln)| {
+                let rows = x.mapv(Element::to_f64);
+                let rstd: Vec<f64> = ln.rstd.iter().map(|&v| Element::to_f64(v)).collect();
+                crate::verify::layer_norm_condition(rows.view(), &rstd)
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
 /// One block forward.
 pub fn block_forward<T: Element>(
     cfg: &Config,

@@ -35,6 +35,8 @@ pub struct Expected<'a> {
     pub grad_input: &'a Array2<f64>,
     /// Full gradients per layer.
     pub grads: &'a [LayerParams<f64>],
+    /// LayerNorm conditioning of the data (`ReferenceRun::layer_norm_condition`); 1 if unknown.
+    pub layer_norm_condition: f64,
 }
 
 impl<'a> From<&'a tplab_engine::reference::ReferenceRun<f64>> for Expected<'a> {
@@ -43,12 +45,14 @@ impl<'a> From<&'a tplab_engine::reference::ReferenceRun<f64>> for Expected<'a> {
             output: &r.output,
             grad_input: &r.grad_input,
             grads: &r.grads,
+            layer_norm_condition: r.layer_norm_condition(),
         }
     }
 }
 
-/// The tolerance for a GPU run of `cfg` in `cfg.dtype` (see the module docs).
-pub fn tolerance(cfg: &Config) -> Tolerance {
+/// The tolerance for a GPU run of `cfg` in `cfg.dtype` on data with LayerNorm conditioning
+/// `kappa` (see the module docs; pass 1 for well-conditioned data).
+pub fn tolerance(cfg: &Config, kappa: f64) -> Tolerance {
     match cfg.dtype {
         DType::Bf16 | DType::F16 => Tolerance {
             relative: 4e-2 * (cfg.layers as f64).sqrt(),
@@ -59,13 +63,13 @@ pub fn tolerance(cfg: &Config) -> Tolerance {
                 cfg.dtype
             ),
         },
-        d => Tolerance::for_config(cfg, d),
+        d => Tolerance::for_run(cfg, d, kappa),
     }
 }
 
 /// Compares an executor's results with the reference, tensor by tensor.
 pub fn compare(cfg: &Config, got: Outputs<'_>, want: Expected<'_>) -> Verification {
-    let tol = tolerance(cfg);
+    let tol = tolerance(cfg, want.layer_norm_condition);
     let plan = ShardPlan::new(cfg);
     let mut checks = Vec::new();
     for (r, y) in got.output_per_rank.iter().enumerate() {
@@ -149,6 +153,7 @@ mod tests {
             output: &y,
             grad_input: &dx,
             grads: &grads,
+            layer_norm_condition: 1.0,
         };
         let plan = ShardPlan::new(&cfg);
         let shards = plan.shard_model(&Model {
@@ -191,16 +196,22 @@ mod tests {
             dtype: DType::F32,
             ..Preset::Tiny.config()
         };
-        let f32_tol = tolerance(&cfg).relative;
-        let bf16_tol = tolerance(&Config {
-            dtype: DType::Bf16,
-            ..cfg.clone()
-        })
+        let f32_tol = tolerance(&cfg, 1.0).relative;
+        let bf16_tol = tolerance(
+            &Config {
+                dtype: DType::Bf16,
+                ..cfg.clone()
+            },
+            1.0,
+        )
         .relative;
-        let f64_tol = tolerance(&Config {
-            dtype: DType::F64,
-            ..cfg.clone()
-        })
+        let f64_tol = tolerance(
+            &Config {
+                dtype: DType::F64,
+                ..cfg.clone()
+            },
+            1.0,
+        )
         .relative;
         assert!(bf16_tol > f32_tol && f32_tol > f64_tol);
         // bf16 must still catch an order-1 error.

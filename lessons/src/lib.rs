@@ -1,1 +1,25 @@
-//! tplab-lessons
+//! tplab-lessons: the lessons (Markdown in English and Turkish), their index and "Show me" targets.
+//!
+//! Content lives in `lessons/content/` (`index.toml`, `en/NN-slug.md`, `tr/NN-slug.md`) and is
+//! embedded at build time, so the binary works from any directory. [`Catalog::embedded`] loads it;
+//! [`Catalog::from_files`] loads any set of files (tests, authors' folders). Loading collects every
+//! problem as a [`Diagnostic`] with file, line and message instead of stopping at the first.
+
+mod catalog;
+mod diag;
+mod lang;
+mod showme;
+
+pub use catalog::{Catalog, Lesson};
+pub use diag::{line_col, Diagnostic, Diagnostics};
+pub use lang::{Lang, LangParseError, Localized};
+pub use showme::{ShowMe, ShowMeError, View};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
+
+/// The content files compiled into the binary: `(path relative to content/, text)`.
+pub fn embedded_files() -> &'static [(&'static str, &'static str)] {
+    embedded::FILES
+}

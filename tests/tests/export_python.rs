@@ -28,23 +28,34 @@ fn check(cfg: Config, dtype: DType) {
     let dir = tempdir(&format!("{}-{dtype}", cfg.label()));
     let out = match dtype {
         DType::F64 => {
-            let r = run_typed::<f64>(&cfg, &|_, _| {}).unwrap();
-            tplab_engine::export::export(&r, &dir).unwrap()
+            let r = run_typed::<f64>(&cfg, &|_, _| {}).expect("run");
+            tplab_engine::export::export(&r, &dir).expect("export")
         }
         _ => {
-            let r = run_typed::<f32>(&cfg, &|_, _| {}).unwrap();
-            tplab_engine::export::export(&r, &dir).unwrap()
+            let r = run_typed::<f32>(&cfg, &|_, _| {}).expect("run");
+            tplab_engine::export::export(&r, &dir).expect("export")
         }
     };
     assert_eq!(out.len(), 3);
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_export.py");
-    let o = Command::new("python3").arg(script).arg(&dir).output().unwrap();
+    let o = Command::new("python3")
+        .arg(script)
+        .arg(&dir)
+        .output()
+        .expect("python3 runs");
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(text.contains("Megatron slices"), "{text}");
     let trace: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("trace.json")).unwrap()).unwrap();
-    assert!(trace["traceEvents"].as_array().is_some_and(|a| !a.is_empty()));
+        serde_json::from_slice(&std::fs::read(dir.join("trace.json")).expect("trace.json"))
+            .expect("trace.json is JSON");
+    assert!(trace["traceEvents"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty()));
 }
 
 fn tempdir(name: &str) -> PathBuf {

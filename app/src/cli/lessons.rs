@@ -192,10 +192,9 @@ fn check(content: Option<&Path>, banks: Option<&Path>) -> anyhow::Result<ExitCod
 mod tests {
     use super::*;
 
-    fn shipped() -> (
-        Vec<(&'static str, &'static str)>,
-        Vec<(&'static str, &'static str)>,
-    ) {
+    type Files = Vec<(&'static str, &'static str)>;
+
+    fn shipped() -> (Files, Files) {
         (
             tplab_lessons::embedded_files().to_vec(),
             tplab_quiz::bank::EMBEDDED.to_vec(),

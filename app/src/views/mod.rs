@@ -17,9 +17,11 @@
 
 pub mod collectives;
 pub mod gpu;
+pub mod lessons;
 pub mod memory;
 pub mod planner;
 pub mod playground;
+pub mod quiz;
 pub mod step;
 pub mod timeline;
 pub mod verify;
@@ -73,6 +75,8 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(memory::Memory::default()),
         Box::new(verify::Verify::default()),
         Box::new(planner::Planner::default()),
+        Box::new(lessons::Lessons::default()),
+        Box::new(quiz::Quiz::default()),
         Box::new(gpu::Gpu::default()),
     ]
 }

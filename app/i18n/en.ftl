@@ -1,0 +1,25 @@
+# tplab UI strings, English. Every id here must exist in tr.ftl too (a test checks).
+language = Language
+lessons-title = Lessons
+lessons-invalid = The built-in lessons have problems:
+lesson-position = Lesson { $n } of { $total }
+show-me = Show me
+show-me-hint = Opens { $target }
+quiz-title = Quiz
+quiz-question-position = Question { $n } of { $total }
+quiz-check = Check answer
+quiz-next = Next question
+quiz-new-set = New questions
+quiz-correct = Correct!
+quiz-wrong = Not quite. The answer is: { $answer }
+quiz-score = Score: { $correct }/{ $answered }
+quiz-number = Your answer (a number)
+quiz-unit = Unit: { $unit }
+quiz-order-hint = Click the items in the right order:
+quiz-order-chosen = Your order:
+quiz-order-reset = Start over
+quiz-single-hint = Choose one answer.
+quiz-multiple-hint = Choose every right answer.
+quiz-why = Why:
+quiz-done = You answered every question. Press "New questions" for a fresh set.
+quiz-invalid = The question banks have problems:

@@ -1,0 +1,25 @@
+# tplab arayüz metinleri, Türkçe. Buradaki her kimlik en.ftl'de de bulunmalıdır (bir test denetler).
+language = Dil
+lessons-title = Dersler
+lessons-invalid = Yerleşik derslerde sorunlar var:
+lesson-position = Ders { $n } / { $total }
+show-me = Göster
+show-me-hint = { $target } açılır
+quiz-title = Kısa sınav
+quiz-question-position = Soru { $n } / { $total }
+quiz-check = Cevabı kontrol et
+quiz-next = Sonraki soru
+quiz-new-set = Yeni sorular
+quiz-correct = Doğru!
+quiz-wrong = Tam değil. Doğru cevap: { $answer }
+quiz-score = Puan: { $correct }/{ $answered }
+quiz-number = Cevabınız (bir sayı)
+quiz-unit = Birim: { $unit }
+quiz-order-hint = Öğeleri doğru sırayla tıklayın:
+quiz-order-chosen = Sıralamanız:
+quiz-order-reset = Baştan başla
+quiz-single-hint = Bir cevap seçin.
+quiz-multiple-hint = Doğru olan her cevabı seçin.
+quiz-why = Neden:
+quiz-done = Tüm soruları cevapladınız. Yeni bir set için "Yeni sorular"a basın.
+quiz-invalid = Soru bankalarında sorunlar var:

@@ -1,0 +1,138 @@
+//! UI strings from Fluent files (`app/i18n/en.ftl`, `app/i18n/tr.ftl`), and the learner's
+//! language, kept in egui's persisted memory so it survives a restart.
+
+use fluent_bundle::concurrent::FluentBundle;
+use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
+use std::sync::OnceLock;
+use tplab_lessons::Lang;
+
+/// The Fluent sources compiled into the binary.
+pub const SOURCES: [(Lang, &str); 2] = [
+    (Lang::En, include_str!("../i18n/en.ftl")),
+    (Lang::Tr, include_str!("../i18n/tr.ftl")),
+];
+
+/// One bundle per language.
+pub struct I18n {
+    bundles: Vec<(Lang, FluentBundle<FluentResource>)>,
+}
+
+impl I18n {
+    /// Parses the embedded `.ftl` files; an error names the file and what is wrong.
+    pub fn load() -> Result<Self, String> {
+        let mut bundles = Vec::new();
+        for (lang, src) in SOURCES {
+            let res = FluentResource::try_new(src.to_string())
+                .map_err(|(_, errs)| format!("i18n/{lang}.ftl: {errs:?}"))?;
+            let id = lang
+                .code()
+                .parse()
+                .map_err(|e| format!("language id {lang}: {e}"))?;
+            let mut b = FluentBundle::new_concurrent(vec![id]);
+            // No Unicode isolation marks around arguments: plain text for labels and tests.
+            b.set_use_isolating(false);
+            b.add_resource(res)
+                .map_err(|errs| format!("i18n/{lang}.ftl: {errs:?}"))?;
+            bundles.push((lang, b));
+        }
+        Ok(Self { bundles })
+    }
+
+    /// The message `id` in `lang` with `args`; falls back to English, then to the id itself.
+    pub fn format(&self, lang: Lang, id: &str, args: &[(&str, String)]) -> String {
+        let mut fargs = FluentArgs::new();
+        for (k, v) in args {
+            fargs.set(*k, FluentValue::from(v.clone()));
+        }
+        for l in [lang, Lang::En] {
+            let Some((_, b)) = self.bundles.iter().find(|(bl, _)| *bl == l) else {
+                continue;
+            };
+            if let Some(pattern) = b.get_message(id).and_then(|m| m.value()) {
+                let mut errors = Vec::new();
+                return b
+                    .format_pattern(pattern, Some(&fargs), &mut errors)
+                    .into_owned();
+            }
+        }
+        id.to_string()
+    }
+
+    /// Message ids defined for `lang`.
+    pub fn ids(&self, lang: Lang) -> Vec<String> {
+        SOURCES
+            .iter()
+            .filter(|(l, _)| *l == lang)
+            .flat_map(|(_, src)| src.lines())
+            .filter_map(|l| {
+                let (id, _) = l.split_once('=')?;
+                let id = id.trim();
+                (!id.is_empty() && !l.starts_with('#') && !l.starts_with(' '))
+                    .then(|| id.to_string())
+            })
+            .collect()
+    }
+}
+
+static I18N: OnceLock<Option<I18n>> = OnceLock::new();
+
+/// The message `id` in `lang` (the id itself if the Fluent files could not be loaded).
+pub fn t(lang: Lang, id: &str) -> String {
+    t_args(lang, id, &[])
+}
+
+/// The message `id` in `lang` with arguments.
+pub fn t_args(lang: Lang, id: &str, args: &[(&str, String)]) -> String {
+    match I18N.get_or_init(|| I18n::load().ok()) {
+        Some(i) => i.format(lang, id, args),
+        None => id.to_string(),
+    }
+}
+
+fn lang_id() -> egui::Id {
+    egui::Id::NULL.with("tplab-language")
+}
+
+/// The learner's language (English until chosen).
+pub fn current_lang(ctx: &egui::Context) -> Lang {
+    ctx.data_mut(|d| *d.get_persisted_mut_or_default::<Lang>(lang_id()))
+}
+
+/// Switches the language everywhere, live, and remembers it.
+pub fn set_lang(ctx: &egui::Context, lang: Lang) {
+    ctx.data_mut(|d| d.insert_persisted(lang_id(), lang));
+}
+
+/// An "English | Türkçe" switch; returns the language now in force.
+pub fn language_switch(ui: &mut egui::Ui) -> Lang {
+    let mut lang = current_lang(ui.ctx());
+    ui.horizontal(|ui| {
+        ui.label(t(lang, "language"));
+        for l in Lang::ALL {
+            if ui.selectable_label(lang == l, l.native_name()).clicked() {
+                lang = l;
+            }
+        }
+    });
+    set_lang(ui.ctx(), lang);
+    lang
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_languages_parse_and_define_the_same_ids() {
+        let i = I18n::load().unwrap();
+        let (en, tr) = (i.ids(Lang::En), i.ids(Lang::Tr));
+        assert!(en.len() >= 20);
+        assert_eq!(en, tr);
+        assert_eq!(i.format(Lang::Tr, "show-me", &[]), "Göster");
+        assert_eq!(
+            i.format(Lang::En, "quiz-wrong", &[("answer", "B".into())]),
+            "Not quite. The answer is: B"
+        );
+        assert_eq!(i.format(Lang::Tr, "no-such-id", &[]), "no-such-id");
+    }
+}

@@ -1,0 +1,151 @@
+//! Lessons: the course in English or Turkish, rendered from Markdown, with "Show me" buttons
+//! that switch the app to the view and scenario each lesson points at.
+
+use super::{Shared, ShowMe, View};
+use crate::i18n::{language_switch, t, t_args};
+use serde::{Deserialize, Serialize};
+use tplab_lessons::{Catalog, Diagnostics};
+
+/// The lessons view; the language is shared with the quiz through [`crate::i18n`].
+#[derive(Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Lessons {
+    /// Slug of the lesson on screen.
+    selected: Option<String>,
+    #[serde(skip)]
+    catalog: Option<Result<Catalog, Diagnostics>>,
+    #[serde(skip)]
+    markdown: egui_commonmark::CommonMarkCache,
+}
+
+/// The app's navigation target for a lesson's "Show me".
+pub fn to_app_target(t: &tplab_lessons::ShowMe) -> ShowMe {
+    ShowMe {
+        view: t.view.name().to_string(),
+        preset: Some(t.preset.name().to_string()),
+        tp: t.tp,
+        algorithm: None,
+        pass: t.event.as_ref().map(|_| t.pass().name().to_string()),
+        event: t.event.clone(),
+        layer: None,
+    }
+}
+
+impl View for Lessons {
+    fn id(&self) -> &'static str {
+        "lessons"
+    }
+
+    fn title(&self) -> &'static str {
+        "Lessons"
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        let Self {
+            selected,
+            catalog,
+            markdown,
+        } = self;
+        let lang = language_switch(ui);
+        ui.separator();
+        let catalog = catalog.get_or_insert_with(Catalog::embedded);
+        let cat = match catalog {
+            Ok(c) => &*c,
+            Err(d) => {
+                ui.colored_label(ui.visuals().error_fg_color, t(lang, "lessons-invalid"));
+                ui.monospace(d.to_string());
+                return;
+            }
+        };
+        let Some(first) = cat.lessons.first() else {
+            return;
+        };
+        let current = selected
+            .as_deref()
+            .and_then(|s| cat.get(s))
+            .unwrap_or(first);
+        let mut pick = None;
+        let mut go = None;
+        ui.horizontal_top(|ui| {
+            ui.vertical(|ui| {
+                ui.set_width(280.0);
+                ui.heading(t(lang, "lessons-title"));
+                for l in &cat.lessons {
+                    let text = format!("{}. {}", l.order, l.title.get(lang));
+                    if ui.selectable_label(l.slug == current.slug, text).clicked() {
+                        pick = Some(l.slug.clone());
+                    }
+                }
+            });
+            ui.separator();
+            ui.vertical(|ui| {
+                ui.label(t_args(
+                    lang,
+                    "lesson-position",
+                    &[
+                        ("n", current.order.to_string()),
+                        ("total", cat.lessons.len().to_string()),
+                    ],
+                ));
+                ui.horizontal_wrapped(|ui| {
+                    for target in &current.show_me {
+                        let caption = target
+                            .label
+                            .as_ref()
+                            .map(|l| l.get(lang).to_string())
+                            .unwrap_or_else(|| target.describe());
+                        let text = format!("{}: {caption}", t(lang, "show-me"));
+                        let hint = t_args(lang, "show-me-hint", &[("target", target.describe())]);
+                        if ui.button(text).on_hover_text(hint).clicked() {
+                            go = Some(to_app_target(target));
+                        }
+                    }
+                });
+                ui.separator();
+                egui::ScrollArea::vertical()
+                    .id_salt("lesson-body")
+                    .show(ui, |ui| {
+                        egui_commonmark::CommonMarkViewer::new().show(
+                            ui,
+                            markdown,
+                            current.body.get(lang),
+                        );
+                    });
+            });
+        });
+        if let Some(p) = pick {
+            *selected = Some(p);
+        }
+        if let Some(target) = go {
+            shared.navigate(target);
+        }
+    }
+
+    fn save(&self) -> Option<String> {
+        super::save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        super::load_json(self, json);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lesson_target_maps_to_an_app_view() {
+        let cat = Catalog::embedded().unwrap();
+        let ids: Vec<&str> = super::super::all_views().iter().map(|v| v.id()).collect();
+        for (l, t) in cat.show_me_targets() {
+            let a = to_app_target(t);
+            assert!(
+                ids.contains(&a.view.as_str()),
+                "{}: no view '{}'",
+                l.slug,
+                a.view
+            );
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Behaviour tests of the lessons and quiz views, driven by accessible labels.
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use tplab::TplabApp;
+
+fn harness() -> Harness<'static, TplabApp> {
+    Harness::builder()
+        .with_size([1280.0, 820.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default())
+}
+
+fn open(harness: &mut Harness<'static, TplabApp>, view: &str) {
+    harness.get_by_label(view).click();
+    harness.run_steps(2);
+}
+
+#[test]
+fn lesson_show_me_lands_on_the_step_view_at_the_event() {
+    let mut h = harness();
+    open(&mut h, "Lessons");
+    assert_eq!(h.state().active_id(), "lessons");
+    h.get_by_label_contains("4. The MLP: columns first").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Why GeLU needs no synchronisation");
+    h.get_by_label_contains("Show me: The one all-reduce after fc2")
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state().active_id(), "step");
+    assert_eq!(h.state().shared.scenario.config().tp, 4);
+    h.get_by_label_contains("· forward · mlp.g:");
+}
+
+#[test]
+fn quiz_gives_feedback_right_and_wrong() {
+    let mut h = harness();
+    open(&mut h, "Quiz");
+    assert_eq!(h.state().active_id(), "quiz");
+    // The set opens with the guide's first question; its first choice is right.
+    h.get_by_label("What is tensor parallelism for large models?");
+    h.get_by_label_contains("A) A way to split the math inside a single")
+        .click();
+    h.run_steps(1);
+    h.get_by_label("Check answer").click();
+    h.run_steps(2);
+    h.get_by_label("Correct!");
+    h.get_by_label_contains("It matters because frontier models");
+    h.get_by_label("Score: 1/1");
+    // Second question: answer wrong, see the right letter and the explanation.
+    h.get_by_label("Next question").click();
+    h.run_steps(2);
+    h.get_by_label("How does tensor parallelism split work across GPUs?");
+    h.get_by_label_contains("A) It places whole layers").click();
+    h.run_steps(1);
+    h.get_by_label("Check answer").click();
+    h.run_steps(2);
+    h.get_by_label("Not quite. The answer is: B");
+    h.get_by_label_contains("differs from pipeline parallelism");
+    h.get_by_label("Score: 1/2");
+}
+
+#[test]
+fn switching_to_turkish_changes_lessons_and_quiz_live() {
+    let mut h = harness();
+    open(&mut h, "Lessons");
+    h.get_by_label("Türkçe").click();
+    h.run_steps(2);
+    h.get_by_label("Dersler");
+    h.get_by_label_contains("1. Tensör paralelliği nedir");
+    assert!(h.get_all_by_label_contains("Göster:").count() >= 1);
+    // The choice holds in the quiz too.
+    open(&mut h, "Quiz");
+    h.get_by_label("Büyük modeller için tensör paralelliği nedir?");
+    h.get_by_label("Cevabı kontrol et");
+    h.get_by_label("English").click();
+    h.run_steps(2);
+    h.get_by_label("What is tensor parallelism for large models?");
+}

@@ -1,0 +1,301 @@
+//! The lesson index (`index.toml`) and the Markdown files it names.
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::lang::{Lang, Localized};
+use crate::showme::ShowMe;
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use toml::Spanned;
+
+/// Name of the index file inside the content root.
+pub const INDEX_FILE: &str = "index.toml";
+
+/// One lesson in every language.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lesson {
+    /// Stable id, also the file name's slug (`NN-slug.md`).
+    pub slug: String,
+    /// Position in the course, 1-based.
+    pub order: u32,
+    pub title: Localized,
+    /// Markdown body per language.
+    pub body: Localized,
+    pub show_me: Vec<ShowMe>,
+}
+
+impl Lesson {
+    /// File name inside a language folder, e.g. `03-mlp-split.md`.
+    pub fn file_name(&self) -> String {
+        file_name(self.order, &self.slug)
+    }
+}
+
+fn file_name(order: u32, slug: &str) -> String {
+    format!("{order:02}-{slug}.md")
+}
+
+/// Every lesson, in course order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Catalog {
+    pub lessons: Vec<Lesson>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIndex {
+    #[serde(default)]
+    lesson: Vec<Spanned<RawLesson>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLesson {
+    slug: String,
+    order: u32,
+    title: Localized,
+    #[serde(default)]
+    show_me: Vec<Spanned<ShowMe>>,
+}
+
+impl Catalog {
+    /// The lessons compiled into the binary.
+    pub fn embedded() -> Result<Self, Diagnostics> {
+        Self::from_files(crate::embedded_files().iter().copied())
+    }
+
+    /// Loads lessons from `(path relative to the content root, text)` pairs and checks them all:
+    /// the index parses, every lesson has a non-empty Markdown file per language that starts with
+    /// a `# ` heading and closes its code fences, no file is left out of the index, orders and
+    /// slugs are unique, and every "Show me" target is valid for the engine.
+    pub fn from_files<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, Diagnostics> {
+        let files: BTreeMap<&str, &str> = files.into_iter().collect();
+        let mut diags = Diagnostics::default();
+        let Some(index_text) = files.get(INDEX_FILE) else {
+            diags.push(Diagnostic::new(
+                INDEX_FILE,
+                None,
+                "the lesson index is missing; create content/index.toml with [[lesson]] tables",
+            ));
+            return Err(diags);
+        };
+        let raw: RawIndex = match toml::from_str(index_text) {
+            Ok(r) => r,
+            Err(e) => {
+                diags.push(Diagnostic::from_toml(INDEX_FILE, index_text, &e));
+                return Err(diags);
+            }
+        };
+        let at = |offset: usize, msg: String| Diagnostic::at(INDEX_FILE, index_text, offset, msg);
+        let mut lessons = Vec::new();
+        let mut orders = BTreeSet::new();
+        let mut slugs = BTreeSet::new();
+        let mut expected_files = BTreeSet::new();
+        for spanned in &raw.lesson {
+            let start = spanned.span().start;
+            let l = spanned.get_ref();
+            if l.slug.is_empty()
+                || !l
+                    .slug
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            {
+                diags.push(at(
+                    start,
+                    format!(
+                        "lesson slug '{}' must be non-empty lower-case ASCII letters, digits and '-'",
+                        l.slug
+                    ),
+                ));
+            }
+            if l.order == 0 || !orders.insert(l.order) {
+                diags.push(at(
+                    start,
+                    format!(
+                        "lesson '{}' has order {}: orders must be unique and start at 1",
+                        l.slug, l.order
+                    ),
+                ));
+            }
+            if !slugs.insert(l.slug.clone()) {
+                diags.push(at(start, format!("lesson slug '{}' is used twice", l.slug)));
+            }
+            for lang in l.title.missing() {
+                diags.push(at(
+                    start,
+                    format!("lesson '{}' has no {lang} title", l.slug),
+                ));
+            }
+            for t in &l.show_me {
+                if let Err(e) = t.get_ref().validate() {
+                    diags.push(at(t.span().start, format!("lesson '{}': {e}", l.slug)));
+                }
+            }
+            let name = file_name(l.order, &l.slug);
+            let mut body = Localized::default();
+            for lang in Lang::ALL {
+                let path = format!("{}/{name}", lang.code());
+                expected_files.insert(path.clone());
+                match files.get(path.as_str()) {
+                    None => diags.push(at(
+                        start,
+                        format!(
+                            "lesson '{}' has no {lang} text: create content/{path}",
+                            l.slug
+                        ),
+                    )),
+                    Some(text) => {
+                        check_markdown(&path, text, &mut diags);
+                        match lang {
+                            Lang::En => body.en = text.to_string(),
+                            Lang::Tr => body.tr = text.to_string(),
+                        }
+                    }
+                }
+            }
+            lessons.push(Lesson {
+                slug: l.slug.clone(),
+                order: l.order,
+                title: l.title.clone(),
+                body,
+                show_me: l.show_me.iter().map(|t| t.get_ref().clone()).collect(),
+            });
+        }
+        if raw.lesson.is_empty() {
+            diags.push(Diagnostic::new(
+                INDEX_FILE,
+                None,
+                "the index lists no [[lesson]]",
+            ));
+        }
+        for path in files.keys() {
+            if path.ends_with(".md") && !expected_files.contains(*path) {
+                diags.push(Diagnostic::new(
+                    *path,
+                    None,
+                    "this file is not in index.toml (its name must be NN-slug.md of a listed lesson, in en/ or tr/)",
+                ));
+            }
+        }
+        if !diags.is_empty() {
+            return Err(diags);
+        }
+        lessons.sort_by_key(|l| l.order);
+        Ok(Self { lessons })
+    }
+
+    /// A lesson by slug.
+    pub fn get(&self, slug: &str) -> Option<&Lesson> {
+        self.lessons.iter().find(|l| l.slug == slug)
+    }
+
+    /// Every "Show me" target of every lesson.
+    pub fn show_me_targets(&self) -> impl Iterator<Item = (&Lesson, &ShowMe)> {
+        self.lessons
+            .iter()
+            .flat_map(|l| l.show_me.iter().map(move |t| (l, t)))
+    }
+}
+
+fn check_markdown(path: &str, text: &str, diags: &mut Diagnostics) {
+    let first = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty());
+    match first {
+        None => diags.push(Diagnostic::new(path, None, "the file is empty")),
+        Some((i, l)) if !l.starts_with("# ") => diags.push(Diagnostic::new(
+            path,
+            Some(i + 1),
+            "a lesson must start with a level-1 heading ('# Title')",
+        )),
+        Some(_) => {}
+    }
+    let mut open_fence = None;
+    for (i, l) in text.lines().enumerate() {
+        if l.trim_start().starts_with("```") {
+            open_fence = match open_fence {
+                None => Some(i + 1),
+                Some(_) => None,
+            };
+        }
+    }
+    if let Some(line) = open_fence {
+        diags.push(Diagnostic::new(
+            path,
+            Some(line),
+            "this code fence (```) is never closed",
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INDEX: &str = r#"
+[[lesson]]
+slug = "intro"
+order = 1
+title = { en = "Intro", tr = "Giriş" }
+show_me = [{ view = "step", tp = 4, event = "mlp.g" }]
+"#;
+
+    #[test]
+    fn shipped_content_is_valid() {
+        let cat = match Catalog::embedded() {
+            Ok(c) => c,
+            Err(d) => panic!("shipped lessons have problems:\n{d}"),
+        };
+        assert!(cat.lessons.len() >= 10);
+        for (i, l) in cat.lessons.iter().enumerate() {
+            assert_eq!(l.order as usize, i + 1);
+            assert!(!l.show_me.is_empty(), "lesson {} has no Show me", l.slug);
+        }
+    }
+
+    #[test]
+    fn loads_a_small_catalog() {
+        let files = [
+            (INDEX_FILE, INDEX),
+            ("en/01-intro.md", "# Intro\n\ntext\n"),
+            ("tr/01-intro.md", "# Giriş\n\nmetin\n"),
+        ];
+        let cat = Catalog::from_files(files).unwrap();
+        assert_eq!(cat.lessons[0].body.get(Lang::Tr), "# Giriş\n\nmetin\n");
+        assert_eq!(cat.get("intro").unwrap().file_name(), "01-intro.md");
+    }
+
+    #[test]
+    fn malformed_index_names_file_and_line() {
+        let bad = "[[lesson]]\nslug = \"intro\"\norder = \"one\"\n";
+        let d = Catalog::from_files([(INDEX_FILE, bad)]).unwrap_err();
+        assert_eq!(d.0[0].file, INDEX_FILE);
+        assert_eq!(d.0[0].line, Some(3), "{d}");
+        assert!(d.0[0].message.contains("expected u32"), "{d}");
+    }
+
+    #[test]
+    fn semantic_problems_are_all_reported() {
+        let index = format!(
+            "{INDEX}\n[[lesson]]\nslug = \"two\"\norder = 1\ntitle = {{ en = \"Two\", tr = \"\" }}\nshow_me = [{{ view = \"playground\", tp = 5 }}]\n"
+        );
+        let files = [
+            (INDEX_FILE, index.as_str()),
+            ("en/01-intro.md", "# Intro\n```\nunclosed\n"),
+            ("tr/01-intro.md", "no heading\n"),
+            ("en/09-orphan.md", "# Orphan\n"),
+        ];
+        let d = Catalog::from_files(files).unwrap_err();
+        let text = d.to_string();
+        for want in [
+            "index.toml:8: lesson 'two' has order 1",
+            "index.toml:8: lesson 'two' has no tr title",
+            "index.toml:12: lesson 'two': Show me target's scenario is invalid: 12 heads cannot be split over 5 GPUs",
+            "lesson 'two' has no en text: create content/en/01-two.md",
+            "en/01-intro.md:2: this code fence",
+            "tr/01-intro.md:1: a lesson must start with a level-1 heading",
+            "en/09-orphan.md: this file is not in index.toml",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in:\n{text}");
+        }
+    }
+}

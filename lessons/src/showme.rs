@@ -1,0 +1,257 @@
+//! "Show me" targets: a view of the app, a scenario and a step of the trace.
+
+use crate::lang::Localized;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use thiserror::Error;
+use tplab_engine::trace::{schedule, Pass};
+use tplab_engine::{Config, ConfigError, Preset};
+
+/// The app's views, by the names used in content files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum View {
+    Playground,
+    Step,
+    Collectives,
+    Timeline,
+    Memory,
+    Verify,
+    Planner,
+    Gpu,
+    Lessons,
+    Quiz,
+}
+
+impl View {
+    pub const ALL: [View; 10] = [
+        View::Playground,
+        View::Step,
+        View::Collectives,
+        View::Timeline,
+        View::Memory,
+        View::Verify,
+        View::Planner,
+        View::Gpu,
+        View::Lessons,
+        View::Quiz,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Playground => "playground",
+            View::Step => "step",
+            View::Collectives => "collectives",
+            View::Timeline => "timeline",
+            View::Memory => "memory",
+            View::Verify => "verify",
+            View::Planner => "planner",
+            View::Gpu => "gpu",
+            View::Lessons => "lessons",
+            View::Quiz => "quiz",
+        }
+    }
+
+    /// Whether the view follows a trace event (so `event` means something there).
+    pub fn shows_events(self) -> bool {
+        matches!(self, View::Step | View::Timeline | View::Collectives)
+    }
+}
+
+impl fmt::Display for View {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where a "Show me" button takes the learner, e.g.
+/// `{ view = "step", tp = 4, preset = "gpt2-small", pass = "forward", event = "mlp.g" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShowMe {
+    pub view: View,
+    /// Starting scenario (default `gpt2-small`).
+    #[serde(default = "default_preset")]
+    pub preset: Preset,
+    /// Tensor-parallel size (default: the preset's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tp: Option<usize>,
+    /// Number of layers (default: the preset's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layers: Option<usize>,
+    /// Pass of the event (default forward).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<Pass>,
+    /// Trace event to stop at, e.g. `mlp.g` or `attn.f.bwd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// Button caption.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<Localized>,
+}
+
+fn default_preset() -> Preset {
+    Preset::Gpt2Small
+}
+
+/// Why a "Show me" target cannot be shown.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ShowMeError {
+    #[error("Show me target's scenario is invalid: {0}")]
+    Config(#[from] ConfigError),
+    #[error("event '{event}' is set but the {view} view does not follow trace events; use view = \"step\", \"timeline\" or \"collectives\", or remove event")]
+    EventOnStaticView { view: View, event: String },
+    #[error("`pass` is set without `event`; name the event to stop at (e.g. event = \"mlp.g\")")]
+    PassWithoutEvent,
+    #[error("no event '{event}' in the {pass} pass of the trace; events there: {known}")]
+    UnknownEvent {
+        event: String,
+        pass: &'static str,
+        known: String,
+    },
+}
+
+impl ShowMe {
+    /// The scenario the target opens.
+    pub fn config(&self) -> Config {
+        let mut cfg = self.preset.config();
+        if let Some(tp) = self.tp {
+            cfg.tp = tp;
+        }
+        if let Some(layers) = self.layers {
+            cfg.layers = layers;
+        }
+        cfg
+    }
+
+    /// The pass of the event (forward unless set).
+    pub fn pass(&self) -> Pass {
+        self.pass.unwrap_or(Pass::Forward)
+    }
+
+    /// Checks the scenario against the engine's rules and that the event exists in the trace
+    /// the engine schedules for it.
+    pub fn validate(&self) -> Result<(), ShowMeError> {
+        let cfg = self.config();
+        cfg.validate_shapes()?;
+        let Some(event) = &self.event else {
+            return match self.pass {
+                Some(_) => Err(ShowMeError::PassWithoutEvent),
+                None => Ok(()),
+            };
+        };
+        if !self.view.shows_events() {
+            return Err(ShowMeError::EventOnStaticView {
+                view: self.view,
+                event: event.clone(),
+            });
+        }
+        // The schedule of one layer has every event name; more layers only repeat them.
+        let one_layer = Config { layers: 1, ..cfg };
+        let trace = schedule(&one_layer);
+        let pass = self.pass();
+        if trace
+            .events
+            .iter()
+            .any(|e| e.pass == pass && &e.name == event)
+        {
+            return Ok(());
+        }
+        let known: Vec<&str> = trace
+            .events
+            .iter()
+            .filter(|e| e.pass == pass && e.ranks.first().is_none_or(|&r| r == 0))
+            .map(|e| e.name.as_str())
+            .collect();
+        Err(ShowMeError::UnknownEvent {
+            event: event.clone(),
+            pass: pass.name(),
+            known: known.join(", "),
+        })
+    }
+
+    /// A one-line description, e.g. `step view, gpt2-small, TP=4, forward pass at mlp.g`.
+    pub fn describe(&self) -> String {
+        let cfg = self.config();
+        let mut s = format!("{} view, {}, TP={}", self.view, self.preset.name(), cfg.tp);
+        if cfg.layers != 1 {
+            s.push_str(&format!(", {} layers", cfg.layers));
+        }
+        if let Some(e) = &self.event {
+            s.push_str(&format!(", {} pass at {e}", self.pass().name()));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> ShowMe {
+        toml::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn valid_target() {
+        let t = parse(
+            r#"view = "step"
+tp = 4
+preset = "gpt2-small"
+pass = "forward"
+event = "mlp.g""#,
+        );
+        assert_eq!(t.validate(), Ok(()));
+        assert_eq!(
+            t.describe(),
+            "step view, gpt2-small, TP=4, forward pass at mlp.g"
+        );
+        let b = parse(
+            r#"view = "step"
+pass = "backward"
+event = "attn.f.bwd""#,
+        );
+        assert_eq!(b.validate(), Ok(()));
+    }
+
+    #[test]
+    fn invalid_tp_uses_engine_rule() {
+        let t = parse("view = \"playground\"\ntp = 5");
+        let err = t.validate().unwrap_err();
+        assert!(matches!(
+            err,
+            ShowMeError::Config(ConfigError::HeadsNotDivisible { tp: 5, .. })
+        ));
+        assert!(
+            err.to_string()
+                .contains("valid TP sizes: 1, 2, 3, 4, 6, 12"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_event_or_wrong_pass() {
+        let t = parse("view = \"step\"\nevent = \"mlp.fc3\"");
+        assert!(matches!(
+            t.validate(),
+            Err(ShowMeError::UnknownEvent { .. })
+        ));
+        // mlp.f.bwd exists only in the backward pass.
+        let t = parse("view = \"step\"\nevent = \"mlp.f.bwd\"");
+        assert!(matches!(
+            t.validate(),
+            Err(ShowMeError::UnknownEvent { .. })
+        ));
+        let t = parse("view = \"memory\"\nevent = \"mlp.g\"");
+        assert!(matches!(
+            t.validate(),
+            Err(ShowMeError::EventOnStaticView { .. })
+        ));
+    }
+
+    #[test]
+    fn unknown_view_is_a_parse_error() {
+        assert!(toml::from_str::<ShowMe>("view = \"nope\"").is_err());
+    }
+}

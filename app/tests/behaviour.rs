@@ -261,3 +261,31 @@ fn hovering_a_slice_names_its_gpu_shape_and_bytes() {
     // 768 rows × (3 × 192) columns × 4 bytes = 1.7 MiB.
     harness.get_by_label_contains("GPU 0: W_qkv shard [768, 576], 1.7 MiB");
 }
+
+#[test]
+fn precision_lab_sweeps_dtypes_and_tp_sizes_off_the_ui_thread() {
+    let mut harness = harness();
+    harness
+        .state_mut()
+        .shared
+        .scenario
+        .set_config(tplab_engine::config::Preset::Tiny.config());
+    harness.get_by_label("Precision").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().active_id(), "precision");
+    harness.get_by_label("Run the sweep").click();
+    let mut done = false;
+    for _ in 0..3000 {
+        harness.run_steps(1);
+        if harness.query_by_label("What the numbers say").is_some() {
+            done = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(done, "the sweep never finished");
+    // Every dtype has a TP=1 baseline row; the explanation is the engine's.
+    assert!(harness.query_all_by_label("(baseline)").count() == 4);
+    harness.get_by_label_contains("Floating-point addition is not associative");
+    assert!(harness.query_all_by_label("bf16").count() >= 2);
+}

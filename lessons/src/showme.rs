@@ -17,6 +17,7 @@ pub enum View {
     Timeline,
     Memory,
     Verify,
+    Precision,
     Planner,
     Gpu,
     Lessons,
@@ -24,13 +25,14 @@ pub enum View {
 }
 
 impl View {
-    pub const ALL: [View; 10] = [
+    pub const ALL: [View; 11] = [
         View::Playground,
         View::Step,
         View::Collectives,
         View::Timeline,
         View::Memory,
         View::Verify,
+        View::Precision,
         View::Planner,
         View::Gpu,
         View::Lessons,
@@ -45,6 +47,7 @@ impl View {
             View::Timeline => "timeline",
             View::Memory => "memory",
             View::Verify => "verify",
+            View::Precision => "precision",
             View::Planner => "planner",
             View::Gpu => "gpu",
             View::Lessons => "lessons",

@@ -21,6 +21,7 @@ pub mod lessons;
 pub mod memory;
 pub mod planner;
 pub mod playground;
+pub mod precision;
 pub mod quiz;
 pub mod step;
 pub mod timeline;
@@ -35,7 +36,7 @@ use tplab_engine::Algorithm;
 /// One view of the app.
 pub trait View {
     /// Stable id: `"playground"`, `"step"`, `"collectives"`, `"timeline"`, `"memory"`,
-    /// `"verify"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
+    /// `"verify"`, `"precision"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
     fn id(&self) -> &'static str;
     /// Side-bar label.
     fn title(&self) -> &'static str;
@@ -74,6 +75,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(timeline::Timeline::default()),
         Box::new(memory::Memory::default()),
         Box::new(verify::Verify::default()),
+        Box::new(precision::Precision::default()),
         Box::new(planner::Planner::default()),
         Box::new(lessons::Lessons::default()),
         Box::new(quiz::Quiz::default()),

@@ -289,3 +289,18 @@ fn precision_lab_sweeps_dtypes_and_tp_sizes_off_the_ui_thread() {
     harness.get_by_label_contains("Floating-point addition is not associative");
     assert!(harness.query_all_by_label("bf16").count() >= 2);
 }
+
+#[test]
+fn sequence_parallel_shows_gathers_and_scatters_in_the_step_through() {
+    let mut harness = harness();
+    harness.get_by_label("sequence parallel").click();
+    harness.run_steps(2);
+    assert!(harness.state().shared.scenario.config().sequence_parallel);
+    assert!(harness.query_all_by_label("split by tokens 1/TP").count() >= 4);
+    harness.get_by_label("Step through").click();
+    harness.run_steps(2);
+    harness.get_by_label_contains(
+        "all-reduces this layer: forward 0, backward 1; all-gathers and reduce-scatters: \
+         forward 4, backward 6",
+    );
+}

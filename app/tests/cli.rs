@@ -58,3 +58,32 @@ fn every_algorithm_runs() {
         assert!(ok && out.contains("result: PASS"), "{alg}: {out}{err}");
     }
 }
+
+#[test]
+fn sequence_parallel_swaps_all_reduces_for_gathers_and_scatters_and_names_the_seq_rule() {
+    let (ok, out, err) = tplab(&[
+        "run",
+        "--preset",
+        "tiny",
+        "--tp",
+        "4",
+        "--sequence-parallel",
+        "--dtype",
+        "f64",
+    ]);
+    assert!(ok && out.contains("result: PASS"), "{out}{err}");
+    assert!(out.contains("f: all-gather"), "{out}");
+    assert!(out.contains("g: reduce-scatter"), "{out}");
+    assert!(
+        out.contains("all-reduces per layer: forward 0, backward 1"),
+        "{out}"
+    );
+    // gpt2-small has seq 128: 128 tokens cannot be split over 3 GPUs.
+    let (ok, out, err) = tplab(&["run", "--tp", "3", "--seq", "100", "--sequence-parallel"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("seq 100 cannot be split over 3 GPUs")
+            && err.contains("valid TP sizes: 1, 2, 4"),
+        "{err}"
+    );
+}

@@ -40,6 +40,9 @@ pub struct Config {
     pub tp: usize,
     /// All-reduce algorithm used for the `f` and `g` collectives.
     pub algorithm: Algorithm,
+    /// Sequence parallelism (Korthikanti et al. 2022): the LayerNorm, bias and residual regions
+    /// hold `1/tp` of the token rows, `g` becomes a reduce-scatter and `f` an all-gather.
+    pub sequence_parallel: bool,
 }
 
 impl Default for Config {
@@ -81,6 +84,7 @@ impl Preset {
                 seed: 42,
                 tp: 4,
                 algorithm: Algorithm::Ring,
+                sequence_parallel: false,
             },
             Preset::Tiny => Config {
                 hidden: 16,
@@ -93,6 +97,7 @@ impl Preset {
                 seed: 7,
                 tp: 2,
                 algorithm: Algorithm::Ring,
+                sequence_parallel: false,
             },
         }
     }
@@ -150,6 +155,16 @@ pub enum ConfigError {
          layers", human_bytes(*needed_bytes), human_bytes(*limit_bytes)
     )]
     TooLarge { needed_bytes: u64, limit_bytes: u64 },
+    #[error(
+        "sequence parallelism splits the sequence over the GPUs: seq {seq} cannot be split over \
+         {tp} GPUs (seq % tp == 0); valid TP sizes: {}; or change seq to a multiple of {tp}",
+        list(valid)
+    )]
+    SeqNotDivisible {
+        seq: usize,
+        tp: usize,
+        valid: Vec<usize>,
+    },
     #[error("dtype {dtype} cannot run on the CPU engine; use f32 or f64")]
     DtypeNotExecutable { dtype: DType },
 }
@@ -205,7 +220,11 @@ impl Config {
     /// Every TP size in `1..=MAX_TP` that splits both the heads and the FFN evenly.
     pub fn valid_tp_sizes(&self) -> Vec<usize> {
         (1..=MAX_TP)
-            .filter(|&t| self.heads.is_multiple_of(t) && self.ffn.is_multiple_of(t))
+            .filter(|&t| {
+                self.heads.is_multiple_of(t)
+                    && self.ffn.is_multiple_of(t)
+                    && (!self.sequence_parallel || self.seq.is_multiple_of(t))
+            })
             .collect()
     }
 
@@ -218,7 +237,7 @@ impl Config {
     }
 
     /// Checks the shape rules (not the memory guard): sizes non-zero, `hidden % heads`,
-    /// `heads % tp`, `ffn % tp`, and `1 <= tp <= 64`.
+    /// `heads % tp`, `ffn % tp`, `seq % tp` with sequence parallelism, and `1 <= tp <= 64`.
     pub fn validate_shapes(&self) -> Result<(), ConfigError> {
         for (field, v) in [
             ("hidden", self.hidden),
@@ -267,7 +286,28 @@ impl Config {
                 valid: self.valid_tp_sizes(),
             });
         }
+        if self.sequence_parallel && !self.seq.is_multiple_of(self.tp) {
+            return Err(ConfigError::SeqNotDivisible {
+                seq: self.seq,
+                tp: self.tp,
+                valid: self.valid_tp_sizes(),
+            });
+        }
         Ok(())
+    }
+
+    /// The token rows (of `[batch·seq, hidden]`) that `rank` holds in the sequence-parallel
+    /// regions: a contiguous `1/tp` of them with sequence parallelism, all of them without.
+    /// (Megatron's `[s, b, h]` layout splits `s`; ours is batch-major, so the split cuts the
+    /// flattened rows, which is the chunk a reduce-scatter leaves on each rank.)
+    pub fn token_rows(&self, rank: usize) -> std::ops::Range<usize> {
+        let t = self.tokens();
+        if self.sequence_parallel && self.tp > 1 {
+            let per = t / self.tp;
+            rank * per..(rank + 1) * per
+        } else {
+            0..t
+        }
     }
 
     /// All rules, the memory guard with the default limit included.
@@ -336,7 +376,7 @@ impl Config {
     /// A short label, e.g. `h768-a12-s128-b1-L1-tp4-f32`, used in file names.
     pub fn label(&self) -> String {
         format!(
-            "h{}-a{}-f{}-s{}-b{}-L{}-tp{}-{}",
+            "h{}-a{}-f{}-s{}-b{}-L{}-tp{}{}-{}",
             self.hidden,
             self.heads,
             self.ffn,
@@ -344,6 +384,7 @@ impl Config {
             self.batch,
             self.layers,
             self.tp,
+            if self.sequence_parallel { "-sp" } else { "" },
             self.dtype
         )
     }

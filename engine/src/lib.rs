@@ -9,6 +9,17 @@
 //! - Tokens are batch-major: activations are `[batch*seq, hidden]`, row `b*seq + s`.
 //! - Biases and LayerNorm vectors are stored as `[1, n]` matrices.
 //!
+//! # Sequence parallelism (`Config::sequence_parallel`)
+//! Korthikanti et al. 2022: outside the tensor-parallel regions (LayerNorms, bias and residual
+//! adds) each rank holds a contiguous `1/tp` of the `[batch*seq, hidden]` rows
+//! ([`Config::token_rows`]; requires `seq % tp == 0`). `f` becomes an all-gather forward and a
+//! reduce-scatter backward, `g` a reduce-scatter forward and an all-gather backward; the
+//! column-parallel weight gradients gather the LayerNorm output again (`*.f.bwd.gather`) instead
+//! of keeping it, and one all-reduce per layer (`sp.grads`) sums the LayerNorm and row-parallel
+//! bias gradients that each rank computed over its rows. The forward output is bit-identical to
+//! the all-reduce version with the ring algorithm (a ring all-reduce is a reduce-scatter then an
+//! all-gather); saved activations are exactly `1/tp` of TP=1's ([`memory::config_memory`]).
+//!
 //! One call, [`run::run`], gives the sharded forward and backward pass on `tp` virtual GPUs,
 //! the same pass on the unsharded reference, their comparison, and the [`trace::Trace`].
 

@@ -511,8 +511,9 @@ pub struct ConfigMemory {
     /// Adam's two moments (momentum and variance) in the run's dtype: 2 × weights.
     pub optimizer_bytes_per_rank: u64,
     /// Activations saved for backward (Korthikanti's list without dropout): LN inputs and
-    /// outputs replicated; Q/K/V, attention probabilities, attention output, fc1 output and
-    /// GeLU output split by heads / columns.
+    /// outputs replicated (split along the tokens with sequence parallelism); Q/K/V, attention
+    /// probabilities, attention output, fc1 output and GeLU output split by heads / columns.
+    /// Exactly what the sharded executor keeps (`ShardedRun::saved_elements_per_rank`).
     pub activations_bytes_per_rank: u64,
     pub total_bytes_per_rank: u64,
     /// The same total at TP=1 (the unsharded model), for comparison.
@@ -538,7 +539,14 @@ pub fn config_memory(cfg: &Config) -> ConfigMemory {
         let params =
             3 * h * h / t + 3 * h / t + h * h / t + h + h * f / t + f / t + f * h / t + h + 4 * h;
         let weights = l * params * e;
-        let replicated = 4 * tok * h; // ln1 in/out, ln2 in/out
+        // ln1 and ln2 outputs and normalised inputs, and their 1/σ per token: replicated, or
+        // with sequence parallelism split along the tokens (Korthikanti et al. 2022, §4.2.2).
+        let replicated = 4 * tok * h + 2 * tok;
+        let replicated = if cfg.sequence_parallel {
+            replicated / t
+        } else {
+            replicated
+        };
         let sharded = 3 * tok * h + b * a * s * s + tok * h + 2 * tok * f;
         let acts = l * (replicated + sharded / t) * e;
         (weights, weights, 2 * weights, acts)

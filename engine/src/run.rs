@@ -106,21 +106,24 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
     let kappa = reference.layer_norm_condition();
     let tol = Tolerance::for_run(&cfg, cfg.dtype, kappa);
     let mut checks = Vec::new();
-    let output = to_f64(&sharded.outputs[0]);
+    let output = to_f64(&sharded.output());
     let reference_output = to_f64(&reference.output);
+    let reference_grad_input = to_f64(&reference.grad_input);
+    // Each rank's copy, or with sequence parallelism each rank's token rows.
     for r in 0..cfg.tp {
+        let rows = cfg.token_rows(r);
         checks.push(compare(
             "output",
             Some(r),
             to_f64(&sharded.outputs[r]).view(),
-            reference_output.view(),
+            reference_output.slice(ndarray::s![rows.clone(), ..]),
             &tol,
         ));
         checks.push(compare(
             "grad.input",
             Some(r),
             to_f64(&sharded.grad_inputs[r]).view(),
-            to_f64(&reference.grad_input).view(),
+            reference_grad_input.slice(ndarray::s![rows, ..]),
             &tol,
         ));
     }
@@ -232,6 +235,110 @@ mod tests {
                 .collect();
             assert_eq!(issued, planned);
             assert_eq!(run.report.collectives.len(), 8);
+        }
+    }
+
+    #[test]
+    fn sequence_parallel_matches_the_reference_with_gathers_and_scatters() {
+        use crate::trace::CollectiveKind as K;
+        for tp in [2, 4] {
+            let cfg = Config {
+                tp,
+                layers: 2,
+                sequence_parallel: true,
+                ..Preset::Tiny.config()
+            };
+            let run = run_typed::<f64>(&cfg, &|_, _| {}).unwrap();
+            let v = &run.report.verification;
+            assert!(v.passed(), "{:?}", v.failures().collect::<Vec<_>>());
+            assert!(v.worst().unwrap().max_rel_error < 1e-12);
+            let issued: Vec<_> = run.sharded.issued.iter().map(|i| i.name).collect();
+            let planned: Vec<_> = run
+                .report
+                .trace
+                .events
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect();
+            assert_eq!(issued, planned);
+            // Per layer: forward f = all-gather, g = reduce-scatter (twice); backward g = all-gather,
+            // the two extra all-gathers for the weight gradients, f = reduce-scatter, and one
+            // all-reduce of the LayerNorm and bias gradients. No all-reduce of activations.
+            let kinds = |name: &str| -> Vec<K> {
+                let trace = &run.report.trace;
+                trace
+                    .events
+                    .iter()
+                    .filter(|e| e.layer == 0 && e.name == name)
+                    .filter_map(|e| e.collective_kind())
+                    .collect()
+            };
+            for (name, kind) in [
+                ("attn.f", K::AllGather),
+                ("attn.g", K::ReduceScatter),
+                ("mlp.f", K::AllGather),
+                ("mlp.g", K::ReduceScatter),
+                ("mlp.g.bwd", K::AllGather),
+                ("mlp.f.bwd.gather", K::AllGather),
+                ("mlp.f.bwd", K::ReduceScatter),
+                ("attn.g.bwd", K::AllGather),
+                ("attn.f.bwd.gather", K::AllGather),
+                ("attn.f.bwd", K::ReduceScatter),
+                ("sp.grads", K::AllReduce),
+            ] {
+                assert_eq!(kinds(name), vec![kind], "{name}");
+            }
+            // Each rank holds only its token rows outside the TP regions.
+            let t = cfg.tokens();
+            assert!(run.sharded.outputs.iter().all(|o| o.nrows() == t / tp));
+            assert_eq!(run.report.collectives.len(), 4 * cfg.layers);
+        }
+    }
+
+    #[test]
+    fn sequence_parallel_forward_equals_the_all_reduce_forward_bit_for_bit() {
+        // A ring all-reduce is a reduce-scatter then an all-gather: the same additions in the same
+        // order, so the forward output cannot change by a bit (the backward's LayerNorm and bias
+        // gradients are summed in a different order and may).
+        let cfg = Config {
+            tp: 4,
+            dtype: DType::F32,
+            ..Preset::Tiny.config()
+        };
+        let plain = run_typed::<f32>(&cfg, &|_, _| {}).unwrap();
+        let sp_cfg = Config {
+            sequence_parallel: true,
+            ..cfg.clone()
+        };
+        let sp = run_typed::<f32>(&sp_cfg, &|_, _| {}).unwrap();
+        assert_eq!(plain.sharded.output(), sp.sharded.output());
+        assert!(sp.report.verification.passed());
+    }
+
+    #[test]
+    fn the_memory_model_counts_what_the_executor_saves_and_sp_divides_it_by_tp() {
+        for sequence_parallel in [false, true] {
+            let base = Config {
+                sequence_parallel,
+                layers: 2,
+                ..Preset::Tiny.config()
+            };
+            let mut per_tp = Vec::new();
+            for tp in [1, 2, 4] {
+                let cfg = Config { tp, ..base.clone() };
+                let run = run_typed::<f64>(&cfg, &|_, _| {}).unwrap();
+                let modeled = crate::memory::config_memory(&cfg).activations_bytes_per_rank;
+                for &n in &run.sharded.saved_elements_per_rank {
+                    assert_eq!(n as u64 * 8, modeled, "tp={tp} sp={sequence_parallel}");
+                }
+                per_tp.push(modeled);
+            }
+            if sequence_parallel {
+                // Everything is split: TP=4 keeps exactly a quarter (Korthikanti et al.'s sbh·34/t).
+                assert_eq!(per_tp[2] * 4, per_tp[0]);
+            } else {
+                assert!(per_tp[2] * 4 > per_tp[0]);
+            }
         }
     }
 

@@ -47,14 +47,65 @@ pub struct CollectiveRecord<T> {
 /// What a sharded run produces.
 #[derive(Debug, Clone)]
 pub struct ShardedRun<T> {
-    /// Each rank's copy of the block stack's output (replicated after the last `g`).
+    /// Each rank's copy of the block stack's output (replicated after the last `g`); with
+    /// sequence parallelism each rank's token rows of it (`token_rows`).
     pub outputs: Vec<Array2<T>>,
-    /// Each rank's copy of the input gradient (replicated after the last `f`).
+    /// Each rank's copy of the input gradient (replicated after the last `f`); with sequence
+    /// parallelism each rank's token rows of it.
     pub grad_inputs: Vec<Array2<T>>,
+    /// The token rows each rank holds outside the tensor-parallel regions
+    /// ([`Config::token_rows`]).
+    pub token_rows: Vec<std::ops::Range<usize>>,
+    /// Elements each rank saved for the backward pass, summed over layers (what
+    /// [`crate::memory::config_memory`] models).
+    pub saved_elements_per_rank: Vec<usize>,
     /// Each rank's parameter-shard gradients, `[rank][layer]`.
     pub grads: Vec<Vec<LayerParams<T>>>,
     pub collectives: Vec<CollectiveRecord<T>>,
     pub issued: Vec<Issued>,
+}
+
+impl<T: Element> ShardedRun<T> {
+    /// The whole output: rank 0's copy, or with sequence parallelism every rank's rows stacked.
+    pub fn output(&self) -> Array2<T> {
+        stack_rows(&self.outputs, &self.token_rows)
+    }
+
+    /// The whole input gradient, as [`ShardedRun::output`].
+    pub fn grad_input(&self) -> Array2<T> {
+        stack_rows(&self.grad_inputs, &self.token_rows)
+    }
+}
+
+fn stack_rows<T: Element>(parts: &[Array2<T>], rows: &[std::ops::Range<usize>]) -> Array2<T> {
+    let split = rows.len() > 1 && rows[0] != rows[1];
+    if split {
+        let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
+        if let Ok(a) = ndarray::concatenate(ndarray::Axis(0), &views) {
+            return a;
+        }
+    }
+    parts
+        .first()
+        .cloned()
+        .unwrap_or_else(|| Array2::zeros((0, 0)))
+}
+
+impl<T> RankCache<T> {
+    /// Elements this cache holds.
+    fn elements(&self) -> usize {
+        self.ln1.len()
+            + self.ln1_cache.xhat.len()
+            + self.ln1_cache.rstd.len()
+            + self.qkv.len()
+            + self.attn_cache.probs.iter().map(|p| p.len()).sum::<usize>()
+            + self.ctx.len()
+            + self.ln2.len()
+            + self.ln2_cache.xhat.len()
+            + self.ln2_cache.rstd.len()
+            + self.fc1.len()
+            + self.act.len()
+    }
 }
 
 struct RankCache<T> {
@@ -76,9 +127,133 @@ struct Exec<'a, T> {
     layer: usize,
     pass: Pass,
     record: bool,
+    /// Sequence parallelism is on (and `tp > 1`).
+    sp: bool,
+}
+
+fn to_bufs<T: Element>(parts: Vec<Array2<T>>) -> Vec<Vec<T>> {
+    parts
+        .into_iter()
+        .map(|p| {
+            if p.is_standard_layout() {
+                p.into_raw_vec_and_offset().0
+            } else {
+                p.iter().copied().collect()
+            }
+        })
+        .collect()
+}
+
+fn from_buf<T: Element>(rows: usize, cols: usize, v: Vec<T>) -> Result<Array2<T>, CollectiveError> {
+    let found = v.len();
+    Array2::from_shape_vec((rows, cols), v).map_err(|_| CollectiveError::LengthMismatch {
+        rank: 0,
+        expected: rows * cols,
+        found,
+    })
 }
 
 impl<T: Element> Exec<'_, T> {
+    fn issue_collective(&mut self, name: &'static str) {
+        self.issued.push(Issued {
+            layer: self.layer,
+            pass: self.pass,
+            name,
+            ranks: (0..self.cfg.tp).collect(),
+        });
+    }
+
+    /// Entering the tensor-parallel region: `f` forward (or `g` backward). Without sequence
+    /// parallelism the identity (`None`: use the rank's own tensor); with it, an all-gather of
+    /// every rank's token rows.
+    fn enter(
+        &mut self,
+        name: &'static str,
+        parts: impl FnOnce() -> Vec<Array2<T>>,
+    ) -> Result<Option<Vec<Array2<T>>>, CollectiveError> {
+        if self.sp {
+            self.all_gather(name, parts()).map(Some)
+        } else {
+            self.identity(name);
+            Ok(None)
+        }
+    }
+
+    /// Leaving the tensor-parallel region: `g` forward (or `f` backward). Without sequence
+    /// parallelism an all-reduce; with it, a reduce-scatter that leaves each rank its token rows
+    /// of the sum.
+    fn exit(
+        &mut self,
+        name: &'static str,
+        partials: Vec<Array2<T>>,
+    ) -> Result<Vec<Array2<T>>, CollectiveError> {
+        if self.sp {
+            self.reduce_scatter(name, partials)
+        } else {
+            self.all_reduce(name, partials)
+        }
+    }
+
+    /// All-gather of every rank's `[t/tp, h]` rows into `[t, h]` on every rank.
+    fn all_gather(
+        &mut self,
+        name: &'static str,
+        parts: Vec<Array2<T>>,
+    ) -> Result<Vec<Array2<T>>, CollectiveError> {
+        self.issue_collective(name);
+        let (rows, cols) = parts[0].dim();
+        let n = parts.len();
+        let algorithm = crate::trace::gather_scatter_algorithm(self.cfg);
+        let out = collectives::all_gather(&to_bufs(parts), algorithm)?;
+        out.outputs
+            .into_iter()
+            .map(|v| from_buf(rows * n, cols, v))
+            .collect()
+    }
+
+    /// Reduce-scatter of every rank's `[t, h]` partial: rank `r` keeps rows `r·t/tp..` of the
+    /// sum. The record's result is all ranks' rows stacked: the full sum, as an all-reduce has it.
+    fn reduce_scatter(
+        &mut self,
+        name: &'static str,
+        partials: Vec<Array2<T>>,
+    ) -> Result<Vec<Array2<T>>, CollectiveError> {
+        self.issue_collective(name);
+        let (rows, cols) = partials[0].dim();
+        let n = partials.len();
+        let kept = if self.record {
+            partials.clone()
+        } else {
+            Vec::new()
+        };
+        let algorithm = crate::trace::gather_scatter_algorithm(self.cfg);
+        let out = collectives::reduce_scatter(&to_bufs(partials), algorithm)?;
+        let shards: Vec<Array2<T>> = out
+            .outputs
+            .into_iter()
+            .map(|v| from_buf(rows / n, cols, v))
+            .collect::<Result<_, _>>()?;
+        if self.record {
+            let views: Vec<_> = shards.iter().map(|a| a.view()).collect();
+            let result = ndarray::concatenate(ndarray::Axis(0), &views).map_err(|_| {
+                CollectiveError::LengthMismatch {
+                    rank: 0,
+                    expected: rows * cols,
+                    found: 0,
+                }
+            })?;
+            self.collectives.push(CollectiveRecord {
+                layer: self.layer,
+                pass: self.pass,
+                name,
+                partials: kept,
+                result,
+                max_rank_disagreement: 0.0,
+            });
+        }
+        Ok(shards)
+    }
+
     /// Runs `f` on every rank (ranks in parallel on the thread pool, like GPUs running
     /// concurrently) and records the event.
     fn op<R: Send>(&mut self, name: &'static str, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
@@ -95,12 +270,7 @@ impl<T: Element> Exec<'_, T> {
 
     /// A conjugate operator's identity side: no data moves.
     fn identity(&mut self, name: &'static str) {
-        self.issued.push(Issued {
-            layer: self.layer,
-            pass: self.pass,
-            name,
-            ranks: (0..self.cfg.tp).collect(),
-        });
+        self.issue_collective(name);
     }
 
     /// All-reduce of every rank's `[t, h]` partial; returns each rank's copy of the sum.
@@ -109,38 +279,19 @@ impl<T: Element> Exec<'_, T> {
         name: &'static str,
         partials: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
-        self.issued.push(Issued {
-            layer: self.layer,
-            pass: self.pass,
-            name,
-            ranks: (0..self.cfg.tp).collect(),
-        });
+        self.issue_collective(name);
         let dim = partials[0].dim();
         let kept = if self.record {
             partials.clone()
         } else {
             Vec::new()
         };
-        let mut bufs: Vec<Vec<T>> = partials
-            .into_iter()
-            .map(|p| {
-                if p.is_standard_layout() {
-                    p.into_raw_vec_and_offset().0
-                } else {
-                    p.iter().copied().collect()
-                }
-            })
-            .collect();
+        let mut bufs = to_bufs(partials);
         collectives::all_reduce_in_place(&mut bufs, self.cfg.algorithm)?;
         let results: Vec<Array2<T>> = bufs
             .into_iter()
-            .map(|v| Array2::from_shape_vec(dim, v))
-            .collect::<Result<_, _>>()
-            .map_err(|_| CollectiveError::LengthMismatch {
-                rank: 0,
-                expected: dim.0 * dim.1,
-                found: 0,
-            })?;
+            .map(|v| from_buf(dim.0, dim.1, v))
+            .collect::<Result<_, _>>()?;
         if self.record {
             let max_rank_disagreement = results
                 .iter()
@@ -223,8 +374,10 @@ pub fn run_on_shards<T: Element>(
         layer: 0,
         pass: Pass::Forward,
         record: options.record_collectives,
+        sp: cfg.sequence_parallel && tp > 1,
     };
-    let mut x: Vec<Array2<T>> = vec![input.clone(); tp];
+    let rows_of = |a: &Array2<T>, r: usize| a.slice(ndarray::s![cfg.token_rows(r), ..]).to_owned();
+    let mut x: Vec<Array2<T>> = (0..tp).map(|r| rows_of(input, r)).collect();
     let mut caches: Vec<Vec<RankCache<T>>> = Vec::with_capacity(cfg.layers);
     for layer in 0..cfg.layers {
         ex.layer = layer;
@@ -233,9 +386,10 @@ pub fn run_on_shards<T: Element>(
         let ln1 = ex.op("ln1", |r| {
             ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view())
         });
-        ex.identity("attn.f");
+        let ln1_g = ex.enter("attn.f", || ln1.iter().map(|l| l.0.clone()).collect())?;
         let qkv = ex.op("attn.qkv", |r| {
-            let mut y = ops::matmul(ln1[r].0.view(), p(r).qkv_w.view());
+            let ln1_in = ln1_g.as_ref().map_or(&ln1[r].0, |g| &g[r]);
+            let mut y = ops::matmul(ln1_in.view(), p(r).qkv_w.view());
             ops::add_row(&mut y, p(r).qkv_b.view());
             y
         });
@@ -245,7 +399,7 @@ pub fn run_on_shards<T: Element>(
         let part = ex.op("attn.out", |r| {
             ops::matmul(attn[r].0.view(), p(r).out_w.view())
         });
-        let reduced = ex.all_reduce("attn.g", part)?;
+        let reduced = ex.exit("attn.g", part)?;
         let x1 = ex.op("attn.bias_residual", |r| {
             let mut y = &x[r] + &reduced[r];
             ops::add_row(&mut y, p(r).out_b.view());
@@ -254,15 +408,18 @@ pub fn run_on_shards<T: Element>(
         let ln2 = ex.op("ln2", |r| {
             ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view())
         });
-        ex.identity("mlp.f");
+        drop(ln1_g);
+        let ln2_g = ex.enter("mlp.f", || ln2.iter().map(|l| l.0.clone()).collect())?;
         let fc1 = ex.op("mlp.fc1", |r| {
-            let mut y = ops::matmul(ln2[r].0.view(), p(r).fc1_w.view());
+            let ln2_in = ln2_g.as_ref().map_or(&ln2[r].0, |g| &g[r]);
+            let mut y = ops::matmul(ln2_in.view(), p(r).fc1_w.view());
             ops::add_row(&mut y, p(r).fc1_b.view());
             y
         });
         let act = ex.op("mlp.gelu", |r| ops::gelu(fc1[r].view()));
         let part = ex.op("mlp.fc2", |r| ops::matmul(act[r].view(), p(r).fc2_w.view()));
-        let reduced = ex.all_reduce("mlp.g", part)?;
+        drop(ln2_g);
+        let reduced = ex.exit("mlp.g", part)?;
         let y = ex.op("mlp.bias_residual", |r| {
             let mut y = &x1[r] + &reduced[r];
             ops::add_row(&mut y, p(r).fc2_b.view());
@@ -291,8 +448,11 @@ pub fn run_on_shards<T: Element>(
         x = y;
     }
     let outputs = x;
+    let saved_elements_per_rank = (0..tp)
+        .map(|r| caches.iter().map(|c| c[r].elements()).sum())
+        .collect();
 
-    let mut dy: Vec<Array2<T>> = vec![grad_output.clone(); tp];
+    let mut dy: Vec<Array2<T>> = (0..tp).map(|r| rows_of(grad_output, r)).collect();
     let layers_backward = if options.backward { cfg.layers } else { 0 };
     // Gradients start as copies of the shards (same shapes) and are overwritten layer by layer.
     let mut grads: Vec<Vec<LayerParams<T>>> = if options.backward {
@@ -306,32 +466,44 @@ pub fn run_on_shards<T: Element>(
         let p = |r: usize| &shards[r][layer];
         let c = &caches[layer];
         let db2 = ex.op("mlp.bias_residual.bwd", |r| ops::col_sum(dy[r].view()));
-        ex.identity("mlp.g.bwd");
+        let dy_g = ex.enter("mlp.g.bwd", || dy.clone())?;
         let fc2 = ex.op("mlp.fc2.bwd", |r| {
-            let dw = ops::matmul(c[r].act.t(), dy[r].view());
-            let dact = ops::matmul(dy[r].view(), p(r).fc2_w.t());
+            let dy_in = dy_g.as_ref().map_or(&dy[r], |g| &g[r]);
+            let dw = ops::matmul(c[r].act.t(), dy_in.view());
+            let dact = ops::matmul(dy_in.view(), p(r).fc2_w.t());
             (dw, dact)
         });
         let dfc1 = ex.op("mlp.gelu.bwd", |r| {
             ops::gelu_backward(c[r].fc1.view(), fc2[r].1.view())
         });
+        // With sequence parallelism only LN2's own rows were kept: gather them again.
+        let ln2_full = if ex.sp {
+            Some(ex.all_gather(
+                "mlp.f.bwd.gather",
+                c.iter().map(|k| k.ln2.clone()).collect(),
+            )?)
+        } else {
+            None
+        };
         let fc1 = ex.op("mlp.fc1.bwd", |r| {
-            let dw = ops::matmul(c[r].ln2.t(), dfc1[r].view());
+            let ln2_in = ln2_full.as_ref().map_or(&c[r].ln2, |g| &g[r]);
+            let dw = ops::matmul(ln2_in.t(), dfc1[r].view());
             let db = ops::col_sum(dfc1[r].view());
             let dx = ops::matmul(dfc1[r].view(), p(r).fc1_w.t());
             (dw, db, dx)
         });
-        let d_ln2 = ex.all_reduce("mlp.f.bwd", fc1.iter().map(|t| t.2.clone()).collect())?;
+        let d_ln2 = ex.exit("mlp.f.bwd", fc1.iter().map(|t| t.2.clone()).collect())?;
         let ln2 = ex.op("ln2.bwd", |r| {
             let (dx, dg, db) =
                 ops::layer_norm_backward(d_ln2[r].view(), &c[r].ln2_cache, p(r).ln2_w.view());
             (&dy[r] + &dx, dg, db)
         });
         let dbo = ex.op("attn.bias_residual.bwd", |r| ops::col_sum(ln2[r].0.view()));
-        ex.identity("attn.g.bwd");
+        let dx1_g = ex.enter("attn.g.bwd", || ln2.iter().map(|t| t.0.clone()).collect())?;
         let out = ex.op("attn.out.bwd", |r| {
-            let dw = ops::matmul(c[r].ctx.t(), ln2[r].0.view());
-            let dctx = ops::matmul(ln2[r].0.view(), p(r).out_w.t());
+            let dx1_in = dx1_g.as_ref().map_or(&ln2[r].0, |g| &g[r]);
+            let dw = ops::matmul(c[r].ctx.t(), dx1_in.view());
+            let dctx = ops::matmul(dx1_in.view(), p(r).out_w.t());
             (dw, dctx)
         });
         let dqkv = ex.op("attn.core.bwd", |r| {
@@ -345,13 +517,22 @@ pub fn run_on_shards<T: Element>(
                 ops::matmul,
             )
         });
+        let ln1_full = if ex.sp {
+            Some(ex.all_gather(
+                "attn.f.bwd.gather",
+                c.iter().map(|k| k.ln1.clone()).collect(),
+            )?)
+        } else {
+            None
+        };
         let qkv = ex.op("attn.qkv.bwd", |r| {
-            let dw = ops::matmul(c[r].ln1.t(), dqkv[r].view());
+            let ln1_in = ln1_full.as_ref().map_or(&c[r].ln1, |g| &g[r]);
+            let dw = ops::matmul(ln1_in.t(), dqkv[r].view());
             let db = ops::col_sum(dqkv[r].view());
             let dx = ops::matmul(dqkv[r].view(), p(r).qkv_w.t());
             (dw, db, dx)
         });
-        let d_ln1 = ex.all_reduce("attn.f.bwd", qkv.iter().map(|t| t.2.clone()).collect())?;
+        let d_ln1 = ex.exit("attn.f.bwd", qkv.iter().map(|t| t.2.clone()).collect())?;
         let ln1 = ex.op("ln1.bwd", |r| {
             let (dx, dg, db) =
                 ops::layer_norm_backward(d_ln1[r].view(), &c[r].ln1_cache, p(r).ln1_w.view());
@@ -372,12 +553,43 @@ pub fn run_on_shards<T: Element>(
             g.ln1_w = ln1[r].1.clone();
             g.ln1_b = ln1[r].2.clone();
         }
+        if ex.sp {
+            // Each rank's LayerNorm and row-parallel-bias gradients cover only its token rows.
+            let packed: Vec<Array2<T>> = (0..tp)
+                .map(|r| {
+                    let g = &grads[r][layer];
+                    let parts = [&g.ln1_w, &g.ln1_b, &g.ln2_w, &g.ln2_b, &g.out_b, &g.fc2_b];
+                    let flat: Vec<T> = parts.iter().flat_map(|v| v.iter().copied()).collect();
+                    let n = flat.len();
+                    from_buf(1, n, flat)
+                })
+                .collect::<Result<_, _>>()?;
+            let was_recording = std::mem::replace(&mut ex.record, false);
+            let summed = ex.all_reduce("sp.grads", packed)?;
+            ex.record = was_recording;
+            for (r, s) in summed.into_iter().enumerate() {
+                let g = &mut grads[r][layer];
+                let mut it = s.into_iter();
+                for v in [
+                    &mut g.ln1_w,
+                    &mut g.ln1_b,
+                    &mut g.ln2_w,
+                    &mut g.ln2_b,
+                    &mut g.out_b,
+                    &mut g.fc2_b,
+                ] {
+                    v.iter_mut().zip(it.by_ref()).for_each(|(d, x)| *d = x);
+                }
+            }
+        }
         dy = ln1.into_iter().map(|t| t.0).collect();
     }
     Ok(ShardedRun {
         outputs,
         grad_inputs: dy,
         grads,
+        token_rows: (0..tp).map(|r| cfg.token_rows(r)).collect(),
+        saved_elements_per_rank,
         collectives: ex.collectives,
         issued: ex.issued,
     })

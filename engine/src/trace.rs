@@ -67,6 +67,9 @@ pub enum Parallel {
     Replicated,
     /// The op runs on rank-local data with no weight (attention core, GeLU).
     Local,
+    /// Sequence parallelism: the op runs on the rank's `1/tp` of the token rows, with replicated
+    /// weights (LayerNorms, row-parallel biases, residual adds).
+    Sequence,
 }
 
 /// Compute op kinds.
@@ -296,25 +299,50 @@ impl Builder<'_> {
         &mut self,
         name: &str,
         kind: CollectiveKind,
-        conjugate: Conjugate,
+        conjugate: Option<Conjugate>,
         shape: [usize; 2],
     ) {
         let n = self.cfg.tp;
-        let algorithm = self.cfg.algorithm;
-        let payload = (shape[0] * shape[1]) as u64 * elem_bytes(self.cfg);
+        let algorithm = match kind {
+            CollectiveKind::AllGather | CollectiveKind::ReduceScatter => {
+                gather_scatter_algorithm(self.cfg)
+            }
+            _ => self.cfg.algorithm,
+        };
+        let elems = (shape[0] * shape[1]) as u64;
+        let payload = elems * elem_bytes(self.cfg);
+        let reduced = if n > 1 {
+            elems * (n as u64 - 1) / n as u64
+        } else {
+            0
+        };
         let (steps, sent, flops) = match kind {
             CollectiveKind::AllReduce => (
                 all_reduce_steps(algorithm, n),
                 all_reduce_bytes_sent_per_rank(algorithm, n, payload),
                 // Each rank ends up adding n-1 partial buffers' worth of elements in total
                 // (spread over steps for ring); an upper bound that matches every algorithm.
-                if n > 1 {
-                    ((shape[0] * shape[1]) as u64) * (n as u64 - 1) / n as u64
+                reduced,
+            ),
+            CollectiveKind::AllGather | CollectiveKind::ReduceScatter => (
+                crate::collectives::collective_step_count(kind, algorithm, n).unwrap_or(0),
+                crate::collectives::collective_max_bytes_sent_per_rank(kind, algorithm, n, payload)
+                    .unwrap_or(0),
+                if kind == CollectiveKind::ReduceScatter {
+                    reduced
                 } else {
                     0
                 },
             ),
             _ => (0, 0, 0),
+        };
+        // `shape` is the full `[t, h]` buffer; a reduce-scatter leaves, and an all-gather starts
+        // from, each rank's `1/n` of its rows.
+        let part = [shape[0] / n.max(1), shape[1]];
+        let (input, output) = match kind {
+            CollectiveKind::AllGather => (part, shape),
+            CollectiveKind::ReduceScatter => (shape, part),
+            _ => (shape, shape),
         };
         self.events.push(Event {
             index: self.events.len(),
@@ -327,15 +355,27 @@ impl Builder<'_> {
                 steps,
             },
             ranks: (0..n).collect(),
-            inputs: vec![shape],
-            output: shape,
+            inputs: vec![input],
+            output,
             flops,
             bytes: payload,
             bytes_sent_per_rank: sent,
-            conjugate: Some(conjugate),
+            conjugate,
             timing: Timing::default(),
             measured: None,
         });
+    }
+}
+
+/// The algorithm of sequence parallelism's all-gathers and reduce-scatters: the configured one
+/// when it has such a schedule for the group (ring, direct, halving/doubling on a power of two),
+/// else ring.
+pub fn gather_scatter_algorithm(cfg: &Config) -> Algorithm {
+    let ok = |kind| crate::collectives::collective_step_count(kind, cfg.algorithm, cfg.tp).is_ok();
+    if ok(CollectiveKind::AllGather) && ok(CollectiveKind::ReduceScatter) {
+        cfg.algorithm
+    } else {
+        Algorithm::Ring
     }
 }
 
@@ -346,6 +386,10 @@ fn ln_flops(t: u64, h: u64) -> u64 {
 
 /// GeLU (tanh approximation) FLOPs per element, counting tanh as ~10.
 const GELU_FLOPS: u64 = 18;
+
+/// Vectors of width `h` whose gradients sequence parallelism all-reduces after each layer's
+/// backward: ln1 and ln2 weight and bias, and the out-proj and fc2 biases.
+pub const SP_GRAD_VECTORS: usize = 6;
 
 /// The events of a forward and backward pass of `cfg`, in issue order, with proportional times.
 pub fn schedule(cfg: &Config) -> Trace {
@@ -361,6 +405,20 @@ pub fn schedule(cfg: &Config) -> Trace {
     let (bt, s, hp, d) = (cfg.batch, cfg.seq, cfg.heads / tp, cfg.head_dim());
     let (t64, h64, f64_, hr64, fr64) = (t as u64, h as u64, f as u64, hr as u64, fr as u64);
     let _ = f64_;
+    // Sequence parallelism: LayerNorm, bias and residual work on `tl` of the `t` token rows.
+    let sp = cfg.sequence_parallel && tp > 1;
+    let tl = if sp { t / tp } else { t };
+    let tl64 = tl as u64;
+    let rows = if sp {
+        Parallel::Sequence
+    } else {
+        Parallel::Replicated
+    };
+    let (enter, exit) = if sp {
+        (CollectiveKind::AllGather, CollectiveKind::ReduceScatter)
+    } else {
+        (CollectiveKind::Identity, CollectiveKind::AllReduce)
+    };
     // Causal attention still forms the full s×s score matrix per head in this implementation.
     let attn_flops = (bt * hp) as u64 * (4 * (s * s * d) as u64 + 5 * (s * s) as u64);
     let attn_elems = (3 * t * hr + t * hr + 2 * bt * hp * s * s) as u64;
@@ -369,16 +427,17 @@ pub fn schedule(cfg: &Config) -> Trace {
         b.layer = layer;
         b.pass = Pass::Forward;
         let x = [t, h];
+        let xl = [tl, h];
         b.compute(
             "ln1",
             ComputeOp::LayerNorm,
-            Parallel::Replicated,
-            vec![x, [1, h]],
-            x,
-            ln_flops(t64, h64),
-            2 * t64 * h64 + 2 * h64,
+            rows,
+            vec![xl, [1, h]],
+            xl,
+            ln_flops(tl64, h64),
+            2 * tl64 * h64 + 2 * h64,
         );
-        b.collective("attn.f", CollectiveKind::Identity, Conjugate::F, x);
+        b.collective("attn.f", enter, Some(Conjugate::F), x);
         b.compute(
             "attn.qkv",
             ComputeOp::Linear { bias: true },
@@ -406,26 +465,26 @@ pub fn schedule(cfg: &Config) -> Trace {
             2 * t64 * hr64 * h64,
             t64 * hr64 + hr64 * h64 + t64 * h64,
         );
-        b.collective("attn.g", CollectiveKind::AllReduce, Conjugate::G, x);
+        b.collective("attn.g", exit, Some(Conjugate::G), x);
         b.compute(
             "attn.bias_residual",
             ComputeOp::BiasResidual,
-            Parallel::Replicated,
-            vec![x, x, [1, h]],
-            x,
-            2 * t64 * h64,
-            3 * t64 * h64 + h64,
+            rows,
+            vec![xl, xl, [1, h]],
+            xl,
+            2 * tl64 * h64,
+            3 * tl64 * h64 + h64,
         );
         b.compute(
             "ln2",
             ComputeOp::LayerNorm,
-            Parallel::Replicated,
-            vec![x, [1, h]],
-            x,
-            ln_flops(t64, h64),
-            2 * t64 * h64 + 2 * h64,
+            rows,
+            vec![xl, [1, h]],
+            xl,
+            ln_flops(tl64, h64),
+            2 * tl64 * h64 + 2 * h64,
         );
-        b.collective("mlp.f", CollectiveKind::Identity, Conjugate::F, x);
+        b.collective("mlp.f", enter, Some(Conjugate::F), x);
         b.compute(
             "mlp.fc1",
             ComputeOp::Linear { bias: true },
@@ -453,31 +512,32 @@ pub fn schedule(cfg: &Config) -> Trace {
             2 * t64 * fr64 * h64,
             t64 * fr64 + fr64 * h64 + t64 * h64,
         );
-        b.collective("mlp.g", CollectiveKind::AllReduce, Conjugate::G, x);
+        b.collective("mlp.g", exit, Some(Conjugate::G), x);
         b.compute(
             "mlp.bias_residual",
             ComputeOp::BiasResidual,
-            Parallel::Replicated,
-            vec![x, x, [1, h]],
-            x,
-            2 * t64 * h64,
-            3 * t64 * h64 + h64,
+            rows,
+            vec![xl, xl, [1, h]],
+            xl,
+            2 * tl64 * h64,
+            3 * tl64 * h64 + h64,
         );
     }
     for layer in (0..cfg.layers).rev() {
         b.layer = layer;
         b.pass = Pass::Backward;
         let x = [t, h];
+        let xl = [tl, h];
         b.compute(
             "mlp.bias_residual.bwd",
             ComputeOp::BiasResidualBackward,
-            Parallel::Replicated,
-            vec![x],
+            rows,
+            vec![xl],
             [1, h],
-            t64 * h64,
-            t64 * h64 + h64,
+            tl64 * h64,
+            tl64 * h64 + h64,
         );
-        b.collective("mlp.g.bwd", CollectiveKind::Identity, Conjugate::G, x);
+        b.collective("mlp.g.bwd", enter, Some(Conjugate::G), x);
         b.compute(
             "mlp.fc2.bwd",
             ComputeOp::LinearBackward { bias: false },
@@ -496,6 +556,10 @@ pub fn schedule(cfg: &Config) -> Trace {
             (GELU_FLOPS + 8) * t64 * fr64,
             3 * t64 * fr64,
         );
+        if sp {
+            // fc1's weight gradient needs LN2's whole output: gathered again rather than kept.
+            b.collective("mlp.f.bwd.gather", CollectiveKind::AllGather, None, x);
+        }
         b.compute(
             "mlp.fc1.bwd",
             ComputeOp::LinearBackward { bias: true },
@@ -505,26 +569,26 @@ pub fn schedule(cfg: &Config) -> Trace {
             4 * t64 * h64 * fr64 + t64 * fr64,
             2 * t64 * fr64 + 2 * t64 * h64 + 2 * h64 * fr64 + fr64,
         );
-        b.collective("mlp.f.bwd", CollectiveKind::AllReduce, Conjugate::F, x);
+        b.collective("mlp.f.bwd", exit, Some(Conjugate::F), x);
         b.compute(
             "ln2.bwd",
             ComputeOp::LayerNormBackward,
-            Parallel::Replicated,
-            vec![x, x, [1, h]],
-            x,
-            2 * ln_flops(t64, h64) + t64 * h64,
-            4 * t64 * h64 + 4 * h64,
+            rows,
+            vec![xl, xl, [1, h]],
+            xl,
+            2 * ln_flops(tl64, h64) + tl64 * h64,
+            4 * tl64 * h64 + 4 * h64,
         );
         b.compute(
             "attn.bias_residual.bwd",
             ComputeOp::BiasResidualBackward,
-            Parallel::Replicated,
-            vec![x],
+            rows,
+            vec![xl],
             [1, h],
-            t64 * h64,
-            t64 * h64 + h64,
+            tl64 * h64,
+            tl64 * h64 + h64,
         );
-        b.collective("attn.g.bwd", CollectiveKind::Identity, Conjugate::G, x);
+        b.collective("attn.g.bwd", enter, Some(Conjugate::G), x);
         b.compute(
             "attn.out.bwd",
             ComputeOp::LinearBackward { bias: false },
@@ -543,6 +607,9 @@ pub fn schedule(cfg: &Config) -> Trace {
             2 * attn_flops,
             2 * attn_elems,
         );
+        if sp {
+            b.collective("attn.f.bwd.gather", CollectiveKind::AllGather, None, x);
+        }
         b.compute(
             "attn.qkv.bwd",
             ComputeOp::LinearBackward { bias: true },
@@ -552,16 +619,26 @@ pub fn schedule(cfg: &Config) -> Trace {
             4 * t64 * h64 * 3 * hr64 + t64 * 3 * hr64,
             2 * t64 * 3 * hr64 + 2 * t64 * h64 + 2 * h64 * 3 * hr64 + 3 * hr64,
         );
-        b.collective("attn.f.bwd", CollectiveKind::AllReduce, Conjugate::F, x);
+        b.collective("attn.f.bwd", exit, Some(Conjugate::F), x);
         b.compute(
             "ln1.bwd",
             ComputeOp::LayerNormBackward,
-            Parallel::Replicated,
-            vec![x, x, [1, h]],
-            x,
-            2 * ln_flops(t64, h64) + t64 * h64,
-            4 * t64 * h64 + 4 * h64,
+            rows,
+            vec![xl, xl, [1, h]],
+            xl,
+            2 * ln_flops(tl64, h64) + tl64 * h64,
+            4 * tl64 * h64 + 4 * h64,
         );
+        if sp {
+            // Each rank's LayerNorm and row-parallel-bias gradients cover only its token rows:
+            // one all-reduce of the six small vectors (ln1, ln2 weight and bias; out, fc2 bias).
+            b.collective(
+                "sp.grads",
+                CollectiveKind::AllReduce,
+                None,
+                [1, SP_GRAD_VECTORS * h],
+            );
+        }
     }
     let mut trace = Trace {
         config: cfg.clone(),

@@ -15,9 +15,10 @@ fn small_config() -> impl Strategy<Value = Config> {
         1usize..=2,   // layers
         any::<u64>(), // seed
         prop::sample::select(Algorithm::ALL.to_vec()),
+        any::<bool>(), // sequence parallelism
     )
         .prop_map(
-            |(heads, d, fm, seq, batch, layers, seed, algorithm)| Config {
+            |(heads, d, fm, seq, batch, layers, seed, algorithm, sequence_parallel)| Config {
                 hidden: heads * d,
                 heads,
                 ffn: heads * d * fm,
@@ -28,6 +29,7 @@ fn small_config() -> impl Strategy<Value = Config> {
                 seed,
                 tp: 1,
                 algorithm,
+                sequence_parallel,
             },
         )
 }
@@ -56,12 +58,20 @@ proptest! {
     fn invalid_tp_names_the_rule(cfg in small_config(), tp in 1usize..=64) {
         let c = Config { tp, ..cfg };
         match c.validate_shapes() {
-            Ok(()) => prop_assert!(c.heads.is_multiple_of(tp) && c.ffn.is_multiple_of(tp)),
+            Ok(()) => prop_assert!(
+                c.heads.is_multiple_of(tp)
+                    && c.ffn.is_multiple_of(tp)
+                    && (!c.sequence_parallel || c.seq.is_multiple_of(tp))
+            ),
             Err(ConfigError::HeadsNotDivisible { valid, .. }) => {
                 prop_assert!(!c.heads.is_multiple_of(tp));
                 prop_assert!(valid.iter().all(|t| c.heads.is_multiple_of(*t) && c.ffn.is_multiple_of(*t)));
             }
             Err(ConfigError::FfnNotDivisible { .. }) => prop_assert!(!c.ffn.is_multiple_of(tp)),
+            Err(ConfigError::SeqNotDivisible { valid, .. }) => {
+                prop_assert!(c.sequence_parallel && !c.seq.is_multiple_of(tp));
+                prop_assert!(valid.iter().all(|t| c.seq.is_multiple_of(*t)));
+            }
             Err(e) => prop_assert!(false, "unexpected error {e}"),
         }
     }

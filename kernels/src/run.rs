@@ -67,6 +67,13 @@ pub struct GpuRun {
 /// Validates `cfg` for the GPU executor.
 pub fn check_config(cfg: &Config) -> Result<(), GpuError> {
     cfg.validate_shapes()?;
+    if cfg.sequence_parallel && cfg.tp > 1 {
+        return Err(GpuError::Unsupported(
+            "sequence parallelism runs on the CPU engine only (tplab run --sequence-parallel); \
+             the GPU executor issues all-reduces: run it without sequence parallelism"
+                .into(),
+        ));
+    }
     if !crate::launch::gpu_dtype_supported(cfg.dtype) {
         return Err(GpuError::Unsupported(format!(
             "the GPU executor runs f32 or bf16, not {}; pass --dtype f32 or --dtype bf16",

@@ -21,6 +21,10 @@ pub struct RunArgs {
     /// All-reduce algorithm: ring, recursive-halving-doubling, tree, direct.
     #[arg(long, default_value = "ring")]
     pub algorithm: Algorithm,
+    /// Sequence parallelism (Korthikanti et al. 2022): LayerNorm, bias and residual on 1/TP of
+    /// the tokens; each all-reduce becomes a reduce-scatter plus an all-gather. Needs seq % tp == 0.
+    #[arg(long)]
+    pub sequence_parallel: bool,
     /// Write tensors.safetensors, shards.safetensors and trace.json into this folder.
     #[arg(long)]
     pub export: Option<PathBuf>,
@@ -59,11 +63,13 @@ pub fn print_trace_table(trace: &Trace) {
                         algorithm,
                         steps,
                     } => {
-                        let op = e.conjugate.map(|c| c.name()).unwrap_or("");
+                        let op = e
+                            .conjugate
+                            .map_or(String::new(), |c| format!("{}: ", c.name()));
                         if *steps > 0 {
-                            format!("{op}: {} {algorithm} {steps}st", kind.name())
+                            format!("{op}{} {algorithm} {steps}st", kind.name())
                         } else {
-                            format!("{op}: {}", kind.name())
+                            format!("{op}{}", kind.name())
                         }
                     }
                 };
@@ -92,6 +98,13 @@ pub fn print_trace_table(trace: &Trace) {
         trace.collective_counts(None).forward_all_reduce
             + trace.collective_counts(None).backward_all_reduce
     );
+    if c.forward_other + c.backward_other > 0 {
+        println!(
+            "sequence parallel: all-gathers and reduce-scatters per layer: forward {}, backward {} \
+             (the backward all-reduce sums the LayerNorm and bias gradients of each rank's tokens)",
+            c.forward_other, c.backward_other
+        );
+    }
 }
 
 fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::Result<bool> {
@@ -108,8 +121,9 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
     let export = args.export.as_ref();
     let report = &r.report;
     println!(
-        "tplab run: {} (hidden {}, {} heads, ffn {}, seq {}, batch {}, {} layer(s), TP={}, {}, {} all-reduce)",
-        cfg.label(), cfg.hidden, cfg.heads, cfg.ffn, cfg.seq, cfg.batch, cfg.layers, cfg.tp, cfg.dtype, cfg.algorithm
+        "tplab run: {} (hidden {}, {} heads, ffn {}, seq {}, batch {}, {} layer(s), TP={}, {}, {} all-reduce{})",
+        cfg.label(), cfg.hidden, cfg.heads, cfg.ffn, cfg.seq, cfg.batch, cfg.layers, cfg.tp, cfg.dtype, cfg.algorithm,
+        if cfg.sequence_parallel { ", sequence parallel" } else { "" }
     );
     print_trace_table(&report.trace);
     println!(
@@ -196,6 +210,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = args.scenario.config(args.dtype);
     cfg.algorithm = args.algorithm;
+    cfg.sequence_parallel = args.sequence_parallel;
     cfg.validate_for_cpu()?;
     let passed = match cfg.dtype {
         DType::F64 => run_typed::<f64>(&cfg, &args)?,

@@ -146,6 +146,11 @@ fn controls(ui: &mut egui::Ui, config: &mut Config) {
                     ui.selectable_value(&mut config.algorithm, a, a.name());
                 }
             });
+        ui.checkbox(&mut config.sequence_parallel, "sequence parallel")
+            .on_hover_text(
+                "Korthikanti et al. 2022: LayerNorm, bias and residual work on 1/TP of the tokens; \
+                 each all-reduce becomes a reduce-scatter plus an all-gather",
+            );
     });
 }
 
@@ -349,6 +354,7 @@ fn activations_ui(
                     Parallel::Row => "partial sum",
                     Parallel::Column | Parallel::Local => "split 1/TP",
                     Parallel::Replicated => "replicated",
+                    Parallel::Sequence => "split by tokens 1/TP",
                 },
                 _ => "",
             };
@@ -361,6 +367,8 @@ fn activations_ui(
     });
     ui.small(
         "split 1/TP: each GPU holds its own columns. partial sum: each GPU holds one term of the \
-         full result; the g all-reduce adds them, then the bias is added once.",
+         full result; the g all-reduce adds them, then the bias is added once. split by tokens \
+         (sequence parallel): each GPU holds 1/TP of the token rows; g is a reduce-scatter and f \
+         an all-gather.",
     );
 }

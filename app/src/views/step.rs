@@ -71,7 +71,8 @@ struct Cache {
     generation: u64,
     steps: Vec<WalkStep>,
     /// The planned messages of the scenario's all-reduce (one shape for all f/g collectives).
-    all_reduce: Option<Plan>,
+    /// Message plans of the collectives this scenario issues, by kind.
+    plans: Vec<(CollectiveKind, Plan)>,
 }
 
 impl Default for StepThrough {
@@ -95,28 +96,33 @@ impl StepThrough {
         {
             return;
         }
-        let (steps, all_reduce) = match shared.scenario.derived() {
+        let (steps, plans) = match shared.scenario.derived() {
             Ok(d) => {
                 let cfg = &d.trace.config;
                 let elems = cfg.tokens() * cfg.hidden;
-                let plan = collectives::plan(
-                    CollectiveKind::AllReduce,
-                    cfg.algorithm,
-                    cfg.tp,
-                    elems,
-                    cfg.dtype.size_bytes(),
-                )
-                .ok();
-                (walk_steps(&d.trace), plan)
+                let gs = tplab_engine::trace::gather_scatter_algorithm(cfg);
+                let plans = [
+                    (CollectiveKind::AllReduce, cfg.algorithm),
+                    (CollectiveKind::AllGather, gs),
+                    (CollectiveKind::ReduceScatter, gs),
+                ]
+                .into_iter()
+                .filter_map(|(kind, algorithm)| {
+                    collectives::plan(kind, algorithm, cfg.tp, elems, cfg.dtype.size_bytes())
+                        .ok()
+                        .map(|p| (kind, p))
+                })
+                .collect();
+                (walk_steps(&d.trace), plans)
             }
-            Err(_) => (Vec::new(), None),
+            Err(_) => (Vec::new(), Vec::new()),
         };
         let last = steps.len().saturating_sub(1) as f32;
         self.position = self.position.clamp(0.0, last);
         self.cache = Some(Cache {
             generation,
             steps,
-            all_reduce,
+            plans,
         });
     }
 
@@ -137,20 +143,31 @@ impl StepThrough {
     }
 }
 
-/// "all-reduces this layer: forward 2, backward 2" for `layer`.
+/// "all-reduces this layer: forward 2, backward 2" for `layer`, plus the all-gathers and
+/// reduce-scatters when sequence parallelism replaces them.
 pub fn counter_text(trace: &Trace, layer: usize) -> String {
     let c = trace.collective_counts(Some(layer));
-    format!(
+    let mut text = format!(
         "all-reduces this layer: forward {}, backward {}",
         c.forward_all_reduce, c.backward_all_reduce
-    )
+    );
+    if c.forward_other + c.backward_other > 0 {
+        text.push_str(&format!(
+            "; all-gathers and reduce-scatters: forward {}, backward {}",
+            c.forward_other, c.backward_other
+        ));
+    }
+    text
 }
 
-/// All-reduces issued in `layer` up to and including trace event `upto`.
+/// Communicating collectives issued in `layer` up to and including trace event `upto`.
 fn issued_so_far(trace: &Trace, layer: usize, upto: usize) -> (usize, usize) {
     let mut fwd_bwd = (0, 0);
     for e in trace.events[..=upto.min(trace.events.len().saturating_sub(1))].iter() {
-        if e.layer == layer && e.collective_kind() == Some(CollectiveKind::AllReduce) {
+        let communicates = e
+            .collective_kind()
+            .is_some_and(|k| k != CollectiveKind::Identity);
+        if e.layer == layer && communicates {
             match e.pass {
                 Pass::Forward => fwd_bwd.0 += 1,
                 Pass::Backward => fwd_bwd.1 += 1,
@@ -280,7 +297,7 @@ impl View for StepThrough {
             &mut self.playing,
         );
         ui.add_space(8.0);
-        gpus_ui(ui, trace, step, cache.all_reduce.as_ref(), frac);
+        gpus_ui(ui, trace, step, &cache.plans, frac);
     }
 
     fn show_me(&mut self, target: &ShowMe, shared: &Shared) {
@@ -345,7 +362,12 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize) -> String {
                     "{head}: the {op} operator is the identity here — no communication"
                 ),
                 _ => format!(
-                    "{head}: the {op} operator is a {} ({algorithm}, {steps} steps) of [{}, {}] = {} per GPU, each GPU sends {}",
+                    "{head}: {} {} ({algorithm}, {steps} steps) of [{}, {}] = {} per GPU, each GPU sends {}",
+                    if op.is_empty() {
+                        "a sequence-parallel".to_string()
+                    } else {
+                        format!("the {op} operator is a")
+                    },
                     kind.name(),
                     e.output[0],
                     e.output[1],
@@ -403,7 +425,7 @@ fn pass_strip(
                         Conjugate::F => "f",
                         Conjugate::G => "g",
                     };
-                    let all_reduce = kind == CollectiveKind::AllReduce;
+                    let all_reduce = kind != CollectiveKind::Identity;
                     let c = rect.center();
                     let r = row_h * 0.45;
                     let diamond = vec![
@@ -430,7 +452,7 @@ fn pass_strip(
                         13.0,
                         if all_reduce { text_on(fill) } else { text },
                     ));
-                    let note = if all_reduce { "all-reduce" } else { "identity" };
+                    let note = kind.name();
                     shapes.push(text_shape(
                         &painter,
                         Pos2::new(c.x, rect.bottom() + 1.0),
@@ -492,7 +514,13 @@ fn pass_strip(
 }
 
 /// One box per GPU with its current op; a collective's messages as moving dots.
-fn gpus_ui(ui: &mut egui::Ui, trace: &Trace, step: &WalkStep, plan: Option<&Plan>, frac: f32) {
+fn gpus_ui(
+    ui: &mut egui::Ui,
+    trace: &Trace,
+    step: &WalkStep,
+    plans: &[(CollectiveKind, Plan)],
+    frac: f32,
+) {
     let tp = trace.config.tp.max(1);
     let dark = ui.visuals().dark_mode;
     let per_row = tp.min(8);
@@ -559,8 +587,12 @@ fn gpus_ui(ui: &mut egui::Ui, trace: &Trace, step: &WalkStep, plan: Option<&Plan
             }
         }
     }
-    let moving = collective == Some(CollectiveKind::AllReduce);
+    let moving = collective.is_some_and(|k| k != CollectiveKind::Identity);
     if moving {
+        let plan = plans
+            .iter()
+            .find(|(k, _)| Some(*k) == collective)
+            .map(|(_, p)| p);
         if let Some(plan) = plan {
             messages(&painter, &mut shapes, plan, frac, box_rect, dark, weak);
         }

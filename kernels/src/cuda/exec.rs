@@ -1414,5 +1414,12 @@ mod tests {
             ..Preset::Tiny.config()
         };
         assert!(matches!(check_config(&bad_tp), Err(GpuError::Config(_))));
+        let sp = Config {
+            sequence_parallel: true,
+            dtype: DType::F32,
+            ..Preset::Tiny.config()
+        };
+        let e = check_config(&sp).unwrap_err().to_string();
+        assert!(e.contains("CPU engine only"), "{e}");
     }
 }

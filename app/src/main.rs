@@ -35,6 +35,8 @@ enum Command {
     Cert(cli::cert::CertArgs),
     /// The same layer in f64, f32, bf16 and f16 at TP 1..8: errors and summation-order effects.
     Precision(cli::precision::PrecisionArgs),
+    /// Vocabulary parallelism: split embedding and cross-entropy over sharded logits.
+    Vocab(cli::vocab::VocabArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
         Some(Command::Lessons(args)) => cli::lessons::run(args),
         Some(Command::Cert(args)) => cli::cert::run(args),
         Some(Command::Precision(args)) => cli::precision::run(args),
+        Some(Command::Vocab(args)) => cli::vocab::run(args),
     };
     match result {
         Ok(code) => code,

@@ -304,3 +304,29 @@ fn sequence_parallel_shows_gathers_and_scatters_in_the_step_through() {
          forward 4, backward 6",
     );
 }
+
+#[test]
+fn vocabulary_view_shows_the_padded_split_and_checks_the_parallel_loss() {
+    let mut harness = harness();
+    harness
+        .state_mut()
+        .shared
+        .scenario
+        .set_config(tplab_engine::config::Preset::Tiny.config());
+    harness.get_by_label("Vocabulary").click();
+    harness.run_steps(2);
+    // Tiny preset: TP=2, so 50257 pads to a multiple of 256: 50432.
+    harness.get_by_label_contains("V = 50257 padded to 50432 (175 padding rows)");
+    harness.get_by_label("vocabulary split: 25216 rows per GPU, 175 padding rows at the end");
+    harness.get_by_label("Check against the reference").click();
+    let mut done = false;
+    for _ in 0..3000 {
+        harness.run_steps(1);
+        if harness.query_by_label_contains("PASSED: loss").is_some() {
+            done = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(done, "the check never finished");
+}

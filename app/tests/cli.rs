@@ -87,3 +87,28 @@ fn sequence_parallel_swaps_all_reduces_for_gathers_and_scatters_and_names_the_se
         "{err}"
     );
 }
+
+#[test]
+fn vocab_pads_splits_and_checks_the_parallel_cross_entropy() {
+    let (ok, out, err) = tplab(&[
+        "vocab",
+        "--vocab",
+        "1000",
+        "--hidden",
+        "32",
+        "--tokens",
+        "24",
+        "--tp",
+        "3",
+        "--granularity",
+        "16",
+        "--dtype",
+        "f64",
+    ]);
+    assert!(ok && out.contains("result: PASS"), "{out}{err}");
+    // 1000 pads to a multiple of 16 × 3 = 48: 1008, 336 rows per rank.
+    assert!(out.contains("V=1000 padded to 1008"), "{out}");
+    assert!(out.contains("ce.sumexp"), "{out}");
+    let (ok, _, err) = tplab(&["vocab", "--vocab", "256000", "--hidden", "8192"]);
+    assert!(!ok && err.contains("reduce vocab or hidden"), "{err}");
+}

@@ -823,10 +823,36 @@ fn common_len<T>(inputs: &[Vec<T>]) -> Result<usize, CollectiveError> {
 /// index, every payload is as it was before the index. The chunked phases never write, within
 /// one index, a range another message of that index reads (a unit test checks every plan), so
 /// they run in place; the direct exchange reads snapshots and adds in ascending rank order.
+/// How a reducing collective combines two values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum ReduceOp {
+    #[default]
+    Sum,
+    /// Elementwise maximum (a parallel softmax's row maximum).
+    Max,
+}
+
+impl ReduceOp {
+    fn apply<T: Element>(self, a: &mut T, b: T) {
+        match self {
+            ReduceOp::Sum => *a += b,
+            ReduceOp::Max => {
+                if b > *a {
+                    *a = b;
+                }
+            }
+        }
+    }
+}
+
 fn execute<T: Element>(steps: &[Step], bufs: &mut [Vec<T>]) {
+    execute_op(steps, bufs, ReduceOp::Sum);
+}
+
+fn execute_op<T: Element>(steps: &[Step], bufs: &mut [Vec<T>], op: ReduceOp) {
     for group in index_groups(steps) {
         if group.iter().any(|s| s.phase == Phase::Direct) {
-            execute_exchange(group, bufs);
+            execute_exchange(group, bufs, op);
             continue;
         }
         for s in group {
@@ -834,7 +860,7 @@ fn execute<T: Element>(steps: &[Step], bufs: &mut [Vec<T>]) {
             let (from, to) = (&src[s.elems.clone()], &mut dst[s.elems.clone()]);
             if s.reduce {
                 for (a, b) in to.iter_mut().zip(from) {
-                    *a += *b;
+                    op.apply(a, *b);
                 }
             } else {
                 to.copy_from_slice(from);
@@ -857,7 +883,7 @@ fn pair_mut<T>(bufs: &mut [Vec<T>], src: usize, dst: usize) -> (&[T], &mut [T]) 
 /// One index of messages that may read what others write: every payload is copied first;
 /// several reductions into one range of one rank add in ascending rank order with the
 /// receiver's own value at its place, so every rank computes the same sum bit for bit.
-fn execute_exchange<T: Element>(group: &[Step], bufs: &mut [Vec<T>]) {
+fn execute_exchange<T: Element>(group: &[Step], bufs: &mut [Vec<T>], op: ReduceOp) {
     // One copy per distinct (sender, range): the direct all-reduce sends one buffer n-1 times.
     let mut copies: Vec<(usize, Range<usize>, Vec<T>)> = Vec::new();
     let mut payload_of = Vec::with_capacity(group.len());
@@ -888,7 +914,7 @@ fn execute_exchange<T: Element>(group: &[Step], bufs: &mut [Vec<T>]) {
         if let [k] = run {
             // Two terms: addition is commutative, so the order does not matter.
             for (a, b) in bufs[dst][range].iter_mut().zip(payload(*k)) {
-                *a += *b;
+                op.apply(a, *b);
             }
             continue;
         }
@@ -900,7 +926,7 @@ fn execute_exchange<T: Element>(group: &[Step], bufs: &mut [Vec<T>]) {
         let mut acc = terms[0].1.to_vec();
         for (_, t) in &terms[1..] {
             for (a, b) in acc.iter_mut().zip(t.iter()) {
-                *a += *b;
+                op.apply(a, *b);
             }
         }
         bufs[dst][range].copy_from_slice(&acc);
@@ -953,6 +979,26 @@ pub fn all_reduce_in_place<T: Element>(
         std::mem::size_of::<T>(),
     )?;
     execute(&p.steps, buffers);
+    Ok(p)
+}
+
+/// [`all_reduce_in_place`] with another combining operation (e.g. [`ReduceOp::Max`]).
+///
+/// **Errors** as [`all_reduce_in_place`].
+pub fn all_reduce_in_place_op<T: Element>(
+    buffers: &mut [Vec<T>],
+    algorithm: Algorithm,
+    op: ReduceOp,
+) -> Result<Plan, CollectiveError> {
+    let len = common_len(buffers)?;
+    let p = plan(
+        CollectiveKind::AllReduce,
+        algorithm,
+        buffers.len(),
+        len,
+        std::mem::size_of::<T>(),
+    )?;
+    execute_op(&p.steps, buffers, op);
     Ok(p)
 }
 
@@ -1043,6 +1089,27 @@ pub fn broadcast<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_all_reduce_gives_every_rank_the_elementwise_max_with_every_algorithm() {
+        for n in [1, 2, 3, 4, 5, 8] {
+            let bufs: Vec<Vec<f64>> = (0..n)
+                .map(|r| {
+                    (0..13)
+                        .map(|i| ((i * 7 + r * 5) % 11) as f64 - 5.0)
+                        .collect()
+                })
+                .collect();
+            let want: Vec<f64> = (0..13)
+                .map(|i| bufs.iter().map(|b| b[i]).fold(f64::NEG_INFINITY, f64::max))
+                .collect();
+            for a in Algorithm::ALL {
+                let mut got = bufs.clone();
+                all_reduce_in_place_op(&mut got, a, ReduceOp::Max).unwrap();
+                assert!(got.iter().all(|g| g == &want), "{a} n={n}");
+            }
+        }
+    }
 
     /// Distinct small integers per rank and element: sums of a few of them are exact in f64, so
     /// these tests can compare with `==`.
@@ -1291,7 +1358,7 @@ mod tests {
                     let (mut fast, mut reference) = (x.clone(), x);
                     execute(&p.steps, &mut fast);
                     for g in index_groups(&p.steps) {
-                        execute_exchange(g, &mut reference);
+                        execute_exchange(g, &mut reference, ReduceOp::Sum);
                     }
                     assert_eq!(fast, reference, "{kind:?} {a} n={n}");
                 }

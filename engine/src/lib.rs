@@ -41,6 +41,7 @@ pub mod run;
 pub mod sharded;
 pub mod trace;
 pub mod verify;
+pub mod vocab;
 
 pub use collectives::Algorithm;
 pub use config::{Config, ConfigError, Preset};

@@ -94,6 +94,14 @@ pub enum ComputeOp {
     GeluBackward,
     /// Bias gradient of a row-parallel bias (sum over tokens) and the residual's pass-through.
     BiasResidualBackward,
+    /// Vocabulary-parallel embedding lookup: the rank's rows, zeros for ids it does not hold.
+    Embedding,
+    /// Local statistics of a vocabulary-parallel cross-entropy (row max, sum of exp, target).
+    CrossEntropy,
+    /// `softmax − onehot` on the rank's vocabulary columns.
+    CrossEntropyBackward,
+    /// Scatter-add of the embedded tokens' gradient into the rank's rows.
+    EmbeddingBackward,
 }
 
 /// Collective kinds.

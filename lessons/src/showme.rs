@@ -18,6 +18,7 @@ pub enum View {
     Memory,
     Verify,
     Precision,
+    Vocab,
     Planner,
     Gpu,
     Lessons,
@@ -25,7 +26,7 @@ pub enum View {
 }
 
 impl View {
-    pub const ALL: [View; 11] = [
+    pub const ALL: [View; 12] = [
         View::Playground,
         View::Step,
         View::Collectives,
@@ -33,6 +34,7 @@ impl View {
         View::Memory,
         View::Verify,
         View::Precision,
+        View::Vocab,
         View::Planner,
         View::Gpu,
         View::Lessons,
@@ -48,6 +50,7 @@ impl View {
             View::Memory => "memory",
             View::Verify => "verify",
             View::Precision => "precision",
+            View::Vocab => "vocab",
             View::Planner => "planner",
             View::Gpu => "gpu",
             View::Lessons => "lessons",

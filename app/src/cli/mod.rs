@@ -6,3 +6,4 @@ pub mod plan;
 pub mod precision;
 pub mod quiz;
 pub mod run;
+pub mod vocab;

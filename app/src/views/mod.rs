@@ -26,6 +26,7 @@ pub mod quiz;
 pub mod step;
 pub mod timeline;
 pub mod verify;
+pub mod vocab;
 
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::{Config, ConfigError, Preset};
@@ -36,7 +37,7 @@ use tplab_engine::Algorithm;
 /// One view of the app.
 pub trait View {
     /// Stable id: `"playground"`, `"step"`, `"collectives"`, `"timeline"`, `"memory"`,
-    /// `"verify"`, `"precision"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
+    /// `"verify"`, `"precision"`, `"vocab"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
     fn id(&self) -> &'static str;
     /// Side-bar label.
     fn title(&self) -> &'static str;
@@ -76,6 +77,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(memory::Memory::default()),
         Box::new(verify::Verify::default()),
         Box::new(precision::Precision::default()),
+        Box::new(vocab::Vocab::default()),
         Box::new(planner::Planner::default()),
         Box::new(lessons::Lessons::default()),
         Box::new(quiz::Quiz::default()),

@@ -1,0 +1,242 @@
+//! Vocabulary: the embedding split by vocabulary rows with Megatron's padding, and the
+//! cross-entropy over vocabulary-sharded logits (max, sum-exp and target reductions, no gather of
+//! the logits). Everything comes from the engine's [`vocab`] module; the check runs off the UI
+//! thread.
+
+use super::{gpu_color, load_json, save_json, Job, Shared, View};
+use egui::{Rect, Sense, Vec2};
+use serde::{Deserialize, Serialize};
+use tplab_engine::config::human_bytes;
+use tplab_engine::vocab::{self, VocabConfig, VocabReport};
+use tplab_engine::DType;
+
+/// Vocabulary view state.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct Vocab {
+    pub vocab: usize,
+    pub granularity: usize,
+    #[serde(skip)]
+    job: Option<Job<Result<VocabReport, String>>>,
+    #[serde(skip)]
+    shown: Option<Result<VocabReport, String>>,
+}
+
+impl Default for Vocab {
+    fn default() -> Self {
+        Self {
+            vocab: 50257,
+            granularity: vocab::DEFAULT_GRANULARITY,
+            job: None,
+            shown: None,
+        }
+    }
+}
+
+impl Vocab {
+    fn config(&self, shared: &Shared) -> VocabConfig {
+        let s = shared.scenario.config();
+        VocabConfig {
+            vocab: self.vocab,
+            hidden: s.hidden,
+            tokens: s.tokens(),
+            tp: s.tp,
+            granularity: self.granularity,
+            seed: s.seed,
+            algorithm: s.algorithm,
+        }
+    }
+}
+
+impl View for Vocab {
+    fn id(&self) -> &'static str {
+        "vocab"
+    }
+
+    fn title(&self) -> &'static str {
+        "Vocabulary"
+    }
+
+    fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
+        if let Some(job) = &mut self.job {
+            match job.poll() {
+                Some(r) => {
+                    self.shown = Some(r);
+                    self.job = None;
+                }
+                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
+            }
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        ui.heading("Vocabulary parallelism: the embedding and the loss split by vocabulary");
+        ui.horizontal(|ui| {
+            let l = ui.label("vocabulary");
+            ui.add(egui::DragValue::new(&mut self.vocab).range(1..=1_000_000))
+                .labelled_by(l.id);
+            let l = ui.label("pad to a multiple of");
+            ui.add(egui::DragValue::new(&mut self.granularity).range(1..=4096))
+                .labelled_by(l.id);
+            ui.label("× TP");
+        });
+        let cfg = self.config(shared);
+        if let Err(e) = cfg.validate() {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Invalid choice: {e}"));
+            return;
+        }
+        let dtype = match shared.scenario.config().dtype {
+            DType::F64 => DType::F64,
+            _ => DType::F32,
+        };
+        let padded = cfg.padded_vocab();
+        ui.label(format!(
+            "V = {} padded to {padded} ({} padding rows), {} rows on each of {} GPUs; hidden {} \
+             and {} tokens from the scenario. The output layer is tied to the embedding.",
+            cfg.vocab,
+            padded - cfg.vocab,
+            cfg.rows_per_rank(),
+            cfg.tp,
+            cfg.hidden,
+            cfg.tokens
+        ));
+        split_bar(ui, &cfg);
+        let (ce, gather) = vocab::ce_bytes_sent_per_rank(&cfg, dtype);
+        ui.label(format!(
+            "Cross-entropy without the full logits: each GPU sends {} (all-reduces of the row max, \
+             the sum of exp and the target logit, {} numbers each); gathering the [{}, {padded}] \
+             logits would send {} per GPU, {:.0}× more.",
+            human_bytes(ce),
+            cfg.tokens,
+            cfg.tokens,
+            human_bytes(gather),
+            gather as f64 / ce.max(1) as f64
+        ));
+        egui::Grid::new("vocab-events")
+            .striped(true)
+            .show(ui, |ui| {
+                for h in ["pass", "event", "what", "shape per GPU", "each GPU sends"] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for e in vocab::events(&cfg, dtype)
+                    .iter()
+                    .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
+                {
+                    ui.label(e.pass.name());
+                    ui.label(&e.name);
+                    ui.label(match e.collective_kind() {
+                        Some(k) => k.name().to_string(),
+                        None => "compute".to_string(),
+                    });
+                    ui.label(format!("[{}, {}]", e.output[0], e.output[1]));
+                    ui.label(if e.is_collective() {
+                        human_bytes(e.bytes_sent_per_rank)
+                    } else {
+                        "-".into()
+                    });
+                    ui.end_row();
+                }
+            });
+        ui.add_space(6.0);
+        ui.horizontal(|ui| {
+            if let Some(job) = &self.job {
+                ui.spinner();
+                ui.label(format!("checking ({:.1} s)", job.elapsed_s()));
+            } else if ui.button("Check against the reference").clicked() {
+                let run_cfg = cfg.clone();
+                self.job = Some(Job::spawn(ui.ctx(), move || {
+                    let r = match dtype {
+                        DType::F64 => vocab::run::<f64>(&run_cfg),
+                        _ => vocab::run::<f32>(&run_cfg),
+                    };
+                    r.map_err(|e| e.to_string())
+                }));
+            }
+        });
+        match &self.shown {
+            None => {}
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("Check failed: {e}"));
+            }
+            Some(Ok(r)) => {
+                let failed = r.checks.iter().filter(|c| !c.passed).count();
+                let worst = r
+                    .checks
+                    .iter()
+                    .map(|c| c.max_rel_error)
+                    .fold(0.0f64, f64::max);
+                let text = format!(
+                    "{}: loss {:.6} vs reference {:.6} (V={}, TP={}, {}); {} checks, worst relative \
+                     error {worst:.2e}, tolerance {:.2e}; padding rows' gradients are zero",
+                    if failed == 0 { "PASSED" } else { "FAILED" },
+                    r.loss,
+                    r.reference_loss,
+                    r.config.vocab,
+                    r.config.tp,
+                    r.dtype,
+                    r.checks.len(),
+                    r.tolerance.relative
+                );
+                if failed == 0 {
+                    ui.colored_label(egui::Color32::from_rgb(0x00, 0x9E, 0x73), text);
+                } else {
+                    ui.colored_label(ui.visuals().error_fg_color, text);
+                }
+            }
+        }
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}
+
+/// The padded vocabulary as one bar: each GPU's rows in its colour, padding in grey.
+fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
+    let dark = ui.visuals().dark_mode;
+    let width = ui.available_width().min(900.0);
+    let (resp, painter) = ui.allocate_painter(Vec2::new(width, 46.0), Sense::hover());
+    let padded = cfg.padded_vocab() as f32;
+    let x = |id: usize| resp.rect.left() + width * id as f32 / padded;
+    let top = resp.rect.top() + 2.0;
+    for r in 0..cfg.tp {
+        let range = cfg.rank_range(r);
+        let real = cfg.real_range(r);
+        let bar = |a: usize, b: usize| {
+            Rect::from_min_max(
+                egui::pos2(x(a), top),
+                egui::pos2(x(b).max(x(a) + 1.0), top + 24.0),
+            )
+        };
+        painter.rect_filled(bar(range.start, range.end), 0.0, gpu_color(r, dark));
+        if real.end < range.end {
+            painter.rect_filled(
+                bar(real.end.max(range.start), range.end),
+                0.0,
+                ui.visuals().widgets.inactive.bg_fill,
+            );
+        }
+        if cfg.tp <= 16 {
+            painter.text(
+                egui::pos2(x(range.start) + 2.0, top + 26.0),
+                egui::Align2::LEFT_TOP,
+                format!("GPU {r}: {}..{}", range.start, range.end),
+                egui::FontId::proportional(10.0),
+                ui.visuals().text_color(),
+            );
+        }
+    }
+    super::a11y_label(
+        &resp,
+        &format!(
+            "vocabulary split: {} rows per GPU, {} padding rows at the end",
+            cfg.rows_per_rank(),
+            cfg.padded_vocab() - cfg.vocab
+        ),
+    );
+}

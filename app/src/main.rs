@@ -37,6 +37,8 @@ enum Command {
     Precision(cli::precision::PrecisionArgs),
     /// Vocabulary parallelism: split embedding and cross-entropy over sharded logits.
     Vocab(cli::vocab::VocabArgs),
+    /// Train a tiny character-level GPT on the guide at TP 1, 2, 4: the loss curves coincide.
+    Train(cli::train::TrainArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
         Some(Command::Cert(args)) => cli::cert::run(args),
         Some(Command::Precision(args)) => cli::precision::run(args),
         Some(Command::Vocab(args)) => cli::vocab::run(args),
+        Some(Command::Train(args)) => cli::train::run(args),
     };
     match result {
         Ok(code) => code,

@@ -330,3 +330,25 @@ fn vocabulary_view_shows_the_padded_split_and_checks_the_parallel_loss() {
     }
     assert!(done, "the check never finished");
 }
+
+#[test]
+fn training_draws_three_curves_that_coincide() {
+    let mut harness = harness();
+    harness.get_by_label("Train").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().active_id(), "train");
+    harness.get_by_label("Start training").click();
+    let start = std::time::Instant::now();
+    let mut done = false;
+    for _ in 0..20000 {
+        harness.run_steps(1);
+        if harness.query_by_label_contains("Finished: loss").is_some() {
+            done = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(done, "training never finished ({:?})", start.elapsed());
+    harness.get_by_label_contains("step 200/200");
+    harness.get_by_label_contains("largest gap to TP=1 over the run: TP=2");
+}

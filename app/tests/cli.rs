@@ -112,3 +112,24 @@ fn vocab_pads_splits_and_checks_the_parallel_cross_entropy() {
     let (ok, _, err) = tplab(&["vocab", "--vocab", "256000", "--hidden", "8192"]);
     assert!(!ok && err.contains("reduce vocab or hidden"), "{err}");
 }
+
+#[test]
+fn train_prints_coinciding_curves_and_refuses_an_invalid_tp() {
+    let (ok, out, err) = tplab(&[
+        "train", "--steps", "20", "--hidden", "32", "--ffn", "64", "--seq", "16", "--dtype", "f64",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("loss TP=4"), "{out}");
+    let gap_line = out
+        .lines()
+        .find(|l| l.starts_with("TP=4 vs TP=1"))
+        .unwrap_or_default();
+    let gap: f64 = gap_line
+        .rsplit(' ')
+        .next()
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(1.0);
+    assert!(gap < 1e-10, "{gap_line}");
+    let (ok, _, err) = tplab(&["train", "--tp", "3", "--steps", "2"]);
+    assert!(!ok && err.contains("valid TP sizes"), "{err}");
+}

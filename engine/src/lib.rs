@@ -40,6 +40,7 @@ pub mod reference;
 pub mod run;
 pub mod sharded;
 pub mod trace;
+pub mod train;
 pub mod verify;
 pub mod vocab;
 

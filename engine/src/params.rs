@@ -135,6 +135,32 @@ impl<T: Element> LayerParams<T> {
         }
     }
 
+    /// Every tensor, in [`ParamKind::ALL`] order.
+    pub fn tensors(&self) -> [&Array2<T>; 12] {
+        ParamKind::ALL.map(|k| self.get(k))
+    }
+
+    /// Every tensor mutably, in [`ParamKind::ALL`] order.
+    pub fn tensors_mut(&mut self) -> [&mut Array2<T>; 12] {
+        let Self {
+            ln1_w,
+            ln1_b,
+            qkv_w,
+            qkv_b,
+            out_w,
+            out_b,
+            ln2_w,
+            ln2_b,
+            fc1_w,
+            fc1_b,
+            fc2_w,
+            fc2_b,
+        } = self;
+        [
+            ln1_w, ln1_b, qkv_w, qkv_b, out_w, out_b, ln2_w, ln2_b, fc1_w, fc1_b, fc2_w, fc2_b,
+        ]
+    }
+
     pub fn get(&self, kind: ParamKind) -> &Array2<T> {
         match kind {
             ParamKind::Ln1Weight => &self.ln1_w,

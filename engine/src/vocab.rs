@@ -279,22 +279,19 @@ fn all_reduce_rows<T: Element>(
         .collect()
 }
 
-/// The vocabulary-parallel pass on `cfg.tp` virtual GPUs (see the module docs).
-pub fn sharded<T: Element>(
+/// The vocabulary-parallel embedding: each rank looks up the ids it holds (zeros for the
+/// others) and an all-reduce adds the partial results. Returns each rank's copy of `[T, h]`.
+pub fn lookup_sharded<T: Element>(
     cfg: &VocabConfig,
-    m: &VocabModel<T>,
-) -> Result<VocabResult<T>, VocabError> {
-    cfg.validate()?;
-    let (tp, t, h) = (cfg.tp, cfg.tokens, cfg.hidden);
-    let tables: Vec<Array2<T>> = (0..tp)
-        .map(|r| shard_table(cfg, m.embedding.view(), r))
-        .collect();
-    // Embedding: masked local lookup, then all-reduce.
-    let partial: Vec<Array2<T>> = (0..tp)
+    tables: &[Array2<T>],
+    ids: &[usize],
+) -> Result<Vec<Array2<T>>, CollectiveError> {
+    let h = cfg.hidden;
+    let partial: Vec<Array2<T>> = (0..cfg.tp)
         .map(|r| {
             let range = cfg.rank_range(r);
-            let mut x = Array2::<T>::zeros((t, h));
-            for (i, &id) in m.ids.iter().enumerate() {
+            let mut x = Array2::<T>::zeros((ids.len(), h));
+            for (i, &id) in ids.iter().enumerate() {
                 if range.contains(&id) {
                     x.row_mut(i).assign(&tables[r].row(id - range.start));
                 }
@@ -302,8 +299,50 @@ pub fn sharded<T: Element>(
             x
         })
         .collect();
-    let x = all_reduce_rows(partial, cfg.algorithm, ReduceOp::Sum)?;
-    // Tied LM head: each rank's vocabulary columns.
+    all_reduce_rows(partial, cfg.algorithm, ReduceOp::Sum)
+}
+
+/// Adds the embedded tokens' gradient `dx` (`[T, h]`) into the rows of rank `r`'s table
+/// gradient for the ids it holds.
+pub fn scatter_grad<T: Element>(
+    cfg: &VocabConfig,
+    r: usize,
+    ids: &[usize],
+    dx: &Array2<T>,
+    grad: &mut Array2<T>,
+) {
+    let range = cfg.rank_range(r);
+    for (i, &id) in ids.iter().enumerate() {
+        if range.contains(&id) {
+            let mut row = grad.row_mut(id - range.start);
+            row += &dx.row(i);
+        }
+    }
+}
+
+/// The tied LM head and the cross-entropy over vocabulary-sharded logits, forward and backward.
+#[derive(Debug, Clone)]
+pub struct HeadResult<T> {
+    /// Each rank's logits `[T, Vp/tp]`.
+    pub logits: Vec<Array2<T>>,
+    pub losses: Array1<T>,
+    /// Mean loss over tokens.
+    pub loss: T,
+    /// Each rank's copy of the gradient of the head's input (after the all-reduce).
+    pub dx: Vec<Array2<T>>,
+    /// Each rank's head contribution to its table rows' gradient, `dlogits_rᵀ·X`.
+    pub grad_tables: Vec<Array2<T>>,
+}
+
+/// Logits `x_r·E_rᵀ` on each rank, the loss from the max / sum-exp / target all-reduces, and
+/// the backward of the mean loss (see the module docs). `x` is each rank's copy of `[T, h]`.
+pub fn head_sharded<T: Element>(
+    cfg: &VocabConfig,
+    tables: &[Array2<T>],
+    x: &[Array2<T>],
+    targets: &[usize],
+) -> Result<HeadResult<T>, CollectiveError> {
+    let (tp, t) = (cfg.tp, x[0].nrows());
     let logits: Vec<Array2<T>> = (0..tp)
         .map(|r| ops::matmul(x[r].view(), tables[r].t()))
         .collect();
@@ -339,7 +378,7 @@ pub fn sharded<T: Element>(
         .map(|r| {
             let range = cfg.rank_range(r);
             Array2::from_shape_fn((1, t), |(_, i)| {
-                let target = m.targets[i];
+                let target = targets[i];
                 if range.contains(&target) {
                     logits[r][(i, target - range.start)]
                 } else {
@@ -355,7 +394,6 @@ pub fn sharded<T: Element>(
         sum[0][(0, i)].ln() - (target[0][(0, i)] - max[0][(0, i)])
     });
     let loss = losses.sum() * inv_t;
-    // Backward.
     let dlogits: Vec<Array2<T>> = (0..tp)
         .map(|r| {
             let range = cfg.rank_range(r);
@@ -365,7 +403,7 @@ pub fn sharded<T: Element>(
                     return T::zero();
                 }
                 let p = (logits[r][(i, j)] - max[r][(0, i)]).exp() / sum[r][(0, i)];
-                let onehot = if range.start + j == m.targets[i] {
+                let onehot = if range.start + j == targets[i] {
                     T::one()
                 } else {
                     T::zero()
@@ -378,28 +416,43 @@ pub fn sharded<T: Element>(
         .map(|r| ops::matmul(dlogits[r].view(), tables[r].view()))
         .collect();
     let dx = all_reduce_rows(dx_partial, cfg.algorithm, ReduceOp::Sum)?;
-    let grad_embedding: Vec<Array2<T>> = (0..tp)
-        .map(|r| {
-            let range = cfg.rank_range(r);
-            let mut g = ops::matmul(dlogits[r].t(), x[r].view());
-            for (i, &id) in m.ids.iter().enumerate() {
-                if range.contains(&id) {
-                    let mut row = g.row_mut(id - range.start);
-                    row += &dx[r].row(i);
-                }
-            }
-            g
-        })
+    let grad_tables = (0..tp)
+        .map(|r| ops::matmul(dlogits[r].t(), x[r].view()))
         .collect();
+    Ok(HeadResult {
+        logits,
+        losses,
+        loss,
+        dx,
+        grad_tables,
+    })
+}
+
+/// The vocabulary-parallel pass on `cfg.tp` virtual GPUs (see the module docs).
+pub fn sharded<T: Element>(
+    cfg: &VocabConfig,
+    m: &VocabModel<T>,
+) -> Result<VocabResult<T>, VocabError> {
+    cfg.validate()?;
+    let tables: Vec<Array2<T>> = (0..cfg.tp)
+        .map(|r| shard_table(cfg, m.embedding.view(), r))
+        .collect();
+    let x = lookup_sharded(cfg, &tables, &m.ids)?;
+    let head = head_sharded(cfg, &tables, &x, &m.targets)?;
+    let mut grad_embedding = head.grad_tables;
+    for (r, g) in grad_embedding.iter_mut().enumerate() {
+        scatter_grad(cfg, r, &m.ids, &head.dx[r], g);
+    }
+    let (t, h) = (cfg.tokens, cfg.hidden);
     Ok(VocabResult {
         embedded: x
             .into_iter()
             .next()
             .unwrap_or_else(|| Array2::zeros((t, h))),
-        losses,
-        loss,
+        losses: head.losses,
+        loss: head.loss,
         grad_embedding,
-        logits,
+        logits: head.logits,
     })
 }
 

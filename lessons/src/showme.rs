@@ -19,6 +19,7 @@ pub enum View {
     Verify,
     Precision,
     Vocab,
+    Train,
     Planner,
     Gpu,
     Lessons,
@@ -26,7 +27,7 @@ pub enum View {
 }
 
 impl View {
-    pub const ALL: [View; 12] = [
+    pub const ALL: [View; 13] = [
         View::Playground,
         View::Step,
         View::Collectives,
@@ -35,6 +36,7 @@ impl View {
         View::Verify,
         View::Precision,
         View::Vocab,
+        View::Train,
         View::Planner,
         View::Gpu,
         View::Lessons,
@@ -51,6 +53,7 @@ impl View {
             View::Verify => "verify",
             View::Precision => "precision",
             View::Vocab => "vocab",
+            View::Train => "train",
             View::Planner => "planner",
             View::Gpu => "gpu",
             View::Lessons => "lessons",

@@ -175,7 +175,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn progress_bar(stage: &str, fraction: f64) {
+pub(crate) fn progress_bar(stage: &str, fraction: f64) {
     let width = 30;
     let filled = ((fraction.clamp(0.0, 1.0)) * width as f64).round() as usize;
     eprint!(

@@ -6,4 +6,5 @@ pub mod plan;
 pub mod precision;
 pub mod quiz;
 pub mod run;
+pub mod train;
 pub mod vocab;

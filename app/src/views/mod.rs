@@ -25,6 +25,7 @@ pub mod precision;
 pub mod quiz;
 pub mod step;
 pub mod timeline;
+pub mod train;
 pub mod verify;
 pub mod vocab;
 
@@ -37,7 +38,7 @@ use tplab_engine::Algorithm;
 /// One view of the app.
 pub trait View {
     /// Stable id: `"playground"`, `"step"`, `"collectives"`, `"timeline"`, `"memory"`,
-    /// `"verify"`, `"precision"`, `"vocab"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
+    /// `"verify"`, `"precision"`, `"vocab"`, `"train"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
     fn id(&self) -> &'static str;
     /// Side-bar label.
     fn title(&self) -> &'static str;
@@ -78,6 +79,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(verify::Verify::default()),
         Box::new(precision::Precision::default()),
         Box::new(vocab::Vocab::default()),
+        Box::new(train::Train::default()),
         Box::new(planner::Planner::default()),
         Box::new(lessons::Lessons::default()),
         Box::new(quiz::Quiz::default()),

@@ -41,7 +41,7 @@ fn main() {
     );
     println!(
         "attn    {:.2} ms",
-        med(|| drop(ops::attention(qkv.view(), 1, 512, 12, ops::matmul)))
+        med(|| drop(ops::attention(qkv.view(), 1, 512, 12, 12, ops::matmul)))
     );
     println!(
         "fc1     {:.2} ms",

@@ -22,8 +22,11 @@ pub const DEFAULT_MEMORY_GUARD_BYTES: u64 = 6 << 30;
 pub struct Config {
     /// Model width `h`.
     pub hidden: usize,
-    /// Attention heads `a`; head size is `h / a`.
+    /// Attention (query) heads `a`; head size is `h / a`.
     pub heads: usize,
+    /// Key/value heads for grouped-query attention (`None`: one per query head, plain multi-head
+    /// attention). Query head `j` reads KV head `j / (a / kv)`.
+    pub kv_heads: Option<usize>,
     /// MLP inner width (4·h in GPT-2).
     pub ffn: usize,
     /// Sequence length `s`.
@@ -76,6 +79,7 @@ impl Preset {
             Preset::Gpt2Small => Config {
                 hidden: 768,
                 heads: 12,
+                kv_heads: None,
                 ffn: 3072,
                 seq: 128,
                 batch: 1,
@@ -89,6 +93,7 @@ impl Preset {
             Preset::Tiny => Config {
                 hidden: 16,
                 heads: 4,
+                kv_heads: None,
                 ffn: 64,
                 seq: 8,
                 batch: 2,
@@ -165,6 +170,28 @@ pub enum ConfigError {
         tp: usize,
         valid: Vec<usize>,
     },
+    #[error(
+        "{kv_heads} KV heads cannot serve {heads} query heads: grouped-query attention gives each \
+         KV head the same number of query heads (heads % kv_heads == 0, kv_heads <= heads); \
+         valid KV head counts: {}",
+        list(valid)
+    )]
+    KvHeadsNotDivisor {
+        heads: usize,
+        kv_heads: usize,
+        valid: Vec<usize>,
+    },
+    #[error(
+        "{kv_heads} KV heads cannot be spread over {tp} GPUs: Megatron-LM splits whole KV heads \
+         (kv_heads % tp == 0) and vLLM also allows replicating each KV head on tp / kv_heads GPUs \
+         (tp % kv_heads == 0); neither holds; valid TP sizes: {}",
+        list(valid)
+    )]
+    KvHeadsNotSplittable {
+        kv_heads: usize,
+        tp: usize,
+        valid: Vec<usize>,
+    },
     #[error("dtype {dtype} cannot run on the CPU engine; use f32 or f64")]
     DtypeNotExecutable { dtype: DType },
 }
@@ -192,6 +219,12 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
+/// Megatron-LM's rule (`kv % tp == 0`: whole KV heads per rank) or vLLM's (`tp % kv == 0`: each
+/// KV head replicated on `tp / kv` ranks).
+fn kv_splittable(kv: usize, tp: usize) -> bool {
+    kv > 0 && (kv.is_multiple_of(tp) || tp.is_multiple_of(kv))
+}
+
 fn divisors(n: usize) -> Vec<usize> {
     (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
 }
@@ -200,6 +233,64 @@ impl Config {
     /// Head size `h / a`.
     pub fn head_dim(&self) -> usize {
         self.hidden / self.heads.max(1)
+    }
+
+    /// Key/value heads: `kv_heads`, or `heads` for plain multi-head attention.
+    pub fn kv_heads(&self) -> usize {
+        self.kv_heads.unwrap_or(self.heads)
+    }
+
+    /// Whether this is grouped-query attention (fewer KV heads than query heads).
+    pub fn is_gqa(&self) -> bool {
+        self.kv_heads() < self.heads
+    }
+
+    /// Query heads per KV head (the group size).
+    pub fn queries_per_kv(&self) -> usize {
+        self.heads / self.kv_heads().max(1)
+    }
+
+    /// KV heads held by each rank: `kv/tp` when `tp <= kv` (Megatron's split), else 1 replicated
+    /// copy (vLLM's rule).
+    pub fn kv_heads_per_rank(&self) -> usize {
+        (self.kv_heads() / self.tp.max(1)).max(1)
+    }
+
+    /// How many ranks hold a copy of each KV head: `tp / kv` when `tp > kv`, else 1.
+    pub fn kv_replicas(&self) -> usize {
+        (self.tp.max(1) / self.kv_heads().max(1)).max(1)
+    }
+
+    /// The first KV head rank `r` holds (its KV heads are this one and the next
+    /// `kv_heads_per_rank() - 1`).
+    pub fn first_kv_head(&self, rank: usize) -> usize {
+        if self.kv_replicas() > 1 {
+            rank / self.kv_replicas()
+        } else {
+            rank * self.kv_heads_per_rank()
+        }
+    }
+
+    /// The groups of ranks that hold copies of the same KV heads (only with replication: each
+    /// group all-reduces its copies' gradients).
+    pub fn kv_replica_groups(&self) -> Vec<Vec<usize>> {
+        let m = self.kv_replicas();
+        if m <= 1 {
+            return Vec::new();
+        }
+        (0..self.tp / m)
+            .map(|g| (g * m..(g + 1) * m).collect())
+            .collect()
+    }
+
+    /// Columns of the packed QKV weight: `(a + 2·kv)·d` (`3h` without grouped-query attention).
+    pub fn qkv_width(&self) -> usize {
+        (self.heads + 2 * self.kv_heads()) * self.head_dim()
+    }
+
+    /// QKV columns each rank holds: its query heads and its (possibly replicated) KV heads.
+    pub fn qkv_cols_per_rank(&self) -> usize {
+        (self.heads_per_rank() + 2 * self.kv_heads_per_rank()) * self.head_dim()
     }
 
     /// Tokens per micro-batch, `b·s` (rows of every activation matrix).
@@ -223,6 +314,7 @@ impl Config {
             .filter(|&t| {
                 self.heads.is_multiple_of(t)
                     && self.ffn.is_multiple_of(t)
+                    && kv_splittable(self.kv_heads(), t)
                     && (!self.sequence_parallel || self.seq.is_multiple_of(t))
             })
             .collect()
@@ -275,6 +367,24 @@ impl Config {
         if !self.heads.is_multiple_of(self.tp) {
             return Err(ConfigError::HeadsNotDivisible {
                 heads: self.heads,
+                tp: self.tp,
+                valid: self.valid_tp_sizes(),
+            });
+        }
+        let kv = self.kv_heads();
+        if kv == 0 {
+            return Err(ConfigError::Zero { field: "kv_heads" });
+        }
+        if kv > self.heads || !self.heads.is_multiple_of(kv) {
+            return Err(ConfigError::KvHeadsNotDivisor {
+                heads: self.heads,
+                kv_heads: kv,
+                valid: divisors(self.heads),
+            });
+        }
+        if !kv_splittable(kv, self.tp) {
+            return Err(ConfigError::KvHeadsNotSplittable {
+                kv_heads: kv,
                 tp: self.tp,
                 valid: self.valid_tp_sizes(),
             });
@@ -337,11 +447,15 @@ impl Config {
         Ok(())
     }
 
-    /// Parameters of one block: QKV `h·3h+3h`, out `h·h+h`, fc1 `h·f+f`, fc2 `f·h+h`, two
-    /// LayerNorms `4h`.
+    /// Parameters of one block: QKV `h·q+q` (`q` = [`Config::qkv_width`], `3h` without
+    /// grouped-query attention), out `h·h+h`, fc1 `h·f+f`, fc2 `f·h+h`, two LayerNorms `4h`.
     pub fn params_per_layer(&self) -> u64 {
-        let (h, f) = (self.hidden as u64, self.ffn as u64);
-        3 * h * h + 3 * h + h * h + h + h * f + f + f * h + h + 4 * h
+        let (h, f, q) = (
+            self.hidden as u64,
+            self.ffn as u64,
+            self.qkv_width() as u64,
+        );
+        h * q + q + h * h + h + h * f + f + f * h + h + 4 * h
     }
 
     /// A conservative estimate of the bytes a CPU run allocates, computed with saturating
@@ -376,9 +490,14 @@ impl Config {
     /// A short label, e.g. `h768-a12-s128-b1-L1-tp4-f32`, used in file names.
     pub fn label(&self) -> String {
         format!(
-            "h{}-a{}-f{}-s{}-b{}-L{}-tp{}{}-{}",
+            "h{}-a{}{}-f{}-s{}-b{}-L{}-tp{}{}-{}",
             self.hidden,
             self.heads,
+            if self.is_gqa() {
+                format!("-kv{}", self.kv_heads())
+            } else {
+                String::new()
+            },
             self.ffn,
             self.seq,
             self.batch,

@@ -534,10 +534,15 @@ pub fn config_memory(cfg: &Config) -> ConfigMemory {
             cfg.seq as u64,
         );
         let l = cfg.layers as u64;
-        // QKV [h,3h/t]+bias, out [h/t,h] + replicated bias, fc1 [h,f/t]+bias, fc2 [f/t,h] +
-        // replicated bias, two LayerNorms (4h).
-        let params =
-            3 * h * h / t + 3 * h / t + h * h / t + h + h * f / t + f / t + f * h / t + h + 4 * h;
+        // QKV [h, q/t]+bias (q = (a + 2·kv)·d; replicated KV heads count once per copy), out
+        // [h/t,h] + replicated bias, fc1 [h,f/t]+bias, fc2 [f/t,h] + replicated bias, two
+        // LayerNorms (4h).
+        let qc = Config {
+            tp: tp.max(1),
+            ..cfg.clone()
+        }
+        .qkv_cols_per_rank() as u64;
+        let params = h * qc + qc + h * h / t + h + h * f / t + f / t + f * h / t + h + 4 * h;
         let weights = l * params * e;
         // ln1 and ln2 outputs and normalised inputs, and their 1/σ per token: replicated, or
         // with sequence parallelism split along the tokens (Korthikanti et al. 2022, §4.2.2).
@@ -547,8 +552,10 @@ pub fn config_memory(cfg: &Config) -> ConfigMemory {
         } else {
             replicated
         };
-        let sharded = 3 * tok * h + b * a * s * s + tok * h + 2 * tok * f;
-        let acts = l * (replicated + sharded / t) * e;
+        // The rank's QKV output, its heads' softmax probabilities, context and the MLP's two
+        // [tok, f/t] activations.
+        let sharded = tok * qc + (b * a * s * s + tok * h + 2 * tok * f) / t;
+        let acts = l * (replicated + sharded) * e;
         (weights, weights, 2 * weights, acts)
     };
     let (w, g, o, act) = at(cfg.tp);

@@ -231,19 +231,22 @@ pub struct AttnCache<T> {
     pub probs: Vec<Array2<T>>,
 }
 
-/// Causal multi-head attention core on packed `qkv` `[b·s, 3·w]` laid out `[Q | K | V]` with `w =
-/// heads·d` and head `j` in columns `j·d..(j+1)·d` of each part. Returns the context `[b·s, w]`
-/// (heads side by side) and the cache. `matmul` is the product to use (the reference passes
-/// ndarray's `dot`).
+/// Causal multi-head attention core on packed `qkv` `[b·s, (heads + 2·kv_heads)·d]` laid out
+/// `[Q | K | V]`: `heads` query heads, then `kv_heads` key heads, then `kv_heads` value heads,
+/// head `j` in columns `j·d..(j+1)·d` of its part. Query head `j` attends with KV head
+/// `j / (heads / kv_heads)` (grouped-query attention; `kv_heads == heads` is plain multi-head
+/// attention). Returns the context `[b·s, heads·d]` (heads side by side) and the cache. `matmul`
+/// is the product to use (the reference passes ndarray's `dot`).
 pub fn attention<T: Element>(
     qkv: ArrayView2<'_, T>,
     batch: usize,
     seq: usize,
     heads: usize,
+    kv_heads: usize,
     mm: impl Fn(ArrayView2<'_, T>, ArrayView2<'_, T>) -> Array2<T> + Sync,
 ) -> (Array2<T>, AttnCache<T>) {
-    let w = qkv.ncols() / 3;
-    let d = w / heads.max(1);
+    let l = QkvLayout::new(qkv.ncols(), heads, kv_heads);
+    let d = l.d;
     let scale = T::from_f64(1.0 / (d as f64).sqrt());
     // (batch, head) pairs are independent: run them on the thread pool.
     let per_head: Vec<(Array2<T>, Array2<T>)> = (0..batch * heads)
@@ -251,9 +254,9 @@ pub fn attention<T: Element>(
         .map(|bj| {
             let (b, j) = (bj / heads, bj % heads);
             let rows = b * seq..(b + 1) * seq;
-            let q = qkv.slice(s![rows.clone(), j * d..(j + 1) * d]);
-            let k = qkv.slice(s![rows.clone(), w + j * d..w + (j + 1) * d]);
-            let v = qkv.slice(s![rows.clone(), 2 * w + j * d..2 * w + (j + 1) * d]);
+            let q = qkv.slice(s![rows.clone(), l.q(j)]);
+            let k = qkv.slice(s![rows.clone(), l.k(j)]);
+            let v = qkv.slice(s![rows.clone(), l.v(j)]);
             let mut sc = mm(q, k.t());
             sc.mapv_inplace(|x| x * scale);
             causal_softmax_inplace(sc.view_mut());
@@ -261,7 +264,7 @@ pub fn attention<T: Element>(
             (o, sc)
         })
         .collect();
-    let mut ctx = Array2::<T>::zeros((batch * seq, w));
+    let mut ctx = Array2::<T>::zeros((batch * seq, heads * d));
     let mut probs = Vec::with_capacity(batch * heads);
     for (bj, (o, p)) in per_head.into_iter().enumerate() {
         let (b, j) = (bj / heads, bj % heads);
@@ -272,10 +275,48 @@ pub fn attention<T: Element>(
     (ctx, AttnCache { probs })
 }
 
-/// Attention core backward: from `dctx` `[b·s, w]` to `dqkv` `[b·s, 3w]`.
+/// Column ranges of the packed `[Q | K | V]` layout for query head `j`.
+struct QkvLayout {
+    d: usize,
+    heads: usize,
+    kv_heads: usize,
+}
+
+impl QkvLayout {
+    fn new(cols: usize, heads: usize, kv_heads: usize) -> Self {
+        let kv_heads = kv_heads.clamp(1, heads.max(1));
+        Self {
+            d: cols / (heads + 2 * kv_heads).max(1),
+            heads,
+            kv_heads,
+        }
+    }
+
+    /// The KV head query head `j` reads.
+    fn kv_of(&self, j: usize) -> usize {
+        j / (self.heads / self.kv_heads).max(1)
+    }
+
+    fn q(&self, j: usize) -> std::ops::Range<usize> {
+        j * self.d..(j + 1) * self.d
+    }
+
+    fn k(&self, j: usize) -> std::ops::Range<usize> {
+        let c = (self.heads + self.kv_of(j)) * self.d;
+        c..c + self.d
+    }
+
+    fn v(&self, j: usize) -> std::ops::Range<usize> {
+        let c = (self.heads + self.kv_heads + self.kv_of(j)) * self.d;
+        c..c + self.d
+    }
+}
+
+/// Attention core backward: from `dctx` `[b·s, heads·d]` to `dqkv` (the shape of `qkv`).
 ///
 /// With `P = softmax(S)`, `S = QKᵀ/√d`: `dV = Pᵀ·dO`, `dP = dO·Vᵀ`, `dS = P ⊙ (dP − rowsum(dP ⊙ P))`,
-/// `dQ = dS·K/√d`, `dK = dSᵀ·Q/√d`.
+/// `dQ = dS·K/√d`, `dK = dSᵀ·Q/√d`. With grouped-query attention a KV head's gradient is the sum
+/// over the query heads of its group, added in head order.
 #[allow(clippy::too_many_arguments)]
 pub fn attention_backward<T: Element>(
     qkv: ArrayView2<'_, T>,
@@ -284,10 +325,11 @@ pub fn attention_backward<T: Element>(
     batch: usize,
     seq: usize,
     heads: usize,
+    kv_heads: usize,
     mm: impl Fn(ArrayView2<'_, T>, ArrayView2<'_, T>) -> Array2<T> + Sync,
 ) -> Array2<T> {
-    let w = qkv.ncols() / 3;
-    let d = w / heads.max(1);
+    let l = QkvLayout::new(qkv.ncols(), heads, kv_heads);
+    let d = l.d;
     let scale = T::from_f64(1.0 / (d as f64).sqrt());
     let per_head: Vec<[Array2<T>; 3]> = (0..batch * heads)
         .into_par_iter()
@@ -295,9 +337,9 @@ pub fn attention_backward<T: Element>(
             let (b, j) = (bj / heads, bj % heads);
             let rows = b * seq..(b + 1) * seq;
             let p = &cache.probs[bj];
-            let q = qkv.slice(s![rows.clone(), j * d..(j + 1) * d]);
-            let k = qkv.slice(s![rows.clone(), w + j * d..w + (j + 1) * d]);
-            let v = qkv.slice(s![rows.clone(), 2 * w + j * d..2 * w + (j + 1) * d]);
+            let q = qkv.slice(s![rows.clone(), l.q(j)]);
+            let k = qkv.slice(s![rows.clone(), l.k(j)]);
+            let v = qkv.slice(s![rows.clone(), l.v(j)]);
             let dout = dctx.slice(s![rows.clone(), j * d..(j + 1) * d]);
             let dv = mm(p.t(), dout);
             let mut ds = mm(dout, v.t());
@@ -317,13 +359,16 @@ pub fn attention_backward<T: Element>(
         })
         .collect();
     let mut dqkv = Array2::<T>::zeros(qkv.dim());
-    for (bj, parts) in per_head.into_iter().enumerate() {
+    for (bj, [dq, dk, dv]) in per_head.into_iter().enumerate() {
         let (b, j) = (bj / heads, bj % heads);
-        for (part, g) in parts.iter().enumerate() {
-            let c0 = part * w + j * d;
-            dqkv.slice_mut(s![b * seq..(b + 1) * seq, c0..c0 + d])
-                .assign(g);
-        }
+        let rows = b * seq..(b + 1) * seq;
+        dqkv.slice_mut(s![rows.clone(), l.q(j)]).assign(&dq);
+        // `+=`: the query heads of a group share their KV head (plain assignment without GQA,
+        // since the buffer starts at zero and each KV head then has one query head).
+        let mut k = dqkv.slice_mut(s![rows.clone(), l.k(j)]);
+        k += &dk;
+        let mut v = dqkv.slice_mut(s![rows, l.v(j)]);
+        v += &dv;
     }
     dqkv
 }
@@ -409,9 +454,39 @@ mod tests {
         // 2 sequences of 3 tokens, 2 heads of size 2: qkv is [6, 12].
         let qkv = rand_mat(6, 12, 9);
         let gc = rand_mat(6, 4, 10);
-        let (_, ac) = attention(qkv.view(), 2, 3, 2, dot);
-        let dq = attention_backward(qkv.view(), &ac, gc.view(), 2, 3, 2, dot);
-        check_grad(&qkv, &gc, |q| attention(q.view(), 2, 3, 2, dot).0, &dq);
+        let (_, ac) = attention(qkv.view(), 2, 3, 2, 2, dot);
+        let dq = attention_backward(qkv.view(), &ac, gc.view(), 2, 3, 2, 2, dot);
+        check_grad(&qkv, &gc, |q| attention(q.view(), 2, 3, 2, 2, dot).0, &dq);
+
+        // Grouped-query: 4 query heads share 2 KV heads of size 2: qkv is [6, (4 + 4)·2].
+        let qkv = rand_mat(6, 16, 11);
+        let gc = rand_mat(6, 8, 12);
+        let (_, ac) = attention(qkv.view(), 2, 3, 4, 2, dot);
+        let dq = attention_backward(qkv.view(), &ac, gc.view(), 2, 3, 4, 2, dot);
+        check_grad(&qkv, &gc, |q| attention(q.view(), 2, 3, 4, 2, dot).0, &dq);
+    }
+
+    /// Grouped-query attention is multi-head attention with each KV head repeated for its group's
+    /// query heads (what `repeat_kv` does in Hugging Face's Llama).
+    #[test]
+    fn gqa_equals_mha_with_repeated_kv() {
+        let (heads, kv, d, t) = (6, 2, 3, 5);
+        let qkv = rand_mat(t, (heads + 2 * kv) * d, 21);
+        let mut full = Array2::<f64>::zeros((t, 3 * heads * d));
+        full.slice_mut(s![.., 0..heads * d])
+            .assign(&qkv.slice(s![.., 0..heads * d]));
+        for j in 0..heads {
+            let g = j / (heads / kv);
+            for part in 1..3 {
+                let src = (heads + (part - 1) * kv + g) * d;
+                let dst = (part * heads + j) * d;
+                full.slice_mut(s![.., dst..dst + d])
+                    .assign(&qkv.slice(s![.., src..src + d]));
+            }
+        }
+        let (a, _) = attention(qkv.view(), 1, t, heads, kv, dot);
+        let (b, _) = attention(full.view(), 1, t, heads, heads, dot);
+        assert!((&a - &b).iter().all(|v| v.abs() < 1e-14));
     }
 
     #[test]
@@ -435,13 +510,13 @@ mod tests {
         let cfg = crate::config::Preset::Tiny.config();
         let m = Model::<f64>::random(&cfg);
         let qkv = m.layers[0].qkv_w.slice(s![0..8, ..]).to_owned();
-        let (ctx, _) = attention(qkv.view(), 1, 8, 4, dot);
+        let (ctx, _) = attention(qkv.view(), 1, 8, 4, 4, dot);
         let mut qkv2 = qkv.clone();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         for c in 0..qkv2.ncols() {
             qkv2[(7, c)] += rng.random_range(-1.0..1.0); // perturb the last token only
         }
-        let (ctx2, _) = attention(qkv2.view(), 1, 8, 4, dot);
+        let (ctx2, _) = attention(qkv2.view(), 1, 8, 4, 4, dot);
         assert_eq!(ctx.slice(s![0..7, ..]), ctx2.slice(s![0..7, ..]));
         assert_ne!(ctx.row(7), ctx2.row(7));
     }

@@ -3,7 +3,8 @@
 //! Names follow the export convention: `layers.{i}.ln1.weight`, `layers.{i}.attn.qkv.weight`, …
 //! Every tensor is stored 2-D: a weight `W` is `[in, out]` (so `y = x·W + b`), a bias or a
 //! LayerNorm vector is `[1, n]`. The packed QKV weight is `[h, 3h]`, laid out `[Q | K | V]` with
-//! each head's `h/a` columns contiguous inside each part.
+//! each head's `h/a` columns contiguous inside each part. With grouped-query attention it is
+//! `[h, (a + 2·kv)·d]`: `a` query heads, then `kv` key heads, then `kv` value heads.
 
 use crate::config::Config;
 use crate::dtype::Element;
@@ -73,7 +74,7 @@ impl ParamKind {
 
     /// Full (unsharded) shape `[rows, cols]`.
     pub fn shape(self, cfg: &Config) -> [usize; 2] {
-        let (h, f) = (cfg.hidden, cfg.ffn);
+        let (h, f, q) = (cfg.hidden, cfg.ffn, cfg.qkv_width());
         match self {
             ParamKind::Ln1Weight
             | ParamKind::Ln1Bias
@@ -81,8 +82,8 @@ impl ParamKind {
             | ParamKind::Ln2Bias
             | ParamKind::OutBias
             | ParamKind::Fc2Bias => [1, h],
-            ParamKind::QkvWeight => [h, 3 * h],
-            ParamKind::QkvBias => [1, 3 * h],
+            ParamKind::QkvWeight => [h, q],
+            ParamKind::QkvBias => [1, q],
             ParamKind::OutWeight => [h, h],
             ParamKind::Fc1Weight => [h, f],
             ParamKind::Fc1Bias => [1, f],

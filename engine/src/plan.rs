@@ -15,6 +15,11 @@
 //!  └──┴──┴──┴──┘                                        └─────┘  g all-reduces them)
 //! ```
 //!
+//! With grouped-query attention (`kv` KV heads) rank `r` holds its `a/tp` query heads and, when
+//! `tp <= kv`, KV heads `r·kv/tp ..` (Megatron-LM: `kv % tp == 0`); when `tp > kv`, a copy of KV
+//! head `r / (tp/kv)` (vLLM: `tp % kv == 0`), so `tp/kv` ranks hold the same K and V columns and
+//! their gradients are all-reduced within that group ([`Config::kv_replica_groups`]).
+//!
 //! Column-parallel biases are split with their columns. Row-parallel biases (`attn.out.bias`,
 //! `mlp.fc2.bias`) and LayerNorms are replicated; a row-parallel bias is added once, after the
 //! all-reduce. PyTorch's `ColwiseParallel`/`RowwiseParallel` are the same splits.
@@ -114,9 +119,10 @@ impl ShardPlan {
     /// [`Config::validate_shapes`].
     pub fn new(cfg: &Config) -> Self {
         let tp = cfg.tp.max(1);
-        let (h, f) = (cfg.hidden, cfg.ffn);
+        let (h, f, d) = (cfg.hidden, cfg.ffn, cfg.head_dim());
         let hr = h / tp;
         let fr = f / tp;
+        let (kv, kvp) = (cfg.kv_heads(), cfg.kv_heads_per_rank());
         let params = ParamKind::ALL
             .into_iter()
             .map(|kind| {
@@ -137,13 +143,19 @@ impl ShardPlan {
                 };
                 let blocks = (0..tp)
                     .map(|r| match kind {
-                        // Q, K and V columns of heads r·hp..(r+1)·hp: three blocks.
-                        ParamKind::QkvWeight | ParamKind::QkvBias => (0..3)
-                            .map(|part| Block {
-                                rows: 0..rows,
-                                cols: part * h + r * hr..part * h + (r + 1) * hr,
-                            })
-                            .collect(),
+                        // Q columns of heads r·hp..(r+1)·hp, then the K and V columns of the
+                        // rank's KV heads: three blocks.
+                        ParamKind::QkvWeight | ParamKind::QkvBias => {
+                            let k0 = h + cfg.first_kv_head(r) * d;
+                            let v0 = k0 + kv * d;
+                            [r * hr..(r + 1) * hr, k0..k0 + kvp * d, v0..v0 + kvp * d]
+                                .into_iter()
+                                .map(|cols| Block {
+                                    rows: 0..rows,
+                                    cols,
+                                })
+                                .collect()
+                        }
                         ParamKind::Fc1Weight | ParamKind::Fc1Bias => vec![Block {
                             rows: 0..rows,
                             cols: r * fr..(r + 1) * fr,
@@ -236,6 +248,44 @@ mod tests {
             };
             assert!(hits.iter().all(|&v| v == want), "{:?}", p.kind);
         }
+    }
+
+    /// Grouped-query attention: Megatron's split when `tp <= kv`, vLLM's replication beyond.
+    #[test]
+    fn gqa_kv_heads_split_then_replicated() {
+        // h=32, 8 query heads of size 4, 2 KV heads: Q is columns 0..32, K 32..40, V 40..48.
+        let base = Config {
+            hidden: 32,
+            heads: 8,
+            kv_heads: Some(2),
+            ffn: 64,
+            ..Preset::Tiny.config()
+        };
+        let cols = |tp: usize, r: usize| -> Vec<Range<usize>> {
+            let cfg = Config { tp, ..base.clone() };
+            ShardPlan::new(&cfg).param(ParamKind::QkvWeight).blocks[r]
+                .iter()
+                .map(|b| b.cols.clone())
+                .collect()
+        };
+        // TP=2: one KV head each.
+        assert_eq!(cols(2, 1), vec![16..32, 36..40, 44..48]);
+        // TP=8: four ranks share each KV head; rank 5 holds a copy of KV head 1.
+        assert_eq!(cols(8, 5), vec![20..24, 36..40, 44..48]);
+        assert_eq!(cols(8, 3), vec![12..16, 32..36, 40..44]);
+        let cfg = Config { tp: 8, ..base };
+        assert_eq!(cfg.kv_replica_groups(), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        // Each K/V column is held by exactly tp/kv = 4 ranks, each Q column by one.
+        let p = ShardPlan::new(&cfg);
+        let p = p.param(ParamKind::QkvWeight);
+        let mut hits = vec![0; cfg.qkv_width()];
+        for r in 0..8 {
+            for b in &p.blocks[r] {
+                b.cols.clone().for_each(|c| hits[c] += 1);
+            }
+        }
+        assert!(hits[..32].iter().all(|&n| n == 1));
+        assert!(hits[32..].iter().all(|&n| n == 4));
     }
 
     #[test]

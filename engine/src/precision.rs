@@ -329,7 +329,12 @@ pub fn forward_emulated(
         })
         .collect();
     let tp = cfg.tp;
-    let (b, s, hp) = (cfg.batch, cfg.seq, cfg.heads_per_rank());
+    let (b, s, hp, kvp) = (
+        cfg.batch,
+        cfg.seq,
+        cfg.heads_per_rank(),
+        cfg.kv_heads_per_rank(),
+    );
     let mut x: Vec<Array2<f32>> = vec![rnd(model.input.clone()); tp];
     for layer in 0..cfg.layers {
         let p = |r: usize| &shards[r][layer];
@@ -341,7 +346,7 @@ pub fn forward_emulated(
             let mut qkv = ops::matmul(ln1[r].view(), p(r).qkv_w.view());
             ops::add_row(&mut qkv, p(r).qkv_b.view());
             let qkv = rnd(qkv);
-            rnd(ops::attention(qkv.view(), b, s, hp, ops::matmul).0)
+            rnd(ops::attention(qkv.view(), b, s, hp, kvp, ops::matmul).0)
         });
         let part = per_rank(&|r| rnd(ops::matmul(ctx[r].view(), p(r).out_w.view())));
         let reduced = all_reduce_emulated(cfg, dtype, part)?;

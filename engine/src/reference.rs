@@ -75,7 +75,14 @@ pub fn block_forward<T: Element>(
     let (ln1, ln1_cache) = ops::layer_norm(x.view(), p.ln1_w.view(), p.ln1_b.view());
     let mut qkv = ln1.dot(&p.qkv_w);
     qkv += &p.qkv_b;
-    let (ctx, attn_cache) = ops::attention(qkv.view(), cfg.batch, cfg.seq, cfg.heads, ops::dot);
+    let (ctx, attn_cache) = ops::attention(
+        qkv.view(),
+        cfg.batch,
+        cfg.seq,
+        cfg.heads,
+        cfg.kv_heads(),
+        ops::dot,
+    );
     let attn_proj = ctx.dot(&p.out_w);
     let x1 = x + &attn_proj + &p.out_b;
     let (ln2, ln2_cache) = ops::layer_norm(x1.view(), p.ln2_w.view(), p.ln2_b.view());
@@ -134,6 +141,7 @@ pub fn block_backward<T: Element>(
         cfg.batch,
         cfg.seq,
         cfg.heads,
+        cfg.kv_heads(),
         ops::dot,
     );
     g.qkv_w = c.ln1.t().dot(&dqkv);
@@ -195,10 +203,23 @@ mod tests {
     /// config (2 layers), for the input and one entry of every parameter.
     #[test]
     fn reference_backward_matches_finite_differences() {
-        let cfg = Config {
+        check_finite_differences(Config {
             layers: 2,
             ..Preset::Tiny.config()
-        };
+        });
+    }
+
+    /// The same with grouped-query attention: 4 query heads sharing 2 KV heads.
+    #[test]
+    fn reference_backward_matches_finite_differences_with_gqa() {
+        check_finite_differences(Config {
+            layers: 2,
+            kv_heads: Some(2),
+            ..Preset::Tiny.config()
+        });
+    }
+
+    fn check_finite_differences(cfg: Config) {
         let model = Model::<f64>::random(&cfg);
         let r = run(&cfg, &model);
         let loss = |m: &Model<f64>| (&forward(&cfg, m) * &m.grad_output).sum();

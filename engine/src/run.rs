@@ -342,6 +342,90 @@ mod tests {
         }
     }
 
+    /// Grouped-query attention, 8 query heads and 2 KV heads: TP=2 splits whole KV heads
+    /// (Megatron-LM), TP=4 and 8 replicate each KV head on 2 and 4 ranks (vLLM) and all-reduce the
+    /// copies' gradients within each group. Every rank's gradient equals the slice of the
+    /// reference's, the executor issues the trace's events, and the memory model counts what it
+    /// saves.
+    #[test]
+    fn grouped_query_attention_split_and_replicated_matches_the_reference() {
+        for (tp, groups) in [(1, 0), (2, 0), (4, 2), (8, 2)] {
+            for sequence_parallel in [false, true] {
+                let cfg = Config {
+                    hidden: 32,
+                    heads: 8,
+                    kv_heads: Some(2),
+                    ffn: 64,
+                    tp,
+                    layers: 2,
+                    sequence_parallel,
+                    ..Preset::Tiny.config()
+                };
+                let run = run_typed::<f64>(&cfg, &|_, _| {}).unwrap();
+                let v = &run.report.verification;
+                assert!(v.passed(), "{:?}", v.failures().collect::<Vec<_>>());
+                assert!(v.worst().unwrap().max_rel_error < 1e-12, "tp={tp}");
+                let issued: Vec<_> = run
+                    .sharded
+                    .issued
+                    .iter()
+                    .map(|i| (i.layer, i.pass, i.name.to_string(), i.ranks.clone()))
+                    .collect();
+                let planned: Vec<_> = run
+                    .report
+                    .trace
+                    .events
+                    .iter()
+                    .map(|e| (e.layer, e.pass, e.name.clone(), e.ranks.clone()))
+                    .collect();
+                assert_eq!(issued, planned);
+                let kv_grads = planned
+                    .iter()
+                    .filter(|e| e.0 == 0 && e.2 == "attn.kv.grads")
+                    .count();
+                assert_eq!(kv_grads, groups, "tp={tp}");
+                let modeled = crate::memory::config_memory(&cfg).activations_bytes_per_rank;
+                for &n in &run.sharded.saved_elements_per_rank {
+                    assert_eq!(n as u64 * 8, modeled, "tp={tp}");
+                }
+                // Replicated copies end the step with identical gradients.
+                if groups > 0 {
+                    let g = |r: usize| run.sharded.grads[r][0].qkv_w.clone();
+                    let q = cfg.heads_per_rank() * cfg.head_dim();
+                    let kv = |r: usize| g(r).slice(ndarray::s![.., q..]).to_owned();
+                    assert_eq!(kv(0), kv(1));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn grouped_query_attention_rules_name_megatron_and_vllm() {
+        let cfg = Config {
+            hidden: 96,
+            heads: 12,
+            kv_heads: Some(4),
+            ffn: 384,
+            tp: 6,
+            ..Preset::Tiny.config()
+        };
+        let err = cfg.validate().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "4 KV heads cannot be spread over 6 GPUs: Megatron-LM splits whole KV heads \
+             (kv_heads % tp == 0) and vLLM also allows replicating each KV head on tp / kv_heads \
+             GPUs (tp % kv_heads == 0); neither holds; valid TP sizes: 1, 2, 4, 12"
+        );
+        let cfg = Config {
+            kv_heads: Some(5),
+            tp: 1,
+            ..cfg
+        };
+        let err = cfg.validate().unwrap_err().to_string();
+        assert!(err.contains("heads % kv_heads == 0"), "{err}");
+        assert!(err.contains("1, 2, 3, 4, 6, 12"), "{err}");
+    }
+
     #[test]
     fn a_wrong_shard_is_caught() {
         let cfg = Preset::Tiny.config();

@@ -273,6 +273,51 @@ impl<T: Element> Exec<'_, T> {
         self.issue_collective(name);
     }
 
+    /// Grouped-query attention with replicated KV heads: within each group of ranks holding the
+    /// same KV head ([`Config::kv_replica_groups`]), all-reduce the K and V columns of the QKV
+    /// weight and bias gradients (`attn.kv.grads`, one collective per group, groups side by side).
+    #[allow(clippy::type_complexity)]
+    fn kv_grads_all_reduce(
+        &mut self,
+        mut qkv: Vec<(Array2<T>, Array2<T>, Array2<T>)>,
+    ) -> Result<Vec<(Array2<T>, Array2<T>, Array2<T>)>, CollectiveError> {
+        let q_cols = self.cfg.heads_per_rank() * self.cfg.head_dim();
+        for group in self.cfg.kv_replica_groups() {
+            self.issued.push(Issued {
+                layer: self.layer,
+                pass: self.pass,
+                name: "attn.kv.grads",
+                ranks: group.clone(),
+            });
+            let mut bufs: Vec<Vec<T>> = group
+                .iter()
+                .map(|&r| {
+                    let (dw, db, _) = &qkv[r];
+                    let kv = |m: &Array2<T>| {
+                        m.slice(ndarray::s![.., q_cols..])
+                            .iter()
+                            .copied()
+                            .collect::<Vec<T>>()
+                    };
+                    let mut v = kv(dw);
+                    v.extend(kv(db));
+                    v
+                })
+                .collect();
+            collectives::all_reduce_in_place(&mut bufs, self.cfg.algorithm)?;
+            for (&r, buf) in group.iter().zip(bufs) {
+                let (dw, db, _) = &mut qkv[r];
+                let mut it = buf.into_iter();
+                dw.slice_mut(ndarray::s![.., q_cols..])
+                    .iter_mut()
+                    .chain(db.slice_mut(ndarray::s![.., q_cols..]).iter_mut())
+                    .zip(it.by_ref())
+                    .for_each(|(d, x)| *d = x);
+            }
+        }
+        Ok(qkv)
+    }
+
     /// All-reduce of every rank's `[t, h]` partial; returns each rank's copy of the sum.
     fn all_reduce(
         &mut self,
@@ -366,7 +411,7 @@ pub fn run_on_shards<T: Element>(
 ) -> Result<ShardedRun<T>, CollectiveError> {
     let tp = cfg.tp;
     let (b, s) = (cfg.batch, cfg.seq);
-    let hp = cfg.heads_per_rank();
+    let (hp, kvp) = (cfg.heads_per_rank(), cfg.kv_heads_per_rank());
     let mut ex = Exec {
         cfg,
         issued: Vec::new(),
@@ -394,7 +439,7 @@ pub fn run_on_shards<T: Element>(
             y
         });
         let attn = ex.op("attn.core", |r| {
-            ops::attention(qkv[r].view(), b, s, hp, ops::matmul)
+            ops::attention(qkv[r].view(), b, s, hp, kvp, ops::matmul)
         });
         let part = ex.op("attn.out", |r| {
             ops::matmul(attn[r].0.view(), p(r).out_w.view())
@@ -514,6 +559,7 @@ pub fn run_on_shards<T: Element>(
                 b,
                 s,
                 hp,
+                kvp,
                 ops::matmul,
             )
         });
@@ -532,6 +578,13 @@ pub fn run_on_shards<T: Element>(
             let dx = ops::matmul(dqkv[r].view(), p(r).qkv_w.t());
             (dw, db, dx)
         });
+        // Replicated KV heads (tp > kv): each copy's gradient covers only the rank's own query
+        // heads; the copies' group sums them so that every copy gets the full gradient.
+        let qkv = if cfg.kv_replicas() > 1 {
+            ex.kv_grads_all_reduce(qkv)?
+        } else {
+            qkv
+        };
         let d_ln1 = ex.exit("attn.f.bwd", qkv.iter().map(|t| t.2.clone()).collect())?;
         let ln1 = ex.op("ln1.bwd", |r| {
             let (dx, dg, db) =

@@ -375,6 +375,47 @@ impl Builder<'_> {
     }
 }
 
+impl Builder<'_> {
+    /// An all-reduce over a subgroup of the ranks (replicated KV heads' gradients).
+    fn group_collective(
+        &mut self,
+        name: &str,
+        kind: CollectiveKind,
+        group: Vec<usize>,
+        shape: [usize; 2],
+    ) {
+        let n = group.len();
+        let algorithm = self.cfg.algorithm;
+        let elems = (shape[0] * shape[1]) as u64;
+        let payload = elems * elem_bytes(self.cfg);
+        let reduced = if n > 1 {
+            elems * (n as u64 - 1) / n as u64
+        } else {
+            0
+        };
+        self.events.push(Event {
+            index: self.events.len(),
+            layer: self.layer,
+            pass: self.pass,
+            name: name.to_string(),
+            kind: EventKind::Collective {
+                kind,
+                algorithm,
+                steps: all_reduce_steps(algorithm, n),
+            },
+            ranks: group,
+            inputs: vec![shape],
+            output: shape,
+            flops: reduced,
+            bytes: payload,
+            bytes_sent_per_rank: all_reduce_bytes_sent_per_rank(algorithm, n, payload),
+            conjugate: None,
+            timing: Timing::default(),
+            measured: None,
+        });
+    }
+}
+
 /// The algorithm of sequence parallelism's all-gathers and reduce-scatters: the configured one
 /// when it has such a schedule for the group (ring, direct, halving/doubling on a power of two),
 /// else ring.
@@ -411,7 +452,11 @@ pub fn schedule(cfg: &Config) -> Trace {
     let (t, h, f) = (cfg.tokens(), cfg.hidden, cfg.ffn);
     let (hr, fr) = (h / tp, f / tp); // attention width and FFN width per rank
     let (bt, s, hp, d) = (cfg.batch, cfg.seq, cfg.heads / tp, cfg.head_dim());
+    // QKV columns per rank: its query heads plus its (possibly replicated) KV heads; `3·hr`
+    // without grouped-query attention.
+    let qc = cfg.qkv_cols_per_rank();
     let (t64, h64, f64_, hr64, fr64) = (t as u64, h as u64, f as u64, hr as u64, fr as u64);
+    let qc64 = qc as u64;
     let _ = f64_;
     // Sequence parallelism: LayerNorm, bias and residual work on `tl` of the `t` token rows.
     let sp = cfg.sequence_parallel && tp > 1;
@@ -429,7 +474,7 @@ pub fn schedule(cfg: &Config) -> Trace {
     };
     // Causal attention still forms the full s×s score matrix per head in this implementation.
     let attn_flops = (bt * hp) as u64 * (4 * (s * s * d) as u64 + 5 * (s * s) as u64);
-    let attn_elems = (3 * t * hr + t * hr + 2 * bt * hp * s * s) as u64;
+    let attn_elems = (t * qc + t * hr + 2 * bt * hp * s * s) as u64;
 
     for layer in 0..cfg.layers {
         b.layer = layer;
@@ -450,16 +495,16 @@ pub fn schedule(cfg: &Config) -> Trace {
             "attn.qkv",
             ComputeOp::Linear { bias: true },
             Parallel::Column,
-            vec![x, [h, 3 * hr]],
-            [t, 3 * hr],
-            2 * t64 * h64 * 3 * hr64 + t64 * 3 * hr64,
-            t64 * h64 + h64 * 3 * hr64 + 3 * hr64 + t64 * 3 * hr64,
+            vec![x, [h, qc]],
+            [t, qc],
+            2 * t64 * h64 * qc64 + t64 * qc64,
+            t64 * h64 + h64 * qc64 + qc64 + t64 * qc64,
         );
         b.compute(
             "attn.core",
             ComputeOp::Attention,
             Parallel::Local,
-            vec![[t, 3 * hr]],
+            vec![[t, qc]],
             [t, hr],
             attn_flops,
             attn_elems,
@@ -610,8 +655,8 @@ pub fn schedule(cfg: &Config) -> Trace {
             "attn.core.bwd",
             ComputeOp::AttentionBackward,
             Parallel::Local,
-            vec![[t, hr], [t, 3 * hr]],
-            [t, 3 * hr],
+            vec![[t, hr], [t, qc]],
+            [t, qc],
             2 * attn_flops,
             2 * attn_elems,
         );
@@ -622,11 +667,22 @@ pub fn schedule(cfg: &Config) -> Trace {
             "attn.qkv.bwd",
             ComputeOp::LinearBackward { bias: true },
             Parallel::Column,
-            vec![[t, 3 * hr], x, [h, 3 * hr]],
+            vec![[t, qc], x, [h, qc]],
             x,
-            4 * t64 * h64 * 3 * hr64 + t64 * 3 * hr64,
-            2 * t64 * 3 * hr64 + 2 * t64 * h64 + 2 * h64 * 3 * hr64 + 3 * hr64,
+            4 * t64 * h64 * qc64 + t64 * qc64,
+            2 * t64 * qc64 + 2 * t64 * h64 + 2 * h64 * qc64 + qc64,
         );
+        // Replicated KV heads: each group of copies all-reduces its K and V weight and bias
+        // gradients (the groups are disjoint and run side by side).
+        let kv_cols = qc - hr;
+        for group in cfg.kv_replica_groups() {
+            b.group_collective(
+                "attn.kv.grads",
+                CollectiveKind::AllReduce,
+                group,
+                [h + 1, kv_cols],
+            );
+        }
         b.collective("attn.f.bwd", exit, Some(Conjugate::F), x);
         b.compute(
             "ln1.bwd",

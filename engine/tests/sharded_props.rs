@@ -1,5 +1,6 @@
-//! Property tests: random small configs at every valid TP in 1..=8, sharded vs reference, forward
-//! and backward, f64 and f32; invalid TPs give the specific error.
+//! Property tests: random small configs (grouped-query attention and sequence parallelism
+//! included) at every valid TP in 1..=8, sharded vs reference, forward and backward, f64 and f32;
+//! invalid TPs give the specific error.
 
 use proptest::prelude::*;
 use tplab_engine::run::run_typed;
@@ -15,12 +16,16 @@ fn small_config() -> impl Strategy<Value = Config> {
         1usize..=2,   // layers
         any::<u64>(), // seed
         prop::sample::select(Algorithm::ALL.to_vec()),
-        any::<bool>(), // sequence parallelism
+        (any::<bool>(), 0usize..8), // sequence parallelism, KV heads (a divisor of heads)
     )
         .prop_map(
-            |(heads, d, fm, seq, batch, layers, seed, algorithm, sequence_parallel)| Config {
+            |(heads, d, fm, seq, batch, layers, seed, algorithm, (sequence_parallel, kv))| Config {
                 hidden: heads * d,
                 heads,
+                kv_heads: {
+                    let divisors: Vec<usize> = (1..=heads).filter(|k| heads % k == 0).collect();
+                    Some(divisors[kv % divisors.len()])
+                },
                 ffn: heads * d * fm,
                 seq,
                 batch,
@@ -61,11 +66,16 @@ proptest! {
             Ok(()) => prop_assert!(
                 c.heads.is_multiple_of(tp)
                     && c.ffn.is_multiple_of(tp)
+                    && (c.kv_heads().is_multiple_of(tp) || tp.is_multiple_of(c.kv_heads()))
                     && (!c.sequence_parallel || c.seq.is_multiple_of(tp))
             ),
             Err(ConfigError::HeadsNotDivisible { valid, .. }) => {
                 prop_assert!(!c.heads.is_multiple_of(tp));
                 prop_assert!(valid.iter().all(|t| c.heads.is_multiple_of(*t) && c.ffn.is_multiple_of(*t)));
+            }
+            Err(ConfigError::KvHeadsNotSplittable { valid, kv_heads, .. }) => {
+                prop_assert!(!kv_heads.is_multiple_of(tp) && !tp.is_multiple_of(kv_heads));
+                prop_assert!(valid.iter().all(|t| kv_heads.is_multiple_of(*t) || t.is_multiple_of(kv_heads)));
             }
             Err(ConfigError::FfnNotDivisible { .. }) => prop_assert!(!c.ffn.is_multiple_of(tp)),
             Err(ConfigError::SeqNotDivisible { valid, .. }) => {

@@ -369,13 +369,14 @@ pub(crate) mod tests {
         let qkv = Array2::from_shape_vec((t, 3 * hr), rand_vec(&mut rng, t * 3 * hr)).unwrap();
         let dctx = Array2::from_shape_vec((t, hr), rand_vec(&mut rng, t * hr)).unwrap();
         let mm = |a: ndarray::ArrayView2<'_, f64>, b: ndarray::ArrayView2<'_, f64>| a.dot(&b);
-        let (_, cache) = tplab_engine::ops::attention(qkv.view(), batch, s, hp, mm);
+        let (_, cache) = tplab_engine::ops::attention(qkv.view(), batch, s, hp, hp, mm);
         let want = tplab_engine::ops::attention_backward(
             qkv.view(),
             &cache,
             dctx.view(),
             batch,
             s,
+            hp,
             hp,
             mm,
         );

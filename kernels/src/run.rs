@@ -74,6 +74,16 @@ pub fn check_config(cfg: &Config) -> Result<(), GpuError> {
                 .into(),
         ));
     }
+    if cfg.is_gqa() {
+        return Err(GpuError::Unsupported(format!(
+            "grouped-query attention ({} KV heads for {} query heads) runs on the CPU engine only \
+             (tplab run --kv-heads {}); the GPU attention kernels read one KV head per query \
+             head: run it without --kv-heads",
+            cfg.kv_heads(),
+            cfg.heads,
+            cfg.kv_heads()
+        )));
+    }
     if !crate::launch::gpu_dtype_supported(cfg.dtype) {
         return Err(GpuError::Unsupported(format!(
             "the GPU executor runs f32 or bf16, not {}; pass --dtype f32 or --dtype bf16",

@@ -3,8 +3,9 @@
 Checks (exit 1 on failure):
   - every layer's forward, recomputed in float64 from tensors.safetensors, reproduces `output`;
   - each rank's shards in shards.safetensors are the Megatron slices of the full weights
-    (QKV by heads: the Q, K and V columns of the rank's heads; out-proj and fc2 by rows; fc1 by
-    columns; LayerNorms and row-parallel biases replicated).
+    (QKV by heads: the Q, K and V columns of the rank's heads, with grouped-query attention the
+    rank's KV heads or its copy of one; out-proj and fc2 by rows; fc1 by columns; LayerNorms and
+    row-parallel biases replicated).
 The safetensors format is read directly (8-byte header length, JSON header, raw little-endian data),
 so nothing but numpy is needed.
 """
@@ -40,11 +41,15 @@ def gelu(x):
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
 
 
-def block(x, p, heads, batch, seq):
+def block(x, p, heads, kv, batch, seq):
     t, h = x.shape
     d = h // heads
     qkv = layer_norm(x, p["ln1.weight"], p["ln1.bias"]) @ p["attn.qkv.weight"] + p["attn.qkv.bias"]
-    q, k, v = (qkv[:, i * h:(i + 1) * h].reshape(batch, seq, heads, d).transpose(0, 2, 1, 3) for i in range(3))
+    split = lambda a, n: a.reshape(batch, seq, n, d).transpose(0, 2, 1, 3)
+    q = split(qkv[:, :h], heads)
+    # Grouped-query attention: KV head j // (heads // kv) serves query head j (repeat_kv).
+    k = np.repeat(split(qkv[:, h:h + kv * d], kv), heads // kv, axis=1)
+    v = np.repeat(split(qkv[:, h + kv * d:], kv), heads // kv, axis=1)
     s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
     s = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, s)
     s = np.exp(s - s.max(-1, keepdims=True))
@@ -60,10 +65,12 @@ def main(folder):
     shards, _ = load(f"{folder}/shards.safetensors")
     cfg = json.loads(meta["tplab.config"])
     h, heads, tp, f = cfg["hidden"], cfg["heads"], cfg["tp"], cfg["ffn"]
+    kv = cfg.get("kv_heads") or heads
+    d = h // heads
     x = t["input"].astype(np.float64)
     for i in range(cfg["layers"]):
         p = {k[len(f"layers.{i}."):]: v.astype(np.float64) for k, v in t.items() if k.startswith(f"layers.{i}.")}
-        x = block(x, p, heads, cfg["batch"], cfg["seq"])
+        x = block(x, p, heads, kv, cfg["batch"], cfg["seq"])
     want = t["output"].astype(np.float64)
     # float64 recomputation of a float32 export: the float32 run's own rounding dominates
     # (sqrt(K)·eps32 relative, K <= ffn); float64 exports agree to ~1e-12.
@@ -76,7 +83,15 @@ def main(folder):
         for i in range(cfg["layers"]):
             full = lambda n: t[f"layers.{i}.{n}"]
             sh = lambda n: shards[f"rank{r}.layers.{i}.{n}"]
-            cols = np.concatenate([np.arange(part * h + r * hr, part * h + (r + 1) * hr) for part in range(3)])
+            # The rank's query heads, then its KV heads: kv/tp whole heads (Megatron) or, when
+            # tp > kv, a copy of KV head r // (tp/kv) (vLLM's replication).
+            kvp = max(kv // tp, 1)
+            k0 = r // (tp // kv) if tp > kv else r * kvp
+            cols = np.concatenate([
+                np.arange(r * hr, (r + 1) * hr),
+                np.arange(h + k0 * d, h + (k0 + kvp) * d),
+                np.arange(h + (kv + k0) * d, h + (kv + k0 + kvp) * d),
+            ])
             checks = {
                 "attn.qkv.weight": full("attn.qkv.weight")[:, cols],
                 "attn.qkv.bias": full("attn.qkv.bias")[cols],

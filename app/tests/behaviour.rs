@@ -352,3 +352,45 @@ fn training_draws_three_curves_that_coincide() {
     harness.get_by_label_contains("step 200/200");
     harness.get_by_label_contains("largest gap to TP=1 over the run: TP=2");
 }
+
+#[test]
+fn grouped_query_attention_shows_which_gpu_holds_which_kv_copy() {
+    let mut harness = harness();
+    let cfg = tplab_engine::Config {
+        hidden: 512,
+        heads: 8,
+        kv_heads: Some(2),
+        ffn: 2048,
+        tp: 8,
+        ..Default::default()
+    };
+    harness.state_mut().shared.scenario.set_config(cfg);
+    harness.run_steps(2);
+    // (8 + 2·2) heads × 64 = 768 QKV columns; 4 copies of each KV head.
+    harness.get_by_label_contains("W_qkv [512, 768]");
+    harness.get_by_label_contains("GPU 0, 1, 2, 3 hold KV head 0; GPU 4, 5, 6, 7 hold KV head 1");
+    // The step-through counts the copies' gradient all-reduces apart from f and g.
+    harness.get_by_label("Step through").click();
+    harness.run_steps(2);
+    harness.get_by_label_contains(
+        "all-reduces this layer: forward 2, backward 2; plus 2 all-reduce(s) of replicated KV",
+    );
+    harness.get_by_label("Playground").click();
+    harness.run_steps(2);
+    // TP=6 breaks both the heads and the KV rules: the error names the KV rule's two options.
+    harness.state_mut().shared.scenario.set_tp(6);
+    harness.run_steps(2);
+    harness.get_by_label_contains("8 heads cannot be split over 6 GPUs");
+    let cfg = tplab_engine::Config {
+        heads: 12,
+        kv_heads: Some(4),
+        hidden: 768,
+        ffn: 3072,
+        tp: 6,
+        ..Default::default()
+    };
+    harness.state_mut().shared.scenario.set_config(cfg);
+    harness.run_steps(2);
+    harness.get_by_label_contains("4 KV heads cannot be spread over 6 GPUs");
+    harness.get_by_label_contains("Nearest valid TP sizes: 4, 12");
+}

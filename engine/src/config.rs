@@ -283,6 +283,56 @@ impl Config {
             .collect()
     }
 
+    /// The ranks holding each KV head, indexed by KV head.
+    pub fn kv_holders(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.kv_heads()];
+        for r in 0..self.tp.max(1) {
+            let first = self.first_kv_head(r);
+            for k in first..first + self.kv_heads_per_rank() {
+                if let Some(v) = out.get_mut(k) {
+                    v.push(r);
+                }
+            }
+        }
+        out
+    }
+
+    /// A sentence on how grouped-query attention is placed (`None` without it).
+    pub fn gqa_note(&self) -> Option<String> {
+        if !self.is_gqa() {
+            return None;
+        }
+        let (a, kv, tp) = (self.heads, self.kv_heads(), self.tp.max(1));
+        let head = format!(
+            "grouped-query attention: {a} query heads share {kv} KV heads ({} per KV head)",
+            self.queries_per_kv()
+        );
+        Some(if self.kv_replicas() > 1 {
+            let holders = self
+                .kv_holders()
+                .iter()
+                .enumerate()
+                .map(|(k, rs)| {
+                    let rs: Vec<String> = rs.iter().map(|r| r.to_string()).collect();
+                    format!("GPU {} hold KV head {k}", rs.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            format!(
+                "{head}; TP={tp} > {kv} KV heads, so each KV head is replicated on {} GPUs \
+                 (vLLM's rule, tp % kv_heads == 0): {holders}. The copies' K/V gradients are \
+                 all-reduced within each group (attn.kv.grads).",
+                self.kv_replicas()
+            )
+        } else {
+            format!(
+                "{head}; each GPU holds {} whole KV head(s) (Megatron-LM's rule, kv_heads % tp \
+                 == 0), no copies.",
+                self.kv_heads_per_rank()
+            )
+        })
+    }
+
     /// Columns of the packed QKV weight: `(a + 2·kv)·d` (`3h` without grouped-query attention).
     pub fn qkv_width(&self) -> usize {
         (self.heads + 2 * self.kv_heads()) * self.head_dim()
@@ -450,11 +500,7 @@ impl Config {
     /// Parameters of one block: QKV `h·q+q` (`q` = [`Config::qkv_width`], `3h` without
     /// grouped-query attention), out `h·h+h`, fc1 `h·f+f`, fc2 `f·h+h`, two LayerNorms `4h`.
     pub fn params_per_layer(&self) -> u64 {
-        let (h, f, q) = (
-            self.hidden as u64,
-            self.ffn as u64,
-            self.qkv_width() as u64,
-        );
+        let (h, f, q) = (self.hidden as u64, self.ffn as u64, self.qkv_width() as u64);
         h * q + q + h * h + h + h * f + f + f * h + h + 4 * h
     }
 

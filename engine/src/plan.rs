@@ -274,7 +274,10 @@ mod tests {
         assert_eq!(cols(8, 5), vec![20..24, 36..40, 44..48]);
         assert_eq!(cols(8, 3), vec![12..16, 32..36, 40..44]);
         let cfg = Config { tp: 8, ..base };
-        assert_eq!(cfg.kv_replica_groups(), vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        assert_eq!(
+            cfg.kv_replica_groups(),
+            vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]
+        );
         // Each K/V column is held by exactly tp/kv = 4 ranks, each Q column by one.
         let p = ShardPlan::new(&cfg);
         let p = p.param(ParamKind::QkvWeight);

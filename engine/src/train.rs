@@ -712,7 +712,12 @@ mod tests {
             tr.step().unwrap();
         }
         // Rank's Q columns are 4 (1 head of 4), then one K and one V head: columns 4..12.
-        let kv = |r: usize| tr.ranks[r].layers[0].qkv_w.slice(ndarray::s![.., 4..]).to_owned();
+        let kv = |r: usize| {
+            tr.ranks[r].layers[0]
+                .qkv_w
+                .slice(ndarray::s![.., 4..])
+                .to_owned()
+        };
         assert_eq!(kv(0), kv(1));
         assert_eq!(kv(2), kv(3));
         assert_ne!(kv(0), kv(2));

@@ -88,3 +88,21 @@ fn numpy_recomputes_exported_block_f32_tp2() {
     };
     check(cfg, DType::F32);
 }
+
+/// Grouped-query attention: 8 query heads, 2 KV heads. TP=2 splits the KV heads; TP=4 replicates
+/// each on two ranks. numpy repeats the KV heads itself and checks each rank's K/V columns.
+#[test]
+fn numpy_recomputes_exported_gqa_block_split_and_replicated() {
+    for tp in [2, 4] {
+        let cfg = Config {
+            hidden: 32,
+            heads: 8,
+            kv_heads: Some(2),
+            ffn: 64,
+            tp,
+            layers: 2,
+            ..Preset::Tiny.config()
+        };
+        check(cfg, DType::F64);
+    }
+}

@@ -44,6 +44,10 @@ pub struct ScenarioArgs {
     pub hidden: Option<usize>,
     #[arg(long)]
     pub heads: Option<usize>,
+    /// Grouped-query attention: key/value heads, each shared by heads / kv-heads query heads
+    /// (default: one per head). Beyond TP = kv-heads each KV head is replicated (vLLM's rule).
+    #[arg(long)]
+    pub kv_heads: Option<usize>,
     /// MLP width (default: 4 × hidden when --hidden is given, else the preset's).
     #[arg(long)]
     pub ffn: Option<usize>,
@@ -79,6 +83,9 @@ impl ScenarioArgs {
         set(&mut c.batch, self.batch);
         set(&mut c.layers, self.layers);
         set(&mut c.tp, self.tp);
+        if self.kv_heads.is_some() {
+            c.kv_heads = self.kv_heads;
+        }
         if let Some(s) = self.seed {
             c.seed = s;
         }

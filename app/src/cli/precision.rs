@@ -76,6 +76,7 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
         preset: args.preset,
         hidden: args.hidden,
         heads: args.heads,
+        kv_heads: None,
         ffn: args.ffn,
         seq: args.seq,
         batch: args.batch,

@@ -125,6 +125,9 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
         cfg.label(), cfg.hidden, cfg.heads, cfg.ffn, cfg.seq, cfg.batch, cfg.layers, cfg.tp, cfg.dtype, cfg.algorithm,
         if cfg.sequence_parallel { ", sequence parallel" } else { "" }
     );
+    if let Some(note) = cfg.gqa_note() {
+        println!("{note}");
+    }
     print_trace_table(&report.trace);
     println!(
         "times: tplab cost model for {} × {} ({} GPUs per node, {} between nodes); modeled step {:.3} ms",

@@ -14,6 +14,9 @@ pub struct TrainArgs {
     pub hidden: usize,
     #[arg(long, default_value_t = 4)]
     pub heads: usize,
+    /// Grouped-query attention: KV heads shared by groups of query heads (default: one per head).
+    #[arg(long)]
+    pub kv_heads: Option<usize>,
     #[arg(long, default_value_t = 256)]
     pub ffn: usize,
     /// Context length in characters.
@@ -50,6 +53,7 @@ pub fn run(a: TrainArgs) -> anyhow::Result<ExitCode> {
     let cfg = TrainConfig {
         hidden: a.hidden,
         heads: a.heads,
+        kv_heads: a.kv_heads,
         ffn: a.ffn,
         seq: a.seq,
         batch: a.batch,

@@ -115,6 +115,21 @@ fn controls(ui: &mut egui::Ui, config: &mut Config) {
         ui.separator();
         labelled_drag(ui, "hidden", &mut config.hidden, 1 << 16);
         labelled_drag(ui, "heads", &mut config.heads, 1024);
+        let mut kv = config.kv_heads();
+        let l = ui.label("KV heads");
+        ui.add(
+            egui::DragValue::new(&mut kv)
+                .range(1..=config.heads.max(1))
+                .speed(0.2),
+        )
+        .labelled_by(l.id)
+        .on_hover_text(
+            "Grouped-query attention: fewer key/value heads than query heads, each shared by a \
+             group of query heads. Equal to heads: plain multi-head attention.",
+        );
+        if kv != config.kv_heads() {
+            config.kv_heads = (kv != config.heads).then_some(kv);
+        }
         labelled_drag(ui, "ffn", &mut config.ffn, 1 << 18);
         labelled_drag(ui, "seq", &mut config.seq, 1 << 16);
         labelled_drag(ui, "batch", &mut config.batch, 1024);
@@ -158,6 +173,26 @@ fn controls(ui: &mut egui::Ui, config: &mut Config) {
 fn slice_note(p: &ParamShard, config: &Config, rank: usize) -> String {
     let hp = config.heads_per_rank();
     match p.kind {
+        ParamKind::QkvWeight if config.is_gqa() => {
+            let (k0, kvp) = (config.first_kv_head(rank), config.kv_heads_per_rank());
+            let copies = config.kv_replicas();
+            let copy = if copies > 1 {
+                format!(
+                    " (copy {} of {copies}: TP > KV heads, so vLLM replicates each KV head)",
+                    rank % copies + 1
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "Q columns of heads {}–{}, K and V columns of KV head(s) {}–{}{copy} \
+                 (ColumnParallelLinear)",
+                rank * hp,
+                (rank + 1) * hp - 1,
+                k0,
+                k0 + kvp - 1
+            )
+        }
         ParamKind::QkvWeight => format!(
             "Q, K and V columns of heads {}–{} (ColumnParallelLinear)",
             rank * hp,
@@ -227,15 +262,21 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
         for (rank, blocks) in p.blocks.iter().enumerate() {
             let fill = gpu_color(rank, dark);
             for b in blocks {
+                // A block several ranks hold (replicated KV heads) is drawn as one band per
+                // holder, so every copy shows in its GPU's colour.
+                let holders: Vec<usize> = (0..p.blocks.len())
+                    .filter(|&q| p.blocks[q].contains(b))
+                    .collect();
+                let n = holders.len().max(1) as f32;
+                let i = holders.iter().position(|&q| q == rank).unwrap_or(0) as f32;
+                let (y0, y1) = (
+                    top + b.rows.start as f32 * scale,
+                    top + b.rows.end as f32 * scale,
+                );
+                let band = (y1 - y0) / n;
                 let rect = Rect::from_min_max(
-                    Pos2::new(
-                        x + b.cols.start as f32 * scale,
-                        top + b.rows.start as f32 * scale,
-                    ),
-                    Pos2::new(
-                        x + b.cols.end as f32 * scale,
-                        top + b.rows.end as f32 * scale,
-                    ),
+                    Pos2::new(x + b.cols.start as f32 * scale, y0 + i * band),
+                    Pos2::new(x + b.cols.end as f32 * scale, y0 + (i + 1.0) * band),
                 );
                 shapes.push(egui::Shape::rect_filled(rect, 0.0, fill));
                 if pointer.is_some_and(|pos| rect.contains(pos)) {
@@ -308,6 +349,9 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
     }
     ui.add_space(16.0);
     legend_ui(ui, config.tp, dark);
+    if let Some(note) = config.gqa_note() {
+        ui.label(note);
+    }
 }
 
 /// One coloured chip per GPU.

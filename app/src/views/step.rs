@@ -147,10 +147,21 @@ impl StepThrough {
 /// reduce-scatters when sequence parallelism replaces them.
 pub fn counter_text(trace: &Trace, layer: usize) -> String {
     let c = trace.collective_counts(Some(layer));
+    // Grouped-query attention with replicated KV heads: one small all-reduce per copy group.
+    let kv = trace
+        .layer_events(layer, Pass::Backward)
+        .filter(|e| e.name == "attn.kv.grads")
+        .count();
     let mut text = format!(
         "all-reduces this layer: forward {}, backward {}",
-        c.forward_all_reduce, c.backward_all_reduce
+        c.forward_all_reduce,
+        c.backward_all_reduce - kv
     );
+    if kv > 0 {
+        text.push_str(&format!(
+            "; plus {kv} all-reduce(s) of replicated KV heads' gradients, one per group of copies"
+        ));
+    }
     if c.forward_other + c.backward_other > 0 {
         text.push_str(&format!(
             "; all-gathers and reduce-scatters: forward {}, backward {}",
@@ -286,7 +297,7 @@ impl View for StepThrough {
             let (f, b) = issued_so_far(trace, step.layer, step.first_event);
             ui.label(format!("issued so far: forward {f}, backward {b}"));
         });
-        ui.label(describe(event, step, cur, n));
+        ui.label(describe(event, step, cur, n, trace.config.tp));
         ui.add_space(6.0);
         pass_strip(
             ui,
@@ -330,7 +341,7 @@ impl View for StepThrough {
 }
 
 /// One sentence about the current step.
-fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize) -> String {
+fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> String {
     let head = format!(
         "Step {}/{n} · layer {} · {} · {}",
         cur + 1,
@@ -363,7 +374,16 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize) -> String {
                 ),
                 _ => format!(
                     "{head}: {} {} ({algorithm}, {steps} steps) of [{}, {}] = {} per GPU, each GPU sends {}",
-                    if op.is_empty() {
+                    if e.ranks.len() < tp {
+                        format!(
+                            "GPUs {} (copies of one KV head) sum their K/V gradients with a",
+                            e.ranks
+                                .iter()
+                                .map(|r| r.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    } else if op.is_empty() {
                         "a sequence-parallel".to_string()
                     } else {
                         format!("the {op} operator is a")
@@ -593,8 +613,45 @@ fn gpus_ui(
             .iter()
             .find(|(k, _)| Some(*k) == collective)
             .map(|(_, p)| p);
-        if let Some(plan) = plan {
-            messages(&painter, &mut shapes, plan, frac, box_rect, dark, weak);
+        // A collective over a subgroup (the copies of one replicated KV head) gets its own plan,
+        // its local ranks mapped onto the group's GPUs.
+        let group = events.first().filter(|e| e.ranks.len() < tp);
+        let group_plan = group.and_then(|e| match e.kind {
+            EventKind::Collective {
+                kind, algorithm, ..
+            } => collectives::plan(
+                kind,
+                algorithm,
+                e.ranks.len(),
+                e.output[0] * e.output[1],
+                trace.config.dtype.size_bytes(),
+            )
+            .ok(),
+            EventKind::Compute { .. } => None,
+        });
+        if let (Some(e), Some(plan)) = (group, group_plan.as_ref()) {
+            let rank_of = |i: usize| e.ranks.get(i).copied().unwrap_or(0);
+            messages(
+                &painter,
+                &mut shapes,
+                plan,
+                frac,
+                box_rect,
+                rank_of,
+                dark,
+                weak,
+            );
+        } else if let Some(plan) = plan {
+            messages(
+                &painter,
+                &mut shapes,
+                plan,
+                frac,
+                box_rect,
+                |i| i,
+                dark,
+                weak,
+            );
         }
     }
     painter.extend(shapes);
@@ -606,13 +663,16 @@ fn gpus_ui(
     a11y_label(&resp, &what);
 }
 
-/// Arrows for the messages of the current round of `plan`, with a dot travelling along each.
+/// Arrows for the messages of the current round of `plan`, with a dot travelling along each;
+/// `rank_of` maps the plan's ranks to GPUs.
+#[allow(clippy::too_many_arguments)]
 fn messages(
     painter: &egui::Painter,
     shapes: &mut Vec<egui::Shape>,
     plan: &Plan,
     frac: f32,
     box_rect: impl Fn(usize) -> Rect,
+    rank_of: impl Fn(usize) -> usize,
     dark: bool,
     weak: egui::Color32,
 ) {
@@ -638,10 +698,11 @@ fn messages(
         ));
     }
     for s in round_steps.into_iter().take(MAX_DRAWN_MESSAGES) {
-        let (a, b) = (box_rect(s.src), box_rect(s.dst));
+        let (src, dst) = (rank_of(s.src), rank_of(s.dst));
+        let (a, b) = (box_rect(src), box_rect(dst));
         let (from, to) = if (a.center().y - b.center().y).abs() < 1.0 {
             // Same row: arc below the boxes so opposite directions do not overlap.
-            let lift = if s.src < s.dst { 14.0 } else { 26.0 };
+            let lift = if src < dst { 14.0 } else { 26.0 };
             (
                 a.center_bottom() + Vec2::new(0.0, lift),
                 b.center_bottom() + Vec2::new(0.0, lift),
@@ -649,7 +710,7 @@ fn messages(
         } else {
             (a.center(), b.center())
         };
-        let color = gpu_color(s.src, dark);
+        let color = gpu_color(src, dark);
         shapes.push(egui::Shape::line_segment(
             [from, to],
             Stroke::new(1.5, color),

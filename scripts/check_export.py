@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-DT = {"F32": np.float32, "F64": np.float64}
+DT = {"F32": np.float32, "F64": np.float64, "I64": np.int64}
 
 
 def load(path):
@@ -60,7 +60,58 @@ def block(x, p, heads, kv, batch, seq):
     return x1 + m @ p["mlp.fc2.weight"] + p["mlp.fc2.bias"]
 
 
+def check_vocab(path):
+    """Vocabulary parallelism: each rank's rows are its slice of the padded table (padding rows
+    zero), the ranks' logit columns are x @ E^T, and numpy's cross-entropy over the real
+    vocabulary reproduces the loss and the embedding gradient."""
+    t, meta = load(path)
+    cfg = json.loads(meta["tplab.vocab_config"])
+    vp, tp, h = int(meta["tplab.padded_vocab"]), cfg["tp"], cfg["hidden"]
+    V, n = cfg["vocab"], int(meta["tplab.padded_vocab"]) // cfg["tp"]
+    E = t["embedding"].astype(np.float64)
+    ids, targets = t["ids"], t["targets"]
+    padded = np.zeros((vp, h))
+    padded[:V] = E
+    ok = True
+    for r in range(tp):
+        if not np.array_equal(t[f"rank{r}.embedding"].astype(np.float64), padded[r * n:(r + 1) * n]):
+            print(f"rank {r}: embedding rows are not rows {r * n}..{(r + 1) * n} of the padded table")
+            ok = False
+    x = E[ids]
+    logits = x @ E.T
+    got_logits = np.concatenate([t[f"rank{r}.logits"] for r in range(tp)], axis=1).astype(np.float64)
+    z = logits - logits.max(1, keepdims=True)
+    losses = np.log(np.exp(z).sum(1)) - z[np.arange(len(ids)), targets]
+    loss = losses.mean()
+    p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    p[np.arange(len(ids)), targets] -= 1
+    p /= len(ids)
+    grad = p.T @ x
+    np.add.at(grad, ids, p @ E)
+    got_grad = np.concatenate([t[f"rank{r}.grad.embedding"] for r in range(tp)]).astype(np.float64)
+    eps = 1e-12 if t["embedding"].dtype == np.float64 else 1e-4
+    rel = lambda a, b: np.abs(a - b).max() / max(np.abs(b).max(), 1)
+    errs = {
+        "logits": rel(got_logits[:, :V], logits),
+        "loss": rel(t["loss"].astype(np.float64), np.array([loss])),
+        "grad.embedding": rel(got_grad[:V], grad),
+        "padding gradient": np.abs(got_grad[V:]).max() if vp > V else 0.0,
+    }
+    for k, e in errs.items():
+        print(f"vocab {k}: max rel error {e:.3e} (tolerance {eps:.0e})")
+        ok = ok and e <= eps
+    print(f"vocab: V={V} padded to {vp}, {n} rows per rank; " + ("ok" if ok else "FAILED"))
+    return ok
+
+
 def main(folder):
+    import os
+    if os.path.exists(f"{folder}/vocab.safetensors"):
+        ok = check_vocab(f"{folder}/vocab.safetensors")
+        if not os.path.exists(f"{folder}/tensors.safetensors"):
+            return 0 if ok else 1
+        if not ok:
+            return 1
     t, meta = load(f"{folder}/tensors.safetensors")
     shards, _ = load(f"{folder}/shards.safetensors")
     cfg = json.loads(meta["tplab.config"])

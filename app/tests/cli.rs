@@ -111,6 +111,45 @@ fn vocab_pads_splits_and_checks_the_parallel_cross_entropy() {
     assert!(out.contains("ce.sumexp"), "{out}");
     let (ok, _, err) = tplab(&["vocab", "--vocab", "256000", "--hidden", "8192"]);
     assert!(!ok && err.contains("reduce vocab or hidden"), "{err}");
+    // --export writes the tensors next to the report.
+    let dir = std::env::temp_dir().join(format!("tplab-cli-vocab-{}", std::process::id()));
+    let d = dir.to_string_lossy().to_string();
+    let (ok, out, err) = tplab(&[
+        "vocab", "--vocab", "100", "--hidden", "8", "--tokens", "4", "--tp", "2", "--export", &d,
+    ]);
+    assert!(ok && out.contains("vocab.safetensors"), "{out}{err}");
+    assert!(dir.join("vocab.safetensors").is_file());
+}
+
+#[test]
+fn run_with_grouped_query_attention_explains_the_kv_placement() {
+    let args = [
+        "run",
+        "--preset",
+        "tiny",
+        "--hidden",
+        "32",
+        "--heads",
+        "8",
+        "--kv-heads",
+        "2",
+        "--ffn",
+        "64",
+        "--tp",
+        "4",
+        "--dtype",
+        "f64",
+    ];
+    let (ok, out, err) = tplab(&args);
+    assert!(ok && out.contains("result: PASS"), "{out}{err}");
+    assert!(
+        out.contains("GPU 0, 1 hold KV head 0; GPU 2, 3 hold KV head 1"),
+        "{out}"
+    );
+    assert!(out.contains("attn.kv.grads"), "{out}");
+    let (ok, _, err) = tplab(&["run", "--heads", "12", "--kv-heads", "4", "--tp", "6"]);
+    assert!(!ok && err.contains("vLLM also allows replicating"), "{err}");
+    assert!(err.contains("valid TP sizes: 1, 2, 4, 12"), "{err}");
 }
 
 #[test]

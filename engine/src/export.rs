@@ -23,6 +23,18 @@ struct Owned {
     name: String,
     shape: Vec<usize>,
     bytes: Vec<u8>,
+    /// `None`: the run's float dtype.
+    dtype: Option<Dtype>,
+}
+
+/// A 1-D `int64` tensor (token ids).
+fn owned_ids(name: &str, ids: &[usize]) -> Owned {
+    Owned {
+        name: name.to_string(),
+        shape: vec![ids.len()],
+        bytes: ids.iter().flat_map(|&i| (i as i64).to_le_bytes()).collect(),
+        dtype: Some(Dtype::I64),
+    }
 }
 
 fn owned<T: Element>(name: String, a: &Array2<T>, flatten_row_vector: bool) -> Owned {
@@ -38,7 +50,12 @@ fn owned<T: Element>(name: String, a: &Array2<T>, flatten_row_vector: bool) -> O
             _ => bytes.extend_from_slice(&(Element::to_f64(*v) as f32).to_le_bytes()),
         }
     }
-    Owned { name, shape, bytes }
+    Owned {
+        name,
+        shape,
+        bytes,
+        dtype: None,
+    }
 }
 
 fn write_safetensors(
@@ -55,7 +72,7 @@ fn write_safetensors(
     let views = tensors
         .iter()
         .map(|t| {
-            TensorView::new(st_dtype, t.shape.clone(), &t.bytes)
+            TensorView::new(t.dtype.unwrap_or(st_dtype), t.shape.clone(), &t.bytes)
                 .map(|v| (t.name.clone(), v))
                 .map_err(|e| EngineError::Export(format!("{}: {e}", t.name)))
         })
@@ -76,6 +93,69 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
     std::fs::rename(&tmp, path).map_err(err)
 }
 
+/// Writes the vocabulary-parallel pass of `cfg` into `dir/vocab.safetensors` (computed in `T`):
+/// `ids` and `targets` (int64 `[T]`), the unpadded table `embedding` `[V, h]`, the reference's
+/// `embedded` `[T, h]`, `losses` `[T]`, `loss` `[1]` and `grad.embedding` `[V, h]`; and per rank
+/// `rank{r}.embedding` (its `Vp/tp` rows of the padded table, padding rows zero),
+/// `rank{r}.logits` `[T, Vp/tp]` and `rank{r}.grad.embedding`. Metadata: the config and the
+/// padded vocabulary. Returns the path.
+pub fn export_vocab<T: Element>(
+    cfg: &crate::vocab::VocabConfig,
+    dir: &Path,
+) -> Result<PathBuf, EngineError> {
+    use crate::vocab;
+    let err = |e: vocab::VocabError| EngineError::Export(e.to_string());
+    cfg.validate().map_err(err)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| EngineError::Export(format!("{}: {e}", dir.display())))?;
+    let m = vocab::VocabModel::<T>::random(cfg);
+    let want = vocab::reference(cfg, &m);
+    let got = vocab::sharded(cfg, &m).map_err(err)?;
+    let mut meta = HashMap::new();
+    meta.insert(
+        "tplab.vocab_config".to_string(),
+        serde_json::to_string(cfg).map_err(|e| EngineError::Export(e.to_string()))?,
+    );
+    meta.insert(
+        "tplab.padded_vocab".to_string(),
+        cfg.padded_vocab().to_string(),
+    );
+    meta.insert(
+        "tplab.conventions".to_string(),
+        "tied embedding and LM head; rank r holds padded rows r*Vp/tp..(r+1)*Vp/tp; loss = mean \
+         over tokens of logsumexp(logits over the real vocabulary) - logit[target]"
+            .to_string(),
+    );
+    let row = |a: &ndarray::Array1<T>| a.clone().insert_axis(ndarray::Axis(0));
+    let mut t = vec![
+        owned_ids("ids", &m.ids),
+        owned_ids("targets", &m.targets),
+        owned("embedding".into(), &m.embedding, false),
+        owned("embedded".into(), &want.embedded, false),
+        owned("losses".into(), &row(&want.losses), true),
+        owned("loss".into(), &Array2::from_elem((1, 1), want.loss), true),
+    ];
+    if let Some(g) = want.grad_embedding.first() {
+        t.push(owned("grad.embedding".into(), g, false));
+    }
+    for r in 0..cfg.tp {
+        t.push(owned(
+            format!("rank{r}.embedding"),
+            &vocab::shard_table(cfg, m.embedding.view(), r),
+            false,
+        ));
+        t.push(owned(format!("rank{r}.logits"), &got.logits[r], false));
+        t.push(owned(
+            format!("rank{r}.grad.embedding"),
+            &got.grad_embedding[r],
+            false,
+        ));
+    }
+    let path = dir.join("vocab.safetensors");
+    write_safetensors(&path, T::DTYPE, &t, meta)?;
+    Ok(path)
+}
+
 /// Writes `tensors.safetensors`, `shards.safetensors` and `trace.json` into `dir` (created if
 /// needed) and returns their paths.
 pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, EngineError> {
@@ -89,7 +169,8 @@ pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, Engi
     );
     meta.insert(
         "tplab.conventions".to_string(),
-        "pre-LN GPT-2 block; y = x@W + b with W [in,out]; qkv [h,3h] = [Q|K|V], heads contiguous; \
+        "pre-LN GPT-2 block; y = x@W + b with W [in,out]; qkv [h,(a+2kv)d] = [Q|K|V] (3h without \
+         grouped-query attention), heads contiguous; query head j uses KV head j/(a/kv); \
          tokens batch-major [batch*seq, hidden]; LayerNorm eps 1e-5; GeLU tanh approximation"
             .to_string(),
     );

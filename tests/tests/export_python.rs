@@ -106,3 +106,48 @@ fn numpy_recomputes_exported_gqa_block_split_and_replicated() {
         check(cfg, DType::F64);
     }
 }
+
+/// Vocabulary parallelism: V = 1000 padded to 1024 at TP=4 (granularity 8): numpy finds each
+/// rank's rows, the padding, the logits, the loss and the tied embedding's gradient.
+#[test]
+fn numpy_checks_the_vocabulary_parallel_export() {
+    if !numpy_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide python3 with numpy (pip install numpy)"
+        );
+        return;
+    }
+    for dtype in [DType::F64, DType::F32] {
+        let cfg = tplab_engine::vocab::VocabConfig {
+            vocab: 1000,
+            hidden: 32,
+            tokens: 24,
+            tp: 4,
+            granularity: 8,
+            ..Default::default()
+        };
+        let dir = tempdir(&format!("vocab-{dtype}"));
+        match dtype {
+            DType::F64 => tplab_engine::export::export_vocab::<f64>(&cfg, &dir),
+            _ => tplab_engine::export::export_vocab::<f32>(&cfg, &dir),
+        }
+        .expect("export");
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_export.py");
+        let o = Command::new("python3")
+            .arg(script)
+            .arg(&dir)
+            .output()
+            .expect("python3 runs");
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            o.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            text.contains("V=1000 padded to 1024, 256 rows per rank; ok"),
+            "{text}"
+        );
+    }
+}

@@ -31,6 +31,10 @@ pub struct VocabArgs {
     pub algorithm: Algorithm,
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Also write the tensors (table, each rank's rows and logits, loss, gradients) to
+    /// DIR/vocab.safetensors; `python3 scripts/check_export.py DIR` checks them with numpy.
+    #[arg(long, value_name = "DIR")]
+    pub export: Option<std::path::PathBuf>,
 }
 
 fn print(report: &VocabReport) {
@@ -134,6 +138,13 @@ pub fn run(args: VocabArgs) -> anyhow::Result<ExitCode> {
         d => anyhow::bail!("the CPU engine runs f32 or f64, not {d}; pass --dtype f32 or f64"),
     };
     print(&report);
+    if let Some(dir) = &args.export {
+        let path = match args.dtype {
+            DType::F64 => tplab_engine::export::export_vocab::<f64>(&cfg, dir)?,
+            _ => tplab_engine::export::export_vocab::<f32>(&cfg, dir)?,
+        };
+        println!("wrote {}", path.display());
+    }
     Ok(if report.passed() {
         ExitCode::SUCCESS
     } else {

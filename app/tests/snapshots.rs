@@ -1,4 +1,4 @@
-//! Snapshot tests: the Playground, Collectives and Verify views rendered on the CPU (wgpu on
+//! Snapshot tests: the Playground (plain and with grouped-query attention), Collectives and Verify views rendered on the CPU (wgpu on
 //! Mesa's llvmpipe) and compared with the PNGs committed under `tests/snapshots/`.
 //! Regenerate with `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test snapshots`.
 
@@ -57,6 +57,27 @@ fn options() -> SnapshotOptions {
 fn playground_snapshot() {
     let mut harness = harness_on("playground");
     snapshot(&mut harness, "playground");
+}
+
+/// Grouped-query attention at TP=8 with 2 KV heads: each KV head's K and V columns drawn as four
+/// bands, one per GPU holding a copy.
+#[test]
+fn playground_gqa_snapshot() {
+    let mut harness = harness_on("playground");
+    harness
+        .state_mut()
+        .shared
+        .scenario
+        .set_config(tplab_engine::Config {
+            hidden: 512,
+            heads: 8,
+            kv_heads: Some(2),
+            ffn: 2048,
+            tp: 8,
+            ..Default::default()
+        });
+    harness.run_steps(3);
+    snapshot(&mut harness, "playground_gqa");
 }
 
 #[test]

@@ -103,6 +103,11 @@ impl TplabApp {
         }
     }
 
+    /// The saved state (JSON) of the view with this id, as it would be written on exit.
+    pub fn view_state(&self, id: &str) -> Option<String> {
+        self.views.iter().find(|v| v.id() == id)?.save()
+    }
+
     /// Id of the view on screen.
     pub fn active_id(&self) -> &'static str {
         self.views.get(self.active).map_or("", |v| v.id())

@@ -351,6 +351,15 @@ fn training_draws_three_curves_that_coincide() {
     assert!(done, "training never finished ({:?})", start.elapsed());
     harness.get_by_label_contains("step 200/200");
     harness.get_by_label_contains("largest gap to TP=1 over the run: TP=2");
+    // The grouped-query variant is one click away (TP=4 then replicates the KV heads).
+    harness
+        .get_by_label("grouped-query attention (2 KV heads)")
+        .click();
+    harness.run_steps(2);
+    let state: serde_json::Value =
+        serde_json::from_str(&harness.state().view_state("train").expect("train state"))
+            .expect("JSON");
+    assert_eq!(state["config"]["kv_heads"], 2);
 }
 
 #[test]

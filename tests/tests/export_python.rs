@@ -16,13 +16,38 @@ fn numpy_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn check(cfg: Config, dtype: DType) {
+/// Whether numpy is there; under CI its absence fails the test.
+fn numpy_or_skip() -> bool {
     if !numpy_available() {
         assert!(
             std::env::var_os("CI").is_none(),
             "CI must provide python3 with numpy (pip install numpy)"
         );
         eprintln!("skipping: python3 with numpy not found (pip install numpy)");
+        return false;
+    }
+    true
+}
+
+/// Runs `scripts/check_export.py DIR`, asserts it succeeded and returns what it printed.
+fn check_script(dir: &std::path::Path) -> String {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_export.py");
+    let o = Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    text
+}
+
+fn check(cfg: Config, dtype: DType) {
+    if !numpy_or_skip() {
         return;
     }
     let dir = tempdir(&format!("{}-{dtype}", cfg.label()));
@@ -37,18 +62,7 @@ fn check(cfg: Config, dtype: DType) {
         }
     };
     assert_eq!(out.len(), 3);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_export.py");
-    let o = Command::new("python3")
-        .arg(script)
-        .arg(&dir)
-        .output()
-        .expect("python3 runs");
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = check_script(&dir);
     assert!(text.contains("Megatron slices"), "{text}");
     let trace: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("trace.json")).expect("trace.json"))
@@ -111,11 +125,7 @@ fn numpy_recomputes_exported_gqa_block_split_and_replicated() {
 /// rank's rows, the padding, the logits, the loss and the tied embedding's gradient.
 #[test]
 fn numpy_checks_the_vocabulary_parallel_export() {
-    if !numpy_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide python3 with numpy (pip install numpy)"
-        );
+    if !numpy_or_skip() {
         return;
     }
     for dtype in [DType::F64, DType::F32] {
@@ -133,18 +143,7 @@ fn numpy_checks_the_vocabulary_parallel_export() {
             _ => tplab_engine::export::export_vocab::<f32>(&cfg, &dir),
         }
         .expect("export");
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_export.py");
-        let o = Command::new("python3")
-            .arg(script)
-            .arg(&dir)
-            .output()
-            .expect("python3 runs");
-        let text = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{text}{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let text = check_script(&dir);
         assert!(
             text.contains("V=1000 padded to 1024, 256 rows per rank; ok"),
             "{text}"

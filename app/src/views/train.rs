@@ -105,6 +105,18 @@ impl View for Train {
                 ui.selectable_value(&mut self.config.optimizer, Optimizer::Sgd, "SGD");
                 ui.selectable_value(&mut self.config.dtype, DType::F32, "f32");
                 ui.selectable_value(&mut self.config.dtype, DType::F64, "f64");
+                let mut gqa = self.config.kv_heads.is_some();
+                if ui
+                    .checkbox(&mut gqa, "grouped-query attention (2 KV heads)")
+                    .on_hover_text(
+                        "The 4 query heads share 2 KV heads. TP=2 gives each GPU one KV head; \
+                         TP=4 replicates each KV head on 2 GPUs, which all-reduce the copies' \
+                         gradients so that the copies stay identical.",
+                    )
+                    .changed()
+                {
+                    self.config.kv_heads = gqa.then_some(2);
+                }
             });
         });
         ui.horizontal(|ui| {

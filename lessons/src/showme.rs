@@ -88,6 +88,9 @@ pub struct ShowMe {
     /// Number of layers (default: the preset's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layers: Option<usize>,
+    /// Grouped-query attention's KV heads (default: one per head).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_heads: Option<usize>,
     /// Pass of the event (default forward).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<Pass>,
@@ -130,6 +133,9 @@ impl ShowMe {
         }
         if let Some(layers) = self.layers {
             cfg.layers = layers;
+        }
+        if self.kv_heads.is_some() {
+            cfg.kv_heads = self.kv_heads;
         }
         cfg
     }
@@ -186,6 +192,9 @@ impl ShowMe {
         let mut s = format!("{} view, {}, TP={}", self.view, self.preset.name(), cfg.tp);
         if cfg.layers != 1 {
             s.push_str(&format!(", {} layers", cfg.layers));
+        }
+        if cfg.is_gqa() {
+            s.push_str(&format!(", {} KV heads", cfg.kv_heads()));
         }
         if let Some(e) = &self.event {
             s.push_str(&format!(", {} pass at {e}", self.pass().name()));

@@ -28,14 +28,17 @@ pub enum GenKind {
     WeightMemory,
     /// All-reduces a forward+backward pass of L layers issues.
     AllReduceCount,
+    /// Whether a TP size fits a grouped-query-attention model, and by which rule.
+    GqaValidity,
 }
 
 impl GenKind {
-    pub const ALL: [GenKind; 4] = [
+    pub const ALL: [GenKind; 5] = [
         GenKind::RingBytes,
         GenKind::TpValidity,
         GenKind::WeightMemory,
         GenKind::AllReduceCount,
+        GenKind::GqaValidity,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +47,7 @@ impl GenKind {
             GenKind::TpValidity => "tp-validity",
             GenKind::WeightMemory => "weight-memory",
             GenKind::AllReduceCount => "all-reduce-count",
+            GenKind::GqaValidity => "gqa-validity",
         }
     }
 
@@ -174,6 +178,7 @@ pub fn generate(kind: GenKind, seed: u64) -> Question {
         GenKind::TpValidity => tp_validity(&mut rng, seed),
         GenKind::WeightMemory => weight_memory(&mut rng, seed),
         GenKind::AllReduceCount => all_reduce_count(&mut rng, seed),
+        GenKind::GqaValidity => gqa_validity(&mut rng, seed),
     }
 }
 
@@ -228,6 +233,7 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             preset: tplab_engine::Preset::Tiny,
             tp: Some(if tp == 8 { 4 } else { tp }),
             layers: None,
+            kv_heads: None,
             pass: None,
             event: None,
             label: None,
@@ -340,6 +346,134 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     }
 }
 
+/// Grouped-query-attention models: (name, hidden, query heads, KV heads, FFN width), from their
+/// published configs (Llama 3 8B and 70B, Mistral 7B, Qwen2 7B).
+pub const GQA_MODELS: [(&str, usize, usize, usize, usize); 4] = [
+    ("Llama 3 8B", 4096, 32, 8, 14336),
+    ("Llama 3 70B", 8192, 64, 8, 28672),
+    ("Mistral 7B", 4096, 32, 8, 14336),
+    ("Qwen2 7B", 3584, 28, 4, 18944),
+];
+
+/// The answer choices of a grouped-query validity question, in display order.
+pub const GQA_CHOICES: [(&str, &str); 4] = [
+    (
+        "Valid: each GPU holds whole KV heads (kv_heads % TP == 0, Megatron-LM's rule)",
+        "Geçerli: her GPU tam KV kafaları tutar (kv_heads % TP == 0, Megatron-LM kuralı)",
+    ),
+    (
+        "Valid only by replicating each KV head on TP / kv_heads GPUs (TP % kv_heads == 0, vLLM's rule)",
+        "Yalnızca her KV kafası TP / kv_heads GPU'ya kopyalanarak geçerli (TP % kv_heads == 0, vLLM kuralı)",
+    ),
+    (
+        "Invalid: the query heads cannot be divided evenly (heads % TP ≠ 0)",
+        "Geçersiz: sorgu kafaları eşit bölünemez (kafa % TP ≠ 0)",
+    ),
+    (
+        "Invalid: the KV heads can be neither split nor evenly replicated",
+        "Geçersiz: KV kafaları ne bölünebilir ne de eşit kopyalanabilir",
+    ),
+];
+
+fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    let (name, hidden, heads, kv, ffn) = pick(rng, &GQA_MODELS);
+    let cfg_at = |tp: usize| Config {
+        hidden,
+        heads,
+        kv_heads: Some(kv),
+        ffn,
+        seq: 1024,
+        batch: 1,
+        dtype: DType::Bf16,
+        tp,
+        ..Config::default()
+    };
+    // The FFN rule is another question's subject: redraw a TP that only the FFN rule refuses.
+    let mut tp = 2;
+    for _ in 0..64 {
+        tp = rng.random_range(2..=16usize);
+        if !matches!(
+            cfg_at(tp).validate_shapes(),
+            Err(ConfigError::FfnNotDivisible { .. })
+        ) {
+            break;
+        }
+    }
+    let cfg = cfg_at(tp);
+    let verdict = cfg.validate_shapes();
+    let correct = match &verdict {
+        Ok(()) if cfg.kv_replicas() > 1 => 1,
+        Ok(()) => 0,
+        Err(ConfigError::HeadsNotDivisible { .. }) => 2,
+        _ => 3,
+    };
+    let valid = cfg
+        .valid_tp_sizes()
+        .into_iter()
+        .filter(|&t| t <= 16)
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (why_en, why_tr) = match (&verdict, correct) {
+        (Ok(()), 0) => (
+            format!(
+                "{kv} % {tp} = 0: each GPU holds {} KV head(s) and the {} query heads that read them.",
+                kv / tp,
+                heads / tp
+            ),
+            format!(
+                "{kv} % {tp} = 0: her GPU {} KV kafası ve onları okuyan {} sorgu kafasını tutar.",
+                kv / tp,
+                heads / tp
+            ),
+        ),
+        (Ok(()), _) => (
+            format!(
+                "{tp} > {kv} KV heads but {tp} % {kv} = 0: each KV head is copied to {} GPUs, each \
+                 copy beside the {} query heads of its GPU. Megatron-LM alone would refuse it.",
+                tp / kv,
+                heads / tp
+            ),
+            format!(
+                "{tp} > {kv} KV kafası ama {tp} % {kv} = 0: her KV kafası {} GPU'ya kopyalanır, her \
+                 kopya kendi GPU'sunun {} sorgu kafasının yanında durur. Yalnız Megatron-LM bunu reddederdi.",
+                tp / kv,
+                heads / tp
+            ),
+        ),
+        (Err(e), _) => (
+            format!("The engine says: \"{e}\"."),
+            format!("Motorun iletisi: \"{e}\"."),
+        ),
+    };
+    Question {
+        id: id(GenKind::GqaValidity, seed),
+        prompt: loc(
+            format!(
+                "{name} has {heads} query heads and {kv} KV heads (grouped-query attention). Can \
+                 its attention be split with TP={tp}?"
+            ),
+            format!(
+                "{name} modelinin {heads} sorgu kafası ve {kv} KV kafası var (gruplanmış sorgu \
+                 dikkati). Dikkat katmanı TP={tp} ile bölünebilir mi?"
+            ),
+        ),
+        kind: QuestionKind::Single {
+            choices: GQA_CHOICES
+                .iter()
+                .map(|(en, tr)| Localized::new(*en, *tr))
+                .collect(),
+            correct,
+        },
+        explanation: loc(
+            format!("{why_en} Valid TP sizes up to 16 for this model: {valid}."),
+            format!("{why_tr} Bu model için 16'ya kadar geçerli TP boyutları: {valid}."),
+        ),
+        lesson: Some("attention-heads".into()),
+        show_me: None,
+    }
+}
+
 fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     // Falcon-7B's 71 heads allow only TP=1 (and 71): leave it out of memory questions.
     let candidates: Vec<ModelShape> = MODELS.into_iter().filter(|m| m.heads != 71).collect();
@@ -396,6 +530,7 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             preset: tplab_engine::Preset::Gpt2Small,
             tp: Some(4),
             layers: None,
+            kv_heads: None,
             pass: None,
             event: None,
             label: None,
@@ -450,6 +585,7 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             preset: tplab_engine::Preset::Gpt2Small,
             tp: Some(4),
             layers: None,
+            kv_heads: None,
             pass: Some(tplab_engine::trace::Pass::Backward),
             event: Some("attn.f.bwd".into()),
             label: None,
@@ -537,6 +673,40 @@ mod tests {
                 2
             } else {
                 0
+            };
+            let QuestionKind::Single { correct, .. } = q.kind else {
+                panic!()
+            };
+            assert_eq!(correct, want, "{en}");
+            seen[want] += 1;
+        }
+        assert!(
+            seen.iter().all(|&c| c > 0),
+            "every verdict occurs: {seen:?}"
+        );
+    }
+
+    /// The GQA verdict by hand: heads % tp first, then Megatron's kv % tp, then vLLM's tp % kv.
+    #[test]
+    fn gqa_validity_matches_the_two_rules() {
+        let mut seen = [0usize; 4];
+        for seed in 0..300 {
+            let q = generate(GenKind::GqaValidity, seed);
+            let en = q.prompt.get(Lang::En).to_string();
+            let &(_, _, heads, kv, ffn) = GQA_MODELS.iter().find(|m| en.starts_with(m.0)).unwrap();
+            let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize;
+            let kv_ok = kv % tp == 0 || tp % kv == 0;
+            if heads % tp == 0 && kv_ok {
+                assert_eq!(ffn % tp, 0, "{en}");
+            }
+            let want = if heads % tp != 0 {
+                2
+            } else if kv % tp == 0 {
+                0
+            } else if tp % kv == 0 {
+                1
+            } else {
+                3
             };
             let QuestionKind::Single { correct, .. } = q.kind else {
                 panic!()

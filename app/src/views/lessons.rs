@@ -28,6 +28,8 @@ pub fn to_app_target(t: &tplab_lessons::ShowMe) -> ShowMe {
         pass: t.event.as_ref().map(|_| t.pass().name().to_string()),
         event: t.event.clone(),
         layer: None,
+        layers: t.layers,
+        kv_heads: t.kv_heads,
     }
 }
 

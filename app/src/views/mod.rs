@@ -106,6 +106,10 @@ pub struct ShowMe {
     /// A trace event name, e.g. `mlp.g`, `attn.f.bwd`.
     pub event: Option<String>,
     pub layer: Option<usize>,
+    /// Number of layers of the scenario (default: the preset's).
+    pub layers: Option<usize>,
+    /// Grouped-query attention's KV heads (default: the preset's, one per head).
+    pub kv_heads: Option<usize>,
 }
 
 /// The engine's plan and trace for a valid configuration.
@@ -222,6 +226,12 @@ impl Shared {
         }
         if let Some(tp) = target.tp {
             config.tp = tp;
+        }
+        if let Some(layers) = target.layers {
+            config.layers = layers;
+        }
+        if target.kv_heads.is_some() {
+            config.kv_heads = target.kv_heads;
         }
         if let Some(a) = target
             .algorithm

@@ -695,15 +695,15 @@ mod tests {
             let en = q.prompt.get(Lang::En).to_string();
             let &(_, _, heads, kv, ffn) = GQA_MODELS.iter().find(|m| en.starts_with(m.0)).unwrap();
             let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize;
-            let kv_ok = kv % tp == 0 || tp % kv == 0;
+            let kv_ok = kv.is_multiple_of(tp) || tp.is_multiple_of(kv);
             if heads % tp == 0 && kv_ok {
                 assert_eq!(ffn % tp, 0, "{en}");
             }
             let want = if heads % tp != 0 {
                 2
-            } else if kv % tp == 0 {
+            } else if kv.is_multiple_of(tp) {
                 0
-            } else if tp % kv == 0 {
+            } else if tp.is_multiple_of(kv) {
                 1
             } else {
                 3

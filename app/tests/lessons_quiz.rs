@@ -32,6 +32,22 @@ fn lesson_show_me_lands_on_the_step_view_at_the_event() {
 }
 
 #[test]
+fn lesson_show_me_opens_grouped_query_attention_in_the_playground() {
+    let mut h = harness();
+    open(&mut h, "Lessons");
+    h.get_by_label_contains("5. Attention: heads across GPUs")
+        .click();
+    h.run_steps(2);
+    h.get_by_label_contains("Show me: Grouped-query attention: 2 KV heads on 4 GPUs")
+        .click();
+    h.run_steps(2);
+    assert_eq!(h.state().active_id(), "playground");
+    let cfg = h.state().shared.scenario.config().clone();
+    assert_eq!((cfg.tp, cfg.kv_heads), (4, Some(2)));
+    h.get_by_label_contains("GPU 0, 1 hold KV head 0; GPU 2, 3 hold KV head 1");
+}
+
+#[test]
 fn quiz_gives_feedback_right_and_wrong() {
     let mut h = harness();
     open(&mut h, "Quiz");
@@ -75,4 +91,27 @@ fn switching_to_turkish_changes_lessons_and_quiz_live() {
     h.get_by_label("English").click();
     h.run_steps(2);
     h.get_by_label("What is tensor parallelism for large models?");
+}
+
+/// Every lesson renders in both languages with the app's fonts: kittest panics on a character
+/// no installed font can draw (egui would otherwise show a box in its place).
+#[test]
+fn every_lesson_renders_every_glyph_in_both_languages() {
+    let catalog = tplab_lessons::Catalog::embedded().expect("the built-in course loads");
+    let mut h = harness();
+    open(&mut h, "Lessons");
+    for (lang, button) in [
+        (tplab_lessons::Lang::En, None),
+        (tplab_lessons::Lang::Tr, Some("Türkçe")),
+    ] {
+        if let Some(b) = button {
+            h.get_by_label(b).click();
+            h.run_steps(2);
+        }
+        for l in &catalog.lessons {
+            h.get_by_label(&format!("{}. {}", l.order, l.title.get(lang)))
+                .click();
+            h.run_steps(2);
+        }
+    }
 }

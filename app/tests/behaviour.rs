@@ -11,6 +11,24 @@ fn harness() -> Harness<'static, TplabApp> {
         .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default())
 }
 
+/// Runs frames (sleeping `ms` between them, at most `tries` of them) until `ready` holds: for
+/// work the views run off the UI thread. Returns whether it did.
+fn wait_until(
+    harness: &mut Harness<'static, TplabApp>,
+    tries: usize,
+    ms: u64,
+    ready: impl Fn(&Harness<'static, TplabApp>) -> bool,
+) -> bool {
+    for _ in 0..tries {
+        harness.run_steps(1);
+        if ready(harness) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    false
+}
+
 #[test]
 fn starts_on_gpt2_small_at_tp4_in_the_playground() {
     let harness = harness();
@@ -170,15 +188,9 @@ fn collectives_show_partial_sums_round_by_round() {
 fn planner_runs_in_the_background_and_ranks_layouts() {
     let mut harness = harness();
     harness.get_by_label("Planner").click();
-    let mut done = false;
-    for _ in 0..600 {
-        harness.run_steps(1);
-        if harness.query_by_label_contains("layouts fit;").is_some() {
-            done = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let done = wait_until(&mut harness, 600, 20, |h| {
+        h.query_by_label_contains("layouts fit;").is_some()
+    });
     assert!(done, "the planner never answered");
     harness.get_by_label("Why the winner wins");
 }
@@ -188,18 +200,10 @@ fn verify_runs_off_the_ui_thread_and_passes() {
     let mut harness = harness();
     harness.get_by_label("Verify").click();
     harness.run_steps(1);
-    let mut done = false;
-    for _ in 0..3000 {
-        harness.run_steps(1);
-        if harness
-            .query_by_label_contains("checks within tolerance")
+    let done = wait_until(&mut harness, 3000, 10, |h| {
+        h.query_by_label_contains("checks within tolerance")
             .is_some()
-        {
-            done = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    });
     assert!(done, "the run never finished");
     harness.get_by_label_contains("PASSED: all");
     harness.get_by_label_contains("tolerance: relative");
@@ -274,15 +278,9 @@ fn precision_lab_sweeps_dtypes_and_tp_sizes_off_the_ui_thread() {
     harness.run_steps(2);
     assert_eq!(harness.state().active_id(), "precision");
     harness.get_by_label("Run the sweep").click();
-    let mut done = false;
-    for _ in 0..3000 {
-        harness.run_steps(1);
-        if harness.query_by_label("What the numbers say").is_some() {
-            done = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let done = wait_until(&mut harness, 3000, 10, |h| {
+        h.query_by_label("What the numbers say").is_some()
+    });
     assert!(done, "the sweep never finished");
     // Every dtype has a TP=1 baseline row; the explanation is the engine's.
     assert!(harness.query_all_by_label("(baseline)").count() == 4);
@@ -319,15 +317,9 @@ fn vocabulary_view_shows_the_padded_split_and_checks_the_parallel_loss() {
     harness.get_by_label_contains("V = 50257 padded to 50432 (175 padding rows)");
     harness.get_by_label("vocabulary split: 25216 rows per GPU, 175 padding rows at the end");
     harness.get_by_label("Check against the reference").click();
-    let mut done = false;
-    for _ in 0..3000 {
-        harness.run_steps(1);
-        if harness.query_by_label_contains("PASSED: loss").is_some() {
-            done = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let done = wait_until(&mut harness, 3000, 10, |h| {
+        h.query_by_label_contains("PASSED: loss").is_some()
+    });
     assert!(done, "the check never finished");
 }
 
@@ -339,15 +331,9 @@ fn training_draws_three_curves_that_coincide() {
     assert_eq!(harness.state().active_id(), "train");
     harness.get_by_label("Start training").click();
     let start = std::time::Instant::now();
-    let mut done = false;
-    for _ in 0..20000 {
-        harness.run_steps(1);
-        if harness.query_by_label_contains("Finished: loss").is_some() {
-            done = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let done = wait_until(&mut harness, 20000, 10, |h| {
+        h.query_by_label_contains("Finished: loss").is_some()
+    });
     assert!(done, "training never finished ({:?})", start.elapsed());
     harness.get_by_label_contains("step 200/200");
     harness.get_by_label_contains("largest gap to TP=1 over the run: TP=2");

@@ -946,16 +946,8 @@ pub fn all_reduce<T: Element>(
     inputs: &[Vec<T>],
     algorithm: Algorithm,
 ) -> Result<Outcome<T>, CollectiveError> {
-    let len = common_len(inputs)?;
-    let p = plan(
-        CollectiveKind::AllReduce,
-        algorithm,
-        inputs.len(),
-        len,
-        std::mem::size_of::<T>(),
-    )?;
     let mut bufs = inputs.to_vec();
-    execute(&p.steps, &mut bufs);
+    let p = all_reduce_in_place(&mut bufs, algorithm)?;
     Ok(Outcome {
         outputs: bufs,
         steps: p.steps,
@@ -970,16 +962,7 @@ pub fn all_reduce_in_place<T: Element>(
     buffers: &mut [Vec<T>],
     algorithm: Algorithm,
 ) -> Result<Plan, CollectiveError> {
-    let len = common_len(buffers)?;
-    let p = plan(
-        CollectiveKind::AllReduce,
-        algorithm,
-        buffers.len(),
-        len,
-        std::mem::size_of::<T>(),
-    )?;
-    execute(&p.steps, buffers);
-    Ok(p)
+    all_reduce_in_place_op(buffers, algorithm, ReduceOp::Sum)
 }
 
 /// [`all_reduce_in_place`] with another combining operation (e.g. [`ReduceOp::Max`]).

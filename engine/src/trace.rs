@@ -303,6 +303,7 @@ impl Builder<'_> {
         }
     }
 
+    /// A collective over all `tp` ranks.
     fn collective(
         &mut self,
         name: &str,
@@ -310,7 +311,20 @@ impl Builder<'_> {
         conjugate: Option<Conjugate>,
         shape: [usize; 2],
     ) {
-        let n = self.cfg.tp;
+        self.collective_over(name, kind, conjugate, (0..self.cfg.tp).collect(), shape);
+    }
+
+    /// A collective over the group `ranks` (all of them, or the copies of one replicated KV
+    /// head).
+    fn collective_over(
+        &mut self,
+        name: &str,
+        kind: CollectiveKind,
+        conjugate: Option<Conjugate>,
+        ranks: Vec<usize>,
+        shape: [usize; 2],
+    ) {
+        let n = ranks.len();
         let algorithm = match kind {
             CollectiveKind::AllGather | CollectiveKind::ReduceScatter => {
                 gather_scatter_algorithm(self.cfg)
@@ -362,54 +376,13 @@ impl Builder<'_> {
                 algorithm,
                 steps,
             },
-            ranks: (0..n).collect(),
+            ranks,
             inputs: vec![input],
             output,
             flops,
             bytes: payload,
             bytes_sent_per_rank: sent,
             conjugate,
-            timing: Timing::default(),
-            measured: None,
-        });
-    }
-}
-
-impl Builder<'_> {
-    /// An all-reduce over a subgroup of the ranks (replicated KV heads' gradients).
-    fn group_collective(
-        &mut self,
-        name: &str,
-        kind: CollectiveKind,
-        group: Vec<usize>,
-        shape: [usize; 2],
-    ) {
-        let n = group.len();
-        let algorithm = self.cfg.algorithm;
-        let elems = (shape[0] * shape[1]) as u64;
-        let payload = elems * elem_bytes(self.cfg);
-        let reduced = if n > 1 {
-            elems * (n as u64 - 1) / n as u64
-        } else {
-            0
-        };
-        self.events.push(Event {
-            index: self.events.len(),
-            layer: self.layer,
-            pass: self.pass,
-            name: name.to_string(),
-            kind: EventKind::Collective {
-                kind,
-                algorithm,
-                steps: all_reduce_steps(algorithm, n),
-            },
-            ranks: group,
-            inputs: vec![shape],
-            output: shape,
-            flops: reduced,
-            bytes: payload,
-            bytes_sent_per_rank: all_reduce_bytes_sent_per_rank(algorithm, n, payload),
-            conjugate: None,
             timing: Timing::default(),
             measured: None,
         });
@@ -676,9 +649,10 @@ pub fn schedule(cfg: &Config) -> Trace {
         // gradients (the groups are disjoint and run side by side).
         let kv_cols = qc - hr;
         for group in cfg.kv_replica_groups() {
-            b.group_collective(
+            b.collective_over(
                 "attn.kv.grads",
                 CollectiveKind::AllReduce,
+                None,
                 group,
                 [h + 1, kv_cols],
             );

@@ -264,11 +264,9 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
             for b in blocks {
                 // A block several ranks hold (replicated KV heads) is drawn as one band per
                 // holder, so every copy shows in its GPU's colour.
-                let holders: Vec<usize> = (0..p.blocks.len())
-                    .filter(|&q| p.blocks[q].contains(b))
-                    .collect();
-                let n = holders.len().max(1) as f32;
-                let i = holders.iter().position(|&q| q == rank).unwrap_or(0) as f32;
+                let holds = |bl: &&Vec<tplab_engine::plan::Block>| bl.contains(b);
+                let n = p.blocks.iter().filter(holds).count().max(1) as f32;
+                let i = p.blocks[..rank].iter().filter(holds).count() as f32;
                 let (y0, y1) = (
                     top + b.rows.start as f32 * scale,
                     top + b.rows.end as f32 * scale,

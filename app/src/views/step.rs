@@ -71,8 +71,9 @@ struct Cache {
     generation: u64,
     steps: Vec<WalkStep>,
     /// The planned messages of the scenario's all-reduce (one shape for all f/g collectives).
-    /// Message plans of the collectives this scenario issues, by kind.
-    plans: Vec<(CollectiveKind, Plan)>,
+    /// Message plans of the collectives this scenario issues, by kind and group size (the
+    /// whole TP group, or the copies of one replicated KV head).
+    plans: Vec<(CollectiveKind, usize, Plan)>,
 }
 
 impl Default for StepThrough {
@@ -101,18 +102,34 @@ impl StepThrough {
                 let cfg = &d.trace.config;
                 let elems = cfg.tokens() * cfg.hidden;
                 let gs = tplab_engine::trace::gather_scatter_algorithm(cfg);
-                let plans = [
-                    (CollectiveKind::AllReduce, cfg.algorithm),
-                    (CollectiveKind::AllGather, gs),
-                    (CollectiveKind::ReduceScatter, gs),
-                ]
-                .into_iter()
-                .filter_map(|(kind, algorithm)| {
-                    collectives::plan(kind, algorithm, cfg.tp, elems, cfg.dtype.size_bytes())
-                        .ok()
-                        .map(|p| (kind, p))
-                })
-                .collect();
+                let full = [
+                    (CollectiveKind::AllReduce, cfg.algorithm, cfg.tp, elems),
+                    (CollectiveKind::AllGather, gs, cfg.tp, elems),
+                    (CollectiveKind::ReduceScatter, gs, cfg.tp, elems),
+                ];
+                // Subgroup collectives (one per group, all alike): one plan per kind and size.
+                let mut groups: Vec<(CollectiveKind, tplab_engine::Algorithm, usize, usize)> =
+                    Vec::new();
+                for e in d.trace.events.iter().filter(|e| e.ranks.len() < cfg.tp) {
+                    if let EventKind::Collective {
+                        kind, algorithm, ..
+                    } = e.kind
+                    {
+                        let n = e.ranks.len();
+                        if !groups.iter().any(|g| g.0 == kind && g.2 == n) {
+                            groups.push((kind, algorithm, n, e.output[0] * e.output[1]));
+                        }
+                    }
+                }
+                let plans = full
+                    .into_iter()
+                    .chain(groups)
+                    .filter_map(|(kind, algorithm, n, elems)| {
+                        collectives::plan(kind, algorithm, n, elems, cfg.dtype.size_bytes())
+                            .ok()
+                            .map(|p| (kind, n, p))
+                    })
+                    .collect();
                 (walk_steps(&d.trace), plans)
             }
             Err(_) => (Vec::new(), Vec::new()),
@@ -538,7 +555,7 @@ fn gpus_ui(
     ui: &mut egui::Ui,
     trace: &Trace,
     step: &WalkStep,
-    plans: &[(CollectiveKind, Plan)],
+    plans: &[(CollectiveKind, usize, Plan)],
     frac: f32,
 ) {
     let tp = trace.config.tp.max(1);
@@ -609,49 +626,26 @@ fn gpus_ui(
     }
     let moving = collective.is_some_and(|k| k != CollectiveKind::Identity);
     if moving {
-        let plan = plans
-            .iter()
-            .find(|(k, _)| Some(*k) == collective)
-            .map(|(_, p)| p);
-        // A collective over a subgroup (the copies of one replicated KV head) gets its own plan,
-        // its local ranks mapped onto the group's GPUs.
-        let group = events.first().filter(|e| e.ranks.len() < tp);
-        let group_plan = group.and_then(|e| match e.kind {
-            EventKind::Collective {
-                kind, algorithm, ..
-            } => collectives::plan(
-                kind,
-                algorithm,
-                e.ranks.len(),
-                e.output[0] * e.output[1],
-                trace.config.dtype.size_bytes(),
-            )
-            .ok(),
-            EventKind::Compute { .. } => None,
-        });
-        if let (Some(e), Some(plan)) = (group, group_plan.as_ref()) {
-            let rank_of = |i: usize| e.ranks.get(i).copied().unwrap_or(0);
-            messages(
-                &painter,
-                &mut shapes,
-                plan,
-                frac,
-                box_rect,
-                rank_of,
-                dark,
-                weak,
-            );
-        } else if let Some(plan) = plan {
-            messages(
-                &painter,
-                &mut shapes,
-                plan,
-                frac,
-                box_rect,
-                |i| i,
-                dark,
-                weak,
-            );
+        // The plan's local ranks map onto the event's group (all GPUs, or the copies of one
+        // replicated KV head).
+        if let Some(e) = events.first() {
+            let plan = plans
+                .iter()
+                .find(|(k, n, _)| Some(*k) == collective && *n == e.ranks.len())
+                .map(|(_, _, p)| p);
+            if let Some(plan) = plan {
+                let rank_of = |i: usize| e.ranks.get(i).copied().unwrap_or(0);
+                messages(
+                    &painter,
+                    &mut shapes,
+                    plan,
+                    frac,
+                    box_rect,
+                    rank_of,
+                    dark,
+                    weak,
+                );
+            }
         }
     }
     painter.extend(shapes);

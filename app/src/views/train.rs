@@ -142,7 +142,21 @@ impl View for Train {
         if let Some(Err(e)) = &self.result {
             ui.colored_label(ui.visuals().error_fg_color, format!("Training failed: {e}"));
         }
-        let losses = self.live.lock().map(|l| l.clone()).unwrap_or_default();
+        // Points straight from the shared losses (no intermediate copy of the curves).
+        let curves: Vec<Vec<[f64; 2]>> = self
+            .live
+            .lock()
+            .map(|l| {
+                l.iter()
+                    .map(|c| {
+                        c.iter()
+                            .enumerate()
+                            .map(|(s, &v)| [(s + 1) as f64, v])
+                            .collect()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         if let Some(Ok(c)) = &self.result {
             let gaps = c.max_rel_gap();
             ui.label(format!(
@@ -162,12 +176,7 @@ impl View for Train {
             .y_axis_label("cross-entropy (nats per character)")
             .allow_scroll(false)
             .show(ui, |plot| {
-                for (i, curve) in losses.iter().enumerate() {
-                    let pts: Vec<[f64; 2]> = curve
-                        .iter()
-                        .enumerate()
-                        .map(|(s, &l)| [(s + 1) as f64, l])
-                        .collect();
+                for (i, pts) in curves.into_iter().enumerate() {
                     // Thinner lines for larger TP, so the ones underneath stay visible.
                     plot.line(
                         Line::new(format!("TP={}", TPS[i]), PlotPoints::from(pts))

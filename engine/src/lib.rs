@@ -38,6 +38,8 @@ pub mod planner;
 pub mod precision;
 pub mod reference;
 pub mod run;
+pub mod serve;
+pub mod serve_cost;
 pub mod sharded;
 pub mod trace;
 pub mod train;

@@ -1,0 +1,1223 @@
+//! Serving the tiny character-level model ([`crate::train`]) on `tp` virtual GPUs: a prefill of
+//! the prompt, then token-by-token decode with a KV cache split by KV heads, two all-reduces per
+//! layer per step, and the vocabulary-parallel LM head; greedy or seeded sampling.
+//!
+//! # What each rank does per step (prefill: the prompt's `n` tokens; decode: one token)
+//! ```text
+//! embed: its vocabulary rows (zeros for ids it does not hold) ─▶ embed.g (all-reduce) ─▶ +pos
+//! per layer: ln1 ─▶ [x·W_qkv,r + b_r] ─▶ append K,V of its KV heads to its cache ─▶
+//!            attention of its query heads over its cache ─▶ [ctx_r·W_out,r] ─▶ attn.g (all-reduce)
+//!            ─▶ +b_out +x ─▶ ln2 ─▶ fc1,r ─▶ GeLU ─▶ fc2,r ─▶ mlp.g (all-reduce) ─▶ +b_2 +x1
+//! head:  lnf ─▶ z·E_rᵀ (its vocabulary rows, last position only) ─▶ head.gather (all-gather)
+//! ```
+//! The KV cache follows the block's split ([`Config::kv_heads_per_rank`]): with `tp <= kv_heads`
+//! each rank keeps `kv/tp` whole KV heads (Megatron-LM's rule), with `tp > kv_heads` each KV head
+//! is cached on `tp/kv` ranks (vLLM's replication), so the cache per GPU stops shrinking at
+//! `tp = kv_heads`.
+//!
+//! # The oracle
+//! [`reference_generate`] shares nothing with the sharded path but the model's weights and the
+//! elementwise kernels: it keeps no cache and, for every step, runs the whole sequence so far
+//! through the unsharded CPU reference ([`crate::reference::block_forward`], ndarray's own `dot`,
+//! the full causal score matrix), then the final LayerNorm and all of `z·Eᵀ`. So a wrong cache
+//! position, a missing all-reduce or a wrong shard changes its logits, not only the sharded ones.
+//!
+//! # Tolerance of the logits
+//! Both paths compute the same sums in another order (split row-parallel sums, gemm against
+//! ndarray's `dot`, the cached softmax over the past against the masked full one), so each
+//! step's logits differ by rounding: [`crate::verify::Tolerance`]'s bound
+//! `16·ε·√K·(L+1)·max(1, κ)` relative to `max(max|logit|, 1)`, with `K = max(h, ffn, context)`.
+//! For f64 at the test sizes that is ≈ 1e-13; for f32 ≈ 2e-5; measured differences are one to
+//! two orders below. The sampled text must be *identical*: each step's sample is drawn from each
+//! path's own logits with the same uniform number, and the tests fail if a token differs.
+
+use crate::collectives::{self, Algorithm, CollectiveError};
+use crate::config::Config;
+use crate::dtype::{DType, Element};
+use crate::ops;
+use crate::params::LayerParams;
+use crate::trace::{
+    CollectiveKind, ComputeOp, Conjugate, Event, EventKind, Parallel, Pass, TimeSource, Timing,
+    Trace,
+};
+use crate::train::{Corpus, FullModel, RankParams, TrainConfig, TrainError, Trainer};
+use crate::verify::Tolerance;
+use crate::vocab::VocabConfig;
+use ndarray::{s, Array2};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+use thiserror::Error;
+
+/// How the next token is chosen from the logits.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sampling {
+    /// The most likely token (the first one on a tie).
+    Greedy,
+    /// A draw from `softmax(logits / temperature)` with step `i`'s uniform number from
+    /// ChaCha8 seeded by `seed` and `i`.
+    Seeded { seed: u64, temperature: f64 },
+}
+
+/// Why a decode cannot run.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Train(#[from] TrainError),
+    #[error(transparent)]
+    Collective(#[from] CollectiveError),
+    #[error("the prompt is empty; type at least one character")]
+    EmptyPrompt,
+    #[error(
+        "the prompt has {found:?}, which the model's alphabet does not contain (it knows the {known} \
+         characters of the guide it was trained on); remove or replace it"
+    )]
+    UnknownChar { found: char, known: usize },
+    #[error(
+        "the prompt ({prompt} characters) plus {tokens} new tokens exceed the model's context of \
+         {context} positions (it has learned positions for {context} only); shorten the prompt or \
+         ask for at most {room} tokens"
+    )]
+    ContextTooLong {
+        prompt: usize,
+        tokens: usize,
+        context: usize,
+        room: usize,
+    },
+    #[error("the sampling temperature must be a positive number (got {0}); try 1.0 or greedy")]
+    BadTemperature(f64),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A tiny character-level model ready to serve: its configuration (`tp` ignored), alphabet and
+/// unsharded weights.
+#[derive(Debug, Clone)]
+pub struct TinyModel<T> {
+    pub cfg: TrainConfig,
+    pub chars: Vec<char>,
+    pub full: FullModel<T>,
+}
+
+impl<T: Element> TinyModel<T> {
+    /// Seeded random weights ([`FullModel::random`]) over the guide's alphabet.
+    pub fn random(cfg: &TrainConfig) -> Self {
+        let corpus = Corpus::guide();
+        let full = FullModel::random(cfg, corpus.vocab());
+        Self {
+            cfg: cfg.clone(),
+            chars: corpus.chars,
+            full,
+        }
+    }
+
+    /// The weights of a trainer that ran at TP=1 (its one rank holds every weight; the padding
+    /// rows of the table are dropped). **Errors** if the trainer ran at another TP.
+    pub fn from_trainer(tr: &Trainer<T>) -> Result<Self, ServeError> {
+        if tr.cfg.tp != 1 || tr.ranks.len() != 1 {
+            return Err(ServeError::Invalid(format!(
+                "serving takes the weights of a TP=1 training run (this one ran at TP={}); \
+                 train with --tp 1",
+                tr.cfg.tp
+            )));
+        }
+        let r = &tr.ranks[0];
+        let v = tr.corpus.vocab();
+        Ok(Self {
+            cfg: tr.cfg.clone(),
+            chars: tr.corpus.chars.clone(),
+            full: FullModel {
+                embedding: r.table.slice(s![..v, ..]).to_owned(),
+                pos: r.pos.clone(),
+                layers: r.layers.clone(),
+                lnf_w: r.lnf_w.clone(),
+                lnf_b: r.lnf_b.clone(),
+            },
+        })
+    }
+
+    /// Trains `cfg` at TP=1 for `cfg.steps` steps on the guide and returns the trained model.
+    pub fn train(cfg: &TrainConfig) -> Result<Self, ServeError> {
+        let cfg1 = TrainConfig {
+            tp: 1,
+            ..cfg.clone()
+        };
+        let mut tr = Trainer::<T>::new(&cfg1, Corpus::guide())?;
+        for _ in 0..cfg1.steps {
+            tr.step()?;
+        }
+        Self::from_trainer(&tr)
+    }
+
+    pub fn vocab(&self) -> usize {
+        self.chars.len()
+    }
+
+    /// Context length: positions the model has embeddings for.
+    pub fn context(&self) -> usize {
+        self.full.pos.nrows()
+    }
+
+    /// The prompt as ids. **Errors** on an empty prompt or a character outside the alphabet.
+    pub fn encode(&self, prompt: &str) -> Result<Vec<usize>, ServeError> {
+        if prompt.is_empty() {
+            return Err(ServeError::EmptyPrompt);
+        }
+        prompt
+            .chars()
+            .map(|c| {
+                self.chars
+                    .binary_search(&c)
+                    .map_err(|_| ServeError::UnknownChar {
+                        found: c,
+                        known: self.chars.len(),
+                    })
+            })
+            .collect()
+    }
+
+    pub fn decode(&self, ids: &[usize]) -> String {
+        ids.iter().filter_map(|&i| self.chars.get(i)).collect()
+    }
+
+    /// The block configuration at `tp` for `tokens` rows (batch 1).
+    pub fn block(&self, tp: usize, tokens: usize) -> Config {
+        Config {
+            tp,
+            batch: 1,
+            seq: tokens.max(1),
+            ..self.cfg.block()
+        }
+    }
+
+    fn vocab_cfg(&self, tp: usize, algorithm: Algorithm) -> VocabConfig {
+        VocabConfig {
+            tp,
+            algorithm,
+            ..self.cfg.vocab(self.vocab())
+        }
+    }
+
+    /// Checks that `tp` splits this model (heads, FFN, KV heads, vocabulary).
+    pub fn check_tp(&self, tp: usize) -> Result<(), ServeError> {
+        let cfg = TrainConfig {
+            tp,
+            ..self.cfg.clone()
+        };
+        cfg.block().validate_for_cpu().map_err(TrainError::from)?;
+        cfg.vocab(self.vocab())
+            .validate()
+            .map_err(TrainError::from)?;
+        Ok(())
+    }
+
+    fn check_request(
+        &self,
+        prompt: usize,
+        tokens: usize,
+        sampling: Sampling,
+    ) -> Result<(), ServeError> {
+        let context = self.context();
+        if prompt.saturating_add(tokens) > context {
+            return Err(ServeError::ContextTooLong {
+                prompt,
+                tokens,
+                context,
+                room: context.saturating_sub(prompt),
+            });
+        }
+        if let Sampling::Seeded { temperature, .. } = sampling {
+            if !(temperature.is_finite() && temperature > 0.0) {
+                return Err(ServeError::BadTemperature(temperature));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Picks a token from `logits` (real vocabulary) for step `step`.
+pub fn sample(logits: &[f64], sampling: Sampling, step: usize) -> usize {
+    match sampling {
+        Sampling::Greedy => {
+            let mut best = 0;
+            for (i, &v) in logits.iter().enumerate() {
+                if v > logits[best] {
+                    best = i;
+                }
+            }
+            best
+        }
+        Sampling::Seeded { seed, temperature } => {
+            let mut rng =
+                ChaCha8Rng::seed_from_u64(seed ^ (step as u64 + 1).wrapping_mul(0x9E37_79B9));
+            let u: f64 = rng.random();
+            let max = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let w: Vec<f64> = logits
+                .iter()
+                .map(|&v| ((v - max) / temperature).exp())
+                .collect();
+            let total: f64 = w.iter().sum();
+            let mut acc = 0.0;
+            for (i, wi) in w.iter().enumerate() {
+                acc += wi / total;
+                if u < acc {
+                    return i;
+                }
+            }
+            w.len().saturating_sub(1)
+        }
+    }
+}
+
+/// Prefill (the prompt) or one decoded token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Prefill,
+    Decode,
+}
+
+/// What one step produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRecord {
+    pub phase: Phase,
+    /// Position of the step's first new token.
+    pub position: usize,
+    /// Tokens the step ran (the prompt's length for prefill, 1 for decode).
+    pub new_tokens: usize,
+    /// Logits at the step's last position over the real vocabulary (as f64).
+    pub logits: Vec<f64>,
+    /// The token chosen from them.
+    pub token: usize,
+    /// Wall-clock seconds the step's compute took on the virtual GPUs (ranks side by side).
+    pub compute_s: f64,
+    /// Wall-clock seconds of the step's collectives (all-reduces and the logits' all-gather).
+    pub collective_s: f64,
+    /// KV-cache bytes each rank holds after the step.
+    pub kv_cache_bytes_per_rank: Vec<u64>,
+}
+
+/// A whole generation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Generation {
+    /// 0 for the unsharded reference.
+    pub tp: usize,
+    pub prompt: Vec<usize>,
+    /// Generated ids (one per step).
+    pub tokens: Vec<usize>,
+    pub text: String,
+    pub steps: Vec<StepRecord>,
+}
+
+/// One rank's KV cache of one layer: `[positions, kv_heads_per_rank·d]` for K and for V,
+/// row-major, growing one row per token.
+#[derive(Debug, Clone, Default)]
+struct LayerKv<T> {
+    k: Vec<T>,
+    v: Vec<T>,
+}
+
+/// One event the decoder issued (compared with [`step_trace`] in tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issued {
+    pub layer: usize,
+    pub name: &'static str,
+    pub ranks: Vec<usize>,
+}
+
+/// The sharded decoder: every rank's shards and KV cache.
+#[derive(Debug, Clone)]
+pub struct Decoder<'m, T> {
+    model: &'m TinyModel<T>,
+    tp: usize,
+    algorithm: Algorithm,
+    block: Config,
+    vcfg: VocabConfig,
+    ranks: Vec<RankParams<T>>,
+    /// `[rank][layer]`.
+    cache: Vec<Vec<LayerKv<T>>>,
+    len: usize,
+    /// Events issued by the last step.
+    pub issued: Vec<Issued>,
+}
+
+/// Timings of one step.
+#[derive(Debug, Clone, Copy, Default)]
+struct Clock {
+    compute_s: f64,
+    collective_s: f64,
+}
+
+impl<'m, T: Element> Decoder<'m, T> {
+    /// Shards `model` over `tp` virtual GPUs (Megatron's split of the blocks, the padded
+    /// vocabulary split of the tied table). **Errors** if `tp` does not split the model.
+    pub fn new(
+        model: &'m TinyModel<T>,
+        tp: usize,
+        algorithm: Algorithm,
+    ) -> Result<Self, ServeError> {
+        model.check_tp(tp)?;
+        let cfg = TrainConfig {
+            tp,
+            algorithm,
+            ..model.cfg.clone()
+        };
+        let ranks = model.full.shard(&cfg);
+        Ok(Self {
+            model,
+            tp,
+            algorithm,
+            block: model.block(tp, 1),
+            vcfg: model.vocab_cfg(tp, algorithm),
+            cache: vec![vec![LayerKv::default(); cfg.layers]; tp],
+            ranks,
+            len: 0,
+            issued: Vec::new(),
+        })
+    }
+
+    /// Tokens in the cache.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// KV-cache bytes on each rank.
+    pub fn kv_cache_bytes_per_rank(&self) -> Vec<u64> {
+        let e = std::mem::size_of::<T>() as u64;
+        self.cache
+            .iter()
+            .map(|layers| {
+                layers
+                    .iter()
+                    .map(|c| (c.k.len() + c.v.len()) as u64 * e)
+                    .sum()
+            })
+            .collect()
+    }
+
+    fn op<R: Send>(
+        &mut self,
+        clock: &mut Clock,
+        layer: usize,
+        name: &'static str,
+        f: impl Fn(usize) -> R + Sync + Send,
+    ) -> Vec<R> {
+        for r in 0..self.tp {
+            self.issued.push(Issued {
+                layer,
+                name,
+                ranks: vec![r],
+            });
+        }
+        let t0 = Instant::now();
+        let out = (0..self.tp).into_par_iter().map(f).collect();
+        clock.compute_s += t0.elapsed().as_secs_f64();
+        out
+    }
+
+    fn group(&mut self, layer: usize, name: &'static str) {
+        self.issued.push(Issued {
+            layer,
+            name,
+            ranks: (0..self.tp).collect(),
+        });
+    }
+
+    /// The engine's all-reduce over every rank's `[n, h]` partial.
+    fn all_reduce(
+        &mut self,
+        clock: &mut Clock,
+        layer: usize,
+        name: &'static str,
+        parts: Vec<Array2<T>>,
+    ) -> Result<Vec<Array2<T>>, ServeError> {
+        self.group(layer, name);
+        let dim = parts[0].dim();
+        let t0 = Instant::now();
+        let mut bufs: Vec<Vec<T>> = parts
+            .into_iter()
+            .map(|p| p.iter().copied().collect())
+            .collect();
+        collectives::all_reduce_in_place(&mut bufs, self.algorithm)?;
+        clock.collective_s += t0.elapsed().as_secs_f64();
+        bufs.into_iter()
+            .map(|v| Array2::from_shape_vec(dim, v).map_err(|e| ServeError::Invalid(e.to_string())))
+            .collect()
+    }
+
+    /// Runs `ids` at the next positions through every rank (the prompt, or one token) and
+    /// returns the last position's logits over the real vocabulary.
+    pub fn step(&mut self, ids: &[usize]) -> Result<StepOutput, ServeError> {
+        let n = ids.len();
+        if n == 0 {
+            return Err(ServeError::EmptyPrompt);
+        }
+        if self.len + n > self.model.context() {
+            return Err(ServeError::ContextTooLong {
+                prompt: self.len,
+                tokens: n,
+                context: self.model.context(),
+                room: self.model.context().saturating_sub(self.len),
+            });
+        }
+        if let Some(&bad) = ids.iter().find(|&&i| i >= self.model.vocab()) {
+            return Err(ServeError::Invalid(format!(
+                "token id {bad} is outside the vocabulary of {}",
+                self.model.vocab()
+            )));
+        }
+        self.issued.clear();
+        let mut clock = Clock::default();
+        let cfg = self.block.clone();
+        let vcfg = self.vcfg.clone();
+        let ranks = std::mem::take(&mut self.ranks);
+        let out = self.run_step(&ranks, &cfg, &vcfg, ids, &mut clock);
+        self.ranks = ranks;
+        let logits = out?;
+        self.len += n;
+        Ok(StepOutput {
+            logits,
+            compute_s: clock.compute_s,
+            collective_s: clock.collective_s,
+        })
+    }
+
+    fn run_step(
+        &mut self,
+        ranks: &[RankParams<T>],
+        cfg: &Config,
+        vcfg: &VocabConfig,
+        ids: &[usize],
+        clock: &mut Clock,
+    ) -> Result<Vec<f64>, ServeError> {
+        let n = ids.len();
+        let tp = self.tp;
+        let start = self.len;
+        let (hp, kvp, d) = (
+            cfg.heads_per_rank(),
+            cfg.kv_heads_per_rank(),
+            cfg.head_dim(),
+        );
+        let (qw, kw) = (hp * d, kvp * d);
+        // Embedding: each rank its rows, the all-reduce sums them; positions are replicated.
+        let partial = self.op(clock, 0, "embed", |r| {
+            let range = vcfg.rank_range(r);
+            let mut x = Array2::<T>::zeros((n, cfg.hidden));
+            for (i, &id) in ids.iter().enumerate() {
+                if range.contains(&id) {
+                    x.row_mut(i).assign(&ranks[r].table.row(id - range.start));
+                }
+            }
+            x
+        });
+        let embedded = self.all_reduce(clock, 0, "embed.g", partial)?;
+        let mut x = self.op(clock, 0, "embed.pos", |r| {
+            let mut y = embedded[r].clone();
+            for (i, mut row) in y.outer_iter_mut().enumerate() {
+                row += &ranks[r].pos.row(start + i);
+            }
+            y
+        });
+        for layer in 0..cfg.layers {
+            let p = |r: usize| -> &LayerParams<T> { &ranks[r].layers[layer] };
+            let ln1 = self.op(clock, layer, "ln1", |r| {
+                ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view()).0
+            });
+            self.group(layer, "attn.f");
+            let qkv = self.op(clock, layer, "attn.qkv", |r| {
+                let mut y = ops::matmul(ln1[r].view(), p(r).qkv_w.view());
+                ops::add_row(&mut y, p(r).qkv_b.view());
+                y
+            });
+            // Append the new K and V rows to each rank's cache (ranks own their caches).
+            let t0 = Instant::now();
+            for (r, q) in qkv.iter().enumerate() {
+                let c = &mut self.cache[r][layer];
+                for row in q.outer_iter() {
+                    c.k.extend(row.slice(s![qw..qw + kw]).iter().copied());
+                    c.v.extend(row.slice(s![qw + kw..qw + 2 * kw]).iter().copied());
+                }
+            }
+            clock.compute_s += t0.elapsed().as_secs_f64();
+            let caches: Vec<&LayerKv<T>> = (0..tp).map(|r| &self.cache[r][layer]).collect();
+            let ctx = {
+                for r in 0..tp {
+                    self.issued.push(Issued {
+                        layer,
+                        name: "attn.core",
+                        ranks: vec![r],
+                    });
+                }
+                let t0 = Instant::now();
+                let out: Vec<Array2<T>> = (0..tp)
+                    .into_par_iter()
+                    .map(|r| cached_attention(qkv[r].view(), caches[r], start, hp, kvp, d))
+                    .collect();
+                clock.compute_s += t0.elapsed().as_secs_f64();
+                out
+            };
+            let part = self.op(clock, layer, "attn.out", |r| {
+                ops::matmul(ctx[r].view(), p(r).out_w.view())
+            });
+            let reduced = self.all_reduce(clock, layer, "attn.g", part)?;
+            let x1 = self.op(clock, layer, "attn.bias_residual", |r| {
+                let mut y = &x[r] + &reduced[r];
+                ops::add_row(&mut y, p(r).out_b.view());
+                y
+            });
+            let ln2 = self.op(clock, layer, "ln2", |r| {
+                ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view()).0
+            });
+            self.group(layer, "mlp.f");
+            let fc1 = self.op(clock, layer, "mlp.fc1", |r| {
+                let mut y = ops::matmul(ln2[r].view(), p(r).fc1_w.view());
+                ops::add_row(&mut y, p(r).fc1_b.view());
+                y
+            });
+            let act = self.op(clock, layer, "mlp.gelu", |r| ops::gelu(fc1[r].view()));
+            let part = self.op(clock, layer, "mlp.fc2", |r| {
+                ops::matmul(act[r].view(), p(r).fc2_w.view())
+            });
+            let reduced = self.all_reduce(clock, layer, "mlp.g", part)?;
+            x = self.op(clock, layer, "mlp.bias_residual", |r| {
+                let mut y = &x1[r] + &reduced[r];
+                ops::add_row(&mut y, p(r).fc2_b.view());
+                y
+            });
+        }
+        let last_layer = cfg.layers.saturating_sub(1);
+        // The head runs on the last position only: that is all sampling needs.
+        let z = self.op(clock, last_layer, "lnf", |r| {
+            let last = x[r].slice(s![n - 1..n, ..]);
+            ops::layer_norm(last, ranks[r].lnf_w.view(), ranks[r].lnf_b.view()).0
+        });
+        let local = self.op(clock, last_layer, "head", |r| {
+            ops::matmul(z[r].view(), ranks[r].table.t())
+        });
+        self.group(last_layer, "head.gather");
+        let t0 = Instant::now();
+        let bufs: Vec<Vec<T>> = local
+            .into_iter()
+            .map(|p| p.iter().copied().collect())
+            .collect();
+        let algorithm = crate::trace::gather_scatter_algorithm(&Config {
+            algorithm: self.algorithm,
+            ..cfg.clone()
+        });
+        let gathered = collectives::all_gather(&bufs, algorithm)?;
+        clock.collective_s += t0.elapsed().as_secs_f64();
+        // Every rank holds the whole padded row; drop the padding.
+        let mut logits = Vec::with_capacity(self.model.vocab());
+        for r in 0..tp {
+            let real = vcfg.real_range(r).len();
+            let row = &gathered.outputs[0][r * vcfg.rows_per_rank()..];
+            logits.extend(row[..real].iter().map(|&v| v.to_f64()));
+        }
+        Ok(logits)
+    }
+}
+
+/// The logits and times of one [`Decoder::step`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOutput {
+    pub logits: Vec<f64>,
+    pub compute_s: f64,
+    pub collective_s: f64,
+}
+
+/// Causal attention of the rank's `hp` query heads for new rows at positions `start..`, over
+/// the rank's cache (which already holds the new rows' K and V). Query head `j` reads local KV
+/// head `j / (hp/kvp)`.
+fn cached_attention<T: Element>(
+    qkv: ndarray::ArrayView2<'_, T>,
+    cache: &LayerKv<T>,
+    start: usize,
+    hp: usize,
+    kvp: usize,
+    d: usize,
+) -> Array2<T> {
+    let n = qkv.nrows();
+    let kw = kvp * d;
+    let group = (hp / kvp.max(1)).max(1);
+    let scale = T::from_f64(1.0 / (d as f64).sqrt());
+    let mut out = Array2::<T>::zeros((n, hp * d));
+    for i in 0..n {
+        let pos = start + i;
+        for j in 0..hp {
+            let g = j / group;
+            let q = qkv.slice(s![i, j * d..(j + 1) * d]);
+            let scores: Vec<T> = (0..=pos)
+                .map(|t| {
+                    let k = &cache.k[t * kw + g * d..t * kw + (g + 1) * d];
+                    q.iter().zip(k).fold(T::zero(), |a, (&x, &y)| a + x * y) * scale
+                })
+                .collect();
+            let max = scores.iter().copied().fold(T::neg_infinity(), T::max);
+            let w: Vec<T> = scores.iter().map(|&v| (v - max).exp()).collect();
+            let total = w.iter().fold(T::zero(), |a, &b| a + b);
+            let mut o = out.slice_mut(s![i, j * d..(j + 1) * d]);
+            for (t, &wt) in w.iter().enumerate() {
+                let v = &cache.v[t * kw + g * d..t * kw + (g + 1) * d];
+                let p = wt / total;
+                o.iter_mut().zip(v).for_each(|(a, &b)| *a += p * b);
+            }
+        }
+    }
+    out
+}
+
+/// Generates `tokens` tokens after `prompt` on `tp` virtual GPUs: one prefill step, then one
+/// decode step per further token.
+pub fn generate<T: Element>(
+    model: &TinyModel<T>,
+    prompt: &str,
+    tokens: usize,
+    tp: usize,
+    algorithm: Algorithm,
+    sampling: Sampling,
+) -> Result<Generation, ServeError> {
+    generate_with(model, prompt, tokens, tp, algorithm, sampling, &mut |_| {
+        true
+    })
+}
+
+/// [`generate`], calling `on_step` after each step (return `false` to stop early).
+pub fn generate_with<T: Element>(
+    model: &TinyModel<T>,
+    prompt: &str,
+    tokens: usize,
+    tp: usize,
+    algorithm: Algorithm,
+    sampling: Sampling,
+    on_step: &mut dyn FnMut(&StepRecord) -> bool,
+) -> Result<Generation, ServeError> {
+    let ids = model.encode(prompt)?;
+    model.check_request(ids.len(), tokens, sampling)?;
+    let mut dec = Decoder::new(model, tp, algorithm)?;
+    let mut out = Vec::with_capacity(tokens);
+    let mut steps = Vec::with_capacity(tokens);
+    let mut next: Vec<usize> = ids.clone();
+    for i in 0..tokens {
+        let position = dec.len();
+        let so = dec.step(&next)?;
+        let token = sample(&so.logits, sampling, i);
+        let rec = StepRecord {
+            phase: if i == 0 {
+                Phase::Prefill
+            } else {
+                Phase::Decode
+            },
+            position,
+            new_tokens: next.len(),
+            logits: so.logits,
+            token,
+            compute_s: so.compute_s,
+            collective_s: so.collective_s,
+            kv_cache_bytes_per_rank: dec.kv_cache_bytes_per_rank(),
+        };
+        let go = on_step(&rec);
+        steps.push(rec);
+        out.push(token);
+        next = vec![token];
+        if !go {
+            break;
+        }
+    }
+    Ok(Generation {
+        tp,
+        text: model.decode(&out),
+        prompt: ids,
+        tokens: out,
+        steps,
+    })
+}
+
+/// The oracle: the same generation on the unsharded reference, recomputing the whole sequence
+/// at every step with no cache (see the module docs).
+pub fn reference_generate<T: Element>(
+    model: &TinyModel<T>,
+    prompt: &str,
+    tokens: usize,
+    sampling: Sampling,
+) -> Result<Generation, ServeError> {
+    let ids = model.encode(prompt)?;
+    model.check_request(ids.len(), tokens, sampling)?;
+    let f = &model.full;
+    let mut seq = ids.clone();
+    let mut out = Vec::with_capacity(tokens);
+    let mut steps = Vec::with_capacity(tokens);
+    for i in 0..tokens {
+        let n = seq.len();
+        let t0 = Instant::now();
+        let mut x = Array2::<T>::zeros((n, model.cfg.hidden));
+        for (p, &id) in seq.iter().enumerate() {
+            let mut row = x.row_mut(p);
+            row.assign(&f.embedding.row(id));
+            row += &f.pos.row(p);
+        }
+        let block = model.block(1, n);
+        for layer in &f.layers {
+            x = crate::reference::block_forward(&block, layer, &x).0;
+        }
+        let (z, _) = ops::layer_norm(x.slice(s![n - 1..n, ..]), f.lnf_w.view(), f.lnf_b.view());
+        let logits: Vec<f64> = z
+            .dot(&f.embedding.t())
+            .iter()
+            .map(|&v| v.to_f64())
+            .collect();
+        let token = sample(&logits, sampling, i);
+        steps.push(StepRecord {
+            phase: if i == 0 {
+                Phase::Prefill
+            } else {
+                Phase::Decode
+            },
+            position: if i == 0 { 0 } else { n - 1 },
+            new_tokens: if i == 0 { n } else { 1 },
+            logits,
+            token,
+            compute_s: t0.elapsed().as_secs_f64(),
+            collective_s: 0.0,
+            kv_cache_bytes_per_rank: Vec::new(),
+        });
+        out.push(token);
+        seq.push(token);
+    }
+    Ok(Generation {
+        tp: 0,
+        text: model.decode(&out),
+        prompt: ids,
+        tokens: out,
+        steps,
+    })
+}
+
+/// The tolerance for comparing a generation's logits with the reference's (see the module docs).
+pub fn logits_tolerance<T: Element>(model: &TinyModel<T>, dtype: DType) -> Tolerance {
+    let cfg = Config {
+        seq: model.context(),
+        ..model.cfg.block()
+    };
+    Tolerance::for_config(&cfg, dtype)
+}
+
+/// Largest `|got − want| / max(max|want|, 1)` over a step's logits.
+pub fn logits_error(got: &[f64], want: &[f64]) -> f64 {
+    let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+    got.iter()
+        .zip(want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+        / scale
+}
+
+/// A generation compared with the reference.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub tp: usize,
+    pub same_text: bool,
+    /// Largest [`logits_error`] over steps.
+    pub max_logits_error: f64,
+    pub tolerance: f64,
+    pub passed: bool,
+}
+
+/// Compares `got` with `want` (same prompt, same sampling).
+pub fn compare(got: &Generation, want: &Generation, tolerance: &Tolerance) -> Comparison {
+    let max_logits_error = got
+        .steps
+        .iter()
+        .zip(&want.steps)
+        .map(|(a, b)| logits_error(&a.logits, &b.logits))
+        .fold(0.0, f64::max);
+    let same_text = got.tokens == want.tokens && got.steps.len() == want.steps.len();
+    Comparison {
+        tp: got.tp,
+        same_text,
+        max_logits_error,
+        tolerance: tolerance.relative,
+        passed: same_text && max_logits_error <= tolerance.relative,
+    }
+}
+
+/// The events of one serving step on `tp` ranks: `new_tokens` rows at positions ending at
+/// `context` (the cache length after the step), in issue order, as the engine's [`Trace`] (layer
+/// numbers as in training; the embedding on layer 0, the head on the last layer). Times are
+/// proportional until a cost model is applied ([`crate::cost::apply_to_trace`]).
+pub fn step_trace<T: Element>(
+    model: &TinyModel<T>,
+    tp: usize,
+    algorithm: Algorithm,
+    new_tokens: usize,
+    context: usize,
+) -> Trace {
+    let dtype = model.cfg.dtype;
+    let cfg = Config {
+        algorithm,
+        ..model.block(tp, new_tokens)
+    };
+    let vcfg = model.vocab_cfg(tp, algorithm);
+    let e = dtype.size_bytes() as u64;
+    let (n, h) = (new_tokens as u64, cfg.hidden as u64);
+    let tpn = tp.max(1);
+    let (hp, kvp, d) = (
+        cfg.heads_per_rank(),
+        cfg.kv_heads_per_rank(),
+        cfg.head_dim(),
+    );
+    let (qc, fr) = (cfg.qkv_cols_per_rank() as u64, cfg.ffn_per_rank() as u64);
+    let hr = (hp * d) as u64;
+    let vr = vcfg.rows_per_rank() as u64;
+    let ctx = context as u64;
+    let nt = new_tokens;
+    let mut events: Vec<Event> = Vec::new();
+    let push = |events: &mut Vec<Event>,
+                layer: usize,
+                name: &str,
+                kind: EventKind,
+                ranks: Vec<usize>,
+                inputs: Vec<[usize; 2]>,
+                output: [usize; 2],
+                flops: u64,
+                bytes: u64,
+                sent: u64,
+                conjugate: Option<Conjugate>| {
+        events.push(Event {
+            index: events.len(),
+            layer,
+            pass: Pass::Forward,
+            name: name.to_string(),
+            kind,
+            ranks,
+            inputs,
+            output,
+            flops,
+            bytes,
+            bytes_sent_per_rank: sent,
+            conjugate,
+            timing: Timing::default(),
+            measured: None,
+        });
+    };
+    let compute = |events: &mut Vec<Event>,
+                   layer: usize,
+                   name: &str,
+                   op: ComputeOp,
+                   parallel: Parallel,
+                   inputs: Vec<[usize; 2]>,
+                   output: [usize; 2],
+                   flops: u64,
+                   elems: u64| {
+        for r in 0..tpn {
+            push(
+                events,
+                layer,
+                name,
+                EventKind::Compute { op, parallel },
+                vec![r],
+                inputs.clone(),
+                output,
+                flops,
+                elems * e,
+                0,
+                None,
+            );
+        }
+    };
+    let collective = |events: &mut Vec<Event>,
+                      layer: usize,
+                      name: &str,
+                      kind: CollectiveKind,
+                      conjugate: Option<Conjugate>,
+                      input: [usize; 2],
+                      output: [usize; 2]| {
+        let payload = (output[0] * output[1]) as u64 * e;
+        let algo = match kind {
+            CollectiveKind::AllGather => crate::trace::gather_scatter_algorithm(&cfg),
+            _ => algorithm,
+        };
+        let (steps, sent) = match kind {
+            CollectiveKind::Identity => (0, 0),
+            _ => (
+                collectives::collective_step_count(kind, algo, tpn).unwrap_or(0),
+                collectives::collective_max_bytes_sent_per_rank(kind, algo, tpn, payload)
+                    .unwrap_or(0),
+            ),
+        };
+        let flops = if kind == CollectiveKind::AllReduce && tpn > 1 {
+            (output[0] * output[1]) as u64 * (tpn as u64 - 1) / tpn as u64
+        } else {
+            0
+        };
+        push(
+            events,
+            layer,
+            name,
+            EventKind::Collective {
+                kind,
+                algorithm: algo,
+                steps,
+            },
+            (0..tpn).collect(),
+            vec![input],
+            output,
+            flops,
+            payload,
+            sent,
+            conjugate,
+        );
+    };
+    let x = [nt, cfg.hidden];
+    compute(
+        &mut events,
+        0,
+        "embed",
+        ComputeOp::Embedding,
+        Parallel::Row,
+        vec![[nt, 1], [vcfg.rows_per_rank(), cfg.hidden]],
+        x,
+        0,
+        2 * n * h,
+    );
+    collective(
+        &mut events,
+        0,
+        "embed.g",
+        CollectiveKind::AllReduce,
+        None,
+        x,
+        x,
+    );
+    compute(
+        &mut events,
+        0,
+        "embed.pos",
+        ComputeOp::BiasResidual,
+        Parallel::Replicated,
+        vec![x, [nt, cfg.hidden]],
+        x,
+        n * h,
+        3 * n * h,
+    );
+    for layer in 0..cfg.layers {
+        compute(
+            &mut events,
+            layer,
+            "ln1",
+            ComputeOp::LayerNorm,
+            Parallel::Replicated,
+            vec![x, [1, cfg.hidden]],
+            x,
+            8 * n * h,
+            2 * n * h + 2 * h,
+        );
+        collective(
+            &mut events,
+            layer,
+            "attn.f",
+            CollectiveKind::Identity,
+            Some(Conjugate::F),
+            x,
+            x,
+        );
+        compute(
+            &mut events,
+            layer,
+            "attn.qkv",
+            ComputeOp::Linear { bias: true },
+            Parallel::Column,
+            vec![x, [cfg.hidden, qc as usize]],
+            [nt, qc as usize],
+            2 * n * h * qc + n * qc,
+            n * h + h * qc + qc + n * qc,
+        );
+        // Each new row's query heads read the cache up to its position: on average
+        // `ctx − (n−1)/2` positions; K and V of the rank's KV heads for every cached position.
+        let keys = n * ctx - n * (n - 1) / 2;
+        let kv_w = (kvp * d) as u64;
+        compute(
+            &mut events,
+            layer,
+            "attn.core",
+            ComputeOp::Attention,
+            Parallel::Local,
+            vec![[nt, qc as usize], [context, 2 * kvp * d]],
+            [nt, hr as usize],
+            hp as u64 * keys * (4 * d as u64 + 5),
+            n * qc + 2 * ctx * kv_w + n * hr,
+        );
+        compute(
+            &mut events,
+            layer,
+            "attn.out",
+            ComputeOp::Linear { bias: false },
+            Parallel::Row,
+            vec![[nt, hr as usize], [hr as usize, cfg.hidden]],
+            x,
+            2 * n * hr * h,
+            n * hr + hr * h + n * h,
+        );
+        collective(
+            &mut events,
+            layer,
+            "attn.g",
+            CollectiveKind::AllReduce,
+            Some(Conjugate::G),
+            x,
+            x,
+        );
+        compute(
+            &mut events,
+            layer,
+            "attn.bias_residual",
+            ComputeOp::BiasResidual,
+            Parallel::Replicated,
+            vec![x, x, [1, cfg.hidden]],
+            x,
+            2 * n * h,
+            3 * n * h + h,
+        );
+        compute(
+            &mut events,
+            layer,
+            "ln2",
+            ComputeOp::LayerNorm,
+            Parallel::Replicated,
+            vec![x, [1, cfg.hidden]],
+            x,
+            8 * n * h,
+            2 * n * h + 2 * h,
+        );
+        collective(
+            &mut events,
+            layer,
+            "mlp.f",
+            CollectiveKind::Identity,
+            Some(Conjugate::F),
+            x,
+            x,
+        );
+        compute(
+            &mut events,
+            layer,
+            "mlp.fc1",
+            ComputeOp::Linear { bias: true },
+            Parallel::Column,
+            vec![x, [cfg.hidden, fr as usize]],
+            [nt, fr as usize],
+            2 * n * h * fr + n * fr,
+            n * h + h * fr + fr + n * fr,
+        );
+        compute(
+            &mut events,
+            layer,
+            "mlp.gelu",
+            ComputeOp::Gelu,
+            Parallel::Local,
+            vec![[nt, fr as usize]],
+            [nt, fr as usize],
+            18 * n * fr,
+            2 * n * fr,
+        );
+        compute(
+            &mut events,
+            layer,
+            "mlp.fc2",
+            ComputeOp::Linear { bias: false },
+            Parallel::Row,
+            vec![[nt, fr as usize], [fr as usize, cfg.hidden]],
+            x,
+            2 * n * fr * h,
+            n * fr + fr * h + n * h,
+        );
+        collective(
+            &mut events,
+            layer,
+            "mlp.g",
+            CollectiveKind::AllReduce,
+            Some(Conjugate::G),
+            x,
+            x,
+        );
+        compute(
+            &mut events,
+            layer,
+            "mlp.bias_residual",
+            ComputeOp::BiasResidual,
+            Parallel::Replicated,
+            vec![x, x, [1, cfg.hidden]],
+            x,
+            2 * n * h,
+            3 * n * h + h,
+        );
+    }
+    let last = cfg.layers.saturating_sub(1);
+    let one = [1, cfg.hidden];
+    compute(
+        &mut events,
+        last,
+        "lnf",
+        ComputeOp::LayerNorm,
+        Parallel::Replicated,
+        vec![one, one],
+        one,
+        8 * h,
+        4 * h,
+    );
+    compute(
+        &mut events,
+        last,
+        "head",
+        ComputeOp::Linear { bias: false },
+        Parallel::Column,
+        vec![one, [vr as usize, cfg.hidden]],
+        [1, vr as usize],
+        2 * h * vr,
+        h + vr * h + vr,
+    );
+    collective(
+        &mut events,
+        last,
+        "head.gather",
+        CollectiveKind::AllGather,
+        None,
+        [1, vr as usize],
+        [1, vcfg.padded_vocab()],
+    );
+    let mut trace = Trace {
+        config: cfg,
+        events,
+        time_source: TimeSource::Proportional,
+    };
+    trace.assign_times(
+        TimeSource::Proportional,
+        crate::trace::proportional_duration_s,
+    );
+    trace
+}
+
+/// The traces of a whole generation: the prefill of `prompt` tokens, then one per decoded token.
+pub fn generation_traces<T: Element>(
+    model: &TinyModel<T>,
+    tp: usize,
+    algorithm: Algorithm,
+    prompt: usize,
+    tokens: usize,
+) -> Vec<Trace> {
+    (0..tokens)
+        .map(|i| {
+            if i == 0 {
+                step_trace(model, tp, algorithm, prompt, prompt)
+            } else {
+                step_trace(model, tp, algorithm, 1, prompt + i)
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,205 @@
+//! Decode on virtual GPUs against the unsharded reference: text identical, every step's logits
+//! within the argued tolerance, at TP 1, 2, 4, with and without grouped-query attention, on
+//! seeded random weights and on a trained model.
+
+use tplab_engine::collectives::Algorithm;
+use tplab_engine::dtype::{DType, Element};
+use tplab_engine::serve::{
+    self, compare, generate, reference_generate, Decoder, Phase, Sampling, ServeError, TinyModel,
+};
+use tplab_engine::trace::CollectiveKind;
+use tplab_engine::train::{Optimizer, TrainConfig};
+
+fn tiny(kv_heads: Option<usize>, dtype: DType) -> TrainConfig {
+    TrainConfig {
+        hidden: 32,
+        heads: 4,
+        kv_heads,
+        ffn: 64,
+        seq: 40,
+        batch: 2,
+        layers: 2,
+        tp: 1,
+        dtype,
+        steps: 40,
+        lr: 1e-2,
+        optimizer: Optimizer::Adam,
+        seed: 5,
+        algorithm: Algorithm::Ring,
+    }
+}
+
+const PROMPT: &str = "tensor paralel";
+
+fn check_all_tps<T: Element>(model: &TinyModel<T>, dtype: DType, tokens: usize) -> f64 {
+    let tol = serve::logits_tolerance(model, dtype);
+    let mut worst = 0.0f64;
+    for sampling in [
+        Sampling::Greedy,
+        Sampling::Seeded {
+            seed: 9,
+            temperature: 0.8,
+        },
+    ] {
+        let want = reference_generate(model, PROMPT, tokens, sampling).unwrap();
+        assert_eq!(want.tokens.len(), tokens);
+        for tp in [1, 2, 4] {
+            let got = generate(model, PROMPT, tokens, tp, Algorithm::Ring, sampling).unwrap();
+            let c = compare(&got, &want, &tol);
+            assert!(
+                c.same_text,
+                "tp={tp} {sampling:?}: {:?} vs reference {:?}",
+                got.text, want.text
+            );
+            assert!(
+                c.passed,
+                "tp={tp} {sampling:?}: logits error {:.3e} > tolerance {:.3e} ({})",
+                c.max_logits_error, tol.relative, tol.reason
+            );
+            assert_eq!(got.steps[0].phase, Phase::Prefill);
+            assert_eq!(got.steps[0].new_tokens, PROMPT.chars().count());
+            assert!(got.steps[1..].iter().all(|s| s.new_tokens == 1));
+            worst = worst.max(c.max_logits_error);
+        }
+    }
+    worst
+}
+
+#[test]
+fn random_weights_f64_match_the_reference_at_tp_1_2_4_with_and_without_gqa() {
+    for kv in [None, Some(2), Some(1)] {
+        let model = TinyModel::<f64>::random(&tiny(kv, DType::F64));
+        let worst = check_all_tps(&model, DType::F64, 12);
+        // The argued bound is ~1e-13 here; rounding alone stays far below it.
+        assert!(worst < 1e-12, "kv={kv:?}: {worst:e}");
+        assert!(serve::logits_tolerance(&model, DType::F64).relative < 1e-12);
+    }
+}
+
+#[test]
+fn random_weights_f32_match_the_reference_within_the_f32_bound() {
+    for kv in [None, Some(2)] {
+        let model = TinyModel::<f32>::random(&tiny(kv, DType::F32));
+        let tol = serve::logits_tolerance(&model, DType::F32).relative;
+        // 16·ε(f32)·√64·(2+1) ≈ 4.6e-5.
+        assert!(tol > 1e-5 && tol < 1e-4, "{tol}");
+        check_all_tps(&model, DType::F32, 10);
+    }
+}
+
+#[test]
+fn a_trained_model_decodes_the_same_text_at_every_tp() {
+    for kv in [None, Some(2)] {
+        let cfg = tiny(kv, DType::F64);
+        let trained = TinyModel::<f64>::train(&cfg).unwrap();
+        let untrained = TinyModel::<f64>::random(&cfg);
+        assert_ne!(trained.full.embedding, untrained.full.embedding);
+        let worst = check_all_tps(&trained, DType::F64, 16);
+        assert!(worst < 1e-12, "kv={kv:?}: {worst:e}");
+        // Training moved the model away from uniform: its greedy pick is confident.
+        let g = reference_generate(&trained, PROMPT, 1, Sampling::Greedy).unwrap();
+        let l = &g.steps[0].logits;
+        let max = l.iter().copied().fold(f64::MIN, f64::max);
+        let min = l.iter().copied().fold(f64::MAX, f64::min);
+        assert!(max - min > 2.0, "{max} {min}");
+    }
+}
+
+#[test]
+fn a_wrong_weight_is_caught_by_the_comparison() {
+    let model = TinyModel::<f64>::random(&tiny(Some(2), DType::F64));
+    let mut broken = model.clone();
+    broken.full.layers[1].fc2_w[(3, 5)] += 0.05;
+    let tol = serve::logits_tolerance(&model, DType::F64);
+    let want = reference_generate(&model, PROMPT, 4, Sampling::Greedy).unwrap();
+    let got = generate(&broken, PROMPT, 4, 2, Algorithm::Ring, Sampling::Greedy).unwrap();
+    let c = compare(&got, &want, &tol);
+    assert!(!c.passed && c.max_logits_error > 1e-6, "{c:?}");
+}
+
+#[test]
+fn the_decoder_issues_the_trace_of_each_step() {
+    let model = TinyModel::<f64>::random(&tiny(Some(2), DType::F64));
+    for tp in [1, 2, 4] {
+        let mut dec = Decoder::new(&model, tp, Algorithm::Ring).unwrap();
+        let ids = model.encode(PROMPT).unwrap();
+        for (n, ctx) in [(ids.len(), ids.len()), (1, ids.len() + 1)] {
+            let step_ids = if n == 1 { vec![ids[0]] } else { ids.clone() };
+            dec.step(&step_ids).unwrap();
+            let tr = serve::step_trace(&model, tp, Algorithm::Ring, n, ctx);
+            let want: Vec<(usize, String, Vec<usize>)> = tr
+                .events
+                .iter()
+                .map(|e| (e.layer, e.name.clone(), e.ranks.clone()))
+                .collect();
+            let got: Vec<(usize, String, Vec<usize>)> = dec
+                .issued
+                .iter()
+                .map(|e| (e.layer, e.name.to_string(), e.ranks.clone()))
+                .collect();
+            assert_eq!(got, want, "tp={tp} n={n}");
+            // Two all-reduces per layer (attention's g and the MLP's g), plus the embedding's.
+            let c = tr.collective_counts(None);
+            assert_eq!(c.forward_all_reduce, 2 * model.cfg.layers + 1);
+            let gathers = tr
+                .events
+                .iter()
+                .filter(|e| e.collective_kind() == Some(CollectiveKind::AllGather))
+                .count();
+            assert_eq!(gathers, 1);
+        }
+        assert_eq!(dec.len(), ids.len() + 1);
+    }
+}
+
+#[test]
+fn the_kv_cache_splits_by_kv_heads_and_replicates_past_them() {
+    // 4 heads, 2 KV heads, d = 8, 2 layers, f64: 2 (K,V) · 2 layers · 8 · 8 bytes per token per KV head.
+    let model = TinyModel::<f64>::random(&tiny(Some(2), DType::F64));
+    let per_head_per_token = 2 * 2 * 8 * 8;
+    let g = |tp| generate(&model, PROMPT, 5, tp, Algorithm::Ring, Sampling::Greedy).unwrap();
+    let tokens = (PROMPT.chars().count() + 4) as u64; // the last sampled token is not run
+    let kv1 = g(1).steps.last().unwrap().kv_cache_bytes_per_rank.clone();
+    assert_eq!(kv1, vec![2 * per_head_per_token * tokens]);
+    let kv2 = g(2).steps.last().unwrap().kv_cache_bytes_per_rank.clone();
+    assert_eq!(kv2, vec![per_head_per_token * tokens; 2]);
+    // TP=4 > 2 KV heads: each KV head is cached on two GPUs, so the cache per GPU stays.
+    let kv4 = g(4).steps.last().unwrap().kv_cache_bytes_per_rank.clone();
+    assert_eq!(kv4, vec![per_head_per_token * tokens; 4]);
+    // And it grows by one token per decode step.
+    let steps = g(2).steps;
+    for w in steps.windows(2) {
+        assert_eq!(
+            w[1].kv_cache_bytes_per_rank[0] - w[0].kv_cache_bytes_per_rank[0],
+            per_head_per_token
+        );
+    }
+}
+
+#[test]
+fn bad_requests_name_the_fix() {
+    let model = TinyModel::<f64>::random(&tiny(None, DType::F64));
+    let e = generate(&model, "", 3, 1, Algorithm::Ring, Sampling::Greedy).unwrap_err();
+    assert_eq!(e, ServeError::EmptyPrompt);
+    let e = generate(&model, "tensor ✓", 3, 1, Algorithm::Ring, Sampling::Greedy)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains('✓') && e.contains("replace"), "{e}");
+    let e = generate(&model, PROMPT, 100, 1, Algorithm::Ring, Sampling::Greedy)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("context of 40") && e.contains("at most 26"),
+        "{e}"
+    );
+    let e = generate(&model, PROMPT, 3, 3, Algorithm::Ring, Sampling::Greedy)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("valid TP sizes"), "{e}");
+    let bad = Sampling::Seeded {
+        seed: 1,
+        temperature: 0.0,
+    };
+    let e = generate(&model, PROMPT, 3, 1, Algorithm::Ring, bad).unwrap_err();
+    assert!(matches!(e, ServeError::BadTemperature(_)));
+}

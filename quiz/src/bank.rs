@@ -11,8 +11,10 @@
 //! explanation = { en = "...", tr = "..." }
 //! show_me = { view = "collectives", tp = 4 }
 //! ```
-//! Choice questions list `choices = [{ en, tr, correct = true }, ...]`; ordering questions list
-//! `items` in the correct order (they are shown shuffled).
+//! Choice questions list `choices = [{ en, tr, correct = true }, ...]`; every choice may carry
+//! `feedback = { en = "...", tr = "..." }`, shown when a learner picks it wrongly (a distractor:
+//! why it fails) or misses it (a right choice of a multiple-choice question: why it holds).
+//! Ordering questions list `items` in the correct order (they are shown shuffled).
 
 use serde::Deserialize;
 use std::collections::BTreeSet;
@@ -70,6 +72,9 @@ pub struct Question {
     /// The lesson it checks, by slug.
     pub lesson: Option<String>,
     pub show_me: Option<ShowMe>,
+    /// Per-choice feedback, index-aligned with the choices of a single- or multiple-choice
+    /// question (empty for other kinds): why a distractor fails, or why a right choice holds.
+    pub choice_feedback: Vec<Option<Localized>>,
 }
 
 impl Question {
@@ -78,6 +83,31 @@ impl Question {
     }
     pub fn explanation(&self, lang: Lang) -> &str {
         self.explanation.get(lang)
+    }
+    /// The feedback of choice `idx` (the question's own index, not the displayed letter), or
+    /// `None` when the choice has none or the question has no such choice.
+    pub fn choice_feedback(&self, idx: usize, lang: Lang) -> Option<&str> {
+        self.choice_feedback
+            .get(idx)
+            .and_then(Option::as_ref)
+            .map(|f| f.get(lang))
+    }
+    /// The choices of a single- or multiple-choice question (empty for other kinds).
+    pub fn choices(&self) -> &[Localized] {
+        match &self.kind {
+            QuestionKind::Single { choices, .. } | QuestionKind::Multiple { choices, .. } => {
+                choices
+            }
+            _ => &[],
+        }
+    }
+    /// Whether choice `idx` is a right one.
+    pub fn is_correct_choice(&self, idx: usize) -> bool {
+        match &self.kind {
+            QuestionKind::Single { correct, .. } => *correct == idx,
+            QuestionKind::Multiple { correct, .. } => correct.contains(&idx),
+            _ => false,
+        }
     }
 }
 
@@ -95,6 +125,8 @@ struct RawChoice {
     tr: String,
     #[serde(default)]
     correct: bool,
+    #[serde(default)]
+    feedback: Option<Localized>,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +230,7 @@ fn convert(rq: RawQuestion, catalog: Option<&Catalog>) -> Result<Question, Vec<S
             ));
         }
     };
+    let mut choice_feedback = Vec::new();
     let kind = match rq.kind.as_str() {
         "single" | "multiple" => {
             unused("answer", rq.answer.is_some(), &mut errs);
@@ -219,10 +252,19 @@ fn convert(rq: RawQuestion, catalog: Option<&Catalog>) -> Result<Question, Vec<S
                         i + 1
                     ));
                 }
+                if let Some(f) = &c.feedback {
+                    for lang in f.missing() {
+                        errs.push(format!(
+                            "question '{id}': choice {}'s feedback has no {lang} text",
+                            i + 1
+                        ));
+                    }
+                }
                 if c.correct {
                     correct.insert(i);
                 }
                 choices.push(l);
+                choice_feedback.push(c.feedback);
             }
             if rq.kind == "single" {
                 if correct.len() != 1 {
@@ -315,6 +357,7 @@ fn convert(rq: RawQuestion, catalog: Option<&Catalog>) -> Result<Question, Vec<S
         explanation: rq.explanation,
         lesson: rq.lesson,
         show_me: rq.show_me,
+        choice_feedback,
     })
 }
 

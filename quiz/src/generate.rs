@@ -2,17 +2,21 @@
 //!
 //! An id `gen:<kind>:<seed>` names one question exactly, so a generated question can be saved,
 //! re-asked and put in the exam. The right answer always comes from `tplab-engine` (the trace's
-//! all-reduce model, the config's validation, the shard plan, the schedule), never from a number
-//! typed here.
+//! all-reduce model, the config's validation, the shard plan, the schedule, the memory model),
+//! never from a number typed here. Numbers in the Turkish text are written the Turkish way
+//! (`1.048.576`, `0,25`), as the grader reads them ([`crate::grade::parse_number`]).
 
 use crate::bank::{Question, QuestionKind};
+use crate::grade::{format_fixed, format_number};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeSet;
 use tplab_engine::collectives::Algorithm;
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::trace::{all_reduce_bytes_sent_per_rank, schedule};
+use tplab_engine::memory::{kv_cache_bytes_per_token_per_gpu, layer_params_per_rank};
+use tplab_engine::models::ModelSpec;
+use tplab_engine::trace::{all_reduce_bytes_sent_per_rank, schedule, CollectiveKind, Pass};
 use tplab_engine::{Config, ConfigError, DType};
-use tplab_lessons::{Localized, ShowMe, View};
+use tplab_lessons::{Lang, Localized, ShowMe, View};
 
 /// Bytes in a MiB, the unit generated memory questions use.
 pub const MIB: f64 = 1024.0 * 1024.0;
@@ -30,15 +34,25 @@ pub enum GenKind {
     AllReduceCount,
     /// Whether a TP size fits a grouped-query-attention model, and by which rule.
     GqaValidity,
+    /// All-gathers or reduce-scatters L layers issue with sequence parallelism.
+    SpCollectives,
+    /// Which of several TP sizes can split a model (select all).
+    ValidTpSizes,
+    /// KV-cache bytes per token on one GPU when serving a grouped-query model at TP=k.
+    KvCache,
 }
 
 impl GenKind {
-    pub const ALL: [GenKind; 5] = [
+    /// Every kind, in a fixed order (the exam and practice sets iterate over it).
+    pub const ALL: [GenKind; 8] = [
         GenKind::RingBytes,
         GenKind::TpValidity,
         GenKind::WeightMemory,
         GenKind::AllReduceCount,
         GenKind::GqaValidity,
+        GenKind::SpCollectives,
+        GenKind::ValidTpSizes,
+        GenKind::KvCache,
     ];
 
     pub fn name(self) -> &'static str {
@@ -48,6 +62,9 @@ impl GenKind {
             GenKind::WeightMemory => "weight-memory",
             GenKind::AllReduceCount => "all-reduce-count",
             GenKind::GqaValidity => "gqa-validity",
+            GenKind::SpCollectives => "sp-collectives",
+            GenKind::ValidTpSizes => "valid-tp-sizes",
+            GenKind::KvCache => "kv-cache",
         }
     }
 
@@ -65,10 +82,14 @@ pub struct ModelShape {
     pub heads: usize,
     pub ffn: usize,
     pub layers: usize,
+    /// LLaMA-style block: SwiGLU MLP (three h×ffn matrices), RMSNorm, no biases. Otherwise a
+    /// GPT block: two MLP matrices, LayerNorm, biases.
+    pub llama: bool,
 }
 
-/// GPT-2 (Radford et al. 2019), LLaMA-7B (Touvron et al. 2023), Falcon-7B (71 heads), GPT-3
-/// 175B (Brown et al. 2020), and one made-up shape whose FFN width breaks some TP sizes.
+/// GPT-2 (Radford et al. 2019), LLaMA-7B (Touvron et al. 2023: SwiGLU, RMSNorm, no biases),
+/// Falcon-7B (71 heads), GPT-3 175B (Brown et al. 2020), and one made-up shape whose FFN width
+/// breaks some TP sizes.
 pub const MODELS: [ModelShape; 6] = [
     ModelShape {
         name: "GPT-2 small",
@@ -76,6 +97,7 @@ pub const MODELS: [ModelShape; 6] = [
         heads: 12,
         ffn: 3072,
         layers: 12,
+        llama: false,
     },
     ModelShape {
         name: "GPT-2 medium",
@@ -83,6 +105,7 @@ pub const MODELS: [ModelShape; 6] = [
         heads: 16,
         ffn: 4096,
         layers: 24,
+        llama: false,
     },
     ModelShape {
         name: "GPT-2 XL",
@@ -90,6 +113,7 @@ pub const MODELS: [ModelShape; 6] = [
         heads: 25,
         ffn: 6400,
         layers: 48,
+        llama: false,
     },
     ModelShape {
         name: "LLaMA-7B",
@@ -97,6 +121,7 @@ pub const MODELS: [ModelShape; 6] = [
         heads: 32,
         ffn: 11008,
         layers: 32,
+        llama: true,
     },
     ModelShape {
         name: "Falcon-7B",
@@ -104,6 +129,7 @@ pub const MODELS: [ModelShape; 6] = [
         heads: 71,
         ffn: 18176,
         layers: 32,
+        llama: false,
     },
     ModelShape {
         name: "GPT-3 175B",
@@ -111,6 +137,7 @@ pub const MODELS: [ModelShape; 6] = [
         heads: 96,
         ffn: 49152,
         layers: 96,
+        llama: false,
     },
 ];
 
@@ -121,10 +148,12 @@ pub const ODD_MODEL: ModelShape = ModelShape {
     heads: 24,
     ffn: 5000,
     layers: 10,
+    llama: false,
 };
 
 impl ModelShape {
-    /// The engine config of this model at `tp` (one micro-batch of 1×1024 tokens).
+    /// The engine config of this model at `tp` (one micro-batch of 1×1024 tokens). The
+    /// divisibility rules it checks (heads, FFN width) are the same for GPT and LLaMA blocks.
     pub fn config(&self, tp: usize, dtype: DType) -> Config {
         Config {
             hidden: self.hidden,
@@ -136,6 +165,29 @@ impl ModelShape {
             dtype,
             tp,
             ..Config::default()
+        }
+    }
+
+    /// The engine's model description (what its memory model counts): a GPT block or a
+    /// LLaMA block with multi-head attention. Vocabulary and context are irrelevant to the
+    /// block weights asked about.
+    pub fn spec(&self) -> ModelSpec {
+        if self.llama {
+            ModelSpec::llama(
+                self.name,
+                self.layers,
+                self.hidden,
+                self.heads,
+                self.heads,
+                self.ffn,
+                32000,
+                2048,
+            )
+        } else {
+            ModelSpec {
+                ffn: self.ffn,
+                ..ModelSpec::gpt(self.name, self.layers, self.hidden, self.heads, 50257, 1024)
+            }
         }
     }
 
@@ -179,6 +231,9 @@ pub fn generate(kind: GenKind, seed: u64) -> Question {
         GenKind::WeightMemory => weight_memory(&mut rng, seed),
         GenKind::AllReduceCount => all_reduce_count(&mut rng, seed),
         GenKind::GqaValidity => gqa_validity(&mut rng, seed),
+        GenKind::SpCollectives => sp_collectives(&mut rng, seed),
+        GenKind::ValidTpSizes => valid_tp_sizes(&mut rng, seed),
+        GenKind::KvCache => kv_cache(&mut rng, seed),
     }
 }
 
@@ -188,6 +243,28 @@ fn pick<T: Copy>(rng: &mut ChaCha8Rng, xs: &[T]) -> T {
 
 fn loc(en: String, tr: String) -> Localized {
     Localized::new(en, tr)
+}
+
+/// An integer in both languages' notation: `(589,824, 589.824)`.
+fn int2(v: u64) -> (String, String) {
+    (
+        format_number(v as f64, Lang::En),
+        format_number(v as f64, Lang::Tr),
+    )
+}
+
+/// A value with `d` decimals in both languages' notation.
+fn fixed2(v: f64, d: usize) -> (String, String) {
+    (format_fixed(v, d, Lang::En), format_fixed(v, d, Lang::Tr))
+}
+
+fn valid_list(cfg: &Config) -> String {
+    cfg.valid_tp_sizes()
+        .into_iter()
+        .filter(|&t| t <= 16)
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
@@ -200,15 +277,19 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let payload_bytes = (tokens * hidden * dtype.size_bytes()) as u64;
     let sent_bytes = all_reduce_bytes_sent_per_rank(Algorithm::Ring, tp, payload_bytes);
     let answer = sent_bytes as f64 / MIB;
-    let payload_mib = payload_bytes as f64 / MIB;
+    let payload_mib = fixed2(payload_bytes as f64 / MIB, 4);
+    let (pay_en, pay_tr) = int2(payload_bytes);
+    let (sent_en, sent_tr) = int2(sent_bytes);
+    let ans = fixed2(answer, 4);
+    let size = dtype.size_bytes();
     Question {
         id: id(GenKind::RingBytes, seed),
         prompt: loc(
             format!(
-                "A ring all-reduce sums a [{tokens}, {hidden}] {dtype} activation (batch {batch} × sequence {seq} tokens, hidden {hidden}) over TP={tp} GPUs. How many MiB does each GPU send? (1 MiB = 1,048,576 bytes; two decimals are enough.)"
+                "A ring all-reduce sums a [{tokens}, {hidden}] {dtype} activation (batch {batch} × sequence {seq} tokens, hidden {hidden}) over TP={tp} GPUs. How many MiB does each GPU send? (1 MiB = 1,048,576 bytes; two decimals are enough, with a decimal point.)"
             ),
             format!(
-                "Bir halka tümünü azaltma, [{tokens}, {hidden}] boyutunda {dtype} bir aktivasyonu (parti {batch} × dizi {seq} token, gizli boyut {hidden}) TP={tp} GPU üzerinde topluyor. Her GPU kaç MiB gönderir? (1 MiB = 1.048.576 bayt; iki ondalık yeterli.)"
+                "Bir halka all-reduce, [{tokens}, {hidden}] boyutunda {dtype} bir aktivasyonu (parti {batch} × dizi {seq} token, gizli boyut {hidden}) TP={tp} GPU üzerinde topluyor. Her GPU kaç MiB gönderir? (1 MiB = 1.048.576 bayt; iki ondalık yeterli, ondalık işareti virgül.)"
             ),
         ),
         kind: QuestionKind::Numeric {
@@ -219,12 +300,12 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         },
         explanation: loc(
             format!(
-                "The tensor is {tokens} × {hidden} × {} bytes = {payload_bytes} bytes ({payload_mib:.4} MiB). A ring all-reduce sends 2(N−1)/N of it from each GPU: 2·{}/{tp} × {payload_bytes} = {sent_bytes} bytes = {answer:.4} MiB ({} steps of reduce-scatter, then {} of all-gather).",
-                dtype.size_bytes(), tp - 1, tp - 1, tp - 1
+                "The tensor is {tokens} × {hidden} × {size} bytes = {pay_en} bytes ({} MiB). A ring all-reduce sends 2(N−1)/N of it from each GPU: 2·{}/{tp} × {pay_en} = {sent_en} bytes = {} MiB ({} steps of reduce-scatter, then {} of all-gather).",
+                payload_mib.0, tp - 1, ans.0, tp - 1, tp - 1
             ),
             format!(
-                "Tensör {tokens} × {hidden} × {} bayt = {payload_bytes} bayttır ({payload_mib:.4} MiB). Halka tümünü azaltmada her GPU bunun 2(N−1)/N'ini gönderir: 2·{}/{tp} × {payload_bytes} = {sent_bytes} bayt = {answer:.4} MiB ({} reduce-scatter adımı, ardından {} all-gather adımı).",
-                dtype.size_bytes(), tp - 1, tp - 1, tp - 1
+                "Tensör {tokens} × {hidden} × {size} bayt = {pay_tr} bayttır ({} MiB). Halka all-reduce'ta her GPU bunun 2(N−1)/N'ini gönderir: 2·{}/{tp} × {pay_tr} = {sent_tr} bayt = {} MiB ({} reduce-scatter adımı, ardından {} all-gather adımı).",
+                payload_mib.1, tp - 1, ans.1, tp - 1, tp - 1
             ),
         ),
         lesson: Some("all-reduce".into()),
@@ -232,16 +313,13 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             view: View::Collectives,
             preset: tplab_engine::Preset::Tiny,
             tp: Some(if tp == 8 { 4 } else { tp }),
-            layers: None,
-            kv_heads: None,
-            pass: None,
-            event: None,
-            label: None,
+            ..ShowMe::default()
         }),
+        choice_feedback: Vec::new(),
     }
 }
 
-/// The answer choices of a TP-validity question, in display order.
+/// The answer choices of a TP-validity question, in authored order (shown shuffled).
 pub const VALIDITY_CHOICES: [(&str, &str); 3] = [
     (
         "Valid: every GPU gets whole heads and an equal share of the FFN",
@@ -252,10 +330,15 @@ pub const VALIDITY_CHOICES: [(&str, &str); 3] = [
         "Geçersiz: kafalar GPU'lara eşit bölünemez (kafa % TP ≠ 0)",
     ),
     (
-        "Invalid: the FFN width cannot be divided evenly (FFN % TP ≠ 0)",
-        "Geçersiz: FFN genişliği eşit bölünemez (FFN % TP ≠ 0)",
+        "Invalid only because of the FFN: the heads divide, but FFN % TP ≠ 0",
+        "Yalnızca FFN yüzünden geçersiz: kafalar bölünür ama FFN % TP ≠ 0",
     ),
 ];
+
+/// `a % b = r` in both languages (the same notation).
+fn modulo(a: usize, b: usize) -> String {
+    format!("{a} % {b} = {}", a % b)
+}
 
 fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let model = if rng.random_bool(0.3) {
@@ -274,52 +357,88 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         // divisibility rules can fail; anything else would be a bug in this generator.
         Err(_) => 0,
     };
-    let valid: Vec<String> = cfg
-        .valid_tp_sizes()
-        .into_iter()
-        .filter(|&t| t <= 16)
-        .map(|t| t.to_string())
-        .collect();
-    let valid = valid.join(", ");
+    let (h, f) = (model.heads, model.ffn);
+    let valid = valid_list(&cfg);
     let d = model.describe();
-    let (why_en, why_tr) = match &verdict {
-        Ok(()) => (
+    let (why_en, why_tr) = match correct {
+        0 => (
             format!(
-                "{} % {tp} = 0 and {} % {tp} = 0: each GPU holds {} heads and {} FFN columns.",
-                model.heads,
-                model.ffn,
-                model.heads / tp,
-                model.ffn / tp
+                "{} and {}: each GPU holds {} heads and {} FFN columns.",
+                modulo(h, tp),
+                modulo(f, tp),
+                h / tp,
+                f / tp
             ),
             format!(
-                "{} % {tp} = 0 ve {} % {tp} = 0: her GPU {} kafa ve {} FFN sütunu tutar.",
-                model.heads,
-                model.ffn,
-                model.heads / tp,
-                model.ffn / tp
-            ),
-        ),
-        Err(e) => (
-            format!("The engine says: \"{e}\"."),
-            format!(
-                "Motorun kuralı: {}. (Motorun iletisi: \"{e}\")",
-                if correct == 1 {
-                    format!(
-                        "{} kafa {tp} GPU'ya bölünemez, çünkü {} % {tp} = {}",
-                        model.heads,
-                        model.heads,
-                        model.heads % tp
-                    )
-                } else {
-                    format!(
-                        "{} FFN sütunu {tp} GPU'ya bölünemez, çünkü {} % {tp} = {}",
-                        model.ffn,
-                        model.ffn,
-                        model.ffn % tp
-                    )
-                }
+                "{} ve {}: her GPU {} kafa ve {} FFN sütunu tutar.",
+                modulo(h, tp),
+                modulo(f, tp),
+                h / tp,
+                f / tp
             ),
         ),
+        1 => (
+            format!(
+                "{}: {h} heads cannot be split over {tp} GPUs, and a head cannot be cut (its softmax needs all of its columns).",
+                modulo(h, tp)
+            ),
+            format!(
+                "{}: {h} kafa {tp} GPU'ya bölünemez ve bir kafa parçalanamaz (softmax'ı kafanın tüm sütunlarına ihtiyaç duyar).",
+                modulo(h, tp)
+            ),
+        ),
+        _ => (
+            format!(
+                "{} divides, but {}: fc1's {f} columns cannot be shared equally over {tp} GPUs.",
+                modulo(h, tp),
+                modulo(f, tp)
+            ),
+            format!(
+                "{} bölünür ama {}: fc1'in {f} sütunu {tp} GPU'ya eşit paylaştırılamaz.",
+                modulo(h, tp),
+                modulo(f, tp)
+            ),
+        ),
+    };
+    // Why each wrong choice fails, from the same two remainders.
+    let fb = |i: usize| -> Option<Localized> {
+        if i == correct {
+            return None;
+        }
+        Some(match i {
+            0 if h % tp != 0 => loc(
+                format!(
+                    "{}: some GPU would get a fraction of a head.",
+                    modulo(h, tp)
+                ),
+                format!("{}: bir GPU'ya kafanın bir kesri düşerdi.", modulo(h, tp)),
+            ),
+            0 => loc(
+                format!(
+                    "{}: the FFN columns do not share out equally.",
+                    modulo(f, tp)
+                ),
+                format!("{}: FFN sütunları eşit paylaşılamaz.", modulo(f, tp)),
+            ),
+            1 => loc(
+                format!("{}: the heads divide evenly.", modulo(h, tp)),
+                format!("{}: kafalar eşit bölünür.", modulo(h, tp)),
+            ),
+            _ if h % tp != 0 => loc(
+                format!(
+                    "{}: the heads already fail, so the FFN is not the only reason.",
+                    modulo(h, tp)
+                ),
+                format!(
+                    "{}: kafalar zaten bölünmüyor, yani tek sebep FFN değil.",
+                    modulo(h, tp)
+                ),
+            ),
+            _ => loc(
+                format!("{}: the FFN width divides evenly.", modulo(f, tp)),
+                format!("{}: FFN genişliği eşit bölünür.", modulo(f, tp)),
+            ),
+        })
     };
     Question {
         id: id(GenKind::TpValidity, seed),
@@ -343,40 +462,52 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         ),
         lesson: Some("attention-heads".into()),
         show_me: None,
+        choice_feedback: (0..VALIDITY_CHOICES.len()).map(fb).collect(),
     }
 }
 
-/// Grouped-query-attention models: (name, hidden, query heads, KV heads, FFN width), from their
-/// published configs (Llama 3 8B and 70B, Mistral 7B, Qwen2 7B).
-pub const GQA_MODELS: [(&str, usize, usize, usize, usize); 4] = [
-    ("Llama 3 8B", 4096, 32, 8, 14336),
-    ("Llama 3 70B", 8192, 64, 8, 28672),
-    ("Mistral 7B", 4096, 32, 8, 14336),
-    ("Qwen2 7B", 3584, 28, 4, 18944),
+/// Grouped-query-attention models: (name, hidden, query heads, KV heads, FFN width, layers),
+/// from their published configs (Llama 3 8B and 70B, Mistral 7B, Qwen2 7B).
+pub const GQA_MODELS: [(&str, usize, usize, usize, usize, usize); 4] = [
+    ("Llama 3 8B", 4096, 32, 8, 14336, 32),
+    ("Llama 3 70B", 8192, 64, 8, 28672, 80),
+    ("Mistral 7B", 4096, 32, 8, 14336, 32),
+    ("Qwen2 7B", 3584, 28, 4, 18944, 28),
 ];
 
-/// The answer choices of a grouped-query validity question, in display order.
+/// The answer choices of a grouped-query validity question, in authored order (shown
+/// shuffled).
 pub const GQA_CHOICES: [(&str, &str); 4] = [
     (
-        "Valid: each GPU holds whole KV heads (kv_heads % TP == 0, Megatron-LM's rule)",
-        "Geçerli: her GPU tam KV kafaları tutar (kv_heads % TP == 0, Megatron-LM kuralı)",
+        "Valid: each GPU holds whole KV heads of its own (kv_heads % TP == 0)",
+        "Geçerli: her GPU kendine ait tam KV kafaları tutar (kv_heads % TP == 0)",
     ),
     (
-        "Valid only by replicating each KV head on TP / kv_heads GPUs (TP % kv_heads == 0, vLLM's rule)",
-        "Yalnızca her KV kafası TP / kv_heads GPU'ya kopyalanarak geçerli (TP % kv_heads == 0, vLLM kuralı)",
+        "Valid only by sharing each KV head among TP / kv_heads GPUs (TP % kv_heads == 0)",
+        "Yalnızca her KV kafası TP / kv_heads GPU arasında paylaşılarak geçerli (TP % kv_heads == 0)",
     ),
     (
         "Invalid: the query heads cannot be divided evenly (heads % TP ≠ 0)",
         "Geçersiz: sorgu kafaları eşit bölünemez (kafa % TP ≠ 0)",
     ),
     (
-        "Invalid: the KV heads can be neither split nor evenly replicated",
-        "Geçersiz: KV kafaları ne bölünebilir ne de eşit kopyalanabilir",
+        "Invalid: the KV heads can be neither split nor evenly shared",
+        "Geçersiz: KV kafaları ne bölünebilir ne de eşit paylaşılabilir",
     ),
 ];
 
+/// How the frameworks handle TP > kv_heads, dated (the rules change between releases).
+const GQA_MECHANISMS_EN: &str = "Both frameworks accept it today (2025): vLLM replicates the KV \
+    weights on each group of GPUs (num_kv_head_replicas), as tplab does; current Megatron-Core \
+    keeps the KV weights split and all-gathers the QKV activations instead. Earlier Megatron-LM \
+    releases required kv_heads % TP == 0 and refused it.";
+const GQA_MECHANISMS_TR: &str = "İki çerçeve de bugün (2025) bunu kabul eder: vLLM, tplab gibi KV \
+    ağırlıklarını her GPU grubunda kopyalar (num_kv_head_replicas); güncel Megatron-Core ise KV \
+    ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. \
+    Daha eski Megatron-LM sürümleri kv_heads % TP == 0 şartını arar ve bunu reddederdi.";
+
 fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let (name, hidden, heads, kv, ffn) = pick(rng, &GQA_MODELS);
+    let (name, hidden, heads, kv, ffn, _) = pick(rng, &GQA_MODELS);
     let cfg_at = |tp: usize| Config {
         hidden,
         heads,
@@ -407,44 +538,120 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         Err(ConfigError::HeadsNotDivisible { .. }) => 2,
         _ => 3,
     };
-    let valid = cfg
-        .valid_tp_sizes()
-        .into_iter()
-        .filter(|&t| t <= 16)
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let (why_en, why_tr) = match (&verdict, correct) {
-        (Ok(()), 0) => (
+    let valid = valid_list(&cfg);
+    let (why_en, why_tr) = match correct {
+        0 => (
             format!(
-                "{kv} % {tp} = 0: each GPU holds {} KV head(s) and the {} query heads that read them.",
+                "{}: each GPU holds {} KV head(s) and the {} query heads that read them.",
+                modulo(kv, tp),
                 kv / tp,
                 heads / tp
             ),
             format!(
-                "{kv} % {tp} = 0: her GPU {} KV kafası ve onları okuyan {} sorgu kafasını tutar.",
+                "{}: her GPU {} KV kafası ve onları okuyan {} sorgu kafasını tutar.",
+                modulo(kv, tp),
                 kv / tp,
                 heads / tp
             ),
         ),
-        (Ok(()), _) => (
+        1 => (
             format!(
-                "{tp} > {kv} KV heads but {tp} % {kv} = 0: each KV head is copied to {} GPUs, each \
-                 copy beside the {} query heads of its GPU. Megatron-LM alone would refuse it.",
-                tp / kv,
-                heads / tp
+                "{tp} > {kv} KV heads but {}: each KV head serves the query heads of {} GPUs. {GQA_MECHANISMS_EN}",
+                modulo(tp, kv),
+                tp / kv
             ),
             format!(
-                "{tp} > {kv} KV kafası ama {tp} % {kv} = 0: her KV kafası {} GPU'ya kopyalanır, her \
-                 kopya kendi GPU'sunun {} sorgu kafasının yanında durur. Yalnız Megatron-LM bunu reddederdi.",
-                tp / kv,
-                heads / tp
+                "{tp} > {kv} KV kafası ama {}: her KV kafası {} GPU'nun sorgu kafalarına hizmet eder. {GQA_MECHANISMS_TR}",
+                modulo(tp, kv),
+                tp / kv
             ),
         ),
-        (Err(e), _) => (
-            format!("The engine says: \"{e}\"."),
-            format!("Motorun iletisi: \"{e}\"."),
+        2 => (
+            format!(
+                "{}: the {heads} query heads cannot be split over {tp} GPUs, whatever the KV heads.",
+                modulo(heads, tp)
+            ),
+            format!(
+                "{}: KV kafaları ne olursa olsun {heads} sorgu kafası {tp} GPU'ya bölünemez.",
+                modulo(heads, tp)
+            ),
         ),
+        _ => (
+            format!(
+                "{} and {}: the {kv} KV heads can be neither split over {tp} GPUs nor shared by equal groups of them.",
+                modulo(kv, tp),
+                modulo(tp, kv)
+            ),
+            format!(
+                "{} ve {}: {kv} KV kafası ne {tp} GPU'ya bölünebilir ne de eşit GPU gruplarınca paylaşılabilir.",
+                modulo(kv, tp),
+                modulo(tp, kv)
+            ),
+        ),
+    };
+    let heads_ok = heads.is_multiple_of(tp);
+    let fb = |i: usize| -> Option<Localized> {
+        if i == correct {
+            return None;
+        }
+        Some(match i {
+            0 | 1 if !heads_ok => loc(
+                format!("{}: the query heads already fail.", modulo(heads, tp)),
+                format!("{}: sorgu kafaları zaten bölünmüyor.", modulo(heads, tp)),
+            ),
+            0 => loc(
+                format!(
+                    "{}: {tp} GPUs cannot each hold whole KV heads.",
+                    modulo(kv, tp)
+                ),
+                format!(
+                    "{}: {tp} GPU'nun her biri tam KV kafası tutamaz.",
+                    modulo(kv, tp)
+                ),
+            ),
+            1 if kv.is_multiple_of(tp) => loc(
+                format!(
+                    "{}: no sharing is needed, every GPU has whole KV heads.",
+                    modulo(kv, tp)
+                ),
+                format!(
+                    "{}: paylaşmaya gerek yok, her GPU'da tam KV kafaları var.",
+                    modulo(kv, tp)
+                ),
+            ),
+            1 => loc(
+                format!(
+                    "{}: equal groups of GPUs cannot share the KV heads.",
+                    modulo(tp, kv)
+                ),
+                format!(
+                    "{}: eşit GPU grupları KV kafalarını paylaşamaz.",
+                    modulo(tp, kv)
+                ),
+            ),
+            2 => loc(
+                format!("{}: the query heads divide evenly.", modulo(heads, tp)),
+                format!("{}: sorgu kafaları eşit bölünür.", modulo(heads, tp)),
+            ),
+            _ if !heads_ok => loc(
+                format!(
+                    "{}: it is the query heads that fail here.",
+                    modulo(heads, tp)
+                ),
+                format!(
+                    "{}: burada bölünmeyen sorgu kafalarıdır.",
+                    modulo(heads, tp)
+                ),
+            ),
+            _ => loc(
+                format!("One rule holds: {} or {}.", modulo(kv, tp), modulo(tp, kv)),
+                format!(
+                    "Kurallardan biri sağlanır: {} ya da {}.",
+                    modulo(kv, tp),
+                    modulo(tp, kv)
+                ),
+            ),
+        })
     };
     Question {
         id: id(GenKind::GqaValidity, seed),
@@ -471,6 +678,7 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         ),
         lesson: Some("attention-heads".into()),
         show_me: None,
+        choice_feedback: (0..GQA_CHOICES.len()).map(fb).collect(),
     }
 }
 
@@ -485,43 +693,77 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         .filter(|&t| (2..=8).contains(&t))
         .collect();
     let tp = pick(rng, &valid);
-    let cfg = model.config(tp, DType::Bf16);
-    let plan = ShardPlan::new(&cfg);
-    let bytes = plan.weight_bytes_per_rank(&cfg, 0);
+    let spec = model.spec();
+    // The engine's memory model: parameters of one block on one TP rank, × layers × 2 bytes.
+    let per_layer = layer_params_per_rank(&spec, tp);
+    let bytes = per_layer * model.layers as u64 * 2;
     let answer = bytes as f64 / MIB;
-    let full_bytes = cfg.params_per_layer() * cfg.layers as u64 * 2;
-    let full_mib = full_bytes as f64 / MIB;
+    let full_params = spec.params_per_layer();
+    let full_mib = fixed2((full_params * model.layers as u64 * 2) as f64 / MIB, 1);
     let (h, f) = (model.hidden as u64, model.ffn as u64);
-    let replicated = 6 * h; // 2 LayerNorms (weight + bias) and 2 row-parallel biases
+    let (bytes_en, bytes_tr) = int2(bytes);
+    let (full_en, full_tr) = int2(full_params);
+    let ans = fixed2(answer, 1);
     let d = model.describe();
+    let (count_en, count_tr, split_en, split_tr) = if model.llama {
+        (
+            format!(
+                "QKV {h}·{} and out-proj {h}·{h} (no biases), the SwiGLU MLP's gate and up {h}·{f} each and down {f}·{h}, two RMSNorms {h} each = {full_en} parameters",
+                3 * h
+            ),
+            format!(
+                "QKV {h}·{} ve çıkış projeksiyonu {h}·{h} (bias yok), SwiGLU MLP'nin gate ve up matrisleri {h}·{f}'er ve down {f}·{h}, iki RMSNorm {h}'er = {full_tr} parametre",
+                3 * h
+            ),
+            format!("All matrices are split {tp} ways; only the two RMSNorms ({} values per layer) are replicated.", 2 * h),
+            format!("Tüm matrisler {tp}'e bölünür; yalnızca iki RMSNorm (katman başına {} değer) kopyalanır.", 2 * h),
+        )
+    } else {
+        (
+            format!(
+                "QKV {h}·{} + {}, out-proj {h}·{h} + {h}, fc1 {h}·{f} + {f}, fc2 {f}·{h} + {h}, two LayerNorms {} = {full_en} parameters",
+                3 * h,
+                3 * h,
+                4 * h
+            ),
+            format!(
+                "QKV {h}·{} + {}, çıkış projeksiyonu {h}·{h} + {h}, fc1 {h}·{f} + {f}, fc2 {f}·{h} + {h}, iki LayerNorm {} = {full_tr} parametre",
+                3 * h,
+                3 * h,
+                4 * h
+            ),
+            format!("QKV, out-proj, fc1, fc2 and the QKV and fc1 biases are split {tp} ways; the LayerNorms and the two row-parallel biases ({} values per layer) are replicated.", 6 * h),
+            format!("QKV, çıkış projeksiyonu, fc1, fc2 ile QKV ve fc1 bias'ları {tp}'e bölünür; LayerNorm'lar ve iki satır paralel bias (katman başına {} değer) kopyalanır.", 6 * h),
+        )
+    };
     Question {
         id: id(GenKind::WeightMemory, seed),
         prompt: loc(
             format!(
-                "{} is split with TP={tp}, weights in bf16 (2 bytes). How many MiB of transformer-block weights does each GPU hold (embeddings excluded)?",
+                "{} is split with TP={tp}, weights in bf16 (2 bytes). How many MiB of Transformer-block weights does each GPU hold (embeddings excluded)?",
                 d.en
             ),
             format!(
-                "{} TP={tp} ile bölünüyor, ağırlıklar bf16 (2 bayt). Her GPU kaç MiB transformatör bloğu ağırlığı tutar (gömme katmanları hariç)?",
+                "{} TP={tp} ile bölünüyor, ağırlıklar bf16 (2 bayt). Her GPU kaç MiB Transformer bloğu ağırlığı tutar (gömme katmanları hariç)?",
                 d.tr
             ),
         ),
         kind: QuestionKind::Numeric {
             answer,
             // 1%: the replicated vectors are < 0.1% of the weights, so an answer that splits
-            // every weight N ways still passes, while forgetting the split (×N) or the dtype (×2)
-            // does not.
+            // every weight N ways still passes, while forgetting the split (×N), the dtype (×2)
+            // or the third SwiGLU matrix (LLaMA: −22%) does not.
             tolerance: answer * 0.01,
             unit: Some(loc("MiB".into(), "MiB".into())),
         },
         explanation: loc(
             format!(
-                "Per layer: QKV {h}·{} + {}, out-proj {h}·{h} + {h}, fc1 {h}·{f} + {f}, fc2 {f}·{h} + {h}, two LayerNorms {} = {} parameters; all {} layers in bf16: {full_mib:.1} MiB. QKV, out-proj, fc1, fc2 and fc1's bias are split {tp} ways; the LayerNorms and the two row-parallel biases ({replicated} values per layer) are replicated. Per GPU: {bytes} bytes = {answer:.1} MiB.",
-                3 * h, 3 * h, 4 * h, cfg.params_per_layer(), model.layers
+                "Per layer: {count_en}; all {} layers in bf16: {} MiB. {split_en} Per GPU: {bytes_en} bytes = {} MiB.",
+                model.layers, full_mib.0, ans.0
             ),
             format!(
-                "Katman başına: QKV {h}·{} + {}, çıkış projeksiyonu {h}·{h} + {h}, fc1 {h}·{f} + {f}, fc2 {f}·{h} + {h}, iki LayerNorm {} = {} parametre; {} katmanın tamamı bf16'da: {full_mib:.1} MiB. QKV, çıkış projeksiyonu, fc1, fc2 ve fc1'in biası {tp}'e bölünür; LayerNorm'lar ve iki satır paralel bias (katman başına {replicated} değer) kopyalanır. GPU başına: {bytes} bayt = {answer:.1} MiB.",
-                3 * h, 3 * h, 4 * h, cfg.params_per_layer(), model.layers
+                "Katman başına: {count_tr}; {} katmanın tamamı bf16'da: {} MiB. {split_tr} GPU başına: {bytes_tr} bayt = {} MiB.",
+                model.layers, full_mib.1, ans.1
             ),
         ),
         lesson: Some("real-world".into()),
@@ -529,12 +771,9 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             view: View::Memory,
             preset: tplab_engine::Preset::Gpt2Small,
             tp: Some(4),
-            layers: None,
-            kv_heads: None,
-            pass: None,
-            event: None,
-            label: None,
+            ..ShowMe::default()
         }),
+        choice_feedback: Vec::new(),
     }
 }
 
@@ -557,10 +796,10 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         id: id(GenKind::AllReduceCount, seed),
         prompt: loc(
             format!(
-                "A model of {layers} Megatron-style transformer layers runs at TP={tp}. How many all-reduces does one forward plus backward pass issue (no sequence parallelism)?"
+                "A model of {layers} Megatron-style Transformer layers runs at TP={tp}. How many all-reduces do its layers issue in one forward plus backward pass (no sequence parallelism, no activation recomputation, embeddings excluded)?"
             ),
             format!(
-                "{layers} Megatron tarzı transformatör katmanlı bir model TP={tp} ile çalışıyor. Bir ileri artı geri geçiş kaç tümünü azaltma yapar (dizi paralelliği yok)?"
+                "{layers} Megatron tarzı Transformer katmanlı bir model TP={tp} ile çalışıyor. Katmanları bir ileri artı geri geçişte kaç all-reduce yapar (dizi paralelliği yok, aktivasyonlar yeniden hesaplanmıyor, gömme katmanları hariç)?"
             ),
         ),
         kind: QuestionKind::Numeric {
@@ -571,11 +810,11 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         },
         explanation: loc(
             format!(
-                "Per layer: forward 2 (g after the attention out-proj, g after fc2), backward 2 (f before fc1, f before QKV). The engine's schedule for {layers} layers issues {} forward + {} backward = {total}. TP does not change the count, only the bytes.",
+                "Per layer: forward 2 (g after the attention out-proj, g after fc2), backward 2 (f before fc1, f before QKV). The engine's schedule for {layers} layers issues {} forward + {} backward = {total}. TP does not change the count, only the bytes. (Full recomputation would re-run the two forward all-reduces, 6 per layer; a vocabulary-parallel embedding and loss add their own.)",
                 counts.forward_all_reduce, counts.backward_all_reduce
             ),
             format!(
-                "Katman başına: ileride 2 (dikkat çıkış projeksiyonundan sonra g, fc2'den sonra g), geride 2 (fc1'den önce f, QKV'den önce f). Motorun {layers} katman için çizelgesi ileride {} + geride {} = {total} tümünü azaltma yapar. TP sayıyı değil, yalnızca baytları değiştirir.",
+                "Katman başına: ileri geçişte 2 (dikkat çıkış projeksiyonundan sonra g, fc2'den sonra g), geri geçişte 2 (fc1'den önce f, QKV'den önce f). Motorun {layers} katman için çizelgesi ileri geçişte {} + geri geçişte {} = {total} all-reduce yapar. TP sayıyı değil, yalnızca baytları değiştirir. (Tam yeniden hesaplama iki ileri geçiş all-reduce'unu yeniden çalıştırır, katman başına 6 olur; sözlük paralel gömme ve kayıp kendi all-reduce'larını ekler.)",
                 counts.forward_all_reduce, counts.backward_all_reduce
             ),
         ),
@@ -584,19 +823,272 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             view: View::Step,
             preset: tplab_engine::Preset::Gpt2Small,
             tp: Some(4),
-            layers: None,
-            kv_heads: None,
-            pass: Some(tplab_engine::trace::Pass::Backward),
+            pass: Some(Pass::Backward),
             event: Some("attn.f.bwd".into()),
-            label: None,
+            ..ShowMe::default()
         }),
+        choice_feedback: Vec::new(),
+    }
+}
+
+/// Event names of layer 0 of `trace`'s collectives of `kind` in `pass`, in trace order.
+fn collective_names(
+    trace: &tplab_engine::trace::Trace,
+    kind: CollectiveKind,
+    pass: Pass,
+) -> Vec<String> {
+    trace
+        .events
+        .iter()
+        .filter(|e| e.layer == 0 && e.pass == pass && e.collective_kind() == Some(kind))
+        .map(|e| e.name.clone())
+        .collect()
+}
+
+fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    let layers = rng.random_range(1..=32usize);
+    let tp = pick(rng, &[2, 4, 8]);
+    let kind = pick(
+        rng,
+        &[CollectiveKind::AllGather, CollectiveKind::ReduceScatter],
+    );
+    let cfg = Config {
+        layers,
+        tp,
+        hidden: 512,
+        heads: 8,
+        ffn: 2048,
+        seq: 16,
+        batch: 1,
+        sequence_parallel: true,
+        ..Config::default()
+    };
+    let trace = schedule(&cfg);
+    let total = trace
+        .events
+        .iter()
+        .filter(|e| e.collective_kind() == Some(kind))
+        .count();
+    let fwd = collective_names(&trace, kind, Pass::Forward);
+    let bwd = collective_names(&trace, kind, Pass::Backward);
+    let (what_en, what_tr) = match kind {
+        CollectiveKind::AllGather => ("all-gathers", "all-gather"),
+        _ => ("reduce-scatters", "reduce-scatter"),
+    };
+    let (note_en, note_tr) = match kind {
+        CollectiveKind::AllGather => (
+            "Forward: f before each column-parallel layer gathers the sequence shards. Backward: g's conjugate gathers the output gradient, and each column-parallel layer gathers its input again for the weight gradient, because only the shard was kept (Megatron overlaps this with the input-gradient product).",
+            "İleri geçişte: her sütun paralel katmandan önce f dizi parçalarını bir araya getirir. Geri geçişte: g'nin eşleniği çıkış gradyanını toplar ve her sütun paralel katman ağırlık gradyanı için girişini yeniden toplar, çünkü yalnızca parçası saklanmıştı (Megatron bunu giriş gradyanı çarpımıyla örtüştürür).",
+        ),
+        _ => (
+            "Forward: g after each row-parallel layer sums the partial outputs and leaves each GPU its 1/N of the tokens. Backward: f's conjugate does the same to the input gradient.",
+            "İleri geçişte: her satır paralel katmandan sonra g kısmi çıktıları toplar ve her GPU'ya token'ların 1/N'ini bırakır. Geri geçişte: f'nin eşleniği aynısını giriş gradyanına yapar.",
+        ),
+    };
+    let per_layer = fwd.len() + bwd.len();
+    Question {
+        id: id(GenKind::SpCollectives, seed),
+        prompt: loc(
+            format!(
+                "A model of {layers} Megatron-style Transformer layers runs at TP={tp} with sequence parallelism. How many {what_en} do its layers issue in one forward plus backward pass?"
+            ),
+            format!(
+                "{layers} Megatron tarzı Transformer katmanlı bir model TP={tp} ile, dizi paralelliği açık olarak çalışıyor. Katmanları bir ileri artı geri geçişte kaç {what_tr} yapar?"
+            ),
+        ),
+        kind: QuestionKind::Numeric {
+            answer: total as f64,
+            // A count: only the exact number is right.
+            tolerance: 0.0,
+            unit: None,
+        },
+        explanation: loc(
+            format!(
+                "Per layer the engine's trace has {} forward ({}) and {} backward ({}), {per_layer} in all; × {layers} layers = {total}. {note_en}",
+                fwd.len(),
+                fwd.join(", "),
+                bwd.len(),
+                bwd.join(", ")
+            ),
+            format!(
+                "Motorun izinde katman başına ileri geçişte {} ({}) ve geri geçişte {} ({}) tane, toplam {per_layer}; × {layers} katman = {total}. {note_tr}",
+                fwd.len(),
+                fwd.join(", "),
+                bwd.len(),
+                bwd.join(", ")
+            ),
+        ),
+        lesson: Some("sequence-parallel".into()),
+        show_me: Some(ShowMe {
+            view: View::Step,
+            preset: tplab_engine::Preset::Gpt2Small,
+            tp: Some(4),
+            sequence_parallel: true,
+            pass: Some(Pass::Backward),
+            event: Some("mlp.f.bwd.gather".into()),
+            ..ShowMe::default()
+        }),
+        choice_feedback: Vec::new(),
+    }
+}
+
+fn valid_tp_sizes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    // Models with at least one valid and one invalid TP size in 2..=16 (not Falcon-7B's 71).
+    let candidates: Vec<ModelShape> = MODELS
+        .into_iter()
+        .chain(std::iter::once(ODD_MODEL))
+        .filter(|m| m.heads != 71)
+        .collect();
+    let model = pick(rng, &candidates);
+    let ok = |t: usize| model.config(t, DType::Bf16).validate_shapes().is_ok();
+    let (good, bad): (Vec<usize>, Vec<usize>) = (2..=16usize).partition(|&t| ok(t));
+    // One valid and one invalid size for sure, then three more of any kind.
+    let mut shown = BTreeSet::new();
+    shown.insert(pick(rng, &good));
+    shown.insert(pick(rng, &bad));
+    while shown.len() < 5 {
+        shown.insert(rng.random_range(2..=16usize));
+    }
+    let shown: Vec<usize> = shown.into_iter().collect();
+    let correct: BTreeSet<usize> = (0..shown.len()).filter(|&i| ok(shown[i])).collect();
+    let (h, f) = (model.heads, model.ffn);
+    let reason = |t: usize| -> Localized {
+        if ok(t) {
+            loc(
+                format!("TP={t} works: {} and {}.", modulo(h, t), modulo(f, t)),
+                format!("TP={t} olur: {} ve {}.", modulo(h, t), modulo(f, t)),
+            )
+        } else if !h.is_multiple_of(t) {
+            loc(
+                format!("TP={t} fails: {}, heads cannot be cut.", modulo(h, t)),
+                format!("TP={t} olmaz: {}, kafalar parçalanamaz.", modulo(h, t)),
+            )
+        } else {
+            loc(
+                format!(
+                    "TP={t} fails: {}, the FFN does not share out.",
+                    modulo(f, t)
+                ),
+                format!("TP={t} olmaz: {}, FFN eşit paylaşılamaz.", modulo(f, t)),
+            )
+        }
+    };
+    let d = model.describe();
+    let cfg = model.config(1, DType::Bf16);
+    Question {
+        id: id(GenKind::ValidTpSizes, seed),
+        prompt: loc(
+            format!(
+                "Which tensor-parallel sizes can split {}? (Select all that apply.)",
+                d.en
+            ),
+            format!(
+                "{} hangi tensör paralel boyutlarıyla bölünebilir? (Uygun olanların hepsini seçin.)",
+                d.tr
+            ),
+        ),
+        kind: QuestionKind::Multiple {
+            choices: shown
+                .iter()
+                .map(|t| loc(format!("TP={t}"), format!("TP={t}")))
+                .collect(),
+            correct,
+        },
+        explanation: loc(
+            format!(
+                "A TP size must divide the heads ({h}) and the FFN width ({f}). Valid sizes up to 16: {}.",
+                valid_list(&cfg)
+            ),
+            format!(
+                "Bir TP boyutu kafa sayısını ({h}) ve FFN genişliğini ({f}) bölmelidir. 16'ya kadar geçerli boyutlar: {}.",
+                valid_list(&cfg)
+            ),
+        ),
+        lesson: Some("attention-heads".into()),
+        show_me: None,
+        choice_feedback: shown.iter().map(|&t| Some(reason(t))).collect(),
+    }
+}
+
+fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    let (name, hidden, heads, kv, ffn, layers) = pick(rng, &GQA_MODELS);
+    let cfg_at = |tp: usize| Config {
+        hidden,
+        heads,
+        kv_heads: Some(kv),
+        ffn,
+        seq: 1024,
+        batch: 1,
+        dtype: DType::Bf16,
+        tp,
+        ..Config::default()
+    };
+    let valid: Vec<usize> = [1, 2, 4, 8, 16]
+        .into_iter()
+        .filter(|&t| cfg_at(t).validate_shapes().is_ok())
+        .collect();
+    let tp = pick(rng, &valid);
+    let spec = ModelSpec::llama(name, layers, hidden, heads, kv, ffn, 32000, 4096);
+    let bytes = kv_cache_bytes_per_token_per_gpu(&spec, tp, 1, 2);
+    let answer = bytes as f64 / 1024.0;
+    let hd = spec.head_dim();
+    let per_gpu = (kv / tp).max(1);
+    let (bytes_en, bytes_tr) = int2(bytes);
+    let (ans_en, ans_tr) = (
+        format_number(answer, Lang::En),
+        format_number(answer, Lang::Tr),
+    );
+    let (rep_en, rep_tr) = if tp > kv {
+        (
+            format!(
+                " TP={tp} > {kv} KV heads: each GPU keeps a copy of one KV head's cache, so beyond TP={kv} the cache per GPU stops shrinking."
+            ),
+            format!(
+                " TP={tp} > {kv} KV kafası: her GPU bir KV kafasının önbelleğinin kopyasını tutar, bu yüzden TP={kv}'den sonra GPU başına önbellek küçülmez."
+            ),
+        )
+    } else {
+        (String::new(), String::new())
+    };
+    Question {
+        id: id(GenKind::KvCache, seed),
+        prompt: loc(
+            format!(
+                "{name} ({layers} layers, {kv} KV heads of size {hd}) is served in bf16 with TP={tp}. How many KiB of KV cache does each GPU hold per token of context, over all layers? (1 KiB = 1024 bytes)"
+            ),
+            format!(
+                "{name} ({layers} katman, {hd} boyutlu {kv} KV kafası) bf16 ile TP={tp} olarak sunuluyor. Bağlamdaki her token için her GPU, tüm katmanlarda kaç KiB KV önbelleği tutar? (1 KiB = 1024 bayt)"
+            ),
+        ),
+        kind: QuestionKind::Numeric {
+            answer,
+            // head_dim is 128 for every model here, so the answer is a whole number of KiB;
+            // ±0.5 accepts exactly that integer.
+            tolerance: 0.5,
+            unit: Some(loc("KiB".into(), "KiB".into())),
+        },
+        explanation: loc(
+            format!(
+                "K and V, per layer, per KV head on the GPU: 2 × {layers} layers × {per_gpu} KV head(s) × {hd} × 2 bytes = {bytes_en} bytes = {ans_en} KiB.{rep_en}"
+            ),
+            format!(
+                "K ve V, katman başına, GPU'daki KV kafası başına: 2 × {layers} katman × {per_gpu} KV kafası × {hd} × 2 bayt = {bytes_tr} bayt = {ans_tr} KiB.{rep_tr}"
+            ),
+        ),
+        lesson: Some("real-world".into()),
+        show_me: Some(ShowMe {
+            view: View::Memory,
+            preset: tplab_engine::Preset::Gpt2Small,
+            tp: Some(4),
+            ..ShowMe::default()
+        }),
+        choice_feedback: Vec::new(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tplab_lessons::Lang;
 
     fn numeric(q: &Question) -> (f64, f64) {
         match q.kind {
@@ -693,7 +1185,8 @@ mod tests {
         for seed in 0..300 {
             let q = generate(GenKind::GqaValidity, seed);
             let en = q.prompt.get(Lang::En).to_string();
-            let &(_, _, heads, kv, ffn) = GQA_MODELS.iter().find(|m| en.starts_with(m.0)).unwrap();
+            let &(_, _, heads, kv, ffn, _) =
+                GQA_MODELS.iter().find(|m| en.starts_with(m.0)).unwrap();
             let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize;
             let kv_ok = kv.is_multiple_of(tp) || tp.is_multiple_of(kv);
             if heads % tp == 0 && kv_ok {
@@ -722,20 +1215,148 @@ mod tests {
 
     #[test]
     fn weight_memory_matches_hand_count() {
-        for seed in 0..40 {
+        let mut llama_seen = false;
+        for seed in 0..60 {
             let q = generate(GenKind::WeightMemory, seed);
             let en = q.prompt.get(Lang::En);
             let m = MODELS.iter().find(|m| en.starts_with(m.name)).unwrap();
             let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0];
             let (h, f, l) = (m.hidden as u64, m.ffn as u64, m.layers as u64);
-            // Split: QKV weight+bias, out weight, fc1 weight+bias, fc2 weight. Replicated:
-            // out bias, fc2 bias, LN1 and LN2 weight+bias.
-            let split = 3 * h * h + 3 * h + h * h + h * f + f + f * h;
-            let per_rank_elems = split / tp + h + h + 4 * h;
+            let per_rank_elems = if m.llama {
+                // LLaMA: QKV and out-proj (4h², no biases), SwiGLU gate/up/down (3·h·f), all
+                // split; two RMSNorms (h each) replicated.
+                llama_seen = true;
+                (4 * h * h + 3 * h * f) / tp + 2 * h
+            } else {
+                // GPT split: QKV weight+bias, out weight, fc1 weight+bias, fc2 weight.
+                // Replicated: out bias, fc2 bias, LN1 and LN2 weight+bias.
+                let split = 3 * h * h + 3 * h + h * h + h * f + f + f * h;
+                split / tp + h + h + 4 * h
+            };
             let want = (per_rank_elems * l * 2) as f64 / MIB;
             let (answer, tol) = numeric(&q);
             assert!((answer - want).abs() < 1e-9, "{en}: {answer} vs {want}");
             assert!((tol - want * 0.01).abs() < 1e-9);
+            if !m.llama {
+                // The GPT block is the one the executor shards: its shard plan agrees.
+                let cfg = m.config(tp as usize, DType::Bf16);
+                let plan = tplab_engine::plan::ShardPlan::new(&cfg);
+                assert_eq!(
+                    plan.weight_bytes_per_rank(&cfg, 0) as f64 / MIB,
+                    answer,
+                    "{en}"
+                );
+            }
+        }
+        assert!(llama_seen, "LLaMA-7B is asked");
+        // LLaMA-7B: ~202M parameters per layer (Touvron et al. 2023: 6.7B in 32 layers plus
+        // 2·32000·4096 embedding and head parameters).
+        let llama = MODELS.iter().find(|m| m.llama).unwrap().spec();
+        assert_eq!(llama.params_per_layer(), 202_383_360);
+        let total = llama.params();
+        assert!((6.7e9..6.8e9).contains(&(total as f64)), "{total}");
+    }
+
+    #[test]
+    fn sp_collectives_count_gathers_and_scatters() {
+        let mut kinds = BTreeSet::new();
+        for seed in 0..30 {
+            let q = generate(GenKind::SpCollectives, seed);
+            let en = q.prompt.get(Lang::En);
+            let layers = numbers_in(en)[0];
+            // Per layer: forward f (2 all-gathers) and g (2 reduce-scatters); backward g's
+            // conjugate (2 all-gathers), the weight-gradient re-gathers (2 all-gathers), f's
+            // conjugate (2 reduce-scatters).
+            let per_layer = if en.contains("all-gathers") { 6 } else { 4 };
+            kinds.insert(per_layer);
+            assert_eq!(numeric(&q), ((per_layer * layers) as f64, 0.0), "{en}");
+            assert!(
+                q.explanation.get(Lang::Tr).contains(".bwd"),
+                "{}",
+                q.explanation.get(Lang::Tr)
+            );
+        }
+        assert_eq!(kinds.len(), 2, "both collectives are asked");
+    }
+
+    #[test]
+    fn valid_tp_sizes_are_the_divisors_of_heads_and_ffn() {
+        for seed in 0..60 {
+            let q = generate(GenKind::ValidTpSizes, seed);
+            let en = q.prompt.get(Lang::En).to_string();
+            let m = MODELS
+                .iter()
+                .chain(std::iter::once(&ODD_MODEL))
+                .find(|m| en.contains(&format!("split {} (", m.name)))
+                .unwrap();
+            let QuestionKind::Multiple { choices, correct } = &q.kind else {
+                panic!("{en}")
+            };
+            assert_eq!(choices.len(), 5);
+            assert!(
+                !correct.is_empty() && correct.len() < 5,
+                "{en}: {correct:?}"
+            );
+            for (i, c) in choices.iter().enumerate() {
+                let t = numbers_in(c.get(Lang::En))[0] as usize;
+                let want = m.heads % t == 0 && m.ffn % t == 0;
+                assert_eq!(correct.contains(&i), want, "{en}: TP={t}");
+                assert!(q.choice_feedback(i, Lang::Tr).is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn kv_cache_matches_the_70b_worked_example() {
+        let mut seen_70b_tp4 = false;
+        for seed in 0..80 {
+            let q = generate(GenKind::KvCache, seed);
+            let en = q.prompt.get(Lang::En);
+            let &(name, hidden, heads, kv, _, layers) =
+                GQA_MODELS.iter().find(|m| en.starts_with(m.0)).unwrap();
+            let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize;
+            let hd = hidden / heads;
+            let want = (2 * layers * (kv / tp).max(1) * hd * 2) as f64 / 1024.0;
+            assert_eq!(numeric(&q), (want, 0.5), "{en}");
+            if name == "Llama 3 70B" && tp == 4 {
+                // 80 layers × 8 KV heads × 128 × 2 × 2 bytes = 320 KiB per token; 80 KiB at TP=4.
+                assert_eq!(want, 80.0);
+                seen_70b_tp4 = true;
+            }
+        }
+        assert!(
+            seen_70b_tp4,
+            "the lesson's worked example is among the questions"
+        );
+    }
+
+    /// Turkish text of generated questions is Turkish: no English engine message inside, and
+    /// Turkish numbers are written the Turkish way.
+    #[test]
+    fn turkish_text_is_turkish() {
+        for kind in GenKind::ALL {
+            for seed in 0..40 {
+                let q = generate(kind, seed);
+                let tr = format!("{} {}", q.prompt.get(Lang::Tr), q.explanation.get(Lang::Tr));
+                for english in [
+                    "The engine says",
+                    "cannot be",
+                    "valid TP sizes:",
+                    "tümünü azaltma",
+                    "ileride",
+                    "geride",
+                    "transformatör",
+                ] {
+                    assert!(!tr.contains(english), "{}: {english:?} in {tr}", q.id);
+                }
+                // A grouped number like 1,048,576 is English notation.
+                if let QuestionKind::Numeric { answer, .. } = q.kind {
+                    if answer >= 10_000.0 && answer.fract() == 0.0 {
+                        let en = crate::grade::format_number(answer, Lang::En);
+                        assert!(!tr.contains(&en), "{}: English {en} in {tr}", q.id);
+                    }
+                }
+            }
         }
     }
 

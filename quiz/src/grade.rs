@@ -18,36 +18,37 @@ pub enum Response {
     Order(Vec<usize>),
 }
 
-/// How a question is shown: the order of its lines (identity for choices, shuffled for
-/// ordering questions). Display position `p` shows line `order[p]`, labelled `A`, `B`, ...
+/// How a question is shown: the order of its lines. Display position `p` shows line `order[p]`,
+/// labelled `A`, `B`, ... Choices and ordering items are both shuffled with the attempt's seed,
+/// so neither the author's order nor a remembered letter gives the answer away.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Presentation {
     pub order: Vec<usize>,
 }
 
 impl Presentation {
-    /// Choices keep the author's order; ordering items are shuffled with `seed`, never left in
-    /// the correct order.
+    /// Choices are shuffled with `seed`; ordering items are shuffled with `seed` and never left
+    /// in the correct order. The same question and seed always give the same presentation.
     pub fn new(q: &Question, seed: u64) -> Self {
-        let order = match &q.kind {
-            QuestionKind::Single { choices, .. } | QuestionKind::Multiple { choices, .. } => {
-                (0..choices.len()).collect()
+        let n = line_count(q);
+        let mut order: Vec<usize> = (0..n).collect();
+        if n >= 2 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            order.shuffle(&mut rng);
+            let solved = order.iter().enumerate().all(|(i, &v)| i == v);
+            if solved && matches!(q.kind, QuestionKind::Ordering { .. }) {
+                order.rotate_left(1);
             }
-            QuestionKind::Numeric { .. } => Vec::new(),
-            QuestionKind::Ordering { items } => {
-                let n = items.len();
-                let mut order: Vec<usize> = (0..n).collect();
-                if n >= 2 {
-                    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                    order.shuffle(&mut rng);
-                    if order.iter().enumerate().all(|(i, &v)| i == v) {
-                        order.rotate_left(1);
-                    }
-                }
-                order
-            }
-        };
+        }
         Self { order }
+    }
+
+    /// The author's order, unshuffled (for listings such as `tplab lessons check` output and
+    /// tests that name a choice by its written position).
+    pub fn authored(q: &Question) -> Self {
+        Self {
+            order: (0..line_count(q)).collect(),
+        }
     }
 
     /// `(label, text)` of each displayed line.
@@ -68,6 +69,17 @@ impl Presentation {
 
     fn label_of(&self, index: usize) -> char {
         label(self.order.iter().position(|&i| i == index).unwrap_or(index))
+    }
+}
+
+/// Choices or ordering items a question shows.
+fn line_count(q: &Question) -> usize {
+    match &q.kind {
+        QuestionKind::Single { choices, .. } | QuestionKind::Multiple { choices, .. } => {
+            choices.len()
+        }
+        QuestionKind::Numeric { .. } => 0,
+        QuestionKind::Ordering { items } => items.len(),
     }
 }
 
@@ -108,28 +120,120 @@ fn letters(input: &str, n: usize) -> Option<Vec<usize>> {
     Some(out)
 }
 
-/// Reads a number the way a learner types it in `lang`: `1_536`, `1 536`, `0,5` (decimal comma),
-/// `1,536` (a comma before exactly three digits groups thousands in English; in Turkish the comma
-/// is always the decimal mark). Dots are always decimal points, so `589.824` is not 589824.
+/// The decimal mark and the thousands separator of `lang`: English `.` and `,`, Turkish `,` and
+/// `.` (TDK: "589.824" is five hundred eighty-nine thousand, "1,5" is one and a half).
+pub fn number_marks(lang: Lang) -> (char, char) {
+    match lang {
+        Lang::En => ('.', ','),
+        Lang::Tr => (',', '.'),
+    }
+}
+
+/// One line telling the learner how numbers are read in `lang`.
+pub fn number_format_hint(lang: Lang) -> &'static str {
+    match lang {
+        Lang::En => "decimal point \".\", thousands optionally grouped with \",\": 589,824 or 589824; 0.25",
+        Lang::Tr => "ondalık işareti \",\", binlikler isteğe bağlı \".\" ile ayrılır: 589.824 ya da 589824; 0,25",
+    }
+}
+
+/// Whether `s` (digits and `sep` only) is a well-formed grouped integer: a first group of 1–3
+/// digits not starting with 0, then groups of exactly 3 digits.
+fn is_grouped(s: &str, sep: char) -> bool {
+    let mut groups = s.split(sep);
+    let Some(first) = groups.next() else {
+        return false;
+    };
+    let digits = |g: &str| !g.is_empty() && g.chars().all(|c| c.is_ascii_digit());
+    let mut rest = 0;
+    for g in groups {
+        if g.len() != 3 || !digits(g) {
+            return false;
+        }
+        rest += 1;
+    }
+    rest > 0 && digits(first) && first.len() <= 3 && !first.starts_with('0')
+}
+
+/// Reads a number the way a learner types it in `lang`. Spaces and `_` may group digits
+/// anywhere. The locale's thousands separator may group the integer part (`589,824` in English,
+/// `589.824` in Turkish, both 589824) and its decimal mark separates the fraction (`0.5`, `0,5`).
+/// Being lenient where nothing is ambiguous, a lone mark that cannot be a thousands group
+/// (`43.75` typed in Turkish, `0,5` in English) is read as the decimal mark, and a mark repeated
+/// in valid groups (`1.234.567` in English) as grouping. Anything else (`1.2.3`, `1,5.2` in
+/// Turkish) is not a number.
 pub fn parse_number(input: &str, lang: Lang) -> Option<f64> {
-    let mut s: String = input
+    let s: String = input
         .trim()
         .chars()
         .filter(|c| !c.is_whitespace() && *c != '_')
         .collect();
-    if lang == Lang::Tr && s.contains(',') && !s.contains('.') {
-        s = s.replace(',', "."); // Turkish decimal comma
-    } else if s.contains(',') && !s.contains('.') && s.matches(',').count() == 1 {
-        let frac = s.split(',').nth(1).unwrap_or("");
-        if frac.len() == 3 {
-            s = s.replace(',', ""); // 1,536 = one thousand five hundred thirty-six
-        } else {
-            s = s.replace(',', ".");
-        }
-    } else {
-        s = s.replace(',', "");
+    let (body, sign) = match s.strip_prefix('-') {
+        Some(b) => (b, "-"),
+        None => (s.strip_prefix('+').unwrap_or(&s), ""),
+    };
+    let (dec, grp) = number_marks(lang);
+    // Exponents (1e6, 2.5e-3) are passed through to Rust's parser after the mantissa is read.
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], &body[i..]),
+        None => (body, ""),
+    };
+    if mantissa.is_empty()
+        || !mantissa
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == dec || c == grp)
+    {
+        return None;
     }
-    s.parse::<f64>().ok().filter(|v| v.is_finite())
+    let n_dec = mantissa.matches(dec).count();
+    let n_grp = mantissa.matches(grp).count();
+    let (int_part, frac_part) = match (n_grp, n_dec) {
+        (0, 0) => (mantissa.to_string(), None),
+        // Both marks: the locale's order, grouping before the one decimal mark.
+        (_, 1) if n_grp > 0 => {
+            let (i, f) = mantissa.split_once(dec)?;
+            if !is_grouped(i, grp) {
+                return None;
+            }
+            (i.replace(grp, ""), Some(f.to_string()))
+        }
+        (0, 1) => {
+            let (i, f) = mantissa.split_once(dec)?;
+            // A decimal mark in valid thousands position is still this locale's decimal mark,
+            // except when repeated (handled below): 1,125 in Turkish is 1.125.
+            (i.to_string(), Some(f.to_string()))
+        }
+        (0, _) => {
+            // The decimal mark repeated: only the other locale's grouping makes sense of it.
+            if !is_grouped(mantissa, dec) {
+                return None;
+            }
+            (mantissa.replace(dec, ""), None)
+        }
+        (_, 0) => {
+            if is_grouped(mantissa, grp) {
+                (mantissa.replace(grp, ""), None)
+            } else if n_grp == 1 {
+                // Cannot be grouping (e.g. 43.75 or 0.5 typed in Turkish): a decimal mark.
+                let (i, f) = mantissa.split_once(grp)?;
+                (i.to_string(), Some(f.to_string()))
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    if int_part.is_empty() && frac_part.as_deref().is_none_or(str::is_empty) {
+        return None;
+    }
+    let int_part = if int_part.is_empty() { "0" } else { &int_part };
+    let text = match frac_part {
+        Some(f) if !f.chars().all(|c| c.is_ascii_digit()) => return None,
+        Some(f) if f.is_empty() => format!("{sign}{int_part}{exponent}"),
+        Some(f) => format!("{sign}{int_part}.{f}{exponent}"),
+        None => format!("{sign}{int_part}{exponent}"),
+    };
+    text.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 /// Reads a typed answer to `q` as shown with `pres`.
@@ -169,8 +273,13 @@ pub fn parse_response(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grade {
     pub correct: bool,
-    /// The right answer as the learner saw it, e.g. `B`, `A, C`, `589824 bytes`, `C A B`.
+    /// The right answer as the learner saw it, e.g. `B`, `A, C`, `589.824 bayt`, `C A B`.
     pub expected: String,
+    /// For a wrong choice answer, the feedback of each choice the learner got wrong, labelled as
+    /// shown (`"B) An all-gather would ..."`): every distractor picked and, for a
+    /// multiple-choice question, every right choice missed that has feedback. Empty when the
+    /// answer is right or the question has no per-choice feedback.
+    pub feedback: Vec<String>,
 }
 
 /// Grades `r` against `q`. A response of the wrong kind is wrong.
@@ -189,9 +298,35 @@ pub fn grade(q: &Question, pres: &Presentation, r: &Response, lang: Lang) -> Gra
         }
         _ => false,
     };
+    let feedback = if correct {
+        Vec::new()
+    } else {
+        wrong_choices(q, r)
+            .into_iter()
+            .filter_map(|i| {
+                q.choice_feedback(i, lang)
+                    .map(|f| format!("{}) {f}", pres.label_of(i)))
+            })
+            .collect()
+    };
     Grade {
         correct,
         expected: expected_answer(q, pres, lang),
+        feedback,
+    }
+}
+
+/// The choices a response got wrong, in display-independent index order: the picked
+/// distractors, then (multiple choice) the right choices left out.
+fn wrong_choices(q: &Question, r: &Response) -> Vec<usize> {
+    match (&q.kind, r) {
+        (QuestionKind::Single { correct, .. }, Response::Choice(c)) if c != correct => vec![*c],
+        (QuestionKind::Multiple { correct, .. }, Response::Choices(cs)) => cs
+            .difference(correct)
+            .chain(correct.difference(cs))
+            .copied()
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -212,13 +347,13 @@ pub fn expected_answer(q: &Question, pres: &Presentation, lang: Lang) -> String 
             tolerance,
             unit,
         } => {
-            let mut s = format_number(*answer);
+            let mut s = format_number(*answer, lang);
             if let Some(u) = unit {
                 s.push(' ');
                 s.push_str(u.get(lang));
             }
             if *tolerance > 0.0 {
-                s.push_str(&format!(" (± {})", format_number(*tolerance)));
+                s.push_str(&format!(" (± {})", format_number(*tolerance, lang)));
             }
             s
         }
@@ -229,14 +364,63 @@ pub fn expected_answer(q: &Question, pres: &Presentation, lang: Lang) -> String 
     }
 }
 
-/// A number without a spurious `.0` and with at most 4 decimals.
-pub fn format_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
+/// A number as `lang` writes it: at most 4 decimals, no spurious `.0`, the locale's decimal mark
+/// (`43.75`, `43,75`) and, from five integer digits on, its thousands separator (`589,824`,
+/// `589.824`; four-digit numbers stay ungrouped, as TDK and most style guides recommend).
+/// [`parse_number`] reads every output back.
+pub fn format_number(v: f64, lang: Lang) -> String {
+    let plain = if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
         let s = format!("{v:.4}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    localize(&plain, lang)
+}
+
+/// `v` with exactly `decimals` decimals, written as `lang` writes numbers (`1.048.576,00` in
+/// Turkish). For prompts and explanations that quote a rounded value.
+pub fn format_fixed(v: f64, decimals: usize, lang: Lang) -> String {
+    localize(&format!("{v:.decimals$}"), lang)
+}
+
+/// Rewrites a number Rust printed (`-1234567.25`) with `lang`'s marks, grouping thousands from
+/// five integer digits on.
+fn localize(plain: &str, lang: Lang) -> String {
+    if !plain
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+    {
+        return plain.to_string(); // inf, NaN or an exponent: leave as Rust writes it
     }
+    let (dec, grp) = number_marks(lang);
+    let (sign, rest) = match plain.strip_prefix('-') {
+        Some(r) => ("-", r),
+        None => ("", plain),
+    };
+    let (int, frac) = match rest.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (rest, None),
+    };
+    let mut out = String::from(sign);
+    if int.len() >= 5 {
+        for (k, c) in int.chars().enumerate() {
+            if k > 0 && (int.len() - k).is_multiple_of(3) {
+                out.push(grp);
+            }
+            out.push(c);
+        }
+    } else {
+        out.push_str(int);
+    }
+    if let Some(f) = frac {
+        out.push(dec);
+        out.push_str(f);
+    }
+    if out == "-0" {
+        out = "0".into();
+    }
+    out
 }
 
 /// Score of a run: right answers over all answers, as a percentage (0 when nothing was asked).
@@ -261,7 +445,7 @@ mod tests {
     fn single_choice_right_and_wrong() {
         let b = bank();
         let q = b.get("heads-rule").unwrap(); // the 4th choice (D) is right
-        let p = Presentation::new(q, 1);
+        let p = Presentation::authored(q);
         let r = parse_response(q, &p, "d", Lang::En).unwrap();
         assert!(grade(q, &p, &r, Lang::En).correct);
         let r = parse_response(q, &p, "B", Lang::En).unwrap();
@@ -276,7 +460,7 @@ mod tests {
     fn multiple_choice_needs_exactly_the_right_set() {
         let b = bank();
         let q = b.get("column-parallel-layers").unwrap(); // A and C
-        let p = Presentation::new(q, 1);
+        let p = Presentation::authored(q);
         let g = |s: &str| {
             grade(
                 q,
@@ -302,18 +486,177 @@ mod tests {
         assert!(g("44.2", Lang::En));
         assert!(!g("44.3", Lang::En));
         assert!(g("43,75", Lang::Tr));
+        assert!(
+            g("43.75", Lang::Tr),
+            "a lone dot that cannot group thousands is decimal"
+        );
         assert!(parse_response(q, &p, "lots", Lang::En).is_err());
         assert_eq!(parse_number("589,824", Lang::Tr), Some(589.824));
-        assert_eq!(parse_number("1.125", Lang::Tr), Some(1.125));
+        // Deliberately changed: in Turkish a dot before three digits groups thousands (it was
+        // read as 1.125, which marked a Turkish learner's "589.824" wrong).
+        assert_eq!(parse_number("1.125", Lang::Tr), Some(1125.0));
         assert_eq!(parse_number("589,824", Lang::En), Some(589_824.0));
         assert_eq!(parse_number("1_536", Lang::En), Some(1536.0));
         assert_eq!(parse_number("0,5", Lang::En), Some(0.5));
     }
 
     #[test]
+    fn numbers_are_read_in_the_learners_locale() {
+        let tr = |s| parse_number(s, Lang::Tr);
+        let en = |s| parse_number(s, Lang::En);
+        // Turkish: "." groups thousands, "," is the decimal mark.
+        assert_eq!(tr("589.824"), Some(589_824.0));
+        assert_eq!(tr("589824"), Some(589_824.0));
+        assert_eq!(tr("1,5"), Some(1.5));
+        assert_eq!(tr("1.048.576"), Some(1_048_576.0));
+        assert_eq!(tr("393.216,25"), Some(393_216.25));
+        assert_eq!(tr("0,375"), Some(0.375));
+        assert_eq!(
+            tr("0.375"),
+            Some(0.375),
+            "0.375 cannot be a grouping (leading 0)"
+        );
+        assert_eq!(tr("-2,5"), Some(-2.5));
+        assert_eq!(tr("589 824"), Some(589_824.0));
+        assert_eq!(
+            tr("1,234.5"),
+            None,
+            "English order in Turkish is ambiguous: refused"
+        );
+        assert_eq!(tr("1.23.4"), None);
+        // English: "," groups thousands, "." is the decimal point.
+        assert_eq!(en("589,824"), Some(589_824.0));
+        assert_eq!(en("589824"), Some(589_824.0));
+        assert_eq!(en("1.5"), Some(1.5));
+        assert_eq!(en("1,048,576"), Some(1_048_576.0));
+        assert_eq!(en("393,216.25"), Some(393_216.25));
+        assert_eq!(
+            en("1.234.567"),
+            Some(1_234_567.0),
+            "repeated dots can only group"
+        );
+        assert_eq!(en("1.234,5"), None);
+        assert_eq!(
+            en("12,34"),
+            Some(12.34),
+            "a lone comma that cannot group is decimal"
+        );
+        assert_eq!(en("1e6"), Some(1e6));
+        for bad in [
+            "", ".", ",", "-", "1..2", "1,,000", "abc", "inf", "NaN", "1e999",
+        ] {
+            assert_eq!(en(bad), None, "{bad:?}");
+            assert_eq!(tr(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn numbers_are_printed_in_the_learners_locale_and_read_back() {
+        assert_eq!(format_number(589_824.0, Lang::Tr), "589.824");
+        assert_eq!(format_number(589_824.0, Lang::En), "589,824");
+        assert_eq!(format_number(43.75, Lang::Tr), "43,75");
+        assert_eq!(format_number(43.75, Lang::En), "43.75");
+        assert_eq!(format_number(1536.0, Lang::Tr), "1536");
+        assert_eq!(format_number(1_048_576.5, Lang::Tr), "1.048.576,5");
+        assert_eq!(format_number(-12_345.0, Lang::En), "-12,345");
+        assert_eq!(format_number(0.328125, Lang::Tr), "0,3281");
+        // Every printed number is read back as itself (to the 4 decimals printed), in its own
+        // locale, on seeded random values of every magnitude.
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        for _ in 0..500 {
+            let digits: i32 = rand::Rng::random_range(&mut rng, -3..10);
+            let v: f64 = rand::Rng::random_range(&mut rng, 0.0..10f64.powi(digits));
+            let v = (v * 1e4).round() / 1e4;
+            for lang in [Lang::En, Lang::Tr] {
+                let s = format_number(v, lang);
+                let back = parse_number(&s, lang).unwrap_or(f64::NAN);
+                assert!(
+                    (back - v).abs() <= 1e-9 * v.abs().max(1.0),
+                    "{v} -> {s} -> {back}"
+                );
+            }
+        }
+        // The expected answer is printed in the learner's locale.
+        let b = bank();
+        let q = b.get("ring-bytes-example").unwrap();
+        let p = Presentation::new(q, 0);
+        assert_eq!(expected_answer(q, &p, Lang::Tr), "589.824 bayt");
+        assert_eq!(expected_answer(q, &p, Lang::En), "589,824 bytes");
+        let r = parse_response(q, &p, "589.824", Lang::Tr).unwrap();
+        assert!(
+            grade(q, &p, &r, Lang::Tr).correct,
+            "the Turkish learner's 589.824"
+        );
+        let r = parse_response(q, &p, "589,824", Lang::En).unwrap();
+        assert!(grade(q, &p, &r, Lang::En).correct);
+    }
+
+    #[test]
+    fn choices_are_shuffled_per_attempt_and_graded_by_content() {
+        let b = bank();
+        let q = b.get("f-operator").unwrap();
+        let QuestionKind::Single { correct, .. } = q.kind else {
+            panic!("f-operator is single choice")
+        };
+        let mut letters = BTreeSet::new();
+        for seed in 0..40 {
+            let p = Presentation::new(q, seed);
+            assert_eq!(Presentation::new(q, seed), p, "reproducible");
+            let mut sorted = p.order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, (0..q.choices().len()).collect::<Vec<_>>());
+            // The displayed line with the right text is the right letter.
+            let right = expected_answer(q, &p, Lang::En);
+            let (_, text) = p
+                .lines(q, Lang::En)
+                .into_iter()
+                .find(|(l, _)| l.to_string() == right)
+                .unwrap();
+            assert_eq!(text, q.choices()[correct].get(Lang::En));
+            letters.insert(right);
+        }
+        assert!(letters.len() >= 3, "the right answer moves: {letters:?}");
+    }
+
+    #[test]
+    fn wrong_choices_get_their_own_feedback() {
+        let b = bank();
+        let q = b.get("f-operator").unwrap();
+        let p = Presentation::new(q, 7);
+        let QuestionKind::Single { correct, .. } = q.kind else {
+            panic!()
+        };
+        for i in 0..q.choices().len() {
+            let g = grade(q, &p, &Response::Choice(i), Lang::Tr);
+            if i == correct {
+                assert!(g.correct && g.feedback.is_empty());
+            } else {
+                let fb = q.choice_feedback(i, Lang::Tr).unwrap();
+                assert_eq!(g.feedback, vec![format!("{}) {fb}", p.label_of(i))]);
+            }
+        }
+        let m = b.get("column-parallel-layers").unwrap(); // right: 0 and 2
+        let p = Presentation::authored(m);
+        let g = grade(m, &p, &Response::Choices([0, 3].into()), Lang::En);
+        assert!(!g.correct);
+        // fc2 (D) picked wrongly; fc1 (C) missed.
+        assert!(
+            g.feedback.iter().any(|f| f.starts_with("D) ")),
+            "{:?}",
+            g.feedback
+        );
+        assert!(
+            g.feedback.iter().any(|f| f.starts_with("C) ")),
+            "{:?}",
+            g.feedback
+        );
+    }
+
+    #[test]
     fn ordering_is_shuffled_and_graded_in_item_order() {
         let b = bank();
         let q = b.get("ring-order").unwrap();
+        assert_eq!(Presentation::authored(q).order, (0..5).collect::<Vec<_>>());
         for seed in 0..20 {
             let p = Presentation::new(q, seed);
             assert_ne!(p.order, (0..5).collect::<Vec<_>>(), "never shown solved");

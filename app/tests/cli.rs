@@ -148,7 +148,7 @@ fn run_with_grouped_query_attention_explains_the_kv_placement() {
     );
     assert!(out.contains("attn.kv.grads"), "{out}");
     let (ok, _, err) = tplab(&["run", "--heads", "12", "--kv-heads", "4", "--tp", "6"]);
-    assert!(!ok && err.contains("vLLM also allows replicating"), "{err}");
+    assert!(!ok && err.contains("vLLM and tplab replicate the KV weights"), "{err}");
     assert!(err.contains("valid TP sizes: 1, 2, 4, 12"), "{err}");
 }
 

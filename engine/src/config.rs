@@ -182,9 +182,10 @@ pub enum ConfigError {
         valid: Vec<usize>,
     },
     #[error(
-        "{kv_heads} KV heads cannot be spread over {tp} GPUs: Megatron-LM splits whole KV heads \
-         (kv_heads % tp == 0) and vLLM also allows replicating each KV head on tp / kv_heads GPUs \
-         (tp % kv_heads == 0); neither holds; valid TP sizes: {}",
+        "{kv_heads} KV heads cannot be spread over {tp} GPUs: each GPU needs whole KV heads \
+         (kv_heads % tp == 0) or an equal share of one (tp % kv_heads == 0: vLLM and tplab \
+         replicate the KV weights, current Megatron-Core all-gathers the QKV activations; older \
+         Megatron-LM allowed only the first); neither holds; valid TP sizes: {}",
         list(valid)
     )]
     KvHeadsNotSplittable {

@@ -412,9 +412,10 @@ mod tests {
         let err = cfg.validate().unwrap_err().to_string();
         assert_eq!(
             err,
-            "4 KV heads cannot be spread over 6 GPUs: Megatron-LM splits whole KV heads \
-             (kv_heads % tp == 0) and vLLM also allows replicating each KV head on tp / kv_heads \
-             GPUs (tp % kv_heads == 0); neither holds; valid TP sizes: 1, 2, 4, 12"
+            "4 KV heads cannot be spread over 6 GPUs: each GPU needs whole KV heads \
+             (kv_heads % tp == 0) or an equal share of one (tp % kv_heads == 0: vLLM and tplab \
+             replicate the KV weights, current Megatron-Core all-gathers the QKV activations; \
+             older Megatron-LM allowed only the first); neither holds; valid TP sizes: 1, 2, 4, 12"
         );
         let cfg = Config {
             kv_heads: Some(5),

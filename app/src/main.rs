@@ -39,6 +39,8 @@ enum Command {
     Vocab(cli::vocab::VocabArgs),
     /// Train a tiny character-level GPT on the guide at TP 1, 2, 4: the loss curves coincide.
     Train(cli::train::TrainArgs),
+    /// Serving with TP: modeled time per token for a model, or the tiny model decoded on virtual GPUs (--tiny).
+    Serve(cli::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         Some(Command::Precision(args)) => cli::precision::run(args),
         Some(Command::Vocab(args)) => cli::vocab::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
+        Some(Command::Serve(args)) => cli::serve::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1221,3 +1221,124 @@ pub fn generation_traces<T: Element>(
         })
         .collect()
 }
+
+/// The model `tplab serve --tiny` and the Serve view train and serve: `tplab train`'s default
+/// shape (2 layers, hidden 64, 4 heads, ffn 256) with a 64-character context, 300 Adam steps.
+pub fn tiny_serving_config(kv_heads: Option<usize>, dtype: DType) -> TrainConfig {
+    TrainConfig {
+        kv_heads,
+        seq: 64,
+        steps: 300,
+        dtype,
+        ..TrainConfig::default()
+    }
+}
+
+/// A step's time modeled by the cost model on `cluster` (the trace's dtype; the group spans
+/// nodes past `gpus_per_node`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ModeledStep {
+    pub total_s: f64,
+    pub collective_s: f64,
+}
+
+/// Applies [`crate::cost::apply_to_trace`] to a copy of `trace`: the makespan, and the time in
+/// collectives along it.
+pub fn modeled_step(trace: &Trace, cluster: &crate::hardware::Cluster) -> ModeledStep {
+    let mut t = trace.clone();
+    crate::cost::apply_to_trace(&mut t, cluster);
+    let collective_s = t
+        .events
+        .iter()
+        .filter(|e| e.is_collective())
+        .map(|e| e.timing.duration_s)
+        .sum();
+    ModeledStep {
+        total_s: t.makespan_s(),
+        collective_s,
+    }
+}
+
+/// One TP size of a [`TinyReport`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TinyRun {
+    pub generation: Generation,
+    pub comparison: Comparison,
+    /// Mean wall-clock seconds per decode step on the virtual GPUs (prefill excluded).
+    pub measured_decode_s: f64,
+    /// Of which in collectives.
+    pub measured_collective_s: f64,
+    /// The cost model's time for each step on the chosen GPU.
+    pub modeled: Vec<ModeledStep>,
+}
+
+impl TinyRun {
+    /// Mean modeled seconds per decode step (prefill excluded).
+    pub fn modeled_decode_s(&self) -> f64 {
+        mean(self.modeled.iter().skip(1).map(|m| m.total_s))
+    }
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+/// The reference and every TP size's generation, compared, timed and modeled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TinyReport {
+    pub prompt: String,
+    pub reference: Generation,
+    pub tolerance: Tolerance,
+    pub runs: Vec<TinyRun>,
+}
+
+impl TinyReport {
+    pub fn passed(&self) -> bool {
+        self.runs.iter().all(|r| r.comparison.passed)
+    }
+}
+
+/// Generates on the reference and at each TP in `tps`, compares, and models every step on
+/// `cluster`.
+pub fn tiny_report<T: Element>(
+    model: &TinyModel<T>,
+    prompt: &str,
+    tokens: usize,
+    tps: &[usize],
+    sampling: Sampling,
+    cluster: &crate::hardware::Cluster,
+) -> Result<TinyReport, ServeError> {
+    if tps.is_empty() {
+        return Err(ServeError::Invalid(
+            "give at least one TP size (e.g. --tp 1,2,4)".into(),
+        ));
+    }
+    let reference = reference_generate(model, prompt, tokens, sampling)?;
+    let tolerance = logits_tolerance(model, model.cfg.dtype);
+    let mut runs = Vec::with_capacity(tps.len());
+    for &tp in tps {
+        let generation = generate(model, prompt, tokens, tp, Algorithm::Ring, sampling)?;
+        let comparison = compare(&generation, &reference, &tolerance);
+        let traces = generation_traces(model, tp, Algorithm::Ring, generation.prompt.len(), tokens);
+        let modeled = traces.iter().map(|t| modeled_step(t, cluster)).collect();
+        let decode = || generation.steps.iter().skip(1);
+        runs.push(TinyRun {
+            measured_decode_s: mean(decode().map(|s| s.compute_s + s.collective_s)),
+            measured_collective_s: mean(decode().map(|s| s.collective_s)),
+            generation,
+            comparison,
+            modeled,
+        });
+    }
+    Ok(TinyReport {
+        prompt: prompt.to_string(),
+        reference,
+        tolerance,
+        runs,
+    })
+}

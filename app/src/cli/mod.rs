@@ -6,5 +6,6 @@ pub mod plan;
 pub mod precision;
 pub mod quiz;
 pub mod run;
+pub mod serve;
 pub mod train;
 pub mod vocab;

@@ -1,0 +1,318 @@
+//! `tplab serve`: serving with tensor parallelism.
+//!
+//! - For a model (`--model llama3-70b`, a preset or a Hugging Face `config.json`): the cost
+//!   model's time per output token at each TP (`--tp 1,2,4,8`) on `--gpu`, split into the weight
+//!   and KV-cache reads and the all-reduces, with tokens/s, memory per GPU and the time to first
+//!   token; where more GPUs stop helping; whether the TP group crosses the node boundary.
+//! - `--tiny`: the tiny character-level model trained on the guide (as `tplab train`), decoded on
+//!   virtual GPUs at each TP: the generated text, the measured time per token on the virtual GPUs
+//!   beside the cost model's for `--gpu`, and the check against the unsharded reference.
+
+use clap::Args;
+use std::process::ExitCode;
+use tplab_engine::config::human_bytes;
+use tplab_engine::hardware::{Catalogue, Cluster};
+use tplab_engine::models::ModelSpec;
+use tplab_engine::serve::{self, Sampling, TinyModel};
+use tplab_engine::serve_cost::{self, ServeSetup};
+use tplab_engine::{Algorithm, DType};
+
+#[derive(Args, Clone, Debug)]
+pub struct ServeArgs {
+    /// A preset (llama3-70b, llama3-8b, gpt3-175b, mixtral-8x7b, …) or a config.json path.
+    #[arg(long, default_value = "llama3-70b")]
+    pub model: String,
+    /// GPU from the catalogue (h100, a100, h200, b200, …).
+    #[arg(long, default_value = "h100")]
+    pub gpu: String,
+    /// Comma-separated TP sizes (default: 1,2,4,8,16 for a model, 1,2,4 with --tiny).
+    #[arg(long = "tp", value_delimiter = ',')]
+    pub tps: Vec<usize>,
+    /// Concurrent sequences decoded together.
+    #[arg(long, default_value_t = 1)]
+    pub batch: usize,
+    /// Tokens each sequence holds in the KV cache while decoding.
+    #[arg(long, default_value_t = 4096)]
+    pub context: usize,
+    /// Prompt tokens for the time to first token.
+    #[arg(long, default_value_t = 1024)]
+    pub prompt_tokens: usize,
+    #[arg(long, default_value_t = 8)]
+    pub gpus_per_node: usize,
+    #[arg(long, default_value = "ib400")]
+    pub inter_node: String,
+    #[arg(long, default_value = "ring")]
+    pub algorithm: Algorithm,
+    /// Serve the tiny model on virtual GPUs instead (measured beside modeled, checked).
+    #[arg(long)]
+    pub tiny: bool,
+    /// --tiny: the prompt (characters of the guide's alphabet).
+    #[arg(long, default_value = "Tensor paralelliği")]
+    pub prompt: String,
+    /// --tiny: tokens to generate.
+    #[arg(long, default_value_t = 24)]
+    pub tokens: usize,
+    /// --tiny: grouped-query attention's KV heads (default: one per head, 4).
+    #[arg(long)]
+    pub kv_heads: Option<usize>,
+    /// --tiny: training steps before serving (0: seeded random weights).
+    #[arg(long, default_value_t = 300)]
+    pub train_steps: usize,
+    /// --tiny: f32 or f64.
+    #[arg(long, default_value = "f64")]
+    pub dtype: DType,
+    /// --tiny: sample with this temperature (seeded by --seed) instead of greedy.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    if a.tiny {
+        return run_tiny(a);
+    }
+    let model = ModelSpec::from_preset_or_path(&a.model)?;
+    let tps = if a.tps.is_empty() {
+        vec![1, 2, 4, 8, 16]
+    } else {
+        a.tps.clone()
+    };
+    let widest = tps.iter().copied().max().unwrap_or(1);
+    let cluster = Cluster::covering(
+        &Catalogue::default(),
+        &a.gpu,
+        widest,
+        a.gpus_per_node,
+        &a.inter_node,
+    )?;
+    let sweep = serve_cost::sweep_tp(&model, &cluster, &tps, a.batch, a.context, a.algorithm)?;
+    let prefill = tps
+        .iter()
+        .map(|&tp| {
+            serve_cost::prefill_time(
+                &model,
+                &cluster,
+                ServeSetup {
+                    tp,
+                    batch: a.batch,
+                    context: a.prompt_tokens,
+                    algorithm: a.algorithm,
+                },
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if a.json {
+        let v = serde_json::json!({"model": model, "sweep": sweep, "prefill": prefill});
+        outln!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "tplab serve: {} on {} ({} GPUs per node, {} between nodes), batch {}, context {} \
+         tokens, prompt {} tokens, bf16 weights and KV cache",
+        model.summary(),
+        cluster.gpu.name,
+        cluster.gpus_per_node,
+        cluster.inter_node.name,
+        a.batch,
+        a.context,
+        a.prompt_tokens
+    );
+    outln!();
+    outln!(
+        "  {:>3}  {:>10}  {:>9}  {:>9}  {:>11}  {:>10}  {:>9}  {:>11}  {:>10}  {}",
+        "TP",
+        "ms/token",
+        "weights",
+        "KV read",
+        "all-reduce",
+        "tokens/s",
+        "TTFT ms",
+        "memory/GPU",
+        "fits",
+        "link"
+    );
+    for (r, p) in sweep.rows.iter().zip(&prefill) {
+        outln!(
+            "  {:>3}  {:>10.2}  {:>9.2}  {:>9.2}  {:>11.2}  {:>10.1}  {:>9.1}  {:>11}  {:>10}  {}",
+            r.setup.tp,
+            r.step_s * 1e3,
+            r.weights_s * 1e3,
+            r.kv_s * 1e3,
+            r.collective_s * 1e3,
+            r.tokens_per_s,
+            p.total_s * 1e3,
+            human_bytes(r.memory_per_gpu_bytes),
+            if r.fits { "yes" } else { "no" },
+            if r.spans_nodes {
+                format!("{} (crosses nodes)", cluster.inter_node.name)
+            } else {
+                cluster.intra_node.name.clone()
+            }
+        );
+    }
+    outln!();
+    outln!(
+        "Columns in ms per decode step: the weights and KV-cache reads from HBM (roofline), and \
+         the {} all-reduces of {} values per step ({} per layer: attention's and the MLP's g) \
+         plus the embedding's all-reduce and the logits' all-gather.",
+        2 * model.layers,
+        a.batch * model.hidden,
+        2
+    );
+    if let Some(best) = sweep.best_tp {
+        outln!("Lowest time per token among the settings that fit: TP={best}.");
+    }
+    if let Some(d) = sweep.diminishing_from {
+        outln!(
+            "From TP={d} on, doubling the GPUs cuts the time per token by less than 10%: the \
+             weight reads keep halving, the all-reduces' latency does not."
+        );
+    }
+    outln!(
+        "Model only (engine/src/serve_cost.rs); calibration against published TensorRT-LLM and \
+         NeMo figures in docs/calibration.md (Serving): it predicts short prompts and decode \
+         30-55% low."
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    let tps = if a.tps.is_empty() {
+        vec![1, 2, 4]
+    } else {
+        a.tps.clone()
+    };
+    let widest = tps.iter().copied().max().unwrap_or(1);
+    let cluster = Cluster::covering(
+        &Catalogue::default(),
+        &a.gpu,
+        widest,
+        a.gpus_per_node,
+        &a.inter_node,
+    )?;
+    let sampling = match a.temperature {
+        Some(temperature) => Sampling::Seeded {
+            seed: a.seed,
+            temperature,
+        },
+        None => Sampling::Greedy,
+    };
+    let cfg = serve::tiny_serving_config(a.kv_heads, a.dtype);
+    let cfg = tplab_engine::train::TrainConfig {
+        steps: a.train_steps.max(1),
+        seed: a.seed,
+        ..cfg
+    };
+    let report = match a.dtype {
+        DType::F64 => {
+            let m = tiny_model::<f64>(&cfg, a.train_steps)?;
+            serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?
+        }
+        DType::F32 => {
+            let m = tiny_model::<f32>(&cfg, a.train_steps)?;
+            serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?
+        }
+        d => anyhow::bail!("the tiny model serves in f32 or f64, not {d}; pass --dtype f32 or f64"),
+    };
+    let code = if report.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(code);
+    }
+    outln!(
+        "tplab serve --tiny: {} layers, hidden {}, {} heads, {} KV heads, ffn {}, context {}, {} \
+         ({}), {}",
+        cfg.layers,
+        cfg.hidden,
+        cfg.heads,
+        cfg.kv_heads.unwrap_or(cfg.heads),
+        cfg.ffn,
+        cfg.seq,
+        cfg.dtype,
+        if a.train_steps == 0 {
+            "seeded random weights".to_string()
+        } else {
+            format!("trained {} steps on the guide", a.train_steps)
+        },
+        match sampling {
+            Sampling::Greedy => "greedy".to_string(),
+            Sampling::Seeded { seed, temperature } =>
+                format!("sampled at temperature {temperature}, seed {seed}"),
+        }
+    );
+    outln!("prompt: {:?}", report.prompt);
+    outln!(
+        "reference (unsharded, no cache): {:?}",
+        report.reference.text
+    );
+    outln!();
+    outln!(
+        "  {:>3}  {:>13}  {:>15}  {:>13}  {:>14}  {:>10}  {:>9}  {:>6}  text",
+        "TP",
+        "CPU ms/token",
+        "of which coll.",
+        "model µs/tok",
+        "of which coll.",
+        "KV/GPU",
+        "max err",
+        "check"
+    );
+    for r in &report.runs {
+        let modeled_coll = r
+            .modeled
+            .iter()
+            .skip(1)
+            .map(|m| m.collective_s)
+            .sum::<f64>()
+            / r.modeled.len().saturating_sub(1).max(1) as f64;
+        let kv = r
+            .generation
+            .steps
+            .last()
+            .and_then(|s| s.kv_cache_bytes_per_rank.first().copied())
+            .unwrap_or(0);
+        outln!(
+            "  {:>3}  {:>13.3}  {:>15.3}  {:>13.2}  {:>14.2}  {:>10}  {:>9.1e}  {:>6}  {:?}",
+            r.comparison.tp,
+            r.measured_decode_s * 1e3,
+            r.measured_collective_s * 1e3,
+            r.modeled_decode_s() * 1e6,
+            modeled_coll * 1e6,
+            human_bytes(kv),
+            r.comparison.max_logits_error,
+            if r.comparison.passed { "PASS" } else { "FAIL" },
+            r.generation.text
+        );
+    }
+    outln!();
+    outln!(
+        "CPU ms/token: measured per decode step on this machine's virtual GPUs (ranks side by \
+         side on the thread pool). model µs/tok: the cost model for the same steps on {} (the \
+         trace's events, roofline compute in {}, α–β collectives). Check: same text as the \
+         reference and every step's logits within {:.1e} relative ({}).",
+        cluster.gpu.name,
+        cfg.dtype,
+        report.tolerance.relative,
+        report.tolerance.reason
+    );
+    Ok(code)
+}
+
+fn tiny_model<T: tplab_engine::Element>(
+    cfg: &tplab_engine::train::TrainConfig,
+    steps: usize,
+) -> anyhow::Result<TinyModel<T>> {
+    if steps == 0 {
+        Ok(TinyModel::random(cfg))
+    } else {
+        Ok(TinyModel::train(cfg)?)
+    }
+}

@@ -1,0 +1,141 @@
+//! End-to-end: `tplab serve` for a preset (the modeled table) and for the tiny model (decoded on
+//! virtual GPUs, measured beside modeled, checked against the reference).
+
+use std::process::Command;
+
+fn tplab(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_tplab"))
+        .args(args)
+        .output()
+        .expect("the tplab binary runs");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn preset_table_shows_tp_rows_and_the_node_boundary() {
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-70b",
+        "--gpu",
+        "h100",
+        "--tp",
+        "1,2,4,8,16",
+    ]);
+    assert!(ok, "{out}{err}");
+    for tp in ["    1 ", "    2 ", "    4 ", "    8 ", "   16 "] {
+        assert!(out.lines().any(|l| l.starts_with(tp)), "{tp}: {out}");
+    }
+    assert!(out.contains("160 all-reduces"), "{out}");
+    assert!(out.contains("(crosses nodes)"), "{out}");
+    // 70B in bf16 does not fit one 80 GB GPU.
+    let tp1 = out.lines().find(|l| l.starts_with("    1 ")).unwrap_or("");
+    assert!(tp1.contains(" no "), "{tp1}");
+}
+
+#[test]
+fn preset_json_has_the_sweep() {
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-8b",
+        "--tp",
+        "1,2,4",
+        "--batch",
+        "8",
+        "--json",
+    ]);
+    assert!(ok, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let rows = v["sweep"]["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 3);
+    let t0 = rows[0]["step_s"].as_f64().unwrap_or(0.0);
+    let t1 = rows[1]["step_s"].as_f64().unwrap_or(0.0);
+    assert!(t0 > 0.0 && t1 < t0, "{t0} {t1}");
+    assert_eq!(rows[2]["all_reduces"].as_u64(), Some(64));
+}
+
+#[test]
+fn bad_tp_and_unknown_model_name_the_fix() {
+    let (ok, _, err) = tplab(&["serve", "--model", "llama3-70b", "--tp", "3"]);
+    assert!(!ok);
+    assert!(
+        err.contains("valid TP sizes") && err.contains("heads % tp"),
+        "{err}"
+    );
+    let (ok, _, err) = tplab(&["serve", "--model", "gpt5"]);
+    assert!(!ok);
+    assert!(err.contains("llama3-70b"), "{err}");
+    let (ok, _, err) = tplab(&["serve", "--batch", "0"]);
+    assert!(!ok);
+    assert!(err.contains("batch must be at least 1"), "{err}");
+}
+
+#[test]
+fn tiny_decodes_the_same_text_at_every_tp_and_passes() {
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--tiny",
+        "--prompt",
+        "paralel",
+        "--tokens",
+        "8",
+        "--tp",
+        "1,2,4",
+        "--train-steps",
+        "30",
+        "--kv-heads",
+        "2",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert_eq!(out.matches("PASS").count(), 3, "{out}");
+    let reference = out
+        .lines()
+        .find_map(|l| l.strip_prefix("reference (unsharded, no cache): "))
+        .expect("reference line")
+        .to_string();
+    let rows: Vec<&str> = out.lines().filter(|l| l.contains("PASS")).collect();
+    assert!(rows.iter().all(|r| r.ends_with(&reference)), "{out}");
+    assert!(
+        out.contains("CPU ms/token") && out.contains("model µs/tok"),
+        "{out}"
+    );
+}
+
+#[test]
+fn tiny_json_and_its_errors() {
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--tiny",
+        "--prompt",
+        "veri",
+        "--tokens",
+        "4",
+        "--tp",
+        "2",
+        "--train-steps",
+        "0",
+        "--temperature",
+        "0.9",
+        "--json",
+    ]);
+    assert!(ok, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let run = &v["runs"][0];
+    assert_eq!(run["comparison"]["passed"], serde_json::Value::Bool(true));
+    assert_eq!(
+        run["generation"]["steps"].as_array().map(|s| s.len()),
+        Some(4)
+    );
+    assert_eq!(run["generation"]["steps"][0]["phase"], "prefill");
+    let (ok, _, err) = tplab(&["serve", "--tiny", "--prompt", "x✓", "--train-steps", "0"]);
+    assert!(!ok && err.contains('✓'), "{err}");
+    let (ok, _, err) = tplab(&["serve", "--tiny", "--tokens", "500", "--train-steps", "0"]);
+    assert!(!ok && err.contains("context of 64"), "{err}");
+    let (ok, _, err) = tplab(&["serve", "--tiny", "--tp", "3", "--train-steps", "0"]);
+    assert!(!ok && err.contains("valid TP sizes"), "{err}");
+}

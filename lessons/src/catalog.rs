@@ -1,6 +1,7 @@
 //! The lesson index (`index.toml`) and the Markdown files it names.
 
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::english::{english_in_markdown, english_in_prose};
 use crate::lang::{Lang, Localized};
 use crate::showme::ShowMe;
 use serde::Deserialize;
@@ -9,6 +10,10 @@ use toml::Spanned;
 
 /// Name of the index file inside the content root.
 pub const INDEX_FILE: &str = "index.toml";
+
+/// How to fix English found in Turkish text.
+const ENGLISH_FIX: &str =
+    "translate it, or put code, identifiers and quoted English UI text in `backticks`";
 
 /// One lesson in every language.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,9 +132,28 @@ impl Catalog {
                     format!("lesson '{}' has no {lang} title", l.slug),
                 ));
             }
+            for word in english_in_prose(&l.title.tr) {
+                diags.push(at(
+                    start,
+                    format!(
+                        "lesson '{}': English word '{word}' in the Turkish title; {ENGLISH_FIX}",
+                        l.slug
+                    ),
+                ));
+            }
             for t in &l.show_me {
                 if let Err(e) = t.get_ref().validate() {
                     diags.push(at(t.span().start, format!("lesson '{}': {e}", l.slug)));
+                }
+                let tr_label = t.get_ref().label.as_ref().map(|x| x.tr.as_str());
+                for word in english_in_prose(tr_label.unwrap_or_default()) {
+                    diags.push(at(
+                        t.span().start,
+                        format!(
+                            "lesson '{}': English word '{word}' in a Turkish Show me label; {ENGLISH_FIX}",
+                            l.slug
+                        ),
+                    ));
                 }
             }
             let name = file_name(l.order, &l.slug);
@@ -147,6 +171,18 @@ impl Catalog {
                     )),
                     Some(text) => {
                         check_markdown(&path, text, &mut diags);
+                        if lang == Lang::Tr {
+                            for w in english_in_markdown(text) {
+                                diags.push(Diagnostic::new(
+                                    path.as_str(),
+                                    Some(w.line),
+                                    format!(
+                                        "English word '{}' in Turkish text; {ENGLISH_FIX}",
+                                        w.word
+                                    ),
+                                ));
+                            }
+                        }
                         match lang {
                             Lang::En => body.en = text.to_string(),
                             Lang::Tr => body.tr = text.to_string(),
@@ -271,6 +307,59 @@ show_me = [{ view = "step", tp = 4, event = "mlp.g" }]
         assert_eq!(d.0[0].file, INDEX_FILE);
         assert_eq!(d.0[0].line, Some(3), "{d}");
         assert!(d.0[0].message.contains("expected u32"), "{d}");
+    }
+
+    #[test]
+    fn unknown_show_me_field_fails_with_its_name_and_line() {
+        let index = INDEX.replace(
+            "event = \"mlp.g\"",
+            "event = \"mlp.g\", sequence_paralel = true",
+        );
+        let files = [
+            (INDEX_FILE, index.as_str()),
+            ("en/01-intro.md", "# Intro\n\ntext\n"),
+            ("tr/01-intro.md", "# Giriş\n\nmetin\n"),
+        ];
+        let d = Catalog::from_files(files).unwrap_err();
+        let text = d.to_string();
+        assert_eq!(d.0[0].line, Some(6), "{text}");
+        assert!(text.contains("unknown field `sequence_paralel`"), "{text}");
+        assert!(
+            text.contains("sequence_parallel"),
+            "the known fields are listed: {text}"
+        );
+    }
+
+    #[test]
+    fn english_in_turkish_lessons_titles_and_labels_fails() {
+        let index = INDEX
+            .replace("tr = \"Giriş\"", "tr = \"The intro\"")
+            .replace(
+                "event = \"mlp.g\"",
+                "event = \"mlp.g\", label = { en = \"g\", tr = \"Show the g\" }",
+            );
+        let files = [
+            (INDEX_FILE, index.as_str()),
+            ("en/01-intro.md", "# Intro\n\ntext\n"),
+            (
+                "tr/01-intro.md",
+                "# Giriş\n\nBir all-reduce `the code` toplar.\nEach GPU sends its slice.\n",
+            ),
+        ];
+        let d = Catalog::from_files(files).unwrap_err();
+        let text = d.to_string();
+        for want in [
+            "index.toml:2: lesson 'intro': English word 'the' in the Turkish title",
+            "index.toml:6: lesson 'intro': English word 'show' in a Turkish Show me label",
+            "tr/01-intro.md:4: English word 'each' in Turkish text",
+            "tr/01-intro.md:4: English word 'sends' in Turkish text",
+        ] {
+            assert!(text.contains(want), "missing {want:?} in:\n{text}");
+        }
+        // The code span and the kept term (all-reduce) on line 3 pass.
+        assert!(!text.contains("tr/01-intro.md:3:"), "{text}");
+        // The same words in the English lesson are fine.
+        assert!(!text.contains("en/01-intro.md"), "{text}");
     }
 
     #[test]

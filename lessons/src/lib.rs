@@ -7,13 +7,17 @@
 
 mod catalog;
 mod diag;
+pub mod english;
 mod lang;
+#[cfg(test)]
+mod numbers;
 mod showme;
 
 pub use catalog::{Catalog, Lesson};
 pub use diag::{line_col, Diagnostic, Diagnostics};
 pub use lang::{Lang, LangParseError, Localized};
 pub use showme::{ShowMe, ShowMeError, View};
+pub use showme::{PLANNER_DEFAULT_GPU, PLANNER_DEFAULT_GPUS, PLANNER_DEFAULT_GPUS_PER_NODE};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded.rs"));

@@ -4,8 +4,17 @@ use crate::lang::Localized;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
+use tplab_engine::hardware::{Catalogue, Cluster, HardwareError};
+use tplab_engine::models::ModelPreset;
 use tplab_engine::trace::{schedule, Pass};
 use tplab_engine::{Config, ConfigError, Preset};
+
+/// The planner's cluster when a target names only some of it (the app's planner defaults):
+/// 64 A100s in nodes of 8, joined by InfiniBand HDR.
+pub const PLANNER_DEFAULT_GPU: &str = "a100";
+pub const PLANNER_DEFAULT_GPUS: usize = 64;
+pub const PLANNER_DEFAULT_GPUS_PER_NODE: usize = 8;
+const PLANNER_INTER_NODE: &str = "ib-hdr-200";
 
 /// The app's views, by the names used in content files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -91,6 +100,22 @@ pub struct ShowMe {
     /// Grouped-query attention's KV heads (default: one per head).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_heads: Option<usize>,
+    /// Sequence parallelism (default off): LayerNorm and residual regions split by tokens.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sequence_parallel: bool,
+    /// Planner: the model preset to plan (`gpt3-175b`, `llama3-70b`, `megatron-1t`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Planner and timeline: a GPU of the hardware catalogue (`a100`, `h100`, ...); the
+    /// timeline then shows the cost model's times for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// Planner: GPUs in the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<usize>,
+    /// Planner: GPUs per node (the NVLink domain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_node: Option<usize>,
     /// Pass of the event (default forward).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<Pass>,
@@ -104,6 +129,28 @@ pub struct ShowMe {
 
 fn default_preset() -> Preset {
     Preset::Gpt2Small
+}
+
+impl Default for ShowMe {
+    /// The playground on the default preset; set the fields you need, e.g.
+    /// `ShowMe { view: View::Step, event: Some("mlp.g".into()), ..ShowMe::default() }`.
+    fn default() -> Self {
+        Self {
+            view: View::Playground,
+            preset: default_preset(),
+            tp: None,
+            layers: None,
+            kv_heads: None,
+            sequence_parallel: false,
+            model: None,
+            gpu: None,
+            gpus: None,
+            gpus_per_node: None,
+            pass: None,
+            event: None,
+            label: None,
+        }
+    }
 }
 
 /// Why a "Show me" target cannot be shown.
@@ -122,6 +169,23 @@ pub enum ShowMeError {
         pass: &'static str,
         known: String,
     },
+    #[error("`{field}` is set but the {view} view does not use it; it belongs to {belongs}, or remove it")]
+    FieldNotForView {
+        field: &'static str,
+        view: View,
+        belongs: &'static str,
+    },
+    #[error("Show me target's model is invalid: {0}")]
+    Model(String),
+    /// The engine's hardware error, as text (it holds floating-point values).
+    #[error("Show me target's hardware is invalid: {0}")]
+    Hardware(String),
+}
+
+impl From<HardwareError> for ShowMeError {
+    fn from(e: HardwareError) -> Self {
+        ShowMeError::Hardware(e.to_string())
+    }
 }
 
 impl ShowMe {
@@ -137,7 +201,59 @@ impl ShowMe {
         if self.kv_heads.is_some() {
             cfg.kv_heads = self.kv_heads;
         }
+        cfg.sequence_parallel = self.sequence_parallel;
         cfg
+    }
+
+    /// The planner's cluster: the target's GPU and sizes, the planner's defaults for the rest.
+    pub fn planner_cluster(&self) -> Result<Cluster, HardwareError> {
+        Cluster::new(
+            &Catalogue::default(),
+            self.gpu.as_deref().unwrap_or(PLANNER_DEFAULT_GPU),
+            self.gpus.unwrap_or(PLANNER_DEFAULT_GPUS),
+            self.gpus_per_node.unwrap_or(PLANNER_DEFAULT_GPUS_PER_NODE),
+            PLANNER_INTER_NODE,
+        )
+    }
+
+    /// The fields that only some views use: each must be on one of them.
+    fn check_view_fields(&self) -> Result<(), ShowMeError> {
+        let planner = self.view == View::Planner;
+        let fields: [(&'static str, bool, bool, &'static str); 4] = [
+            ("model", self.model.is_some(), planner, "view = \"planner\""),
+            ("gpus", self.gpus.is_some(), planner, "view = \"planner\""),
+            (
+                "gpus_per_node",
+                self.gpus_per_node.is_some(),
+                planner,
+                "view = \"planner\"",
+            ),
+            (
+                "gpu",
+                self.gpu.is_some(),
+                planner || self.view == View::Timeline,
+                "view = \"planner\" or \"timeline\"",
+            ),
+        ];
+        for (field, set, allowed, belongs) in fields {
+            if set && !allowed {
+                return Err(ShowMeError::FieldNotForView {
+                    field,
+                    view: self.view,
+                    belongs,
+                });
+            }
+        }
+        if let Some(m) = &self.model {
+            m.parse::<ModelPreset>()
+                .map_err(|e| ShowMeError::Model(e.to_string()))?;
+        }
+        if planner {
+            self.planner_cluster()?;
+        } else if let Some(gpu) = &self.gpu {
+            Catalogue::default().gpu(gpu)?;
+        }
+        Ok(())
     }
 
     /// The pass of the event (forward unless set).
@@ -150,6 +266,7 @@ impl ShowMe {
     pub fn validate(&self) -> Result<(), ShowMeError> {
         let cfg = self.config();
         cfg.validate_shapes()?;
+        self.check_view_fields()?;
         let Some(event) = &self.event else {
             return match self.pass {
                 Some(_) => Err(ShowMeError::PassWithoutEvent),
@@ -195,6 +312,21 @@ impl ShowMe {
         }
         if cfg.is_gqa() {
             s.push_str(&format!(", {} KV heads", cfg.kv_heads()));
+        }
+        if cfg.sequence_parallel {
+            s.push_str(", sequence parallel");
+        }
+        if let Some(m) = &self.model {
+            s.push_str(&format!(", model {m}"));
+        }
+        if let Some(g) = &self.gpu {
+            s.push_str(&format!(", {g}"));
+        }
+        if let Some(n) = self.gpus {
+            s.push_str(&format!(", {n} GPUs"));
+        }
+        if let Some(n) = self.gpus_per_node {
+            s.push_str(&format!(", {n} per node"));
         }
         if let Some(e) = &self.event {
             s.push_str(&format!(", {} pass at {e}", self.pass().name()));
@@ -266,6 +398,65 @@ event = "attn.f.bwd""#,
             t.validate(),
             Err(ShowMeError::EventOnStaticView { .. })
         ));
+    }
+
+    #[test]
+    fn sequence_parallel_and_planner_fields() {
+        let t = parse("view = \"step\"\nsequence_parallel = true\npass = \"backward\"\nevent = \"mlp.f.bwd.gather\"");
+        assert!(t.config().sequence_parallel);
+        assert_eq!(t.validate(), Ok(()));
+        assert!(
+            t.describe().contains("sequence parallel"),
+            "{}",
+            t.describe()
+        );
+        // The extra backward gather exists only with sequence parallelism.
+        let plain = parse("view = \"step\"\npass = \"backward\"\nevent = \"mlp.f.bwd.gather\"");
+        assert!(matches!(
+            plain.validate(),
+            Err(ShowMeError::UnknownEvent { .. })
+        ));
+        let p = parse("view = \"planner\"\nmodel = \"megatron-1t\"\ngpu = \"a100\"\ngpus = 3072\ngpus_per_node = 8");
+        assert_eq!(p.validate(), Ok(()));
+        let tl = parse("view = \"timeline\"\ngpu = \"h100\"");
+        assert_eq!(tl.validate(), Ok(()));
+    }
+
+    #[test]
+    fn planner_fields_are_checked() {
+        let wrong_view = parse("view = \"memory\"\nmodel = \"gpt3-175b\"");
+        let err = wrong_view.validate().unwrap_err();
+        assert!(
+            matches!(err, ShowMeError::FieldNotForView { field: "model", .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("view = \"planner\""), "{err}");
+        let gpu_on_step = parse("view = \"step\"\ngpu = \"h100\"");
+        assert!(matches!(
+            gpu_on_step.validate(),
+            Err(ShowMeError::FieldNotForView { field: "gpu", .. })
+        ));
+        let bad_model = parse("view = \"planner\"\nmodel = \"gpt5\"");
+        let err = bad_model.validate().unwrap_err();
+        assert!(matches!(err, ShowMeError::Model(_)), "{err}");
+        assert!(
+            err.to_string().contains("gpt3-175b"),
+            "names the known presets: {err}"
+        );
+        let bad_gpu = parse("view = \"timeline\"\ngpu = \"z80\"");
+        assert!(matches!(bad_gpu.validate(), Err(ShowMeError::Hardware(_))));
+        let partial_node = parse("view = \"planner\"\ngpus = 12\ngpus_per_node = 8");
+        let err = partial_node.validate().unwrap_err();
+        assert!(err.to_string().contains("multiple of 8"), "{err}");
+    }
+
+    #[test]
+    fn unknown_field_is_a_parse_error_naming_it() {
+        let err = toml::from_str::<ShowMe>("view = \"step\"\nseq_parallel = true").unwrap_err();
+        assert!(
+            err.to_string().contains("unknown field `seq_parallel`"),
+            "{err}"
+        );
     }
 
     #[test]

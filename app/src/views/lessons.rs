@@ -30,6 +30,11 @@ pub fn to_app_target(t: &tplab_lessons::ShowMe) -> ShowMe {
         layer: None,
         layers: t.layers,
         kv_heads: t.kv_heads,
+        sequence_parallel: Some(t.sequence_parallel),
+        model: t.model.clone(),
+        gpu: t.gpu.clone(),
+        gpus: t.gpus,
+        gpus_per_node: t.gpus_per_node,
     }
 }
 

@@ -110,6 +110,16 @@ pub struct ShowMe {
     pub layers: Option<usize>,
     /// Grouped-query attention's KV heads (default: the preset's, one per head).
     pub kv_heads: Option<usize>,
+    /// Sequence parallelism on or off (default: the preset's, off).
+    pub sequence_parallel: Option<bool>,
+    /// Planner: a model preset name (`gpt3-175b`, `llama3-70b`, ...).
+    pub model: Option<String>,
+    /// Planner and timeline: a GPU of the hardware catalogue (`a100`, `h100`, ...).
+    pub gpu: Option<String>,
+    /// Planner: GPUs in the cluster.
+    pub gpus: Option<usize>,
+    /// Planner: GPUs per node.
+    pub gpus_per_node: Option<usize>,
 }
 
 /// The engine's plan and trace for a valid configuration.
@@ -214,7 +224,9 @@ impl Shared {
         std::mem::take(&mut self.pending)
     }
 
-    /// Applies a target's scenario fields (preset, tp, algorithm) to the scenario.
+    /// Applies a target's scenario fields (preset, tp, layers, kv_heads, sequence_parallel,
+    /// algorithm) to the scenario; the planner and timeline read their own fields in
+    /// [`View::show_me`].
     pub fn apply_scenario(&mut self, target: &ShowMe) {
         let mut config = self.scenario.config().clone();
         if let Some(p) = target
@@ -232,6 +244,9 @@ impl Shared {
         }
         if target.kv_heads.is_some() {
             config.kv_heads = target.kv_heads;
+        }
+        if let Some(sp) = target.sequence_parallel {
+            config.sequence_parallel = sp;
         }
         if let Some(a) = target
             .algorithm

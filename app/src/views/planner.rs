@@ -2,7 +2,7 @@
 //! the winner wins, and throughput against TP showing the drop once a TP group spans nodes.
 //! The planner runs off the UI thread ([`super::Job`]).
 
-use super::{load_json, save_json, Job, Shared, View};
+use super::{load_json, save_json, Job, Shared, ShowMe, View};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::human_bytes;
@@ -134,6 +134,30 @@ impl View for Planner {
             }
             Some(Ok(r)) => result_ui(ui, r),
         }
+    }
+
+    /// A lesson's planner target: the default inputs with the target's model and cluster
+    /// (so the lesson's numbers do not depend on what the learner changed before).
+    fn show_me(&mut self, target: &ShowMe, _shared: &Shared) {
+        let has_fields = target.model.is_some()
+            || target.gpu.is_some()
+            || target.gpus.is_some()
+            || target.gpus_per_node.is_some();
+        if !has_fields {
+            return;
+        }
+        let mut inputs = PlannerInputs::default();
+        if let Some(m) = target.model.as_deref().and_then(|m| m.parse().ok()) {
+            inputs.model = m;
+        }
+        if let Some(g) = target.gpu.as_deref() {
+            if let Ok(spec) = Catalogue::default().gpu(g) {
+                inputs.gpu = spec.name;
+            }
+        }
+        inputs.gpus = target.gpus.unwrap_or(inputs.gpus);
+        inputs.gpus_per_node = target.gpus_per_node.unwrap_or(inputs.gpus_per_node);
+        self.inputs = inputs;
     }
 
     fn save(&self) -> Option<String> {

@@ -1,7 +1,7 @@
 //! Timeline: a Gantt chart (egui_plot) of the trace, one row per GPU, compute in the GPU's
 //! colour and communication in grey, with the time source the engine reports.
 
-use super::{gpu_color, load_json, save_json, Shared, View};
+use super::{gpu_color, load_json, save_json, Shared, ShowMe, View};
 use egui_plot::{Bar, BarChart, Legend, Plot};
 use serde::{Deserialize, Serialize};
 use tplab_engine::cost;
@@ -192,6 +192,17 @@ impl View for Timeline {
                 plot.bar_chart(BarChart::new("compute", compute).horizontal());
                 plot.bar_chart(BarChart::new("communication", comm).horizontal());
             });
+    }
+
+    /// A target's `gpu` switches to the cost model's times for that GPU.
+    fn show_me(&mut self, target: &ShowMe, _shared: &Shared) {
+        if let Some(spec) = target
+            .gpu
+            .as_deref()
+            .and_then(|g| Catalogue::default().gpu(g).ok())
+        {
+            self.gpu = Some(spec.name);
+        }
     }
 
     fn save(&self) -> Option<String> {

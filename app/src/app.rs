@@ -108,6 +108,18 @@ impl TplabApp {
         self.views.iter().find(|v| v.id() == id)?.save()
     }
 
+    /// Restores the view with this id from state JSON, as a restart does (tests use it to set
+    /// a view up); false if there is no such view.
+    pub fn load_view_state(&mut self, id: &str, json: &str) -> bool {
+        match self.views.iter_mut().find(|v| v.id() == id) {
+            Some(v) => {
+                v.load(json);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Id of the view on screen.
     pub fn active_id(&self) -> &'static str {
         self.views.get(self.active).map_or("", |v| v.id())

@@ -31,7 +31,7 @@ enum Command {
     Quiz(cli::quiz::QuizArgs),
     /// Lessons: `lessons list`, `lessons show N`, `lessons check` (validates all content).
     Lessons(cli::lessons::LessonsArgs),
-    /// Certificates: `cert verify FILE`.
+    /// Certificates: `cert keygen` (an issuer key pair), `cert verify FILE [--issuer KEY]`.
     Cert(cli::cert::CertArgs),
     /// The same layer in f64, f32, bf16 and f16 at TP 1..8: errors and summation-order effects.
     Precision(cli::precision::PrecisionArgs),

@@ -1,39 +1,76 @@
-//! Certificates: a JSON record with a short verifiable ID, and a PNG to share.
+//! Certificates: a signed JSON record and a PNG that carries it.
 //!
-//! The ID is the first 12 base32 characters (60 bits) of SHA-256 over the canonical record
-//! (`{"date","exam_version","name","score_percent"}` as compact JSON with sorted keys), shown as
-//! `XXXX-XXXX-XXXX`. [`verify_file`] recomputes it: any edit to the name, score, date or exam
-//! version changes the ID. It detects edits, not forgery: anyone can recompute an ID for a record
-//! they typed themselves (that would need a signing key held by an issuer).
+//! A record names the learner, the date, the score, the exam version, the sitting's seed and the
+//! language of its picture. An issuer (a teacher) makes an Ed25519 key pair with
+//! `tplab cert keygen`; the exam signs the record's canonical form (every field but `id` and
+//! `signature`, compact JSON, keys sorted, after a domain tag) with the issuer's secret key. The
+//! record also carries a short ID, 60 bits of SHA-256 over the same canonical form, used for file
+//! names and shown on the picture. The PNG holds the signed record in an iTXt chunk; verifying a
+//! PNG re-draws the record and requires the pixels to be exactly that drawing.
+//!
+//! [`check`] says one of three things:
+//! - **valid, signed by `<fingerprint>`**: the record is well formed (a real name, a score from
+//!   the pass mark to 100, a known exam version, a real date), unchanged since the holder of that
+//!   key signed it, and (for a PNG) the picture shows exactly that record. It does not prove who
+//!   typed the name or sat the exam, that the sitting was supervised, or that the key is the
+//!   issuer you trust: compare the fingerprint with the one the issuer published, or pass
+//!   `--issuer KEY`.
+//! - **unsigned: consistent, but anyone could have written it**: well formed and unchanged as
+//!   far as an unkeyed hash can tell, which is nothing against someone who writes a record by
+//!   hand (tplab is open source).
+//! - **invalid**, with the reason.
 
 use ab_glyph::{point, Font, FontRef, PxScale, ScaleFont};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 use tplab_lessons::Lang;
 
+/// The record format this version writes and reads.
+pub const FORMAT: &str = "tplab-certificate-v2";
+
 /// PNG text-chunk keyword that carries the JSON record inside the image.
 pub const PNG_KEYWORD: &str = "tplab-certificate";
 
-/// Domain separation for the hash, so the ID is specific to tplab certificates.
-const DOMAIN: &[u8] = b"tplab-certificate-v1\n";
+/// Domain tags: the ID and the signature cover tplab certificates and nothing else.
+const ID_DOMAIN: &[u8] = b"tplab-certificate-v2 id\n";
+const SIGN_DOMAIN: &[u8] = b"tplab-certificate-v2 signature\n";
+
+/// The longest name a certificate holds, in characters.
+pub const MAX_NAME_CHARS: usize = 80;
+
+/// Size of the certificate picture.
+pub const WIDTH: u32 = 1400;
+pub const HEIGHT: u32 = 990;
 
 /// A certificate record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Certificate {
+    /// Always [`FORMAT`].
+    pub format: String,
     pub name: String,
     /// `YYYY-MM-DD`, UTC.
     pub date: String,
-    /// Exam score, whole percent.
+    /// Exam score, whole percent, rounded down.
     pub score_percent: u32,
+    /// One of [`crate::exam::KNOWN_VERSIONS`].
     pub exam_version: String,
+    /// The seed of the sitting (it re-creates the questions asked).
+    pub sitting_seed: u64,
+    /// Language of the picture.
+    pub lang: Lang,
+    /// The issuer's Ed25519 public key, hex, or `None` for an unsigned record.
+    pub issuer_key: Option<String>,
     /// `XXXX-XXXX-XXXX`, from [`Certificate::compute_id`].
     pub id: String,
+    /// Ed25519 signature over [`Certificate::signed_message`], hex.
+    pub signature: Option<String>,
 }
 
-/// Why a certificate could not be read or written.
+/// Why a certificate could not be made, read or written.
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum CertError {
@@ -43,70 +80,468 @@ pub enum CertError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{} is not a tplab certificate record: {reason}", path.display())]
-    Malformed { path: PathBuf, reason: String },
     #[error("cannot draw the certificate: {0}")]
     Render(String),
+    #[error("cannot issue this certificate: {0}")]
+    Record(String),
+    #[error("{} is not an issuer key: {reason}", path.display())]
+    Key { path: PathBuf, reason: String },
     #[error(transparent)]
     Store(#[from] crate::progress::StoreError),
 }
 
-/// The result of checking a record.
+/// Why a certificate is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum Invalid {
+    #[error("not a tplab certificate record: {0}")]
+    Malformed(String),
+    #[error("the PNG is damaged or incomplete: {0}")]
+    BadPng(String),
+    #[error("the PNG carries no '{PNG_KEYWORD}' record")]
+    NoRecord,
+    #[error("the PNG carries more than one '{PNG_KEYWORD}' record")]
+    TwoRecords,
+    #[error("the record is not acceptable: {0}")]
+    Record(String),
+    #[error("the record says ID {found} but its contents give {computed}: it was edited after it was issued")]
+    Id { found: String, computed: String },
+    #[error("the signature does not match the record: it was edited after signing, or the signature is not from the key it names")]
+    Signature,
+    #[error("signed by {found}, not by the issuer you named ({expected})")]
+    OtherIssuer { found: String, expected: String },
+    #[error("unsigned, and you asked for a certificate signed by {0}")]
+    NotSigned(String),
+    #[error("the picture is not the drawing of its record ({differing} of {total} pixel values differ): the name, score or date shown was changed, or the record was put into another picture")]
+    Pixels { differing: usize, total: usize },
+}
+
+/// The result of checking a certificate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// The ID matches the record.
-    Intact(Certificate),
-    /// The record was changed after the ID was computed.
-    Tampered {
-        record: Certificate,
-        computed_id: String,
+    /// Well formed, signed by the key with this fingerprint, and the picture (if any) matches.
+    Signed {
+        cert: Certificate,
+        fingerprint: String,
     },
+    /// Well formed and consistent, but not signed: anyone could have written it.
+    Unsigned { cert: Certificate },
+    /// Not a valid certificate.
+    Invalid(Invalid),
+}
+
+impl Verdict {
+    /// Whether the certificate passed every check it could be given.
+    pub fn is_valid(&self) -> bool {
+        !matches!(self, Verdict::Invalid(_))
+    }
+
+    /// What a person reading the verdict should know: one line of verdict, then what it proves
+    /// and does not prove.
+    pub fn explain(&self) -> String {
+        match self {
+            Verdict::Signed { cert, fingerprint } => format!(
+                "signed by {fingerprint}: valid\n\
+                 {}\n\
+                 This proves: the holder of the issuer key {fingerprint} issued this record, and it \
+                 is unchanged since it was signed (for a PNG: the picture shows exactly this \
+                 record).\n\
+                 It does not prove: who typed the name or sat the exam, that the sitting was \
+                 supervised, or that this key belongs to the issuer you trust; compare the \
+                 fingerprint with the one your issuer published, or pass --issuer KEY.",
+                summary(cert),
+            ),
+            Verdict::Unsigned { cert } => format!(
+                "unsigned: consistent, but anyone could have written it\n\
+                 {}\n\
+                 The record is well formed and its ID matches its contents, but no issuer signed \
+                 it: tplab is open source and anyone can write such a record without sitting the \
+                 exam. It proves nothing about the person named.",
+                summary(cert)
+            ),
+            Verdict::Invalid(why) => format!("invalid: {why}"),
+        }
+    }
+}
+
+/// One line of what the record states, with the name shown safely (it was validated).
+fn summary(c: &Certificate) -> String {
+    format!(
+        "The record states: {} passed {} with {}% on {} (ID {}, sitting seed {}).",
+        c.name, c.exam_version, c.score_percent, c.date, c.id, c.sitting_seed
+    )
+}
+
+/// An issuer's secret key.
+pub struct IssuerKey(SigningKey);
+
+/// An issuer's public key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuerPublic(VerifyingKey);
+
+const SECRET_HEADER: &str = "# tplab issuer secret key (Ed25519 seed, hex). Keep it private.";
+
+impl IssuerKey {
+    /// A new random key from the operating system's random source.
+    pub fn generate() -> Result<Self, CertError> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|e| CertError::Record(format!("no randomness: {e}")))?;
+        Ok(Self(SigningKey::from_bytes(&seed)))
+    }
+
+    /// A key from its 32-byte seed (tests use fixed seeds).
+    pub fn from_seed(seed: [u8; 32]) -> Self {
+        Self(SigningKey::from_bytes(&seed))
+    }
+
+    pub fn public(&self) -> IssuerPublic {
+        IssuerPublic(self.0.verifying_key())
+    }
+
+    /// The secret key file's text: a comment line and the seed in hex.
+    pub fn to_file_text(&self) -> String {
+        format!("{SECRET_HEADER}\n{}\n", hex(&self.0.to_bytes()))
+    }
+
+    /// Reads a secret key file written by [`IssuerKey::to_file_text`].
+    pub fn from_file_text(text: &str) -> Result<Self, String> {
+        let line = key_line(text).ok_or("no line of 64 hex digits (the key)")?;
+        let seed: [u8; 32] = unhex(line)
+            .and_then(|b| b.try_into().ok())
+            .ok_or("the key line is not 64 hex digits")?;
+        Ok(Self::from_seed(seed))
+    }
+
+    /// Loads a secret key file.
+    pub fn load(path: &Path) -> Result<Self, CertError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CertError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_file_text(&text).map_err(|reason| CertError::Key {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        })
+    }
+
+    fn sign(&self, msg: &[u8]) -> Signature {
+        self.0.sign(msg)
+    }
+}
+
+impl IssuerPublic {
+    /// Reads a public key: 64 hex digits, alone or as the key line of a `.pub` file.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let line = key_line(text).ok_or("expected 64 hex digits (an Ed25519 public key)")?;
+        let bytes: [u8; 32] = unhex(line)
+            .and_then(|b| b.try_into().ok())
+            .ok_or("expected 64 hex digits (an Ed25519 public key)")?;
+        VerifyingKey::from_bytes(&bytes)
+            .map(Self)
+            .map_err(|_| "those 64 hex digits are not a valid Ed25519 public key".to_string())
+    }
+
+    /// `--issuer KEY`: a path to a `.pub` file, or the key's 64 hex digits.
+    pub fn from_arg(arg: &str) -> Result<Self, CertError> {
+        let path = Path::new(arg);
+        if path.is_file() {
+            let text = std::fs::read_to_string(path).map_err(|source| CertError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            return Self::parse(&text).map_err(|reason| CertError::Key {
+                path: path.to_path_buf(),
+                reason,
+            });
+        }
+        Self::parse(arg).map_err(|reason| CertError::Key {
+            path: path.to_path_buf(),
+            reason: format!(
+                "{reason}; give a .pub file made by `tplab cert keygen` or its hex key"
+            ),
+        })
+    }
+
+    pub fn to_hex(&self) -> String {
+        hex(self.0.as_bytes())
+    }
+
+    /// The `.pub` file's text.
+    pub fn to_file_text(&self) -> String {
+        format!(
+            "# tplab issuer public key (Ed25519, hex), fingerprint {}\n{}\n",
+            self.fingerprint(),
+            self.to_hex()
+        )
+    }
+
+    /// `ed25519:` and the first 8 bytes of SHA-256 of the key, in four groups.
+    pub fn fingerprint(&self) -> String {
+        let h = Sha256::digest(self.0.as_bytes());
+        let hx = hex(&h[..8]);
+        format!(
+            "ed25519:{}-{}-{}-{}",
+            &hx[0..4],
+            &hx[4..8],
+            &hx[8..12],
+            &hx[12..16]
+        )
+    }
+}
+
+/// Environment variable naming the issuer's secret key file the exam signs with.
+pub const ISSUER_KEY_ENV: &str = "TPLAB_ISSUER_KEY";
+
+/// The issuer key the exam signs with, and where it came from: `explicit` (a `--issuer-key`
+/// flag), else `$TPLAB_ISSUER_KEY`, else `issuer.key` in the data folder if it exists. `None`
+/// when none is configured (certificates are then unsigned). A key that is named but cannot be
+/// read is an error, never a silent fall-back to unsigned.
+pub fn configured_issuer(
+    explicit: Option<&Path>,
+    store: &crate::progress::Store,
+) -> Result<Option<(IssuerKey, PathBuf)>, CertError> {
+    let named = explicit.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os(ISSUER_KEY_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    let path = match named {
+        Some(p) => p,
+        None => {
+            let p = store.issuer_key_path();
+            if !p.exists() {
+                return Ok(None);
+            }
+            p
+        }
+    };
+    Ok(Some((IssuerKey::load(&path)?, path)))
+}
+
+fn key_line(text: &str) -> Option<&str> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| l.len() == 64 && l.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 || !s.is_ascii() {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok())
+        .collect()
+}
+
+/// Checks a learner's name for a certificate: not empty, at most [`MAX_NAME_CHARS`]
+/// characters, no surrounding spaces, no control characters (newlines, escapes), no
+/// bidirectional overrides or isolates (U+202A–U+202E, U+2066–U+2069), no invisible
+/// formatting characters.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if !name.chars().any(char::is_alphanumeric) {
+        return Err("the name is empty (it needs at least one letter or digit)".into());
+    }
+    if name.trim() != name {
+        return Err("the name starts or ends with spaces".into());
+    }
+    let n = name.chars().count();
+    if n > MAX_NAME_CHARS {
+        return Err(format!(
+            "the name has {n} characters; at most {MAX_NAME_CHARS} fit a certificate"
+        ));
+    }
+    if let Some(c) = name.chars().find(|&c| forbidden_in_name(c)) {
+        return Err(format!(
+            "the name contains U+{:04X}, a control or text-direction character that could make \
+             it display as something else; type the name without it",
+            c as u32
+        ));
+    }
+    Ok(())
+}
+
+fn forbidden_in_name(c: char) -> bool {
+    c.is_control()
+        || matches!(c as u32,
+            0x00AD            // soft hyphen
+            | 0x061C          // Arabic letter mark
+            | 0x180E          // Mongolian vowel separator
+            | 0x200B..=0x200F // zero-width space/joiners, LRM, RLM
+            | 0x2028..=0x202E // line/paragraph separators, bidi embeddings and overrides
+            | 0x2060..=0x2069 // word joiner, invisible operators, bidi isolates
+            | 0x206A..=0x206F // deprecated format characters
+            | 0xFEFF          // zero-width no-break space
+            | 0xFFF9..=0xFFFB // interlinear annotations
+            | 0xE0000..=0xE007F // tag characters
+        )
 }
 
 impl Certificate {
-    /// A new record with its ID.
-    pub fn issue(name: &str, date: &str, score_percent: u32, exam_version: &str) -> Self {
+    /// A new record, checked (see [`Certificate::validate`]) and signed with `issuer` if given.
+    #[allow(clippy::too_many_arguments)]
+    pub fn issue(
+        name: &str,
+        date: &str,
+        score_percent: u32,
+        exam_version: &str,
+        sitting_seed: u64,
+        lang: Lang,
+        issuer: Option<&IssuerKey>,
+    ) -> Result<Self, CertError> {
         let mut c = Self {
+            format: FORMAT.to_string(),
             name: name.trim().to_string(),
             date: date.to_string(),
             score_percent,
             exam_version: exam_version.to_string(),
+            sitting_seed,
+            lang,
+            issuer_key: issuer.map(|k| k.public().to_hex()),
             id: String::new(),
+            signature: None,
         };
+        c.validate().map_err(CertError::Record)?;
         c.id = c.compute_id();
-        c
+        c.signature = issuer.map(|k| hex(&k.sign(&c.signed_message()).to_bytes()));
+        Ok(c)
     }
 
-    /// Compact JSON of every field but `id`, keys sorted.
+    /// The record's rules: format, name ([`check_name`]), a real date not after tomorrow (UTC),
+    /// a known exam version, and a score from that version's pass mark to 100.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.format != FORMAT {
+            return Err(format!(
+                "format '{}' is not {FORMAT}",
+                self.format.escape_debug()
+            ));
+        }
+        check_name(&self.name)?;
+        let day = crate::time::parse_date(&self.date)?;
+        let today = (crate::time::unix_now_s() / 86_400) as i64;
+        if day > today + 1 {
+            return Err(format!("the date {} is in the future", self.date));
+        }
+        let Some(pass) = crate::exam::known_pass_mark(&self.exam_version) else {
+            return Err(format!(
+                "'{}' is not an exam this tplab knows ({})",
+                self.exam_version.escape_debug(),
+                crate::exam::KNOWN_VERSIONS
+                    .iter()
+                    .map(|(v, _)| *v)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        };
+        if self.score_percent > 100 {
+            return Err(format!(
+                "a score of {}% is impossible (0 to 100)",
+                self.score_percent
+            ));
+        }
+        if self.score_percent < pass {
+            return Err(format!(
+                "a score of {}% is below the pass mark of {} ({pass}%)",
+                self.score_percent, self.exam_version
+            ));
+        }
+        Ok(())
+    }
+
+    /// Compact JSON of every field but `id` and `signature`, keys sorted.
     pub fn canonical_json(&self) -> String {
-        // Keys written in sorted order: canonical whether or not serde_json preserves order.
-        let v = serde_json::json!({
+        // serde_json's map is sorted (no preserve_order feature): canonical key order.
+        serde_json::json!({
             "date": self.date,
             "exam_version": self.exam_version,
+            "format": self.format,
+            "issuer_key": self.issuer_key,
+            "lang": self.lang,
             "name": self.name,
             "score_percent": self.score_percent,
-        });
-        v.to_string()
+            "sitting_seed": self.sitting_seed,
+        })
+        .to_string()
+    }
+
+    /// What the issuer signs: a domain tag and the canonical record.
+    pub fn signed_message(&self) -> Vec<u8> {
+        [SIGN_DOMAIN, self.canonical_json().as_bytes()].concat()
     }
 
     /// The ID this record should carry.
     pub fn compute_id(&self) -> String {
         let mut h = Sha256::new();
-        h.update(DOMAIN);
+        h.update(ID_DOMAIN);
         h.update(self.canonical_json().as_bytes());
         let b32 = base32(&h.finalize());
         format!("{}-{}-{}", &b32[0..4], &b32[4..8], &b32[8..12])
     }
 
-    pub fn verify(self) -> Verdict {
-        let computed_id = self.compute_id();
-        if computed_id == self.id {
-            Verdict::Intact(self)
-        } else {
-            Verdict::Tampered {
-                record: self,
-                computed_id,
+    /// The signer's fingerprint if the record is signed (the signature is not checked here).
+    pub fn issuer(&self) -> Option<IssuerPublic> {
+        self.issuer_key
+            .as_deref()
+            .and_then(|k| IssuerPublic::parse(k).ok())
+    }
+
+    /// Checks the record alone (no picture): rules, ID, signature, and `issuer` if given.
+    pub fn check_record(&self, issuer: Option<&IssuerPublic>) -> Verdict {
+        if let Err(why) = self.validate() {
+            return Verdict::Invalid(Invalid::Record(why));
+        }
+        let computed = self.compute_id();
+        if computed != self.id {
+            return Verdict::Invalid(Invalid::Id {
+                found: self.id.escape_debug().to_string(),
+                computed,
+            });
+        }
+        match (&self.issuer_key, &self.signature) {
+            (None, None) => match issuer {
+                Some(want) => Verdict::Invalid(Invalid::NotSigned(want.fingerprint())),
+                None => Verdict::Unsigned { cert: self.clone() },
+            },
+            (Some(key), Some(sig)) => {
+                let Ok(public) = IssuerPublic::parse(key) else {
+                    return Verdict::Invalid(Invalid::Record(
+                        "issuer_key is not an Ed25519 public key".into(),
+                    ));
+                };
+                let Some(sig) = unhex(sig)
+                    .and_then(|b| <[u8; 64]>::try_from(b).ok())
+                    .map(|b| Signature::from_bytes(&b))
+                else {
+                    return Verdict::Invalid(Invalid::Signature);
+                };
+                if public
+                    .0
+                    .verify_strict(&self.signed_message(), &sig)
+                    .is_err()
+                {
+                    return Verdict::Invalid(Invalid::Signature);
+                }
+                if let Some(want) = issuer {
+                    if *want != public {
+                        return Verdict::Invalid(Invalid::OtherIssuer {
+                            found: public.fingerprint(),
+                            expected: want.fingerprint(),
+                        });
+                    }
+                }
+                Verdict::Signed {
+                    cert: self.clone(),
+                    fingerprint: public.fingerprint(),
+                }
             }
+            (Some(_), None) => Verdict::Invalid(Invalid::Signature),
+            (None, Some(_)) => Verdict::Invalid(Invalid::Record(
+                "a signature without the issuer_key it was made with".into(),
+            )),
         }
     }
 
@@ -115,28 +550,34 @@ impl Certificate {
         format!("tplab-certificate-{}", self.id)
     }
 
+    /// The record as JSON (pretty).
+    pub fn to_json(&self) -> Result<String, CertError> {
+        serde_json::to_string_pretty(self).map_err(|e| CertError::Render(e.to_string()))
+    }
+
     /// Writes `<stem>.json` and `<stem>.png` (the PNG also carries the record) into `dir`,
     /// atomically. Returns both paths.
-    pub fn write(&self, dir: &Path, lang: Lang) -> Result<(PathBuf, PathBuf), CertError> {
-        let json =
-            serde_json::to_string_pretty(self).map_err(|e| CertError::Render(e.to_string()))?;
+    pub fn write(&self, dir: &Path) -> Result<(PathBuf, PathBuf), CertError> {
         let json_path = dir.join(format!("{}.json", self.file_stem()));
         let png_path = dir.join(format!("{}.png", self.file_stem()));
-        crate::progress::write_atomic(&json_path, json.as_bytes())?;
-        crate::progress::write_atomic(&png_path, &self.render_png(lang)?)?;
+        let png = self.render_png()?;
+        crate::progress::write_atomic(&json_path, self.to_json()?.as_bytes())?;
+        crate::progress::write_atomic(&png_path, &png)?;
         Ok((json_path, png_path))
     }
 
-    /// The certificate as a PNG, with the JSON record in an iTXt chunk.
-    pub fn render_png(&self, lang: Lang) -> Result<Vec<u8>, CertError> {
+    /// The picture as RGB bytes ([`WIDTH`] × [`HEIGHT`], row-major), drawn from the record alone
+    /// and exactly reproducible (what verification compares a PNG with).
+    pub fn render_rgb(&self) -> Result<Vec<u8>, CertError> {
         let font = FontRef::try_from_slice(epaint_default_fonts::UBUNTU_LIGHT)
             .map_err(|e| CertError::Render(e.to_string()))?;
-        let mut c = Canvas::new(1400, 990, [250, 247, 238]);
+        let mut c = Canvas::new(WIDTH, HEIGHT, [250, 247, 238]);
         let navy = [24, 44, 92];
         let gold = [176, 137, 48];
         c.frame(30, 6, navy);
         c.frame(48, 2, gold);
-        let (title, course, certifies, passed, date_l, verify_l) = match lang {
+        let issuer = self.issuer().map(|k| k.fingerprint());
+        let (title, course, certifies, passed, date_l, signed, verify_l) = match self.lang {
             Lang::En => (
                 "Certificate of Completion".to_string(),
                 "Tensor Parallelism for Large Models".to_string(),
@@ -146,7 +587,11 @@ impl Certificate {
                     self.exam_version, self.score_percent
                 ),
                 "Date",
-                "Verify with: tplab cert verify",
+                match &issuer {
+                    Some(f) => format!("Signed by issuer key {f}"),
+                    None => "Unsigned: anyone could have made this picture".to_string(),
+                },
+                "Check it with: tplab cert verify FILE --issuer KEY",
             ),
             Lang::Tr => (
                 "Başarı Sertifikası".to_string(),
@@ -157,7 +602,11 @@ impl Certificate {
                     self.exam_version, self.score_percent
                 ),
                 "Tarih",
-                "Doğrulamak için: tplab cert verify",
+                match &issuer {
+                    Some(f) => format!("İmzalayan anahtar: {f}"),
+                    None => "İmzasız: bu resmi herkes yapabilirdi".to_string(),
+                },
+                "Doğrulamak için: tplab cert verify DOSYA --issuer ANAHTAR",
             ),
         };
         c.text_centered(&font, &title, 64.0, 190.0, navy);
@@ -169,57 +618,133 @@ impl Certificate {
             &font,
             &format!("{date_l}: {}      ID: {}", self.date, self.id),
             30.0,
-            760.0,
+            740.0,
             navy,
         );
-        c.text_centered(
-            &font,
-            &format!("{verify_l} {}.json", self.file_stem()),
-            22.0,
-            830.0,
-            [90, 90, 90],
-        );
-        c.encode_png(&serde_json::to_string(self).unwrap_or_default())
+        c.text_centered(&font, &signed, 24.0, 800.0, [70, 70, 70]);
+        c.text_centered(&font, verify_l, 22.0, 850.0, [90, 90, 90]);
+        Ok(c.px)
+    }
+
+    /// The certificate as a PNG, with the JSON record in an iTXt chunk.
+    pub fn render_png(&self) -> Result<Vec<u8>, CertError> {
+        let px = self.render_rgb()?;
+        let record = serde_json::to_string(self).map_err(|e| CertError::Render(e.to_string()))?;
+        encode_png(WIDTH, HEIGHT, &px, &record)
     }
 }
 
-/// Reads a record from JSON text.
-pub fn parse(text: &str, path: &Path) -> Result<Certificate, CertError> {
-    serde_json::from_str(text).map_err(|e| CertError::Malformed {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
+/// Reads a record from bytes: a JSON record, or a PNG through the record it carries (the
+/// picture is not compared here; see [`check`]). Never panics, whatever the bytes.
+pub fn parse(bytes: &[u8]) -> Result<Certificate, Invalid> {
+    if bytes.starts_with(PNG_SIGNATURE) {
+        return decode_png(bytes).map(|(c, _)| c);
+    }
+    parse_json(bytes)
 }
 
-/// Checks a `.json` record, or a `.png` certificate through the record it carries.
-pub fn verify_file(path: &Path) -> Result<Verdict, CertError> {
+const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+
+fn parse_json(bytes: &[u8]) -> Result<Certificate, Invalid> {
+    let text = std::str::from_utf8(bytes).map_err(|e| Invalid::Malformed(e.to_string()))?;
+    serde_json::from_str(text).map_err(|e| Invalid::Malformed(e.to_string()))
+}
+
+/// Decodes a whole PNG (every chunk to the end: a cut file fails) and returns its record and
+/// its pixels, which must be 8-bit RGB of the certificate's size.
+fn decode_png(bytes: &[u8]) -> Result<(Certificate, Vec<u8>), Invalid> {
+    let bad = |e: &dyn std::fmt::Display| Invalid::BadPng(e.to_string());
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    // Refuse pictures far larger than a certificate before allocating for them.
+    decoder.set_limits(png::Limits {
+        bytes: 3 * (WIDTH as usize) * (HEIGHT as usize) * 2,
+    });
+    let mut reader = decoder.read_info().map_err(|e| bad(&e))?;
+    let (w, h, color, depth) = {
+        let i = reader.info();
+        (i.width, i.height, i.color_type, i.bit_depth)
+    };
+    if (w, h, color, depth) != (WIDTH, HEIGHT, png::ColorType::Rgb, png::BitDepth::Eight) {
+        return Err(Invalid::BadPng(format!(
+            "a {w}×{h} {color:?} {depth:?} image, not a {WIDTH}×{HEIGHT} 8-bit RGB certificate"
+        )));
+    }
+    let size = reader
+        .output_buffer_size()
+        .ok_or_else(|| Invalid::BadPng("the image size overflows".into()))?;
+    let mut px = vec![0; size];
+    reader.next_frame(&mut px).map_err(|e| bad(&e))?;
+    reader.finish().map_err(|e| bad(&e))?;
+    let info = reader.info();
+    let mut texts: Vec<String> = info
+        .utf8_text
+        .iter()
+        .filter(|c| c.keyword == PNG_KEYWORD)
+        .map(|c| c.get_text().map_err(|e| bad(&e)))
+        .collect::<Result<_, _>>()?;
+    texts.extend(
+        info.uncompressed_latin1_text
+            .iter()
+            .filter(|c| c.keyword == PNG_KEYWORD)
+            .map(|c| c.text.clone()),
+    );
+    texts.extend(
+        info.compressed_latin1_text
+            .iter()
+            .filter(|c| c.keyword == PNG_KEYWORD)
+            .map(|_| String::new()),
+    );
+    match texts.len() {
+        0 => Err(Invalid::NoRecord),
+        1 => Ok((parse_json(texts[0].as_bytes())?, px)),
+        _ => Err(Invalid::TwoRecords),
+    }
+}
+
+/// Checks certificate bytes (a `.json` record or a `.png`): the record's rules, ID and
+/// signature, `issuer` if given, and for a PNG that every pixel is the drawing of the record.
+/// Never panics, whatever the bytes.
+pub fn check(bytes: &[u8], issuer: Option<&IssuerPublic>) -> Verdict {
+    let (cert, pixels) = if bytes.starts_with(PNG_SIGNATURE) {
+        match decode_png(bytes) {
+            Ok((c, px)) => (c, Some(px)),
+            Err(e) => return Verdict::Invalid(e),
+        }
+    } else {
+        match parse_json(bytes) {
+            Ok(c) => (c, None),
+            Err(e) => return Verdict::Invalid(e),
+        }
+    };
+    let verdict = cert.check_record(issuer);
+    if !verdict.is_valid() {
+        return verdict;
+    }
+    if let Some(px) = pixels {
+        match cert.render_rgb() {
+            Ok(expected) => {
+                let differing = expected.iter().zip(&px).filter(|(a, b)| a != b).count()
+                    + expected.len().abs_diff(px.len());
+                if differing > 0 {
+                    return Verdict::Invalid(Invalid::Pixels {
+                        differing,
+                        total: expected.len(),
+                    });
+                }
+            }
+            Err(e) => return Verdict::Invalid(Invalid::BadPng(e.to_string())),
+        }
+    }
+    verdict
+}
+
+/// Reads and checks a certificate file (see [`check`]).
+pub fn verify_file(path: &Path, issuer: Option<&IssuerPublic>) -> Result<Verdict, CertError> {
     let bytes = std::fs::read(path).map_err(|source| CertError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let text = if bytes.starts_with(b"\x89PNG") {
-        png_record(&bytes).ok_or_else(|| CertError::Malformed {
-            path: path.to_path_buf(),
-            reason: format!("the PNG carries no '{PNG_KEYWORD}' text chunk"),
-        })?
-    } else {
-        String::from_utf8(bytes).map_err(|e| CertError::Malformed {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?
-    };
-    Ok(parse(&text, path)?.verify())
-}
-
-fn png_record(bytes: &[u8]) -> Option<String> {
-    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    let reader = decoder.read_info().ok()?;
-    reader
-        .info()
-        .utf8_text
-        .iter()
-        .find(|c| c.keyword == PNG_KEYWORD)
-        .and_then(|c| c.get_text().ok())
+    Ok(check(&bytes, issuer))
 }
 
 /// RFC 4648 base32, upper case, no padding.
@@ -338,31 +863,45 @@ impl Canvas {
             }
         }
     }
+}
 
-    fn encode_png(&self, record_json: &str) -> Result<Vec<u8>, CertError> {
-        let mut out = Vec::new();
-        {
-            let mut enc = png::Encoder::new(&mut out, self.w, self.h);
-            enc.set_color(png::ColorType::Rgb);
-            enc.set_depth(png::BitDepth::Eight);
-            enc.add_itxt_chunk(PNG_KEYWORD.to_string(), record_json.to_string())
-                .map_err(|e| CertError::Render(e.to_string()))?;
-            let mut w = enc
-                .write_header()
-                .map_err(|e| CertError::Render(e.to_string()))?;
-            w.write_image_data(&self.px)
-                .map_err(|e| CertError::Render(e.to_string()))?;
-        }
-        Ok(out)
+fn encode_png(w: u32, h: u32, px: &[u8], record_json: &str) -> Result<Vec<u8>, CertError> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        enc.add_itxt_chunk(PNG_KEYWORD.to_string(), record_json.to_string())
+            .map_err(|e| CertError::Render(e.to_string()))?;
+        let mut wr = enc
+            .write_header()
+            .map_err(|e| CertError::Render(e.to_string()))?;
+        wr.write_image_data(px)
+            .map_err(|e| CertError::Render(e.to_string()))?;
     }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn cert() -> Certificate {
-        Certificate::issue("Şule Öztürk", "2026-11-30", 85, "exam-v1")
+    fn key() -> IssuerKey {
+        IssuerKey::from_seed([7; 32])
+    }
+
+    fn cert(signed: bool) -> Certificate {
+        let k = key();
+        Certificate::issue(
+            "Şule Öztürk",
+            "2026-11-30",
+            85,
+            "exam-v2",
+            42,
+            Lang::Tr,
+            signed.then_some(&k),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -374,72 +913,161 @@ mod tests {
     }
 
     #[test]
-    fn id_is_stable_and_short() {
-        let c = cert();
+    fn canonical_form_and_id_are_stable() {
+        let c = cert(true);
         assert_eq!(c.id.len(), 14);
-        assert_eq!(c.id, cert().id);
+        assert_eq!(c, cert(true), "Ed25519 signatures are deterministic");
+        let pk = key().public().to_hex();
         assert_eq!(
             c.canonical_json(),
-            r#"{"date":"2026-11-30","exam_version":"exam-v1","name":"Şule Öztürk","score_percent":85}"#
+            format!(
+                r#"{{"date":"2026-11-30","exam_version":"exam-v2","format":"tplab-certificate-v2","issuer_key":"{pk}","lang":"tr","name":"Şule Öztürk","score_percent":85,"sitting_seed":42}}"#
+            )
         );
-        // Independent computation of the ID from the canonical record.
         let mut h = Sha256::new();
-        h.update(b"tplab-certificate-v1\n");
+        h.update(b"tplab-certificate-v2 id\n");
         h.update(c.canonical_json().as_bytes());
-        let b = base32(&h.finalize());
-        assert_eq!(c.id.replace('-', ""), b[..12]);
+        assert_eq!(c.id.replace('-', ""), base32(&h.finalize())[..12]);
     }
 
     #[test]
-    fn any_edit_is_detected() {
-        let dir = tempfile::tempdir().unwrap();
-        let (json_path, png_path) = cert().write(dir.path(), Lang::Tr).unwrap();
+    fn signed_and_unsigned_records_say_what_they_are() {
+        let k = key();
+        match cert(true).check_record(None) {
+            Verdict::Signed { fingerprint, .. } => {
+                assert_eq!(fingerprint, k.public().fingerprint())
+            }
+            v => panic!("{v:?}"),
+        }
         assert!(matches!(
-            verify_file(&json_path).unwrap(),
-            Verdict::Intact(_)
+            cert(true).check_record(Some(&k.public())),
+            Verdict::Signed { .. }
         ));
+        let other = IssuerKey::from_seed([8; 32]).public();
         assert!(matches!(
-            verify_file(&png_path).unwrap(),
-            Verdict::Intact(_)
+            cert(true).check_record(Some(&other)),
+            Verdict::Invalid(Invalid::OtherIssuer { .. })
         ));
-        let original = std::fs::read_to_string(&json_path).unwrap();
+        let u = cert(false);
+        assert!(matches!(u.check_record(None), Verdict::Unsigned { .. }));
+        assert!(u
+            .check_record(None)
+            .explain()
+            .starts_with("unsigned: consistent, but anyone could have written it"));
+        assert!(matches!(
+            u.check_record(Some(&k.public())),
+            Verdict::Invalid(Invalid::NotSigned(_))
+        ));
+        let e = cert(true).check_record(None).explain();
+        assert!(e.starts_with("signed by ed25519:"), "{e}");
+        assert!(e.contains("It does not prove"), "{e}");
+    }
+
+    #[test]
+    fn every_edit_of_a_signed_record_breaks_it() {
+        let c = cert(true);
+        let json = c.to_json().unwrap();
         for (from, to) in [
             ("Şule Öztürk", "Sule Ozturk"),
             ("\"score_percent\": 85", "\"score_percent\": 95"),
             ("2026-11-30", "2026-11-29"),
-            ("exam-v1", "exam-v2"),
+            ("\"sitting_seed\": 42", "\"sitting_seed\": 43"),
+            ("\"lang\": \"tr\"", "\"lang\": \"en\""),
         ] {
-            assert!(original.contains(from), "{from}");
-            let edited = original.replace(from, to);
-            let p = dir.path().join("edited.json");
-            std::fs::write(&p, edited).unwrap();
+            assert!(json.contains(from), "{from}");
+            let v = check(json.replace(from, to).as_bytes(), None);
             assert!(
-                matches!(verify_file(&p).unwrap(), Verdict::Tampered { .. }),
-                "edit {from} -> {to} not detected"
+                matches!(v, Verdict::Invalid(Invalid::Id { .. })),
+                "{from} -> {to}: {v:?}"
             );
         }
-        // Re-formatting alone is not an edit.
-        let p = dir.path().join("compact.json");
-        std::fs::write(&p, serde_json::to_string(&cert()).unwrap()).unwrap();
-        assert!(matches!(verify_file(&p).unwrap(), Verdict::Intact(_)));
-        // Garbage and extra fields are malformed, not intact.
-        std::fs::write(&p, "{\"name\": 1}").unwrap();
-        assert!(matches!(verify_file(&p), Err(CertError::Malformed { .. })));
+        // Edit and recompute the public ID: the signature still catches it.
+        let mut forged = c.clone();
+        forged.score_percent = 100;
+        forged.id = forged.compute_id();
+        assert_eq!(
+            forged.check_record(None),
+            Verdict::Invalid(Invalid::Signature)
+        );
+        // Strip the signature but keep the key: not a valid signed record either.
+        let mut stripped = c.clone();
+        stripped.signature = None;
+        assert_eq!(
+            stripped.check_record(None),
+            Verdict::Invalid(Invalid::Signature)
+        );
+        // Re-formatting alone is no edit.
+        let compact = serde_json::to_string(&c).unwrap();
+        assert!(matches!(
+            check(compact.as_bytes(), None),
+            Verdict::Signed { .. }
+        ));
     }
 
     #[test]
-    fn png_is_a_real_image_with_ink() {
-        let bytes = cert().render_png(Lang::En).unwrap();
-        let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
-        let mut reader = decoder.read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-        let info = reader.next_frame(&mut buf).unwrap();
-        assert_eq!((info.width, info.height), (1400, 990));
+    fn names_are_checked() {
+        assert!(check_name("Şule Öztürk").is_ok());
+        assert!(check_name("李小龍").is_ok());
+        for bad in [
+            "",
+            "   ",
+            " Ali",
+            "Ali\nVeli",
+            "Ali\u{202E}ilev",
+            "Ali\u{2066}x",
+            "A\u{200B}li",
+            "\u{1b}[31mAli",
+            "---",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_name(&"a".repeat(MAX_NAME_CHARS + 1)).is_err());
+        assert!(Certificate::issue("", "2026-11-30", 90, "exam-v2", 1, Lang::En, None).is_err());
+    }
+
+    #[test]
+    fn png_round_trips_and_is_a_real_image_with_ink() {
+        let c = cert(true);
+        let bytes = c.render_png().unwrap();
+        assert!(matches!(check(&bytes, None), Verdict::Signed { .. }));
+        assert_eq!(parse(&bytes).unwrap(), c);
+        let (_, px) = decode_png(&bytes).unwrap();
         // The name line (baseline 500, 76 px) is drawn: dark pixels in the middle band.
         let dark = (430..510)
             .flat_map(|y| (200..1200).map(move |x| (y, x)))
-            .filter(|&(y, x)| buf[(y * 1400 + x) * 3] < 100)
+            .filter(|&(y, x)| px[(y * WIDTH as usize + x) * 3] < 100)
             .count();
         assert!(dark > 2000, "{dark} dark pixels");
+    }
+
+    #[test]
+    fn write_puts_a_json_and_a_png_that_verify() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = cert(false);
+        let (json, png) = c.write(dir.path()).unwrap();
+        assert!(matches!(
+            verify_file(&json, None).unwrap(),
+            Verdict::Unsigned { .. }
+        ));
+        assert!(matches!(
+            verify_file(&png, None).unwrap(),
+            Verdict::Unsigned { .. }
+        ));
+        assert!(verify_file(&dir.path().join("missing.json"), None).is_err());
+    }
+
+    #[test]
+    fn key_files_round_trip() {
+        let k = IssuerKey::generate().unwrap();
+        let again = IssuerKey::from_file_text(&k.to_file_text()).unwrap();
+        assert_eq!(again.public(), k.public());
+        let p = IssuerPublic::parse(&k.public().to_file_text()).unwrap();
+        assert_eq!(p, k.public());
+        assert_eq!(IssuerPublic::parse(&k.public().to_hex()).unwrap(), p);
+        assert!(IssuerPublic::parse("nope").is_err());
+        assert!(IssuerKey::from_file_text("zz").is_err());
+        assert_ne!(IssuerKey::generate().unwrap().public(), k.public());
+        assert!(p.fingerprint().starts_with("ed25519:"));
+        assert_eq!(p.fingerprint().len(), "ed25519:".len() + 19);
     }
 }

@@ -1,29 +1,65 @@
-//! The certificate exam: a fixed, versioned list of questions with a pass mark.
+//! The certificate exam: a versioned pool of questions, a fresh draw at every sitting, a pass mark.
+//!
+//! The pool is every bank question (less `exclude`) plus `generated_variants` questions of every
+//! generated kind ([`generate::GenKind::ALL`], so a new kind joins the exam by existing). A
+//! sitting draws `length` questions from it with its own seed: `length - generated` bank questions
+//! and `generated` generated ones (every kind at least once when `generated` allows), in a
+//! shuffled order. The seed is recorded with the result, so a sitting can be re-created exactly;
+//! a retake uses a new seed and so draws new questions. Nothing is graded until the whole sitting
+//! is submitted ([`Sitting::submit`]).
 
 use crate::bank::{Bank, Question};
-use crate::generate;
+use crate::generate::{self, GenKind};
+use crate::grade::{self, Presentation, Response};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use serde::Deserialize;
-use tplab_lessons::{Diagnostic, Diagnostics};
+use std::collections::BTreeSet;
+use tplab_lessons::{Diagnostic, Diagnostics, Lang};
 
 /// The exam definition compiled into the binary.
 pub const EMBEDDED: (&str, &str) = ("exam.toml", include_str!("../banks/exam.toml"));
 
-/// The fixed exam.
+/// Every exam version a certificate may name, with its pass mark in percent. A version leaves
+/// this list never: certificates earned on it must keep verifying.
+pub const KNOWN_VERSIONS: &[(&str, u32)] = &[("exam-v2", 80)];
+
+/// The pass mark of a known exam version.
+pub fn known_pass_mark(version: &str) -> Option<u32> {
+    KNOWN_VERSIONS
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map(|&(_, p)| p)
+}
+
+/// The exam: its version, pass mark, length and pool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Exam {
-    /// Named on certificates, e.g. `exam-v1`.
+    /// Named on certificates, e.g. `exam-v2`; one of [`KNOWN_VERSIONS`].
     pub version: String,
-    /// Pass mark in percent.
-    pub pass_percent: f64,
-    pub questions: Vec<Question>,
+    /// Pass mark in whole percent.
+    pub pass_percent: u32,
+    /// Questions per sitting.
+    pub length: usize,
+    /// Generated questions per sitting (the rest come from the banks).
+    pub generated: usize,
+    /// Bank questions a sitting may draw.
+    bank_pool: Vec<Question>,
+    /// Generated questions a sitting may draw, distinct in wording, grouped by kind.
+    generated_pool: Vec<Vec<Question>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawExam {
     version: String,
-    pass_percent: f64,
-    questions: Vec<toml::Spanned<String>>,
+    pass_percent: toml::Spanned<f64>,
+    length: toml::Spanned<usize>,
+    generated: toml::Spanned<usize>,
+    generated_variants: toml::Spanned<u64>,
+    #[serde(default)]
+    exclude: Vec<toml::Spanned<String>>,
 }
 
 /// The outcome of one sitting.
@@ -35,13 +71,60 @@ pub struct ExamScore {
     pub passed: bool,
 }
 
+impl ExamScore {
+    /// The score in whole percent, rounded down (what a certificate states).
+    pub fn whole_percent(&self) -> u32 {
+        if self.total == 0 {
+            0
+        } else {
+            (self.correct.min(self.total) * 100 / self.total) as u32
+        }
+    }
+}
+
+/// One sitting: the questions drawn with `seed`, how each is shown, and the answers so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sitting {
+    pub version: String,
+    pub pass_percent: u32,
+    /// Seed of the draw, the generated numbers and the choice order; recorded with the result.
+    pub seed: u64,
+    pub questions: Vec<Question>,
+    /// How each question is shown (choices shuffled with the sitting's seed).
+    pub presentations: Vec<Presentation>,
+    /// The learner's answer to each question, `None` while unanswered. Not graded before
+    /// [`Sitting::submit`].
+    pub answers: Vec<Option<Response>>,
+}
+
+/// The verdict on one question, known only after submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reviewed {
+    pub question_id: String,
+    pub correct: bool,
+    /// The right answer in the labels the learner saw.
+    pub expected: String,
+    /// Whether the learner answered it at all.
+    pub answered: bool,
+}
+
+/// A submitted sitting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Submitted {
+    pub score: ExamScore,
+    pub review: Vec<Reviewed>,
+}
+
 impl Exam {
     /// The shipped exam, drawn from the shipped banks.
     pub fn embedded(bank: &Bank) -> Result<Self, Diagnostics> {
         Self::from_text(EMBEDDED.0, EMBEDDED.1, bank)
     }
 
-    /// Parses an exam file; every id must be a bank question or a `gen:<kind>:<seed>` id.
+    /// Parses an exam file and builds its pool. Checks: the version is in [`KNOWN_VERSIONS`]
+    /// with the same pass mark, the pass mark is a whole percent in 1..=100, `generated <=
+    /// length`, excluded ids exist, the banks hold at least `length - generated` questions, and
+    /// the pool holds at least three times `length` distinct questions.
     pub fn from_text(file: &str, text: &str, bank: &Bank) -> Result<Self, Diagnostics> {
         let mut diags = Diagnostics::default();
         let raw: RawExam = toml::from_str(text).map_err(|e| {
@@ -49,59 +132,277 @@ impl Exam {
             d.push(Diagnostic::from_toml(file, text, &e));
             d
         })?;
-        if !(raw.pass_percent > 0.0 && raw.pass_percent <= 100.0) {
-            diags.push(Diagnostic::new(
+        let at = |offset: usize, msg: String| Diagnostic::at(file, text, offset, msg);
+        let pass = *raw.pass_percent.get_ref();
+        let pass_percent = if pass.fract() == 0.0 && (1.0..=100.0).contains(&pass) {
+            pass as u32
+        } else {
+            diags.push(at(
+                raw.pass_percent.span().start,
+                "pass_percent must be a whole number from 1 to 100".to_string(),
+            ));
+            0
+        };
+        match known_pass_mark(&raw.version) {
+            Some(p) if p == pass_percent || pass_percent == 0 => {}
+            Some(p) => diags.push(at(
+                raw.pass_percent.span().start,
+                format!(
+                    "{} has pass mark {p}% in exam::KNOWN_VERSIONS; a new pass mark needs a new version",
+                    raw.version
+                ),
+            )),
+            None => diags.push(Diagnostic::new(
                 file,
                 None,
-                "pass_percent must be in (0, 100]",
+                format!(
+                    "version '{}' is not in exam::KNOWN_VERSIONS; add it there with its pass mark so certificates naming it verify",
+                    raw.version
+                ),
+            )),
+        }
+        let length = *raw.length.get_ref();
+        let generated = *raw.generated.get_ref();
+        if length == 0 {
+            diags.push(at(
+                raw.length.span().start,
+                "length must be at least 1".to_string(),
             ));
         }
-        if raw.version.trim().is_empty() {
-            diags.push(Diagnostic::new(file, None, "version must not be empty"));
+        if generated > length {
+            diags.push(at(
+                raw.generated.span().start,
+                format!("generated ({generated}) cannot exceed length ({length})"),
+            ));
         }
-        let mut questions = Vec::new();
-        for id in &raw.questions {
-            let q = bank
-                .get(id.get_ref())
-                .cloned()
-                .or_else(|| generate::from_id(id.get_ref()));
-            match q {
-                Some(q) => questions.push(q),
-                None => diags.push(Diagnostic::at(
-                    file,
-                    text,
+        let variants = *raw.generated_variants.get_ref();
+        if !(1..=1000).contains(&variants) {
+            diags.push(at(
+                raw.generated_variants.span().start,
+                "generated_variants must be from 1 to 1000".to_string(),
+            ));
+        }
+        let mut excluded = BTreeSet::new();
+        for id in &raw.exclude {
+            if bank.get(id.get_ref()).is_none() {
+                diags.push(at(
                     id.span().start,
-                    format!(
-                        "exam question '{}' is neither in a bank nor a generated id (gen:<kind>:<seed>)",
-                        id.get_ref()
-                    ),
-                )),
+                    format!("excluded question '{}' is in no bank", id.get_ref()),
+                ));
             }
-        }
-        if questions.is_empty() {
-            diags.push(Diagnostic::new(file, None, "the exam lists no questions"));
+            excluded.insert(id.get_ref().clone());
         }
         if !diags.is_empty() {
             return Err(diags);
         }
-        Ok(Self {
+        let bank_pool: Vec<Question> = bank
+            .questions
+            .iter()
+            .filter(|q| !excluded.contains(&q.id))
+            .cloned()
+            .collect();
+        let mut seen: BTreeSet<String> = bank_pool
+            .iter()
+            .map(|q| q.prompt(Lang::En).to_string())
+            .collect();
+        let generated_pool: Vec<Vec<Question>> = GenKind::ALL
+            .into_iter()
+            .map(|kind| {
+                (0..variants)
+                    .map(|s| generate::generate(kind, s))
+                    .filter(|q| seen.insert(q.prompt(Lang::En).to_string()))
+                    .collect()
+            })
+            .collect();
+        let exam = Self {
             version: raw.version,
-            pass_percent: raw.pass_percent,
-            questions,
-        })
+            pass_percent,
+            length,
+            generated,
+            bank_pool,
+            generated_pool,
+        };
+        let bank_need = length - generated;
+        if exam.bank_pool.len() < bank_need {
+            diags.push(Diagnostic::new(
+                file,
+                None,
+                format!(
+                    "a sitting draws {bank_need} bank questions but the banks offer {}",
+                    exam.bank_pool.len()
+                ),
+            ));
+        }
+        let gen_have: usize = exam.generated_pool.iter().map(Vec::len).sum();
+        if gen_have < generated {
+            diags.push(Diagnostic::new(
+                file,
+                None,
+                format!(
+                    "a sitting draws {generated} generated questions but only {gen_have} distinct ones exist; raise generated_variants"
+                ),
+            ));
+        }
+        if exam.pool_size() < 3 * length {
+            diags.push(Diagnostic::new(
+                file,
+                None,
+                format!(
+                    "the pool holds {} distinct questions, fewer than three times the length ({}); raise generated_variants or lower length",
+                    exam.pool_size(),
+                    3 * length
+                ),
+            ));
+        }
+        if diags.is_empty() {
+            Ok(exam)
+        } else {
+            Err(diags)
+        }
     }
 
-    /// Scores `correct` right answers out of this exam's questions.
+    /// Distinct questions a sitting may draw.
+    pub fn pool_size(&self) -> usize {
+        self.bank_pool.len() + self.generated_pool.iter().map(Vec::len).sum::<usize>()
+    }
+
+    /// Every question of the pool.
+    pub fn pool(&self) -> impl Iterator<Item = &Question> {
+        self.bank_pool
+            .iter()
+            .chain(self.generated_pool.iter().flatten())
+    }
+
+    /// The questions of a sitting drawn with `seed`: reproducible from the seed, different for
+    /// another seed.
+    pub fn draw(&self, seed: u64) -> Vec<Question> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut bank: Vec<&Question> = self.bank_pool.iter().collect();
+        bank.shuffle(&mut rng);
+        let mut out: Vec<Question> = bank
+            .into_iter()
+            .take(self.length - self.generated)
+            .cloned()
+            .collect();
+        // Generated: the kinds in a shuffled order, then round-robin, so every kind appears
+        // when `generated` >= the number of kinds.
+        let mut kinds: Vec<Vec<&Question>> = self
+            .generated_pool
+            .iter()
+            .map(|qs| {
+                let mut qs: Vec<&Question> = qs.iter().collect();
+                qs.shuffle(&mut rng);
+                qs
+            })
+            .filter(|qs| !qs.is_empty())
+            .collect();
+        kinds.shuffle(&mut rng);
+        let mut taken = 0;
+        let mut round = 0;
+        while taken < self.generated && kinds.iter().any(|k| round < k.len()) {
+            for k in &kinds {
+                if taken < self.generated {
+                    if let Some(q) = k.get(round) {
+                        out.push((*q).clone());
+                        taken += 1;
+                    }
+                }
+            }
+            round += 1;
+        }
+        out.shuffle(&mut rng);
+        out
+    }
+
+    /// A new sitting with `seed`; choices are shuffled with seeds derived from it.
+    pub fn sitting(&self, seed: u64) -> Sitting {
+        let questions = self.draw(seed);
+        let presentations = questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| Presentation::new(q, attempt_seed(seed, i)))
+            .collect();
+        Sitting {
+            version: self.version.clone(),
+            pass_percent: self.pass_percent,
+            seed,
+            answers: vec![None; questions.len()],
+            questions,
+            presentations,
+        }
+    }
+
+    /// Scores `correct` right answers out of this exam's length.
     pub fn score(&self, correct: usize) -> ExamScore {
-        let total = self.questions.len();
-        let score_percent = crate::grade::score_percent(correct.min(total), total);
-        ExamScore {
-            correct: correct.min(total),
-            total,
-            score_percent,
-            // Compare in integer hundredths so that 16/20 = 80% passes an 80% mark exactly.
-            passed: total > 0
-                && correct * 10_000 >= (self.pass_percent * 100.0).round() as usize * total,
+        score(correct, self.length, self.pass_percent)
+    }
+}
+
+/// Scores `correct` of `total` against `pass_percent`: inclusive, in integers (16/20 passes 80%).
+pub fn score(correct: usize, total: usize, pass_percent: u32) -> ExamScore {
+    let correct = correct.min(total);
+    ExamScore {
+        correct,
+        total,
+        score_percent: grade::score_percent(correct, total),
+        passed: total > 0 && correct * 100 >= pass_percent as usize * total,
+    }
+}
+
+/// The presentation seed of question `i` of a sitting or practice run with `seed`.
+pub fn attempt_seed(seed: u64, i: usize) -> u64 {
+    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(i as u64)
+        .rotate_left(17)
+}
+
+/// A seed from the operating system's random source (the clock if it fails), for a sitting or a
+/// practice run that must not repeat the last one.
+pub fn fresh_seed() -> u64 {
+    let mut b = [0u8; 8];
+    match getrandom::fill(&mut b) {
+        Ok(()) => u64::from_le_bytes(b),
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+    }
+}
+
+impl Sitting {
+    /// Questions answered so far.
+    pub fn answered(&self) -> usize {
+        self.answers.iter().filter(|a| a.is_some()).count()
+    }
+
+    /// Records (or replaces) the answer to question `i`; nothing is graded yet.
+    pub fn answer(&mut self, i: usize, r: Response) {
+        if let Some(slot) = self.answers.get_mut(i) {
+            *slot = Some(r);
+        }
+    }
+
+    /// Grades every answer (an unanswered question is wrong) and scores the sitting.
+    pub fn submit(&self, lang: Lang) -> Submitted {
+        let review: Vec<Reviewed> = self
+            .questions
+            .iter()
+            .zip(&self.presentations)
+            .zip(&self.answers)
+            .map(|((q, p), a)| {
+                let g = a.as_ref().map(|r| grade::grade(q, p, r, lang));
+                Reviewed {
+                    question_id: q.id.clone(),
+                    correct: g.as_ref().is_some_and(|g| g.correct),
+                    expected: grade::expected_answer(q, p, lang),
+                    answered: a.is_some(),
+                }
+            })
+            .collect();
+        let correct = review.iter().filter(|r| r.correct).count();
+        Submitted {
+            score: score(correct, self.questions.len(), self.pass_percent),
+            review,
         }
     }
 }
@@ -109,41 +410,154 @@ impl Exam {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bank::QuestionKind;
 
-    #[test]
-    fn shipped_exam_loads_and_covers_kinds() {
-        let bank = Bank::embedded().unwrap();
-        let exam = Exam::embedded(&bank).unwrap();
-        assert_eq!(exam.version, "exam-v1");
-        assert_eq!(exam.pass_percent, 80.0);
-        assert_eq!(exam.questions.len(), 20);
-        assert_eq!(
-            exam.questions
-                .iter()
-                .filter(|q| q.id.starts_with("faq-"))
-                .count(),
-            6
-        );
-        assert!(exam.questions.iter().any(|q| q.id.starts_with("gen:")));
+    fn exam() -> Exam {
+        Exam::embedded(&Bank::embedded().unwrap()).unwrap()
     }
 
     #[test]
-    fn pass_mark_is_inclusive() {
+    fn shipped_exam_loads_with_a_pool_three_times_its_length() {
+        let exam = exam();
+        assert_eq!(exam.version, "exam-v2");
+        assert_eq!(exam.pass_percent, 80);
+        assert_eq!(known_pass_mark(&exam.version), Some(80));
+        assert_eq!(exam.length, 20);
+        assert!(
+            exam.pool_size() >= 3 * exam.length,
+            "pool {} for length {}",
+            exam.pool_size(),
+            exam.length
+        );
+        let prompts: BTreeSet<&str> = exam.pool().map(|q| q.prompt(Lang::En)).collect();
+        assert_eq!(prompts.len(), exam.pool_size(), "pool entries are distinct");
+        // Every generated kind is in the pool.
+        for kind in GenKind::ALL {
+            let tag = format!("gen:{}:", kind.name());
+            assert!(exam.pool().any(|q| q.id.starts_with(&tag)), "{tag}");
+        }
+    }
+
+    #[test]
+    fn a_sitting_mixes_bank_and_every_generated_kind_and_is_reproducible() {
+        let exam = exam();
+        let s = exam.sitting(42);
+        assert_eq!(s.questions.len(), exam.length);
+        assert_eq!(
+            s,
+            exam.sitting(42),
+            "the recorded seed re-creates the sitting"
+        );
+        let ids: BTreeSet<&str> = s.questions.iter().map(|q| q.id.as_str()).collect();
+        assert_eq!(ids.len(), exam.length, "no question twice");
+        let gen = s
+            .questions
+            .iter()
+            .filter(|q| q.id.starts_with("gen:"))
+            .count();
+        assert_eq!(gen, exam.generated);
+        if exam.generated >= GenKind::ALL.len() {
+            for kind in GenKind::ALL {
+                let tag = format!("gen:{}:", kind.name());
+                assert!(ids.iter().any(|id| id.starts_with(&tag)), "{tag}");
+            }
+        }
+    }
+
+    #[test]
+    fn sittings_with_different_seeds_share_less_than_half() {
+        let exam = exam();
+        let ids =
+            |seed| -> BTreeSet<String> { exam.draw(seed).into_iter().map(|q| q.id).collect() };
+        let mut worst = 0;
+        for seed in 0..40u64 {
+            let a = ids(seed);
+            let b = ids(seed + 1000);
+            let shared = a.intersection(&b).count();
+            worst = worst.max(shared);
+            assert!(
+                2 * shared < exam.length,
+                "seeds {seed} and {}: {shared} of {} shared",
+                seed + 1000,
+                exam.length
+            );
+        }
+        // And the draw is not frozen: some pair shares little.
+        assert!(worst > 0 && worst < exam.length / 2, "{worst}");
+    }
+
+    #[test]
+    fn choices_are_shuffled_per_sitting() {
+        let exam = exam();
         let bank = Bank::embedded().unwrap();
-        let exam = Exam::embedded(&bank).unwrap();
-        let s = exam.score(16);
-        assert_eq!((s.score_percent, s.passed), (80.0, true));
-        let s = exam.score(15);
-        assert_eq!((s.score_percent, s.passed), (75.0, false));
+        let q = bank
+            .questions
+            .iter()
+            .find(|q| matches!(q.kind, QuestionKind::Single { .. }))
+            .unwrap();
+        let orders: BTreeSet<Vec<usize>> = (0..12)
+            .map(|seed| Presentation::new(q, attempt_seed(seed, 0)).order)
+            .collect();
+        assert!(orders.len() > 3, "{orders:?}");
+        // Inside a sitting, the right answer's letter follows the presentation, and grading
+        // by that letter is right.
+        let mut s = exam.sitting(7);
+        for i in 0..s.questions.len() {
+            let (q, p) = (&s.questions[i], &s.presentations[i]);
+            let typed = match q.kind {
+                QuestionKind::Numeric { answer, .. } => format!("{answer}"),
+                _ => grade::expected_answer(q, p, Lang::En),
+            };
+            let r = grade::parse_response(q, p, &typed, Lang::En).unwrap();
+            s.answer(i, r);
+        }
+        let done = s.submit(Lang::En);
+        assert_eq!(done.score.correct, exam.length);
+        assert!(done.score.passed);
+        assert_eq!(done.score.whole_percent(), 100);
+    }
+
+    #[test]
+    fn unanswered_is_wrong_and_the_pass_mark_is_inclusive() {
+        let exam = exam();
+        let s = exam.sitting(3);
+        let done = s.submit(Lang::Tr);
+        assert_eq!(done.score.correct, 0);
+        assert!(!done.score.passed);
+        assert!(done.review.iter().all(|r| !r.answered && !r.correct));
+        let sc = exam.score(16);
+        assert_eq!((sc.score_percent, sc.passed), (80.0, true));
+        let sc = exam.score(15);
+        assert_eq!((sc.score_percent, sc.passed), (75.0, false));
         assert!(exam.score(20).passed);
         assert!(!exam.score(0).passed);
+        assert_eq!(score(2, 3, 60).whole_percent(), 66);
     }
 
     #[test]
-    fn unknown_exam_question_names_the_line() {
+    fn bad_exam_files_name_the_rule() {
         let bank = Bank::embedded().unwrap();
-        let text = "version = \"x\"\npass_percent = 80\nquestions = [\n  \"faq-what-is-tp\",\n  \"nope\",\n]\n";
-        let d = Exam::from_text("exam.toml", text, &bank).unwrap_err();
-        assert_eq!(d.0[0].line, Some(5), "{d}");
+        let base = "version = \"exam-v2\"\npass_percent = 80\nlength = 20\ngenerated = 8\ngenerated_variants = 12\n";
+        assert!(Exam::from_text("e.toml", base, &bank).is_ok());
+        for (edit, needle) in [
+            (base.replace("exam-v2", "exam-v9"), "KNOWN_VERSIONS"),
+            (base.replace("= 80", "= 70"), "new version"),
+            (base.replace("= 80", "= 80.5"), "whole number"),
+            (
+                base.replace("generated = 8", "generated = 21"),
+                "cannot exceed",
+            ),
+            (base.replace("length = 20", "length = 200"), "three times"),
+            (base.replace("length = 20", "length = 0"), "at least 1"),
+            (
+                format!("{base}exclude = [\"nope\"]\n"),
+                "excluded question 'nope'",
+            ),
+        ] {
+            let d = Exam::from_text("e.toml", &edit, &bank).unwrap_err();
+            assert!(d.to_string().contains(needle), "{needle}: {d}");
+        }
+        let d = Exam::from_text("e.toml", &format!("{base}questions = []\n"), &bank).unwrap_err();
+        assert_eq!(d.0[0].line, Some(6), "{d}");
     }
 }

@@ -3,9 +3,13 @@
 //!
 //! Banks are TOML files in `quiz/banks/` compiled into the binary; every question is in English
 //! and Turkish with an explanation shown after each answer. [`generate`] makes fresh questions
-//! whose answers the engine computes. [`exam`] is a fixed, versioned selection with an 80% pass
-//! mark. [`progress::Store`] saves answers atomically per learner; [`cert`] issues and verifies
-//! certificates.
+//! whose answers the engine computes. [`exam`] draws every sitting afresh from a versioned pool
+//! (bank and generated questions) and scores it against a pass mark after submission.
+//! [`progress::Store`] saves answers atomically per learner under a file lock; [`cert`] issues
+//! Ed25519-signed certificates and verifies them, picture included.
+//!
+//! Parsers of untrusted bytes, which never panic: [`cert::parse`], [`cert::check`] and
+//! [`progress::parse`].
 
 pub mod bank;
 pub mod cert;

@@ -1,11 +1,17 @@
 //! Saved progress per learner: answers, scores and exam results.
 //!
 //! Files live in the platform's data folder (`TPLAB_DATA_DIR` overrides it), one JSON file per
-//! learner under `learners/`. Every write is atomic: a temp file in the same folder, fsync,
-//! rename over the old file, fsync of the folder; the previous good file is kept as `.bak`.
-//! A file that does not parse is moved aside as `.corrupt-<unix time>` and the learner is told;
-//! the last good copy is used instead, so a kill in the middle of a write loses nothing saved.
+//! learner under `learners/`, named after the learner asked for ([`learner_slug`]); a file whose
+//! inside names another learner is refused, never used or saved over. Every change goes through
+//! [`Store::update`]: take an advisory lock on `<file>.lock` (`fs4`), re-read the file, apply the
+//! change, write atomically (a temp file in the same folder, fsync, rename over the old file,
+//! fsync of the folder, the previous good file kept as `.bak`), unlock. Two sessions on one
+//! learner therefore never lose each other's answers, and a kill in the middle of a write loses
+//! nothing saved. A file that does not parse is moved aside as `.corrupt-<unix time>` and the
+//! learner is told; the last good copy is used instead. A file written by a newer tplab (a higher
+//! `schema`) is refused with a message and left untouched.
 
+use fs4::fs_std::FileExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -18,8 +24,8 @@ use tplab_lessons::Lang;
 /// Environment variable that overrides the data folder.
 pub const DATA_DIR_ENV: &str = "TPLAB_DATA_DIR";
 
-/// Current file format.
-pub const SCHEMA: u32 = 1;
+/// Current file format. 2 added the exam sitting's seed and signer; schema-1 files still load.
+pub const SCHEMA: u32 = 2;
 
 /// Why progress could not be read or written.
 #[derive(Debug, Error)]
@@ -38,6 +44,22 @@ pub enum StoreError {
     },
     #[error("cannot encode progress: {0}")]
     Encode(#[from] serde_json::Error),
+    #[error(
+        "{} was written by a newer tplab (file schema {found}; this one reads up to {SCHEMA}); \
+         it was left untouched: update tplab to continue with this learner",
+        path.display()
+    )]
+    NewerSchema { path: PathBuf, found: u32 },
+    #[error(
+        "{} holds the progress of '{found}', not of '{asked}'; it was left untouched and \
+         nothing was saved: move that file away, or use --name with the learner it belongs to",
+        path.display()
+    )]
+    OtherLearner {
+        path: PathBuf,
+        found: String,
+        asked: String,
+    },
 }
 
 fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> StoreError + 'a {
@@ -46,6 +68,34 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// Why bytes are not a progress file this tplab can read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    #[error("written by a newer tplab (schema {0}; this one reads up to {SCHEMA})")]
+    Newer(u32),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Reads a progress file's bytes: the schema first (a newer one is refused before anything else
+/// is read), then the whole record. Never panics, whatever the bytes.
+pub fn parse(bytes: &[u8]) -> Result<Progress, ParseError> {
+    #[derive(Deserialize)]
+    struct Head {
+        schema: u32,
+    }
+    let head: Head =
+        serde_json::from_slice(bytes).map_err(|e| ParseError::Invalid(e.to_string()))?;
+    if head.schema > SCHEMA {
+        return Err(ParseError::Newer(head.schema));
+    }
+    if head.schema == 0 {
+        return Err(ParseError::Invalid("schema 0 does not exist".into()));
+    }
+    serde_json::from_slice(bytes).map_err(|e| ParseError::Invalid(e.to_string()))
 }
 
 /// One answered question.
@@ -68,8 +118,14 @@ pub struct ExamRecord {
     pub score_percent: f64,
     pub passed: bool,
     pub at_unix_s: u64,
-    /// The certificate issued for this sitting, if it passed.
+    /// The certificate issued for this sitting, if it passed and one was written.
     pub certificate_id: Option<String>,
+    /// The sitting's seed: it re-creates the questions asked (schema 2).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Fingerprint of the issuer key that signed the certificate, if any (schema 2).
+    #[serde(default)]
+    pub signed_by: Option<String>,
 }
 
 /// Everything saved for one learner.
@@ -151,7 +207,13 @@ impl Store {
         self.root.join("certificates")
     }
 
-    /// The learner's progress file.
+    /// Where `tplab cert keygen` puts the issuer's secret key by default, and where the exam
+    /// looks for one when neither `--issuer-key` nor `TPLAB_ISSUER_KEY` names another.
+    pub fn issuer_key_path(&self) -> PathBuf {
+        self.root.join("issuer.key")
+    }
+
+    /// The learner's progress file: chosen by the name asked for, never by a file's content.
     pub fn learner_path(&self, name: &str) -> Result<PathBuf, StoreError> {
         Ok(self
             .root
@@ -159,69 +221,161 @@ impl Store {
             .join(format!("{}.json", learner_slug(name)?)))
     }
 
-    /// Loads a learner's progress (a fresh record if there is none). Never fails because of a
-    /// damaged file: it is moved aside, the `.bak` copy is used, and a warning says so.
+    /// Loads a learner's progress (a fresh record if there is none). A damaged file is moved
+    /// aside, the `.bak` copy is used, and a warning says so. Refuses (and leaves untouched) a
+    /// file of a newer schema or one that names another learner.
     pub fn load(&self, name: &str) -> Result<Loaded, StoreError> {
         let path = self.learner_path(name)?;
-        let mut warnings = Vec::new();
-        remove_stale_temps(&path);
-        if let Some(p) = read_checked(&path, &mut warnings)? {
-            return Ok(Loaded {
-                progress: p,
-                warnings,
-            });
-        }
-        let bak = bak_path(&path);
-        if let Some(p) = read_checked(&bak, &mut warnings)? {
-            warnings.push(format!(
-                "restored your progress from the last good copy {}",
-                bak.display()
-            ));
-            return Ok(Loaded {
-                progress: p,
-                warnings,
-            });
-        }
-        Ok(Loaded {
-            progress: Progress::new(name),
-            warnings,
-        })
+        let _lock = Lock::take(&path)?;
+        load_locked(&path, name)
     }
 
-    /// Saves atomically, keeping the previous good file as `.bak`.
-    pub fn save(&self, p: &Progress) -> Result<PathBuf, StoreError> {
-        self.save_inner(p, false)
+    /// Applies `change` to the learner's saved progress under the file lock: lock, re-read,
+    /// change, write atomically, unlock. Changes made meanwhile by another session are kept,
+    /// because `change` runs on what is on disk now. Returns the saved progress.
+    pub fn update(
+        &self,
+        name: &str,
+        change: impl FnOnce(&mut Progress),
+    ) -> Result<Loaded, StoreError> {
+        let path = self.learner_path(name)?;
+        let _lock = Lock::take(&path)?;
+        let mut loaded = load_locked(&path, name)?;
+        change(&mut loaded.progress);
+        loaded.progress.schema = SCHEMA;
+        save_locked(&path, &loaded.progress, false)?;
+        Ok(loaded)
     }
 
-    fn save_inner(&self, p: &Progress, crash_before_rename: bool) -> Result<PathBuf, StoreError> {
-        let path = self.learner_path(&p.learner)?;
-        let bytes = serde_json::to_vec_pretty(p)?;
-        if let Ok(old) = fs::read(&path) {
-            if serde_json::from_slice::<Progress>(&old).is_ok() {
-                write_atomic(&bak_path(&path), &old)?;
-            }
+    /// Replaces the learner's saved progress with `p` under the file lock (prefer
+    /// [`Store::update`], which keeps what other sessions saved). `p` must be `name`'s.
+    pub fn save(&self, name: &str, p: &Progress) -> Result<PathBuf, StoreError> {
+        self.save_inner(name, p, false)
+    }
+
+    fn save_inner(
+        &self,
+        name: &str,
+        p: &Progress,
+        crash_before_rename: bool,
+    ) -> Result<PathBuf, StoreError> {
+        let path = self.learner_path(name)?;
+        if p.learner.trim() != name.trim() {
+            return Err(StoreError::OtherLearner {
+                path,
+                found: p.learner.clone(),
+                asked: name.trim().to_string(),
+            });
         }
-        write_atomic_inner(&path, &bytes, crash_before_rename)?;
+        let _lock = Lock::take(&path)?;
+        // Refuse to replace a newer or another learner's file.
+        load_locked(&path, name)?;
+        save_locked(&path, p, crash_before_rename)?;
         Ok(path)
     }
 }
 
-fn bak_path(path: &Path) -> PathBuf {
+/// An advisory exclusive lock on `<file>.lock`, released when dropped (also when the process
+/// dies: the OS drops the lock with the file descriptor).
+struct Lock(fs::File);
+
+impl Lock {
+    fn take(path: &Path) -> Result<Self, StoreError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(io("create folder", dir))?;
+        let lock_path = suffixed(path, ".lock");
+        let f = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io("open the lock file", &lock_path))?;
+        FileExt::lock_exclusive(&f).map_err(io("lock", &lock_path))?;
+        Ok(Self(f))
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = FileExt::unlock(&self.0);
+    }
+}
+
+/// [`Store::load`] with the lock held.
+fn load_locked(path: &Path, name: &str) -> Result<Loaded, StoreError> {
+    let mut warnings = Vec::new();
+    remove_stale_temps(path);
+    let asked = name.trim();
+    let mine = |p: Progress, file: &Path| {
+        if p.learner.trim() == asked {
+            Ok(p)
+        } else {
+            Err(StoreError::OtherLearner {
+                path: file.to_path_buf(),
+                found: p.learner,
+                asked: asked.to_string(),
+            })
+        }
+    };
+    if let Some(p) = read_checked(path, &mut warnings)? {
+        return Ok(Loaded {
+            progress: mine(p, path)?,
+            warnings,
+        });
+    }
+    let bak = bak_path(path);
+    if let Some(p) = read_checked(&bak, &mut warnings)? {
+        warnings.push(format!(
+            "restored your progress from the last good copy {}",
+            bak.display()
+        ));
+        return Ok(Loaded {
+            progress: mine(p, &bak)?,
+            warnings,
+        });
+    }
+    Ok(Loaded {
+        progress: Progress::new(name),
+        warnings,
+    })
+}
+
+/// Writes `p` to `path` (lock held), keeping the previous good file as `.bak`.
+fn save_locked(path: &Path, p: &Progress, crash_before_rename: bool) -> Result<(), StoreError> {
+    let bytes = serde_json::to_vec_pretty(p)?;
+    if let Ok(old) = fs::read(path) {
+        if parse(&old).is_ok() {
+            write_atomic(&bak_path(path), &old)?;
+        }
+    }
+    write_atomic_inner(path, &bytes, crash_before_rename, false)
+}
+
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
-    s.push(".bak");
+    s.push(suffix);
     PathBuf::from(s)
 }
 
-/// Reads and parses `path`; a file that exists but does not parse is moved aside with a warning.
+fn bak_path(path: &Path) -> PathBuf {
+    suffixed(path, ".bak")
+}
+
+/// Reads and parses `path`; a file that exists but does not parse is moved aside with a
+/// warning; a newer schema is an error and the file is left as it is.
 fn read_checked(path: &Path, warnings: &mut Vec<String>) -> Result<Option<Progress>, StoreError> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io("read", path)(e)),
     };
-    match serde_json::from_slice::<Progress>(&bytes) {
+    match parse(&bytes) {
         Ok(p) => Ok(Some(p)),
-        Err(err) => {
+        Err(ParseError::Newer(found)) => Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+        }),
+        Err(ParseError::Invalid(err)) => {
             let aside = move_aside(path)?;
             warnings.push(format!(
                 "your progress file {} was damaged ({err}); it was moved to {} and nothing else was changed",
@@ -271,13 +425,28 @@ fn remove_stale_temps(path: &Path) {
 /// Writes `bytes` to `path` atomically: temp file in the same folder, fsync, rename, fsync of
 /// the folder. Readers see the old file or the new one, never a mix.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
-    write_atomic_inner(path, bytes, false)
+    write_atomic_inner(path, bytes, false, false)
+}
+
+/// [`write_atomic`] for a secret: the file is created readable and writable by its owner only
+/// (mode 0600 on Unix) before any byte is written, and never replaces an existing file unless
+/// `replace` is set.
+pub fn write_atomic_private(path: &Path, bytes: &[u8], replace: bool) -> Result<(), StoreError> {
+    if !replace && path.exists() {
+        return Err(StoreError::Io {
+            action: "create (it exists; pass --force to replace it)",
+            path: path.to_path_buf(),
+            source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+        });
+    }
+    write_atomic_inner(path, bytes, false, true)
 }
 
 fn write_atomic_inner(
     path: &Path,
     bytes: &[u8],
     crash_before_rename: bool,
+    private: bool,
 ) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(io("create folder", dir))?;
@@ -286,14 +455,22 @@ fn write_atomic_inner(
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp-{}-{nanos}", std::process::id()));
+    // Unique among threads too: a counter beside the process id and the clock.
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    tmp.push(format!(".tmp-{}-{nanos}-{n}", std::process::id()));
     let tmp = PathBuf::from(tmp);
     {
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io("create", &tmp))?;
+        let mut opts = fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        if private {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        #[cfg(not(unix))]
+        let _ = private;
+        let mut f = opts.open(&tmp).map_err(io("create", &tmp))?;
         f.write_all(bytes).map_err(io("write", &tmp))?;
         f.sync_all().map_err(io("sync", &tmp))?;
     }
@@ -369,8 +546,8 @@ mod tests {
         let fresh = store.load("Ayşe").unwrap();
         assert_eq!(fresh.progress, Progress::new("Ayşe"));
         assert!(fresh.warnings.is_empty());
-        store.save(&sample("Ayşe", 2)).unwrap();
-        let path = store.save(&sample("Ayşe", 3)).unwrap();
+        store.save("Ayşe", &sample("Ayşe", 2)).unwrap();
+        let path = store.save("Ayşe", &sample("Ayşe", 3)).unwrap();
         let loaded = store.load("Ayşe").unwrap();
         assert_eq!(loaded.progress, sample("Ayşe", 3));
         assert!(loaded.warnings.is_empty());
@@ -383,8 +560,8 @@ mod tests {
     fn corrupt_file_is_moved_aside_and_bak_restored() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
-        store.save(&sample("Ali", 4)).unwrap();
-        let path = store.save(&sample("Ali", 5)).unwrap();
+        store.save("Ali", &sample("Ali", 4)).unwrap();
+        let path = store.save("Ali", &sample("Ali", 5)).unwrap();
         fs::write(&path, b"{\"schema\": 1, \"learner\": \"Al").unwrap(); // truncated
         let loaded = store.load("Ali").unwrap();
         assert_eq!(loaded.progress, sample("Ali", 4), "the last good copy");
@@ -404,7 +581,7 @@ mod tests {
             "the damaged bytes are kept"
         );
         // Saving again works and the next load is clean.
-        store.save(&sample("Ali", 6)).unwrap();
+        store.save("Ali", &sample("Ali", 6)).unwrap();
         let again = store.load("Ali").unwrap();
         assert_eq!(again.progress, sample("Ali", 6));
         assert!(again.warnings.is_empty());
@@ -414,7 +591,7 @@ mod tests {
     fn corrupt_without_bak_starts_fresh_and_leaves_others_alone() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
-        store.save(&sample("Other", 2)).unwrap();
+        store.save("Other", &sample("Other", 2)).unwrap();
         let path = store.learner_path("Zeynep").unwrap();
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(&path, b"not json").unwrap();
@@ -428,9 +605,11 @@ mod tests {
     fn interrupted_write_loses_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
-        let path = store.save(&sample("Mehmet", 3)).unwrap();
+        let path = store.save("Mehmet", &sample("Mehmet", 3)).unwrap();
         // A save killed after writing its temp file but before the rename.
-        store.save_inner(&sample("Mehmet", 9), true).unwrap();
+        store
+            .save_inner("Mehmet", &sample("Mehmet", 9), true)
+            .unwrap();
         let temps = || {
             fs::read_dir(path.parent().unwrap())
                 .unwrap()
@@ -462,12 +641,12 @@ mod tests {
         if let Some(dir) = std::env::var_os(WRITER_ENV) {
             let store = Store::at(PathBuf::from(dir));
             for i in 0.. {
-                store.save(&sample("Kill", i % 40 + 1)).unwrap();
+                store.save("Kill", &sample("Kill", i % 40 + 1)).unwrap();
             }
         }
         let dir = tempfile::tempdir().unwrap();
         let store = Store::at(dir.path());
-        store.save(&sample("Kill", 1)).unwrap();
+        store.save("Kill", &sample("Kill", 1)).unwrap();
         for wait_ms in [30, 80, 150, 260] {
             // This same test binary, running only this test, in writer mode; SIGKILL it mid-loop.
             let mut child = std::process::Command::new(std::env::current_exe().unwrap())
@@ -494,6 +673,115 @@ mod tests {
                 "a complete saved version"
             );
         }
+    }
+
+    #[test]
+    fn a_file_naming_another_learner_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        store.save("Alice", &sample("Alice", 3)).unwrap();
+        // Alice's file copied into Bob's place.
+        let bob = store.learner_path("Bob").unwrap();
+        fs::copy(store.learner_path("Alice").unwrap(), &bob).unwrap();
+        let before = fs::read(&bob).unwrap();
+        let err = store.load("Bob").unwrap_err();
+        assert!(matches!(err, StoreError::OtherLearner { .. }), "{err}");
+        assert!(err.to_string().contains("'Alice', not of 'Bob'"), "{err}");
+        let err = store
+            .update("Bob", |p| {
+                p.lessons_read.insert("x".into());
+            })
+            .unwrap_err();
+        assert!(matches!(err, StoreError::OtherLearner { .. }));
+        assert_eq!(fs::read(&bob).unwrap(), before, "Bob's file untouched");
+        assert_eq!(store.load("Alice").unwrap().progress, sample("Alice", 3));
+        // Saving someone else's record under a name is refused too.
+        assert!(matches!(
+            store.save("Carol", &sample("Alice", 1)),
+            Err(StoreError::OtherLearner { .. })
+        ));
+        assert!(!store.learner_path("Carol").unwrap().exists());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let path = store.learner_path("Nur").unwrap();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let newer = format!(
+            r#"{{"schema": {}, "learner": "Nur", "lang": null, "answers": [], "exams": [], "lessons_read": [], "badges": ["future"]}}"#,
+            SCHEMA + 1
+        );
+        fs::write(&path, &newer).unwrap();
+        let err = store.load("Nur").unwrap_err();
+        assert!(matches!(err, StoreError::NewerSchema { .. }), "{err}");
+        assert!(err.to_string().contains("newer tplab"), "{err}");
+        assert!(store.update("Nur", |p| p.lang = Some(Lang::En)).is_err());
+        assert!(store.save("Nur", &sample("Nur", 1)).is_err());
+        assert_eq!(fs::read_to_string(&path).unwrap(), newer, "left untouched");
+        assert_eq!(parse(newer.as_bytes()), Err(ParseError::Newer(SCHEMA + 1)));
+    }
+
+    #[test]
+    fn schema_1_files_still_load() {
+        let text = r#"{"schema": 1, "learner": "Eski", "lang": "tr", "answers": [], "exams": [{"version": "exam-v1", "correct": 17, "total": 20, "score_percent": 85.0, "passed": true, "at_unix_s": 1, "certificate_id": "AAAA-BBBB-CCCC"}], "lessons_read": []}"#;
+        let p = parse(text.as_bytes()).unwrap();
+        assert_eq!(p.exams[0].seed, None);
+        assert_eq!(p.best_pass().unwrap().correct, 17);
+        assert!(parse(b"{}").is_err());
+        assert!(parse(br#"{"schema": 0}"#).is_err());
+    }
+
+    #[test]
+    fn two_sessions_on_one_learner_lose_no_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let per_session = 40;
+        std::thread::scope(|s| {
+            for session in 0..2 {
+                let root = dir.path().to_path_buf();
+                s.spawn(move || {
+                    // Each session has its own Store, as two app windows would.
+                    let store = Store::at(root);
+                    for i in 0..per_session {
+                        store
+                            .update("Ortak", |p| {
+                                p.answers.push(AnswerRecord {
+                                    question_id: format!("s{session}-q{i}"),
+                                    correct: true,
+                                    lang: Lang::En,
+                                    exam: false,
+                                    at_unix_s: i as u64,
+                                })
+                            })
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let p = Store::at(dir.path()).load("Ortak").unwrap().progress;
+        let ids: BTreeSet<&str> = p.answers.iter().map(|a| a.question_id.as_str()).collect();
+        assert_eq!(ids.len(), 2 * per_session, "every answer of both sessions");
+        assert_eq!(p.answers.len(), 2 * per_session);
+    }
+
+    #[test]
+    fn private_files_are_owner_only_and_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys").join("issuer.key");
+        write_atomic_private(&path, b"secret", false).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"secret");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        let err = write_atomic_private(&path, b"other", false).unwrap_err();
+        assert!(err.to_string().contains("--force"), "{err}");
+        assert_eq!(fs::read(&path).unwrap(), b"secret");
+        write_atomic_private(&path, b"other", true).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"other");
     }
 
     #[test]

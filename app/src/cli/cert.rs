@@ -1,9 +1,12 @@
-//! `tplab cert verify FILE`: whether a certificate record is intact.
+//! `tplab cert keygen` makes an issuer's key pair; `tplab cert verify FILE [--issuer KEY]` says
+//! whether a certificate is signed and valid, unsigned, or invalid, and what that proves.
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tplab_quiz::cert::{verify_file, Verdict};
+use tplab_quiz::cert::{verify_file, IssuerKey, IssuerPublic, Verdict, ISSUER_KEY_ENV};
+use tplab_quiz::progress::{write_atomic, write_atomic_private, Store};
 
 /// Flags of `tplab cert`.
 #[derive(Args, Debug, Clone)]
@@ -14,31 +17,76 @@ pub struct CertArgs {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum CertCommand {
-    /// Check a certificate (.json record or .png): exit 0 if intact, 1 if edited.
-    Verify { file: PathBuf },
+    /// Make an issuer key pair: the secret key FILE (owner-only, mode 0600) and FILE.pub.
+    Keygen {
+        /// Where to write the secret key (default: issuer.key in the data folder, which the
+        /// exam then signs with).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace an existing key (certificates signed with the old one then verify only with
+        /// the old public key).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Check a certificate (.json record or .png). Exit status: 0 signed and valid, 3 unsigned
+    /// (consistent, but anyone could have written it), 1 invalid.
+    Verify {
+        file: PathBuf,
+        /// The issuer's public key (a .pub file or its 64 hex digits): the certificate must be
+        /// signed by it.
+        #[arg(long)]
+        issuer: Option<String>,
+    },
 }
 
 pub fn run(args: CertArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        CertCommand::Verify { file } => match verify_file(&file)? {
-            Verdict::Intact(c) => {
-                println!(
-                    "intact: {} passed {} with {}% on {} (ID {})",
-                    c.name, c.exam_version, c.score_percent, c.date, c.id
-                );
-                Ok(ExitCode::SUCCESS)
-            }
-            Verdict::Tampered {
-                record,
-                computed_id,
-            } => {
-                println!(
-                    "NOT intact: the record says ID {} but its contents give {computed_id}; the name, \
-                     date, score or exam version was changed after it was issued",
-                    record.id
-                );
-                Ok(ExitCode::FAILURE)
-            }
-        },
+        CertCommand::Keygen { out, force } => {
+            let out = match out {
+                Some(p) => p,
+                None => Store::from_env()?.issuer_key_path(),
+            };
+            println!("{}", keygen(&out, force)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        CertCommand::Verify { file, issuer } => {
+            let issuer = issuer.as_deref().map(IssuerPublic::from_arg).transpose()?;
+            let verdict = verify_file(&file, issuer.as_ref())?;
+            println!("{}", verdict.explain());
+            Ok(exit_code(&verdict))
+        }
     }
+}
+
+/// 0 signed and valid, 3 unsigned, 1 invalid.
+pub fn exit_code(v: &Verdict) -> ExitCode {
+    match v {
+        Verdict::Signed { .. } => ExitCode::SUCCESS,
+        Verdict::Unsigned { .. } => ExitCode::from(3),
+        Verdict::Invalid(_) => ExitCode::FAILURE,
+    }
+}
+
+/// Writes a new key pair: the secret key at `out` (mode 0600, atomically, never over an existing
+/// file unless `force`), the public key at `out.pub`. Returns what to tell the issuer.
+pub fn keygen(out: &std::path::Path, force: bool) -> anyhow::Result<String> {
+    let key = IssuerKey::generate()?;
+    let public = key.public();
+    let mut pub_path = out.as_os_str().to_owned();
+    pub_path.push(".pub");
+    let pub_path = PathBuf::from(pub_path);
+    write_atomic_private(out, key.to_file_text().as_bytes(), force)
+        .context("writing the secret key")?;
+    write_atomic(&pub_path, public.to_file_text().as_bytes()).context("writing the public key")?;
+    Ok(format!(
+        "issuer key {fp}\n  secret key: {} (owner-only; keep it private: whoever holds it can sign certificates)\n  public key: {}\n\
+         The exam signs with the secret key when it is issuer.key in the data folder, or named by \
+         {ISSUER_KEY_ENV}=FILE or `tplab quiz --exam --issuer-key FILE`.\n\
+         Publish the fingerprint {fp} (or the .pub file); anyone can then check a certificate with\n  \
+         tplab cert verify CERTIFICATE --issuer {}",
+        out.display(),
+        pub_path.display(),
+        pub_path.display(),
+        fp = public.fingerprint(),
+    ))
 }

@@ -134,9 +134,10 @@ pub fn check_all(
             ));
             match Exam::from_text(exam_file.0, exam_file.1, &bank) {
                 Ok(e) => summary.push(format!(
-                    "exam {}: {} questions, pass mark {}%",
+                    "exam {}: {} questions a sitting from a pool of {}, pass mark {}%",
                     e.version,
-                    e.questions.len(),
+                    e.length,
+                    e.pool_size(),
                     e.pass_percent
                 )),
                 Err(d) => diags.extend(d),

@@ -1,18 +1,25 @@
-//! `tplab quiz`: the question banks in the terminal, with instant feedback and saved progress.
+//! `tplab quiz`: the question banks in the terminal with instant feedback and saved progress;
+//! `--exam` for the certificate exam.
 //!
-//! Reads answers line by line from stdin (a terminal or a pipe); end of input stops the quiz and
-//! keeps what was answered. `--exam` runs the fixed exam and issues a certificate on a pass.
+//! Reads answers line by line from stdin (a terminal or a pipe); end of input stops and keeps
+//! what was answered. The exam draws a fresh sitting from its pool (the seed is recorded), shows
+//! no verdict until the last answer, then scores it, saves the result to progress, and only then
+//! writes the certificate (signed when an issuer key is configured).
 
 use anyhow::{bail, Context};
 use clap::Args;
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use tplab_quiz::bank::{Bank, Question, QuestionKind};
-use tplab_quiz::cert::Certificate;
-use tplab_quiz::exam::Exam;
-use tplab_quiz::grade::{self, Presentation};
+use tplab_quiz::cert::{self, Certificate};
+use tplab_quiz::exam::{attempt_seed, fresh_seed, Exam};
+use tplab_quiz::grade::{self, Presentation, Response};
 use tplab_quiz::progress::{AnswerRecord, ExamRecord, Store};
 use tplab_quiz::{civil_date, unix_now_s, Lang};
+
+/// The most practice questions one run asks.
+pub const MAX_COUNT: usize = 200;
 
 /// Flags of `tplab quiz`.
 #[derive(Args, Debug, Clone)]
@@ -20,21 +27,26 @@ pub struct QuizArgs {
     /// Language of the questions: en or tr.
     #[arg(long, default_value = "en")]
     pub lang: Lang,
-    /// Take the fixed certificate exam (pass mark 80%).
+    /// Take the certificate exam (a fresh draw every sitting; pass mark 80%).
     #[arg(long)]
     pub exam: bool,
     /// Learner name: progress is saved under it (required for a certificate; asked if missing).
     #[arg(long)]
     pub name: Option<String>,
-    /// Practice questions to ask (ignored with --exam).
-    #[arg(long, default_value_t = 10)]
-    pub count: usize,
-    /// Seed for the choice of questions and generated numbers (default: the clock).
+    /// Practice questions to ask, 1 to 200 (not with --exam).
+    #[arg(long)]
+    pub count: Option<usize>,
+    /// Seed for the practice questions, generated numbers and choice order (default: random).
+    /// Not with --exam: every sitting draws new questions.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Only questions of this lesson (slug, see `tplab lessons list`).
+    /// Only questions of this lesson (slug, see `tplab lessons list`; not with --exam).
     #[arg(long)]
     pub lesson: Option<String>,
+    /// Issuer secret key the exam signs the certificate with (default: $TPLAB_ISSUER_KEY, else
+    /// issuer.key in the data folder; unsigned if there is none).
+    #[arg(long)]
+    pub issuer_key: Option<PathBuf>,
 }
 
 fn t(lang: Lang, en: &'static str, tr: &'static str) -> &'static str {
@@ -49,16 +61,41 @@ pub fn run(args: QuizArgs) -> anyhow::Result<ExitCode> {
     let mut input = stdin.lock();
     let mut out = std::io::stdout().lock();
     let store = Store::from_env()?;
-    run_with(&args, &mut input, &mut out, &store)
+    run_with(&args, &mut input, &mut out, &store, fresh_seed())
 }
 
-/// The quiz over any input and output (tests feed it a byte slice).
+/// Flags that make no sense together or numbers out of range: the rule and the fix.
+fn check_args(args: &QuizArgs) -> anyhow::Result<()> {
+    if let Some(n) = args.count {
+        if args.exam {
+            bail!("--count does not apply to --exam (a sitting has the exam's own length); drop --count");
+        }
+        if !(1..=MAX_COUNT).contains(&n) {
+            bail!("--count {n}: ask for 1 to {MAX_COUNT} practice questions, e.g. --count 10");
+        }
+    }
+    if args.exam && args.seed.is_some() {
+        bail!("--seed does not apply to --exam: every sitting draws new questions; drop --seed");
+    }
+    if args.exam && args.lesson.is_some() {
+        bail!("--lesson does not apply to --exam, which covers every lesson; drop --lesson");
+    }
+    if !args.exam && args.issuer_key.is_some() {
+        bail!("--issuer-key only applies to --exam (it signs the certificate)");
+    }
+    Ok(())
+}
+
+/// The quiz over any input and output (tests feed it a byte slice). `sitting_seed` is the
+/// exam's draw when `--exam` is given, and the practice seed when `--seed` is not.
 pub fn run_with(
     args: &QuizArgs,
     input: &mut impl BufRead,
     out: &mut impl Write,
     store: &Store,
+    sitting_seed: u64,
 ) -> anyhow::Result<ExitCode> {
+    check_args(args)?;
     let lang = args.lang;
     let bank =
         Bank::embedded().map_err(|d| anyhow::anyhow!("the question banks are invalid:\n{d}"))?;
@@ -80,112 +117,46 @@ pub fn run_with(
         }
         name = Some(line.trim().to_string());
     }
-    let mut progress = match &name {
-        Some(n) => {
-            let loaded = store.load(n)?;
-            for w in &loaded.warnings {
-                eprintln!("warning: {w}");
-            }
-            Some(loaded.progress)
+    if let Some(n) = &name {
+        let loaded = store.load(n)?;
+        for w in &loaded.warnings {
+            eprintln!("warning: {w}");
         }
-        None => None,
-    };
-    let seed = args.seed.unwrap_or_else(unix_now_s);
-    let (questions, exam) = if args.exam {
-        let exam =
-            Exam::embedded(&bank).map_err(|d| anyhow::anyhow!("the exam is invalid:\n{d}"))?;
-        (exam.questions.clone(), Some(exam))
-    } else {
-        (
-            tplab_quiz::practice_set(&bank, args.lesson.as_deref(), args.count, seed)
-                .map_err(anyhow::Error::msg)?,
-            None,
-        )
-    };
-    if let Some(e) = &exam {
-        writeln!(
-            out,
-            "{} {} — {} {}, {} {}%\n",
-            t(lang, "Exam", "Sınav"),
-            e.version,
-            questions.len(),
-            t(lang, "questions", "soru"),
-            t(lang, "pass mark", "geçme notu"),
-            e.pass_percent
-        )?;
     }
+    if args.exam {
+        let name = name.unwrap_or_default();
+        return exam(args, &bank, &name, input, out, store, sitting_seed);
+    }
+    let seed = args.seed.unwrap_or(sitting_seed);
+    let count = args.count.unwrap_or(10);
+    let questions = tplab_quiz::practice_set(&bank, args.lesson.as_deref(), count, seed)
+        .map_err(anyhow::Error::msg)?;
     let total = questions.len();
-    let mut asked = 0;
-    let mut correct = 0;
-    'questions: for (i, q) in questions.iter().enumerate() {
-        let pres = Presentation::new(
-            q,
-            if args.exam {
-                i as u64
-            } else {
-                seed.wrapping_add(i as u64)
-            },
-        );
-        writeln!(out, "[{}/{}] {}", i + 1, total, q.prompt(lang))?;
-        for (label, text) in pres.lines(q, lang) {
-            writeln!(out, "  {label}) {text}")?;
-        }
-        writeln!(out, "{}", hint(q, lang))?;
-        let response = loop {
-            write!(out, "> ")?;
-            out.flush()?;
-            let mut line = String::new();
-            if input.read_line(&mut line)? == 0 {
-                writeln!(
-                    out,
-                    "\n{}",
-                    t(lang, "(end of input: stopping)", "(girdi bitti: duruluyor)")
-                )?;
-                break 'questions;
-            }
-            match grade::parse_response(q, &pres, &line, lang) {
-                Ok(r) => break r,
-                Err(e) => writeln!(out, "  {e}")?,
-            }
+    let (mut asked, mut correct) = (0, 0);
+    for (i, q) in questions.iter().enumerate() {
+        let pres = Presentation::new(q, attempt_seed(seed, i));
+        let Some(response) = ask(out, input, lang, q, &pres, i, total)? else {
+            break;
         };
         let g = grade::grade(q, &pres, &response, lang);
         asked += 1;
         if g.correct {
             correct += 1;
-            writeln!(out, "{}", t(lang, "✔ Correct!", "✔ Doğru!"))?;
-        } else {
-            writeln!(
-                out,
-                "{} {}",
-                t(
+        }
+        feedback(out, lang, q, g.correct, &g.expected, &g.feedback)?;
+        if let Some(n) = &name {
+            // Saved after every answer, under the lock: a quiz killed half-way keeps what was
+            // answered, and another session's answers are kept too.
+            store.update(n, |p| {
+                p.lang = Some(lang);
+                p.answers.push(AnswerRecord {
+                    question_id: q.id.clone(),
+                    correct: g.correct,
                     lang,
-                    "✘ Not quite. The answer is:",
-                    "✘ Tam değil. Doğru cevap:"
-                ),
-                g.expected
-            )?;
-        }
-        writeln!(out, "  {}", q.explanation(lang))?;
-        if let Some(s) = &q.show_me {
-            writeln!(
-                out,
-                "  {} {}",
-                t(lang, "Show me in the app:", "Uygulamada göster:"),
-                s.describe()
-            )?;
-        }
-        writeln!(out)?;
-        if let Some(p) = progress.as_mut() {
-            p.lang = Some(lang);
-            p.answers.push(AnswerRecord {
-                question_id: q.id.clone(),
-                correct: g.correct,
-                lang,
-                exam: args.exam,
-                at_unix_s: unix_now_s(),
-            });
-            // Saved after every answer: a quiz killed half-way keeps what was answered.
-            store.save(p)?;
+                    exam: false,
+                    at_unix_s: unix_now_s(),
+                });
+            })?;
         }
     }
     writeln!(
@@ -194,79 +165,248 @@ pub fn run_with(
         t(lang, "Score", "Puan"),
         grade::score_percent(correct, asked)
     )?;
-    let Some(exam) = exam else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    if asked < total {
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Shows question `i` and reads an answer, asking again while it cannot be read. `None` at the
+/// end of input.
+fn ask(
+    out: &mut impl Write,
+    input: &mut impl BufRead,
+    lang: Lang,
+    q: &Question,
+    pres: &Presentation,
+    i: usize,
+    total: usize,
+) -> anyhow::Result<Option<Response>> {
+    writeln!(out, "[{}/{}] {}", i + 1, total, q.prompt(lang))?;
+    for (label, text) in pres.lines(q, lang) {
+        writeln!(out, "  {label}) {text}")?;
+    }
+    writeln!(out, "{}", hint(q, lang))?;
+    loop {
+        write!(out, "> ")?;
+        out.flush()?;
+        let mut line = String::new();
+        if input.read_line(&mut line)? == 0 {
+            writeln!(
+                out,
+                "\n{}",
+                t(lang, "(end of input: stopping)", "(girdi bitti: duruluyor)")
+            )?;
+            return Ok(None);
+        }
+        match grade::parse_response(q, pres, &line, lang) {
+            Ok(r) => return Ok(Some(r)),
+            Err(e) => writeln!(out, "  {}", e.message(lang))?,
+        }
+    }
+}
+
+fn feedback(
+    out: &mut impl Write,
+    lang: Lang,
+    q: &Question,
+    correct: bool,
+    expected: &str,
+    choice_feedback: &[String],
+) -> anyhow::Result<()> {
+    if correct {
+        writeln!(out, "{}", t(lang, "✔ Correct!", "✔ Doğru!"))?;
+    } else {
         writeln!(
             out,
-            "{}",
+            "{} {expected}",
             t(
                 lang,
-                "The exam was not finished, so it is not scored. Run `tplab quiz --exam` again.",
-                "Sınav bitirilmedi, bu yüzden puanlanmadı. `tplab quiz --exam` komutunu yeniden çalıştırın."
+                "✘ Not quite. The answer is:",
+                "✘ Tam değil. Doğru cevap:"
             )
         )?;
-        return Ok(ExitCode::FAILURE);
+        // Why each wrongly chosen (or missed) choice fails, labelled as shown.
+        for f in choice_feedback {
+            writeln!(out, "  {f}")?;
+        }
     }
-    let score = exam.score(correct);
-    let mut record = ExamRecord {
+    writeln!(out, "  {}", q.explanation(lang))?;
+    if let Some(s) = &q.show_me {
+        writeln!(
+            out,
+            "  {} {}",
+            t(lang, "Show me in the app:", "Uygulamada göster:"),
+            s.describe()
+        )?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn exam(
+    args: &QuizArgs,
+    bank: &Bank,
+    name: &str,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+    store: &Store,
+    seed: u64,
+) -> anyhow::Result<ExitCode> {
+    let lang = args.lang;
+    cert::check_name(name.trim()).map_err(|e| {
+        anyhow::anyhow!("{e}; the certificate shows the name exactly as given to --name")
+    })?;
+    let issuer = cert::configured_issuer(args.issuer_key.as_deref(), store)?;
+    let exam = Exam::embedded(bank).map_err(|d| anyhow::anyhow!("the exam is invalid:\n{d}"))?;
+    let mut sitting = exam.sitting(seed);
+    let total = sitting.questions.len();
+    writeln!(
+        out,
+        "{} {} — {total} {}, {} {}%. {}\n",
+        t(lang, "Exam", "Sınav"),
+        exam.version,
+        t(lang, "questions", "soru"),
+        t(lang, "pass mark", "geçme notu"),
+        exam.pass_percent,
+        t(
+            lang,
+            "Answers are marked after the last question.",
+            "Cevaplar son sorudan sonra değerlendirilir."
+        )
+    )?;
+    for i in 0..total {
+        let (q, pres) = (&sitting.questions[i], &sitting.presentations[i]);
+        let Some(r) = ask(out, input, lang, q, pres, i, total)? else {
+            writeln!(
+                out,
+                "{}",
+                t(
+                    lang,
+                    "The exam was not finished, so it is not scored. Run `tplab quiz --exam` again (a new sitting draws new questions).",
+                    "Sınav bitirilmedi, bu yüzden puanlanmadı. `tplab quiz --exam` komutunu yeniden çalıştırın (yeni oturum yeni sorular çeker)."
+                )
+            )?;
+            return Ok(ExitCode::FAILURE);
+        };
+        sitting.answer(i, r);
+        writeln!(out)?;
+    }
+    let done = sitting.submit(lang);
+    writeln!(out, "{}", t(lang, "— Review —", "— Değerlendirme —"))?;
+    for (i, (q, r)) in sitting.questions.iter().zip(&done.review).enumerate() {
+        write!(out, "[{}/{total}] ", i + 1)?;
+        writeln!(out, "{}", q.prompt(lang))?;
+        feedback(out, lang, q, r.correct, &r.expected, &[])?;
+    }
+    let score = done.score;
+    writeln!(
+        out,
+        "{}: {}/{} ({:.0}%)",
+        t(lang, "Score", "Puan"),
+        score.correct,
+        score.total,
+        score.score_percent
+    )?;
+    let at = unix_now_s();
+    let certificate = if score.passed {
+        Some(Certificate::issue(
+            name,
+            &civil_date(at),
+            score.whole_percent(),
+            &exam.version,
+            seed,
+            lang,
+            issuer.as_ref().map(|(k, _)| k),
+        )?)
+    } else {
+        None
+    };
+    // The result is saved before the certificate is written: a folder that cannot take the
+    // certificate loses no pass.
+    let record = ExamRecord {
         version: exam.version.clone(),
         correct: score.correct,
         total: score.total,
         score_percent: score.score_percent,
         passed: score.passed,
-        at_unix_s: unix_now_s(),
-        certificate_id: None,
+        at_unix_s: at,
+        certificate_id: certificate.as_ref().map(|c| c.id.clone()),
+        seed: Some(seed),
+        signed_by: issuer.as_ref().map(|(k, _)| k.public().fingerprint()),
     };
-    let code = if score.passed {
-        let learner = name.as_deref().unwrap_or_default();
-        let cert = Certificate::issue(
-            learner,
-            &civil_date(record.at_unix_s),
-            score.score_percent.floor() as u32,
-            &exam.version,
-        );
-        let (json, png) = cert
-            .write(&store.certificates_dir(), lang)
-            .context("writing the certificate")?;
-        record.certificate_id = Some(cert.id.clone());
+    store
+        .update(name, |p| {
+            p.lang = Some(lang);
+            for (q, r) in sitting.questions.iter().zip(&done.review) {
+                p.answers.push(AnswerRecord {
+                    question_id: q.id.clone(),
+                    correct: r.correct,
+                    lang,
+                    exam: true,
+                    at_unix_s: at,
+                });
+            }
+            p.exams.push(record);
+        })
+        .context("saving the exam result")?;
+    let Some(c) = certificate else {
         writeln!(
             out,
-            "{} {}\n  {}\n  {}\n{}",
-            t(
-                lang,
-                "Passed! Certificate ID",
-                "Geçtiniz! Sertifika kimliği"
-            ),
-            cert.id,
-            png.display(),
-            json.display(),
-            t(
-                lang,
-                "Anyone can check it with: tplab cert verify FILE",
-                "Herkes şu komutla doğrulayabilir: tplab cert verify DOSYA"
-            ),
-        )?;
-        ExitCode::SUCCESS
-    } else {
-        writeln!(
-            out,
-            "{} {}%.",
+            "{} {}%. {}",
             t(
                 lang,
                 "Not passed yet; the pass mark is",
                 "Henüz geçmediniz; geçme notu"
             ),
-            exam.pass_percent
+            exam.pass_percent,
+            t(
+                lang,
+                "A retake draws new questions.",
+                "Yeniden girişte yeni sorular çekilir."
+            )
         )?;
-        ExitCode::FAILURE
+        return Ok(ExitCode::FAILURE);
     };
-    if let Some(p) = progress.as_mut() {
-        p.exams.push(record);
-        store.save(p)?;
-    }
-    Ok(code)
+    let dir = store.certificates_dir();
+    let (json, png) = c.write(&dir).with_context(|| {
+        format!(
+            "your pass (certificate ID {}) is saved in your progress, but the certificate could \
+             not be written to {}; make that folder writable and sit the exam again, or set \
+             TPLAB_DATA_DIR to a writable folder",
+            c.id,
+            dir.display()
+        )
+    })?;
+    let signed = match &issuer {
+        Some((k, path)) => format!(
+            "{} {} ({})",
+            t(lang, "Signed by issuer key", "İmzalayan anahtar"),
+            k.public().fingerprint(),
+            path.display()
+        ),
+        None => t(
+            lang,
+            "Unsigned: no issuer key is configured (see `tplab cert keygen`), so anyone could have written this certificate.",
+            "İmzasız: yapılandırılmış bir veren anahtarı yok (bkz. `tplab cert keygen`); bu sertifikayı herkes yazabilirdi."
+        )
+        .to_string(),
+    };
+    writeln!(
+        out,
+        "{} {}\n  {}\n  {}\n{signed}\n{}",
+        t(
+            lang,
+            "Passed! Certificate ID",
+            "Geçtiniz! Sertifika kimliği"
+        ),
+        c.id,
+        png.display(),
+        json.display(),
+        t(
+            lang,
+            "Anyone can check it with: tplab cert verify FILE --issuer KEY",
+            "Herkes şu komutla doğrulayabilir: tplab cert verify DOSYA --issuer ANAHTAR"
+        ),
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn hint(q: &Question, lang: Lang) -> String {
@@ -281,8 +421,8 @@ fn hint(q: &Question, lang: Lang) -> String {
                 .map(|u| format!(" [{}]", u.get(lang)))
                 .unwrap_or_default();
             match lang {
-                Lang::En => format!("(a number{u})"),
-                Lang::Tr => format!("(bir sayı{u})"),
+                Lang::En => format!("(a number{u}; {})", grade::number_format_hint(lang)),
+                Lang::Tr => format!("(bir sayı{u}; {})", grade::number_format_hint(lang)),
             }
         }
         (QuestionKind::Ordering { .. }, Lang::En) => {
@@ -298,6 +438,7 @@ fn hint(q: &Question, lang: Lang) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tplab_quiz::cert::{IssuerKey, Verdict};
     use tplab_quiz::grade::expected_answer;
 
     fn args(exam: bool, name: Option<&str>) -> QuizArgs {
@@ -305,38 +446,73 @@ mod tests {
             lang: Lang::Tr,
             exam,
             name: name.map(str::to_string),
-            count: 3,
-            seed: Some(5),
+            count: (!exam).then_some(3),
+            seed: (!exam).then_some(5),
             lesson: None,
+            issuer_key: None,
         }
     }
 
-    fn right_answer(q: &Question, p: &Presentation) -> String {
+    /// What a learner who knows the answer types, in `lang`.
+    fn right_answer(q: &Question, p: &Presentation, lang: Lang) -> String {
         match q.kind {
-            QuestionKind::Numeric { answer, .. } => format!("{answer}"),
-            _ => expected_answer(q, p, Lang::Tr),
+            QuestionKind::Numeric { answer, .. } => {
+                let s = format!("{answer}");
+                match lang {
+                    Lang::Tr => s.replace('.', ","),
+                    Lang::En => s,
+                }
+            }
+            _ => expected_answer(q, p, lang),
         }
     }
 
-    fn temp_store(tag: &str) -> (std::path::PathBuf, Store) {
-        let dir = std::env::temp_dir().join(format!("tplab-cli-quiz-{tag}-{}", std::process::id()));
+    /// A fresh data folder, removed when dropped.
+    struct TempDir(std::path::PathBuf);
+
+    impl TempDir {
+        fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_store() -> (TempDir, Store) {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("tplab-cli-quiz-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        (dir.clone(), Store::at(dir))
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::at(&dir);
+        (TempDir(dir), store)
+    }
+
+    fn all_right(seed: u64, lang: Lang) -> String {
+        let bank = Bank::embedded().unwrap();
+        let s = Exam::embedded(&bank).unwrap().sitting(seed);
+        s.questions
+            .iter()
+            .zip(&s.presentations)
+            .map(|(q, p)| right_answer(q, p, lang) + "\n")
+            .collect()
     }
 
     #[test]
     fn practice_from_piped_input_gives_feedback_and_saves() {
-        let (dir, store) = temp_store("practice");
+        let (_dir, store) = temp_store();
         let a = args(false, Some("Deniz"));
         let bank = Bank::embedded().unwrap();
         let qs = tplab_quiz::practice_set(&bank, None, 3, 5).unwrap();
+        let p0 = Presentation::new(&qs[0], attempt_seed(5, 0));
         // The first answer is right, then a line that cannot be read, then end of input.
-        let input = format!(
-            "{}\n???\n",
-            right_answer(&qs[0], &Presentation::new(&qs[0], 5))
-        );
+        let input = format!("{}\n???\n", right_answer(&qs[0], &p0, Lang::Tr));
         let mut out = Vec::new();
-        run_with(&a, &mut input.as_bytes(), &mut out, &store).unwrap();
+        run_with(&a, &mut input.as_bytes(), &mut out, &store, 0).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("✔ Doğru!"), "{text}");
         assert!(text.contains("girdi bitti"), "{text}");
@@ -344,49 +520,181 @@ mod tests {
         let saved = store.load("Deniz").unwrap().progress;
         assert_eq!(saved.answers.len(), 1);
         assert!(saved.answers[0].correct);
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
-    fn exam_all_right_issues_a_verifiable_certificate() {
-        let (dir, store) = temp_store("exam");
-        let bank = Bank::embedded().unwrap();
-        let exam = Exam::embedded(&bank).unwrap();
-        let mut input = String::from("Ece Yılmaz\n");
-        for (i, q) in exam.questions.iter().enumerate() {
-            input.push_str(&right_answer(q, &Presentation::new(q, i as u64)));
-            input.push('\n');
+    fn absurd_numbers_and_flag_mixes_are_refused_with_the_fix() {
+        let (_dir, store) = temp_store();
+        for (a, needle) in [
+            (
+                QuizArgs {
+                    count: Some(0),
+                    ..args(false, None)
+                },
+                "--count 0: ask for 1 to 200",
+            ),
+            (
+                QuizArgs {
+                    count: Some(usize::MAX),
+                    ..args(false, None)
+                },
+                "ask for 1 to 200",
+            ),
+            (
+                QuizArgs {
+                    count: Some(5),
+                    ..args(true, Some("A"))
+                },
+                "--count does not apply to --exam",
+            ),
+            (
+                QuizArgs {
+                    seed: Some(1),
+                    ..args(true, Some("A"))
+                },
+                "every sitting draws new questions",
+            ),
+        ] {
+            let err = run_with(&a, &mut "".as_bytes(), &mut Vec::new(), &store, 0).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err}");
         }
+    }
+
+    #[test]
+    fn exam_shows_no_verdict_before_the_end_and_issues_a_signed_certificate() {
+        let (dir, store) = temp_store();
+        let key = IssuerKey::from_seed([3; 32]);
+        let key_path = dir.path().join("teacher.key");
+        std::fs::write(&key_path, key.to_file_text()).unwrap();
+        let seed = 11;
+        let input = format!("Ece Yılmaz\n{}", all_right(seed, Lang::Tr));
         let mut out = Vec::new();
-        let code = run_with(&args(true, None), &mut input.as_bytes(), &mut out, &store).unwrap();
+        let a = QuizArgs {
+            issuer_key: Some(key_path),
+            ..args(true, None)
+        };
+        let code = run_with(&a, &mut input.as_bytes(), &mut out, &store, seed).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(code, ExitCode::SUCCESS, "{text}");
+        let review = text.find("— Değerlendirme —").expect("a review");
+        assert!(
+            !text[..review].contains("✔") && !text[..review].contains("✘"),
+            "no verdict before submission"
+        );
         assert!(text.contains("Geçtiniz!"), "{text}");
         let p = store.load("Ece Yılmaz").unwrap().progress;
+        assert_eq!(p.exams[0].seed, Some(seed));
+        assert_eq!(p.answers.iter().filter(|a| a.exam).count(), 20);
         let id = p.exams[0].certificate_id.clone().unwrap();
-        let json = store
-            .certificates_dir()
-            .join(format!("tplab-certificate-{id}.json"));
-        match tplab_quiz::cert::verify_file(&json).unwrap() {
-            tplab_quiz::cert::Verdict::Intact(c) => {
-                assert_eq!(c.name, "Ece Yılmaz");
-                assert_eq!(c.score_percent, 100);
+        for ext in ["json", "png"] {
+            let f = store
+                .certificates_dir()
+                .join(format!("tplab-certificate-{id}.{ext}"));
+            match cert::verify_file(&f, Some(&key.public())).unwrap() {
+                Verdict::Signed { cert, fingerprint } => {
+                    assert_eq!(cert.name, "Ece Yılmaz");
+                    assert_eq!(cert.score_percent, 100);
+                    assert_eq!(cert.sitting_seed, seed);
+                    assert_eq!(fingerprint, key.public().fingerprint());
+                }
+                v => panic!("{v:?}"),
             }
-            v => panic!("{v:?}"),
         }
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
-    fn exam_needs_a_name() {
-        let (_dir, store) = temp_store("noname");
+    fn a_fail_is_saved_and_a_retake_draws_new_questions() {
+        let (_dir, store) = temp_store();
+        let a = QuizArgs {
+            lang: Lang::En,
+            ..args(true, Some("Can"))
+        };
+        let bank = Bank::embedded().unwrap();
+        let exam = Exam::embedded(&bank).unwrap();
+        let s = exam.sitting(1);
+        // A wrong but readable answer to every question.
+        let wrong: String = s
+            .questions
+            .iter()
+            .zip(&s.presentations)
+            .map(|(q, p)| {
+                let right = expected_answer(q, p, Lang::En);
+                match q.kind {
+                    QuestionKind::Numeric { answer, .. } => {
+                        format!("{}\n", if answer == 0.0 { 1.0 } else { 0.0 })
+                    }
+                    QuestionKind::Ordering { ref items } => {
+                        // The displayed order is never the solution.
+                        let shown: Vec<String> = (0..items.len())
+                            .map(|p| char::from(b'A' + p as u8).to_string())
+                            .collect();
+                        shown.join(" ") + "\n"
+                    }
+                    _ => format!("{}\n", if right.starts_with('A') { "B" } else { "A" }),
+                }
+            })
+            .collect();
+        let mut out = Vec::new();
+        let code = run_with(&a, &mut wrong.as_bytes(), &mut out, &store, 1).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(code, ExitCode::FAILURE, "{text}");
+        assert!(text.contains("A retake draws new questions"), "{text}");
+        let p = store.load("Can").unwrap().progress;
+        assert_eq!(p.exams.len(), 1);
+        assert!(!p.exams[0].passed);
+        assert_eq!(p.exams[0].certificate_id, None);
+        assert_eq!(p.exams[0].seed, Some(1));
+        let ids = |seed| -> std::collections::BTreeSet<String> {
+            exam.draw(seed).into_iter().map(|q| q.id).collect()
+        };
+        assert!(2 * ids(1).intersection(&ids(2)).count() < exam.length);
+    }
+
+    #[test]
+    fn a_pass_is_saved_even_when_the_certificate_cannot_be_written() {
+        let (_dir, store) = temp_store();
+        // A file where the certificates folder should be: nothing can be written in it.
+        std::fs::create_dir_all(store.root()).unwrap();
+        std::fs::write(store.certificates_dir(), b"not a folder").unwrap();
+        let seed = 5;
+        let mut out = Vec::new();
+        let err = run_with(
+            &args(true, Some("Ada")),
+            &mut all_right(seed, Lang::Tr).as_bytes(),
+            &mut out,
+            &store,
+            seed,
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("is saved in your progress"),
+            "{err:#}"
+        );
+        let p = store.load("Ada").unwrap().progress;
+        assert!(p.exams[0].passed, "the pass is kept");
+        assert!(p.exams[0].certificate_id.is_some());
+    }
+
+    #[test]
+    fn exam_needs_a_clean_name() {
+        let (_dir, store) = temp_store();
         let err = run_with(
             &args(true, None),
             &mut "".as_bytes(),
             &mut Vec::new(),
             &store,
+            0,
         )
         .unwrap_err();
         assert!(err.to_string().contains("--name"));
+        let err = run_with(
+            &args(true, Some("Mallory\u{202E}yrollaM")),
+            &mut "".as_bytes(),
+            &mut Vec::new(),
+            &store,
+            0,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("U+202E"), "{err}");
     }
 }

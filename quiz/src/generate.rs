@@ -192,13 +192,21 @@ impl ModelShape {
     }
 
     fn describe(&self) -> Localized {
+        let (block_en, block_tr) = if self.llama {
+            (
+                "; SwiGLU MLP, RMSNorm, no biases",
+                "; SwiGLU MLP, RMSNorm, bias yok",
+            )
+        } else {
+            ("", "")
+        };
         Localized::new(
             format!(
-                "{} (hidden {}, {} heads, FFN {}, {} layers)",
+                "{} (hidden {}, {} heads, FFN {}, {} layers{block_en})",
                 self.name, self.hidden, self.heads, self.ffn, self.layers
             ),
             format!(
-                "{} (gizli boyut {}, {} kafa, FFN {}, {} katman)",
+                "{} (gizli boyut {}, {} kafa, FFN {}, {} katman{block_tr})",
                 self.name, self.hidden, self.heads, self.ffn, self.layers
             ),
         )

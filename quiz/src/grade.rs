@@ -95,10 +95,32 @@ pub enum ResponseError {
     OneLetter { last: char },
     #[error("type the letters of every right choice (A to {last}), e.g. \"A, C\"")]
     Letters { last: char },
-    #[error("'{0}' is not a number; type digits, e.g. 1536 or 0.5")]
+    #[error("'{0}' is not a number; type digits, e.g. 589,824 or 589824, or 0.5 (decimal point)")]
     NotANumber(String),
     #[error("type every letter from A to {last} exactly once, in the right order, e.g. \"C A B\"")]
     Ordering { last: char },
+}
+
+impl ResponseError {
+    /// The message in the learner's language (`Display` gives the English one).
+    pub fn message(&self, lang: Lang) -> String {
+        match (lang, self) {
+            (Lang::En, _) => self.to_string(),
+            (Lang::Tr, ResponseError::OneLetter { last }) => {
+                format!("A'dan {last}'ye kadar tek bir harf yazın")
+            }
+            (Lang::Tr, ResponseError::Letters { last }) => {
+                format!("doğru olan her seçeneğin harfini yazın (A'dan {last}'ye), örn. \"A, C\"")
+            }
+            (Lang::Tr, ResponseError::NotANumber(s)) => format!(
+                "'{s}' bir sayı değil; rakamlarla yazın, örn. 589.824 ya da 589824, ya da 0,5 \
+                 (ondalık virgül)"
+            ),
+            (Lang::Tr, ResponseError::Ordering { last }) => format!(
+                "A'dan {last}'ye kadar her harfi bir kez, doğru sırada yazın, örn. \"C A B\""
+            ),
+        }
+    }
 }
 
 fn letters(input: &str, n: usize) -> Option<Vec<usize>> {
@@ -548,6 +570,24 @@ mod tests {
             assert_eq!(en(bad), None, "{bad:?}");
             assert_eq!(tr(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn unreadable_answers_are_explained_in_the_learners_language() {
+        let b = bank();
+        let q = b.get("ring-steps").unwrap();
+        let p = Presentation::new(q, 0);
+        let e = parse_response(q, &p, "çok", Lang::Tr).unwrap_err();
+        assert!(
+            e.message(Lang::Tr).contains("bir sayı değil"),
+            "{}",
+            e.message(Lang::Tr)
+        );
+        assert!(e.message(Lang::Tr).contains("589.824"));
+        assert!(e.message(Lang::En).contains("589,824"));
+        let q = b.get("f-operator").unwrap();
+        let e = parse_response(q, &Presentation::new(q, 0), "Z", Lang::Tr).unwrap_err();
+        assert_eq!(e.message(Lang::Tr), "A'dan D'ye kadar tek bir harf yazın");
     }
 
     #[test]

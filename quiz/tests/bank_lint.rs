@@ -234,3 +234,108 @@ choices = [
         "{d}"
     );
 }
+
+/// The one gloss that introduces "all-reduce" in Turkish, naming the guide's calque.
+const ALL_REDUCE_GLOSS: &str = "(tümüne indirgeme; rehberde 'tümünü azaltma')";
+
+/// Turkish terminology (issue 17): words a Turkish ML engineer would correct, with the fix.
+const TURKISH_DONTS: [(&str, &str); 7] = [
+    (
+        "tümünü azaltma",
+        "say \"all-reduce\" (the gloss appears once, where it is introduced)",
+    ),
+    ("ileride", "\"ileri geçişte\""),
+    ("geride", "\"geri geçişte\""),
+    ("transformatör", "\"Transformer\""),
+    ("uyanların", "\"Uygun olanların\""),
+    ("işlenmiş bir örnek", "\"Çözümlü örnek\""),
+    ("sınır modelleri", "\"öncü (frontier) modeller\""),
+];
+
+/// Loanwords that take their Turkish suffix after an apostrophe: `token'ı`, `bias'ı`.
+const LOANWORDS: [&str; 2] = ["token", "bias"];
+
+/// Problems in one Turkish text.
+fn turkish_problems(id: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    // Turkish lower case: İ → i and I → ı (Rust's default maps İ to i + a combining dot).
+    let lower = text
+        .replace(ALL_REDUCE_GLOSS, "")
+        .replace('İ', "i")
+        .replace('I', "ı")
+        .to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .collect();
+    for (bad, fix) in TURKISH_DONTS {
+        let found = if bad.contains(' ') {
+            lower.contains(bad)
+        } else {
+            words.contains(&bad)
+        };
+        if found {
+            out.push(format!("'{id}' [tr]: \"{bad}\": {fix}"));
+        }
+    }
+    for w in &words {
+        for lw in LOANWORDS {
+            if let Some(rest) = w.strip_prefix(lw) {
+                if rest.chars().next().is_some_and(char::is_alphabetic) {
+                    out.push(format!(
+                        "'{id}' [tr]: \"{w}\": write the suffix after an apostrophe ({lw}'{rest})"
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn turkish_texts(q: &Question) -> Vec<String> {
+    let mut out = vec![
+        q.prompt(Lang::Tr).to_string(),
+        q.explanation(Lang::Tr).to_string(),
+    ];
+    for (i, c) in q.choices().iter().enumerate() {
+        out.push(c.get(Lang::Tr).to_string());
+        out.extend(q.choice_feedback(i, Lang::Tr).map(str::to_string));
+    }
+    if let QuestionKind::Ordering { items } = &q.kind {
+        out.extend(items.iter().map(|i| i.get(Lang::Tr).to_string()));
+    }
+    out
+}
+
+#[test]
+fn turkish_terminology_is_what_a_turkish_engineer_writes() {
+    let mut questions = Bank::embedded().expect("banks load").questions;
+    let glosses: usize = questions
+        .iter()
+        .flat_map(turkish_texts)
+        .map(|t| t.matches(ALL_REDUCE_GLOSS).count())
+        .sum();
+    assert_eq!(
+        glosses, 1,
+        "the all-reduce gloss appears exactly once in the banks"
+    );
+    for kind in GenKind::ALL {
+        questions.extend((0..40).map(|seed| generate::generate(kind, seed)));
+    }
+    let mut problems: Vec<String> = questions
+        .iter()
+        .flat_map(|q| {
+            turkish_texts(q)
+                .into_iter()
+                .flat_map(|t| turkish_problems(&q.id, &t))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    problems.dedup();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check itself finds what it should.
+    let bad = turkish_problems(
+        "x",
+        "İleride iki tümünü azaltma; tokenların biası; token'ların bias'ı; ileri geçişte",
+    );
+    assert_eq!(bad.len(), 4, "{bad:?}");
+}

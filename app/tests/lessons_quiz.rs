@@ -116,3 +116,92 @@ fn every_lesson_renders_every_glyph_in_both_languages() {
         }
     }
 }
+
+/// Opens lesson `title` (its list entry starts with it) and presses the Show me with `caption`.
+fn show_me_from_lesson(h: &mut Harness<'static, TplabApp>, title: &str, caption: &str) {
+    open(h, "Lessons");
+    h.get_by_label_contains(title).click();
+    h.run_steps(2);
+    h.get_by_label_contains(&format!("Show me: {caption}"))
+        .click();
+    h.run_steps(2);
+}
+
+#[test]
+fn sequence_parallel_lesson_turns_it_on_and_other_targets_turn_it_off() {
+    let mut h = harness();
+    show_me_from_lesson(
+        &mut h,
+        "9. Sequence parallelism",
+        "g becomes a reduce-scatter",
+    );
+    assert_eq!(h.state().active_id(), "step");
+    let cfg = h.state().shared.scenario.config().clone();
+    assert!(cfg.sequence_parallel);
+    assert_eq!(cfg.tp, 4);
+    h.get_by_label_contains("· forward · attn.g:");
+    h.get_by_label_contains("all-gathers and reduce-scatters: forward 4, backward 6");
+    // A target without the field opens its preset as it is: sequence parallelism off.
+    show_me_from_lesson(
+        &mut h,
+        "4. The MLP: columns first",
+        "The one all-reduce after fc2",
+    );
+    assert!(!h.state().shared.scenario.config().sequence_parallel);
+}
+
+#[test]
+fn planner_show_me_sets_model_and_cluster_over_what_the_learner_changed() {
+    let mut h = harness();
+    assert!(h.state_mut().load_view_state(
+        "planner",
+        r#"{"inputs":{"model":"llama3-8b","gpus":128,"global_batch":64}}"#
+    ));
+    show_me_from_lesson(
+        &mut h,
+        "8. Why TP stays inside an NVLink node",
+        "GPT-3 175B on 64 A100s",
+    );
+    assert_eq!(h.state().active_id(), "planner");
+    let state: serde_json::Value =
+        serde_json::from_str(&h.state().view_state("planner").expect("planner state"))
+            .expect("planner state is JSON");
+    let inputs = &state["inputs"];
+    assert_eq!(inputs["model"], "gpt3-175b");
+    assert_eq!(inputs["gpu"], "a100-80gb");
+    assert_eq!(inputs["gpus"], 64);
+    assert_eq!(inputs["gpus_per_node"], 8);
+    // The learner's other change is reset to the planner's default, as the lesson assumes.
+    assert_eq!(inputs["global_batch"], 512);
+}
+
+#[test]
+fn timeline_show_me_switches_to_the_cost_model_of_the_named_gpu() {
+    let mut h = harness();
+    show_me_from_lesson(
+        &mut h,
+        "1. What tensor parallelism is",
+        "Four H100s: the same layer at TP=4",
+    );
+    assert_eq!(h.state().active_id(), "timeline");
+    assert_eq!(h.state().shared.scenario.config().tp, 4);
+    let state: serde_json::Value =
+        serde_json::from_str(&h.state().view_state("timeline").expect("timeline state"))
+            .expect("timeline state is JSON");
+    assert_eq!(state["gpu"], "h100-sxm");
+    h.get_by_label_contains("Times are modeled by the engine's cost model");
+    // The makespan the lesson quotes (lesson numbers are pinned to the engine in tplab-lessons).
+    h.get_by_label_contains("Makespan 112.1 µs");
+}
+
+#[test]
+fn vocabulary_lesson_opens_the_padded_split_at_tp_4() {
+    let mut h = harness();
+    show_me_from_lesson(
+        &mut h,
+        "10. The embedding and the LM head",
+        "GPT-2's vocabulary over 4 GPUs",
+    );
+    assert_eq!(h.state().active_id(), "vocab");
+    h.get_by_label_contains("V = 50257 padded to 50688 (431 padding rows)");
+}

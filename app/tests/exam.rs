@@ -5,6 +5,9 @@
 //! any harness exists) holding an issuer key, so the exam signs its certificates.
 //! Regenerate the snapshots with `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test exam`.
 
+// Test helpers outside #[test] functions unwrap too: a failure there is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
 use std::path::{Path, PathBuf};

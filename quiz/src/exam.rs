@@ -74,11 +74,9 @@ pub struct ExamScore {
 impl ExamScore {
     /// The score in whole percent, rounded down (what a certificate states).
     pub fn whole_percent(&self) -> u32 {
-        if self.total == 0 {
-            0
-        } else {
-            (self.correct.min(self.total) * 100 / self.total) as u32
-        }
+        (self.correct.min(self.total) * 100)
+            .checked_div(self.total)
+            .map_or(0, |p| p as u32)
     }
 }
 

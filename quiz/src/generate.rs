@@ -266,6 +266,57 @@ fn fixed2(v: f64, d: usize) -> (String, String) {
     (format_fixed(v, d, Lang::En), format_fixed(v, d, Lang::Tr))
 }
 
+/// The last word of `n` read aloud in Turkish, which decides its suffixes' vowels.
+fn tr_last_word(n: u64) -> &'static str {
+    const UNITS: [&str; 10] = [
+        "sıfır", "bir", "iki", "üç", "dört", "beş", "altı", "yedi", "sekiz", "dokuz",
+    ];
+    const TENS: [&str; 10] = [
+        "", "on", "yirmi", "otuz", "kırk", "elli", "altmış", "yetmiş", "seksen", "doksan",
+    ];
+    if n == 0 {
+        UNITS[0]
+    } else if n % 10 != 0 {
+        UNITS[(n % 10) as usize]
+    } else if n % 100 != 0 {
+        TENS[((n / 10) % 10) as usize]
+    } else if n % 1000 != 0 {
+        "yüz"
+    } else if n % 1_000_000 != 0 {
+        "bin"
+    } else {
+        "milyon"
+    }
+}
+
+/// `(back vowel?, ends in a vowel?, ends in a voiceless consonant?)` of a Turkish word.
+fn tr_sounds(word: &str) -> (bool, bool, bool) {
+    let back = word
+        .chars()
+        .rev()
+        .find(|c| "aıoueiöü".contains(*c))
+        .is_some_and(|c| "aıou".contains(c));
+    let last = word.chars().last().unwrap_or('a');
+    (back, "aıoueiöü".contains(last), "çfhkpsşt".contains(last))
+}
+
+/// `n` with the Turkish dative suffix: `6'ya`, `3'e`, `2'ye`, `10'a`.
+fn tr_dative(n: u64) -> String {
+    let (back, vowel, _) = tr_sounds(tr_last_word(n));
+    let y = if vowel { "y" } else { "" };
+    format!("{n}'{y}{}", if back { "a" } else { "e" })
+}
+
+/// `n` with the Turkish ablative suffix: `8'den`, `4'ten`, `6'dan`, `3'ten`.
+fn tr_ablative(n: u64) -> String {
+    let (back, _, hard) = tr_sounds(tr_last_word(n));
+    format!(
+        "{n}'{}{}n",
+        if hard { "t" } else { "d" },
+        if back { "a" } else { "e" }
+    )
+}
+
 fn valid_list(cfg: &Config) -> String {
     cfg.valid_tp_sizes()
         .into_iter()
@@ -720,11 +771,11 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
                 3 * h
             ),
             format!(
-                "QKV {h}·{} ve çıkış projeksiyonu {h}·{h} (bias yok), SwiGLU MLP'nin gate ve up matrisleri {h}·{f}'er ve down {f}·{h}, iki RMSNorm {h}'er = {full_tr} parametre",
+                "QKV {h}·{} ve çıkış projeksiyonu {h}·{h} (bias yok), SwiGLU MLP'nin gate ve up matrisleri (her biri {h}·{f}) ve down {f}·{h}, iki RMSNorm (her biri {h}) = {full_tr} parametre",
                 3 * h
             ),
             format!("All matrices are split {tp} ways; only the two RMSNorms ({} values per layer) are replicated.", 2 * h),
-            format!("Tüm matrisler {tp}'e bölünür; yalnızca iki RMSNorm (katman başına {} değer) kopyalanır.", 2 * h),
+            format!("Tüm matrisler {} bölünür; yalnızca iki RMSNorm (katman başına {} değer) kopyalanır.", tr_dative(tp as u64), 2 * h),
         )
     } else {
         (
@@ -740,8 +791,8 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
                 3 * h,
                 4 * h
             ),
-            format!("QKV, out-proj, fc1, fc2 and the QKV and fc1 biases are split {tp} ways; the LayerNorms and the two row-parallel biases ({} values per layer) are replicated.", 6 * h),
-            format!("QKV, çıkış projeksiyonu, fc1, fc2 ile QKV ve fc1 bias'ları {tp}'e bölünür; LayerNorm'lar ve iki satır paralel bias (katman başına {} değer) kopyalanır.", 6 * h),
+            format!("QKV, out-proj, fc1, fc2 and the QKV and fc1 biases are split {tp} ways; the LayerNorms and the two row-parallel biases ({} values per layer) are replicated.", int2(6 * h).0),
+            format!("QKV, çıkış projeksiyonu, fc1, fc2 ile QKV ve fc1 bias'ları {} bölünür; LayerNorm'lar ve iki satır paralel bias (katman başına {} değer) kopyalanır.", tr_dative(tp as u64), int2(6 * h).1),
         )
     };
     Question {
@@ -1052,7 +1103,7 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
                 " TP={tp} > {kv} KV heads: each GPU keeps a copy of one KV head's cache, so beyond TP={kv} the cache per GPU stops shrinking."
             ),
             format!(
-                " TP={tp} > {kv} KV kafası: her GPU bir KV kafasının önbelleğinin kopyasını tutar, bu yüzden TP={kv}'den sonra GPU başına önbellek küçülmez."
+                " TP={tp} > {kv} KV kafası: her GPU bir KV kafasının önbelleğinin kopyasını tutar, bu yüzden TP={} sonra GPU başına önbellek küçülmez.", tr_ablative(kv as u64)
             ),
         )
     } else {
@@ -1263,6 +1314,32 @@ mod tests {
         assert_eq!(llama.params_per_layer(), 202_383_360);
         let total = llama.params();
         assert!((6.7e9..6.8e9).contains(&(total as f64)), "{total}");
+    }
+
+    #[test]
+    fn turkish_number_suffixes_follow_vowel_harmony() {
+        let dat: Vec<String> = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 40, 100, 1000]
+            .into_iter()
+            .map(tr_dative)
+            .collect();
+        assert_eq!(
+            dat,
+            [
+                "1'e", "2'ye", "3'e", "4'e", "5'e", "6'ya", "7'ye", "8'e", "9'a", "10'a", "12'ye",
+                "16'ya", "20'ye", "40'a", "100'e", "1000'e"
+            ]
+        );
+        let abl: Vec<String> = [1, 2, 3, 4, 5, 6, 8, 9, 10, 16]
+            .into_iter()
+            .map(tr_ablative)
+            .collect();
+        assert_eq!(
+            abl,
+            [
+                "1'den", "2'den", "3'ten", "4'ten", "5'ten", "6'dan", "8'den", "9'dan", "10'dan",
+                "16'dan"
+            ]
+        );
     }
 
     #[test]

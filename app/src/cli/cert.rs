@@ -90,3 +90,49 @@ pub fn keygen(out: &std::path::Path, force: bool) -> anyhow::Result<String> {
         fp = public.fingerprint(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keygen_writes_an_owner_only_key_and_refuses_to_overwrite_it() {
+        let dir = std::env::temp_dir().join(format!("tplab-cli-keygen-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let key = dir.join("teacher.key");
+        let text = keygen(&key, false).unwrap();
+        assert!(text.starts_with("issuer key ed25519:"), "{text}");
+        let secret = IssuerKey::load(&key).unwrap();
+        let public = IssuerPublic::from_arg(&format!("{}.pub", key.display())).unwrap();
+        assert_eq!(secret.public(), public);
+        assert!(text.contains(&public.fingerprint()));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        let err = keygen(&key, false).unwrap_err();
+        assert!(format!("{err:#}").contains("--force"), "{err:#}");
+        assert_eq!(IssuerKey::load(&key).unwrap().public(), public, "kept");
+        keygen(&key, true).unwrap();
+        assert_ne!(IssuerKey::load(&key).unwrap().public(), public, "replaced");
+        // A certificate signed with it verifies only against it.
+        let c = tplab_quiz::cert::Certificate::issue(
+            "Ece",
+            "2026-11-30",
+            95,
+            "exam-v2",
+            1,
+            tplab_quiz::Lang::En,
+            Some(&secret),
+        )
+        .unwrap();
+        let (json, _) = c.write(&dir).unwrap();
+        let v = verify_file(&json, Some(&public)).unwrap();
+        assert_eq!(exit_code(&v), ExitCode::SUCCESS);
+        let v = verify_file(&json, Some(&IssuerKey::load(&key).unwrap().public())).unwrap();
+        assert_eq!(exit_code(&v), ExitCode::FAILURE);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -56,3 +56,37 @@ exam-right = Right
 exam-wrong = Wrong; the answer is: { $answer }
 exam-not-answered = Not answered; the answer is: { $answer }
 exam-retake = New sitting (new questions)
+
+## --- Serve view (helper S, issue 15) ---
+serve-title = Serve: one prompt, answered at TP 1, 2 and 4
+serve-intro = The tiny character-level model, trained on the guide, answers on virtual GPUs: a prefill of the prompt, then one token at a time. Each GPU keeps the KV cache of its own KV heads and each token pays two all-reduces per layer. The three columns must produce the same text as the unsharded reference.
+serve-prompt = Prompt
+serve-tokens = Tokens
+serve-train-steps = Training steps
+serve-gqa = Grouped-query attention (2 KV heads)
+serve-gqa-hint = The 4 query heads share 2 KV heads. At TP=2 each GPU caches one KV head; at TP=4 each KV head is cached on two GPUs, so the cache per GPU stops shrinking.
+serve-generate = Generate
+serve-training = Training the tiny model on the guide…
+serve-decoding = Decoding…
+serve-failed = The request failed: { $error }
+serve-reference = Unsharded reference: { $text }
+serve-column = TP = { $tp }
+serve-token-time = Per token: compute { $compute } ms, collectives { $collective } ms (measured on this computer)
+serve-kv = KV cache per GPU: { $bytes } ({ $tokens } of { $context } positions)
+serve-compute = compute
+serve-collectives = collectives
+serve-axis-token = token
+serve-axis-ms = ms
+serve-check-pass = Same text as the reference: { $same }; largest logit difference { $error } (allowed { $tolerance })
+serve-check-fail = Differs from the reference! Same text: { $same }; largest logit difference { $error } (allowed { $tolerance })
+serve-yes = yes
+serve-no = no
+serve-measured-note = The virtual GPUs share this computer's processor, so their times show the order of the work, not a GPU's speed; the curve below is the cost model for real GPUs.
+serve-scenario-title = The guide's scenario: a 70B chat model with tensor_parallel_size=4
+serve-scenario-tp4 = Llama-3 70B on 4 × { $gpu }, one sequence with { $context } tokens of context: { $ms } ms per token ({ $tps } tokens/s). Reading each GPU's quarter of the weights takes { $weights } ms; the { $count } all-reduces take { $allreduce } ms. Memory per GPU: { $memory }.
+serve-scenario-knee = From TP = { $tp } on, doubling the GPUs saves less than 10%: the weight reads keep halving, but the all-reduces' latency does not, and TP = 16 crosses the node boundary onto InfiniBand.
+serve-axis-tp = GPUs (TP)
+serve-axis-ms-token = ms per token (model)
+serve-curve-total = time per token
+serve-curve-reads = HBM reads (weights + KV cache)
+serve-curve-nofit = does not fit in memory

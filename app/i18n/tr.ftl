@@ -56,3 +56,37 @@ exam-right = Doğru
 exam-wrong = Yanlış; doğru cevap: { $answer }
 exam-not-answered = Cevaplanmadı; doğru cevap: { $answer }
 exam-retake = Yeni oturum (yeni sorular)
+
+## --- Serve görünümü (yardımcı S, konu 15) ---
+serve-title = Sunum: tek istem, TP 1, 2 ve 4 ile yanıtlanıyor
+serve-intro = Rehber üzerinde eğitilmiş küçük karakter düzeyli model sanal GPU'larda yanıt verir: önce istemin ön doldurması, sonra her seferinde bir belirteç. Her GPU kendi KV başlarının KV önbelleğini tutar ve her belirteç katman başına iki all-reduce öder. Üç sütun, bölünmemiş referansla aynı metni üretmelidir.
+serve-prompt = İstem
+serve-tokens = Belirteç
+serve-train-steps = Eğitim adımı
+serve-gqa = Gruplanmış sorgu dikkati (2 KV başı)
+serve-gqa-hint = 4 sorgu başı 2 KV başını paylaşır. TP=2'de her GPU bir KV başını önbelleğe alır; TP=4'te her KV başı iki GPU'da tutulur, bu yüzden GPU başına önbellek küçülmeyi bırakır.
+serve-generate = Üret
+serve-training = Küçük model rehber üzerinde eğitiliyor…
+serve-decoding = Kod çözülüyor…
+serve-failed = İstek başarısız oldu: { $error }
+serve-reference = Bölünmemiş referans: { $text }
+serve-column = TP = { $tp }
+serve-token-time = Belirteç başına: hesaplama { $compute } ms, kolektifler { $collective } ms (bu bilgisayarda ölçüldü)
+serve-kv = GPU başına KV önbelleği: { $bytes } ({ $context } konumun { $tokens } tanesi)
+serve-compute = hesaplama
+serve-collectives = kolektifler
+serve-axis-token = belirteç
+serve-axis-ms = ms
+serve-check-pass = Referansla aynı metin: { $same }; en büyük logit farkı { $error } (izin verilen { $tolerance })
+serve-check-fail = Referanstan farklı! Aynı metin: { $same }; en büyük logit farkı { $error } (izin verilen { $tolerance })
+serve-yes = evet
+serve-no = hayır
+serve-measured-note = Sanal GPU'lar bu bilgisayarın işlemcisini paylaşır; süreleri bir GPU'nun hızını değil, işin sırasını gösterir. Aşağıdaki eğri gerçek GPU'lar için maliyet modelidir.
+serve-scenario-title = Rehberin senaryosu: tensor_parallel_size=4 ile 70B sohbet modeli
+serve-scenario-tp4 = 4 × { $gpu } üzerinde Llama-3 70B, { $context } belirteçlik bağlamı olan tek dizi: belirteç başına { $ms } ms (saniyede { $tps } belirteç). Her GPU'nun ağırlıkların dörtte birini okuması { $weights } ms sürer; { $count } all-reduce { $allreduce } ms sürer. GPU başına bellek: { $memory }.
+serve-scenario-knee = TP = { $tp } değerinden sonra GPU sayısını ikiye katlamak %10'dan az kazandırır: ağırlık okumaları yarılanmaya devam eder ama all-reduce gecikmesi azalmaz; TP = 16 ise düğüm sınırını aşıp InfiniBand'e geçer.
+serve-axis-tp = GPU sayısı (TP)
+serve-axis-ms-token = belirteç başına ms (model)
+serve-curve-total = belirteç başına süre
+serve-curve-reads = HBM okumaları (ağırlıklar + KV önbelleği)
+serve-curve-nofit = belleğe sığmıyor

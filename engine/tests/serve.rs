@@ -41,10 +41,11 @@ fn check_all_tps<T: Element>(model: &TinyModel<T>, dtype: DType, tokens: usize) 
             temperature: 0.8,
         },
     ] {
-        let want = reference_generate(model, PROMPT, tokens, sampling).unwrap();
+        let want = reference_generate(model, PROMPT, tokens, sampling).expect("reference runs");
         assert_eq!(want.tokens.len(), tokens);
         for tp in [1, 2, 4] {
-            let got = generate(model, PROMPT, tokens, tp, Algorithm::Ring, sampling).unwrap();
+            let got = generate(model, PROMPT, tokens, tp, Algorithm::Ring, sampling)
+                .expect("decode runs");
             let c = compare(&got, &want, &tol);
             assert!(
                 c.same_text,

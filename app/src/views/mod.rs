@@ -23,6 +23,7 @@ pub mod planner;
 pub mod playground;
 pub mod precision;
 pub mod quiz;
+pub mod serve;
 pub mod step;
 pub mod timeline;
 pub mod train;
@@ -80,6 +81,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(precision::Precision::default()),
         Box::new(vocab::Vocab::default()),
         Box::new(train::Train::default()),
+        Box::new(serve::Serve::default()),
         Box::new(planner::Planner::default()),
         Box::new(lessons::Lessons::default()),
         Box::new(quiz::Quiz::default()),

@@ -1,0 +1,543 @@
+//! Serve: the tiny model answers a prompt at TP 1, 2 and 4 side by side, token by token, on
+//! virtual GPUs (the engine's [`serve::Decoder`], on a worker thread); each token's measured
+//! time split into compute and collectives, the KV cache per GPU growing, and the check against
+//! the unsharded reference at the end. Below, the guide's 70B TP=4 serving scenario from the
+//! serving cost model ([`serve_cost`]) and its time per token against TP.
+
+use super::{gpu_color, load_json, save_json, Job, Shared, View};
+use crate::i18n::{current_lang, t, t_args};
+use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points};
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use tplab_engine::config::human_bytes;
+use tplab_engine::hardware::{Catalogue, Cluster};
+use tplab_engine::models::Scenario;
+use tplab_engine::serve::{
+    self, compare, reference_generate, sample, Decoder, Generation, Phase, Sampling, StepRecord,
+    TinyModel,
+};
+use tplab_engine::serve_cost::{self, TpSweep};
+use tplab_engine::{Algorithm, DType};
+
+/// The TP sizes decoded side by side (the tiny model has 4 heads).
+pub const TPS: [usize; 3] = [1, 2, 4];
+/// The TP sizes of the 70B curve.
+pub const CURVE_TPS: [usize; 5] = [1, 2, 4, 8, 16];
+/// Most tokens one request may ask for (the tiny model's context is 64 characters).
+pub const MAX_TOKENS: usize = 48;
+/// Most training steps before serving.
+pub const MAX_TRAIN_STEPS: usize = 2000;
+
+/// One TP size's column, filled while it decodes.
+#[derive(Clone, Default)]
+struct Column {
+    tp: usize,
+    text: String,
+    /// Measured (compute, collectives) milliseconds per step.
+    times: Vec<(f64, f64)>,
+    kv_bytes_per_gpu: u64,
+    kv_tokens: usize,
+}
+
+#[derive(Clone, Default)]
+struct Live {
+    training: bool,
+    columns: Vec<Column>,
+}
+
+/// The finished run: each TP's comparison with the reference.
+#[derive(Clone)]
+struct Done {
+    reference: String,
+    /// (tp, same text, max logits error, passed)
+    checks: Vec<(usize, bool, f64, bool)>,
+    tolerance: f64,
+    context: usize,
+}
+
+/// Serve view state.
+#[derive(Serialize, Deserialize)]
+#[serde(default)]
+pub struct Serve {
+    pub prompt: String,
+    pub tokens: usize,
+    /// Training steps of the tiny model before it serves (0: seeded random weights).
+    pub train_steps: usize,
+    /// Grouped-query attention (2 KV heads: TP=4 replicates them).
+    pub gqa: bool,
+    #[serde(skip)]
+    job: Option<Job<Result<Done, String>>>,
+    #[serde(skip)]
+    live: Arc<Mutex<Live>>,
+    #[serde(skip)]
+    result: Option<Result<Done, String>>,
+    #[serde(skip)]
+    sweep: Option<Result<(Scenario, TpSweep), String>>,
+}
+
+impl Default for Serve {
+    fn default() -> Self {
+        Self {
+            prompt: "Tensor paralelliği".into(),
+            tokens: 24,
+            train_steps: 300,
+            gqa: false,
+            job: None,
+            live: Arc::default(),
+            result: None,
+            sweep: None,
+        }
+    }
+}
+
+/// Runs the whole request: training, lockstep decode at every TP, the reference, the checks.
+fn serve_job(
+    prompt: String,
+    tokens: usize,
+    train_steps: usize,
+    gqa: bool,
+    live: &Mutex<Live>,
+    repaint: &egui::Context,
+) -> Result<Done, String> {
+    let err = |e: serve::ServeError| e.to_string();
+    let cfg = tplab_engine::train::TrainConfig {
+        steps: train_steps.max(1),
+        ..serve::tiny_serving_config(gqa.then_some(2), DType::F64)
+    };
+    let model = if train_steps == 0 {
+        TinyModel::<f64>::random(&cfg)
+    } else {
+        TinyModel::<f64>::train(&cfg).map_err(err)?
+    };
+    let ids = model.encode(&prompt).map_err(err)?;
+    if ids.len() + tokens > model.context() {
+        return Err(err(serve::ServeError::ContextTooLong {
+            prompt: ids.len(),
+            tokens,
+            context: model.context(),
+            room: model.context().saturating_sub(ids.len()),
+        }));
+    }
+    let mut decoders = TPS
+        .iter()
+        .map(|&tp| Decoder::new(&model, tp, Algorithm::Ring))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    if let Ok(mut l) = live.lock() {
+        l.training = false;
+    }
+    let mut records: Vec<Vec<StepRecord>> = vec![Vec::new(); TPS.len()];
+    let mut next: Vec<Vec<usize>> = vec![ids.clone(); TPS.len()];
+    for i in 0..tokens {
+        for (k, dec) in decoders.iter_mut().enumerate() {
+            let position = dec.len();
+            let so = dec.step(&next[k]).map_err(err)?;
+            let token = sample(&so.logits, Sampling::Greedy, i);
+            let kv = dec.kv_cache_bytes_per_rank();
+            if let Ok(mut l) = live.lock() {
+                let c = &mut l.columns[k];
+                c.text.push_str(&model.decode(&[token]));
+                c.times.push((so.compute_s * 1e3, so.collective_s * 1e3));
+                c.kv_bytes_per_gpu = kv.first().copied().unwrap_or(0);
+                c.kv_tokens = dec.len();
+            }
+            records[k].push(StepRecord {
+                phase: if i == 0 {
+                    Phase::Prefill
+                } else {
+                    Phase::Decode
+                },
+                position,
+                new_tokens: next[k].len(),
+                logits: so.logits,
+                token,
+                compute_s: so.compute_s,
+                collective_s: so.collective_s,
+                kv_cache_bytes_per_rank: kv,
+            });
+            next[k] = vec![token];
+        }
+        repaint.request_repaint();
+    }
+    let reference = reference_generate(&model, &prompt, tokens, Sampling::Greedy).map_err(err)?;
+    let tol = serve::logits_tolerance(&model, DType::F64);
+    let checks = TPS
+        .iter()
+        .zip(records)
+        .map(|(&tp, steps)| {
+            let g = Generation {
+                tp,
+                prompt: ids.clone(),
+                tokens: steps.iter().map(|s| s.token).collect(),
+                text: String::new(),
+                steps,
+            };
+            let c = compare(&g, &reference, &tol);
+            (tp, c.same_text, c.max_logits_error, c.passed)
+        })
+        .collect();
+    Ok(Done {
+        reference: reference.text,
+        checks,
+        tolerance: tol.relative,
+        context: model.context(),
+    })
+}
+
+/// The guide's 70B TP=4 serving scenario over [`CURVE_TPS`] (nodes of 8 GPUs).
+fn scenario_sweep() -> Result<(Scenario, TpSweep), String> {
+    let s = Scenario::by_id("70b-serve-tp4").map_err(|e| e.to_string())?;
+    let widest = CURVE_TPS.iter().copied().max().unwrap_or(1);
+    let cluster = Cluster::covering(
+        &Catalogue::default(),
+        s.gpu,
+        widest,
+        s.gpus_per_node,
+        s.inter_node,
+    )
+    .map_err(|e| e.to_string())?;
+    let sweep = serve_cost::sweep_tp(
+        &s.model.spec(),
+        &cluster,
+        &CURVE_TPS,
+        1,
+        s.seq,
+        Algorithm::Ring,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok((s, sweep))
+}
+
+impl Serve {
+    fn start(&mut self, ctx: &egui::Context) {
+        let (prompt, tokens, steps, gqa) =
+            (self.prompt.clone(), self.tokens, self.train_steps, self.gqa);
+        if let Ok(mut l) = self.live.lock() {
+            *l = Live {
+                training: steps > 0,
+                columns: TPS
+                    .iter()
+                    .map(|&tp| Column {
+                        tp,
+                        ..Column::default()
+                    })
+                    .collect(),
+            };
+        }
+        let live = Arc::clone(&self.live);
+        let repaint = ctx.clone();
+        self.result = None;
+        self.job = Some(Job::spawn(ctx, move || {
+            serve_job(prompt, tokens, steps, gqa, &live, &repaint)
+        }));
+    }
+
+    /// Whether a request is running (for tests).
+    pub fn running(&self) -> bool {
+        self.job.is_some()
+    }
+
+    fn column_ui(ui: &mut egui::Ui, c: &Column, k: usize, prompt: &str, done: Option<&Done>) {
+        let lang = current_lang(ui.ctx());
+        let dark = ui.visuals().dark_mode;
+        ui.colored_label(
+            gpu_color(k, dark),
+            egui::RichText::new(t_args(lang, "serve-column", &[("tp", c.tp.to_string())])).strong(),
+        );
+        ui.label(
+            egui::RichText::new(format!("{prompt}{}", c.text))
+                .monospace()
+                .background_color(ui.visuals().extreme_bg_color),
+        );
+        let decode: Vec<&(f64, f64)> = c.times.iter().skip(1).collect();
+        let n = decode.len().max(1) as f64;
+        let comp = decode.iter().map(|t| t.0).sum::<f64>() / n;
+        let coll = decode.iter().map(|t| t.1).sum::<f64>() / n;
+        ui.label(t_args(
+            lang,
+            "serve-token-time",
+            &[
+                ("compute", format!("{comp:.3}")),
+                ("collective", format!("{coll:.3}")),
+            ],
+        ));
+        let context = done.map_or(64, |d| d.context);
+        let capacity = if c.kv_tokens > 0 {
+            c.kv_bytes_per_gpu / c.kv_tokens as u64 * context as u64
+        } else {
+            0
+        };
+        let frac = if capacity > 0 {
+            c.kv_bytes_per_gpu as f32 / capacity as f32
+        } else {
+            0.0
+        };
+        ui.add(egui::ProgressBar::new(frac).text(t_args(
+            lang,
+            "serve-kv",
+            &[
+                ("bytes", human_bytes(c.kv_bytes_per_gpu)),
+                ("tokens", c.kv_tokens.to_string()),
+                ("context", context.to_string()),
+            ],
+        )));
+        let compute: Vec<Bar> = c
+            .times
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, t)| Bar::new(i as f64, t.0).width(0.8))
+            .collect();
+        let comm: Vec<Bar> = c
+            .times
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, t)| Bar::new(i as f64, t.1).width(0.8))
+            .collect();
+        let compute = BarChart::new(t(lang, "serve-compute"), compute).color(gpu_color(k, dark));
+        let comm = BarChart::new(t(lang, "serve-collectives"), comm)
+            .color(ui.visuals().warn_fg_color)
+            .stack_on(&[&compute]);
+        Plot::new(("serve-token-times", c.tp))
+            .legend(Legend::default())
+            .height(150.0)
+            .x_axis_label(t(lang, "serve-axis-token"))
+            .y_axis_label(t(lang, "serve-axis-ms"))
+            .allow_scroll(false)
+            .allow_drag(false)
+            .allow_zoom(false)
+            .show(ui, |plot| {
+                plot.bar_chart(compute);
+                plot.bar_chart(comm);
+            });
+        if let Some(d) = done {
+            if let Some(&(_, same, err, passed)) = d.checks.iter().find(|ch| ch.0 == c.tp) {
+                let (color, key) = if passed {
+                    (
+                        egui::Color32::from_rgb(0x00, 0x9E, 0x73),
+                        "serve-check-pass",
+                    )
+                } else {
+                    (ui.visuals().error_fg_color, "serve-check-fail")
+                };
+                ui.colored_label(
+                    color,
+                    t_args(
+                        lang,
+                        key,
+                        &[
+                            ("same", t(lang, if same { "serve-yes" } else { "serve-no" })),
+                            ("error", format!("{err:.1e}")),
+                            ("tolerance", format!("{:.1e}", d.tolerance)),
+                        ],
+                    ),
+                );
+            }
+        }
+    }
+
+    fn scenario_ui(&mut self, ui: &mut egui::Ui) {
+        let lang = current_lang(ui.ctx());
+        let sweep = self.sweep.get_or_insert_with(scenario_sweep);
+        let (s, sw) = match sweep {
+            Ok(v) => (&v.0, &v.1),
+            Err(e) => {
+                ui.colored_label(ui.visuals().error_fg_color, e.as_str());
+                return;
+            }
+        };
+        ui.heading(t(lang, "serve-scenario-title"));
+        if let Some(r) = sw.rows.iter().find(|r| r.setup.tp == 4) {
+            ui.label(t_args(
+                lang,
+                "serve-scenario-tp4",
+                &[
+                    ("gpu", s.gpu.replace('-', " ").to_uppercase()),
+                    ("context", s.seq.to_string()),
+                    ("ms", format!("{:.1}", r.step_s * 1e3)),
+                    ("tps", format!("{:.0}", r.tokens_per_s)),
+                    ("weights", format!("{:.1}", r.weights_s * 1e3)),
+                    ("allreduce", format!("{:.1}", r.collective_s * 1e3)),
+                    ("count", r.all_reduces.to_string()),
+                    ("memory", human_bytes(r.memory_per_gpu_bytes)),
+                ],
+            ));
+        }
+        if let Some(d) = sw.diminishing_from {
+            ui.label(t_args(
+                lang,
+                "serve-scenario-knee",
+                &[("tp", d.to_string())],
+            ));
+        }
+        let dark = ui.visuals().dark_mode;
+        let pts: Vec<[f64; 2]> = sw
+            .rows
+            .iter()
+            .map(|r| [r.setup.tp as f64, r.step_s * 1e3])
+            .collect();
+        let weights: Vec<[f64; 2]> = sw
+            .rows
+            .iter()
+            .map(|r| [r.setup.tp as f64, r.compute_s * 1e3])
+            .collect();
+        let missing: Vec<[f64; 2]> = sw
+            .rows
+            .iter()
+            .filter(|r| !r.fits)
+            .map(|r| [r.setup.tp as f64, r.step_s * 1e3])
+            .collect();
+        let nofit_color = ui.visuals().error_fg_color;
+        Plot::new("serve-70b-curve")
+            .legend(Legend::default())
+            .height((ui.available_height() - 10.0).max(160.0))
+            .x_axis_label(t(lang, "serve-axis-tp"))
+            .y_axis_label(t(lang, "serve-axis-ms-token"))
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                plot.line(
+                    Line::new(t(lang, "serve-curve-total"), PlotPoints::from(pts.clone()))
+                        .color(gpu_color(0, dark))
+                        .width(2.5),
+                );
+                plot.points(
+                    Points::new(t(lang, "serve-curve-total"), PlotPoints::from(pts))
+                        .color(gpu_color(0, dark))
+                        .radius(4.0),
+                );
+                plot.line(
+                    Line::new(t(lang, "serve-curve-reads"), PlotPoints::from(weights))
+                        .color(gpu_color(1, dark))
+                        .width(2.0),
+                );
+                plot.points(
+                    Points::new(t(lang, "serve-curve-nofit"), PlotPoints::from(missing))
+                        .color(nofit_color)
+                        .radius(6.0),
+                );
+            });
+    }
+}
+
+impl View for Serve {
+    fn id(&self) -> &'static str {
+        "serve"
+    }
+
+    fn title(&self) -> &'static str {
+        "Serve"
+    }
+
+    fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
+        if let Some(job) = &mut self.job {
+            match job.poll() {
+                Some(r) => {
+                    self.result = Some(r);
+                    self.job = None;
+                }
+                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
+            }
+        }
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
+        let lang = current_lang(ui.ctx());
+        egui::ScrollArea::vertical()
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                ui.heading(t(lang, "serve-title"));
+                ui.label(t(lang, "serve-intro"));
+                let running = self.job.is_some();
+                ui.add_enabled_ui(!running, |ui| {
+                    ui.horizontal_wrapped(|ui| {
+                        let l = ui.label(t(lang, "serve-prompt"));
+                        ui.add(
+                            egui::TextEdit::singleline(&mut self.prompt)
+                                .desired_width(260.0)
+                                .char_limit(40),
+                        )
+                        .labelled_by(l.id);
+                        let l = ui.label(t(lang, "serve-tokens"));
+                        ui.add(egui::DragValue::new(&mut self.tokens).range(1..=MAX_TOKENS))
+                            .labelled_by(l.id);
+                        let l = ui.label(t(lang, "serve-train-steps"));
+                        ui.add(
+                            egui::DragValue::new(&mut self.train_steps).range(0..=MAX_TRAIN_STEPS),
+                        )
+                        .labelled_by(l.id);
+                        ui.checkbox(&mut self.gqa, t(lang, "serve-gqa"))
+                            .on_hover_text(t(lang, "serve-gqa-hint"));
+                    });
+                });
+                ui.horizontal(|ui| {
+                    if !running && ui.button(t(lang, "serve-generate")).clicked() {
+                        self.start(ui.ctx());
+                    }
+                    if running {
+                        ui.spinner();
+                        let training = self.live.lock().map(|l| l.training).unwrap_or(false);
+                        ui.label(t(
+                            lang,
+                            if training {
+                                "serve-training"
+                            } else {
+                                "serve-decoding"
+                            },
+                        ));
+                    }
+                });
+                if let Some(Err(e)) = &self.result {
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        t_args(lang, "serve-failed", &[("error", e.clone())]),
+                    );
+                }
+                let columns = self
+                    .live
+                    .lock()
+                    .map(|l| l.columns.clone())
+                    .unwrap_or_default();
+                let done = match &self.result {
+                    Some(Ok(d)) => Some(d.clone()),
+                    _ => None,
+                };
+                if !columns.is_empty() {
+                    if let Some(d) = &done {
+                        ui.label(t_args(
+                            lang,
+                            "serve-reference",
+                            &[("text", format!("{}{}", self.prompt, d.reference))],
+                        ));
+                    }
+                    let prompt = self.prompt.clone();
+                    ui.columns(columns.len(), |cols| {
+                        for (k, (col, c)) in cols.iter_mut().zip(&columns).enumerate() {
+                            // Plain top-down layout: the columns' default justification
+                            // would stretch the wrapped labels' letter spacing.
+                            col.with_layout(egui::Layout::top_down(egui::Align::Min), |col| {
+                                Self::column_ui(col, c, k, &prompt, done.as_ref());
+                            });
+                        }
+                    });
+                    ui.label(t(lang, "serve-measured-note"));
+                }
+                ui.separator();
+                self.scenario_ui(ui);
+            });
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+        // A saved file is user data: keep its numbers inside the controls' ranges.
+        self.tokens = self.tokens.clamp(1, MAX_TOKENS);
+        self.train_steps = self.train_steps.min(MAX_TRAIN_STEPS);
+        if self.prompt.chars().count() > 40 {
+            self.prompt = self.prompt.chars().take(40).collect();
+        }
+    }
+}

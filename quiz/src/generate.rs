@@ -276,13 +276,13 @@ fn tr_last_word(n: u64) -> &'static str {
     ];
     if n == 0 {
         UNITS[0]
-    } else if n % 10 != 0 {
+    } else if !n.is_multiple_of(10) {
         UNITS[(n % 10) as usize]
-    } else if n % 100 != 0 {
+    } else if !n.is_multiple_of(100) {
         TENS[((n / 10) % 10) as usize]
-    } else if n % 1000 != 0 {
+    } else if !n.is_multiple_of(1000) {
         "yüz"
-    } else if n % 1_000_000 != 0 {
+    } else if !n.is_multiple_of(1_000_000) {
         "bin"
     } else {
         "milyon"

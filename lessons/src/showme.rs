@@ -1,6 +1,6 @@
 //! "Show me" targets: a view of the app, a scenario and a step of the trace.
 
-use crate::lang::Localized;
+use crate::lang::{Lang, Localized};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
@@ -67,6 +67,44 @@ impl View {
             View::Gpu => "gpu",
             View::Lessons => "lessons",
             View::Quiz => "quiz",
+        }
+    }
+
+    /// The app's side-bar title (English, as the app shows it).
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Playground => "Playground",
+            View::Step => "Step through",
+            View::Collectives => "Collectives",
+            View::Timeline => "Timeline",
+            View::Memory => "Memory",
+            View::Verify => "Verify",
+            View::Precision => "Precision",
+            View::Vocab => "Vocabulary",
+            View::Train => "Train",
+            View::Planner => "Planner",
+            View::Gpu => "GPU",
+            View::Lessons => "Lessons",
+            View::Quiz => "Quiz",
+        }
+    }
+
+    /// The view's name in Turkish.
+    pub fn name_tr(self) -> &'static str {
+        match self {
+            View::Playground => "Oyun alanı",
+            View::Step => "Adım adım",
+            View::Collectives => "Kolektifler",
+            View::Timeline => "Zaman çizelgesi",
+            View::Memory => "Bellek",
+            View::Verify => "Doğrulama",
+            View::Precision => "Hassasiyet",
+            View::Vocab => "Sözlük",
+            View::Train => "Eğitim",
+            View::Planner => "Planlayıcı",
+            View::Gpu => "GPU",
+            View::Lessons => "Dersler",
+            View::Quiz => "Kısa sınav",
         }
     }
 
@@ -305,31 +343,65 @@ impl ShowMe {
 
     /// A one-line description, e.g. `step view, gpt2-small, TP=4, forward pass at mlp.g`.
     pub fn describe(&self) -> String {
+        self.describe_in(Lang::En)
+    }
+
+    /// The description in `lang`; in Turkish, e.g. `Adım adım görünümü (Step through),
+    /// gpt2-small, TP=4, ileri geçişte mlp.g` (the app's side bar names views in English).
+    pub fn describe_in(&self, lang: Lang) -> String {
         let cfg = self.config();
-        let mut s = format!("{} view, {}, TP={}", self.view, self.preset.name(), cfg.tp);
+        let tr = lang == Lang::Tr;
+        let mut s = if tr {
+            format!(
+                "{} görünümü ({}), {}, TP={}",
+                self.view.name_tr(),
+                self.view.title(),
+                self.preset.name(),
+                cfg.tp
+            )
+        } else {
+            format!("{} view, {}, TP={}", self.view, self.preset.name(), cfg.tp)
+        };
+        let mut add = |en: String, tr_text: String| {
+            s.push_str(", ");
+            s.push_str(if tr { &tr_text } else { &en });
+        };
         if cfg.layers != 1 {
-            s.push_str(&format!(", {} layers", cfg.layers));
+            add(
+                format!("{} layers", cfg.layers),
+                format!("{} katman", cfg.layers),
+            );
         }
         if cfg.is_gqa() {
-            s.push_str(&format!(", {} KV heads", cfg.kv_heads()));
+            add(
+                format!("{} KV heads", cfg.kv_heads()),
+                format!("{} KV kafası", cfg.kv_heads()),
+            );
         }
         if cfg.sequence_parallel {
-            s.push_str(", sequence parallel");
+            add("sequence parallel".into(), "dizi paralelliği".into());
         }
         if let Some(m) = &self.model {
-            s.push_str(&format!(", model {m}"));
+            add(format!("model {m}"), format!("model {m}"));
         }
         if let Some(g) = &self.gpu {
-            s.push_str(&format!(", {g}"));
+            add(g.clone(), g.clone());
         }
         if let Some(n) = self.gpus {
-            s.push_str(&format!(", {n} GPUs"));
+            add(format!("{n} GPUs"), format!("{n} GPU"));
         }
         if let Some(n) = self.gpus_per_node {
-            s.push_str(&format!(", {n} per node"));
+            add(format!("{n} per node"), format!("düğüm başına {n}"));
         }
         if let Some(e) = &self.event {
-            s.push_str(&format!(", {} pass at {e}", self.pass().name()));
+            let pass_tr = match self.pass() {
+                Pass::Forward => "ileri",
+                Pass::Backward => "geri",
+            };
+            add(
+                format!("{} pass at {e}", self.pass().name()),
+                format!("{pass_tr} geçişte {e}"),
+            );
         }
         s
     }
@@ -398,6 +470,33 @@ event = "attn.f.bwd""#,
             t.validate(),
             Err(ShowMeError::EventOnStaticView { .. })
         ));
+    }
+
+    #[test]
+    fn described_in_turkish_without_english_words() {
+        let t = parse("view = \"step\"\ntp = 4\nsequence_parallel = true\npass = \"backward\"\nevent = \"mlp.f.bwd\"");
+        let tr = t.describe_in(Lang::Tr);
+        assert_eq!(
+            tr,
+            "Adım adım görünümü (Step through), gpt2-small, TP=4, dizi paralelliği, geri geçişte mlp.f.bwd"
+        );
+        assert_eq!(
+            t.describe(),
+            "step view, gpt2-small, TP=4, sequence parallel, backward pass at mlp.f.bwd"
+        );
+        for v in View::ALL {
+            let d = ShowMe {
+                view: v,
+                ..ShowMe::default()
+            }
+            .describe_in(Lang::Tr);
+            // The side-bar title in parentheses is the app's English name; the rest is Turkish.
+            let without_title = d.replace(v.title(), "");
+            assert!(
+                crate::english::english_in_prose(&without_title).is_empty(),
+                "{d}"
+            );
+        }
     }
 
     #[test]

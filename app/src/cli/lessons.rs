@@ -61,7 +61,11 @@ pub fn run(args: LessonsArgs) -> anyhow::Result<ExitCode> {
             println!("{}", l.body.get(lang));
             for t in &l.show_me {
                 let label = t.label.as_ref().map(|x| x.get(lang)).unwrap_or_default();
-                println!("Show me: {label} — {}", t.describe());
+                let show_me = match lang {
+                    Lang::En => "Show me",
+                    Lang::Tr => "Göster",
+                };
+                println!("{show_me}: {label} — {}", t.describe_in(lang));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -234,7 +234,7 @@ fn feedback(
             out,
             "  {} {}",
             t(lang, "Show me in the app:", "Uygulamada göster:"),
-            s.describe()
+            s.describe_in(lang)
         )?;
     }
     writeln!(out)?;

@@ -100,9 +100,13 @@ impl View for Lessons {
                             .label
                             .as_ref()
                             .map(|l| l.get(lang).to_string())
-                            .unwrap_or_else(|| target.describe());
+                            .unwrap_or_else(|| target.describe_in(lang));
                         let text = format!("{}: {caption}", t(lang, "show-me"));
-                        let hint = t_args(lang, "show-me-hint", &[("target", target.describe())]);
+                        let hint = t_args(
+                            lang,
+                            "show-me-hint",
+                            &[("target", target.describe_in(lang))],
+                        );
                         if ui.button(text).on_hover_text(hint).clicked() {
                             go = Some(to_app_target(target));
                         }

@@ -331,7 +331,7 @@ impl Quiz {
                         ui.horizontal_wrapped(|ui| {
                             if let Some(target) = &q.show_me {
                                 let caption =
-                                    format!("{}: {}", t(lang, "show-me"), target.describe());
+                                    format!("{}: {}", t(lang, "show-me"), target.describe_in(lang));
                                 if ui.button(caption).clicked() {
                                     shared.navigate(to_app_target(target));
                                 }

@@ -16,6 +16,19 @@ pub const MAX_TP: usize = 64;
 /// Default memory guard for executing a scenario on the CPU: 6 GiB of tensors.
 pub const DEFAULT_MEMORY_GUARD_BYTES: u64 = 6 << 30;
 
+/// The largest value any size of a [`Config`] may take (hidden, FFN, sequence, batch, layers):
+/// 2²⁴. Far above anything the CPU engine can run (the memory guard refuses much less), it
+/// keeps every size product of the config inside 64 bits, so no arithmetic can wrap.
+pub const MAX_DIM: usize = 1 << 24;
+
+/// The largest number of layers a [`Config`] may have: 1024 (the trace and the app's drawings
+/// hold every layer; real models have at most a few hundred).
+pub const MAX_LAYERS: usize = 1 << 10;
+
+/// The largest number of attention heads (query or KV) a [`Config`] may have: 2¹⁶ (real models
+/// have at most a few hundred).
+pub const MAX_HEADS: usize = 1 << 16;
+
 /// One scenario: a stack of identical pre-LayerNorm GPT-2 blocks split over `tp` virtual GPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -124,6 +137,12 @@ impl std::str::FromStr for Preset {
 pub enum ConfigError {
     #[error("{field} must be at least 1 (got 0)")]
     Zero { field: &'static str },
+    #[error("{field} {value} is over the limit of {max}; use a {field} of at most {max}")]
+    OverLimit {
+        field: &'static str,
+        value: usize,
+        max: usize,
+    },
     #[error("TP size must be between 1 and {max} (got {tp})")]
     TpOutOfRange { tp: usize, max: usize },
     #[error(
@@ -226,8 +245,23 @@ fn kv_splittable(kv: usize, tp: usize) -> bool {
     kv > 0 && (kv.is_multiple_of(tp) || tp.is_multiple_of(kv))
 }
 
-fn divisors(n: usize) -> Vec<usize> {
-    (1..=n).filter(|d| n.is_multiple_of(*d)).collect()
+/// The divisors of `n` in increasing order (none for 0), found by trial division up to `√n`:
+/// `O(√n)` steps, never a loop over every number up to `n`.
+pub fn divisors(n: usize) -> Vec<usize> {
+    let mut low = Vec::new();
+    let mut high = Vec::new();
+    let mut d = 1usize;
+    while d <= n / d {
+        if n.is_multiple_of(d) {
+            low.push(d);
+            if d != n / d {
+                high.push(n / d);
+            }
+        }
+        d += 1;
+    }
+    low.extend(high.into_iter().rev());
+    low
 }
 
 impl Config {
@@ -268,7 +302,7 @@ impl Config {
         if self.kv_replicas() > 1 {
             rank / self.kv_replicas()
         } else {
-            rank * self.kv_heads_per_rank()
+            rank.saturating_mul(self.kv_heads_per_rank())
         }
     }
 
@@ -279,20 +313,22 @@ impl Config {
         if m <= 1 {
             return Vec::new();
         }
-        (0..self.tp / m)
+        (0..self.tp.min(MAX_TP) / m)
             .map(|g| (g * m..(g + 1) * m).collect())
             .collect()
     }
 
     /// The ranks holding each KV head, indexed by KV head.
     pub fn kv_holders(&self) -> Vec<Vec<usize>> {
-        let mut out = vec![Vec::new(); self.kv_heads()];
-        for r in 0..self.tp.max(1) {
+        // Clamped so that an unvalidated config cannot size the allocation or the loop.
+        let mut out = vec![Vec::new(); self.kv_heads().min(MAX_HEADS)];
+        for r in 0..self.tp.clamp(1, MAX_TP) {
             let first = self.first_kv_head(r);
-            for k in first..first + self.kv_heads_per_rank() {
-                if let Some(v) = out.get_mut(k) {
-                    v.push(r);
-                }
+            let end = first
+                .saturating_add(self.kv_heads_per_rank())
+                .min(out.len());
+            for v in out.iter_mut().take(end).skip(first) {
+                v.push(r);
             }
         }
         out
@@ -335,18 +371,24 @@ impl Config {
     }
 
     /// Columns of the packed QKV weight: `(a + 2·kv)·d` (`3h` without grouped-query attention).
+    /// Saturates instead of wrapping on a config that [`Config::validate_shapes`] refuses.
     pub fn qkv_width(&self) -> usize {
-        (self.heads + 2 * self.kv_heads()) * self.head_dim()
+        self.heads
+            .saturating_add(self.kv_heads().saturating_mul(2))
+            .saturating_mul(self.head_dim())
     }
 
     /// QKV columns each rank holds: its query heads and its (possibly replicated) KV heads.
     pub fn qkv_cols_per_rank(&self) -> usize {
-        (self.heads_per_rank() + 2 * self.kv_heads_per_rank()) * self.head_dim()
+        self.heads_per_rank()
+            .saturating_add(self.kv_heads_per_rank().saturating_mul(2))
+            .saturating_mul(self.head_dim())
     }
 
-    /// Tokens per micro-batch, `b·s` (rows of every activation matrix).
+    /// Tokens per micro-batch, `b·s` (rows of every activation matrix). Saturates instead of
+    /// wrapping on a config that [`Config::validate_shapes`] refuses.
     pub fn tokens(&self) -> usize {
-        self.batch * self.seq
+        self.batch.saturating_mul(self.seq)
     }
 
     /// Heads held by each rank.
@@ -379,7 +421,8 @@ impl Config {
         below.into_iter().chain(above).collect()
     }
 
-    /// Checks the shape rules (not the memory guard): sizes non-zero, `hidden % heads`,
+    /// Checks the shape rules (not the memory guard): sizes non-zero and at most [`MAX_DIM`]
+    /// (heads at most [`MAX_HEADS`], layers at most [`MAX_LAYERS`]), `hidden % heads`,
     /// `heads % tp`, `ffn % tp`, `seq % tp` with sequence parallelism, and `1 <= tp <= 64`.
     pub fn validate_shapes(&self) -> Result<(), ConfigError> {
         for (field, v) in [
@@ -393,6 +436,19 @@ impl Config {
         ] {
             if v == 0 {
                 return Err(ConfigError::Zero { field });
+            }
+        }
+        for (field, value, max) in [
+            ("hidden", self.hidden, MAX_DIM),
+            ("heads", self.heads, MAX_HEADS),
+            ("kv_heads", self.kv_heads(), MAX_HEADS),
+            ("ffn", self.ffn, MAX_DIM),
+            ("seq", self.seq, MAX_DIM),
+            ("batch", self.batch, MAX_DIM),
+            ("layers", self.layers, MAX_LAYERS),
+        ] {
+            if value > max {
+                return Err(ConfigError::OverLimit { field, value, max });
             }
         }
         if self.tp > MAX_TP {
@@ -500,9 +556,18 @@ impl Config {
 
     /// Parameters of one block: QKV `h·q+q` (`q` = [`Config::qkv_width`], `3h` without
     /// grouped-query attention), out `h·h+h`, fc1 `h·f+f`, fc2 `f·h+h`, two LayerNorms `4h`.
+    /// Saturates (never wraps) on a config that [`Config::validate_shapes`] refuses; within
+    /// [`MAX_DIM`] it is exact.
     pub fn params_per_layer(&self) -> u64 {
-        let (h, f, q) = (self.hidden as u64, self.ffn as u64, self.qkv_width() as u64);
-        h * q + q + h * h + h + h * f + f + f * h + h + 4 * h
+        let (h, f, q) = (
+            self.hidden as u128,
+            self.ffn as u128,
+            self.qkv_width() as u128,
+        );
+        let n = [h * q, q, h * h, h, h * f, f, f * h, h, 4 * h]
+            .into_iter()
+            .fold(0u128, u128::saturating_add);
+        u64::try_from(n).unwrap_or(u64::MAX)
     }
 
     /// A conservative estimate of the bytes a CPU run allocates, computed with saturating
@@ -625,6 +690,89 @@ mod tests {
             cfg.validate(),
             Err(ConfigError::HiddenNotDivisibleByHeads { .. })
         ));
+    }
+
+    #[test]
+    fn divisors_match_the_definition() {
+        for n in 0..2000usize {
+            let naive: Vec<usize> = (1..=n).filter(|d| n.is_multiple_of(*d)).collect();
+            assert_eq!(divisors(n), naive, "{n}");
+        }
+        // 2^24 has 25 divisors; found with about 4096 trial divisions.
+        assert_eq!(divisors(1 << 24).len(), 25);
+    }
+
+    #[test]
+    fn huge_sizes_are_refused_by_name_not_looped_over() {
+        // The example: hidden 10^11 with 7 heads used to list divisors by looping to n.
+        let cfg = Config {
+            hidden: 100_000_000_000,
+            heads: 7,
+            ..Config::default()
+        };
+        let err = cfg.validate().unwrap_err();
+        assert_eq!(
+            err,
+            ConfigError::OverLimit {
+                field: "hidden",
+                value: 100_000_000_000,
+                max: MAX_DIM
+            }
+        );
+        assert!(err.to_string().contains("16777216"), "{err}");
+        for (field, cfg) in [
+            (
+                "seq",
+                Config {
+                    seq: usize::MAX,
+                    ..Config::default()
+                },
+            ),
+            (
+                "batch",
+                Config {
+                    batch: usize::MAX,
+                    ..Config::default()
+                },
+            ),
+            (
+                "layers",
+                Config {
+                    layers: usize::MAX,
+                    ..Config::default()
+                },
+            ),
+            (
+                "ffn",
+                Config {
+                    ffn: usize::MAX,
+                    ..Config::default()
+                },
+            ),
+            (
+                "heads",
+                Config {
+                    heads: usize::MAX,
+                    ..Config::default()
+                },
+            ),
+            (
+                "kv_heads",
+                Config {
+                    kv_heads: Some(usize::MAX),
+                    ..Config::default()
+                },
+            ),
+        ] {
+            // Nothing below may overflow or allocate by these numbers.
+            let _ = (cfg.tokens(), cfg.params_per_layer(), cfg.qkv_width());
+            let _ = (cfg.kv_holders(), cfg.kv_replica_groups(), cfg.gqa_note());
+            assert!(
+                matches!(cfg.validate(), Err(ConfigError::OverLimit { field: f, .. }) if f == field),
+                "{field}: {:?}",
+                cfg.validate()
+            );
+        }
     }
 
     #[test]

@@ -170,6 +170,28 @@ pub struct TrainSetup {
     pub overlap_dp: bool,
 }
 
+/// The largest sequence length and global batch the cost model accepts: 2²⁴ each.
+pub const MAX_SETUP_SIZE: usize = 1 << 24;
+
+impl TrainSetup {
+    /// `seq` and `global_batch` at least 1 and at most [`MAX_SETUP_SIZE`].
+    pub fn validate(&self) -> Result<(), LayoutError> {
+        for (field, value) in [("seq", self.seq), ("global_batch", self.global_batch)] {
+            if value == 0 {
+                return Err(LayoutError::Zero { field });
+            }
+            if value > MAX_SETUP_SIZE {
+                return Err(LayoutError::OverLimit {
+                    field,
+                    value,
+                    max: MAX_SETUP_SIZE,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// FLOPs of one iteration, `B·s·[c·l·(2·N_mm + 4·s·h) + 6·h·V]`, where `N_mm` is the matmul
 /// weights a token meets in one block, `c = 3` (forward + backward) or 4 with full
 /// recomputation, and the logit layer is never recomputed. For a GPT model with full
@@ -382,6 +404,7 @@ pub fn check_training_layout(
     cluster: &Cluster,
     layout: &Layout,
 ) -> Result<(), LayoutError> {
+    setup.validate()?;
     if layout.tp > cluster.gpus {
         return Err(LayoutError::TpLargerThanCluster {
             tp: layout.tp,
@@ -398,10 +421,10 @@ pub fn check_training_layout(
             gpus: cluster.gpus,
         });
     }
-    if setup.global_batch == 0
-        || !setup
-            .global_batch
-            .is_multiple_of(layout.micro_batch * layout.dp)
+    // Saturating: a b·d beyond usize divides no global batch, which is the right answer.
+    if !setup
+        .global_batch
+        .is_multiple_of(layout.micro_batch.saturating_mul(layout.dp))
     {
         return Err(LayoutError::BatchNotDivisible {
             global_batch: setup.global_batch,
@@ -426,7 +449,7 @@ pub fn iteration_time(
     let layer = layer_time(model, setup.seq, layout, cluster);
     let layers_per_stage = (model.layers / p) as f64;
     // The last stage also runs the vocabulary-parallel logits GEMM (fwd + 2× bwd).
-    let tok = (setup.seq * layout.micro_batch) as f64;
+    let tok = setup.seq as f64 * layout.micro_batch as f64;
     let logits_s = 3.0 * gemm_s(tok, model.hidden as f64, model.vocab as f64 / t as f64, gpu);
     let stage_compute = layers_per_stage
         * (layer.forward_compute_s + layer.backward_compute_s + layer.recompute_s)
@@ -452,7 +475,7 @@ pub fn iteration_time(
     // all-gather, the same bytes; ZeRO-3 adds a parameter all-gather: 1.5×, ZeRO §7).
     let mem = memory::training_memory(model, setup.seq, setup.global_batch, layout);
     let dp_link = cluster.group_link(t, d);
-    let grad_bytes = 2 * mem.params_per_gpu;
+    let grad_bytes = mem.params_per_gpu.saturating_mul(2);
     let zero3 = if layout.zero >= 3 { 1.5 } else { 1.0 };
     let dp_full = zero3
         * collective_time_s(
@@ -499,7 +522,7 @@ pub fn iteration_time(
         hardware_flops,
         tflops_per_gpu: hardware_flops / (iteration_time_s * n) / 1e12,
         mfu: model_flops / (iteration_time_s * n * gpu.peak_flops(DType::Bf16)),
-        tokens_per_s: (setup.global_batch * setup.seq) as f64 / iteration_time_s,
+        tokens_per_s: setup.global_batch as f64 * setup.seq as f64 / iteration_time_s,
         layer,
         fits: mem.total_bytes <= memory_limit_bytes,
         memory: mem,

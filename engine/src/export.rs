@@ -58,12 +58,11 @@ fn owned<T: Element>(name: String, a: &Array2<T>, flatten_row_vector: bool) -> O
     }
 }
 
-fn write_safetensors(
-    path: &Path,
+fn safetensors_bytes(
     dtype: DType,
     tensors: &[Owned],
     metadata: HashMap<String, String>,
-) -> Result<(), EngineError> {
+) -> Result<Vec<u8>, EngineError> {
     let st_dtype = if dtype == DType::F64 {
         Dtype::F64
     } else {
@@ -77,20 +76,142 @@ fn write_safetensors(
                 .map_err(|e| EngineError::Export(format!("{}: {e}", t.name)))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let bytes = safetensors::tensor::serialize(views, Some(metadata))
-        .map_err(|e| EngineError::Export(e.to_string()))?;
-    write_atomic(path, &bytes)
+    safetensors::tensor::serialize(views, Some(metadata))
+        .map_err(|e| EngineError::Export(e.to_string()))
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename, so a reader never sees half a file.
+/// Writes `bytes` to `path` through a temporary file and a rename, so a reader never sees half a
+/// file; the temporary file is removed if anything fails.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
     use std::io::Write;
     let err = |e: std::io::Error| EngineError::Export(format!("{}: {e}", path.display()));
     let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp).map_err(err)?;
-    f.write_all(bytes).map_err(err)?;
-    f.sync_all().map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
+
+/// A set of files written all or nothing: each file goes into a staging folder beside the
+/// target folder (same file system, so renames are atomic), and [`ExportSet::commit`] moves them
+/// into place. If the target folder does not exist the staging folder is renamed to it in one
+/// step; otherwise each old file is first moved aside into the staging folder, and if any rename
+/// fails every file is put back. Dropping an uncommitted set, or a failed commit, removes the
+/// staging folder: nothing is left behind, and the target holds either all old or all new files.
+pub struct ExportSet {
+    target: PathBuf,
+    staging: PathBuf,
+    names: Vec<String>,
+}
+
+impl ExportSet {
+    /// Starts a set for `target` (created on commit if needed).
+    pub fn new(target: &Path) -> Result<Self, EngineError> {
+        let err = |e: std::io::Error| EngineError::Export(format!("{}: {e}", target.display()));
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(err)?;
+        let base = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "export".to_string());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let staging = parent.join(format!(
+            ".{base}.tplab-staging-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&staging).map_err(err)?;
+        Ok(Self {
+            target: target.to_path_buf(),
+            staging,
+            names: Vec::new(),
+        })
+    }
+
+    /// Writes one file of the set into the staging folder (flushed to disk).
+    pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<(), EngineError> {
+        use std::io::Write;
+        let path = self.staging.join(name);
+        let err = |e: std::io::Error| EngineError::Export(format!("{}: {e}", path.display()));
+        let mut f = std::fs::File::create(&path).map_err(err)?;
+        f.write_all(bytes).map_err(err)?;
+        f.sync_all().map_err(err)?;
+        self.names.push(name.to_string());
+        Ok(())
+    }
+
+    /// Moves every file into the target folder, all or nothing; returns their final paths.
+    pub fn commit(self) -> Result<Vec<PathBuf>, EngineError> {
+        let finals: Vec<PathBuf> = self.names.iter().map(|n| self.target.join(n)).collect();
+        let err = |what: &str, e: std::io::Error| {
+            EngineError::Export(format!("{what} {}: {e}", self.target.display()))
+        };
+        if !self.target.exists() {
+            std::fs::rename(&self.staging, &self.target).map_err(|e| err("cannot create", e))?;
+            return Ok(finals);
+        }
+        if !self.target.is_dir() {
+            return Err(EngineError::Export(format!(
+                "{} exists and is not a folder; give a folder to export into",
+                self.target.display()
+            )));
+        }
+        // Move the old files aside, then the new ones in; undo everything on the first failure.
+        let aside = |n: &str| self.staging.join(format!("{n}.old"));
+        let mut moved_aside = Vec::new();
+        let mut placed = Vec::new();
+        let mut failure = None;
+        for n in &self.names {
+            let old = self.target.join(n);
+            if old.is_dir() {
+                failure = Some(EngineError::Export(format!(
+                    "cannot write {}: a folder of that name is in the way; move it or export \
+                     elsewhere",
+                    old.display()
+                )));
+                break;
+            }
+            if old.symlink_metadata().is_ok() {
+                if let Err(e) = std::fs::rename(&old, aside(n)) {
+                    failure = Some(err("cannot replace a file in", e));
+                    break;
+                }
+                moved_aside.push(n.clone());
+            }
+            if let Err(e) = std::fs::rename(self.staging.join(n), &old) {
+                failure = Some(err("cannot write into", e));
+                break;
+            }
+            placed.push(n.clone());
+        }
+        if let Some(e) = failure {
+            for n in placed.iter().rev() {
+                let _ = std::fs::remove_file(self.target.join(n));
+            }
+            for n in moved_aside.iter().rev() {
+                let _ = std::fs::rename(aside(n), self.target.join(n));
+            }
+            return Err(e);
+        }
+        Ok(finals)
+    }
+}
+
+impl Drop for ExportSet {
+    fn drop(&mut self) {
+        // After a successful first-time commit the staging folder was renamed away.
+        let _ = std::fs::remove_dir_all(&self.staging);
+    }
 }
 
 /// Writes the vocabulary-parallel pass of `cfg` into `dir/vocab.safetensors` (computed in `T`):
@@ -106,8 +227,6 @@ pub fn export_vocab<T: Element>(
     use crate::vocab;
     let err = |e: vocab::VocabError| EngineError::Export(e.to_string());
     cfg.validate().map_err(err)?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| EngineError::Export(format!("{}: {e}", dir.display())))?;
     let m = vocab::VocabModel::<T>::random(cfg);
     let want = vocab::reference(cfg, &m);
     let got = vocab::sharded(cfg, &m).map_err(err)?;
@@ -151,16 +270,18 @@ pub fn export_vocab<T: Element>(
             false,
         ));
     }
-    let path = dir.join("vocab.safetensors");
-    write_safetensors(&path, T::DTYPE, &t, meta)?;
-    Ok(path)
+    let mut set = ExportSet::new(dir)?;
+    set.write("vocab.safetensors", &safetensors_bytes(T::DTYPE, &t, meta)?)?;
+    let mut paths = set.commit()?;
+    paths
+        .pop()
+        .ok_or_else(|| EngineError::Export("nothing was written".into()))
 }
 
 /// Writes `tensors.safetensors`, `shards.safetensors` and `trace.json` into `dir` (created if
-/// needed) and returns their paths.
+/// needed) as one [`ExportSet`] (all three new, or all as they were), and returns their paths.
 pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, EngineError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| EngineError::Export(format!("{}: {e}", dir.display())))?;
+    let mut set = ExportSet::new(dir)?;
     let cfg = &run.report.config;
     let mut meta = HashMap::new();
     meta.insert(
@@ -186,8 +307,10 @@ pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, Engi
             t.push(owned(format!("grad.{}", k.name(i)), g.get(k), true));
         }
     }
-    let tensors = dir.join("tensors.safetensors");
-    write_safetensors(&tensors, cfg.dtype, &t, meta.clone())?;
+    set.write(
+        "tensors.safetensors",
+        &safetensors_bytes(cfg.dtype, &t, meta.clone())?,
+    )?;
 
     let shards = run.report.plan.shard_model(&run.model);
     let mut s = Vec::new();
@@ -203,12 +326,83 @@ pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, Engi
             }
         }
     }
-    let shards_path = dir.join("shards.safetensors");
-    write_safetensors(&shards_path, cfg.dtype, &s, meta)?;
-
-    let trace_path = dir.join("trace.json");
+    set.write(
+        "shards.safetensors",
+        &safetensors_bytes(cfg.dtype, &s, meta)?,
+    )?;
     let json = serde_json::to_vec_pretty(&run.report.trace.to_chrome_json())
         .map_err(|e| EngineError::Export(e.to_string()))?;
-    write_atomic(&trace_path, &json)?;
-    Ok(vec![tensors, shards_path, trace_path])
+    set.write("trace.json", &json)?;
+    set.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tplab-set-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("temp dir");
+        d
+    }
+
+    fn leftovers(parent: &Path) -> Vec<String> {
+        std::fs::read_dir(parent)
+            .expect("readable")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("tplab-staging") || n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn a_set_lands_whole_in_a_new_or_existing_folder() {
+        let parent = temp("ok");
+        let target = parent.join("out");
+        let mut set = ExportSet::new(&target).unwrap();
+        set.write("a.txt", b"new a").unwrap();
+        set.write("b.txt", b"new b").unwrap();
+        let paths = set.commit().unwrap();
+        assert_eq!(paths, vec![target.join("a.txt"), target.join("b.txt")]);
+        // Again, over the existing files, with a user's own file beside them left alone.
+        std::fs::write(target.join("mine.txt"), b"keep").unwrap();
+        let mut set = ExportSet::new(&target).unwrap();
+        set.write("a.txt", b"newer a").unwrap();
+        set.write("b.txt", b"newer b").unwrap();
+        set.commit().unwrap();
+        assert_eq!(std::fs::read(target.join("a.txt")).unwrap(), b"newer a");
+        assert_eq!(std::fs::read(target.join("b.txt")).unwrap(), b"newer b");
+        assert_eq!(std::fs::read(target.join("mine.txt")).unwrap(), b"keep");
+        assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+
+    #[test]
+    fn a_failure_half_way_leaves_the_old_files_and_nothing_else() {
+        let parent = temp("fail");
+        let target = parent.join("out");
+        std::fs::create_dir_all(&target).unwrap();
+        std::fs::write(target.join("a.txt"), b"old a").unwrap();
+        // The second file cannot be placed: a folder sits where it goes.
+        std::fs::create_dir_all(target.join("b.txt").join("x")).unwrap();
+        std::fs::write(target.join("c.txt"), b"old c").unwrap();
+        let mut set = ExportSet::new(&target).unwrap();
+        for n in ["a.txt", "b.txt", "c.txt"] {
+            set.write(n, b"new").unwrap();
+        }
+        assert!(set.commit().is_err());
+        assert_eq!(std::fs::read(target.join("a.txt")).unwrap(), b"old a");
+        assert_eq!(std::fs::read(target.join("c.txt")).unwrap(), b"old c");
+        assert!(target.join("b.txt").join("x").is_dir());
+        assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+        assert!(leftovers(&target).is_empty(), "{:?}", leftovers(&target));
+        // A set dropped before its commit (a failed computation) leaves nothing either.
+        let mut set = ExportSet::new(&parent.join("never")).unwrap();
+        set.write("a.txt", b"x").unwrap();
+        drop(set);
+        assert!(!parent.join("never").exists());
+        assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
 }

@@ -13,8 +13,12 @@ use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+/// The largest cluster the cost model accepts: 2²⁴ GPUs (today's largest are ~10⁵).
+pub const MAX_GPUS: usize = 1 << 24;
+
 /// One GPU model's peak rates and memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct GpuSpec {
     /// Catalogue key, e.g. `a100-80gb`.
     pub name: String,
@@ -107,6 +111,7 @@ impl GpuSpec {
 
 /// A link: bandwidth per GPU per direction and a per-step latency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     /// Catalogue key, e.g. `nvlink3`, `ib-ndr-400`.
     pub name: String,
@@ -171,8 +176,24 @@ pub enum HardwareError {
         field: &'static str,
         value: f64,
     },
-    #[error("the cluster needs at least one GPU and one GPU per node")]
-    EmptyCluster,
+    #[error(
+        "{what} '{name}': {field} = {value} is outside the physical range {min} to {max} {unit}"
+    )]
+    OutOfRange {
+        what: &'static str,
+        name: String,
+        field: &'static str,
+        value: f64,
+        min: f64,
+        max: f64,
+        unit: &'static str,
+    },
+    #[error("every {what} in the hardware TOML needs a name of 1 to 64 characters (got '{name}')")]
+    BadName { what: &'static str, name: String },
+    #[error("the cluster needs at least one GPU and one GPU per node (got {gpus} GPUs, {gpus_per_node} per node)")]
+    EmptyCluster { gpus: usize, gpus_per_node: usize },
+    #[error("{gpus} GPUs is over the limit of {max} the cost model accepts; use fewer GPUs")]
+    TooManyGpus { gpus: usize, max: usize },
     #[error(
         "{gpus} GPUs cannot be laid out as whole nodes of {gpus_per_node}: use a multiple of \
          {gpus_per_node}, or fewer GPUs than one node"
@@ -197,6 +218,7 @@ impl Default for Catalogue {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct TomlFile {
     #[serde(default)]
     gpu: Vec<GpuSpec>,
@@ -227,60 +249,63 @@ impl Catalogue {
             message: e.to_string(),
         })?;
         for l in file.link {
+            check_name("link", &l.name)?;
             // Latency may be zero (a pure-bandwidth link); bandwidth must be positive.
-            for (field, value, min_ok) in [
-                ("bandwidth_gbs", l.bandwidth_gbs, false),
-                ("latency_us", l.latency_us, true),
+            for (field, value, min, max, unit) in [
+                ("bandwidth_gbs", l.bandwidth_gbs, 1e-3, 1e5, "GB/s"),
+                ("latency_us", l.latency_us, 0.0, 1e6, "µs"),
             ] {
-                let ok = value.is_finite() && (value > 0.0 || (min_ok && value == 0.0));
-                if !ok {
-                    return Err(HardwareError::NotPositive {
-                        what: "link",
-                        name: l.name.clone(),
-                        field,
-                        value,
-                    });
-                }
+                check_value("link", &l.name, field, value, min, max, unit)?;
             }
-            self.links.retain(|x| x.name != l.name);
+            self.links
+                .retain(|x| canonical_link(&x.name) != canonical_link(&l.name));
             self.links.push(l);
         }
         for g in file.gpu {
-            for (field, value) in [
-                ("peak_bf16_tflops", g.peak_bf16_tflops),
-                ("peak_fp32_tflops", g.peak_fp32_tflops),
-                ("peak_fp64_tflops", g.peak_fp64_tflops),
-                ("memory_gb", g.memory_gb),
-                ("memory_bandwidth_gbs", g.memory_bandwidth_gbs),
+            check_name("GPU", &g.name)?;
+            for (field, value, min, max, unit) in [
+                ("peak_bf16_tflops", g.peak_bf16_tflops, 1e-3, 1e5, "TFLOP/s"),
+                ("peak_fp32_tflops", g.peak_fp32_tflops, 1e-3, 1e5, "TFLOP/s"),
+                ("peak_fp64_tflops", g.peak_fp64_tflops, 1e-3, 1e5, "TFLOP/s"),
+                ("memory_gb", g.memory_gb, 1e-3, 1e5, "GB"),
+                (
+                    "memory_bandwidth_gbs",
+                    g.memory_bandwidth_gbs,
+                    1e-3,
+                    1e6,
+                    "GB/s",
+                ),
             ] {
-                if value.is_nan() || value <= 0.0 || !value.is_finite() {
-                    return Err(HardwareError::NotPositive {
-                        what: "GPU",
-                        name: g.name.clone(),
-                        field,
-                        value,
-                    });
-                }
+                check_value("GPU", &g.name, field, value, min, max, unit)?;
+            }
+            // TF32 may be absent (0: no TF32 tensor cores).
+            if g.peak_tf32_tflops != 0.0 {
+                check_value(
+                    "GPU",
+                    &g.name,
+                    "peak_tf32_tflops",
+                    g.peak_tf32_tflops,
+                    1e-3,
+                    1e5,
+                    "TFLOP/s",
+                )?;
             }
             self.link(&g.intra_node_link)?;
-            self.gpus.retain(|x| x.name != g.name);
+            self.gpus
+                .retain(|x| canonical_gpu(&x.name) != canonical_gpu(&g.name));
             self.gpus.push(g);
         }
         Ok(self)
     }
 
-    /// A GPU by name; also accepts the family names `a100` (80 GB), `h100`, `b200`.
+    /// A GPU by name, matched case-insensitively the same way for built-in and TOML GPUs; also
+    /// accepts the family names `a100` (80 GB), `h100`, `b200`.
     pub fn gpu(&self, name: &str) -> Result<GpuSpec, HardwareError> {
-        let key = name.to_ascii_lowercase();
-        let key = match key.as_str() {
-            "a100" => "a100-80gb",
-            "h100" | "h100-80gb" => "h100-sxm",
-            "h200-sxm" => "h200",
-            other => other,
-        };
+        let key = canonical_gpu(name);
         self.gpus
             .iter()
-            .find(|g| g.name == key)
+            .rev() // a later TOML entry overrides an earlier one of the same name
+            .find(|g| canonical_gpu(&g.name) == key)
             .cloned()
             .ok_or_else(|| HardwareError::UnknownGpu {
                 name: name.to_string(),
@@ -288,23 +313,82 @@ impl Catalogue {
             })
     }
 
-    /// A link by name; also accepts `ib200`, `ib400`.
+    /// A link by name, matched case-insensitively; also accepts `ib200`, `ib400`.
     pub fn link(&self, name: &str) -> Result<LinkSpec, HardwareError> {
-        let key = name.to_ascii_lowercase();
-        let key = match key.as_str() {
-            "ib200" | "hdr" => "ib-hdr-200",
-            "ib400" | "ndr" => "ib-ndr-400",
-            other => other,
-        };
+        let key = canonical_link(name);
         self.links
             .iter()
-            .find(|l| l.name == key)
+            .rev()
+            .find(|l| canonical_link(&l.name) == key)
             .cloned()
             .ok_or_else(|| HardwareError::UnknownLink {
                 name: name.to_string(),
                 known: self.links.iter().map(|l| l.name.clone()).collect(),
             })
     }
+}
+
+/// The one way GPU names are compared: trimmed, lower-case, family aliases resolved.
+fn canonical_gpu(name: &str) -> String {
+    let key = name.trim().to_lowercase();
+    match key.as_str() {
+        "a100" => "a100-80gb".to_string(),
+        "h100" | "h100-80gb" => "h100-sxm".to_string(),
+        "h200-sxm" => "h200".to_string(),
+        _ => key,
+    }
+}
+
+/// The one way link names are compared: trimmed, lower-case, aliases resolved.
+fn canonical_link(name: &str) -> String {
+    let key = name.trim().to_lowercase();
+    match key.as_str() {
+        "ib200" | "hdr" => "ib-hdr-200".to_string(),
+        "ib400" | "ndr" => "ib-ndr-400".to_string(),
+        _ => key,
+    }
+}
+
+fn check_name(what: &'static str, name: &str) -> Result<(), HardwareError> {
+    let n = name.trim();
+    if n.is_empty() || n.chars().count() > 64 || n.chars().any(char::is_control) {
+        return Err(HardwareError::BadName {
+            what,
+            name: name.chars().take(80).collect(),
+        });
+    }
+    Ok(())
+}
+
+fn check_value(
+    what: &'static str,
+    name: &str,
+    field: &'static str,
+    value: f64,
+    min: f64,
+    max: f64,
+    unit: &'static str,
+) -> Result<(), HardwareError> {
+    if !value.is_finite() || value < 0.0 || (value == 0.0 && min > 0.0) {
+        return Err(HardwareError::NotPositive {
+            what,
+            name: name.to_string(),
+            field,
+            value,
+        });
+    }
+    if value < min || value > max {
+        return Err(HardwareError::OutOfRange {
+            what,
+            name: name.to_string(),
+            field,
+            value,
+            min,
+            max,
+            unit,
+        });
+    }
+    Ok(())
 }
 
 /// `nodes × gpus_per_node` GPUs of one kind, with the links inside and between nodes.
@@ -327,7 +411,16 @@ impl Cluster {
         inter_node: &str,
     ) -> Result<Self, HardwareError> {
         if gpus == 0 || gpus_per_node == 0 {
-            return Err(HardwareError::EmptyCluster);
+            return Err(HardwareError::EmptyCluster {
+                gpus,
+                gpus_per_node,
+            });
+        }
+        if gpus > MAX_GPUS {
+            return Err(HardwareError::TooManyGpus {
+                gpus,
+                max: MAX_GPUS,
+            });
         }
         if gpus > gpus_per_node && !gpus.is_multiple_of(gpus_per_node) {
             return Err(HardwareError::PartialNode {
@@ -356,9 +449,20 @@ impl Cluster {
         gpus_per_node: usize,
         inter_node: &str,
     ) -> Result<Self, HardwareError> {
-        let per_node = gpus_per_node.max(1);
-        let whole = gpus.max(1).div_ceil(per_node) * per_node;
-        Cluster::new(catalogue, gpu, whole, per_node, inter_node)
+        if gpus == 0 || gpus_per_node == 0 {
+            return Err(HardwareError::EmptyCluster {
+                gpus,
+                gpus_per_node,
+            });
+        }
+        let whole = gpus
+            .div_ceil(gpus_per_node)
+            .checked_mul(gpus_per_node)
+            .ok_or(HardwareError::TooManyGpus {
+                gpus,
+                max: MAX_GPUS,
+            })?;
+        Cluster::new(catalogue, gpu, whole, gpus_per_node, inter_node)
     }
 
     /// Nodes in the cluster.
@@ -370,7 +474,7 @@ impl Cluster {
     /// more than one node. Megatron orders ranks TP fastest, then DP, then PP, so a TP group
     /// has stride 1, a DP group stride `tp`, a PP group stride `tp·dp`.
     pub fn group_spans_nodes(&self, stride: usize, size: usize) -> bool {
-        size > 1 && (size - 1) * stride / self.gpus_per_node.max(1) > 0
+        size > 1 && (size - 1).saturating_mul(stride) / self.gpus_per_node.max(1) > 0
     }
 
     /// The link a group pays: the inter-node link when it spans nodes (the bottleneck), else
@@ -434,6 +538,89 @@ mod tests {
         assert!(matches!(
             Catalogue::default().from_toml("[[gpu]]\nname = 3"),
             Err(HardwareError::Toml { .. })
+        ));
+    }
+
+    #[test]
+    fn toml_names_match_one_way_and_absurd_values_are_refused() {
+        let gpu = |name: &str, bf16: &str| {
+            format!(
+                "[[gpu]]\nname = \"{name}\"\npeak_bf16_tflops = {bf16}\npeak_fp32_tflops = 40.0\n\
+                 peak_fp64_tflops = 20.0\nmemory_gb = 96.0\nmemory_bandwidth_gbs = 3000.0\n\
+                 intra_node_link = \"NVLink4\"\n"
+            )
+        };
+        // The issue's example: a GPU named "MyGPU" could not be selected by that name.
+        let cat = Catalogue::default()
+            .from_toml(&gpu("MyGPU", "400.0"))
+            .unwrap();
+        for name in ["MyGPU", "mygpu", " MYGPU "] {
+            assert_eq!(cat.gpu(name).unwrap().name, "MyGPU", "{name}");
+        }
+        assert!(Cluster::new(&cat, "MyGPU", 8, 8, "ib400").is_ok());
+        // A second definition with another case replaces the first.
+        let cat = cat.from_toml(&gpu("mygpu", "500.0")).unwrap();
+        assert_eq!(cat.gpu("MyGPU").unwrap().peak_bf16_tflops, 500.0);
+        assert_eq!(
+            cat.gpus
+                .iter()
+                .filter(|g| g.name.eq_ignore_ascii_case("mygpu"))
+                .count(),
+            1
+        );
+        // 1e-300 TFLOP/s was accepted.
+        let err = Catalogue::default()
+            .from_toml(&gpu("slow", "1e-300"))
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                HardwareError::OutOfRange {
+                    field: "peak_bf16_tflops",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        for bad in ["0.0", "-1.0", "nan", "inf", "1e9"] {
+            assert!(
+                Catalogue::default().from_toml(&gpu("x", bad)).is_err(),
+                "{bad}"
+            );
+        }
+        // A misspelt table or key is an error, not ignored.
+        let err = Catalogue::default()
+            .from_toml(&gpu("x", "1.0").replace("[[gpu]]", "[[gpus]]"))
+            .unwrap_err();
+        assert!(err.to_string().contains("gpus"), "{err}");
+        let err = Catalogue::default()
+            .from_toml(&gpu("x", "1.0").replace("memory_gb", "memory_gib"))
+            .unwrap_err();
+        assert!(err.to_string().contains("memory_gib"), "{err}");
+        assert!(matches!(
+            Catalogue::default().from_toml(&gpu("", "1.0")),
+            Err(HardwareError::BadName { .. })
+        ));
+    }
+
+    #[test]
+    fn cluster_sizes_are_checked() {
+        let cat = Catalogue::default();
+        // --gpus-per-node 0 used to be taken as 1.
+        assert!(matches!(
+            Cluster::covering(&cat, "h100", 4, 0, "ib400"),
+            Err(HardwareError::EmptyCluster {
+                gpus_per_node: 0,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Cluster::covering(&cat, "h100", usize::MAX, 8, "ib400"),
+            Err(HardwareError::TooManyGpus { .. })
+        ));
+        assert!(matches!(
+            Cluster::new(&cat, "h100", 100_000_000_000, 8, "ib400"),
+            Err(HardwareError::TooManyGpus { .. })
         ));
     }
 

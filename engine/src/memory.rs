@@ -86,9 +86,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// GPUs the layout uses, `t·p·d`.
+    /// GPUs the layout uses, `t·p·d` (saturating: a product beyond `usize` matches no cluster).
     pub fn gpus(&self) -> usize {
-        self.tp * self.pp * self.dp
+        self.tp.saturating_mul(self.pp).saturating_mul(self.dp)
     }
 
     /// `TP=8 PP=8 DP=16 b=1 SP sel ZeRO-1`.
@@ -168,10 +168,88 @@ pub enum LayoutError {
     TpLargerThanCluster { tp: usize, gpus: usize },
     #[error("ZeRO stage must be 0, 1, 2 or 3 (got {zero})")]
     BadZero { zero: u8 },
+    #[error("{field} {value} is over the limit of {max}; use a {field} of at most {max}")]
+    OverLimit {
+        field: &'static str,
+        value: usize,
+        max: usize,
+    },
+    #[error(
+        "TP={tp} does not fit the {kv_heads} KV heads: serving needs kv_heads % tp == 0 (whole KV \
+         heads per GPU, Megatron-LM) or tp % kv_heads == 0 (each KV head replicated, vLLM); valid \
+         TP sizes: {valid:?}"
+    )]
+    KvHeadsNotServable {
+        tp: usize,
+        kv_heads: usize,
+        valid: Vec<usize>,
+    },
 }
 
-fn divisors(n: usize) -> Vec<usize> {
-    (1..=n).filter(|&d| n.is_multiple_of(d)).collect()
+use crate::config::divisors;
+
+/// `u128` arithmetic result as `u64`, saturating: a byte count beyond 16 EiB fits no GPU, so
+/// saturation can only turn "does not fit" into "does not fit", never into a wrong "fits".
+fn sat(x: u128) -> u64 {
+    u64::try_from(x).unwrap_or(u64::MAX)
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// TP sizes that satisfy training's shape rules for `model` (divide the heads, the KV heads
+/// and the FFN width), from the divisors of their common divisor: `O(√heads)`.
+pub fn training_tp_sizes(model: &ModelSpec) -> Vec<usize> {
+    divisors(gcd(gcd(model.heads, model.kv_heads), model.ffn))
+}
+
+/// TP sizes a model can be served at: training's heads and FFN rules, and for the KV heads
+/// either Megatron-LM's split (`kv % tp == 0`) or vLLM's replication (`tp % kv == 0`).
+pub fn serving_tp_sizes(model: &ModelSpec) -> Vec<usize> {
+    divisors(gcd(model.heads, model.ffn))
+        .into_iter()
+        .filter(|&t| {
+            model.kv_heads > 0
+                && (model.kv_heads.is_multiple_of(t) || t.is_multiple_of(model.kv_heads))
+        })
+        .collect()
+}
+
+/// Checks a serving TP size for `model` on a cluster of `gpus` GPUs with the same rules as
+/// training ([`check_layout`]: `1 ≤ tp ≤ gpus`, whole heads and FFN columns per GPU), except
+/// that KV heads may also be replicated (`tp % kv_heads == 0`, vLLM), which the serving memory
+/// model counts ([`kv_cache_bytes_per_token_per_gpu`]).
+pub fn check_serving_tp(model: &ModelSpec, tp: usize, gpus: usize) -> Result<(), LayoutError> {
+    if tp == 0 {
+        return Err(LayoutError::Zero { field: "tp" });
+    }
+    if tp > gpus {
+        return Err(LayoutError::TpLargerThanCluster { tp, gpus });
+    }
+    if !model.heads.is_multiple_of(tp) {
+        return Err(LayoutError::HeadsNotDivisible {
+            tp,
+            heads: model.heads,
+            valid: serving_tp_sizes(model),
+        });
+    }
+    let kv = model.kv_heads;
+    if kv == 0 || !(kv.is_multiple_of(tp) || tp.is_multiple_of(kv)) {
+        return Err(LayoutError::KvHeadsNotServable {
+            tp,
+            kv_heads: kv,
+            valid: serving_tp_sizes(model),
+        });
+    }
+    if !model.ffn.is_multiple_of(tp) {
+        return Err(LayoutError::FfnNotDivisible { tp, ffn: model.ffn });
+    }
+    Ok(())
 }
 
 /// Checks the layout's shape rules for `model` (not the cluster size or memory).
@@ -194,10 +272,7 @@ pub fn check_layout(model: &ModelSpec, layout: &Layout) -> Result<(), LayoutErro
         return Err(LayoutError::HeadsNotDivisible {
             tp: t,
             heads: model.heads,
-            valid: divisors(model.heads.min(1024))
-                .into_iter()
-                .filter(|&d| model.heads.is_multiple_of(d) && model.kv_heads.is_multiple_of(d))
-                .collect(),
+            valid: training_tp_sizes(model),
         });
     }
     if !model.kv_heads.is_multiple_of(t) {
@@ -238,11 +313,10 @@ pub struct MemoryBreakdown {
 
 impl MemoryBreakdown {
     fn with_total(mut self) -> Self {
-        self.total_bytes = self.weights_bytes
-            + self.gradients_bytes
-            + self.optimizer_bytes
-            + self.activations_bytes
-            + self.kv_cache_bytes;
+        self.total_bytes = self
+            .terms()
+            .iter()
+            .fold(0u64, |acc, (_, b)| acc.saturating_add(*b));
         self
     }
 
@@ -261,8 +335,12 @@ impl MemoryBreakdown {
 /// Parameters of one transformer block held by one TP rank: matrices and column-parallel
 /// biases split `1/t`; norms, row-parallel biases and the MoE router replicated.
 pub fn layer_params_per_rank(model: &ModelSpec, tp: usize) -> u64 {
-    let t = tp.max(1) as u64;
-    let (h, kv, f) = (model.hidden as u64, model.kv_dim() as u64, model.ffn as u64);
+    let t = tp.max(1) as u128;
+    let (h, kv, f) = (
+        model.hidden as u128,
+        model.kv_dim() as u128,
+        model.ffn as u128,
+    );
     let mats = if model.gated_mlp { 3 } else { 2 };
     let attn_w = (h * (h + 2 * kv) + h * h) / t;
     let attn_b = if model.biases {
@@ -277,27 +355,27 @@ pub fn layer_params_per_rank(model: &ModelSpec, tp: usize) -> u64 {
         0
     };
     let router = if model.experts > 1 {
-        h * model.experts as u64
+        h * model.experts as u128
     } else {
         0
     };
-    attn_w
+    sat(attn_w
         + attn_b
-        + model.experts as u64 * (mlp_w + mlp_b)
+        + (model.experts as u128) * (mlp_w + mlp_b)
         + router
-        + model.norm_params_per_layer()
+        + u128::from(model.norm_params_per_layer()))
 }
 
 /// Parameters on the busiest pipeline stage's GPU: `l/p` blocks, plus the vocabulary-parallel
 /// embedding and learned positions on the first stage, the output projection (a second copy
 /// when tied and `p > 1`, as Megatron keeps) and the final norm on the last.
 pub fn params_per_gpu(model: &ModelSpec, tp: usize, pp: usize) -> u64 {
-    let (t, p) = (tp.max(1) as u64, pp.max(1) as u64);
-    let h = model.hidden as u64;
-    let blocks = (model.layers as u64 / p) * layer_params_per_rank(model, tp);
-    let vocab_shard = model.vocab as u64 * h / t;
+    let (t, p) = (tp.max(1) as u128, pp.max(1) as u128);
+    let h = model.hidden as u128;
+    let blocks = (model.layers as u128 / p) * u128::from(layer_params_per_rank(model, tp));
+    let vocab_shard = model.vocab as u128 * h / t;
     let positions = if model.learned_positions {
-        model.seq as u64 * h
+        model.seq as u128 * h
     } else {
         0
     };
@@ -309,12 +387,12 @@ pub fn params_per_gpu(model: &ModelSpec, tp: usize, pp: usize) -> u64 {
     } else {
         vocab_shard
     };
-    let last = output + model.final_norm_params();
-    if p == 1 {
+    let last = output + u128::from(model.final_norm_params());
+    sat(if p == 1 {
         blocks + first + last
     } else {
         blocks + first.max(last)
-    }
+    })
 }
 
 /// Weights, gradients and optimizer bytes for `params` parameters on one GPU with
@@ -323,9 +401,9 @@ pub fn model_state_bytes(params: u64, dp: usize, zero: u8) -> (u64, u64, u64) {
     let d = dp.max(1) as u64;
     let shard = |bytes: u64, sharded: bool| if sharded { bytes.div_ceil(d) } else { bytes };
     (
-        shard(2 * params, zero >= 3),
-        shard(2 * params, zero >= 2),
-        shard(12 * params, zero >= 1),
+        shard(params.saturating_mul(2), zero >= 3),
+        shard(params.saturating_mul(2), zero >= 2),
+        shard(params.saturating_mul(12), zero >= 1),
     )
 }
 
@@ -340,51 +418,55 @@ pub fn activation_bytes_per_layer(
     sp: bool,
     recompute: Recompute,
 ) -> u64 {
-    let (s, b, t) = (seq as u64, micro_batch as u64, tp.max(1) as u64);
+    // Saturating 128-bit arithmetic (`a·s²·b` alone can pass 2⁶⁴ for absurd inputs); see
+    // [`sat`] for why saturation cannot produce a wrong "fits".
+    let m = |x: u128, y: u128| x.saturating_mul(y);
+    let (s, b, t) = (seq as u128, micro_batch as u128, tp.max(1) as u128);
     let (h, kv, f, a) = (
-        model.hidden as u64,
-        model.kv_dim() as u64,
-        model.ffn as u64,
-        model.heads as u64,
+        model.hidden as u128,
+        model.kv_dim() as u128,
+        model.ffn as u128,
+        model.heads as u128,
     );
-    let e = ACTIVATION_BYTES;
-    let sbh = s * b * h;
+    let e = u128::from(ACTIVATION_BYTES);
+    let sb = m(s, b);
+    let sbh = m(sb, h);
     // Tensors outside the TP region: split along the sequence only with SP.
-    let outside = |bytes: u64| if sp { bytes / t } else { bytes };
+    let outside = |bytes: u128| if sp { bytes / t } else { bytes };
     if recompute == Recompute::Full {
-        return outside(e * sbh);
+        return sat(outside(m(e, sbh)));
     }
-    let mask = u64::from(model.dropout); // 1-byte dropout mask per element, if dropout is on
-    let k = model.experts_per_token as u64; // each token passes k experts' MLPs
+    let mask = u128::from(model.dropout); // 1-byte dropout mask per element, if dropout is on
+    let k = model.experts_per_token as u128; // each token passes k experts' MLPs
     let gate = if model.gated_mlp { 2 } else { 1 };
 
-    // Replicated across the TP group (LayerNorm/dropout region).
-    let ln1_in = e * sbh;
-    let qkv_in = e * sbh;
-    let attn_drop_mask = mask * sbh;
-    let ln2_in = e * sbh;
-    let fc1_in = e * sbh;
-    let mlp_drop_mask = mask * sbh;
-    let replicated = ln1_in + qkv_in + attn_drop_mask + ln2_in + fc1_in + mlp_drop_mask;
+    // Replicated across the TP group (LayerNorm/dropout region): the inputs of LN1, QKV, LN2
+    // and fc1 (16-bit each) and the two dropout masks (1 byte each).
+    let replicated = m(sbh, 4 * e + 2 * mask);
 
-    // Split by heads / FFN columns across the TP group.
-    let q_k = e * s * b * (h + kv);
-    let v = e * s * b * kv;
-    let proj_in = e * sbh;
-    let act_in = k * gate * e * s * b * f;
-    let fc2_in = k * e * s * b * f;
-    let sharded_linear = q_k + v + proj_in + act_in + fc2_in;
+    // Split by heads / FFN columns across the TP group: Q and K, V, the out-projection's
+    // input, the activation's input (two for a gated MLP) and fc2's input.
+    let q_k = m(e, m(sb, h + kv));
+    let v = m(e, m(sb, kv));
+    let proj_in = m(e, sbh);
+    let act_in = m(k * gate * e, m(sb, f));
+    let fc2_in = m(k * e, m(sb, f));
+    let sharded_linear = q_k
+        .saturating_add(v)
+        .saturating_add(proj_in)
+        .saturating_add(act_in)
+        .saturating_add(fc2_in);
 
     // Attention core: softmax output (2as²b), dropout mask (as²b), dropout output (2as²b).
-    let scores = a * s * s * b;
+    let scores = m(m(a, s), m(s, b));
     let core = if recompute == Recompute::Selective {
         0
     } else if model.dropout {
-        5 * scores
+        m(scores, 5)
     } else {
-        e * scores
+        m(scores, e)
     };
-    outside(replicated) + (sharded_linear + core) / t
+    sat(outside(replicated).saturating_add(sharded_linear.saturating_add(core) / t))
 }
 
 /// Activation bytes on the busiest GPU for a training layout: the first stage holds
@@ -397,34 +479,38 @@ pub fn activation_bytes_per_gpu(
     global_batch: usize,
     layout: &Layout,
 ) -> u64 {
+    let m = |x: u128, y: u128| x.saturating_mul(y);
     let (s, b, t) = (
-        seq as u64,
-        layout.micro_batch as u64,
-        layout.tp.max(1) as u64,
+        seq as u128,
+        layout.micro_batch as u128,
+        layout.tp.max(1) as u128,
     );
-    let h = model.hidden as u64;
+    let h = model.hidden as u128;
     let p = layout.pp.max(1);
-    let micro_batches = (global_batch / (layout.micro_batch * layout.dp).max(1)).max(1);
-    let in_flight = p.min(micro_batches) as u64;
-    let per_layer = activation_bytes_per_layer(
+    let micro_batches = (global_batch / layout.micro_batch.saturating_mul(layout.dp).max(1)).max(1);
+    let in_flight = p.min(micro_batches) as u128;
+    let per_layer = u128::from(activation_bytes_per_layer(
         model,
         seq,
         layout.micro_batch,
         layout.tp,
         layout.sp,
         layout.recompute,
-    );
-    let layers_per_stage = (model.layers / p) as u64;
-    let sp_div = |x: u64| if layout.sp { x / t } else { x };
-    let embed_mask = if model.dropout { sp_div(s * b * h) } else { 0 };
-    let first = in_flight * (layers_per_stage * per_layer + embed_mask);
-    let last_extra = sp_div(2 * ACTIVATION_BYTES * s * b * h) + 4 * s * b * model.vocab as u64 / t;
-    if p == 1 {
-        first + last_extra
+    ));
+    let layers_per_stage = (model.layers / p) as u128;
+    let sp_div = |x: u128| if layout.sp { x / t } else { x };
+    let sbh = m(m(s, b), h);
+    let embed_mask = if model.dropout { sp_div(sbh) } else { 0 };
+    let stage_layers = m(layers_per_stage, per_layer);
+    let first = m(in_flight, stage_layers.saturating_add(embed_mask));
+    let last_extra = sp_div(m(sbh, 2 * u128::from(ACTIVATION_BYTES)))
+        .saturating_add(m(m(s, b), 4 * model.vocab as u128) / t);
+    sat(if p == 1 {
+        first.saturating_add(last_extra)
     } else {
         // The last stage holds one micro-batch in flight.
-        first.max(layers_per_stage * per_layer + last_extra)
-    }
+        first.max(stage_layers.saturating_add(last_extra))
+    })
 }
 
 /// Training memory per GPU for `layout`.
@@ -458,11 +544,11 @@ pub fn kv_cache_bytes_per_token_per_gpu(
     pp: usize,
     bytes_per_elem: u64,
 ) -> u64 {
-    let kv_heads_per_gpu = (model.kv_heads / tp.max(1)).max(1) as u64;
-    2 * (model.layers / pp.max(1)) as u64
-        * kv_heads_per_gpu
-        * model.head_dim() as u64
-        * bytes_per_elem
+    let kv_heads_per_gpu = (model.kv_heads / tp.max(1)).max(1) as u128;
+    sat((2 * (model.layers / pp.max(1)) as u128)
+        .saturating_mul(kv_heads_per_gpu)
+        .saturating_mul(model.head_dim() as u128)
+        .saturating_mul(u128::from(bytes_per_elem)))
 }
 
 /// Serving memory per GPU: 16-bit weights and the KV cache of `sequences` sequences of
@@ -477,9 +563,12 @@ pub fn serving_memory(
     let params = params_per_gpu(model, tp, pp);
     MemoryBreakdown {
         params_per_gpu: params,
-        weights_bytes: 2 * params,
-        kv_cache_bytes: kv_cache_bytes_per_token_per_gpu(model, tp, pp, 2)
-            * (sequences * context) as u64,
+        weights_bytes: params.saturating_mul(2),
+        kv_cache_bytes: sat(
+            u128::from(kv_cache_bytes_per_token_per_gpu(model, tp, pp, 2))
+                .saturating_mul(sequences as u128)
+                .saturating_mul(context as u128),
+        ),
         ..MemoryBreakdown::default()
     }
     .with_total()
@@ -523,17 +612,19 @@ pub struct ConfigMemory {
 /// Per-rank memory of the engine's [`Config`] at `cfg.tp`. Assumes a valid config
 /// ([`Config::validate_shapes`]).
 pub fn config_memory(cfg: &Config) -> ConfigMemory {
+    // 128-bit arithmetic, saturated: `b·a·s²` of a config within the shape limits can pass
+    // 2⁶⁴ (the view draws such configs; it never runs them).
     let at = |tp: usize| -> (u64, u64, u64, u64) {
-        let t = tp.max(1) as u64;
-        let e = cfg.dtype.size_bytes() as u64;
-        let (h, f) = (cfg.hidden as u64, cfg.ffn as u64);
+        let t = tp.max(1) as u128;
+        let e = cfg.dtype.size_bytes() as u128;
+        let (h, f) = (cfg.hidden as u128, cfg.ffn as u128);
         let (tok, b, a, s) = (
-            cfg.tokens() as u64,
-            cfg.batch as u64,
-            cfg.heads as u64,
-            cfg.seq as u64,
+            cfg.tokens() as u128,
+            cfg.batch as u128,
+            cfg.heads as u128,
+            cfg.seq as u128,
         );
-        let l = cfg.layers as u64;
+        let l = cfg.layers as u128;
         // QKV [h, q/t]+bias (q = (a + 2·kv)·d; replicated KV heads count once per copy), out
         // [h/t,h] + replicated bias, fc1 [h,f/t]+bias, fc2 [f/t,h] + replicated bias, two
         // LayerNorms (4h).
@@ -541,9 +632,9 @@ pub fn config_memory(cfg: &Config) -> ConfigMemory {
             tp: tp.max(1),
             ..cfg.clone()
         }
-        .qkv_cols_per_rank() as u64;
+        .qkv_cols_per_rank() as u128;
         let params = h * qc + qc + h * h / t + h + h * f / t + f / t + f * h / t + h + 4 * h;
-        let weights = l * params * e;
+        let weights = l.saturating_mul(params).saturating_mul(e);
         // ln1 and ln2 outputs and normalised inputs, and their 1/σ per token: replicated, or
         // with sequence parallelism split along the tokens (Korthikanti et al. 2022, §4.2.2).
         let replicated = 4 * tok * h + 2 * tok;
@@ -554,20 +645,31 @@ pub fn config_memory(cfg: &Config) -> ConfigMemory {
         };
         // The rank's QKV output, its heads' softmax probabilities, context and the MLP's two
         // [tok, f/t] activations.
-        let sharded = tok * qc + (b * a * s * s + tok * h + 2 * tok * f) / t;
-        let acts = l * (replicated + sharded) * e;
-        (weights, weights, 2 * weights, acts)
+        let scores = b.saturating_mul(a).saturating_mul(s).saturating_mul(s);
+        let sharded = (tok * qc)
+            .saturating_add(scores.saturating_add(tok * h).saturating_add(2 * tok * f) / t);
+        let acts = l
+            .saturating_mul(replicated.saturating_add(sharded))
+            .saturating_mul(e);
+        (
+            sat(weights),
+            sat(weights),
+            sat(weights.saturating_mul(2)),
+            sat(acts),
+        )
     };
     let (w, g, o, act) = at(cfg.tp);
     let (w1, g1, o1, act1) = at(1);
+    let total =
+        |w: u64, g: u64, o: u64, a: u64| w.saturating_add(g).saturating_add(o).saturating_add(a);
     ConfigMemory {
         tp: cfg.tp,
         weights_bytes_per_rank: w,
         gradients_bytes_per_rank: g,
         optimizer_bytes_per_rank: o,
         activations_bytes_per_rank: act,
-        total_bytes_per_rank: w + g + o + act,
-        unsharded_total_bytes: w1 + g1 + o1 + act1,
+        total_bytes_per_rank: total(w, g, o, act),
+        unsharded_total_bytes: total(w1, g1, o1, act1),
     }
 }
 

@@ -7,7 +7,138 @@
 //! real-world stories as runnable presets.
 
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use thiserror::Error;
+
+/// Largest input file (config.json, hardware TOML) tplab reads: 1 MiB. Real ones are a few KiB;
+/// the limit is checked on the file's metadata before a byte is read.
+pub const MAX_INPUT_FILE_BYTES: u64 = 1 << 20;
+
+/// Largest total parameter count a [`ModelSpec`] may describe: 10¹⁵, a thousand times the
+/// largest model trained so far. It keeps every byte count of the memory model inside 64 bits.
+pub const MAX_PARAMS: u64 = 1_000_000_000_000_000;
+
+/// Per-field limits of a [`ModelSpec`]: far above any real model, low enough that size products
+/// stay inside 64 bits.
+pub const MODEL_LIMITS: [(&str, usize); 8] = [
+    ("layers", 1 << 16),
+    ("hidden", 1 << 20),
+    ("heads", 1 << 16),
+    ("kv_heads", 1 << 16),
+    ("ffn", 1 << 22),
+    ("vocab", 1 << 24),
+    ("seq", 1 << 24),
+    ("experts", 1 << 12),
+];
+
+/// Why an input file cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum InputFileError {
+    #[error("{path}: not found; check the path")]
+    NotFound { path: String },
+    #[error("{path} is {kind}, not a regular file; give the path of a {what} file")]
+    NotAFile {
+        path: String,
+        kind: &'static str,
+        what: &'static str,
+    },
+    #[error("{path} is {size} bytes, over the {limit}-byte limit for a {what} file")]
+    TooLarge {
+        path: String,
+        size: u64,
+        limit: u64,
+        what: &'static str,
+    },
+    #[error("{path} is not UTF-8 text")]
+    NotText { path: String },
+    #[error("cannot read {path}: {message}")]
+    Io { path: String, message: String },
+}
+
+/// Reads a small text input (`what`: "config.json", "hardware TOML"): only a regular file (a
+/// FIFO, device or directory is refused from its metadata, before opening, so nothing blocks),
+/// at most `limit` bytes (checked before reading, and again while reading).
+pub fn read_input_file(
+    path: &Path,
+    what: &'static str,
+    limit: u64,
+) -> Result<String, InputFileError> {
+    use std::io::Read;
+    let shown = path.display().to_string();
+    let io = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            InputFileError::NotFound {
+                path: shown.clone(),
+            }
+        } else {
+            InputFileError::Io {
+                path: shown.clone(),
+                message: e.to_string(),
+            }
+        }
+    };
+    let check = |meta: &std::fs::Metadata| -> Result<(), InputFileError> {
+        let ft = meta.file_type();
+        if !ft.is_file() {
+            let kind = if ft.is_dir() {
+                "a directory"
+            } else {
+                special_kind(&ft)
+            };
+            return Err(InputFileError::NotAFile {
+                path: shown.clone(),
+                kind,
+                what,
+            });
+        }
+        if meta.len() > limit {
+            return Err(InputFileError::TooLarge {
+                path: shown.clone(),
+                size: meta.len(),
+                limit,
+                what,
+            });
+        }
+        Ok(())
+    };
+    check(&std::fs::metadata(path).map_err(io)?)?;
+    let file = std::fs::File::open(path).map_err(io)?;
+    // The same checks on what was opened (the path may have changed in between).
+    check(&file.metadata().map_err(io)?)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(InputFileError::TooLarge {
+            path: shown.clone(),
+            size: bytes.len() as u64,
+            limit,
+            what,
+        });
+    }
+    String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
+        path: shown.clone(),
+    })
+}
+
+#[cfg(unix)]
+fn special_kind(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_ft: &std::fs::FileType) -> &'static str {
+    "not a regular file"
+}
 
 /// The shape of a decoder-only transformer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +185,21 @@ pub enum ModelError {
     UnknownScenario { name: String, known: Vec<String> },
     #[error("config.json is not valid JSON: {message}")]
     Json { message: String },
+    #[error(transparent)]
+    File(#[from] InputFileError),
+    #[error(
+        "{field} {value} is over the limit of {max}; no real model comes near it, check the value"
+    )]
+    OverLimit {
+        field: &'static str,
+        value: usize,
+        max: usize,
+    },
+    #[error(
+        "this model has {params} parameters, over the limit of {limit} (10^15); check layers, \
+         hidden, ffn and experts"
+    )]
+    TooManyParams { params: String, limit: u64 },
     #[error("config.json must be a JSON object at the top level")]
     NotAnObject,
     #[error("config.json has no '{key}' key ({hint}); add it or pass the shape with --layers/--hidden/--heads/--vocab")]
@@ -178,7 +324,7 @@ impl ModelSpec {
             hidden,
             heads,
             kv_heads: heads,
-            ffn: 4 * hidden,
+            ffn: hidden.saturating_mul(4),
             vocab,
             seq,
             experts: 1,
@@ -224,12 +370,12 @@ impl ModelSpec {
     }
 
     /// A preset or a `config.json` path: a name in [`ModelPreset::ALL`] or a path ending in
-    /// `.json`.
+    /// `.json` (read with [`read_input_file`]: a regular file of at most
+    /// [`MAX_INPUT_FILE_BYTES`]).
     pub fn from_preset_or_path(name_or_path: &str) -> Result<Self, ModelError> {
         if name_or_path.ends_with(".json") {
-            let text = std::fs::read_to_string(name_or_path).map_err(|e| ModelError::Json {
-                message: format!("cannot read {name_or_path}: {e}"),
-            })?;
+            let text =
+                read_input_file(Path::new(name_or_path), "config.json", MAX_INPUT_FILE_BYTES)?;
             Self::from_hf_config(&text)
         } else {
             Ok(name_or_path.parse::<ModelPreset>()?.spec())
@@ -279,7 +425,7 @@ impl ModelSpec {
             let heads = need("n_head", "attention heads")?;
             let vocab = need("vocab_size", "vocabulary size")?;
             let seq = need("n_positions", "context length")?;
-            let ffn = get("n_inner")?.unwrap_or(4 * hidden);
+            let ffn = get("n_inner")?.unwrap_or(hidden.saturating_mul(4));
             ModelSpec {
                 ffn,
                 tied_embeddings: get_bool("tie_word_embeddings").unwrap_or(true),
@@ -332,7 +478,8 @@ impl ModelSpec {
         Ok(spec)
     }
 
-    /// Shape rules: non-zero sizes, `hidden % heads`, `heads % kv_heads`, experts per token.
+    /// Shape rules: non-zero sizes within [`MODEL_LIMITS`], `hidden % heads`,
+    /// `heads % kv_heads`, experts per token, and at most [`MAX_PARAMS`] parameters.
     pub fn validate(&self) -> Result<(), ModelError> {
         for (field, v) in [
             ("layers", self.layers),
@@ -346,6 +493,15 @@ impl ModelSpec {
         ] {
             if v == 0 {
                 return Err(ModelError::Zero { field });
+            }
+            if let Some(&(_, max)) = MODEL_LIMITS.iter().find(|(f, _)| *f == field) {
+                if v > max {
+                    return Err(ModelError::OverLimit {
+                        field,
+                        value: v,
+                        max,
+                    });
+                }
             }
         }
         if !self.hidden.is_multiple_of(self.heads) {
@@ -366,7 +522,40 @@ impl ModelSpec {
                 experts: self.experts,
             });
         }
+        let params = self.params_exact();
+        if params > u128::from(MAX_PARAMS) {
+            return Err(ModelError::TooManyParams {
+                params: params.to_string(),
+                limit: MAX_PARAMS,
+            });
+        }
         Ok(())
+    }
+
+    /// [`ModelSpec::params`] in 128-bit arithmetic: exact for any field values within
+    /// `usize`, so validation can compare it against [`MAX_PARAMS`] without wrapping.
+    fn params_exact(&self) -> u128 {
+        let (h, kv, f, v, s) = (
+            self.hidden as u128,
+            (self.kv_heads as u128) * (self.hidden / self.heads.max(1)) as u128,
+            self.ffn as u128,
+            self.vocab as u128,
+            self.seq as u128,
+        );
+        let (e, l) = (self.experts as u128, self.layers as u128);
+        let mats = u128::from(self.mlp_matrices());
+        let attn = h * (h + 2 * kv) + h * h + if self.biases { h + 2 * kv + h } else { 0 };
+        let mlp = mats * h * f + if self.biases { (mats - 1) * f + h } else { 0 };
+        let router = if self.experts > 1 { h * e } else { 0 };
+        let norms = if self.biases { 4 * h } else { 2 * h };
+        let per_layer = attn.saturating_add(e.saturating_mul(mlp)) + router + norms;
+        let embed = v * h + if self.learned_positions { s * h } else { 0 };
+        let output = if self.tied_embeddings { 0 } else { v * h };
+        let final_norm = if self.biases { 2 * h } else { h };
+        l.saturating_mul(per_layer)
+            .saturating_add(embed)
+            .saturating_add(output)
+            .saturating_add(final_norm)
     }
 
     /// Head size `h / a`.
@@ -463,18 +652,18 @@ impl ModelSpec {
 
     /// Total parameters. For a GPT-style model this is Narayanan et al. 2021, Eq. 2,
     /// `12·l·h²·(1 + 13/(12h) + (V+s)/(12·l·h))`, plus the final LayerNorm's `2h`.
+    /// Computed in 128 bits and saturated, so it never wraps (a validated spec has at most
+    /// [`MAX_PARAMS`]).
     pub fn params(&self) -> u64 {
-        self.layers as u64 * self.params_per_layer()
-            + self.embedding_params()
-            + self.output_params()
-            + self.final_norm_params()
+        u64::try_from(self.params_exact()).unwrap_or(u64::MAX)
     }
 
     /// Parameters a token passes through (MoE: `experts_per_token` experts, not all).
     pub fn active_params(&self) -> u64 {
-        let inactive =
-            (self.experts - self.experts_per_token) as u64 * self.mlp_params_per_expert();
-        self.params() - self.layers as u64 * inactive
+        let inactive = (self.experts.saturating_sub(self.experts_per_token) as u64)
+            .saturating_mul(self.mlp_params_per_expert());
+        self.params()
+            .saturating_sub((self.layers as u64).saturating_mul(inactive))
     }
 
     /// Matrix-multiply weights one token multiplies by in one block (active experts only): the
@@ -698,6 +887,84 @@ mod tests {
         ));
         let err = "gpt5".parse::<ModelPreset>().unwrap_err();
         assert!(err.to_string().contains("llama3-70b"), "{err}");
+    }
+
+    #[test]
+    fn params_is_the_sum_of_its_terms() {
+        for p in ModelPreset::ALL {
+            let m = p.spec();
+            let terms = m.layers as u64 * m.params_per_layer()
+                + m.embedding_params()
+                + m.output_params()
+                + m.final_norm_params();
+            assert_eq!(m.params(), terms, "{}", p.name());
+        }
+    }
+
+    #[test]
+    fn absurd_configs_are_refused_by_name() {
+        // The issue's example: num_hidden_layers near u64::MAX used to plan "0.81B params".
+        let text = r#"{"model_type":"llama","num_hidden_layers":18446744073709551615,
+            "hidden_size":4096,"num_attention_heads":32,"intermediate_size":14336,
+            "vocab_size":128256,"max_position_embeddings":8192}"#;
+        let err = ModelSpec::from_hf_config(text).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ModelError::OverLimit {
+                    field: "layers",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("18446744073709551615"), "{err}");
+        // A hidden size of 2^32 used to print "73.01B params" (the count wrapped).
+        let m = ModelSpec::gpt("custom", 96, 1 << 32, 96, 51200, 2048);
+        assert!(matches!(
+            m.validate(),
+            Err(ModelError::OverLimit {
+                field: "hidden",
+                ..
+            })
+        ));
+        // Every field within its limit, but the product is beyond any machine.
+        let mut big = ModelSpec::gpt("custom", 1 << 16, 1 << 20, 1 << 10, 1 << 24, 2048);
+        big.ffn = 1 << 22;
+        big.experts = 1 << 12;
+        assert!(matches!(
+            big.validate(),
+            Err(ModelError::TooManyParams { .. })
+        ));
+        assert_eq!(big.params(), u64::MAX);
+    }
+
+    #[test]
+    fn input_files_are_checked_before_reading() {
+        let dir = std::env::temp_dir().join(format!("tplab-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.json");
+        let err = ModelSpec::from_preset_or_path(missing.to_str().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("not found"), "{err}");
+        let err = read_input_file(&dir, "config.json", 100).unwrap_err();
+        assert!(err.to_string().contains("directory"), "{err}");
+        let big = dir.join("big.json");
+        std::fs::write(&big, vec![b' '; 101]).unwrap();
+        let err = read_input_file(&big, "config.json", 100).unwrap_err();
+        assert!(
+            matches!(err, InputFileError::TooLarge { size: 101, .. }),
+            "{err}"
+        );
+        #[cfg(unix)]
+        {
+            // A FIFO nobody writes to: refused from its metadata, without blocking.
+            let fifo = dir.join("fifo.json");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+            let err = ModelSpec::from_preset_or_path(fifo.to_str().unwrap()).unwrap_err();
+            assert!(err.to_string().contains("FIFO"), "{err}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

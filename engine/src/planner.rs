@@ -68,15 +68,21 @@ pub struct Plan {
 }
 
 /// Every valid TP size for `model` on `cluster`: divides the GPUs, the heads, the KV heads and
-/// the FFN width.
+/// the FFN width. These are the divisors of the common divisor of all four, found in
+/// `O(√heads)` steps, never by scanning every GPU count.
 pub fn valid_tp_sizes(model: &ModelSpec, cluster: &Cluster) -> Vec<usize> {
-    (1..=cluster.gpus)
-        .filter(|&t| {
-            cluster.gpus.is_multiple_of(t)
-                && model.heads.is_multiple_of(t)
-                && model.kv_heads.is_multiple_of(t)
-                && model.ffn.is_multiple_of(t)
-        })
+    memory::training_tp_sizes(model)
+        .into_iter()
+        .filter(|&t| cluster.gpus.is_multiple_of(t))
+        .collect()
+}
+
+/// Pipeline sizes for `n` GPUs per TP group's complement: divisors of both `n` and the layer
+/// count, in `O(√layers)` steps.
+fn valid_pp_sizes(model: &ModelSpec, n: usize) -> Vec<usize> {
+    crate::config::divisors(model.layers)
+        .into_iter()
+        .filter(|&p| n.is_multiple_of(p))
         .collect()
 }
 
@@ -93,9 +99,7 @@ fn candidates(req: &PlanRequest) -> Vec<Layout> {
         None => Recompute::ALL.to_vec(),
     };
     for tp in valid_tp_sizes(&req.model, &req.cluster) {
-        for pp in (1..=n / tp)
-            .filter(|&p| (n / tp).is_multiple_of(p) && req.model.layers.is_multiple_of(p))
-        {
+        for pp in valid_pp_sizes(&req.model, n / tp) {
             let dp = n / (tp * pp);
             let sps: Vec<bool> = match (req.sp, tp) {
                 (_, 1) => vec![false],
@@ -314,7 +318,10 @@ pub fn smallest_fitting_cluster(req: &PlanRequest) -> Option<(usize, IterationTi
     let per_node = req.cluster.gpus_per_node.min(req.cluster.gpus).max(1);
     let mut gpus = req.cluster.gpus.max(per_node);
     for _ in 0..6 {
-        gpus *= 2;
+        gpus = gpus.checked_mul(2)?;
+        if gpus > crate::hardware::MAX_GPUS {
+            return None;
+        }
         let bigger = PlanRequest {
             cluster: Cluster {
                 gpus,

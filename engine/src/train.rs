@@ -116,7 +116,21 @@ pub enum TrainError {
     Collective(#[from] CollectiveError),
     #[error("{0}")]
     Invalid(String),
+    #[error(
+        "training diverged at step {step} of {steps} at TP={tp}: the loss is {loss}; lower the \
+         learning rate (now {lr}) and try again"
+    )]
+    Diverged {
+        step: usize,
+        steps: usize,
+        tp: usize,
+        loss: f64,
+        lr: f64,
+    },
 }
+
+/// The most steps one run may take (the curves hold one loss per step and TP size).
+pub const MAX_STEPS: usize = 1_000_000;
 
 impl TrainConfig {
     /// The block stack's configuration.
@@ -142,7 +156,7 @@ impl TrainConfig {
         VocabConfig {
             vocab,
             hidden: self.hidden,
-            tokens: self.batch * self.seq,
+            tokens: self.batch.saturating_mul(self.seq),
             tp: self.tp,
             granularity: 8,
             seed: self.seed,
@@ -158,6 +172,12 @@ impl TrainConfig {
                 "steps must be at least 1 (got 0)".into(),
             ));
         }
+        if self.steps > MAX_STEPS {
+            return Err(TrainError::Invalid(format!(
+                "steps {} is over the limit of {MAX_STEPS}; use fewer steps",
+                self.steps
+            )));
+        }
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return Err(TrainError::Invalid(format!(
                 "the learning rate must be a positive number (got {}); try 3e-3 for Adam, 0.1 \
@@ -165,7 +185,7 @@ impl TrainConfig {
                 self.lr
             )));
         }
-        if corpus.ids.len() < self.seq + 2 {
+        if corpus.ids.len() < self.seq.saturating_add(2) {
             return Err(TrainError::Invalid(format!(
                 "the text has {} characters, too few for windows of seq {} + 1; reduce seq",
                 corpus.ids.len(),
@@ -549,7 +569,14 @@ impl Curves {
                 c.iter()
                     .zip(base)
                     .map(|(a, b)| ((a - b) / b).abs())
-                    .fold(0.0, f64::max)
+                    // NaN-propagating: a NaN gap is not "no gap".
+                    .fold(0.0, |m: f64, g| {
+                        if m.is_nan() || g.is_nan() {
+                            f64::NAN
+                        } else {
+                            m.max(g)
+                        }
+                    })
             })
             .collect()
     }
@@ -570,8 +597,19 @@ pub fn train_curves<T: Element>(
         .collect::<Result<Vec<_>, _>>()?;
     let mut losses = vec![Vec::with_capacity(cfg.steps); tps.len()];
     for step in 0..cfg.steps {
-        for (t, l) in trainers.iter_mut().zip(losses.iter_mut()) {
-            l.push(t.step()?);
+        for ((t, l), &tp) in trainers.iter_mut().zip(losses.iter_mut()).zip(tps) {
+            let loss = t.step()?;
+            // Stop at the first non-finite loss: NaN curves would "agree" (every gap is NaN).
+            if !loss.is_finite() {
+                return Err(TrainError::Diverged {
+                    step: step + 1,
+                    steps: cfg.steps,
+                    tp,
+                    loss,
+                    lr: cfg.lr,
+                });
+            }
+            l.push(loss);
         }
         if !progress(step + 1, &losses) {
             break;
@@ -760,5 +798,39 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("learning rate"), "{e}");
+    }
+
+    #[test]
+    fn divergence_stops_the_run_and_says_where() {
+        // The issue's example: --lr 1e300 reported NaN curves that "agree".
+        let cfg = TrainConfig {
+            lr: 1e300,
+            steps: 50,
+            optimizer: Optimizer::Sgd,
+            ..tiny(1, DType::F64)
+        };
+        let corpus = Corpus::guide();
+        let err = train_curves::<f64>(&cfg, &corpus, &[1, 2], &mut |_, _| true).unwrap_err();
+        match &err {
+            TrainError::Diverged { step, tp, loss, .. } => {
+                assert!(
+                    *step >= 1 && *step <= 50 && *tp == 1 && !loss.is_finite(),
+                    "{err}"
+                );
+            }
+            other => panic!("expected divergence, got {other}"),
+        }
+        assert!(err.to_string().contains("learning rate"), "{err}");
+        let curves = Curves {
+            config: cfg.clone(),
+            tps: vec![1, 2],
+            losses: vec![vec![1.0, f64::NAN], vec![1.0, f64::NAN]],
+        };
+        assert!(curves.max_rel_gap()[1].is_nan());
+        let steps = TrainConfig {
+            steps: usize::MAX,
+            ..tiny(1, DType::F64)
+        };
+        assert!(steps.validate(&corpus).is_err());
     }
 }

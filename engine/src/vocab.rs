@@ -30,6 +30,7 @@
 //! the looked-up ids each rank holds (`embed.bwd`), added to the tied weight's gradient.
 
 use crate::collectives::{self, Algorithm, CollectiveError, ReduceOp};
+use crate::config::human_bytes;
 use crate::dtype::{DType, Element};
 use crate::ops;
 use crate::trace::{CollectiveKind, ComputeOp, Event, EventKind, Parallel, Pass, Timing};
@@ -94,15 +95,61 @@ pub enum VocabError {
         hidden: usize,
         limit: usize,
     },
+    #[error(
+        "vocab {vocab} padded to a multiple of granularity {granularity} × TP {tp} does not fit \
+         in 64 bits; use a granularity of at most {max_granularity}"
+    )]
+    PaddingOverflow {
+        vocab: usize,
+        granularity: usize,
+        tp: usize,
+        max_granularity: usize,
+    },
+    #[error(
+        "this vocabulary run needs about {} ({tokens} tokens × {padded} padded rows of logits, \
+         the table and their gradients), over the {} guard; reduce tokens, vocab or hidden",
+        human_bytes(*needed_bytes), human_bytes(*limit_bytes)
+    )]
+    TooMuchMemory {
+        needed_bytes: u64,
+        limit_bytes: u64,
+        tokens: usize,
+        padded: usize,
+    },
     #[error(transparent)]
     Collective(#[from] CollectiveError),
 }
 
 impl VocabConfig {
-    /// `V` rounded up to a multiple of `granularity · tp`.
+    /// `V` rounded up to a multiple of `granularity · tp`, or `None` when that overflows.
+    pub fn checked_padded_vocab(&self) -> Option<usize> {
+        let m = self.granularity.max(1).checked_mul(self.tp.max(1))?;
+        self.vocab.div_ceil(m).checked_mul(m)
+    }
+
+    /// `V` rounded up to a multiple of `granularity · tp` (saturating on a config that
+    /// [`VocabConfig::validate`] refuses).
     pub fn padded_vocab(&self) -> usize {
-        let m = self.granularity.max(1) * self.tp.max(1);
-        self.vocab.div_ceil(m) * m
+        self.checked_padded_vocab().unwrap_or(usize::MAX)
+    }
+
+    /// A conservative estimate of the bytes [`run`] allocates (8-byte elements, as the checks
+    /// compare in f64): the table, its shards and both gradients (`4·Vp·h`), the logits,
+    /// their gradients, softmax temporaries and the f64 copies the checks take (`6·T·Vp`), the
+    /// embedded tokens on every rank (`(4 + tp)·T·h`) and the ids and targets.
+    pub fn bytes_estimate(&self) -> u64 {
+        let (v, h, t, tp) = (
+            self.padded_vocab() as u128,
+            self.hidden as u128,
+            self.tokens as u128,
+            self.tp as u128,
+        );
+        let m = |a: u128, b: u128| a.saturating_mul(b);
+        let elements = m(4, m(v, h))
+            .saturating_add(m(6, m(t, v)))
+            .saturating_add(m(4 + tp, m(t, h)))
+            .saturating_add(m(2, t));
+        u64::try_from(m(8, elements)).unwrap_or(u64::MAX)
     }
 
     /// Vocabulary rows per rank.
@@ -140,7 +187,14 @@ impl VocabConfig {
                 max: crate::config::MAX_TP,
             });
         }
-        let padded = self.padded_vocab();
+        let Some(padded) = self.checked_padded_vocab() else {
+            return Err(VocabError::PaddingOverflow {
+                vocab: self.vocab,
+                granularity: self.granularity,
+                tp: self.tp,
+                max_granularity: MAX_TABLE_ELEMENTS / self.tp.max(1),
+            });
+        };
         let elements = padded.saturating_mul(self.hidden);
         if elements > MAX_TABLE_ELEMENTS {
             return Err(VocabError::TooLarge {
@@ -148,6 +202,16 @@ impl VocabConfig {
                 padded,
                 hidden: self.hidden,
                 limit: MAX_TABLE_ELEMENTS,
+            });
+        }
+        let needed_bytes = self.bytes_estimate();
+        let limit_bytes = crate::config::DEFAULT_MEMORY_GUARD_BYTES;
+        if needed_bytes > limit_bytes {
+            return Err(VocabError::TooMuchMemory {
+                needed_bytes,
+                limit_bytes,
+                tokens: self.tokens,
+                padded,
             });
         }
         Ok(())
@@ -837,5 +901,42 @@ mod tests {
         };
         let e = cfg.validate().unwrap_err().to_string();
         assert!(e.contains("reduce vocab or hidden"), "{e}");
+    }
+
+    #[test]
+    fn extreme_sizes_are_errors_before_any_allocation() {
+        // The issue's examples: the granularity overflowed to a division by zero; a vocab or a
+        // token count of u64::MAX panicked in allocation; 10^8 tokens tried to allocate 307 GB.
+        let over = VocabConfig {
+            granularity: 4_611_686_018_427_387_904,
+            tp: 4,
+            ..VocabConfig::default()
+        };
+        assert!(
+            matches!(over.validate(), Err(VocabError::PaddingOverflow { .. })),
+            "{:?}",
+            over.validate()
+        );
+        let _ = (
+            over.padded_vocab(),
+            over.rows_per_rank(),
+            over.bytes_estimate(),
+        );
+        let vocab = VocabConfig {
+            vocab: usize::MAX,
+            ..VocabConfig::default()
+        };
+        assert!(vocab.validate().is_err());
+        for tokens in [usize::MAX, 100_000_000] {
+            let cfg = VocabConfig {
+                tokens,
+                ..VocabConfig::default()
+            };
+            let err = cfg.validate().unwrap_err();
+            assert!(matches!(err, VocabError::TooMuchMemory { .. }), "{err}");
+            assert!(err.to_string().contains("guard"), "{err}");
+        }
+        // The default scenario stays well inside the guard.
+        assert!(VocabConfig::default().validate().is_ok());
     }
 }

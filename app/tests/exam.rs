@@ -236,11 +236,18 @@ fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
     }
 }
 
-/// The Quiz view in exam mode with a fixed sitting (seed 2026, question `index`), in `lang`.
-fn exam_snapshot_harness(w: f32, h: f32, lang: Lang, index: usize) -> Harness<'static, TplabApp> {
+/// The Quiz view in exam mode with a fixed sitting (seed 2026, question `index`), in `lang`
+/// and `theme`.
+fn exam_snapshot_harness(
+    w: f32,
+    h: f32,
+    lang: Lang,
+    index: usize,
+    theme: ThemeChoice,
+) -> Harness<'static, TplabApp> {
     data_dir();
     let mut app = TplabApp::default();
-    app.set_theme(ThemeChoice::Light);
+    app.set_theme(theme);
     app.select("quiz");
     let state = serde_json::json!({
         "mode": "Exam",
@@ -300,11 +307,14 @@ fn exam_snapshots() {
     let mut results = SnapshotResults::new();
     for (w, h) in [(1280.0, 720.0), (1920.0, 1080.0)] {
         for lang in [Lang::En, Lang::Tr] {
-            let mut harness = exam_snapshot_harness(w, h, lang, index);
+            let mut harness = exam_snapshot_harness(w, h, lang, index, ThemeChoice::Light);
             let name = format!("exam_{}x{}_{}", w, h, lang.code());
             snapshot(&mut harness, &name, h, &mut results);
         }
     }
+    // Dark, at the middle size, in Turkish (the longer texts).
+    let mut harness = exam_snapshot_harness(1600.0, 1000.0, Lang::Tr, index, ThemeChoice::Dark);
+    snapshot(&mut harness, "exam_1600x1000_tr_dark", 1000.0, &mut results);
     results.unwrap();
 }
 
@@ -318,7 +328,7 @@ fn exam_result_snapshots() {
     let mut results = SnapshotResults::new();
     for (w, h) in [(1280.0, 720.0), (1920.0, 1080.0)] {
         for lang in [Lang::En, Lang::Tr] {
-            let mut harness = exam_snapshot_harness(w, h, lang, 0);
+            let mut harness = exam_snapshot_harness(w, h, lang, 0, ThemeChoice::Light);
             for i in 0..=last {
                 answer_right(&mut harness, &sitting, i, lang);
                 harness.key_press(egui::Key::Enter);

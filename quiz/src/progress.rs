@@ -765,6 +765,55 @@ mod tests {
         assert_eq!(p.answers.len(), 2 * per_session);
     }
 
+    /// Set in the children of `two_processes_on_one_learner_lose_no_answer`: `<dir>|<session>`.
+    const SESSION_ENV: &str = "TPLAB_TEST_CONCURRENT_SESSION";
+
+    #[test]
+    fn two_processes_on_one_learner_lose_no_answer() {
+        let per_session = 30;
+        if let Some(v) = std::env::var_os(SESSION_ENV) {
+            let v = v.to_string_lossy().into_owned();
+            let (dir, session) = v.rsplit_once('|').unwrap();
+            let store = Store::at(PathBuf::from(dir));
+            for i in 0..per_session {
+                store
+                    .update("Ortak", |p| {
+                        p.answers.push(AnswerRecord {
+                            question_id: format!("p{session}-q{i}"),
+                            correct: false,
+                            lang: Lang::Tr,
+                            exam: false,
+                            at_unix_s: i as u64,
+                        })
+                    })
+                    .unwrap();
+            }
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        // Two copies of this test binary, each running only this test in session mode.
+        let children: Vec<_> = (0..2)
+            .map(|session| {
+                std::process::Command::new(std::env::current_exe().unwrap())
+                    .args([
+                        "progress::tests::two_processes_on_one_learner_lose_no_answer",
+                        "--exact",
+                    ])
+                    .env(SESSION_ENV, format!("{}|{session}", dir.path().display()))
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut c in children {
+            assert!(c.wait().unwrap().success());
+        }
+        let p = Store::at(dir.path()).load("Ortak").unwrap().progress;
+        let ids: BTreeSet<&str> = p.answers.iter().map(|a| a.question_id.as_str()).collect();
+        assert_eq!(ids.len(), 2 * per_session, "every answer of both processes");
+    }
+
     #[test]
     fn private_files_are_owner_only_and_not_replaced() {
         let dir = tempfile::tempdir().unwrap();

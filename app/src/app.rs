@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use tplab_engine::config::Config;
+use tplab_engine::config::{Config, ConfigError, MAX_TP};
+use tplab_engine::train::{Corpus, TrainConfig};
 
 /// Persistence key of the app state.
 const STORAGE_KEY: &str = "tplab-app";
@@ -45,6 +46,104 @@ pub struct TplabApp {
     export_status: Arc<Mutex<Option<String>>>,
     /// Folder exported PNGs are written to.
     pub export_dir: PathBuf,
+    /// What the last restore refused (out-of-range saved values replaced by defaults).
+    restore_notice: Option<String>,
+}
+
+/// The ranges the Playground's controls allow for the shared scenario; a saved configuration
+/// outside them is not restored (it could size a trace of 10⁸ layers or a 10¹¹-wide matrix).
+const CONFIG_RANGES: [(&str, usize); 6] = [
+    ("hidden", 1 << 16),
+    ("heads", 1024),
+    ("ffn", 1 << 18),
+    ("seq", 1 << 16),
+    ("batch", 1024),
+    ("layers", 256),
+];
+
+/// Checks a saved scenario configuration: every size within [`CONFIG_RANGES`], TP within
+/// `1..=MAX_TP`, KV heads within the heads. Shape-rule errors (heads not dividing TP, …) are
+/// fine: the views explain them.
+fn check_saved_config(c: &Config) -> Result<(), String> {
+    let sizes = [
+        ("hidden", c.hidden),
+        ("heads", c.heads),
+        ("ffn", c.ffn),
+        ("seq", c.seq),
+        ("batch", c.batch),
+        ("layers", c.layers),
+    ];
+    for ((name, value), (_, max)) in sizes.into_iter().zip(CONFIG_RANGES) {
+        if !(1..=max).contains(&value) {
+            return Err(format!("{name} {value} is outside 1..={max}"));
+        }
+    }
+    if !(1..=MAX_TP).contains(&c.tp) {
+        return Err(format!("TP {} is outside 1..={MAX_TP}", c.tp));
+    }
+    if let Some(kv) = c.kv_heads {
+        if !(1..=c.heads).contains(&kv) {
+            return Err(format!("KV heads {kv} is outside 1..={}", c.heads));
+        }
+    }
+    match c.validate_shapes() {
+        Err(e @ (ConfigError::Zero { .. } | ConfigError::OverLimit { .. })) => Err(e.to_string()),
+        _ => Ok(()),
+    }
+}
+
+/// Numeric fields of the views' saved state and the ranges their controls allow: `(view id,
+/// JSON pointer, min, max)`. A view whose saved state has one outside its range (or not a
+/// number) keeps its defaults.
+const VIEW_RANGES: [(&str, &str, f64, f64); 13] = [
+    ("planner", "/inputs/gpus", 1.0, 65536.0),
+    ("planner", "/inputs/gpus_per_node", 1.0, 64.0),
+    ("planner", "/inputs/seq", 1.0, 1_048_576.0),
+    ("planner", "/inputs/global_batch", 1.0, 1_048_576.0),
+    ("vocab", "/vocab", 1.0, 1_000_000.0),
+    ("vocab", "/granularity", 1.0, 4096.0),
+    ("train", "/config/steps", 1.0, 5000.0),
+    ("train", "/config/lr", 1e-5, 1.0),
+    ("gpu", "/iters", 1.0, 100.0),
+    ("collectives", "/position", 0.0, 1e6),
+    ("collectives", "/rounds_per_s", 0.0, 1e3),
+    ("step", "/position", 0.0, 1e6),
+    ("step", "/speed_steps_per_s", 0.0, 1e3),
+];
+
+/// Checks one view's saved JSON against [`VIEW_RANGES`] (and, for the Train view, the engine's
+/// own validation of its configuration).
+fn check_saved_view(id: &str, json: &str) -> Result<(), String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("unreadable ({e})"))?;
+    for (view, pointer, min, max) in VIEW_RANGES {
+        if view != id {
+            continue;
+        }
+        if let Some(x) = v.pointer(pointer) {
+            let ok = x
+                .as_f64()
+                .is_some_and(|f| f.is_finite() && (min..=max).contains(&f));
+            if !ok {
+                return Err(format!("{} = {x} is outside {min}..={max}", &pointer[1..]));
+            }
+        }
+    }
+    if id == "collectives" {
+        if let Some(r) = v.pointer("/ranks").filter(|r| !r.is_null()) {
+            if !r.as_u64().is_some_and(|r| (1..=MAX_TP as u64).contains(&r)) {
+                return Err(format!("ranks = {r} is outside 1..={MAX_TP}"));
+            }
+        }
+    }
+    if id == "train" {
+        if let Some(c) = v.get("config") {
+            let cfg: TrainConfig =
+                serde_json::from_value(c.clone()).map_err(|e| format!("unreadable ({e})"))?;
+            cfg.validate(&Corpus::guide()).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
 }
 
 impl Default for TplabApp {
@@ -58,6 +157,7 @@ impl Default for TplabApp {
             applied_theme: None,
             export_status: Arc::new(Mutex::new(None)),
             export_dir: PathBuf::from("."),
+            restore_notice: None,
         }
     }
 }
@@ -75,16 +175,31 @@ impl TplabApp {
         app
     }
 
+    /// Applies saved state, checking every value first: what is out of range is replaced by
+    /// its default and named in [`TplabApp::restore_notice`].
     fn restore(&mut self, saved: Saved) {
+        let mut refused = Vec::new();
         if let Some(config) = saved.config {
-            self.shared.scenario.set_config(config);
+            match check_saved_config(&config) {
+                Ok(()) => self.shared.scenario.set_config(config),
+                Err(why) => refused.push(format!("scenario: {why}")),
+            }
         }
         self.theme = saved.theme;
         for (id, json) in &saved.views {
             if let Some(v) = self.views.iter_mut().find(|v| v.id() == id) {
-                v.load(json);
+                match check_saved_view(id, json) {
+                    Ok(()) => v.load(json),
+                    Err(why) => refused.push(format!("{id}: {why}")),
+                }
             }
         }
+        self.restore_notice = (!refused.is_empty()).then(|| {
+            format!(
+                "Some saved settings were out of range and were reset to defaults: {}.",
+                refused.join("; ")
+            )
+        });
         if let Some(i) = self.views.iter().position(|v| v.id() == saved.active) {
             self.active = i;
         }
@@ -101,6 +216,18 @@ impl TplabApp {
                 .filter_map(|v| v.save().map(|s| (v.id().to_string(), s)))
                 .collect(),
         }
+    }
+
+    /// What the last restore refused and reset to defaults, if anything (shown in the side bar).
+    pub fn restore_notice(&self) -> Option<&str> {
+        self.restore_notice.as_deref()
+    }
+
+    /// Restores saved state given as the JSON eframe stores (for tests and tools).
+    pub fn restore_json(&mut self, json: &str) -> anyhow::Result<()> {
+        let saved: Saved = serde_json::from_str(json)?;
+        self.restore(saved);
+        Ok(())
     }
 
     /// The saved state (JSON) of the view with this id, as it would be written on exit.
@@ -264,6 +391,19 @@ impl TplabApp {
                 ui.label(egui::RichText::new(msg).small());
             }
         }
+        let mut dismiss = false;
+        if let Some(notice) = &self.restore_notice {
+            ui.separator();
+            ui.label(
+                egui::RichText::new(notice)
+                    .small()
+                    .color(ui.visuals().warn_fg_color),
+            );
+            dismiss = ui.small_button("OK").clicked();
+        }
+        if dismiss {
+            self.restore_notice = None;
+        }
     }
 
     /// File name of an export: `tplab-<view>-<scenario label>.png`.
@@ -417,6 +557,57 @@ mod tests {
             "no temporary file left"
         );
         std::fs::remove_dir_all(&dir).expect("cleanup");
+    }
+
+    #[test]
+    fn out_of_range_saved_state_falls_back_to_defaults_and_says_so() {
+        // The issue's examples: 10^8 layers grew memory past 7 GB on every start; hidden 10^11
+        // spun at 100% CPU.
+        for (field, value) in [("layers", 100_000_000u64), ("hidden", 100_000_000_000)] {
+            let mut config = serde_json::to_value(Config::default()).expect("config");
+            config[field] = value.into();
+            let json = serde_json::json!({"active": "playground", "config": config}).to_string();
+            let mut app = TplabApp::default();
+            app.restore_json(&json).expect("parses");
+            assert_eq!(app.shared.scenario.config(), &Config::default(), "{field}");
+            let notice = app.restore_notice().expect("a notice");
+            assert!(
+                notice.contains(field) && notice.contains("defaults"),
+                "{notice}"
+            );
+        }
+        // A view's state out of range: that view keeps its defaults, the others restore.
+        let json = serde_json::json!({
+            "config": Config { tp: 2, ..Config::default() },
+            "views": [
+                ["planner", r#"{"inputs":{"gpus":100000000000,"seq":2048}}"#],
+                ["train", r#"{"config":{"steps":18446744073709551615}}"#],
+                ["vocab", r#"{"vocab":1000,"granularity":64}"#],
+            ],
+        })
+        .to_string();
+        let mut app = TplabApp::default();
+        app.restore_json(&json).expect("parses");
+        assert_eq!(app.shared.scenario.config().tp, 2);
+        let notice = app.restore_notice().expect("a notice").to_string();
+        assert!(notice.contains("planner: inputs/gpus"), "{notice}");
+        assert!(notice.contains("train:"), "{notice}");
+        assert!(!notice.contains("vocab"), "{notice}");
+        assert!(app
+            .view_state("vocab")
+            .is_some_and(|s| s.contains("\"vocab\":1000")));
+        assert!(app
+            .view_state("planner")
+            .is_some_and(|s| s.contains("\"gpus\":64")));
+        // In-range state restores without a notice.
+        let mut fine = TplabApp::default();
+        fine.restore_json(&serde_json::to_string(&app.to_saved()).expect("json"))
+            .expect("parses");
+        assert!(
+            fine.restore_notice().is_none(),
+            "{:?}",
+            fine.restore_notice()
+        );
     }
 
     #[test]

@@ -43,9 +43,59 @@ enum Command {
     Serve(cli::serve::ServeArgs),
 }
 
+/// The panic message `println!` raises when stdout cannot be written.
+const PRINT_PANIC: &str = "failed printing to stdout";
+
 fn main() -> ExitCode {
+    // A safety net for printing not routed through `cli::write_stdout`: `println!` panics when
+    // stdout fails; that panic is turned into the same quiet exit or message, never shown.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !panic_text(info.payload()).starts_with(PRINT_PANIC) {
+            default_hook(info);
+        }
+    }));
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = std::panic::catch_unwind(|| dispatch(cli));
+    let result = match result {
+        Ok(r) => r,
+        Err(payload) => {
+            let text = panic_text(payload.as_ref());
+            if let Some(reason) = text.strip_prefix(PRINT_PANIC) {
+                if reason.contains("Broken pipe") {
+                    std::process::exit(cli::BROKEN_PIPE_EXIT);
+                }
+                eprintln!(
+                    "error: cannot write to standard output: {}",
+                    reason.trim_start_matches(':').trim()
+                );
+                return ExitCode::FAILURE;
+            }
+            std::panic::resume_unwind(payload);
+        }
+    };
+    cli::flush_stdout();
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::new()
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
         None => tplab::run(),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::Plan(args)) => cli::plan::run(args),
@@ -58,12 +108,5 @@ fn main() -> ExitCode {
         Some(Command::Vocab(args)) => cli::vocab::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
-        }
     }
 }

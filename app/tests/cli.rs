@@ -148,7 +148,10 @@ fn run_with_grouped_query_attention_explains_the_kv_placement() {
     );
     assert!(out.contains("attn.kv.grads"), "{out}");
     let (ok, _, err) = tplab(&["run", "--heads", "12", "--kv-heads", "4", "--tp", "6"]);
-    assert!(!ok && err.contains("vLLM and tplab replicate the KV weights"), "{err}");
+    assert!(
+        !ok && err.contains("vLLM and tplab replicate the KV weights"),
+        "{err}"
+    );
     assert!(err.contains("valid TP sizes: 1, 2, 4, 12"), "{err}");
 }
 
@@ -171,4 +174,444 @@ fn train_prints_coinciding_curves_and_refuses_an_invalid_tp() {
     assert!(gap < 1e-10, "{gap_line}");
     let (ok, _, err) = tplab(&["train", "--tp", "3", "--steps", "2"]);
     assert!(!ok && err.contains("valid TP sizes"), "{err}");
+}
+
+/// Runs `tplab` with a 60 s watchdog (a hang fails the test instead of blocking it), returning
+/// (exit code, stdout, stderr).
+fn tplab_within(args: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tplab"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the tplab binary runs");
+    let (mut out, mut err) = (String::new(), String::new());
+    let mut so = child.stdout.take().expect("stdout");
+    let mut se = child.stderr.take().expect("stderr");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = so.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = se.read_to_string(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waits") {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("tplab {args:?} did not finish within 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    out.push_str(&t_out.join().expect("stdout thread"));
+    err.push_str(&t_err.join().expect("stderr thread"));
+    (status.code(), out, err)
+}
+
+/// The issue's examples of bad or extreme input: each is a clear error (exit 1, "error:" on
+/// stderr, naming the value or rule), never a hang, a panic or a wrong answer.
+#[test]
+fn extreme_input_gets_a_clear_error() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "--hidden", "100000000000", "--heads", "7"],
+            "over the limit",
+        ),
+        (
+            &["vocab", "--granularity", "4611686018427387904", "--tp", "4"],
+            "granularity 4611686018427387904 is over the limit",
+        ),
+        (&["vocab", "--vocab", "18446744073709551615"], "vocab"),
+        (
+            &["vocab", "--tokens", "18446744073709551615"],
+            "tokens 18446744073709551615 is over the limit",
+        ),
+        (&["vocab", "--tokens", "100000000"], "guard"),
+        (
+            &[
+                "plan",
+                "--model",
+                "gpt3-175b",
+                "--gpu",
+                "a100",
+                "--gpus",
+                "100000000000",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "1536",
+            ],
+            "over the limit",
+        ),
+        (
+            &[
+                "memory",
+                "--model",
+                "llama3-70b",
+                "--serve",
+                "--gpu",
+                "h100",
+                "--gpus",
+                "8",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "8",
+                "--seq",
+                "4096",
+                "--layout",
+                "1000,1,1",
+            ],
+            "larger than the cluster",
+        ),
+        (
+            &[
+                "memory",
+                "--model",
+                "llama3-70b",
+                "--serve",
+                "--gpu",
+                "h100",
+                "--gpus",
+                "8",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "8",
+                "--seq",
+                "4096",
+                "--layout",
+                "7,1,1",
+            ],
+            "valid TP sizes",
+        ),
+        (
+            &[
+                "plan",
+                "--layers",
+                "96",
+                "--hidden",
+                "4294967296",
+                "--heads",
+                "96",
+                "--vocab",
+                "51200",
+                "--gpu",
+                "a100",
+                "--gpus",
+                "8",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "8",
+            ],
+            "hidden 4294967296 is over the limit",
+        ),
+        (
+            &[
+                "plan",
+                "--model",
+                "gpt3-175b",
+                "--gpu",
+                "a100",
+                "--gpus",
+                "64",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "64",
+                "--seq",
+                "0",
+            ],
+            "seq must be at least 1",
+        ),
+        (
+            &[
+                "plan",
+                "--model",
+                "gpt3-175b",
+                "--gpu",
+                "a100",
+                "--gpus",
+                "64",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "0",
+            ],
+            "global_batch must be at least 1",
+        ),
+        (
+            &[
+                "plan",
+                "--model",
+                "gpt3-175b",
+                "--gpu",
+                "a100",
+                "--gpus",
+                "64",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "64",
+                "--micro-batch",
+                "0",
+            ],
+            "--micro-batch must be at least 1",
+        ),
+        (
+            &[
+                "plan",
+                "--model",
+                "gpt3-175b",
+                "--gpu",
+                "a100",
+                "--gpus",
+                "64",
+                "--gpus-per-node",
+                "8",
+                "--global-batch",
+                "64",
+                "--zero",
+                "9",
+            ],
+            "--zero must be 0, 1, 2 or 3",
+        ),
+        (
+            &[
+                "plan",
+                "--model",
+                "gpt3-175b",
+                "--gpu",
+                "a100",
+                "--gpus",
+                "64",
+                "--gpus-per-node",
+                "0",
+                "--global-batch",
+                "64",
+            ],
+            "0 per node",
+        ),
+        (
+            &["run", "--preset", "tiny", "--gpus-per-node", "0"],
+            "0 per node",
+        ),
+        (
+            &["train", "--lr", "1e300", "--steps", "20"],
+            "diverged at step",
+        ),
+        (
+            &["train", "--steps", "18446744073709551615"],
+            "over the limit",
+        ),
+    ];
+    for (args, needle) in cases {
+        let (code, out, err) = tplab_within(args);
+        assert_eq!(code, Some(1), "{args:?}: {out}{err}");
+        assert!(
+            err.starts_with("error:") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !err.contains("panicked") && !out.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn model_and_hardware_files_are_checked() {
+    let dir = std::env::temp_dir().join(format!("tplab-cli-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let base = [
+        "--gpu",
+        "a100",
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "8",
+        "--global-batch",
+        "8",
+    ];
+    let plan = |extra: &[&str]| {
+        let mut a = vec!["plan"];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&base);
+        tplab_within(&a)
+    };
+    // A missing config.json says "not found".
+    let missing = dir.join("nope.json");
+    let (code, _, err) = plan(&["--model", missing.to_str().expect("utf-8")]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("not found"), "{err}");
+    // A FIFO as --model is refused at once instead of blocking forever.
+    let fifo = dir.join("fifo.json");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let (code, _, err) = plan(&["--model", fifo.to_str().expect("utf-8")]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("FIFO"), "{err}");
+    // num_hidden_layers near u64::MAX used to plan "0.81B params, 56 layouts fit".
+    let huge = dir.join("huge.json");
+    std::fs::write(
+        &huge,
+        r#"{"model_type":"llama","num_hidden_layers":18446744073709551615,"hidden_size":4096,
+            "num_attention_heads":32,"intermediate_size":14336,"vocab_size":128256,
+            "max_position_embeddings":8192}"#,
+    )
+    .expect("write");
+    let (code, _, err) = plan(&["--model", huge.to_str().expect("utf-8")]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("layers 18446744073709551615 is over the limit"),
+        "{err}"
+    );
+    // A hardware TOML: a misspelt table is an error; a GPU named "MyGPU" is selectable.
+    let gpu = "name = \"MyGPU\"\npeak_bf16_tflops = 400.0\npeak_fp32_tflops = 40.0\n\
+               peak_fp64_tflops = 20.0\nmemory_gb = 96.0\nmemory_bandwidth_gbs = 3000.0\n\
+               intra_node_link = \"nvlink4\"\n";
+    let toml = dir.join("hw.toml");
+    std::fs::write(&toml, format!("[[gpus]]\n{gpu}")).expect("write");
+    let (code, _, err) = tplab_within(&[
+        "plan",
+        "--model",
+        "gpt2-small",
+        "--hardware",
+        toml.to_str().expect("utf-8"),
+        "--gpu",
+        "MyGPU",
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "8",
+        "--global-batch",
+        "8",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("unknown field `gpus`"), "{err}");
+    std::fs::write(&toml, format!("[[gpu]]\n{gpu}")).expect("write");
+    let (code, out, err) = tplab_within(&[
+        "plan",
+        "--model",
+        "gpt2-small",
+        "--hardware",
+        toml.to_str().expect("utf-8"),
+        "--gpu",
+        "MyGPU",
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "8",
+        "--global-batch",
+        "8",
+    ]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("8 × MyGPU"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `tplab … | head -1`: a closed pipe ends the program quietly (status 141, as a tool killed by
+/// SIGPIPE); `> /dev/full` is an error message and status 1. Never "panicked".
+#[test]
+fn closed_pipe_and_full_disk_are_handled() {
+    use std::io::{BufRead, BufReader};
+    let commands: &[&[&str]] = &[
+        &["plan", "--scenario", "1t-3d"],
+        &["run", "--preset", "tiny"],
+        &["memory", "--scenario", "70b-serve-tp4"],
+        &[
+            "vocab", "--tokens", "16", "--vocab", "500", "--hidden", "32",
+        ],
+        &["precision", "--preset", "tiny", "--tp", "1,2"],
+        &["train", "--steps", "3"],
+        &["lessons", "list"],
+        &["gpu", "info"],
+    ];
+    for args in commands {
+        // Read one line, then close the pipe.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tplab"))
+            .args(*args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut first = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("one line");
+        // The reader is dropped here: the pipe is closed.
+        let o = child.wait_with_output().expect("waits");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(141)),
+            "{args:?}: {:?} {err}",
+            o.status
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("error"),
+            "{args:?}: {err}"
+        );
+
+        // A full disk.
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full exists on Linux");
+        let o = Command::new(env!("CARGO_BIN_EXE_tplab"))
+            .args(*args)
+            .stdout(full)
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("error: cannot write to standard output") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// A libcuda that loads but lacks `cuInit`: the probe says so, without cudarc's panic text.
+#[cfg(feature = "cuda")]
+#[test]
+fn a_broken_cuda_library_is_reported_without_panic_text() {
+    let dir = std::env::temp_dir().join(format!("tplab-fake-cuda-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src = dir.join("empty.c");
+    std::fs::write(&src, "int tplab_fake_symbol(void) { return 0; }\n").expect("write");
+    for name in ["libcuda.so", "libcuda.so.1"] {
+        let built = Command::new("cc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join(name))
+            .arg(&src)
+            .status()
+            .expect("a C compiler (cc) is installed: Rust needs it to link");
+        assert!(built.success());
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_tplab"))
+        .args(["gpu", "info"])
+        .env("LD_LIBRARY_PATH", &dir)
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("loads but lacks cuInit"), "{out}");
+    assert!(
+        !out.contains("panicked") && !err.contains("panicked"),
+        "{out}{err}"
+    );
 }

@@ -225,6 +225,7 @@ pub fn serving_tp_sizes(model: &ModelSpec) -> Vec<usize> {
 /// that KV heads may also be replicated (`tp % kv_heads == 0`, vLLM), which the serving memory
 /// model counts ([`kv_cache_bytes_per_token_per_gpu`]).
 pub fn check_serving_tp(model: &ModelSpec, tp: usize, gpus: usize) -> Result<(), LayoutError> {
+    let fitting = |v: Vec<usize>| v.into_iter().filter(|&t| t <= gpus).collect();
     if tp == 0 {
         return Err(LayoutError::Zero { field: "tp" });
     }
@@ -235,7 +236,7 @@ pub fn check_serving_tp(model: &ModelSpec, tp: usize, gpus: usize) -> Result<(),
         return Err(LayoutError::HeadsNotDivisible {
             tp,
             heads: model.heads,
-            valid: serving_tp_sizes(model),
+            valid: fitting(serving_tp_sizes(model)),
         });
     }
     let kv = model.kv_heads;
@@ -243,7 +244,7 @@ pub fn check_serving_tp(model: &ModelSpec, tp: usize, gpus: usize) -> Result<(),
         return Err(LayoutError::KvHeadsNotServable {
             tp,
             kv_heads: kv,
-            valid: serving_tp_sizes(model),
+            valid: fitting(serving_tp_sizes(model)),
         });
     }
     if !model.ffn.is_multiple_of(tp) {

@@ -118,7 +118,7 @@ pub enum TrainError {
     Invalid(String),
     #[error(
         "training diverged at step {step} of {steps} at TP={tp}: the loss is {loss}; lower the \
-         learning rate (now {lr}) and try again"
+         learning rate (now {lr:e}) and try again"
     )]
     Diverged {
         step: usize,

@@ -45,6 +45,10 @@ use thiserror::Error;
 /// Megatron-LM's default `--make-vocab-size-divisible-by`.
 pub const DEFAULT_GRANULARITY: usize = 128;
 
+/// Largest token count [`VocabConfig::validate`] considers (2⁴⁰); below it the memory guard
+/// answers with the bytes a run would need.
+pub const MAX_TOKENS: usize = 1 << 40;
+
 /// Largest embedding table (rows × hidden, elements) the CPU demo allocates.
 pub const MAX_TABLE_ELEMENTS: usize = 64 << 20;
 
@@ -94,6 +98,12 @@ pub enum VocabError {
         padded: usize,
         hidden: usize,
         limit: usize,
+    },
+    #[error("{field} {value} is over the limit of {max}; use a {field} of at most {max}")]
+    OverLimit {
+        field: &'static str,
+        value: usize,
+        max: usize,
     },
     #[error(
         "vocab {vocab} padded to a multiple of granularity {granularity} × TP {tp} does not fit \
@@ -186,6 +196,19 @@ impl VocabConfig {
                 tp: self.tp,
                 max: crate::config::MAX_TP,
             });
+        }
+        // Each size alone within what the CPU demo could hold (the table limit), which also
+        // keeps the padding arithmetic far inside 64 bits.
+        for (field, value, max) in [
+            ("vocab", self.vocab, MAX_TABLE_ELEMENTS),
+            ("hidden", self.hidden, MAX_TABLE_ELEMENTS),
+            ("granularity", self.granularity, MAX_TABLE_ELEMENTS),
+            // Tokens may go higher: the memory guard below then names the bytes they need.
+            ("tokens", self.tokens, MAX_TOKENS),
+        ] {
+            if value > max {
+                return Err(VocabError::OverLimit { field, value, max });
+            }
         }
         let Some(padded) = self.checked_padded_vocab() else {
             return Err(VocabError::PaddingOverflow {
@@ -913,9 +936,24 @@ mod tests {
             ..VocabConfig::default()
         };
         assert!(
-            matches!(over.validate(), Err(VocabError::PaddingOverflow { .. })),
+            matches!(
+                over.validate(),
+                Err(VocabError::OverLimit {
+                    field: "granularity",
+                    ..
+                })
+            ),
             "{:?}",
             over.validate()
+        );
+        // Below the field limits the padding cannot overflow; the check stays for safety.
+        assert_eq!(
+            VocabConfig {
+                granularity: usize::MAX,
+                ..VocabConfig::default()
+            }
+            .checked_padded_vocab(),
+            None
         );
         let _ = (
             over.padded_vocab(),
@@ -926,8 +964,11 @@ mod tests {
             vocab: usize::MAX,
             ..VocabConfig::default()
         };
-        assert!(vocab.validate().is_err());
-        for tokens in [usize::MAX, 100_000_000] {
+        assert!(matches!(
+            vocab.validate(),
+            Err(VocabError::OverLimit { field: "vocab", .. })
+        ));
+        for tokens in [16_000_000, 100_000_000] {
             let cfg = VocabConfig {
                 tokens,
                 ..VocabConfig::default()
@@ -936,6 +977,17 @@ mod tests {
             assert!(matches!(err, VocabError::TooMuchMemory { .. }), "{err}");
             assert!(err.to_string().contains("guard"), "{err}");
         }
+        let all = VocabConfig {
+            tokens: usize::MAX,
+            ..VocabConfig::default()
+        };
+        assert!(matches!(
+            all.validate(),
+            Err(VocabError::OverLimit {
+                field: "tokens",
+                ..
+            })
+        ));
         // The default scenario stays well inside the guard.
         assert!(VocabConfig::default().validate().is_ok());
     }

@@ -70,7 +70,8 @@ impl ScenarioArgs {
         let mut c = self.preset.config();
         if let Some(h) = self.hidden {
             c.hidden = h;
-            c.ffn = 4 * h;
+            // Saturating: an absurd hidden size is refused by validation, naming the limit.
+            c.ffn = h.saturating_mul(4);
         }
         let set = |dst: &mut usize, v: Option<usize>| {
             if let Some(v) = v {
@@ -162,9 +163,9 @@ pub fn run(args: GpuArgs) -> anyhow::Result<ExitCode> {
 fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
     let p = tplab_kernels::probe();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&p)?);
+        outln!("{}", serde_json::to_string_pretty(&p)?);
     } else {
-        print!("{}", p.report());
+        out!("{}", p.report());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -227,12 +228,12 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
         },
         (&reference).into(),
     );
-    println!("{} — {}", run.devices.join(", "), run.mode);
+    outln!("{} — {}", run.devices.join(", "), run.mode);
     let source = match run.trace.time_source {
         tplab_engine::trace::TimeSource::CostModel => "modeled",
         _ => "proportional",
     };
-    println!(
+    outln!(
         "{:<9} {:<24} {:>12} {:>14} {:>12}",
         "pass",
         "op",
@@ -241,7 +242,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
         "share ratio"
     );
     for r in tplab_kernels::summary::op_table(&run.trace) {
-        println!(
+        outln!(
             "{:<9} {:<24} {:>12} {:>14.4} {:>12}",
             r.pass.name(),
             r.name,
@@ -256,13 +257,13 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
     }
     let mut its = run.iteration_ms.clone();
     its.sort_by(f64::total_cmp);
-    println!(
+    outln!(
         "iteration (forward + backward): median {:.3} ms over {} runs",
         its.get(its.len() / 2).copied().unwrap_or(0.0),
         its.len()
     );
-    println!("share ratio: the op's share of measured time / its share of the {source} time");
-    println!(
+    outln!("share ratio: the op's share of measured time / its share of the {source} time");
+    outln!(
         "verification vs the CPU reference: {}",
         tplab_kernels::verify::summary(&v)
     );
@@ -274,7 +275,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
             &path,
             &serde_json::to_vec_pretty(&run.trace.to_chrome_json())?,
         )?;
-        println!("wrote {} (open in https://ui.perfetto.dev)", path.display());
+        outln!("wrote {} (open in https://ui.perfetto.dev)", path.display());
     }
     Ok(if v.passed() {
         ExitCode::SUCCESS
@@ -287,7 +288,7 @@ fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {
     let config = Config {
         hidden: a.hidden,
         heads: a.heads,
-        ffn: 4 * a.hidden,
+        ffn: a.hidden.saturating_mul(4),
         seq: a.seq,
         batch: 1,
         layers: a.layers,
@@ -301,18 +302,23 @@ fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {
         eprint!("{}", probe.report());
         bail!("the GPU mode is unavailable on this machine (see above)");
     }
+    for (flag, v) in [("--iters", a.iters), ("--reps", a.reps)] {
+        if v == 0 || v > 10_000 {
+            bail!("{flag} must be between 1 and 10000 (got {v})");
+        }
+    }
     let opts = BenchOptions {
         config,
         tps: a.tps.clone(),
-        iters: a.iters.max(1),
-        reps: a.reps.max(1),
+        iters: a.iters,
+        reps: a.reps,
         ordinal: a.device,
     };
     let report = tplab_kernels::bench::bench(&opts, &mut |m| eprintln!("{m}"))?;
-    print!("{}", report.table());
+    out!("{}", report.table());
     if let Some(p) = &a.json {
         write_atomic(p, &serde_json::to_vec_pretty(&report)?)?;
-        println!("wrote {}", p.display());
+        outln!("wrote {}", p.display());
     }
     let targets_met = report.rows.iter().all(|r| {
         r.gemms.iter().all(|g| g.ratio >= GEMM_TARGET)
@@ -320,7 +326,7 @@ fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {
                 .as_ref()
                 .is_none_or(|b| b.ratio >= ALL_REDUCE_TARGET)
     });
-    println!(
+    outln!(
         "targets (GEMM ≥ {:.0}%, all-reduce ≥ {:.0}%): {}",
         100.0 * GEMM_TARGET,
         100.0 * ALL_REDUCE_TARGET,

@@ -24,11 +24,13 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
     let r = common.resolve()?;
     let limit = (r.cluster.gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64;
     if let Some(tp) = r.serve_tp {
-        // Serving: the same table `tplab plan --serve` prints.
+        // Serving: the same table `tplab plan --serve` prints; the TP size was checked by
+        // `resolve` with the rules training uses.
         let tp = if tp == 0 { 1 } else { tp };
+        memory::check_serving_tp(&r.model, tp, r.cluster.gpus)?;
         let m = memory::serving_memory(&r.model, tp, 1, r.setup.global_batch, r.setup.seq);
         if common.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(
                     &json!({"tp": tp, "memory_per_gpu_bytes": memory_json(&m, limit)})
@@ -36,9 +38,10 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
             );
         } else {
             print_header(&r);
-            println!(
+            outln!(
                 "\nserving at TP={tp}: {} sequences × {} tokens",
-                r.setup.global_batch, r.setup.seq
+                r.setup.global_batch,
+                r.setup.seq
             );
             print_memory(&m, limit);
         }
@@ -53,8 +56,9 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
             let n = r.cluster.gpus;
             let mut v = Vec::new();
             for tp in planner::valid_tp_sizes(&r.model, &r.cluster) {
-                for pp in (1..=n / tp)
-                    .filter(|&p| (n / tp).is_multiple_of(p) && r.model.layers.is_multiple_of(p))
+                for pp in tplab_engine::config::divisors(r.model.layers)
+                    .into_iter()
+                    .filter(|&p| (n / tp).is_multiple_of(p))
                 {
                     v.push(Layout {
                         tp,
@@ -85,26 +89,31 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                                  "memory_per_gpu_bytes": memory_json(m, limit)})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({"layouts": v}))?);
+        outln!("{}", serde_json::to_string_pretty(&json!({"layouts": v}))?);
         return Ok(ExitCode::SUCCESS);
     }
     print_header(&r);
     if let [(l, m)] = rows.as_slice() {
-        println!("\nlayout   {}", l.label());
+        outln!("\nlayout   {}", l.label());
         print_memory(m, limit);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "\nmemory per GPU (training, mixed-precision Adam, ZeRO-{}), {} usable per GPU:",
         common.zero,
         human_bytes(limit)
     );
-    println!(
+    outln!(
         "{:<44} {:>11} {:>11} {:>11} {:>11} {:>11}  fits",
-        "layout", "weights", "gradients", "optimizer", "activations", "total"
+        "layout",
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "total"
     );
     for (l, m) in &rows {
-        println!(
+        outln!(
             "{:<44} {:>11} {:>11} {:>11} {:>11} {:>11}  {}",
             l.label(),
             human_bytes(m.weights_bytes),

@@ -1,3 +1,58 @@
+//! The command-line subcommands, one file each, and the stdout writer they print through.
+//!
+//! Printing goes through [`outln!`] and [`out!`] instead of `println!`/`print!`: a closed pipe
+//! (`tplab plan … | head -1`) ends the program quietly with exit status 141, as Unix tools
+//! killed by SIGPIPE do, and any other write failure (a full disk: `> /dev/full`) is an error
+//! message and exit status 1, never a panic.
+
+use std::io::Write;
+
+/// `println!` to stdout through [`write_stdout`].
+macro_rules! outln {
+    () => {
+        $crate::cli::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` to stdout through [`write_stdout`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// Exit status after a closed stdout pipe: 128 + SIGPIPE, what a shell reports for a tool the
+/// signal ended.
+pub const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// Writes to stdout; on failure ends the process through [`stdout_failed`].
+pub fn write_stdout(args: std::fmt::Arguments<'_>) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args) {
+        stdout_failed(&e);
+    }
+}
+
+/// Ends the process after a failed write to stdout: quietly (status 141) for a closed pipe,
+/// with a message (status 1) for anything else.
+pub fn stdout_failed(e: &std::io::Error) -> ! {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(BROKEN_PIPE_EXIT);
+    }
+    eprintln!("error: cannot write to standard output: {e}");
+    std::process::exit(1);
+}
+
+/// Flushes stdout at the end of a command (a full disk may only show here).
+pub fn flush_stdout() {
+    if let Err(e) = std::io::stdout().lock().flush() {
+        stdout_failed(&e);
+    }
+}
+
 pub mod cert;
 pub mod gpu;
 pub mod lessons;

@@ -121,8 +121,12 @@ impl ModelClusterArgs {
         };
         let mut catalogue = Catalogue::default();
         if let Some(path) = &self.hardware {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read hardware file {}", path.display()))?;
+            let text = tplab_engine::models::read_input_file(
+                path,
+                "hardware TOML",
+                tplab_engine::models::MAX_INPUT_FILE_BYTES,
+            )
+            .context("cannot read the hardware file")?;
             catalogue = catalogue
                 .from_toml(&text)
                 .with_context(|| format!("in {}", path.display()))?;
@@ -144,7 +148,7 @@ impl ModelClusterArgs {
                 self.seq.unwrap_or(2048),
             );
             m.kv_heads = self.kv_heads.unwrap_or(heads);
-            m.ffn = self.ffn.unwrap_or(4 * hidden);
+            m.ffn = self.ffn.unwrap_or(hidden.saturating_mul(4));
             m
         } else if let Some(s) = &scenario {
             s.model.spec()
@@ -190,20 +194,41 @@ impl ModelClusterArgs {
             .global_batch
             .or(scenario.as_ref().map(|s| s.global_batch))
             .context("give --global-batch (sequences per iteration)")?;
+        let setup = TrainSetup {
+            seq,
+            global_batch,
+            overlap_dp: !self.no_overlap,
+        };
+        setup.validate()?;
+        if self.micro_batch == Some(0) {
+            bail!("--micro-batch must be at least 1 (got 0)");
+        }
+        if let Some(b) = self.micro_batch.filter(|&b| b > global_batch) {
+            bail!(
+                "--micro-batch {b} is larger than the global batch {global_batch}; a micro-batch \
+                 holds some of the global batch's sequences"
+            );
+        }
+        if self.zero > 3 {
+            bail!(
+                "--zero must be 0, 1, 2 or 3 (the ZeRO stages; got {})",
+                self.zero
+            );
+        }
         let serve_tp = match (self.serve, scenario.as_ref().map(|s| s.workload)) {
             (_, Some(Workload::Serve { tp })) => Some(self.layout.map_or(tp, |l| l.0)),
             (true, _) => Some(self.layout.map_or(0, |l| l.0)),
             _ => None,
         };
+        if let Some(tp) = serve_tp.filter(|&t| t > 0) {
+            // The same rules as training's layouts (plus vLLM's KV-head replication).
+            memory::check_serving_tp(&model, tp, cluster.gpus)?;
+        }
         Ok(Resolved {
             scenario,
             model,
             cluster,
-            setup: TrainSetup {
-                seq,
-                global_batch,
-                overlap_dp: !self.no_overlap,
-            },
+            setup,
             serve_tp,
         })
     }
@@ -261,12 +286,12 @@ pub fn secs(s: f64) -> String {
 /// The header lines: scenario story, model, cluster.
 pub fn print_header(r: &Resolved) {
     if let Some(s) = &r.scenario {
-        println!("{}\n", s.title);
-        println!("{}\n", s.story);
+        outln!("{}\n", s.title);
+        outln!("{}\n", s.story);
     }
-    println!("model    {}", r.model.summary());
+    outln!("model    {}", r.model.summary());
     let c = &r.cluster;
-    println!(
+    outln!(
         "cluster  {} × {} ({} node(s) of {}; intra-node {} {} GB/s, inter-node {} {} GB/s per GPU)",
         c.gpus,
         c.gpu.name,
@@ -322,8 +347,8 @@ pub fn layout_json(it: &IterationTime) -> Value {
 
 fn print_layout(it: &IterationTime) {
     let l = &it.layout;
-    println!("\nlayout   {}", l.label());
-    println!(
+    outln!("\nlayout   {}", l.label());
+    outln!(
         "iteration {}  ({} micro-batches, bubble (p-1)/m = {:.3})",
         secs(it.iteration_time_s),
         it.micro_batches,
@@ -354,13 +379,13 @@ fn print_layout(it: &IterationTime) {
         ("optimizer step", it.optimizer_s, ""),
     ];
     for (name, s, note) in rows {
-        println!(
+        outln!(
             "  {name:<18} {:>10}  {:>5.1}%{note}",
             secs(s),
             100.0 * s / it.iteration_time_s
         );
     }
-    println!(
+    outln!(
         "TFLOP/s per GPU {:.1} (incl. recomputation)   MFU {:.1}%   {:.0} tokens/s",
         it.tflops_per_gpu,
         100.0 * it.mfu,
@@ -371,13 +396,13 @@ fn print_layout(it: &IterationTime) {
 
 /// The memory table of one GPU.
 pub fn print_memory(m: &MemoryBreakdown, limit_bytes: u64) {
-    println!("memory per GPU ({} parameters):", m.params_per_gpu);
+    outln!("memory per GPU ({} parameters):", m.params_per_gpu);
     for (name, bytes) in m.terms() {
         if bytes > 0 || name == "weights" {
-            println!("  {name:<12} {:>12}", human_bytes(bytes));
+            outln!("  {name:<12} {:>12}", human_bytes(bytes));
         }
     }
-    println!(
+    outln!(
         "  {:<12} {:>12}  of {} usable: {}",
         "total",
         human_bytes(m.total_bytes),
@@ -395,23 +420,13 @@ fn serve(r: &Resolved, common: &ModelClusterArgs) -> anyhow::Result<ExitCode> {
     let limit = (r.cluster.gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64;
     let tps: Vec<usize> = match r.serve_tp {
         Some(tp) if tp > 0 => {
-            if tp > r.cluster.gpus {
-                bail!(
-                    "TP={tp} is larger than the cluster's {} GPUs; use --gpus {tp} or a smaller TP",
-                    r.cluster.gpus
-                );
-            }
-            if !r.model.heads.is_multiple_of(tp) {
-                bail!(
-                    "TP={tp} does not divide the {} attention heads; valid TP sizes divide {}",
-                    r.model.heads,
-                    r.model.heads
-                );
-            }
+            memory::check_serving_tp(&r.model, tp, r.cluster.gpus)?;
             vec![tp]
         }
-        _ => (1..=r.cluster.gpus)
-            .filter(|t| r.model.heads.is_multiple_of(*t))
+        // Every servable TP size up to the cluster's GPUs, from the heads' divisors.
+        _ => memory::serving_tp_sizes(&r.model)
+            .into_iter()
+            .filter(|&t| t <= r.cluster.gpus)
             .collect(),
     };
     let sequences = r.setup.global_batch;
@@ -436,21 +451,26 @@ fn serve(r: &Resolved, common: &ModelClusterArgs) -> anyhow::Result<ExitCode> {
                        "memory_per_gpu_bytes": memory_json(m, limit)})
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({"serving": v}))?);
+        outln!("{}", serde_json::to_string_pretty(&json!({"serving": v}))?);
         return Ok(ExitCode::SUCCESS);
     }
     print_header(r);
-    println!(
+    outln!(
         "\nserving {sequences} sequences × {} tokens, 16-bit weights and KV cache, {} usable per GPU",
         r.setup.seq,
         human_bytes(limit)
     );
-    println!(
+    outln!(
         "{:>4} {:>12} {:>14} {:>12} {:>16} {:>8}",
-        "TP", "weights", "KV cache", "total", "KV/token/GPU", "fits"
+        "TP",
+        "weights",
+        "KV cache",
+        "total",
+        "KV/token/GPU",
+        "fits"
     );
     for (tp, m, max_tokens) in &rows {
-        println!(
+        outln!(
             "{:>4} {:>12} {:>14} {:>12} {:>16} {:>8}   room for {} tokens of cache",
             tp,
             human_bytes(m.weights_bytes),
@@ -476,7 +496,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     if let Some(layout) = common.fixed_layout() {
         let it = planner::evaluate(&req, &layout)?;
         if common.json {
-            println!("{}", serde_json::to_string_pretty(&layout_json(&it))?);
+            outln!("{}", serde_json::to_string_pretty(&layout_json(&it))?);
         } else {
             print_header(&r);
             print_layout(&it);
@@ -499,17 +519,17 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
             })).collect::<Vec<_>>(),
             "explanations": plan.explanations,
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     print_header(&r);
-    println!(
+    outln!(
         "\n{} layouts fit, {} dropped (memory or batch rules); fastest first:",
         plan.ranked.len(),
         plan.dropped.len()
     );
     if !plan.ranked.is_empty() {
-        println!(
+        outln!(
             "{:>3}  {:<46} {:>9} {:>9} {:>7} {:>6} {:>9} {:>9} {:>9} {:>9} {:>10}",
             "#",
             "layout",
@@ -525,7 +545,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         );
     }
     for (i, it) in plan.ranked.iter().take(args.top).enumerate() {
-        println!(
+        outln!(
             "{:>3}  {:<46} {:>9} {:>9.0} {:>7.1} {:>5.1}% {:>9} {:>9} {:>9} {:>9} {:>10}",
             i + 1,
             it.layout.label(),
@@ -540,13 +560,13 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
             human_bytes(it.memory.total_bytes)
         );
     }
-    println!();
+    outln!();
     for e in &plan.explanations {
-        println!("- {e}");
+        outln!("- {e}");
     }
     if plan.ranked.is_empty() {
         if let Some((gpus, best)) = planner::smallest_fitting_cluster(&req) {
-            println!(
+            outln!(
                 "- With {gpus} GPUs ({} nodes) it fits: {} needs {} per GPU and runs at {:.1} \
                  TFLOP/s per GPU ({} per iteration).",
                 gpus / r.cluster.gpus_per_node.max(1),
@@ -559,15 +579,15 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     }
     let memory_drops: Vec<_> = plan.dropped.iter().filter(|d| d.needed_bytes > 0).collect();
     if !memory_drops.is_empty() {
-        println!("\nclosest layouts that do not fit:");
+        outln!("\nclosest layouts that do not fit:");
         for d in memory_drops.iter().take(3) {
-            println!("  {}: {}", d.layout.label(), d.reason);
+            outln!("  {}: {}", d.layout.label(), d.reason);
         }
     }
     let rule_drops = plan.dropped.len() - memory_drops.len();
     if rule_drops > 0 {
         if let Some(d) = plan.dropped.iter().find(|d| d.needed_bytes == 0) {
-            println!(
+            outln!(
                 "{rule_drops} layouts break a batch or shape rule, e.g. {}: {}",
                 d.layout.label(),
                 d.reason

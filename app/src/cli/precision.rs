@@ -60,7 +60,7 @@ fn print_histogram(h: &UlpHistogram) {
     let last = h.bins.iter().rposition(|b| b.count > 0).unwrap_or(0);
     for b in &h.bins[first..=last] {
         let n = (b.count * BAR_WIDTH).div_ceil(max);
-        println!(
+        outln!(
             "    {} ULP |{:<w$}| {:>7} ({:>5.1}%)",
             bin_label(b.lower_ulps, b.upper_ulps),
             "█".repeat(n),
@@ -98,11 +98,11 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
     };
     let report = precision::sweep(&cfg, &args.dtypes, &tps)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
     let c = &report.config;
-    println!(
+    outln!(
         "Precision lab: h={} heads={} ffn={} seq={} batch={} layers={} seed={}; reference: f64, TP=1, \
          unsharded (max|ref| = {:.3}); K = {} (longest reduction)",
         c.hidden,
@@ -115,8 +115,8 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
         report.reference_max_abs,
         report.reduction_len
     );
-    println!("bf16/f16: f32 arithmetic, rounded to the dtype at every op boundary and in the all-reduce.\n");
-    println!(
+    outln!("bf16/f16: f32 arithmetic, rounded to the dtype at every op boundary and in the all-reduce.\n");
+    outln!(
         "{:<5} {:>3} | {:>10} {:>10} {:>10} {:>8} | {:>9} {:>8} {:>8} {:>9}",
         "dtype",
         "tp",
@@ -141,7 +141,7 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
             ),
             None => format!("{:>9} {:>8} {:>8} {:>9}", "-", "-", "-", "-"),
         };
-        println!(
+        outln!(
             "{:<5} {:>3} | {:>10.3e} {:>10.3e} {:>10.3e} {:>8.2} | {}",
             row.dtype.name(),
             row.tp,
@@ -152,23 +152,23 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
             order
         );
     }
-    println!(
+    outln!(
         "\n(columns: error against f64 — max abs, max rel = max abs / max|ref|, RMS, and max abs in \
          units of ε·max|ref|; then TP=k vs TP=1 in the same dtype — share of elements that differ, \
          median ULPs over those that differ, max ULPs, max diff in ε·max|ref|; ULPs are counted at no less than the reference's RMS, since near \
          zero one ULP is arbitrarily small)\n"
     );
-    println!(
+    outln!(
         "Error distribution against f64 (|error| in ULPs of the dtype at max(|value|, RMS of the reference)):"
     );
     for row in &report.rows {
-        println!("  {} TP={}:", row.dtype, row.tp);
+        outln!("  {} TP={}:", row.dtype, row.tp);
         print_histogram(&row.vs_reference.histogram);
     }
-    println!("\nWhy TP=1 and TP=2 differ:\n{}\n", report.explanation);
-    println!("Measured:");
+    outln!("\nWhy TP=1 and TP=2 differ:\n{}\n", report.explanation);
+    outln!("Measured:");
     for f in report.findings() {
-        println!("  - {f}");
+        outln!("  - {f}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -44,10 +44,16 @@ pub fn print_trace_table(trace: &Trace) {
     let cfg = &trace.config;
     for pass in [Pass::Forward, Pass::Backward] {
         for layer in 0..cfg.layers {
-            println!("\nlayer {layer}, {} pass", pass.name());
-            println!(
+            outln!("\nlayer {layer}, {} pass", pass.name());
+            outln!(
                 "  {:<24} {:<34} {:>10} {:>12} {:>11} {:>11} {:>10}",
-                "op", "kind", "out/rank", "GFLOP/rank", "bytes/rank", "sent/rank", "time µs"
+                "op",
+                "kind",
+                "out/rank",
+                "GFLOP/rank",
+                "bytes/rank",
+                "sent/rank",
+                "time µs"
             );
             for e in trace.layer_events(layer, pass) {
                 // Compute events repeat per rank with the same shapes: print rank 0's.
@@ -73,7 +79,7 @@ pub fn print_trace_table(trace: &Trace) {
                         }
                     }
                 };
-                println!(
+                outln!(
                     "  {:<24} {:<34} {:>10} {:>12.4} {:>11} {:>11} {:>10.2}",
                     e.name,
                     kind,
@@ -91,7 +97,7 @@ pub fn print_trace_table(trace: &Trace) {
         }
     }
     let c = trace.collective_counts(Some(0));
-    println!(
+    outln!(
         "\nall-reduces per layer: forward {}, backward {} (f and g, Megatron-LM); whole run: {}",
         c.forward_all_reduce,
         c.backward_all_reduce,
@@ -99,7 +105,7 @@ pub fn print_trace_table(trace: &Trace) {
             + trace.collective_counts(None).backward_all_reduce
     );
     if c.forward_other + c.backward_other > 0 {
-        println!(
+        outln!(
             "sequence parallel: all-gathers and reduce-scatters per layer: forward {}, backward {} \
              (the backward all-reduce sums the LayerNorm and bias gradients of each rank's tokens)",
             c.forward_other, c.backward_other
@@ -120,16 +126,16 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
     cost::apply_to_trace(&mut r.report.trace, &cluster);
     let export = args.export.as_ref();
     let report = &r.report;
-    println!(
+    outln!(
         "tplab run: {} (hidden {}, {} heads, ffn {}, seq {}, batch {}, {} layer(s), TP={}, {}, {} all-reduce{})",
         cfg.label(), cfg.hidden, cfg.heads, cfg.ffn, cfg.seq, cfg.batch, cfg.layers, cfg.tp, cfg.dtype, cfg.algorithm,
         if cfg.sequence_parallel { ", sequence parallel" } else { "" }
     );
     if let Some(note) = cfg.gqa_note() {
-        println!("{note}");
+        outln!("{note}");
     }
     print_trace_table(&report.trace);
-    println!(
+    outln!(
         "times: tplab cost model for {} × {} ({} GPUs per node, {} between nodes); modeled step {:.3} ms",
         cfg.tp,
         cluster.gpu.name,
@@ -138,14 +144,14 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
         report.trace.makespan_s() * 1e3
     );
     let v = &report.verification;
-    println!("\nverification against the unsharded CPU reference");
-    println!(
+    outln!("\nverification against the unsharded CPU reference");
+    outln!(
         "  tolerance: max|Δ| ≤ {:.3e} × max(max|ref|, 1)",
         v.tolerance.relative
     );
-    println!("  because:   {}", v.tolerance.reason);
+    outln!("  because:   {}", v.tolerance.reason);
     for c in &report.collectives {
-        println!(
+        outln!(
             "  {:<5} L{} {:<10} partials on {} ranks -> max|Δ| {:.3e} (rel {:.3e}) {}",
             if c.pass == Pass::Forward {
                 "fwd"
@@ -167,7 +173,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
             .filter(|c| c.name == name)
             .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
         {
-            println!(
+            outln!(
                 "  {:<22} max|Δ| {:.3e} (rel {:.3e}) {}",
                 name,
                 c.max_abs_error,
@@ -185,7 +191,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
         .iter()
         .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
     {
-        println!(
+        outln!(
             "  {} weight-gradient shards, worst {} on rank {}: rel {:.3e}",
             grads.len(),
             w.name,
@@ -194,7 +200,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
         );
     }
     let passed = v.passed();
-    println!(
+    outln!(
         "  result: {} ({} checks, {} failed)",
         if passed { "PASS" } else { "FAIL" },
         v.checks.len(),
@@ -204,7 +210,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
         let paths = tplab_engine::export::export(&r, dir)
             .with_context(|| format!("exporting to {}", dir.display()))?;
         for p in paths {
-            println!("wrote {}", p.display());
+            outln!("wrote {}", p.display());
         }
     }
     Ok(passed)

@@ -83,15 +83,24 @@ pub fn run(a: TrainArgs) -> anyhow::Result<ExitCode> {
         true
     };
     let curves = match a.dtype {
-        DType::F64 => train::train_curves::<f64>(&cfg, &corpus, &a.tps, &mut progress)?,
-        DType::F32 => train::train_curves::<f32>(&cfg, &corpus, &a.tps, &mut progress)?,
+        DType::F64 => train::train_curves::<f64>(&cfg, &corpus, &a.tps, &mut progress),
+        DType::F32 => train::train_curves::<f32>(&cfg, &corpus, &a.tps, &mut progress),
         d => anyhow::bail!("training runs in f32 or f64, not {d}; pass --dtype f32 or f64"),
     };
+    let curves = match curves {
+        Ok(c) => c,
+        Err(e) => {
+            if show {
+                eprintln!(); // end the progress bar's line before the error
+            }
+            return Err(e.into());
+        }
+    };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&curves)?);
+        outln!("{}", serde_json::to_string_pretty(&curves)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "tplab train: {} layers, hidden {}, {} heads, ffn {}, seq {}, batch {}, {} steps of {:?} \
          (lr {}), {}; corpus: the guide, {} characters, vocabulary {}",
         cfg.layers,
@@ -107,29 +116,29 @@ pub fn run(a: TrainArgs) -> anyhow::Result<ExitCode> {
         corpus.ids.len(),
         corpus.vocab()
     );
-    print!("\n  step");
+    out!("\n  step");
     for tp in &curves.tps {
-        print!("  {:>12}", format!("loss TP={tp}"));
+        out!("  {:>12}", format!("loss TP={tp}"));
     }
-    println!();
+    outln!();
     let n = curves.losses[0].len();
     let every = (n / 10).max(1);
     for s in (0..n).filter(|s| s % every == 0 || *s == n - 1) {
-        print!("  {:>4}", s + 1);
+        out!("  {:>4}", s + 1);
         for c in &curves.losses {
-            print!("  {:>12.6}", c[s]);
+            out!("  {:>12.6}", c[s]);
         }
-        println!();
+        outln!();
     }
     let gaps = curves.max_rel_gap();
-    println!();
+    outln!();
     for (tp, g) in curves.tps.iter().zip(&gaps).skip(1) {
-        println!(
+        outln!(
             "TP={tp} vs TP={}: largest relative gap over {n} steps {g:.2e}",
             curves.tps[0]
         );
     }
-    println!(
+    outln!(
         "The split only reorders additions, so the curves differ by rounding; see \
          tplab_engine::train for the argument."
     );

@@ -39,7 +39,7 @@ pub struct VocabArgs {
 
 fn print(report: &VocabReport) {
     let c = &report.config;
-    println!(
+    outln!(
         "vocabulary parallelism: V={} padded to {} (a multiple of {} × TP {}: {} padding rows), \
          hidden {}, {} tokens, {}",
         c.vocab,
@@ -51,18 +51,18 @@ fn print(report: &VocabReport) {
         c.tokens,
         report.dtype
     );
-    println!("\n  rank  token ids            real rows  padding rows");
+    outln!("\n  rank  token ids            real rows  padding rows");
     for r in 0..c.tp {
         let range = c.rank_range(r);
         let real = c.real_range(r).len();
-        println!(
+        outln!(
             "  {r:>4}  {:>7}..{:<9}  {real:>9}  {:>12}",
             range.start,
             range.end,
             range.len() - real
         );
     }
-    println!("\n  pass      event            kind                     shape        sent/rank");
+    outln!("\n  pass      event            kind                     shape        sent/rank");
     for e in report
         .events
         .iter()
@@ -78,7 +78,7 @@ fn print(report: &VocabReport) {
                 format!("{} ({algorithm})", kind.name())
             }
         };
-        println!(
+        outln!(
             "  {:<9} {:<16} {:<24} {:>12} {:>12}",
             e.pass.name(),
             e.name,
@@ -91,7 +91,7 @@ fn print(report: &VocabReport) {
             }
         );
     }
-    println!(
+    outln!(
         "\ncross-entropy without gathering the logits: each rank sends {} for the max, sum-exp and \
          target reductions; an all-gather of the [{}, {}] logits would send {} ({:.0}× more)",
         human_bytes(report.ce_bytes_sent_per_rank),
@@ -100,12 +100,15 @@ fn print(report: &VocabReport) {
         human_bytes(report.gather_bytes_sent_per_rank),
         report.gather_bytes_sent_per_rank as f64 / report.ce_bytes_sent_per_rank.max(1) as f64
     );
-    println!(
+    outln!(
         "\nloss {:.9} (reference {:.9}); tolerance {:.3e} relative ({})",
-        report.loss, report.reference_loss, report.tolerance.relative, report.tolerance.reason
+        report.loss,
+        report.reference_loss,
+        report.tolerance.relative,
+        report.tolerance.reason
     );
     for ch in &report.checks {
-        println!(
+        outln!(
             "  {:<24} {:<7} max|Δ| {:.3e} (rel {:.3e}) {}",
             ch.name,
             ch.rank.map_or(String::new(), |r| format!("rank {r}")),
@@ -115,7 +118,7 @@ fn print(report: &VocabReport) {
         );
     }
     let failed = report.checks.iter().filter(|c| !c.passed).count();
-    println!(
+    outln!(
         "result: {} ({} checks, {failed} failed)",
         if failed == 0 { "PASS" } else { "FAIL" },
         report.checks.len()
@@ -143,7 +146,7 @@ pub fn run(args: VocabArgs) -> anyhow::Result<ExitCode> {
             DType::F64 => tplab_engine::export::export_vocab::<f64>(&cfg, dir)?,
             _ => tplab_engine::export::export_vocab::<f32>(&cfg, dir)?,
         };
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display());
     }
     Ok(if report.passed() {
         ExitCode::SUCCESS

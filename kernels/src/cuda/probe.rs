@@ -1,8 +1,64 @@
 //! The probe with cudarc: library presence, versions and devices, every call guarded.
 
-use crate::error::{guard, GpuError};
-use crate::probe::{missing_advice, DeviceInfo, LibraryStatus, Probe};
+use crate::error::{panic_message, GpuError};
+use crate::probe::{find_library_files, missing_advice, DeviceInfo, LibraryStatus, Probe};
 use cudarc::driver::CudaContext;
+use std::cell::Cell;
+use std::sync::Once;
+
+thread_local! {
+    /// Set while this thread runs a guarded probe call: its panics are caught and reported as
+    /// text, so the panic hook must not print them.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Wraps the process's panic hook once so that it stays silent for panics raised inside
+/// [`quiet`] on the probing thread (every other panic is reported as before).
+fn install_quiet_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Runs `f`, turning a panic (cudarc panics when a library lacks a symbol) into an error,
+/// without the panic hook printing "panicked" on stderr.
+fn quiet<T>(f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, String> {
+    install_quiet_hook();
+    let was = QUIET.with(|q| q.replace(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(was));
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(payload) => Err(panic_message(payload.as_ref())),
+    }
+}
+
+/// cudarc's panic for a missing symbol is "Missing symbol cuInit: …"; this says which library
+/// loads but lacks it (`libcuda.so.1 loads but lacks cuInit`).
+fn broken_library_message(stem: &str, message: &str) -> String {
+    let symbol = message
+        .strip_prefix("Missing symbol ")
+        .and_then(|rest| rest.split(':').next())
+        .map(str::trim);
+    match symbol {
+        Some(sym) => {
+            let file = find_library_files(stem)
+                .first()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| format!("lib{stem}.so"));
+            format!("{file} loads but lacks {sym}")
+        }
+        None => message.to_string(),
+    }
+}
 
 fn candidates(stem: &str) -> String {
     // Only the Linux names (cudarc also tries Windows-style `lib{stem}64_*` names).
@@ -36,7 +92,7 @@ fn status(
             needed_for,
         };
     }
-    match guard(name, version) {
+    match quiet(version).map_err(|m| broken_library_message(stem, &m)) {
         Ok(v) => LibraryStatus {
             name,
             looked_for,
@@ -50,10 +106,17 @@ fn status(
             looked_for,
             found: false,
             version: None,
-            advice: Some(format!(
-                "the library loads but does not work: {e}; it may be older than CUDA 13.0, \
-                 which tplab's cudarc build expects"
-            )),
+            advice: Some(if e.contains(" loads but lacks ") {
+                format!(
+                    "{e}: it is not a complete {name} library, or older than CUDA 13.0, which \
+                     tplab's cudarc build expects"
+                )
+            } else {
+                format!(
+                    "the library loads but does not work: {e}; it may be older than CUDA 13.0, \
+                     which tplab's cudarc build expects"
+                )
+            }),
             needed_for,
         },
     }
@@ -61,7 +124,7 @@ fn status(
 
 fn present(f: unsafe fn() -> bool) -> bool {
     // SAFETY: `is_culib_present` only tries to dlopen candidate names.
-    std::panic::catch_unwind(|| unsafe { f() }).unwrap_or(false)
+    quiet(|| Ok(unsafe { f() })).unwrap_or(false)
 }
 
 pub(crate) fn probe_cuda() -> Probe {
@@ -142,15 +205,23 @@ pub(crate) fn probe_cuda() -> Probe {
     let mut problems = Vec::new();
     for l in [&driver, &nvrtc, &cublas] {
         if !l.found {
-            problems.push(format!(
-                "{} ({}) is missing",
-                l.name,
-                l.looked_for.split(", ").next().unwrap_or(l.name)
-            ));
+            let broken = l
+                .advice
+                .as_deref()
+                .filter(|a| a.contains(" loads but lacks "))
+                .and_then(|a| a.split(':').next());
+            problems.push(match broken {
+                Some(what) => format!("{} is broken: {what}", l.name),
+                None => format!(
+                    "{} ({}) is missing",
+                    l.name,
+                    l.looked_for.split(", ").next().unwrap_or(l.name)
+                ),
+            });
         }
     }
     let devices = if driver.found {
-        match guard("device query", list_devices) {
+        match quiet(list_devices) {
             Ok(d) => d,
             Err(e) => {
                 problems.push(format!(

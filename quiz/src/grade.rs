@@ -590,6 +590,24 @@ mod tests {
         assert_eq!(e.message(Lang::Tr), "A'dan D'ye kadar tek bir harf yazın");
     }
 
+    /// Whatever a learner types, reading it never panics, and a result is always finite.
+    #[test]
+    fn any_typed_text_is_read_without_panicking() {
+        let alphabet: Vec<char> = "0123456789.,_ -+eEİışğ٣\u{202f}x".chars().collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for _ in 0..3000 {
+            let len = rand::Rng::random_range(&mut rng, 0..12);
+            let s: String = (0..len)
+                .map(|_| alphabet[rand::Rng::random_range(&mut rng, 0..alphabet.len())])
+                .collect();
+            for lang in [Lang::En, Lang::Tr] {
+                if let Some(v) = parse_number(&s, lang) {
+                    assert!(v.is_finite(), "{s:?} -> {v}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn numbers_are_printed_in_the_learners_locale_and_read_back() {
         assert_eq!(format_number(589_824.0, Lang::Tr), "589.824");

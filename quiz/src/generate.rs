@@ -1264,6 +1264,22 @@ mod tests {
                 panic!()
             };
             assert_eq!(correct, want, "{en}");
+            if want == 1 {
+                // TP > kv: the dated contrast of the two mechanisms, in both languages.
+                for lang in [Lang::En, Lang::Tr] {
+                    let x = q.explanation.get(lang);
+                    for needle in ["2025", "num_kv_head_replicas", "Megatron-Core", "QKV"] {
+                        assert!(x.contains(needle), "{needle} missing: {x}");
+                    }
+                }
+            }
+            for i in 0..GQA_CHOICES.len() {
+                assert_eq!(
+                    q.choice_feedback(i, Lang::Tr).is_none(),
+                    i == correct,
+                    "{en}"
+                );
+            }
             seen[want] += 1;
         }
         assert!(

@@ -24,8 +24,18 @@ fn serve_harness(
     state: serde_json::Value,
     wgpu: bool,
 ) -> Harness<'static, TplabApp> {
+    serve_harness_themed(w, h, state, wgpu, ThemeChoice::Light)
+}
+
+fn serve_harness_themed(
+    w: f32,
+    h: f32,
+    state: serde_json::Value,
+    wgpu: bool,
+    theme: ThemeChoice,
+) -> Harness<'static, TplabApp> {
     let mut app = TplabApp::default();
-    app.set_theme(ThemeChoice::Light);
+    app.set_theme(theme);
     assert!(app.select("serve"));
     assert!(app.load_view_state("serve", &state.to_string()));
     let mut b = Harness::builder().with_size([w, h]);
@@ -108,10 +118,14 @@ fn saved_state_out_of_range_is_clamped() {
 #[test]
 fn serve_snapshots() {
     let mut results = SnapshotResults::new();
-    for (w, hgt) in [(1280.0f32, 720.0f32), (1920.0, 1080.0)] {
+    for (w, hgt, theme) in [
+        (1280.0f32, 720.0f32, ThemeChoice::Light),
+        (1920.0, 1080.0, ThemeChoice::Light),
+        (1600.0, 1000.0, ThemeChoice::Dark),
+    ] {
         for lang in ["en", "tr"] {
             let state = serde_json::json!({"prompt": "Tensor paralelliği"});
-            let mut h = serve_harness(w, hgt, state, true);
+            let mut h = serve_harness_themed(w, hgt, state, true, theme);
             if lang == "tr" {
                 tplab::i18n::set_lang(&h.ctx, tplab_lessons::Lang::Tr);
                 h.run_steps(2);
@@ -122,7 +136,16 @@ fn serve_snapshots() {
                 egui::pos2(SIDE_BAR_WIDTH + 2.0, hgt),
             ));
             h.snapshot_options(
-                format!("serve_{}x{}_{lang}", w as u32, hgt as u32),
+                format!(
+                    "serve_{}x{}_{lang}{}",
+                    w as u32,
+                    hgt as u32,
+                    if theme == ThemeChoice::Dark {
+                        "_dark"
+                    } else {
+                        ""
+                    }
+                ),
                 &SnapshotOptions::new().threshold(1.0).max_failed_pixels(400),
             );
             results.extend_harness(&mut h);

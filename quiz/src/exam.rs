@@ -104,6 +104,9 @@ pub struct Reviewed {
     pub expected: String,
     /// Whether the learner answered it at all.
     pub answered: bool,
+    /// Why each choice the learner got wrong is wrong (or, for a missed right choice, why it
+    /// holds), labelled as shown; see [`grade::Grade::feedback`].
+    pub feedback: Vec<String>,
 }
 
 /// A submitted sitting.
@@ -394,6 +397,7 @@ impl Sitting {
                     correct: g.as_ref().is_some_and(|g| g.correct),
                     expected: grade::expected_answer(q, p, lang),
                     answered: a.is_some(),
+                    feedback: g.map(|g| g.feedback).unwrap_or_default(),
                 }
             })
             .collect();
@@ -480,6 +484,11 @@ mod tests {
                 exam.length
             );
         }
+        eprintln!(
+            "pool {}, worst overlap of 40 sitting pairs: {worst} of {}",
+            exam.pool_size(),
+            exam.length
+        );
         // And the draw is not frozen: some pair shares little.
         assert!(worst > 0 && worst < exam.length / 2, "{worst}");
     }
@@ -513,6 +522,43 @@ mod tests {
         assert_eq!(done.score.correct, exam.length);
         assert!(done.score.passed);
         assert_eq!(done.score.whole_percent(), 100);
+    }
+
+    #[test]
+    fn the_review_says_why_a_picked_distractor_is_wrong() {
+        let exam = exam();
+        // The first sitting with a single-choice question whose distractors carry feedback.
+        let (mut s, i, wrong) = (0..50u64)
+            .find_map(|seed| {
+                let s = exam.sitting(seed);
+                let hit = s
+                    .questions
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, q)| match q.kind {
+                        QuestionKind::Single {
+                            correct,
+                            ref choices,
+                        } => (0..choices.len())
+                            .find(|&c| c != correct && q.choice_feedback(c, Lang::En).is_some())
+                            .map(|c| (i, c)),
+                        _ => None,
+                    });
+                hit.map(|(i, c)| (s, i, c))
+            })
+            .expect("a bank question with distractor feedback");
+        s.answer(i, Response::Choice(wrong));
+        let done = s.submit(Lang::En);
+        let r = &done.review[i];
+        assert!(r.answered && !r.correct);
+        let why = s.questions[i].choice_feedback(wrong, Lang::En).unwrap();
+        assert_eq!(r.feedback.len(), 1);
+        assert!(r.feedback[0].ends_with(why), "{:?}", r.feedback);
+        assert!(done
+            .review
+            .iter()
+            .filter(|r| !r.answered)
+            .all(|r| r.feedback.is_empty()));
     }
 
     #[test]

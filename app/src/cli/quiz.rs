@@ -294,7 +294,7 @@ fn exam(
     for (i, (q, r)) in sitting.questions.iter().zip(&done.review).enumerate() {
         write!(out, "[{}/{total}] ", i + 1)?;
         writeln!(out, "{}", q.prompt(lang))?;
-        feedback(out, lang, q, r.correct, &r.expected, &[])?;
+        feedback(out, lang, q, r.correct, &r.expected, &r.feedback)?;
     }
     let score = done.score;
     writeln!(

@@ -746,6 +746,9 @@ impl Quiz {
                             )
                         };
                         ui.colored_label(colour, text);
+                        for why in &r.feedback {
+                            ui.add(egui::Label::new(why.as_str()).wrap());
+                        }
                         ui.add(
                             egui::Label::new(egui::RichText::new(q.explanation(lang)).weak())
                                 .wrap(),

@@ -163,7 +163,7 @@ proptest! {
             }
             let _ = memory::training_memory(&model, seq, global_batch, &layout);
             if memory::check_serving_tp(&model, tp, cluster.gpus).is_ok() {
-                assert!(tp <= 64 && model.heads % tp == 0);
+                assert!(tp <= 64 && model.heads.is_multiple_of(tp));
                 let m = memory::serving_memory(&model, tp, 1, sequences, seq);
                 assert!(m.total_bytes >= m.weights_bytes);
             }
@@ -180,7 +180,7 @@ proptest! {
         let ok = within(move || c.validate().is_ok());
         if ok {
             let padded = cfg.padded_vocab();
-            prop_assert!(padded >= vocab && padded % (granularity * tp) == 0);
+            prop_assert!(padded >= vocab && padded.is_multiple_of(granularity * tp));
             prop_assert!(cfg.bytes_estimate() <= tplab_engine::config::DEFAULT_MEMORY_GUARD_BYTES);
         }
     }

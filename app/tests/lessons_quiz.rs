@@ -72,6 +72,8 @@ fn quiz_gives_feedback_right_and_wrong() {
     h.get_by_label("Check answer").click();
     h.run_steps(2);
     h.get_by_label_contains("Not quite. The answer is: ");
+    // The picked distractor's own feedback, then the explanation.
+    h.get_by_label_contains("That is pipeline parallelism: layers are distributed, not split.");
     h.get_by_label_contains("differs from pipeline parallelism");
     h.get_by_label("Score: 1/2");
 }

@@ -1,0 +1,98 @@
+//! Snapshots of the Lessons view on the lessons with the widest tables and the longest Show me
+//! rows (8: the TP table; 9: sequence parallelism), in English and Turkish, light and dark, at
+//! the three window sizes the brief names. Rendered on the CPU (wgpu on Mesa's llvmpipe through
+//! GL) and compared with the PNGs under `tests/snapshots/`; regenerate with
+//! `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test lessons_snapshots`.
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
+use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use tplab::TplabApp;
+
+/// kittest's wgpu setup pinned to the GL backend (as in `snapshots.rs`: the PNGs come from
+/// llvmpipe through EGL).
+fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
+    match egui_kittest::wgpu::default_wgpu_setup() {
+        eframe::egui_wgpu::WgpuSetup::CreateNew(mut setup) => {
+            setup.instance_descriptor.backends = eframe::wgpu::Backends::GL;
+            eframe::egui_wgpu::WgpuSetup::CreateNew(setup)
+        }
+        other => other,
+    }
+}
+
+/// The Lessons view on lesson `slug` in `turkish` or English, `theme`, `w`×`h`.
+fn lesson(
+    slug: &str,
+    turkish: bool,
+    theme: ThemeChoice,
+    w: f32,
+    h: f32,
+) -> Harness<'static, TplabApp> {
+    let mut app = TplabApp::default();
+    app.set_theme(theme);
+    app.select("lessons");
+    let state = serde_json::json!({ "selected": slug });
+    assert!(app.load_view_state("lessons", &state.to_string()));
+    let mut harness = Harness::builder()
+        .with_size([w, h])
+        .wgpu_setup(gl_setup())
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    harness.run_steps(2);
+    if turkish {
+        harness.get_by_label("Türkçe").click();
+        harness.run_steps(2);
+    }
+    harness.run_steps(2);
+    harness
+}
+
+#[test]
+fn lesson_snapshots() {
+    let mut results = SnapshotResults::new();
+    for (slug, turkish, theme, w, h, name) in [
+        (
+            "sequence-parallel",
+            false,
+            ThemeChoice::Light,
+            1280.0,
+            720.0,
+            "lesson9_1280x720_en",
+        ),
+        (
+            "sequence-parallel",
+            true,
+            ThemeChoice::Dark,
+            1280.0,
+            720.0,
+            "lesson9_1280x720_tr_dark",
+        ),
+        (
+            "inside-a-node",
+            false,
+            ThemeChoice::Light,
+            1920.0,
+            1080.0,
+            "lesson8_1920x1080_en",
+        ),
+        (
+            "inside-a-node",
+            true,
+            ThemeChoice::Light,
+            1600.0,
+            1000.0,
+            "lesson8_1600x1000_tr",
+        ),
+    ] {
+        let mut harness = lesson(slug, turkish, theme, w, h);
+        harness.mask(egui::Rect::from_min_max(
+            egui::pos2(0.0, 0.0),
+            egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
+        ));
+        harness.snapshot_options(
+            name,
+            &SnapshotOptions::new().threshold(1.0).max_failed_pixels(400),
+        );
+        results.extend_harness(&mut harness);
+    }
+}

@@ -159,7 +159,9 @@ impl Verdict {
                  exam. It proves nothing about the person named.",
                 summary(cert)
             ),
-            Verdict::Invalid(why) => format!("invalid: {why}"),
+            // The reason may quote the file (a parser's message): shown with every control or
+            // direction character escaped, so it cannot rewrite the terminal line.
+            Verdict::Invalid(why) => format!("invalid: {}", escape_unsafe(&why.to_string())),
         }
     }
 }
@@ -363,6 +365,19 @@ pub fn check_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `text` with every character [`check_name`] forbids written as `\u{..}`.
+fn escape_unsafe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if forbidden_in_name(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn forbidden_in_name(c: char) -> bool {

@@ -137,6 +137,21 @@ fn a_name_that_spoofs_the_terminal_is_invalid() {
 }
 
 #[test]
+fn a_reason_quoting_the_file_cannot_spoof_the_terminal() {
+    // The parser's message quotes the bad value; the verdict escapes what it quotes.
+    let json = r#"{"format":"tplab-certificate-v2","name":"x","date":"2026-11-30","score_percent":"\u202e\n\u001b[2Kvalid","exam_version":"exam-v2","sitting_seed":1,"lang":"en","issuer_key":null,"id":"X","signature":null}"#;
+    let e = cert::check(json.as_bytes(), None).explain();
+    assert!(e.starts_with("invalid:"), "{e}");
+    assert!(
+        !e.contains('\u{202E}') && !e.contains('\n') && !e.contains('\u{1b}'),
+        "{e:?}"
+    );
+    let c = forged("Alice", "2026-11-30\u{202E}", 100, "exam-v2\n");
+    let e = verdict_of_json(&c, None).explain();
+    assert!(!e.contains('\u{202E}') && !e.contains('\n'), "{e:?}");
+}
+
+#[test]
 fn editing_a_signed_record_and_recomputing_the_public_hash_is_caught() {
     let mut c = genuine("Bob Student", Lang::En);
     c.name = "Mallory Forger".into();

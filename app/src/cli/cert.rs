@@ -46,13 +46,13 @@ pub fn run(args: CertArgs) -> anyhow::Result<ExitCode> {
                 Some(p) => p,
                 None => Store::from_env()?.issuer_key_path(),
             };
-            println!("{}", keygen(&out, force)?);
+            outln!("{}", keygen(&out, force)?);
             Ok(ExitCode::SUCCESS)
         }
         CertCommand::Verify { file, issuer } => {
             let issuer = issuer.as_deref().map(IssuerPublic::from_arg).transpose()?;
             let verdict = verify_file(&file, issuer.as_ref())?;
-            println!("{}", verdict.explain());
+            outln!("{}", verdict.explain());
             Ok(exit_code(&verdict))
         }
     }

@@ -121,6 +121,13 @@ fn lesson_1_quotes_the_timeline_of_tp_1_2_4() {
             assert_quotes("what-is-tp", lang, &row);
         }
     }
+    // Its comparison with a GPT-3 175B layer (lesson 8's table), rounded.
+    let (c1, _, _) = gpt3_layer_ms(1);
+    let (c8, m8, _) = gpt3_layer_ms(8);
+    for lang in Lang::ALL {
+        assert_quotes("what-is-tp", lang, &format!("{c1:.0} ms"));
+        assert_quotes("what-is-tp", lang, &format!("{} ms", dec(c8 + m8, 1, lang)));
+    }
     // The lesson's point: TP = 2 beats TP = 1, and TP = 4 loses to TP = 2 at this size.
     assert!(gpt2_layer_us(2).0 < gpt2_layer_us(1).0);
     assert!(gpt2_layer_us(4).0 > gpt2_layer_us(2).0);

@@ -662,7 +662,22 @@ const PNG_SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
 
 fn parse_json(bytes: &[u8]) -> Result<Certificate, Invalid> {
     let text = std::str::from_utf8(bytes).map_err(|e| Invalid::Malformed(e.to_string()))?;
-    serde_json::from_str(text).map_err(|e| Invalid::Malformed(e.to_string()))
+    serde_json::from_str(text).map_err(|e| {
+        // The first format: name, date, score, exam version and an unkeyed ID, nothing else.
+        let v1 = serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| {
+            v.get("format").is_none()
+                && ["name", "date", "score_percent", "exam_version", "id"]
+                    .iter()
+                    .all(|k| v.get(k).is_some())
+        });
+        Invalid::Malformed(if v1 {
+            "a record of tplab's first certificate format (an unkeyed ID, no signature), which \
+             anyone can write; it proves nothing: sit the exam again for a signed certificate"
+                .to_string()
+        } else {
+            e.to_string()
+        })
+    })
 }
 
 /// Decodes a whole PNG (every chunk to the end: a cut file fails) and returns its record and
@@ -1017,6 +1032,13 @@ mod tests {
             check(compact.as_bytes(), None),
             Verdict::Signed { .. }
         ));
+    }
+
+    #[test]
+    fn first_format_records_are_named_and_refused() {
+        let v1 = r#"{"name":"Ali","date":"2026-11-30","score_percent":85,"exam_version":"exam-v1","id":"AAAA-BBBB-CCCC"}"#;
+        let e = check(v1.as_bytes(), None).explain();
+        assert!(e.contains("first certificate format"), "{e}");
     }
 
     #[test]

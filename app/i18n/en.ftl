@@ -90,3 +90,5 @@ serve-axis-ms-token = ms per token (model)
 serve-curve-total = time per token
 serve-curve-reads = HBM reads (weights + KV cache)
 serve-curve-nofit = does not fit in memory
+serve-shipped = Use the shipped trained model
+serve-shipped-hint = tplab ships the tiny model trained once (300 steps on the guide, one KV head per head). Untick it, or turn on grouped-query attention, to train a fresh model for the given number of steps first (0: random weights).

@@ -90,3 +90,5 @@ serve-axis-ms-token = belirteç başına ms (model)
 serve-curve-total = belirteç başına süre
 serve-curve-reads = HBM okumaları (ağırlıklar + KV önbelleği)
 serve-curve-nofit = belleğe sığmıyor
+serve-shipped = Hazır eğitilmiş modeli kullan
+serve-shipped-hint = tplab, bir kez eğitilmiş küçük modelle gelir (rehber üzerinde 300 adım, her başa bir KV başı). Önce verilen adım sayısı kadar yeni bir model eğitmek için işareti kaldırın ya da gruplanmış sorgu dikkatini açın (0: rastgele ağırlıklar).

@@ -139,3 +139,14 @@ fn tiny_json_and_its_errors() {
     let (ok, _, err) = tplab(&["serve", "--tiny", "--tp", "3", "--train-steps", "0"]);
     assert!(!ok && err.contains("valid TP sizes"), "{err}");
 }
+
+#[test]
+fn tiny_defaults_to_the_shipped_model() {
+    let (ok, out, err) = tplab(&["serve", "--tiny", "--tokens", "10"]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("the shipped model, trained 300 steps"),
+        "{out}"
+    );
+    assert_eq!(out.matches("PASS").count(), 3, "{out}");
+}

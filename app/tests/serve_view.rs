@@ -93,6 +93,24 @@ fn a_request_decodes_at_every_tp_and_matches_the_reference() {
 }
 
 #[test]
+fn the_shipped_model_answers_at_every_tp() {
+    let state = serde_json::json!({"prompt": "Tensor paralel", "tokens": 8});
+    let mut h = serve_harness(1280.0, 820.0, state, false);
+    h.get_by_label("Generate").click();
+    let done = wait_until(&mut h, 3000, |h| {
+        h.query_all_by_label_contains("Same text as the reference: yes")
+            .count()
+            == 3
+    });
+    assert!(done, "the request never finished");
+    assert_eq!(
+        h.query_all_by_label_contains("(21 of 64 positions)")
+            .count(),
+        3
+    );
+}
+
+#[test]
 fn a_bad_prompt_names_the_character() {
     let state = serde_json::json!({"prompt": "x#", "tokens": 3, "train_steps": 0});
     let mut h = serve_harness(1280.0, 820.0, state, false);

@@ -1342,3 +1342,134 @@ pub fn tiny_report<T: Element>(
         runs,
     })
 }
+
+/// The tiny model shipped with tplab: [`tiny_serving_config`] (multi-head attention, f32
+/// weights) trained once for 300 Adam steps on the guide. Regenerate with
+/// `cargo run --release -p tplab-engine --example train_tiny_serve` (writes
+/// `engine/data/tiny_serve.safetensors`).
+pub const SHIPPED_TINY: &[u8] = include_bytes!("../data/tiny_serve.safetensors");
+
+fn tensor_names(layers: usize) -> Vec<String> {
+    let mut v: Vec<String> = ["embedding", "pos", "lnf.weight", "lnf.bias"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for l in 0..layers {
+        v.extend(crate::params::ParamKind::ALL.iter().map(|k| k.name(l)));
+    }
+    v
+}
+
+impl<T: Element> TinyModel<T> {
+    fn tensors(&self) -> Vec<&Array2<T>> {
+        let f = &self.full;
+        let mut v = vec![&f.embedding, &f.pos, &f.lnf_w, &f.lnf_b];
+        for l in &f.layers {
+            v.extend(l.tensors());
+        }
+        v
+    }
+
+    /// The model as safetensors: every tensor in f32 (`embedding`, `pos`, `lnf.weight`,
+    /// `lnf.bias`, then each block's parameters by their engine names), the configuration and
+    /// the alphabet in the metadata (`config`: JSON, `chars`: the characters in id order).
+    pub fn to_safetensors(&self) -> Result<Vec<u8>, ServeError> {
+        use safetensors::tensor::{Dtype, TensorView};
+        let bytes: Vec<(String, Vec<usize>, Vec<u8>)> = tensor_names(self.full.layers.len())
+            .into_iter()
+            .zip(self.tensors())
+            .map(|(name, a)| {
+                let data = a
+                    .iter()
+                    .flat_map(|&v| (Element::to_f64(v) as f32).to_le_bytes())
+                    .collect();
+                (name, vec![a.nrows(), a.ncols()], data)
+            })
+            .collect();
+        let views = bytes
+            .iter()
+            .map(|(n, s, d)| {
+                TensorView::new(Dtype::F32, s.clone(), d)
+                    .map(|v| (n.clone(), v))
+                    .map_err(|e| ServeError::Invalid(format!("{n}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut meta = std::collections::HashMap::new();
+        let cfg =
+            serde_json::to_string(&self.cfg).map_err(|e| ServeError::Invalid(e.to_string()))?;
+        meta.insert("config".to_string(), cfg);
+        meta.insert("chars".to_string(), self.chars.iter().collect::<String>());
+        safetensors::tensor::serialize(views, Some(meta))
+            .map_err(|e| ServeError::Invalid(e.to_string()))
+    }
+
+    /// Reads [`TinyModel::to_safetensors`]'s format. **Errors** name the missing or misshapen
+    /// tensor or metadata key.
+    pub fn from_safetensors(bytes: &[u8]) -> Result<Self, ServeError> {
+        use safetensors::tensor::{Dtype, SafeTensors};
+        let bad = |what: String| ServeError::Invalid(format!("tiny model file: {what}"));
+        let (_, meta) = SafeTensors::read_metadata(bytes).map_err(|e| bad(e.to_string()))?;
+        let m = meta.metadata().clone().unwrap_or_default();
+        let cfg: TrainConfig = serde_json::from_str(
+            m.get("config")
+                .ok_or_else(|| bad("no \"config\" metadata".into()))?,
+        )
+        .map_err(|e| bad(format!("config: {e}")))?;
+        let chars: Vec<char> = m
+            .get("chars")
+            .ok_or_else(|| bad("no \"chars\" metadata".into()))?
+            .chars()
+            .collect();
+        cfg.block()
+            .validate_for_cpu()
+            .map_err(|e| bad(format!("config: {e}")))?;
+        let st = SafeTensors::deserialize(bytes).map_err(|e| bad(e.to_string()))?;
+        let mut template = Self {
+            full: FullModel::random(&cfg, chars.len()),
+            // The weights are served in `T`, whatever precision they were trained in.
+            cfg: TrainConfig {
+                dtype: T::DTYPE,
+                ..cfg
+            },
+            chars,
+        };
+        let names = tensor_names(template.full.layers.len());
+        let shapes: Vec<(usize, usize)> = template.tensors().iter().map(|a| a.dim()).collect();
+        let mut loaded = Vec::with_capacity(names.len());
+        for (name, (r, c)) in names.iter().zip(shapes) {
+            let t = st.tensor(name).map_err(|e| bad(format!("{name}: {e}")))?;
+            if t.dtype() != Dtype::F32 || t.shape() != [r, c] {
+                return Err(bad(format!(
+                    "{name} is {:?} {:?}, expected F32 [{r}, {c}]",
+                    t.dtype(),
+                    t.shape()
+                )));
+            }
+            let v: Vec<T> = t
+                .data()
+                .chunks_exact(4)
+                .map(|b| T::from_f64(f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))))
+                .collect();
+            loaded
+                .push(Array2::from_shape_vec((r, c), v).map_err(|e| bad(format!("{name}: {e}")))?);
+        }
+        let f = &mut template.full;
+        let mut it = loaded.into_iter();
+        let mut next = || it.next().ok_or_else(|| bad("too few tensors".into()));
+        f.embedding = next()?;
+        f.pos = next()?;
+        f.lnf_w = next()?;
+        f.lnf_b = next()?;
+        for l in f.layers.iter_mut() {
+            for t in l.tensors_mut() {
+                *t = next()?;
+            }
+        }
+        Ok(template)
+    }
+
+    /// The model tplab ships ([`SHIPPED_TINY`]).
+    pub fn shipped() -> Result<Self, ServeError> {
+        Self::from_safetensors(SHIPPED_TINY)
+    }
+}

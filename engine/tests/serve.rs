@@ -205,6 +205,41 @@ fn bad_requests_name_the_fix() {
     assert!(matches!(e, ServeError::BadTemperature(_)));
 }
 
+#[test]
+fn the_shipped_model_loads_and_decodes_the_same_text_at_every_tp() {
+    let model = TinyModel::<f64>::shipped().expect("the shipped model loads");
+    assert_eq!(model.cfg, serve::tiny_serving_config(None, DType::F64));
+    assert_eq!(model.context(), 64);
+    let worst = check_all_tps(&model, DType::F64, 20);
+    assert!(worst < 1e-12, "{worst:e}");
+    // It was trained: its greedy continuation is not uniform noise.
+    let g = reference_generate(&model, "Tensor paralel", 1, Sampling::Greedy).expect("runs");
+    let l = &g.steps[0].logits;
+    let spread =
+        l.iter().copied().fold(f64::MIN, f64::max) - l.iter().copied().fold(f64::MAX, f64::min);
+    assert!(spread > 5.0, "{spread}");
+}
+
+#[test]
+fn safetensors_round_trip_and_bad_files() {
+    let model = TinyModel::<f64>::random(&tiny(Some(2), DType::F64));
+    let bytes = model.to_safetensors().expect("serializes");
+    let back = TinyModel::<f64>::from_safetensors(&bytes).expect("loads");
+    assert_eq!(back.chars, model.chars);
+    assert_eq!(back.cfg.kv_heads, Some(2));
+    // Stored in f32: every weight is the f32 rounding of the original.
+    let r = |a: &ndarray::Array2<f64>| a.mapv(|v| f64::from(v as f32));
+    assert_eq!(back.full.embedding, r(&model.full.embedding));
+    assert_eq!(back.full.layers[1].qkv_w, r(&model.full.layers[1].qkv_w));
+    assert_eq!(back.full.lnf_b, r(&model.full.lnf_b));
+    let e = TinyModel::<f64>::from_safetensors(&bytes[..bytes.len() / 2])
+        .expect_err("truncated")
+        .to_string();
+    assert!(e.contains("tiny model file"), "{e}");
+    let e = TinyModel::<f64>::from_safetensors(b"not a model").expect_err("garbage");
+    assert!(e.to_string().contains("tiny model file"), "{e}");
+}
+
 mod props {
     use super::*;
     use proptest::prelude::*;

@@ -55,9 +55,11 @@ pub struct ServeArgs {
     /// --tiny: grouped-query attention's KV heads (default: one per head, 4).
     #[arg(long)]
     pub kv_heads: Option<usize>,
-    /// --tiny: training steps before serving (0: seeded random weights).
-    #[arg(long, default_value_t = 300)]
-    pub train_steps: usize,
+    /// --tiny: train a fresh model for this many steps before serving (0: seeded random
+    /// weights). Default: the trained model tplab ships (multi-head attention), or 300 steps
+    /// with --kv-heads.
+    #[arg(long)]
+    pub train_steps: Option<usize>,
     /// --tiny: f32 or f64.
     #[arg(long, default_value = "f64")]
     pub dtype: DType,
@@ -201,20 +203,28 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
         },
         None => Sampling::Greedy,
     };
+    // The shipped model has one KV head per head; grouped-query attention trains its own.
+    let steps = match (a.train_steps, a.kv_heads) {
+        (None, None) => None,
+        (None, Some(_)) => Some(300),
+        (Some(s), _) => Some(s),
+    };
     let cfg = serve::tiny_serving_config(a.kv_heads, a.dtype);
     let cfg = tplab_engine::train::TrainConfig {
-        steps: a.train_steps.max(1),
+        steps: steps.unwrap_or(cfg.steps).max(1),
         seed: a.seed,
         ..cfg
     };
-    let report = match a.dtype {
+    let (report, cfg) = match a.dtype {
         DType::F64 => {
-            let m = tiny_model::<f64>(&cfg, a.train_steps)?;
-            serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?
+            let m = tiny_model::<f64>(&cfg, steps)?;
+            let r = serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?;
+            (r, m.cfg)
         }
         DType::F32 => {
-            let m = tiny_model::<f32>(&cfg, a.train_steps)?;
-            serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?
+            let m = tiny_model::<f32>(&cfg, steps)?;
+            let r = serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?;
+            (r, m.cfg)
         }
         d => anyhow::bail!("the tiny model serves in f32 or f64, not {d}; pass --dtype f32 or f64"),
     };
@@ -237,10 +247,13 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
         cfg.ffn,
         cfg.seq,
         cfg.dtype,
-        if a.train_steps == 0 {
-            "seeded random weights".to_string()
-        } else {
-            format!("trained {} steps on the guide", a.train_steps)
+        match steps {
+            None => format!(
+                "the shipped model, trained {} steps on the guide",
+                cfg.steps
+            ),
+            Some(0) => "seeded random weights".to_string(),
+            Some(s) => format!("trained {s} steps on the guide"),
         },
         match sampling {
             Sampling::Greedy => "greedy".to_string(),
@@ -308,11 +321,11 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
 
 fn tiny_model<T: tplab_engine::Element>(
     cfg: &tplab_engine::train::TrainConfig,
-    steps: usize,
+    steps: Option<usize>,
 ) -> anyhow::Result<TinyModel<T>> {
-    if steps == 0 {
-        Ok(TinyModel::random(cfg))
-    } else {
-        Ok(TinyModel::train(cfg)?)
-    }
+    Ok(match steps {
+        None => TinyModel::shipped()?,
+        Some(0) => TinyModel::random(cfg),
+        Some(_) => TinyModel::train(cfg)?,
+    })
 }

@@ -65,6 +65,8 @@ pub struct Serve {
     pub train_steps: usize,
     /// Grouped-query attention (2 KV heads: TP=4 replicates them).
     pub gqa: bool,
+    /// Serve the model tplab ships (multi-head attention) instead of training one.
+    pub shipped: bool,
     #[serde(skip)]
     job: Option<Job<Result<Done, String>>>,
     #[serde(skip)]
@@ -82,6 +84,7 @@ impl Default for Serve {
             tokens: 24,
             train_steps: 300,
             gqa: false,
+            shipped: true,
             job: None,
             live: Arc::default(),
             result: None,
@@ -94,20 +97,20 @@ impl Default for Serve {
 fn serve_job(
     prompt: String,
     tokens: usize,
-    train_steps: usize,
+    train_steps: Option<usize>,
     gqa: bool,
     live: &Mutex<Live>,
     repaint: &egui::Context,
 ) -> Result<Done, String> {
     let err = |e: serve::ServeError| e.to_string();
     let cfg = tplab_engine::train::TrainConfig {
-        steps: train_steps.max(1),
+        steps: train_steps.unwrap_or(1).max(1),
         ..serve::tiny_serving_config(gqa.then_some(2), DType::F64)
     };
-    let model = if train_steps == 0 {
-        TinyModel::<f64>::random(&cfg)
-    } else {
-        TinyModel::<f64>::train(&cfg).map_err(err)?
+    let model = match train_steps {
+        None => TinyModel::<f64>::shipped().map_err(err)?,
+        Some(0) => TinyModel::<f64>::random(&cfg),
+        Some(_) => TinyModel::<f64>::train(&cfg).map_err(err)?,
     };
     let ids = model.encode(&prompt).map_err(err)?;
     if ids.len() + tokens > model.context() {
@@ -210,11 +213,12 @@ fn scenario_sweep() -> Result<(Scenario, TpSweep), String> {
 
 impl Serve {
     fn start(&mut self, ctx: &egui::Context) {
-        let (prompt, tokens, steps, gqa) =
-            (self.prompt.clone(), self.tokens, self.train_steps, self.gqa);
+        // The shipped model has one KV head per head; grouped-query attention trains its own.
+        let steps = (!self.shipped || self.gqa).then_some(self.train_steps);
+        let (prompt, tokens, gqa) = (self.prompt.clone(), self.tokens, self.gqa);
         if let Ok(mut l) = self.live.lock() {
             *l = Live {
-                training: steps > 0,
+                training: steps.is_some_and(|s| s > 0),
                 columns: TPS
                     .iter()
                     .map(|&tp| Column {
@@ -461,13 +465,18 @@ impl View for Serve {
                         let l = ui.label(t(lang, "serve-tokens"));
                         ui.add(egui::DragValue::new(&mut self.tokens).range(1..=MAX_TOKENS))
                             .labelled_by(l.id);
-                        let l = ui.label(t(lang, "serve-train-steps"));
-                        ui.add(
-                            egui::DragValue::new(&mut self.train_steps).range(0..=MAX_TRAIN_STEPS),
-                        )
-                        .labelled_by(l.id);
                         ui.checkbox(&mut self.gqa, t(lang, "serve-gqa"))
                             .on_hover_text(t(lang, "serve-gqa-hint"));
+                        ui.checkbox(&mut self.shipped, t(lang, "serve-shipped"))
+                            .on_hover_text(t(lang, "serve-shipped-hint"));
+                        ui.add_enabled_ui(!self.shipped || self.gqa, |ui| {
+                            let l = ui.label(t(lang, "serve-train-steps"));
+                            ui.add(
+                                egui::DragValue::new(&mut self.train_steps)
+                                    .range(0..=MAX_TRAIN_STEPS),
+                            )
+                            .labelled_by(l.id);
+                        });
                     });
                 });
                 ui.horizontal(|ui| {

@@ -1,0 +1,15 @@
+//! A certificate file (`tplab cert verify FILE`): any bytes give a certificate or an error, and
+//! checking them (without a trusted issuer) gives a verdict, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tplab_quiz::cert;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(c) = cert::parse(data) {
+        let _ = c.validate();
+        let _ = c.compute_id();
+        let _ = c.check_record(None);
+    }
+    let _ = cert::check(data, None);
+});

@@ -73,6 +73,21 @@ fn bad_tp_and_unknown_model_name_the_fix() {
     let (ok, _, err) = tplab(&["serve", "--batch", "0"]);
     assert!(!ok);
     assert!(err.contains("batch must be at least 1"), "{err}");
+    let (ok, _, err) = tplab(&["serve", "--prompt-tokens", "0"]);
+    assert!(
+        !ok && err.contains("--prompt-tokens must be at least 1"),
+        "{err}"
+    );
+    // Huge numbers are refused, not looped over.
+    for args in [
+        ["serve", "--batch", "18446744073709551615"],
+        ["serve", "--context", "18446744073709551615"],
+        ["serve", "--tp", "18446744073709551615"],
+    ] {
+        let (ok, out, err) = tplab(&args);
+        assert!(!ok, "{args:?}: {out}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }
 
 #[test]
@@ -135,6 +150,10 @@ fn tiny_json_and_its_errors() {
     let (ok, _, err) = tplab(&["serve", "--tiny", "--prompt", "x✓", "--train-steps", "0"]);
     assert!(!ok && err.contains('✓'), "{err}");
     let (ok, _, err) = tplab(&["serve", "--tiny", "--tokens", "500", "--train-steps", "0"]);
+    assert!(!ok && err.contains("context of 64"), "{err}");
+    let (ok, _, err) = tplab(&["serve", "--tiny", "--tokens", "0"]);
+    assert!(!ok && err.contains("at least 1 token"), "{err}");
+    let (ok, _, err) = tplab(&["serve", "--tiny", "--tokens", "18446744073709551615"]);
     assert!(!ok && err.contains("context of 64"), "{err}");
     let (ok, _, err) = tplab(&["serve", "--tiny", "--tp", "3", "--train-steps", "0"]);
     assert!(!ok && err.contains("valid TP sizes"), "{err}");

@@ -221,6 +221,11 @@ impl<T: Element> TinyModel<T> {
         sampling: Sampling,
     ) -> Result<(), ServeError> {
         let context = self.context();
+        if tokens == 0 {
+            return Err(ServeError::Invalid(
+                "ask for at least 1 token (got 0)".into(),
+            ));
+        }
         if prompt.saturating_add(tokens) > context {
             return Err(ServeError::ContextTooLong {
                 prompt,

@@ -77,6 +77,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     if a.tiny {
         return run_tiny(a);
     }
+    if a.prompt_tokens == 0 {
+        anyhow::bail!("--prompt-tokens must be at least 1 (got 0)");
+    }
     let model = ModelSpec::from_preset_or_path(&a.model)?;
     let tps = if a.tps.is_empty() {
         vec![1, 2, 4, 8, 16]

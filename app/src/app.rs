@@ -438,7 +438,7 @@ pub fn save_png(image: &egui::ColorImage, path: &std::path::Path) -> anyhow::Res
     let [w, h] = image.size;
     let rgba: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
     let tmp = path.with_extension("png.tmp");
-    image::save_buffer_with_format(
+    let result = image::save_buffer_with_format(
         &tmp,
         &rgba,
         w as u32,
@@ -446,9 +446,15 @@ pub fn save_png(image: &egui::ColorImage, path: &std::path::Path) -> anyhow::Res
         image::ColorType::Rgba8,
         image::ImageFormat::Png,
     )
-    .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
-    Ok(())
+    .with_context(|| format!("writing {}", tmp.display()))
+    .and_then(|()| {
+        std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))
+    });
+    if result.is_err() {
+        // Nothing half-written is left behind.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 impl eframe::App for TplabApp {

@@ -171,16 +171,19 @@ fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
+/// The temporary file is removed if anything fails.
 fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");
-    {
-        let mut f = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    result.with_context(|| format!("cannot write {}", path.display()))
 }
 
 pub(crate) fn progress_bar(stage: &str, fraction: f64) {

@@ -635,6 +635,93 @@ mod tests {
         assert!(err.to_string().contains("--heads"), "{err}");
     }
 
+    /// Every numeric flag of `plan`/`memory` at the values a careful user tries (0, 1, an odd
+    /// number, 2^32, 10^11, u64::MAX): `resolve` answers with flags it accepts, which then plan
+    /// without a panic, or with an error naming the problem.
+    #[test]
+    fn extreme_flag_values_resolve_or_are_refused() {
+        let base = ModelClusterArgs {
+            model: Some("llama3-8b".into()),
+            gpu: Some("h100".into()),
+            gpus: Some(16),
+            gpus_per_node: Some(8),
+            global_batch: Some(16),
+            seq: Some(2048),
+            ..Default::default()
+        };
+        let custom = ModelClusterArgs {
+            model: None,
+            layers: Some(24),
+            hidden: Some(1024),
+            heads: Some(16),
+            vocab: Some(50257),
+            ..base.clone()
+        };
+        type Set = fn(&mut ModelClusterArgs, usize);
+        let fields: [(&str, Set); 11] = [
+            ("layers", |a, v| a.layers = Some(v)),
+            ("hidden", |a, v| a.hidden = Some(v)),
+            ("heads", |a, v| a.heads = Some(v)),
+            ("kv_heads", |a, v| a.kv_heads = Some(v)),
+            ("ffn", |a, v| a.ffn = Some(v)),
+            ("vocab", |a, v| a.vocab = Some(v)),
+            ("seq", |a, v| a.seq = Some(v)),
+            ("global_batch", |a, v| a.global_batch = Some(v)),
+            ("micro_batch", |a, v| a.micro_batch = Some(v)),
+            ("gpus", |a, v| a.gpus = Some(v)),
+            ("gpus_per_node", |a, v| a.gpus_per_node = Some(v)),
+        ];
+        for (name, set) in fields {
+            for v in [0, 1, 7, 1 << 32, 100_000_000_000, usize::MAX] {
+                for serve in [false, true] {
+                    let mut a = if ["layers", "hidden", "heads"].contains(&name) {
+                        custom.clone()
+                    } else {
+                        base.clone()
+                    };
+                    a.serve = serve;
+                    set(&mut a, v);
+                    match a.resolve() {
+                        Ok(r) if r.serve_tp.is_none() => {
+                            let plan = planner::plan(&a.request(&r));
+                            for it in &plan.ranked {
+                                assert!(it.fits && it.tokens_per_s.is_finite(), "{name}={v}");
+                            }
+                        }
+                        Ok(r) => {
+                            for tp in memory::serving_tp_sizes(&r.model) {
+                                let m = memory::serving_memory(
+                                    &r.model,
+                                    tp,
+                                    1,
+                                    r.setup.global_batch,
+                                    r.setup.seq,
+                                );
+                                assert!(m.total_bytes >= m.weights_bytes, "{name}={v}");
+                            }
+                        }
+                        Err(e) => assert!(!e.to_string().is_empty(), "{name}={v}"),
+                    }
+                }
+            }
+        }
+        for zero in [4u8, 9, 255] {
+            let a = ModelClusterArgs {
+                zero,
+                ..base.clone()
+            };
+            let err = a.resolve().err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.contains("--zero"), "{zero}: {err}");
+        }
+        let a = ModelClusterArgs {
+            layout: Some((usize::MAX, usize::MAX, 2)),
+            ..base.clone()
+        };
+        let r = a.resolve().unwrap();
+        let layout = a.fixed_layout().unwrap();
+        assert!(planner::evaluate(&a.request(&r), &layout).is_err());
+    }
+
     #[test]
     fn layout_json_has_the_documented_fields() {
         let args = ModelClusterArgs {

@@ -21,6 +21,11 @@ pub const DEFAULT_MEMORY_GUARD_BYTES: u64 = 6 << 30;
 /// keeps every size product of the config inside 64 bits, so no arithmetic can wrap.
 pub const MAX_DIM: usize = 1 << 24;
 
+/// The largest value the size products of a [`Config`] may reach (batch·seq²·hidden, the
+/// attention's multiply-adds per layer; tokens·FFN; hidden·FFN): 2⁵². Every FLOP, element and
+/// byte count of the trace is one of these times a small constant, so none can overflow.
+pub const MAX_PRODUCT: u64 = 1 << 52;
+
 /// The largest number of layers a [`Config`] may have: 1024 (the trace and the app's drawings
 /// hold every layer; real models have at most a few hundred).
 pub const MAX_LAYERS: usize = 1 << 10;
@@ -142,6 +147,16 @@ pub enum ConfigError {
         field: &'static str,
         value: usize,
         max: usize,
+    },
+    #[error(
+        "{what} = {value} is over the limit of {max} (2^52) that keeps the trace's counts \
+         exact; reduce {reduce}"
+    )]
+    ProductOverLimit {
+        what: &'static str,
+        value: u128,
+        max: u64,
+        reduce: &'static str,
     },
     #[error("TP size must be between 1 and {max} (got {tp})")]
     TpOutOfRange { tp: usize, max: usize },
@@ -451,6 +466,31 @@ impl Config {
                 return Err(ConfigError::OverLimit { field, value, max });
             }
         }
+        let (b, s, h, f) = (
+            self.batch as u128,
+            self.seq as u128,
+            self.hidden as u128,
+            self.ffn as u128,
+        );
+        for (what, value, reduce) in [
+            (
+                "batch × seq² × hidden",
+                b * s * s * h,
+                "seq, batch or hidden",
+            ),
+            ("tokens × ffn", b * s * f, "seq, batch or ffn"),
+            ("tokens × 3·hidden", b * s * 3 * h, "seq, batch or hidden"),
+            ("hidden × ffn", h * f, "hidden or ffn"),
+        ] {
+            if value > u128::from(MAX_PRODUCT) {
+                return Err(ConfigError::ProductOverLimit {
+                    what,
+                    value,
+                    max: MAX_PRODUCT,
+                    reduce,
+                });
+            }
+        }
         if self.tp > MAX_TP {
             return Err(ConfigError::TpOutOfRange {
                 tp: self.tp,
@@ -534,7 +574,19 @@ impl Config {
 
     /// All rules, with a memory guard of `limit_bytes` for the CPU execution.
     pub fn validate_with_guard(&self, limit_bytes: u64) -> Result<(), ConfigError> {
-        self.validate_shapes()?;
+        match self.validate_shapes() {
+            // Sizes too large to count are also far too large to run: for running, the memory
+            // guard's message (the bytes needed) is the more useful one.
+            Err(ConfigError::ProductOverLimit { .. })
+                if self.execution_bytes_estimate() > limit_bytes =>
+            {
+                return Err(ConfigError::TooLarge {
+                    needed_bytes: self.execution_bytes_estimate(),
+                    limit_bytes,
+                });
+            }
+            r => r?,
+        }
         let needed_bytes = self.execution_bytes_estimate();
         if needed_bytes > limit_bytes {
             return Err(ConfigError::TooLarge {
@@ -773,6 +825,45 @@ mod tests {
                 cfg.validate()
             );
         }
+    }
+
+    #[test]
+    fn size_products_are_bounded_before_anything_counts_them() {
+        // Every size within MAX_DIM, but the attention's b·s²·h is 2^72.
+        let cfg = Config {
+            seq: 1 << 24,
+            batch: 1,
+            hidden: 1 << 24,
+            heads: 1 << 10,
+            ffn: 1 << 10,
+            ..Config::default()
+        };
+        let err = cfg.validate_shapes().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ConfigError::ProductOverLimit {
+                    what: "batch × seq² × hidden",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("reduce seq, batch or hidden"),
+            "{err}"
+        );
+        // The Playground's largest drawable GPT-3-sized layer is fine.
+        let gpt3 = Config {
+            hidden: 12288,
+            heads: 96,
+            ffn: 49152,
+            seq: 2048,
+            batch: 8,
+            tp: 8,
+            ..Config::default()
+        };
+        assert_eq!(gpt3.validate_shapes(), Ok(()));
     }
 
     #[test]

@@ -186,6 +186,17 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     result.with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// The host side of a GPU run (the seeded model and the f64 CPU reference it is checked
+/// against) passes the CPU engine's memory guard, before anything is allocated.
+fn host_memory_guard(cfg: &Config) -> anyhow::Result<()> {
+    Config {
+        dtype: DType::F64,
+        ..cfg.clone()
+    }
+    .validate()
+    .context("the CPU reference of this GPU run would not fit")
+}
+
 pub(crate) fn progress_bar(stage: &str, fraction: f64) {
     let width = 30;
     let filled = ((fraction.clamp(0.0, 1.0)) * width as f64).round() as usize;
@@ -204,6 +215,7 @@ pub(crate) fn progress_bar(stage: &str, fraction: f64) {
 fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.scenario.config(a.dtype);
     tplab_kernels::run::check_config(&cfg)?;
+    host_memory_guard(&cfg)?;
     let probe = tplab_kernels::probe();
     if !probe.usable() {
         eprint!("{}", probe.report());
@@ -300,6 +312,7 @@ fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {
         ..Preset::Gpt2Small.config()
     };
     tplab_kernels::run::check_config(&config)?;
+    host_memory_guard(&config)?;
     let probe = tplab_kernels::probe();
     if !probe.usable() {
         eprint!("{}", probe.report());

@@ -50,10 +50,32 @@
 //! every algorithm.
 
 use crate::dtype::Element;
-use crate::trace::CollectiveKind;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 use thiserror::Error;
+
+/// Collective kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CollectiveKind {
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    Broadcast,
+    /// A conjugate operator's no-communication side (f forward, g backward): drawn, costs nothing.
+    Identity,
+}
+
+impl CollectiveKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectiveKind::AllReduce => "all-reduce",
+            CollectiveKind::AllGather => "all-gather",
+            CollectiveKind::ReduceScatter => "reduce-scatter",
+            CollectiveKind::Broadcast => "broadcast",
+            CollectiveKind::Identity => "identity",
+        }
+    }
+}
 
 /// All-reduce algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -615,12 +615,24 @@ mod tests {
         let mut tr = crate::trace::schedule(&cfg);
         apply_to_trace(&mut tr, &c);
         assert_eq!(tr.time_source, TimeSource::CostModel);
-        let fc1 = tr.events.iter().find(|e| e.name == "mlp.fc1").unwrap();
+        let fc1 = tr
+            .events
+            .iter()
+            .find(|e| e.op == crate::block::Op::Fc1)
+            .unwrap();
         let want = roofline_s(fc1.flops as f64, fc1.bytes as f64, &c.gpu, cfg.dtype);
         assert_eq!(fc1.timing.duration_s, want);
-        let ar = tr.events.iter().find(|e| e.name == "attn.g").unwrap();
+        let ar = tr
+            .events
+            .iter()
+            .find(|e| e.op == crate::block::Op::AttnG)
+            .unwrap();
         assert!(ar.timing.duration_s > 0.0);
-        let id = tr.events.iter().find(|e| e.name == "attn.f").unwrap();
+        let id = tr
+            .events
+            .iter()
+            .find(|e| e.op == crate::block::Op::AttnF)
+            .unwrap();
         assert_eq!(id.timing.duration_s, 0.0);
     }
 }

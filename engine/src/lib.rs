@@ -23,6 +23,7 @@
 //! One call, [`run::run`], gives the sharded forward and backward pass on `tp` virtual GPUs,
 //! the same pass on the unsharded reference, their comparison, and the [`trace::Trace`].
 
+pub mod block;
 pub mod collectives;
 pub mod config;
 pub mod cost;

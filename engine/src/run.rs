@@ -1,5 +1,6 @@
 //! One call: the sharded pass on virtual GPUs, the reference, their comparison and the trace.
 
+use crate::block::Op;
 use crate::collectives::CollectiveError;
 use crate::config::{Config, ConfigError};
 use crate::dtype::{DType, Element};
@@ -31,7 +32,7 @@ pub struct CollectiveView {
     pub event_index: usize,
     pub layer: usize,
     pub pass: Pass,
-    pub name: &'static str,
+    pub op: Op,
     /// Each rank's partial input before the all-reduce.
     pub partials: Vec<Array2<f64>>,
     /// The reduced result after it (identical on every rank).
@@ -146,16 +147,19 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
     }
     let mut collectives = Vec::new();
     for c in &sharded.collectives {
-        let want = match c.name {
-            "attn.g" => &reference.caches[c.layer].attn_proj,
-            "mlp.g" => &reference.caches[c.layer].mlp_proj,
-            "mlp.f.bwd" => &reference.backward[c.layer].d_ln2,
-            _ => &reference.backward[c.layer].d_ln1,
+        // The four activation collectives are recorded: the g of each half forward and the f
+        // of each half backward.
+        let want = match c.op {
+            Op::AttnG => &reference.caches[c.layer].attn_proj,
+            Op::MlpG => &reference.caches[c.layer].mlp_proj,
+            Op::MlpFBwd => &reference.backward[c.layer].d_ln2,
+            Op::AttnFBwd => &reference.backward[c.layer].d_ln1,
+            _ => continue,
         };
         let want = to_f64(want);
         let result = to_f64(&c.result);
         let check = compare(
-            format!("layers.{}.{}", c.layer, c.name),
+            format!("layers.{}.{}", c.layer, c.op),
             None,
             result.view(),
             want.view(),
@@ -165,13 +169,13 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
         let event_index = trace
             .events
             .iter()
-            .position(|e| e.layer == c.layer && e.pass == c.pass && e.name == c.name)
+            .position(|e| e.layer == c.layer && e.pass == c.pass && e.op == c.op)
             .unwrap_or(0);
         collectives.push(CollectiveView {
             event_index,
             layer: c.layer,
             pass: c.pass,
-            name: c.name,
+            op: c.op,
             partials: c.partials.iter().map(to_f64).collect(),
             result,
             reference: want,
@@ -224,14 +228,14 @@ mod tests {
                 .sharded
                 .issued
                 .iter()
-                .map(|i| (i.layer, i.pass, i.name.to_string(), i.ranks.clone()))
+                .map(|i| (i.layer, i.pass, i.op, i.ranks.clone()))
                 .collect();
             let planned: Vec<_> = run
                 .report
                 .trace
                 .events
                 .iter()
-                .map(|e| (e.layer, e.pass, e.name.clone(), e.ranks.clone()))
+                .map(|e| (e.layer, e.pass, e.op, e.ranks.clone()))
                 .collect();
             assert_eq!(issued, planned);
             assert_eq!(run.report.collectives.len(), 8);
@@ -252,41 +256,35 @@ mod tests {
             let v = &run.report.verification;
             assert!(v.passed(), "{:?}", v.failures().collect::<Vec<_>>());
             assert!(v.worst().unwrap().max_rel_error < 1e-12);
-            let issued: Vec<_> = run.sharded.issued.iter().map(|i| i.name).collect();
-            let planned: Vec<_> = run
-                .report
-                .trace
-                .events
-                .iter()
-                .map(|e| e.name.as_str())
-                .collect();
+            let issued: Vec<_> = run.sharded.issued.iter().map(|i| i.op).collect();
+            let planned: Vec<_> = run.report.trace.events.iter().map(|e| e.op).collect();
             assert_eq!(issued, planned);
             // Per layer: forward f = all-gather, g = reduce-scatter (twice); backward g = all-gather,
             // the two extra all-gathers for the weight gradients, f = reduce-scatter, and one
             // all-reduce of the LayerNorm and bias gradients. No all-reduce of activations.
-            let kinds = |name: &str| -> Vec<K> {
+            let kinds = |op: Op| -> Vec<K> {
                 let trace = &run.report.trace;
                 trace
                     .events
                     .iter()
-                    .filter(|e| e.layer == 0 && e.name == name)
+                    .filter(|e| e.layer == 0 && e.op == op)
                     .filter_map(|e| e.collective_kind())
                     .collect()
             };
-            for (name, kind) in [
-                ("attn.f", K::AllGather),
-                ("attn.g", K::ReduceScatter),
-                ("mlp.f", K::AllGather),
-                ("mlp.g", K::ReduceScatter),
-                ("mlp.g.bwd", K::AllGather),
-                ("mlp.f.bwd.gather", K::AllGather),
-                ("mlp.f.bwd", K::ReduceScatter),
-                ("attn.g.bwd", K::AllGather),
-                ("attn.f.bwd.gather", K::AllGather),
-                ("attn.f.bwd", K::ReduceScatter),
-                ("sp.grads", K::AllReduce),
+            for (op, kind) in [
+                (Op::AttnF, K::AllGather),
+                (Op::AttnG, K::ReduceScatter),
+                (Op::MlpF, K::AllGather),
+                (Op::MlpG, K::ReduceScatter),
+                (Op::MlpGBwd, K::AllGather),
+                (Op::MlpFBwdGather, K::AllGather),
+                (Op::MlpFBwd, K::ReduceScatter),
+                (Op::AttnGBwd, K::AllGather),
+                (Op::AttnFBwdGather, K::AllGather),
+                (Op::AttnFBwd, K::ReduceScatter),
+                (Op::SpGrads, K::AllReduce),
             ] {
-                assert_eq!(kinds(name), vec![kind], "{name}");
+                assert_eq!(kinds(op), vec![kind], "{op}");
             }
             // Each rank holds only its token rows outside the TP regions.
             let t = cfg.tokens();
@@ -369,19 +367,19 @@ mod tests {
                     .sharded
                     .issued
                     .iter()
-                    .map(|i| (i.layer, i.pass, i.name.to_string(), i.ranks.clone()))
+                    .map(|i| (i.layer, i.pass, i.op, i.ranks.clone()))
                     .collect();
                 let planned: Vec<_> = run
                     .report
                     .trace
                     .events
                     .iter()
-                    .map(|e| (e.layer, e.pass, e.name.clone(), e.ranks.clone()))
+                    .map(|e| (e.layer, e.pass, e.op, e.ranks.clone()))
                     .collect();
                 assert_eq!(issued, planned);
                 let kv_grads = planned
                     .iter()
-                    .filter(|e| e.0 == 0 && e.2 == "attn.kv.grads")
+                    .filter(|e| e.0 == 0 && e.2 == Op::KvGrads)
                     .count();
                 assert_eq!(kv_grads, groups, "tp={tp}");
                 let modeled = crate::memory::config_memory(&cfg).activations_bytes_per_rank;

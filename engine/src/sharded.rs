@@ -11,6 +11,7 @@
 //! backward: the mirror image; g is the identity and f all-reduces the LayerNorm-output gradients.
 //! ```
 
+use crate::block::Op;
 use crate::collectives::{self, CollectiveError};
 use crate::config::Config;
 use crate::dtype::Element;
@@ -26,7 +27,7 @@ use rayon::prelude::*;
 pub struct Issued {
     pub layer: usize,
     pub pass: Pass,
-    pub name: &'static str,
+    pub op: Op,
     pub ranks: Vec<usize>,
 }
 
@@ -36,7 +37,7 @@ pub struct Issued {
 pub struct CollectiveRecord<T> {
     pub layer: usize,
     pub pass: Pass,
-    pub name: &'static str,
+    pub op: Op,
     pub partials: Vec<Array2<T>>,
     pub result: Array2<T>,
     /// Largest difference between ranks' results (0 for every algorithm here: each rank receives
@@ -154,11 +155,11 @@ fn from_buf<T: Element>(rows: usize, cols: usize, v: Vec<T>) -> Result<Array2<T>
 }
 
 impl<T: Element> Exec<'_, T> {
-    fn issue_collective(&mut self, name: &'static str) {
+    fn issue_collective(&mut self, op: Op) {
         self.issued.push(Issued {
             layer: self.layer,
             pass: self.pass,
-            name,
+            op,
             ranks: (0..self.cfg.tp).collect(),
         });
     }
@@ -168,13 +169,13 @@ impl<T: Element> Exec<'_, T> {
     /// every rank's token rows.
     fn enter(
         &mut self,
-        name: &'static str,
+        op: Op,
         parts: impl FnOnce() -> Vec<Array2<T>>,
     ) -> Result<Option<Vec<Array2<T>>>, CollectiveError> {
         if self.sp {
-            self.all_gather(name, parts()).map(Some)
+            self.all_gather(op, parts()).map(Some)
         } else {
-            self.identity(name);
+            self.identity(op);
             Ok(None)
         }
     }
@@ -184,23 +185,23 @@ impl<T: Element> Exec<'_, T> {
     /// of the sum.
     fn exit(
         &mut self,
-        name: &'static str,
+        op: Op,
         partials: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
         if self.sp {
-            self.reduce_scatter(name, partials)
+            self.reduce_scatter(op, partials)
         } else {
-            self.all_reduce(name, partials)
+            self.all_reduce(op, partials)
         }
     }
 
     /// All-gather of every rank's `[t/tp, h]` rows into `[t, h]` on every rank.
     fn all_gather(
         &mut self,
-        name: &'static str,
+        op: Op,
         parts: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
-        self.issue_collective(name);
+        self.issue_collective(op);
         let (rows, cols) = parts[0].dim();
         let n = parts.len();
         let algorithm = crate::trace::gather_scatter_algorithm(self.cfg);
@@ -215,10 +216,10 @@ impl<T: Element> Exec<'_, T> {
     /// sum. The record's result is all ranks' rows stacked: the full sum, as an all-reduce has it.
     fn reduce_scatter(
         &mut self,
-        name: &'static str,
+        op: Op,
         partials: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
-        self.issue_collective(name);
+        self.issue_collective(op);
         let (rows, cols) = partials[0].dim();
         let n = partials.len();
         let kept = if self.record {
@@ -245,7 +246,7 @@ impl<T: Element> Exec<'_, T> {
             self.collectives.push(CollectiveRecord {
                 layer: self.layer,
                 pass: self.pass,
-                name,
+                op,
                 partials: kept,
                 result,
                 max_rank_disagreement: 0.0,
@@ -256,12 +257,12 @@ impl<T: Element> Exec<'_, T> {
 
     /// Runs `f` on every rank (ranks in parallel on the thread pool, like GPUs running
     /// concurrently) and records the event.
-    fn op<R: Send>(&mut self, name: &'static str, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+    fn op<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
         for r in 0..self.cfg.tp {
             self.issued.push(Issued {
                 layer: self.layer,
                 pass: self.pass,
-                name,
+                op,
                 ranks: vec![r],
             });
         }
@@ -269,8 +270,8 @@ impl<T: Element> Exec<'_, T> {
     }
 
     /// A conjugate operator's identity side: no data moves.
-    fn identity(&mut self, name: &'static str) {
-        self.issue_collective(name);
+    fn identity(&mut self, op: Op) {
+        self.issue_collective(op);
     }
 
     /// Grouped-query attention with replicated KV heads: within each group of ranks holding the
@@ -286,7 +287,7 @@ impl<T: Element> Exec<'_, T> {
             self.issued.push(Issued {
                 layer: self.layer,
                 pass: self.pass,
-                name: "attn.kv.grads",
+                op: Op::KvGrads,
                 ranks: group.clone(),
             });
             let mut bufs: Vec<Vec<T>> = group
@@ -321,10 +322,10 @@ impl<T: Element> Exec<'_, T> {
     /// All-reduce of every rank's `[t, h]` partial; returns each rank's copy of the sum.
     fn all_reduce(
         &mut self,
-        name: &'static str,
+        op: Op,
         partials: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
-        self.issue_collective(name);
+        self.issue_collective(op);
         let dim = partials[0].dim();
         let kept = if self.record {
             partials.clone()
@@ -350,7 +351,7 @@ impl<T: Element> Exec<'_, T> {
             self.collectives.push(CollectiveRecord {
                 layer: self.layer,
                 pass: self.pass,
-                name,
+                op,
                 partials: kept,
                 result: results[0].clone(),
                 max_rank_disagreement,
@@ -428,44 +429,44 @@ pub fn run_on_shards<T: Element>(
         ex.layer = layer;
         ex.pass = Pass::Forward;
         let p = |r: usize| &shards[r][layer];
-        let ln1 = ex.op("ln1", |r| {
+        let ln1 = ex.op(Op::Ln1, |r| {
             ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view())
         });
-        let ln1_g = ex.enter("attn.f", || ln1.iter().map(|l| l.0.clone()).collect())?;
-        let qkv = ex.op("attn.qkv", |r| {
+        let ln1_g = ex.enter(Op::AttnF, || ln1.iter().map(|l| l.0.clone()).collect())?;
+        let qkv = ex.op(Op::Qkv, |r| {
             let ln1_in = ln1_g.as_ref().map_or(&ln1[r].0, |g| &g[r]);
             let mut y = ops::matmul(ln1_in.view(), p(r).qkv_w.view());
             ops::add_row(&mut y, p(r).qkv_b.view());
             y
         });
-        let attn = ex.op("attn.core", |r| {
+        let attn = ex.op(Op::AttnCore, |r| {
             ops::attention(qkv[r].view(), b, s, hp, kvp, ops::matmul)
         });
-        let part = ex.op("attn.out", |r| {
+        let part = ex.op(Op::AttnOut, |r| {
             ops::matmul(attn[r].0.view(), p(r).out_w.view())
         });
-        let reduced = ex.exit("attn.g", part)?;
-        let x1 = ex.op("attn.bias_residual", |r| {
+        let reduced = ex.exit(Op::AttnG, part)?;
+        let x1 = ex.op(Op::AttnBiasResidual, |r| {
             let mut y = &x[r] + &reduced[r];
             ops::add_row(&mut y, p(r).out_b.view());
             y
         });
-        let ln2 = ex.op("ln2", |r| {
+        let ln2 = ex.op(Op::Ln2, |r| {
             ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view())
         });
         drop(ln1_g);
-        let ln2_g = ex.enter("mlp.f", || ln2.iter().map(|l| l.0.clone()).collect())?;
-        let fc1 = ex.op("mlp.fc1", |r| {
+        let ln2_g = ex.enter(Op::MlpF, || ln2.iter().map(|l| l.0.clone()).collect())?;
+        let fc1 = ex.op(Op::Fc1, |r| {
             let ln2_in = ln2_g.as_ref().map_or(&ln2[r].0, |g| &g[r]);
             let mut y = ops::matmul(ln2_in.view(), p(r).fc1_w.view());
             ops::add_row(&mut y, p(r).fc1_b.view());
             y
         });
-        let act = ex.op("mlp.gelu", |r| ops::gelu(fc1[r].view()));
-        let part = ex.op("mlp.fc2", |r| ops::matmul(act[r].view(), p(r).fc2_w.view()));
+        let act = ex.op(Op::Gelu, |r| ops::gelu(fc1[r].view()));
+        let part = ex.op(Op::Fc2, |r| ops::matmul(act[r].view(), p(r).fc2_w.view()));
         drop(ln2_g);
-        let reduced = ex.exit("mlp.g", part)?;
-        let y = ex.op("mlp.bias_residual", |r| {
+        let reduced = ex.exit(Op::MlpG, part)?;
+        let y = ex.op(Op::MlpBiasResidual, |r| {
             let mut y = &x1[r] + &reduced[r];
             ops::add_row(&mut y, p(r).fc2_b.view());
             y
@@ -510,48 +511,45 @@ pub fn run_on_shards<T: Element>(
         ex.pass = Pass::Backward;
         let p = |r: usize| &shards[r][layer];
         let c = &caches[layer];
-        let db2 = ex.op("mlp.bias_residual.bwd", |r| ops::col_sum(dy[r].view()));
-        let dy_g = ex.enter("mlp.g.bwd", || dy.clone())?;
-        let fc2 = ex.op("mlp.fc2.bwd", |r| {
+        let db2 = ex.op(Op::MlpBiasResidualBwd, |r| ops::col_sum(dy[r].view()));
+        let dy_g = ex.enter(Op::MlpGBwd, || dy.clone())?;
+        let fc2 = ex.op(Op::Fc2Bwd, |r| {
             let dy_in = dy_g.as_ref().map_or(&dy[r], |g| &g[r]);
             let dw = ops::matmul(c[r].act.t(), dy_in.view());
             let dact = ops::matmul(dy_in.view(), p(r).fc2_w.t());
             (dw, dact)
         });
-        let dfc1 = ex.op("mlp.gelu.bwd", |r| {
+        let dfc1 = ex.op(Op::GeluBwd, |r| {
             ops::gelu_backward(c[r].fc1.view(), fc2[r].1.view())
         });
         // With sequence parallelism only LN2's own rows were kept: gather them again.
         let ln2_full = if ex.sp {
-            Some(ex.all_gather(
-                "mlp.f.bwd.gather",
-                c.iter().map(|k| k.ln2.clone()).collect(),
-            )?)
+            Some(ex.all_gather(Op::MlpFBwdGather, c.iter().map(|k| k.ln2.clone()).collect())?)
         } else {
             None
         };
-        let fc1 = ex.op("mlp.fc1.bwd", |r| {
+        let fc1 = ex.op(Op::Fc1Bwd, |r| {
             let ln2_in = ln2_full.as_ref().map_or(&c[r].ln2, |g| &g[r]);
             let dw = ops::matmul(ln2_in.t(), dfc1[r].view());
             let db = ops::col_sum(dfc1[r].view());
             let dx = ops::matmul(dfc1[r].view(), p(r).fc1_w.t());
             (dw, db, dx)
         });
-        let d_ln2 = ex.exit("mlp.f.bwd", fc1.iter().map(|t| t.2.clone()).collect())?;
-        let ln2 = ex.op("ln2.bwd", |r| {
+        let d_ln2 = ex.exit(Op::MlpFBwd, fc1.iter().map(|t| t.2.clone()).collect())?;
+        let ln2 = ex.op(Op::Ln2Bwd, |r| {
             let (dx, dg, db) =
                 ops::layer_norm_backward(d_ln2[r].view(), &c[r].ln2_cache, p(r).ln2_w.view());
             (&dy[r] + &dx, dg, db)
         });
-        let dbo = ex.op("attn.bias_residual.bwd", |r| ops::col_sum(ln2[r].0.view()));
-        let dx1_g = ex.enter("attn.g.bwd", || ln2.iter().map(|t| t.0.clone()).collect())?;
-        let out = ex.op("attn.out.bwd", |r| {
+        let dbo = ex.op(Op::AttnBiasResidualBwd, |r| ops::col_sum(ln2[r].0.view()));
+        let dx1_g = ex.enter(Op::AttnGBwd, || ln2.iter().map(|t| t.0.clone()).collect())?;
+        let out = ex.op(Op::AttnOutBwd, |r| {
             let dx1_in = dx1_g.as_ref().map_or(&ln2[r].0, |g| &g[r]);
             let dw = ops::matmul(c[r].ctx.t(), dx1_in.view());
             let dctx = ops::matmul(dx1_in.view(), p(r).out_w.t());
             (dw, dctx)
         });
-        let dqkv = ex.op("attn.core.bwd", |r| {
+        let dqkv = ex.op(Op::AttnCoreBwd, |r| {
             ops::attention_backward(
                 c[r].qkv.view(),
                 &c[r].attn_cache,
@@ -565,13 +563,13 @@ pub fn run_on_shards<T: Element>(
         });
         let ln1_full = if ex.sp {
             Some(ex.all_gather(
-                "attn.f.bwd.gather",
+                Op::AttnFBwdGather,
                 c.iter().map(|k| k.ln1.clone()).collect(),
             )?)
         } else {
             None
         };
-        let qkv = ex.op("attn.qkv.bwd", |r| {
+        let qkv = ex.op(Op::QkvBwd, |r| {
             let ln1_in = ln1_full.as_ref().map_or(&c[r].ln1, |g| &g[r]);
             let dw = ops::matmul(ln1_in.t(), dqkv[r].view());
             let db = ops::col_sum(dqkv[r].view());
@@ -585,8 +583,8 @@ pub fn run_on_shards<T: Element>(
         } else {
             qkv
         };
-        let d_ln1 = ex.exit("attn.f.bwd", qkv.iter().map(|t| t.2.clone()).collect())?;
-        let ln1 = ex.op("ln1.bwd", |r| {
+        let d_ln1 = ex.exit(Op::AttnFBwd, qkv.iter().map(|t| t.2.clone()).collect())?;
+        let ln1 = ex.op(Op::Ln1Bwd, |r| {
             let (dx, dg, db) =
                 ops::layer_norm_backward(d_ln1[r].view(), &c[r].ln1_cache, p(r).ln1_w.view());
             (&ln2[r].0 + &dx, dg, db)
@@ -618,7 +616,7 @@ pub fn run_on_shards<T: Element>(
                 })
                 .collect::<Result<_, _>>()?;
             let was_recording = std::mem::replace(&mut ex.record, false);
-            let summed = ex.all_reduce("sp.grads", packed)?;
+            let summed = ex.all_reduce(Op::SpGrads, packed)?;
             ex.record = was_recording;
             for (r, s) in summed.into_iter().enumerate() {
                 let g = &mut grads[r][layer];

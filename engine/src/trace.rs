@@ -15,9 +15,14 @@
 //! fc1, gelu, fc2, g (all-reduce), bias+residual`. Backward mirrors it; there `g` is the identity
 //! and `f` is the all-reduce. So each block issues two all-reduces forward and two backward.
 
+use crate::block::op::Op;
+use crate::block::placement::{Placement, TensorPlacement};
 use crate::collectives::Algorithm;
 use crate::config::Config;
+use crate::params::ParamKind;
+use crate::plan::ShardPlan;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// Forward or backward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -104,25 +109,40 @@ pub enum ComputeOp {
     EmbeddingBackward,
 }
 
-/// Collective kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum CollectiveKind {
-    AllReduce,
-    AllGather,
-    ReduceScatter,
-    Broadcast,
-    /// A conjugate operator's no-communication side (f forward, g backward): drawn, costs nothing.
-    Identity,
+pub use crate::collectives::CollectiveKind;
+
+impl ComputeOp {
+    /// Words for the op, e.g. "matrix product + bias", "attention".
+    pub fn label(self) -> &'static str {
+        match self {
+            ComputeOp::LayerNorm => "LayerNorm",
+            ComputeOp::Linear { bias: true } => "matrix product + bias",
+            ComputeOp::Linear { bias: false } => "matrix product",
+            ComputeOp::Attention => "attention",
+            ComputeOp::Gelu => "GeLU",
+            ComputeOp::BiasResidual => "bias + residual",
+            ComputeOp::LayerNormBackward => "LayerNorm backward",
+            ComputeOp::LinearBackward { .. } => "matrix product backward",
+            ComputeOp::AttentionBackward => "attention backward",
+            ComputeOp::GeluBackward => "GeLU backward",
+            ComputeOp::BiasResidualBackward => "bias gradient",
+            ComputeOp::Embedding => "embedding lookup",
+            ComputeOp::CrossEntropy => "cross-entropy statistics",
+            ComputeOp::CrossEntropyBackward => "cross-entropy backward",
+            ComputeOp::EmbeddingBackward => "embedding backward",
+        }
+    }
 }
 
-impl CollectiveKind {
-    pub fn name(self) -> &'static str {
+impl Parallel {
+    /// Words for the split, e.g. "column-parallel".
+    pub fn label(self) -> &'static str {
         match self {
-            CollectiveKind::AllReduce => "all-reduce",
-            CollectiveKind::AllGather => "all-gather",
-            CollectiveKind::ReduceScatter => "reduce-scatter",
-            CollectiveKind::Broadcast => "broadcast",
-            CollectiveKind::Identity => "identity",
+            Parallel::Column => "column-parallel",
+            Parallel::Row => "row-parallel",
+            Parallel::Replicated => "replicated",
+            Parallel::Local => "local",
+            Parallel::Sequence => "sequence-parallel",
         }
     }
 }
@@ -175,8 +195,9 @@ pub struct Event {
     pub index: usize,
     pub layer: usize,
     pub pass: Pass,
-    /// Dotted name inside the block, e.g. `mlp.fc1`, `attn.g`, `mlp.f.bwd`.
-    pub name: String,
+    /// The op; serialised as its dotted name (`mlp.fc1`, `attn.g`, `mlp.f.bwd`) under `name`.
+    #[serde(rename = "name")]
+    pub op: Op,
     pub kind: EventKind,
     /// The rank of a compute event, or the group of a collective.
     pub ranks: Vec<usize>,
@@ -193,6 +214,14 @@ pub struct Event {
     pub bytes_sent_per_rank: u64,
     /// Which conjugate operator this collective implements, if any.
     pub conjugate: Option<Conjugate>,
+    /// The tensors the event reads, with each rank's placement (weights and activations; a
+    /// collective reads its tensor in the placement it changes).
+    #[serde(default)]
+    pub reads: Vec<TensorPlacement>,
+    /// The tensors the event writes, with each rank's placement (a collective writes the same
+    /// tensor in its new placement: `Partial → Replicate` for an all-reduce).
+    #[serde(default)]
+    pub writes: Vec<TensorPlacement>,
     /// Times from [`Trace::time_source`].
     pub timing: Timing,
     /// Times measured on hardware, if the event ran there.
@@ -200,6 +229,20 @@ pub struct Event {
 }
 
 impl Event {
+    /// The op's dotted name.
+    pub fn name(&self) -> &'static str {
+        self.op.name()
+    }
+
+    /// What Perfetto shows on the slice: the op, and for a collective what it does, e.g.
+    /// `attn.g all-reduce`, `attn.f identity`.
+    pub fn slice_name(&self) -> String {
+        match self.collective_kind() {
+            Some(kind) => format!("{} {}", self.op.name(), kind.name()),
+            None => self.op.name().to_string(),
+        }
+    }
+
     pub fn is_collective(&self) -> bool {
         matches!(self.kind, EventKind::Collective { .. })
     }
@@ -223,9 +266,9 @@ impl Event {
             Pass::Backward => "bwd",
         };
         if self.is_collective() {
-            format!("L{} {pass} {}", self.layer, self.name)
+            format!("L{} {pass} {}", self.layer, self.op)
         } else {
-            format!("L{} {pass} {} r{}", self.layer, self.name, self.ranks[0])
+            format!("L{} {pass} {} r{}", self.layer, self.op, self.ranks[0])
         }
     }
 }
@@ -233,10 +276,41 @@ impl Event {
 /// Counts of collectives, per pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct CollectiveCounts {
+    /// All-reduces forward (the `g` operators without sequence parallelism).
     pub forward_all_reduce: usize,
+    /// All-reduces backward: the `f` operators, or sequence parallelism's LayerNorm and bias
+    /// gradient sum; not the KV copies' syncs, counted in `kv_copy_grad_all_reduce`.
     pub backward_all_reduce: usize,
+    /// All-gathers and reduce-scatters (sequence parallelism; the vocabulary pass has none).
     pub forward_other: usize,
     pub backward_other: usize,
+    /// Grouped-query attention with replicated KV heads: one small all-reduce per group of copies.
+    #[serde(default)]
+    pub kv_copy_grad_all_reduce: usize,
+}
+
+impl CollectiveCounts {
+    /// The sentence the CLI and every view print: `forward 2, backward 2`, then the KV copies'
+    /// gradient syncs and sequence parallelism's gathers and scatters when there are any.
+    pub fn describe(&self) -> String {
+        let mut text = format!(
+            "forward {}, backward {}",
+            self.forward_all_reduce, self.backward_all_reduce
+        );
+        let kv = self.kv_copy_grad_all_reduce;
+        if kv > 0 {
+            text.push_str(&format!(
+                "; plus {kv} all-reduce(s) of replicated KV heads' gradients, one per group of copies"
+            ));
+        }
+        if self.forward_other + self.backward_other > 0 {
+            text.push_str(&format!(
+                "; all-gathers and reduce-scatters: forward {}, backward {}",
+                self.forward_other, self.backward_other
+            ));
+        }
+        text
+    }
 }
 
 /// The ordered events of one run.
@@ -264,32 +338,164 @@ pub fn all_reduce_bytes_sent_per_rank(algorithm: Algorithm, n: usize, payload_by
     crate::collectives::all_reduce_max_bytes_sent_per_rank(algorithm, n, payload_bytes)
 }
 
+/// What each rank holds of a tensor, independent of the rank: resolved per rank by
+/// [`Builder::place`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Every rank holds it all.
+    Whole,
+    /// Every rank holds a full-shape term of a sum.
+    Partial,
+    /// The token rows: the rank's rows with sequence parallelism, else all of them.
+    Tokens,
+    /// A parameter, as the shard plan splits it.
+    Param(ParamKind),
+    /// A parameter's gradient: as the parameter, except that a replicated vector's gradient is a
+    /// partial sum over the ranks' token rows with sequence parallelism (until `sp.grads`).
+    Grad(ParamKind),
+    /// An activation whose columns follow a parameter's split: a column-parallel weight's columns,
+    /// or a row-parallel weight's rows (the attention context's columns are `W_out`'s rows).
+    ColsOf(ParamKind),
+}
+
+/// A tensor an op reads or writes: its name, global shape and what each rank holds.
+#[derive(Debug, Clone)]
+struct Tn {
+    name: Cow<'static, str>,
+    shape: [usize; 2],
+    hold: Hold,
+}
+
+fn tn(name: &'static str, shape: [usize; 2], hold: Hold) -> Tn {
+    Tn {
+        name: Cow::Borrowed(name),
+        shape,
+        hold,
+    }
+}
+
+/// The costs of a collective of `kind` by `algorithm` over `n` ranks on a buffer of `elems`
+/// elements of `elem_bytes` bytes, from the collectives module's plan: (steps, bytes the busiest
+/// rank sends, additions each rank does). All-gather: `elems` is the gathered size.
+pub fn collective_costs(
+    kind: CollectiveKind,
+    algorithm: Algorithm,
+    n: usize,
+    elems: u64,
+    elem_bytes: u64,
+) -> (usize, u64, u64) {
+    let payload = elems.saturating_mul(elem_bytes);
+    // Each rank ends up adding n-1 partial buffers' worth of its 1/n share in total (spread over
+    // steps for ring): the same count for every algorithm.
+    let reduced = if n > 1 {
+        elems.saturating_mul(n as u64 - 1) / n as u64
+    } else {
+        0
+    };
+    match kind {
+        CollectiveKind::Identity => (0, 0, 0),
+        _ => (
+            crate::collectives::collective_step_count(kind, algorithm, n).unwrap_or(0),
+            crate::collectives::collective_max_bytes_sent_per_rank(kind, algorithm, n, payload)
+                .unwrap_or(0),
+            if matches!(
+                kind,
+                CollectiveKind::AllReduce | CollectiveKind::ReduceScatter
+            ) {
+                reduced
+            } else {
+                0
+            },
+        ),
+    }
+}
+
 struct Builder<'a> {
     cfg: &'a Config,
+    plan: ShardPlan,
+    sp: bool,
     events: Vec<Event>,
     layer: usize,
     pass: Pass,
 }
 
 impl Builder<'_> {
+    /// What rank `r` holds under `hold`.
+    fn place(&self, hold: Hold, r: usize) -> Placement {
+        let ranges = |kind: ParamKind, rows: bool| -> Vec<[usize; 2]> {
+            self.plan.param(kind).blocks[r]
+                .iter()
+                .map(|b| {
+                    let rg = if rows { &b.rows } else { &b.cols };
+                    [rg.start, rg.end]
+                })
+                .collect()
+        };
+        match hold {
+            Hold::Whole => Placement::Replicate,
+            Hold::Partial => Placement::Partial,
+            Hold::Tokens if self.sp => Placement::shard(0, self.cfg.token_rows(r)),
+            Hold::Tokens => Placement::Replicate,
+            Hold::Grad(kind)
+                if self.sp && self.plan.param(kind).parallel == Parallel::Replicated =>
+            {
+                Placement::Partial
+            }
+            Hold::Param(kind) | Hold::Grad(kind) => match self.plan.param(kind).parallel {
+                Parallel::Column => Placement::Shard {
+                    dim: 1,
+                    ranges: ranges(kind, false),
+                },
+                Parallel::Row => Placement::Shard {
+                    dim: 0,
+                    ranges: ranges(kind, true),
+                },
+                _ => Placement::Replicate,
+            },
+            Hold::ColsOf(kind) => Placement::Shard {
+                dim: 1,
+                ranges: ranges(kind, self.plan.param(kind).parallel == Parallel::Row),
+            },
+        }
+    }
+
+    fn resolve(&self, tensors: &[Tn], ranks: &[usize]) -> Vec<TensorPlacement> {
+        tensors
+            .iter()
+            .map(|t| TensorPlacement {
+                tensor: t.name.clone(),
+                shape: t.shape,
+                per_rank: ranks.iter().map(|&r| self.place(t.hold, r)).collect(),
+            })
+            .collect()
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn compute(
         &mut self,
-        name: &str,
-        op: ComputeOp,
+        op: Op,
         parallel: Parallel,
         inputs: Vec<[usize; 2]>,
         output: [usize; 2],
         flops: u64,
         elems_moved: u64,
+        reads: &[Tn],
+        writes: &[Tn],
     ) {
+        let Some(compute) = op.compute() else {
+            return;
+        };
         for rank in 0..self.cfg.tp {
+            let (reads, writes) = (self.resolve(reads, &[rank]), self.resolve(writes, &[rank]));
             self.events.push(Event {
                 index: self.events.len(),
                 layer: self.layer,
                 pass: self.pass,
-                name: name.to_string(),
-                kind: EventKind::Compute { op, parallel },
+                op,
+                kind: EventKind::Compute {
+                    op: compute,
+                    parallel,
+                },
                 ranks: vec![rank],
                 inputs: inputs.clone(),
                 output,
@@ -297,32 +503,29 @@ impl Builder<'_> {
                 bytes: elems_moved * elem_bytes(self.cfg),
                 bytes_sent_per_rank: 0,
                 conjugate: None,
+                reads,
+                writes,
                 timing: Timing::default(),
                 measured: None,
             });
         }
     }
 
-    /// A collective over all `tp` ranks.
-    fn collective(
-        &mut self,
-        name: &str,
-        kind: CollectiveKind,
-        conjugate: Option<Conjugate>,
-        shape: [usize; 2],
-    ) {
-        self.collective_over(name, kind, conjugate, (0..self.cfg.tp).collect(), shape);
+    /// A collective over all `tp` ranks that changes `tensor` from `from` to `to`.
+    fn collective(&mut self, op: Op, kind: CollectiveKind, tensor: Tn, to: Hold) {
+        self.collective_over(op, kind, (0..self.cfg.tp).collect(), &[tensor], to);
     }
 
     /// A collective over the group `ranks` (all of them, or the copies of one replicated KV
-    /// head).
+    /// head) that changes each of `tensors` to `to`. Shapes, bytes and FLOPs are the first
+    /// tensor's, or all of them packed into one buffer when there are several.
     fn collective_over(
         &mut self,
-        name: &str,
+        op: Op,
         kind: CollectiveKind,
-        conjugate: Option<Conjugate>,
         ranks: Vec<usize>,
-        shape: [usize; 2],
+        tensors: &[Tn],
+        to: Hold,
     ) {
         let n = ranks.len();
         let algorithm = match kind {
@@ -331,33 +534,13 @@ impl Builder<'_> {
             }
             _ => self.cfg.algorithm,
         };
+        let shape = match tensors {
+            [one] => one.shape,
+            many => [1, many.iter().map(|t| t.shape[0] * t.shape[1]).sum()],
+        };
         let elems = (shape[0] * shape[1]) as u64;
-        let payload = elems * elem_bytes(self.cfg);
-        let reduced = if n > 1 {
-            elems * (n as u64 - 1) / n as u64
-        } else {
-            0
-        };
-        let (steps, sent, flops) = match kind {
-            CollectiveKind::AllReduce => (
-                all_reduce_steps(algorithm, n),
-                all_reduce_bytes_sent_per_rank(algorithm, n, payload),
-                // Each rank ends up adding n-1 partial buffers' worth of elements in total
-                // (spread over steps for ring); an upper bound that matches every algorithm.
-                reduced,
-            ),
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter => (
-                crate::collectives::collective_step_count(kind, algorithm, n).unwrap_or(0),
-                crate::collectives::collective_max_bytes_sent_per_rank(kind, algorithm, n, payload)
-                    .unwrap_or(0),
-                if kind == CollectiveKind::ReduceScatter {
-                    reduced
-                } else {
-                    0
-                },
-            ),
-            _ => (0, 0, 0),
-        };
+        let (steps, sent, flops) =
+            collective_costs(kind, algorithm, n, elems, elem_bytes(self.cfg));
         // `shape` is the full `[t, h]` buffer; a reduce-scatter leaves, and an all-gather starts
         // from, each rank's `1/n` of its rows.
         let part = [shape[0] / n.max(1), shape[1]];
@@ -366,11 +549,20 @@ impl Builder<'_> {
             CollectiveKind::ReduceScatter => (shape, part),
             _ => (shape, shape),
         };
+        let reads = self.resolve(tensors, &ranks);
+        let moved: Vec<Tn> = tensors
+            .iter()
+            .map(|t| Tn {
+                hold: to,
+                ..t.clone()
+            })
+            .collect();
+        let writes = self.resolve(&moved, &ranks);
         self.events.push(Event {
             index: self.events.len(),
             layer: self.layer,
             pass: self.pass,
-            name: name.to_string(),
+            op,
             kind: EventKind::Collective {
                 kind,
                 algorithm,
@@ -380,9 +572,11 @@ impl Builder<'_> {
             inputs: vec![input],
             output,
             flops,
-            bytes: payload,
+            bytes: elems * elem_bytes(self.cfg),
             bytes_sent_per_rank: sent,
-            conjugate,
+            conjugate: op.conjugate(),
+            reads,
+            writes,
             timing: Timing::default(),
             measured: None,
         });
@@ -413,26 +607,64 @@ const GELU_FLOPS: u64 = 18;
 /// backward: ln1 and ln2 weight and bias, and the out-proj and fc2 biases.
 pub const SP_GRAD_VECTORS: usize = 6;
 
+/// The tensor names of the block program (the same in every layer). Activations are named as
+/// in Megatron-LM's paper: `X` the block input, `H1 = LN1(X)`, `Z` the attention output, `X1`
+/// the residual stream after attention, `H2 = LN2(X1)`, `A = H2·W1`, `U = GeLU(A)`, `M = U·W2`,
+/// `Y` the block output; `dT` is the gradient of `T`.
+pub mod tensors {
+    pub const X: &str = "X";
+    pub const H1: &str = "H1";
+    pub const QKV: &str = "QKV";
+    pub const CTX: &str = "Ctx";
+    pub const Z: &str = "Z";
+    pub const X1: &str = "X1";
+    pub const H2: &str = "H2";
+    pub const A: &str = "A";
+    pub const U: &str = "U";
+    pub const M: &str = "M";
+    pub const Y: &str = "Y";
+    pub const DY: &str = "dY";
+    pub const DU: &str = "dU";
+    pub const DA: &str = "dA";
+    pub const DH2: &str = "dH2";
+    pub const DX1: &str = "dX1";
+    pub const DCTX: &str = "dCtx";
+    pub const DQKV: &str = "dQKV";
+    pub const DH1: &str = "dH1";
+    pub const DX: &str = "dX";
+    /// The K and V columns of the QKV gradients that replicated KV heads sum within their group.
+    pub const DKV: &str = "dW_qkv[K,V]";
+}
+
+/// The gradient tensor name of parameter `kind`: `grad.attn.qkv.weight`.
+fn grad_name(kind: ParamKind) -> Cow<'static, str> {
+    Cow::Owned(format!("grad.{}", kind.suffix()))
+}
+
 /// The events of a forward and backward pass of `cfg`, in issue order, with proportional times.
 pub fn schedule(cfg: &Config) -> Trace {
+    use tensors::*;
+    use ParamKind as P;
+    let tp = cfg.tp.max(1);
+    let sp = cfg.sequence_parallel && tp > 1;
     let mut b = Builder {
         cfg,
+        plan: ShardPlan::new(cfg),
+        sp,
         events: Vec::new(),
         layer: 0,
         pass: Pass::Forward,
     };
-    let tp = cfg.tp.max(1);
     let (t, h, f) = (cfg.tokens(), cfg.hidden, cfg.ffn);
     let (hr, fr) = (h / tp, f / tp); // attention width and FFN width per rank
     let (bt, s, hp, d) = (cfg.batch, cfg.seq, cfg.heads / tp, cfg.head_dim());
     // QKV columns per rank: its query heads plus its (possibly replicated) KV heads; `3·hr`
     // without grouped-query attention.
     let qc = cfg.qkv_cols_per_rank();
-    let (t64, h64, f64_, hr64, fr64) = (t as u64, h as u64, f as u64, hr as u64, fr as u64);
+    let qw = cfg.qkv_width();
+    let (t64, h64, hr64, fr64) = (t as u64, h as u64, hr as u64, fr as u64);
     let qc64 = qc as u64;
-    let _ = f64_;
     // Sequence parallelism: LayerNorm, bias and residual work on `tl` of the `t` token rows.
-    let sp = cfg.sequence_parallel && tp > 1;
     let tl = if sp { t / tp } else { t };
     let tl64 = tl as u64;
     let rows = if sp {
@@ -445,9 +677,24 @@ pub fn schedule(cfg: &Config) -> Trace {
     } else {
         (CollectiveKind::Identity, CollectiveKind::AllReduce)
     };
+    let (tok, whole, partial) = (Hold::Tokens, Hold::Whole, Hold::Partial);
+    let param = |k: P| Tn {
+        name: Cow::Borrowed(k.suffix()),
+        shape: k.shape(cfg),
+        hold: Hold::Param(k),
+    };
+    let grad = |k: P| Tn {
+        name: grad_name(k),
+        shape: k.shape(cfg),
+        hold: Hold::Grad(k),
+    };
+    let act = |name: &'static str, shape: [usize; 2], hold: Hold| tn(name, shape, hold);
     // Causal attention still forms the full s×s score matrix per head in this implementation.
     let attn_flops = (bt * hp) as u64 * (4 * (s * s * d) as u64 + 5 * (s * s) as u64);
     let attn_elems = (t * qc + t * hr + 2 * bt * hp * s * s) as u64;
+    let qkv_cols = Hold::ColsOf(P::QkvWeight);
+    let ctx_cols = Hold::ColsOf(P::OutWeight);
+    let ffn_cols = Hold::ColsOf(P::Fc1Weight);
 
     for layer in 0..cfg.layers {
         b.layer = layer;
@@ -455,98 +702,108 @@ pub fn schedule(cfg: &Config) -> Trace {
         let x = [t, h];
         let xl = [tl, h];
         b.compute(
-            "ln1",
-            ComputeOp::LayerNorm,
+            Op::Ln1,
             rows,
             vec![xl, [1, h]],
             xl,
             ln_flops(tl64, h64),
             2 * tl64 * h64 + 2 * h64,
+            &[act(X, x, tok), param(P::Ln1Weight), param(P::Ln1Bias)],
+            &[act(H1, x, tok)],
         );
-        b.collective("attn.f", enter, Some(Conjugate::F), x);
+        b.collective(Op::AttnF, enter, act(H1, x, tok), whole);
         b.compute(
-            "attn.qkv",
-            ComputeOp::Linear { bias: true },
+            Op::Qkv,
             Parallel::Column,
             vec![x, [h, qc]],
             [t, qc],
             2 * t64 * h64 * qc64 + t64 * qc64,
             t64 * h64 + h64 * qc64 + qc64 + t64 * qc64,
+            &[act(H1, x, whole), param(P::QkvWeight), param(P::QkvBias)],
+            &[act(QKV, [t, qw], qkv_cols)],
         );
         b.compute(
-            "attn.core",
-            ComputeOp::Attention,
+            Op::AttnCore,
             Parallel::Local,
             vec![[t, qc]],
             [t, hr],
             attn_flops,
             attn_elems,
+            &[act(QKV, [t, qw], qkv_cols)],
+            &[act(CTX, x, ctx_cols)],
         );
         b.compute(
-            "attn.out",
-            ComputeOp::Linear { bias: false },
+            Op::AttnOut,
             Parallel::Row,
             vec![[t, hr], [hr, h]],
             x,
             2 * t64 * hr64 * h64,
             t64 * hr64 + hr64 * h64 + t64 * h64,
+            &[act(CTX, x, ctx_cols), param(P::OutWeight)],
+            &[act(Z, x, partial)],
         );
-        b.collective("attn.g", exit, Some(Conjugate::G), x);
+        b.collective(Op::AttnG, exit, act(Z, x, partial), tok);
         b.compute(
-            "attn.bias_residual",
-            ComputeOp::BiasResidual,
+            Op::AttnBiasResidual,
             rows,
             vec![xl, xl, [1, h]],
             xl,
             2 * tl64 * h64,
             3 * tl64 * h64 + h64,
+            &[act(X, x, tok), act(Z, x, tok), param(P::OutBias)],
+            &[act(X1, x, tok)],
         );
         b.compute(
-            "ln2",
-            ComputeOp::LayerNorm,
+            Op::Ln2,
             rows,
             vec![xl, [1, h]],
             xl,
             ln_flops(tl64, h64),
             2 * tl64 * h64 + 2 * h64,
+            &[act(X1, x, tok), param(P::Ln2Weight), param(P::Ln2Bias)],
+            &[act(H2, x, tok)],
         );
-        b.collective("mlp.f", enter, Some(Conjugate::F), x);
+        b.collective(Op::MlpF, enter, act(H2, x, tok), whole);
         b.compute(
-            "mlp.fc1",
-            ComputeOp::Linear { bias: true },
+            Op::Fc1,
             Parallel::Column,
             vec![x, [h, fr]],
             [t, fr],
             2 * t64 * h64 * fr64 + t64 * fr64,
             t64 * h64 + h64 * fr64 + fr64 + t64 * fr64,
+            &[act(H2, x, whole), param(P::Fc1Weight), param(P::Fc1Bias)],
+            &[act(A, [t, f], ffn_cols)],
         );
         b.compute(
-            "mlp.gelu",
-            ComputeOp::Gelu,
+            Op::Gelu,
             Parallel::Local,
             vec![[t, fr]],
             [t, fr],
             GELU_FLOPS * t64 * fr64,
             2 * t64 * fr64,
+            &[act(A, [t, f], ffn_cols)],
+            &[act(U, [t, f], ffn_cols)],
         );
         b.compute(
-            "mlp.fc2",
-            ComputeOp::Linear { bias: false },
+            Op::Fc2,
             Parallel::Row,
             vec![[t, fr], [fr, h]],
             x,
             2 * t64 * fr64 * h64,
             t64 * fr64 + fr64 * h64 + t64 * h64,
+            &[act(U, [t, f], ffn_cols), param(P::Fc2Weight)],
+            &[act(M, x, partial)],
         );
-        b.collective("mlp.g", exit, Some(Conjugate::G), x);
+        b.collective(Op::MlpG, exit, act(M, x, partial), tok);
         b.compute(
-            "mlp.bias_residual",
-            ComputeOp::BiasResidual,
+            Op::MlpBiasResidual,
             rows,
             vec![xl, xl, [1, h]],
             xl,
             2 * tl64 * h64,
             3 * tl64 * h64 + h64,
+            &[act(X1, x, tok), act(M, x, tok), param(P::Fc2Bias)],
+            &[act(Y, x, tok)],
         );
     }
     for layer in (0..cfg.layers).rev() {
@@ -555,126 +812,192 @@ pub fn schedule(cfg: &Config) -> Trace {
         let x = [t, h];
         let xl = [tl, h];
         b.compute(
-            "mlp.bias_residual.bwd",
-            ComputeOp::BiasResidualBackward,
+            Op::MlpBiasResidualBwd,
             rows,
             vec![xl],
             [1, h],
             tl64 * h64,
             tl64 * h64 + h64,
+            &[act(DY, x, tok)],
+            &[grad(P::Fc2Bias)],
         );
-        b.collective("mlp.g.bwd", enter, Some(Conjugate::G), x);
+        b.collective(Op::MlpGBwd, enter, act(DY, x, tok), whole);
         b.compute(
-            "mlp.fc2.bwd",
-            ComputeOp::LinearBackward { bias: false },
+            Op::Fc2Bwd,
             Parallel::Row,
             vec![x, [t, fr], [fr, h]],
             [t, fr],
             4 * t64 * fr64 * h64,
             2 * t64 * h64 + 2 * t64 * fr64 + 2 * fr64 * h64,
+            &[
+                act(DY, x, whole),
+                act(U, [t, f], ffn_cols),
+                param(P::Fc2Weight),
+            ],
+            &[act(DU, [t, f], ffn_cols), grad(P::Fc2Weight)],
         );
         b.compute(
-            "mlp.gelu.bwd",
-            ComputeOp::GeluBackward,
+            Op::GeluBwd,
             Parallel::Local,
             vec![[t, fr], [t, fr]],
             [t, fr],
             (GELU_FLOPS + 8) * t64 * fr64,
             3 * t64 * fr64,
+            &[act(A, [t, f], ffn_cols), act(DU, [t, f], ffn_cols)],
+            &[act(DA, [t, f], ffn_cols)],
         );
         if sp {
             // fc1's weight gradient needs LN2's whole output: gathered again rather than kept.
-            b.collective("mlp.f.bwd.gather", CollectiveKind::AllGather, None, x);
+            b.collective(
+                Op::MlpFBwdGather,
+                CollectiveKind::AllGather,
+                act(H2, x, tok),
+                whole,
+            );
         }
         b.compute(
-            "mlp.fc1.bwd",
-            ComputeOp::LinearBackward { bias: true },
+            Op::Fc1Bwd,
             Parallel::Column,
             vec![[t, fr], x, [h, fr]],
             x,
             4 * t64 * h64 * fr64 + t64 * fr64,
             2 * t64 * fr64 + 2 * t64 * h64 + 2 * h64 * fr64 + fr64,
+            &[
+                act(DA, [t, f], ffn_cols),
+                act(H2, x, whole),
+                param(P::Fc1Weight),
+            ],
+            &[act(DH2, x, partial), grad(P::Fc1Weight), grad(P::Fc1Bias)],
         );
-        b.collective("mlp.f.bwd", exit, Some(Conjugate::F), x);
+        b.collective(Op::MlpFBwd, exit, act(DH2, x, partial), tok);
         b.compute(
-            "ln2.bwd",
-            ComputeOp::LayerNormBackward,
+            Op::Ln2Bwd,
             rows,
             vec![xl, xl, [1, h]],
             xl,
             2 * ln_flops(tl64, h64) + tl64 * h64,
             4 * tl64 * h64 + 4 * h64,
+            &[
+                act(DH2, x, tok),
+                act(X1, x, tok),
+                param(P::Ln2Weight),
+                act(DY, x, tok),
+            ],
+            &[act(DX1, x, tok), grad(P::Ln2Weight), grad(P::Ln2Bias)],
         );
         b.compute(
-            "attn.bias_residual.bwd",
-            ComputeOp::BiasResidualBackward,
+            Op::AttnBiasResidualBwd,
             rows,
             vec![xl],
             [1, h],
             tl64 * h64,
             tl64 * h64 + h64,
+            &[act(DX1, x, tok)],
+            &[grad(P::OutBias)],
         );
-        b.collective("attn.g.bwd", enter, Some(Conjugate::G), x);
+        b.collective(Op::AttnGBwd, enter, act(DX1, x, tok), whole);
         b.compute(
-            "attn.out.bwd",
-            ComputeOp::LinearBackward { bias: false },
+            Op::AttnOutBwd,
             Parallel::Row,
             vec![x, [t, hr], [hr, h]],
             [t, hr],
             4 * t64 * hr64 * h64,
             2 * t64 * h64 + 2 * t64 * hr64 + 2 * hr64 * h64,
+            &[
+                act(DX1, x, whole),
+                act(CTX, x, ctx_cols),
+                param(P::OutWeight),
+            ],
+            &[act(DCTX, x, ctx_cols), grad(P::OutWeight)],
         );
         b.compute(
-            "attn.core.bwd",
-            ComputeOp::AttentionBackward,
+            Op::AttnCoreBwd,
             Parallel::Local,
             vec![[t, hr], [t, qc]],
             [t, qc],
             2 * attn_flops,
             2 * attn_elems,
+            &[act(DCTX, x, ctx_cols), act(QKV, [t, qw], qkv_cols)],
+            &[act(DQKV, [t, qw], qkv_cols)],
         );
         if sp {
-            b.collective("attn.f.bwd.gather", CollectiveKind::AllGather, None, x);
+            b.collective(
+                Op::AttnFBwdGather,
+                CollectiveKind::AllGather,
+                act(H1, x, tok),
+                whole,
+            );
+        }
+        // Replicated KV heads: each copy's K/V gradient covers only its rank's query heads, a
+        // partial sum over the copies.
+        let kv_cols = qc - hr;
+        let replicated = cfg.kv_replicas() > 1;
+        let mut qkv_writes = vec![act(DH1, x, partial), grad(P::QkvWeight), grad(P::QkvBias)];
+        if replicated {
+            qkv_writes.push(act(DKV, [h + 1, kv_cols], partial));
         }
         b.compute(
-            "attn.qkv.bwd",
-            ComputeOp::LinearBackward { bias: true },
+            Op::QkvBwd,
             Parallel::Column,
             vec![[t, qc], x, [h, qc]],
             x,
             4 * t64 * h64 * qc64 + t64 * qc64,
             2 * t64 * qc64 + 2 * t64 * h64 + 2 * h64 * qc64 + qc64,
+            &[
+                act(DQKV, [t, qw], qkv_cols),
+                act(H1, x, whole),
+                param(P::QkvWeight),
+            ],
+            &qkv_writes,
         );
-        // Replicated KV heads: each group of copies all-reduces its K and V weight and bias
-        // gradients (the groups are disjoint and run side by side).
-        let kv_cols = qc - hr;
-        for group in cfg.kv_replica_groups() {
-            b.collective_over(
-                "attn.kv.grads",
-                CollectiveKind::AllReduce,
-                None,
-                group,
-                [h + 1, kv_cols],
-            );
+        // Each group of copies all-reduces its K and V weight and bias gradients (the groups
+        // are disjoint and run side by side).
+        if replicated {
+            for group in cfg.kv_replica_groups() {
+                b.collective_over(
+                    Op::KvGrads,
+                    CollectiveKind::AllReduce,
+                    group,
+                    &[act(DKV, [h + 1, kv_cols], partial)],
+                    whole,
+                );
+            }
         }
-        b.collective("attn.f.bwd", exit, Some(Conjugate::F), x);
+        b.collective(Op::AttnFBwd, exit, act(DH1, x, partial), tok);
         b.compute(
-            "ln1.bwd",
-            ComputeOp::LayerNormBackward,
+            Op::Ln1Bwd,
             rows,
             vec![xl, xl, [1, h]],
             xl,
             2 * ln_flops(tl64, h64) + tl64 * h64,
             4 * tl64 * h64 + 4 * h64,
+            &[
+                act(DH1, x, tok),
+                act(X, x, tok),
+                param(P::Ln1Weight),
+                act(DX1, x, tok),
+            ],
+            &[act(DX, x, tok), grad(P::Ln1Weight), grad(P::Ln1Bias)],
         );
         if sp {
             // Each rank's LayerNorm and row-parallel-bias gradients cover only its token rows:
             // one all-reduce of the six small vectors (ln1, ln2 weight and bias; out, fc2 bias).
-            b.collective(
-                "sp.grads",
+            let vectors = [
+                P::Ln1Weight,
+                P::Ln1Bias,
+                P::Ln2Weight,
+                P::Ln2Bias,
+                P::OutBias,
+                P::Fc2Bias,
+            ]
+            .map(grad);
+            debug_assert_eq!(vectors.len(), SP_GRAD_VECTORS);
+            b.collective_over(
+                Op::SpGrads,
                 CollectiveKind::AllReduce,
-                None,
-                [1, SP_GRAD_VECTORS * h],
+                (0..tp).collect(),
+                &vectors,
+                whole,
             );
         }
     }
@@ -741,6 +1064,10 @@ impl Trace {
             if layer.is_some_and(|l| l != e.layer) {
                 continue;
             }
+            if e.op == Op::KvGrads {
+                c.kv_copy_grad_all_reduce += 1;
+                continue;
+            }
             match (e.collective_kind(), e.pass) {
                 (Some(CollectiveKind::AllReduce), Pass::Forward) => c.forward_all_reduce += 1,
                 (Some(CollectiveKind::AllReduce), Pass::Backward) => c.backward_all_reduce += 1,
@@ -800,7 +1127,7 @@ impl Trace {
             };
             let kind = match &e.kind {
                 EventKind::Compute { op, parallel } => {
-                    json!({"op": format!("{op:?}"), "parallel": format!("{parallel:?}")})
+                    json!({"op": op.label(), "parallel": parallel.label()})
                 }
                 EventKind::Collective {
                     kind,
@@ -810,15 +1137,31 @@ impl Trace {
                     json!({"collective": kind.name(), "algorithm": algorithm.name(), "steps": steps})
                 }
             };
-            for &r in &e.ranks {
+            let slice = e.slice_name();
+            for (i, &r) in e.ranks.iter().enumerate() {
+                // What this rank holds of each tensor, in index notation: `W1[:, 768:1536]`.
+                let held = |ts: &[TensorPlacement]| -> Vec<serde_json::Value> {
+                    ts.iter()
+                        .filter_map(|t| {
+                            let p = t.on(i)?;
+                            Some(json!({
+                                "tensor": t.tensor, "shape": t.shape,
+                                "placement": p.kind().dtensor(),
+                                "holds": p.index_notation(&t.tensor),
+                            }))
+                        })
+                        .collect()
+                };
                 out.push(json!({
-                    "name": e.name, "cat": cat, "ph": "X", "pid": 0, "tid": r,
+                    "name": slice, "cat": cat, "ph": "X", "pid": 0, "tid": r,
                     "ts": t.start_s * 1e6, "dur": t.duration_s * 1e6,
                     "args": {
                         "index": e.index, "layer": e.layer, "pass": e.pass.name(),
                         "inputs": e.inputs, "output": e.output, "flops": e.flops,
                         "bytes": e.bytes, "bytes_sent_per_rank": e.bytes_sent_per_rank,
                         "conjugate": e.conjugate.map(|c| c.name()), "kind": kind,
+                        "op": e.op.name(), "label": e.op.label(),
+                        "reads": held(&e.reads), "writes": held(&e.writes),
                     }
                 }));
             }

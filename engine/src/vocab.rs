@@ -29,11 +29,12 @@
 //! over ranks (`lm_head.f.bwd`, all-reduce); the embedding gradient scatters it into the rows of
 //! the looked-up ids each rank holds (`embed.bwd`), added to the tied weight's gradient.
 
+use crate::block::{Op, Placement, TensorPlacement};
 use crate::collectives::{self, Algorithm, CollectiveError, ReduceOp};
 use crate::config::human_bytes;
 use crate::dtype::{DType, Element};
 use crate::ops;
-use crate::trace::{CollectiveKind, ComputeOp, Event, EventKind, Parallel, Pass, Timing};
+use crate::trace::{CollectiveKind, ComputeOp, Event, EventKind, Parallel, Timing};
 use crate::verify::{compare, Check, Tolerance};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
@@ -543,122 +544,163 @@ pub fn sharded<T: Element>(
     })
 }
 
+/// What each rank holds of a tensor in the vocabulary-parallel pass.
+#[derive(Clone, Copy)]
+enum Held {
+    Whole,
+    /// A term of a sum (or, for the row maximum, of a maximum) over the ranks.
+    Partial,
+    /// The rank's padded vocabulary rows of the table (dim 0).
+    Rows,
+    /// The rank's vocabulary columns of the logits (dim 1).
+    Cols,
+}
+
 /// One event description for [`events`].
 struct Spec {
-    name: &'static str,
-    pass: Pass,
+    op: Op,
     kind: EventKind,
     inputs: Vec<[usize; 2]>,
     output: [usize; 2],
     flops: u64,
     bytes: u64,
     sent: u64,
+    reads: Vec<(&'static str, [usize; 2], Held)>,
+    writes: Vec<(&'static str, [usize; 2], Held)>,
 }
 
 /// The events of the vocabulary-parallel pass in issue order, in the trace's own [`Event`]s
 /// (layer 0; one event per rank for compute, one per group for collectives; payloads in bytes
-/// of `dtype`).
+/// of `dtype`), with each tensor's placement per rank.
 pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
     let (tp, t, h) = (cfg.tp.max(1), cfg.tokens, cfg.hidden);
-    let vr = cfg.rows_per_rank();
+    let (vr, vp) = (cfg.rows_per_rank(), cfg.padded_vocab());
     let e = dtype.size_bytes() as u64;
     let (t64, h64, vr64) = (t as u64, h as u64, vr as u64);
-    let compute = |name, pass, op, parallel, inputs, output, flops, bytes| Spec {
-        name,
-        pass,
-        kind: EventKind::Compute { op, parallel },
+    let compute = |op, parallel, inputs, output, flops, bytes, reads, writes| Spec {
+        op,
+        kind: EventKind::Compute {
+            op: Op::compute(op).unwrap_or(ComputeOp::Linear { bias: false }),
+            parallel,
+        },
         inputs,
         output,
         flops,
         bytes,
         sent: 0,
+        reads,
+        writes,
     };
-    let all_reduce = |name, pass, shape: [usize; 2]| {
+    // One model of a collective's costs: the trace's, from the collectives' plans.
+    let all_reduce = |op, name: &'static str, shape: [usize; 2]| {
         let elems = (shape[0] * shape[1]) as u64;
-        let payload = elems * e;
+        let (steps, sent, flops) =
+            crate::trace::collective_costs(CollectiveKind::AllReduce, cfg.algorithm, tp, elems, e);
         Spec {
-            name,
-            pass,
+            op,
             kind: EventKind::Collective {
                 kind: CollectiveKind::AllReduce,
                 algorithm: cfg.algorithm,
-                steps: collectives::all_reduce_step_count(cfg.algorithm, tp),
+                steps,
             },
             inputs: vec![shape],
             output: shape,
-            flops: elems,
-            bytes: payload,
-            sent: collectives::all_reduce_max_bytes_sent_per_rank(cfg.algorithm, tp, payload),
+            flops,
+            bytes: elems * e,
+            sent,
+            reads: vec![(name, shape, Held::Partial)],
+            writes: vec![(name, shape, Held::Whole)],
         }
     };
-    let (f, b) = (Pass::Forward, Pass::Backward);
+    use Held::{Cols, Partial, Rows, Whole};
+    let table = ("embedding", [vp, h], Rows);
     let specs = [
         compute(
-            "embed.lookup",
-            f,
-            ComputeOp::Embedding,
+            Op::EmbedLookup,
             Parallel::Row,
             vec![[t, 1], [vr, h]],
             [t, h],
             0,
             2 * t64 * h64 * e,
+            vec![("ids", [t, 1], Whole), table],
+            vec![("E", [t, h], Partial)],
         ),
-        all_reduce("embed.g", f, [t, h]),
+        all_reduce(Op::EmbedG, "E", [t, h]),
         compute(
-            "lm_head",
-            f,
-            ComputeOp::Linear { bias: false },
+            Op::LmHead,
             Parallel::Column,
             vec![[t, h], [vr, h]],
             [t, vr],
             2 * t64 * h64 * vr64,
             (t64 * h64 + vr64 * h64 + t64 * vr64) * e,
+            vec![("E", [t, h], Whole), table],
+            vec![("logits", [t, vp], Cols)],
         ),
         compute(
-            "ce.local",
-            f,
-            ComputeOp::CrossEntropy,
+            Op::CeLocal,
             Parallel::Local,
             vec![[t, vr]],
             [3, t],
             3 * t64 * vr64,
             t64 * vr64 * e,
+            vec![("logits", [t, vp], Cols)],
+            vec![
+                ("row max", [1, t], Partial),
+                ("sum of exp", [1, t], Partial),
+                ("target logit", [1, t], Partial),
+            ],
         ),
-        all_reduce("ce.max", f, [1, t]),
-        all_reduce("ce.sumexp", f, [1, t]),
-        all_reduce("ce.target", f, [1, t]),
+        all_reduce(Op::CeMax, "row max", [1, t]),
+        all_reduce(Op::CeSumExp, "sum of exp", [1, t]),
+        all_reduce(Op::CeTarget, "target logit", [1, t]),
         compute(
-            "ce.bwd",
-            b,
-            ComputeOp::CrossEntropyBackward,
+            Op::CeBwd,
             Parallel::Local,
             vec![[t, vr]],
             [t, vr],
             4 * t64 * vr64,
             2 * t64 * vr64 * e,
+            vec![("logits", [t, vp], Cols), ("row max", [1, t], Whole)],
+            vec![("dlogits", [t, vp], Cols)],
         ),
         compute(
-            "lm_head.bwd",
-            b,
-            ComputeOp::LinearBackward { bias: false },
+            Op::LmHeadBwd,
             Parallel::Column,
             vec![[t, vr], [t, h], [vr, h]],
             [t, h],
             4 * t64 * h64 * vr64,
             (2 * t64 * vr64 + 2 * t64 * h64 + 2 * vr64 * h64) * e,
+            vec![("dlogits", [t, vp], Cols), ("E", [t, h], Whole), table],
+            vec![("dE", [t, h], Partial), ("grad.embedding", [vp, h], Rows)],
         ),
-        all_reduce("lm_head.f.bwd", b, [t, h]),
+        all_reduce(Op::LmHeadFBwd, "dE", [t, h]),
         compute(
-            "embed.bwd",
-            b,
-            ComputeOp::EmbeddingBackward,
+            Op::EmbedBwd,
             Parallel::Row,
             vec![[t, h]],
             [vr, h],
             t64 * h64,
             2 * t64 * h64 * e,
+            vec![("dE", [t, h], Whole)],
+            vec![("grad.embedding", [vp, h], Rows)],
         ),
     ];
+    let place = |held: Held, r: usize| match held {
+        Whole => Placement::Replicate,
+        Partial => Placement::Partial,
+        Rows => Placement::shard(0, r * vr..(r + 1) * vr),
+        Cols => Placement::shard(1, r * vr..(r + 1) * vr),
+    };
+    let resolve =
+        |ts: &[(&'static str, [usize; 2], Held)], ranks: &[usize]| -> Vec<TensorPlacement> {
+            ts.iter()
+                .map(|&(name, shape, held)| TensorPlacement {
+                    tensor: name.into(),
+                    shape,
+                    per_rank: ranks.iter().map(|&r| place(held, r)).collect(),
+                })
+                .collect()
+        };
     let mut out = Vec::new();
     for sp in specs {
         let groups: Vec<Vec<usize>> = if matches!(sp.kind, EventKind::Collective { .. }) {
@@ -670,16 +712,18 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             out.push(Event {
                 index: out.len(),
                 layer: 0,
-                pass: sp.pass,
-                name: sp.name.to_string(),
+                pass: sp.op.pass(),
+                op: sp.op,
                 kind: sp.kind.clone(),
-                ranks,
                 inputs: sp.inputs.clone(),
                 output: sp.output,
                 flops: sp.flops,
                 bytes: sp.bytes,
                 bytes_sent_per_rank: sp.sent,
                 conjugate: None,
+                reads: resolve(&sp.reads, &ranks),
+                writes: resolve(&sp.writes, &ranks),
+                ranks,
                 timing: Timing::default(),
                 measured: None,
             });

@@ -5,6 +5,7 @@
 use crate::error::GpuError;
 use crate::summary::OpRow;
 use serde::Serialize;
+use tplab_engine::block::Op;
 use tplab_engine::Config;
 
 /// What to benchmark.
@@ -27,7 +28,9 @@ pub const ALL_REDUCE_TARGET: f64 = 0.70;
 /// One linear layer's shard GEMM against the unsharded one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GemmRate {
-    pub name: &'static str,
+    /// The linear layer; serialised as its trace name (`attn.qkv`, …) under `name`.
+    #[serde(rename = "name")]
+    pub op: Op,
     /// `[m, n, k]` of the shard and of the full product.
     pub shard: [usize; 3],
     pub full: [usize; 3],
@@ -78,13 +81,13 @@ pub fn gemm_flops([m, n, k]: [usize; 3]) -> f64 {
 }
 
 /// The forward linear layers' shard and full shapes at `tp` (Megatron's split).
-pub fn linear_shapes(cfg: &Config, tp: usize) -> Vec<(&'static str, [usize; 3], [usize; 3])> {
+pub fn linear_shapes(cfg: &Config, tp: usize) -> Vec<(Op, [usize; 3], [usize; 3])> {
     let (t, h, f) = (cfg.tokens(), cfg.hidden, cfg.ffn);
     vec![
-        ("attn.qkv", [t, 3 * h / tp, h], [t, 3 * h, h]),
-        ("attn.out", [t, h, h / tp], [t, h, h]),
-        ("mlp.fc1", [t, f / tp, h], [t, f, h]),
-        ("mlp.fc2", [t, h, f / tp], [t, h, f]),
+        (Op::Qkv, [t, 3 * h / tp, h], [t, 3 * h, h]),
+        (Op::AttnOut, [t, h, h / tp], [t, h, h]),
+        (Op::Fc1, [t, f / tp, h], [t, f, h]),
+        (Op::Fc2, [t, h, f / tp], [t, h, f]),
     ]
 }
 
@@ -113,10 +116,10 @@ impl BenchReport {
             "TP", "iter ms", "qkv gemm", "out gemm", "fc1 gemm", "fc2 gemm", "allreduce"
         );
         for r in &self.rows {
-            let g = |n: &str| {
+            let g = |op: Op| {
                 r.gemms
                     .iter()
-                    .find(|g| g.name == n)
+                    .find(|g| g.op == op)
                     .map(|g| format!("{:.0}%", 100.0 * g.ratio))
                     .unwrap_or_else(|| "-".into())
             };
@@ -130,10 +133,10 @@ impl BenchReport {
                 "{:>3} {:>10.3} {:>10} {:>10} {:>10} {:>10} {:>10}  {}",
                 r.tp,
                 r.iteration_ms,
-                g("attn.qkv"),
-                g("attn.out"),
-                g("mlp.fc1"),
-                g("mlp.fc2"),
+                g(Op::Qkv),
+                g(Op::AttnOut),
+                g(Op::Fc1),
+                g(Op::Fc2),
                 ar,
                 r.verification
             );
@@ -153,14 +156,14 @@ impl BenchReport {
             );
             for o in &r.ops {
                 if let Some(m) = o.measured_ms {
-                    let _ = writeln!(s, "  {:<9} {:<24} {:>10.4}", o.pass.name(), o.name, m);
+                    let _ = writeln!(s, "  {:<9} {:<24} {:>10.4}", o.pass.name(), o.op, m);
                 }
             }
             for g in &r.gemms {
                 let _ = writeln!(
                     s,
                     "  gemm {:<8} shard {:?}: {:.1} TFLOP/s, full {:?}: {:.1} TFLOP/s, ratio {:.2}",
-                    g.name, g.shard, g.shard_tflops, g.full, g.full_tflops, g.ratio
+                    g.op, g.shard, g.shard_tflops, g.full, g.full_tflops, g.ratio
                 );
             }
             if let Some(a) = &r.all_reduce {

@@ -2,40 +2,43 @@
 //! modeled) time.
 
 use serde::Serialize;
+use tplab_engine::block::Op;
 use tplab_engine::trace::{Pass, Trace};
 
-/// Every compute op the GPU executor implements, by pass and trace name.
-pub const GPU_COMPUTE_OPS: [(Pass, &str); 20] = [
-    (Pass::Forward, "ln1"),
-    (Pass::Forward, "attn.qkv"),
-    (Pass::Forward, "attn.core"),
-    (Pass::Forward, "attn.out"),
-    (Pass::Forward, "attn.bias_residual"),
-    (Pass::Forward, "ln2"),
-    (Pass::Forward, "mlp.fc1"),
-    (Pass::Forward, "mlp.gelu"),
-    (Pass::Forward, "mlp.fc2"),
-    (Pass::Forward, "mlp.bias_residual"),
-    (Pass::Backward, "mlp.bias_residual.bwd"),
-    (Pass::Backward, "mlp.fc2.bwd"),
-    (Pass::Backward, "mlp.gelu.bwd"),
-    (Pass::Backward, "mlp.fc1.bwd"),
-    (Pass::Backward, "ln2.bwd"),
-    (Pass::Backward, "attn.bias_residual.bwd"),
-    (Pass::Backward, "attn.out.bwd"),
-    (Pass::Backward, "attn.core.bwd"),
-    (Pass::Backward, "attn.qkv.bwd"),
-    (Pass::Backward, "ln1.bwd"),
+/// Every compute op the GPU executor implements.
+pub const GPU_COMPUTE_OPS: [Op; 20] = [
+    Op::Ln1,
+    Op::Qkv,
+    Op::AttnCore,
+    Op::AttnOut,
+    Op::AttnBiasResidual,
+    Op::Ln2,
+    Op::Fc1,
+    Op::Gelu,
+    Op::Fc2,
+    Op::MlpBiasResidual,
+    Op::MlpBiasResidualBwd,
+    Op::Fc2Bwd,
+    Op::GeluBwd,
+    Op::Fc1Bwd,
+    Op::Ln2Bwd,
+    Op::AttnBiasResidualBwd,
+    Op::AttnOutBwd,
+    Op::AttnCoreBwd,
+    Op::QkvBwd,
+    Op::Ln1Bwd,
 ];
 
-/// Trace names of the all-reduces the GPU executor performs (the rest are identities).
-pub const GPU_ALL_REDUCES: [&str; 4] = ["attn.g", "mlp.g", "mlp.f.bwd", "attn.f.bwd"];
+/// The all-reduces the GPU executor performs (the rest are identities).
+pub const GPU_ALL_REDUCES: [Op; 4] = [Op::AttnG, Op::MlpG, Op::MlpFBwd, Op::AttnFBwd];
 
 /// One op of the per-op table, summed over layers (compute: mean over ranks).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OpRow {
     pub pass: Pass,
-    pub name: String,
+    /// The op; serialised as its trace name under `name`.
+    #[serde(rename = "name")]
+    pub op: Op,
     pub collective: bool,
     /// Measured on the GPU, ms (None if the trace has no measurement).
     pub measured_ms: Option<f64>,
@@ -51,15 +54,12 @@ pub fn op_table(trace: &Trace) -> Vec<OpRow> {
     let mut rows: Vec<OpRow> = Vec::new();
     let mut counts: Vec<usize> = Vec::new();
     for e in &trace.events {
-        let idx = match rows
-            .iter()
-            .position(|r| r.pass == e.pass && r.name == e.name)
-        {
+        let idx = match rows.iter().position(|r| r.op == e.op) {
             Some(i) => i,
             None => {
                 rows.push(OpRow {
                     pass: e.pass,
-                    name: e.name.clone(),
+                    op: e.op,
                     collective: e.is_collective(),
                     measured_ms: Some(0.0),
                     predicted_ms: 0.0,
@@ -114,12 +114,12 @@ mod tests {
             for e in &schedule(&cfg).events {
                 match e.collective_kind() {
                     None => assert!(
-                        GPU_COMPUTE_OPS.contains(&(e.pass, e.name.as_str())),
+                        GPU_COMPUTE_OPS.contains(&e.op),
                         "no GPU kernel for {}",
                         e.label()
                     ),
                     Some(CollectiveKind::AllReduce) => {
-                        assert!(GPU_ALL_REDUCES.contains(&e.name.as_str()), "{}", e.label())
+                        assert!(GPU_ALL_REDUCES.contains(&e.op), "{}", e.label())
                     }
                     Some(CollectiveKind::Identity) => {}
                     Some(k) => panic!("unexpected collective {k:?}"),
@@ -149,10 +149,10 @@ mod tests {
             });
         }
         let rows = op_table(&tr);
-        let fc1 = rows.iter().find(|r| r.name == "mlp.fc1").unwrap();
+        let fc1 = rows.iter().find(|r| r.op == Op::Fc1).unwrap();
         // Two layers × mean(1, 2) ms.
         assert!((fc1.measured_ms.unwrap() - 3.0).abs() < 1e-9);
-        let g = rows.iter().find(|r| r.name == "mlp.g").unwrap();
+        let g = rows.iter().find(|r| r.op == Op::MlpG).unwrap();
         assert!((g.measured_ms.unwrap() - 2.0).abs() < 1e-9);
         assert!(rows
             .iter()

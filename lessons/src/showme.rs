@@ -321,10 +321,11 @@ impl ShowMe {
         let one_layer = Config { layers: 1, ..cfg };
         let trace = schedule(&one_layer);
         let pass = self.pass();
+        let op = tplab_engine::block::Op::from_name(event);
         if trace
             .events
             .iter()
-            .any(|e| e.pass == pass && &e.name == event)
+            .any(|e| e.pass == pass && Some(e.op) == op)
         {
             return Ok(());
         }
@@ -332,7 +333,7 @@ impl ShowMe {
             .events
             .iter()
             .filter(|e| e.pass == pass && e.ranks.first().is_none_or(|&r| r == 0))
-            .map(|e| e.name.as_str())
+            .map(|e| e.name())
             .collect();
         Err(ShowMeError::UnknownEvent {
             event: event.clone(),

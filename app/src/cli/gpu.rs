@@ -260,7 +260,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
         outln!(
             "{:<9} {:<24} {:>12} {:>14.4} {:>12}",
             r.pass.name(),
-            r.name,
+            r.op,
             r.measured_ms
                 .map(|m| format!("{m:.4}"))
                 .unwrap_or_else(|| "-".into()),

@@ -61,9 +61,9 @@ pub fn print_trace_table(trace: &Trace) {
                     continue;
                 }
                 let kind = match &e.kind {
-                    EventKind::Compute { op, parallel } => format!("{op:?} {parallel:?}")
-                        .replace(" { bias: true }", "+b")
-                        .replace(" { bias: false }", ""),
+                    EventKind::Compute { op, parallel } => {
+                        format!("{} ({})", op.label(), parallel.label())
+                    }
                     EventKind::Collective {
                         kind,
                         algorithm,
@@ -81,7 +81,7 @@ pub fn print_trace_table(trace: &Trace) {
                 };
                 outln!(
                     "  {:<24} {:<34} {:>10} {:>12.4} {:>11} {:>11} {:>10.2}",
-                    e.name,
+                    e.name(),
                     kind,
                     format!("{}x{}", e.output[0], e.output[1]),
                     e.flops as f64 / 1e9,
@@ -96,19 +96,17 @@ pub fn print_trace_table(trace: &Trace) {
             }
         }
     }
-    let c = trace.collective_counts(Some(0));
+    let whole = trace.collective_counts(None);
     outln!(
-        "\nall-reduces per layer: forward {}, backward {} (f and g, Megatron-LM); whole run: {}",
-        c.forward_all_reduce,
-        c.backward_all_reduce,
-        trace.collective_counts(None).forward_all_reduce
-            + trace.collective_counts(None).backward_all_reduce
+        "\nall-reduces per layer: {} (f and g, Megatron-LM); whole run: {}",
+        trace.collective_counts(Some(0)).describe(),
+        whole.forward_all_reduce + whole.backward_all_reduce + whole.kv_copy_grad_all_reduce
     );
+    let c = trace.collective_counts(Some(0));
     if c.forward_other + c.backward_other > 0 {
         outln!(
-            "sequence parallel: all-gathers and reduce-scatters per layer: forward {}, backward {} \
-             (the backward all-reduce sums the LayerNorm and bias gradients of each rank's tokens)",
-            c.forward_other, c.backward_other
+            "sequence parallel: the backward all-reduce sums the LayerNorm and bias gradients of \
+             each rank's tokens"
         );
     }
 }
@@ -159,7 +157,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
                 "bwd"
             },
             c.layer,
-            c.name,
+            c.op,
             c.partials.len(),
             c.check.max_abs_error,
             c.check.max_rel_error,

@@ -81,7 +81,7 @@ fn print(report: &VocabReport) {
         outln!(
             "  {:<9} {:<16} {:<24} {:>12} {:>12}",
             e.pass.name(),
-            e.name,
+            e.name(),
             kind,
             format!("{}x{}", e.output[0], e.output[1]),
             if e.is_collective() {

@@ -220,7 +220,7 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
                 ui.end_row();
                 for o in &r.ops {
                     ui.label(o.pass.name());
-                    ui.label(&o.name);
+                    ui.label(o.op.name());
                     ui.label(
                         o.measured_ms
                             .map(|m| format!("{m:.4}"))

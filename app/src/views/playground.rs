@@ -400,7 +400,7 @@ fn activations_ui(
                 },
                 _ => "",
             };
-            ui.label(&e.name);
+            ui.label(e.name());
             ui.label(format!("[{r}, {c}]"));
             ui.label(human_bytes((r * c * config.dtype.size_bytes()) as u64));
             ui.label(kind);

@@ -9,6 +9,7 @@ use super::{
 };
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
+use tplab_engine::block::Op;
 use tplab_engine::collectives::{self, Plan};
 use tplab_engine::config::human_bytes;
 use tplab_engine::trace::{CollectiveKind, Conjugate, Event, EventKind, Pass, Trace};
@@ -25,7 +26,7 @@ pub struct WalkStep {
     pub events: usize,
     pub layer: usize,
     pub pass: Pass,
-    pub name: String,
+    pub op: Op,
 }
 
 /// Groups the trace into steps: consecutive events of the same layer, pass and name.
@@ -34,10 +35,7 @@ pub fn walk_steps(trace: &Trace) -> Vec<WalkStep> {
     for e in &trace.events {
         match out.last_mut() {
             Some(s)
-                if s.layer == e.layer
-                    && s.pass == e.pass
-                    && s.name == e.name
-                    && !e.is_collective() =>
+                if s.layer == e.layer && s.pass == e.pass && s.op == e.op && !e.is_collective() =>
             {
                 s.events += 1;
             }
@@ -46,7 +44,7 @@ pub fn walk_steps(trace: &Trace) -> Vec<WalkStep> {
                 events: 1,
                 layer: e.layer,
                 pass: e.pass,
-                name: e.name.clone(),
+                op: e.op,
             }),
         }
     }
@@ -160,32 +158,14 @@ impl StepThrough {
     }
 }
 
-/// "all-reduces this layer: forward 2, backward 2" for `layer`, plus the all-gathers and
-/// reduce-scatters when sequence parallelism replaces them.
+/// "all-reduces this layer: forward 2, backward 2" for `layer`, with the engine's own account
+/// of the KV copies' syncs and sequence parallelism's gathers and scatters (the CLI prints the
+/// same words).
 pub fn counter_text(trace: &Trace, layer: usize) -> String {
-    let c = trace.collective_counts(Some(layer));
-    // Grouped-query attention with replicated KV heads: one small all-reduce per copy group.
-    let kv = trace
-        .layer_events(layer, Pass::Backward)
-        .filter(|e| e.name == "attn.kv.grads")
-        .count();
-    let mut text = format!(
-        "all-reduces this layer: forward {}, backward {}",
-        c.forward_all_reduce,
-        c.backward_all_reduce - kv
-    );
-    if kv > 0 {
-        text.push_str(&format!(
-            "; plus {kv} all-reduce(s) of replicated KV heads' gradients, one per group of copies"
-        ));
-    }
-    if c.forward_other + c.backward_other > 0 {
-        text.push_str(&format!(
-            "; all-gathers and reduce-scatters: forward {}, backward {}",
-            c.forward_other, c.backward_other
-        ));
-    }
-    text
+    format!(
+        "all-reduces this layer: {}",
+        trace.collective_counts(Some(layer)).describe()
+    )
 }
 
 /// Communicating collectives issued in `layer` up to and including trace event `upto`.
@@ -340,7 +320,10 @@ impl View for StepThrough {
         let found = cache.steps.iter().position(|s| {
             s.layer == layer
                 && pass.is_none_or(|p| p == s.pass)
-                && target.event.as_deref().is_none_or(|e| e == s.name)
+                && target
+                    .event
+                    .as_deref()
+                    .is_none_or(|e| Some(s.op) == Op::from_name(e))
         });
         if let Some(i) = found {
             self.position = i as f32;
@@ -364,7 +347,7 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
         cur + 1,
         step.layer,
         step.pass.name(),
-        step.name
+        step.op
     );
     match &e.kind {
         EventKind::Compute { op, parallel } => {
@@ -455,7 +438,7 @@ fn pass_strip(
             let rect =
                 Rect::from_min_size(Pos2::new(x0 + k as f32 * w, y), Vec2::new(w - 3.0, row_h));
             let e = &trace.events[s.first_event];
-            let short = s.name.trim_end_matches(".bwd");
+            let short = s.op.name().trim_end_matches(".bwd");
             match (e.collective_kind(), e.conjugate) {
                 (Some(kind), Some(conj)) => {
                     let letter = match conj {
@@ -543,7 +526,7 @@ fn pass_strip(
         }
     }
     painter.extend(shapes);
-    let current = &steps[cur].name;
+    let current = steps[cur].op;
     a11y_label(
         &resp,
         &format!("Layer {layer} ops with f and g marked; current: {current}"),
@@ -617,7 +600,7 @@ fn gpus_ui(
                     &painter,
                     rect.center() + Vec2::new(0.0, 6.0),
                     Align2::CENTER_CENTER,
-                    format!("{}\n-> [{rows_}, {cols}]", step.name),
+                    format!("{}\n-> [{rows_}, {cols}]", step.op),
                     11.0,
                     ink,
                 ));
@@ -650,9 +633,9 @@ fn gpus_ui(
     }
     painter.extend(shapes);
     let what = if moving {
-        format!("{tp} GPUs exchanging data: {}", step.name)
+        format!("{tp} GPUs exchanging data: {}", step.op)
     } else {
-        format!("{tp} GPUs running {}", step.name)
+        format!("{tp} GPUs running {}", step.op)
     };
     a11y_label(&resp, &what);
 }

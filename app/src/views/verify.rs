@@ -158,7 +158,7 @@ fn build_maps(ctx: &egui::Context, report: &RunReport) -> Vec<CollectiveMaps> {
             let err = tplab_engine::verify::error_matrix(c.result.view(), c.reference.view());
             let err_scale = err.iter().copied().fold(0.0f64, f64::max);
             CollectiveMaps {
-                label: format!("L{} {} {}", c.layer, c.pass.name(), c.name),
+                label: format!("L{} {} {}", c.layer, c.pass.name(), c.op),
                 partials: c
                     .partials
                     .iter()

@@ -124,7 +124,7 @@ impl View for Vocab {
                     .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
                 {
                     ui.label(e.pass.name());
-                    ui.label(&e.name);
+                    ui.label(e.name());
                     ui.label(match e.collective_kind() {
                         Some(k) => k.name().to_string(),
                         None => "compute".to_string(),

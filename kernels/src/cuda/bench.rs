@@ -68,13 +68,13 @@ fn bench_typed<T: super::exec::GpuElem>(
         let iteration_ms = its.get(its.len() / 2).copied().unwrap_or(0.0);
         log(&format!("TP={tp}: GEMMs shard vs unsharded"));
         let mut gemms = Vec::new();
-        for (name, shard, full) in linear_shapes(&cfg, tp) {
+        for (op, shard, full) in linear_shapes(&cfg, tp) {
             let ms_s = micro.gemm_ms(shard[0], shard[1], shard[2], opts.reps)?;
             let ms_f = micro.gemm_ms(full[0], full[1], full[2], opts.reps)?;
             let shard_tflops = gemm_flops(shard) / (ms_s * 1e-3) / 1e12;
             let full_tflops = gemm_flops(full) / (ms_f * 1e-3) / 1e12;
             gemms.push(GemmRate {
-                name,
+                op,
                 shard,
                 full,
                 shard_tflops,

@@ -17,9 +17,10 @@ use cudarc::driver::{
 };
 use ndarray::Array2;
 use std::sync::Arc;
+use tplab_engine::block::Op;
 use tplab_engine::params::{LayerParams, Model, ParamKind};
 use tplab_engine::plan::ShardPlan;
-use tplab_engine::trace::{EventKind, Pass, Timing, Trace};
+use tplab_engine::trace::{EventKind, Timing, Trace};
 use tplab_engine::{Config, DType};
 
 use super::compile::{kernels_for, Kernels};
@@ -621,8 +622,7 @@ impl<T: GpuElem> Rank<T> {
     /// One compute event of the trace on this rank.
     fn compute(
         &self,
-        name: &str,
-        pass: Pass,
+        op: Op,
         layer: usize,
         cur: &mut Buf,
         dm: &Dims,
@@ -637,8 +637,8 @@ impl<T: GpuElem> Rank<T> {
         // The gradient flowing into this layer's output (the upstream `dout` for the last layer).
         let gy = *cur;
         use ParamKind as P;
-        match (pass, name) {
-            (Pass::Forward, "ln1") => self.ln_fwd(
+        match op {
+            Op::Ln1 => self.ln_fwd(
                 x,
                 w(P::Ln1Weight),
                 w(P::Ln1Bias),
@@ -647,7 +647,7 @@ impl<T: GpuElem> Rank<T> {
                 lb.rstd1,
                 dm,
             ),
-            (Pass::Forward, "attn.qkv") => {
+            Op::Qkv => {
                 self.gemm(
                     &RowGemm::plain(t, 3 * hr, h, false, false),
                     (lb.xn1, 0),
@@ -656,7 +656,7 @@ impl<T: GpuElem> Rank<T> {
                 )?;
                 self.bias_add(lb.qkv, w(P::QkvBias), t, 3 * hr)
             }
-            (Pass::Forward, "attn.core") => {
+            Op::AttnCore => {
                 for b in 0..dm.batch {
                     self.gemm(
                         &ag.scores,
@@ -680,16 +680,14 @@ impl<T: GpuElem> Rank<T> {
                 }
                 Ok(())
             }
-            (Pass::Forward, "attn.out") => self.gemm(
+            Op::AttnOut => self.gemm(
                 &RowGemm::plain(t, h, hr, false, false),
                 (lb.ctx, 0),
                 (w(P::OutWeight), 0),
                 (lb.attn_out, 0),
             ),
-            (Pass::Forward, "attn.bias_residual") => {
-                self.bias_residual(x, lb.attn_out, w(P::OutBias), lb.x1, dm)
-            }
-            (Pass::Forward, "ln2") => self.ln_fwd(
+            Op::AttnBiasResidual => self.bias_residual(x, lb.attn_out, w(P::OutBias), lb.x1, dm),
+            Op::Ln2 => self.ln_fwd(
                 lb.x1,
                 w(P::Ln2Weight),
                 w(P::Ln2Bias),
@@ -698,7 +696,7 @@ impl<T: GpuElem> Rank<T> {
                 lb.rstd2,
                 dm,
             ),
-            (Pass::Forward, "mlp.fc1") => {
+            Op::Fc1 => {
                 self.gemm(
                     &RowGemm::plain(t, fr, h, false, false),
                     (lb.xn2, 0),
@@ -707,7 +705,7 @@ impl<T: GpuElem> Rank<T> {
                 )?;
                 self.bias_add(lb.fc1, w(P::Fc1Bias), t, fr)
             }
-            (Pass::Forward, "mlp.gelu") => {
+            Op::Gelu => {
                 let n = t * fr;
                 self.launch(
                     "gelu_fwd",
@@ -719,17 +717,17 @@ impl<T: GpuElem> Rank<T> {
                     ],
                 )
             }
-            (Pass::Forward, "mlp.fc2") => self.gemm(
+            Op::Fc2 => self.gemm(
                 &RowGemm::plain(t, h, fr, false, false),
                 (lb.act, 0),
                 (w(P::Fc2Weight), 0),
                 (lb.mlp_out, 0),
             ),
-            (Pass::Forward, "mlp.bias_residual") => {
+            Op::MlpBiasResidual => {
                 self.bias_residual(lb.x1, lb.mlp_out, w(P::Fc2Bias), self.xs[layer + 1], dm)
             }
-            (Pass::Backward, "mlp.bias_residual.bwd") => self.col_sum(gy, g(P::Fc2Bias), t, h),
-            (Pass::Backward, "mlp.fc2.bwd") => {
+            Op::MlpBiasResidualBwd => self.col_sum(gy, g(P::Fc2Bias), t, h),
+            Op::Fc2Bwd => {
                 self.gemm(
                     &RowGemm::plain(t, fr, h, false, true),
                     (gy, 0),
@@ -743,7 +741,7 @@ impl<T: GpuElem> Rank<T> {
                     (g(P::Fc2Weight), 0),
                 )
             }
-            (Pass::Backward, "mlp.gelu.bwd") => {
+            Op::GeluBwd => {
                 let n = t * fr;
                 self.launch(
                     "gelu_bwd",
@@ -756,7 +754,7 @@ impl<T: GpuElem> Rank<T> {
                     ],
                 )
             }
-            (Pass::Backward, "mlp.fc1.bwd") => {
+            Op::Fc1Bwd => {
                 self.gemm(
                     &RowGemm::plain(h, fr, t, true, false),
                     (lb.xn2, 0),
@@ -771,7 +769,7 @@ impl<T: GpuElem> Rank<T> {
                     (s.dxn, 0),
                 )
             }
-            (Pass::Backward, "ln2.bwd") => self.ln_bwd(
+            Op::Ln2Bwd => self.ln_bwd(
                 s.dxn,
                 lb.x1,
                 w(P::Ln2Weight),
@@ -783,8 +781,8 @@ impl<T: GpuElem> Rank<T> {
                 g(P::Ln2Bias),
                 dm,
             ),
-            (Pass::Backward, "attn.bias_residual.bwd") => self.col_sum(s.dx1, g(P::OutBias), t, h),
-            (Pass::Backward, "attn.out.bwd") => {
+            Op::AttnBiasResidualBwd => self.col_sum(s.dx1, g(P::OutBias), t, h),
+            Op::AttnOutBwd => {
                 self.gemm(
                     &RowGemm::plain(t, hr, h, false, true),
                     (s.dx1, 0),
@@ -798,7 +796,7 @@ impl<T: GpuElem> Rank<T> {
                     (g(P::OutWeight), 0),
                 )
             }
-            (Pass::Backward, "attn.core.bwd") => {
+            Op::AttnCoreBwd => {
                 for b in 0..dm.batch {
                     let so = ag.scores_offset(b);
                     self.gemm(
@@ -840,7 +838,7 @@ impl<T: GpuElem> Rank<T> {
                 }
                 Ok(())
             }
-            (Pass::Backward, "attn.qkv.bwd") => {
+            Op::QkvBwd => {
                 self.gemm(
                     &RowGemm::plain(h, 3 * hr, t, true, false),
                     (lb.xn1, 0),
@@ -855,7 +853,7 @@ impl<T: GpuElem> Rank<T> {
                     (s.dxn, 0),
                 )
             }
-            (Pass::Backward, "ln1.bwd") => {
+            Op::Ln1Bwd => {
                 let next = if gy == s.grad[0] {
                     s.grad[1]
                 } else {
@@ -876,9 +874,32 @@ impl<T: GpuElem> Rank<T> {
                 *cur = next;
                 Ok(())
             }
-            (p, n) => Err(GpuError::Unsupported(format!(
-                "the GPU executor has no kernel for trace event `{n}` ({})",
-                p.name()
+            // Collectives are not compute events; the vocabulary pass does not run on the GPU.
+            Op::AttnF
+            | Op::AttnG
+            | Op::MlpF
+            | Op::MlpG
+            | Op::MlpGBwd
+            | Op::MlpFBwdGather
+            | Op::MlpFBwd
+            | Op::AttnGBwd
+            | Op::AttnFBwdGather
+            | Op::KvGrads
+            | Op::AttnFBwd
+            | Op::SpGrads
+            | Op::EmbedLookup
+            | Op::EmbedG
+            | Op::LmHead
+            | Op::CeLocal
+            | Op::CeMax
+            | Op::CeSumExp
+            | Op::CeTarget
+            | Op::CeBwd
+            | Op::LmHeadBwd
+            | Op::LmHeadFBwd
+            | Op::EmbedBwd => Err(GpuError::Unsupported(format!(
+                "the GPU executor has no kernel for `{op}` ({})",
+                op.label()
             ))),
         }
     }
@@ -928,11 +949,11 @@ struct IterTimes {
 
 impl<T: GpuElem> Exec<T> {
     /// The all-reduce site of a collective event.
-    fn site(&self, name: &str, layer: usize) -> Result<usize, GpuError> {
-        match name {
-            "attn.g" => Ok(site_attn(layer)),
-            "mlp.g" => Ok(site_mlp(layer)),
-            "mlp.f.bwd" | "attn.f.bwd" => Ok(site_dxn(self.cfg.layers)),
+    fn site(&self, op: Op, layer: usize) -> Result<usize, GpuError> {
+        match op {
+            Op::AttnG => Ok(site_attn(layer)),
+            Op::MlpG => Ok(site_mlp(layer)),
+            Op::MlpFBwd | Op::AttnFBwd => Ok(site_dxn(self.cfg.layers)),
             other => Err(GpuError::Unsupported(format!(
                 "the GPU executor does not know the all-reduce `{other}`"
             ))),
@@ -997,14 +1018,7 @@ impl<T: GpuElem> Exec<T> {
                     let r = e.ranks[0];
                     let rk = &self.ranks[r];
                     ev.start.record(&rk.stream)?;
-                    rk.compute(
-                        &e.name,
-                        e.pass,
-                        e.layer,
-                        &mut cur[r],
-                        &self.dims,
-                        &self.attn,
-                    )?;
+                    rk.compute(e.op, e.layer, &mut cur[r], &self.dims, &self.attn)?;
                     ev.end.record(&rk.stream)?;
                 }
                 EventKind::Collective { kind, .. } => {
@@ -1016,7 +1030,7 @@ impl<T: GpuElem> Exec<T> {
                             ev.end.record(&self.ranks[0].stream)?;
                         }
                         CollectiveKind::AllReduce => {
-                            let site = self.site(&e.name, e.layer)?;
+                            let site = self.site(e.op, e.layer)?;
                             self.all_reduce(site, ev)?;
                         }
                         other => {

@@ -1,0 +1,287 @@
+//! A cheap, strong check of the block program: walk a trace and verify that every tensor an op
+//! reads is held, on each rank, in a placement an earlier op produced (or, for a weight, the
+//! placement the shard plan gives it), that every collective is exactly the change of
+//! placement its kind makes, and that the placements agree with the events' local shapes.
+//!
+//! A missing `g` shows up as a partial sum entering a residual add; a wrong shard as a weight
+//! placement that differs from the plan's; a collective of the wrong kind as a change that kind
+//! does not make.
+
+use super::placement::{change_kind, Placement};
+use crate::config::Config;
+use crate::params::ParamKind;
+use crate::plan::ShardPlan;
+use crate::trace::{EventKind, Parallel, Pass, Trace};
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// Where the program is inconsistent.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{event}: {problem}")]
+pub struct PlacementError {
+    /// The event's label, e.g. `L0 fwd attn.bias_residual r1`.
+    pub event: String,
+    pub problem: String,
+}
+
+/// What a parameter's placement is on rank `r`, straight from the shard plan.
+fn param_placement(plan: &ShardPlan, kind: ParamKind, r: usize) -> Placement {
+    let p = plan.param(kind);
+    let ranges = |rows: bool| {
+        p.blocks[r]
+            .iter()
+            .map(|b| {
+                let rg = if rows { &b.rows } else { &b.cols };
+                [rg.start, rg.end]
+            })
+            .collect()
+    };
+    match p.parallel {
+        Parallel::Column => Placement::Shard {
+            dim: 1,
+            ranges: ranges(false),
+        },
+        Parallel::Row => Placement::Shard {
+            dim: 0,
+            ranges: ranges(true),
+        },
+        _ => Placement::Replicate,
+    }
+}
+
+/// The placement the block's input (and the output gradient) has on rank `r`.
+fn token_placement(cfg: &Config, r: usize) -> Placement {
+    if cfg.sequence_parallel && cfg.tp > 1 {
+        Placement::shard(0, cfg.token_rows(r))
+    } else {
+        Placement::Replicate
+    }
+}
+
+/// Walks `trace` (a block program from [`crate::trace::schedule`]) and checks it.
+pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
+    use crate::trace::tensors::{DX, DY, X, Y};
+    let cfg = &trace.config;
+    let plan = ShardPlan::new(cfg);
+    let params: HashMap<&str, ParamKind> =
+        ParamKind::ALL.iter().map(|k| (k.suffix(), *k)).collect();
+    // (layer, tensor, rank) -> every placement produced so far.
+    let mut held: HashMap<(usize, String, usize), Vec<Placement>> = HashMap::new();
+    let tp = cfg.tp.max(1);
+    for r in 0..tp {
+        held.entry((0, X.into(), r))
+            .or_default()
+            .push(token_placement(cfg, r));
+        if let Some(last) = cfg.layers.checked_sub(1) {
+            held.entry((last, DY.into(), r))
+                .or_default()
+                .push(token_placement(cfg, r));
+        }
+    }
+    for e in &trace.events {
+        let fail = |problem: String| PlacementError {
+            event: e.label(),
+            problem,
+        };
+        // Reads.
+        for t in &e.reads {
+            for (i, &r) in e.ranks.iter().enumerate() {
+                let Some(p) = t.on(i) else {
+                    return Err(fail(format!("{} has no placement for rank {r}", t.tensor)));
+                };
+                if let Some(&kind) = params.get(t.tensor.as_ref()) {
+                    let want = param_placement(&plan, kind, r);
+                    if *p != want {
+                        return Err(fail(format!(
+                            "rank {r} reads {} but the shard plan gives it {}",
+                            p.index_notation(&t.tensor),
+                            want.index_notation(&t.tensor)
+                        )));
+                    }
+                    continue;
+                }
+                let have = held.get(&(e.layer, t.tensor.to_string(), r));
+                if !have.is_some_and(|h| h.contains(p)) {
+                    return Err(fail(format!(
+                        "rank {r} reads {} but holds {}",
+                        p.index_notation(&t.tensor),
+                        have.map_or("nothing of it".to_string(), |h| h
+                            .iter()
+                            .map(|q| q.index_notation(&t.tensor))
+                            .collect::<Vec<_>>()
+                            .join(" and "))
+                    )));
+                }
+            }
+        }
+        match &e.kind {
+            EventKind::Collective { kind, .. } => {
+                if e.reads.len() != e.writes.len() {
+                    return Err(fail("a collective must write each tensor it reads".into()));
+                }
+                for (a, b) in e.reads.iter().zip(&e.writes) {
+                    let (Some(from), Some(to)) = (a.kind(), b.kind()) else {
+                        return Err(fail(format!("{} has mixed placements", a.tensor)));
+                    };
+                    if a.tensor != b.tensor || change_kind(from, to) != Some(*kind) {
+                        return Err(fail(format!(
+                            "{} does not turn {} {} into {}",
+                            kind.name(),
+                            a.tensor,
+                            from.dtensor(),
+                            to.dtensor()
+                        )));
+                    }
+                }
+            }
+            EventKind::Compute { .. } => {
+                let Some(first) = e.writes.first() else {
+                    return Err(fail("a compute op must write a tensor".into()));
+                };
+                let local = first.on(0).map(|p| p.local_shape(first.shape));
+                if local != Some(e.output) {
+                    return Err(fail(format!(
+                        "writes {} of local shape {local:?}, but the event's output is {:?}",
+                        first.tensor, e.output
+                    )));
+                }
+                for (t, shape) in e.reads.iter().zip(&e.inputs) {
+                    let local = t.on(0).map(|p| p.local_shape(t.shape));
+                    if local != Some(*shape) {
+                        return Err(fail(format!(
+                            "reads {} of local shape {local:?}, but the event's input is {shape:?}",
+                            t.tensor
+                        )));
+                    }
+                }
+            }
+        }
+        // Writes.
+        for t in &e.writes {
+            for (i, &r) in e.ranks.iter().enumerate() {
+                if let Some(p) = t.on(i) {
+                    held.entry((e.layer, t.tensor.to_string(), r))
+                        .or_default()
+                        .push(p.clone());
+                }
+            }
+            // A block's output is the next block's input; its input gradient the previous
+            // block's output gradient.
+            let next = match (e.pass, t.tensor.as_ref()) {
+                (Pass::Forward, name) if name == Y => Some((e.layer + 1, X)),
+                (Pass::Backward, name) if name == DX && e.layer > 0 => Some((e.layer - 1, DY)),
+                _ => None,
+            };
+            if let Some((layer, name)) = next {
+                for (i, &r) in e.ranks.iter().enumerate() {
+                    if let Some(p) = t.on(i) {
+                        held.entry((layer, name.into(), r))
+                            .or_default()
+                            .push(p.clone());
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::op::Op;
+    use crate::config::Preset;
+    use crate::trace::schedule;
+
+    fn configs() -> Vec<Config> {
+        let mut out = Vec::new();
+        for tp in [1, 2, 4] {
+            for sp in [false, true] {
+                for kv in [None, Some(2), Some(1)] {
+                    let cfg = Config {
+                        layers: 2,
+                        tp,
+                        sequence_parallel: sp,
+                        kv_heads: kv,
+                        ..Preset::Tiny.config()
+                    };
+                    if cfg.validate_shapes().is_ok() {
+                        out.push(cfg);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_schedule_is_consistent() {
+        let cfgs = configs();
+        assert!(cfgs.len() >= 10, "{}", cfgs.len());
+        for cfg in cfgs {
+            let tr = schedule(&cfg);
+            if let Err(e) = check_placements(&tr) {
+                panic!("{}: {e}", cfg.label());
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_g_is_caught() {
+        let cfg = Config {
+            tp: 2,
+            ..Preset::Tiny.config()
+        };
+        let mut tr = schedule(&cfg);
+        tr.events.retain(|e| e.op != Op::AttnG);
+        let err = check_placements(&tr)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("attn.bias_residual") && err.contains("partial"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_shard_is_caught() {
+        let cfg = Config {
+            tp: 2,
+            ..Preset::Tiny.config()
+        };
+        let mut tr = schedule(&cfg);
+        // Give rank 1's fc1 rank 0's columns of W1.
+        let ev = tr
+            .events
+            .iter_mut()
+            .find(|e| e.op == Op::Fc1 && e.ranks == [1]);
+        if let Some(ev) = ev {
+            ev.reads[1].per_rank[0] = Placement::shard(1, 0..cfg.ffn / 2);
+        }
+        let err = check_placements(&tr)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("shard plan"), "{err}");
+    }
+
+    #[test]
+    fn a_collective_of_the_wrong_kind_is_caught() {
+        let cfg = Config {
+            tp: 2,
+            ..Preset::Tiny.config()
+        };
+        let mut tr = schedule(&cfg);
+        if let Some(ev) = tr.events.iter_mut().find(|e| e.op == Op::MlpG) {
+            if let EventKind::Collective { kind, .. } = &mut ev.kind {
+                *kind = crate::collectives::CollectiveKind::AllGather;
+            }
+        }
+        let err = check_placements(&tr)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("all-gather does not turn M"), "{err}");
+    }
+}

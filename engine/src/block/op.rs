@@ -1,0 +1,212 @@
+//! The block's op vocabulary: every op and collective role of a tensor-parallel transformer
+//! block, forward and backward, plus the vocabulary-parallel embedding and loss.
+//!
+//! One closed enum: every executor, exporter and view matches on [`Op`], never on a name, so
+//! adding an op makes the compiler list every place that must learn it. [`Op::name`] is the
+//! dotted name the exports and the Chrome trace use (`attn.qkv`, `mlp.g.bwd`, …); [`Op::label`]
+//! is the words a learner reads.
+
+use crate::trace::{ComputeOp, Conjugate, Pass};
+use serde::{Deserialize, Serialize};
+
+/// What an op is: a computation on each rank, or a collective over a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Compute(ComputeOp),
+    Collective(Role),
+}
+
+/// Why a collective is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    /// Megatron's `f` or `g` conjugate operator (identity one way, all-reduce the other; with
+    /// sequence parallelism all-gather / reduce-scatter).
+    Conjugate(Conjugate),
+    /// Sequence parallelism: a LayerNorm output gathered again in backward for a column-parallel
+    /// weight gradient.
+    SequenceRegather,
+    /// Grouped-query attention with replicated KV heads: the copies' K/V gradient sum.
+    KvCopyGradSync,
+    /// Sequence parallelism: the LayerNorm and row-parallel-bias gradient sum.
+    LnBiasGradSync,
+    /// Vocabulary parallelism: the masked lookups summed, the LM head's `f`, the loss statistics.
+    Vocabulary,
+}
+
+macro_rules! ops {
+    ($( $(#[$doc:meta])* $v:ident = $name:literal, $pass:ident, $kind:expr, $label:literal; )*) => {
+        /// Every op of the block program (and the vocabulary-parallel pass), in schedule order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Op {
+            $( $(#[$doc])* #[serde(rename = $name)] $v, )*
+        }
+
+        impl Op {
+            /// Every op, in schedule order.
+            pub const ALL: &'static [Op] = &[$(Op::$v),*];
+
+            /// The dotted name the exports and traces use, e.g. `attn.qkv`, `mlp.f.bwd`.
+            pub fn name(self) -> &'static str {
+                match self { $(Op::$v => $name,)* }
+            }
+
+            /// Forward or backward.
+            pub fn pass(self) -> Pass {
+                match self { $(Op::$v => Pass::$pass,)* }
+            }
+
+            /// Compute or collective, and which.
+            pub fn kind(self) -> OpKind {
+                use crate::trace::Conjugate::{F, G};
+                use ComputeOp::*;
+                use OpKind::{Collective, Compute};
+                use Role::{KvCopyGradSync, LnBiasGradSync, SequenceRegather, Vocabulary};
+                match self { $(Op::$v => $kind,)* }
+            }
+
+            /// What a learner reads, e.g. "QKV projection (column-parallel)".
+            pub fn label(self) -> &'static str {
+                match self { $(Op::$v => $label,)* }
+            }
+        }
+    };
+}
+
+ops! {
+    Ln1 = "ln1", Forward, Compute(LayerNorm), "LayerNorm 1";
+    /// `f` before the QKV projection: identity forward (all-gather with sequence parallelism).
+    AttnF = "attn.f", Forward, Collective(Role::Conjugate(F)), "f before attention";
+    Qkv = "attn.qkv", Forward, Compute(Linear { bias: true }), "QKV projection (column-parallel)";
+    AttnCore = "attn.core", Forward, Compute(Attention), "attention on this GPU's heads";
+    AttnOut = "attn.out", Forward, Compute(Linear { bias: false }), "output projection (row-parallel)";
+    /// `g` after the out-projection: all-reduce forward (reduce-scatter with sequence parallelism).
+    AttnG = "attn.g", Forward, Collective(Role::Conjugate(G)), "g after attention";
+    AttnBiasResidual = "attn.bias_residual", Forward, Compute(BiasResidual), "output bias and residual";
+    Ln2 = "ln2", Forward, Compute(LayerNorm), "LayerNorm 2";
+    MlpF = "mlp.f", Forward, Collective(Role::Conjugate(F)), "f before the MLP";
+    Fc1 = "mlp.fc1", Forward, Compute(Linear { bias: true }), "fc1 (column-parallel)";
+    Gelu = "mlp.gelu", Forward, Compute(Gelu), "GeLU (local)";
+    Fc2 = "mlp.fc2", Forward, Compute(Linear { bias: false }), "fc2 (row-parallel)";
+    MlpG = "mlp.g", Forward, Collective(Role::Conjugate(G)), "g after the MLP";
+    MlpBiasResidual = "mlp.bias_residual", Forward, Compute(BiasResidual), "fc2 bias and residual";
+
+    MlpBiasResidualBwd = "mlp.bias_residual.bwd", Backward, Compute(BiasResidualBackward), "fc2 bias gradient";
+    MlpGBwd = "mlp.g.bwd", Backward, Collective(Role::Conjugate(G)), "g backward (identity)";
+    Fc2Bwd = "mlp.fc2.bwd", Backward, Compute(LinearBackward { bias: false }), "fc2 gradients";
+    GeluBwd = "mlp.gelu.bwd", Backward, Compute(GeluBackward), "GeLU gradient";
+    MlpFBwdGather = "mlp.f.bwd.gather", Backward, Collective(SequenceRegather), "LayerNorm 2 output gathered again";
+    Fc1Bwd = "mlp.fc1.bwd", Backward, Compute(LinearBackward { bias: true }), "fc1 gradients";
+    MlpFBwd = "mlp.f.bwd", Backward, Collective(Role::Conjugate(F)), "f backward: input gradient summed";
+    Ln2Bwd = "ln2.bwd", Backward, Compute(LayerNormBackward), "LayerNorm 2 gradient";
+    AttnBiasResidualBwd = "attn.bias_residual.bwd", Backward, Compute(BiasResidualBackward), "output bias gradient";
+    AttnGBwd = "attn.g.bwd", Backward, Collective(Role::Conjugate(G)), "g backward (identity)";
+    AttnOutBwd = "attn.out.bwd", Backward, Compute(LinearBackward { bias: false }), "output projection gradients";
+    AttnCoreBwd = "attn.core.bwd", Backward, Compute(AttentionBackward), "attention gradient";
+    AttnFBwdGather = "attn.f.bwd.gather", Backward, Collective(SequenceRegather), "LayerNorm 1 output gathered again";
+    QkvBwd = "attn.qkv.bwd", Backward, Compute(LinearBackward { bias: true }), "QKV projection gradients";
+    KvGrads = "attn.kv.grads", Backward, Collective(KvCopyGradSync), "K/V copies' gradients summed";
+    AttnFBwd = "attn.f.bwd", Backward, Collective(Role::Conjugate(F)), "f backward: input gradient summed";
+    Ln1Bwd = "ln1.bwd", Backward, Compute(LayerNormBackward), "LayerNorm 1 gradient";
+    SpGrads = "sp.grads", Backward, Collective(LnBiasGradSync), "LayerNorm and bias gradients summed";
+
+    EmbedLookup = "embed.lookup", Forward, Compute(Embedding), "embedding lookup (its vocabulary rows)";
+    EmbedG = "embed.g", Forward, Collective(Vocabulary), "embeddings summed";
+    LmHead = "lm_head", Forward, Compute(Linear { bias: false }), "LM head (its vocabulary columns)";
+    CeLocal = "ce.local", Forward, Compute(CrossEntropy), "cross-entropy statistics on its columns";
+    CeMax = "ce.max", Forward, Collective(Vocabulary), "row maximum across GPUs";
+    CeSumExp = "ce.sumexp", Forward, Collective(Vocabulary), "sum of exponentials across GPUs";
+    CeTarget = "ce.target", Forward, Collective(Vocabulary), "target logit across GPUs";
+    CeBwd = "ce.bwd", Backward, Compute(CrossEntropyBackward), "cross-entropy gradient";
+    LmHeadBwd = "lm_head.bwd", Backward, Compute(LinearBackward { bias: false }), "LM head gradients";
+    LmHeadFBwd = "lm_head.f.bwd", Backward, Collective(Vocabulary), "LM head input gradient summed";
+    EmbedBwd = "embed.bwd", Backward, Compute(EmbeddingBackward), "embedding gradient (its rows)";
+}
+
+impl Op {
+    /// The op named `name` (`attn.qkv`, `mlp.g.bwd`, …), if any.
+    pub fn from_name(name: &str) -> Option<Op> {
+        Op::ALL.iter().copied().find(|o| o.name() == name)
+    }
+
+    pub fn is_collective(self) -> bool {
+        matches!(self.kind(), OpKind::Collective(_))
+    }
+
+    /// The compute kind of a compute op.
+    pub fn compute(self) -> Option<ComputeOp> {
+        match self.kind() {
+            OpKind::Compute(c) => Some(c),
+            OpKind::Collective(_) => None,
+        }
+    }
+
+    /// The conjugate operator a collective implements, if any.
+    pub fn conjugate(self) -> Option<Conjugate> {
+        match self.kind() {
+            OpKind::Collective(Role::Conjugate(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Whether the op belongs to the attention half of a block (else the MLP half, or neither
+    /// for the sequence-parallel gradient sum and the vocabulary ops).
+    pub fn block_part(self) -> BlockPart {
+        use Op::*;
+        match self {
+            Ln1 | AttnF | Qkv | AttnCore | AttnOut | AttnG | AttnBiasResidual
+            | AttnBiasResidualBwd | AttnGBwd | AttnOutBwd | AttnCoreBwd | AttnFBwdGather
+            | QkvBwd | KvGrads | AttnFBwd | Ln1Bwd => BlockPart::Attention,
+            Ln2 | MlpF | Fc1 | Gelu | Fc2 | MlpG | MlpBiasResidual | MlpBiasResidualBwd
+            | MlpGBwd | Fc2Bwd | GeluBwd | MlpFBwdGather | Fc1Bwd | MlpFBwd | Ln2Bwd => {
+                BlockPart::Mlp
+            }
+            SpGrads => BlockPart::Block,
+            EmbedLookup | EmbedG | LmHead | CeLocal | CeMax | CeSumExp | CeTarget | CeBwd
+            | LmHeadBwd | LmHeadFBwd | EmbedBwd => BlockPart::Vocabulary,
+        }
+    }
+}
+
+/// Which part of the model an op belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BlockPart {
+    Attention,
+    Mlp,
+    /// The whole block (sequence parallelism's gradient sum).
+    Block,
+    Vocabulary,
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        for (i, a) in Op::ALL.iter().enumerate() {
+            assert_eq!(Op::from_name(a.name()), Some(*a));
+            for b in &Op::ALL[i + 1..] {
+                assert_ne!(a.name(), b.name());
+            }
+            // The JSON form is the dotted name.
+            let j = serde_json::to_string(a).unwrap_or_default();
+            assert_eq!(j, format!("\"{}\"", a.name()));
+        }
+        assert_eq!(Op::from_name("mlp.fc3"), None);
+    }
+
+    #[test]
+    fn backward_ops_are_named_bwd_or_are_collectives() {
+        for op in Op::ALL {
+            if op.pass() == Pass::Backward && !op.is_collective() {
+                assert!(op.name().ends_with(".bwd"), "{op}");
+            }
+        }
+    }
+}

@@ -16,15 +16,12 @@
 //!
 //! Every constant is listed with its source in `docs/calibration.md`.
 
-use crate::collectives::Algorithm;
+use crate::collectives::{self, Algorithm, CollectiveError};
 use crate::dtype::DType;
 use crate::hardware::{Cluster, GpuSpec, LinkSpec};
 use crate::memory::{self, Layout, LayoutError, MemoryBreakdown, Recompute};
 use crate::models::ModelSpec;
-use crate::trace::{
-    all_reduce_bytes_sent_per_rank, all_reduce_steps, CollectiveKind, Event, EventKind, TimeSource,
-    Trace,
-};
+use crate::trace::{CollectiveKind, Event, EventKind, TimeSource, Trace};
 use serde::{Deserialize, Serialize};
 
 /// Achievable fraction of peak tensor-core FLOP/s for large GEMMs (assumption: cuBLAS reaches
@@ -48,67 +45,52 @@ pub fn roofline_s(flops: f64, bytes: f64, gpu: &GpuSpec, dtype: DType) -> f64 {
     compute.max(memory)
 }
 
-/// Communication steps of `kind` over `n` ranks by `algorithm`.
-pub fn collective_steps(kind: CollectiveKind, algorithm: Algorithm, n: usize) -> usize {
-    if n <= 1 {
-        return 0;
-    }
-    let log2 = usize::BITS as usize - (n - 1).leading_zeros() as usize; // ceil(log2 n)
-    match kind {
-        CollectiveKind::AllReduce => all_reduce_steps(algorithm, n),
-        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => match algorithm {
-            Algorithm::Ring => n - 1,
-            // Recursive doubling (all-gather) / halving (reduce-scatter).
-            Algorithm::Tree | Algorithm::RecursiveHalvingDoubling => log2,
-            Algorithm::Direct => 1,
-        },
-        CollectiveKind::Broadcast => match algorithm {
-            Algorithm::Ring => n - 1,
-            Algorithm::Tree | Algorithm::RecursiveHalvingDoubling => log2,
-            Algorithm::Direct => 1,
-        },
-        CollectiveKind::Identity => 0,
-    }
+/// Communication steps of `kind` over `n` ranks by `algorithm`: the collectives module's own
+/// count of its schedule ([`collectives::summary`]); nothing else counts them.
+///
+/// **Errors** for a schedule the collectives do not have (e.g. a tree all-gather).
+pub fn collective_steps(
+    kind: CollectiveKind,
+    algorithm: Algorithm,
+    n: usize,
+) -> Result<usize, CollectiveError> {
+    collectives::collective_step_count(kind, algorithm, n)
 }
 
 /// Bytes the busiest rank sends for `kind` of a buffer of `size_bytes` (nccl-tests "size": the
 /// full buffer for all-reduce and broadcast, the gathered output for all-gather, the input for
-/// reduce-scatter) over `n` ranks.
+/// reduce-scatter) over `n` ranks, from the collectives' schedule.
+///
+/// **Errors** as [`collective_steps`].
 pub fn collective_bytes_sent_per_rank(
     kind: CollectiveKind,
     algorithm: Algorithm,
     n: usize,
     size_bytes: u64,
-) -> u64 {
-    if n <= 1 {
-        return 0;
-    }
-    let n64 = n as u64;
-    match kind {
-        CollectiveKind::AllReduce => all_reduce_bytes_sent_per_rank(algorithm, n, size_bytes),
-        // Every algorithm moves each of the n−1 foreign shards to each rank once.
-        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => {
-            (n64 - 1) * size_bytes.div_ceil(n64)
-        }
-        CollectiveKind::Broadcast => match algorithm {
-            Algorithm::Direct => (n64 - 1) * size_bytes,
-            _ => size_bytes,
-        },
-        CollectiveKind::Identity => 0,
-    }
+) -> Result<u64, CollectiveError> {
+    collectives::collective_max_bytes_sent_per_rank(kind, algorithm, n, size_bytes)
 }
 
-/// α–β time of a collective: `steps·α + bytes_sent_per_rank / (B·η_link)`.
+/// α–β time of a collective: `steps·α + bytes_sent_per_rank / (B·η_link)`, steps and bytes from
+/// the collectives' schedule.
+///
+/// **Errors** as [`collective_steps`].
 pub fn collective_time_s(
     kind: CollectiveKind,
     algorithm: Algorithm,
     n: usize,
     size_bytes: u64,
     link: &LinkSpec,
-) -> f64 {
-    let steps = collective_steps(kind, algorithm, n) as f64;
-    let sent = collective_bytes_sent_per_rank(kind, algorithm, n, size_bytes) as f64;
-    steps * link.latency_us * 1e-6 + sent / (link.bandwidth_bytes_per_s() * LINK_EFFICIENCY)
+) -> Result<f64, CollectiveError> {
+    let s = collectives::summary(kind, algorithm, n, size_bytes)?;
+    Ok(s.steps as f64 * link.latency_us * 1e-6
+        + s.max_bytes_sent as f64 / (link.bandwidth_bytes_per_s() * LINK_EFFICIENCY))
+}
+
+/// [`collective_time_s`] by ring, which every collective has on every group: 0 for an empty
+/// group (nothing to send).
+pub fn ring_time_s(kind: CollectiveKind, n: usize, size_bytes: u64, link: &LinkSpec) -> f64 {
+    collective_time_s(kind, Algorithm::Ring, n, size_bytes, link).unwrap_or(0.0)
 }
 
 /// nccl-tests' algorithm bandwidth: `size / time`, bytes per second.
@@ -144,7 +126,9 @@ pub fn event_duration_s(e: &Event, dtype: DType, cluster: &Cluster) -> f64 {
             kind, algorithm, ..
         } => {
             let n = e.ranks.len();
+            // The schedule emits only (kind, algorithm) pairs the collectives have.
             collective_time_s(*kind, *algorithm, n, e.bytes, cluster.group_link(1, n))
+                .unwrap_or(0.0)
         }
     }
 }
@@ -326,27 +310,10 @@ pub fn layer_time(model: &ModelSpec, seq: usize, layout: &Layout, cluster: &Clus
     let size = (2.0 * tok * h) as u64;
     let link = cluster.group_link(1, layout.tp);
     let one = if layout.sp {
-        collective_time_s(
-            CollectiveKind::ReduceScatter,
-            Algorithm::Ring,
-            layout.tp,
-            size,
-            link,
-        ) + collective_time_s(
-            CollectiveKind::AllGather,
-            Algorithm::Ring,
-            layout.tp,
-            size,
-            link,
-        )
+        ring_time_s(CollectiveKind::ReduceScatter, layout.tp, size, link)
+            + ring_time_s(CollectiveKind::AllGather, layout.tp, size, link)
     } else {
-        collective_time_s(
-            CollectiveKind::AllReduce,
-            Algorithm::Ring,
-            layout.tp,
-            size,
-            link,
-        )
+        ring_time_s(CollectiveKind::AllReduce, layout.tp, size, link)
     };
     LayerTime {
         forward_compute_s: forward,
@@ -477,14 +444,7 @@ pub fn iteration_time(
     let dp_link = cluster.group_link(t, d);
     let grad_bytes = mem.params_per_gpu.saturating_mul(2);
     let zero3 = if layout.zero >= 3 { 1.5 } else { 1.0 };
-    let dp_full = zero3
-        * collective_time_s(
-            CollectiveKind::AllReduce,
-            Algorithm::Ring,
-            d,
-            grad_bytes,
-            dp_link,
-        );
+    let dp_full = zero3 * ring_time_s(CollectiveKind::AllReduce, d, grad_bytes, dp_link);
     let last_backward = layers_per_stage * layer.backward_compute_s;
     let dp_comm_s = if setup.overlap_dp {
         (dp_full - last_backward).max(0.0)
@@ -551,7 +511,8 @@ mod tests {
         let l = link(300.0, 0.0);
         for n in [2usize, 3, 4, 8, 16] {
             let size = 1u64 << 30; // divisible by n up to rounding of 1 byte per chunk
-            let time = collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, n, size, &l);
+            let time =
+                collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, n, size, &l).unwrap();
             let algbw = algbw_bytes_per_s(size, time);
             let busbw = busbw_bytes_per_s(CollectiveKind::AllReduce, n, size, time);
             assert!((busbw - algbw * 2.0 * (n as f64 - 1.0) / n as f64).abs() < 1e-6 * busbw);
@@ -559,7 +520,7 @@ mod tests {
             let rel = (busbw - 300e9 * LINK_EFFICIENCY).abs() / (300e9 * LINK_EFFICIENCY);
             assert!(rel < 1e-8, "n={n}: busbw {busbw}");
             for kind in [CollectiveKind::AllGather, CollectiveKind::ReduceScatter] {
-                let t = collective_time_s(kind, Algorithm::Ring, n, size, &l);
+                let t = collective_time_s(kind, Algorithm::Ring, n, size, &l).unwrap();
                 let bus = busbw_bytes_per_s(kind, n, size, t);
                 assert!((bus - 300e9 * LINK_EFFICIENCY).abs() / bus < 1e-8);
             }
@@ -570,15 +531,16 @@ mod tests {
     fn latency_term_counts_steps() {
         // Zero bytes: only α·steps remains: ring 2(n−1), tree 2⌈log2 n⌉.
         let l = link(100.0, 10.0);
-        let ring = collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, 8, 0, &l);
-        let tree = collective_time_s(CollectiveKind::AllReduce, Algorithm::Tree, 8, 0, &l);
+        let ring = collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, 8, 0, &l).unwrap();
+        let tree = collective_time_s(CollectiveKind::AllReduce, Algorithm::Tree, 8, 0, &l).unwrap();
         assert!((ring - 14.0 * 10e-6).abs() < 1e-15);
         assert!((tree - 6.0 * 10e-6).abs() < 1e-15);
         // Small messages favour tree, large ones ring.
         let big = 1u64 << 30;
         assert!(
-            collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, 8, big, &l)
+            collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, 8, big, &l).unwrap()
                 < collective_time_s(CollectiveKind::AllReduce, Algorithm::Tree, 8, big, &l)
+                    .unwrap()
         );
     }
 

@@ -26,14 +26,13 @@
 //! the engine's f32 sharded run bit for bit. f64 runs the engine's sharded executor in f64. The
 //! reference is the unsharded f64 block ([`crate::reference::forward`]) on the unrounded weights.
 
-use crate::collectives;
+use crate::block::Op;
 use crate::config::Config;
 use crate::dtype::DType;
-use crate::ops;
 use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
 use crate::run::EngineError;
-use crate::sharded::{self, Options};
+use crate::sharded::{self, Options, Rounding};
 use ndarray::Array2;
 use serde::Serialize;
 
@@ -274,48 +273,52 @@ impl PrecisionReport {
     }
 }
 
-/// Sums the ranks' buffers on every rank: in f32 with the engine's collective (same order as the
-/// engine's executor), in bf16/f16 rank by rank with a rounding after each addition.
-fn all_reduce_emulated(
-    cfg: &Config,
-    dtype: DType,
-    partials: Vec<Array2<f32>>,
-) -> Result<Array2<f32>, EngineError> {
-    let dim = partials[0].dim();
-    if matches!(dtype, DType::Bf16 | DType::F16) {
-        let mut it = partials.into_iter();
-        let mut acc = it.next().unwrap_or_else(|| Array2::zeros(dim));
-        for p in it {
-            ndarray::Zip::from(&mut acc)
-                .and(&p)
-                .for_each(|a, &b| *a = round_to(dtype, *a + b));
-        }
-        return Ok(acc);
+/// The precision lab's hook on the sharded executor: every forward op's output rounded to
+/// `dtype`, and every all-reduce summed rank by rank in `dtype` with a rounding after each
+/// addition (f32: no rounding and the engine's own collective).
+struct Emulate(DType);
+
+impl Emulate {
+    fn low(&self) -> bool {
+        matches!(self.0, DType::Bf16 | DType::F16)
     }
-    let mut bufs: Vec<Vec<f32>> = partials
-        .iter()
-        .map(|p| p.iter().copied().collect())
-        .collect();
-    collectives::all_reduce_in_place(&mut bufs, cfg.algorithm)?;
-    let first = bufs.swap_remove(0);
-    Array2::from_shape_vec(dim, first).map_err(|e| EngineError::Export(e.to_string()))
+}
+
+impl Rounding<f32> for Emulate {
+    fn round(&self, _op: Op, out: &mut Array2<f32>) {
+        if self.low() {
+            out.mapv_inplace(|v| round_to(self.0, v));
+        }
+    }
+
+    fn all_reduce(&self, _op: Op, partials: &[Array2<f32>]) -> Option<Array2<f32>> {
+        if !self.low() {
+            return None;
+        }
+        let (first, rest) = partials.split_first()?;
+        let mut acc = first.clone();
+        for p in rest {
+            ndarray::Zip::from(&mut acc)
+                .and(p)
+                .for_each(|a, &b| *a = round_to(self.0, *a + b));
+        }
+        Some(acc)
+    }
 }
 
 /// The block stack's forward on `cfg.tp` ranks in f32, rounding to `dtype` where the module docs
-/// say. With `dtype = F32` this is exactly [`sharded::run_with`]'s forward in f32.
-// Layers index the `[rank][layer]` shard table inside per-rank closures, so the loop counts layers.
-#[allow(clippy::needless_range_loop)]
+/// say: the sharded executor itself with the [`Emulate`] hook, on rounded weights and input. With
+/// `dtype = F32` this is exactly [`sharded::run_with`]'s forward in f32.
 pub fn forward_emulated(
     cfg: &Config,
     dtype: DType,
     model: &Model<f32>,
 ) -> Result<Array2<f32>, EngineError> {
-    let rnd = |a: Array2<f32>| -> Array2<f32> {
-        if matches!(dtype, DType::Bf16 | DType::F16) {
-            a.mapv(|v| round_to(dtype, v))
-        } else {
-            a
-        }
+    let hook = Emulate(dtype);
+    let rnd = |a: &Array2<f32>| -> Array2<f32> {
+        let mut a = a.clone();
+        hook.round(Op::Ln1, &mut a);
+        a
     };
     let plan = ShardPlan::new(cfg);
     let shards: Vec<Vec<LayerParams<f32>>> = plan
@@ -324,53 +327,23 @@ pub fn forward_emulated(
         .map(|layers| {
             layers
                 .into_iter()
-                .map(|p| LayerParams::from_fn(|k| rnd(p.get(k).clone())))
+                .map(|p| LayerParams::from_fn(|k| rnd(p.get(k))))
                 .collect()
         })
         .collect();
-    let tp = cfg.tp;
-    let (b, s, hp, kvp) = (
-        cfg.batch,
-        cfg.seq,
-        cfg.heads_per_rank(),
-        cfg.kv_heads_per_rank(),
-    );
-    let mut x: Vec<Array2<f32>> = vec![rnd(model.input.clone()); tp];
-    for layer in 0..cfg.layers {
-        let p = |r: usize| &shards[r][layer];
-        let per_rank = |f: &dyn Fn(usize) -> Array2<f32>| (0..tp).map(f).collect::<Vec<_>>();
-        let ln1 = per_rank(&|r| {
-            rnd(ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view()).0)
-        });
-        let ctx = per_rank(&|r| {
-            let mut qkv = ops::matmul(ln1[r].view(), p(r).qkv_w.view());
-            ops::add_row(&mut qkv, p(r).qkv_b.view());
-            let qkv = rnd(qkv);
-            rnd(ops::attention(qkv.view(), b, s, hp, kvp, ops::matmul).0)
-        });
-        let part = per_rank(&|r| rnd(ops::matmul(ctx[r].view(), p(r).out_w.view())));
-        let reduced = all_reduce_emulated(cfg, dtype, part)?;
-        let x1 = per_rank(&|r| {
-            let mut y = &x[r] + &reduced;
-            ops::add_row(&mut y, p(r).out_b.view());
-            rnd(y)
-        });
-        let act = per_rank(&|r| {
-            let ln2 = rnd(ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view()).0);
-            let mut fc1 = ops::matmul(ln2.view(), p(r).fc1_w.view());
-            ops::add_row(&mut fc1, p(r).fc1_b.view());
-            let fc1 = rnd(fc1);
-            rnd(ops::gelu(fc1.view()))
-        });
-        let part = per_rank(&|r| rnd(ops::matmul(act[r].view(), p(r).fc2_w.view())));
-        let reduced = all_reduce_emulated(cfg, dtype, part)?;
-        x = per_rank(&|r| {
-            let mut y = &x1[r] + &reduced;
-            ops::add_row(&mut y, p(r).fc2_b.view());
-            rnd(y)
-        });
-    }
-    Ok(x.swap_remove(0))
+    let opts = Options {
+        backward: false,
+        record_collectives: false,
+    };
+    let run = sharded::run_on_shards_with(
+        cfg,
+        &shards,
+        &rnd(&model.input),
+        &model.grad_output,
+        opts,
+        &hook,
+    )?;
+    Ok(run.output())
 }
 
 /// The block stack's output for `(dtype, cfg.tp)`, widened to f64.

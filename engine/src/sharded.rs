@@ -22,6 +22,23 @@ use crate::trace::Pass;
 use ndarray::Array2;
 use rayon::prelude::*;
 
+/// A hook on the executor's forward pass: the precision lab rounds every op's output to a
+/// 2-byte dtype and sums all-reduces in that dtype, on the same walk of the program rather than a
+/// copy of it ([`crate::precision`]).
+pub trait Rounding<T>: Sync {
+    /// Called on the output each rank's forward op produces (before anything reads it).
+    fn round(&self, _op: Op, _out: &mut Array2<T>) {}
+    /// An all-reduce the hook sums itself, or `None` for the engine's collective.
+    fn all_reduce(&self, _op: Op, _partials: &[Array2<T>]) -> Option<Array2<T>> {
+        None
+    }
+}
+
+/// No rounding: the executor as it is.
+pub struct Exact;
+
+impl<T> Rounding<T> for Exact {}
+
 /// One event the executor issued (compared against the trace's order in tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Issued {
@@ -123,6 +140,7 @@ struct RankCache<T> {
 
 struct Exec<'a, T> {
     cfg: &'a Config,
+    hook: &'a dyn Rounding<T>,
     issued: Vec<Issued>,
     collectives: Vec<CollectiveRecord<T>>,
     layer: usize,
@@ -332,12 +350,15 @@ impl<T: Element> Exec<'_, T> {
         } else {
             Vec::new()
         };
-        let mut bufs = to_bufs(partials);
-        collectives::all_reduce_in_place(&mut bufs, self.cfg.algorithm)?;
-        let results: Vec<Array2<T>> = bufs
-            .into_iter()
-            .map(|v| from_buf(dim.0, dim.1, v))
-            .collect::<Result<_, _>>()?;
+        let results: Vec<Array2<T>> = if let Some(sum) = self.hook.all_reduce(op, &partials) {
+            vec![sum; partials.len()]
+        } else {
+            let mut bufs = to_bufs(partials);
+            collectives::all_reduce_in_place(&mut bufs, self.cfg.algorithm)?;
+            bufs.into_iter()
+                .map(|v| from_buf(dim.0, dim.1, v))
+                .collect::<Result<_, _>>()?
+        };
         if self.record {
             let max_rank_disagreement = results
                 .iter()
@@ -401,8 +422,6 @@ pub fn run_with<T: Element>(
 
 /// Runs on shards already resident on each rank (`shards[rank][layer]`, from
 /// [`ShardPlan::shard_model`]): what a real run does every step, without re-slicing the weights.
-// Layers index `[rank][layer]` tables inside per-rank closures, so the loops count layers.
-#[allow(clippy::needless_range_loop)]
 pub fn run_on_shards<T: Element>(
     cfg: &Config,
     shards: &[Vec<LayerParams<T>>],
@@ -410,11 +429,26 @@ pub fn run_on_shards<T: Element>(
     grad_output: &Array2<T>,
     options: Options,
 ) -> Result<ShardedRun<T>, CollectiveError> {
+    run_on_shards_with(cfg, shards, input, grad_output, options, &Exact)
+}
+
+/// [`run_on_shards`] with a [`Rounding`] hook on the forward pass.
+// Layers index `[rank][layer]` tables inside per-rank closures, so the loops count layers.
+#[allow(clippy::needless_range_loop)]
+pub fn run_on_shards_with<T: Element>(
+    cfg: &Config,
+    shards: &[Vec<LayerParams<T>>],
+    input: &Array2<T>,
+    grad_output: &Array2<T>,
+    options: Options,
+    hook: &dyn Rounding<T>,
+) -> Result<ShardedRun<T>, CollectiveError> {
     let tp = cfg.tp;
     let (b, s) = (cfg.batch, cfg.seq);
     let (hp, kvp) = (cfg.heads_per_rank(), cfg.kv_heads_per_rank());
     let mut ex = Exec {
         cfg,
+        hook,
         issued: Vec::new(),
         collectives: Vec::new(),
         layer: 0,
@@ -430,29 +464,39 @@ pub fn run_on_shards<T: Element>(
         ex.pass = Pass::Forward;
         let p = |r: usize| &shards[r][layer];
         let ln1 = ex.op(Op::Ln1, |r| {
-            ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view())
+            let (mut y, c) = ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view());
+            hook.round(Op::Ln1, &mut y);
+            (y, c)
         });
         let ln1_g = ex.enter(Op::AttnF, || ln1.iter().map(|l| l.0.clone()).collect())?;
         let qkv = ex.op(Op::Qkv, |r| {
             let ln1_in = ln1_g.as_ref().map_or(&ln1[r].0, |g| &g[r]);
             let mut y = ops::matmul(ln1_in.view(), p(r).qkv_w.view());
             ops::add_row(&mut y, p(r).qkv_b.view());
+            hook.round(Op::Qkv, &mut y);
             y
         });
         let attn = ex.op(Op::AttnCore, |r| {
-            ops::attention(qkv[r].view(), b, s, hp, kvp, ops::matmul)
+            let (mut ctx, c) = ops::attention(qkv[r].view(), b, s, hp, kvp, ops::matmul);
+            hook.round(Op::AttnCore, &mut ctx);
+            (ctx, c)
         });
         let part = ex.op(Op::AttnOut, |r| {
-            ops::matmul(attn[r].0.view(), p(r).out_w.view())
+            let mut z = ops::matmul(attn[r].0.view(), p(r).out_w.view());
+            hook.round(Op::AttnOut, &mut z);
+            z
         });
         let reduced = ex.exit(Op::AttnG, part)?;
         let x1 = ex.op(Op::AttnBiasResidual, |r| {
             let mut y = &x[r] + &reduced[r];
             ops::add_row(&mut y, p(r).out_b.view());
+            hook.round(Op::AttnBiasResidual, &mut y);
             y
         });
         let ln2 = ex.op(Op::Ln2, |r| {
-            ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view())
+            let (mut y, c) = ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view());
+            hook.round(Op::Ln2, &mut y);
+            (y, c)
         });
         drop(ln1_g);
         let ln2_g = ex.enter(Op::MlpF, || ln2.iter().map(|l| l.0.clone()).collect())?;
@@ -460,15 +504,25 @@ pub fn run_on_shards<T: Element>(
             let ln2_in = ln2_g.as_ref().map_or(&ln2[r].0, |g| &g[r]);
             let mut y = ops::matmul(ln2_in.view(), p(r).fc1_w.view());
             ops::add_row(&mut y, p(r).fc1_b.view());
+            hook.round(Op::Fc1, &mut y);
             y
         });
-        let act = ex.op(Op::Gelu, |r| ops::gelu(fc1[r].view()));
-        let part = ex.op(Op::Fc2, |r| ops::matmul(act[r].view(), p(r).fc2_w.view()));
+        let act = ex.op(Op::Gelu, |r| {
+            let mut u = ops::gelu(fc1[r].view());
+            hook.round(Op::Gelu, &mut u);
+            u
+        });
+        let part = ex.op(Op::Fc2, |r| {
+            let mut m = ops::matmul(act[r].view(), p(r).fc2_w.view());
+            hook.round(Op::Fc2, &mut m);
+            m
+        });
         drop(ln2_g);
         let reduced = ex.exit(Op::MlpG, part)?;
         let y = ex.op(Op::MlpBiasResidual, |r| {
             let mut y = &x1[r] + &reduced[r];
             ops::add_row(&mut y, p(r).fc2_b.view());
+            hook.round(Op::MlpBiasResidual, &mut y);
             y
         });
         let layer_cache = ln1

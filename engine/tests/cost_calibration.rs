@@ -287,7 +287,8 @@ fn nccl_tests_busbw_convention() {
     let size = 1u64 << 28;
     for n in [2usize, 4, 8] {
         let time =
-            cost::collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, n, size, &link);
+            cost::collective_time_s(CollectiveKind::AllReduce, Algorithm::Ring, n, size, &link)
+                .unwrap();
         let algbw = cost::algbw_bytes_per_s(size, time);
         let busbw = cost::busbw_bytes_per_s(CollectiveKind::AllReduce, n, size, time);
         let factor = 2.0 * (n as f64 - 1.0) / n as f64;

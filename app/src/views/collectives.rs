@@ -419,14 +419,16 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
                     ui.label(human_bytes(link));
                     ui.label(human_bytes(p.total_bytes()));
                     for link in &links {
-                        let t_s = cost::collective_time_s(
+                        let t = cost::collective_time_s(
                             CollectiveKind::AllReduce,
                             *a,
                             p.n,
                             payload,
                             link,
                         );
-                        ui.label(format!("{:.1} µs", t_s * 1e6));
+                        ui.label(
+                            t.map_or_else(|e| e.to_string(), |t_s| format!("{:.1} µs", t_s * 1e6)),
+                        );
                     }
                 }
                 Err(e) => {

@@ -92,3 +92,117 @@ serve-curve-reads = HBM reads (weights + KV cache)
 serve-curve-nofit = does not fit in memory
 serve-shipped = Use the shipped trained model
 serve-shipped-hint = tplab ships the tiny model trained once (300 steps on the guide, one KV head per head). Untick it, or turn on grouped-query attention, to train a fresh model for the given number of steps first (0: random weights).
+## Walkthrough narration: one sentence per step of the block program. $mode is one (a single
+## GPU), sp (sequence parallelism) or plain; $tp the GPUs; $group the GPUs of one KV copy group.
+walk-one-gpu = One GPU: nothing to combine, no communication.
+walk-ln1 = { $mode ->
+    [sp] Each GPU normalises only its own tokens of the layer input X with LayerNorm 1 (sequence parallelism), so H1 is split by tokens.
+   *[other] Each GPU normalises the whole layer input X with LayerNorm 1; every GPU holds the same weights, so all get the same H1.
+}
+walk-attn-f = { $mode ->
+    [one] One GPU: f has nothing to do.
+    [sp] f is an all-gather here: each GPU sends its tokens of H1, and every GPU ends with the whole H1.
+   *[other] f is the identity in the forward pass: every GPU already holds the whole H1, so nothing moves.
+}
+walk-attn-qkv = { $mode ->
+    [one] The GPU multiplies H1 by the whole W_qkv and gets Q, K and V for every head.
+   *[other] Each GPU multiplies the whole H1 by its columns of W_qkv (the Q, K and V columns of its own heads) and gets its heads' Q, K and V: column-parallel, no communication.
+}
+walk-attn-core = { $mode ->
+    [one] The GPU runs attention on every head.
+   *[other] Each GPU runs attention on its own heads only: heads are independent, so no GPU needs another's.
+}
+walk-attn-out = { $mode ->
+    [one] The GPU multiplies the attention output by W_out; Z is complete.
+   *[other] Each GPU multiplies its heads' attention output by its rows of W_out: Z has the full shape but is only a partial sum.
+}
+walk-attn-g = { $mode ->
+    [one] One GPU: Z is already complete, so g has nothing to add.
+    [sp] g is a reduce-scatter: the { $tp } GPUs add their partial sums of Z, and each keeps the sum for its own tokens.
+   *[other] g is an all-reduce: the { $tp } GPUs add their partial sums of Z, and every GPU ends with the whole Z.
+}
+walk-attn-bias_residual = { $mode ->
+    [sp] Each GPU adds the output bias (once, after the sum) and the residual to its own tokens: X1 = X + Z + b.
+   *[other] Each GPU adds the output bias (once, after the sum) and the residual: X1 = X + Z + b.
+}
+walk-ln2 = { $mode ->
+    [sp] Each GPU normalises its own tokens of X1 with LayerNorm 2, so H2 is split by tokens.
+   *[other] Each GPU normalises the whole X1 with LayerNorm 2 and gets the same H2.
+}
+walk-mlp-f = { $mode ->
+    [one] One GPU: f has nothing to do.
+    [sp] f is an all-gather: each GPU sends its tokens of H2, and every GPU ends with the whole H2.
+   *[other] f is the identity in the forward pass: every GPU already holds the whole H2.
+}
+walk-mlp-fc1 = { $mode ->
+    [one] The GPU multiplies H2 by the whole W1.
+   *[other] Each GPU multiplies the whole H2 by its columns of W1 and gets its columns of A: column-parallel, so GeLU can run locally next.
+}
+walk-mlp-gelu = { $mode ->
+    [one] The GPU applies GeLU to A.
+   *[other] Each GPU applies GeLU to its own columns of A: it works element by element, so no communication is needed.
+}
+walk-mlp-fc2 = { $mode ->
+    [one] The GPU multiplies U by the whole W2; M is complete.
+   *[other] Each GPU multiplies its columns of U by its rows of W2: M has the full shape but is only a partial sum.
+}
+walk-mlp-g = { $mode ->
+    [one] One GPU: M is already complete, so g has nothing to add.
+    [sp] g is a reduce-scatter: the { $tp } GPUs add their partial sums of M, and each keeps the sum for its own tokens.
+   *[other] g is an all-reduce: the { $tp } GPUs add their partial sums of M, and every GPU ends with the whole M.
+}
+walk-mlp-bias_residual = Each GPU adds the fc2 bias and the residual: Y = X1 + M + b is the layer's output.
+walk-mlp-bias_residual-bwd = { $mode ->
+    [sp] The backward pass starts from dY: each GPU sums its own tokens of dY for the fc2 bias gradient (a partial sum, added up at the end of the layer).
+   *[other] The backward pass starts from dY: each GPU sums dY over the tokens for the fc2 bias gradient; the residual passes dY straight through.
+}
+walk-mlp-g-bwd = { $mode ->
+    [one] One GPU: g has nothing to do.
+    [sp] Backward, g is an all-gather: the GPUs share their tokens of dY so that every GPU holds the whole dY.
+   *[other] Backward, g is the identity: every GPU already holds the whole dY.
+}
+walk-mlp-fc2-bwd = Each GPU computes the gradient of its rows of W2 and the gradient dU of its own columns of U.
+walk-mlp-gelu-bwd = Each GPU multiplies dU by the derivative of GeLU on its own columns: dA.
+walk-mlp-f-bwd-gather = Sequence parallelism kept only each GPU's tokens of H2: an all-gather brings the whole H2 back for the gradient of W1.
+walk-mlp-fc1-bwd = { $mode ->
+    [one] The GPU computes the gradients of W1 and b1, and dH2.
+   *[other] Each GPU computes the gradients of its columns of W1 and b1, and its partial sum of dH2: every GPU's columns contribute to every input.
+}
+walk-mlp-f-bwd = { $mode ->
+    [one] One GPU: dH2 is already complete, so f has nothing to add.
+    [sp] Backward, f is a reduce-scatter: the GPUs add their partial sums of dH2, and each keeps its own tokens' part.
+   *[other] Backward, f is an all-reduce: the { $tp } GPUs add their partial sums of dH2, and every GPU ends with the whole gradient.
+}
+walk-ln2-bwd = Each GPU runs LayerNorm 2 backward and adds the residual's gradient: dX1 = dY + the LayerNorm 2 gradient.
+walk-attn-bias_residual-bwd = Each GPU sums dX1 over its tokens for the gradient of the output-projection bias.
+walk-attn-g-bwd = { $mode ->
+    [one] One GPU: g has nothing to do.
+    [sp] Backward, g is an all-gather: the GPUs share their tokens of dX1 so that every GPU holds the whole dX1.
+   *[other] Backward, g is the identity: every GPU already holds the whole dX1.
+}
+walk-attn-out-bwd = Each GPU computes the gradient of its rows of W_out and the gradient of its own heads' attention output.
+walk-attn-core-bwd = Each GPU runs attention backward on its own heads and gets their dQ, dK and dV.
+walk-attn-f-bwd-gather = Sequence parallelism kept only each GPU's tokens of H1: an all-gather brings the whole H1 back for the gradient of W_qkv.
+walk-attn-qkv-bwd = { $mode ->
+    [one] The GPU computes the gradients of W_qkv and b_qkv, and dH1.
+   *[other] Each GPU computes the gradients of its Q, K and V columns of W_qkv and b_qkv, and its partial sum of dH1.
+}
+walk-attn-kv-grads = GPUs { $group } hold copies of the same KV head, and each computed only part of its gradient: they all-reduce it among themselves.
+walk-attn-f-bwd = { $mode ->
+    [one] One GPU: dH1 is already complete, so f has nothing to add.
+    [sp] Backward, f is a reduce-scatter: the GPUs add their partial sums of dH1, and each keeps its own tokens' part.
+   *[other] Backward, f is an all-reduce: the { $tp } GPUs add their partial sums of dH1, and every GPU ends with the whole gradient.
+}
+walk-ln1-bwd = Each GPU runs LayerNorm 1 backward and adds the residual's gradient: dX = dX1 + the LayerNorm 1 gradient, which goes to the layer below.
+walk-sp-grads = With sequence parallelism each GPU saw only its tokens, so its LayerNorm and bias gradients are partial sums: one small all-reduce adds them.
+walk-placement-whole = whole copy
+walk-placement-rows = its rows
+walk-placement-cols = its columns
+walk-placement-tokens = its tokens
+walk-placement-partial = partial sum
+walk-step = Step { $n }/{ $total } · layer { $layer } · { $pass }
+walk-forward = forward
+walk-backward = backward
+walk-reads = reads
+walk-writes = writes
+walk-gpu = GPU { $r }

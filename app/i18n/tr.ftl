@@ -92,3 +92,117 @@ serve-curve-reads = HBM okumaları (ağırlıklar + KV önbelleği)
 serve-curve-nofit = belleğe sığmıyor
 serve-shipped = Hazır eğitilmiş modeli kullan
 serve-shipped-hint = tplab, bir kez eğitilmiş küçük modelle gelir (rehber üzerinde 300 adım, her başa bir KV başı). Önce verilen adım sayısı kadar yeni bir model eğitmek için işareti kaldırın ya da gruplanmış sorgu dikkatini açın (0: rastgele ağırlıklar).
+## Adım adım anlatım: blok programının her adımı için bir cümle. $mode: one (tek GPU), sp
+## (dizi paralelliği) ya da plain; $tp GPU sayısı; $group bir KV kopya grubunun GPU'ları.
+walk-one-gpu = Tek GPU: birleştirilecek bir şey yok, iletişim yok.
+walk-ln1 = { $mode ->
+    [sp] Her GPU, katman girdisi X'in yalnızca kendi token'larını LayerNorm 1 ile normalleştirir (dizi paralelliği); H1 token'lara göre bölünmüş olur.
+   *[other] Her GPU, katman girdisi X'in tamamını LayerNorm 1 ile normalleştirir; ağırlıklar her GPU'da aynı olduğundan hepsi aynı H1'i elde eder.
+}
+walk-attn-f = { $mode ->
+    [one] Tek GPU: f'nin yapacağı bir şey yok.
+    [sp] f burada bir all-gather'dır: her GPU H1'in kendi token'larını gönderir ve sonunda her GPU H1'in tamamını tutar.
+   *[other] İleri geçişte f birim işlemdir: her GPU H1'in tamamını zaten tutar, hiçbir veri taşınmaz.
+}
+walk-attn-qkv = { $mode ->
+    [one] GPU, H1'i W_qkv'nin tamamıyla çarpar ve her kafa için Q, K ve V'yi elde eder.
+   *[other] Her GPU, H1'in tamamını W_qkv'nin kendi sütunlarıyla (kendi kafalarının Q, K ve V sütunları) çarpar ve kendi kafalarının Q, K ve V'sini elde eder: sütun paralel, iletişim yok.
+}
+walk-attn-core = { $mode ->
+    [one] GPU, dikkati bütün kafalar üzerinde hesaplar.
+   *[other] Her GPU dikkati yalnızca kendi kafaları üzerinde hesaplar: kafalar birbirinden bağımsızdır, hiçbir GPU'nun başkasınınkine ihtiyacı yoktur.
+}
+walk-attn-out = { $mode ->
+    [one] GPU, dikkat çıktısını W_out ile çarpar; Z tamdır.
+   *[other] Her GPU, kendi kafalarının dikkat çıktısını W_out'un kendi satırlarıyla çarpar: Z tam boyuttadır ama yalnızca bir kısmi toplamdır.
+}
+walk-attn-g = { $mode ->
+    [one] Tek GPU: Z zaten tamdır, g'nin ekleyeceği bir şey yok.
+    [sp] g bir reduce-scatter'dır: { $tp } GPU, Z'nin kısmi toplamlarını toplar ve her biri toplamın kendi token'larına düşen kısmını tutar.
+   *[other] g bir all-reduce'dur: { $tp } GPU, Z'nin kısmi toplamlarını toplar ve sonunda her GPU Z'nin tamamını tutar.
+}
+walk-attn-bias_residual = { $mode ->
+    [sp] Her GPU, çıkış bias'ını (toplamdan sonra, bir kez) ve artık bağlantıyı kendi token'larına ekler: X1 = X + Z + b.
+   *[other] Her GPU, çıkış bias'ını (toplamdan sonra, bir kez) ve artık bağlantıyı ekler: X1 = X + Z + b.
+}
+walk-ln2 = { $mode ->
+    [sp] Her GPU, X1'in kendi token'larını LayerNorm 2 ile normalleştirir; H2 token'lara göre bölünmüş olur.
+   *[other] Her GPU, X1'in tamamını LayerNorm 2 ile normalleştirir ve aynı H2'yi elde eder.
+}
+walk-mlp-f = { $mode ->
+    [one] Tek GPU: f'nin yapacağı bir şey yok.
+    [sp] f bir all-gather'dır: her GPU H2'nin kendi token'larını gönderir ve sonunda her GPU H2'nin tamamını tutar.
+   *[other] İleri geçişte f birim işlemdir: her GPU H2'nin tamamını zaten tutar.
+}
+walk-mlp-fc1 = { $mode ->
+    [one] GPU, H2'yi W1'in tamamıyla çarpar.
+   *[other] Her GPU, H2'nin tamamını W1'in kendi sütunlarıyla çarpar ve A'nın kendi sütunlarını elde eder: sütun paralel olduğu için GeLU ardından yerel olarak çalışabilir.
+}
+walk-mlp-gelu = { $mode ->
+    [one] GPU, A'ya GeLU uygular.
+   *[other] Her GPU, A'nın kendi sütunlarına GeLU uygular: GeLU eleman eleman çalışır, iletişim gerekmez.
+}
+walk-mlp-fc2 = { $mode ->
+    [one] GPU, U'yu W2'nin tamamıyla çarpar; M tamdır.
+   *[other] Her GPU, U'nun kendi sütunlarını W2'nin kendi satırlarıyla çarpar: M tam boyuttadır ama yalnızca bir kısmi toplamdır.
+}
+walk-mlp-g = { $mode ->
+    [one] Tek GPU: M zaten tamdır, g'nin ekleyeceği bir şey yok.
+    [sp] g bir reduce-scatter'dır: { $tp } GPU, M'nin kısmi toplamlarını toplar ve her biri toplamın kendi token'larına düşen kısmını tutar.
+   *[other] g bir all-reduce'dur: { $tp } GPU, M'nin kısmi toplamlarını toplar ve sonunda her GPU M'nin tamamını tutar.
+}
+walk-mlp-bias_residual = Her GPU, fc2 bias'ını ve artık bağlantıyı ekler: Y = X1 + M + b katmanın çıktısıdır.
+walk-mlp-bias_residual-bwd = { $mode ->
+    [sp] Geri geçiş dY'den başlar: her GPU, fc2 bias gradyanı için dY'nin kendi token'larını toplar (katmanın sonunda toplanan bir kısmi toplam).
+   *[other] Geri geçiş dY'den başlar: her GPU, fc2 bias gradyanı için dY'yi token'lar üzerinden toplar; artık bağlantı dY'yi olduğu gibi geçirir.
+}
+walk-mlp-g-bwd = { $mode ->
+    [one] Tek GPU: g'nin yapacağı bir şey yok.
+    [sp] Geri geçişte g bir all-gather'dır: GPU'lar dY'nin kendi token'larını paylaşır, böylece her GPU dY'nin tamamını tutar.
+   *[other] Geri geçişte g birim işlemdir: her GPU dY'nin tamamını zaten tutar.
+}
+walk-mlp-fc2-bwd = Her GPU, W2'nin kendi satırlarının gradyanını ve U'nun kendi sütunlarının gradyanı dU'yu hesaplar.
+walk-mlp-gelu-bwd = Her GPU, kendi sütunlarında dU'yu GeLU'nun türeviyle çarpar: dA.
+walk-mlp-f-bwd-gather = Dizi paralelliği H2'nin her GPU'da yalnızca kendi token'larını sakladı: W1'in gradyanı için bir all-gather H2'nin tamamını geri getirir.
+walk-mlp-fc1-bwd = { $mode ->
+    [one] GPU, W1 ve b1'in gradyanlarını ve dH2'yi hesaplar.
+   *[other] Her GPU, W1 ve b1'in kendi sütunlarının gradyanlarını ve dH2'nin kendi kısmi toplamını hesaplar: her GPU'nun sütunları her girdiye katkıda bulunur.
+}
+walk-mlp-f-bwd = { $mode ->
+    [one] Tek GPU: dH2 zaten tamdır, f'nin ekleyeceği bir şey yok.
+    [sp] Geri geçişte f bir reduce-scatter'dır: GPU'lar dH2'nin kısmi toplamlarını toplar ve her biri kendi token'larının kısmını tutar.
+   *[other] Geri geçişte f bir all-reduce'dur: { $tp } GPU, dH2'nin kısmi toplamlarını toplar ve sonunda her GPU gradyanın tamamını tutar.
+}
+walk-ln2-bwd = Her GPU, LayerNorm 2'nin geri geçişini hesaplar ve artık bağlantının gradyanını ekler: dX1 = dY + LayerNorm 2 gradyanı.
+walk-attn-bias_residual-bwd = Her GPU, çıkış izdüşümü bias'ının gradyanı için dX1'i kendi token'ları üzerinden toplar.
+walk-attn-g-bwd = { $mode ->
+    [one] Tek GPU: g'nin yapacağı bir şey yok.
+    [sp] Geri geçişte g bir all-gather'dır: GPU'lar dX1'in kendi token'larını paylaşır, böylece her GPU dX1'in tamamını tutar.
+   *[other] Geri geçişte g birim işlemdir: her GPU dX1'in tamamını zaten tutar.
+}
+walk-attn-out-bwd = Her GPU, W_out'un kendi satırlarının gradyanını ve kendi kafalarının dikkat çıktısının gradyanını hesaplar.
+walk-attn-core-bwd = Her GPU, kendi kafaları üzerinde dikkatin geri geçişini hesaplar ve onların dQ, dK ve dV'sini elde eder.
+walk-attn-f-bwd-gather = Dizi paralelliği H1'in her GPU'da yalnızca kendi token'larını sakladı: W_qkv'nin gradyanı için bir all-gather H1'in tamamını geri getirir.
+walk-attn-qkv-bwd = { $mode ->
+    [one] GPU, W_qkv ve b_qkv'nin gradyanlarını ve dH1'i hesaplar.
+   *[other] Her GPU, W_qkv ve b_qkv'nin kendi Q, K ve V sütunlarının gradyanlarını ve dH1'in kendi kısmi toplamını hesaplar.
+}
+walk-attn-kv-grads = { $group } numaralı GPU'lar aynı KV kafasının kopyalarını tutar ve her biri onun gradyanının yalnızca bir kısmını hesapladı: gradyanı kendi aralarında all-reduce ile toplarlar.
+walk-attn-f-bwd = { $mode ->
+    [one] Tek GPU: dH1 zaten tamdır, f'nin ekleyeceği bir şey yok.
+    [sp] Geri geçişte f bir reduce-scatter'dır: GPU'lar dH1'in kısmi toplamlarını toplar ve her biri kendi token'larının kısmını tutar.
+   *[other] Geri geçişte f bir all-reduce'dur: { $tp } GPU, dH1'in kısmi toplamlarını toplar ve sonunda her GPU gradyanın tamamını tutar.
+}
+walk-ln1-bwd = Her GPU, LayerNorm 1'in geri geçişini hesaplar ve artık bağlantının gradyanını ekler: dX = dX1 + LayerNorm 1 gradyanı; bu gradyan alttaki katmana gider.
+walk-sp-grads = Dizi paralelliğinde her GPU yalnızca kendi token'larını gördüğü için LayerNorm ve bias gradyanları kısmi toplamlardır: küçük bir all-reduce onları toplar.
+walk-placement-whole = tam kopya
+walk-placement-rows = kendi satırları
+walk-placement-cols = kendi sütunları
+walk-placement-tokens = kendi token'ları
+walk-placement-partial = kısmi toplam
+walk-step = Adım { $n }/{ $total } · katman { $layer } · { $pass }
+walk-forward = ileri geçiş
+walk-backward = geri geçiş
+walk-reads = okur
+walk-writes = yazar
+walk-gpu = GPU { $r }

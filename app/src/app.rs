@@ -299,11 +299,20 @@ impl TplabApp {
                 if i.consume_key(Modifiers::NONE, Key::Space) {
                     self.shared.keys.toggle_play = true;
                 }
-                if i.consume_key(Modifiers::NONE, Key::ArrowRight) {
-                    self.shared.keys.step += 1;
+                // Every press is one step, however many arrive in one frame; a presentation
+                // clicker sends PageDown / PageUp.
+                for key in [Key::ArrowRight, Key::PageDown] {
+                    while i.consume_key(Modifiers::NONE, key) {
+                        self.shared.keys.step += 1;
+                    }
                 }
-                if i.consume_key(Modifiers::NONE, Key::ArrowLeft) {
-                    self.shared.keys.step -= 1;
+                for key in [Key::ArrowLeft, Key::PageUp] {
+                    while i.consume_key(Modifiers::NONE, key) {
+                        self.shared.keys.step -= 1;
+                    }
+                }
+                if i.consume_key(Modifiers::NONE, Key::Home) {
+                    self.shared.keys.restart = true;
                 }
                 let digits = [
                     Key::Num1,

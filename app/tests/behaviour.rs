@@ -69,7 +69,7 @@ fn invalid_tp_shows_the_engine_error_and_nearest_sizes() {
 #[test]
 fn stepping_through_forward_counts_the_all_reduces() {
     let mut harness = harness();
-    harness.get_by_label("Step through").click();
+    harness.get_by_label("Walkthrough").click();
     harness.run_steps(2);
     assert_eq!(harness.state().active_id(), "step");
     harness.get_by_label("all-reduces this layer: forward 2, backward 2");
@@ -90,7 +90,7 @@ fn stepping_through_forward_counts_the_all_reduces() {
 #[test]
 fn play_advances_with_time_and_pause_stops_repainting() {
     let mut harness = harness();
-    harness.get_by_label("Step through").click();
+    harness.get_by_label("Walkthrough").click();
     harness.run_steps(1);
     harness.get_by_label("Play").click();
     harness.run_steps(30);
@@ -110,7 +110,7 @@ fn number_keys_set_tp_and_the_side_bar_switches_views() {
     assert_eq!(harness.state().shared.scenario.config().tp, 2);
     for (label, id) in [
         ("Timeline", "timeline"),
-        ("Step through", "step"),
+        ("Walkthrough", "step"),
         ("Playground", "playground"),
     ] {
         harness.get_by_label(label).click();
@@ -149,7 +149,7 @@ fn export_name_carries_the_scenario_label() {
 fn every_view_draws() {
     let mut harness = harness();
     for label in [
-        "Step through",
+        "Walkthrough",
         "Collectives",
         "Timeline",
         "Memory",
@@ -242,7 +242,7 @@ fn a_huge_config_is_drawn_aggregated_and_refused_for_execution() {
     harness.run_steps(2);
     // The matrices are drawn from the plan's ranges: one grid cell stands for many elements.
     harness.get_by_label_contains("Weight matrices over 64 GPUs: W_qkv [16384, 49152]");
-    for label in ["Step through", "Timeline", "Memory", "Collectives"] {
+    for label in ["Walkthrough", "Timeline", "Memory", "Collectives"] {
         harness.get_by_label(label).click();
         harness.run_steps(2);
     }
@@ -295,7 +295,7 @@ fn sequence_parallel_shows_gathers_and_scatters_in_the_step_through() {
     harness.run_steps(2);
     assert!(harness.state().shared.scenario.config().sequence_parallel);
     assert!(harness.query_all_by_label("split by tokens 1/TP").count() >= 4);
-    harness.get_by_label("Step through").click();
+    harness.get_by_label("Walkthrough").click();
     harness.run_steps(2);
     harness.get_by_label_contains(
         "all-reduces this layer: forward 0, backward 1; all-gathers and reduce-scatters: \
@@ -365,7 +365,7 @@ fn grouped_query_attention_shows_which_gpu_holds_which_kv_copy() {
     harness.get_by_label_contains("W_qkv [512, 768]");
     harness.get_by_label_contains("GPU 0, 1, 2, 3 hold KV head 0; GPU 4, 5, 6, 7 hold KV head 1");
     // The step-through counts the copies' gradient all-reduces apart from f and g.
-    harness.get_by_label("Step through").click();
+    harness.get_by_label("Walkthrough").click();
     harness.run_steps(2);
     harness.get_by_label_contains(
         "all-reduces this layer: forward 2, backward 2; plus 2 all-reduce(s) of replicated KV",

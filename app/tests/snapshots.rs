@@ -116,3 +116,69 @@ fn verify_snapshot() {
     }
     snapshot(&mut harness, "verify");
 }
+
+/// The walkthrough at fc2 (row-parallel, partial sums) on GPT-2 small at TP=4, as a learner and a
+/// projector see it: 1280×720, 1600×1000 and 1920×1080, English and Turkish, light and dark.
+#[test]
+fn walkthrough_snapshots() {
+    use tplab_lessons::Lang;
+    // Twelve harnesses: their results merged into one, as kittest asks.
+    let mut results = egui_kittest::SnapshotResults::new();
+    for (w, h) in [(1280.0, 720.0), (1600.0, 1000.0), (1920.0, 1080.0)] {
+        for lang in [Lang::En, Lang::Tr] {
+            for theme in [ThemeChoice::Light, ThemeChoice::Dark] {
+                let mut app = TplabApp::default();
+                app.set_theme(theme);
+                app.shared.navigate(ShowMe {
+                    view: "step".into(),
+                    pass: Some("forward".into()),
+                    event: Some("mlp.fc2".into()),
+                    ..Default::default()
+                });
+                let mut harness = Harness::builder()
+                    .with_size([w, h])
+                    .wgpu_setup(gl_setup())
+                    .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+                tplab::i18n::set_lang(&harness.ctx, lang);
+                harness.run_steps(3);
+                harness.mask(egui::Rect::from_min_max(
+                    egui::pos2(0.0, 0.0),
+                    egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
+                ));
+                let theme = match theme {
+                    ThemeChoice::Light => "light",
+                    ThemeChoice::Dark => "dark",
+                };
+                let name = format!(
+                    "walkthrough_{}x{}_{}_{theme}",
+                    w as u32,
+                    h as u32,
+                    lang.code()
+                );
+                harness.snapshot_options(&name, &options());
+                results.extend_harness(&mut harness);
+            }
+        }
+    }
+    // A collective: g after the MLP, partial sums in, whole copies out.
+    let mut app = TplabApp::default();
+    app.set_theme(ThemeChoice::Light);
+    app.shared.navigate(ShowMe {
+        view: "step".into(),
+        pass: Some("forward".into()),
+        event: Some("mlp.g".into()),
+        ..Default::default()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .wgpu_setup(gl_setup())
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    harness.run_steps(3);
+    harness.mask(egui::Rect::from_min_max(
+        egui::pos2(0.0, 0.0),
+        egui::pos2(SIDE_BAR_WIDTH + 2.0, 1000.0),
+    ));
+    harness.snapshot_options("walkthrough_all_reduce_1600x1000_en_light", &options());
+    results.extend_harness(&mut harness);
+    results.unwrap();
+}

@@ -1057,11 +1057,16 @@ impl Trace {
             .filter(move |e| e.layer == layer && e.pass == pass)
     }
 
-    /// Collectives by pass, over the whole trace or one layer.
+    /// Collectives by pass, over the whole trace or one layer; a group of one rank (TP=1)
+    /// communicates nothing and is not counted.
     pub fn collective_counts(&self, layer: Option<usize>) -> CollectiveCounts {
         let mut c = CollectiveCounts::default();
         for e in &self.events {
             if layer.is_some_and(|l| l != e.layer) {
+                continue;
+            }
+            // One GPU communicates nothing: its collectives are a group of one.
+            if e.ranks.len() < 2 {
                 continue;
             }
             if e.op == Op::KvGrads {
@@ -1188,11 +1193,13 @@ mod tests {
                 ..Preset::Tiny.config()
             };
             let tr = schedule(&cfg);
+            // One GPU has nothing to combine.
+            let each = if tp > 1 { 2 } else { 0 };
             for l in 0..3 {
                 let c = tr.collective_counts(Some(l));
-                assert_eq!((c.forward_all_reduce, c.backward_all_reduce), (2, 2));
+                assert_eq!((c.forward_all_reduce, c.backward_all_reduce), (each, each));
             }
-            assert_eq!(tr.collective_counts(None).forward_all_reduce, 6);
+            assert_eq!(tr.collective_counts(None).forward_all_reduce, 3 * each);
         }
     }
 

@@ -67,9 +67,27 @@ fn check(cfg: Config, dtype: DType) {
     let trace: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("trace.json")).expect("trace.json"))
             .expect("trace.json is JSON");
-    assert!(trace["traceEvents"]
-        .as_array()
-        .is_some_and(|a| !a.is_empty()));
+    let events = trace["traceEvents"].as_array().cloned().unwrap_or_default();
+    assert!(!events.is_empty());
+    // Collective slices say what they do; every slice names its op and what each rank holds.
+    let slice = |name: &str| events.iter().find(|e| e["name"] == name).cloned();
+    let g = slice("attn.g all-reduce").expect("an attn.g all-reduce slice");
+    assert_eq!(g["args"]["op"], "attn.g");
+    assert_eq!(g["args"]["reads"][0]["placement"], "Partial()");
+    assert_eq!(g["args"]["writes"][0]["placement"], "Replicate()");
+    if cfg.tp == 4 {
+        let fc1 = events
+            .iter()
+            .find(|e| e["name"] == "mlp.fc1" && e["tid"] == 1)
+            .expect("rank 1's fc1");
+        let w1 = &fc1["args"]["reads"][1];
+        let quarter = cfg.ffn / 4;
+        assert_eq!(
+            w1["holds"],
+            format!("mlp.fc1.weight[:, {quarter}:{}]", 2 * quarter),
+            "{fc1}"
+        );
+    }
 }
 
 fn tempdir(name: &str) -> PathBuf {

@@ -17,6 +17,7 @@
 
 pub mod collectives;
 pub mod gpu;
+pub mod lanes;
 pub mod lessons;
 pub mod memory;
 pub mod planner;
@@ -200,8 +201,11 @@ impl Scenario {
 pub struct KeyActions {
     /// Space: play / pause.
     pub toggle_play: bool,
-    /// ←/→: steps backward (negative) or forward.
+    /// ←/→ (and a clicker's PageUp/PageDown): steps backward (negative) or forward, one per
+    /// press.
     pub step: i32,
+    /// Home: back to the first step.
+    pub restart: bool,
 }
 
 /// State shared by all views.

@@ -1,11 +1,14 @@
-//! Step through the pass: play, pause, step and scrub over the engine's trace, forward then
-//! backward. The op running on each GPU is highlighted, a collective moves data between GPUs
-//! along its planned messages ([`collectives::plan`]), and the f and g points are marked.
+//! The walkthrough: play, pause, step and scrub over the engine's block program, forward then
+//! backward. Each step says in one sentence what happens ([`lanes::narration`]); a lane per GPU
+//! shows what that GPU holds of every tensor the op reads and writes, from the engine's
+//! placements ([`lanes::lanes_ui`]); a collective moves data between GPUs along its planned
+//! messages ([`collectives::plan`]); the f and g points are marked. At TP=1 there is no
+//! communication and the collectives are not steps.
 //!
 //! Animation is time-based (`stable_dt` × speed) and requests repaints only while playing.
 
 use super::{
-    a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, ShowMe, View,
+    a11y_label, gpu_color, lanes, load_json, save_json, text_on, text_shape, Shared, ShowMe, View,
 };
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
@@ -32,7 +35,12 @@ pub struct WalkStep {
 /// Groups the trace into steps: consecutive events of the same layer, pass and name.
 pub fn walk_steps(trace: &Trace) -> Vec<WalkStep> {
     let mut out: Vec<WalkStep> = Vec::new();
-    for e in &trace.events {
+    // One GPU communicates nothing: its collectives (groups of one) are not steps.
+    for e in trace
+        .events
+        .iter()
+        .filter(|e| !e.is_collective() || e.ranks.len() > 1)
+    {
         match out.last_mut() {
             Some(s)
                 if s.layer == e.layer && s.pass == e.pass && s.op == e.op && !e.is_collective() =>
@@ -191,7 +199,7 @@ impl View for StepThrough {
     }
 
     fn title(&self) -> &'static str {
-        "Step through"
+        "Walkthrough"
     }
 
     fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
@@ -201,6 +209,10 @@ impl View for StepThrough {
                 self.position = 0.0; // play again from the start
             }
             self.playing = !self.playing;
+        }
+        if shared.keys.restart {
+            self.position = 0.0;
+            self.playing = false;
         }
         if shared.keys.step != 0 {
             self.step_by(shared.keys.step);
@@ -220,7 +232,7 @@ impl View for StepThrough {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         self.refresh(shared);
-        ui.heading("Step through the pass");
+        ui.heading("Walkthrough: one layer, step by step");
         let derived = match shared.scenario.derived() {
             Ok(d) => d,
             Err(err) => {
@@ -289,12 +301,25 @@ impl View for StepThrough {
             0.5
         };
         let event = &trace.events[step.first_event];
-        ui.horizontal(|ui| {
+        let lang = crate::i18n::current_lang(ui.ctx());
+        let events = &trace.events[step.first_event..step.first_event + step.events];
+        egui::Frame::group(ui.style()).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.strong(lanes::step_heading(lang, cur + 1, n, step.layer, step.pass));
+            ui.label(
+                egui::RichText::new(lanes::narration(lang, trace, event))
+                    .size(1.15 * ui.style().text_styles[&egui::TextStyle::Body].size),
+            );
+            if trace.config.tp <= 1 {
+                ui.label(crate::i18n::t_args(lang, "walk-one-gpu", &[]));
+            }
+        });
+        ui.horizontal_wrapped(|ui| {
             ui.strong(counter_text(trace, step.layer));
             let (f, b) = issued_so_far(trace, step.layer, step.first_event);
             ui.label(format!("issued so far: forward {f}, backward {b}"));
         });
-        ui.label(describe(event, step, cur, n, trace.config.tp));
+        ui.label(egui::RichText::new(describe(event, step, cur, n, trace.config.tp)).weak());
         ui.add_space(6.0);
         pass_strip(
             ui,
@@ -305,7 +330,13 @@ impl View for StepThrough {
             &mut self.playing,
         );
         ui.add_space(8.0);
-        gpus_ui(ui, trace, step, &cache.plans, frac);
+        // A collective's message picture goes under the lanes: leave it room.
+        let reserve = if event.is_collective() { 190.0 } else { 0.0 };
+        lanes::lanes_ui(ui, lang, trace, events, reserve);
+        if event.is_collective() {
+            ui.add_space(4.0);
+            gpus_ui(ui, trace, step, &cache.plans, frac);
+        }
     }
 
     fn show_me(&mut self, target: &ShowMe, shared: &Shared) {
@@ -358,8 +389,12 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                 .collect::<Vec<_>>()
                 .join(" · ");
             format!(
-                "{head}: {op:?} ({parallel:?}) on every GPU, inputs {shapes} -> [{}, {}]",
-                e.output[0], e.output[1]
+                "{head}: {} — {}, {} on every GPU, inputs {shapes} -> [{}, {}]",
+                e.op.label(),
+                op.label(),
+                parallel.label(),
+                e.output[0],
+                e.output[1]
             )
         }
         EventKind::Collective {
@@ -386,7 +421,7 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                     } else if op.is_empty() {
                         "a sequence-parallel".to_string()
                     } else {
-                        format!("the {op} operator is a")
+                        format!("the {op} operator:")
                     },
                     kind.name(),
                     e.output[0],

@@ -1,0 +1,327 @@
+//! The walkthrough's GPU lanes and narration: for the current step of the block program, what
+//! every GPU holds of each tensor the op reads and writes, drawn to one scale from the engine's
+//! placements ([`tplab_engine::block::Placement`]), and one plain sentence about the step in the
+//! learner's language.
+
+use super::{gpu_color, text_shape};
+use crate::i18n::t_args;
+use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use tplab_engine::block::{Placement, TensorPlacement};
+use tplab_engine::trace::{Event, Pass, Trace};
+use tplab_lessons::Lang;
+
+/// Lanes drawn one per GPU; beyond this the view draws the first ones and says how many more.
+pub const MAX_LANES: usize = 4;
+
+/// The narration's mode argument: one GPU, sequence parallelism, or plain tensor parallelism.
+fn mode(trace: &Trace) -> &'static str {
+    let cfg = &trace.config;
+    if cfg.tp <= 1 {
+        "one"
+    } else if cfg.sequence_parallel {
+        "sp"
+    } else {
+        "plain"
+    }
+}
+
+/// The Fluent id of an op's narration: `walk-` and the op's name with dots as dashes.
+pub fn narration_id(e: &Event) -> String {
+    format!("walk-{}", e.op.name().replace('.', "-"))
+}
+
+/// One sentence about the step whose first event is `e`, in `lang`.
+pub fn narration(lang: Lang, trace: &Trace, e: &Event) -> String {
+    let group = e
+        .ranks
+        .iter()
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    t_args(
+        lang,
+        &narration_id(e),
+        &[
+            ("mode", mode(trace).to_string()),
+            ("tp", trace.config.tp.to_string()),
+            ("group", group),
+        ],
+    )
+}
+
+/// "Step 3/28 · layer 0 · forward".
+pub fn step_heading(lang: Lang, n: usize, total: usize, layer: usize, pass: Pass) -> String {
+    let pass = match pass {
+        Pass::Forward => t_args(lang, "walk-forward", &[]),
+        Pass::Backward => t_args(lang, "walk-backward", &[]),
+    };
+    t_args(
+        lang,
+        "walk-step",
+        &[
+            ("n", n.to_string()),
+            ("total", total.to_string()),
+            ("layer", layer.to_string()),
+            ("pass", pass),
+        ],
+    )
+}
+
+/// Whether `tensor` is a parameter or its gradient (a split along dim 0 is then "its rows";
+/// for an activation it is "its tokens").
+fn is_parameter(tensor: &str) -> bool {
+    tensor.ends_with(".weight") || tensor.ends_with(".bias") || tensor.starts_with("grad.")
+}
+
+/// The placement in words: "whole copy", "its columns", "its rows", "its tokens", "partial sum".
+pub fn badge(lang: Lang, tensor: &str, p: &Placement) -> String {
+    let id = match p {
+        Placement::Replicate => "walk-placement-whole",
+        Placement::Partial => "walk-placement-partial",
+        Placement::Shard { dim: 0, .. } if !is_parameter(tensor) => "walk-placement-tokens",
+        Placement::Shard { dim: 0, .. } => "walk-placement-rows",
+        Placement::Shard { .. } => "walk-placement-cols",
+    };
+    t_args(lang, id, &[])
+}
+
+/// The tensors of one side (reads or writes) on the `i`-th rank of `e`.
+fn side(ts: &[TensorPlacement], i: usize) -> Vec<(&TensorPlacement, &Placement)> {
+    ts.iter().filter_map(|t| Some((t, t.on(i)?))).collect()
+}
+
+/// What each lane shows: for rank `r`, the event it runs in this step and its index there.
+fn lane_event<'t>(events: &'t [Event], r: usize) -> Option<(&'t Event, usize)> {
+    events
+        .iter()
+        .find_map(|e| e.ranks.iter().position(|&x| x == r).map(|i| (e, i)))
+}
+
+/// The short symbol a learner reads for a tensor: `W1` for `mlp.fc1.weight`, `dW1` for its
+/// gradient; activations keep their names (`X`, `H1`, `A`).
+pub fn symbol(tensor: &str) -> String {
+    const SYMBOLS: [(&str, &str); 12] = [
+        ("ln1.weight", "LN1.w"),
+        ("ln1.bias", "LN1.b"),
+        ("attn.qkv.weight", "W_qkv"),
+        ("attn.qkv.bias", "b_qkv"),
+        ("attn.out.weight", "W_out"),
+        ("attn.out.bias", "b_out"),
+        ("ln2.weight", "LN2.w"),
+        ("ln2.bias", "LN2.b"),
+        ("mlp.fc1.weight", "W1"),
+        ("mlp.fc1.bias", "b1"),
+        ("mlp.fc2.weight", "W2"),
+        ("mlp.fc2.bias", "b2"),
+    ];
+    let (grad, name) = match tensor.strip_prefix("grad.") {
+        Some(rest) => ("d", rest),
+        None => ("", tensor),
+    };
+    let sym = SYMBOLS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(name, |(_, s)| s);
+    format!("{grad}{sym}")
+}
+
+/// A tensor as a rank holds it, in the JAX scaling book's notation: `W1[:, 768:1536]`, `X[0:64, :]`
+/// (the placement's words say whether it is a whole copy or a partial sum).
+pub fn held(t: &TensorPlacement, p: &Placement) -> String {
+    match p {
+        Placement::Shard { .. } => p.index_notation(&symbol(&t.tensor)),
+        Placement::Replicate | Placement::Partial => symbol(&t.tensor),
+    }
+}
+
+/// Draws one lane per GPU (at most [`MAX_LANES`]) for the step made of `events`: each tensor the
+/// op reads and writes as a block, the part the GPU holds filled in its colour, with its index
+/// ranges and placement in words. Every block is drawn to one scale for the whole step, by the
+/// square root of its rows and columns, so that a [128, 3072] activation and a [3072, 768]
+/// weight both stay visible and still compare the right way round.
+pub fn lanes_ui(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], reserve: f32) {
+    let tp = trace.config.tp.max(1);
+    let dark = ui.visuals().dark_mode;
+    let text = ui.visuals().text_color();
+    let weak = ui.visuals().weak_text_color();
+    let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    let lanes = tp.min(MAX_LANES);
+    let all: Vec<&TensorPlacement> = events
+        .iter()
+        .flat_map(|e| e.reads.iter().chain(&e.writes))
+        .collect();
+    let width = ui.available_width();
+    let label_w = 5.0 * size;
+    let arrow_w = 2.6 * size;
+    let gap = 1.2 * size;
+    let caption_size = 0.85 * size;
+    // The lanes take the height left (a collective's message picture needs some below them),
+    // so a projector at 1920×1080 shows larger blocks than a laptop at 1280×720.
+    let room = (ui.available_height() - reserve - 2.0 * size).max(0.0);
+    let block_h =
+        (room / lanes as f32 - 2.4 * caption_size - 0.9 * size).clamp(2.5 * size, 9.0 * size);
+    let caption_h = 2.4 * caption_size;
+    let root = |d: usize| (d.max(1) as f32).sqrt();
+    let max_root = all
+        .iter()
+        .map(|t| root(t.shape[0]).max(root(t.shape[1])))
+        .fold(1.0f32, f32::max);
+    let scale = block_h / max_root;
+    let min_side = 0.35 * size;
+    // The tallest block of the step sets the lane's height; captions sit under it.
+    let tallest = all
+        .iter()
+        .map(|t| (root(t.shape[0]) * scale).max(min_side))
+        .fold(min_side, f32::max);
+    let lane_h = tallest + caption_h + 0.9 * size;
+    let (resp, painter) =
+        ui.allocate_painter(Vec2::new(width, lanes as f32 * lane_h), Sense::hover());
+    let caption = |t: &TensorPlacement, p: &Placement| {
+        painter.layout_no_wrap(
+            format!("{}\n{}", held(t, p), badge(lang, &t.tensor, p)),
+            egui::FontId::proportional(caption_size),
+            text,
+        )
+    };
+    // Column widths shared by every lane, so that each tensor lines up under the others.
+    let mut columns: Vec<f32> = Vec::new();
+    for r in 0..lanes {
+        if let Some((e, i)) = lane_event(events, r) {
+            for (j, t) in e.reads.iter().chain(&e.writes).enumerate() {
+                let Some(p) = t.on(i) else { continue };
+                let w = (root(t.shape[1]) * scale)
+                    .max(min_side)
+                    .max(caption(t, p).size().x);
+                if columns.len() <= j {
+                    columns.push(w);
+                } else {
+                    columns[j] = columns[j].max(w);
+                }
+            }
+        }
+    }
+    let mut shapes = Vec::new();
+    for r in 0..lanes {
+        let top = resp.rect.top() + r as f32 * lane_h;
+        let color = gpu_color(r, dark);
+        let swatch = Rect::from_min_size(
+            Pos2::new(resp.rect.left(), top + 0.2 * size),
+            Vec2::new(0.5 * size, tallest.max(1.5 * size)),
+        );
+        shapes.push(egui::Shape::rect_filled(swatch, 2.0, color));
+        shapes.push(text_shape(
+            &painter,
+            Pos2::new(swatch.right() + 0.4 * size, top + 0.2 * size),
+            Align2::LEFT_TOP,
+            t_args(lang, "walk-gpu", &[("r", r.to_string())]),
+            size,
+            text,
+        ));
+        let Some((e, i)) = lane_event(events, r) else {
+            continue;
+        };
+        let mut x = resp.rect.left() + label_w;
+        let mut column = 0;
+        let mut draw =
+            |x: &mut f32, shapes: &mut Vec<egui::Shape>, t: &TensorPlacement, p: &Placement| {
+                let w = (root(t.shape[1]) * scale).max(min_side);
+                let h = (root(t.shape[0]) * scale).max(min_side);
+                let outer = Rect::from_min_size(Pos2::new(*x, top + 0.2 * size), Vec2::new(w, h));
+                let fill = match p {
+                    Placement::Partial => color.gamma_multiply(0.45),
+                    _ => color,
+                };
+                match p {
+                    Placement::Replicate | Placement::Partial => {
+                        shapes.push(egui::Shape::rect_filled(outer, 0.0, fill));
+                    }
+                    Placement::Shard { dim, ranges } => {
+                        let along = t.shape[(*dim).min(1)].max(1) as f32;
+                        for [a, b] in ranges {
+                            let (f0, f1) = (*a as f32 / along, *b as f32 / along);
+                            let part = if *dim == 0 {
+                                Rect::from_min_max(
+                                    Pos2::new(outer.left(), outer.top() + f0 * h),
+                                    Pos2::new(outer.right(), outer.top() + f1 * h),
+                                )
+                            } else {
+                                Rect::from_min_max(
+                                    Pos2::new(outer.left() + f0 * w, outer.top()),
+                                    Pos2::new(outer.left() + f1 * w, outer.bottom()),
+                                )
+                            };
+                            shapes.push(egui::Shape::rect_filled(part, 0.0, fill));
+                        }
+                    }
+                }
+                shapes.push(egui::Shape::rect_stroke(
+                    outer,
+                    0.0,
+                    Stroke::new(1.0, weak),
+                    StrokeKind::Outside,
+                ));
+                shapes.push(egui::Shape::galley(
+                    Pos2::new(*x, top + 0.5 * size + tallest),
+                    caption(t, p),
+                    text,
+                ));
+                *x += columns.get(column).copied().unwrap_or(w) + gap;
+                column += 1;
+            };
+        for t in &e.reads {
+            if let Some(p) = t.on(i) {
+                draw(&mut x, &mut shapes, t, p);
+            }
+        }
+        // An arrow from what the op reads to what it writes (drawn: the fonts have no arrow).
+        let y = top + 0.2 * size + tallest / 2.0;
+        let (from, tip) = (Pos2::new(x, y), Pos2::new(x + arrow_w - 1.1 * size, y));
+        shapes.push(egui::Shape::line_segment(
+            [from, tip],
+            Stroke::new(2.0, text),
+        ));
+        shapes.push(egui::Shape::convex_polygon(
+            vec![
+                tip + Vec2::new(0.5 * size, 0.0),
+                tip + Vec2::new(0.0, -0.35 * size),
+                tip + Vec2::new(0.0, 0.35 * size),
+            ],
+            text,
+            Stroke::NONE,
+        ));
+        x += arrow_w;
+        for t in &e.writes {
+            if let Some(p) = t.on(i) {
+                draw(&mut x, &mut shapes, t, p);
+            }
+        }
+    }
+    painter.extend(shapes);
+    // What the lanes show, for screen readers and tests: every GPU's placements.
+    super::a11y_label(&resp, &placements_text(events, tp));
+    if tp > lanes {
+        ui.label(format!("… +{} GPU", tp - lanes));
+    }
+}
+
+/// The placements of every rank for the step (`GPU r: reads -> writes`), as the lanes label them.
+pub fn placements_text(events: &[Event], tp: usize) -> String {
+    (0..tp.min(MAX_LANES))
+        .filter_map(|r| {
+            let (e, i) = lane_event(events, r)?;
+            let names = |ts: &[TensorPlacement]| {
+                side(ts, i)
+                    .iter()
+                    .map(|(t, p)| held(t, p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            Some(format!(
+                "GPU {r}: {} -> {}",
+                names(&e.reads),
+                names(&e.writes)
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

@@ -1,0 +1,122 @@
+//! The walkthrough, stepped as a learner steps it: a whole forward and backward pass at TP 1, 2
+//! and 4, with and without sequence parallelism, one key press per step. At every step the
+//! narration and the placements the lanes draw are the engine's, from the trace.
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use tplab::views::lanes::{narration, placements_text};
+use tplab::views::step::walk_steps;
+use tplab::views::ShowMe;
+use tplab::TplabApp;
+use tplab_engine::trace::schedule;
+use tplab_engine::{Config, Preset};
+use tplab_lessons::Lang;
+
+fn harness_on(cfg: &Config, lang: Lang) -> Harness<'static, TplabApp> {
+    let mut app = TplabApp::default();
+    app.shared.scenario.set_config(cfg.clone());
+    app.shared.navigate(ShowMe {
+        view: "step".into(),
+        ..Default::default()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    tplab::i18n::set_lang(&harness.ctx, lang);
+    harness.run_steps(2);
+    harness
+}
+
+#[test]
+fn every_step_of_a_layer_shows_the_engines_placements_and_narration() {
+    for tp in [1, 2, 4] {
+        for sp in [false, true] {
+            if sp && tp == 1 {
+                continue;
+            }
+            let cfg = Config {
+                tp,
+                layers: 1,
+                sequence_parallel: sp,
+                ..Preset::Tiny.config()
+            };
+            let trace = schedule(&cfg);
+            let steps = walk_steps(&trace);
+            let lang = if tp == 2 { Lang::Tr } else { Lang::En };
+            let mut harness = harness_on(&cfg, lang);
+            for (i, step) in steps.iter().enumerate() {
+                let events = &trace.events[step.first_event..step.first_event + step.events];
+                let said = narration(lang, &trace, &events[0]);
+                assert!(!said.starts_with("walk-"), "no narration for {}", step.op);
+                harness.get_by_label(&said);
+                harness.get_by_label(&placements_text(events, tp));
+                if i + 1 < steps.len() {
+                    // One press, one step.
+                    harness.key_press(egui::Key::PageDown);
+                    harness.run_steps(1);
+                }
+            }
+            // Collectives are steps only when there is more than one GPU.
+            let collective_steps = steps
+                .iter()
+                .filter(|s| trace.events[s.first_event].is_collective())
+                .count();
+            if tp == 1 {
+                assert_eq!(collective_steps, 0);
+                harness.get_by_label(&tplab::i18n::t(lang, "walk-one-gpu"));
+            } else {
+                assert!(collective_steps >= 8, "tp={tp} sp={sp}");
+            }
+            // Home goes back to the start.
+            harness.key_press(egui::Key::Home);
+            harness.run_steps(1);
+            let first = &trace.events[steps[0].first_event..];
+            harness.get_by_label(&narration(lang, &trace, &first[0]));
+        }
+    }
+}
+
+#[test]
+fn five_quick_presses_move_five_steps() {
+    let cfg = Config {
+        tp: 4,
+        layers: 1,
+        ..Preset::Tiny.config()
+    };
+    let trace = schedule(&cfg);
+    let steps = walk_steps(&trace);
+    let mut harness = harness_on(&cfg, Lang::En);
+    for _ in 0..5 {
+        harness.key_press(egui::Key::ArrowRight);
+    }
+    harness.run_steps(1);
+    let e = &trace.events[steps[5].first_event];
+    harness.get_by_label(&narration(Lang::En, &trace, e));
+    for _ in 0..2 {
+        harness.key_press(egui::Key::PageUp);
+    }
+    harness.run_steps(1);
+    let e = &trace.events[steps[3].first_event];
+    harness.get_by_label(&narration(Lang::En, &trace, e));
+}
+
+#[test]
+fn fc1_on_gpu_1_holds_the_second_quarter_of_w1() {
+    let cfg = Config {
+        layers: 1,
+        ..Preset::Gpt2Small.config()
+    };
+    assert_eq!(cfg.tp, 4);
+    let trace = schedule(&cfg);
+    let steps = walk_steps(&trace);
+    let at = steps
+        .iter()
+        .position(|s| s.op == tplab_engine::block::Op::Fc1)
+        .expect("fc1 is a step");
+    let events = &trace.events[steps[at].first_event..steps[at].first_event + steps[at].events];
+    let text = placements_text(events, 4);
+    assert!(
+        text.contains("GPU 1: H2, W1[:, 768:1536], b1[:, 768:1536] -> A[:, 768:1536]"),
+        "{text}"
+    );
+}

@@ -91,7 +91,7 @@ fn side(ts: &[TensorPlacement], i: usize) -> Vec<(&TensorPlacement, &Placement)>
 }
 
 /// What each lane shows: for rank `r`, the event it runs in this step and its index there.
-fn lane_event<'t>(events: &'t [Event], r: usize) -> Option<(&'t Event, usize)> {
+fn lane_event(events: &[Event], r: usize) -> Option<(&Event, usize)> {
     events
         .iter()
         .find_map(|e| e.ranks.iter().position(|&x| x == r).map(|i| (e, i)))

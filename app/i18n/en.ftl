@@ -206,3 +206,4 @@ walk-backward = backward
 walk-reads = reads
 walk-writes = writes
 walk-gpu = GPU { $r }
+walk-round = round { $k } of { $rounds } (one press each)

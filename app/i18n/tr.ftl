@@ -206,3 +206,4 @@ walk-backward = geri geçiş
 walk-reads = okur
 walk-writes = yazar
 walk-gpu = GPU { $r }
+walk-round = tur { $k }/{ $rounds } (her basışta bir tur)

@@ -81,9 +81,11 @@ fn stepping_through_forward_counts_the_all_reduces() {
     }
     harness.get_by_label_contains("· attn.g:");
     harness.get_by_label_contains("issued so far: forward 1, backward 0");
-    // Keyboard: → moves on to the bias+residual.
-    harness.key_press(egui::Key::ArrowRight);
-    harness.run_steps(1);
+    // Keyboard: each → is one of the ring's 6 rounds, then the bias+residual.
+    for _ in 0..6 {
+        harness.key_press(egui::Key::ArrowRight);
+        harness.run_steps(1);
+    }
     harness.get_by_label_contains("· attn.bias_residual:");
 }
 

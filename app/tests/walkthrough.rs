@@ -12,6 +12,23 @@ use tplab_engine::trace::schedule;
 use tplab_engine::{Config, Preset};
 use tplab_lessons::Lang;
 
+/// Key presses a step takes: one per round of a collective (ring all-reduce on 4 GPUs: 6), one
+/// for anything else.
+fn presses(trace: &tplab_engine::trace::Trace, first_event: usize) -> usize {
+    use tplab_engine::trace::{CollectiveKind, EventKind};
+    let e = &trace.events[first_event];
+    match e.kind {
+        EventKind::Collective {
+            kind, algorithm, ..
+        } if kind != CollectiveKind::Identity => {
+            let elems = e.output[0] * e.output[1];
+            tplab_engine::collectives::plan(kind, algorithm, e.ranks.len(), elems, 8)
+                .map_or(1, |p| p.step_count().max(1))
+        }
+        _ => 1,
+    }
+}
+
 fn harness_on(cfg: &Config, lang: Lang) -> Harness<'static, TplabApp> {
     let mut app = TplabApp::default();
     app.shared.scenario.set_config(cfg.clone());
@@ -51,9 +68,11 @@ fn every_step_of_a_layer_shows_the_engines_placements_and_narration() {
                 harness.get_by_label(&said);
                 harness.get_by_label(&placements_text(events, tp));
                 if i + 1 < steps.len() {
-                    // One press, one step.
-                    harness.key_press(egui::Key::PageDown);
-                    harness.run_steps(1);
+                    // One press per round of a collective, one for any other step.
+                    for _ in 0..presses(&trace, step.first_event) {
+                        harness.key_press(egui::Key::PageDown);
+                        harness.run_steps(1);
+                    }
                 }
             }
             // Collectives are steps only when there is more than one GPU.
@@ -77,7 +96,7 @@ fn every_step_of_a_layer_shows_the_engines_placements_and_narration() {
 }
 
 #[test]
-fn five_quick_presses_move_five_steps() {
+fn every_press_is_one_step_or_one_round() {
     let cfg = Config {
         tp: 4,
         layers: 1,
@@ -86,17 +105,26 @@ fn five_quick_presses_move_five_steps() {
     let trace = schedule(&cfg);
     let steps = walk_steps(&trace);
     let mut harness = harness_on(&cfg, Lang::En);
+    // ln1, f (identity), qkv, core, out: five steps of one press each.
     for _ in 0..5 {
         harness.key_press(egui::Key::ArrowRight);
     }
     harness.run_steps(1);
     let e = &trace.events[steps[5].first_event];
     harness.get_by_label(&narration(Lang::En, &trace, e));
-    for _ in 0..2 {
+    // attn.g is a ring all-reduce on 4 GPUs: each press is one of its 6 rounds.
+    harness.get_by_label_contains("round 1 of 6");
+    for _ in 0..3 {
+        harness.key_press(egui::Key::ArrowRight);
+    }
+    harness.run_steps(1);
+    harness.get_by_label_contains("round 4 of 6");
+    // Back: rounds 3, 2, 1, then the out-projection before it.
+    for _ in 0..4 {
         harness.key_press(egui::Key::PageUp);
     }
     harness.run_steps(1);
-    let e = &trace.events[steps[3].first_event];
+    let e = &trace.events[steps[4].first_event];
     harness.get_by_label(&narration(Lang::En, &trace, e));
 }
 

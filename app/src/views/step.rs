@@ -69,6 +69,10 @@ pub struct StepThrough {
     pub speed_steps_per_s: f32,
     #[serde(skip)]
     pub playing: bool,
+    /// The round of a collective step shown while paused, with the step it belongs to (a jump
+    /// elsewhere starts that step at round 0): each key press is one round.
+    #[serde(skip)]
+    round: (usize, usize),
     #[serde(skip)]
     cache: Option<Cache>,
 }
@@ -88,6 +92,7 @@ impl Default for StepThrough {
             position: 0.0,
             speed_steps_per_s: 1.0,
             playing: false,
+            round: (0, 0),
             cache: None,
         }
     }
@@ -157,11 +162,64 @@ impl StepThrough {
         (self.position.floor().max(0.0) as usize).min(self.step_count().saturating_sub(1))
     }
 
-    /// Moves `delta` whole steps and pauses.
-    pub fn step_by(&mut self, delta: i32) {
-        let last = self.step_count().saturating_sub(1) as i64;
-        let next = (self.current() as i64 + i64::from(delta)).clamp(0, last.max(0));
-        self.position = next as f32;
+    /// Rounds of step `i`: a collective's rounds (ring: 2(n-1)), 1 for anything else.
+    fn rounds(&self, i: usize, trace: &Trace) -> usize {
+        let Some(cache) = &self.cache else { return 1 };
+        let Some(step) = cache.steps.get(i) else {
+            return 1;
+        };
+        let Some(e) = trace.events.get(step.first_event) else {
+            return 1;
+        };
+        match e.collective_kind() {
+            Some(kind) if kind != CollectiveKind::Identity => cache
+                .plans
+                .iter()
+                .find(|(k, n, _)| *k == kind && *n == e.ranks.len())
+                .map_or(1, |(_, _, p)| p.step_count().max(1)),
+            _ => 1,
+        }
+    }
+
+    /// The round shown of the current step.
+    fn current_round(&self) -> usize {
+        let cur = self.current();
+        if self.round.0 == cur {
+            self.round.1
+        } else {
+            0
+        }
+    }
+
+    /// Moves `delta` presses and pauses: a press is one round of a collective, or one step.
+    pub fn step_by(&mut self, delta: i32, trace: &Trace) {
+        let last = self.step_count().saturating_sub(1);
+        let mut cur = self.current();
+        let mut round = self.current_round();
+        for _ in 0..delta.unsigned_abs() {
+            if delta > 0 {
+                if round + 1 < self.rounds(cur, trace) {
+                    round += 1;
+                } else if cur < last {
+                    cur += 1;
+                    round = 0;
+                }
+            } else if round > 0 {
+                round -= 1;
+            } else if cur > 0 {
+                cur -= 1;
+                round = self.rounds(cur, trace) - 1;
+            }
+        }
+        self.position = cur as f32;
+        self.round = (cur, round);
+        self.playing = false;
+    }
+
+    /// Back to the first step.
+    fn restart(&mut self) {
+        self.position = 0.0;
+        self.round = (0, 0);
         self.playing = false;
     }
 }
@@ -211,17 +269,22 @@ impl View for StepThrough {
             self.playing = !self.playing;
         }
         if shared.keys.restart {
-            self.position = 0.0;
-            self.playing = false;
+            self.restart();
         }
+        let Ok(derived) = shared.scenario.derived() else {
+            return;
+        };
+        let trace = &derived.trace;
         if shared.keys.step != 0 {
-            self.step_by(shared.keys.step);
+            self.step_by(shared.keys.step, trace);
         }
         if self.playing {
             let last = self.step_count().saturating_sub(1) as f32;
             // Time-based: the same speed at any frame rate; a long stall moves at most 0.25 s.
+            // A collective takes one step's time per round, so that a class can follow each.
             let dt_s = ctx.input(|i| i.stable_dt).min(0.25);
-            self.position += dt_s * self.speed_steps_per_s;
+            let rounds = self.rounds(self.current(), trace) as f32;
+            self.position += dt_s * self.speed_steps_per_s / rounds;
             if self.position >= last {
                 self.position = last;
                 self.playing = false;
@@ -262,18 +325,17 @@ impl View for StepThrough {
                 .on_hover_text("Left arrow key")
                 .clicked()
             {
-                self.step_by(-1);
+                self.step_by(-1, trace);
             }
             if ui
                 .button("Next step")
                 .on_hover_text("Right arrow key")
                 .clicked()
             {
-                self.step_by(1);
+                self.step_by(1, trace);
             }
-            if ui.button("Restart").clicked() {
-                self.position = 0.0;
-                self.playing = false;
+            if ui.button("Restart").on_hover_text("Home").clicked() {
+                self.restart();
             }
             // A separate integer: a slider bound to `position` would round away the fraction.
             let mut scrub = self.current();
@@ -295,17 +357,31 @@ impl View for StepThrough {
         };
         let cur = self.current();
         let step = &cache.steps[cur];
+        // The messages drawn: moving while playing; paused, the middle of the round shown.
+        let rounds = self.rounds(cur, trace);
         let frac = if self.playing {
             self.position - cur as f32
         } else {
-            0.5
+            (self.current_round() as f32 + 0.5) / rounds as f32
         };
         let event = &trace.events[step.first_event];
         let lang = crate::i18n::current_lang(ui.ctx());
         let events = &trace.events[step.first_event..step.first_event + step.events];
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            ui.strong(lanes::step_heading(lang, cur + 1, n, step.layer, step.pass));
+            let mut heading = lanes::step_heading(lang, cur + 1, n, step.layer, step.pass);
+            if rounds > 1 {
+                heading.push_str(" · ");
+                heading.push_str(&crate::i18n::t_args(
+                    lang,
+                    "walk-round",
+                    &[
+                        ("k", (self.current_round() + 1).to_string()),
+                        ("rounds", rounds.to_string()),
+                    ],
+                ));
+            }
+            ui.strong(heading);
             ui.label(
                 egui::RichText::new(lanes::narration(lang, trace, event))
                     .size(1.15 * ui.style().text_styles[&egui::TextStyle::Body].size),

@@ -31,6 +31,7 @@
 //! two orders below. The sampled text must be *identical*: each step's sample is drawn from each
 //! path's own logits with the same uniform number, and the tests fail if a token differs.
 
+use crate::block::Op;
 use crate::collectives::{self, Algorithm, CollectiveError};
 use crate::config::Config;
 use crate::dtype::{DType, Element};
@@ -329,7 +330,7 @@ struct LayerKv<T> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Issued {
     pub layer: usize,
-    pub name: &'static str,
+    pub op: Op,
     pub ranks: Vec<usize>,
 }
 
@@ -411,13 +412,13 @@ impl<'m, T: Element> Decoder<'m, T> {
         &mut self,
         clock: &mut Clock,
         layer: usize,
-        name: &'static str,
+        op: Op,
         f: impl Fn(usize) -> R + Sync + Send,
     ) -> Vec<R> {
         for r in 0..self.tp {
             self.issued.push(Issued {
                 layer,
-                name,
+                op,
                 ranks: vec![r],
             });
         }
@@ -427,10 +428,10 @@ impl<'m, T: Element> Decoder<'m, T> {
         out
     }
 
-    fn group(&mut self, layer: usize, name: &'static str) {
+    fn group(&mut self, layer: usize, op: Op) {
         self.issued.push(Issued {
             layer,
-            name,
+            op,
             ranks: (0..self.tp).collect(),
         });
     }
@@ -440,10 +441,10 @@ impl<'m, T: Element> Decoder<'m, T> {
         &mut self,
         clock: &mut Clock,
         layer: usize,
-        name: &'static str,
+        op: Op,
         parts: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, ServeError> {
-        self.group(layer, name);
+        self.group(layer, op);
         let dim = parts[0].dim();
         let t0 = Instant::now();
         let mut bufs: Vec<Vec<T>> = parts
@@ -512,7 +513,7 @@ impl<'m, T: Element> Decoder<'m, T> {
         );
         let (qw, kw) = (hp * d, kvp * d);
         // Embedding: each rank its rows, the all-reduce sums them; positions are replicated.
-        let partial = self.op(clock, 0, "embed", |r| {
+        let partial = self.op(clock, 0, Op::EmbedLookup, |r| {
             let range = vcfg.rank_range(r);
             let mut x = Array2::<T>::zeros((n, cfg.hidden));
             for (i, &id) in ids.iter().enumerate() {
@@ -522,8 +523,8 @@ impl<'m, T: Element> Decoder<'m, T> {
             }
             x
         });
-        let embedded = self.all_reduce(clock, 0, "embed.g", partial)?;
-        let mut x = self.op(clock, 0, "embed.pos", |r| {
+        let embedded = self.all_reduce(clock, 0, Op::EmbedG, partial)?;
+        let mut x = self.op(clock, 0, Op::PosEmbed, |r| {
             let mut y = embedded[r].clone();
             for (i, mut row) in y.outer_iter_mut().enumerate() {
                 row += &ranks[r].pos.row(start + i);
@@ -532,11 +533,11 @@ impl<'m, T: Element> Decoder<'m, T> {
         });
         for layer in 0..cfg.layers {
             let p = |r: usize| -> &LayerParams<T> { &ranks[r].layers[layer] };
-            let ln1 = self.op(clock, layer, "ln1", |r| {
+            let ln1 = self.op(clock, layer, Op::Ln1, |r| {
                 ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view()).0
             });
-            self.group(layer, "attn.f");
-            let qkv = self.op(clock, layer, "attn.qkv", |r| {
+            self.group(layer, Op::AttnF);
+            let qkv = self.op(clock, layer, Op::Qkv, |r| {
                 let mut y = ops::matmul(ln1[r].view(), p(r).qkv_w.view());
                 ops::add_row(&mut y, p(r).qkv_b.view());
                 y
@@ -556,7 +557,7 @@ impl<'m, T: Element> Decoder<'m, T> {
                 for r in 0..tp {
                     self.issued.push(Issued {
                         layer,
-                        name: "attn.core",
+                        op: Op::AttnCore,
                         ranks: vec![r],
                     });
                 }
@@ -568,30 +569,30 @@ impl<'m, T: Element> Decoder<'m, T> {
                 clock.compute_s += t0.elapsed().as_secs_f64();
                 out
             };
-            let part = self.op(clock, layer, "attn.out", |r| {
+            let part = self.op(clock, layer, Op::AttnOut, |r| {
                 ops::matmul(ctx[r].view(), p(r).out_w.view())
             });
-            let reduced = self.all_reduce(clock, layer, "attn.g", part)?;
-            let x1 = self.op(clock, layer, "attn.bias_residual", |r| {
+            let reduced = self.all_reduce(clock, layer, Op::AttnG, part)?;
+            let x1 = self.op(clock, layer, Op::AttnBiasResidual, |r| {
                 let mut y = &x[r] + &reduced[r];
                 ops::add_row(&mut y, p(r).out_b.view());
                 y
             });
-            let ln2 = self.op(clock, layer, "ln2", |r| {
+            let ln2 = self.op(clock, layer, Op::Ln2, |r| {
                 ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view()).0
             });
-            self.group(layer, "mlp.f");
-            let fc1 = self.op(clock, layer, "mlp.fc1", |r| {
+            self.group(layer, Op::MlpF);
+            let fc1 = self.op(clock, layer, Op::Fc1, |r| {
                 let mut y = ops::matmul(ln2[r].view(), p(r).fc1_w.view());
                 ops::add_row(&mut y, p(r).fc1_b.view());
                 y
             });
-            let act = self.op(clock, layer, "mlp.gelu", |r| ops::gelu(fc1[r].view()));
-            let part = self.op(clock, layer, "mlp.fc2", |r| {
+            let act = self.op(clock, layer, Op::Gelu, |r| ops::gelu(fc1[r].view()));
+            let part = self.op(clock, layer, Op::Fc2, |r| {
                 ops::matmul(act[r].view(), p(r).fc2_w.view())
             });
-            let reduced = self.all_reduce(clock, layer, "mlp.g", part)?;
-            x = self.op(clock, layer, "mlp.bias_residual", |r| {
+            let reduced = self.all_reduce(clock, layer, Op::MlpG, part)?;
+            x = self.op(clock, layer, Op::MlpBiasResidual, |r| {
                 let mut y = &x1[r] + &reduced[r];
                 ops::add_row(&mut y, p(r).fc2_b.view());
                 y
@@ -599,14 +600,14 @@ impl<'m, T: Element> Decoder<'m, T> {
         }
         let last_layer = cfg.layers.saturating_sub(1);
         // The head runs on the last position only: that is all sampling needs.
-        let z = self.op(clock, last_layer, "lnf", |r| {
+        let z = self.op(clock, last_layer, Op::FinalLn, |r| {
             let last = x[r].slice(s![n - 1..n, ..]);
             ops::layer_norm(last, ranks[r].lnf_w.view(), ranks[r].lnf_b.view()).0
         });
-        let local = self.op(clock, last_layer, "head", |r| {
+        let local = self.op(clock, last_layer, Op::LmHead, |r| {
             ops::matmul(z[r].view(), ranks[r].table.t())
         });
-        self.group(last_layer, "head.gather");
+        self.group(last_layer, Op::LogitsGather);
         let t0 = Instant::now();
         let bufs: Vec<Vec<T>> = local
             .into_iter()
@@ -885,7 +886,7 @@ pub fn step_trace<T: Element>(
     let mut events: Vec<Event> = Vec::new();
     let push = |events: &mut Vec<Event>,
                 layer: usize,
-                name: &str,
+                op: Op,
                 kind: EventKind,
                 ranks: Vec<usize>,
                 inputs: Vec<[usize; 2]>,
@@ -898,7 +899,7 @@ pub fn step_trace<T: Element>(
             index: events.len(),
             layer,
             pass: Pass::Forward,
-            name: name.to_string(),
+            op,
             kind,
             ranks,
             inputs,
@@ -907,14 +908,16 @@ pub fn step_trace<T: Element>(
             bytes,
             bytes_sent_per_rank: sent,
             conjugate,
+            reads: Vec::new(),
+            writes: Vec::new(),
             timing: Timing::default(),
             measured: None,
         });
     };
     let compute = |events: &mut Vec<Event>,
                    layer: usize,
-                   name: &str,
-                   op: ComputeOp,
+                   op: Op,
+                   compute: ComputeOp,
                    parallel: Parallel,
                    inputs: Vec<[usize; 2]>,
                    output: [usize; 2],
@@ -924,8 +927,11 @@ pub fn step_trace<T: Element>(
             push(
                 events,
                 layer,
-                name,
-                EventKind::Compute { op, parallel },
+                op,
+                EventKind::Compute {
+                    op: compute,
+                    parallel,
+                },
                 vec![r],
                 inputs.clone(),
                 output,
@@ -938,7 +944,7 @@ pub fn step_trace<T: Element>(
     };
     let collective = |events: &mut Vec<Event>,
                       layer: usize,
-                      name: &str,
+                      op: Op,
                       kind: CollectiveKind,
                       conjugate: Option<Conjugate>,
                       input: [usize; 2],
@@ -964,7 +970,7 @@ pub fn step_trace<T: Element>(
         push(
             events,
             layer,
-            name,
+            op,
             EventKind::Collective {
                 kind,
                 algorithm: algo,
@@ -983,7 +989,7 @@ pub fn step_trace<T: Element>(
     compute(
         &mut events,
         0,
-        "embed",
+        Op::EmbedLookup,
         ComputeOp::Embedding,
         Parallel::Row,
         vec![[nt, 1], [vcfg.rows_per_rank(), cfg.hidden]],
@@ -994,7 +1000,7 @@ pub fn step_trace<T: Element>(
     collective(
         &mut events,
         0,
-        "embed.g",
+        Op::EmbedG,
         CollectiveKind::AllReduce,
         None,
         x,
@@ -1003,7 +1009,7 @@ pub fn step_trace<T: Element>(
     compute(
         &mut events,
         0,
-        "embed.pos",
+        Op::PosEmbed,
         ComputeOp::BiasResidual,
         Parallel::Replicated,
         vec![x, [nt, cfg.hidden]],
@@ -1015,7 +1021,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "ln1",
+            Op::Ln1,
             ComputeOp::LayerNorm,
             Parallel::Replicated,
             vec![x, [1, cfg.hidden]],
@@ -1026,7 +1032,7 @@ pub fn step_trace<T: Element>(
         collective(
             &mut events,
             layer,
-            "attn.f",
+            Op::AttnF,
             CollectiveKind::Identity,
             Some(Conjugate::F),
             x,
@@ -1035,7 +1041,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "attn.qkv",
+            Op::Qkv,
             ComputeOp::Linear { bias: true },
             Parallel::Column,
             vec![x, [cfg.hidden, qc as usize]],
@@ -1050,7 +1056,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "attn.core",
+            Op::AttnCore,
             ComputeOp::Attention,
             Parallel::Local,
             vec![[nt, qc as usize], [context, 2 * kvp * d]],
@@ -1061,7 +1067,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "attn.out",
+            Op::AttnOut,
             ComputeOp::Linear { bias: false },
             Parallel::Row,
             vec![[nt, hr as usize], [hr as usize, cfg.hidden]],
@@ -1072,7 +1078,7 @@ pub fn step_trace<T: Element>(
         collective(
             &mut events,
             layer,
-            "attn.g",
+            Op::AttnG,
             CollectiveKind::AllReduce,
             Some(Conjugate::G),
             x,
@@ -1081,7 +1087,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "attn.bias_residual",
+            Op::AttnBiasResidual,
             ComputeOp::BiasResidual,
             Parallel::Replicated,
             vec![x, x, [1, cfg.hidden]],
@@ -1092,7 +1098,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "ln2",
+            Op::Ln2,
             ComputeOp::LayerNorm,
             Parallel::Replicated,
             vec![x, [1, cfg.hidden]],
@@ -1103,7 +1109,7 @@ pub fn step_trace<T: Element>(
         collective(
             &mut events,
             layer,
-            "mlp.f",
+            Op::MlpF,
             CollectiveKind::Identity,
             Some(Conjugate::F),
             x,
@@ -1112,7 +1118,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "mlp.fc1",
+            Op::Fc1,
             ComputeOp::Linear { bias: true },
             Parallel::Column,
             vec![x, [cfg.hidden, fr as usize]],
@@ -1123,7 +1129,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "mlp.gelu",
+            Op::Gelu,
             ComputeOp::Gelu,
             Parallel::Local,
             vec![[nt, fr as usize]],
@@ -1134,7 +1140,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "mlp.fc2",
+            Op::Fc2,
             ComputeOp::Linear { bias: false },
             Parallel::Row,
             vec![[nt, fr as usize], [fr as usize, cfg.hidden]],
@@ -1145,7 +1151,7 @@ pub fn step_trace<T: Element>(
         collective(
             &mut events,
             layer,
-            "mlp.g",
+            Op::MlpG,
             CollectiveKind::AllReduce,
             Some(Conjugate::G),
             x,
@@ -1154,7 +1160,7 @@ pub fn step_trace<T: Element>(
         compute(
             &mut events,
             layer,
-            "mlp.bias_residual",
+            Op::MlpBiasResidual,
             ComputeOp::BiasResidual,
             Parallel::Replicated,
             vec![x, x, [1, cfg.hidden]],
@@ -1168,7 +1174,7 @@ pub fn step_trace<T: Element>(
     compute(
         &mut events,
         last,
-        "lnf",
+        Op::FinalLn,
         ComputeOp::LayerNorm,
         Parallel::Replicated,
         vec![one, one],
@@ -1179,7 +1185,7 @@ pub fn step_trace<T: Element>(
     compute(
         &mut events,
         last,
-        "head",
+        Op::LmHead,
         ComputeOp::Linear { bias: false },
         Parallel::Column,
         vec![one, [vr as usize, cfg.hidden]],
@@ -1190,7 +1196,7 @@ pub fn step_trace<T: Element>(
     collective(
         &mut events,
         last,
-        "head.gather",
+        Op::LogitsGather,
         CollectiveKind::AllGather,
         None,
         [1, vr as usize],

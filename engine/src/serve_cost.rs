@@ -70,6 +70,8 @@ pub enum ServeCostError {
     },
     #[error("{what} overflows: {detail}; use smaller numbers")]
     Overflow { what: &'static str, detail: String },
+    #[error(transparent)]
+    Collective(#[from] crate::collectives::CollectiveError),
 }
 
 /// TP sizes up to 64 that split `model`'s heads and KV heads (vLLM's rule: `heads % tp == 0`,
@@ -185,11 +187,12 @@ pub fn decode_time(
     let kv_s = roofline_s(0.0, kv_bytes_per_gpu as f64, gpu, DType::Bf16);
     let link = cluster.group_link(1, tp);
     let act = setup.batch as u64 * model.hidden as u64 * SERVE_BYTES;
-    let all_reduce_s = collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, act, link);
+    let all_reduce_s =
+        collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, act, link)?;
     let all_reduces = if tp > 1 { 2 * model.layers } else { 0 };
-    let embed_s = collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, act, link);
+    let embed_s = collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, act, link)?;
     let logits = setup.batch as u64 * model.vocab as u64 * SERVE_BYTES;
-    let gather_s = collective_time_s(CollectiveKind::AllGather, Algorithm::Ring, tp, logits, link);
+    let gather_s = collective_time_s(CollectiveKind::AllGather, Algorithm::Ring, tp, logits, link)?;
     let collective_s = all_reduces as f64 * all_reduce_s + embed_s + gather_s;
     let step_s = compute_s + collective_s;
     let mem = memory::serving_memory(model, tp, 1, setup.batch, setup.context);
@@ -251,7 +254,7 @@ pub fn prefill_time(
     let size = act_bytes as u64;
     let n = if tp > 1 { 2 * model.layers + 1 } else { 0 };
     let collective_s =
-        n as f64 * collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, size, link);
+        n as f64 * collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, size, link)?;
     Ok(PrefillTime {
         tp,
         batch: setup.batch,

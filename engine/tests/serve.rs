@@ -2,6 +2,7 @@
 //! within the argued tolerance, at TP 1, 2, 4, with and without grouped-query attention, on
 //! seeded random weights and on a trained model.
 
+use tplab_engine::block::Op;
 use tplab_engine::collectives::Algorithm;
 use tplab_engine::dtype::{DType, Element};
 use tplab_engine::serve::{
@@ -128,15 +129,15 @@ fn the_decoder_issues_the_trace_of_each_step() {
             let step_ids = if n == 1 { vec![ids[0]] } else { ids.clone() };
             dec.step(&step_ids).unwrap();
             let tr = serve::step_trace(&model, tp, Algorithm::Ring, n, ctx);
-            let want: Vec<(usize, String, Vec<usize>)> = tr
+            let want: Vec<(usize, Op, Vec<usize>)> = tr
                 .events
                 .iter()
-                .map(|e| (e.layer, e.name.clone(), e.ranks.clone()))
+                .map(|e| (e.layer, e.op, e.ranks.clone()))
                 .collect();
-            let got: Vec<(usize, String, Vec<usize>)> = dec
+            let got: Vec<(usize, Op, Vec<usize>)> = dec
                 .issued
                 .iter()
-                .map(|e| (e.layer, e.name.to_string(), e.ranks.clone()))
+                .map(|e| (e.layer, e.op, e.ranks.clone()))
                 .collect();
             assert_eq!(got, want, "tp={tp} n={n}");
             // Two all-reduces per layer (attention's g and the MLP's g), plus the embedding's.

@@ -900,7 +900,7 @@ fn collective_names(
         .events
         .iter()
         .filter(|e| e.layer == 0 && e.pass == pass && e.collective_kind() == Some(kind))
-        .map(|e| e.name.clone())
+        .map(|e| e.name().to_string())
         .collect()
 }
 

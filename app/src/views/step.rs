@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 use tplab_engine::block::Op;
 use tplab_engine::collectives::{self, Plan};
 use tplab_engine::config::human_bytes;
+use tplab_engine::run::CollectiveView;
 use tplab_engine::trace::{CollectiveKind, Conjugate, Event, EventKind, Pass, Trace};
+use tplab_lessons::Lang;
 
 /// Largest group whose messages are drawn one by one; larger groups draw one arrow per GPU.
 const MAX_DRAWN_MESSAGES: usize = 512;
@@ -69,6 +71,10 @@ pub struct StepThrough {
     pub speed_steps_per_s: f32,
     #[serde(skip)]
     pub playing: bool,
+    /// Numbers mode: on a tiny layer, the values each GPU holds at the all-reduces.
+    pub numbers: bool,
+    #[serde(skip)]
+    numbers_run: Option<(u64, Result<Vec<CollectiveView>, String>)>,
     /// The round of a collective step shown while paused, with the step it belongs to (a jump
     /// elsewhere starts that step at round 0): each key press is one round.
     #[serde(skip)]
@@ -93,6 +99,8 @@ impl Default for StepThrough {
             speed_steps_per_s: 1.0,
             playing: false,
             round: (0, 0),
+            numbers: false,
+            numbers_run: None,
             cache: None,
         }
     }
@@ -413,6 +421,8 @@ impl View for StepThrough {
             ui.add_space(4.0);
             gpus_ui(ui, trace, step, &cache.plans, frac);
         }
+        let key = (step.layer, step.pass, step.op);
+        self.numbers_ui(ui, shared, lang, key);
     }
 
     fn show_me(&mut self, target: &ShowMe, shared: &Shared) {
@@ -444,6 +454,130 @@ impl View for StepThrough {
 
     fn load(&mut self, json: &str) {
         load_json(self, json);
+    }
+}
+
+/// The numbers layer: 4 tokens, hidden 8, 2 heads, TP 2, in f64: small enough to print every
+/// value each GPU holds.
+pub fn numbers_config() -> tplab_engine::Config {
+    tplab_engine::Config {
+        hidden: 8,
+        heads: 2,
+        kv_heads: None,
+        ffn: 32,
+        seq: 4,
+        batch: 1,
+        layers: 1,
+        dtype: tplab_engine::DType::F64,
+        tp: 2,
+        sequence_parallel: false,
+        ..tplab_engine::Preset::Tiny.config()
+    }
+}
+
+/// Whether `cfg` is small enough for numbers mode (every recorded tensor printable).
+fn printable(cfg: &tplab_engine::Config) -> bool {
+    cfg.tokens() * cfg.hidden <= 64 && cfg.tp <= 4
+}
+
+impl StepThrough {
+    /// Numbers mode: a switch, and at the all-reduces every GPU's partial sum, the sum, and the
+    /// reference's value beside it.
+    fn numbers_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        shared: &mut Shared,
+        lang: Lang,
+        (layer, pass, op): (usize, Pass, Op),
+    ) {
+        let t = |id: &str| crate::i18n::t(lang, id);
+        let cfg = shared.scenario.config().clone();
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut self.numbers, t("walk-numbers"));
+            if self.numbers && !printable(&cfg) && ui.button(t("walk-numbers-switch")).clicked() {
+                shared.scenario.set_config(numbers_config());
+            }
+        });
+        if !self.numbers || !printable(&cfg) {
+            return;
+        }
+        let generation = shared.scenario.generation();
+        if self
+            .numbers_run
+            .as_ref()
+            .is_none_or(|(g, _)| *g != generation)
+        {
+            // A tiny layer: the whole run takes milliseconds, once per scenario.
+            let run = tplab_engine::run::run_typed::<f64>(&cfg, &|_, _| {})
+                .map(|r| r.report.collectives)
+                .map_err(|e| e.to_string());
+            self.numbers_run = Some((generation, run));
+        }
+        let Some((_, run)) = &self.numbers_run else {
+            return;
+        };
+        let views = match run {
+            Ok(v) => v,
+            Err(e) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+                return;
+            }
+        };
+        let Some(c) = views
+            .iter()
+            .find(|c| c.layer == layer && c.pass == pass && c.op == op)
+        else {
+            ui.label(t("walk-numbers-at"));
+            return;
+        };
+        let grid = |ui: &mut egui::Ui, id: String, title: String, m: &ndarray::Array2<f64>| {
+            ui.vertical(|ui| {
+                ui.strong(title);
+                egui::Grid::new(id).spacing([6.0, 2.0]).show(ui, |ui| {
+                    for row in m.rows() {
+                        for v in row {
+                            ui.monospace(format!("{v:+.2}"));
+                        }
+                        ui.end_row();
+                    }
+                });
+            });
+        };
+        egui::ScrollArea::horizontal()
+            .id_salt("numbers")
+            .show(ui, |ui| {
+                ui.horizontal_top(|ui| {
+                    for (r, p) in c.partials.iter().enumerate() {
+                        let title = format!(
+                            "{} · {}",
+                            crate::i18n::t_args(lang, "walk-gpu", &[("r", r.to_string())]),
+                            t("walk-placement-partial")
+                        );
+                        grid(ui, format!("partial{r}"), title, p);
+                        ui.label(if r + 1 < c.partials.len() { "+" } else { "=" });
+                    }
+                    grid(ui, "sum".into(), t("walk-numbers-sum"), &c.result);
+                    grid(
+                        ui,
+                        "reference".into(),
+                        t("walk-numbers-reference"),
+                        &c.reference,
+                    );
+                });
+            });
+        let verdict = if c.check.passed {
+            "walk-numbers-match"
+        } else {
+            "walk-numbers-mismatch"
+        };
+        ui.label(crate::i18n::t_args(
+            lang,
+            verdict,
+            &[
+                ("error", format!("{:.1e}", c.check.max_rel_error)),
+                ("tolerance", format!("{:.1e}", c.check.tolerance)),
+            ],
+        ));
     }
 }
 

@@ -120,6 +120,10 @@ ops! {
     LmHeadBwd = "lm_head.bwd", Backward, Compute(LinearBackward { bias: false }), "LM head gradients";
     LmHeadFBwd = "lm_head.f.bwd", Backward, Collective(Vocabulary), "LM head input gradient summed";
     EmbedBwd = "embed.bwd", Backward, Compute(EmbeddingBackward), "embedding gradient (its rows)";
+
+    PosEmbed = "embed.pos", Forward, Compute(BiasResidual), "position embedding added";
+    FinalLn = "lnf", Forward, Compute(LayerNorm), "final LayerNorm";
+    LogitsGather = "lm_head.gather", Forward, Collective(Vocabulary), "logits gathered for sampling";
 }
 
 impl Op {
@@ -149,7 +153,7 @@ impl Op {
     }
 
     /// Whether the op belongs to the attention half of a block (else the MLP half, or neither
-    /// for the sequence-parallel gradient sum and the vocabulary ops).
+    /// for the sequence-parallel gradient sum and the model's ends).
     pub fn block_part(self) -> BlockPart {
         use Op::*;
         match self {
@@ -162,7 +166,9 @@ impl Op {
             }
             SpGrads => BlockPart::Block,
             EmbedLookup | EmbedG | LmHead | CeLocal | CeMax | CeSumExp | CeTarget | CeBwd
-            | LmHeadBwd | LmHeadFBwd | EmbedBwd => BlockPart::Vocabulary,
+            | LmHeadBwd | LmHeadFBwd | EmbedBwd | PosEmbed | FinalLn | LogitsGather => {
+                BlockPart::Ends
+            }
         }
     }
 }
@@ -174,7 +180,8 @@ pub enum BlockPart {
     Mlp,
     /// The whole block (sequence parallelism's gradient sum).
     Block,
-    Vocabulary,
+    /// The model's ends around the blocks: embeddings, final LayerNorm, LM head and loss.
+    Ends,
 }
 
 impl std::fmt::Display for Op {

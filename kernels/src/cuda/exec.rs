@@ -897,7 +897,10 @@ impl<T: GpuElem> Rank<T> {
             | Op::CeBwd
             | Op::LmHeadBwd
             | Op::LmHeadFBwd
-            | Op::EmbedBwd => Err(GpuError::Unsupported(format!(
+            | Op::EmbedBwd
+            | Op::PosEmbed
+            | Op::FinalLn
+            | Op::LogitsGather => Err(GpuError::Unsupported(format!(
                 "the GPU executor has no kernel for `{op}` ({})",
                 op.label()
             ))),

@@ -249,7 +249,7 @@ fn lesson_9_sequence_parallel_sends_a_quarter_more() {
         schedule(&cfg)
             .events
             .iter()
-            .filter(|e| e.is_collective() && e.name != "sp.grads")
+            .filter(|e| e.is_collective() && e.op != tplab_engine::block::Op::SpGrads)
             .filter(|e| e.ranks.first() == Some(&0))
             .map(|e| e.bytes_sent_per_rank)
             .sum()

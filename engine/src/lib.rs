@@ -23,29 +23,23 @@
 //! One call, [`run::run`], gives the sharded forward and backward pass on `tp` virtual GPUs,
 //! the same pass on the unsharded reference, their comparison, and the [`trace::Trace`].
 
+// The engine's rooms: the block program, collectives, the trace, capacity and the labs; config,
+// dtypes and parameters are shared by all of them; `run` and `export` tie them together.
 pub mod block;
+pub mod capacity;
 pub mod collectives;
 pub mod config;
-pub mod cost;
 pub mod dtype;
 pub mod export;
-pub mod hardware;
-pub mod memory;
-pub mod models;
-pub mod ops;
+pub mod labs;
 pub mod params;
-pub mod plan;
-pub mod planner;
-pub mod precision;
-pub mod reference;
 pub mod run;
-pub mod serve;
-pub mod serve_cost;
-pub mod sharded;
 pub mod trace;
-pub mod train;
-pub mod verify;
-pub mod vocab;
+
+// Short paths to every module (`tplab_engine::sharded`, `crate::cost`, …).
+pub use block::{ops, plan, reference, sharded, verify};
+pub use capacity::{cost, hardware, memory, models, planner};
+pub use labs::{precision, serve, serve_cost, train, vocab};
 
 pub use collectives::Algorithm;
 pub use config::{Config, ConfigError, Preset};

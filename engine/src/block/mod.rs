@@ -1,11 +1,19 @@
 //! The block as one program: the op vocabulary ([`op::Op`]), the placements every op's tensors
-//! have on each rank ([`placement`]), and the check that the program is consistent
-//! ([`check::check_placements`]). The schedule ([`crate::trace::schedule`]) writes the program
-//! out for a configuration; every executor walks it.
+//! have on each rank ([`placement`]), the program itself ([`program::schedule`], which writes
+//! the trace), the check that it is consistent ([`check::check_placements`]), the shard plan
+//! ([`plan`]), the executors that walk it ([`sharded`], with its precision hook), the kernels they
+//! share ([`ops`]), the plain unsharded reference that is the oracle ([`reference`]: it does not
+//! share the sharded code path), and the verification against it ([`verify`]).
 
 pub mod check;
 pub mod op;
+pub mod ops;
 pub mod placement;
+pub mod plan;
+pub mod program;
+pub mod reference;
+pub mod sharded;
+pub mod verify;
 
 pub use op::{BlockPart, Op, OpKind, Role};
 pub use placement::{Placement, PlacementKind, TensorPlacement};

@@ -307,7 +307,7 @@ impl Rounding<f32> for Emulate {
 }
 
 /// The block stack's forward on `cfg.tp` ranks in f32, rounding to `dtype` where the module docs
-/// say: the sharded executor itself with the [`Emulate`] hook, on rounded weights and input. With
+/// say: the sharded executor itself with the `Emulate` hook, on rounded weights and input. With
 /// `dtype = F32` this is exactly [`sharded::run_with`]'s forward in f32.
 pub fn forward_emulated(
     cfg: &Config,

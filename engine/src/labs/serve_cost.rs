@@ -7,9 +7,9 @@
 //! share of the KV cache of every sequence (`batch · context ·`
 //! [`memory::kv_cache_bytes_per_token_per_gpu`], which stops shrinking at `tp = kv_heads`). The
 //! FLOPs are `2·batch` per weight plus attention's `4·context·h/tp` per token per layer. The time
-//! is the roofline of the two ([`cost::roofline_s`]): at small batch the bytes win by far
+//! is the roofline of the two ([`crate::cost::roofline_s`]): at small batch the bytes win by far
 //! (`2·batch` FLOPs per 2 bytes read is far below any GPU's FLOP/byte ratio). On top come the
-//! collectives, timed by the engine's α–β model ([`cost::collective_time_s`]): two all-reduces of
+//! collectives, timed by the engine's α–β model ([`crate::cost::collective_time_s`]): two all-reduces of
 //! `batch·h` 16-bit values per layer (attention's and the MLP's `g`), one for the
 //! vocabulary-parallel embedding, and the all-gather of the logits. They are small, so their
 //! time is mostly `steps·α`: it does not shrink with `tp`, it grows with the ring's `2(tp−1)`

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The guide (Turkish original), the training text.
-pub const CORPUS: &str = include_str!("../data/guide.tr.txt");
+pub const CORPUS: &str = include_str!("../../data/guide.tr.txt");
 
 /// The update rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

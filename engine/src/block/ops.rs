@@ -205,16 +205,18 @@ pub fn gelu_backward<T: Element>(x: ArrayView2<'_, T>, dy: ArrayView2<'_, T>) ->
     out
 }
 
-/// Row-wise softmax of `s` in place, with positions `j > i` masked (causal).
-fn causal_softmax_inplace<T: Element>(mut s: ArrayViewMut2<'_, T>) {
+/// Softmax of each row of `s` over its causal columns: row `i` is query position `offset + i`
+/// and keeps columns `0..=offset + i`; the rest become 0.
+fn causal_softmax_rows<T: Element>(mut s: ArrayViewMut2<'_, T>, offset: usize) {
     for (i, mut row) in s.rows_mut().into_iter().enumerate() {
+        let last = offset + i;
         let mut max = T::neg_infinity();
-        for &v in row.iter().take(i + 1) {
+        for &v in row.iter().take(last + 1) {
             max = max.max(v);
         }
         let mut sum = T::zero();
         for (j, v) in row.iter_mut().enumerate() {
-            if j <= i {
+            if j <= last {
                 *v = (*v - max).exp();
                 sum += *v;
             } else {
@@ -223,6 +225,17 @@ fn causal_softmax_inplace<T: Element>(mut s: ArrayViewMut2<'_, T>) {
         }
         row.mapv_inplace(|v| v / sum);
     }
+}
+
+/// Query rows per block of causal attention: block `[r0, r1)` attends to keys `0..r1` only, so
+/// the masked upper triangle is never multiplied (about half the work at long sequences).
+const ATTN_BLOCK_ROWS: usize = 64;
+
+/// The row blocks `[r0, r1)` of a sequence of `seq` positions.
+fn row_blocks(seq: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..seq)
+        .step_by(ATTN_BLOCK_ROWS)
+        .map(move |r0| (r0, (r0 + ATTN_BLOCK_ROWS).min(seq)))
 }
 
 /// What attention's backward needs: the softmax probabilities of every (batch, head), `[s, s]`.
@@ -257,11 +270,18 @@ pub fn attention<T: Element>(
             let q = qkv.slice(s![rows.clone(), l.q(j)]);
             let k = qkv.slice(s![rows.clone(), l.k(j)]);
             let v = qkv.slice(s![rows.clone(), l.v(j)]);
-            let mut sc = mm(q, k.t());
-            sc.mapv_inplace(|x| x * scale);
-            causal_softmax_inplace(sc.view_mut());
-            let o = mm(sc.view(), v);
-            (o, sc)
+            // Block by block of query rows, against the keys up to the block's last row.
+            let mut p = Array2::<T>::zeros((seq, seq));
+            let mut o = Array2::<T>::zeros((seq, l.d));
+            for (r0, r1) in row_blocks(seq) {
+                let mut sc = mm(q.slice(s![r0..r1, ..]), k.slice(s![..r1, ..]).t());
+                sc.mapv_inplace(|x| x * scale);
+                causal_softmax_rows(sc.view_mut(), r0);
+                o.slice_mut(s![r0..r1, ..])
+                    .assign(&mm(sc.view(), v.slice(s![..r1, ..])));
+                p.slice_mut(s![r0..r1, ..r1]).assign(&sc);
+            }
+            (o, p)
         })
         .collect();
     let mut ctx = Array2::<T>::zeros((batch * seq, heads * d));
@@ -341,20 +361,34 @@ pub fn attention_backward<T: Element>(
             let k = qkv.slice(s![rows.clone(), l.k(j)]);
             let v = qkv.slice(s![rows.clone(), l.v(j)]);
             let dout = dctx.slice(s![rows.clone(), j * d..(j + 1) * d]);
-            let dv = mm(p.t(), dout);
-            let mut ds = mm(dout, v.t());
-            Zip::from(ds.rows_mut())
-                .and(p.rows())
-                .for_each(|mut dr, pr| {
-                    let dot = Zip::from(&dr)
-                        .and(&pr)
-                        .fold(T::zero(), |acc, &a, &b| acc + a * b);
-                    Zip::from(&mut dr)
-                        .and(&pr)
-                        .for_each(|x, &pv| *x = pv * (*x - dot) * scale);
-                });
-            let dq = mm(ds.view(), k);
-            let dk = mm(ds.t(), q);
+            // Block by block of query rows, as the forward: the masked upper triangle of P is 0
+            // and is skipped.
+            let (mut dq, mut dk, mut dv) = (
+                Array2::<T>::zeros((seq, d)),
+                Array2::<T>::zeros((seq, d)),
+                Array2::<T>::zeros((seq, d)),
+            );
+            for (r0, r1) in row_blocks(seq) {
+                let pb = p.slice(s![r0..r1, ..r1]);
+                let db = dout.slice(s![r0..r1, ..]);
+                let mut dv_part = dv.slice_mut(s![..r1, ..]);
+                dv_part += &mm(pb.t(), db);
+                let mut ds = mm(db, v.slice(s![..r1, ..]).t());
+                Zip::from(ds.rows_mut())
+                    .and(pb.rows())
+                    .for_each(|mut dr, pr| {
+                        let dot = Zip::from(&dr)
+                            .and(&pr)
+                            .fold(T::zero(), |acc, &a, &b| acc + a * b);
+                        Zip::from(&mut dr)
+                            .and(&pr)
+                            .for_each(|x, &pv| *x = pv * (*x - dot) * scale);
+                    });
+                dq.slice_mut(s![r0..r1, ..])
+                    .assign(&mm(ds.view(), k.slice(s![..r1, ..])));
+                let mut dk_part = dk.slice_mut(s![..r1, ..]);
+                dk_part += &mm(ds.t(), q.slice(s![r0..r1, ..]));
+            }
             [dq, dk, dv]
         })
         .collect();

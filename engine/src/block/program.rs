@@ -374,7 +374,8 @@ pub fn schedule(cfg: &Config) -> Trace {
         hold: Hold::Grad(k),
     };
     let act = |name: &'static str, shape: [usize; 2], hold: Hold| tn(name, shape, hold);
-    // Causal attention still forms the full s×s score matrix per head in this implementation.
+    // FLOPs of the full s×s score matrix per head: what the GPU executor computes (the CPU kernel
+    // skips the masked blocks above the diagonal, about half at long sequences).
     let attn_flops = (bt * hp) as u64 * (4 * (s * s * d) as u64 + 5 * (s * s) as u64);
     let attn_elems = (t * qc + t * hr + 2 * bt * hp * s * s) as u64;
     let qkv_cols = Hold::ColsOf(P::QkvWeight);

@@ -4,7 +4,7 @@ use crate::block::Op;
 use crate::collectives::CollectiveError;
 use crate::config::{Config, ConfigError};
 use crate::dtype::{DType, Element};
-use crate::params::{Model, ParamKind};
+use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
 use crate::reference::{self, ReferenceRun};
 use crate::sharded::{self, ShardedRun};
@@ -106,45 +106,33 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
     let trace = schedule(&cfg);
     let kappa = reference.layer_norm_condition();
     let tol = Tolerance::for_run(&cfg, cfg.dtype, kappa);
-    let mut checks = Vec::new();
     let output = to_f64(&sharded.output());
     let reference_output = to_f64(&reference.output);
     let reference_grad_input = to_f64(&reference.grad_input);
-    // Each rank's copy, or with sequence parallelism each rank's token rows.
-    for r in 0..cfg.tp {
-        let rows = cfg.token_rows(r);
-        checks.push(compare(
-            "output",
-            Some(r),
-            to_f64(&sharded.outputs[r]).view(),
-            reference_output.slice(ndarray::s![rows.clone(), ..]),
-            &tol,
-        ));
-        checks.push(compare(
-            "grad.input",
-            Some(r),
-            to_f64(&sharded.grad_inputs[r]).view(),
-            reference_grad_input.slice(ndarray::s![rows, ..]),
-            &tol,
-        ));
-    }
-    for layer in 0..cfg.layers {
-        for k in ParamKind::ALL {
-            let want_full = reference.grads[layer].get(k);
-            let shard = plan.param(k);
-            for r in 0..cfg.tp {
-                let want = shard.extract(want_full.view(), r);
-                let got = sharded.grads[r][layer].get(k);
-                checks.push(compare(
-                    format!("grad.{}", k.name(layer)),
-                    Some(r),
-                    to_f64(got).view(),
-                    to_f64(&want).view(),
-                    &tol,
-                ));
-            }
-        }
-    }
+    let outputs: Vec<Array2<f64>> = sharded.outputs.iter().map(to_f64).collect();
+    let grad_inputs: Vec<Array2<f64>> = sharded.grad_inputs.iter().map(to_f64).collect();
+    let grads: Vec<Vec<LayerParams<f64>>> = sharded
+        .grads
+        .iter()
+        .map(|layers| layers.iter().map(LayerParams::cast).collect())
+        .collect();
+    let reference_grads: Vec<LayerParams<f64>> =
+        reference.grads.iter().map(LayerParams::cast).collect();
+    let mut checks = crate::verify::check_outputs(
+        &cfg,
+        crate::verify::Outputs {
+            output_per_rank: &outputs,
+            grad_input_per_rank: &grad_inputs,
+            grads: &grads,
+        },
+        crate::verify::Expected {
+            output: &reference_output,
+            grad_input: &reference_grad_input,
+            grads: &reference_grads,
+            layer_norm_condition: kappa,
+        },
+        &tol,
+    );
     let mut collectives = Vec::new();
     for c in &sharded.collectives {
         // The four activation collectives are recorded: the g of each half forward and the f
@@ -209,6 +197,7 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::ParamKind;
     use crate::config::Preset;
 
     #[test]

@@ -13,41 +13,39 @@
 //!   √layers: `4e-2·√layers`. A wrong index, a missing bias or a missed all-reduce gives errors
 //!   of order 1, far above either.
 
-use ndarray::Array2;
-use tplab_engine::params::{LayerParams, ParamKind};
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::verify::{compare as check, Tolerance, Verification};
+use tplab_engine::verify::{check_outputs, Tolerance, Verification};
 use tplab_engine::{Config, DType};
 
-/// Results of an executor to check: every rank's output copy, the input gradient, and every
-/// rank's shard gradients `[rank][layer]`, widened to f64.
-#[derive(Debug, Clone, Copy)]
-pub struct Outputs<'a> {
-    pub output_per_rank: &'a [Array2<f64>],
-    pub grad_input: &'a Array2<f64>,
-    pub grads: &'a [Vec<LayerParams<f64>>],
-}
+/// An executor's results and the reference's: the engine's own types
+/// ([`tplab_engine::verify::Outputs`], [`tplab_engine::verify::Expected`]).
+pub use tplab_engine::verify::{Expected, Outputs};
 
-/// The unsharded reference results the outputs are checked against.
-#[derive(Debug, Clone, Copy)]
-pub struct Expected<'a> {
-    pub output: &'a Array2<f64>,
-    pub grad_input: &'a Array2<f64>,
-    /// Full gradients per layer.
-    pub grads: &'a [LayerParams<f64>],
-    /// LayerNorm conditioning of the data (`ReferenceRun::layer_norm_condition`); 1 if unknown.
-    pub layer_norm_condition: f64,
-}
-
-impl<'a> From<&'a tplab_engine::reference::ReferenceRun<f64>> for Expected<'a> {
-    fn from(r: &'a tplab_engine::reference::ReferenceRun<f64>) -> Self {
-        Self {
-            output: &r.output,
-            grad_input: &r.grad_input,
-            grads: &r.grads,
-            layer_norm_condition: r.layer_norm_condition(),
-        }
+/// The reference results of a CPU reference run.
+pub fn expected(r: &tplab_engine::reference::ReferenceRun<f64>) -> Expected<'_> {
+    Expected {
+        output: &r.output,
+        grad_input: &r.grad_input,
+        grads: &r.grads,
+        layer_norm_condition: r.layer_norm_condition(),
     }
+}
+
+/// A GPU run against the CPU reference of the same model: every rank's output, the input
+/// gradient and every shard gradient, through [`compare`].
+pub fn verify_run(
+    cfg: &Config,
+    run: &crate::run::GpuRun,
+    reference: &tplab_engine::reference::ReferenceRun<f64>,
+) -> Verification {
+    compare(
+        cfg,
+        Outputs {
+            output_per_rank: &run.output_per_rank,
+            grad_input_per_rank: std::slice::from_ref(&run.grad_input),
+            grads: &run.grads,
+        },
+        expected(reference),
+    )
 }
 
 /// The tolerance for a GPU run of `cfg` in `cfg.dtype` on data with LayerNorm conditioning
@@ -69,45 +67,9 @@ pub fn tolerance(cfg: &Config, kappa: f64) -> Tolerance {
 
 /// Compares an executor's results with the reference, tensor by tensor.
 pub fn compare(cfg: &Config, got: Outputs<'_>, want: Expected<'_>) -> Verification {
+    // The one verification path: the engine's, with the GPU's tolerance.
     let tol = tolerance(cfg, want.layer_norm_condition);
-    let plan = ShardPlan::new(cfg);
-    let mut checks = Vec::new();
-    for (r, y) in got.output_per_rank.iter().enumerate() {
-        checks.push(check("output", Some(r), y.view(), want.output.view(), &tol));
-    }
-    checks.push(check(
-        "grad.input",
-        Some(0),
-        got.grad_input.view(),
-        want.grad_input.view(),
-        &tol,
-    ));
-    for (r, layers) in got.grads.iter().enumerate() {
-        for (l, lp) in layers.iter().enumerate() {
-            let Some(full) = want.grads.get(l) else {
-                continue;
-            };
-            for k in ParamKind::ALL {
-                let slice = plan.param(k).extract(full.get(k).view(), r);
-                checks.push(check(
-                    format!("grad.{}", k.name(l)),
-                    Some(r),
-                    lp.get(k).view(),
-                    slice.view(),
-                    &tol,
-                ));
-            }
-        }
-    }
-    if got.grads.len() != plan.tp || got.output_per_rank.len() != plan.tp {
-        checks.push(check(
-            "rank count",
-            None,
-            Array2::from_elem((1, 1), got.grads.len() as f64).view(),
-            Array2::from_elem((1, 1), plan.tp as f64).view(),
-            &tol,
-        ));
-    }
+    let checks = check_outputs(cfg, got, want, &tol);
     Verification {
         tolerance: tol,
         checks,
@@ -134,7 +96,9 @@ pub fn summary(v: &Verification) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tplab_engine::params::Model;
+    use ndarray::Array2;
+    use tplab_engine::params::{LayerParams, Model};
+    use tplab_engine::plan::ShardPlan;
     use tplab_engine::Preset;
 
     fn fake(cfg: &Config) -> (Array2<f64>, Array2<f64>, Vec<LayerParams<f64>>) {
@@ -164,7 +128,7 @@ mod tests {
         let outs = vec![y.clone(); cfg.tp];
         let got = Outputs {
             output_per_rank: &outs,
-            grad_input: &dx,
+            grad_input_per_rank: std::slice::from_ref(&dx),
             grads: &shards,
         };
         let v = compare(&cfg, got, want);

@@ -6,7 +6,7 @@
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::reference::ReferenceRun;
 use tplab_engine::{Config, DType, Preset};
-use tplab_kernels::verify::{compare, summary, Outputs};
+use tplab_kernels::verify::{compare, expected, summary, Outputs};
 use tplab_kernels::{probe, DeviceMode, RunOptions};
 
 fn gpu_available(test: &str) -> bool {
@@ -27,7 +27,7 @@ fn gpu_available(test: &str) -> bool {
 /// The numeric check, written once for both executors: every output copy, the input gradient
 /// and every shard gradient against the reference.
 fn check_outputs(test: &str, cfg: &Config, got: Outputs<'_>, reference: &ReferenceRun<f64>) {
-    let v = compare(cfg, got, reference.into());
+    let v = compare(cfg, got, expected(reference));
     eprintln!("{test} ({}): {}", cfg.label(), summary(&v));
     for c in v.failures() {
         eprintln!(
@@ -55,7 +55,7 @@ fn check_scenario(test: &str, cfg: &Config) {
         &cpu_cfg,
         Outputs {
             output_per_rank: &cpu.outputs,
-            grad_input: &cpu.grad_inputs[0],
+            grad_input_per_rank: &cpu.grad_inputs,
             grads: &cpu.grads,
         },
         &reference,
@@ -78,7 +78,7 @@ fn check_scenario(test: &str, cfg: &Config) {
         cfg,
         Outputs {
             output_per_rank: &run.output_per_rank,
-            grad_input: &run.grad_input,
+            grad_input_per_rank: std::slice::from_ref(&run.grad_input),
             grads: &run.grads,
         },
         &reference,

@@ -234,15 +234,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
     eprintln!("computing the CPU reference (f64) ...");
     let model = tplab_kernels::run::device_model(&cfg);
     let reference = tplab_kernels::reference::reference(&cfg, &model);
-    let v = compare(
-        &cfg,
-        Outputs {
-            output_per_rank: &run.output_per_rank,
-            grad_input: &run.grad_input,
-            grads: &run.grads,
-        },
-        (&reference).into(),
-    );
+    let v = tplab_kernels::verify::verify_run(&cfg, &run, &reference);
     outln!("{} — {}", run.devices.join(", "), run.mode);
     let source = match run.trace.time_source {
         tplab_engine::trace::TimeSource::CostModel => "modeled",

@@ -78,15 +78,7 @@ fn execute(cfg: Config, iters: usize, progress: Progress) -> Result<RunView, Str
     report("computing the CPU reference", 1.0);
     let model = tplab_kernels::run::device_model(&cfg);
     let reference = tplab_kernels::reference::reference(&cfg, &model);
-    let v = compare(
-        &cfg,
-        Outputs {
-            output_per_rank: &run.output_per_rank,
-            grad_input: &run.grad_input,
-            grads: &run.grads,
-        },
-        (&reference).into(),
-    );
+    let v = tplab_kernels::verify::verify_run(&cfg, &run, &reference);
     let mut measured = run.trace.clone();
     for e in &mut measured.events {
         if let Some(m) = e.measured {

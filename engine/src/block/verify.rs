@@ -157,6 +157,98 @@ pub fn compare(
     }
 }
 
+/// What an executor produced, widened to f64: every rank's copy of the output (with sequence
+/// parallelism its token rows), the input gradient (one full copy, or every rank's token rows),
+/// and every rank's shard gradients `[rank][layer]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Outputs<'a> {
+    pub output_per_rank: &'a [Array2<f64>],
+    pub grad_input_per_rank: &'a [Array2<f64>],
+    pub grads: &'a [Vec<crate::params::LayerParams<f64>>],
+}
+
+/// The unsharded reference's results the outputs are checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct Expected<'a> {
+    pub output: &'a Array2<f64>,
+    pub grad_input: &'a Array2<f64>,
+    /// Full gradients per layer.
+    pub grads: &'a [crate::params::LayerParams<f64>],
+    /// LayerNorm conditioning of the data ([`crate::reference::ReferenceRun::layer_norm_condition`]).
+    pub layer_norm_condition: f64,
+}
+
+/// The one verification of an executor against the reference, for the CPU and the GPU alike:
+/// every rank's output (its token rows with sequence parallelism), the input gradient, and every
+/// rank's shard of every parameter gradient against the same slice of the reference's, as the
+/// shard plan cuts it; a wrong number of ranks fails too.
+pub fn check_outputs(
+    cfg: &Config,
+    got: Outputs<'_>,
+    want: Expected<'_>,
+    tol: &Tolerance,
+) -> Vec<Check> {
+    let plan = crate::plan::ShardPlan::new(cfg);
+    let tp = cfg.tp.max(1);
+    // A copy that covers every token, or rank `r`'s rows of them.
+    let rows_of = |a: &Array2<f64>, r: usize, full: &Array2<f64>| {
+        if a.nrows() == full.nrows() {
+            0..full.nrows()
+        } else {
+            cfg.token_rows(r)
+        }
+    };
+    let mut checks = Vec::new();
+    for (r, y) in got.output_per_rank.iter().enumerate() {
+        let rows = rows_of(y, r, want.output);
+        checks.push(compare(
+            "output",
+            Some(r),
+            y.view(),
+            want.output.slice(ndarray::s![rows, ..]),
+            tol,
+        ));
+    }
+    for (r, dx) in got.grad_input_per_rank.iter().enumerate() {
+        let rows = rows_of(dx, r, want.grad_input);
+        checks.push(compare(
+            "grad.input",
+            Some(r),
+            dx.view(),
+            want.grad_input.slice(ndarray::s![rows, ..]),
+            tol,
+        ));
+    }
+    for (layer, full) in want.grads.iter().enumerate() {
+        for k in crate::params::ParamKind::ALL {
+            let shard = plan.param(k);
+            for (r, layers) in got.grads.iter().enumerate() {
+                let Some(lp) = layers.get(layer) else {
+                    continue;
+                };
+                let slice = shard.extract(full.get(k).view(), r);
+                checks.push(compare(
+                    format!("grad.{}", k.name(layer)),
+                    Some(r),
+                    lp.get(k).view(),
+                    slice.view(),
+                    tol,
+                ));
+            }
+        }
+    }
+    if got.grads.len() != tp || got.output_per_rank.len() != tp {
+        checks.push(compare(
+            "rank count",
+            None,
+            Array2::from_elem((1, 1), got.grads.len() as f64).view(),
+            Array2::from_elem((1, 1), tp as f64).view(),
+            tol,
+        ));
+    }
+    checks
+}
+
 /// `|got − want|` elementwise, for heatmaps.
 pub fn error_matrix(got: ArrayView2<'_, f64>, want: ArrayView2<'_, f64>) -> Array2<f64> {
     if got.dim() != want.dim() {

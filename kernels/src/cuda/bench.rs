@@ -5,7 +5,6 @@ use crate::bench::{
 };
 use crate::error::GpuError;
 use crate::run::{device_model, DeviceMode, RunOptions};
-use crate::verify::{compare, Outputs};
 use tplab_engine::{Config, DType};
 
 use super::exec::Micro;
@@ -54,15 +53,7 @@ fn bench_typed<T: super::exec::GpuElem>(
             },
             &mut |_, _| {},
         )?;
-        let v = compare(
-            &cfg,
-            Outputs {
-                output_per_rank: &run.output_per_rank,
-                grad_input: &run.grad_input,
-                grads: &run.grads,
-            },
-            (&reference).into(),
-        );
+        let v = crate::verify::verify_run(&cfg, &run, &reference);
         let mut its = run.iteration_ms.clone();
         its.sort_by(f64::total_cmp);
         let iteration_ms = its.get(its.len() / 2).copied().unwrap_or(0.0);

@@ -197,8 +197,8 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::ParamKind;
     use crate::config::Preset;
+    use crate::params::ParamKind;
 
     #[test]
     fn tiny_f64_agrees_to_1e12_and_issues_the_trace_order() {

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tplab_engine::{Config, DType, Preset};
 use tplab_kernels::bench::{BenchOptions, ALL_REDUCE_TARGET, GEMM_TARGET};
-use tplab_kernels::verify::{compare, Outputs};
 use tplab_kernels::{DeviceMode, RunOptions};
 
 /// `tplab gpu ...`

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 use tplab_engine::trace::{Event, Trace};
 use tplab_engine::{Config, DType};
 use tplab_kernels::summary::{op_table, OpRow};
-use tplab_kernels::verify::{compare, Outputs};
 use tplab_kernels::{DeviceMode, Probe, RunOptions};
 
 /// What a finished run shows.

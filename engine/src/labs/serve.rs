@@ -1358,7 +1358,7 @@ pub fn tiny_report<T: Element>(
 /// weights) trained once for 300 Adam steps on the guide. Regenerate with
 /// `cargo run --release -p tplab-engine --example train_tiny_serve` (writes
 /// `engine/data/tiny_serve.safetensors`).
-pub const SHIPPED_TINY: &[u8] = include_bytes!("../data/tiny_serve.safetensors");
+pub const SHIPPED_TINY: &[u8] = include_bytes!("../../data/tiny_serve.safetensors");
 
 fn tensor_names(layers: usize) -> Vec<String> {
     let mut v: Vec<String> = ["embedding", "pos", "lnf.weight", "lnf.bias"]

@@ -67,6 +67,29 @@ impl ParamKind {
         }
     }
 
+    /// The symbol a learner reads, as in Megatron-LM's paper: `W1` for `mlp.fc1.weight`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            ParamKind::Ln1Weight => "LN1.w",
+            ParamKind::Ln1Bias => "LN1.b",
+            ParamKind::QkvWeight => "W_qkv",
+            ParamKind::QkvBias => "b_qkv",
+            ParamKind::OutWeight => "W_out",
+            ParamKind::OutBias => "b_out",
+            ParamKind::Ln2Weight => "LN2.w",
+            ParamKind::Ln2Bias => "LN2.b",
+            ParamKind::Fc1Weight => "W1",
+            ParamKind::Fc1Bias => "b1",
+            ParamKind::Fc2Weight => "W2",
+            ParamKind::Fc2Bias => "b2",
+        }
+    }
+
+    /// The parameter whose [`ParamKind::suffix`] is `suffix`.
+    pub fn from_suffix(suffix: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.suffix() == suffix)
+    }
+
     /// Full name in layer `layer`: `layers.{layer}.{suffix}`.
     pub fn name(self, layer: usize) -> String {
         format!("layers.{layer}.{}", self.suffix())

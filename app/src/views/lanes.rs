@@ -7,6 +7,7 @@ use super::{gpu_color, text_shape};
 use crate::i18n::t_args;
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use tplab_engine::block::{Placement, TensorPlacement};
+use tplab_engine::params::ParamKind;
 use tplab_engine::trace::{Event, Pass, Trace};
 use tplab_lessons::Lang;
 
@@ -70,7 +71,8 @@ pub fn step_heading(lang: Lang, n: usize, total: usize, layer: usize, pass: Pass
 /// Whether `tensor` is a parameter or its gradient (a split along dim 0 is then "its rows";
 /// for an activation it is "its tokens").
 fn is_parameter(tensor: &str) -> bool {
-    tensor.ends_with(".weight") || tensor.ends_with(".bias") || tensor.starts_with("grad.")
+    let name = tensor.strip_prefix("grad.").unwrap_or(tensor);
+    ParamKind::from_suffix(name).is_some()
 }
 
 /// The placement in words: "whole copy", "its columns", "its rows", "its tokens", "partial sum".
@@ -100,28 +102,11 @@ fn lane_event(events: &[Event], r: usize) -> Option<(&Event, usize)> {
 /// The short symbol a learner reads for a tensor: `W1` for `mlp.fc1.weight`, `dW1` for its
 /// gradient; activations keep their names (`X`, `H1`, `A`).
 pub fn symbol(tensor: &str) -> String {
-    const SYMBOLS: [(&str, &str); 12] = [
-        ("ln1.weight", "LN1.w"),
-        ("ln1.bias", "LN1.b"),
-        ("attn.qkv.weight", "W_qkv"),
-        ("attn.qkv.bias", "b_qkv"),
-        ("attn.out.weight", "W_out"),
-        ("attn.out.bias", "b_out"),
-        ("ln2.weight", "LN2.w"),
-        ("ln2.bias", "LN2.b"),
-        ("mlp.fc1.weight", "W1"),
-        ("mlp.fc1.bias", "b1"),
-        ("mlp.fc2.weight", "W2"),
-        ("mlp.fc2.bias", "b2"),
-    ];
     let (grad, name) = match tensor.strip_prefix("grad.") {
         Some(rest) => ("d", rest),
         None => ("", tensor),
     };
-    let sym = SYMBOLS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map_or(name, |(_, s)| s);
+    let sym = ParamKind::from_suffix(name).map_or(name, ParamKind::symbol);
     format!("{grad}{sym}")
 }
 

@@ -106,8 +106,10 @@ pub fn symbol(tensor: &str) -> String {
         Some(rest) => ("d", rest),
         None => ("", tensor),
     };
-    let sym = ParamKind::from_suffix(name).map_or(name, ParamKind::symbol);
-    format!("{grad}{sym}")
+    match ParamKind::from_suffix(name) {
+        Some(k) => format!("{grad}{}", k.symbol()),
+        None => format!("{grad}{name}"),
+    }
 }
 
 /// A tensor as a rank holds it, in the JAX scaling book's notation: `W1[:, 768:1536]`, `X[0:64, :]`

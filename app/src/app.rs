@@ -17,7 +17,7 @@ const PRESENTER_ZOOM: f32 = 1.6;
 pub const SIDE_BAR_WIDTH: f32 = 170.0;
 
 /// Light or dark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 pub enum ThemeChoice {
     #[default]
     Light,
@@ -164,7 +164,7 @@ impl Default for TplabApp {
 
 impl TplabApp {
     /// Restores the saved state, if any.
-    pub fn new(cc: &eframe::CreationContext<'_>) -> Self {
+    pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch) -> Self {
         let mut app = Self::default();
         if let Some(saved) = cc
             .storage
@@ -172,7 +172,28 @@ impl TplabApp {
         {
             app.restore(saved);
         }
+        app.apply_launch(&cc.egui_ctx, launch);
         app
+    }
+
+    /// Applies the command line's choices over the saved state: a teacher's
+    /// `tplab --view walkthrough --presenter --lang tr` opens straight there.
+    pub fn apply_launch(&mut self, ctx: &egui::Context, launch: &Launch) {
+        if let Some(view) = &launch.view {
+            self.show_me(&ShowMe {
+                view: view.clone(),
+                ..Default::default()
+            });
+        }
+        if launch.presenter {
+            self.shared.presenter = true;
+        }
+        if let Some(theme) = launch.theme {
+            self.set_theme(theme);
+        }
+        if let Some(lang) = launch.lang {
+            crate::i18n::set_lang(ctx, lang);
+        }
     }
 
     /// Applies saved state, checking every value first: what is out of range is replaced by
@@ -481,7 +502,52 @@ impl eframe::App for TplabApp {
 }
 
 /// Opens the desktop window. Without a display, says how to use the CLI and exits non-zero.
-pub fn run() -> anyhow::Result<ExitCode> {
+/// What the command line asks the app to open with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Launch {
+    /// A view id (`walkthrough` is the Step view's other name).
+    pub view: Option<String>,
+    pub presenter: bool,
+    pub lang: Option<tplab_lessons::Lang>,
+    pub theme: Option<ThemeChoice>,
+}
+
+impl Launch {
+    /// Checks the view name against the app's views: an unknown one is an error naming them all.
+    pub fn new(
+        view: Option<&str>,
+        presenter: bool,
+        lang: Option<tplab_lessons::Lang>,
+        theme: Option<ThemeChoice>,
+    ) -> anyhow::Result<Self> {
+        let view = match view {
+            None => None,
+            Some(v) => {
+                let id = if v == "walkthrough" { "step" } else { v };
+                let ids: Vec<&str> = crate::views::all_views().iter().map(|v| v.id()).collect();
+                if !ids.contains(&id) {
+                    anyhow::bail!(
+                        "unknown view '{v}': choose one of walkthrough, {}",
+                        ids.iter()
+                            .filter(|i| **i != "step")
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+                Some(id.to_string())
+            }
+        };
+        Ok(Self {
+            view,
+            presenter,
+            lang,
+            theme,
+        })
+    }
+}
+
+pub fn run(launch: Launch) -> anyhow::Result<ExitCode> {
     let no_display = cfg!(target_os = "linux")
         && std::env::var_os("DISPLAY").is_none()
         && std::env::var_os("WAYLAND_DISPLAY").is_none();
@@ -499,7 +565,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let result = eframe::run_native(
         "tplab",
         options,
-        Box::new(|cc| Ok(Box::new(TplabApp::new(cc)))),
+        Box::new(move |cc| Ok(Box::new(TplabApp::new(cc, &launch)))),
     );
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),

@@ -14,6 +14,18 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Open the app on this view (e.g. walkthrough, playground, collectives, lessons, quiz).
+    #[arg(long, global = false)]
+    view: Option<String>,
+    /// Open in presenter mode (full screen, large type; F11 toggles it).
+    #[arg(long)]
+    presenter: bool,
+    /// The app's language: en or tr.
+    #[arg(long)]
+    lang: Option<tplab_lessons::Lang>,
+    /// light or dark.
+    #[arg(long)]
+    theme: Option<tplab::app::ThemeChoice>,
 }
 
 /// One variant per subcommand; each lives in `cli/<name>.rs` with `Args` and `run`.
@@ -96,7 +108,12 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => tplab::run(),
+        None => tplab::run(tplab::app::Launch::new(
+            cli.view.as_deref(),
+            cli.presenter,
+            cli.lang,
+            cli.theme,
+        )?),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::Plan(args)) => cli::plan::run(args),
         Some(Command::Memory(args)) => cli::memory::run(args),

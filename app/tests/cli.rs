@@ -615,3 +615,16 @@ fn a_broken_cuda_library_is_reported_without_panic_text() {
         "{out}{err}"
     );
 }
+
+#[test]
+fn an_unknown_view_flag_names_the_views_before_any_window_opens() {
+    let (ok, out, err) = tplab(&["--view", "nosuch"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("unknown view 'nosuch'") && err.contains("walkthrough"),
+        "{err}"
+    );
+    let (ok, _, err) = tplab(&["--lang", "de"]);
+    assert!(!ok);
+    assert!(err.contains("unknown language 'de'"), "{err}");
+}

@@ -148,3 +148,28 @@ fn fc1_on_gpu_1_holds_the_second_quarter_of_w1() {
         "{text}"
     );
 }
+
+/// A teacher starts straight in class mode: `tplab --view walkthrough --presenter --lang tr`.
+#[test]
+fn launch_flags_open_the_walkthrough_in_presenter_mode_in_turkish() {
+    let launch = tplab::app::Launch::new(Some("walkthrough"), true, Some(Lang::Tr), None)
+        .expect("walkthrough is a view");
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 720.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default());
+    let ctx = harness.ctx.clone();
+    harness.state_mut().apply_launch(&ctx, &launch);
+    harness.run_steps(2);
+    assert_eq!(harness.state().active_id(), "step");
+    assert!(harness.state().shared.presenter);
+    assert_eq!(tplab::i18n::current_lang(&harness.ctx), Lang::Tr);
+    harness.get_by_label_contains("Adım 1/");
+    let err = tplab::app::Launch::new(Some("walkthru"), false, None, None)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("unknown view 'walkthru'") && err.contains("walkthrough, playground"),
+        "{err}"
+    );
+}

@@ -214,3 +214,11 @@ walk-numbers-sum = the sum (every GPU)
 walk-numbers-reference = the unsharded reference
 walk-numbers-match = The sum equals the reference to { $error } relative (tolerance { $tolerance }): the partial sums add up.
 walk-numbers-mismatch = The sum differs from the reference by { $error } relative (tolerance { $tolerance }): a bug.
+
+## The first screen.
+welcome-title = Welcome to tplab
+welcome-intro = A lab for tensor parallelism: how one layer is split over several GPUs, and why.
+welcome-lesson = Start with lesson 1
+welcome-walk = Walk through a layer, step by step
+welcome-quiz = Take the quiz
+welcome-skip = or open the Playground

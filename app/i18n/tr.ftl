@@ -214,3 +214,11 @@ walk-numbers-sum = toplam (her GPU'da)
 walk-numbers-reference = bölünmemiş referans
 walk-numbers-match = Toplam referansla { $error } göreli farkla aynı (tolerans { $tolerance }): kısmi toplamlar doğru toplanıyor.
 walk-numbers-mismatch = Toplam referanstan { $error } göreli farkla ayrılıyor (tolerans { $tolerance }): bu bir hata.
+
+## İlk ekran.
+welcome-title = tplab'e hoş geldiniz
+welcome-intro = Tensör paralelliği için bir laboratuvar: bir katman birkaç GPU'ya nasıl bölünür ve neden.
+welcome-lesson = 1. dersle başla
+welcome-walk = Bir katmanı adım adım izle
+welcome-quiz = Teste başla
+welcome-skip = ya da Playground'u aç

@@ -48,6 +48,9 @@ pub struct TplabApp {
     pub export_dir: PathBuf,
     /// What the last restore refused (out-of-range saved values replaced by defaults).
     restore_notice: Option<String>,
+    /// The first screen: shown on a first run (no saved state, no `--view`) until the learner
+    /// picks where to start.
+    pub welcome: bool,
 }
 
 /// The ranges the Playground's controls allow for the shared scenario; a saved configuration
@@ -158,6 +161,7 @@ impl Default for TplabApp {
             export_status: Arc::new(Mutex::new(None)),
             export_dir: PathBuf::from("."),
             restore_notice: None,
+            welcome: false,
         }
     }
 }
@@ -166,11 +170,12 @@ impl TplabApp {
     /// Restores the saved state, if any.
     pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch) -> Self {
         let mut app = Self::default();
-        if let Some(saved) = cc
+        match cc
             .storage
             .and_then(|s| eframe::get_value::<Saved>(s, STORAGE_KEY))
         {
-            app.restore(saved);
+            Some(saved) => app.restore(saved),
+            None => app.welcome = launch.view.is_none(),
         }
         app.apply_launch(&cc.egui_ctx, launch);
         app
@@ -377,8 +382,60 @@ impl TplabApp {
             .exact_size(SIDE_BAR_WIDTH)
             .show(ui, |ui| self.side_bar(ui));
         egui::CentralPanel::default_margins().show(ui, |ui| {
-            if let Some(v) = self.views.get_mut(self.active) {
+            if self.welcome {
+                self.welcome_ui(ui);
+            } else if let Some(v) = self.views.get_mut(self.active) {
                 v.ui(ui, &mut self.shared);
+            }
+        });
+    }
+
+    /// The first screen: three ways in, in the learner's language.
+    fn welcome_ui(&mut self, ui: &mut egui::Ui) {
+        let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+        ui.add_space(2.0 * size);
+        ui.vertical_centered(|ui| {
+            let lang = crate::i18n::current_lang(ui.ctx());
+            let t = |id: &str| crate::i18n::t(lang, id);
+            ui.heading(egui::RichText::new(t("welcome-title")).size(2.0 * size));
+            ui.add_space(0.5 * size);
+            ui.label(t("welcome-intro"));
+            ui.add_space(size);
+            ui.horizontal(|ui| {
+                // Centred by hand: a row inside a centred column starts at its left edge.
+                ui.add_space(((ui.available_width() - 14.0 * size) / 2.0).max(0.0));
+                crate::i18n::language_switch(ui);
+            });
+            ui.add_space(1.5 * size);
+            let button = |ui: &mut egui::Ui, id: &str| {
+                ui.add_sized(
+                    [24.0 * size, 2.6 * size],
+                    egui::Button::new(egui::RichText::new(t(id)).size(1.2 * size)),
+                )
+                .clicked()
+            };
+            let mut target = None;
+            if button(ui, "welcome-lesson") {
+                target = Some("lessons");
+            }
+            ui.add_space(0.5 * size);
+            if button(ui, "welcome-walk") {
+                target = Some("step");
+            }
+            ui.add_space(0.5 * size);
+            if button(ui, "welcome-quiz") {
+                target = Some("quiz");
+            }
+            ui.add_space(size);
+            if ui.link(t("welcome-skip")).clicked() {
+                target = Some("playground");
+            }
+            if let Some(view) = target {
+                self.welcome = false;
+                self.shared.navigate(ShowMe {
+                    view: view.into(),
+                    ..Default::default()
+                });
             }
         });
     }
@@ -398,6 +455,7 @@ impl TplabApp {
         for (i, v) in self.views.iter().enumerate() {
             if ui.selectable_label(i == self.active, v.title()).clicked() {
                 self.active = i;
+                self.welcome = false;
             }
         }
         ui.separator();

@@ -182,3 +182,44 @@ fn walkthrough_snapshots() {
     results.extend_harness(&mut harness);
     results.unwrap();
 }
+
+/// The first screen, as a new learner meets it, in English (light, 1280×720) and Turkish (dark,
+/// 1920×1080).
+#[test]
+fn welcome_snapshots() {
+    use tplab_lessons::Lang;
+    let mut results = egui_kittest::SnapshotResults::new();
+    for (w, h, lang, theme, name) in [
+        (
+            1280.0,
+            720.0,
+            Lang::En,
+            ThemeChoice::Light,
+            "welcome_1280x720_en_light",
+        ),
+        (
+            1920.0,
+            1080.0,
+            Lang::Tr,
+            ThemeChoice::Dark,
+            "welcome_1920x1080_tr_dark",
+        ),
+    ] {
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.welcome = true;
+        let mut harness = Harness::builder()
+            .with_size([w, h])
+            .wgpu_setup(gl_setup())
+            .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+        tplab::i18n::set_lang(&harness.ctx, lang);
+        harness.run_steps(3);
+        harness.mask(egui::Rect::from_min_max(
+            egui::pos2(0.0, 0.0),
+            egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
+        ));
+        harness.snapshot_options(name, &options());
+        results.extend_harness(&mut harness);
+    }
+    results.unwrap();
+}

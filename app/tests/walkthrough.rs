@@ -173,3 +173,32 @@ fn launch_flags_open_the_walkthrough_in_presenter_mode_in_turkish() {
         "{err}"
     );
 }
+
+/// The first screen offers three ways in, in the learner's language, and each lands where it says.
+#[test]
+fn the_first_screen_leads_to_a_lesson_the_walkthrough_or_the_quiz() {
+    for (label_en, label_tr, view) in [
+        ("Start with lesson 1", "1. dersle başla", "lessons"),
+        (
+            "Walk through a layer, step by step",
+            "Bir katmanı adım adım izle",
+            "step",
+        ),
+        ("Take the quiz", "Teste başla", "quiz"),
+    ] {
+        for lang in [Lang::En, Lang::Tr] {
+            let mut app = TplabApp::default();
+            app.welcome = true;
+            let mut harness = Harness::builder()
+                .with_size([1280.0, 720.0])
+                .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+            tplab::i18n::set_lang(&harness.ctx, lang);
+            harness.run_steps(2);
+            let label = if lang == Lang::En { label_en } else { label_tr };
+            harness.get_by_label(label).click();
+            harness.run_steps(2);
+            assert!(!harness.state().welcome);
+            assert_eq!(harness.state().active_id(), view, "{label}");
+        }
+    }
+}

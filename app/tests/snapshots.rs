@@ -223,3 +223,37 @@ fn welcome_snapshots() {
     }
     results.unwrap();
 }
+
+/// Numbers mode at fc2's all-reduce on the numbers layer: both GPUs' partial sums, the sum and the
+/// reference.
+#[test]
+fn walkthrough_numbers_snapshot() {
+    let mut app = TplabApp::default();
+    app.set_theme(ThemeChoice::Light);
+    app.shared
+        .scenario
+        .set_config(tplab::views::step::numbers_config());
+    app.load_view_state("step", r#"{"numbers": true}"#);
+    app.shared.navigate(ShowMe {
+        view: "step".into(),
+        pass: Some("forward".into()),
+        event: Some("mlp.g".into()),
+        ..Default::default()
+    });
+    let mut harness = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .wgpu_setup(gl_setup())
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    harness.run_steps(3);
+    harness.get_by_label_contains("the partial sums add up");
+    harness.mask(egui::Rect::from_min_max(
+        egui::pos2(0.0, 0.0),
+        egui::pos2(SIDE_BAR_WIDTH + 2.0, 1000.0),
+    ));
+    // The last digits of the error depend on the CPU's SIMD width: mask the verdict line.
+    let verdict = harness
+        .get_by_label_contains("the partial sums add up")
+        .rect();
+    harness.mask(verdict);
+    harness.snapshot_options("walkthrough_numbers_1600x1000_en_light", &options());
+}

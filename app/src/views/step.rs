@@ -543,6 +543,8 @@ impl StepThrough {
                 });
             });
         };
+        // Two rows, so that nothing runs off a 1280-pixel screen: the partial sums, then their
+        // sum beside the reference.
         egui::ScrollArea::horizontal()
             .id_salt("numbers")
             .show(ui, |ui| {
@@ -554,8 +556,13 @@ impl StepThrough {
                             t("walk-placement-partial")
                         );
                         grid(ui, format!("partial{r}"), title, p);
-                        ui.label(if r + 1 < c.partials.len() { "+" } else { "=" });
+                        if r + 1 < c.partials.len() {
+                            ui.label("+");
+                        }
                     }
+                });
+                ui.horizontal_top(|ui| {
+                    ui.label("=");
                     grid(ui, "sum".into(), t("walk-numbers-sum"), &c.result);
                     grid(
                         ui,

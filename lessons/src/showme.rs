@@ -33,10 +33,11 @@ pub enum View {
     Gpu,
     Lessons,
     Quiz,
+    Serve,
 }
 
 impl View {
-    pub const ALL: [View; 13] = [
+    pub const ALL: [View; 14] = [
         View::Playground,
         View::Step,
         View::Collectives,
@@ -50,6 +51,7 @@ impl View {
         View::Gpu,
         View::Lessons,
         View::Quiz,
+        View::Serve,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,6 +69,7 @@ impl View {
             View::Gpu => "gpu",
             View::Lessons => "lessons",
             View::Quiz => "quiz",
+            View::Serve => "serve",
         }
     }
 
@@ -74,7 +77,7 @@ impl View {
     pub fn title(self) -> &'static str {
         match self {
             View::Playground => "Playground",
-            View::Step => "Step through",
+            View::Step => "Walkthrough",
             View::Collectives => "Collectives",
             View::Timeline => "Timeline",
             View::Memory => "Memory",
@@ -86,6 +89,7 @@ impl View {
             View::Gpu => "GPU",
             View::Lessons => "Lessons",
             View::Quiz => "Quiz",
+            View::Serve => "Serve",
         }
     }
 
@@ -105,6 +109,7 @@ impl View {
             View::Gpu => "GPU",
             View::Lessons => "Dersler",
             View::Quiz => "Kısa sınav",
+            View::Serve => "Sunum (serving)",
         }
     }
 
@@ -347,7 +352,7 @@ impl ShowMe {
         self.describe_in(Lang::En)
     }
 
-    /// The description in `lang`; in Turkish, e.g. `Adım adım görünümü (Step through),
+    /// The description in `lang`; in Turkish, e.g. `Adım adım görünümü (Walkthrough),
     /// gpt2-small, TP=4, ileri geçişte mlp.g` (the app's side bar names views in English).
     pub fn describe_in(&self, lang: Lang) -> String {
         let cfg = self.config();
@@ -479,7 +484,7 @@ event = "attn.f.bwd""#,
         let tr = t.describe_in(Lang::Tr);
         assert_eq!(
             tr,
-            "Adım adım görünümü (Step through), gpt2-small, TP=4, dizi paralelliği, geri geçişte mlp.f.bwd"
+            "Adım adım görünümü (Walkthrough), gpt2-small, TP=4, dizi paralelliği, geri geçişte mlp.f.bwd"
         );
         assert_eq!(
             t.describe(),

@@ -178,7 +178,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     outln!(
-        "Model only (engine/src/serve_cost.rs); calibration against published TensorRT-LLM and \
+        "Model only (engine/src/labs/serve_cost.rs); calibration against published TensorRT-LLM and \
          NeMo figures in docs/calibration.md (Serving): it predicts short prompts and decode \
          30-55% low."
     );

@@ -202,3 +202,30 @@ fn the_first_screen_leads_to_a_lesson_the_walkthrough_or_the_quiz() {
         }
     }
 }
+
+/// A Show me lands on the scenario it names and nothing left over: a learner who switched to the
+/// tree algorithm and sequence parallelism, then presses a ring demo's button, sees ring.
+#[test]
+fn show_me_sets_every_scenario_field_and_leaves_nothing_over() {
+    let mut app = TplabApp::default();
+    let mut cfg = app.shared.scenario.config().clone();
+    cfg.algorithm = tplab_engine::Algorithm::Tree;
+    cfg.sequence_parallel = true;
+    cfg.layers = 5;
+    app.shared.scenario.set_config(cfg);
+    app.show_me(&ShowMe {
+        view: "collectives".into(),
+        tp: Some(4),
+        ..Default::default()
+    });
+    let now = app.shared.scenario.config();
+    assert_eq!(now.algorithm, tplab_engine::Algorithm::Ring);
+    assert!(!now.sequence_parallel);
+    assert_eq!((now.layers, now.tp, now.hidden), (1, 4, 768));
+    // A target naming no scenario field keeps the learner's.
+    app.show_me(&ShowMe {
+        view: "quiz".into(),
+        ..Default::default()
+    });
+    assert_eq!(app.shared.scenario.config().tp, 4);
+}

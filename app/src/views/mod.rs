@@ -235,12 +235,23 @@ impl Shared {
     /// [`View::show_me`].
     pub fn apply_scenario(&mut self, target: &ShowMe) {
         let mut config = self.scenario.config().clone();
-        if let Some(p) = target
-            .preset
-            .as_deref()
-            .and_then(|p| p.parse::<Preset>().ok())
-        {
-            config = p.config();
+        // A target that names any scenario field lands on a known scenario: its preset (GPT-2
+        // small when it names none) with exactly the fields it names, so nothing left over from
+        // earlier (a tree algorithm, sequence parallelism, 5 layers) changes what the lesson
+        // shows. A target that names none keeps the learner's scenario.
+        let names_scenario = target.preset.is_some()
+            || target.tp.is_some()
+            || target.layers.is_some()
+            || target.kv_heads.is_some()
+            || target.sequence_parallel.is_some()
+            || target.algorithm.is_some();
+        if names_scenario {
+            config = target
+                .preset
+                .as_deref()
+                .and_then(|p| p.parse::<Preset>().ok())
+                .unwrap_or(Preset::Gpt2Small)
+                .config();
         }
         if let Some(tp) = target.tp {
             config.tp = tp;

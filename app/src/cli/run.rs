@@ -46,7 +46,7 @@ pub fn print_trace_table(trace: &Trace) {
         for layer in 0..cfg.layers {
             outln!("\nlayer {layer}, {} pass", pass.name());
             outln!(
-                "  {:<24} {:<34} {:>10} {:>12} {:>11} {:>11} {:>10}",
+                "  {:<24} {:<42} {:>10} {:>12} {:>11} {:>11} {:>10}",
                 "op",
                 "kind",
                 "out/rank",
@@ -80,7 +80,7 @@ pub fn print_trace_table(trace: &Trace) {
                     }
                 };
                 outln!(
-                    "  {:<24} {:<34} {:>10} {:>12.4} {:>11} {:>11} {:>10.2}",
+                    "  {:<24} {:<42} {:>10} {:>12.4} {:>11} {:>11} {:>10.2}",
                     e.name(),
                     kind,
                     format!("{}x{}", e.output[0], e.output[1]),

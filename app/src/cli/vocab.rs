@@ -62,7 +62,9 @@ fn print(report: &VocabReport) {
             range.len() - real
         );
     }
-    outln!("\n  pass      event            kind                     shape        sent/rank");
+    outln!(
+        "\n  pass      event            kind                                           shape    sent/rank"
+    );
     for e in report
         .events
         .iter()
@@ -70,7 +72,7 @@ fn print(report: &VocabReport) {
     {
         let kind = match &e.kind {
             EventKind::Compute { op, parallel } => {
-                format!("{op:?} {parallel:?}").replace(" { bias: false }", "")
+                format!("{} ({})", op.label(), parallel.label())
             }
             EventKind::Collective {
                 kind, algorithm, ..
@@ -79,7 +81,7 @@ fn print(report: &VocabReport) {
             }
         };
         outln!(
-            "  {:<9} {:<16} {:<24} {:>12} {:>12}",
+            "  {:<9} {:<16} {:<42} {:>9} {:>12}",
             e.pass.name(),
             e.name(),
             kind,

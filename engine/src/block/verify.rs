@@ -10,7 +10,7 @@
 //!
 //! `max|got − want| ≤ 16 · ε · √K · (L + 1) · max(max|want|, 1)`
 //!
-//! with `ε` the dtype's machine epsilon, `K` the longest reduction in the block (`max(h, f, s)`),
+//! with `ε` the dtype's machine epsilon, `K` the longest reduction in the block (`max(h, f, s, b·s)`: weight gradients sum over every token),
 //! `L + 1` for the depth the error passes through (forward through `L` blocks, then back), and 16 =
 //! 2 executors × λ = 4 (failure probability < 1e-3 per sum) × 2 for `Σ|ab|/|Σab|` of random data.
 //! For f32 at GPT-2-small width (K = 3072, L = 1) that is 2.1e-4; measured errors there are about
@@ -50,7 +50,9 @@ impl Tolerance {
     /// (`max_t rms(x_t)/σ(x_t)`, see [`layer_norm_condition`]).
     pub fn for_run(cfg: &Config, dtype: DType, kappa: f64) -> Self {
         let eps = dtype.epsilon();
-        let k = cfg.hidden.max(cfg.ffn).max(cfg.seq);
+        // The longest reduction: a dot product over hidden or ffn, attention over seq, and every
+        // weight and bias gradient, which sums over all batch·seq tokens.
+        let k = cfg.hidden.max(cfg.ffn).max(cfg.seq).max(cfg.tokens());
         let depth = cfg.layers + 1;
         let conditioning = if kappa.is_finite() {
             kappa.max(1.0)
@@ -59,8 +61,8 @@ impl Tolerance {
         };
         let relative = 16.0 * eps * (k as f64).sqrt() * depth as f64 * conditioning;
         let reason = format!(
-            "{dtype} ε={eps:.2e} × √K (K={k}, longest reduction; rounding errors add like a \
-             random walk) × depth (layers+1)={depth} × 16 (two executors × λ=4 × Σ|ab|/|Σab|) \
+            "{dtype} ε={eps:.2e} × √K (K={k}, longest reduction: hidden, ffn, or the tokens a \
+             gradient sums over; rounding errors add like a random walk) × depth (layers+1)={depth} × 16 (two executors × λ=4 × Σ|ab|/|Σab|) \
              × max(1, κ)={conditioning:.2} (LayerNorm conditioning κ = max rms(x)/σ(x), large \
              only when a row's features are nearly equal, as at tiny hidden sizes): the split \
              reorders every row-parallel sum, so results differ by rounding only"

@@ -949,24 +949,14 @@ pub fn step_trace<T: Element>(
                       conjugate: Option<Conjugate>,
                       input: [usize; 2],
                       output: [usize; 2]| {
-        let payload = (output[0] * output[1]) as u64 * e;
+        let elems = (output[0] * output[1]) as u64;
+        let payload = elems * e;
         let algo = match kind {
             CollectiveKind::AllGather => crate::trace::gather_scatter_algorithm(&cfg),
             _ => algorithm,
         };
-        let (steps, sent) = match kind {
-            CollectiveKind::Identity => (0, 0),
-            _ => (
-                collectives::collective_step_count(kind, algo, tpn).unwrap_or(0),
-                collectives::collective_max_bytes_sent_per_rank(kind, algo, tpn, payload)
-                    .unwrap_or(0),
-            ),
-        };
-        let flops = if kind == CollectiveKind::AllReduce && tpn > 1 {
-            (output[0] * output[1]) as u64 * (tpn as u64 - 1) / tpn as u64
-        } else {
-            0
-        };
+        // The trace's one account of a collective's costs, from the collectives' schedules.
+        let (steps, sent, flops) = crate::trace::collective_costs(kind, algo, tpn, elems, e);
         push(
             events,
             layer,

@@ -90,7 +90,7 @@ struct LayerBufs {
 }
 
 /// Backward scratch of one rank.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Scratch {
     grad: [Buf; 2],
     d_act: Buf,
@@ -270,27 +270,7 @@ impl<T: GpuElem> Exec<T> {
             let stream = ctx.new_stream()?;
             let blas = CudaBlas::new(stream.clone())?;
             let k = kernels_for(ctx, T::DTYPE)?;
-            let mut rk = Rank::<T> {
-                ctx: ctx.clone(),
-                stream,
-                blas,
-                k,
-                bufs: Vec::new(),
-                stats: Vec::new(),
-                xs: Vec::new(),
-                layers: Vec::new(),
-                s: Scratch {
-                    grad: [0; 2],
-                    d_act: 0,
-                    d_fc1: 0,
-                    dxn: 0,
-                    dx1: 0,
-                    dctx: 0,
-                    dprobs: 0,
-                    dqkv: 0,
-                },
-                dout: 0,
-            };
+            let mut rk = Rank::<T>::empty(ctx.clone(), stream, blas, k);
             rk.setup(cfg, &dims, model, &shards[r])
                 .map_err(|e| oom(e, "allocating a rank's buffers", needed))?;
             ranks.push(rk);
@@ -475,27 +455,7 @@ impl<T: GpuElem> Micro<T> {
         let blas = CudaBlas::new(stream.clone())?;
         let k = kernels_for(&ctx, T::DTYPE)?;
         Ok(Self {
-            rank: Rank {
-                ctx,
-                stream,
-                blas,
-                k,
-                bufs: Vec::new(),
-                stats: Vec::new(),
-                xs: Vec::new(),
-                layers: Vec::new(),
-                s: Scratch {
-                    grad: [0; 2],
-                    d_act: 0,
-                    d_fc1: 0,
-                    dxn: 0,
-                    dx1: 0,
-                    dctx: 0,
-                    dprobs: 0,
-                    dqkv: 0,
-                },
-                dout: 0,
-            },
+            rank: Rank::empty(ctx, stream, blas, k),
         })
     }
 

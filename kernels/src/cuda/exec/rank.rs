@@ -4,6 +4,27 @@
 use super::*;
 
 impl<T: GpuElem> Rank<T> {
+    /// A rank with its context, stream, cuBLAS handle and kernels, and no buffers yet.
+    pub(super) fn empty(
+        ctx: Arc<CudaContext>,
+        stream: Arc<CudaStream>,
+        blas: CudaBlas,
+        k: Arc<Kernels>,
+    ) -> Self {
+        Rank {
+            ctx,
+            stream,
+            blas,
+            k,
+            bufs: Vec::new(),
+            stats: Vec::new(),
+            xs: Vec::new(),
+            layers: Vec::new(),
+            s: Scratch::default(),
+            dout: 0,
+        }
+    }
+
     pub(super) fn alloc(&mut self, n: usize) -> Result<Buf, GpuError> {
         self.bufs.push(self.stream.alloc_zeros::<T>(n.max(1))?);
         Ok(self.bufs.len() - 1)

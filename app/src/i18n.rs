@@ -1,15 +1,36 @@
-//! UI strings from Fluent files (`app/i18n/en.ftl`, `app/i18n/tr.ftl`), and the learner's
-//! language, kept in egui's persisted memory so it survives a restart.
+//! UI strings from Fluent files (`app/i18n/<lang>/<area>.ftl`: `main`, `views`, `capacity`,
+//! `web`, `cli`), and the learner's language, kept in egui's persisted memory so it survives a
+//! restart. Every area file of one language goes into that language's bundle; an id defined twice
+//! is a load error.
 
 use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
 use std::sync::OnceLock;
 use tplab_lessons::Lang;
 
-/// The Fluent sources compiled into the binary.
-pub const SOURCES: [(Lang, &str); 2] = [
-    (Lang::En, include_str!("../i18n/en.ftl")),
-    (Lang::Tr, include_str!("../i18n/tr.ftl")),
+/// One Fluent file per language and area.
+macro_rules! ftl {
+    ($lang:expr, $code:literal, $area:literal) => {
+        (
+            $lang,
+            concat!($code, "/", $area, ".ftl"),
+            include_str!(concat!("../i18n/", $code, "/", $area, ".ftl")),
+        )
+    };
+}
+
+/// The Fluent sources compiled into the binary: (language, file, text).
+pub const SOURCES: [(Lang, &str, &str); 10] = [
+    ftl!(Lang::En, "en", "main"),
+    ftl!(Lang::En, "en", "views"),
+    ftl!(Lang::En, "en", "capacity"),
+    ftl!(Lang::En, "en", "web"),
+    ftl!(Lang::En, "en", "cli"),
+    ftl!(Lang::Tr, "tr", "main"),
+    ftl!(Lang::Tr, "tr", "views"),
+    ftl!(Lang::Tr, "tr", "capacity"),
+    ftl!(Lang::Tr, "tr", "web"),
+    ftl!(Lang::Tr, "tr", "cli"),
 ];
 
 /// One bundle per language.
@@ -21,9 +42,7 @@ impl I18n {
     /// Parses the embedded `.ftl` files; an error names the file and what is wrong.
     pub fn load() -> Result<Self, String> {
         let mut bundles = Vec::new();
-        for (lang, src) in SOURCES {
-            let res = FluentResource::try_new(src.to_string())
-                .map_err(|(_, errs)| format!("i18n/{lang}.ftl: {errs:?}"))?;
+        for lang in Lang::ALL {
             let id = lang
                 .code()
                 .parse()
@@ -31,8 +50,12 @@ impl I18n {
             let mut b = FluentBundle::new_concurrent(vec![id]);
             // No Unicode isolation marks around arguments: plain text for labels and tests.
             b.set_use_isolating(false);
-            b.add_resource(res)
-                .map_err(|errs| format!("i18n/{lang}.ftl: {errs:?}"))?;
+            for (_, file, src) in SOURCES.iter().filter(|(l, _, _)| *l == lang) {
+                let res = FluentResource::try_new(src.to_string())
+                    .map_err(|(_, errs)| format!("i18n/{file}: {errs:?}"))?;
+                b.add_resource(res)
+                    .map_err(|errs| format!("i18n/{file}: {errs:?}"))?;
+            }
             bundles.push((lang, b));
         }
         Ok(Self { bundles })
@@ -62,8 +85,8 @@ impl I18n {
     pub fn ids(&self, lang: Lang) -> Vec<String> {
         SOURCES
             .iter()
-            .filter(|(l, _)| *l == lang)
-            .flat_map(|(_, src)| src.lines())
+            .filter(|(l, _, _)| *l == lang)
+            .flat_map(|(_, _, src)| src.lines())
             .filter_map(|l| {
                 let (id, _) = l.split_once('=')?;
                 let id = id.trim();
@@ -128,6 +151,22 @@ mod tests {
         let (en, tr) = (i.ids(Lang::En), i.ids(Lang::Tr));
         assert!(en.len() >= 20);
         assert_eq!(en, tr);
+        // Each area file defines the same ids in both languages, in the same order.
+        for (l, file, src) in SOURCES.iter().filter(|(l, _, _)| *l == Lang::En) {
+            let tr_file = file.replacen("en/", "tr/", 1);
+            let tr_src = SOURCES
+                .iter()
+                .find(|(tl, f, _)| *tl == Lang::Tr && *f == tr_file)
+                .map(|(_, _, s)| *s)
+                .unwrap_or_else(|| panic!("{l}: no Turkish twin of {file}"));
+            let ids = |s: &str| {
+                s.lines()
+                    .filter(|x| !x.starts_with('#') && !x.starts_with(' '))
+                    .filter_map(|x| x.split_once('=').map(|(k, _)| k.trim().to_string()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(ids(src), ids(tr_src), "{file} and {tr_file}");
+        }
         assert_eq!(i.format(Lang::Tr, "show-me", &[]), "Göster");
         assert_eq!(
             i.format(Lang::En, "quiz-wrong", &[("answer", "B".into())]),

@@ -1,0 +1,1 @@
+# capacity strings (en). Keep the ids identical in en/ and tr/.

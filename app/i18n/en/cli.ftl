@@ -1,0 +1,1 @@
+# cli strings (en). Keep the ids identical in en/ and tr/.

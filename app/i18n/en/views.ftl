@@ -1,0 +1,1 @@
+# views strings (en). Keep the ids identical in en/ and tr/.

@@ -1,0 +1,1 @@
+# web strings (en). Keep the ids identical in en/ and tr/.

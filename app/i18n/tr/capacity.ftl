@@ -1,0 +1,1 @@
+# capacity strings (tr). Keep the ids identical in en/ and tr/.

@@ -1,0 +1,1 @@
+# cli strings (tr). Keep the ids identical in en/ and tr/.

@@ -1,0 +1,1 @@
+# views strings (tr). Keep the ids identical in en/ and tr/.

@@ -1,0 +1,1 @@
+# web strings (tr). Keep the ids identical in en/ and tr/.

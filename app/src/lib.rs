@@ -4,6 +4,7 @@
 //! frame benchmark drive [`app::TplabApp`] headless.
 
 pub mod app;
+pub mod background;
 pub mod i18n;
 pub mod views;
 

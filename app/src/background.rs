@@ -21,7 +21,10 @@ use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::time::Duration;
 
-// `std::time::Instant` panics in a browser; `web_time` is std's on the desktop.
+// `std::time::Instant` panics in a browser; the web edition reads the clock through `web_time`.
+#[cfg(not(target_arch = "wasm32"))]
+use std::time::Instant;
+#[cfg(target_arch = "wasm32")]
 use web_time::Instant;
 
 /// What one [`Stepped::step`] did.

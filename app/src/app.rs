@@ -42,9 +42,10 @@ pub struct TplabApp {
     theme: ThemeChoice,
     applied_presenter: Option<bool>,
     applied_theme: Option<ThemeChoice>,
-    /// Message from the last PNG export, written by the screenshot callback.
-    export_status: Arc<Mutex<Option<String>>>,
-    /// Folder exported PNGs are written to.
+    /// The last PNG export: the path written, or why it failed (written by the screenshot
+    /// callback).
+    export_status: Arc<Mutex<Option<Result<String, String>>>>,
+    /// Folder exported PNGs are written to (the user's pictures folder by default).
     pub export_dir: PathBuf,
     /// What the last restore refused (out-of-range saved values replaced by defaults).
     restore_notice: Option<String>,
@@ -159,7 +160,7 @@ impl Default for TplabApp {
             applied_presenter: None,
             applied_theme: None,
             export_status: Arc::new(Mutex::new(None)),
-            export_dir: PathBuf::from("."),
+            export_dir: default_export_dir(),
             restore_notice: None,
             welcome: false,
         }
@@ -448,35 +449,57 @@ impl TplabApp {
     }
 
     fn side_bar(&mut self, ui: &mut egui::Ui) {
+        let lang = crate::i18n::current_lang(ui.ctx());
+        let t = |id: &str| crate::i18n::t(lang, id);
         ui.add_space(4.0);
         ui.heading("tplab");
         ui.label(egui::RichText::new(self.shared.scenario.config().label()).small());
         ui.separator();
-        for (i, v) in self.views.iter().enumerate() {
-            if ui.selectable_label(i == self.active, v.title()).clicked() {
-                self.active = i;
-                self.welcome = false;
-            }
-        }
+        egui::ScrollArea::vertical()
+            .id_salt("side-bar")
+            .auto_shrink([false, true])
+            .max_height((ui.available_height() - 8.0 * ui.spacing().interact_size.y).max(120.0))
+            .show(ui, |ui| {
+                for (i, v) in self.views.iter().enumerate() {
+                    let title = view_title(lang, v.as_ref());
+                    if ui.selectable_label(i == self.active, title).clicked() {
+                        self.active = i;
+                        self.welcome = false;
+                    }
+                }
+            });
         ui.separator();
-        ui.horizontal(|ui| {
-            ui.selectable_value(&mut self.theme, ThemeChoice::Light, "Light");
-            ui.selectable_value(&mut self.theme, ThemeChoice::Dark, "Dark");
+        ui.horizontal_wrapped(|ui| {
+            ui.selectable_value(&mut self.theme, ThemeChoice::Light, t("theme-light"));
+            ui.selectable_value(&mut self.theme, ThemeChoice::Dark, t("theme-dark"));
         });
-        ui.checkbox(&mut self.shared.presenter, "Presenter mode (F11)")
-            .on_hover_text(
-                "Full screen and large type. Space play/pause, Left/Right arrow step, 1-8 set TP.",
-            );
+        ui.horizontal_wrapped(|ui| {
+            for l in tplab_lessons::Lang::ALL {
+                if ui.selectable_label(lang == l, l.native_name()).clicked() {
+                    crate::i18n::set_lang(ui.ctx(), l);
+                }
+            }
+        });
+        ui.checkbox(&mut self.shared.presenter, t("presenter-mode"))
+            .on_hover_text(t("presenter-hint"));
         if ui
-            .button("Export PNG")
-            .on_hover_text("Saves the window as a PNG named after the view and scenario.")
+            .button(t("export-png"))
+            .on_hover_text(crate::i18n::t_args(
+                lang,
+                "export-hint",
+                &[("dir", self.export_dir.display().to_string())],
+            ))
             .clicked()
         {
             self.request_export(ui.ctx());
         }
         if let Ok(status) = self.export_status.lock() {
-            if let Some(msg) = status.as_deref() {
-                ui.label(egui::RichText::new(msg).small());
+            if let Some(msg) = status.as_ref() {
+                let text = match msg {
+                    Ok(path) => crate::i18n::t_args(lang, "export-saved", &[("path", path.clone())]),
+                    Err(e) => crate::i18n::t_args(lang, "export-failed", &[("error", e.clone())]),
+                };
+                ui.add(egui::Label::new(egui::RichText::new(text).small()).wrap());
             }
         }
         let mut dismiss = false;
@@ -494,13 +517,25 @@ impl TplabApp {
         }
     }
 
-    /// File name of an export: `tplab-<view>-<scenario label>.png`.
+    /// File name of an export: `tplab-<view>-<what it shows>.png`, what it shows being the
+    /// view's own name for it (a lesson, a step) or the scenario label.
     pub fn export_file_name(&self) -> String {
-        format!(
-            "tplab-{}-{}.png",
-            self.active_id(),
-            self.shared.scenario.config().label()
-        )
+        let what = self
+            .views
+            .get(self.active)
+            .and_then(|v| v.export_name(&self.shared))
+            .unwrap_or_else(|| self.shared.scenario.config().label());
+        let what: String = what
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_') {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        format!("tplab-{}-{what}.png", self.active_id())
     }
 
     fn request_export(&mut self, ctx: &egui::Context) {
@@ -508,9 +543,14 @@ impl TplabApp {
         let status = Arc::clone(&self.export_status);
         let repaint = ctx.clone();
         ctx.request_screenshot(move |image| {
-            let msg = match save_png(&image, &path) {
-                Ok(()) => format!("Saved {}", path.display()),
-                Err(e) => format!("Export failed: {e}"),
+            let result = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .map_err(anyhow::Error::from)
+                .and_then(|()| save_png(&image, &path));
+            let msg = match result {
+                Ok(()) => Ok(path.display().to_string()),
+                Err(e) => Err(format!("{e:#}")),
             };
             if let Ok(mut s) = status.lock() {
                 *s = Some(msg);
@@ -518,6 +558,30 @@ impl TplabApp {
             repaint.request_repaint();
         });
     }
+}
+
+/// A view's side-bar title in the learner's language (the English title when no translation
+/// exists).
+pub fn view_title(lang: tplab_lessons::Lang, v: &dyn View) -> String {
+    let id = format!("view-{}", v.id());
+    match crate::i18n::t(lang, &id) {
+        s if s == id => v.title().to_string(),
+        s => s,
+    }
+}
+
+/// Where exported PNGs go: the user's pictures folder (XDG_PICTURES_DIR, ~/Pictures,
+/// %USERPROFILE%\Pictures), else the home folder, else the current folder.
+pub fn default_export_dir() -> PathBuf {
+    #[cfg(target_arch = "wasm32")]
+    return PathBuf::from(".");
+    #[cfg(not(target_arch = "wasm32"))]
+    directories::UserDirs::new()
+        .map(|u| {
+            u.picture_dir()
+                .map_or_else(|| u.home_dir().to_path_buf(), std::path::Path::to_path_buf)
+        })
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// Writes an egui image as PNG, atomically (temporary file, then rename).

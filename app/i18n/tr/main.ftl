@@ -221,4 +221,4 @@ welcome-intro = Tensör paralelliği için bir laboratuvar: bir katman birkaç G
 welcome-lesson = 1. dersle başla
 welcome-walk = Bir katmanı adım adım izle
 welcome-quiz = Teste başla
-welcome-skip = ya da Playground'u aç
+welcome-skip = ya da Oyun alanını aç

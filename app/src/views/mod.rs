@@ -31,8 +31,10 @@ pub mod train;
 pub mod verify;
 pub mod vocab;
 
+use crate::i18n::{t, t_args};
 use serde::{Deserialize, Serialize};
-use tplab_engine::config::{Config, ConfigError, Preset};
+use tplab_engine::config::{human_bytes, Config, ConfigError, Preset};
+use tplab_lessons::Lang;
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::trace::{schedule, Trace};
 use tplab_engine::Algorithm;
@@ -56,6 +58,10 @@ pub trait View {
     }
     /// Restores state saved by [`View::save`]; ignores what it cannot read.
     fn load(&mut self, _json: &str) {}
+    /// What the view shows, for the name of an exported PNG (`None`: the scenario's label).
+    fn export_name(&self, _shared: &Shared) -> Option<String> {
+        None
+    }
 }
 
 /// `serde_json` of a view's state, for [`View::save`].
@@ -86,6 +92,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(planner::Planner::default()),
         Box::new(lessons::Lessons::default()),
         Box::new(quiz::Quiz::default()),
+        #[cfg(not(target_arch = "wasm32"))]
         Box::new(gpu::Gpu::default()),
     ]
 }
@@ -277,7 +284,9 @@ impl Shared {
 }
 
 /// Colours for GPUs: the Okabe–Ito palette, distinguishable with the common colour-vision
-/// deficiencies; black becomes light grey on dark backgrounds.
+/// deficiencies, per theme: on a light background the yellow becomes a dark gold (the pale yellow
+/// is 1.2:1 against white) and black a dark grey; on a dark background black becomes light grey.
+/// Use it for fills; for text drawn in a GPU's colour use [`gpu_ink`].
 pub fn gpu_color(rank: usize, dark: bool) -> egui::Color32 {
     use egui::Color32;
     const OKABE_ITO: [Color32; 7] = [
@@ -292,8 +301,53 @@ pub fn gpu_color(rank: usize, dark: bool) -> egui::Color32 {
     match rank % 8 {
         7 if dark => Color32::from_rgb(0xDD, 0xDD, 0xDD),
         7 => Color32::from_rgb(0x20, 0x20, 0x20),
+        6 if !dark => Color32::from_rgb(0xA8, 0x94, 0x00),
         i => OKABE_ITO[i],
     }
+}
+
+/// WCAG relative luminance of a colour.
+pub fn luminance(c: egui::Color32) -> f32 {
+    let lin = |v: u8| {
+        let v = f32::from(v) / 255.0;
+        if v <= 0.040_45 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let [r, g, b, _] = c.to_array();
+    0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+}
+
+/// WCAG contrast ratio of two colours (1 to 21).
+pub fn contrast(a: egui::Color32, b: egui::Color32) -> f32 {
+    let (la, lb) = (luminance(a), luminance(b));
+    (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
+}
+
+/// A GPU's colour for text on the theme's background: darkened (light theme) or lightened (dark
+/// theme) until it reaches a contrast of 4.5:1, WCAG's level for body text.
+pub fn gpu_ink(rank: usize, dark: bool) -> egui::Color32 {
+    let bg = if dark {
+        egui::Color32::from_gray(27)
+    } else {
+        egui::Color32::WHITE
+    };
+    let base = gpu_color(rank, dark);
+    let target = if dark {
+        egui::Color32::WHITE
+    } else {
+        egui::Color32::BLACK
+    };
+    let mut c = base;
+    for i in 1..=20 {
+        if contrast(c, bg) >= 4.5 {
+            break;
+        }
+        c = base.lerp_to_gamma(target, i as f32 / 20.0);
+    }
+    c
 }
 
 /// Black or white, whichever reads better on `bg`.
@@ -307,26 +361,162 @@ pub fn text_on(bg: egui::Color32) -> egui::Color32 {
     }
 }
 
-/// Draws the engine's error for an invalid configuration with the nearest valid TP sizes as
-/// buttons; returns the TP the learner picked, if any.
-pub fn config_error_ui(ui: &mut egui::Ui, err: &ConfigError, config: &Config) -> Option<usize> {
+/// The learner's language (the side bar, the first screen and the lessons switch it, live).
+pub fn lang(ui: &egui::Ui) -> Lang {
+    crate::i18n::current_lang(ui.ctx())
+}
+
+/// A list in words: "2, 4, 5 or 10" ("2, 4, 5 veya 10").
+pub fn list_words(lang: Lang, items: &[usize]) -> String {
+    let or = t(lang, "list-or");
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!(
+            "{} {or} {last}",
+            rest.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The engine's error for an invalid configuration in the learner's language (English: the
+/// engine's own sentence; a suggestion list in words, not a debug list).
+pub fn config_error_text(lang: Lang, err: &ConfigError) -> String {
+    let n = |v: usize| v.to_string();
+    let a = |pairs: &[(&str, String)], id: &str| t_args(lang, id, pairs);
+    match err {
+        ConfigError::HiddenNotDivisibleByHeads { hidden, heads, .. } => a(
+            &[("hidden", n(*hidden)), ("heads", n(*heads))],
+            "err-hidden-heads",
+        ),
+        _ if lang == Lang::En => err.to_string(),
+        ConfigError::Zero { field } => a(&[("field", field.to_string())], "err-zero"),
+        ConfigError::OverLimit { field, value, max } => a(
+            &[("field", field.to_string()), ("value", n(*value)), ("max", n(*max))],
+            "err-over-limit",
+        ),
+        ConfigError::TpOutOfRange { tp, max } => {
+            a(&[("tp", n(*tp)), ("max", n(*max))], "err-tp-range")
+        }
+        ConfigError::HeadsNotDivisible { heads, tp, valid } => a(
+            &[("heads", n(*heads)), ("tp", n(*tp)), ("valid", list_words(lang, valid))],
+            "err-heads-tp",
+        ),
+        ConfigError::FfnNotDivisible { ffn, tp, valid } => a(
+            &[("ffn", n(*ffn)), ("tp", n(*tp)), ("valid", list_words(lang, valid))],
+            "err-ffn-tp",
+        ),
+        ConfigError::TooLarge {
+            needed_bytes,
+            limit_bytes,
+        } => a(
+            &[
+                ("needed", human_bytes(*needed_bytes)),
+                ("limit", human_bytes(*limit_bytes)),
+            ],
+            "err-too-large",
+        ),
+        ConfigError::SeqNotDivisible { seq, tp, valid } => a(
+            &[("seq", n(*seq)), ("tp", n(*tp)), ("valid", list_words(lang, valid))],
+            "err-seq-tp",
+        ),
+        ConfigError::KvHeadsNotDivisor {
+            heads,
+            kv_heads,
+            valid,
+        } => a(
+            &[
+                ("heads", n(*heads)),
+                ("kv", n(*kv_heads)),
+                ("valid", list_words(lang, valid)),
+            ],
+            "err-kv-heads",
+        ),
+        ConfigError::KvHeadsNotSplittable {
+            kv_heads,
+            tp,
+            valid,
+        } => a(
+            &[
+                ("kv", n(*kv_heads)),
+                ("tp", n(*tp)),
+                ("valid", list_words(lang, valid)),
+            ],
+            "err-kv-tp",
+        ),
+        ConfigError::DtypeNotExecutable { dtype } => {
+            a(&[("dtype", dtype.to_string())], "err-dtype")
+        }
+        // The 2^52 guard, and whatever the engine adds later: its own sentence.
+        _ => err.to_string(),
+    }
+}
+
+/// Draws the engine's error for an invalid configuration with a fix as buttons: the nearest
+/// valid TP sizes for a TP that does not divide, the valid head counts for a hidden size the
+/// heads do not divide. Returns the configuration the learner picked, if any.
+pub fn config_error_ui(ui: &mut egui::Ui, err: &ConfigError, config: &Config) -> Option<Config> {
+    let lang = lang(ui);
     let mut picked = None;
     ui.colored_label(
         ui.visuals().error_fg_color,
-        format!("Invalid choice: {err}"),
+        t_args(
+            lang,
+            "invalid-choice",
+            &[("error", config_error_text(lang, err))],
+        ),
     );
+    if let ConfigError::HiddenNotDivisibleByHeads { suggestions, .. } = err {
+        if !suggestions.is_empty() {
+            ui.horizontal_wrapped(|ui| {
+                ui.label(t_args(
+                    lang,
+                    "valid-heads",
+                    &[("list", list_words(lang, suggestions))],
+                ));
+                for &h in suggestions {
+                    let text = t_args(lang, "use-heads", &[("heads", h.to_string())]);
+                    if ui.button(text).clicked() {
+                        let mut c = Config {
+                            heads: h,
+                            ..config.clone()
+                        };
+                        // Keep the KV heads only if they still divide the heads.
+                        if c.kv_heads.is_some_and(|k| !h.is_multiple_of(k)) {
+                            c.kv_heads = None;
+                        }
+                        picked = Some(c);
+                    }
+                }
+            });
+        }
+        return picked;
+    }
     let nearest = config.nearest_valid_tp();
     if !nearest.is_empty() && config.heads > 0 && config.ffn > 0 {
-        ui.horizontal(|ui| {
-            let list = nearest
-                .iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(", ");
-            ui.label(format!("Nearest valid TP sizes: {list}"));
-            for t in nearest {
-                if ui.button(format!("Use TP={t}")).clicked() {
-                    picked = Some(t);
+        ui.horizontal_wrapped(|ui| {
+            ui.label(t_args(
+                lang,
+                "nearest-tp",
+                &[(
+                    "list",
+                    nearest
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )],
+            ));
+            for tp in nearest {
+                let text = t_args(lang, "use-tp", &[("tp", tp.to_string())]);
+                if ui.button(text).clicked() {
+                    picked = Some(Config {
+                        tp,
+                        ..config.clone()
+                    });
                 }
             }
         });

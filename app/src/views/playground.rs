@@ -13,6 +13,8 @@
 use super::{
     a11y_label, config_error_ui, gpu_color, load_json, save_json, text_on, text_shape, Shared, View,
 };
+use crate::i18n::{t, t_args};
+use tplab_lessons::Lang;
 use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::{human_bytes, Config, Preset, MAX_TP};
@@ -50,39 +52,62 @@ impl View for Playground {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        ui.heading("Playground: how one layer is split");
+        let lang = super::lang(ui);
+        ui.heading(t(lang, "pg-title"));
         let mut config = shared.scenario.config().clone();
-        controls(ui, &mut config);
+        controls(ui, lang, &mut config);
         shared.scenario.set_config(config);
         ui.separator();
         let config = shared.scenario.config().clone();
         let derived = match shared.scenario.derived() {
             Ok(d) => d,
             Err(err) => {
-                if let Some(tp) = config_error_ui(ui, err, &config) {
-                    shared.scenario.set_tp(tp);
+                if let Some(c) = config_error_ui(ui, err, &config) {
+                    shared.scenario.set_config(c);
                 }
                 return;
             }
         };
-        ui.checkbox(&mut self.hide_activations, "Hide activations");
+        ui.checkbox(&mut self.hide_activations, t(lang, "pg-hide-activations"));
         let dark = ui.visuals().dark_mode;
-        ui.horizontal_top(|ui| {
-            let table_w = if self.hide_activations { 0.0 } else { 360.0 };
-            let matrix_w = (ui.available_width() - table_w).max(200.0);
-            ui.vertical(|ui| {
-                ui.set_width(matrix_w);
-                matrices_ui(ui, &config, &derived.plan.params, dark);
-            });
-            if !self.hide_activations {
-                ui.vertical(|ui| {
-                    ui.strong("Activations on each GPU (layer 0, forward)");
-                    egui::ScrollArea::vertical().show(ui, |ui| {
-                        activations_ui(ui, &config, &derived.trace, dark);
+        let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+        // The activation table beside the matrices when there is room (about 30 lines of
+        // text), below them otherwise (a narrow window, presenter mode's large type).
+        let table_w = 26.0 * size;
+        let side_by_side = ui.available_width() - table_w >= 36.0 * size;
+        egui::ScrollArea::both()
+            .id_salt("playground")
+            .auto_shrink([false, false])
+            .show(ui, |ui| {
+                if side_by_side {
+                    ui.horizontal_top(|ui| {
+                        let matrix_w = if self.hide_activations {
+                            ui.available_width()
+                        } else {
+                            ui.available_width() - table_w
+                        };
+                        ui.vertical(|ui| {
+                            ui.set_width(matrix_w);
+                            matrices_ui(ui, lang, &config, &derived.plan.params, dark);
+                        });
+                        if !self.hide_activations {
+                            ui.vertical(|ui| {
+                                ui.set_max_width(table_w);
+                                activations_ui(ui, lang, &config, &derived.trace, dark);
+                            });
+                        }
                     });
-                });
-            }
-        });
+                } else {
+                    ui.vertical(|ui| {
+                        ui.set_width(ui.available_width());
+                        matrices_ui(ui, lang, &config, &derived.plan.params, dark);
+                    });
+                    if !self.hide_activations {
+                        ui.separator();
+                        activations_ui(ui, lang, &config, &derived.trace, dark);
+                    }
+                }
+            });
     }
 
     fn save(&self) -> Option<String> {
@@ -100,40 +125,46 @@ fn labelled_drag(ui: &mut egui::Ui, label: &str, value: &mut usize, max: usize) 
         .labelled_by(l.id);
 }
 
+/// A preset's configuration, keeping the learner's TP when the preset can use it (its own TP
+/// otherwise: the tiny layer's 4 heads cannot be split over 8 GPUs).
+pub fn preset_config(preset: Preset, tp: usize) -> Config {
+    let c = preset.config();
+    if c.valid_tp_sizes().contains(&tp) {
+        Config { tp, ..c }
+    } else {
+        c
+    }
+}
+
 /// The scenario controls; edits `config` in place.
-fn controls(ui: &mut egui::Ui, config: &mut Config) {
+fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
+    let tr = |id: &str| t(lang, id);
     ui.horizontal_wrapped(|ui| {
-        ui.label("Preset:");
+        ui.label(tr("pg-preset"));
         for p in Preset::ALL {
             if ui.button(p.name()).clicked() {
-                *config = Config {
-                    tp: config.tp,
-                    ..p.config()
-                };
+                *config = preset_config(p, config.tp);
             }
         }
         ui.separator();
-        labelled_drag(ui, "hidden", &mut config.hidden, 1 << 16);
-        labelled_drag(ui, "heads", &mut config.heads, 1024);
+        labelled_drag(ui, &tr("pg-hidden"), &mut config.hidden, 1 << 16);
+        labelled_drag(ui, &tr("pg-heads"), &mut config.heads, 1024);
         let mut kv = config.kv_heads();
-        let l = ui.label("KV heads");
+        let l = ui.label(tr("pg-kv-heads"));
         ui.add(
             egui::DragValue::new(&mut kv)
                 .range(1..=config.heads.max(1))
                 .speed(0.2),
         )
         .labelled_by(l.id)
-        .on_hover_text(
-            "Grouped-query attention: fewer key/value heads than query heads, each shared by a \
-             group of query heads. Equal to heads: plain multi-head attention.",
-        );
+        .on_hover_text(tr("pg-kv-hint"));
         if kv != config.kv_heads() {
             config.kv_heads = (kv != config.heads).then_some(kv);
         }
-        labelled_drag(ui, "ffn", &mut config.ffn, 1 << 18);
-        labelled_drag(ui, "seq", &mut config.seq, 1 << 16);
-        labelled_drag(ui, "batch", &mut config.batch, 1024);
-        labelled_drag(ui, "layers", &mut config.layers, 256);
+        labelled_drag(ui, &tr("pg-ffn"), &mut config.ffn, 1 << 18);
+        labelled_drag(ui, &tr("pg-seq"), &mut config.seq, 1 << 16);
+        labelled_drag(ui, &tr("pg-batch"), &mut config.batch, 1024);
+        labelled_drag(ui, &tr("pg-layers"), &mut config.layers, 256);
     });
     ui.horizontal_wrapped(|ui| {
         ui.label("TP:");
@@ -145,82 +176,89 @@ fn controls(ui: &mut egui::Ui, config: &mut Config) {
                 config.tp = tp;
             }
         }
-        labelled_drag(ui, "TP (up to 64)", &mut config.tp, MAX_TP);
+        labelled_drag(ui, &tr("pg-tp-field"), &mut config.tp, MAX_TP);
         ui.separator();
-        egui::ComboBox::from_label("dtype")
+        egui::ComboBox::from_label(tr("pg-dtype"))
             .selected_text(config.dtype.name())
             .show_ui(ui, |ui| {
                 for d in DType::ALL {
                     ui.selectable_value(&mut config.dtype, d, d.name());
                 }
             });
-        egui::ComboBox::from_label("algorithm")
+        egui::ComboBox::from_label(tr("pg-algorithm"))
             .selected_text(config.algorithm.name())
             .show_ui(ui, |ui| {
                 for a in Algorithm::ALL {
                     ui.selectable_value(&mut config.algorithm, a, a.name());
                 }
             });
-        ui.checkbox(&mut config.sequence_parallel, "sequence parallel")
-            .on_hover_text(
-                "Korthikanti et al. 2022: LayerNorm, bias and residual work on 1/TP of the tokens; \
-                 each all-reduce becomes a reduce-scatter plus an all-gather",
-            );
+        ui.checkbox(&mut config.sequence_parallel, tr("pg-sp"))
+            .on_hover_text(tr("pg-sp-hint"));
     });
 }
 
 /// How a rank's slice of a weight is described on hover.
-fn slice_note(p: &ParamShard, config: &Config, rank: usize) -> String {
+fn slice_note(lang: Lang, p: &ParamShard, config: &Config, rank: usize) -> String {
     let hp = config.heads_per_rank();
+    let heads = [
+        ("first", (rank * hp).to_string()),
+        ("last", ((rank + 1) * hp - 1).to_string()),
+    ];
     match p.kind {
         ParamKind::QkvWeight if config.is_gqa() => {
             let (k0, kvp) = (config.first_kv_head(rank), config.kv_heads_per_rank());
             let copies = config.kv_replicas();
             let copy = if copies > 1 {
-                format!(
-                    " (copy {} of {copies}: TP > KV heads, so vLLM replicates each KV head)",
-                    rank % copies + 1
+                t_args(
+                    lang,
+                    "pg-note-copy",
+                    &[
+                        ("copy", (rank % copies + 1).to_string()),
+                        ("copies", copies.to_string()),
+                    ],
                 )
             } else {
                 String::new()
             };
-            format!(
-                "Q columns of heads {}–{}, K and V columns of KV head(s) {}–{}{copy} \
-                 (ColumnParallelLinear)",
-                rank * hp,
-                (rank + 1) * hp - 1,
-                k0,
-                k0 + kvp - 1
-            )
+            let mut args = heads.to_vec();
+            args.extend([
+                ("kvfirst", k0.to_string()),
+                ("kvlast", (k0 + kvp - 1).to_string()),
+                ("copy", copy),
+            ]);
+            t_args(lang, "pg-note-qkv-gqa", &args)
         }
-        ParamKind::QkvWeight => format!(
-            "Q, K and V columns of heads {}–{} (ColumnParallelLinear)",
-            rank * hp,
-            (rank + 1) * hp - 1
-        ),
-        ParamKind::OutWeight => format!(
-            "rows of heads {}–{} (RowParallelLinear: output is a partial sum)",
-            rank * hp,
-            (rank + 1) * hp - 1
-        ),
-        ParamKind::Fc1Weight => {
-            "a block of columns (ColumnParallelLinear; GeLU stays local)".into()
-        }
-        ParamKind::Fc2Weight => {
-            "a block of rows (RowParallelLinear: output is a partial sum)".into()
-        }
+        ParamKind::QkvWeight => t_args(lang, "pg-note-qkv", &heads),
+        ParamKind::OutWeight => t_args(lang, "pg-note-out", &heads),
+        ParamKind::Fc1Weight => t(lang, "pg-note-fc1"),
+        ParamKind::Fc2Weight => t(lang, "pg-note-fc2"),
         _ => String::new(),
     }
 }
 
+/// "split by columns", "split by rows" or "replicated".
+fn split_words(lang: Lang, parallel: Parallel) -> String {
+    t(
+        lang,
+        match parallel {
+            Parallel::Column => "pg-split-cols",
+            Parallel::Row => "pg-split-rows",
+            _ => "pg-replicated",
+        },
+    )
+}
+
 /// Draws the four weight matrices to one scale.
-fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: bool) {
+fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamShard], dark: bool) {
     let shards: Vec<(&ParamShard, &str)> = WEIGHTS
         .iter()
         .filter_map(|(k, name)| params.iter().find(|p| p.kind == *k).map(|p| (p, *name)))
         .collect();
-    let gap = 24.0;
-    let label_h = 34.0;
+    // Sizes follow the body text, so that presenter mode's large type grows the pictures too.
+    let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    let font = egui::FontId::proportional(0.9 * size);
+    let small = 0.75 * size;
+    let gap = 2.0 * size;
     let total_cols: f32 = shards.iter().map(|(p, _)| p.full_shape[1] as f32).sum();
     let max_rows = shards
         .iter()
@@ -228,13 +266,38 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
         .fold(1.0, f32::max);
     let avail = ui.available_size();
     let usable_w = (avail.x - gap * (shards.len() as f32)).max(100.0);
-    let usable_h = (avail.y - label_h - 60.0).max(120.0);
+    let usable_h = (ui.ctx().content_rect().height() * 0.45).max(8.0 * size);
     // One scale for all four, so that sizes compare.
     let scale = (usable_w / total_cols.max(1.0)).min(usable_h / max_rows);
-    let height = max_rows * scale + label_h;
+    let text_color = ui.visuals().text_color();
+    // Titles wrapped to the room above their matrix (its width and the gap after it), so that
+    // neighbours never overlap ("W_out [768," then "768]" on the next line when narrow).
+    let mut x = 0.0;
+    let titles: Vec<std::sync::Arc<egui::Galley>> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, (p, name))| {
+            let [rows, cols] = p.full_shape;
+            let w = cols as f32 * scale;
+            let room = if i + 1 == shards.len() {
+                (avail.x - x).max(w)
+            } else {
+                w + gap - 4.0
+            };
+            x += w + gap;
+            ui.painter().layout(
+                format!("{name} [{rows}, {cols}]\n{}", split_words(lang, p.parallel)),
+                font.clone(),
+                text_color,
+                room.max(3.0 * size),
+            )
+        })
+        .collect();
+    let qkv_band = 1.2 * small;
+    let label_h = titles.iter().map(|g| g.size().y).fold(0.0, f32::max) + qkv_band + 4.0;
+    let height = max_rows * scale + label_h + 1.5 * size;
     let (resp, painter) = ui.allocate_painter(Vec2::new(avail.x, height), Sense::hover());
     let origin = resp.rect.min;
-    let text_color = ui.visuals().text_color();
     let grid_color = ui.visuals().weak_text_color().gamma_multiply(0.35);
     let outline = Stroke::new(1.0, ui.visuals().strong_text_color());
     let elem_bytes = config.dtype.size_bytes() as u64;
@@ -242,23 +305,37 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
     let mut hovered: Option<String> = None;
     let pointer = resp.hover_pos();
     let mut x = origin.x;
-    for (p, name) in &shards {
+    for ((p, name), title) in shards.iter().zip(titles) {
         let [rows, cols] = p.full_shape;
-        let size = Vec2::new(cols as f32 * scale, rows as f32 * scale);
+        let size_px = Vec2::new(cols as f32 * scale, rows as f32 * scale);
         let top = origin.y + label_h;
-        let split = match p.parallel {
-            Parallel::Column => "split by columns",
-            Parallel::Row => "split by rows",
-            _ => "replicated",
-        };
-        shapes.push(text_shape(
-            &painter,
+        shapes.push(egui::Shape::galley(
             Pos2::new(x, origin.y),
-            egui::Align2::LEFT_TOP,
-            format!("{name} [{rows}, {cols}]\n{split}"),
-            12.0,
+            title,
             text_color,
         ));
+        if p.kind == ParamKind::QkvWeight {
+            // The packed layout [Q | K | V]: Q has heads·d columns, K and V kv_heads·d each.
+            let d = config.hidden / config.heads.max(1);
+            let (q, kv) = (config.heads * d, config.kv_heads() * d);
+            for (label, c0, c1) in [("Q", 0, q), ("K", q, q + kv), ("V", q + kv, q + 2 * kv)] {
+                let (x0, x1) = (x + c0 as f32 * scale, x + c1 as f32 * scale);
+                shapes.push(text_shape(
+                    &painter,
+                    Pos2::new((x0 + x1) / 2.0, top - 2.0),
+                    egui::Align2::CENTER_BOTTOM,
+                    label,
+                    small,
+                    text_color,
+                ));
+                if c0 > 0 {
+                    shapes.push(egui::Shape::line_segment(
+                        [Pos2::new(x0, top - qkv_band), Pos2::new(x0, top + size_px.y)],
+                        Stroke::new(2.0, ui.visuals().strong_text_color()),
+                    ));
+                }
+            }
+        }
         for (rank, blocks) in p.blocks.iter().enumerate() {
             let fill = gpu_color(rank, dark);
             for b in blocks {
@@ -279,10 +356,20 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
                 shapes.push(egui::Shape::rect_filled(rect, 0.0, fill));
                 if pointer.is_some_and(|pos| rect.contains(pos)) {
                     let [sr, sc] = p.shard_shape(rank);
-                    hovered = Some(format!(
-                        "GPU {rank}: {name} shard [{sr}, {sc}], {}\n{}",
-                        human_bytes(p.shard_elems(rank) as u64 * elem_bytes),
-                        slice_note(p, config, rank)
+                    hovered = Some(t_args(
+                        lang,
+                        "pg-shard-hover",
+                        &[
+                            ("rank", rank.to_string()),
+                            ("name", name.to_string()),
+                            ("rows", sr.to_string()),
+                            ("cols", sc.to_string()),
+                            (
+                                "bytes",
+                                human_bytes(p.shard_elems(rank) as u64 * elem_bytes),
+                            ),
+                            ("note", slice_note(lang, p, config, rank)),
+                        ],
                     ));
                 }
             }
@@ -293,7 +380,7 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
         while c < cols {
             let gx = x + c as f32 * scale;
             shapes.push(egui::Shape::line_segment(
-                [Pos2::new(gx, top), Pos2::new(gx, top + size.y)],
+                [Pos2::new(gx, top), Pos2::new(gx, top + size_px.y)],
                 Stroke::new(0.5, grid_color),
             ));
             c += cell;
@@ -302,53 +389,110 @@ fn matrices_ui(ui: &mut egui::Ui, config: &Config, params: &[ParamShard], dark: 
         while r < rows {
             let gy = top + r as f32 * scale;
             shapes.push(egui::Shape::line_segment(
-                [Pos2::new(x, gy), Pos2::new(x + size.x, gy)],
+                [Pos2::new(x, gy), Pos2::new(x + size_px.x, gy)],
                 Stroke::new(0.5, grid_color),
             ));
             r += cell;
         }
         shapes.push(egui::Shape::rect_stroke(
-            Rect::from_min_size(Pos2::new(x, top), size),
+            Rect::from_min_size(Pos2::new(x, top), size_px),
             0.0,
             outline,
             StrokeKind::Outside,
         ));
-        if cell > 1 && size.x > 110.0 {
+        if cell > 1 && size_px.x > 12.0 * small {
             shapes.push(text_shape(
                 &painter,
-                Pos2::new(x, top + size.y + 4.0),
+                Pos2::new(x, top + size_px.y + 4.0),
                 egui::Align2::LEFT_TOP,
-                format!("grid cell = {cell}×{cell} elements"),
-                10.0,
+                t_args(lang, "pg-grid-cell", &[("cell", cell.to_string())]),
+                small,
                 text_color,
             ));
         }
-        x += size.x + gap;
+        x += size_px.x + gap;
     }
     painter.extend(shapes);
     let summary = shards
         .iter()
         .map(|(p, name)| {
-            let split = match p.parallel {
-                Parallel::Column => "split by columns",
-                Parallel::Row => "split by rows",
-                _ => "replicated",
-            };
-            format!("{name} [{}, {}] {split}", p.full_shape[0], p.full_shape[1])
+            format!(
+                "{name} [{}, {}] {}",
+                p.full_shape[0],
+                p.full_shape[1],
+                split_words(lang, p.parallel)
+            )
         })
         .collect::<Vec<_>>()
         .join("; ");
     a11y_label(
         &resp,
-        &format!("Weight matrices over {} GPUs: {summary}", config.tp),
+        &t_args(
+            lang,
+            "pg-matrices-a11y",
+            &[("tp", config.tp.to_string()), ("summary", summary)],
+        ),
     );
     if let Some(text) = hovered {
         resp.on_hover_text_at_pointer(text);
     }
-    ui.add_space(16.0);
+    ui.add_space(0.5 * size);
     legend_ui(ui, config.tp, dark);
-    if let Some(note) = config.gqa_note() {
-        ui.label(note);
+    if config.is_gqa() {
+        ui.label(gqa_note(lang, config));
+    }
+}
+
+/// The grouped-query attention sentence: which GPUs hold which KV head.
+fn gqa_note(lang: Lang, config: &Config) -> String {
+    if lang == Lang::En {
+        return config.gqa_note().unwrap_or_default();
+    }
+    let (a, kv, tp) = (config.heads, config.kv_heads(), config.tp.max(1));
+    let head = t_args(
+        lang,
+        "pg-gqa-head",
+        &[
+            ("heads", a.to_string()),
+            ("kv", kv.to_string()),
+            ("per", config.queries_per_kv().to_string()),
+        ],
+    );
+    if config.kv_replicas() > 1 {
+        let holders = config
+            .kv_holders()
+            .iter()
+            .enumerate()
+            .map(|(k, rs)| {
+                let rs: Vec<String> = rs.iter().map(|r| r.to_string()).collect();
+                t_args(
+                    lang,
+                    "pg-gqa-holders",
+                    &[("gpus", rs.join(", ")), ("k", k.to_string())],
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        t_args(
+            lang,
+            "pg-gqa-replicated",
+            &[
+                ("head", head),
+                ("tp", tp.to_string()),
+                ("kv", kv.to_string()),
+                ("copies", config.kv_replicas().to_string()),
+                ("holders", holders),
+            ],
+        )
+    } else {
+        t_args(
+            lang,
+            "pg-gqa-split",
+            &[
+                ("head", head),
+                ("per", config.kv_heads_per_rank().to_string()),
+            ],
+        )
     }
 }
 
@@ -369,21 +513,24 @@ pub fn legend_ui(ui: &mut egui::Ui, tp: usize, dark: bool) {
 /// whether it is split, replicated or a partial sum waiting for `g`.
 fn activations_ui(
     ui: &mut egui::Ui,
+    lang: Lang,
     config: &Config,
     trace: &tplab_engine::trace::Trace,
     dark: bool,
 ) {
+    let tr = |id: &str| t(lang, id);
+    ui.strong(tr("pg-activations"));
     ui.horizontal_wrapped(|ui| {
-        ui.label("Each of");
+        ui.label(tr("pg-each-of"));
         legend_ui(ui, config.tp.min(8), dark);
         if config.tp > 8 {
             ui.label(format!("… GPU {}", config.tp - 1));
         }
-        ui.label("holds:");
+        ui.label(tr("pg-holds"));
     });
     egui::Grid::new("acts").striped(true).show(ui, |ui| {
-        for h in ["op", "output", "bytes", "kind"] {
-            ui.strong(h);
+        for h in ["pg-col-op", "pg-col-output", "pg-col-bytes", "pg-col-kind"] {
+            ui.strong(tr(h));
         }
         ui.end_row();
         for e in trace
@@ -392,13 +539,13 @@ fn activations_ui(
         {
             let [r, c] = e.output;
             let kind = match &e.kind {
-                tplab_engine::trace::EventKind::Compute { parallel, .. } => match parallel {
-                    Parallel::Row => "partial sum",
-                    Parallel::Column | Parallel::Local => "split 1/TP",
-                    Parallel::Replicated => "replicated",
-                    Parallel::Sequence => "split by tokens 1/TP",
-                },
-                _ => "",
+                tplab_engine::trace::EventKind::Compute { parallel, .. } => tr(match parallel {
+                    Parallel::Row => "pg-kind-partial",
+                    Parallel::Column | Parallel::Local => "pg-kind-split",
+                    Parallel::Replicated => "pg-kind-replicated",
+                    Parallel::Sequence => "pg-kind-tokens",
+                }),
+                _ => String::new(),
             };
             ui.label(e.name());
             ui.label(format!("[{r}, {c}]"));
@@ -407,10 +554,5 @@ fn activations_ui(
             ui.end_row();
         }
     });
-    ui.small(
-        "split 1/TP: each GPU holds its own columns. partial sum: each GPU holds one term of the \
-         full result; the g all-reduce adds them, then the bias is added once. split by tokens \
-         (sequence parallel): each GPU holds 1/TP of the token rows; g is a reduce-scatter and f \
-         an all-gather.",
-    );
+    ui.add(egui::Label::new(egui::RichText::new(tr("pg-kinds-explained")).small()).wrap());
 }

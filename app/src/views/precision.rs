@@ -4,7 +4,8 @@
 //! the error distribution in ULPs per TP, and the engine's explanation of why TP=1 and TP=2 differ
 //! in the last bits and why that is not a bug.
 
-use super::{config_error_ui, gpu_color, load_json, save_json, Job, Shared, View};
+use super::{config_error_ui, gpu_color, load_json, save_json, Shared, View};
+use crate::background::{self, Background};
 use egui_plot::{uniform_grid_spacer, Bar, BarChart, Legend, Plot};
 use serde::{Deserialize, Serialize};
 use tplab_engine::precision::{self, PrecisionReport};
@@ -60,8 +61,8 @@ impl View for Precision {
         ui.heading("Precision: the same block in four dtypes and at every TP");
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
-            if let Some(tp) = config_error_ui(ui, &err, &cfg) {
-                shared.scenario.set_tp(tp);
+            if let Some(c) = config_error_ui(ui, &err, &cfg) {
+                shared.scenario.set_config(c);
             }
             return;
         }

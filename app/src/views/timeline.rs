@@ -102,8 +102,8 @@ impl View for Timeline {
             Ok(d) => d,
             Err(err) => {
                 let config = shared.scenario.config().clone();
-                if let Some(tp) = super::config_error_ui(ui, err, &config) {
-                    shared.scenario.set_tp(tp);
+                if let Some(c) = super::config_error_ui(ui, err, &config) {
+                    shared.scenario.set_config(c);
                 }
                 return;
             }

@@ -6,7 +6,8 @@
 //! Heatmaps are pooled to at most [`MAX_CELLS`] a side and uploaded as textures once per run,
 //! so frames stay cheap.
 
-use super::{a11y_label, config_error_ui, load_json, save_json, Job, Shared, View};
+use super::{a11y_label, config_error_ui, load_json, save_json, Shared, View};
+use crate::background::{self, Background};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -216,8 +217,8 @@ impl View for Verify {
         ui.heading("Verify: the sharded run against the CPU reference");
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
-            if let Some(tp) = config_error_ui(ui, &err, &cfg) {
-                shared.scenario.set_tp(tp);
+            if let Some(c) = config_error_ui(ui, &err, &cfg) {
+                shared.scenario.set_config(c);
             }
             return;
         }

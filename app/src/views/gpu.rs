@@ -3,10 +3,10 @@
 //! against the CPU reference. With no GPU: what was looked for and what would be needed.
 
 use super::timeline::{gantt_bars, time_source_note};
-use super::{load_json, save_json, Job, Shared, View};
+use super::{load_json, save_json, Shared, View};
+use crate::background::{self, Background, Reporter};
 use egui_plot::{BarChart, Legend, Plot};
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
 use tplab_engine::trace::{Event, Trace};
 use tplab_engine::{Config, DType};
 use tplab_kernels::summary::{op_table, OpRow};
@@ -26,8 +26,6 @@ struct RunView {
     iteration_ms: f64,
 }
 
-type Progress = Arc<Mutex<(String, f64)>>;
-
 /// GPU view state.
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
@@ -38,9 +36,7 @@ pub struct Gpu {
     #[serde(skip)]
     probe: Option<Probe>,
     #[serde(skip)]
-    job: Option<Job<Result<RunView, String>>>,
-    #[serde(skip)]
-    progress: Progress,
+    job: Option<Background<RunView>>,
     #[serde(skip)]
     last: Option<Result<RunView, String>>,
 }
@@ -52,19 +48,14 @@ impl Default for Gpu {
             iters: 5,
             probe: None,
             job: None,
-            progress: Arc::new(Mutex::new((String::new(), 0.0))),
             last: None,
         }
     }
 }
 
 /// Runs `cfg` on device 0, compares with the CPU reference; runs off the UI thread.
-fn execute(cfg: Config, iters: usize, progress: Progress) -> Result<RunView, String> {
-    let mut report = |stage: &str, f: f64| {
-        if let Ok(mut p) = progress.lock() {
-            *p = (stage.to_string(), f);
-        }
-    };
+fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, String> {
+    let mut report = |stage: &str, f: f64| progress.report(f as f32, stage);
     let run = tplab_kernels::run(
         &cfg,
         &RunOptions {
@@ -239,14 +230,8 @@ impl View for Gpu {
     }
 
     fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
-        if let Some(job) = &mut self.job {
-            if let Some(r) = job.poll() {
-                self.last = Some(r);
-                self.job = None;
-            } else {
-                // Progress comes from another thread: look again shortly.
-                ctx.request_repaint_after(std::time::Duration::from_millis(100));
-            }
+        if let Some(r) = background::finished(&mut self.job, ctx) {
+            self.last = Some(r);
         }
     }
 
@@ -288,23 +273,15 @@ impl View for Gpu {
             .on_disabled_hover_text("needs a usable GPU, a valid scenario and no run in progress")
             .clicked()
         {
-            let progress = self.progress.clone();
             let iters = self.iters;
             let run_cfg = cfg.clone();
-            self.job = Some(Job::spawn(ui.ctx(), move || {
+            self.job = Some(Background::once(ui.ctx(), move |progress| {
                 execute(run_cfg, iters, progress)
             }));
         }
         if let Some(job) = &self.job {
-            let (stage, f) = self
-                .progress
-                .lock()
-                .map(|p| p.clone())
-                .unwrap_or_else(|_| (String::new(), 0.0));
-            ui.add(
-                egui::ProgressBar::new(f as f32)
-                    .text(format!("{stage} ({:.1} s)", job.elapsed_s())),
-            );
+            let (f, stage) = job.progress();
+            ui.add(egui::ProgressBar::new(f).text(format!("{stage} ({:.1} s)", job.elapsed_s())));
         }
         match &self.last {
             Some(Ok(r)) => result_ui(ui, r),

@@ -1,8 +1,9 @@
 //! Planner: a model on a cluster, the engine's ranked 3D layouts (TP, PP, DP) with the reason
 //! the winner wins, and throughput against TP showing the drop once a TP group spans nodes.
-//! The planner runs off the UI thread ([`super::Job`]).
+//! The planner runs off the UI thread ([`crate::background::Background`]).
 
-use super::{load_json, save_json, Job, Shared, ShowMe, View};
+use super::{load_json, save_json, Shared, ShowMe, View};
+use crate::background::{self, Background};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::human_bytes;
@@ -56,7 +57,7 @@ pub struct Planner {
     #[serde(skip)]
     computed_for: Option<PlannerInputs>,
     #[serde(skip)]
-    job: Option<Job<Result<PlannerResult, String>>>,
+    job: Option<Background<PlannerResult>>,
     #[serde(skip)]
     result: Option<Result<PlannerResult, String>>,
 }
@@ -102,18 +103,13 @@ impl View for Planner {
     }
 
     fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
-        if let Some(job) = &mut self.job {
-            if let Some(r) = job.poll() {
-                self.result = Some(r);
-                self.job = None;
-            } else {
-                ctx.request_repaint_after(std::time::Duration::from_millis(100));
-            }
+        if let Some(r) = background::finished(&mut self.job, ctx) {
+            self.result = Some(r);
         }
         // One job at a time: while the learner drags a value, only the latest inputs run next.
         if self.job.is_none() && self.computed_for.as_ref() != Some(&self.inputs) {
             let inputs = self.inputs.clone();
-            self.job = Some(Job::spawn(ctx, move || run_planner(&inputs)));
+            self.job = Some(Background::once(ctx, move |_| run_planner(&inputs)));
             self.computed_for = Some(self.inputs.clone());
         }
     }

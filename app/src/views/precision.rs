@@ -31,7 +31,7 @@ pub struct Precision {
     #[serde(skip)]
     ran_for: Option<Config>,
     #[serde(skip)]
-    job: Option<Job<Result<PrecisionReport, String>>>,
+    job: Option<Background<PrecisionReport>>,
     #[serde(skip)]
     shown: Option<Result<PrecisionReport, String>>,
 }
@@ -46,14 +46,8 @@ impl View for Precision {
     }
 
     fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
-        if let Some(job) = &mut self.job {
-            match job.poll() {
-                Some(result) => {
-                    self.shown = Some(result);
-                    self.job = None;
-                }
-                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
-            }
+        if let Some(r) = background::finished(&mut self.job, ctx) {
+            self.shown = Some(r);
         }
     }
 
@@ -61,8 +55,8 @@ impl View for Precision {
         ui.heading("Precision: the same block in four dtypes and at every TP");
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
-            if let Some(c) = config_error_ui(ui, &err, &cfg) {
-                shared.scenario.set_config(c);
+            if let Some(tp) = config_error_ui(ui, &err, &cfg) {
+                shared.scenario.set_tp(tp);
             }
             return;
         }
@@ -139,7 +133,7 @@ fn same_shape(a: &Config, b: &Config) -> bool {
 impl Precision {
     fn start(&mut self, ctx: &egui::Context, cfg: Config, tps: Vec<usize>) {
         let run_cfg = cfg.clone();
-        self.job = Some(Job::spawn(ctx, move || {
+        self.job = Some(Background::once(ctx, move |_| {
             precision::sweep(&run_cfg, &DTYPES, &tps).map_err(|e| e.to_string())
         }));
         self.ran_for = Some(cfg);

@@ -4,7 +4,8 @@
 //! the unsharded reference at the end. Below, the guide's 70B TP=4 serving scenario from the
 //! serving cost model ([`serve_cost`]) and its time per token against TP.
 
-use super::{gpu_color, load_json, save_json, Job, Shared, View};
+use super::{gpu_color, load_json, save_json, Shared, View};
+use crate::background::{self, Background};
 use crate::i18n::{current_lang, t, t_args};
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points};
 use serde::{Deserialize, Serialize};
@@ -68,7 +69,7 @@ pub struct Serve {
     /// Serve the model tplab ships (multi-head attention) instead of training one.
     pub shipped: bool,
     #[serde(skip)]
-    job: Option<Job<Result<Done, String>>>,
+    job: Option<Background<Done>>,
     #[serde(skip)]
     live: Arc<Mutex<Live>>,
     #[serde(skip)]
@@ -231,7 +232,7 @@ impl Serve {
         let live = Arc::clone(&self.live);
         let repaint = ctx.clone();
         self.result = None;
-        self.job = Some(Job::spawn(ctx, move || {
+        self.job = Some(Background::once(ctx, move |_| {
             serve_job(prompt, tokens, steps, gqa, &live, &repaint)
         }));
     }
@@ -434,14 +435,8 @@ impl View for Serve {
     }
 
     fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
-        if let Some(job) = &mut self.job {
-            match job.poll() {
-                Some(r) => {
-                    self.result = Some(r);
-                    self.job = None;
-                }
-                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
-            }
+        if let Some(r) = background::finished(&mut self.job, ctx) {
+            self.result = Some(r);
         }
     }
 

@@ -1,14 +1,16 @@
 //! Train: a tiny character-level GPT trained on the guide at TP 1, 2 and 4 in lockstep, the loss
 //! curves drawn on top of each other while it trains. The training is the engine's
-//! ([`train::train_curves`]), on a worker thread; this view only draws the losses it reports.
+//! ([`train::Lockstep`]), one step at every TP per background slice ([`TrainJob`]); this view
+//! only draws the losses it reports.
 
-use super::{gpu_color, load_json, save_json, Job, Shared, View};
+use super::{gpu_color, load_json, save_json, Shared, View};
+use crate::background::{self, Background, Step, Stepped};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tplab_engine::train::{self, Corpus, Curves, Optimizer, TrainConfig};
-use tplab_engine::DType;
+use tplab_engine::train::{self, Corpus, Curves, Lockstep, Optimizer, TrainConfig};
+use tplab_engine::{DType, Element};
 
 /// The TP sizes trained side by side (the model has 4 heads).
 pub const TPS: [usize; 3] = [1, 2, 4];
@@ -19,13 +21,68 @@ pub const TPS: [usize; 3] = [1, 2, 4];
 pub struct Train {
     pub config: TrainConfig,
     #[serde(skip)]
-    job: Option<Job<Result<Curves, String>>>,
+    job: Option<Background<Curves>>,
     #[serde(skip)]
     live: Arc<Mutex<Vec<Vec<f64>>>>,
     #[serde(skip)]
     stop: Arc<AtomicBool>,
     #[serde(skip)]
     result: Option<Result<Curves, String>>,
+}
+
+/// Training at [`TPS`] in lockstep, one optimizer step at every TP per [`Stepped::step`]: the
+/// losses so far go to `live` (the plot), and `stop` ends the run early with the curves so far.
+pub struct TrainJob<T> {
+    cfg: TrainConfig,
+    run: Option<Lockstep<T>>,
+    live: Arc<Mutex<Vec<Vec<f64>>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl<T> TrainJob<T> {
+    pub fn new(cfg: TrainConfig, live: Arc<Mutex<Vec<Vec<f64>>>>, stop: Arc<AtomicBool>) -> Self {
+        Self {
+            cfg,
+            run: None,
+            live,
+            stop,
+        }
+    }
+}
+
+impl<T: Element> Stepped for TrainJob<T> {
+    type Output = Curves;
+
+    fn step(&mut self) -> Step<Curves> {
+        // The models are built in the first slice, not on the UI thread.
+        let run = match &mut self.run {
+            Some(run) => run,
+            None => match Lockstep::new(&self.cfg, &Corpus::guide(), &TPS) {
+                Ok(run) => self.run.insert(run),
+                Err(e) => return Step::Failed(e.to_string()),
+            },
+        };
+        if run.finished() || self.stop.load(Ordering::SeqCst) {
+            return match self.run.take() {
+                Some(run) => Step::Done(run.into_curves()),
+                None => Step::Failed("the training run is gone".into()),
+            };
+        }
+        if let Err(e) = run.step() {
+            return Step::Failed(e.to_string());
+        }
+        if let Ok(mut l) = self.live.lock() {
+            l.resize(TPS.len(), Vec::new());
+            for (shown, losses) in l.iter_mut().zip(run.losses()) {
+                shown.extend_from_slice(&losses[shown.len().min(losses.len())..]);
+            }
+        }
+        let done = run.steps_done();
+        Step::Progress(
+            done as f32 / self.cfg.steps.max(1) as f32,
+            format!("step {done}/{}", self.cfg.steps),
+        )
+    }
 }
 
 impl Train {
@@ -37,23 +94,11 @@ impl Train {
         if let Ok(mut l) = live.lock() {
             l.clear();
         }
-        let repaint = ctx.clone();
         self.result = None;
-        self.job = Some(Job::spawn(ctx, move || {
-            let corpus = Corpus::guide();
-            let mut progress = |_step: usize, losses: &[Vec<f64>]| {
-                if let Ok(mut l) = live.lock() {
-                    *l = losses.to_vec();
-                }
-                repaint.request_repaint();
-                !stop.load(Ordering::SeqCst)
-            };
-            let r = match cfg.dtype {
-                DType::F64 => train::train_curves::<f64>(&cfg, &corpus, &TPS, &mut progress),
-                _ => train::train_curves::<f32>(&cfg, &corpus, &TPS, &mut progress),
-            };
-            r.map_err(|e| e.to_string())
-        }));
+        self.job = Some(match cfg.dtype {
+            DType::F64 => Background::spawn(ctx, TrainJob::<f64>::new(cfg, live, stop)),
+            _ => Background::spawn(ctx, TrainJob::<f32>::new(cfg, live, stop)),
+        });
     }
 }
 
@@ -67,14 +112,8 @@ impl View for Train {
     }
 
     fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
-        if let Some(job) = &mut self.job {
-            match job.poll() {
-                Some(r) => {
-                    self.result = Some(r);
-                    self.job = None;
-                }
-                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
-            }
+        if let Some(r) = background::finished(&mut self.job, ctx) {
+            self.result = Some(r);
         }
     }
 
@@ -193,5 +232,79 @@ impl View for Train {
 
     fn load(&mut self, json: &str) {
         load_json(self, json);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn small() -> TrainConfig {
+        TrainConfig {
+            steps: 6,
+            hidden: 16,
+            ffn: 32,
+            seq: 8,
+            batch: 2,
+            layers: 1,
+            ..TrainConfig::default()
+        }
+    }
+
+    fn wait(bg: &mut Background<Curves>) -> Result<Curves, String> {
+        for _ in 0..20_000 {
+            if let Some(r) = bg.poll(None) {
+                return r;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("training did not finish");
+    }
+
+    #[test]
+    fn the_job_in_steps_gives_the_one_shot_curves_and_fills_the_plot() {
+        let cfg = small();
+        let one_shot =
+            train::train_curves::<f64>(&cfg, &Corpus::guide(), &TPS, &mut |_, _| true).unwrap();
+        let live = Arc::new(Mutex::new(Vec::new()));
+        let job = TrainJob::<f64>::new(cfg.clone(), Arc::clone(&live), Arc::default());
+        // A zero budget: one slice (one step at every TP) per frame.
+        let mut bg = Background::in_frames(job, Duration::ZERO);
+        let stepped = wait(&mut bg).unwrap();
+        assert_eq!(stepped, one_shot);
+        assert_eq!(*live.lock().unwrap(), one_shot.losses);
+        assert_eq!(bg.progress(), (1.0, "step 6/6"));
+        let mut on_thread = Background::on_thread(
+            None,
+            TrainJob::<f64>::new(cfg, Arc::default(), Arc::default()),
+        );
+        assert_eq!(wait(&mut on_thread).unwrap(), one_shot);
+    }
+
+    #[test]
+    fn stop_ends_with_the_curves_so_far_and_a_bad_config_fails() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let job = TrainJob::<f32>::new(small(), Arc::default(), Arc::clone(&stop));
+        let mut bg = Background::in_frames(job, Duration::ZERO);
+        for _ in 0..3 {
+            assert!(bg.poll(None).is_none());
+        }
+        stop.store(true, Ordering::SeqCst);
+        let c = wait(&mut bg).unwrap();
+        // The first slice builds the models and runs step 1; two more slices, two more steps.
+        assert_eq!(
+            c.losses.iter().map(Vec::len).collect::<Vec<_>>(),
+            vec![3; 3]
+        );
+        let bad = TrainConfig {
+            heads: 3,
+            ..small()
+        };
+        let mut bg = Background::in_frames(
+            TrainJob::<f64>::new(bad, Arc::default(), Arc::default()),
+            Duration::ZERO,
+        );
+        assert!(wait(&mut bg).is_err());
     }
 }

@@ -10,7 +10,6 @@ use super::{a11y_label, config_error_ui, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
 use tplab_engine::config::Config;
 use tplab_engine::run::{self, RunReport};
 
@@ -132,9 +131,7 @@ pub struct Verify {
     #[serde(skip)]
     ran_for: Option<Config>,
     #[serde(skip)]
-    job: Option<Job<Result<RunReport, String>>>,
-    #[serde(skip)]
-    progress: Arc<Mutex<(String, f32)>>,
+    job: Option<Background<RunReport>>,
     #[serde(skip)]
     shown: Option<Result<Shown, String>>,
 }
@@ -187,20 +184,14 @@ impl View for Verify {
     }
 
     fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
-        if let Some(job) = &mut self.job {
-            match job.poll() {
-                Some(Ok(report)) => {
-                    let maps = build_maps(ctx, &report);
-                    self.selected = self.selected.min(maps.len().saturating_sub(1));
-                    self.shown = Some(Ok(Shown { report, maps }));
-                    self.job = None;
-                }
-                Some(Err(e)) => {
-                    self.shown = Some(Err(e));
-                    self.job = None;
-                }
-                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
+        match background::finished(&mut self.job, ctx) {
+            Some(Ok(report)) => {
+                let maps = build_maps(ctx, &report);
+                self.selected = self.selected.min(maps.len().saturating_sub(1));
+                self.shown = Some(Ok(Shown { report, maps }));
             }
+            Some(Err(e)) => self.shown = Some(Err(e)),
+            None => {}
         }
         let cfg = shared.scenario.config();
         // Runs only configurations the engine accepts; the error shows in `ui` otherwise.
@@ -217,14 +208,14 @@ impl View for Verify {
         ui.heading("Verify: the sharded run against the CPU reference");
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
-            if let Some(c) = config_error_ui(ui, &err, &cfg) {
-                shared.scenario.set_config(c);
+            if let Some(tp) = config_error_ui(ui, &err, &cfg) {
+                shared.scenario.set_tp(tp);
             }
             return;
         }
         ui.horizontal(|ui| {
             if let Some(job) = &self.job {
-                let (stage, frac) = self.progress.lock().map(|p| p.clone()).unwrap_or_default();
+                let (frac, stage) = job.progress();
                 ui.spinner();
                 ui.add(
                     egui::ProgressBar::new(frac)
@@ -255,19 +246,9 @@ impl View for Verify {
 
 impl Verify {
     fn start(&mut self, ctx: &egui::Context, cfg: Config) {
-        let progress = Arc::clone(&self.progress);
-        if let Ok(mut p) = progress.lock() {
-            *p = ("starting".into(), 0.0);
-        }
-        let repaint = ctx.clone();
         let run_cfg = cfg.clone();
-        self.job = Some(Job::spawn(ctx, move || {
-            let report = |stage: &str, frac: f32| {
-                if let Ok(mut p) = progress.lock() {
-                    *p = (stage.to_string(), frac);
-                }
-                repaint.request_repaint();
-            };
+        self.job = Some(Background::once(ctx, move |progress| {
+            let report = |stage: &str, frac: f32| progress.report(frac, stage);
             run::run_with_progress(&run_cfg, &report).map_err(|e| e.to_string())
         }));
         self.ran_for = Some(cfg);

@@ -3,7 +3,8 @@
 //! the logits). Everything comes from the engine's [`vocab`] module; the check runs off the UI
 //! thread.
 
-use super::{gpu_color, load_json, save_json, Job, Shared, View};
+use super::{gpu_color, load_json, save_json, Shared, View};
+use crate::background::{self, Background};
 use egui::{Rect, Sense, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::human_bytes;
@@ -17,7 +18,7 @@ pub struct Vocab {
     pub vocab: usize,
     pub granularity: usize,
     #[serde(skip)]
-    job: Option<Job<Result<VocabReport, String>>>,
+    job: Option<Background<VocabReport>>,
     #[serde(skip)]
     shown: Option<Result<VocabReport, String>>,
 }
@@ -58,14 +59,8 @@ impl View for Vocab {
     }
 
     fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
-        if let Some(job) = &mut self.job {
-            match job.poll() {
-                Some(r) => {
-                    self.shown = Some(r);
-                    self.job = None;
-                }
-                None => ctx.request_repaint_after(std::time::Duration::from_millis(100)),
-            }
+        if let Some(r) = background::finished(&mut self.job, ctx) {
+            self.shown = Some(r);
         }
     }
 
@@ -145,7 +140,7 @@ impl View for Vocab {
                 ui.label(format!("checking ({:.1} s)", job.elapsed_s()));
             } else if ui.button("Check against the reference").clicked() {
                 let run_cfg = cfg.clone();
-                self.job = Some(Job::spawn(ui.ctx(), move || {
+                self.job = Some(Background::once(ui.ctx(), move |_| {
                     let r = match dtype {
                         DType::F64 => vocab::run::<f64>(&run_cfg),
                         _ => vocab::run::<f32>(&run_cfg),

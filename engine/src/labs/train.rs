@@ -582,44 +582,99 @@ impl Curves {
     }
 }
 
+/// The same run at several TP sizes (same seed, same batches), advanced in lockstep one optimizer
+/// step at every TP per [`Lockstep::step`]: what [`train_curves`] loops over, and what the app's
+/// Train view runs one step per background slice.
+#[derive(Debug, Clone)]
+pub struct Lockstep<T> {
+    cfg: TrainConfig,
+    tps: Vec<usize>,
+    trainers: Vec<Trainer<T>>,
+    losses: Vec<Vec<f64>>,
+    done: usize,
+}
+
+impl<T: Element> Lockstep<T> {
+    /// Seeded models at every TP in `tps`. **Errors** on an invalid config (an invalid TP names
+    /// the valid ones).
+    pub fn new(cfg: &TrainConfig, corpus: &Corpus, tps: &[usize]) -> Result<Self, TrainError> {
+        let trainers = tps
+            .iter()
+            .map(|&tp| Trainer::<T>::new(&TrainConfig { tp, ..cfg.clone() }, corpus.clone()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            cfg: cfg.clone(),
+            tps: tps.to_vec(),
+            trainers,
+            losses: vec![Vec::with_capacity(cfg.steps); tps.len()],
+            done: 0,
+        })
+    }
+
+    /// Steps done at every TP.
+    pub fn steps_done(&self) -> usize {
+        self.done
+    }
+
+    /// Whether all `cfg.steps` steps are done.
+    pub fn finished(&self) -> bool {
+        self.steps_done() >= self.cfg.steps
+    }
+
+    /// `losses()[i][step]` for `tps[i]`, the steps done so far.
+    pub fn losses(&self) -> &[Vec<f64>] {
+        &self.losses
+    }
+
+    /// One optimizer step at every TP. **Errors** at the first non-finite loss (NaN curves
+    /// would "agree": every gap is NaN).
+    pub fn step(&mut self) -> Result<(), TrainError> {
+        let step = self.done;
+        let tps = &self.tps;
+        for ((t, l), &tp) in self.trainers.iter_mut().zip(&mut self.losses).zip(tps) {
+            let loss = t.step()?;
+            if !loss.is_finite() {
+                return Err(TrainError::Diverged {
+                    step: step + 1,
+                    steps: self.cfg.steps,
+                    tp,
+                    loss,
+                    lr: self.cfg.lr,
+                });
+            }
+            l.push(loss);
+        }
+        self.done += 1;
+        Ok(())
+    }
+
+    /// The curves so far.
+    pub fn into_curves(self) -> Curves {
+        Curves {
+            config: self.cfg,
+            tps: self.tps,
+            losses: self.losses,
+        }
+    }
+}
+
 /// Trains `cfg` at each TP in `tps` (same seed, same batches), step by step in lockstep, calling
-/// `progress(step, losses_so_far)` after every step. **Errors** on an invalid config (an invalid
-/// TP names the valid ones).
+/// `progress(step, losses_so_far)` after every step (`false` stops early). **Errors** on an
+/// invalid config (an invalid TP names the valid ones).
 pub fn train_curves<T: Element>(
     cfg: &TrainConfig,
     corpus: &Corpus,
     tps: &[usize],
     progress: &mut dyn FnMut(usize, &[Vec<f64>]) -> bool,
 ) -> Result<Curves, TrainError> {
-    let mut trainers = tps
-        .iter()
-        .map(|&tp| Trainer::<T>::new(&TrainConfig { tp, ..cfg.clone() }, corpus.clone()))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut losses = vec![Vec::with_capacity(cfg.steps); tps.len()];
-    for step in 0..cfg.steps {
-        for ((t, l), &tp) in trainers.iter_mut().zip(losses.iter_mut()).zip(tps) {
-            let loss = t.step()?;
-            // Stop at the first non-finite loss: NaN curves would "agree" (every gap is NaN).
-            if !loss.is_finite() {
-                return Err(TrainError::Diverged {
-                    step: step + 1,
-                    steps: cfg.steps,
-                    tp,
-                    loss,
-                    lr: cfg.lr,
-                });
-            }
-            l.push(loss);
-        }
-        if !progress(step + 1, &losses) {
+    let mut run = Lockstep::<T>::new(cfg, corpus, tps)?;
+    while !run.finished() {
+        run.step()?;
+        if !progress(run.steps_done(), run.losses()) {
             break;
         }
     }
-    Ok(Curves {
-        config: cfg.clone(),
-        tps: tps.to_vec(),
-        losses,
-    })
+    Ok(run.into_curves())
 }
 
 #[cfg(test)]

@@ -542,36 +542,3 @@ pub fn text_shape(
 pub fn a11y_label(resp: &egui::Response, text: &str) {
     resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Figure, true, text));
 }
-
-/// Work running off the UI thread; the result arrives through [`Job::poll`].
-pub struct Job<T> {
-    rx: std::sync::mpsc::Receiver<T>,
-    started: std::time::Instant,
-}
-
-impl<T: Send + 'static> Job<T> {
-    /// Runs `work` on a new thread and repaints `ctx` when it is done.
-    pub fn spawn(ctx: &egui::Context, work: impl FnOnce() -> T + Send + 'static) -> Self {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let ctx = ctx.clone();
-        std::thread::spawn(move || {
-            // The receiver may be gone (a newer job replaced this one): nothing to do then.
-            let _ = tx.send(work());
-            ctx.request_repaint();
-        });
-        Self {
-            rx,
-            started: std::time::Instant::now(),
-        }
-    }
-
-    /// The result, once.
-    pub fn poll(&mut self) -> Option<T> {
-        self.rx.try_recv().ok()
-    }
-
-    /// Seconds since the job started.
-    pub fn elapsed_s(&self) -> f64 {
-        self.started.elapsed().as_secs_f64()
-    }
-}

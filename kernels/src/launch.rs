@@ -15,7 +15,7 @@ pub struct KernelSource {
 }
 
 /// Every kernel source, compiled by NVRTC at run time.
-pub const SOURCES: [KernelSource; 4] = [
+pub const SOURCES: [KernelSource; 6] = [
     KernelSource {
         name: "layernorm.cu",
         code: include_str!("cu/layernorm.cu"),
@@ -41,6 +41,26 @@ pub const SOURCES: [KernelSource; 4] = [
         name: "allreduce.cu",
         code: include_str!("cu/allreduce.cu"),
         kernels: &["sum_ranks"],
+    },
+    KernelSource {
+        name: "collectives.cu",
+        code: include_str!("cu/collectives.cu"),
+        kernels: &[
+            "gather_ranks",
+            "scatter_sum_ranks",
+            "pack_cols",
+            "unpack_cols",
+        ],
+    },
+    KernelSource {
+        name: "decode.cu",
+        code: include_str!("cu/decode.cu"),
+        kernels: &[
+            "embed_lookup",
+            "add_inplace",
+            "kv_append",
+            "cached_attention",
+        ],
     },
 ];
 
@@ -79,6 +99,8 @@ pub fn arch_for(major: i32, minor: i32) -> String {
 pub struct Launch {
     pub grid: u32,
     pub block: u32,
+    /// Dynamic shared memory per block, bytes.
+    pub shared_bytes: u32,
 }
 
 /// Threads per block of element-wise kernels.
@@ -92,6 +114,7 @@ pub fn elementwise(n: usize) -> Launch {
     Launch {
         grid: blocks.min(MAX_GRID as usize) as u32,
         block: ELEMENTWISE_BLOCK,
+        shared_bytes: 0,
     }
 }
 
@@ -107,6 +130,7 @@ pub fn per_row(rows: usize, cols: usize) -> Launch {
     Launch {
         grid: rows.max(1) as u32,
         block,
+        shared_bytes: 0,
     }
 }
 
@@ -115,7 +139,33 @@ pub fn per_column(cols: usize) -> Launch {
     Launch {
         grid: cols.div_ceil(ELEMENTWISE_BLOCK as usize).max(1) as u32,
         block: ELEMENTWISE_BLOCK,
+        shared_bytes: 0,
     }
+}
+
+/// Dynamic shared memory a block may use without opting in (48 KiB on every CUDA GPU).
+pub const MAX_SHARED_BYTES: u32 = 48 * 1024;
+
+/// Positions the decode attention can hold in shared memory (one f32 score each).
+pub const MAX_DECODE_POSITIONS: usize = (MAX_SHARED_BYTES / 4) as usize;
+
+/// Decode attention (`cached_attention`): one block per (new row, query head) of 128 threads,
+/// with one f32 score per cached position in shared memory. `positions` is the cache length
+/// after the step. **Errors** past [`MAX_DECODE_POSITIONS`].
+pub fn cached_attention(new_rows: usize, heads: usize, positions: usize) -> Result<Launch, String> {
+    if positions > MAX_DECODE_POSITIONS {
+        return Err(format!(
+            "{positions} cached positions need {} KiB of shared memory per block, more than the \
+             {} KiB a block gets; use a context of at most {MAX_DECODE_POSITIONS} tokens",
+            positions * 4 / 1024,
+            MAX_SHARED_BYTES / 1024
+        ));
+    }
+    Ok(Launch {
+        grid: (new_rows * heads).max(1) as u32,
+        block: 128,
+        shared_bytes: (positions.max(1) * 4) as u32,
+    })
 }
 
 /// Launches must fit the hardware: at most 1024 threads per block, grid.x below 2^31.
@@ -125,6 +175,12 @@ pub fn check(l: Launch) -> Result<(), String> {
     }
     if l.grid == 0 || l.grid > i32::MAX as u32 {
         return Err(format!("grid of {} blocks (1..2^31 allowed)", l.grid));
+    }
+    if l.shared_bytes > MAX_SHARED_BYTES {
+        return Err(format!(
+            "{} bytes of shared memory (at most {MAX_SHARED_BYTES})",
+            l.shared_bytes
+        ));
     }
     Ok(())
 }
@@ -195,9 +251,34 @@ mod tests {
     fn bad_launch_is_rejected() {
         assert!(check(Launch {
             grid: 1,
-            block: 2048
+            block: 2048,
+            shared_bytes: 0
         })
         .is_err());
-        assert!(check(Launch { grid: 0, block: 32 }).is_err());
+        assert!(check(Launch {
+            grid: 0,
+            block: 32,
+            shared_bytes: 0
+        })
+        .is_err());
+        assert!(check(Launch {
+            grid: 1,
+            block: 32,
+            shared_bytes: MAX_SHARED_BYTES + 4
+        })
+        .is_err());
+    }
+
+    #[test]
+    fn decode_attention_blocks_cover_rows_and_heads() {
+        let l = cached_attention(5, 4, 64).unwrap();
+        check(l).unwrap();
+        assert_eq!((l.grid, l.shared_bytes), (20, 256));
+        // The block reductions need a power of two of at least one warp.
+        assert!(l.block.is_power_of_two() && l.block >= 32);
+        let most = cached_attention(1, 1, MAX_DECODE_POSITIONS).unwrap();
+        check(most).unwrap();
+        let e = cached_attention(1, 1, MAX_DECODE_POSITIONS + 1).unwrap_err();
+        assert!(e.contains("context of at most"), "{e}");
     }
 }

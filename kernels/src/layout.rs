@@ -143,71 +143,77 @@ impl RowGemm {
     }
 }
 
-/// The batched products of causal attention on one rank, for one sequence `b` of the micro-batch
-/// (cuBLAS batches over the rank's `hp` heads). Offsets are in elements.
+/// One batched product of the attention and where its operands start (element offsets into
+/// the buffers the op names: see each method of [`AttentionGemms`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Product {
+    pub gemm: RowGemm,
+    pub a: usize,
+    pub b: usize,
+    pub c: usize,
+}
+
+/// The batched products of causal attention on one rank, for one sequence `b` of the micro-batch.
 ///
-/// Buffers: `qkv [t, 3·hr]` (`[Q | K | V]`, head `j` at columns `j·d..`), `ctx [t, hr]`,
+/// Buffers: `qkv [t, qc]` with the rank's `[Q | K | V]` (query head `j` at columns `j·d..`, KV head
+/// `g` at `hp·d + g·d` and `(hp + kvp)·d + g·d`, `qc = (hp + 2·kvp)·d`), `ctx [t, hr]`,
 /// scores/probabilities `[batch, hp, s, s]`.
+///
+/// Grouped-query attention: query head `j = g·m + i` (`m = hp/kvp` query heads per KV head)
+/// reads KV head `g`, as the engine's `j / (hp/kvp)`. Each product is one cuBLAS call per group
+/// member `i`, batched over the `kvp` KV heads (strides step from one group to the next), so
+/// without GQA (`m = 1`) it is one call batched over every head, as before. The gradients of a
+/// shared K or V are sums over the group's query heads: member 0 writes (`beta = 0`), the others
+/// add (`beta = 1`), in head order like the engine's CPU attention.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttentionGemms {
     pub seq: usize,
+    /// Query heads on the rank (`hp`).
     pub heads: usize,
+    /// KV heads on the rank (`kvp`; replicated copies count once).
+    pub kv_heads: usize,
     pub head_dim: usize,
-    /// `S = Q·Kᵀ / √d`.
-    pub scores: RowGemm,
-    /// `ctx = P·V`.
-    pub context: RowGemm,
-    /// `dP = dctx·Vᵀ`.
-    pub d_probs: RowGemm,
-    /// `dV = Pᵀ·dctx`.
-    pub d_v: RowGemm,
-    /// `dQ = dS·K / √d`.
-    pub d_q: RowGemm,
-    /// `dK = dSᵀ·Q / √d`.
-    pub d_k: RowGemm,
 }
 
 impl AttentionGemms {
-    /// Products for `heads` local heads of size `head_dim` over sequences of `seq` tokens.
-    pub fn new(seq: usize, heads: usize, head_dim: usize) -> Self {
-        let (s, d, hr) = (seq, head_dim, heads * head_dim);
-        let scale = 1.0 / (d as f32).sqrt();
-        let g = |m, n, k, ta, tb, lda, ldb, ldc, sa, sb, sc, alpha| RowGemm {
-            m,
-            n,
-            k,
-            trans_a: ta,
-            trans_b: tb,
-            lda,
-            ldb,
-            ldc,
-            batch: heads,
-            stride_a: sa,
-            stride_b: sb,
-            stride_c: sc,
-            alpha,
-            beta: 0.0,
-        };
+    /// Products for `heads` local query heads sharing `kv_heads` local KV heads, of size
+    /// `head_dim`, over sequences of `seq` tokens.
+    pub fn new(seq: usize, heads: usize, kv_heads: usize, head_dim: usize) -> Self {
         Self {
             seq,
             heads,
+            kv_heads: kv_heads.clamp(1, heads.max(1)),
             head_dim,
-            scores: g(s, s, d, false, true, 3 * hr, 3 * hr, s, d, d, s * s, scale),
-            context: g(s, d, s, false, false, s, 3 * hr, hr, s * s, d, d, 1.0),
-            d_probs: g(s, s, d, false, true, hr, 3 * hr, s, d, d, s * s, 1.0),
-            d_v: g(s, d, s, true, false, s, hr, 3 * hr, s * s, d, d, 1.0),
-            d_q: g(s, d, s, false, false, s, 3 * hr, 3 * hr, s * s, d, d, scale),
-            d_k: g(s, d, s, true, false, s, 3 * hr, 3 * hr, s * s, d, d, scale),
         }
+    }
+
+    /// Query heads per KV head.
+    pub fn group(&self) -> usize {
+        (self.heads / self.kv_heads).max(1)
     }
 
     fn hr(&self) -> usize {
         self.heads * self.head_dim
     }
 
+    /// Row stride of `qkv`: `(hp + 2·kvp)·d`.
+    pub fn qkv_cols(&self) -> usize {
+        (self.heads + 2 * self.kv_heads) * self.head_dim
+    }
+
+    fn scale(&self) -> f32 {
+        1.0 / (self.head_dim as f32).sqrt()
+    }
+
     /// Offset of sequence `b`'s Q (part 0), K (1) or V (2) in `qkv`.
     pub fn qkv_offset(&self, b: usize, part: usize) -> usize {
-        b * self.seq * 3 * self.hr() + part * self.hr()
+        let d = self.head_dim;
+        let col = match part {
+            0 => 0,
+            1 => self.heads * d,
+            _ => (self.heads + self.kv_heads) * d,
+        };
+        b * self.seq * self.qkv_cols() + col
     }
 
     /// Offset of sequence `b` in `ctx` (`[t, hr]`).
@@ -223,6 +229,175 @@ impl AttentionGemms {
     /// Elements of the score buffer for `batch` sequences.
     pub fn scores_len(&self, batch: usize) -> usize {
         batch * self.heads * self.seq * self.seq
+    }
+
+    /// A product batched over the KV heads; `(lda, stride_a)` etc. per operand.
+    #[allow(clippy::too_many_arguments)]
+    fn g(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        (ta, tb): (bool, bool),
+        (lda, sa): (usize, usize),
+        (ldb, sb): (usize, usize),
+        (ldc, sc): (usize, usize),
+        alpha: f32,
+        beta: f32,
+    ) -> RowGemm {
+        RowGemm {
+            m,
+            n,
+            k,
+            trans_a: ta,
+            trans_b: tb,
+            lda,
+            ldb,
+            ldc,
+            batch: self.kv_heads,
+            stride_a: sa,
+            stride_b: sb,
+            stride_c: sc,
+            alpha,
+            beta,
+        }
+    }
+
+    /// Strides between consecutive KV groups: of a query head's columns, of a KV head's
+    /// columns, of a head's score matrix.
+    fn strides(&self) -> (usize, usize, usize) {
+        let (s, d, m) = (self.seq, self.head_dim, self.group());
+        (m * d, d, m * s * s)
+    }
+
+    /// `S = Q·Kᵀ/√d`: A and B in `qkv`, C in the scores.
+    pub fn scores(&self, b: usize) -> Vec<Product> {
+        let (s, d, qc) = (self.seq, self.head_dim, self.qkv_cols());
+        let (sq, skv, ss) = self.strides();
+        (0..self.group())
+            .map(|i| Product {
+                gemm: self.g(
+                    (s, s, d),
+                    (false, true),
+                    (qc, sq),
+                    (qc, skv),
+                    (s, ss),
+                    self.scale(),
+                    0.0,
+                ),
+                a: self.qkv_offset(b, 0) + i * d,
+                b: self.qkv_offset(b, 1),
+                c: self.scores_offset(b) + i * s * s,
+            })
+            .collect()
+    }
+
+    /// `ctx = P·V`: A in the probabilities, B in `qkv`, C in `ctx`.
+    pub fn context(&self, b: usize) -> Vec<Product> {
+        let (s, d, qc, hr) = (self.seq, self.head_dim, self.qkv_cols(), self.hr());
+        let (sq, skv, ss) = self.strides();
+        (0..self.group())
+            .map(|i| Product {
+                gemm: self.g(
+                    (s, d, s),
+                    (false, false),
+                    (s, ss),
+                    (qc, skv),
+                    (hr, sq),
+                    1.0,
+                    0.0,
+                ),
+                a: self.scores_offset(b) + i * s * s,
+                b: self.qkv_offset(b, 2),
+                c: self.ctx_offset(b) + i * d,
+            })
+            .collect()
+    }
+
+    /// `dP = dctx·Vᵀ`: A in `dctx`, B in `qkv`, C in the score gradients.
+    pub fn d_probs(&self, b: usize) -> Vec<Product> {
+        let (s, d, qc, hr) = (self.seq, self.head_dim, self.qkv_cols(), self.hr());
+        let (sq, skv, ss) = self.strides();
+        (0..self.group())
+            .map(|i| Product {
+                gemm: self.g(
+                    (s, s, d),
+                    (false, true),
+                    (hr, sq),
+                    (qc, skv),
+                    (s, ss),
+                    1.0,
+                    0.0,
+                ),
+                a: self.ctx_offset(b) + i * d,
+                b: self.qkv_offset(b, 2),
+                c: self.scores_offset(b) + i * s * s,
+            })
+            .collect()
+    }
+
+    /// `dV = Σ Pᵀ·dctx` over the group: A in the probabilities, B in `dctx`, C in `dqkv`.
+    pub fn d_v(&self, b: usize) -> Vec<Product> {
+        let (s, d, qc, hr) = (self.seq, self.head_dim, self.qkv_cols(), self.hr());
+        let (sq, skv, ss) = self.strides();
+        (0..self.group())
+            .map(|i| Product {
+                gemm: self.g(
+                    (s, d, s),
+                    (true, false),
+                    (s, ss),
+                    (hr, sq),
+                    (qc, skv),
+                    1.0,
+                    if i == 0 { 0.0 } else { 1.0 },
+                ),
+                a: self.scores_offset(b) + i * s * s,
+                b: self.ctx_offset(b) + i * d,
+                c: self.qkv_offset(b, 2),
+            })
+            .collect()
+    }
+
+    /// `dQ = dS·K/√d`: A in the score gradients, B and C in `qkv` / `dqkv`.
+    pub fn d_q(&self, b: usize) -> Vec<Product> {
+        let (s, d, qc) = (self.seq, self.head_dim, self.qkv_cols());
+        let (sq, skv, ss) = self.strides();
+        (0..self.group())
+            .map(|i| Product {
+                gemm: self.g(
+                    (s, d, s),
+                    (false, false),
+                    (s, ss),
+                    (qc, skv),
+                    (qc, sq),
+                    self.scale(),
+                    0.0,
+                ),
+                a: self.scores_offset(b) + i * s * s,
+                b: self.qkv_offset(b, 1),
+                c: self.qkv_offset(b, 0) + i * d,
+            })
+            .collect()
+    }
+
+    /// `dK = Σ dSᵀ·Q/√d` over the group: A in the score gradients, B in `qkv`, C in `dqkv`.
+    pub fn d_k(&self, b: usize) -> Vec<Product> {
+        let (s, d, qc) = (self.seq, self.head_dim, self.qkv_cols());
+        let (sq, skv, ss) = self.strides();
+        (0..self.group())
+            .map(|i| Product {
+                gemm: self.g(
+                    (s, d, s),
+                    (true, false),
+                    (s, ss),
+                    (qc, sq),
+                    (qc, skv),
+                    self.scale(),
+                    if i == 0 { 0.0 } else { 1.0 },
+                ),
+                a: self.scores_offset(b) + i * s * s,
+                b: self.qkv_offset(b, 0) + i * d,
+                c: self.qkv_offset(b, 1),
+            })
+            .collect()
     }
 }
 
@@ -251,7 +426,12 @@ pub(crate) mod tests {
                         acc += av * bv;
                     }
                     let ci = bi * g.stride_c + j * g.ldc + i;
-                    c[ci] = f64::from(g.alpha) * acc + f64::from(g.beta) * c[ci];
+                    // cuBLAS does not read C when beta is 0 (it may hold anything).
+                    c[ci] = if g.beta == 0.0 {
+                        f64::from(g.alpha) * acc
+                    } else {
+                        f64::from(g.alpha) * acc + f64::from(g.beta) * c[ci]
+                    };
                 }
             }
         }
@@ -293,139 +473,172 @@ pub(crate) mod tests {
         }
     }
 
-    /// Causal attention through the batched products and a CPU softmax, against a direct loop.
+    /// Runs a list of products the way the executor issues them (in order, bounds checked).
+    fn run_products(ps: &[Product], a: &[f64], b: &[f64], c: &mut [f64]) {
+        for p in ps {
+            p.gemm.validate().unwrap();
+            let [ea, eb, ec] = p.gemm.extent();
+            assert!(p.a + ea <= a.len() && p.b + eb <= b.len() && p.c + ec <= c.len());
+            row_gemm_via_cublas(&p.gemm, &a[p.a..], &b[p.b..], &mut c[p.c..]);
+        }
+    }
+
+    /// `causal_softmax_fwd` as the kernel computes it, on `[rows, s]`.
+    fn softmax_rows(sc: &mut [f64], s: usize) {
+        for (row, r) in sc.chunks_mut(s).enumerate() {
+            let i = row % s;
+            let m = r[..=i].iter().cloned().fold(f64::MIN, f64::max);
+            let z: f64 = r[..=i].iter().map(|x| (x - m).exp()).sum();
+            for (j, x) in r.iter_mut().enumerate() {
+                *x = if j <= i { (*x - m).exp() / z } else { 0.0 };
+            }
+        }
+    }
+
+    /// (batch, seq, query heads, KV heads, head size): multi-head, grouped (2 and 3 query heads
+    /// per KV head) and multi-query attention. Head sizes are powers of 4, so that the f32 scale
+    /// `1/√d` the products carry is exact and the f64 comparisons can be tight.
+    const SHAPES: [(usize, usize, usize, usize, usize); 4] = [
+        (2, 5, 3, 3, 4),
+        (2, 6, 4, 2, 4),
+        (1, 7, 6, 2, 16),
+        (2, 4, 4, 1, 1),
+    ];
+
+    /// Causal attention through the batched products and a CPU softmax, against a direct loop
+    /// (query head `j` reading KV head `j / (hp/kvp)`).
     #[test]
     fn attention_products_match_direct_attention() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        let (batch, s, hp, d) = (2, 5, 3, 4);
-        let hr = hp * d;
-        let t = batch * s;
-        let ag = AttentionGemms::new(s, hp, d);
-        let qkv = rand_vec(&mut rng, t * 3 * hr);
-        let mut sc = vec![0.0; ag.scores_len(batch)];
-        let mut ctx = vec![0.0; t * hr];
-        for b in 0..batch {
-            let (q, k, v) = (
-                ag.qkv_offset(b, 0),
-                ag.qkv_offset(b, 1),
-                ag.qkv_offset(b, 2),
-            );
-            for g in [ag.scores, ag.context] {
-                let [ea, eb, ec] = g.extent();
-                assert!(ea > 0 && eb > 0 && ec > 0);
-            }
-            let so = ag.scores_offset(b);
-            row_gemm_via_cublas(&ag.scores, &qkv[q..], &qkv[k..], &mut sc[so..]);
-            for row in 0..hp * s {
-                let i = row % s;
-                let r = &mut sc[so + row * s..so + (row + 1) * s];
-                let m = r[..=i].iter().cloned().fold(f64::MIN, f64::max);
-                let z: f64 = r[..=i].iter().map(|x| (x - m).exp()).sum();
-                for (j, x) in r.iter_mut().enumerate() {
-                    *x = if j <= i { (*x - m).exp() / z } else { 0.0 };
+        for (batch, s, hp, kvp, d) in SHAPES {
+            let hr = hp * d;
+            let t = batch * s;
+            let ag = AttentionGemms::new(s, hp, kvp, d);
+            let qc = ag.qkv_cols();
+            assert_eq!(qc, (hp + 2 * kvp) * d);
+            let qkv = rand_vec(&mut rng, t * qc);
+            let mut sc = vec![0.0; ag.scores_len(batch)];
+            let mut ctx = vec![0.0; t * hr];
+            for b in 0..batch {
+                for p in ag.scores(b).iter().chain(&ag.context(b)) {
+                    let [ea, eb, ec] = p.gemm.extent();
+                    assert!(ea > 0 && eb > 0 && ec > 0);
                 }
+                run_products(&ag.scores(b), &qkv, &qkv, &mut sc);
             }
-            let co = ag.ctx_offset(b);
-            row_gemm_via_cublas(&ag.context, &sc[so..], &qkv[v..], &mut ctx[co..]);
-        }
-        let scale = 1.0 / (d as f64).sqrt();
-        for b in 0..batch {
-            for j in 0..hp {
-                for i in 0..s {
-                    let row = |tok: usize| (b * s + tok) * 3 * hr;
-                    let sc: Vec<f64> = (0..=i)
-                        .map(|u| {
-                            (0..d)
-                                .map(|e| qkv[row(i) + j * d + e] * qkv[row(u) + hr + j * d + e])
-                                .sum::<f64>()
-                                * scale
-                        })
-                        .collect();
-                    let m = sc.iter().cloned().fold(f64::MIN, f64::max);
-                    let z: f64 = sc.iter().map(|x| (x - m).exp()).sum();
-                    for e in 0..d {
-                        let want: f64 = (0..=i)
-                            .map(|u| (sc[u] - m).exp() / z * qkv[row(u) + 2 * hr + j * d + e])
-                            .sum();
-                        let got = ctx[(b * s + i) * hr + j * d + e];
-                        // f64 throughout; only summation order differs.
-                        assert!((got - want).abs() < 1e-12, "b={b} head={j} i={i} e={e}");
+            softmax_rows(&mut sc, s);
+            for b in 0..batch {
+                run_products(&ag.context(b), &sc, &qkv, &mut ctx);
+            }
+            let scale = 1.0 / (d as f64).sqrt();
+            let m = hp / kvp;
+            for b in 0..batch {
+                for j in 0..hp {
+                    let (kc, vc) = (hp * d + (j / m) * d, (hp + kvp) * d + (j / m) * d);
+                    for i in 0..s {
+                        let row = |tok: usize| (b * s + tok) * qc;
+                        let sc: Vec<f64> = (0..=i)
+                            .map(|u| {
+                                (0..d)
+                                    .map(|e| qkv[row(i) + j * d + e] * qkv[row(u) + kc + e])
+                                    .sum::<f64>()
+                                    * scale
+                            })
+                            .collect();
+                        let mx = sc.iter().cloned().fold(f64::MIN, f64::max);
+                        let z: f64 = sc.iter().map(|x| (x - mx).exp()).sum();
+                        for e in 0..d {
+                            let want: f64 = (0..=i)
+                                .map(|u| (sc[u] - mx).exp() / z * qkv[row(u) + vc + e])
+                                .sum();
+                            let got = ctx[(b * s + i) * hr + j * d + e];
+                            // f64 throughout; only summation order differs.
+                            assert!(
+                                (got - want).abs() < 1e-12,
+                                "hp={hp} kvp={kvp} b={b} head={j} i={i} e={e}"
+                            );
+                        }
                     }
                 }
             }
         }
     }
 
-    /// The backward products (with the softmax backward the kernel does) against the engine's
-    /// CPU attention backward.
+    /// The forward and backward products (with the softmax backward the kernel does) against
+    /// the engine's CPU attention, with and without grouped-query attention.
     #[test]
     fn attention_backward_products_match_engine() {
         use ndarray::Array2;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-        let (batch, s, hp, d) = (2, 6, 2, 4);
-        let hr = hp * d;
-        let t = batch * s;
-        let ag = AttentionGemms::new(s, hp, d);
-        let qkv = Array2::from_shape_vec((t, 3 * hr), rand_vec(&mut rng, t * 3 * hr)).unwrap();
-        let dctx = Array2::from_shape_vec((t, hr), rand_vec(&mut rng, t * hr)).unwrap();
-        let mm = |a: ndarray::ArrayView2<'_, f64>, b: ndarray::ArrayView2<'_, f64>| a.dot(&b);
-        let (_, cache) = tplab_engine::ops::attention(qkv.view(), batch, s, hp, hp, mm);
-        let want = tplab_engine::ops::attention_backward(
-            qkv.view(),
-            &cache,
-            dctx.view(),
-            batch,
-            s,
-            hp,
-            hp,
-            mm,
-        );
-        // Probabilities in the GPU layout [batch, hp, s, s] (the engine keeps b-major, head-minor).
-        let mut probs = vec![0.0; ag.scores_len(batch)];
-        for (m, p) in cache.probs.iter().enumerate() {
-            probs[m * s * s..(m + 1) * s * s].copy_from_slice(p.as_slice().unwrap());
-        }
-        let q = qkv.as_slice().unwrap();
-        let dc = dctx.as_slice().unwrap();
-        let mut dp = vec![0.0; ag.scores_len(batch)];
-        let mut dqkv = vec![0.0; t * 3 * hr];
-        for b in 0..batch {
-            let so = ag.scores_offset(b);
-            let co = ag.ctx_offset(b);
-            row_gemm_via_cublas(
-                &ag.d_probs,
-                &dc[co..],
-                &q[ag.qkv_offset(b, 2)..],
-                &mut dp[so..],
+        for (batch, s, hp, kvp, d) in SHAPES {
+            let hr = hp * d;
+            let t = batch * s;
+            let ag = AttentionGemms::new(s, hp, kvp, d);
+            let qc = ag.qkv_cols();
+            let qkv = Array2::from_shape_vec((t, qc), rand_vec(&mut rng, t * qc)).unwrap();
+            let dctx = Array2::from_shape_vec((t, hr), rand_vec(&mut rng, t * hr)).unwrap();
+            let mm = |a: ndarray::ArrayView2<'_, f64>, b: ndarray::ArrayView2<'_, f64>| a.dot(&b);
+            let (want_ctx, cache) = tplab_engine::ops::attention(qkv.view(), batch, s, hp, kvp, mm);
+            let want = tplab_engine::ops::attention_backward(
+                qkv.view(),
+                &cache,
+                dctx.view(),
+                batch,
+                s,
+                hp,
+                kvp,
+                mm,
             );
-            row_gemm_via_cublas(
-                &ag.d_v,
-                &probs[so..],
-                &dc[co..],
-                &mut dqkv[ag.qkv_offset(b, 2)..],
-            );
-        }
-        // causal_softmax_bwd, as the kernel computes it.
-        for row in 0..batch * hp * s {
-            let i = row % s;
-            let (p, g) = (
-                &probs[row * s..(row + 1) * s],
-                &mut dp[row * s..(row + 1) * s],
-            );
-            let dot: f64 = (0..=i).map(|j| p[j] * g[j]).sum();
-            for j in 0..s {
-                g[j] = if j <= i { p[j] * (g[j] - dot) } else { 0.0 };
+            let q = qkv.as_slice().unwrap();
+            let dc = dctx.as_slice().unwrap();
+            // Forward through the products: the same probabilities and context as the engine.
+            let mut probs = vec![0.0; ag.scores_len(batch)];
+            let mut ctx = vec![0.0; t * hr];
+            for b in 0..batch {
+                run_products(&ag.scores(b), q, q, &mut probs);
             }
-        }
-        for b in 0..batch {
-            let so = ag.scores_offset(b);
-            let (oq, ok) = (ag.qkv_offset(b, 0), ag.qkv_offset(b, 1));
-            row_gemm_via_cublas(&ag.d_q, &dp[so..], &q[ok..], &mut dqkv[oq..]);
-            row_gemm_via_cublas(&ag.d_k, &dp[so..], &q[oq..], &mut dqkv[ok..]);
-        }
-        for (got, want) in dqkv.iter().zip(want.iter()) {
-            // f64 throughout; only summation order differs.
-            assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+            softmax_rows(&mut probs, s);
+            for b in 0..batch {
+                run_products(&ag.context(b), &probs, q, &mut ctx);
+            }
+            for (m, p) in cache.probs.iter().enumerate() {
+                for (got, want) in probs[m * s * s..(m + 1) * s * s].iter().zip(p.iter()) {
+                    assert!((got - want).abs() < 1e-12, "probabilities");
+                }
+            }
+            for (got, want) in ctx.iter().zip(want_ctx.iter()) {
+                assert!((got - want).abs() < 1e-12, "context {got} vs {want}");
+            }
+            let mut dp = vec![0.0; ag.scores_len(batch)];
+            // Every element of dqkv is written by a beta = 0 product first: start from garbage.
+            let mut dqkv = vec![f64::NAN; t * qc];
+            for b in 0..batch {
+                run_products(&ag.d_probs(b), dc, q, &mut dp);
+                run_products(&ag.d_v(b), &probs, dc, &mut dqkv);
+            }
+            // causal_softmax_bwd, as the kernel computes it.
+            for row in 0..batch * hp * s {
+                let i = row % s;
+                let (p, g) = (
+                    &probs[row * s..(row + 1) * s],
+                    &mut dp[row * s..(row + 1) * s],
+                );
+                let dot: f64 = (0..=i).map(|j| p[j] * g[j]).sum();
+                for j in 0..s {
+                    g[j] = if j <= i { p[j] * (g[j] - dot) } else { 0.0 };
+                }
+            }
+            for b in 0..batch {
+                run_products(&ag.d_q(b), &dp, q, &mut dqkv);
+                run_products(&ag.d_k(b), &dp, q, &mut dqkv);
+            }
+            for (got, want) in dqkv.iter().zip(want.iter()) {
+                // f64 throughout; only summation order differs.
+                assert!(
+                    (got - want).abs() < 1e-12,
+                    "hp={hp} kvp={kvp}: {got} vs {want}"
+                );
+            }
         }
     }
 

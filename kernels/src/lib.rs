@@ -10,6 +10,7 @@
 //! returns a clear [`GpuError`]; [`probe()`] says what was looked for and what is missing.
 
 pub mod bench;
+pub mod buffers;
 pub mod error;
 pub mod launch;
 pub mod layout;

@@ -48,12 +48,15 @@ impl Default for RunOptions {
 pub struct GpuRun {
     /// The engine's trace with `measured` filled on every event.
     pub trace: Trace,
-    /// Block output `y` as rank 0 holds it, `[t, h]`.
+    /// Block output `y` as rank 0 holds it, `[t, h]` (its token rows with sequence parallelism).
     pub output: Array2<f64>,
-    /// Every rank's copy of the output (replicated after the last all-reduce).
+    /// Every rank's copy of the output (replicated after the last all-reduce; with sequence
+    /// parallelism each rank's token rows, `Config::token_rows`).
     pub output_per_rank: Vec<Array2<f64>>,
-    /// `dL/dx` of the input as rank 0 holds it.
+    /// `dL/dx` of the input as rank 0 holds it (its token rows with sequence parallelism).
     pub grad_input: Array2<f64>,
+    /// Every rank's copy of `dL/dx` (with sequence parallelism each rank's token rows).
+    pub grad_input_per_rank: Vec<Array2<f64>>,
     /// Gradients of each rank's shards: `[rank][layer]`.
     pub grads: Vec<Vec<LayerParams<f64>>>,
     /// Wall time of each timed iteration on the device, ms.
@@ -67,23 +70,6 @@ pub struct GpuRun {
 /// Validates `cfg` for the GPU executor.
 pub fn check_config(cfg: &Config) -> Result<(), GpuError> {
     cfg.validate_shapes()?;
-    if cfg.sequence_parallel && cfg.tp > 1 {
-        return Err(GpuError::Unsupported(
-            "sequence parallelism runs on the CPU engine only (tplab run --sequence-parallel); \
-             the GPU executor issues all-reduces: run it without sequence parallelism"
-                .into(),
-        ));
-    }
-    if cfg.is_gqa() {
-        return Err(GpuError::Unsupported(format!(
-            "grouped-query attention ({} KV heads for {} query heads) runs on the CPU engine only \
-             (tplab run --kv-heads {}); the GPU attention kernels read one KV head per query \
-             head: run it without --kv-heads",
-            cfg.kv_heads(),
-            cfg.heads,
-            cfg.kv_heads()
-        )));
-    }
     if !crate::launch::gpu_dtype_supported(cfg.dtype) {
         return Err(GpuError::Unsupported(format!(
             "the GPU executor runs f32 or bf16, not {}; pass --dtype f32 or --dtype bf16",

@@ -29,8 +29,31 @@ pub const GPU_COMPUTE_OPS: [Op; 20] = [
     Op::Ln1Bwd,
 ];
 
-/// The all-reduces the GPU executor performs (the rest are identities).
-pub const GPU_ALL_REDUCES: [Op; 4] = [Op::AttnG, Op::MlpG, Op::MlpFBwd, Op::AttnFBwd];
+/// The all-reduces the GPU executor performs (the rest are identities): `g` forward and `f`
+/// backward, the K/V copies' gradients with replicated KV heads, and the LayerNorm and bias
+/// gradients with sequence parallelism.
+pub const GPU_ALL_REDUCES: [Op; 6] = [
+    Op::AttnG,
+    Op::MlpG,
+    Op::MlpFBwd,
+    Op::AttnFBwd,
+    Op::KvGrads,
+    Op::SpGrads,
+];
+
+/// The all-gathers and reduce-scatters of sequence parallelism on the GPU.
+pub const GPU_GATHER_SCATTER: [Op; 10] = [
+    Op::AttnF,
+    Op::AttnG,
+    Op::MlpF,
+    Op::MlpG,
+    Op::MlpGBwd,
+    Op::MlpFBwdGather,
+    Op::MlpFBwd,
+    Op::AttnGBwd,
+    Op::AttnFBwdGather,
+    Op::AttnFBwd,
+];
 
 /// One op of the per-op table, summed over layers (compute: mean over ranks).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,24 +128,49 @@ mod tests {
 
     #[test]
     fn the_executor_covers_every_event_of_the_trace() {
+        let lay_of = |cfg: &Config| crate::buffers::RankLayout::new(cfg);
         for layers in [1, 3] {
-            let cfg = Config {
-                layers,
-                tp: 4,
-                ..Preset::Tiny.config()
-            };
-            for e in &schedule(&cfg).events {
-                match e.collective_kind() {
-                    None => assert!(
-                        GPU_COMPUTE_OPS.contains(&e.op),
-                        "no GPU kernel for {}",
-                        e.label()
-                    ),
-                    Some(CollectiveKind::AllReduce) => {
-                        assert!(GPU_ALL_REDUCES.contains(&e.op), "{}", e.label())
+            for (sp, kv) in [
+                (false, None),
+                (true, None),
+                (false, Some(2)),
+                (true, Some(1)),
+            ] {
+                let cfg = Config {
+                    layers,
+                    tp: 4,
+                    heads: 4,
+                    kv_heads: kv,
+                    sequence_parallel: sp,
+                    ..Preset::Tiny.config()
+                };
+                let lay = lay_of(&cfg);
+                for e in &schedule(&cfg).events {
+                    match e.collective_kind() {
+                        None => {
+                            assert!(
+                                GPU_COMPUTE_OPS.contains(&e.op),
+                                "no GPU kernel for {}",
+                                e.label()
+                            );
+                            assert!(lay.io(e.op).is_some(), "{}", e.label());
+                        }
+                        Some(k) => {
+                            let plan = lay.collective(e.op, e.layer).unwrap();
+                            assert_eq!(plan.kind, k, "{}", e.label());
+                            match k {
+                                CollectiveKind::AllReduce => {
+                                    assert!(GPU_ALL_REDUCES.contains(&e.op), "{}", e.label())
+                                }
+                                CollectiveKind::AllGather | CollectiveKind::ReduceScatter => {
+                                    assert!(sp, "{}", e.label());
+                                    assert!(GPU_GATHER_SCATTER.contains(&e.op), "{}", e.label())
+                                }
+                                CollectiveKind::Identity => {}
+                                k => panic!("unexpected collective {k:?}"),
+                            }
+                        }
                     }
-                    Some(CollectiveKind::Identity) => {}
-                    Some(k) => panic!("unexpected collective {k:?}"),
                 }
             }
         }

@@ -41,7 +41,7 @@ pub fn verify_run(
         cfg,
         Outputs {
             output_per_rank: &run.output_per_rank,
-            grad_input_per_rank: std::slice::from_ref(&run.grad_input),
+            grad_input_per_rank: &run.grad_input_per_rank,
             grads: &run.grads,
         },
         expected(reference),

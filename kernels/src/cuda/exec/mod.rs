@@ -6,6 +6,7 @@
 //! rank's "ready" event, and every rank waits for the collective's "done" event. Kernels and
 //! cuBLAS receive raw device addresses from the rank's buffer arena.
 
+use crate::buffers::{BufId, CollPlan, Pack, RankLayout, SP_VECTORS};
 use crate::error::GpuError;
 use crate::launch::{self, Launch};
 use crate::layout::{AttentionGemms, RowGemm};
@@ -16,8 +17,10 @@ use cudarc::driver::{
     LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 use ndarray::Array2;
+use std::collections::HashMap;
 use std::sync::Arc;
 use tplab_engine::block::Op;
+use tplab_engine::collectives::CollectiveKind;
 use tplab_engine::params::{LayerParams, Model, ParamKind};
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::trace::{EventKind, Timing, Trace};
@@ -67,45 +70,6 @@ impl GpuElem for half::bf16 {
 /// A buffer id in a rank's arena.
 type Buf = usize;
 
-/// Per-layer buffers of one rank.
-#[derive(Debug, Clone, Copy)]
-struct LayerBufs {
-    w: [Buf; 12],
-    g: [Buf; 12],
-    xn1: Buf,
-    qkv: Buf,
-    probs: Buf,
-    ctx: Buf,
-    attn_out: Buf,
-    x1: Buf,
-    xn2: Buf,
-    fc1: Buf,
-    act: Buf,
-    mlp_out: Buf,
-    // f32 statistics
-    mean1: Buf,
-    rstd1: Buf,
-    mean2: Buf,
-    rstd2: Buf,
-}
-
-/// Backward scratch of one rank.
-#[derive(Debug, Clone, Copy, Default)]
-struct Scratch {
-    grad: [Buf; 2],
-    d_act: Buf,
-    d_fc1: Buf,
-    dxn: Buf,
-    dx1: Buf,
-    dctx: Buf,
-    dprobs: Buf,
-    dqkv: Buf,
-}
-
-fn pidx(k: ParamKind) -> usize {
-    ParamKind::ALL.iter().position(|p| *p == k).unwrap_or(0)
-}
-
 struct Rank<T: GpuElem> {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -113,11 +77,10 @@ struct Rank<T: GpuElem> {
     k: Arc<Kernels>,
     bufs: Vec<CudaSlice<T>>,
     stats: Vec<CudaSlice<f32>>,
-    /// `xs[l]` is the input of layer `l`; `xs[layers]` the output.
-    xs: Vec<Buf>,
-    layers: Vec<LayerBufs>,
-    s: Scratch,
-    dout: Buf,
+    /// Where each buffer of the layout lives in `bufs`.
+    map: HashMap<BufId, Buf>,
+    /// Per layer: LayerNorm 1 mean and rstd, LayerNorm 2 mean and rstd (`stats` ids).
+    ln_stats: Vec<[Buf; 4]>,
 }
 
 /// A kernel argument.
@@ -129,80 +92,40 @@ enum KArg {
     F32(f32),
 }
 
-/// Shapes of one scenario on one rank.
-#[derive(Debug, Clone, Copy)]
-struct Dims {
-    t: usize,
-    h: usize,
-    hr: usize,
-    fr: usize,
-    batch: usize,
-    seq: usize,
-    hp: usize,
-    d: usize,
-}
-
-impl Dims {
-    fn new(cfg: &Config) -> Self {
-        let tp = cfg.tp.max(1);
-        Self {
-            t: cfg.tokens(),
-            h: cfg.hidden,
-            hr: cfg.hidden / tp,
-            fr: cfg.ffn / tp,
-            batch: cfg.batch,
-            seq: cfg.seq,
-            hp: cfg.heads / tp,
-            d: cfg.head_dim(),
-        }
-    }
-
-    /// Device bytes one rank allocates (weights, gradients, saved activations, scratch).
-    fn bytes_per_rank(&self, layers: usize, elem: usize) -> u64 {
-        let (t, h, hr, fr) = (self.t, self.h, self.hr, self.fr);
-        let sc = self.batch * self.hp * self.seq * self.seq;
-        let params = h * 3 * hr + 3 * hr + hr * h + h + h * fr + fr + fr * h + h + 4 * h;
-        let acts = 2 * t * h + t * 3 * hr + sc + t * hr + 2 * t * h + t * h + 2 * t * fr + t * h;
-        let scratch = 2 * t * h + 2 * t * fr + 2 * t * h + t * hr + sc + t * 3 * hr;
-        let elems = layers * (2 * params + acts) + scratch + 3 * t * h;
-        (elems * elem + layers * 4 * t * 4) as u64
-    }
-}
-
 /// Bytes of device memory a run of `cfg` needs per rank (checked before allocating).
 pub fn bytes_per_rank(cfg: &Config) -> u64 {
-    Dims::new(cfg).bytes_per_rank(cfg.layers, cfg.dtype.size_bytes())
+    RankLayout::new(cfg).bytes(cfg.dtype.size_bytes())
+}
+
+/// The device side of one collective event of the trace.
+struct EventColl {
+    plan: CollPlan,
+    /// The ranks of the group (every rank, or the copies of one KV head).
+    ranks: Vec<usize>,
+    /// One device: device arrays of the group's send and receive addresses.
+    tables: Option<(CudaSlice<u64>, CudaSlice<u64>)>,
+    /// Several devices: the group's communicators (`None`: the full group's).
+    comms: Option<Vec<cudarc::nccl::Comm>>,
 }
 
 enum Collective {
-    /// One device: a sum kernel over the ranks' buffers, on its own stream.
+    /// One device: the sum, gather and scatter kernels over the ranks' buffers, on their own
+    /// stream.
     Single {
         stream: Arc<CudaStream>,
-        /// Device arrays of the ranks' buffer addresses, per all-reduce site.
-        tables: Vec<CudaSlice<u64>>,
         ready: Vec<CudaEvent>,
     },
     /// One rank per device: NCCL.
     Nccl { comms: Vec<cudarc::nccl::Comm> },
 }
 
-/// All-reduce sites: per layer the attention and MLP outputs, and the shared backward buffer.
-fn site_attn(l: usize) -> usize {
-    2 * l
-}
-fn site_mlp(l: usize) -> usize {
-    2 * l + 1
-}
-fn site_dxn(layers: usize) -> usize {
-    2 * layers
-}
-
 struct Exec<T: GpuElem> {
-    cfg: Config,
-    dims: Dims,
+    lay: RankLayout,
     ranks: Vec<Rank<T>>,
     coll: Collective,
     attn: AttentionGemms,
+    /// Per trace event: its collective's device side (`None` for compute events).
+    events: Vec<Option<EventColl>>,
 }
 
 /// Maps a driver out-of-memory error to [`GpuError::OutOfMemory`].
@@ -220,88 +143,95 @@ fn oom(e: GpuError, what: &str, needed: u64) -> GpuError {
     }
 }
 
+/// The contexts of `tp` ranks: one device for all, or device `r` for rank `r`.
+pub(crate) fn rank_contexts(
+    mode: DeviceMode,
+    tp: usize,
+) -> Result<Vec<Arc<CudaContext>>, GpuError> {
+    Ok(match mode {
+        DeviceMode::SingleDevice(o) => {
+            let c = CudaContext::new(o)?;
+            vec![c; tp]
+        }
+        DeviceMode::OneRankPerDevice => {
+            let n = CudaContext::device_count()? as usize;
+            if n < tp {
+                return Err(GpuError::Unsupported(format!(
+                    "one rank per device needs {tp} GPUs but {n} are visible; use a single \
+                     device (ranks as streams) or a smaller TP"
+                )));
+            }
+            (0..tp).map(CudaContext::new).collect::<Result<_, _>>()?
+        }
+    })
+}
+
+/// Checks that every device has room for `needed` bytes per rank.
+pub(crate) fn check_free(
+    ctxs: &[Arc<CudaContext>],
+    mode: DeviceMode,
+    needed: u64,
+) -> Result<(), GpuError> {
+    let tp = ctxs.len() as u64;
+    for c in ctxs {
+        // SAFETY: every buffer is used on its own rank's stream only; collectives
+        // synchronise explicitly with events (see the module docs).
+        unsafe { c.disable_event_tracking() };
+        let per_device = if matches!(mode, DeviceMode::SingleDevice(_)) {
+            needed * tp
+        } else {
+            needed
+        };
+        let (free, _) = c.mem_get_info()?;
+        if per_device > free as u64 {
+            return Err(GpuError::OutOfMemory {
+                what: format!(
+                    "device {} has {} free",
+                    c.ordinal(),
+                    tplab_engine::config::human_bytes(free as u64)
+                ),
+                needed: tplab_engine::config::human_bytes(per_device),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl<T: GpuElem> Exec<T> {
-    fn new(cfg: &Config, model: &Model<f64>, mode: DeviceMode) -> Result<Self, GpuError> {
-        let dims = Dims::new(cfg);
+    fn new(
+        cfg: &Config,
+        model: &Model<f64>,
+        mode: DeviceMode,
+        trace: &Trace,
+    ) -> Result<Self, GpuError> {
+        let lay = RankLayout::new(cfg);
         let tp = cfg.tp;
         let plan = ShardPlan::new(cfg);
         let shards = plan.shard_model(model);
-        let ctxs: Vec<Arc<CudaContext>> = match mode {
-            DeviceMode::SingleDevice(o) => {
-                let c = CudaContext::new(o)?;
-                vec![c; tp]
-            }
-            DeviceMode::OneRankPerDevice => {
-                let n = CudaContext::device_count()? as usize;
-                if n < tp {
-                    return Err(GpuError::Unsupported(format!(
-                        "one rank per device needs {tp} GPUs but {n} are visible; use a single \
-                         device (ranks as streams) or a smaller TP"
-                    )));
-                }
-                (0..tp).map(CudaContext::new).collect::<Result<_, _>>()?
-            }
-        };
+        let ctxs = rank_contexts(mode, tp)?;
         let needed = bytes_per_rank(cfg);
-        for (i, c) in ctxs.iter().enumerate() {
-            // SAFETY: every buffer is used on its own rank's stream only; collectives
-            // synchronise explicitly with events (see the module docs).
-            unsafe { c.disable_event_tracking() };
-            let per_device = if matches!(mode, DeviceMode::SingleDevice(_)) {
-                needed * tp as u64
-            } else {
-                needed
-            };
-            let (free, _) = c.mem_get_info()?;
-            if per_device > free as u64 {
-                return Err(GpuError::OutOfMemory {
-                    what: format!(
-                        "device {} has {} free",
-                        c.ordinal(),
-                        tplab_engine::config::human_bytes(free as u64)
-                    ),
-                    needed: tplab_engine::config::human_bytes(per_device),
-                });
-            }
-            let _ = i;
-        }
+        check_free(&ctxs, mode, needed)?;
         let mut ranks = Vec::with_capacity(tp);
         for (r, ctx) in ctxs.iter().enumerate() {
             let stream = ctx.new_stream()?;
             let blas = CudaBlas::new(stream.clone())?;
             let k = kernels_for(ctx, T::DTYPE)?;
             let mut rk = Rank::<T>::empty(ctx.clone(), stream, blas, k);
-            rk.setup(cfg, &dims, model, &shards[r])
+            let rows = cfg.token_rows(r);
+            let input = model.input.slice(ndarray::s![rows.clone(), ..]).to_owned();
+            let dout = model.grad_output.slice(ndarray::s![rows, ..]).to_owned();
+            rk.setup(&lay, &input, &dout, &shards[r])
                 .map_err(|e| oom(e, "allocating a rank's buffers", needed))?;
             ranks.push(rk);
         }
         let coll = match mode {
             DeviceMode::SingleDevice(_) => {
                 let ctx = &ctxs[0];
-                let stream = ctx.new_stream()?;
-                let mut tables = Vec::new();
-                for l in 0..cfg.layers {
-                    for pick in [0usize, 1] {
-                        let addrs: Vec<u64> = ranks
-                            .iter()
-                            .map(|rk| {
-                                let lb = rk.layers[l];
-                                rk.addr(if pick == 0 { lb.attn_out } else { lb.mlp_out })
-                            })
-                            .collect();
-                        tables.push(stream.clone_htod(&addrs)?);
-                    }
-                }
-                let addrs: Vec<u64> = ranks.iter().map(|rk| rk.addr(rk.s.dxn)).collect();
-                tables.push(stream.clone_htod(&addrs)?);
-                let ready = (0..tp)
-                    .map(|_| ctx.new_event(None))
-                    .collect::<Result<_, _>>()?;
-                stream.synchronize()?;
                 Collective::Single {
-                    stream,
-                    tables,
-                    ready,
+                    stream: ctx.new_stream()?,
+                    ready: (0..tp)
+                        .map(|_| ctx.new_event(None))
+                        .collect::<Result<_, _>>()?,
                 }
             }
             DeviceMode::OneRankPerDevice => {
@@ -311,15 +241,61 @@ impl<T: GpuElem> Exec<T> {
                 }
             }
         };
+        // The collectives of the program, resolved once: buffers, address tables, groups.
+        let mut events = Vec::with_capacity(trace.events.len());
+        for e in &trace.events {
+            if !e.is_collective() {
+                events.push(None);
+                continue;
+            }
+            let plan = lay.collective(e.op, e.layer).ok_or_else(|| {
+                GpuError::Unsupported(format!(
+                    "the GPU executor does not know the collective `{}` ({})",
+                    e.op,
+                    e.op.label()
+                ))
+            })?;
+            let group = e.ranks.clone();
+            let tables = match &coll {
+                Collective::Single { stream, .. } if plan.kind != CollectiveKind::Identity => {
+                    let addrs = |b: BufId| -> Vec<u64> {
+                        group.iter().map(|&r| ranks[r].addr_of(b)).collect()
+                    };
+                    Some((
+                        stream.clone_htod(&addrs(plan.send))?,
+                        stream.clone_htod(&addrs(plan.recv))?,
+                    ))
+                }
+                _ => None,
+            };
+            let comms = match &coll {
+                Collective::Nccl { .. }
+                    if group.len() < tp && plan.kind != CollectiveKind::Identity =>
+                {
+                    let streams = group.iter().map(|&r| ranks[r].stream.clone()).collect();
+                    Some(cudarc::nccl::Comm::from_devices(streams)?)
+                }
+                _ => None,
+            };
+            events.push(Some(EventColl {
+                plan,
+                ranks: group,
+                tables,
+                comms,
+            }));
+        }
+        if let Collective::Single { stream, .. } = &coll {
+            stream.synchronize()?;
+        }
         for rk in &ranks {
             rk.stream.synchronize()?;
         }
         Ok(Self {
-            cfg: cfg.clone(),
-            dims,
+            attn: AttentionGemms::new(lay.seq, lay.hp, lay.kvp, lay.d),
+            lay,
             ranks,
             coll,
-            attn: AttentionGemms::new(dims.seq, dims.hp, dims.d),
+            events,
         })
     }
 }
@@ -347,8 +323,8 @@ fn run_typed<T: GpuElem>(
 ) -> Result<GpuRun, GpuError> {
     super::require_runtime()?;
     progress("compiling kernels and uploading shards", 0.0);
-    let mut ex = Exec::<T>::new(cfg, model, opts.mode)?;
     let mut trace = tplab_engine::trace::schedule(cfg);
+    let mut ex = Exec::<T>::new(cfg, model, opts.mode, &trace)?;
     let evs = ex.new_events(&trace)?;
     let t0: Vec<CudaEvent> = ex
         .ranks
@@ -357,9 +333,8 @@ fn run_typed<T: GpuElem>(
         .collect::<Result<_, _>>()?;
     let iters = opts.iters.max(1);
     let mut times = Vec::with_capacity(iters);
-    let mut grad_buf = 0;
     for it in 0..=iters {
-        grad_buf = ex.iteration(&trace, &evs, &t0)?;
+        ex.iteration(&trace, &evs, &t0)?;
         ex.synchronize()?;
         if it > 0 {
             times.push(ex.read_times(&evs, &t0)?);
@@ -382,17 +357,21 @@ fn run_typed<T: GpuElem>(
             duration_s: dur * 1e-3,
         });
     }
-    let plan = ShardPlan::new(cfg);
-    let (t, h) = (ex.dims.t, ex.dims.h);
+    let lay = &ex.lay;
     let mut output_per_rank = Vec::new();
+    let mut grad_input_per_rank = Vec::new();
     let mut grads = Vec::new();
-    for (r, rk) in ex.ranks.iter().enumerate() {
-        output_per_rank.push(rk.download(rk.xs[cfg.layers], [t, h])?);
+    for rk in &ex.ranks {
+        let out = BufId::X(cfg.layers);
+        output_per_rank.push(rk.download(rk.buf(out), lay.shape(out))?);
+        let dx = lay.dx(0);
+        grad_input_per_rank.push(rk.download(rk.buf(dx), lay.shape(dx))?);
         let mut per_layer = Vec::new();
-        for lb in &rk.layers {
+        for l in 0..cfg.layers {
             let mut err = None;
             let lp = LayerParams::from_fn(|k| {
-                match rk.download(lb.g[pidx(k)], plan.param(k).shard_shape(r)) {
+                let g = BufId::G(l, k);
+                match rk.download(rk.buf(g), lay.shape(g)) {
                     Ok(a) => a,
                     Err(e) => {
                         err = Some(e);
@@ -407,7 +386,6 @@ fn run_typed<T: GpuElem>(
         }
         grads.push(per_layer);
     }
-    let grad_input = ex.ranks[0].download(grad_buf, [t, h])?;
     let devices: Vec<String> = {
         let mut d: Vec<String> = ex
             .ranks
@@ -424,7 +402,7 @@ fn run_typed<T: GpuElem>(
             format!("single device (GPU {o}), {} ranks as CUDA streams", cfg.tp)
         }
         DeviceMode::OneRankPerDevice => {
-            format!("{} devices, one rank each, NCCL all-reduce", cfg.tp)
+            format!("{} devices, one rank each, NCCL collectives", cfg.tp)
         }
     };
     progress("done", 1.0);
@@ -432,7 +410,8 @@ fn run_typed<T: GpuElem>(
         trace,
         output: output_per_rank[0].clone(),
         output_per_rank,
-        grad_input,
+        grad_input: grad_input_per_rank[0].clone(),
+        grad_input_per_rank,
         grads,
         iteration_ms: times.iter().map(|t| t.makespan_ms).collect(),
         devices,
@@ -561,19 +540,35 @@ mod tests {
     use super::*;
     use tplab_engine::Preset;
 
+    /// The all-reduce sites of the program are distinct buffers: per layer the attention's and
+    /// the MLP's `g`, and the backward's input-gradient buffer shared by the layers' `f`s.
     #[test]
     fn all_reduce_sites_are_distinct() {
-        let layers = 3;
-        let mut ids: Vec<usize> = (0..layers)
-            .flat_map(|l| [site_attn(l), site_mlp(l)])
-            .collect();
-        ids.push(site_dxn(layers));
-        let n = ids.len();
-        ids.sort_unstable();
-        ids.dedup();
-        assert_eq!(ids.len(), n);
-        // Tables are built in this order: one per (layer, attn|mlp), then the backward buffer.
-        assert_eq!(ids, (0..n).collect::<Vec<_>>());
+        let cfg = Config {
+            layers: 3,
+            tp: 2,
+            ..Preset::Tiny.config()
+        };
+        let lay = RankLayout::new(&cfg);
+        let trace = tplab_engine::trace::schedule(&cfg);
+        let mut forward: Vec<BufId> = Vec::new();
+        let mut backward: Vec<BufId> = Vec::new();
+        for e in trace.events.iter().filter(|e| e.is_collective()) {
+            let c = lay.collective(e.op, e.layer).unwrap();
+            if c.kind == CollectiveKind::AllReduce {
+                match e.pass {
+                    tplab_engine::trace::Pass::Forward => forward.push(c.send),
+                    tplab_engine::trace::Pass::Backward => backward.push(c.send),
+                }
+            }
+        }
+        let n = forward.len();
+        assert_eq!(n, 2 * cfg.layers);
+        forward.sort_unstable();
+        forward.dedup();
+        assert_eq!(forward.len(), n);
+        assert_eq!(backward.len(), 2 * cfg.layers);
+        assert!(backward.iter().all(|b| *b == BufId::DH));
     }
 
     #[test]
@@ -582,7 +577,7 @@ mod tests {
         let at = |tp| bytes_per_rank(&Config { tp, ..cfg.clone() });
         assert!(at(1) > at(2) && at(2) > at(4));
         // At least the shards (weights + gradients) and the replicated activations.
-        let d = Dims::new(&Config {
+        let lay = RankLayout::new(&Config {
             tp: 4,
             ..cfg.clone()
         });
@@ -591,7 +586,7 @@ mod tests {
             ..cfg.clone()
         })
         .elems_per_rank_per_layer(0);
-        let floor = (2 * params + 6 * d.t * d.h) * 4;
+        let floor = (2 * params + 6 * lay.t * lay.h) * 4;
         assert!(at(4) >= floor as u64, "{} < {floor}", at(4));
     }
 
@@ -609,12 +604,23 @@ mod tests {
             ..Preset::Tiny.config()
         };
         assert!(matches!(check_config(&bad_tp), Err(GpuError::Config(_))));
+        // Sequence parallelism and grouped-query attention run on the GPU too; a sequence the
+        // ranks cannot split is refused with the engine's rule.
         let sp = Config {
             sequence_parallel: true,
             dtype: DType::F32,
             ..Preset::Tiny.config()
         };
-        let e = check_config(&sp).unwrap_err().to_string();
-        assert!(e.contains("CPU engine only"), "{e}");
+        check_config(&sp).unwrap();
+        let gqa = Config {
+            heads: 4,
+            kv_heads: Some(1),
+            tp: 2,
+            dtype: DType::F32,
+            ..Preset::Tiny.config()
+        };
+        check_config(&gqa).unwrap();
+        let odd = Config { seq: 7, ..sp };
+        assert!(matches!(check_config(&odd), Err(GpuError::Config(_))));
     }
 }

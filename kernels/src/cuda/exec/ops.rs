@@ -1,5 +1,7 @@
-//! The walk of the block program on one rank: one arm per compute op of the op vocabulary
-//! (the compiler lists every op the GPU must learn or refuse).
+//! The walk of the block program on one rank: one arm per compute op of the op vocabulary (the
+//! compiler lists every op the GPU must learn or refuse). Every operand comes from
+//! [`RankLayout::io_buffers`], in the engine's order of the op's reads and writes, so the
+//! buffers are the ones whose shapes are tested against the engine's placements.
 
 use super::*;
 
@@ -9,257 +11,235 @@ impl<T: GpuElem> Rank<T> {
         &self,
         op: Op,
         layer: usize,
-        cur: &mut Buf,
-        dm: &Dims,
+        lay: &RankLayout,
         ag: &AttentionGemms,
     ) -> Result<(), GpuError> {
-        let lb = self.layers[layer];
-        let (t, h, hr, fr) = (dm.t, dm.h, dm.hr, dm.fr);
-        let w = |k: ParamKind| lb.w[pidx(k)];
-        let g = |k: ParamKind| lb.g[pidx(k)];
-        let x = self.xs[layer];
-        let s = self.s;
-        // The gradient flowing into this layer's output (the upstream `dout` for the last layer).
-        let gy = *cur;
-        use ParamKind as P;
+        let Some((r, w)) = lay.io_buffers(op, layer) else {
+            return Err(GpuError::Unsupported(format!(
+                "the GPU executor has no kernel for `{op}` ({})",
+                op.label()
+            )));
+        };
+        let r: Vec<Buf> = r.into_iter().map(|b| self.buf(b)).collect();
+        let w: Vec<Buf> = w.into_iter().map(|b| self.buf(b)).collect();
+        let (t, tl, h, qc, hr, fr) = (lay.t, lay.tl, lay.h, lay.qc, lay.hr, lay.fr);
+        let st = self.ln_stats.get(layer).copied().unwrap_or_default();
+        let probs = self.buf(BufId::Probs(layer));
+        let dprobs = self.buf(BufId::DProbs);
         match op {
-            Op::Ln1 => self.ln_fwd(
-                x,
-                w(P::Ln1Weight),
-                w(P::Ln1Bias),
-                lb.xn1,
-                lb.mean1,
-                lb.rstd1,
-                dm,
-            ),
+            // reads [X, ln1.w, ln1.b], writes [H1]
+            Op::Ln1 => self.ln_fwd(r[0], r[1], r[2], w[0], st[0], st[1], tl, h),
+            // reads [H1 (all tokens), W_qkv, b_qkv], writes [QKV]
             Op::Qkv => {
                 self.gemm(
-                    &RowGemm::plain(t, 3 * hr, h, false, false),
-                    (lb.xn1, 0),
-                    (w(P::QkvWeight), 0),
-                    (lb.qkv, 0),
+                    &RowGemm::plain(t, qc, h, false, false),
+                    (r[0], 0),
+                    (r[1], 0),
+                    (w[0], 0),
                 )?;
-                self.bias_add(lb.qkv, w(P::QkvBias), t, 3 * hr)
+                self.bias_add(w[0], r[2], t, qc)
             }
+            // reads [QKV], writes [Ctx]
             Op::AttnCore => {
-                for b in 0..dm.batch {
-                    self.gemm(
-                        &ag.scores,
-                        (lb.qkv, ag.qkv_offset(b, 0)),
-                        (lb.qkv, ag.qkv_offset(b, 1)),
-                        (lb.probs, ag.scores_offset(b)),
-                    )?;
+                for b in 0..lay.batch {
+                    for p in ag.scores(b) {
+                        self.gemm(&p.gemm, (r[0], p.a), (r[0], p.b), (probs, p.c))?;
+                    }
                 }
                 self.softmax(
                     "causal_softmax_fwd",
-                    &[KArg::Ptr(self.addr(lb.probs)), KArg::I32(dm.seq as i32)],
-                    dm,
+                    &[KArg::Ptr(self.addr(probs)), KArg::I32(lay.seq as i32)],
+                    lay,
                 )?;
-                for b in 0..dm.batch {
-                    self.gemm(
-                        &ag.context,
-                        (lb.probs, ag.scores_offset(b)),
-                        (lb.qkv, ag.qkv_offset(b, 2)),
-                        (lb.ctx, ag.ctx_offset(b)),
-                    )?;
+                for b in 0..lay.batch {
+                    for p in ag.context(b) {
+                        self.gemm(&p.gemm, (probs, p.a), (r[0], p.b), (w[0], p.c))?;
+                    }
                 }
                 Ok(())
             }
+            // reads [Ctx, W_out], writes [Z (partial)]
             Op::AttnOut => self.gemm(
                 &RowGemm::plain(t, h, hr, false, false),
-                (lb.ctx, 0),
-                (w(P::OutWeight), 0),
-                (lb.attn_out, 0),
+                (r[0], 0),
+                (r[1], 0),
+                (w[0], 0),
             ),
-            Op::AttnBiasResidual => self.bias_residual(x, lb.attn_out, w(P::OutBias), lb.x1, dm),
-            Op::Ln2 => self.ln_fwd(
-                lb.x1,
-                w(P::Ln2Weight),
-                w(P::Ln2Bias),
-                lb.xn2,
-                lb.mean2,
-                lb.rstd2,
-                dm,
-            ),
+            // reads [X, Z (summed), b_out], writes [X1]
+            Op::AttnBiasResidual => self.bias_residual(r[0], r[1], r[2], w[0], tl, h),
+            // reads [X1, ln2.w, ln2.b], writes [H2]
+            Op::Ln2 => self.ln_fwd(r[0], r[1], r[2], w[0], st[2], st[3], tl, h),
+            // reads [H2 (all tokens), W1, b1], writes [A]
             Op::Fc1 => {
                 self.gemm(
                     &RowGemm::plain(t, fr, h, false, false),
-                    (lb.xn2, 0),
-                    (w(P::Fc1Weight), 0),
-                    (lb.fc1, 0),
+                    (r[0], 0),
+                    (r[1], 0),
+                    (w[0], 0),
                 )?;
-                self.bias_add(lb.fc1, w(P::Fc1Bias), t, fr)
+                self.bias_add(w[0], r[2], t, fr)
             }
+            // reads [A], writes [U]
             Op::Gelu => {
                 let n = t * fr;
                 self.launch(
                     "gelu_fwd",
                     launch::elementwise(n),
                     &[
-                        KArg::Ptr(self.addr(lb.fc1)),
-                        KArg::Ptr(self.addr(lb.act)),
+                        KArg::Ptr(self.addr(r[0])),
+                        KArg::Ptr(self.addr(w[0])),
                         KArg::I64(n as i64),
                     ],
                 )
             }
+            // reads [U, W2], writes [M (partial)]
             Op::Fc2 => self.gemm(
                 &RowGemm::plain(t, h, fr, false, false),
-                (lb.act, 0),
-                (w(P::Fc2Weight), 0),
-                (lb.mlp_out, 0),
+                (r[0], 0),
+                (r[1], 0),
+                (w[0], 0),
             ),
-            Op::MlpBiasResidual => {
-                self.bias_residual(lb.x1, lb.mlp_out, w(P::Fc2Bias), self.xs[layer + 1], dm)
-            }
-            Op::MlpBiasResidualBwd => self.col_sum(gy, g(P::Fc2Bias), t, h),
+            // reads [X1, M (summed), b2], writes [Y]
+            Op::MlpBiasResidual => self.bias_residual(r[0], r[1], r[2], w[0], tl, h),
+            // reads [dY], writes [grad b2] (over the rank's token rows)
+            Op::MlpBiasResidualBwd => self.col_sum(r[0], w[0], tl, h),
+            // reads [dY (all tokens), U, W2], writes [dU, grad W2]
             Op::Fc2Bwd => {
                 self.gemm(
                     &RowGemm::plain(t, fr, h, false, true),
-                    (gy, 0),
-                    (w(P::Fc2Weight), 0),
-                    (s.d_act, 0),
+                    (r[0], 0),
+                    (r[2], 0),
+                    (w[0], 0),
                 )?;
                 self.gemm(
                     &RowGemm::plain(fr, h, t, true, false),
-                    (lb.act, 0),
-                    (gy, 0),
-                    (g(P::Fc2Weight), 0),
+                    (r[1], 0),
+                    (r[0], 0),
+                    (w[1], 0),
                 )
             }
+            // reads [A, dU], writes [dA]
             Op::GeluBwd => {
                 let n = t * fr;
                 self.launch(
                     "gelu_bwd",
                     launch::elementwise(n),
                     &[
-                        KArg::Ptr(self.addr(s.d_act)),
-                        KArg::Ptr(self.addr(lb.fc1)),
-                        KArg::Ptr(self.addr(s.d_fc1)),
+                        KArg::Ptr(self.addr(r[1])),
+                        KArg::Ptr(self.addr(r[0])),
+                        KArg::Ptr(self.addr(w[0])),
                         KArg::I64(n as i64),
                     ],
                 )
             }
+            // reads [dA, H2 (all tokens), W1], writes [dH2 (partial), grad W1, grad b1]
             Op::Fc1Bwd => {
                 self.gemm(
                     &RowGemm::plain(h, fr, t, true, false),
-                    (lb.xn2, 0),
-                    (s.d_fc1, 0),
-                    (g(P::Fc1Weight), 0),
+                    (r[1], 0),
+                    (r[0], 0),
+                    (w[1], 0),
                 )?;
-                self.col_sum(s.d_fc1, g(P::Fc1Bias), t, fr)?;
+                self.col_sum(r[0], w[2], t, fr)?;
                 self.gemm(
                     &RowGemm::plain(t, h, fr, false, true),
-                    (s.d_fc1, 0),
-                    (w(P::Fc1Weight), 0),
-                    (s.dxn, 0),
+                    (r[0], 0),
+                    (r[2], 0),
+                    (w[0], 0),
                 )
             }
+            // reads [dH2 (summed), X1, ln2.w, dY], writes [dX1, grad ln2.w, grad ln2.b]
             Op::Ln2Bwd => self.ln_bwd(
-                s.dxn,
-                lb.x1,
-                w(P::Ln2Weight),
-                lb.mean2,
-                lb.rstd2,
-                gy,
-                s.dx1,
-                g(P::Ln2Weight),
-                g(P::Ln2Bias),
-                dm,
+                r[0],
+                r[1],
+                r[2],
+                [st[2], st[3]],
+                r[3],
+                w[0],
+                w[1],
+                w[2],
+                tl,
+                h,
             ),
-            Op::AttnBiasResidualBwd => self.col_sum(s.dx1, g(P::OutBias), t, h),
+            // reads [dX1], writes [grad b_out]
+            Op::AttnBiasResidualBwd => self.col_sum(r[0], w[0], tl, h),
+            // reads [dX1 (all tokens), Ctx, W_out], writes [dCtx, grad W_out]
             Op::AttnOutBwd => {
                 self.gemm(
                     &RowGemm::plain(t, hr, h, false, true),
-                    (s.dx1, 0),
-                    (w(P::OutWeight), 0),
-                    (s.dctx, 0),
+                    (r[0], 0),
+                    (r[2], 0),
+                    (w[0], 0),
                 )?;
                 self.gemm(
                     &RowGemm::plain(hr, h, t, true, false),
-                    (lb.ctx, 0),
-                    (s.dx1, 0),
-                    (g(P::OutWeight), 0),
+                    (r[1], 0),
+                    (r[0], 0),
+                    (w[1], 0),
                 )
             }
+            // reads [dCtx, QKV], writes [dQKV]
             Op::AttnCoreBwd => {
-                for b in 0..dm.batch {
-                    let so = ag.scores_offset(b);
-                    self.gemm(
-                        &ag.d_probs,
-                        (s.dctx, ag.ctx_offset(b)),
-                        (lb.qkv, ag.qkv_offset(b, 2)),
-                        (s.dprobs, so),
-                    )?;
-                    self.gemm(
-                        &ag.d_v,
-                        (lb.probs, so),
-                        (s.dctx, ag.ctx_offset(b)),
-                        (s.dqkv, ag.qkv_offset(b, 2)),
-                    )?;
+                let (dctx, qkv, dqkv) = (r[0], r[1], w[0]);
+                for b in 0..lay.batch {
+                    for p in ag.d_probs(b) {
+                        self.gemm(&p.gemm, (dctx, p.a), (qkv, p.b), (dprobs, p.c))?;
+                    }
+                    for p in ag.d_v(b) {
+                        self.gemm(&p.gemm, (probs, p.a), (dctx, p.b), (dqkv, p.c))?;
+                    }
                 }
                 self.softmax(
                     "causal_softmax_bwd",
                     &[
-                        KArg::Ptr(self.addr(lb.probs)),
-                        KArg::Ptr(self.addr(s.dprobs)),
-                        KArg::I32(dm.seq as i32),
+                        KArg::Ptr(self.addr(probs)),
+                        KArg::Ptr(self.addr(dprobs)),
+                        KArg::I32(lay.seq as i32),
                     ],
-                    dm,
+                    lay,
                 )?;
-                for b in 0..dm.batch {
-                    let so = ag.scores_offset(b);
-                    self.gemm(
-                        &ag.d_q,
-                        (s.dprobs, so),
-                        (lb.qkv, ag.qkv_offset(b, 1)),
-                        (s.dqkv, ag.qkv_offset(b, 0)),
-                    )?;
-                    self.gemm(
-                        &ag.d_k,
-                        (s.dprobs, so),
-                        (lb.qkv, ag.qkv_offset(b, 0)),
-                        (s.dqkv, ag.qkv_offset(b, 1)),
-                    )?;
+                for b in 0..lay.batch {
+                    for p in ag.d_q(b) {
+                        self.gemm(&p.gemm, (dprobs, p.a), (qkv, p.b), (dqkv, p.c))?;
+                    }
+                    for p in ag.d_k(b) {
+                        self.gemm(&p.gemm, (dprobs, p.a), (qkv, p.b), (dqkv, p.c))?;
+                    }
                 }
                 Ok(())
             }
+            // reads [dQKV, H1 (all tokens), W_qkv], writes [dH1 (partial), grad W_qkv,
+            // grad b_qkv] (and, with replicated KV heads, the packed K/V gradients, which the
+            // collective `attn.kv.grads` packs itself)
             Op::QkvBwd => {
                 self.gemm(
-                    &RowGemm::plain(h, 3 * hr, t, true, false),
-                    (lb.xn1, 0),
-                    (s.dqkv, 0),
-                    (g(P::QkvWeight), 0),
+                    &RowGemm::plain(h, qc, t, true, false),
+                    (r[1], 0),
+                    (r[0], 0),
+                    (w[1], 0),
                 )?;
-                self.col_sum(s.dqkv, g(P::QkvBias), t, 3 * hr)?;
+                self.col_sum(r[0], w[2], t, qc)?;
                 self.gemm(
-                    &RowGemm::plain(t, h, 3 * hr, false, true),
-                    (s.dqkv, 0),
-                    (w(P::QkvWeight), 0),
-                    (s.dxn, 0),
+                    &RowGemm::plain(t, h, qc, false, true),
+                    (r[0], 0),
+                    (r[2], 0),
+                    (w[0], 0),
                 )
             }
-            Op::Ln1Bwd => {
-                let next = if gy == s.grad[0] {
-                    s.grad[1]
-                } else {
-                    s.grad[0]
-                };
-                self.ln_bwd(
-                    s.dxn,
-                    x,
-                    w(P::Ln1Weight),
-                    lb.mean1,
-                    lb.rstd1,
-                    s.dx1,
-                    next,
-                    g(P::Ln1Weight),
-                    g(P::Ln1Bias),
-                    dm,
-                )?;
-                *cur = next;
-                Ok(())
-            }
-            // Collectives are not compute events; the vocabulary pass does not run on the GPU.
+            // reads [dH1 (summed), X, ln1.w, dX1], writes [dX, grad ln1.w, grad ln1.b]
+            Op::Ln1Bwd => self.ln_bwd(
+                r[0],
+                r[1],
+                r[2],
+                [st[0], st[1]],
+                r[3],
+                w[0],
+                w[1],
+                w[2],
+                tl,
+                h,
+            ),
+            // Collectives are not compute events; the vocabulary ends are not in the block.
             Op::AttnF
             | Op::AttnG
             | Op::MlpF
@@ -286,9 +266,36 @@ impl<T: GpuElem> Rank<T> {
             | Op::PosEmbed
             | Op::FinalLn
             | Op::LogitsGather => Err(GpuError::Unsupported(format!(
-                "the GPU executor has no kernel for `{op}` ({})",
+                "`{op}` ({}) is not a compute op of the block",
                 op.label()
             ))),
+        }
+    }
+
+    /// Packs (or unpacks) the gradients a collective sums that are not contiguous.
+    pub(super) fn pack_grads(
+        &self,
+        pack: Pack,
+        lay: &RankLayout,
+        unpack: bool,
+    ) -> Result<(), GpuError> {
+        match pack {
+            Pack::KvCols(l) => {
+                let kp = self.buf(BufId::KvPack);
+                let (h, kc, qc, q0) = (lay.h, lay.kv_cols(), lay.qc, lay.hr);
+                let gw = self.buf(BufId::G(l, ParamKind::QkvWeight));
+                let gb = self.buf(BufId::G(l, ParamKind::QkvBias));
+                self.pack(unpack, gw, kp, 0, h, kc, qc, q0)?;
+                self.pack(unpack, gb, kp, h * kc, 1, kc, qc, q0)
+            }
+            Pack::SpVectors(l) => {
+                let sp = self.buf(BufId::SpPack);
+                for (i, k) in SP_VECTORS.into_iter().enumerate() {
+                    let g = self.buf(BufId::G(l, k));
+                    self.pack(unpack, g, sp, i * lay.h, 1, lay.h, lay.h, 0)?;
+                }
+                Ok(())
+            }
         }
     }
 }

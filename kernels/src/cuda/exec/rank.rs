@@ -18,11 +18,19 @@ impl<T: GpuElem> Rank<T> {
             k,
             bufs: Vec::new(),
             stats: Vec::new(),
-            xs: Vec::new(),
-            layers: Vec::new(),
-            s: Scratch::default(),
-            dout: 0,
+            map: HashMap::new(),
+            ln_stats: Vec::new(),
         }
+    }
+
+    /// The arena id of a layout buffer (allocated by [`Rank::setup`]).
+    pub(super) fn buf(&self, id: BufId) -> Buf {
+        self.map.get(&id).copied().unwrap_or(usize::MAX)
+    }
+
+    /// The device address of a layout buffer.
+    pub(super) fn addr_of(&self, id: BufId) -> u64 {
+        self.addr(self.buf(id))
     }
 
     pub(super) fn alloc(&mut self, n: usize) -> Result<Buf, GpuError> {
@@ -45,15 +53,20 @@ impl<T: GpuElem> Rank<T> {
             .map_err(|e| GpuError::Unsupported(format!("downloaded buffer has a bad shape: {e}")))
     }
     pub(super) fn addr(&self, b: Buf) -> u64 {
-        let (p, _sync) = self.bufs[b].device_ptr(&self.stream);
-        p
+        match self.bufs.get(b) {
+            Some(s) => {
+                let (p, _sync) = s.device_ptr(&self.stream);
+                p
+            }
+            None => 0,
+        }
     }
     pub(super) fn stat_addr(&self, b: Buf) -> u64 {
         let (p, _sync) = self.stats[b].device_ptr(&self.stream);
         p
     }
     pub(super) fn len(&self, b: Buf) -> usize {
-        self.bufs[b].len()
+        self.bufs.get(b).map_or(0, |s| s.len())
     }
 
     pub(super) fn launch(
@@ -130,60 +143,49 @@ impl<T: GpuElem> Rank<T> {
 }
 
 impl<T: GpuElem> Rank<T> {
+    /// Allocates every buffer of the layout: the rank's input rows, output gradient rows and
+    /// shards uploaded, everything else zeroed.
     pub(super) fn setup(
         &mut self,
-        cfg: &Config,
-        dm: &Dims,
-        model: &Model<f64>,
+        lay: &RankLayout,
+        input: &Array2<f64>,
+        dout: &Array2<f64>,
         shards: &[LayerParams<f64>],
     ) -> Result<(), GpuError> {
-        let (t, h, hr, fr) = (dm.t, dm.h, dm.hr, dm.fr);
-        let sc = dm.batch * dm.hp * dm.seq * dm.seq;
-        let x0 = self.upload(&model.input)?;
-        self.xs.push(x0);
-        for lp in shards.iter().take(cfg.layers) {
-            let mut w = [0; 12];
-            let mut g = [0; 12];
-            for (i, k) in ParamKind::ALL.into_iter().enumerate() {
-                w[i] = self.upload(lp.get(k))?;
-                g[i] = self.alloc(lp.get(k).len())?;
-            }
-            let lb = LayerBufs {
-                w,
-                g,
-                xn1: self.alloc(t * h)?,
-                qkv: self.alloc(t * 3 * hr)?,
-                probs: self.alloc(sc)?,
-                ctx: self.alloc(t * hr)?,
-                attn_out: self.alloc(t * h)?,
-                x1: self.alloc(t * h)?,
-                xn2: self.alloc(t * h)?,
-                fc1: self.alloc(t * fr)?,
-                act: self.alloc(t * fr)?,
-                mlp_out: self.alloc(t * h)?,
-                mean1: self.alloc_stats(t)?,
-                rstd1: self.alloc_stats(t)?,
-                mean2: self.alloc_stats(t)?,
-                rstd2: self.alloc_stats(t)?,
+        for id in lay.buffers() {
+            let b = match id {
+                BufId::X(0) => self.upload(input)?,
+                BufId::DOut => self.upload(dout)?,
+                BufId::W(l, k) => match shards.get(l) {
+                    Some(lp) => self.upload(lp.get(k))?,
+                    None => {
+                        return Err(GpuError::Unsupported(format!(
+                            "no shard of layer {l} to upload"
+                        )))
+                    }
+                },
+                other => self.alloc(lay.len(other))?,
             };
-            self.layers.push(lb);
-            let y = self.alloc(t * h)?;
-            self.xs.push(y);
+            if self.len(b) != lay.len(id).max(1) {
+                return Err(GpuError::Unsupported(format!(
+                    "{id:?} holds {} elements, the layout says {}",
+                    self.len(b),
+                    lay.len(id)
+                )));
+            }
+            self.map.insert(id, b);
         }
-        self.s = Scratch {
-            grad: [self.alloc(t * h)?, self.alloc(t * h)?],
-            d_act: self.alloc(t * fr)?,
-            d_fc1: self.alloc(t * fr)?,
-            dxn: self.alloc(t * h)?,
-            dx1: self.alloc(t * h)?,
-            dctx: self.alloc(t * hr)?,
-            dprobs: self.alloc(sc)?,
-            dqkv: self.alloc(t * 3 * hr)?,
-        };
-        self.dout = self.upload(&model.grad_output)?;
+        for _ in 0..lay.layers {
+            let mut st = [0; 4];
+            for s in &mut st {
+                *s = self.alloc_stats(lay.tl)?;
+            }
+            self.ln_stats.push(st);
+        }
         Ok(())
     }
 
+    /// LayerNorm forward over `rows` rows of width `h`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn ln_fwd(
         &self,
@@ -193,11 +195,12 @@ impl<T: GpuElem> Rank<T> {
         y: Buf,
         mean: Buf,
         rstd: Buf,
-        dm: &Dims,
+        rows: usize,
+        h: usize,
     ) -> Result<(), GpuError> {
         self.launch(
             "ln_fwd",
-            launch::per_row(dm.t, dm.h),
+            launch::per_row(rows, h),
             &[
                 KArg::Ptr(self.addr(x)),
                 KArg::Ptr(self.addr(w)),
@@ -205,29 +208,30 @@ impl<T: GpuElem> Rank<T> {
                 KArg::Ptr(self.addr(y)),
                 KArg::Ptr(self.stat_addr(mean)),
                 KArg::Ptr(self.stat_addr(rstd)),
-                KArg::I32(dm.h as i32),
+                KArg::I32(h as i32),
                 KArg::F32(tplab_engine::ops::LN_EPS as f32),
             ],
         )
     }
 
+    /// LayerNorm backward: `dx = resid + LN'(dy)` and the gain and shift gradients.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn ln_bwd(
         &self,
         dy: Buf,
         x: Buf,
         w: Buf,
-        mean: Buf,
-        rstd: Buf,
+        [mean, rstd]: [Buf; 2],
         resid: Buf,
         dx: Buf,
         dw: Buf,
         db: Buf,
-        dm: &Dims,
+        rows: usize,
+        h: usize,
     ) -> Result<(), GpuError> {
         self.launch(
             "ln_bwd_input",
-            launch::per_row(dm.t, dm.h),
+            launch::per_row(rows, h),
             &[
                 KArg::Ptr(self.addr(dy)),
                 KArg::Ptr(self.addr(x)),
@@ -236,12 +240,12 @@ impl<T: GpuElem> Rank<T> {
                 KArg::Ptr(self.stat_addr(rstd)),
                 KArg::Ptr(self.addr(resid)),
                 KArg::Ptr(self.addr(dx)),
-                KArg::I32(dm.h as i32),
+                KArg::I32(h as i32),
             ],
         )?;
         self.launch(
             "ln_bwd_params",
-            launch::per_column(dm.h),
+            launch::per_column(h),
             &[
                 KArg::Ptr(self.addr(dy)),
                 KArg::Ptr(self.addr(x)),
@@ -249,8 +253,8 @@ impl<T: GpuElem> Rank<T> {
                 KArg::Ptr(self.stat_addr(rstd)),
                 KArg::Ptr(self.addr(dw)),
                 KArg::Ptr(self.addr(db)),
-                KArg::I32(dm.t as i32),
-                KArg::I32(dm.h as i32),
+                KArg::I32(rows as i32),
+                KArg::I32(h as i32),
             ],
         )
     }
@@ -294,15 +298,18 @@ impl<T: GpuElem> Rank<T> {
         )
     }
 
+    /// `y = res + a + bias` over `rows × cols`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn bias_residual(
         &self,
         res: Buf,
         a: Buf,
         bias: Buf,
         y: Buf,
-        dm: &Dims,
+        rows: usize,
+        cols: usize,
     ) -> Result<(), GpuError> {
-        let n = dm.t * dm.h;
+        let n = rows * cols;
         self.launch(
             "bias_residual",
             launch::elementwise(n),
@@ -312,19 +319,63 @@ impl<T: GpuElem> Rank<T> {
                 KArg::Ptr(self.addr(bias)),
                 KArg::Ptr(self.addr(y)),
                 KArg::I64(n as i64),
-                KArg::I32(dm.h as i32),
+                KArg::I32(cols as i32),
             ],
         )
     }
 
+    /// Copies `[rows, cols]` from column `col0` of a matrix of row stride `ld` into a packed
+    /// buffer (or back, with `unpack`), at element offsets `off_packed` of the packed buffer.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn pack(
+        &self,
+        unpack: bool,
+        matrix: Buf,
+        packed: Buf,
+        off_packed: usize,
+        rows: usize,
+        cols: usize,
+        ld: usize,
+        col0: usize,
+    ) -> Result<(), GpuError> {
+        let e = std::mem::size_of::<T>() as u64;
+        let p = self.addr(packed) + off_packed as u64 * e;
+        let m = self.addr(matrix);
+        let (name, src, dst) = if unpack {
+            ("unpack_cols", p, m)
+        } else {
+            ("pack_cols", m, p)
+        };
+        if off_packed + rows * cols > self.len(packed)
+            || (rows - 1) * ld + col0 + cols > self.len(matrix)
+        {
+            return Err(GpuError::Unsupported(format!(
+                "packing {rows}x{cols} from column {col0} out of bounds"
+            )));
+        }
+        self.launch(
+            name,
+            launch::elementwise(rows * cols),
+            &[
+                KArg::Ptr(src),
+                KArg::Ptr(dst),
+                KArg::I32(rows as i32),
+                KArg::I32(cols as i32),
+                KArg::I32(ld as i32),
+                KArg::I32(col0 as i32),
+            ],
+        )
+    }
+
+    /// Causal softmax (forward or backward) over the rank's `batch·hp·seq` score rows.
     pub(super) fn softmax(
         &self,
         name: &'static str,
         args: &[KArg],
-        dm: &Dims,
+        lay: &RankLayout,
     ) -> Result<(), GpuError> {
-        let rows = dm.batch * dm.hp * dm.seq;
-        self.launch(name, launch::per_row(rows, dm.seq), args)
+        let rows = lay.batch * lay.hp * lay.seq;
+        self.launch(name, launch::per_row(rows, lay.seq), args)
     }
 }
 
@@ -348,7 +399,7 @@ pub(super) fn launch_on(
     let cfg = LaunchConfig {
         grid_dim: (l.grid, 1, 1),
         block_dim: (l.block, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes: l.shared_bytes,
     };
     // SAFETY: callers pass live device buffers sized for the launch and the kernel's exact
     // parameter list.

@@ -2,6 +2,22 @@
 
 use super::*;
 
+/// A buffer to read and a different one to write, from one arena.
+fn two<T>(bufs: &mut [T], read: usize, write: usize) -> Result<(&T, &mut T), GpuError> {
+    if read == write || read >= bufs.len() || write >= bufs.len() {
+        return Err(GpuError::Unsupported(format!(
+            "a collective needs two distinct buffers (got {read} and {write})"
+        )));
+    }
+    if read < write {
+        let (a, b) = bufs.split_at_mut(write);
+        Ok((&a[read], &mut b[0]))
+    } else {
+        let (a, b) = bufs.split_at_mut(read);
+        Ok((&b[0], &mut a[write]))
+    }
+}
+
 /// Timing events of one trace event.
 pub(super) struct EvPair {
     pub(super) start: CudaEvent,
@@ -17,37 +33,15 @@ pub(super) struct IterTimes {
 }
 
 impl<T: GpuElem> Exec<T> {
-    /// The all-reduce site of a collective event.
-    pub(super) fn site(&self, op: Op, layer: usize) -> Result<usize, GpuError> {
-        match op {
-            Op::AttnG => Ok(site_attn(layer)),
-            Op::MlpG => Ok(site_mlp(layer)),
-            Op::MlpFBwd | Op::AttnFBwd => Ok(site_dxn(self.cfg.layers)),
-            other => Err(GpuError::Unsupported(format!(
-                "the GPU executor does not know the all-reduce `{other}`"
-            ))),
-        }
-    }
-
-    pub(super) fn site_buf(&self, rank: usize, site: usize) -> Buf {
-        let rk = &self.ranks[rank];
-        let layers = self.cfg.layers;
-        if site == site_dxn(layers) {
-            rk.s.dxn
-        } else if site.is_multiple_of(2) {
-            rk.layers[site / 2].attn_out
-        } else {
-            rk.layers[site / 2].mlp_out
-        }
-    }
-
     pub(super) fn new_events(&self, trace: &Trace) -> Result<Vec<EvPair>, GpuError> {
         let single = matches!(self.coll, Collective::Single { .. });
         trace
             .events
             .iter()
             .map(|e| {
-                let r = if e.is_collective() { 0 } else { e.ranks[0] };
+                // Compute: the rank's stream; a collective: the reducing stream on one device,
+                // else the stream of the group's first rank.
+                let r = e.ranks.first().copied().unwrap_or(0);
                 let ctx = if single {
                     &self.ranks[0].ctx
                 } else {
@@ -62,13 +56,13 @@ impl<T: GpuElem> Exec<T> {
             .collect()
     }
 
-    /// One forward and backward pass in trace order; returns the buffer holding `dL/dx`.
+    /// One forward and backward pass in trace order.
     pub(super) fn iteration(
         &mut self,
         trace: &Trace,
         evs: &[EvPair],
         t0: &[CudaEvent],
-    ) -> Result<Buf, GpuError> {
+    ) -> Result<(), GpuError> {
         // A common origin: every rank starts after t0.
         if matches!(self.coll, Collective::Single { .. }) {
             t0[0].record(&self.ranks[0].stream)?;
@@ -80,87 +74,127 @@ impl<T: GpuElem> Exec<T> {
                 ev.record(&rk.stream)?;
             }
         }
-        let mut cur: Vec<Buf> = self.ranks.iter().map(|r| r.dout).collect();
-        for (e, ev) in trace.events.iter().zip(evs) {
+        for (i, (e, ev)) in trace.events.iter().zip(evs).enumerate() {
             match &e.kind {
                 EventKind::Compute { .. } => {
                     let r = e.ranks[0];
                     let rk = &self.ranks[r];
                     ev.start.record(&rk.stream)?;
-                    rk.compute(e.op, e.layer, &mut cur[r], &self.dims, &self.attn)?;
+                    rk.compute(e.op, e.layer, &self.lay, &self.attn)?;
                     ev.end.record(&rk.stream)?;
                 }
-                EventKind::Collective { kind, .. } => {
-                    use tplab_engine::trace::CollectiveKind;
-                    match kind {
-                        CollectiveKind::Identity => {
-                            // No communication: a zero-length mark on rank 0's stream.
-                            ev.start.record(&self.ranks[0].stream)?;
-                            ev.end.record(&self.ranks[0].stream)?;
-                        }
-                        CollectiveKind::AllReduce => {
-                            let site = self.site(e.op, e.layer)?;
-                            self.all_reduce(site, ev)?;
-                        }
-                        other => {
-                            return Err(GpuError::Unsupported(format!(
-                                "the GPU executor runs all-reduce only, not {}",
-                                other.name()
-                            )))
-                        }
-                    }
-                }
+                EventKind::Collective { .. } => self.collective(i, ev)?,
             }
         }
-        Ok(cur[0])
+        Ok(())
     }
 
-    pub(super) fn all_reduce(&mut self, site: usize, ev: &EvPair) -> Result<(), GpuError> {
-        let n = self.ranks.len();
-        let len = self.dims.t * self.dims.h;
-        let bufs: Vec<Buf> = (0..n).map(|r| self.site_buf(r, site)).collect();
-        match &mut self.coll {
-            Collective::Single {
-                stream,
-                tables,
-                ready,
-                ..
-            } => {
-                for (rk, rd) in self.ranks.iter().zip(ready.iter()) {
-                    rd.record(&rk.stream)?;
-                    stream.wait(rd)?;
+    /// The collective of trace event `i`: packs, moves, unpacks.
+    pub(super) fn collective(&mut self, i: usize, ev: &EvPair) -> Result<(), GpuError> {
+        let Some(Some(ec)) = self.events.get(i) else {
+            return Err(GpuError::Unsupported(format!(
+                "trace event {i} has no collective plan"
+            )));
+        };
+        let plan = ec.plan;
+        let group = ec.ranks.clone();
+        if plan.kind == CollectiveKind::Identity {
+            // No communication: a zero-length mark on the group's first stream (or, on one
+            // device, on the reducing stream, where collectives are timed).
+            let s = match &self.coll {
+                Collective::Single { stream, .. } => stream.clone(),
+                Collective::Nccl { .. } => self.ranks[group[0]].stream.clone(),
+            };
+            ev.start.record(&s)?;
+            ev.end.record(&s)?;
+            return Ok(());
+        }
+        if let Some(p) = plan.pack {
+            for &r in &group {
+                self.ranks[r].pack_grads(p, &self.lay, false)?;
+            }
+        }
+        let n = group.len();
+        match &self.coll {
+            Collective::Single { stream, ready } => {
+                for &r in &group {
+                    ready[r].record(&self.ranks[r].stream)?;
+                    stream.wait(&ready[r])?;
                 }
                 ev.start.record(stream)?;
-                if n > 1 {
-                    let (tbl, _sync) = tables[site].device_ptr(stream);
-                    let f = self.ranks[0].k.get("sum_ranks")?;
-                    launch_on(
-                        stream,
-                        f,
-                        launch::all_reduce(len),
-                        &[KArg::Ptr(tbl), KArg::I32(n as i32), KArg::I64(len as i64)],
-                    )?;
+                if let Some((send, recv)) = &ec.tables {
+                    let (ps, _s) = send.device_ptr(stream);
+                    let (pr, _r) = recv.device_ptr(stream);
+                    let k = &self.ranks[0].k;
+                    let c = plan.count;
+                    let (ni, ci) = (KArg::I32(n as i32), KArg::I64(c as i64));
+                    let (name, l, args) = match plan.kind {
+                        CollectiveKind::AllGather => (
+                            "gather_ranks",
+                            launch::elementwise(c * n),
+                            vec![KArg::Ptr(ps), KArg::Ptr(pr), ni, ci],
+                        ),
+                        CollectiveKind::ReduceScatter => (
+                            "scatter_sum_ranks",
+                            launch::elementwise(c * n),
+                            vec![KArg::Ptr(ps), KArg::Ptr(pr), ni, ci],
+                        ),
+                        // An all-reduce sums in place (send and receive are the same buffers).
+                        _ => (
+                            "sum_ranks",
+                            launch::all_reduce(c),
+                            vec![KArg::Ptr(ps), ni, ci],
+                        ),
+                    };
+                    // One rank's all-reduce is the identity; a gather or scatter still copies.
+                    if n > 1 || plan.kind != CollectiveKind::AllReduce {
+                        launch_on(stream, k.get(name)?, l, &args)?;
+                    }
                 }
                 ev.end.record(stream)?;
-                for rk in &self.ranks {
-                    rk.stream.wait(&ev.end)?;
+                for &r in &group {
+                    self.ranks[r].stream.wait(&ev.end)?;
                 }
             }
             Collective::Nccl { comms } => {
-                ev.start.record(&self.ranks[0].stream)?;
+                let comms: &[cudarc::nccl::Comm] = match &ec.comms {
+                    Some(c) => c,
+                    None => comms,
+                };
+                let first = self.ranks[group[0]].stream.clone();
+                ev.start.record(&first)?;
                 cudarc::nccl::group_start()?;
                 let mut res = Ok(());
-                for ((rk, c), b) in self.ranks.iter_mut().zip(comms.iter()).zip(&bufs) {
-                    if let Err(e) =
-                        c.all_reduce_in_place(&mut rk.bufs[*b], &cudarc::nccl::ReduceOp::Sum)
-                    {
+                for (&r, c) in group.iter().zip(comms.iter()) {
+                    let rk = &mut self.ranks[r];
+                    let (s, d) = (rk.buf(plan.send), rk.buf(plan.recv));
+                    let out = match plan.kind {
+                        CollectiveKind::AllGather => {
+                            let (src, dst) = two(&mut rk.bufs, s, d)?;
+                            c.all_gather(src, dst).map(|_| ())
+                        }
+                        CollectiveKind::ReduceScatter => {
+                            let (src, dst) = two(&mut rk.bufs, s, d)?;
+                            c.reduce_scatter(src, dst, &cudarc::nccl::ReduceOp::Sum)
+                                .map(|_| ())
+                        }
+                        _ => c
+                            .all_reduce_in_place(&mut rk.bufs[s], &cudarc::nccl::ReduceOp::Sum)
+                            .map(|_| ()),
+                    };
+                    if let Err(e) = out {
                         res = Err(e);
                         break;
                     }
                 }
                 cudarc::nccl::group_end()?;
                 res?;
-                ev.end.record(&self.ranks[0].stream)?;
+                ev.end.record(&first)?;
+            }
+        }
+        if let Some(p) = plan.pack {
+            for &r in &group {
+                self.ranks[r].pack_grads(p, &self.lay, true)?;
             }
         }
         Ok(())

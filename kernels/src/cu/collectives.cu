@@ -1,0 +1,52 @@
+// The single-device collectives besides the all-reduce (allreduce.cu), and the packing of
+// non-contiguous gradients for an all-reduce. `send` and `recv` hold the device addresses of the
+// n ranks' buffers; sums run in rank order with f32 accumulation, like sum_ranks.
+
+// All-gather: rank s's `part` elements land at s*part in every rank's recv buffer.
+extern "C" __global__ void gather_ranks(const unsigned long long* __restrict__ send,
+                                        const unsigned long long* __restrict__ recv, int n,
+                                        long part) {
+    long total = part * n;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
+         i += (long)gridDim.x * blockDim.x) {
+        int src = (int)(i / part);
+        elem_t v = ((const elem_t*)send[src])[i - (long)src * part];
+        for (int r = 0; r < n; ++r) ((elem_t*)recv[r])[i] = v;
+    }
+}
+
+// Reduce-scatter: rank o keeps the sum over ranks of elements o*part .. (o+1)*part.
+extern "C" __global__ void scatter_sum_ranks(const unsigned long long* __restrict__ send,
+                                             const unsigned long long* __restrict__ recv, int n,
+                                             long part) {
+    long total = part * n;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
+         i += (long)gridDim.x * blockDim.x) {
+        float s = 0.0f;
+        for (int r = 0; r < n; ++r) s += ld(((const elem_t*)send[r])[i]);
+        int owner = (int)(i / part);
+        ((elem_t*)recv[owner])[i - (long)owner * part] = st(s);
+    }
+}
+
+// dst[r, c] = src[r, col0 + c] for a [rows, cols] block of a row-major matrix of row stride ld.
+extern "C" __global__ void pack_cols(const elem_t* __restrict__ src, elem_t* __restrict__ dst,
+                                     int rows, int cols, int ld, int col0) {
+    long total = (long)rows * cols;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
+         i += (long)gridDim.x * blockDim.x) {
+        long r = i / cols, c = i - r * cols;
+        dst[i] = src[r * ld + col0 + c];
+    }
+}
+
+// The inverse of pack_cols.
+extern "C" __global__ void unpack_cols(const elem_t* __restrict__ src, elem_t* __restrict__ dst,
+                                       int rows, int cols, int ld, int col0) {
+    long total = (long)rows * cols;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
+         i += (long)gridDim.x * blockDim.x) {
+        long r = i / cols, c = i - r * cols;
+        dst[r * ld + col0 + c] = src[i];
+    }
+}

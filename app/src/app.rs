@@ -496,7 +496,9 @@ impl TplabApp {
         if let Ok(status) = self.export_status.lock() {
             if let Some(msg) = status.as_ref() {
                 let text = match msg {
-                    Ok(path) => crate::i18n::t_args(lang, "export-saved", &[("path", path.clone())]),
+                    Ok(path) => {
+                        crate::i18n::t_args(lang, "export-saved", &[("path", path.clone())])
+                    }
                     Err(e) => crate::i18n::t_args(lang, "export-failed", &[("error", e.clone())]),
                 };
                 ui.add(egui::Label::new(egui::RichText::new(text).small()).wrap());

@@ -89,3 +89,98 @@ pg-kind-split = split 1/TP
 pg-kind-replicated = replicated
 pg-kind-tokens = split by tokens 1/TP
 pg-kinds-explained = split 1/TP: each GPU holds its own columns. partial sum: each GPU holds one term of the full result; the g all-reduce adds them, then the bias is added once. split by tokens (sequence parallel): each GPU holds 1/TP of the token rows; g is a reduce-scatter and f an all-gather.
+
+## Timeline.
+tl-title = Timeline: compute and communication per GPU
+tl-source-proportional = Times are proportional to FLOPs and bytes at nominal rates: compare bars, not seconds.
+tl-source-model = Times are modeled by the engine's cost model (roofline compute, alpha-beta links; a TP group over 8 GPUs crosses InfiniBand).
+tl-source-measured = Times were measured on a GPU with CUDA events.
+tl-times = times
+tl-times-proportional = proportional to FLOPs and bytes
+tl-times-model = cost model: { $gpu }
+tl-too-many = Too many events to draw at once; layer:
+tl-makespan = Makespan { $makespan } µs, of which { $comm } µs ({ $share }%) is communication every GPU waits for.
+tl-axis-time = time (µs)
+tl-compute = compute
+tl-communication = communication
+tl-backward-begins = backward pass begins
+tl-bar-hover = { $name }
+    starts at { $start } µs, takes { $duration } µs, ends at { $end } µs
+
+## Memory.
+mem-title = Memory per GPU as TP grows
+mem-weights = weights
+mem-gradients = gradients
+mem-optimizer = optimizer (Adam m, v)
+mem-activations = activations
+mem-intro = { $layers } layer(s) in { $dtype }, training with Adam. Weights, gradients and optimizer states split by 1/TP, except the LayerNorms and row-parallel biases; the LayerNorm activations stay replicated, so the total stops shrinking at 1/TP.
+mem-now = now
+mem-axis = MiB per GPU
+mem-unsharded = unsharded total (TP=1)
+mem-total = total per GPU
+mem-vs-unsharded = vs unsharded
+
+## Walkthrough chrome.
+st-title = Walkthrough: one layer, step by step
+st-empty = The trace is empty.
+st-play = Play
+st-pause = Pause
+st-key-space = Space
+st-previous = Previous step
+st-key-left = Left arrow key (or PageUp)
+st-next = Next step
+st-key-right = Right arrow key (or PageDown)
+st-restart = Restart
+st-step = step
+st-speed = steps/s
+st-issued = issued so far: forward { $f }, backward { $b }
+st-counter = all-reduces this layer: forward { $f }, backward { $b }
+st-counter-kv = ; plus { $kv } all-reduce(s) of replicated KV heads' gradients, one per group of copies
+st-counter-other = ; all-gathers and reduce-scatters: forward { $f }, backward { $b }
+st-describe = Step { $n }/{ $total } · layer { $layer } · { $pass } · { $op }: { $label }, inputs { $inputs } -> [{ $rows }, { $cols }]
+st-strip-a11y = Layer { $layer } ops with f and g marked; current: { $current }
+
+## Ops of the block program in words (Turkish only needs them; English uses the engine's labels).
+op-ln1 = LayerNorm 1
+op-attn-f = f before attention
+op-attn-qkv = QKV projection (column-parallel)
+op-attn-core = attention on this GPU's heads
+op-attn-out = output projection (row-parallel)
+op-attn-g = g after attention
+op-attn-bias-residual = output bias and residual
+op-ln2 = LayerNorm 2
+op-mlp-f = f before the MLP
+op-mlp-fc1 = fc1 (column-parallel)
+op-mlp-gelu = GeLU (local)
+op-mlp-fc2 = fc2 (row-parallel)
+op-mlp-g = g after the MLP
+op-mlp-bias-residual = fc2 bias and residual
+op-mlp-bias-residual-bwd = fc2 bias gradient
+op-mlp-g-bwd = g backward (identity)
+op-mlp-fc2-bwd = fc2 gradients
+op-mlp-gelu-bwd = GeLU gradient
+op-mlp-f-bwd-gather = LayerNorm 2 output gathered again
+op-mlp-fc1-bwd = fc1 gradients
+op-mlp-f-bwd = f backward: input gradient summed
+op-ln2-bwd = LayerNorm 2 gradient
+op-attn-bias-residual-bwd = output bias gradient
+op-attn-g-bwd = g backward (identity)
+op-attn-out-bwd = output projection gradients
+op-attn-core-bwd = attention gradient
+op-attn-f-bwd-gather = LayerNorm 1 output gathered again
+op-attn-qkv-bwd = QKV projection gradients
+op-attn-kv-grads = K/V copies' gradients summed
+op-attn-f-bwd = f backward: input gradient summed
+op-ln1-bwd = LayerNorm 1 gradient
+op-sp-grads = LayerNorm and bias gradients summed
+op-embed-lookup = embedding lookup (its vocabulary rows)
+op-embed-g = embeddings summed
+op-lm-head = LM head (its vocabulary columns)
+op-ce-local = cross-entropy statistics on its columns
+op-ce-max = row maximum across GPUs
+op-ce-sumexp = sum of exponentials across GPUs
+op-ce-target = target logit across GPUs
+op-ce-bwd = cross-entropy gradient
+op-lm-head-bwd = LM head gradients
+op-lm-head-f-bwd = LM head input gradient summed
+op-embed-bwd = embedding gradient (its rows)

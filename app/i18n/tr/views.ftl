@@ -89,3 +89,98 @@ pg-kind-split = 1/TP bölünmüş
 pg-kind-replicated = kopyalanmış
 pg-kind-tokens = token'lara göre 1/TP bölünmüş
 pg-kinds-explained = 1/TP bölünmüş: her GPU kendi sütunlarını tutar. Kısmi toplam: her GPU tam sonucun bir terimini tutar; g all-reduce'u bunları toplar, ardından bias bir kez eklenir. Token'lara göre bölünmüş (dizi paralelliği): her GPU token satırlarının 1/TP'sini tutar; g bir reduce-scatter, f bir all-gather olur.
+
+## Timeline.
+tl-title = Zaman çizelgesi: GPU başına hesaplama ve iletişim
+tl-source-proportional = Süreler, nominal hızlarda FLOP ve bayt sayısıyla orantılıdır: saniyeleri değil çubukları karşılaştırın.
+tl-source-model = Süreler motorun maliyet modelinden gelir (roofline hesaplama, alfa-beta bağlantılar; 8 GPU'dan büyük bir TP grubu InfiniBand'e geçer).
+tl-source-measured = Süreler bir GPU'da CUDA olaylarıyla ölçüldü.
+tl-times = süreler
+tl-times-proportional = FLOP ve baytla orantılı
+tl-times-model = maliyet modeli: { $gpu }
+tl-too-many = Bir kerede çizilemeyecek kadar çok olay var; katman:
+tl-makespan = Toplam süre { $makespan } µs; bunun { $comm } µs'si (%{ $share }) her GPU'nun beklediği iletişimdir.
+tl-axis-time = zaman (µs)
+tl-compute = hesaplama
+tl-communication = iletişim
+tl-backward-begins = geri geçiş başlar
+tl-bar-hover = { $name }
+    başlangıç { $start } µs, süre { $duration } µs, bitiş { $end } µs
+
+## Memory.
+mem-title = TP büyüdükçe GPU başına bellek
+mem-weights = ağırlıklar
+mem-gradients = gradyanlar
+mem-optimizer = optimizer durumları (Adam m, v)
+mem-activations = aktivasyonlar
+mem-intro = { $dtype } veri tipinde { $layers } katman, Adam ile eğitim. Ağırlıklar, gradyanlar ve optimizer durumları 1/TP'ye bölünür; LayerNorm'lar ve satır paralel bias'lar hariç. LayerNorm aktivasyonları kopyalanmış kalır, bu yüzden toplam tam 1/TP'ye inmeden durur.
+mem-now = şu an
+mem-axis = GPU başına MiB
+mem-unsharded = bölünmemiş toplam (TP=1)
+mem-total = GPU başına toplam
+mem-vs-unsharded = bölünmemişe göre
+
+## Walkthrough chrome.
+st-title = Adım adım: bir katman, adım adım
+st-empty = İz boş.
+st-play = Oynat
+st-pause = Duraklat
+st-key-space = Boşluk
+st-previous = Önceki adım
+st-key-left = Sol ok tuşu (ya da PageUp)
+st-next = Sonraki adım
+st-key-right = Sağ ok tuşu (ya da PageDown)
+st-restart = Baştan başla
+st-step = adım
+st-speed = adım/sn
+st-issued = şimdiye kadar yapılan: ileri { $f }, geri { $b }
+st-counter = bu katmandaki all-reduce'lar: ileri { $f }, geri { $b }
+st-counter-kv = ; ayrıca kopyalanmış KV başlıklarının gradyanları için { $kv } all-reduce, her kopya grubu için bir tane
+st-counter-other = ; all-gather ve reduce-scatter'lar: ileri { $f }, geri { $b }
+st-describe = Adım { $n }/{ $total } · katman { $layer } · { $pass } · { $op }: { $label }, girdiler { $inputs } -> [{ $rows }, { $cols }]
+st-strip-a11y = Katman { $layer } işlemleri, f ve g işaretli; şu anki: { $current }
+
+## Ops of the block program in words (Turkish only needs them; English uses the engine's labels).
+op-ln1 = LayerNorm 1
+op-attn-f = dikkatten önceki f
+op-attn-qkv = QKV izdüşümü (sütun paralel)
+op-attn-core = bu GPU'nun başlıklarında dikkat
+op-attn-out = çıktı izdüşümü (satır paralel)
+op-attn-g = dikkatten sonraki g
+op-attn-bias-residual = çıktı bias'ı ve artık bağlantı
+op-ln2 = LayerNorm 2
+op-mlp-f = MLP'den önceki f
+op-mlp-fc1 = fc1 (sütun paralel)
+op-mlp-gelu = GeLU (yerel)
+op-mlp-fc2 = fc2 (satır paralel)
+op-mlp-g = MLP'den sonraki g
+op-mlp-bias-residual = fc2 bias'ı ve artık bağlantı
+op-mlp-bias-residual-bwd = fc2 bias gradyanı
+op-mlp-g-bwd = geri geçişte g (birim işlem)
+op-mlp-fc2-bwd = fc2 gradyanları
+op-mlp-gelu-bwd = GeLU gradyanı
+op-mlp-f-bwd-gather = LayerNorm 2 çıktısı yeniden toplanır
+op-mlp-fc1-bwd = fc1 gradyanları
+op-mlp-f-bwd = geri geçişte f: girdi gradyanı toplanır
+op-ln2-bwd = LayerNorm 2 gradyanı
+op-attn-bias-residual-bwd = çıktı bias gradyanı
+op-attn-g-bwd = geri geçişte g (birim işlem)
+op-attn-out-bwd = çıktı izdüşümü gradyanları
+op-attn-core-bwd = dikkat gradyanı
+op-attn-f-bwd-gather = LayerNorm 1 çıktısı yeniden toplanır
+op-attn-qkv-bwd = QKV izdüşümü gradyanları
+op-attn-kv-grads = K/V kopyalarının gradyanları toplanır
+op-attn-f-bwd = geri geçişte f: girdi gradyanı toplanır
+op-ln1-bwd = LayerNorm 1 gradyanı
+op-sp-grads = LayerNorm ve bias gradyanları toplanır
+op-embed-lookup = gömme araması (kendi sözlük satırları)
+op-embed-g = gömmeler toplanır
+op-lm-head = LM başlığı (kendi sözlük sütunları)
+op-ce-local = kendi sütunlarında çapraz entropi istatistikleri
+op-ce-max = GPU'lar arasında satır maksimumu
+op-ce-sumexp = GPU'lar arasında üstellerin toplamı
+op-ce-target = GPU'lar arasında hedef logit
+op-ce-bwd = çapraz entropi gradyanı
+op-lm-head-bwd = LM başlığı gradyanları
+op-lm-head-f-bwd = LM başlığı girdi gradyanı toplanır
+op-embed-bwd = gömme gradyanı (kendi satırları)

@@ -3,6 +3,7 @@
 //! are the engine's ([`memory::config_memory_by_tp`]).
 
 use super::{load_json, save_json, Shared, View};
+use crate::i18n::{t, t_args};
 use egui_plot::{Bar, BarChart, HLine, Legend, Plot};
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::human_bytes;
@@ -10,13 +11,10 @@ use tplab_engine::memory::{self, ConfigMemory};
 
 /// The stacked terms, bottom to top, with their colours (Okabe–Ito).
 const TERMS: [(&str, egui::Color32); 4] = [
-    ("weights", egui::Color32::from_rgb(0x00, 0x72, 0xB2)),
-    ("gradients", egui::Color32::from_rgb(0xE6, 0x9F, 0x00)),
-    (
-        "optimizer (Adam m, v)",
-        egui::Color32::from_rgb(0xCC, 0x79, 0xA7),
-    ),
-    ("activations", egui::Color32::from_rgb(0x00, 0x9E, 0x73)),
+    ("mem-weights", egui::Color32::from_rgb(0x00, 0x72, 0xB2)),
+    ("mem-gradients", egui::Color32::from_rgb(0xE6, 0x9F, 0x00)),
+    ("mem-optimizer", egui::Color32::from_rgb(0xCC, 0x79, 0xA7)),
+    ("mem-activations", egui::Color32::from_rgb(0x00, 0x9E, 0x73)),
 ];
 
 fn term_bytes(m: &ConfigMemory, i: usize) -> u64 {
@@ -46,7 +44,8 @@ impl View for Memory {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        ui.heading("Memory per GPU as TP grows");
+        let lang = super::lang(ui);
+        ui.heading(t(lang, "mem-title"));
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_shapes() {
             // A TP that does not divide is fine here: every *valid* TP is drawn.
@@ -57,7 +56,11 @@ impl View for Memory {
             ) {
                 ui.colored_label(
                     ui.visuals().error_fg_color,
-                    format!("Invalid choice: {err}"),
+                    t_args(
+                        lang,
+                        "invalid-choice",
+                        &[("error", super::config_error_text(lang, &err))],
+                    ),
                 );
                 return;
             }
@@ -70,11 +73,13 @@ impl View for Memory {
         let Some(unsharded_bytes) = rows.first().map(|r| r.unsharded_total_bytes) else {
             return;
         };
-        ui.label(format!(
-            "{} layer(s) in {}, training with Adam. Weights, gradients and optimizer states \
-             split by 1/TP, except the LayerNorms and row-parallel biases; the LayerNorm \
-             activations stay replicated, so the total stops shrinking at 1/TP.",
-            cfg.layers, cfg.dtype
+        ui.label(t_args(
+            lang,
+            "mem-intro",
+            &[
+                ("layers", cfg.layers.to_string()),
+                ("dtype", cfg.dtype.to_string()),
+            ],
         ));
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         let mut charts: Vec<BarChart> = Vec::new();
@@ -89,16 +94,19 @@ impl View for Memory {
                 })
                 .collect();
             let below: Vec<&BarChart> = charts.iter().collect();
-            let chart = BarChart::new(*name, bars).color(*color).stack_on(&below);
+            let chart = BarChart::new(t(lang, name), bars)
+                .color(*color)
+                .stack_on(&below);
             charts.push(chart);
         }
         let tps: Vec<usize> = rows.iter().map(|r| r.tp).collect();
         let current = cfg.tp;
         let line_color = ui.visuals().strong_text_color();
+        let now = t(lang, "mem-now");
         Plot::new("memory")
             .legend(Legend::default())
             .height((ui.available_height() * 0.55).max(200.0))
-            .y_axis_label("MiB per GPU")
+            .y_axis_label(t(lang, "mem-axis"))
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
                 if (mark.value - i).abs() > 1e-6 || i < 0.0 {
@@ -107,7 +115,7 @@ impl View for Memory {
                 tps.get(i as usize)
                     .map(|t| {
                         if *t == current {
-                            format!("TP={t} (now)")
+                            format!("TP={t} ({now})")
                         } else {
                             format!("TP={t}")
                         }
@@ -120,24 +128,19 @@ impl View for Memory {
                     plot.bar_chart(c);
                 }
                 plot.hline(
-                    HLine::new("unsharded total (TP=1)", mib(unsharded_bytes)).color(line_color),
+                    HLine::new(t(lang, "mem-unsharded"), mib(unsharded_bytes)).color(line_color),
                 );
             });
-        egui::ScrollArea::vertical().show(ui, |ui| {
+        egui::ScrollArea::both().show(ui, |ui| {
             egui::Grid::new("memory-table")
                 .striped(true)
                 .show(ui, |ui| {
-                    for h in [
-                        "TP",
-                        "weights",
-                        "gradients",
-                        "optimizer",
-                        "activations",
-                        "total per GPU",
-                        "vs unsharded",
-                    ] {
-                        ui.strong(h);
+                    ui.strong("TP");
+                    for (h, _) in TERMS {
+                        ui.strong(t(lang, h));
                     }
+                    ui.strong(t(lang, "mem-total"));
+                    ui.strong(t(lang, "mem-vs-unsharded"));
                     ui.end_row();
                     for r in rows {
                         ui.label(r.tp.to_string());

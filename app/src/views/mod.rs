@@ -382,6 +382,18 @@ pub fn list_words(lang: Lang, items: &[usize]) -> String {
     }
 }
 
+/// An op of the block program in the learner's words (`Op::label` in English).
+pub fn op_label(lang: Lang, op: tplab_engine::block::Op) -> String {
+    if lang == Lang::En {
+        return op.label().to_string();
+    }
+    let id = format!("op-{}", op.name().replace(['.', '_'], "-"));
+    match t(lang, &id) {
+        s if s == id => op.label().to_string(),
+        s => s,
+    }
+}
+
 /// The engine's error for an invalid configuration in the learner's language (English: the
 /// engine's own sentence; a suggestion list in words, not a debug list).
 pub fn config_error_text(lang: Lang, err: &ConfigError) -> String {

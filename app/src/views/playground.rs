@@ -14,7 +14,6 @@ use super::{
     a11y_label, config_error_ui, gpu_color, load_json, save_json, text_on, text_shape, Shared, View,
 };
 use crate::i18n::{t, t_args};
-use tplab_lessons::Lang;
 use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::config::{human_bytes, Config, Preset, MAX_TP};
@@ -22,6 +21,7 @@ use tplab_engine::params::ParamKind;
 use tplab_engine::plan::ParamShard;
 use tplab_engine::trace::{Parallel, Pass};
 use tplab_engine::{Algorithm, DType};
+use tplab_lessons::Lang;
 
 /// The four weight matrices, in drawing order.
 const WEIGHTS: [(ParamKind, &str); 4] = [
@@ -330,7 +330,10 @@ fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamSh
                 ));
                 if c0 > 0 {
                     shapes.push(egui::Shape::line_segment(
-                        [Pos2::new(x0, top - qkv_band), Pos2::new(x0, top + size_px.y)],
+                        [
+                            Pos2::new(x0, top - qkv_band),
+                            Pos2::new(x0, top + size_px.y),
+                        ],
                         Stroke::new(2.0, ui.visuals().strong_text_color()),
                     ));
                 }

@@ -242,6 +242,78 @@ pub fn counter_text(trace: &Trace, layer: usize) -> String {
     )
 }
 
+/// [`counter_text`] in the learner's language.
+pub fn counter_text_in(lang: tplab_lessons::Lang, trace: &Trace, layer: usize) -> String {
+    if lang == tplab_lessons::Lang::En {
+        return counter_text(trace, layer);
+    }
+    let c = trace.collective_counts(Some(layer));
+    let mut text = crate::i18n::t_args(
+        lang,
+        "st-counter",
+        &[
+            ("f", c.forward_all_reduce.to_string()),
+            ("b", c.backward_all_reduce.to_string()),
+        ],
+    );
+    if c.kv_copy_grad_all_reduce > 0 {
+        text.push_str(&crate::i18n::t_args(
+            lang,
+            "st-counter-kv",
+            &[("kv", c.kv_copy_grad_all_reduce.to_string())],
+        ));
+    }
+    if c.forward_other + c.backward_other > 0 {
+        text.push_str(&crate::i18n::t_args(
+            lang,
+            "st-counter-other",
+            &[
+                ("f", c.forward_other.to_string()),
+                ("b", c.backward_other.to_string()),
+            ],
+        ));
+    }
+    text
+}
+
+/// The step's technical line in the learner's language: where it is, the op in words, shapes.
+fn describe_short(
+    lang: tplab_lessons::Lang,
+    e: &Event,
+    step: &WalkStep,
+    cur: usize,
+    n: usize,
+) -> String {
+    let pass = crate::i18n::t(
+        lang,
+        match step.pass {
+            Pass::Forward => "walk-forward",
+            Pass::Backward => "walk-backward",
+        },
+    );
+    let shapes = e
+        .inputs
+        .iter()
+        .map(|[r, c]| format!("[{r}, {c}]"))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    crate::i18n::t_args(
+        lang,
+        "st-describe",
+        &[
+            ("n", (cur + 1).to_string()),
+            ("total", n.to_string()),
+            ("layer", step.layer.to_string()),
+            ("pass", pass),
+            ("op", step.op.to_string()),
+            ("label", super::op_label(lang, e.op)),
+            ("inputs", shapes),
+            ("rows", e.output[0].to_string()),
+            ("cols", e.output[1].to_string()),
+        ],
+    )
+}
+
 /// Communicating collectives issued in `layer` up to and including trace event `upto`.
 fn issued_so_far(trace: &Trace, layer: usize, upto: usize) -> (usize, usize) {
     let mut fwd_bwd = (0, 0);
@@ -303,7 +375,9 @@ impl View for StepThrough {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         self.refresh(shared);
-        ui.heading("Walkthrough: one layer, step by step");
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        ui.heading(tr("st-title"));
         let derived = match shared.scenario.derived() {
             Ok(d) => d,
             Err(err) => {
@@ -317,38 +391,42 @@ impl View for StepThrough {
         let trace = &derived.trace;
         let n = self.step_count();
         if n == 0 {
-            ui.label("The trace is empty.");
+            ui.label(tr("st-empty"));
             return;
         }
         ui.horizontal(|ui| {
-            let label = if self.playing { "Pause" } else { "Play" };
-            if ui.button(label).on_hover_text("Space").clicked() {
+            let label = if self.playing {
+                tr("st-pause")
+            } else {
+                tr("st-play")
+            };
+            if ui.button(label).on_hover_text(tr("st-key-space")).clicked() {
                 if !self.playing && self.current() + 1 >= n {
                     self.position = 0.0;
                 }
                 self.playing = !self.playing;
             }
             if ui
-                .button("Previous step")
-                .on_hover_text("Left arrow key")
+                .button(tr("st-previous"))
+                .on_hover_text(tr("st-key-left"))
                 .clicked()
             {
                 self.step_by(-1, trace);
             }
             if ui
-                .button("Next step")
-                .on_hover_text("Right arrow key")
+                .button(tr("st-next"))
+                .on_hover_text(tr("st-key-right"))
                 .clicked()
             {
                 self.step_by(1, trace);
             }
-            if ui.button("Restart").on_hover_text("Home").clicked() {
+            if ui.button(tr("st-restart")).on_hover_text("Home").clicked() {
                 self.restart();
             }
             // A separate integer: a slider bound to `position` would round away the fraction.
             let mut scrub = self.current();
             if ui
-                .add(egui::Slider::new(&mut scrub, 0..=n - 1).text("step"))
+                .add(egui::Slider::new(&mut scrub, 0..=n - 1).text(tr("st-step")))
                 .changed()
             {
                 self.position = scrub as f32;
@@ -357,7 +435,7 @@ impl View for StepThrough {
             ui.add(
                 egui::Slider::new(&mut self.speed_steps_per_s, 0.25..=8.0)
                     .logarithmic(true)
-                    .text("steps/s"),
+                    .text(tr("st-speed")),
             );
         });
         let Some(cache) = &self.cache else {
@@ -373,7 +451,6 @@ impl View for StepThrough {
             (self.current_round() as f32 + 0.5) / rounds as f32
         };
         let event = &trace.events[step.first_event];
-        let lang = crate::i18n::current_lang(ui.ctx());
         let events = &trace.events[step.first_event..step.first_event + step.events];
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
@@ -399,11 +476,20 @@ impl View for StepThrough {
             }
         });
         ui.horizontal_wrapped(|ui| {
-            ui.strong(counter_text(trace, step.layer));
+            ui.strong(counter_text_in(lang, trace, step.layer));
             let (f, b) = issued_so_far(trace, step.layer, step.first_event);
-            ui.label(format!("issued so far: forward {f}, backward {b}"));
+            ui.label(crate::i18n::t_args(
+                lang,
+                "st-issued",
+                &[("f", f.to_string()), ("b", b.to_string())],
+            ));
         });
-        ui.label(egui::RichText::new(describe(event, step, cur, n, trace.config.tp)).weak());
+        let line = if lang == tplab_lessons::Lang::En {
+            describe(event, step, cur, n, trace.config.tp)
+        } else {
+            describe_short(lang, event, step, cur, n)
+        };
+        ui.label(egui::RichText::new(line).weak());
         ui.add_space(6.0);
         pass_strip(
             ui,
@@ -675,7 +761,13 @@ fn pass_strip(
             &painter,
             Pos2::new(resp.rect.left(), y + row_h / 2.0),
             Align2::LEFT_CENTER,
-            pass.name(),
+            crate::i18n::t(
+                super::lang(ui),
+                match pass {
+                    Pass::Forward => "walk-forward",
+                    Pass::Backward => "walk-backward",
+                },
+            ),
             12.0,
             text,
         ));
@@ -781,7 +873,14 @@ fn pass_strip(
     let current = steps[cur].op;
     a11y_label(
         &resp,
-        &format!("Layer {layer} ops with f and g marked; current: {current}"),
+        &crate::i18n::t_args(
+            super::lang(ui),
+            "st-strip-a11y",
+            &[
+                ("layer", layer.to_string()),
+                ("current", current.to_string()),
+            ],
+        ),
     );
 }
 

@@ -1,12 +1,15 @@
 //! Timeline: a Gantt chart (egui_plot) of the trace, one row per GPU, compute in the GPU's
 //! colour and communication in grey, with the time source the engine reports.
 
-use super::{gpu_color, load_json, save_json, Shared, ShowMe, View};
-use egui_plot::{Bar, BarChart, Legend, Plot};
+use super::{gpu_color, load_json, save_json, text_on, Shared, ShowMe, View};
+use crate::i18n::{t, t_args};
+use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text, VLine};
 use serde::{Deserialize, Serialize};
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
+use tplab_engine::trace::Pass;
 use tplab_engine::trace::{Event, TimeSource, Trace};
+use tplab_lessons::Lang;
 
 /// Above this many bars only one layer is drawn at a time.
 const MAX_BARS: usize = 6000;
@@ -62,6 +65,23 @@ pub fn time_source_note(source: TimeSource) -> &'static str {
     }
 }
 
+/// [`time_source_note`] in the learner's language.
+pub fn time_source_text(lang: Lang, source: TimeSource) -> String {
+    t(
+        lang,
+        match source {
+            TimeSource::Proportional => "tl-source-proportional",
+            TimeSource::CostModel => "tl-source-model",
+            TimeSource::Measured => "tl-source-measured",
+        },
+    )
+}
+
+/// Grey of the communication bars.
+pub fn comm_color(dark: bool) -> egui::Color32 {
+    egui::Color32::from_gray(if dark { 170 } else { 90 })
+}
+
 /// The bars of `events` (one per rank an event runs on), compute and communication apart.
 pub fn gantt_bars(trace: &Trace, events: &[&Event], dark: bool) -> (Vec<Bar>, Vec<Bar>) {
     let tp = trace.config.tp.max(1);
@@ -78,13 +98,155 @@ pub fn gantt_bars(trace: &Trace, events: &[&Event], dark: bool) -> (Vec<Bar>, Ve
                 .width(0.7)
                 .name(e.label());
             if e.is_collective() {
-                comm.push(bar.fill(egui::Color32::from_gray(if dark { 170 } else { 90 })));
+                comm.push(bar.fill(comm_color(dark)));
             } else {
                 compute.push(bar.fill(gpu_color(r, dark)));
             }
         }
     }
     (compute, comm)
+}
+
+/// Draws `events` as a Gantt chart: one bar chart per GPU in its colour (so the legend's
+/// colours are the bars'), communication in grey, each bar named on hover with its start and
+/// duration in µs, op names written on the bars wide enough for them, and a line where the
+/// backward pass begins.
+pub fn gantt_plot(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    id: &str,
+    trace: &Trace,
+    events: &[&Event],
+    height: Option<f32>,
+) {
+    let dark = ui.visuals().dark_mode;
+    let tp = trace.config.tp.max(1);
+    let mut per_rank: Vec<Vec<Bar>> = vec![Vec::new(); tp];
+    let mut comm = Vec::new();
+    let mut labels: Vec<(f64, f64, f64, String, egui::Color32)> = Vec::new();
+    for e in events {
+        if e.timing.duration_s <= 0.0 {
+            continue; // identity f/g: nothing to draw
+        }
+        let (start, dur) = (e.timing.start_s * 1e6, e.timing.duration_s * 1e6);
+        for &r in &e.ranks {
+            let y = (tp - 1 - r) as f64;
+            let bar = Bar::new(y, dur)
+                .base_offset(start)
+                .width(0.7)
+                .name(e.label());
+            let fill = if e.is_collective() {
+                comm_color(dark)
+            } else {
+                gpu_color(r, dark)
+            };
+            labels.push((
+                start + dur / 2.0,
+                y,
+                dur,
+                e.name().to_string(),
+                text_on(fill),
+            ));
+            if e.is_collective() {
+                comm.push(bar.fill(fill));
+            } else if let Some(v) = per_rank.get_mut(r) {
+                v.push(bar.fill(fill));
+            }
+        }
+    }
+    let backward_starts = events
+        .iter()
+        .filter(|e| e.pass == Pass::Backward)
+        .map(|e| e.timing.start_s * 1e6)
+        .fold(f64::INFINITY, f64::min);
+    let hover = |lang: Lang| {
+        move |b: &Bar, _: &BarChart| {
+            let start = b.base_offset.unwrap_or(0.0);
+            t_args(
+                lang,
+                "tl-bar-hover",
+                &[
+                    ("name", b.name.clone()),
+                    ("start", format!("{start:.2}")),
+                    ("duration", format!("{:.2}", b.value)),
+                    ("end", format!("{:.2}", start + b.value)),
+                ],
+            )
+        }
+    };
+    let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    let mut plot = Plot::new(id.to_string())
+        .legend(Legend::default())
+        .x_axis_label(t(lang, "tl-axis-time"))
+        .y_axis_formatter(move |mark, _| {
+            let v = mark.value.round();
+            if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
+                format!("GPU {}", tp - 1 - v as usize)
+            } else {
+                String::new()
+            }
+        })
+        .include_x(0.0)
+        .allow_scroll(false);
+    if let Some(h) = height {
+        plot = plot.height(h);
+    }
+    let compute_name = t(lang, "tl-compute");
+    let comm_name = t(lang, "tl-communication");
+    let backward_name = t(lang, "tl-backward-begins");
+    plot.show(ui, |plot| {
+        for (r, bars) in per_rank.into_iter().enumerate() {
+            if bars.is_empty() {
+                continue;
+            }
+            plot.bar_chart(
+                BarChart::new(format!("GPU {r} {compute_name}"), bars)
+                    .color(gpu_color(r, dark))
+                    .horizontal()
+                    .element_formatter(Box::new(hover(lang))),
+            );
+        }
+        if !comm.is_empty() {
+            plot.bar_chart(
+                BarChart::new(comm_name.clone(), comm)
+                    .color(comm_color(dark))
+                    .horizontal()
+                    .element_formatter(Box::new(hover(lang))),
+            );
+        }
+        if backward_starts.is_finite() {
+            plot.vline(
+                VLine::new(backward_name.clone(), backward_starts)
+                    .color(ui_strong(dark))
+                    .width(2.0)
+                    .style(egui_plot::LineStyle::dashed_loose()),
+            );
+        }
+        // Names on the bars that are wide enough for them (from last frame's scale).
+        let px_per_us = plot.transform().dpos_dvalue_x();
+        let char_w = 0.55 * 0.8 * size;
+        for (x, y, dur, name, ink) in labels {
+            if dur * px_per_us > (name.chars().count() as f64 + 1.0) * f64::from(char_w) {
+                plot.text(
+                    Text::new(
+                        "",
+                        PlotPoint::new(x, y),
+                        egui::RichText::new(name).size(0.8 * size).color(ink),
+                    )
+                    .allow_hover(false),
+                );
+            }
+        }
+    });
+}
+
+/// The strongest text colour of the theme (lines drawn over the bars).
+fn ui_strong(dark: bool) -> egui::Color32 {
+    if dark {
+        egui::Color32::WHITE
+    } else {
+        egui::Color32::BLACK
+    }
 }
 
 impl View for Timeline {
@@ -97,7 +259,8 @@ impl View for Timeline {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        ui.heading("Timeline: compute and communication per GPU");
+        let lang = super::lang(ui);
+        ui.heading(t(lang, "tl-title"));
         let derived = match shared.scenario.derived() {
             Ok(d) => d,
             Err(err) => {
@@ -109,19 +272,17 @@ impl View for Timeline {
             }
         };
         let catalogue = Catalogue::default();
-        egui::ComboBox::from_label("times")
+        let proportional = t(lang, "tl-times-proportional");
+        let model = |g: &str| t_args(lang, "tl-times-model", &[("gpu", g.to_string())]);
+        egui::ComboBox::from_label(t(lang, "tl-times"))
             .selected_text(match &self.gpu {
-                None => "proportional to FLOPs and bytes".to_string(),
-                Some(g) => format!("cost model: {g}"),
+                None => proportional.clone(),
+                Some(g) => model(g),
             })
             .show_ui(ui, |ui| {
-                ui.selectable_value(&mut self.gpu, None, "proportional to FLOPs and bytes");
+                ui.selectable_value(&mut self.gpu, None, proportional.clone());
                 for g in &catalogue.gpus {
-                    ui.selectable_value(
-                        &mut self.gpu,
-                        Some(g.name.clone()),
-                        format!("cost model: {}", g.name),
-                    );
+                    ui.selectable_value(&mut self.gpu, Some(g.name.clone()), model(&g.name));
                 }
             });
         let generation = shared.scenario.generation();
@@ -147,11 +308,11 @@ impl View for Timeline {
             }
         };
         let cfg = &trace.config;
-        ui.label(time_source_note(trace.time_source));
+        ui.label(time_source_text(lang, trace.time_source));
         let bar_count: usize = trace.events.iter().map(|e| e.ranks.len()).sum();
         let events: Vec<&Event> = if bar_count > MAX_BARS {
             ui.horizontal(|ui| {
-                ui.label("Too many events to draw at once; layer:");
+                ui.label(t(lang, "tl-too-many"));
                 ui.add(egui::DragValue::new(&mut self.layer).range(0..=cfg.layers - 1));
             });
             trace
@@ -169,29 +330,22 @@ impl View for Timeline {
             .filter(|e| e.is_collective())
             .map(|e| e.timing.duration_s * 1e6)
             .sum();
-        ui.label(format!(
-            "Makespan {makespan_us:.1} µs, of which {comm_us:.1} µs ({:.0}%) is communication every GPU waits for.",
-            100.0 * comm_us / makespan_us.max(f64::MIN_POSITIVE)
+        ui.label(t_args(
+            lang,
+            "tl-makespan",
+            &[
+                ("makespan", format!("{makespan_us:.1}")),
+                ("comm", format!("{comm_us:.1}")),
+                (
+                    "share",
+                    format!(
+                        "{:.0}",
+                        100.0 * comm_us / makespan_us.max(f64::MIN_POSITIVE)
+                    ),
+                ),
+            ],
         ));
-        let dark = ui.visuals().dark_mode;
-        let (compute, comm) = gantt_bars(trace, &events, dark);
-        let tp = cfg.tp.max(1);
-        Plot::new("timeline")
-            .legend(Legend::default())
-            .x_axis_label("time (µs)")
-            .y_axis_formatter(move |mark, _| {
-                let v = mark.value.round();
-                if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
-                    format!("GPU {}", tp - 1 - v as usize)
-                } else {
-                    String::new()
-                }
-            })
-            .allow_scroll(false)
-            .show(ui, |plot| {
-                plot.bar_chart(BarChart::new("compute", compute).horizontal());
-                plot.bar_chart(BarChart::new("communication", comm).horizontal());
-            });
+        gantt_plot(ui, lang, "timeline", trace, &events, None);
     }
 
     /// A target's `gpu` switches to the cost model's times for that GPU.

@@ -11,6 +11,7 @@
 
 pub mod bench;
 pub mod buffers;
+pub mod decode;
 pub mod error;
 pub mod launch;
 pub mod layout;

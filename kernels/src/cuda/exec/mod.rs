@@ -28,9 +28,12 @@ use tplab_engine::{Config, DType};
 
 use super::compile::{kernels_for, Kernels};
 
+mod decode;
 mod ops;
 mod rank;
 mod timing;
+
+pub(crate) use decode::decode;
 
 use crate::run::{check_config, device_model, DeviceMode, GpuRun, RunOptions};
 use rank::launch_on;

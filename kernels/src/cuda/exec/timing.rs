@@ -3,7 +3,7 @@
 use super::*;
 
 /// A buffer to read and a different one to write, from one arena.
-fn two<T>(bufs: &mut [T], read: usize, write: usize) -> Result<(&T, &mut T), GpuError> {
+pub(super) fn two<T>(bufs: &mut [T], read: usize, write: usize) -> Result<(&T, &mut T), GpuError> {
     if read == write || read >= bufs.len() || write >= bufs.len() {
         return Err(GpuError::Unsupported(format!(
             "a collective needs two distinct buffers (got {read} and {write})"

@@ -194,10 +194,12 @@ pub fn flops_per_iteration(
         model.vocab as f64,
     );
     let tokens = global_batch as f64 * s;
-    let per_layer_fwd = 2.0 * model.matmul_params_per_layer_active() as f64 + 4.0 * s * h;
+    // Attention scores and context: `4·s·q_dim` per token (`q_dim = h` unless head_dim is set).
+    let q = model.q_dim() as f64;
+    let per_layer_fwd = 2.0 * model.matmul_params_per_layer_active() as f64 + 4.0 * s * q;
     let layers = match recompute {
         Recompute::None => 3.0 * per_layer_fwd,
-        Recompute::Selective => 3.0 * per_layer_fwd + 4.0 * s * h,
+        Recompute::Selective => 3.0 * per_layer_fwd + 4.0 * s * q,
         Recompute::Full => 4.0 * per_layer_fwd,
     };
     tokens * (l * layers + 6.0 * h * v)
@@ -272,10 +274,11 @@ pub fn layer_time(model: &ModelSpec, seq: usize, layout: &Layout, cluster: &Clus
     let k_exp = model.experts_per_token as f64;
     let mats = if model.gated_mlp { 2.0 } else { 1.0 }; // fc1-side matrices (gate+up or fc1)
                                                         // Forward GEMMs on one rank (weights split 1/t).
-    let qkv = gemm_s(tok, h, (h + 2.0 * kv) / t, gpu);
-    let scores = b * (a / t) * gemm_s(s, h / a, s, gpu); // QKᵀ per head
-    let ctx = b * (a / t) * gemm_s(s, s, h / a, gpu); // softmax·V per head
-    let out = gemm_s(tok, h / t, h, gpu);
+    let (d, q) = (model.head_dim() as f64, model.q_dim() as f64);
+    let qkv = gemm_s(tok, h, (q + 2.0 * kv) / t, gpu);
+    let scores = b * (a / t) * gemm_s(s, d, s, gpu); // QKᵀ per head
+    let ctx = b * (a / t) * gemm_s(s, s, d, gpu); // softmax·V per head
+    let out = gemm_s(tok, q / t, h, gpu);
     let fc1 = k_exp * mats * gemm_s(tok, h, f / t, gpu);
     let fc2 = k_exp * gemm_s(tok, f / t, h, gpu);
     // Element-wise passes (bytes read + written, 2-byte elements, 1-byte masks):

@@ -37,6 +37,9 @@ pub struct GpuSpec {
     pub memory_bandwidth_gbs: f64,
     /// Default intra-node link name.
     pub intra_node_link: String,
+    /// Dense FP8 tensor-core peak, TFLOP/s (0 where the GPU has no FP8: V100, A100).
+    #[serde(default)]
+    pub peak_fp8_tflops: f64,
 }
 
 impl GpuSpec {
@@ -66,6 +69,14 @@ impl GpuSpec {
             memory_gb: mem,
             memory_bandwidth_gbs: bw,
             intra_node_link: link.to_string(),
+            // Dense FP8 is twice the dense 16-bit rate on Hopper and Blackwell (datasheets:
+            // H100/H200 SXM 3958 TFLOPS FP8 with sparsity = 1979 dense; HGX B200 4.5 PF
+            // dense); Volta and Ampere have none.
+            peak_fp8_tflops: if link == "nvlink4" || link == "nvlink5" {
+                2.0 * bf16
+            } else {
+                0.0
+            },
         };
         vec![
             // NVIDIA Tesla V100 datasheet (SXM2, 32 GB): 125 TFLOPS tensor (fp16), 15.7 fp32,
@@ -155,6 +166,14 @@ impl LinkSpec {
             // NVIDIA ConnectX-7 / InfiniBand NDR: 400 Gb/s per port (one per GPU in DGX H100)
             // → 50 GB/s each way.
             l("ib-ndr-400", 50.0, 6.0),
+            // NVIDIA ConnectX-8 / InfiniBand XDR (Quantum-X800): 800 Gb/s per port, one per GPU
+            // in B300/GB300 systems → 100 GB/s each way.
+            l("ib-xdr-800", 100.0, 6.0),
+            // RoCE over 400 GbE (ConnectX-7 / BlueField-3 in Ethernet mode, Spectrum-X): 400 Gb/s
+            // per GPU → 50 GB/s each way; α an assumption a little above InfiniBand's.
+            l("roce-400", 50.0, 8.0),
+            // 100 GbE per GPU (cloud instances without a GPU fabric): 12.5 GB/s each way.
+            l("eth-100", 12.5, 10.0),
         ]
     }
 }
@@ -278,6 +297,18 @@ impl Catalogue {
             ] {
                 check_value("GPU", &g.name, field, value, min, max, unit)?;
             }
+            // FP8 may be absent (0: no FP8 tensor cores).
+            if g.peak_fp8_tflops != 0.0 {
+                check_value(
+                    "GPU",
+                    &g.name,
+                    "peak_fp8_tflops",
+                    g.peak_fp8_tflops,
+                    1e-3,
+                    1e5,
+                    "TFLOP/s",
+                )?;
+            }
             // TF32 may be absent (0: no TF32 tensor cores).
             if g.peak_tf32_tflops != 0.0 {
                 check_value(
@@ -345,6 +376,9 @@ fn canonical_link(name: &str) -> String {
     match key.as_str() {
         "ib200" | "hdr" => "ib-hdr-200".to_string(),
         "ib400" | "ndr" => "ib-ndr-400".to_string(),
+        "ib800" | "xdr" => "ib-xdr-800".to_string(),
+        "roce400" | "roce" => "roce-400".to_string(),
+        "eth100" => "eth-100".to_string(),
         _ => key,
     }
 }

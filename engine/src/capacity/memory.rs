@@ -175,6 +175,22 @@ pub enum LayoutError {
         max: usize,
     },
     #[error(
+        "interleaving with {v} model chunks per GPU needs pipeline stages of at least {v} \
+         layers (PP={pp} gives stages of {min_stage} or more); use fewer virtual stages or a \
+         smaller PP"
+    )]
+    BadVirtualStages {
+        v: usize,
+        pp: usize,
+        min_stage: usize,
+    },
+    #[error(
+        "context parallelism over {cp} GPUs needs a sequence length divisible by 2·cp = {} \
+         (each GPU takes two chunks for causal load balance); got {seq}",
+        2 * cp
+    )]
+    BadContextParallel { cp: usize, seq: usize },
+    #[error(
         "TP={tp} does not fit the {kv_heads} KV heads: serving needs kv_heads % tp == 0 (whole KV \
          heads per GPU, Megatron-LM) or tp % kv_heads == 0 (each KV head replicated, vLLM); valid \
          TP sizes: {valid:?}"
@@ -342,10 +358,11 @@ pub fn layer_params_per_rank(model: &ModelSpec, tp: usize) -> u64 {
         model.kv_dim() as u128,
         model.ffn as u128,
     );
+    let q = model.q_dim() as u128;
     let mats = if model.gated_mlp { 3 } else { 2 };
-    let attn_w = (h * (h + 2 * kv) + h * h) / t;
+    let attn_w = (h * (q + 2 * kv) + q * h) / t;
     let attn_b = if model.biases {
-        (h + 2 * kv) / t + h
+        (q + 2 * kv) / t + h
     } else {
         0
     };
@@ -447,9 +464,10 @@ pub fn activation_bytes_per_layer(
 
     // Split by heads / FFN columns across the TP group: Q and K, V, the out-projection's
     // input, the activation's input (two for a gated MLP) and fc2's input.
-    let q_k = m(e, m(sb, h + kv));
+    let q_dim = model.q_dim() as u128;
+    let q_k = m(e, m(sb, q_dim + kv));
     let v = m(e, m(sb, kv));
-    let proj_in = m(e, sbh);
+    let proj_in = m(e, m(sb, q_dim));
     let act_in = m(k * gate * e, m(sb, f));
     let fc2_in = m(k * e, m(sb, f));
     let sharded_linear = q_k

@@ -1,9 +1,12 @@
 //! Capacity: the hardware catalogue ([`hardware`]), the cost model ([`cost`]), memory per GPU
-//! ([`memory`]), model presets and Hugging Face config import ([`models`]), and the layout
-//! planner ([`planner`]).
+//! ([`memory`]), model presets and Hugging Face config import ([`models`]), the layout
+//! planner ([`planner`]), today's training stack as switches ([`stack`]) and NCCL's collective
+//! tuner as nccl-tests reports it ([`nccl`]).
 
 pub mod cost;
 pub mod hardware;
 pub mod memory;
 pub mod models;
+pub mod nccl;
 pub mod planner;
+pub mod stack;

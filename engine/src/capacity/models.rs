@@ -173,6 +173,10 @@ pub struct ModelSpec {
     pub biases: bool,
     /// Dropout after attention and MLP (counts dropout masks in activation memory).
     pub dropout: bool,
+    /// Head size when it is not `hidden / heads` (config.json `head_dim`: Gemma 2 9B has 16
+    /// heads of 256 on a 3584-wide model); `None` means `hidden / heads`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit_head_dim: Option<usize>,
 }
 
 /// Why a model cannot be built or loaded.
@@ -235,16 +239,24 @@ pub enum ModelPreset {
     Gpt3_175b,
     Mixtral8x7b,
     Megatron1t,
+    Llama31_405b,
+    Gemma2_9b,
+    Llama2_7b,
+    Llama2_70b,
 }
 
 impl ModelPreset {
-    pub const ALL: [ModelPreset; 6] = [
+    pub const ALL: [ModelPreset; 10] = [
         ModelPreset::Gpt2Small,
         ModelPreset::Llama3_8b,
         ModelPreset::Llama3_70b,
         ModelPreset::Gpt3_175b,
         ModelPreset::Mixtral8x7b,
         ModelPreset::Megatron1t,
+        ModelPreset::Llama31_405b,
+        ModelPreset::Gemma2_9b,
+        ModelPreset::Llama2_7b,
+        ModelPreset::Llama2_70b,
     ];
 
     pub fn name(self) -> &'static str {
@@ -255,6 +267,10 @@ impl ModelPreset {
             ModelPreset::Gpt3_175b => "gpt3-175b",
             ModelPreset::Mixtral8x7b => "mixtral-8x7b",
             ModelPreset::Megatron1t => "megatron-1t",
+            ModelPreset::Llama31_405b => "llama3.1-405b",
+            ModelPreset::Gemma2_9b => "gemma2-9b",
+            ModelPreset::Llama2_7b => "llama2-7b",
+            ModelPreset::Llama2_70b => "llama2-70b",
         }
     }
 
@@ -287,6 +303,27 @@ impl ModelPreset {
             // The 1T configuration of Narayanan et al. 2021, Table 1 (128 layers, hidden 25600,
             // 160 heads, seq 2048, vocab 51200).
             ModelPreset::Megatron1t => ModelSpec::gpt("megatron-1t", 128, 25600, 160, 51200, 2048),
+            // Llama 3.1 405B: Meta-Llama-3.1-405B config.json (126 layers, 16384, 128 heads, 8 KV
+            // heads, intermediate 53248, vocab 128256, untied); model card: 405B parameters.
+            ModelPreset::Llama31_405b => {
+                ModelSpec::llama("llama3.1-405b", 126, 16384, 128, 8, 53248, 128256, 8192)
+            }
+            // Gemma 2 9B: google/gemma-2-9b config.json (42 layers, hidden 3584, 16 heads of
+            // head_dim 256, 8 KV heads, intermediate 14336 GeGLU, vocab 256000, tied
+            // embeddings; four RMSNorms per block, counted as two: 0.3M of 9.24B).
+            ModelPreset::Gemma2_9b => ModelSpec {
+                tied_embeddings: true,
+                explicit_head_dim: Some(256),
+                ..ModelSpec::llama("gemma2-9b", 42, 3584, 16, 8, 14336, 256000, 8192)
+            },
+            // Llama 2 7B / 70B: meta-llama config.json (32 layers, 4096, 32 heads, MHA, 11008;
+            // 80 layers, 8192, 64 heads, 8 KV heads, 28672; vocab 32000, context 4096).
+            ModelPreset::Llama2_7b => {
+                ModelSpec::llama("llama2-7b", 32, 4096, 32, 32, 11008, 32000, 4096)
+            }
+            ModelPreset::Llama2_70b => {
+                ModelSpec::llama("llama2-70b", 80, 8192, 64, 8, 28672, 32000, 4096)
+            }
         }
     }
 }
@@ -295,6 +332,11 @@ impl std::str::FromStr for ModelPreset {
     type Err = ModelError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let key = s.to_ascii_lowercase().replace('_', "-");
+        let key = match key.as_str() {
+            "llama3-405b" | "llama31-405b" | "llama3.1-405b" => "llama3.1-405b".to_string(),
+            "gemma-2-9b" => "gemma2-9b".to_string(),
+            _ => key,
+        };
         ModelPreset::ALL
             .into_iter()
             .find(|p| p.name() == key)
@@ -334,6 +376,7 @@ impl ModelSpec {
             tied_embeddings: true,
             biases: true,
             dropout: true,
+            explicit_head_dim: None,
         }
     }
 
@@ -366,6 +409,7 @@ impl ModelSpec {
             tied_embeddings: false,
             biases: false,
             dropout: false,
+            explicit_head_dim: None,
         }
     }
 
@@ -452,10 +496,27 @@ impl ModelSpec {
             let seq = need("max_position_embeddings", "context length")?;
             let experts = get("num_local_experts")?.unwrap_or(1);
             let experts_per_token = get("num_experts_per_tok")?.unwrap_or(1);
+            // `head_dim` (Gemma, Mistral Nemo, Qwen3) when it is not hidden / heads.
+            let head_dim = get("head_dim")?;
+            let explicit_head_dim = match head_dim {
+                Some(0) => {
+                    return Err(ModelError::BadValue {
+                        key: "head_dim".to_string(),
+                        expected: "a positive integer",
+                        got: "0".to_string(),
+                    })
+                }
+                Some(d) if heads == 0 || hidden % heads != 0 || d != hidden / heads => Some(d),
+                _ => None,
+            };
+            // Transformers' defaults when the key is absent: Gemma configs tie the output to the
+            // embedding, Llama/Mistral/Qwen2/Mixtral do not.
+            let tie_default = model_type.starts_with("gemma");
             ModelSpec {
                 experts,
                 experts_per_token,
-                tied_embeddings: get_bool("tie_word_embeddings").unwrap_or(false),
+                explicit_head_dim,
+                tied_embeddings: get_bool("tie_word_embeddings").unwrap_or(tie_default),
                 // Qwen2 puts biases on the QKV projection only; counted as no biases (the
                 // difference is below 0.01% of parameters).
                 ..ModelSpec::llama(
@@ -504,7 +565,18 @@ impl ModelSpec {
                 }
             }
         }
-        if !self.hidden.is_multiple_of(self.heads) {
+        if let Some(d) = self.explicit_head_dim {
+            if d == 0 {
+                return Err(ModelError::Zero { field: "head_dim" });
+            }
+            if d > 1 << 16 {
+                return Err(ModelError::OverLimit {
+                    field: "head_dim",
+                    value: d,
+                    max: 1 << 16,
+                });
+            }
+        } else if !self.hidden.is_multiple_of(self.heads) {
             return Err(ModelError::HiddenNotDivisibleByHeads {
                 hidden: self.hidden,
                 heads: self.heads,
@@ -537,14 +609,15 @@ impl ModelSpec {
     fn params_exact(&self) -> u128 {
         let (h, kv, f, v, s) = (
             self.hidden as u128,
-            (self.kv_heads as u128) * (self.hidden / self.heads.max(1)) as u128,
+            (self.kv_heads as u128) * self.head_dim() as u128,
             self.ffn as u128,
             self.vocab as u128,
             self.seq as u128,
         );
+        let q = (self.heads as u128) * self.head_dim() as u128;
         let (e, l) = (self.experts as u128, self.layers as u128);
         let mats = u128::from(self.mlp_matrices());
-        let attn = h * (h + 2 * kv) + h * h + if self.biases { h + 2 * kv + h } else { 0 };
+        let attn = h * (q + 2 * kv) + q * h + if self.biases { q + 2 * kv + h } else { 0 };
         let mlp = mats * h * f + if self.biases { (mats - 1) * f + h } else { 0 };
         let router = if self.experts > 1 { h * e } else { 0 };
         let norms = if self.biases { 4 * h } else { 2 * h };
@@ -558,9 +631,16 @@ impl ModelSpec {
             .saturating_add(final_norm)
     }
 
-    /// Head size `h / a`.
+    /// Head size: config.json's `head_dim` when given, else `h / a`.
     pub fn head_dim(&self) -> usize {
-        self.hidden / self.heads.max(1)
+        self.explicit_head_dim
+            .unwrap_or(self.hidden / self.heads.max(1))
+    }
+
+    /// Width of Q (and of the out-projection's input): `heads · head_dim`, `h` unless the
+    /// model sets `head_dim`.
+    pub fn q_dim(&self) -> usize {
+        self.heads.saturating_mul(self.head_dim())
     }
 
     /// Width of K (and of V): `kv_heads · head_dim`.
@@ -577,11 +657,16 @@ impl ModelSpec {
         }
     }
 
-    /// Attention parameters of one block: QKV `h·(h+2·kv_dim)` and out `h·h`, plus biases.
+    /// Attention parameters of one block: QKV `h·(q_dim+2·kv_dim)` and out `q_dim·h`
+    /// (`q_dim = h` unless `head_dim` is set), plus biases.
     pub fn attention_params_per_layer(&self) -> u64 {
-        let (h, kv) = (self.hidden as u64, self.kv_dim() as u64);
-        let w = h * (h + 2 * kv) + h * h;
-        let b = if self.biases { h + 2 * kv + h } else { 0 };
+        let (h, kv, q) = (
+            self.hidden as u64,
+            self.kv_dim() as u64,
+            self.q_dim() as u64,
+        );
+        let w = h * (q + 2 * kv) + q * h;
+        let b = if self.biases { q + 2 * kv + h } else { 0 };
         w + b
     }
 
@@ -670,13 +755,14 @@ impl ModelSpec {
     /// `2·N` FLOPs-per-token term of the forward pass counts these.
     pub fn matmul_params_per_layer_active(&self) -> u64 {
         let (h, kv, f) = (self.hidden as u64, self.kv_dim() as u64, self.ffn as u64);
+        let q = self.q_dim() as u64;
         let router = if self.experts > 1 {
             h * self.experts as u64
         } else {
             0
         };
-        h * (h + 2 * kv)
-            + h * h
+        h * (q + 2 * kv)
+            + q * h
             + self.experts_per_token as u64 * self.mlp_matrices() * h * f
             + router
     }
@@ -696,13 +782,18 @@ impl ModelSpec {
         } else {
             String::new()
         };
+        let hd = match self.explicit_head_dim {
+            Some(d) => format!(" head_dim={d}"),
+            None => String::new(),
+        };
         format!(
-            "{}: {:.2}B params, l={} h={} heads={} kv_heads={} ffn={} V={} s={}{}",
+            "{}: {:.2}B params, l={} h={} heads={}{} kv_heads={} ffn={} V={} s={}{}",
             self.name,
             self.params() as f64 / 1e9,
             self.layers,
             self.hidden,
             self.heads,
+            hd,
             self.kv_heads,
             self.ffn,
             self.vocab,
@@ -860,6 +951,63 @@ mod tests {
             "num_experts_per_tok":2}"#;
         let x = ModelSpec::from_hf_config(mixtral).unwrap();
         assert_eq!((x.experts, x.experts_per_token), (8, 2));
+    }
+
+    #[test]
+    fn head_dim_other_than_hidden_over_heads() {
+        // google/gemma-2-9b config.json: 16 heads × head_dim 256 on hidden 3584 (q_dim 4096);
+        // the model has 9.24B parameters (9,241,705,984 with four norms per block; we count
+        // two, 0.3M fewer). Without head_dim the count was 9.01B.
+        let gemma = r#"{"model_type":"gemma2","num_hidden_layers":42,"hidden_size":3584,
+            "num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,
+            "intermediate_size":14336,"vocab_size":256000,"max_position_embeddings":8192}"#;
+        let m = ModelSpec::from_hf_config(gemma).unwrap();
+        assert_eq!((m.head_dim(), m.q_dim(), m.kv_dim()), (256, 4096, 2048));
+        assert!(m.tied_embeddings, "Gemma ties its embeddings by default");
+        let b = m.params() as f64 / 1e9;
+        assert!((b - 9.24).abs() < 0.005, "{b}");
+        assert_eq!(m.params(), ModelPreset::Gemma2_9b.spec().params());
+        // Explicit tie_word_embeddings wins; head_dim equal to hidden/heads is not "explicit".
+        let untied = gemma.replace(
+            "\"head_dim\":256",
+            "\"head_dim\":256,\"tie_word_embeddings\":false",
+        );
+        let u = ModelSpec::from_hf_config(&untied).unwrap();
+        assert_eq!(u.params() - m.params(), 256000 * 3584);
+        let same = r#"{"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,
+            "num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,
+            "intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":8192}"#;
+        let l = ModelSpec::from_hf_config(same).unwrap();
+        assert_eq!(l.explicit_head_dim, None);
+        assert_eq!(l.params(), ModelPreset::Llama3_8b.spec().params());
+        let zero = gemma.replace("\"head_dim\":256", "\"head_dim\":0");
+        assert!(matches!(
+            ModelSpec::from_hf_config(&zero),
+            Err(ModelError::BadValue { .. })
+        ));
+        // The per-term sum, the FLOP count and the KV cache all use head_dim.
+        assert_eq!(m.kv_cache_bytes_per_token(2), 2 * 42 * 2048 * 2);
+    }
+
+    #[test]
+    fn llama_405b_and_llama2_presets() {
+        // Llama 3.1 405B model card: 405B (the config counts 405.85B); Llama 2: 6.74B, 68.98B.
+        let b = |p: ModelPreset| p.spec().params() as f64 / 1e9;
+        assert!(
+            (b(ModelPreset::Llama31_405b) - 405.85).abs() < 0.05,
+            "{}",
+            b(ModelPreset::Llama31_405b)
+        );
+        assert!((b(ModelPreset::Llama2_7b) - 6.74).abs() < 0.005);
+        assert!((b(ModelPreset::Llama2_70b) - 68.98).abs() < 0.01);
+        assert_eq!(
+            "llama3.1-405b".parse::<ModelPreset>().unwrap(),
+            ModelPreset::Llama31_405b
+        );
+        assert_eq!(
+            "gemma-2-9b".parse::<ModelPreset>().unwrap(),
+            ModelPreset::Gemma2_9b
+        );
     }
 
     #[test]

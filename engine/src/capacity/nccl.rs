@@ -1,0 +1,716 @@
+//! Collectives as NCCL runs them and as nccl-tests reports them.
+//!
+//! NCCL's tuner (`src/graph/tuning.cc`) gives every (algorithm, protocol) pair a latency and a
+//! bandwidth and runs each collective with the pair whose `latency + size / bandwidth` is
+//! smallest. This module does the same for ring, double binary tree and NVLS (NVSwitch
+//! reduction, SHARP inside the switch) with the LL, LL128 and Simple protocols:
+//!
+//! - **Ring**: latency `baseLat + (steps − interSteps)·hwLat_intra + interSteps·hwLat_net`,
+//!   bandwidth term `bytes_sent_per_rank / busBw`; the steps (`2(n−1)` for all-reduce, `n−1`
+//!   for all-gather and reduce-scatter) and the busiest rank's bytes come from the engine's own
+//!   ring schedule ([`crate::collectives::summary`]), nothing here recounts them.
+//! - **Tree** (all-reduce only, as in NCCL): NCCL's double binary tree is not the collectives
+//!   module's binomial tree, so its latency is NCCL's `2·((n/nodes − 1)·hwLat_intra +
+//!   log2(nodes)·hwLat_net)` and its algorithm bandwidth NCCL's `busBw/2`, with NCCL's cap on
+//!   tree bandwidth and its medium-size correction table.
+//! - **NVLS** (all-reduce inside one NVSwitch node of Hopper or Blackwell): the switch reduces,
+//!   so each GPU sends its buffer once and receives the result once (`size·(n+1)/n` each way
+//!   with the reduce-scatter/all-gather split); Simple protocol only, 27.5 µs of latency.
+//! - Protocols (NCCL): LL carries 4 bytes of data per 8 (bandwidth ×1/4 for all-reduce, ×1/3
+//!   otherwise, in NCCL's accounting) at the lowest latency; LL128 120 of 128 bytes (×0.92);
+//!   Simple all of it at the highest latency.
+//!
+//! The per-GPU bus bandwidth is the link's per-direction peak times
+//! [`crate::cost::LINK_EFFICIENCY`] (the bottleneck link when the group spans nodes), capped
+//! at 235 GB/s on NVLink 3 as NCCL caps A100 (`compCap80`). Every constant is in
+//! `docs/calibration.md` with its source and what was fitted.
+
+use crate::collectives::{self, Algorithm, CollectiveError};
+use crate::cost::{busbw_factor, LINK_EFFICIENCY};
+use crate::hardware::{Cluster, LinkSpec};
+use crate::trace::CollectiveKind;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// NCCL's algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NcclAlgo {
+    Ring,
+    Tree,
+    Nvls,
+}
+
+impl NcclAlgo {
+    pub const ALL: [NcclAlgo; 3] = [NcclAlgo::Ring, NcclAlgo::Tree, NcclAlgo::Nvls];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NcclAlgo::Ring => "ring",
+            NcclAlgo::Tree => "tree",
+            NcclAlgo::Nvls => "nvls",
+        }
+    }
+}
+
+impl std::str::FromStr for NcclAlgo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        NcclAlgo::ALL
+            .into_iter()
+            .find(|a| a.name() == s.to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown NCCL algorithm '{s}'; expected ring, tree or nvls"))
+    }
+}
+
+/// NCCL's protocols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NcclProto {
+    #[serde(rename = "LL")]
+    Ll,
+    #[serde(rename = "LL128")]
+    Ll128,
+    Simple,
+}
+
+impl NcclProto {
+    pub const ALL: [NcclProto; 3] = [NcclProto::Ll, NcclProto::Ll128, NcclProto::Simple];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            NcclProto::Ll => "LL",
+            NcclProto::Ll128 => "LL128",
+            NcclProto::Simple => "Simple",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            NcclProto::Ll => 0,
+            NcclProto::Ll128 => 1,
+            NcclProto::Simple => 2,
+        }
+    }
+}
+
+impl std::str::FromStr for NcclProto {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        NcclProto::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown NCCL protocol '{s}'; expected LL, LL128 or Simple"))
+    }
+}
+
+/// NCCL `tuning.cc` `baseLat` (µs): Tree {LL, LL128, Simple}, Ring {LL, LL128, Simple}.
+pub const BASE_LAT_US: [[f64; 3]; 2] = [[4.4, 4.4, 0.0], [3.6, 10.0, 8.4]];
+/// NCCL `tuning.cc` `hwLat` (µs per step) for NVLink, PCIe and network: Tree, Ring rows.
+pub const HW_LAT_US: [[[f64; 3]; 2]; 3] = [
+    [[0.52, 1.2, 28.0], [0.47, 1.9, 3.4]],
+    [[1.0, 1.9, 28.0], [1.0, 2.5, 5.7]],
+    [[5.0, 8.5, 50.0], [2.7, 4.0, 9.6]],
+];
+/// NCCL's medium-size correction of tree bandwidth, powers of two from 64 B to 128 MiB.
+pub const TREE_CORRECTION: [[f64; 22]; 3] = [
+    [
+        1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8,
+        0.9, 1.0, 1.0, 1.0,
+    ],
+    [
+        1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.5, 0.6, 0.6, 0.7, 0.7,
+        0.8, 0.9, 0.9, 1.0,
+    ],
+    [
+        0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.6,
+        0.6, 0.7, 0.8, 0.9,
+    ],
+];
+/// NVLS latency, µs (Simple protocol). **Fitted**: the middle of the two Azure nccl-tests runs
+/// with NCCL_ALGO=NVLS at 1 KiB, 25.6 µs (ND H100 v5, NCCL 2.18.5) and 29.9 µs (ND H200 v5,
+/// NCCL 2.20.5).
+pub const NVLS_LATENCY_US: f64 = 27.5;
+/// Achievable fraction of the NVLink per-direction peak for NVLS traffic. **Fitted**: to the
+/// Azure ND H100 v5 nccl-tests all-reduce busbw at 8 GiB (478.9 GB/s on NVLink 4).
+pub const NVLS_EFFICIENCY: f64 = 0.684;
+/// NCCL's cap on A100 bus bandwidth (`compCap80`: `busBw = min(busBw, 235)`), GB/s.
+pub const AMPERE_BUS_CAP_GBS: f64 = 235.0;
+
+/// The hardware class of a link, as NCCL's latency table distinguishes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkKind {
+    NvLink,
+    Pcie,
+    Net,
+}
+
+impl LinkKind {
+    /// From a catalogue name: `nvlink*`, `pcie*`, anything else is a network.
+    pub fn of(link: &LinkSpec) -> LinkKind {
+        let n = link.name.to_ascii_lowercase();
+        if n.starts_with("nvlink") {
+            LinkKind::NvLink
+        } else if n.starts_with("pcie") {
+            LinkKind::Pcie
+        } else {
+            LinkKind::Net
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            LinkKind::NvLink => 0,
+            LinkKind::Pcie => 1,
+            LinkKind::Net => 2,
+        }
+    }
+}
+
+/// The GPUs of one communicator and their links: `nodes × gpus_per_node` ranks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fabric {
+    /// Ranks in the communicator.
+    pub ranks: usize,
+    /// Ranks per node (NVLink domain); `ranks` when the group fits in one node.
+    pub ranks_per_node: usize,
+    pub intra: LinkSpec,
+    pub inter: LinkSpec,
+    /// NVSwitch reduction (NVLS) available inside a node.
+    pub nvls: bool,
+}
+
+/// Why a collective cannot be predicted.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum NcclError {
+    #[error("a collective needs at least 2 GPUs (got {ranks})")]
+    TooFewRanks { ranks: usize },
+    #[error(
+        "{ranks} GPUs cannot be laid out as whole nodes of {per_node}: use a multiple of \
+         {per_node}"
+    )]
+    PartialNode { ranks: usize, per_node: usize },
+    #[error("{algo} does not run {kind} here: {why}")]
+    Unsupported {
+        algo: &'static str,
+        kind: &'static str,
+        why: &'static str,
+    },
+    #[error("NCCL does not run {kind} with {proto} on this fabric ({why})")]
+    ProtoUnsupported {
+        kind: &'static str,
+        proto: &'static str,
+        why: &'static str,
+    },
+    #[error("{kind} is not a collective NCCL runs; use all-reduce, all-gather, reduce-scatter or broadcast")]
+    NotACollective { kind: &'static str },
+    #[error("message size {size} B is outside 1 B .. 16 GiB")]
+    BadSize { size: u64 },
+    #[error(transparent)]
+    Schedule(#[from] CollectiveError),
+}
+
+/// The largest message the model prices: 16 GiB (nccl-tests' usual upper end).
+pub const MAX_MESSAGE_BYTES: u64 = 16 << 30;
+
+impl Fabric {
+    /// `ranks` GPUs at `ranks_per_node` per node over `intra` and `inter`.
+    pub fn new(
+        ranks: usize,
+        ranks_per_node: usize,
+        intra: LinkSpec,
+        inter: LinkSpec,
+        nvls: bool,
+    ) -> Result<Fabric, NcclError> {
+        if ranks < 2 {
+            return Err(NcclError::TooFewRanks { ranks });
+        }
+        let per_node = ranks_per_node.clamp(1, ranks);
+        if !ranks.is_multiple_of(per_node) {
+            return Err(NcclError::PartialNode { ranks, per_node });
+        }
+        Ok(Fabric {
+            ranks,
+            ranks_per_node: per_node,
+            intra,
+            inter,
+            nvls,
+        })
+    }
+
+    /// The fabric of a group of `size` ranks at rank stride `stride` in `cluster` (TP:
+    /// stride 1, DP: stride `tp`, PP: stride `tp·dp`), NVLS where the intra-node link is an
+    /// NVSwitch generation that has it (NVLink 4 and 5).
+    pub fn of_group(cluster: &Cluster, stride: usize, size: usize) -> Result<Fabric, NcclError> {
+        let g = cluster.gpus_per_node.max(1);
+        let per_node = if stride >= g {
+            1
+        } else {
+            (g / stride.max(1)).clamp(1, size.max(1))
+        };
+        let nvls = nvls_capable(&cluster.intra_node);
+        Fabric::new(
+            size,
+            per_node,
+            cluster.intra_node.clone(),
+            cluster.inter_node.clone(),
+            nvls,
+        )
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.ranks / self.ranks_per_node.max(1)
+    }
+
+    /// Per-GPU bus bandwidth (bytes/s) of a ring: the bottleneck link × η, NCCL's A100 cap.
+    fn ring_bus_bw(&self) -> f64 {
+        let intra = self.link_bus_bw(&self.intra);
+        if self.nodes() > 1 {
+            intra.min(self.link_bus_bw(&self.inter))
+        } else {
+            intra
+        }
+    }
+
+    fn link_bus_bw(&self, link: &LinkSpec) -> f64 {
+        let mut bw = link.bandwidth_bytes_per_s() * LINK_EFFICIENCY;
+        if link.name.eq_ignore_ascii_case("nvlink3") {
+            bw = bw.min(AMPERE_BUS_CAP_GBS * 1e9);
+        }
+        bw
+    }
+
+    fn intra_kind(&self) -> LinkKind {
+        if self.ranks_per_node > 1 {
+            LinkKind::of(&self.intra)
+        } else {
+            LinkKind::Net
+        }
+    }
+}
+
+/// Whether a link is an NVSwitch generation with NVLS (NVLink 4 on Hopper, NVLink 5 on
+/// Blackwell).
+pub fn nvls_capable(link: &LinkSpec) -> bool {
+    matches!(
+        link.name.to_ascii_lowercase().as_str(),
+        "nvlink4" | "nvlink5"
+    )
+}
+
+/// One priced (algorithm, protocol) for one message.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub algo: NcclAlgo,
+    pub proto: NcclProto,
+    pub size_bytes: u64,
+    pub time_s: f64,
+    /// Latency part of the time.
+    pub latency_s: f64,
+    /// nccl-tests algbw, bytes/s.
+    pub algbw: f64,
+    /// nccl-tests busbw, bytes/s.
+    pub busbw: f64,
+}
+
+fn kind_name(kind: CollectiveKind) -> &'static str {
+    kind.name()
+}
+
+/// Prices `kind` of `size` bytes with one algorithm and protocol on `fabric`.
+///
+/// **Errors** when NCCL has no such pair for this collective or fabric.
+pub fn price(
+    kind: CollectiveKind,
+    size: u64,
+    fabric: &Fabric,
+    algo: NcclAlgo,
+    proto: NcclProto,
+) -> Result<Choice, NcclError> {
+    if size == 0 || size > MAX_MESSAGE_BYTES {
+        return Err(NcclError::BadSize { size });
+    }
+    if !matches!(
+        kind,
+        CollectiveKind::AllReduce
+            | CollectiveKind::AllGather
+            | CollectiveKind::ReduceScatter
+            | CollectiveKind::Broadcast
+    ) {
+        return Err(NcclError::NotACollective {
+            kind: kind_name(kind),
+        });
+    }
+    let n = fabric.ranks;
+    let nodes = fabric.nodes();
+    let p = proto.index();
+    let intra_kind = fabric.intra_kind();
+    let ll128_ok = intra_kind == LinkKind::NvLink;
+    if proto == NcclProto::Ll128 && !ll128_ok {
+        return Err(NcclError::ProtoUnsupported {
+            kind: kind_name(kind),
+            proto: proto.name(),
+            why: "NCCL enables LL128 only over NVLink",
+        });
+    }
+    let allreduce = kind == CollectiveKind::AllReduce;
+    let (latency_us, time_us) = match algo {
+        NcclAlgo::Ring => {
+            // Steps and busiest-rank bytes from the engine's ring schedule.
+            let s = collectives::summary(kind, Algorithm::Ring, n, size)?;
+            let inter_steps = match kind {
+                CollectiveKind::AllReduce => 2 * (nodes - 1),
+                _ => nodes - 1,
+            };
+            let mut intra_lat = HW_LAT_US[intra_kind.index()][1][p];
+            if nodes > 1 && proto == NcclProto::Ll {
+                intra_lat *= 1.8;
+            }
+            let net_lat = HW_LAT_US[LinkKind::Net.index()][1][p];
+            let mut lat = BASE_LAT_US[1][p]
+                + s.steps.saturating_sub(inter_steps) as f64 * intra_lat
+                + inter_steps as f64 * net_lat;
+            // NCCL: "plateau effect of ring" for multi-node all-reduce of large messages.
+            if proto == NcclProto::Simple
+                && nodes > 1
+                && allreduce
+                && size as f64 >= n as f64 / 16.0 * 65536.0
+            {
+                lat *= 1.9;
+            }
+            let mut bus = fabric.ring_bus_bw();
+            match proto {
+                NcclProto::Ll => {
+                    bus *= if nodes > 1 || allreduce {
+                        0.25
+                    } else {
+                        1.0 / 3.0
+                    };
+                }
+                NcclProto::Ll128 => {
+                    let ppn = fabric.ranks_per_node as f64;
+                    bus *= if ppn < 2.0 { 0.7 } else { 0.92 };
+                }
+                NcclProto::Simple => {}
+            }
+            (lat, lat + s.max_bytes_sent as f64 / bus * 1e6)
+        }
+        NcclAlgo::Tree => {
+            if !allreduce {
+                return Err(NcclError::Unsupported {
+                    algo: "tree",
+                    kind: kind_name(kind),
+                    why: "NCCL runs only all-reduce on trees",
+                });
+            }
+            let intra_lat = HW_LAT_US[intra_kind.index()][0][p]
+                * if nodes > 1 && proto == NcclProto::Ll {
+                    1.8
+                } else {
+                    1.0
+                };
+            let net_lat = HW_LAT_US[LinkKind::Net.index()][0][p];
+            let log2_nodes = (usize::BITS - 1 - nodes.max(1).leading_zeros()) as f64;
+            let lat = BASE_LAT_US[0][p]
+                + 2.0
+                    * ((fabric.ranks_per_node.saturating_sub(1)) as f64 * intra_lat
+                        + log2_nodes * net_lat);
+            let max_tree = if nodes > 2 { 80e9 } else { 110e9 };
+            let mut bus = (fabric.ring_bus_bw() * 0.9).min(max_tree);
+            match proto {
+                NcclProto::Ll => bus /= 3.8,
+                NcclProto::Ll128 => bus *= if nodes == 1 { 7.0 / 9.0 } else { 0.915 },
+                NcclProto::Simple => {}
+            }
+            let mut algbw = bus * 0.5;
+            let log_size = 63u32.saturating_sub((size >> 6).max(1).leading_zeros()) as usize;
+            if log_size < 22 {
+                algbw *= TREE_CORRECTION[p][log_size];
+            }
+            (lat, lat + size as f64 / algbw * 1e6)
+        }
+        NcclAlgo::Nvls => {
+            if !fabric.nvls {
+                return Err(NcclError::Unsupported {
+                    algo: "nvls",
+                    kind: kind_name(kind),
+                    why: "NVLS needs an NVSwitch with reduction (NVLink 4 or 5)",
+                });
+            }
+            if !allreduce {
+                return Err(NcclError::Unsupported {
+                    algo: "nvls",
+                    kind: kind_name(kind),
+                    why: "this model prices NVLS for all-reduce only",
+                });
+            }
+            if nodes > 1 {
+                return Err(NcclError::Unsupported {
+                    algo: "nvls",
+                    kind: kind_name(kind),
+                    why: "NVLS reduces inside one NVSwitch node; across nodes NCCL uses NVLS-tree, not modelled",
+                });
+            }
+            if proto != NcclProto::Simple {
+                return Err(NcclError::ProtoUnsupported {
+                    kind: kind_name(kind),
+                    proto: proto.name(),
+                    why: "NVLS runs the Simple protocol only",
+                });
+            }
+            let bw = fabric.intra.bandwidth_bytes_per_s() * NVLS_EFFICIENCY;
+            let bytes = size as f64 * (n as f64 + 1.0) / n as f64;
+            (NVLS_LATENCY_US, NVLS_LATENCY_US + bytes / bw * 1e6)
+        }
+    };
+    let time_s = time_us * 1e-6;
+    let algbw = size as f64 / time_s;
+    Ok(Choice {
+        algo,
+        proto,
+        size_bytes: size,
+        time_s,
+        latency_s: latency_us * 1e-6,
+        algbw,
+        busbw: algbw * busbw_factor(kind, n),
+    })
+}
+
+/// Every (algorithm, protocol) NCCL has for `kind` on `fabric`, priced.
+pub fn candidates(kind: CollectiveKind, size: u64, fabric: &Fabric) -> Vec<Choice> {
+    NcclAlgo::ALL
+        .into_iter()
+        .flat_map(|a| NcclProto::ALL.into_iter().map(move |p| (a, p)))
+        .filter_map(|(a, p)| price(kind, size, fabric, a, p).ok())
+        .collect()
+}
+
+/// What NCCL's tuner runs: the fastest pair, optionally restricted to one algorithm and/or
+/// protocol (NCCL_ALGO / NCCL_PROTO).
+///
+/// **Errors** when nothing is left (e.g. `--algo nvls` on PCIe), with the reason of the
+/// restricted pair.
+pub fn predict(
+    kind: CollectiveKind,
+    size: u64,
+    fabric: &Fabric,
+    algo: Option<NcclAlgo>,
+    proto: Option<NcclProto>,
+) -> Result<Choice, NcclError> {
+    if size == 0 || size > MAX_MESSAGE_BYTES {
+        return Err(NcclError::BadSize { size });
+    }
+    let mut best: Option<Choice> = None;
+    let mut last_err = None;
+    for a in NcclAlgo::ALL {
+        if algo.is_some_and(|x| x != a) {
+            continue;
+        }
+        for p in NcclProto::ALL {
+            if proto.is_some_and(|x| x != p) {
+                continue;
+            }
+            match price(kind, size, fabric, a, p) {
+                Ok(c) if best.is_none_or(|b| c.time_s < b.time_s) => best = Some(c),
+                Ok(_) => {}
+                Err(e) => last_err = Some(e),
+            }
+        }
+    }
+    best.ok_or_else(|| {
+        last_err.unwrap_or(NcclError::NotACollective {
+            kind: kind_name(kind),
+        })
+    })
+}
+
+/// nccl-tests' sweep: `from`, `2·from`, … up to `to` bytes (both within 1 B .. 16 GiB).
+pub fn sweep(
+    kind: CollectiveKind,
+    fabric: &Fabric,
+    from: u64,
+    to: u64,
+    algo: Option<NcclAlgo>,
+    proto: Option<NcclProto>,
+) -> Result<Vec<Choice>, NcclError> {
+    for s in [from, to] {
+        if s == 0 || s > MAX_MESSAGE_BYTES {
+            return Err(NcclError::BadSize { size: s });
+        }
+    }
+    let mut out = Vec::new();
+    let mut s = from;
+    while s <= to {
+        out.push(predict(kind, s, fabric, algo, proto)?);
+        match s.checked_mul(2) {
+            Some(x) => s = x,
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Time of `kind` of `size` bytes over a group of `size_ranks` at `stride` in `cluster`, as
+/// NCCL's tuner would run it; 0 for a group of one or an empty message.
+pub fn group_time_s(
+    cluster: &Cluster,
+    kind: CollectiveKind,
+    stride: usize,
+    size_ranks: usize,
+    size: u64,
+) -> f64 {
+    if size_ranks < 2 || size == 0 {
+        return 0.0;
+    }
+    let size = size.min(MAX_MESSAGE_BYTES);
+    match Fabric::of_group(cluster, stride, size_ranks) {
+        Ok(f) => predict(kind, size, &f, None, None).map_or(0.0, |c| c.time_s),
+        // A group that is not whole nodes (a DP group spread one per node over an odd count):
+        // price it as one rank per node.
+        Err(_) => Fabric::new(
+            size_ranks,
+            1,
+            cluster.intra_node.clone(),
+            cluster.inter_node.clone(),
+            false,
+        )
+        .ok()
+        .and_then(|f| predict(kind, size, &f, None, None).ok())
+        .map_or(0.0, |c| c.time_s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hardware::Catalogue;
+
+    fn node(link: &str, n: usize) -> Fabric {
+        let cat = Catalogue::default();
+        let l = cat.link(link).unwrap();
+        let nvls = nvls_capable(&l);
+        Fabric::new(n, n, l, cat.link("ib400").unwrap(), nvls).unwrap()
+    }
+
+    #[test]
+    fn tuner_picks_low_latency_small_and_bandwidth_large() {
+        let f = node("nvlink4", 8);
+        let small = predict(CollectiveKind::AllReduce, 8, &f, None, None).unwrap();
+        assert_eq!((small.algo, small.proto), (NcclAlgo::Ring, NcclProto::Ll));
+        let big = predict(CollectiveKind::AllReduce, 1 << 32, &f, None, None).unwrap();
+        assert_eq!(big.algo, NcclAlgo::Nvls);
+        // The chosen pair is the minimum over every candidate.
+        for size in [8u64, 1 << 16, 1 << 24, 1 << 32] {
+            let c = predict(CollectiveKind::AllReduce, size, &f, None, None).unwrap();
+            for x in candidates(CollectiveKind::AllReduce, size, &f) {
+                assert!(c.time_s <= x.time_s);
+            }
+        }
+        // No NVLS on A100 or PCIe; no LL128 over PCIe.
+        let a100 = node("nvlink3", 8);
+        assert!(price(
+            CollectiveKind::AllReduce,
+            1 << 20,
+            &a100,
+            NcclAlgo::Nvls,
+            NcclProto::Simple
+        )
+        .is_err());
+        let pcie = node("pcie5", 4);
+        assert!(price(
+            CollectiveKind::AllReduce,
+            1 << 20,
+            &pcie,
+            NcclAlgo::Ring,
+            NcclProto::Ll128
+        )
+        .is_err());
+        assert!(price(
+            CollectiveKind::AllGather,
+            1 << 20,
+            &f,
+            NcclAlgo::Tree,
+            NcclProto::Simple
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn ring_uses_the_engine_schedule_and_nccl_tests_definitions() {
+        let f = node("nvlink4", 8);
+        let size = 1u64 << 30;
+        let c = price(
+            CollectiveKind::AllReduce,
+            size,
+            &f,
+            NcclAlgo::Ring,
+            NcclProto::Simple,
+        )
+        .unwrap();
+        let s = collectives::summary(CollectiveKind::AllReduce, Algorithm::Ring, 8, size).unwrap();
+        let lat = (8.4 + s.steps as f64 * 3.4) * 1e-6;
+        let want = lat + s.max_bytes_sent as f64 / (450e9 * LINK_EFFICIENCY);
+        assert!((c.time_s - want).abs() < 1e-12, "{} vs {want}", c.time_s);
+        assert!((c.busbw - c.algbw * 2.0 * 7.0 / 8.0).abs() < 1e-6 * c.busbw);
+        let ag = price(
+            CollectiveKind::AllGather,
+            size,
+            &f,
+            NcclAlgo::Ring,
+            NcclProto::Simple,
+        )
+        .unwrap();
+        assert!((ag.busbw - ag.algbw * 7.0 / 8.0).abs() < 1e-6 * ag.busbw);
+        // Large ring busbw approaches the link rate × η.
+        // (latency: 8.4 + 14·3.4 µs of 5.2 ms, 1.1%)
+        assert!((c.busbw / (450e9 * LINK_EFFICIENCY) - 1.0).abs() < 0.02);
+    }
+
+    #[test]
+    fn sweep_covers_8_bytes_to_16_gib_and_refuses_bad_input() {
+        let f = node("nvlink4", 8);
+        let s = sweep(
+            CollectiveKind::AllReduce,
+            &f,
+            8,
+            MAX_MESSAGE_BYTES,
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.len(), 32);
+        assert_eq!(s.last().map(|c| c.size_bytes), Some(16 << 30));
+        for w in s.windows(2) {
+            assert!(w[1].time_s >= w[0].time_s);
+        }
+        assert!(sweep(CollectiveKind::AllReduce, &f, 0, 8, None, None).is_err());
+        assert!(matches!(
+            Fabric::new(1, 1, f.intra.clone(), f.inter.clone(), false),
+            Err(NcclError::TooFewRanks { .. })
+        ));
+        assert!(matches!(
+            Fabric::new(12, 8, f.intra.clone(), f.inter.clone(), false),
+            Err(NcclError::PartialNode { .. })
+        ));
+    }
+
+    #[test]
+    fn crossing_nodes_pays_the_network() {
+        let cat = Catalogue::default();
+        let one = node("nvlink4", 8);
+        let two = Fabric::new(
+            16,
+            8,
+            cat.link("nvlink4").unwrap(),
+            cat.link("ib400").unwrap(),
+            true,
+        )
+        .unwrap();
+        let size = 1u64 << 28;
+        let a = predict(CollectiveKind::AllReduce, size, &one, None, None).unwrap();
+        let b = predict(CollectiveKind::AllReduce, size, &two, None, None).unwrap();
+        assert!(b.busbw < 0.2 * a.busbw, "{} vs {}", b.busbw, a.busbw);
+        assert!(b.busbw <= 50e9 * LINK_EFFICIENCY * 1.0001);
+    }
+}

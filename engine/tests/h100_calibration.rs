@@ -1,0 +1,315 @@
+//! Today's stack against published H100 training throughput (docs/calibration.md, "H100/H200
+//! training"). Each figure: tokens/s per GPU as published, our prediction within ±15%.
+
+use tplab_engine::capacity::stack::{self, Precision, Stack};
+use tplab_engine::cost::TrainSetup;
+use tplab_engine::hardware::{Catalogue, Cluster};
+use tplab_engine::memory::{Layout, Recompute};
+use tplab_engine::models::{ModelPreset, ModelSpec};
+
+/// One published run.
+struct Figure {
+    what: &'static str,
+    gpu: &'static str,
+    model: ModelSpec,
+    gpus: usize,
+    global_batch: usize,
+    micro_batch: usize,
+    seq: usize,
+    tp: usize,
+    pp: usize,
+    cp: usize,
+    vp: usize,
+    zero: u8,
+    precision: Precision,
+    tokens_per_s_per_gpu: f64,
+}
+
+fn figures() -> Vec<Figure> {
+    let f = |what, model: ModelSpec, gpus, gbs, mbs, seq, tp, pp, cp, vp, zero, tok| Figure {
+        what,
+        gpu: "h100",
+        model,
+        gpus,
+        global_batch: gbs,
+        micro_batch: mbs,
+        seq,
+        tp,
+        pp,
+        cp,
+        vp,
+        zero,
+        precision: Precision::Fp8,
+        tokens_per_s_per_gpu: tok,
+    };
+    let gpt3 = ModelPreset::Gpt3_175b.spec();
+    vec![
+        // NVIDIA/NeMo docs/source/performance/performance_summary.md (NeMo 24.07, DGX-H100, FP8).
+        f(
+            "NeMo 24.07 LLAMA3-8B",
+            ModelPreset::Llama3_8b.spec(),
+            8,
+            128,
+            1,
+            8192,
+            1,
+            1,
+            2,
+            1,
+            1,
+            12036.0,
+        ),
+        f(
+            "NeMo 24.07 LLAMA3-70B",
+            ModelPreset::Llama3_70b.spec(),
+            64,
+            128,
+            1,
+            8192,
+            4,
+            4,
+            2,
+            5,
+            1,
+            1533.0,
+        ),
+        f(
+            "NeMo 24.07 LLAMA2-7B",
+            ModelPreset::Llama2_7b.spec(),
+            8,
+            128,
+            1,
+            4096,
+            1,
+            1,
+            1,
+            1,
+            1,
+            16847.0,
+        ),
+        f(
+            "NeMo 24.07 LLAMA2-70B",
+            ModelPreset::Llama2_70b.spec(),
+            64,
+            128,
+            1,
+            4096,
+            4,
+            4,
+            1,
+            20,
+            1,
+            1707.0,
+        ),
+        f(
+            "NeMo 24.07 GPT3-175B 128 GPUs",
+            gpt3.clone(),
+            128,
+            256,
+            1,
+            2048,
+            4,
+            8,
+            1,
+            6,
+            1,
+            726.0,
+        ),
+        f(
+            "NeMo 24.07 GPT3-175B 512 GPUs",
+            gpt3,
+            512,
+            2048,
+            2,
+            2048,
+            4,
+            8,
+            1,
+            6,
+            1,
+            782.0,
+        ),
+        // NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (25.09, DGX-H100, FP8).
+        f(
+            "Megatron-Bridge 25.09 LLAMA3_8B (FSDP)",
+            ModelPreset::Llama3_8b.spec(),
+            8,
+            128,
+            1,
+            8192,
+            1,
+            1,
+            1,
+            1,
+            3,
+            14079.0,
+        ),
+        f(
+            "Megatron-Bridge 25.09 LLAMA3_70B",
+            ModelPreset::Llama3_70b.spec(),
+            64,
+            128,
+            1,
+            8192,
+            4,
+            8,
+            1,
+            5,
+            1,
+            1619.0,
+        ),
+        f(
+            "Megatron-Bridge 25.09 LLAMA3.1_405B",
+            ModelPreset::Llama31_405b.spec(),
+            1024,
+            512,
+            1,
+            8192,
+            8,
+            8,
+            2,
+            8,
+            1,
+            302.0,
+        ),
+        // Same page, 25.11 container, DGX-H100 FP8-CS.
+        f(
+            "Megatron-Bridge 25.11 LLAMA3_70B",
+            ModelPreset::Llama3_70b.spec(),
+            64,
+            128,
+            1,
+            8192,
+            4,
+            8,
+            1,
+            5,
+            1,
+            1602.0,
+        ),
+        f(
+            "Megatron-Bridge 25.11 LLAMA3.1_405B",
+            ModelPreset::Llama31_405b.spec(),
+            1024,
+            512,
+            1,
+            8192,
+            8,
+            8,
+            2,
+            8,
+            1,
+            292.0,
+        ),
+        // Same page, 26.02 container, DGX-H100 FP8.
+        f(
+            "Megatron-Bridge 26.02 LLAMA3_70B",
+            ModelPreset::Llama3_70b.spec(),
+            64,
+            256,
+            1,
+            8192,
+            4,
+            8,
+            1,
+            5,
+            1,
+            1621.0,
+        ),
+        f(
+            "Megatron-Bridge 26.02 LLAMA3.1_405B",
+            ModelPreset::Llama31_405b.spec(),
+            1024,
+            1536,
+            1,
+            8192,
+            8,
+            8,
+            2,
+            8,
+            1,
+            311.0,
+        ),
+        // DGX-B200, FP8-CS (25.11): a check of the Blackwell rates, not fitted.
+        Figure {
+            gpu: "b200",
+            ..f(
+                "Megatron-Bridge 25.11 B200 LLAMA3_8B",
+                ModelPreset::Llama3_8b.spec(),
+                8,
+                128,
+                2,
+                8192,
+                1,
+                1,
+                1,
+                1,
+                1,
+                30624.0,
+            )
+        },
+        Figure {
+            gpu: "b200",
+            ..f(
+                "Megatron-Bridge 25.11 B200 LLAMA3.1_405B",
+                ModelPreset::Llama31_405b.spec(),
+                128,
+                64,
+                1,
+                8192,
+                4,
+                8,
+                2,
+                8,
+                1,
+                661.0,
+            )
+        },
+    ]
+}
+
+fn predict(fig: &Figure) -> f64 {
+    let c = Cluster::new(&Catalogue::default(), fig.gpu, fig.gpus, 8, "ib400").unwrap();
+    let dp = fig.gpus / (fig.tp * fig.pp * fig.cp);
+    let layout = Layout {
+        tp: fig.tp,
+        pp: fig.pp,
+        dp,
+        micro_batch: fig.micro_batch,
+        sp: fig.tp > 1,
+        recompute: Recompute::None,
+        zero: fig.zero,
+    };
+    let setup = TrainSetup {
+        seq: fig.seq,
+        global_batch: fig.global_batch,
+        overlap_dp: true,
+    };
+    let st = Stack {
+        precision: fig.precision,
+        virtual_stages: fig.vp,
+        context_parallel: fig.cp,
+        ..Stack::current()
+    };
+    let r = stack::iteration_time(&fig.model, &setup, &c, &layout, &st)
+        .unwrap_or_else(|e| panic!("{}: {e}", fig.what));
+    r.it.tokens_per_s / fig.gpus as f64
+}
+
+#[test]
+fn h100_training_figures_within_15_percent() {
+    let mut worst = 0.0f64;
+    for fig in figures() {
+        let got = predict(&fig);
+        let err = got / fig.tokens_per_s_per_gpu - 1.0;
+        eprintln!(
+            "{:<42} published {:>8.0}  predicted {:>8.0}  {:+.1}%",
+            fig.what,
+            fig.tokens_per_s_per_gpu,
+            got,
+            100.0 * err
+        );
+        worst = worst.max(err.abs());
+    }
+    assert!(worst < 0.15, "worst error {:.1}%", 100.0 * worst);
+}

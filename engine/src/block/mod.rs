@@ -2,10 +2,11 @@
 //! have on each rank ([`placement`]), the program itself ([`program::schedule`], which writes
 //! the trace), the check that it is consistent ([`check::check_placements`]), the shard plan
 //! ([`plan`]), the executors that walk it ([`sharded`], with its precision hook), the kernels they
-//! share ([`ops`]), the plain unsharded reference that is the oracle ([`reference`]: it does not
+//! share ([`ops`]) and the sharded executor's fused ones ([`kernels`]), the plain unsharded reference that is the oracle ([`reference`]: it does not
 //! share the sharded code path), and the verification against it ([`verify`]).
 
 pub mod check;
+pub mod kernels;
 pub mod op;
 pub mod ops;
 pub mod placement;

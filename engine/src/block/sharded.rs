@@ -1,9 +1,11 @@
 //! The sharded executor: the same block on `tp` virtual GPUs, each holding only its shards.
 //!
 //! Every rank computes on its own copies; ranks meet only in collectives, which run through
-//! [`crate::collectives`] with the configured algorithm. The executor issues exactly the events of
-//! [`crate::trace::schedule`], in the same order (op by op, rank by rank), and records them so
-//! that tests can check it. Per rank and block:
+//! [`crate::collectives`] with the configured algorithm. The executor walks the block program
+//! ([`crate::block::program::schedule`]): it issues exactly the program's events, in the same
+//! order (op by op, rank by rank), each collective of the kind the program names, and records
+//! them so that tests can check it. Its kernels are the fused ones of [`crate::block::kernels`].
+//! Per rank and block:
 //!
 //! ```text
 //! forward:  x ─LN1─▶ f ─▶ [x·W_qkv,r + b_r] ─▶ attn(heads of r) ─▶ [ctx_r·W_out,r] ─▶ g(all-reduce) ─▶ +b_out +x
@@ -11,14 +13,16 @@
 //! backward: the mirror image; g is the identity and f all-reduces the LayerNorm-output gradients.
 //! ```
 
+use crate::block::kernels;
+use crate::block::program::tensors;
 use crate::block::Op;
-use crate::collectives::{self, CollectiveError};
+use crate::collectives::{self, CollectiveError, CollectiveKind};
 use crate::config::Config;
 use crate::dtype::Element;
-use crate::ops::{self, AttnCache, LnCache};
+use crate::ops::{AttnCache, LnCache};
 use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
-use crate::trace::Pass;
+use crate::trace::{EventKind, Pass, Trace};
 use ndarray::Array2;
 use rayon::prelude::*;
 
@@ -109,33 +113,39 @@ fn stack_rows<T: Element>(parts: &[Array2<T>], rows: &[std::ops::Range<usize>]) 
         .unwrap_or_else(|| Array2::zeros((0, 0)))
 }
 
-impl<T> RankCache<T> {
-    /// Elements this cache holds.
-    fn elements(&self) -> usize {
-        self.ln1.len()
-            + self.ln1_cache.xhat.len()
-            + self.ln1_cache.rstd.len()
-            + self.qkv.len()
-            + self.attn_cache.probs.iter().map(|p| p.len()).sum::<usize>()
-            + self.ctx.len()
-            + self.ln2.len()
-            + self.ln2_cache.xhat.len()
-            + self.ln2_cache.rstd.len()
-            + self.fc1.len()
-            + self.act.len()
-    }
+/// What one rank keeps of one layer's forward for its backward (what
+/// [`crate::memory::config_memory`] counts).
+#[derive(Default)]
+struct Saved<T> {
+    ln1: Option<Array2<T>>,
+    ln1_cache: Option<LnCache<T>>,
+    qkv: Option<Array2<T>>,
+    attn_cache: Option<AttnCache<T>>,
+    ctx: Option<Array2<T>>,
+    ln2: Option<Array2<T>>,
+    ln2_cache: Option<LnCache<T>>,
+    fc1: Option<Array2<T>>,
+    act: Option<Array2<T>>,
 }
 
-struct RankCache<T> {
-    ln1: Array2<T>,
-    ln1_cache: LnCache<T>,
-    qkv: Array2<T>,
-    attn_cache: AttnCache<T>,
-    ctx: Array2<T>,
-    ln2: Array2<T>,
-    ln2_cache: LnCache<T>,
-    fc1: Array2<T>,
-    act: Array2<T>,
+impl<T> Saved<T> {
+    /// Elements this rank saved of the layer.
+    fn elements(&self) -> usize {
+        let m = |a: &Option<Array2<T>>| a.as_ref().map_or(0, |a| a.len());
+        let ln = |c: &Option<LnCache<T>>| c.as_ref().map_or(0, |c| c.xhat.len() + c.rstd.len());
+        m(&self.ln1)
+            + ln(&self.ln1_cache)
+            + m(&self.qkv)
+            + self
+                .attn_cache
+                .as_ref()
+                .map_or(0, |c| c.probs.iter().map(|p| p.len()).sum())
+            + m(&self.ctx)
+            + m(&self.ln2)
+            + ln(&self.ln2_cache)
+            + m(&self.fc1)
+            + m(&self.act)
+    }
 }
 
 struct Exec<'a, T> {
@@ -146,8 +156,6 @@ struct Exec<'a, T> {
     layer: usize,
     pass: Pass,
     record: bool,
-    /// Sequence parallelism is on (and `tp > 1`).
-    sp: bool,
 }
 
 fn to_bufs<T: Element>(parts: Vec<Array2<T>>) -> Vec<Vec<T>> {
@@ -182,34 +190,36 @@ impl<T: Element> Exec<'_, T> {
         });
     }
 
-    /// Entering the tensor-parallel region: `f` forward (or `g` backward). Without sequence
-    /// parallelism the identity (`None`: use the rank's own tensor); with it, an all-gather of
-    /// every rank's token rows.
+    /// Entering the tensor-parallel region: `f` forward (or `g` backward), of the program's
+    /// `kind`: the identity (`None`: each rank reads its own tensor) or, with sequence
+    /// parallelism, an all-gather of every rank's token rows.
     fn enter(
         &mut self,
         op: Op,
-        parts: impl FnOnce() -> Vec<Array2<T>>,
+        kind: Option<CollectiveKind>,
+        parts: &[&Array2<T>],
     ) -> Result<Option<Vec<Array2<T>>>, CollectiveError> {
-        if self.sp {
-            self.all_gather(op, parts()).map(Some)
-        } else {
-            self.identity(op);
-            Ok(None)
+        match kind {
+            Some(CollectiveKind::AllGather) => self.all_gather(op, parts).map(Some),
+            _ => {
+                self.identity(op);
+                Ok(None)
+            }
         }
     }
 
-    /// Leaving the tensor-parallel region: `g` forward (or `f` backward). Without sequence
-    /// parallelism an all-reduce; with it, a reduce-scatter that leaves each rank its token rows
-    /// of the sum.
+    /// Leaving the tensor-parallel region: `g` forward (or `f` backward), of the program's
+    /// `kind`: an all-reduce or, with sequence parallelism, a reduce-scatter that leaves each
+    /// rank its token rows of the sum.
     fn exit(
         &mut self,
         op: Op,
+        kind: Option<CollectiveKind>,
         partials: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
-        if self.sp {
-            self.reduce_scatter(op, partials)
-        } else {
-            self.all_reduce(op, partials)
+        match kind {
+            Some(CollectiveKind::ReduceScatter) => self.reduce_scatter(op, partials),
+            _ => self.all_reduce(op, partials),
         }
     }
 
@@ -217,13 +227,14 @@ impl<T: Element> Exec<'_, T> {
     fn all_gather(
         &mut self,
         op: Op,
-        parts: Vec<Array2<T>>,
+        parts: &[&Array2<T>],
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
         self.issue_collective(op);
-        let (rows, cols) = parts[0].dim();
+        let (rows, cols) = parts.first().map_or((0, 0), |p| p.dim());
         let n = parts.len();
         let algorithm = crate::trace::gather_scatter_algorithm(self.cfg);
-        let out = collectives::all_gather(&to_bufs(parts), algorithm)?;
+        let bufs: Vec<Vec<T>> = parts.iter().map(|p| p.iter().copied().collect()).collect();
+        let out = collectives::all_gather(&bufs, algorithm)?;
         out.outputs
             .into_iter()
             .map(|v| from_buf(rows * n, cols, v))
@@ -276,6 +287,12 @@ impl<T: Element> Exec<'_, T> {
     /// Runs `f` on every rank (ranks in parallel on the thread pool, like GPUs running
     /// concurrently) and records the event.
     fn op<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+        self.record_op(op);
+        (0..self.cfg.tp).into_par_iter().map(f).collect()
+    }
+
+    /// Records a compute op's event on every rank.
+    fn record_op(&mut self, op: Op) {
         for r in 0..self.cfg.tp {
             self.issued.push(Issued {
                 layer: self.layer,
@@ -284,7 +301,21 @@ impl<T: Element> Exec<'_, T> {
                 ranks: vec![r],
             });
         }
-        (0..self.cfg.tp).into_par_iter().map(f).collect()
+    }
+
+    /// [`Exec::op`] on each rank's own input, moved in (`inputs[r]` to rank `r`).
+    fn op_each<A: Send, R: Send>(
+        &mut self,
+        op: Op,
+        inputs: Vec<A>,
+        f: impl Fn(usize, A) -> R + Sync + Send,
+    ) -> Vec<R> {
+        self.record_op(op);
+        inputs
+            .into_par_iter()
+            .enumerate()
+            .map(|(r, a)| f(r, a))
+            .collect()
     }
 
     /// A conjugate operator's identity side: no data moves.
@@ -292,49 +323,85 @@ impl<T: Element> Exec<'_, T> {
         self.issue_collective(op);
     }
 
-    /// Grouped-query attention with replicated KV heads: within each group of ranks holding the
+    /// Grouped-query attention with replicated KV heads: within `group`, the ranks holding the
     /// same KV head ([`Config::kv_replica_groups`]), all-reduce the K and V columns of the QKV
-    /// weight and bias gradients (`attn.kv.grads`, one collective per group, groups side by side).
-    #[allow(clippy::type_complexity)]
+    /// weight and bias gradients of `layer` (`attn.kv.grads`, one collective per group).
     fn kv_grads_all_reduce(
         &mut self,
-        mut qkv: Vec<(Array2<T>, Array2<T>, Array2<T>)>,
-    ) -> Result<Vec<(Array2<T>, Array2<T>, Array2<T>)>, CollectiveError> {
+        group: &[usize],
+        grads: &mut [Vec<LayerParams<T>>],
+        layer: usize,
+    ) -> Result<(), CollectiveError> {
         let q_cols = self.cfg.heads_per_rank() * self.cfg.head_dim();
-        for group in self.cfg.kv_replica_groups() {
-            self.issued.push(Issued {
-                layer: self.layer,
-                pass: self.pass,
-                op: Op::KvGrads,
-                ranks: group.clone(),
-            });
-            let mut bufs: Vec<Vec<T>> = group
+        self.issued.push(Issued {
+            layer: self.layer,
+            pass: self.pass,
+            op: Op::KvGrads,
+            ranks: group.to_vec(),
+        });
+        let kv = |m: &Array2<T>| {
+            m.slice(ndarray::s![.., q_cols..])
                 .iter()
-                .map(|&r| {
-                    let (dw, db, _) = &qkv[r];
-                    let kv = |m: &Array2<T>| {
-                        m.slice(ndarray::s![.., q_cols..])
-                            .iter()
-                            .copied()
-                            .collect::<Vec<T>>()
-                    };
-                    let mut v = kv(dw);
-                    v.extend(kv(db));
-                    v
-                })
-                .collect();
-            collectives::all_reduce_in_place(&mut bufs, self.cfg.algorithm)?;
-            for (&r, buf) in group.iter().zip(bufs) {
-                let (dw, db, _) = &mut qkv[r];
-                let mut it = buf.into_iter();
-                dw.slice_mut(ndarray::s![.., q_cols..])
-                    .iter_mut()
-                    .chain(db.slice_mut(ndarray::s![.., q_cols..]).iter_mut())
-                    .zip(it.by_ref())
-                    .for_each(|(d, x)| *d = x);
+                .copied()
+                .collect::<Vec<T>>()
+        };
+        let mut bufs: Vec<Vec<T>> = group
+            .iter()
+            .map(|&r| {
+                let g = &grads[r][layer];
+                let mut v = kv(&g.qkv_w);
+                v.extend(kv(&g.qkv_b));
+                v
+            })
+            .collect();
+        collectives::all_reduce_in_place(&mut bufs, self.cfg.algorithm)?;
+        for (&r, buf) in group.iter().zip(bufs) {
+            let g = &mut grads[r][layer];
+            g.qkv_w
+                .slice_mut(ndarray::s![.., q_cols..])
+                .iter_mut()
+                .chain(g.qkv_b.slice_mut(ndarray::s![.., q_cols..]).iter_mut())
+                .zip(buf)
+                .for_each(|(d, x)| *d = x);
+        }
+        Ok(())
+    }
+
+    /// Sequence parallelism: each rank's LayerNorm and row-parallel-bias gradients of `layer`
+    /// cover only its token rows; one all-reduce of the six vectors packed (`sp.grads`).
+    fn sp_grads_all_reduce(
+        &mut self,
+        grads: &mut [Vec<LayerParams<T>>],
+        layer: usize,
+    ) -> Result<(), CollectiveError> {
+        let packed: Vec<Array2<T>> = grads
+            .iter()
+            .map(|g| {
+                let g = &g[layer];
+                let parts = [&g.ln1_w, &g.ln1_b, &g.ln2_w, &g.ln2_b, &g.out_b, &g.fc2_b];
+                let flat: Vec<T> = parts.iter().flat_map(|v| v.iter().copied()).collect();
+                let n = flat.len();
+                from_buf(1, n, flat)
+            })
+            .collect::<Result<_, _>>()?;
+        let was_recording = std::mem::replace(&mut self.record, false);
+        let summed = self.all_reduce(Op::SpGrads, packed);
+        self.record = was_recording;
+        for (g, s) in grads.iter_mut().zip(summed?) {
+            let g = &mut g[layer];
+            let mut it = s.into_iter();
+            for v in [
+                &mut g.ln1_w,
+                &mut g.ln1_b,
+                &mut g.ln2_w,
+                &mut g.ln2_b,
+                &mut g.out_b,
+                &mut g.fc2_b,
+            ] {
+                v.iter_mut().zip(it.by_ref()).for_each(|(d, x)| *d = x);
             }
         }
-        Ok(qkv)
+        Ok(())
     }
 
     /// All-reduce of every rank's `[t, h]` partial; returns each rank's copy of the sum.
@@ -432,9 +499,151 @@ pub fn run_on_shards<T: Element>(
     run_on_shards_with(cfg, shards, input, grad_output, options, &Exact)
 }
 
+/// One step of the walk: a compute op on every rank (the program's consecutive per-rank events
+/// of one op), or one collective event over its group.
+struct Step {
+    layer: usize,
+    pass: Pass,
+    op: Op,
+    ranks: Vec<usize>,
+    collective: Option<CollectiveKind>,
+}
+
+/// The program's events grouped into [`Step`]s, in issue order.
+fn steps(trace: &Trace) -> Vec<Step> {
+    let mut out: Vec<Step> = Vec::new();
+    for e in &trace.events {
+        let collective = match e.kind {
+            EventKind::Collective { kind, .. } => Some(kind),
+            EventKind::Compute { .. } => None,
+        };
+        if let Some(last) = out.last_mut() {
+            if collective.is_none()
+                && last.collective.is_none()
+                && (last.layer, last.pass, last.op) == (e.layer, e.pass, e.op)
+            {
+                last.ranks.extend(&e.ranks);
+                continue;
+            }
+        }
+        out.push(Step {
+            layer: e.layer,
+            pass: e.pass,
+            op: e.op,
+            ranks: e.ranks.clone(),
+            collective,
+        });
+    }
+    out
+}
+
+/// The tensors between ops, one per rank, named as in [`crate::block::program::tensors`].
+/// `None` until an op writes them; an op that finds its input missing reports
+/// [`CollectiveError::ProgramOrder`] (the program and this walk disagree).
+struct Live<T> {
+    /// `X`, the block input (after the last block, `Y`, the output).
+    x: Option<Vec<Array2<T>>>,
+    /// `H1` or `H2` gathered to all token rows by `f` with sequence parallelism (`None`: each
+    /// rank reads its own LayerNorm output).
+    gathered: Option<Vec<Array2<T>>>,
+    /// `Z` or `M`: a row-parallel product, partial until `g` sums it.
+    partial: Option<Vec<Array2<T>>>,
+    x1: Option<Vec<Array2<T>>>,
+    /// `dY` (after the last block backward, `dX`, the input gradient).
+    dy: Option<Vec<Array2<T>>>,
+    /// `dY` or `dX1` gathered by `g` backward with sequence parallelism.
+    dgathered: Option<Vec<Array2<T>>>,
+    /// `dU`, then `dA` (GeLU's backward overwrites it).
+    du: Option<Vec<Array2<T>>>,
+    /// `dH2` or `dH1`: partial until `f` backward sums it.
+    dh: Option<Vec<Array2<T>>>,
+    dx1: Option<Vec<Array2<T>>>,
+    dctx: Option<Vec<Array2<T>>>,
+    dqkv: Option<Vec<Array2<T>>>,
+    /// `H2` or `H1` gathered again for a column-parallel weight gradient (sequence parallelism).
+    regathered: Option<Vec<Array2<T>>>,
+}
+
+impl<T> Default for Live<T> {
+    fn default() -> Self {
+        Self {
+            x: None,
+            gathered: None,
+            partial: None,
+            x1: None,
+            dy: None,
+            dgathered: None,
+            du: None,
+            dh: None,
+            dx1: None,
+            dctx: None,
+            dqkv: None,
+            regathered: None,
+        }
+    }
+}
+
+/// Takes a tensor out of the walk's state.
+fn take<V>(slot: &mut Option<V>, op: Op, tensor: &'static str) -> Result<V, CollectiveError> {
+    slot.take().ok_or(CollectiveError::ProgramOrder {
+        op: op.name(),
+        tensor,
+    })
+}
+
+/// Borrows a tensor of the walk's state.
+fn peek<'a, V>(
+    slot: &'a Option<V>,
+    op: Op,
+    tensor: &'static str,
+) -> Result<&'a V, CollectiveError> {
+    slot.as_ref().ok_or(CollectiveError::ProgramOrder {
+        op: op.name(),
+        tensor,
+    })
+}
+
+/// Each rank's saved value `field` of one layer.
+fn saved<'a, T, V>(
+    layer: &'a [Saved<T>],
+    op: Op,
+    tensor: &'static str,
+    field: impl Fn(&'a Saved<T>) -> Option<&'a V>,
+) -> Result<Vec<&'a V>, CollectiveError> {
+    layer
+        .iter()
+        .map(|s| {
+            field(s).ok_or(CollectiveError::ProgramOrder {
+                op: op.name(),
+                tensor,
+            })
+        })
+        .collect()
+}
+
+/// `gathered[r]` if a collective gathered the tensor, else each rank's own `own[r]`.
+fn pick<'a, T>(
+    gathered: &'a Option<Vec<Array2<T>>>,
+    own: &[&'a Array2<T>],
+    r: usize,
+) -> &'a Array2<T> {
+    gathered.as_ref().map_or(own[r], |g| &g[r])
+}
+
+fn pick_owned<'a, T>(
+    gathered: &'a Option<Vec<Array2<T>>>,
+    own: &'a [Array2<T>],
+    r: usize,
+) -> &'a Array2<T> {
+    gathered.as_ref().map_or(&own[r], |g| &g[r])
+}
+
 /// [`run_on_shards`] with a [`Rounding`] hook on the forward pass.
-// Layers index `[rank][layer]` tables inside per-rank closures, so the loops count layers.
-#[allow(clippy::needless_range_loop)]
+///
+/// The executor walks the block program ([`crate::block::program::schedule`], the trace every
+/// view draws): one match arm per [`Op`], in the program's order, each collective of the kind
+/// the program names. Nothing here lists the block's ops a second time, so the trace and the
+/// execution cannot drift apart; a test checks every event the walk issues against the trace.
 pub fn run_on_shards_with<T: Element>(
     cfg: &Config,
     shards: &[Vec<LayerParams<T>>],
@@ -446,6 +655,7 @@ pub fn run_on_shards_with<T: Element>(
     let tp = cfg.tp;
     let (b, s) = (cfg.batch, cfg.seq);
     let (hp, kvp) = (cfg.heads_per_rank(), cfg.kv_heads_per_rank());
+    let program = crate::block::program::schedule(cfg);
     let mut ex = Exec {
         cfg,
         hook,
@@ -454,244 +664,388 @@ pub fn run_on_shards_with<T: Element>(
         layer: 0,
         pass: Pass::Forward,
         record: options.record_collectives,
-        sp: cfg.sequence_parallel && tp > 1,
     };
     let rows_of = |a: &Array2<T>, r: usize| a.slice(ndarray::s![cfg.token_rows(r), ..]).to_owned();
-    let mut x: Vec<Array2<T>> = (0..tp).map(|r| rows_of(input, r)).collect();
-    let mut caches: Vec<Vec<RankCache<T>>> = Vec::with_capacity(cfg.layers);
-    for layer in 0..cfg.layers {
-        ex.layer = layer;
-        ex.pass = Pass::Forward;
-        let p = |r: usize| &shards[r][layer];
-        let ln1 = ex.op(Op::Ln1, |r| {
-            let (mut y, c) = ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view());
-            hook.round(Op::Ln1, &mut y);
-            (y, c)
-        });
-        let ln1_g = ex.enter(Op::AttnF, || ln1.iter().map(|l| l.0.clone()).collect())?;
-        let qkv = ex.op(Op::Qkv, |r| {
-            let ln1_in = ln1_g.as_ref().map_or(&ln1[r].0, |g| &g[r]);
-            let mut y = ops::matmul(ln1_in.view(), p(r).qkv_w.view());
-            ops::add_row(&mut y, p(r).qkv_b.view());
-            hook.round(Op::Qkv, &mut y);
-            y
-        });
-        let attn = ex.op(Op::AttnCore, |r| {
-            let (mut ctx, c) = ops::attention(qkv[r].view(), b, s, hp, kvp, ops::matmul);
-            hook.round(Op::AttnCore, &mut ctx);
-            (ctx, c)
-        });
-        let part = ex.op(Op::AttnOut, |r| {
-            let mut z = ops::matmul(attn[r].0.view(), p(r).out_w.view());
-            hook.round(Op::AttnOut, &mut z);
-            z
-        });
-        let reduced = ex.exit(Op::AttnG, part)?;
-        let x1 = ex.op(Op::AttnBiasResidual, |r| {
-            let mut y = &x[r] + &reduced[r];
-            ops::add_row(&mut y, p(r).out_b.view());
-            hook.round(Op::AttnBiasResidual, &mut y);
-            y
-        });
-        let ln2 = ex.op(Op::Ln2, |r| {
-            let (mut y, c) = ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view());
-            hook.round(Op::Ln2, &mut y);
-            (y, c)
-        });
-        drop(ln1_g);
-        let ln2_g = ex.enter(Op::MlpF, || ln2.iter().map(|l| l.0.clone()).collect())?;
-        let fc1 = ex.op(Op::Fc1, |r| {
-            let ln2_in = ln2_g.as_ref().map_or(&ln2[r].0, |g| &g[r]);
-            let mut y = ops::matmul(ln2_in.view(), p(r).fc1_w.view());
-            ops::add_row(&mut y, p(r).fc1_b.view());
-            hook.round(Op::Fc1, &mut y);
-            y
-        });
-        let act = ex.op(Op::Gelu, |r| {
-            let mut u = ops::gelu(fc1[r].view());
-            hook.round(Op::Gelu, &mut u);
-            u
-        });
-        let part = ex.op(Op::Fc2, |r| {
-            let mut m = ops::matmul(act[r].view(), p(r).fc2_w.view());
-            hook.round(Op::Fc2, &mut m);
-            m
-        });
-        drop(ln2_g);
-        let reduced = ex.exit(Op::MlpG, part)?;
-        let y = ex.op(Op::MlpBiasResidual, |r| {
-            let mut y = &x1[r] + &reduced[r];
-            ops::add_row(&mut y, p(r).fc2_b.view());
-            hook.round(Op::MlpBiasResidual, &mut y);
-            y
-        });
-        let layer_cache = ln1
-            .into_iter()
-            .zip(qkv)
-            .zip(attn)
-            .zip(ln2)
-            .zip(fc1)
-            .zip(act)
-            .map(|(((((l1, q), a), l2), f1), ac)| RankCache {
-                ln1: l1.0,
-                ln1_cache: l1.1,
-                qkv: q,
-                attn_cache: a.1,
-                ctx: a.0,
-                ln2: l2.0,
-                ln2_cache: l2.1,
-                fc1: f1,
-                act: ac,
-            })
-            .collect();
-        caches.push(layer_cache);
-        x = y;
-    }
-    let outputs = x;
-    let saved_elements_per_rank = (0..tp)
-        .map(|r| caches.iter().map(|c| c[r].elements()).sum())
-        .collect();
-
-    let mut dy: Vec<Array2<T>> = (0..tp).map(|r| rows_of(grad_output, r)).collect();
-    let layers_backward = if options.backward { cfg.layers } else { 0 };
-    // Gradients start as copies of the shards (same shapes) and are overwritten layer by layer.
-    let mut grads: Vec<Vec<LayerParams<T>>> = if options.backward {
-        shards.to_vec()
-    } else {
-        vec![Vec::new(); tp]
+    let mut live = Live::<T> {
+        x: Some((0..tp).map(|r| rows_of(input, r)).collect()),
+        ..Live::default()
     };
-    for layer in (0..layers_backward).rev() {
-        ex.layer = layer;
-        ex.pass = Pass::Backward;
-        let p = |r: usize| &shards[r][layer];
-        let c = &caches[layer];
-        let db2 = ex.op(Op::MlpBiasResidualBwd, |r| ops::col_sum(dy[r].view()));
-        let dy_g = ex.enter(Op::MlpGBwd, || dy.clone())?;
-        let fc2 = ex.op(Op::Fc2Bwd, |r| {
-            let dy_in = dy_g.as_ref().map_or(&dy[r], |g| &g[r]);
-            let dw = ops::matmul(c[r].act.t(), dy_in.view());
-            let dact = ops::matmul(dy_in.view(), p(r).fc2_w.t());
-            (dw, dact)
-        });
-        let dfc1 = ex.op(Op::GeluBwd, |r| {
-            ops::gelu_backward(c[r].fc1.view(), fc2[r].1.view())
-        });
-        // With sequence parallelism only LN2's own rows were kept: gather them again.
-        let ln2_full = if ex.sp {
-            Some(ex.all_gather(Op::MlpFBwdGather, c.iter().map(|k| k.ln2.clone()).collect())?)
-        } else {
-            None
-        };
-        let fc1 = ex.op(Op::Fc1Bwd, |r| {
-            let ln2_in = ln2_full.as_ref().map_or(&c[r].ln2, |g| &g[r]);
-            let dw = ops::matmul(ln2_in.t(), dfc1[r].view());
-            let db = ops::col_sum(dfc1[r].view());
-            let dx = ops::matmul(dfc1[r].view(), p(r).fc1_w.t());
-            (dw, db, dx)
-        });
-        let d_ln2 = ex.exit(Op::MlpFBwd, fc1.iter().map(|t| t.2.clone()).collect())?;
-        let ln2 = ex.op(Op::Ln2Bwd, |r| {
-            let (dx, dg, db) =
-                ops::layer_norm_backward(d_ln2[r].view(), &c[r].ln2_cache, p(r).ln2_w.view());
-            (&dy[r] + &dx, dg, db)
-        });
-        let dbo = ex.op(Op::AttnBiasResidualBwd, |r| ops::col_sum(ln2[r].0.view()));
-        let dx1_g = ex.enter(Op::AttnGBwd, || ln2.iter().map(|t| t.0.clone()).collect())?;
-        let out = ex.op(Op::AttnOutBwd, |r| {
-            let dx1_in = dx1_g.as_ref().map_or(&ln2[r].0, |g| &g[r]);
-            let dw = ops::matmul(c[r].ctx.t(), dx1_in.view());
-            let dctx = ops::matmul(dx1_in.view(), p(r).out_w.t());
-            (dw, dctx)
-        });
-        let dqkv = ex.op(Op::AttnCoreBwd, |r| {
-            ops::attention_backward(
-                c[r].qkv.view(),
-                &c[r].attn_cache,
-                out[r].1.view(),
-                b,
-                s,
-                hp,
-                kvp,
-                ops::matmul,
-            )
-        });
-        let ln1_full = if ex.sp {
-            Some(ex.all_gather(
-                Op::AttnFBwdGather,
-                c.iter().map(|k| k.ln1.clone()).collect(),
-            )?)
-        } else {
-            None
-        };
-        let qkv = ex.op(Op::QkvBwd, |r| {
-            let ln1_in = ln1_full.as_ref().map_or(&c[r].ln1, |g| &g[r]);
-            let dw = ops::matmul(ln1_in.t(), dqkv[r].view());
-            let db = ops::col_sum(dqkv[r].view());
-            let dx = ops::matmul(dqkv[r].view(), p(r).qkv_w.t());
-            (dw, db, dx)
-        });
-        // Replicated KV heads (tp > kv): each copy's gradient covers only the rank's own query
-        // heads; the copies' group sums them so that every copy gets the full gradient.
-        let qkv = if cfg.kv_replicas() > 1 {
-            ex.kv_grads_all_reduce(qkv)?
-        } else {
-            qkv
-        };
-        let d_ln1 = ex.exit(Op::AttnFBwd, qkv.iter().map(|t| t.2.clone()).collect())?;
-        let ln1 = ex.op(Op::Ln1Bwd, |r| {
-            let (dx, dg, db) =
-                ops::layer_norm_backward(d_ln1[r].view(), &c[r].ln1_cache, p(r).ln1_w.view());
-            (&ln2[r].0 + &dx, dg, db)
-        });
-        for r in 0..tp {
-            let g = &mut grads[r][layer];
-            g.fc2_b = db2[r].clone();
-            g.fc2_w = fc2[r].0.clone();
-            g.fc1_w = fc1[r].0.clone();
-            g.fc1_b = fc1[r].1.clone();
-            g.ln2_w = ln2[r].1.clone();
-            g.ln2_b = ln2[r].2.clone();
-            g.out_b = dbo[r].clone();
-            g.out_w = out[r].0.clone();
-            g.qkv_w = qkv[r].0.clone();
-            g.qkv_b = qkv[r].1.clone();
-            g.ln1_w = ln1[r].1.clone();
-            g.ln1_b = ln1[r].2.clone();
+    let mut keep: Vec<Vec<Saved<T>>> = (0..cfg.layers)
+        .map(|_| (0..tp).map(|_| Saved::default()).collect())
+        .collect();
+    // Each gradient is written by the op that computes it (0×0 until then).
+    let mut grads: Vec<Vec<LayerParams<T>>> = (0..tp)
+        .map(|_| {
+            (0..if options.backward { cfg.layers } else { 0 })
+                .map(|_| LayerParams::from_fn(|_| Array2::zeros((0, 0))))
+                .collect()
+        })
+        .collect();
+    let mut saved_elements_per_rank = vec![0; tp];
+    let mut in_backward = false;
+    for step in steps(&program) {
+        if step.pass == Pass::Backward && !options.backward {
+            break;
         }
-        if ex.sp {
-            // Each rank's LayerNorm and row-parallel-bias gradients cover only its token rows.
-            let packed: Vec<Array2<T>> = (0..tp)
-                .map(|r| {
-                    let g = &grads[r][layer];
-                    let parts = [&g.ln1_w, &g.ln1_b, &g.ln2_w, &g.ln2_b, &g.out_b, &g.fc2_b];
-                    let flat: Vec<T> = parts.iter().flat_map(|v| v.iter().copied()).collect();
-                    let n = flat.len();
-                    from_buf(1, n, flat)
-                })
-                .collect::<Result<_, _>>()?;
-            let was_recording = std::mem::replace(&mut ex.record, false);
-            let summed = ex.all_reduce(Op::SpGrads, packed)?;
-            ex.record = was_recording;
-            for (r, s) in summed.into_iter().enumerate() {
-                let g = &mut grads[r][layer];
-                let mut it = s.into_iter();
-                for v in [
-                    &mut g.ln1_w,
-                    &mut g.ln1_b,
-                    &mut g.ln2_w,
-                    &mut g.ln2_b,
-                    &mut g.out_b,
-                    &mut g.fc2_b,
-                ] {
-                    v.iter_mut().zip(it.by_ref()).for_each(|(d, x)| *d = x);
+        if step.pass == Pass::Backward && !in_backward {
+            in_backward = true;
+            // The forward is over: count what it saved, and start from the output gradient.
+            for (r, n) in saved_elements_per_rank.iter_mut().enumerate() {
+                *n = keep.iter().map(|l| l[r].elements()).sum();
+            }
+            live.dy = Some((0..tp).map(|r| rows_of(grad_output, r)).collect());
+        }
+        let (layer, op) = (step.layer, step.op);
+        ex.layer = layer;
+        ex.pass = step.pass;
+        let p = |r: usize| &shards[r][layer];
+        let kept = &mut keep[layer];
+        match op {
+            // ---- forward ----
+            Op::Ln1 | Op::Ln2 => {
+                let src = if op == Op::Ln1 {
+                    peek(&live.x, op, tensors::X)?
+                } else {
+                    peek(&live.x1, op, tensors::X1)?
+                };
+                let out = ex.op(op, |r| {
+                    let (w, bias) = if op == Op::Ln1 {
+                        (&p(r).ln1_w, &p(r).ln1_b)
+                    } else {
+                        (&p(r).ln2_w, &p(r).ln2_b)
+                    };
+                    let (mut y, c) = kernels::layer_norm(src[r].view(), w.view(), bias.view());
+                    hook.round(op, &mut y);
+                    (y, c)
+                });
+                for (k, (y, c)) in kept.iter_mut().zip(out) {
+                    if op == Op::Ln1 {
+                        (k.ln1, k.ln1_cache) = (Some(y), Some(c));
+                    } else {
+                        (k.ln2, k.ln2_cache) = (Some(y), Some(c));
+                    }
                 }
             }
+            Op::AttnF | Op::MlpF => {
+                let ln: Vec<&Array2<T>> = if op == Op::AttnF {
+                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                } else {
+                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                };
+                live.gathered = ex.enter(op, step.collective, &ln)?;
+            }
+            Op::Qkv | Op::Fc1 => {
+                let ln: Vec<&Array2<T>> = if op == Op::Qkv {
+                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                } else {
+                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                };
+                let gathered = live.gathered.take();
+                let out = ex.op(op, |r| {
+                    let (w, bias) = if op == Op::Qkv {
+                        (&p(r).qkv_w, &p(r).qkv_b)
+                    } else {
+                        (&p(r).fc1_w, &p(r).fc1_b)
+                    };
+                    let mut y =
+                        kernels::linear_bias(pick(&gathered, &ln, r).view(), w.view(), bias.view());
+                    hook.round(op, &mut y);
+                    y
+                });
+                for (k, y) in kept.iter_mut().zip(out) {
+                    if op == Op::Qkv {
+                        k.qkv = Some(y);
+                    } else {
+                        k.fc1 = Some(y);
+                    }
+                }
+            }
+            Op::AttnCore => {
+                let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
+                let out = ex.op(op, |r| {
+                    let (mut ctx, c) = kernels::attention(qkv[r].view(), b, s, hp, kvp);
+                    hook.round(op, &mut ctx);
+                    (ctx, c)
+                });
+                for (k, (ctx, c)) in kept.iter_mut().zip(out) {
+                    (k.ctx, k.attn_cache) = (Some(ctx), Some(c));
+                }
+            }
+            Op::Gelu => {
+                let a = saved(kept, op, tensors::A, |k| k.fc1.as_ref())?;
+                let out = ex.op(op, |r| {
+                    let mut u = kernels::gelu(a[r].view());
+                    hook.round(op, &mut u);
+                    u
+                });
+                for (k, u) in kept.iter_mut().zip(out) {
+                    k.act = Some(u);
+                }
+            }
+            Op::AttnOut | Op::Fc2 => {
+                let src = if op == Op::AttnOut {
+                    saved(kept, op, tensors::CTX, |k| k.ctx.as_ref())?
+                } else {
+                    saved(kept, op, tensors::U, |k| k.act.as_ref())?
+                };
+                live.partial = Some(ex.op(op, |r| {
+                    let w = if op == Op::AttnOut {
+                        &p(r).out_w
+                    } else {
+                        &p(r).fc2_w
+                    };
+                    let mut z = kernels::matmul(src[r].view(), w.view());
+                    hook.round(op, &mut z);
+                    z
+                }));
+            }
+            Op::AttnG | Op::MlpG => {
+                let part = take(&mut live.partial, op, tensors::Z)?;
+                live.partial = Some(ex.exit(op, step.collective, part)?);
+            }
+            Op::AttnBiasResidual | Op::MlpBiasResidual => {
+                let part = take(&mut live.partial, op, tensors::Z)?;
+                let res = if op == Op::AttnBiasResidual {
+                    take(&mut live.x, op, tensors::X)?
+                } else {
+                    take(&mut live.x1, op, tensors::X1)?
+                };
+                let out = ex.op_each(op, part, |r, mut y| {
+                    let bias = if op == Op::AttnBiasResidual {
+                        &p(r).out_b
+                    } else {
+                        &p(r).fc2_b
+                    };
+                    kernels::residual_bias_in_place(&mut y, res[r].view(), bias.view());
+                    hook.round(op, &mut y);
+                    y
+                });
+                if op == Op::AttnBiasResidual {
+                    live.x = Some(res);
+                    live.x1 = Some(out);
+                } else {
+                    live.x = Some(out);
+                }
+            }
+            // ---- backward ----
+            Op::MlpBiasResidualBwd | Op::AttnBiasResidualBwd => {
+                let d = if op == Op::MlpBiasResidualBwd {
+                    peek(&live.dy, op, tensors::DY)?
+                } else {
+                    peek(&live.dx1, op, tensors::DX1)?
+                };
+                let db = ex.op(op, |r| kernels::col_sum(d[r].view()));
+                for (g, db) in grads.iter_mut().zip(db) {
+                    if op == Op::MlpBiasResidualBwd {
+                        g[layer].fc2_b = db;
+                    } else {
+                        g[layer].out_b = db;
+                    }
+                }
+            }
+            Op::MlpGBwd | Op::AttnGBwd => {
+                let d = if op == Op::MlpGBwd {
+                    peek(&live.dy, op, tensors::DY)?
+                } else {
+                    peek(&live.dx1, op, tensors::DX1)?
+                };
+                let d: Vec<&Array2<T>> = d.iter().collect();
+                live.dgathered = ex.enter(op, step.collective, &d)?;
+            }
+            Op::Fc2Bwd | Op::AttnOutBwd => {
+                let d = if op == Op::Fc2Bwd {
+                    peek(&live.dy, op, tensors::DY)?
+                } else {
+                    peek(&live.dx1, op, tensors::DX1)?
+                };
+                let src = if op == Op::Fc2Bwd {
+                    saved(kept, op, tensors::U, |k| k.act.as_ref())?
+                } else {
+                    saved(kept, op, tensors::CTX, |k| k.ctx.as_ref())?
+                };
+                let gathered = live.dgathered.take();
+                let out = ex.op(op, |r| {
+                    let w = if op == Op::Fc2Bwd {
+                        &p(r).fc2_w
+                    } else {
+                        &p(r).out_w
+                    };
+                    let d_in = pick_owned(&gathered, d, r);
+                    let dw = kernels::matmul(src[r].t(), d_in.view());
+                    let dx = kernels::matmul(d_in.view(), w.t());
+                    (dw, dx)
+                });
+                let mut dxs = Vec::with_capacity(tp);
+                for (g, (dw, dx)) in grads.iter_mut().zip(out) {
+                    if op == Op::Fc2Bwd {
+                        g[layer].fc2_w = dw;
+                    } else {
+                        g[layer].out_w = dw;
+                    }
+                    dxs.push(dx);
+                }
+                if op == Op::Fc2Bwd {
+                    live.du = Some(dxs);
+                } else {
+                    live.dctx = Some(dxs);
+                }
+            }
+            Op::GeluBwd => {
+                let a = saved(kept, op, tensors::A, |k| k.fc1.as_ref())?;
+                let du = take(&mut live.du, op, tensors::DU)?;
+                live.du = Some(ex.op_each(op, du, |r, mut du| {
+                    kernels::gelu_backward_in_place(a[r].view(), &mut du);
+                    du
+                }));
+            }
+            Op::MlpFBwdGather | Op::AttnFBwdGather => {
+                let ln: Vec<&Array2<T>> = if op == Op::MlpFBwdGather {
+                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                } else {
+                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                };
+                live.regathered = Some(ex.all_gather(op, &ln)?);
+            }
+            Op::Fc1Bwd | Op::QkvBwd => {
+                let d = if op == Op::Fc1Bwd {
+                    take(&mut live.du, op, tensors::DA)?
+                } else {
+                    take(&mut live.dqkv, op, tensors::DQKV)?
+                };
+                let ln: Vec<&Array2<T>> = if op == Op::Fc1Bwd {
+                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                } else {
+                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                };
+                let regathered = live.regathered.take();
+                let out = ex.op(op, |r| {
+                    let w = if op == Op::Fc1Bwd {
+                        &p(r).fc1_w
+                    } else {
+                        &p(r).qkv_w
+                    };
+                    let dw = kernels::matmul(pick(&regathered, &ln, r).t(), d[r].view());
+                    let db = kernels::col_sum(d[r].view());
+                    let dx = kernels::matmul(d[r].view(), w.t());
+                    (dw, db, dx)
+                });
+                let mut dxs = Vec::with_capacity(tp);
+                for (g, (dw, db, dx)) in grads.iter_mut().zip(out) {
+                    if op == Op::Fc1Bwd {
+                        (g[layer].fc1_w, g[layer].fc1_b) = (dw, db);
+                    } else {
+                        (g[layer].qkv_w, g[layer].qkv_b) = (dw, db);
+                    }
+                    dxs.push(dx);
+                }
+                live.dh = Some(dxs);
+            }
+            Op::AttnCoreBwd => {
+                let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
+                let cache = saved(kept, op, tensors::QKV, |k| k.attn_cache.as_ref())?;
+                let dctx = take(&mut live.dctx, op, tensors::DCTX)?;
+                live.dqkv = Some(ex.op(op, |r| {
+                    kernels::attention_backward(
+                        qkv[r].view(),
+                        cache[r],
+                        dctx[r].view(),
+                        b,
+                        s,
+                        hp,
+                        kvp,
+                    )
+                }));
+            }
+            Op::KvGrads => {
+                // Replicated KV heads: each copy's gradient covers only its rank's query
+                // heads; the copies of one KV head (this event's group) sum them.
+                ex.kv_grads_all_reduce(&step.ranks, &mut grads, layer)?;
+            }
+            Op::MlpFBwd | Op::AttnFBwd => {
+                let dh = take(&mut live.dh, op, tensors::DH2)?;
+                live.dh = Some(ex.exit(op, step.collective, dh)?);
+            }
+            Op::Ln2Bwd | Op::Ln1Bwd => {
+                let dh = take(&mut live.dh, op, tensors::DH2)?;
+                let res = if op == Op::Ln2Bwd {
+                    take(&mut live.dy, op, tensors::DY)?
+                } else {
+                    take(&mut live.dx1, op, tensors::DX1)?
+                };
+                let cache = if op == Op::Ln2Bwd {
+                    saved(kept, op, tensors::H2, |k| k.ln2_cache.as_ref())?
+                } else {
+                    saved(kept, op, tensors::H1, |k| k.ln1_cache.as_ref())?
+                };
+                let out = ex.op_each(op, dh, |r, mut dh| {
+                    let w = if op == Op::Ln2Bwd {
+                        &p(r).ln2_w
+                    } else {
+                        &p(r).ln1_w
+                    };
+                    let (dg, db) = kernels::layer_norm_backward_residual_in_place(
+                        &mut dh,
+                        cache[r],
+                        w.view(),
+                        res[r].view(),
+                    );
+                    (dh, dg, db)
+                });
+                let mut dxs = Vec::with_capacity(tp);
+                for (g, (dx, dg, db)) in grads.iter_mut().zip(out) {
+                    if op == Op::Ln2Bwd {
+                        (g[layer].ln2_w, g[layer].ln2_b) = (dg, db);
+                    } else {
+                        (g[layer].ln1_w, g[layer].ln1_b) = (dg, db);
+                    }
+                    dxs.push(dx);
+                }
+                if op == Op::Ln2Bwd {
+                    live.dx1 = Some(dxs);
+                } else {
+                    live.dy = Some(dxs);
+                    // The layer's saved activations are no longer needed.
+                    *kept = Vec::new();
+                }
+            }
+            Op::SpGrads => ex.sp_grads_all_reduce(&mut grads, layer)?,
+            // The vocabulary-parallel ends are not part of the block program
+            // ([`crate::vocab`] runs them).
+            Op::EmbedLookup
+            | Op::EmbedG
+            | Op::LmHead
+            | Op::CeLocal
+            | Op::CeMax
+            | Op::CeSumExp
+            | Op::CeTarget
+            | Op::CeBwd
+            | Op::LmHeadBwd
+            | Op::LmHeadFBwd
+            | Op::EmbedBwd
+            | Op::PosEmbed
+            | Op::FinalLn
+            | Op::LogitsGather => {
+                return Err(CollectiveError::ProgramOrder {
+                    op: op.name(),
+                    tensor: "a block tensor (this op is not part of the block program)",
+                })
+            }
         }
-        dy = ln1.into_iter().map(|t| t.0).collect();
     }
+    if !options.backward || cfg.layers == 0 {
+        for (r, n) in saved_elements_per_rank.iter_mut().enumerate() {
+            *n = keep.iter().map(|l| l[r].elements()).sum();
+        }
+    }
+    let outputs = take(&mut live.x, Op::MlpBiasResidual, tensors::Y)?;
+    let grad_inputs = if options.backward && cfg.layers > 0 {
+        take(&mut live.dy, Op::Ln1Bwd, tensors::DX)?
+    } else {
+        (0..tp).map(|r| rows_of(grad_output, r)).collect()
+    };
     Ok(ShardedRun {
         outputs,
-        grad_inputs: dy,
+        grad_inputs,
         grads,
         token_rows: (0..tp).map(|r| cfg.token_rows(r)).collect(),
         saved_elements_per_rank,

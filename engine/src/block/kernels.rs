@@ -1,0 +1,943 @@
+//! The sharded executor's fused CPU kernels: LayerNorm, GeLU, bias and residual passes, and causal
+//! attention, each one pass over contiguous rows with no temporary arrays, written so that the
+//! compiler vectorises them (sums in [`LANES`] independent lanes, a branch-free `exp`).
+//!
+//! Only the sharded executor ([`crate::sharded`]) calls these. The unsharded reference keeps its
+//! own plain kernels and ndarray's `dot` ([`crate::reference`]), so a mistake here shows up as a
+//! verification failure instead of being shared by both sides. The simple kernels of
+//! [`crate::ops`] stay as they were for the other callers (the labs, the GPU layout tests).
+//!
+//! Rounding: every kernel computes the same formula as the reference, in another order (lane
+//! sums instead of one running sum, GeLU as `x·σ(2u)` instead of `½x(1 + tanh u)`, an `exp` within
+//! 2 ulps of the correctly rounded value, a bias added before the product's sum instead of after).
+//! Each of these changes the result by a few ε per element, far inside the verification's
+//! `16·ε·√K` ([`crate::verify`]), and the tests below bound each kernel against its reference.
+
+use crate::dtype::Element;
+use crate::ops::{AttnCache, LnCache, LN_EPS};
+use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2};
+use rayon::prelude::*;
+use std::any::TypeId;
+
+/// Independent accumulators of a vectorised sum (16 f32 = one AVX-512 register, two AVX ones).
+const LANES: usize = 16;
+
+/// Rows per task of the row-parallel kernels: fixed, so that results do not depend on the number
+/// of threads.
+const ROW_CHUNK: usize = 32;
+
+/// Elements per task of the element-wise kernels (same reason).
+const ELEM_CHUNK: usize = 1 << 14;
+
+/// Query rows per block of causal attention: block `[r0, r1)` attends to keys `0..r1` only.
+const ATTN_BLOCK_ROWS: usize = 64;
+
+/// Products with fewer multiply-adds than this run on one thread.
+const PARALLEL_MIN_MACS: usize = 1 << 18;
+
+/// The arithmetic the kernels need, with an `exp` the compiler can vectorise.
+trait Fast: Element {
+    fn exp_fast(self) -> Self;
+}
+
+impl Fast for f32 {
+    /// `exp` by `2^k · p(r)`, `r = x − k·ln2` (Cody–Waite), `p` the degree-7 Taylor polynomial
+    /// (truncation 5e-9 relative on |r| ≤ ln2/2, below f32's ε/2 = 6e-8); `x` clamped to
+    /// `[−87, 88]`, where `2^k` is a normal number (only GeLU's and the softmax's arguments reach
+    /// the clamp, and there the result is 0 or ∞ to working precision anyway).
+    #[inline(always)]
+    fn exp_fast(self) -> f32 {
+        const LN2_HI: f32 = 0.693_145_75; // 16 significant bits: k·LN2_HI is exact for |k| ≤ 128
+        const LN2_LO: f32 = 1.428_606_8e-6;
+        const MAGIC: f32 = 12_582_912.0; // 1.5·2²³: adding it rounds to an integer
+        let x = self.clamp(-87.0, 88.0);
+        let kf = x * std::f32::consts::LOG2_E + MAGIC;
+        let k = kf.to_bits().wrapping_sub(MAGIC.to_bits());
+        let kr = kf - MAGIC;
+        let r = x - kr * LN2_HI - kr * LN2_LO;
+        let p = 1.0
+            + r * (1.0
+                + r * (0.5
+                    + r * (1.0 / 6.0
+                        + r * (1.0 / 24.0
+                            + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+        p * f32::from_bits(k.wrapping_add(127) << 23)
+    }
+}
+
+/// `1/n!` for `n = 0..=13`.
+const INV_FACTORIAL: [f64; 14] = {
+    let mut c = [1.0; 14];
+    let mut n = 1;
+    while n < 14 {
+        c[n] = c[n - 1] / n as f64;
+        n += 1;
+    }
+    c
+};
+
+impl Fast for f64 {
+    /// As for f32, with the degree-13 Taylor polynomial (truncation 4e-18 relative) and `x`
+    /// clamped to `[−708, 709]`.
+    #[inline(always)]
+    fn exp_fast(self) -> f64 {
+        const LN2_HI: f64 = 6.931_471_803_691_238e-1; // fdlibm's split of ln 2
+        const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+        const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵²
+        let x = self.clamp(-708.0, 709.0);
+        let kf = x * std::f64::consts::LOG2_E + MAGIC;
+        let k = kf.to_bits().wrapping_sub(MAGIC.to_bits());
+        let kr = kf - MAGIC;
+        let r = x - kr * LN2_HI - kr * LN2_LO;
+        let mut p = INV_FACTORIAL[13];
+        for &c in INV_FACTORIAL[..13].iter().rev() {
+            p = p * r + c;
+        }
+        p * f64::from_bits(k.wrapping_add(1023) << 52)
+    }
+}
+
+/// `x` as a slice of `U` when `T` is `U`.
+fn cast<T: 'static, U: 'static>(x: &[T]) -> Option<&[U]> {
+    // SAFETY: `T` and `U` are the same type (same TypeId), so the slice is reinterpreted as itself.
+    (TypeId::of::<T>() == TypeId::of::<U>())
+        .then(|| unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<U>(), x.len()) })
+}
+
+fn cast_mut<T: 'static, U: 'static>(x: &mut [T]) -> Option<&mut [U]> {
+    // SAFETY: as `cast`; the borrow is unique and moves into the result.
+    (TypeId::of::<T>() == TypeId::of::<U>())
+        .then(|| unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<U>(), x.len()) })
+}
+
+/// Calls `$f::<f32>` or `$f::<f64>` on the slices reinterpreted as that type (every [`Element`]
+/// is one of the two).
+macro_rules! dispatch {
+    ($f:ident, [$($r:ident),*], [$($w:ident),*] $(, $extra:expr)*) => {{
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            if let ($(Some($r),)* $(Some($w),)*) =
+                ($(cast::<T, f32>($r),)* $(cast_mut::<T, f32>($w),)*)
+            {
+                $f::<f32>($($r,)* $($w,)* $($extra),*)
+            }
+        } else if let ($(Some($r),)* $(Some($w),)*) =
+            ($(cast::<T, f64>($r),)* $(cast_mut::<T, f64>($w),)*)
+        {
+            $f::<f64>($($r,)* $($w,)* $($extra),*)
+        }
+    }};
+}
+
+/// A lane sum: `LANES` running sums, then added pairwise.
+#[inline(always)]
+fn lane_sum<F: Fast>(acc: [F; LANES], tail: F) -> F {
+    let mut a = acc;
+    let mut w = LANES / 2;
+    while w > 0 {
+        for i in 0..w {
+            a[i] += a[i + w];
+        }
+        w /= 2;
+    }
+    a[0] + tail
+}
+
+#[inline(always)]
+fn sum<F: Fast>(x: &[F]) -> F {
+    let mut acc = [F::zero(); LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for c in &mut chunks {
+        for i in 0..LANES {
+            acc[i] += c[i];
+        }
+    }
+    let tail = chunks.remainder().iter().fold(F::zero(), |a, &v| a + v);
+    lane_sum(acc, tail)
+}
+
+#[inline(always)]
+fn dot<F: Fast>(x: &[F], y: &[F]) -> F {
+    let mut acc = [F::zero(); LANES];
+    let (mut cx, mut cy) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
+    for (a, b) in (&mut cx).zip(&mut cy) {
+        for i in 0..LANES {
+            acc[i] += a[i] * b[i];
+        }
+    }
+    let tail = cx
+        .remainder()
+        .iter()
+        .zip(cy.remainder())
+        .fold(F::zero(), |a, (&u, &v)| a + u * v);
+    lane_sum(acc, tail)
+}
+
+#[inline(always)]
+fn sq_dev<F: Fast>(x: &[F], mean: F) -> F {
+    let mut acc = [F::zero(); LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for c in &mut chunks {
+        for i in 0..LANES {
+            let d = c[i] - mean;
+            acc[i] += d * d;
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(F::zero(), |a, &v| a + (v - mean) * (v - mean));
+    lane_sum(acc, tail)
+}
+
+/// The elements of a standard-layout array (every array the executor makes is one).
+fn elems<T: Element>(a: &Array2<T>) -> &[T] {
+    a.as_slice().unwrap_or(&[])
+}
+
+fn elems_mut<T: Element>(a: &mut Array2<T>) -> &mut [T] {
+    a.as_slice_mut().unwrap_or(&mut [])
+}
+
+/// A copy in standard layout when `a` is not one.
+fn standard<T: Element>(a: ArrayView2<'_, T>) -> Array2<T> {
+    a.as_standard_layout().into_owned()
+}
+
+/// Row-major `[rows, cols]` zeros-free buffer filled by `fill` (which must write every element).
+fn filled<T: Element>(rows: usize, cols: usize, fill: impl FnOnce(&mut [T])) -> Array2<T> {
+    let mut v = vec![T::zero(); rows * cols];
+    fill(&mut v);
+    Array2::from_shape_vec((rows, cols), v).unwrap_or_else(|_| Array2::zeros((rows, cols)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products.
+
+/// `out = beta·a·b` (or `out += beta·a·b` when `accumulate`) through `gemm`, on the thread pool
+/// when `parallel` and the product is large enough.
+///
+/// **Panics** if the shapes do not chain; the executor only passes shapes from a validated plan.
+fn gemm_into<T: Element>(
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    mut out: ArrayViewMut2<'_, T>,
+    accumulate: bool,
+    beta: T,
+    parallel: bool,
+) {
+    let (m, k) = a.dim();
+    let (k2, n) = b.dim();
+    assert!(
+        k == k2 && out.dim() == (m, n),
+        "matmul shapes do not chain: {m}x{k} · {k2}x{n} -> {:?}",
+        out.dim()
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !accumulate {
+            out.fill(T::zero());
+        }
+        return;
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let par = if parallel && m * n * k >= PARALLEL_MIN_MACS {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
+    #[cfg(target_arch = "wasm32")]
+    let par = {
+        let _ = (parallel, PARALLEL_MIN_MACS);
+        gemm::Parallelism::None
+    };
+    let (a_rs, a_cs) = (a.strides()[0], a.strides()[1]);
+    let (b_rs, b_cs) = (b.strides()[0], b.strides()[1]);
+    let (o_rs, o_cs) = (out.strides()[0], out.strides()[1]);
+    // SAFETY: the pointers and strides come from live ndarray views whose shapes were checked
+    // above to be m×k, k×n and m×n; `out` is a unique mutable view that does not alias `a` or `b`
+    // (the borrow checker guarantees it), and gemm only reads/writes inside those extents.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            o_cs,
+            o_rs,
+            accumulate,
+            a.as_ptr(),
+            a_cs,
+            a_rs,
+            b.as_ptr(),
+            b_cs,
+            b_rs,
+            T::one(),
+            beta,
+            false,
+            false,
+            false,
+            par,
+        );
+    }
+}
+
+/// `a · b` on the thread pool.
+pub fn matmul<T: Element>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
+    let mut out = Array2::<T>::zeros((a.nrows(), b.ncols()));
+    gemm_into(a, b, out.view_mut(), false, T::one(), true);
+    out
+}
+
+/// `x · w + bias` (`bias` a `[1, n]` row): the bias is written first and the product added to
+/// it, so there is no separate pass over the output.
+pub fn linear_bias<T: Element>(
+    x: ArrayView2<'_, T>,
+    w: ArrayView2<'_, T>,
+    bias: ArrayView2<'_, T>,
+) -> Array2<T> {
+    let (m, n) = (x.nrows(), w.ncols());
+    let bias = standard(bias);
+    let b = elems(&bias);
+    let mut out = if b.len() == n {
+        let mut v = Vec::with_capacity(m * n);
+        for _ in 0..m {
+            v.extend_from_slice(b);
+        }
+        Array2::from_shape_vec((m, n), v).unwrap_or_else(|_| Array2::zeros((m, n)))
+    } else {
+        Array2::zeros((m, n))
+    };
+    gemm_into(x, w, out.view_mut(), true, T::one(), true);
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element-wise and row-wise kernels.
+
+/// Column sums, as a `[1, n]` matrix (a bias gradient): rows added in order, `n` columns at once.
+pub fn col_sum<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
+    let x = x.as_standard_layout();
+    let n = x.ncols();
+    let mut out = Array2::<T>::zeros((1, n));
+    if let (Some(xs), Some(o)) = (x.as_slice(), out.as_slice_mut()) {
+        for row in xs.chunks_exact(n.max(1)) {
+            for (a, &v) in o.iter_mut().zip(row) {
+                *a += v;
+            }
+        }
+    }
+    out
+}
+
+/// `z ← (x + z) + bias` in place: the residual and the row-parallel bias after `g`, one pass.
+pub fn residual_bias_in_place<T: Element>(
+    z: &mut Array2<T>,
+    x: ArrayView2<'_, T>,
+    bias: ArrayView2<'_, T>,
+) {
+    let x = x.as_standard_layout();
+    let bias = standard(bias);
+    let n = z.ncols().max(1);
+    let (xs, b) = (x.as_slice().unwrap_or(&[]), elems(&bias));
+    if b.len() != z.ncols() || xs.len() != z.len() {
+        // Shapes from a validated plan always match; keep ndarray's broadcasting otherwise.
+        *z += &x;
+        *z += &bias;
+        return;
+    }
+    elems_mut(z)
+        .par_chunks_mut(n * ROW_CHUNK)
+        .zip(xs.par_chunks(n * ROW_CHUNK))
+        .for_each(|(zc, xc)| {
+            for (zr, xr) in zc.chunks_exact_mut(n).zip(xc.chunks_exact(n)) {
+                for ((o, &xv), &bv) in zr.iter_mut().zip(xr).zip(b) {
+                    *o = (xv + *o) + bv;
+                }
+            }
+        });
+}
+
+/// `a ← a + b` in place (the residual gradient).
+pub fn add_in_place<T: Element>(a: &mut Array2<T>, b: ArrayView2<'_, T>) {
+    let b = b.as_standard_layout();
+    match b.as_slice() {
+        Some(bs) if bs.len() == a.len() => elems_mut(a)
+            .par_chunks_mut(ELEM_CHUNK)
+            .zip(bs.par_chunks(ELEM_CHUNK))
+            .for_each(|(ac, bc)| ac.iter_mut().zip(bc).for_each(|(x, &y)| *x += y)),
+        _ => *a += &b,
+    }
+}
+
+/// LayerNorm over the last axis, `y = (x − mean)/sqrt(var + eps) · γ + β` (biased variance), one
+/// pass per row for the statistics and one for the outputs.
+pub fn layer_norm<T: Element>(
+    x: ArrayView2<'_, T>,
+    gamma: ArrayView2<'_, T>,
+    beta: ArrayView2<'_, T>,
+) -> (Array2<T>, LnCache<T>) {
+    let (t, h) = x.dim();
+    let x = x.as_standard_layout();
+    let (gamma, beta) = (standard(gamma), standard(beta));
+    let mut y = Array2::<T>::zeros((t, h));
+    let mut xhat = Array2::<T>::zeros((t, h));
+    let mut rstd = Array1::<T>::zeros(t);
+    let xs = x.as_slice().unwrap_or(&[]);
+    let (g, b) = (elems(&gamma), elems(&beta));
+    if let Some(rs) = rstd.as_slice_mut() {
+        let (ys, xh) = (elems_mut(&mut y), elems_mut(&mut xhat));
+        dispatch!(layer_norm_rows, [xs, g, b], [ys, xh, rs], h);
+    }
+    (y, LnCache { xhat, rstd })
+}
+
+fn layer_norm_rows<F: Fast>(
+    x: &[F],
+    g: &[F],
+    b: &[F],
+    y: &mut [F],
+    xhat: &mut [F],
+    rstd: &mut [F],
+    h: usize,
+) {
+    if h == 0 || g.len() != h || b.len() != h {
+        return;
+    }
+    let hn = F::from_f64(h as f64);
+    let eps = F::from_f64(LN_EPS);
+    let c = h * ROW_CHUNK;
+    x.par_chunks(c)
+        .zip(y.par_chunks_mut(c))
+        .zip(xhat.par_chunks_mut(c))
+        .zip(rstd.par_chunks_mut(ROW_CHUNK))
+        .for_each(|(((xc, yc), hc), rc)| {
+            for (((row, yr), hr), r) in xc
+                .chunks_exact(h)
+                .zip(yc.chunks_exact_mut(h))
+                .zip(hc.chunks_exact_mut(h))
+                .zip(rc.iter_mut())
+            {
+                let mean = sum(row) / hn;
+                let var = sq_dev(row, mean) / hn;
+                let rs = F::one() / (var + eps).sqrt();
+                *r = rs;
+                for ((((&v, o), xh), &gv), &bv) in row.iter().zip(yr).zip(hr).zip(g).zip(b) {
+                    let n = (v - mean) * rs;
+                    *xh = n;
+                    *o = n * gv + bv;
+                }
+            }
+        });
+}
+
+/// LayerNorm backward plus the residual, in place: `dy` becomes `residual + dx` with
+/// `dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂))`, `dx̂ = dy · γ`; returns `(dγ, dβ)`.
+pub fn layer_norm_backward_residual_in_place<T: Element>(
+    dy: &mut Array2<T>,
+    cache: &LnCache<T>,
+    gamma: ArrayView2<'_, T>,
+    residual: ArrayView2<'_, T>,
+) -> (Array2<T>, Array2<T>) {
+    let h = dy.ncols();
+    let residual = residual.as_standard_layout();
+    let gamma = standard(gamma);
+    let mut dgamma = Array2::<T>::zeros((1, h));
+    let mut dbeta = Array2::<T>::zeros((1, h));
+    let res = residual.as_slice().unwrap_or(&[]);
+    let (g, xh) = (elems(&gamma), elems(&cache.xhat));
+    if let Some(rs) = cache.rstd.as_slice() {
+        let (dys, dg, db) = (elems_mut(dy), elems_mut(&mut dgamma), elems_mut(&mut dbeta));
+        dispatch!(layer_norm_backward_rows, [xh, rs, g, res], [dys, dg, db], h);
+    }
+    (dgamma, dbeta)
+}
+
+/// [`layer_norm_backward_residual_in_place`] on a copy: `(residual + dx, dγ, dβ)`.
+pub fn layer_norm_backward_residual<T: Element>(
+    dy: ArrayView2<'_, T>,
+    cache: &LnCache<T>,
+    gamma: ArrayView2<'_, T>,
+    residual: ArrayView2<'_, T>,
+) -> (Array2<T>, Array2<T>, Array2<T>) {
+    let mut dx = standard(dy);
+    let (dg, db) = layer_norm_backward_residual_in_place(&mut dx, cache, gamma, residual);
+    (dx, dg, db)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn layer_norm_backward_rows<F: Fast>(
+    xhat: &[F],
+    rstd: &[F],
+    g: &[F],
+    res: &[F],
+    dy: &mut [F],
+    dgamma: &mut [F],
+    dbeta: &mut [F],
+    h: usize,
+) {
+    if h == 0 || g.len() != h || res.len() != dy.len() || xhat.len() != dy.len() {
+        return;
+    }
+    let hn = F::from_f64(h as f64);
+    let c = h * ROW_CHUNK;
+    // Each chunk of rows sums its own dγ, dβ; the chunks' sums are added in chunk order.
+    let partials: Vec<(Vec<F>, Vec<F>)> = dy
+        .par_chunks_mut(c)
+        .zip(xhat.par_chunks(c))
+        .zip(rstd.par_chunks(ROW_CHUNK))
+        .zip(res.par_chunks(c))
+        .map(|(((dyc, xc), rc), resc)| {
+            let (mut dg, mut db) = (vec![F::zero(); h], vec![F::zero(); h]);
+            let mut gx = vec![F::zero(); h];
+            for (((dyr, xr), &r), resr) in dyc
+                .chunks_exact_mut(h)
+                .zip(xc.chunks_exact(h))
+                .zip(rc)
+                .zip(resc.chunks_exact(h))
+            {
+                for ((((o, &d), &gv), dgv), (dbv, &xv)) in gx
+                    .iter_mut()
+                    .zip(dyr.iter())
+                    .zip(g)
+                    .zip(dg.iter_mut())
+                    .zip(db.iter_mut().zip(xr))
+                {
+                    *o = d * gv;
+                    *dgv += d * xv;
+                    *dbv += d;
+                }
+                let m1 = sum(&gx) / hn;
+                let m2 = dot(&gx, xr) / hn;
+                for (((o, &gv), &xv), &rv) in dyr.iter_mut().zip(&gx).zip(xr).zip(resr) {
+                    *o = rv + r * (gv - m1 - xv * m2);
+                }
+            }
+            (dg, db)
+        })
+        .collect();
+    for (pg, pb) in partials {
+        dgamma.iter_mut().zip(&pg).for_each(|(a, &v)| *a += v);
+        dbeta.iter_mut().zip(&pb).for_each(|(a, &v)| *a += v);
+    }
+}
+
+const GELU_C: f64 = 0.797_884_560_802_865_4; // sqrt(2/π)
+const GELU_A: f64 = 0.044_715;
+
+/// GeLU, tanh approximation: `½x(1 + tanh u)`, `u = √(2/π)(x + 0.044715x³)`, computed as
+/// `x·σ(2u) = x / (1 + e^{−2u})` (the same function: `½(1 + tanh u) = σ(2u)`).
+pub fn gelu<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
+    let x = x.as_standard_layout();
+    let xs = x.as_slice().unwrap_or(&[]);
+    let (r, c) = x.dim();
+    filled(r, c, |out: &mut [T]| dispatch!(gelu_elems, [xs], [out]))
+}
+
+fn gelu_elems<F: Fast>(x: &[F], out: &mut [F]) {
+    let (c, a) = (F::from_f64(-2.0 * GELU_C), F::from_f64(GELU_A));
+    x.par_chunks(ELEM_CHUNK)
+        .zip(out.par_chunks_mut(ELEM_CHUNK))
+        .for_each(|(xc, oc)| {
+            for (o, &v) in oc.iter_mut().zip(xc) {
+                let e = (c * (v + a * v * v * v)).exp_fast();
+                *o = v / (F::one() + e);
+            }
+        });
+}
+
+/// GeLU backward in place: `dy ← dy · gelu'(x)`, `gelu'(x) = σ + 2xσ(1 − σ)·√(2/π)(1 +
+/// 3·0.044715x²)` with `σ = σ(2u)` (the derivative of `x·σ(2u)`, equal to the tanh form's).
+pub fn gelu_backward_in_place<T: Element>(x: ArrayView2<'_, T>, dy: &mut Array2<T>) {
+    let x = x.as_standard_layout();
+    let xs = x.as_slice().unwrap_or(&[]);
+    let ds = elems_mut(dy);
+    if xs.len() == ds.len() {
+        dispatch!(gelu_backward_elems, [xs], [ds]);
+    }
+}
+
+/// [`gelu_backward_in_place`] on a copy.
+pub fn gelu_backward<T: Element>(x: ArrayView2<'_, T>, dy: ArrayView2<'_, T>) -> Array2<T> {
+    let mut out = standard(dy);
+    gelu_backward_in_place(x, &mut out);
+    out
+}
+
+fn gelu_backward_elems<F: Fast>(x: &[F], dy: &mut [F]) {
+    let (c, a) = (F::from_f64(GELU_C), F::from_f64(GELU_A));
+    let (two, three) = (F::from_f64(2.0), F::from_f64(3.0));
+    x.par_chunks(ELEM_CHUNK)
+        .zip(dy.par_chunks_mut(ELEM_CHUNK))
+        .for_each(|(xc, dc)| {
+            for (g, &v) in dc.iter_mut().zip(xc) {
+                let e = (-two * c * (v + a * v * v * v)).exp_fast();
+                let sg = F::one() / (F::one() + e);
+                let d = sg + two * v * sg * (F::one() - sg) * c * (F::one() + three * a * v * v);
+                *g *= d;
+            }
+        });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Causal attention.
+
+/// Column ranges of the packed `[Q | K | V]` layout: `heads` query heads, then `kv_heads` key
+/// heads, then `kv_heads` value heads, each `d` wide; query head `j` reads KV head
+/// `j / (heads / kv_heads)`.
+#[derive(Clone, Copy)]
+struct Layout {
+    d: usize,
+    heads: usize,
+    kv_heads: usize,
+}
+
+impl Layout {
+    fn new(cols: usize, heads: usize, kv_heads: usize) -> Self {
+        let kv_heads = kv_heads.clamp(1, heads.max(1));
+        Self {
+            d: cols / (heads + 2 * kv_heads).max(1),
+            heads,
+            kv_heads,
+        }
+    }
+
+    fn group(&self) -> usize {
+        (self.heads / self.kv_heads).max(1)
+    }
+
+    fn q(&self, j: usize) -> std::ops::Range<usize> {
+        j * self.d..(j + 1) * self.d
+    }
+
+    fn k_of_group(&self, g: usize) -> std::ops::Range<usize> {
+        let c = (self.heads + g) * self.d;
+        c..c + self.d
+    }
+
+    fn v_of_group(&self, g: usize) -> std::ops::Range<usize> {
+        let c = (self.heads + self.kv_heads + g) * self.d;
+        c..c + self.d
+    }
+}
+
+/// The row blocks `[r0, r1)` of a sequence of `seq` positions.
+fn row_blocks(seq: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..seq)
+        .step_by(ATTN_BLOCK_ROWS)
+        .map(move |r0| (r0, (r0 + ATTN_BLOCK_ROWS).min(seq)))
+}
+
+/// Softmax of a score row over its first `keep` columns (the causal ones), the columns
+/// `keep..` of the row set to 0.
+fn softmax_row<T: Element>(row: &mut [T], keep: usize) {
+    dispatch!(softmax_row_f, [], [row], keep);
+}
+
+fn softmax_row_f<F: Fast>(row: &mut [F], keep: usize) {
+    let (live, masked) = row.split_at_mut(keep.min(row.len()));
+    masked.iter_mut().for_each(|v| *v = F::zero());
+    let max = live.iter().fold(F::neg_infinity(), |m, &v| m.max(v));
+    for v in live.iter_mut() {
+        *v = (*v - max).exp_fast();
+    }
+    let inv = F::one() / sum(live);
+    live.iter_mut().for_each(|v| *v *= inv);
+}
+
+/// `dS = P ⊙ (dP − rowsum(dP ⊙ P)) · scale` over a row's first `keep` columns; the rest of the
+/// row is set to 0 (there `P` is 0, so `dS` is too).
+fn softmax_backward_row<T: Element>(dp: &mut [T], p: &[T], keep: usize, scale: f64) {
+    dispatch!(softmax_backward_row_f, [p], [dp], keep, scale);
+}
+
+fn softmax_backward_row_f<F: Fast>(p: &[F], dp: &mut [F], keep: usize, scale: f64) {
+    let scale = F::from_f64(scale);
+    let (live, masked) = dp.split_at_mut(keep.min(dp.len()));
+    masked.iter_mut().for_each(|v| *v = F::zero());
+    let p = &p[..live.len()];
+    let d = dot(live, p);
+    for (x, &pv) in live.iter_mut().zip(p) {
+        *x = pv * (*x - d) * scale;
+    }
+}
+
+/// Causal multi-head (grouped-query) attention on packed `qkv` `[b·s, (heads + 2·kv)·d]`:
+/// the context `[b·s, heads·d]` and the softmax probabilities of every (batch, head), `[s, s]`,
+/// which the backward reads. Block by block of query rows against the keys up to the block's
+/// last row, the scores written straight into the head's probability matrix (scaled by `1/√d`
+/// inside the product), so no score is computed above the diagonal blocks and nothing else is
+/// allocated.
+pub fn attention<T: Element>(
+    qkv: ArrayView2<'_, T>,
+    batch: usize,
+    seq: usize,
+    heads: usize,
+    kv_heads: usize,
+) -> (Array2<T>, AttnCache<T>) {
+    let l = Layout::new(qkv.ncols(), heads, kv_heads);
+    let d = l.d;
+    let scale = T::from_f64(1.0 / (d as f64).sqrt());
+    let per_head: Vec<(Array2<T>, Array2<T>)> = (0..batch * heads)
+        .into_par_iter()
+        .map(|bj| {
+            let (b, j) = (bj / heads, bj % heads);
+            let g = j / l.group();
+            let rows = b * seq..(b + 1) * seq;
+            let q = qkv.slice(s![rows.clone(), l.q(j)]);
+            let k = qkv.slice(s![rows.clone(), l.k_of_group(g)]);
+            let v = qkv.slice(s![rows, l.v_of_group(g)]);
+            let mut p = Array2::<T>::zeros((seq, seq));
+            let mut o = Array2::<T>::zeros((seq, d));
+            for (r0, r1) in row_blocks(seq) {
+                let mut sc = p.slice_mut(s![r0..r1, ..r1]);
+                gemm_into(
+                    q.slice(s![r0..r1, ..]),
+                    k.slice(s![..r1, ..]).t(),
+                    sc.view_mut(),
+                    false,
+                    scale,
+                    false,
+                );
+                for (i, mut row) in sc.rows_mut().into_iter().enumerate() {
+                    if let Some(r) = row.as_slice_mut() {
+                        softmax_row(r, r0 + i + 1);
+                    }
+                }
+                gemm_into(
+                    sc.view(),
+                    v.slice(s![..r1, ..]),
+                    o.slice_mut(s![r0..r1, ..]),
+                    false,
+                    T::one(),
+                    false,
+                );
+            }
+            (o, p)
+        })
+        .collect();
+    let mut ctx = Array2::<T>::zeros((batch * seq, heads * d));
+    let mut probs = Vec::with_capacity(batch * heads);
+    for (bj, (o, p)) in per_head.into_iter().enumerate() {
+        let (b, j) = (bj / heads, bj % heads);
+        ctx.slice_mut(s![b * seq..(b + 1) * seq, j * d..(j + 1) * d])
+            .assign(&o);
+        probs.push(p);
+    }
+    (ctx, AttnCache { probs })
+}
+
+/// Attention backward, from `dctx` `[b·s, heads·d]` to `dqkv` (the shape of `qkv`), one task
+/// per (batch, KV head) so that a group's query heads add into their KV head's gradient in head
+/// order without sharing a buffer between tasks. With `P` the saved probabilities and
+/// `S = QKᵀ/√d`: `dV = Pᵀ·dO`, `dP = dO·Vᵀ`, `dS = P ⊙ (dP − rowsum(dP ⊙ P))`, `dQ = dS·K/√d`,
+/// `dK = dSᵀ·Q/√d`, block by block of query rows as the forward.
+pub fn attention_backward<T: Element>(
+    qkv: ArrayView2<'_, T>,
+    cache: &AttnCache<T>,
+    dctx: ArrayView2<'_, T>,
+    batch: usize,
+    seq: usize,
+    heads: usize,
+    kv_heads: usize,
+) -> Array2<T> {
+    let l = Layout::new(qkv.ncols(), heads, kv_heads);
+    let d = l.d;
+    let scale_f = 1.0 / (d as f64).sqrt();
+    let group = l.group();
+    type Grads<T> = (Vec<Array2<T>>, Array2<T>, Array2<T>);
+    let per_group: Vec<Grads<T>> = (0..batch * l.kv_heads)
+        .into_par_iter()
+        .map(|bg| {
+            let (b, g) = (bg / l.kv_heads, bg % l.kv_heads);
+            let rows = b * seq..(b + 1) * seq;
+            let k = qkv.slice(s![rows.clone(), l.k_of_group(g)]);
+            let v = qkv.slice(s![rows.clone(), l.v_of_group(g)]);
+            let mut dk = Array2::<T>::zeros((seq, d));
+            let mut dv = Array2::<T>::zeros((seq, d));
+            let mut ds = Array2::<T>::zeros((ATTN_BLOCK_ROWS.min(seq), seq));
+            let mut dqs = Vec::with_capacity(group);
+            for j in g * group..((g + 1) * group).min(heads) {
+                let p = &cache.probs[b * heads + j];
+                let q = qkv.slice(s![rows.clone(), l.q(j)]);
+                let dout = dctx.slice(s![rows.clone(), j * d..(j + 1) * d]);
+                let mut dq = Array2::<T>::zeros((seq, d));
+                for (r0, r1) in row_blocks(seq) {
+                    let pb = p.slice(s![r0..r1, ..r1]);
+                    let db = dout.slice(s![r0..r1, ..]);
+                    gemm_into(
+                        pb.t(),
+                        db,
+                        dv.slice_mut(s![..r1, ..]),
+                        true,
+                        T::one(),
+                        false,
+                    );
+                    let mut dsb = ds.slice_mut(s![..r1 - r0, ..r1]);
+                    gemm_into(
+                        db,
+                        v.slice(s![..r1, ..]).t(),
+                        dsb.view_mut(),
+                        false,
+                        T::one(),
+                        false,
+                    );
+                    for (i, (mut dr, pr)) in dsb.rows_mut().into_iter().zip(pb.rows()).enumerate() {
+                        if let (Some(dr), Some(pr)) = (dr.as_slice_mut(), pr.as_slice()) {
+                            softmax_backward_row(dr, pr, r0 + i + 1, scale_f);
+                        }
+                    }
+                    gemm_into(
+                        dsb.view(),
+                        k.slice(s![..r1, ..]),
+                        dq.slice_mut(s![r0..r1, ..]),
+                        false,
+                        T::one(),
+                        false,
+                    );
+                    gemm_into(
+                        dsb.t(),
+                        q.slice(s![r0..r1, ..]),
+                        dk.slice_mut(s![..r1, ..]),
+                        true,
+                        T::one(),
+                        false,
+                    );
+                }
+                dqs.push(dq);
+            }
+            (dqs, dk, dv)
+        })
+        .collect();
+    let mut dqkv = Array2::<T>::zeros(qkv.dim());
+    for (bg, (dqs, dk, dv)) in per_group.into_iter().enumerate() {
+        let (b, g) = (bg / l.kv_heads, bg % l.kv_heads);
+        let rows = b * seq..(b + 1) * seq;
+        for (i, dq) in dqs.iter().enumerate() {
+            dqkv.slice_mut(s![rows.clone(), l.q(g * group + i)])
+                .assign(dq);
+        }
+        dqkv.slice_mut(s![rows.clone(), l.k_of_group(g)])
+            .assign(&dk);
+        dqkv.slice_mut(s![rows, l.v_of_group(g)]).assign(&dv);
+    }
+    dqkv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops;
+    use rand::{Rng, SeedableRng};
+
+    fn rand_mat<T: Element>(r: usize, c: usize, seed: u64, amp: f64) -> Array2<T> {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        Array2::from_shape_simple_fn((r, c), || T::from_f64(rng.random_range(-amp..amp)))
+    }
+
+    /// Largest |a − b| relative to the largest |b|.
+    fn rel<T: Element>(a: &Array2<T>, b: &Array2<T>) -> f64 {
+        assert_eq!(a.dim(), b.dim());
+        let scale = b
+            .iter()
+            .fold(0.0f64, |m, v| m.max(Element::to_f64(*v).abs()));
+        let err = a.iter().zip(b).fold(0.0f64, |m, (x, y)| {
+            m.max((Element::to_f64(*x) - Element::to_f64(*y)).abs())
+        });
+        err / scale.max(f64::MIN_POSITIVE)
+    }
+
+    #[test]
+    fn exp_fast_is_within_two_ulps() {
+        for i in -87_000..=88_000 {
+            let x = i as f64 / 1000.0;
+            let (want, got) = (x.exp(), x.exp_fast());
+            assert!((got - want).abs() <= 2.0 * f64::EPSILON * want, "f64 {x}");
+            let xf = x as f32;
+            let (want, got) = ((xf as f64).exp(), xf.exp_fast() as f64);
+            // Normal f32 results only (below 2⁻¹²⁶ the spacing is fixed, not relative).
+            if want > f32::MIN_POSITIVE as f64 {
+                assert!(
+                    (got - want).abs() <= 2.0 * f32::EPSILON as f64 * want,
+                    "f32 {xf}"
+                );
+            }
+        }
+        assert_eq!(1e6f64.exp_fast(), (709.0f64).exp());
+        assert!((-1e6f32).exp_fast() < 1e-37);
+    }
+
+    /// Every kernel against the plain one in `ops` on seeded data, f64 and f32. Bounds: f64 to
+    /// 1e-13 and f32 to 1e-5 relative — rounding of reordered sums of at most 512 terms (√512·ε
+    /// ≈ 3e-15 and 3e-6) with a margin; a wrong index or formula is off by O(1).
+    #[test]
+    fn kernels_match_the_plain_kernels() {
+        fn check<T: Element>(tol: f64) {
+            let (t, h) = (37, 48);
+            let x = rand_mat::<T>(t, h, 1, 2.0);
+            let dy = rand_mat::<T>(t, h, 2, 1.0);
+            let res = rand_mat::<T>(t, h, 3, 1.0);
+            let g = rand_mat::<T>(1, h, 4, 1.0);
+            let b = rand_mat::<T>(1, h, 5, 1.0);
+            let (y, c) = layer_norm(x.view(), g.view(), b.view());
+            let (y0, c0) = ops::layer_norm(x.view(), g.view(), b.view());
+            assert!(rel(&y, &y0) < tol && rel(&c.xhat, &c0.xhat) < tol);
+            let (dx, dg, db) = layer_norm_backward_residual(dy.view(), &c, g.view(), res.view());
+            let (dx0, dg0, db0) = ops::layer_norm_backward(dy.view(), &c0, g.view());
+            assert!(rel(&dx, &(&dx0 + &res)) < tol, "ln dx");
+            assert!(rel(&dg, &dg0) < tol && rel(&db, &db0) < tol, "ln dγ dβ");
+
+            let a = rand_mat::<T>(t, 3 * h, 6, 6.0);
+            let da = rand_mat::<T>(t, 3 * h, 7, 1.0);
+            assert!(rel(&gelu(a.view()), &ops::gelu(a.view())) < tol, "gelu");
+            assert!(
+                rel(
+                    &gelu_backward(a.view(), da.view()),
+                    &ops::gelu_backward(a.view(), da.view())
+                ) < tol,
+                "gelu bwd"
+            );
+
+            let w = rand_mat::<T>(h, 20, 8, 1.0);
+            let bias = rand_mat::<T>(1, 20, 9, 1.0);
+            let mut want = ops::matmul(x.view(), w.view());
+            ops::add_row(&mut want, bias.view());
+            assert!(rel(&linear_bias(x.view(), w.view(), bias.view()), &want) < tol);
+            assert!(rel(&col_sum(x.view()), &ops::col_sum(x.view())) < tol);
+            let mut z = dy.clone();
+            residual_bias_in_place(&mut z, x.view(), b.view());
+            let mut want = &x + &dy;
+            want += &b;
+            assert!(rel(&z, &want) < tol);
+
+            // Attention: 2 sequences of 150 tokens (three row blocks, the last one short), MHA
+            // with 3 heads of 8, and GQA with 4 query heads on 2 KV heads.
+            for (heads, kv) in [(3, 3), (4, 2)] {
+                let (bt, s, d) = (2, 150, 8);
+                let qkv = rand_mat::<T>(bt * s, (heads + 2 * kv) * d, 10, 2.0);
+                let dctx = rand_mat::<T>(bt * s, heads * d, 11, 1.0);
+                let (ctx, cache) = attention(qkv.view(), bt, s, heads, kv);
+                let (ctx0, cache0) = ops::attention(qkv.view(), bt, s, heads, kv, ops::dot);
+                assert!(rel(&ctx, &ctx0) < tol, "attention {heads}/{kv}");
+                for (p, p0) in cache.probs.iter().zip(&cache0.probs) {
+                    assert!(rel(p, p0) < tol, "probs");
+                }
+                let dq = attention_backward(qkv.view(), &cache, dctx.view(), bt, s, heads, kv);
+                let dq0 = ops::attention_backward(
+                    qkv.view(),
+                    &cache0,
+                    dctx.view(),
+                    bt,
+                    s,
+                    heads,
+                    kv,
+                    ops::dot,
+                );
+                assert!(rel(&dq, &dq0) < tol, "attention bwd {heads}/{kv}");
+            }
+        }
+        check::<f64>(1e-13);
+        check::<f32>(1e-5);
+    }
+}

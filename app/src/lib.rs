@@ -6,6 +6,9 @@
 pub mod app;
 pub mod background;
 pub mod i18n;
+pub mod platform;
 pub mod views;
 
-pub use app::{run, TplabApp};
+#[cfg(not(target_arch = "wasm32"))]
+pub use app::run;
+pub use app::TplabApp;

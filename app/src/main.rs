@@ -1,10 +1,21 @@
-//! `tplab`: the desktop lab (no arguments) and its command-line tools.
+//! `tplab`: the desktop lab (no arguments) and its command-line tools; in a browser (wasm32) the
+//! web edition, started on the page's canvas (`tplab::platform::web::start`).
 
+// The web edition has no command line: everything else in this file is the desktop's.
+#[cfg(target_arch = "wasm32")]
+fn main() {
+    tplab::platform::web::start();
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 mod cli;
 
+#[cfg(not(target_arch = "wasm32"))]
 use clap::{Parser, Subcommand};
+#[cfg(not(target_arch = "wasm32"))]
 use std::process::ExitCode;
 
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Parser)]
 #[command(
     name = "tplab",
@@ -29,6 +40,7 @@ struct Cli {
 }
 
 /// One variant per subcommand; each lives in `cli/<name>.rs` with `Args` and `run`.
+#[cfg(not(target_arch = "wasm32"))]
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario on virtual GPUs: op/collective table and verification against the CPU reference.
@@ -37,6 +49,8 @@ enum Command {
     Plan(cli::plan::PlanArgs),
     /// Memory per GPU by term (weights, gradients, optimizer, activations, KV cache).
     Memory(cli::memory::MemoryArgs),
+    /// A collective as NCCL runs it: time, algbw and busbw over message sizes (nccl-tests style).
+    Collective(cli::collective::CollectiveArgs),
     /// The same shards on a real NVIDIA GPU: `gpu info`, `gpu run`, `gpu bench`.
     Gpu(cli::gpu::GpuArgs),
     /// Quiz in the terminal with instant feedback; `--exam` for the certificate exam.
@@ -56,8 +70,10 @@ enum Command {
 }
 
 /// The panic message `println!` raises when stdout cannot be written.
+#[cfg(not(target_arch = "wasm32"))]
 const PRINT_PANIC: &str = "failed printing to stdout";
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() -> ExitCode {
     // A safety net for printing not routed through `cli::write_stdout`: `println!` panics when
     // stdout fails; that panic is turned into the same quiet exit or message, never shown.
@@ -96,6 +112,7 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
@@ -106,6 +123,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => tplab::run(tplab::app::Launch::new(
@@ -117,6 +135,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::Plan(args)) => cli::plan::run(args),
         Some(Command::Memory(args)) => cli::memory::run(args),
+        Some(Command::Collective(args)) => cli::collective::run(args),
         Some(Command::Gpu(args)) => cli::gpu::run(args),
         Some(Command::Quiz(args)) => cli::quiz::run(args),
         Some(Command::Lessons(args)) => cli::lessons::run(args),

@@ -123,8 +123,8 @@ impl ExportSet {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "export".to_string());
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        let nanos = web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let staging = parent.join(format!(
             ".{base}.tplab-staging-{}-{nanos}",

@@ -363,8 +363,8 @@ pub fn fresh_seed() -> u64 {
     let mut b = [0u8; 8];
     match getrandom::fill(&mut b) {
         Ok(()) => u64::from_le_bytes(b),
-        Err(_) => std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        Err(_) => web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0),
     }

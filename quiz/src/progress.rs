@@ -11,6 +11,9 @@
 //! learner is told; the last good copy is used instead. A file written by a newer tplab (a higher
 //! `schema`) is refused with a message and left untouched.
 
+// No file locks in a browser (wasm32): the web edition keeps progress in local storage instead
+// (tplab's app/src/platform/web.rs), and this store's file calls fail there with "unsupported".
+#[cfg(not(target_arch = "wasm32"))]
 use fs4::fs_std::FileExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -290,6 +293,7 @@ impl Lock {
             .write(true)
             .open(&lock_path)
             .map_err(io("open the lock file", &lock_path))?;
+        #[cfg(not(target_arch = "wasm32"))]
         FileExt::lock_exclusive(&f).map_err(io("lock", &lock_path))?;
         Ok(Self(f))
     }
@@ -297,6 +301,7 @@ impl Lock {
 
 impl Drop for Lock {
     fn drop(&mut self) {
+        #[cfg(not(target_arch = "wasm32"))]
         let _ = FileExt::unlock(&self.0);
     }
 }

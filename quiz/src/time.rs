@@ -1,6 +1,6 @@
 //! Wall-clock helpers without a date crate.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use web_time::{SystemTime, UNIX_EPOCH};
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub fn unix_now_s() -> u64 {

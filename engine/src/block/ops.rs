@@ -13,6 +13,7 @@ use rayon::prelude::*;
 pub const LN_EPS: f64 = 1e-5;
 
 /// Products with fewer multiply-adds than this run on one thread (threads cost more than they save).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 const PARALLEL_MIN_MACS: usize = 1 << 18;
 
 /// `a · b` through `gemm` (any strides, so `x.t()` is free).
@@ -50,11 +51,15 @@ pub fn matmul_into<T: Element>(
         }
         return;
     }
+    // In a browser (wasm32) there is one thread and gemm is built without rayon.
+    #[cfg(not(target_arch = "wasm32"))]
     let par = if m * n * k >= PARALLEL_MIN_MACS {
         gemm::Parallelism::Rayon(0)
     } else {
         gemm::Parallelism::None
     };
+    #[cfg(target_arch = "wasm32")]
+    let par = gemm::Parallelism::None;
     let (a_rs, a_cs) = (a.strides()[0], a.strides()[1]);
     let (b_rs, b_cs) = (b.strides()[0], b.strides()[1]);
     let (o_rs, o_cs) = (out.strides()[0], out.strides()[1]);

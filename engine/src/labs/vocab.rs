@@ -46,9 +46,14 @@ use thiserror::Error;
 /// Megatron-LM's default `--make-vocab-size-divisible-by`.
 pub const DEFAULT_GRANULARITY: usize = 128;
 
-/// Largest token count [`VocabConfig::validate`] considers (2⁴⁰); below it the memory guard
-/// answers with the bytes a run would need.
-pub const MAX_TOKENS: usize = 1 << 40;
+/// Largest token count [`VocabConfig::validate`] considers (2⁴⁰, or `usize::MAX` where usize
+/// has 32 bits, as in the web edition); below it the memory guard answers with the bytes a run
+/// would need.
+pub const MAX_TOKENS: usize = if usize::BITS >= 64 {
+    (1u64 << 40) as usize
+} else {
+    usize::MAX
+};
 
 /// Largest embedding table (rows × hidden, elements) the CPU demo allocates.
 pub const MAX_TABLE_ELEMENTS: usize = 64 << 20;

@@ -1,0 +1,76 @@
+//! The desktop: files in folders, the quiz's file store, the CUDA executor.
+
+use std::path::Path;
+use tplab_quiz::cert::{self, Certificate, IssuerKey};
+use tplab_quiz::progress::{Loaded, Progress, Store};
+
+/// The desktop has no file picker: files are named on the command line.
+pub const CAN_PICK_FILES: bool = false;
+
+/// Writes `bytes` to `dir/name` atomically (temporary file, fsync, rename); returns
+/// `Saved <path>`.
+pub fn save_file(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<String> {
+    let path = dir.join(name);
+    tplab_quiz::progress::write_atomic(&path, bytes)?;
+    Ok(format!("Saved {}", path.display()))
+}
+
+/// A file the learner picks; never on the desktop (see [`CAN_PICK_FILES`]).
+pub struct PickedFile;
+
+impl PickedFile {
+    /// The file's name and text once read, or why it could not be.
+    pub fn poll(&mut self) -> Option<Result<(String, String), String>> {
+        Some(Err("choosing a file is only offered in the web edition; \
+                  pass the file on the command line instead"
+            .to_string()))
+    }
+}
+
+/// Opens the platform's file picker for text files matching `accept` (e.g. `.json`).
+pub fn pick_text_file(_ctx: &egui::Context, _accept: &str) -> PickedFile {
+    PickedFile
+}
+
+/// Where a learner's quiz progress and certificates are kept: the data folder
+/// (`TPLAB_DATA_DIR`), under the progress file's lock.
+pub struct LearnerStore {
+    store: Store,
+}
+
+impl LearnerStore {
+    pub fn open() -> Result<Self, String> {
+        Store::from_env()
+            .map(|store| Self { store })
+            .map_err(|e| e.to_string())
+    }
+
+    /// The issuer key the exam signs with, if one is configured.
+    pub fn issuer(&self) -> Result<Option<IssuerKey>, String> {
+        cert::configured_issuer(None, &self.store)
+            .map(|k| k.map(|(k, _)| k))
+            .map_err(|e| format!("{e:#}"))
+    }
+
+    /// Applies `change` to the learner's saved progress (see `Store::update`).
+    pub fn update(&self, name: &str, change: impl FnOnce(&mut Progress)) -> Result<Loaded, String> {
+        self.store.update(name, change).map_err(|e| e.to_string())
+    }
+
+    /// Writes the certificate's JSON and PNG into the certificates folder; returns the PNG's
+    /// path.
+    pub fn save_certificate(&self, c: &Certificate) -> Result<String, String> {
+        c.write(&self.store.certificates_dir())
+            .map(|(_, png)| png.display().to_string())
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// The desktop's side bar has no platform section (the web edition's holds progress export and
+/// import).
+#[derive(Default)]
+pub struct SideBar;
+
+impl SideBar {
+    pub fn ui(&mut self, _ui: &mut egui::Ui) {}
+}

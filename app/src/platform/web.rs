@@ -1,0 +1,498 @@
+//! The web edition: eframe's web runner on a canvas, downloads instead of folders, the browser's
+//! file picker, progress and certificates in local storage.
+//!
+//! The page (`index.html`) has a `<canvas id="tplab_canvas">`; `main` calls [`start`]. The URL's
+//! query opens a view the way the desktop's launch flags do:
+//! `?view=playground&tp=2&lang=tr&theme=dark&presenter=1`.
+
+use crate::app::TplabApp;
+use std::cell::RefCell;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use tplab_quiz::cert::{Certificate, IssuerKey};
+use tplab_quiz::progress::{learner_slug, Loaded, Progress};
+use wasm_bindgen::prelude::*;
+
+/// A browser has a file picker.
+pub const CAN_PICK_FILES: bool = true;
+
+/// Local-storage key prefix of a learner's progress (the desktop's `learners/<slug>.json`).
+const LEARNER_PREFIX: &str = "tplab/learners/";
+/// Local-storage key prefix of a certificate's JSON record.
+const CERT_PREFIX: &str = "tplab/certificates/";
+
+fn js_text(e: &JsValue) -> String {
+    e.as_string()
+        .or_else(|| {
+            e.dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+        })
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+fn window() -> Result<web_sys::Window, String> {
+    web_sys::window().ok_or_else(|| "no window: not running in a page".to_string())
+}
+
+fn document() -> Result<web_sys::Document, String> {
+    window()?
+        .document()
+        .ok_or_else(|| "no document in this window".to_string())
+}
+
+fn local_storage() -> Result<web_sys::Storage, String> {
+    window()?
+        .local_storage()
+        .map_err(|e| js_text(&e))?
+        .ok_or_else(|| {
+            "this browser keeps no local storage for the page (private mode?): \
+             progress cannot be saved; allow site data for this page"
+                .to_string()
+        })
+}
+
+/// Offers `bytes` as a download named `name` (`dir` is the desktop's folder, unused here);
+/// returns `Downloaded <name>`.
+pub fn save_file(_dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<String> {
+    download(name, bytes).map_err(anyhow::Error::msg)?;
+    Ok(format!("Downloaded {name}"))
+}
+
+/// Starts a browser download of `bytes` as `name`.
+pub fn download(name: &str, bytes: &[u8]) -> Result<(), String> {
+    let array = js_sys::Uint8Array::from(bytes);
+    let parts = js_sys::Array::of1(&array);
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type(mime_of(name));
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &opts)
+        .map_err(|e| js_text(&e))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| js_text(&e))?;
+    let doc = document()?;
+    let a: web_sys::HtmlAnchorElement = doc
+        .create_element("a")
+        .map_err(|e| js_text(&e))?
+        .dyn_into()
+        .map_err(|_| "not an anchor element".to_string())?;
+    a.set_href(&url);
+    a.set_download(name);
+    a.click();
+    // The click has handed the blob to the download; the URL is not needed any more.
+    web_sys::Url::revoke_object_url(&url).map_err(|e| js_text(&e))?;
+    Ok(())
+}
+
+fn mime_of(name: &str) -> &'static str {
+    if name.ends_with(".png") {
+        "image/png"
+    } else if name.ends_with(".json") {
+        "application/json"
+    } else {
+        "application/octet-stream"
+    }
+}
+
+/// A file the learner is picking in the browser's file picker.
+pub struct PickedFile {
+    slot: Arc<Mutex<Option<Result<(String, String), String>>>>,
+}
+
+impl PickedFile {
+    /// The file's name and text once read, or why it could not be; `None` while the picker is
+    /// open (a cancelled picker stays `None`).
+    pub fn poll(&mut self) -> Option<Result<(String, String), String>> {
+        self.slot.lock().ok()?.take()
+    }
+}
+
+/// Opens the browser's file picker for text files matching `accept` (e.g. `.json`); the text
+/// arrives through [`PickedFile::poll`] and `ctx` is repainted then.
+pub fn pick_text_file(ctx: &egui::Context, accept: &str) -> PickedFile {
+    let slot = Arc::new(Mutex::new(None));
+    let picked = PickedFile {
+        slot: Arc::clone(&slot),
+    };
+    let set = {
+        let ctx = ctx.clone();
+        move |r: Result<(String, String), String>| {
+            if let Ok(mut s) = slot.lock() {
+                *s = Some(r);
+            }
+            ctx.request_repaint();
+        }
+    };
+    let input = match document().and_then(|d| {
+        d.create_element("input")
+            .map_err(|e| js_text(&e))?
+            .dyn_into::<web_sys::HtmlInputElement>()
+            .map_err(|_| "not an input element".to_string())
+    }) {
+        Ok(i) => i,
+        Err(e) => {
+            set(Err(e));
+            return picked;
+        }
+    };
+    input.set_type("file");
+    input.set_accept(accept);
+    let on_change = {
+        let input = input.clone();
+        Closure::once(move || {
+            let Some(file) = input.files().and_then(|f| f.get(0)) else {
+                return;
+            };
+            let name = file.name();
+            wasm_bindgen_futures::spawn_local(async move {
+                let text = wasm_bindgen_futures::JsFuture::from(file.text()).await;
+                set(match text {
+                    Ok(t) => t
+                        .as_string()
+                        .map(|t| (name.clone(), t))
+                        .ok_or_else(|| format!("{name} is not text")),
+                    Err(e) => Err(format!("cannot read {name}: {}", js_text(&e))),
+                });
+            });
+        })
+    };
+    input.set_onchange(Some(on_change.as_ref().unchecked_ref()));
+    // The input lives as long as the page may call back into it.
+    on_change.forget();
+    input.click();
+    picked
+}
+
+/// A learner's progress and certificates in the browser's local storage, under the same file
+/// format as the desktop's data folder, so a progress file exported here imports there and
+/// back. One page's script runs on one thread, so a read-change-write is never interleaved
+/// within a tab.
+pub struct LearnerStore {
+    storage: web_sys::Storage,
+}
+
+impl LearnerStore {
+    pub fn open() -> Result<Self, String> {
+        local_storage().map(|storage| Self { storage })
+    }
+
+    /// A browser holds no issuer key: certificates made here are unsigned (`tplab cert verify`
+    /// says so). A teacher signs on the desktop.
+    pub fn issuer(&self) -> Result<Option<IssuerKey>, String> {
+        Ok(None)
+    }
+
+    fn key(name: &str) -> Result<String, String> {
+        Ok(format!(
+            "{LEARNER_PREFIX}{}.json",
+            learner_slug(name).map_err(|e| e.to_string())?
+        ))
+    }
+
+    /// The learner's saved progress, a fresh record if there is none. A record that names
+    /// another learner or was written by a newer tplab is refused and left as it is.
+    pub fn load(&self, name: &str) -> Result<Loaded, String> {
+        let key = Self::key(name)?;
+        let text = self.storage.get_item(&key).map_err(|e| js_text(&e))?;
+        let progress = match text {
+            None => Progress::new(name),
+            Some(t) => {
+                let p = tplab_quiz::progress::parse(t.as_bytes()).map_err(|e| {
+                    format!("the saved progress of '{name}' in this browser cannot be read ({e}); it was left untouched")
+                })?;
+                if p.learner.trim() != name.trim() {
+                    return Err(format!(
+                        "the browser's record for '{name}' holds the progress of '{}'; it was left untouched",
+                        p.learner
+                    ));
+                }
+                p
+            }
+        };
+        Ok(Loaded {
+            progress,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn store(&self, name: &str, p: &Progress) -> Result<(), String> {
+        let json = serde_json::to_string_pretty(p).map_err(|e| e.to_string())?;
+        self.storage
+            .set_item(&Self::key(name)?, &json)
+            .map_err(|e| format!("the browser refused to save progress: {}", js_text(&e)))
+    }
+
+    /// Applies `change` to the learner's saved progress and saves it.
+    pub fn update(&self, name: &str, change: impl FnOnce(&mut Progress)) -> Result<Loaded, String> {
+        let mut loaded = self.load(name)?;
+        change(&mut loaded.progress);
+        loaded.progress.schema = tplab_quiz::progress::SCHEMA;
+        self.store(name, &loaded.progress)?;
+        Ok(loaded)
+    }
+
+    /// Keeps the certificate's record in local storage and downloads its PNG and JSON; returns
+    /// the PNG's file name.
+    pub fn save_certificate(&self, c: &Certificate) -> Result<String, String> {
+        let json = c.to_json().map_err(|e| format!("{e:#}"))?;
+        let png = c.render_png().map_err(|e| format!("{e:#}"))?;
+        self.storage
+            .set_item(&format!("{CERT_PREFIX}{}.json", c.file_stem()), &json)
+            .map_err(|e| js_text(&e))?;
+        let png_name = format!("{}.png", c.file_stem());
+        download(&png_name, &png)?;
+        download(&format!("{}.json", c.file_stem()), json.as_bytes())?;
+        Ok(format!("{png_name} (downloaded)"))
+    }
+
+    /// Every learner's progress kept in this browser: `(file name, JSON)`, the desktop's file
+    /// names.
+    pub fn learners(&self) -> Result<Vec<(String, String)>, String> {
+        let n = self.storage.length().map_err(|e| js_text(&e))?;
+        let mut out = Vec::new();
+        for i in 0..n {
+            let Some(key) = self.storage.key(i).map_err(|e| js_text(&e))? else {
+                continue;
+            };
+            if let Some(file) = key.strip_prefix(LEARNER_PREFIX) {
+                if let Some(text) = self.storage.get_item(&key).map_err(|e| js_text(&e))? {
+                    out.push((file.to_string(), text));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Downloads every learner's progress file; returns what the side bar says.
+    pub fn export(&self, lang: tplab_lessons::Lang) -> Result<String, String> {
+        let files = self.learners()?;
+        if files.is_empty() {
+            return Ok(crate::i18n::t(lang, "web-progress-none"));
+        }
+        for (file, text) in &files {
+            download(&format!("tplab-progress-{file}"), text.as_bytes())?;
+        }
+        let names: Vec<&str> = files.iter().map(|(f, _)| f.as_str()).collect();
+        Ok(crate::i18n::t_args(
+            lang,
+            "web-progress-exported",
+            &[("files", names.join(", "))],
+        ))
+    }
+
+    /// Imports a progress file (the desktop's `learners/<name>.json` or one exported here):
+    /// answers, exams and lessons read are added to what this browser holds for that learner,
+    /// nothing is removed. Returns what the side bar says.
+    pub fn import(&self, text: &str, lang: tplab_lessons::Lang) -> Result<String, String> {
+        let incoming = tplab_quiz::progress::parse(text.as_bytes()).map_err(|e| {
+            crate::i18n::t_args(lang, "web-progress-invalid", &[("error", e.to_string())])
+        })?;
+        let name = incoming.learner.clone();
+        let mut added = 0usize;
+        self.update(&name, |p| added = super::merge(p, incoming))?;
+        Ok(crate::i18n::t_args(
+            lang,
+            "web-progress-imported",
+            &[("learner", name), ("added", added.to_string())],
+        ))
+    }
+}
+
+/// The side bar's web section: export and import of the progress file.
+#[derive(Default)]
+pub struct SideBar {
+    picking: Option<PickedFile>,
+    status: Option<Result<String, String>>,
+}
+
+impl SideBar {
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let lang = crate::i18n::current_lang(ui.ctx());
+        let t = |id: &str| crate::i18n::t(lang, id);
+        ui.separator();
+        ui.label(egui::RichText::new(t("web-progress-title")).small());
+        ui.horizontal(|ui| {
+            if ui
+                .small_button(t("web-progress-export"))
+                .on_hover_text(t("web-progress-export-hover"))
+                .clicked()
+            {
+                self.status = Some(LearnerStore::open().and_then(|s| s.export(lang)));
+            }
+            if ui
+                .small_button(t("web-progress-import"))
+                .on_hover_text(t("web-progress-import-hover"))
+                .clicked()
+            {
+                self.picking = Some(pick_text_file(ui.ctx(), ".json,application/json"));
+            }
+        });
+        if let Some(picked) = self.picking.as_mut().and_then(PickedFile::poll) {
+            self.picking = None;
+            self.status =
+                Some(picked.and_then(|(_, text)| LearnerStore::open()?.import(&text, lang)));
+        }
+        match &self.status {
+            Some(Ok(msg)) => {
+                ui.label(egui::RichText::new(msg).small());
+            }
+            Some(Err(e)) => {
+                ui.label(
+                    egui::RichText::new(e)
+                        .small()
+                        .color(ui.visuals().error_fg_color),
+                );
+            }
+            None => {}
+        }
+    }
+}
+
+/// The GPU view of the web edition: real GPUs need the desktop app.
+#[derive(Default)]
+pub struct GpuNotice;
+
+impl crate::views::View for GpuNotice {
+    fn id(&self) -> &'static str {
+        "gpu"
+    }
+
+    fn title(&self) -> &'static str {
+        "GPU"
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut crate::views::Shared) {
+        let lang = crate::i18n::current_lang(ui.ctx());
+        ui.heading(crate::i18n::t(lang, "web-gpu-title"));
+        ui.add(egui::Label::new(crate::i18n::t(lang, "web-gpu-body")).wrap());
+        ui.add_space(8.0);
+        ui.code("cargo run --release\ntplab gpu info\ntplab gpu run --preset gpt2-small --tp 4");
+    }
+}
+
+/// The app as the web runner holds it: [`TplabApp`] plus the page's side bar section, and a
+/// `performance.mark("tplab-first-frame")` after the first frame (the benchmark reads it).
+pub struct WebApp {
+    pub app: TplabApp,
+    first_frame_marked: bool,
+}
+
+impl eframe::App for WebApp {
+    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        self.app.logic(ctx);
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.app.ui(ui);
+        if !self.first_frame_marked {
+            self.first_frame_marked = true;
+            if let Some(perf) = web_sys::window().and_then(|w| w.performance()) {
+                let _ = perf.mark("tplab-first-frame");
+            }
+        }
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::App::save(&mut self.app, storage);
+    }
+
+    // What `WebRunner::app_mut` needs ([`tplab_tp`], [`tplab_view`]).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
+    }
+}
+
+thread_local! {
+    static RUNNER: RefCell<Option<eframe::WebRunner>> = const { RefCell::new(None) };
+}
+
+/// The TP of the scenario on screen (for the browser test); 0 before the app started.
+#[wasm_bindgen]
+pub fn tplab_tp() -> usize {
+    with_app(|a| a.shared.scenario.config().tp).unwrap_or(0)
+}
+
+/// The id of the view on screen (for the browser test); empty before the app started.
+#[wasm_bindgen]
+pub fn tplab_view() -> String {
+    with_app(|a| a.active_id().to_string()).unwrap_or_default()
+}
+
+fn with_app<R>(f: impl FnOnce(&TplabApp) -> R) -> Option<R> {
+    RUNNER.with(|r| {
+        let runner = r.borrow();
+        let app = runner.as_ref()?.app_mut::<WebApp>()?;
+        Some(f(&app.app))
+    })
+}
+
+/// Shows `message` in the page's status line (`<p id="tplab_status">`) and the console.
+fn page_status(message: &str, error: bool) {
+    if error {
+        web_sys::console::error_1(&message.into());
+    }
+    if let Some(el) = document()
+        .ok()
+        .and_then(|d| d.get_element_by_id("tplab_status"))
+    {
+        el.set_text_content(Some(message));
+        if !error {
+            let _ = el.set_attribute("hidden", "");
+        }
+    }
+}
+
+/// Starts the app on the page's canvas.
+pub fn start() {
+    eframe::WebLogger::init(log::LevelFilter::Warn).ok();
+    let query = window()
+        .and_then(|w| w.location().search().map_err(|e| js_text(&e)))
+        .unwrap_or_default();
+    let url = match super::parse_query(&query) {
+        Ok(u) => u,
+        Err(e) => {
+            page_status(&format!("tplab: {e}"), true);
+            return;
+        }
+    };
+    let canvas = match document().and_then(|d| {
+        d.get_element_by_id("tplab_canvas")
+            .ok_or_else(|| "the page has no <canvas id=\"tplab_canvas\">".to_string())?
+            .dyn_into::<web_sys::HtmlCanvasElement>()
+            .map_err(|_| "#tplab_canvas is not a canvas".to_string())
+    }) {
+        Ok(c) => c,
+        Err(e) => {
+            page_status(&format!("tplab: {e}"), true);
+            return;
+        }
+    };
+    let runner = eframe::WebRunner::new();
+    RUNNER.with(|r| *r.borrow_mut() = Some(runner.clone()));
+    wasm_bindgen_futures::spawn_local(async move {
+        let started = runner
+            .start(
+                canvas,
+                eframe::WebOptions::default(),
+                Box::new(move |cc| {
+                    let mut app = TplabApp::new(cc, &url.launch);
+                    if let Some(tp) = url.tp {
+                        app.shared.scenario.set_tp(tp);
+                    }
+                    Ok(Box::new(WebApp {
+                        app,
+                        first_frame_marked: false,
+                    }))
+                }),
+            )
+            .await;
+        match started {
+            Ok(()) => page_status("", false),
+            Err(e) => page_status(
+                &format!(
+                    "tplab could not start: {} (the web edition needs WebGL 2)",
+                    js_text(&e)
+                ),
+                true,
+            ),
+        }
+    });
+}

@@ -1,0 +1,165 @@
+// Browser test of the web edition (scripts/web-test.sh): serves dist/, opens the Playground at
+// TP=2 in headless chromium and checks that
+//   1. the app starts with no console error and no uncaught exception,
+//   2. its screenshot is not blank (many distinct colours),
+//   3. a click on the Playground's "TP=4" button makes the scenario TP=4 and changes the split
+//      drawn (the weight matrices, cut per GPU), and pressing "2" brings back the first picture.
+// Screenshots go to $WEB_TEST_OUT (default: web/out/).
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { inflateSync } from "node:zlib";
+import { launch, serve, waitForApp } from "./common.mjs";
+
+const here = new URL(".", import.meta.url).pathname;
+const dist = resolve(here, "..", "dist");
+const out = resolve(process.env.WEB_TEST_OUT ?? join(here, "out"));
+
+// Where the Playground's "TP=4" button is at 1280x800 (egui lays out deterministically: side bar
+// 170 px, then the preset row, the size controls and the TP row). Found on a screenshot; if the
+// Playground's layout changes, the test says the click did not reach the button.
+const TP4_BUTTON = { x: Number(process.env.TP4_X ?? 386), y: Number(process.env.TP4_Y ?? 65) };
+// Where the mouse rests between shots (the empty bottom of the side bar: no hover highlight).
+const REST = { x: 60, y: 790 };
+
+/** Decodes an 8-bit RGBA or RGB, non-interlaced PNG (what chromium's screenshots are). */
+export function decodePng(buf) {
+  let pos = 8;
+  let width = 0, height = 0, channels = 0;
+  const idat = [];
+  while (pos < buf.length) {
+    const len = buf.readUInt32BE(pos);
+    const type = buf.toString("ascii", pos + 4, pos + 8);
+    const data = buf.subarray(pos + 8, pos + 8 + len);
+    if (type === "IHDR") {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      const [depth, colour, , , interlace] = data.subarray(8, 13);
+      if (depth !== 8 || interlace !== 0 || (colour !== 6 && colour !== 2)) {
+        throw new Error(`unsupported PNG: depth ${depth}, colour type ${colour}, interlace ${interlace}`);
+      }
+      channels = colour === 6 ? 4 : 3;
+    } else if (type === "IDAT") {
+      idat.push(data);
+    }
+    pos += 12 + len;
+  }
+  const raw = inflateSync(Buffer.concat(idat));
+  const stride = width * channels;
+  const px = Buffer.alloc(width * height * 4);
+  let prev = Buffer.alloc(stride);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)];
+    const line = Buffer.from(raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1)));
+    for (let i = 0; i < stride; i++) {
+      const a = i >= channels ? line[i - channels] : 0;
+      const b = prev[i];
+      const c = i >= channels ? prev[i - channels] : 0;
+      let v = line[i];
+      if (filter === 1) v += a;
+      else if (filter === 2) v += b;
+      else if (filter === 3) v += (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c;
+        const pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      line[i] = v & 0xff;
+    }
+    for (let x = 0; x < width; x++) {
+      for (let k = 0; k < 4; k++) {
+        px[(y * width + x) * 4 + k] = k < channels ? line[x * channels + k] : 255;
+      }
+    }
+    prev = line;
+  }
+  return { width, height, px };
+}
+
+function distinctColours({ px }) {
+  const seen = new Set();
+  for (let i = 0; i < px.length; i += 4) seen.add(px.readUInt32BE(i));
+  return seen.size;
+}
+
+/** Pixels that differ between two same-sized images, inside the box { x0, y0, x1, y1 }. */
+function differing(a, b, box) {
+  let n = 0;
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let x = box.x0; x < box.x1; x++) {
+      const i = (y * a.width + x) * 4;
+      if (a.px.readUInt32BE(i) !== b.px.readUInt32BE(i)) n++;
+    }
+  }
+  return n;
+}
+
+function check(ok, what) {
+  if (!ok) throw new Error(`FAILED: ${what}`);
+  console.log(`ok: ${what}`);
+}
+
+async function main() {
+  await mkdir(out, { recursive: true });
+  const server = await serve(dist);
+  const profile = await mkdtemp(join(tmpdir(), "tplab-chromium-"));
+  const context = await launch(profile);
+  const problems = [];
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    page.on("console", (m) => {
+      if (m.type() === "error") problems.push(`console error: ${m.text()}`);
+    });
+    page.on("pageerror", (e) => problems.push(`uncaught: ${e.message}`));
+    page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()}`));
+
+    await page.goto(`${server.url}?view=playground&tp=2`);
+    await waitForApp(page);
+    check((await page.evaluate(() => window.tplab.view())) === "playground", "the Playground is on screen");
+    check((await page.evaluate(() => window.tplab.tp())) === 2, "the scenario is at TP=2 (from ?tp=2)");
+    await page.mouse.move(REST.x, REST.y);
+    // A few frames for fonts and the first layout pass to settle.
+    await page.waitForTimeout(1500);
+    const shot = async (name) => {
+      const png = await page.screenshot({ path: join(out, name) });
+      return decodePng(png);
+    };
+    const before = await shot("tp2.png");
+    const colours = distinctColours(before);
+    check(colours >= 50, `the screenshot is not blank (${colours} distinct colours)`);
+
+    if (TP4_BUTTON.x > 0) {
+      await page.mouse.click(TP4_BUTTON.x, TP4_BUTTON.y);
+      await page.mouse.move(REST.x, REST.y);
+      await page
+        .waitForFunction(() => window.tplab.tp() === 4, null, { timeout: 5000 })
+        .catch(() => {});
+      const tp = await page.evaluate(() => window.tplab.tp());
+      check(tp === 4, `a click on "TP=4" at (${TP4_BUTTON.x}, ${TP4_BUTTON.y}) set TP=4 (TP is ${tp})`);
+      await page.waitForTimeout(800);
+      const after = await shot("tp4.png");
+      // The central panel: right of the 170-px side bar.
+      const panel = { x0: 180, y0: 0, x1: before.width, y1: before.height };
+      const changed = differing(before, after, panel);
+      check(changed > 2000, `the split drawn changed (${changed} pixels of the central panel)`);
+
+      // Back to TP=2 with the keyboard (digits set TP): the first picture returns.
+      await page.keyboard.press("2");
+      await page.waitForFunction(() => window.tplab.tp() === 2, null, { timeout: 5000 });
+      await page.waitForTimeout(800);
+      const back = await shot("tp2-again.png");
+      const left = differing(before, back, panel);
+      check(left < changed / 20, `pressing 2 brings TP=2's picture back (${left} pixels differ)`);
+    }
+    check(problems.length === 0, `no console errors or exceptions${problems.length ? ":\n  " + problems.join("\n  ") : ""}`);
+  } finally {
+    await context.close();
+    await server.close();
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e.message ?? e);
+  process.exit(1);
+});

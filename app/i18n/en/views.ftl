@@ -184,3 +184,115 @@ op-ce-bwd = cross-entropy gradient
 op-lm-head-bwd = LM head gradients
 op-lm-head-f-bwd = LM head input gradient summed
 op-embed-bwd = embedding gradient (its rows)
+
+## Verify.
+vf-title = Verify: the sharded run against the CPU reference
+vf-run-again = Run again
+vf-failed = Run failed: { $error }
+vf-passed = PASSED: all { $total } checks within tolerance ({ $label })
+vf-failed-checks = FAILED: { $failed } of { $total } checks exceed the tolerance
+vf-worst = worst: { $name }{ $rank } max abs error { $abs }, max relative error { $rel }
+vf-tolerance = tolerance: relative { $tol } — { $reason }
+vf-tp1 = TP=1: no all-reduce to show; the output check above compares the whole run.
+vf-all-reduce = all-reduce
+vf-before = Before: each GPU's partial output [{ $rows }, { $cols }] (blue negative, orange positive; one scale)
+vf-more-gpus = … { $count } more GPUs
+vf-after = After: the all-reduced sum
+vf-reference = CPU reference
+vf-error = |after - reference|: max abs { $abs }, max rel { $rel }
+vf-scale-caption = Absolute error, log scale: white is a millionth of what the tolerance allows, darkest is the tolerance.
+vf-scale-tol = tolerance
+
+## Precision.
+pr-title = Precision: the same block in four dtypes and at every TP
+pr-intro = Forward pass of { $label } in f64, f32, bf16 and f16 (bf16 and f16 emulated: f32 arithmetic, rounded at every op boundary and in the all-reduce) at TP { $tps }. Each result is compared with the unsharded f64 reference, and with TP=1 in the same dtype: the effect of summation order alone.
+pr-running = running { $count } forward passes ({ $seconds } s)
+pr-run = Run the sweep
+pr-run-again = Run again
+pr-stale = (the scenario changed since this run)
+pr-failed = Sweep failed: { $error }
+pr-reference = Reference: max|y| = { $max }, RMS { $rms }; longest reduction K = { $k }. ULPs are counted at max(|value|, RMS) so that values near zero do not inflate them.
+pr-col-dtype = dtype
+pr-col-tp = TP
+pr-col-rel = max rel error vs f64
+pr-col-eps = in ε
+pr-col-rms = RMS error
+pr-col-differs = differs from TP=1
+pr-col-ulps = median / max ULPs vs TP=1
+pr-differs = { $percent }% of { $elements }
+pr-baseline = (baseline)
+pr-histogram-of = Error against f64, in ULPs of
+pr-axis-share = % of outputs
+pr-axis-ulps = |error| in ULPs at max(|reference|, RMS)
+pr-findings-title = What the numbers say
+pr-f-bounds = bounds √K·ε / K·ε
+pr-f-spread = max rel error vs f64, over the TP sizes
+pr-f-vs-tp1 = largest TP vs TP=1 difference
+pr-f-eps = { $eps } ε·max|ref|
+pr-f-verdict = verdict
+pr-f-ok = every TP within K·ε
+pr-f-over = above K·ε: look for a bug
+pr-findings = In every dtype all TP sizes are about equally far from f64, and the differences between TP sizes are of the size of the rounding itself (K = { $k }): the split changes only the order of the additions.
+pr-why-title = Why TP=1 and TP=2 differ, and why that is not a bug
+pr-why = -
+
+## Train.
+tr-title = Train: the same model at TP 1, 2 and 4
+tr-intro = A character-level GPT ({ $layers } layers, hidden { $hidden }, { $heads } heads) learns to continue the guide ({ $chars } characters). Each TP size trains its own shards from the same seed on the same batches; the split only reorders additions, so the curves should lie on top of each other.
+tr-steps = steps
+tr-lr = learning rate
+tr-gqa = grouped-query attention (2 KV heads)
+tr-gqa-hint = The 4 query heads share 2 KV heads. TP=2 gives each GPU one KV head; TP=4 replicates each KV head on 2 GPUs, which all-reduce the copies' gradients so that the copies stay identical.
+tr-stop = Stop
+tr-start = Start training
+tr-progress = step { $done }/{ $steps }
+tr-failed = Training failed: { $error }
+tr-finished = Finished: loss { $first } -> { $last }; largest gap to TP=1 over the run: TP=2 { $gap2 }, TP=4 { $gap4 } (relative)
+tr-axis-step = step
+tr-axis-loss = cross-entropy (nats per character)
+
+## Vocabulary.
+vo-title = Vocabulary parallelism: the embedding and the loss split by vocabulary
+vo-vocab = vocabulary
+vo-pad = pad to a multiple of
+vo-intro = V = { $vocab } padded to { $padded } ({ $padding } padding rows), { $rows } rows on each of { $tp } GPUs; hidden { $hidden } and { $tokens } tokens from the scenario. The output layer is tied to the embedding.
+vo-ce = Cross-entropy without the full logits: each GPU sends { $ce } (all-reduces of the row max, the sum of exp and the target logit, { $tokens } numbers each); gathering the [{ $tokens }, { $padded }] logits would send { $gather } per GPU, { $ratio }x more.
+vo-col-pass = pass
+vo-col-event = event
+vo-col-what = what
+vo-col-shape = shape per GPU
+vo-col-sends = each GPU sends
+vo-compute = compute
+vo-checking = checking ({ $seconds } s)
+vo-check = Check against the reference
+vo-check-failed = Check failed: { $error }
+vo-passed = PASSED
+vo-failed = FAILED
+vo-result = { $verdict }: loss { $loss } vs reference { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } checks, worst relative error { $worst }, tolerance { $tolerance }; padding rows' gradients are zero
+vo-split-a11y = vocabulary split: { $rows } rows per GPU, { $padding } padding rows at the end
+
+## GPU.
+gpu-title = GPU: the same shards on real hardware
+gpu-cuda-compiled = CUDA support compiled in: { $answer }
+gpu-col-library = library
+gpu-col-state = state
+gpu-col-version = version
+gpu-col-needed = needed for
+gpu-found = found
+gpu-missing = missing
+gpu-without = Everything else in tplab works without a GPU: the simulator runs the same shards on virtual GPUs on the CPU.
+gpu-look-again = Look again
+gpu-scenario = Scenario: { $label }
+gpu-iterations = iterations{ " " }
+gpu-run = Run on the GPU
+gpu-run-disabled = needs a usable GPU, a valid scenario and no run in progress
+gpu-failed = The GPU run failed: { $error }
+gpu-on = { $label } on { $devices }
+gpu-iteration = Forward + backward: { $ms } ms (median iteration).
+gpu-against = Against the CPU reference: { $result }
+gpu-measured = Measured on the GPU (CUDA events)
+gpu-predicted = Predicted
+gpu-per-op = Per op (ms, summed over layers, mean over ranks); ratio = measured share / predicted share:
+gpu-col-measured = measured ms
+gpu-col-predicted = predicted ms
+gpu-col-ratio = ratio

@@ -184,3 +184,115 @@ op-ce-bwd = çapraz entropi gradyanı
 op-lm-head-bwd = LM başlığı gradyanları
 op-lm-head-f-bwd = LM başlığı girdi gradyanı toplanır
 op-embed-bwd = gömme gradyanı (kendi satırları)
+
+## Verify.
+vf-title = Doğrulama: bölünmüş çalıştırma CPU referansına karşı
+vf-run-again = Yeniden çalıştır
+vf-failed = Çalıştırma başarısız: { $error }
+vf-passed = GEÇTİ: { $total } denetimin tamamı tolerans içinde ({ $label })
+vf-failed-checks = KALDI: { $total } denetimden { $failed } tanesi toleransı aşıyor
+vf-worst = en kötüsü: { $name }{ $rank } en büyük mutlak hata { $abs }, en büyük göreli hata { $rel }
+vf-tolerance = tolerans: göreli { $tol } — { $reason }
+vf-tp1 = TP=1: gösterilecek all-reduce yok; yukarıdaki çıktı denetimi tüm çalıştırmayı karşılaştırır.
+vf-all-reduce = all-reduce
+vf-before = Önce: her GPU'nun kısmi çıktısı [{ $rows }, { $cols }] (mavi negatif, turuncu pozitif; tek ölçek)
+vf-more-gpus = … { $count } GPU daha
+vf-after = Sonra: all-reduce ile toplanmış sonuç
+vf-reference = CPU referansı
+vf-error = |sonra - referans|: en büyük mutlak { $abs }, en büyük göreli { $rel }
+vf-scale-caption = Mutlak hata, logaritmik ölçek: beyaz, toleransın izin verdiğinin milyonda biri; en koyu renk toleransın kendisi.
+vf-scale-tol = tolerans
+
+## Precision.
+pr-title = Hassasiyet: aynı blok dört veri tipinde ve her TP boyutunda
+pr-intro = { $label } ileri geçişi f64, f32, bf16 ve f16'da (bf16 ve f16 taklit edilir: f32 aritmetiği, her işlem sınırında ve all-reduce'ta yuvarlanarak), TP { $tps } ile. Her sonuç bölünmemiş f64 referansıyla ve aynı veri tipindeki TP=1 ile karşılaştırılır: yalnızca toplama sırasının etkisi.
+pr-running = { $count } ileri geçiş çalışıyor ({ $seconds } sn)
+pr-run = Taramayı çalıştır
+pr-run-again = Yeniden çalıştır
+pr-stale = (bu çalıştırmadan sonra senaryo değişti)
+pr-failed = Tarama başarısız: { $error }
+pr-reference = Referans: max|y| = { $max }, RMS { $rms }; en uzun indirgeme K = { $k }. ULP'ler max(|değer|, RMS) üzerinden sayılır; böylece sıfıra yakın değerler onları şişirmez.
+pr-col-dtype = veri tipi
+pr-col-tp = TP
+pr-col-rel = f64'e göre en büyük göreli hata
+pr-col-eps = ε cinsinden
+pr-col-rms = RMS hata
+pr-col-differs = TP=1'den farklı
+pr-col-ulps = TP=1'e göre medyan / en büyük ULP
+pr-differs = { $elements } elemanın %{ $percent }'i
+pr-baseline = (temel)
+pr-histogram-of = f64'e göre hata, şu tipin ULP'leriyle:
+pr-axis-share = çıktıların yüzdesi
+pr-axis-ulps = max(|referans|, RMS) üzerinden ULP cinsinden |hata|
+pr-findings-title = Sayılar ne diyor
+pr-f-bounds = sınırlar √K·ε / K·ε
+pr-f-spread = TP boyutları boyunca f64'e göre en büyük göreli hata
+pr-f-vs-tp1 = TP ile TP=1 arasındaki en büyük fark
+pr-f-eps = { $eps } ε·max|ref|
+pr-f-verdict = sonuç
+pr-f-ok = her TP K·ε içinde
+pr-f-over = K·ε'nin üzerinde: bir hata arayın
+pr-findings = Her veri tipinde tüm TP boyutları f64'e yaklaşık aynı uzaklıktadır ve TP boyutları arasındaki farklar yuvarlamanın kendisi kadardır (K = { $k }): bölme yalnızca toplamaların sırasını değiştirir.
+pr-why-title = TP=1 ile TP=2 neden farklı, ve bu neden bir hata değil
+pr-why = Kayan noktalı toplama birleşmeli değildir: (a + b) + c ile a + (b + c) farklı yerlerde yuvarlanır. Satır paralel katmanlar (dikkatin çıktı izdüşümü ve fc2) TP=2'de K terimin tek bir birikimli toplamı yerine (ilk yarının toplamı) + (ikinci yarının toplamı) hesaplar ve ikisini all-reduce'ta toplar. Bu yüzden her çıktı elemanı birkaç ULP farkla başka türlü yuvarlanır. K terimli bir toplamın yuvarlama hatası, HER sırada, en kötü durumda yaklaşık K·ε, tipik olarak √K·ε kadardır; TP=1 ve TP=2 sonuçları aynı kesin değerin eşit derecede geçerli iki yuvarlamasıdır ve f64 sonucuna ikisi de aynı yakınlıktadır. TP=1 "daha doğru" değildir ve fark bir hata değildir. Bir hata (yanlış bir parça, eksik bir bias, iki kez yapılan all-reduce) K·ε'nin çok üzerinde bir hata olarak görünür.
+
+## Train.
+tr-title = Eğitim: aynı model TP 1, 2 ve 4 ile
+tr-intro = Karakter düzeyinde bir GPT ({ $layers } katman, gizli boyut { $hidden }, { $heads } başlık) rehberin devamını getirmeyi öğrenir ({ $chars } karakter). Her TP boyutu kendi parçalarını aynı tohumdan, aynı yığınlarla eğitir; bölme yalnızca toplamaların sırasını değiştirir, bu yüzden eğriler üst üste binmelidir.
+tr-steps = adım
+tr-lr = öğrenme oranı
+tr-gqa = gruplanmış sorgu dikkati (2 KV başlığı)
+tr-gqa-hint = 4 sorgu başlığı 2 KV başlığını paylaşır. TP=2'de her GPU bir KV başlığı tutar; TP=4'te her KV başlığı 2 GPU'da kopyalanır ve kopyalar aynı kalsın diye gradyanlarını all-reduce ile toplarlar.
+tr-stop = Durdur
+tr-start = Eğitimi başlat
+tr-progress = adım { $done }/{ $steps }
+tr-failed = Eğitim başarısız: { $error }
+tr-finished = Bitti: kayıp { $first } -> { $last }; çalıştırma boyunca TP=1'e en büyük fark: TP=2 { $gap2 }, TP=4 { $gap4 } (göreli)
+tr-axis-step = adım
+tr-axis-loss = çapraz entropi (karakter başına nat)
+
+## Vocabulary.
+vo-title = Sözlük paralelliği: gömme ve kayıp sözlüğe göre bölünür
+vo-vocab = sözlük boyutu
+vo-pad = şunun katına doldur:
+vo-intro = V = { $vocab }, { $padded } boyutuna dolduruldu ({ $padding } dolgu satırı); { $tp } GPU'nun her birinde { $rows } satır; gizli boyut { $hidden } ve { $tokens } token senaryodan gelir. Çıktı katmanı gömmeye bağlıdır (aynı ağırlıklar).
+vo-ce = Tam logitler olmadan çapraz entropi: her GPU { $ce } gönderir (satır maksimumu, üstellerin toplamı ve hedef logit için all-reduce'lar, her biri { $tokens } sayı); [{ $tokens }, { $padded }] logitleri toplamak GPU başına { $gather } gönderirdi, { $ratio } kat fazla.
+vo-col-pass = geçiş
+vo-col-event = olay
+vo-col-what = ne
+vo-col-shape = GPU başına biçim
+vo-col-sends = her GPU'nun gönderdiği
+vo-compute = hesaplama
+vo-checking = denetleniyor ({ $seconds } sn)
+vo-check = Referansla karşılaştır
+vo-check-failed = Denetim başarısız: { $error }
+vo-passed = GEÇTİ
+vo-failed = KALDI
+vo-result = { $verdict }: kayıp { $loss }, referans { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } denetim, en kötü göreli hata { $worst }, tolerans { $tolerance }; dolgu satırlarının gradyanları sıfır
+vo-split-a11y = sözlük bölünmesi: GPU başına { $rows } satır, sonda { $padding } dolgu satırı
+
+## GPU.
+gpu-title = GPU: aynı parçalar gerçek donanımda
+gpu-cuda-compiled = CUDA desteğiyle derlendi: { $answer }
+gpu-col-library = kütüphane
+gpu-col-state = durum
+gpu-col-version = sürüm
+gpu-col-needed = gerektiği yer
+gpu-found = bulundu
+gpu-missing = eksik
+gpu-without = tplab'in geri kalanı GPU olmadan çalışır: simülatör aynı parçaları CPU üzerindeki sanal GPU'larda çalıştırır.
+gpu-look-again = Yeniden bak
+gpu-scenario = Senaryo: { $label }
+gpu-iterations = yineleme{ " " }
+gpu-run = GPU'da çalıştır
+gpu-run-disabled = kullanılabilir bir GPU, geçerli bir senaryo ve süren bir çalıştırmanın olmaması gerekir
+gpu-failed = GPU çalıştırması başarısız: { $error }
+gpu-on = { $label }, { $devices } üzerinde
+gpu-iteration = İleri + geri: { $ms } ms (medyan yineleme).
+gpu-against = CPU referansına karşı: { $result }
+gpu-measured = GPU'da ölçülen (CUDA olayları)
+gpu-predicted = Öngörülen
+gpu-per-op = İşlem başına (ms, katmanlar üzerinden toplam, sıralar üzerinden ortalama); oran = ölçülen pay / öngörülen pay:
+gpu-col-measured = ölçülen ms
+gpu-col-predicted = öngörülen ms
+gpu-col-ratio = oran

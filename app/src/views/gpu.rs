@@ -2,7 +2,7 @@
 //! shards on the GPU, the measured timeline beside the trace's own, per-op ratios and the error
 //! against the CPU reference. With no GPU: what was looked for and what would be needed.
 
-use super::timeline::{gantt_bars, time_source_note};
+use super::timeline::gantt_bars;
 use super::{load_json, save_json, Shared, View};
 use crate::background::{self, Background, Reporter};
 use egui_plot::{BarChart, Legend, Plot};
@@ -90,22 +90,32 @@ fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, St
 }
 
 fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
-    ui.label(format!(
-        "CUDA support compiled in: {}",
-        if p.compiled_with_cuda { "yes" } else { "no" }
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    ui.label(crate::i18n::t_args(
+        lang,
+        "gpu-cuda-compiled",
+        &[(
+            "answer",
+            tr(if p.compiled_with_cuda {
+                "serve-yes"
+            } else {
+                "serve-no"
+            }),
+        )],
     ));
     egui::Grid::new("gpu-libs").striped(true).show(ui, |ui| {
-        ui.strong("library");
-        ui.strong("state");
-        ui.strong("version");
-        ui.strong("needed for");
+        ui.strong(tr("gpu-col-library"));
+        ui.strong(tr("gpu-col-state"));
+        ui.strong(tr("gpu-col-version"));
+        ui.strong(tr("gpu-col-needed"));
         ui.end_row();
         for l in &p.libraries {
             ui.label(l.name);
             if l.found {
-                ui.label("found");
+                ui.label(tr("gpu-found"));
             } else {
-                ui.colored_label(ui.visuals().warn_fg_color, "missing");
+                ui.colored_label(ui.visuals().warn_fg_color, tr("gpu-missing"));
             }
             ui.label(l.version.as_deref().unwrap_or("-"));
             ui.label(l.needed_for);
@@ -138,10 +148,7 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
         for pr in p.problems.iter().skip(1) {
             ui.label(pr);
         }
-        ui.label(
-            "Everything else in tplab works without a GPU: the simulator runs the same shards \
-             on virtual GPUs on the CPU.",
-        );
+        ui.label(tr("gpu-without"));
     }
 }
 
@@ -150,10 +157,12 @@ fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
     let events: Vec<&Event> = trace.events.iter().collect();
     let (compute, comm) = gantt_bars(trace, &events, dark);
     let tp = trace.config.tp.max(1);
+    let compute_name = crate::i18n::t(super::lang(ui), "tl-compute");
+    let comm_name = crate::i18n::t(super::lang(ui), "tl-communication");
     Plot::new(id.to_string())
         .height(height)
         .legend(Legend::default())
-        .x_axis_label("time (µs)")
+        .x_axis_label(crate::i18n::t(super::lang(ui), "tl-axis-time"))
         .y_axis_formatter(move |mark, _| {
             let v = mark.value.round();
             if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
@@ -164,16 +173,23 @@ fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
         })
         .allow_scroll(false)
         .show(ui, |plot| {
-            plot.bar_chart(BarChart::new("compute", compute).horizontal());
-            plot.bar_chart(BarChart::new("communication", comm).horizontal());
+            plot.bar_chart(BarChart::new(compute_name, compute).horizontal());
+            plot.bar_chart(BarChart::new(comm_name, comm).horizontal());
         });
 }
 
 fn result_ui(ui: &mut egui::Ui, r: &RunView) {
-    ui.label(format!("{} on {}", r.label, r.devices));
-    ui.label(format!(
-        "Forward + backward: {:.3} ms (median iteration).",
-        r.iteration_ms
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    ui.label(crate::i18n::t_args(
+        lang,
+        "gpu-on",
+        &[("label", r.label.clone()), ("devices", r.devices.clone())],
+    ));
+    ui.label(crate::i18n::t_args(
+        lang,
+        "gpu-iteration",
+        &[("ms", format!("{:.3}", r.iteration_ms))],
     ));
     let color = if r.passed {
         ui.visuals().text_color()
@@ -182,42 +198,49 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
     };
     ui.colored_label(
         color,
-        format!("Against the CPU reference: {}", r.verification),
+        crate::i18n::t_args(lang, "gpu-against", &[("result", r.verification.clone())]),
     );
     ui.columns(2, |cols| {
-        cols[0].strong("Measured on the GPU (CUDA events)");
+        cols[0].strong(tr("gpu-measured"));
         gantt(&mut cols[0], "gpu-measured", &r.measured, 220.0);
-        cols[1].strong("Predicted");
-        cols[1].label(time_source_note(r.predicted.time_source));
+        cols[1].strong(tr("gpu-predicted"));
+        cols[1].label(super::timeline::time_source_text(
+            lang,
+            r.predicted.time_source,
+        ));
         gantt(&mut cols[1], "gpu-predicted", &r.predicted, 220.0);
     });
-    ui.label("Per op (ms, summed over layers, mean over ranks); ratio = measured share / predicted share:");
-    egui::ScrollArea::vertical()
-        .max_height(260.0)
-        .show(ui, |ui| {
-            egui::Grid::new("gpu-ops").striped(true).show(ui, |ui| {
-                for h in ["pass", "op", "measured ms", "predicted ms", "ratio"] {
-                    ui.strong(h);
-                }
+    ui.label(tr("gpu-per-op"));
+    egui::ScrollArea::both().max_height(260.0).show(ui, |ui| {
+        egui::Grid::new("gpu-ops").striped(true).show(ui, |ui| {
+            for h in [
+                "vo-col-pass",
+                "pg-col-op",
+                "gpu-col-measured",
+                "gpu-col-predicted",
+                "gpu-col-ratio",
+            ] {
+                ui.strong(tr(h));
+            }
+            ui.end_row();
+            for o in &r.ops {
+                ui.label(o.pass.name());
+                ui.label(o.op.name());
+                ui.label(
+                    o.measured_ms
+                        .map(|m| format!("{m:.4}"))
+                        .unwrap_or_else(|| "-".into()),
+                );
+                ui.label(format!("{:.4}", o.predicted_ms));
+                ui.label(
+                    o.share_ratio
+                        .map(|s| format!("{s:.2}"))
+                        .unwrap_or_else(|| "-".into()),
+                );
                 ui.end_row();
-                for o in &r.ops {
-                    ui.label(o.pass.name());
-                    ui.label(o.op.name());
-                    ui.label(
-                        o.measured_ms
-                            .map(|m| format!("{m:.4}"))
-                            .unwrap_or_else(|| "-".into()),
-                    );
-                    ui.label(format!("{:.4}", o.predicted_ms));
-                    ui.label(
-                        o.share_ratio
-                            .map(|s| format!("{s:.2}"))
-                            .unwrap_or_else(|| "-".into()),
-                    );
-                    ui.end_row();
-                }
-            });
+            }
         });
+    });
 }
 
 impl View for Gpu {
@@ -236,10 +259,12 @@ impl View for Gpu {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        ui.heading("GPU: the same shards on real hardware");
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        ui.heading(tr("gpu-title"));
         let probe = self.probe.get_or_insert_with(tplab_kernels::probe);
         probe_ui(ui, probe);
-        if ui.button("Look again").clicked() {
+        if ui.button(tr("gpu-look-again")).clicked() {
             self.probe = Some(tplab_kernels::probe());
         }
         let usable = self.probe.as_ref().is_some_and(Probe::usable);
@@ -249,8 +274,12 @@ impl View for Gpu {
             ..shared.scenario.config().clone()
         };
         ui.horizontal(|ui| {
-            ui.label(format!("Scenario: {}", cfg.label()));
-            egui::ComboBox::from_label("dtype")
+            ui.label(crate::i18n::t_args(
+                lang,
+                "gpu-scenario",
+                &[("label", cfg.label())],
+            ));
+            egui::ComboBox::from_label(tr("pg-dtype"))
                 .selected_text(self.dtype.name())
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut self.dtype, DType::F32, "f32");
@@ -259,7 +288,7 @@ impl View for Gpu {
             ui.add(
                 egui::DragValue::new(&mut self.iters)
                     .range(1..=100)
-                    .prefix("iterations "),
+                    .prefix(tr("gpu-iterations")),
             );
         });
         let check = tplab_kernels::run::check_config(&cfg);
@@ -269,8 +298,8 @@ impl View for Gpu {
         let running = self.job.is_some();
         let can_run = usable && check.is_ok() && !running;
         if ui
-            .add_enabled(can_run, egui::Button::new("Run on the GPU"))
-            .on_disabled_hover_text("needs a usable GPU, a valid scenario and no run in progress")
+            .add_enabled(can_run, egui::Button::new(tr("gpu-run")))
+            .on_disabled_hover_text(tr("gpu-run-disabled"))
             .clicked()
         {
             let iters = self.iters;
@@ -288,7 +317,7 @@ impl View for Gpu {
             Some(Err(e)) => {
                 ui.colored_label(
                     ui.visuals().error_fg_color,
-                    format!("The GPU run failed: {e}"),
+                    crate::i18n::t_args(lang, "gpu-failed", &[("error", e.clone())]),
                 );
             }
             None => {}

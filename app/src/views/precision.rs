@@ -6,10 +6,12 @@
 
 use super::{config_error_ui, gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
+use crate::i18n::{t, t_args};
 use egui_plot::{uniform_grid_spacer, Bar, BarChart, Legend, Plot};
 use serde::{Deserialize, Serialize};
 use tplab_engine::precision::{self, PrecisionReport};
 use tplab_engine::{Config, DType};
+use tplab_lessons::Lang;
 
 /// The dtypes swept, in table order.
 const DTYPES: [DType; 4] = [DType::F64, DType::F32, DType::Bf16, DType::F16];
@@ -52,57 +54,62 @@ impl View for Precision {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        ui.heading("Precision: the same block in four dtypes and at every TP");
+        let lang = super::lang(ui);
+        let tr = |id: &str| t(lang, id);
+        ui.heading(tr("pr-title"));
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
-            if let Some(tp) = config_error_ui(ui, &err, &cfg) {
-                shared.scenario.set_tp(tp);
+            if let Some(c) = config_error_ui(ui, &err, &cfg) {
+                shared.scenario.set_config(c);
             }
             return;
         }
         let tps = sweep_tps(&cfg);
-        ui.label(format!(
-            "Forward pass of {} in f64, f32, bf16 and f16 (bf16 and f16 emulated: f32 \
-             arithmetic, rounded at every op boundary and in the all-reduce) at TP {}. Each \
-             result is compared with the unsharded f64 reference, and with TP=1 in the same \
-             dtype: the effect of summation order alone.",
-            cfg.label(),
-            tps.iter()
-                .map(|t| t.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+        ui.label(t_args(
+            lang,
+            "pr-intro",
+            &[
+                ("label", cfg.label()),
+                ("tps", super::list_words(lang, &tps)),
+            ],
         ));
         let stale = self.ran_for.as_ref().is_some_and(|r| !same_shape(r, &cfg));
         ui.horizontal(|ui| {
             if let Some(job) = &self.job {
                 ui.spinner();
-                ui.label(format!(
-                    "running {} forward passes ({:.1} s)",
-                    DTYPES.len() * tps.len(),
-                    job.elapsed_s()
+                ui.label(t_args(
+                    lang,
+                    "pr-running",
+                    &[
+                        ("count", (DTYPES.len() * tps.len()).to_string()),
+                        ("seconds", format!("{:.1}", job.elapsed_s())),
+                    ],
                 ));
             } else {
                 let label = if self.shown.is_none() {
-                    "Run the sweep"
+                    tr("pr-run")
                 } else {
-                    "Run again"
+                    tr("pr-run-again")
                 };
                 if ui.button(label).clicked() {
                     self.start(ui.ctx(), cfg.clone(), tps.clone());
                 }
                 if stale {
-                    ui.label("(the scenario changed since this run)");
+                    ui.label(tr("pr-stale"));
                 }
             }
         });
         match &self.shown {
             None => {}
             Some(Err(e)) => {
-                ui.colored_label(ui.visuals().error_fg_color, format!("Sweep failed: {e}"));
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    t_args(lang, "pr-failed", &[("error", e.clone())]),
+                );
             }
             Some(Ok(report)) => {
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    report_ui(ui, report, &mut self.histogram_dtype);
+                egui::ScrollArea::both().show(ui, |ui| {
+                    report_ui(ui, lang, report, &mut self.histogram_dtype);
                 });
             }
         }
@@ -140,26 +147,31 @@ impl Precision {
     }
 }
 
-fn report_ui(ui: &mut egui::Ui, report: &PrecisionReport, histogram_dtype: &mut usize) {
+fn report_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, histogram_dtype: &mut usize) {
+    let tr = |id: &str| t(lang, id);
     ui.add_space(4.0);
-    ui.label(format!(
-        "Reference: max|y| = {:.3}, RMS {:.3}; longest reduction K = {}. ULPs are counted at \
-         max(|value|, RMS) so that values near zero do not inflate them.",
-        report.reference_max_abs, report.reference_rms, report.reduction_len
+    ui.label(t_args(
+        lang,
+        "pr-reference",
+        &[
+            ("max", format!("{:.3}", report.reference_max_abs)),
+            ("rms", format!("{:.3}", report.reference_rms)),
+            ("k", report.reduction_len.to_string()),
+        ],
     ));
     egui::Grid::new("precision-table")
         .striped(true)
         .show(ui, |ui| {
             for h in [
-                "dtype",
-                "TP",
-                "max rel error vs f64",
-                "in ε",
-                "RMS error",
-                "differs from TP=1",
-                "median / max ULPs vs TP=1",
+                "pr-col-dtype",
+                "pr-col-tp",
+                "pr-col-rel",
+                "pr-col-eps",
+                "pr-col-rms",
+                "pr-col-differs",
+                "pr-col-ulps",
             ] {
-                ui.strong(h);
+                ui.strong(tr(h));
             }
             ui.end_row();
             for row in &report.rows {
@@ -170,15 +182,24 @@ fn report_ui(ui: &mut egui::Ui, report: &PrecisionReport, histogram_dtype: &mut 
                 ui.label(format!("{:.2e}", row.vs_reference.rms));
                 match &row.vs_tp1 {
                     Some(o) => {
-                        ui.label(format!(
-                            "{:.1}% of {}",
-                            100.0 * o.differing as f64 / o.elements.max(1) as f64,
-                            o.elements
+                        ui.label(t_args(
+                            lang,
+                            "pr-differs",
+                            &[
+                                (
+                                    "percent",
+                                    format!(
+                                        "{:.1}",
+                                        100.0 * o.differing as f64 / o.elements.max(1) as f64
+                                    ),
+                                ),
+                                ("elements", o.elements.to_string()),
+                            ],
                         ));
                         ui.label(format!("{:.1} / {:.1}", o.median_ulps, o.max_ulps));
                     }
                     None => {
-                        ui.label("(baseline)");
+                        ui.label(tr("pr-baseline"));
                         ui.label("");
                     }
                 }
@@ -187,7 +208,7 @@ fn report_ui(ui: &mut egui::Ui, report: &PrecisionReport, histogram_dtype: &mut 
         });
     ui.separator();
     ui.horizontal(|ui| {
-        ui.label("Error against f64, in ULPs of");
+        ui.label(tr("pr-histogram-of"));
         let dtypes: Vec<DType> = report.dtypes.clone();
         *histogram_dtype = (*histogram_dtype).min(dtypes.len().saturating_sub(1));
         for (i, d) in dtypes.iter().enumerate() {
@@ -195,21 +216,79 @@ fn report_ui(ui: &mut egui::Ui, report: &PrecisionReport, histogram_dtype: &mut 
         }
     });
     if let Some(&dtype) = report.dtypes.get(*histogram_dtype) {
-        histogram_ui(ui, report, dtype);
+        histogram_ui(ui, lang, report, dtype);
     }
     ui.separator();
-    ui.strong("What the numbers say");
-    for f in report.findings() {
-        ui.label(f);
-    }
+    findings_ui(ui, lang, report);
     ui.add_space(4.0);
-    ui.strong("Why TP=1 and TP=2 differ, and why that is not a bug");
-    ui.label(report.explanation.replace('\n', " "));
+    ui.strong(tr("pr-why-title"));
+    let why = if lang == Lang::En {
+        report.explanation.replace('\n', " ")
+    } else {
+        tr("pr-why")
+    };
+    ui.add(egui::Label::new(why).wrap());
+}
+
+/// What the numbers say, as one table (a row per dtype: the bounds, the spread of the error
+/// against f64 over the TP sizes, the largest difference between any TP and TP=1) and one
+/// sentence, instead of a sentence per dtype and TP.
+fn findings_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport) {
+    let tr = |id: &str| t(lang, id);
+    let k = report.reduction_len as f64;
+    ui.strong(tr("pr-findings-title"));
+    egui::Grid::new("precision-findings")
+        .striped(true)
+        .show(ui, |ui| {
+            for h in [
+                "pr-col-dtype",
+                "pr-f-bounds",
+                "pr-f-spread",
+                "pr-f-vs-tp1",
+                "pr-f-verdict",
+            ] {
+                ui.strong(tr(h));
+            }
+            ui.end_row();
+            for &d in &report.dtypes {
+                let rows: Vec<_> = report.rows.iter().filter(|r| r.dtype == d).collect();
+                let Some(first) = rows.first() else { continue };
+                let eps = first.epsilon;
+                let rels = rows.iter().map(|r| r.vs_reference.max_rel);
+                let (lo, hi) = rels.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                });
+                let max_diff = rows
+                    .iter()
+                    .filter_map(|r| r.vs_tp1.as_ref())
+                    .map(|o| o.max_diff_rel_ulps)
+                    .fold(0.0f64, f64::max);
+                ui.label(d.to_string());
+                ui.label(format!("{:.1e} / {:.1e}", k.sqrt() * eps, k * eps));
+                ui.label(format!("{lo:.2e} - {hi:.2e}"));
+                ui.label(t_args(
+                    lang,
+                    "pr-f-eps",
+                    &[("eps", format!("{max_diff:.1}"))],
+                ));
+                let within = hi <= k * eps;
+                ui.label(tr(if within { "pr-f-ok" } else { "pr-f-over" }));
+                ui.end_row();
+            }
+        });
+    ui.add(
+        egui::Label::new(t_args(
+            lang,
+            "pr-findings",
+            &[("k", report.reduction_len.to_string())],
+        ))
+        .wrap(),
+    );
 }
 
 /// One group of bars per ULP bin, one bar per TP: the distributions lie on top of each other,
 /// which is the point (no TP size is more accurate than another).
-fn histogram_ui(ui: &mut egui::Ui, report: &PrecisionReport, dtype: DType) {
+fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: DType) {
     let rows: Vec<_> = report.rows.iter().filter(|r| r.dtype == dtype).collect();
     let Some(first) = rows.first() else { return };
     let labels: Vec<String> = first
@@ -256,8 +335,8 @@ fn histogram_ui(ui: &mut egui::Ui, report: &PrecisionReport, dtype: DType) {
     Plot::new(format!("precision-hist-{dtype}"))
         .legend(Legend::default())
         .height(220.0)
-        .y_axis_label("% of outputs")
-        .x_axis_label("|error| in ULPs at max(|reference|, RMS)")
+        .y_axis_label(t(lang, "pr-axis-share"))
+        .x_axis_label(t(lang, "pr-axis-ulps"))
         .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 2.0, 4.0]))
         .include_x(-0.5)
         .include_x(bins - 0.5)

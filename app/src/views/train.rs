@@ -102,6 +102,15 @@ impl Train {
     }
 }
 
+/// Characters in the guide's corpus, and how many different ones (the model's alphabet).
+fn corpus_stats() -> (usize, usize) {
+    static STATS: std::sync::OnceLock<(usize, usize)> = std::sync::OnceLock::new();
+    *STATS.get_or_init(|| {
+        let chars: std::collections::BTreeSet<char> = train::CORPUS.chars().collect();
+        (train::CORPUS.chars().count(), chars.len())
+    })
+}
+
 impl View for Train {
     fn id(&self) -> &'static str {
         "train"
@@ -118,22 +127,27 @@ impl View for Train {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
-        ui.heading("Train: the same model at TP 1, 2 and 4");
-        let corpus_len = train::CORPUS.chars().count();
-        ui.label(format!(
-            "A character-level GPT ({} layers, hidden {}, {} heads) learns to continue the guide \
-             ({corpus_len} characters). Each TP size trains its own shards from the same seed on \
-             the same batches; the split only reorders additions, so the curves should lie on \
-             top of each other.",
-            self.config.layers, self.config.hidden, self.config.heads
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        ui.heading(tr("tr-title"));
+        let (corpus_len, alphabet) = corpus_stats();
+        ui.label(crate::i18n::t_args(
+            lang,
+            "tr-intro",
+            &[
+                ("layers", self.config.layers.to_string()),
+                ("hidden", self.config.hidden.to_string()),
+                ("heads", self.config.heads.to_string()),
+                ("chars", corpus_len.to_string()),
+            ],
         ));
         let running = self.job.is_some();
         ui.add_enabled_ui(!running, |ui| {
             ui.horizontal(|ui| {
-                let l = ui.label("steps");
+                let l = ui.label(tr("tr-steps"));
                 ui.add(egui::DragValue::new(&mut self.config.steps).range(1..=5000))
                     .labelled_by(l.id);
-                let l = ui.label("learning rate");
+                let l = ui.label(tr("tr-lr"));
                 ui.add(
                     egui::DragValue::new(&mut self.config.lr)
                         .range(1e-5..=1.0)
@@ -146,12 +160,8 @@ impl View for Train {
                 ui.selectable_value(&mut self.config.dtype, DType::F64, "f64");
                 let mut gqa = self.config.kv_heads.is_some();
                 if ui
-                    .checkbox(&mut gqa, "grouped-query attention (2 KV heads)")
-                    .on_hover_text(
-                        "The 4 query heads share 2 KV heads. TP=2 gives each GPU one KV head; \
-                         TP=4 replicates each KV head on 2 GPUs, which all-reduce the copies' \
-                         gradients so that the copies stay identical.",
-                    )
+                    .checkbox(&mut gqa, tr("tr-gqa"))
+                    .on_hover_text(tr("tr-gqa-hint"))
                     .changed()
                 {
                     self.config.kv_heads = gqa.then_some(2);
@@ -160,10 +170,10 @@ impl View for Train {
         });
         ui.horizontal(|ui| {
             if running {
-                if ui.button("Stop").clicked() {
+                if ui.button(tr("tr-stop")).clicked() {
                     self.stop.store(true, Ordering::SeqCst);
                 }
-            } else if ui.button("Start training").clicked() {
+            } else if ui.button(tr("tr-start")).clicked() {
                 self.start(ui.ctx());
             }
             let done = self
@@ -175,11 +185,21 @@ impl View for Train {
             ui.add(
                 egui::ProgressBar::new(frac)
                     .desired_width(260.0)
-                    .text(format!("step {done}/{}", self.config.steps)),
+                    .text(crate::i18n::t_args(
+                        lang,
+                        "tr-progress",
+                        &[
+                            ("done", done.to_string()),
+                            ("steps", self.config.steps.to_string()),
+                        ],
+                    )),
             );
         });
         if let Some(Err(e)) = &self.result {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Training failed: {e}"));
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                crate::i18n::t_args(lang, "tr-failed", &[("error", e.clone())]),
+            );
         }
         // Points straight from the shared losses (no intermediate copy of the curves).
         let curves: Vec<Vec<[f64; 2]>> = self
@@ -198,21 +218,41 @@ impl View for Train {
             .unwrap_or_default();
         if let Some(Ok(c)) = &self.result {
             let gaps = c.max_rel_gap();
-            ui.label(format!(
-                "Finished: loss {:.4} -> {:.4}; largest gap to TP=1 over the run: TP=2 {:.1e}, \
-                 TP=4 {:.1e} (relative)",
-                c.losses[0].first().copied().unwrap_or(f64::NAN),
-                c.losses[0].last().copied().unwrap_or(f64::NAN),
-                gaps.get(1).copied().unwrap_or(0.0),
-                gaps.get(2).copied().unwrap_or(0.0)
+            ui.label(crate::i18n::t_args(
+                lang,
+                "tr-finished",
+                &[
+                    (
+                        "first",
+                        format!("{:.4}", c.losses[0].first().copied().unwrap_or(f64::NAN)),
+                    ),
+                    (
+                        "last",
+                        format!("{:.4}", c.losses[0].last().copied().unwrap_or(f64::NAN)),
+                    ),
+                    (
+                        "gap2",
+                        format!("{:.1e}", gaps.get(1).copied().unwrap_or(0.0)),
+                    ),
+                    (
+                        "gap4",
+                        format!("{:.1e}", gaps.get(2).copied().unwrap_or(0.0)),
+                    ),
+                ],
             ));
         }
         let dark = ui.visuals().dark_mode;
         Plot::new("train-curves")
             .legend(Legend::default())
             .height((ui.available_height() - 10.0).max(200.0))
-            .x_axis_label("step")
-            .y_axis_label("cross-entropy (nats per character)")
+            .x_axis_label(tr("tr-axis-step"))
+            .y_axis_label(tr("tr-axis-loss"))
+            // From step 1 to the last step and from 0 to the loss of a uniform guess over the
+            // corpus's characters (where training starts): no empty negative axes before a run.
+            .include_x(1.0)
+            .include_x(self.config.steps.max(2) as f64)
+            .include_y(0.0)
+            .include_y((alphabet.max(2) as f64).ln())
             .allow_scroll(false)
             .show(ui, |plot| {
                 for (i, pts) in curves.into_iter().enumerate() {

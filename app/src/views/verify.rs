@@ -78,6 +78,71 @@ fn sequential(v: f64) -> egui::Color32 {
     }
 }
 
+/// Decades of the error colour scale below the tolerance.
+pub const ERROR_DECADES: f64 = 6.0;
+
+/// Where an error, as a fraction of what the tolerance allows, sits on the colour scale: 0 at
+/// 10^-6 of the tolerance or less, 1 at the tolerance and beyond, log in between; so an error of
+/// 1e-7 in a check that allows 1e-5 is pale, not alarming.
+pub fn error_position(ratio: f64) -> f64 {
+    if ratio <= 0.0 || !ratio.is_finite() {
+        return if ratio.is_nan() || ratio == f64::INFINITY {
+            1.0
+        } else {
+            0.0
+        };
+    }
+    ((ratio.log10() + ERROR_DECADES) / ERROR_DECADES).clamp(0.0, 1.0)
+}
+
+/// The error colour scale: a gradient bar from 10^-6 of the tolerance to the tolerance, in
+/// the sequential colours of the error heatmap, with its ticks.
+fn error_legend(ui: &mut egui::Ui, lang: tplab_lessons::Lang, allowed: f64) {
+    let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    let w = (16.0 * size).min(ui.available_width());
+    let (resp, painter) = ui.allocate_painter(egui::vec2(w, 2.6 * size), egui::Sense::hover());
+    let bar = egui::Rect::from_min_size(resp.rect.min, egui::vec2(w, 0.9 * size));
+    let n = 48;
+    for i in 0..n {
+        let x0 = bar.left() + w * i as f32 / n as f32;
+        let x1 = bar.left() + w * (i + 1) as f32 / n as f32;
+        painter.rect_filled(
+            egui::Rect::from_x_y_ranges(x0..=x1 + 0.5, bar.y_range()),
+            0.0,
+            sequential((i as f64 + 0.5) / n as f64),
+        );
+    }
+    painter.rect_stroke(
+        bar,
+        0.0,
+        egui::Stroke::new(1.0, ui.visuals().weak_text_color()),
+        egui::StrokeKind::Outside,
+    );
+    let text = ui.visuals().text_color();
+    for k in 0..=3 {
+        let exp = -(ERROR_DECADES as i32) + 2 * k;
+        let x = bar.left() + w * k as f32 / 3.0;
+        let label = if exp == 0 {
+            crate::i18n::t(lang, "vf-scale-tol")
+        } else {
+            format!("{:.0e}", allowed * 10f64.powi(exp))
+        };
+        let anchor = match k {
+            0 => egui::Align2::LEFT_TOP,
+            3 => egui::Align2::RIGHT_TOP,
+            _ => egui::Align2::CENTER_TOP,
+        };
+        painter.text(
+            egui::pos2(x, bar.bottom() + 2.0),
+            anchor,
+            label,
+            egui::FontId::proportional(0.8 * size),
+            text,
+        );
+    }
+    a11y_label(&resp, "error colour scale");
+}
+
 /// A pooled matrix as a texture.
 struct Heatmap {
     texture: egui::TextureHandle,
@@ -92,7 +157,7 @@ fn heatmap(ctx: &egui::Context, name: &str, a: &Array2<f64>, scale: f64, error: 
         .iter()
         .map(|v| {
             if error {
-                sequential(v / scale.max(f64::MIN_POSITIVE))
+                sequential(error_position(v / scale.max(f64::MIN_POSITIVE)))
             } else {
                 diverging(v / scale.max(f64::MIN_POSITIVE))
             }
@@ -114,6 +179,8 @@ struct CollectiveMaps {
     error: Heatmap,
     max_abs_error: f64,
     max_rel_error: f64,
+    /// The absolute error the tolerance allows (the top of the error colour scale).
+    allowed_abs: f64,
 }
 
 /// A finished run with its textures.
@@ -154,7 +221,8 @@ fn build_maps(ctx: &egui::Context, report: &RunReport) -> Vec<CollectiveMaps> {
             mags.sort_by(f64::total_cmp);
             let scale = mags.get(mags.len() * 99 / 100).copied().unwrap_or(1.0);
             let err = tplab_engine::verify::error_matrix(c.result.view(), c.reference.view());
-            let err_scale = err.iter().copied().fold(0.0f64, f64::max);
+            // Errors coloured against what the tolerance allows (log scale, see error_position).
+            let err_scale = c.check.tolerance * c.check.reference_max_abs.max(1.0);
             CollectiveMaps {
                 label: format!("L{} {} {}", c.layer, c.pass.name(), c.op),
                 partials: c
@@ -169,6 +237,7 @@ fn build_maps(ctx: &egui::Context, report: &RunReport) -> Vec<CollectiveMaps> {
                 error: heatmap(ctx, &format!("e{i}"), &err, err_scale, true),
                 max_abs_error: c.check.max_abs_error,
                 max_rel_error: c.check.max_rel_error,
+                allowed_abs: err_scale,
             }
         })
         .collect()
@@ -205,11 +274,12 @@ impl View for Verify {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        ui.heading("Verify: the sharded run against the CPU reference");
+        let lang = super::lang(ui);
+        ui.heading(crate::i18n::t(lang, "vf-title"));
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
-            if let Some(tp) = config_error_ui(ui, &err, &cfg) {
-                shared.scenario.set_tp(tp);
+            if let Some(c) = config_error_ui(ui, &err, &cfg) {
+                shared.scenario.set_config(c);
             }
             return;
         }
@@ -222,14 +292,17 @@ impl View for Verify {
                         .desired_width(240.0)
                         .text(format!("{stage} ({:.1} s)", job.elapsed_s())),
                 );
-            } else if ui.button("Run again").clicked() {
+            } else if ui.button(crate::i18n::t(lang, "vf-run-again")).clicked() {
                 self.start(ui.ctx(), cfg.clone());
             }
         });
         match &self.shown {
             None => {}
             Some(Err(e)) => {
-                ui.colored_label(ui.visuals().error_fg_color, format!("Run failed: {e}"));
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    crate::i18n::t_args(lang, "vf-failed", &[("error", e.clone())]),
+                );
             }
             Some(Ok(shown)) => shown_ui(ui, shown, &mut self.selected),
         }
@@ -256,6 +329,9 @@ impl Verify {
 }
 
 fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
     let report = &shown.report;
     let v = &report.verification;
     let total = v.checks.len();
@@ -263,37 +339,55 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
     if v.passed() {
         ui.colored_label(
             egui::Color32::from_rgb(0x00, 0x9E, 0x73),
-            format!(
-                "PASSED: all {total} checks within tolerance ({})",
-                report.config.label()
+            ta(
+                "vf-passed",
+                &[
+                    ("total", total.to_string()),
+                    ("label", report.config.label()),
+                ],
             ),
         );
     } else {
         ui.colored_label(
             ui.visuals().error_fg_color,
-            format!("FAILED: {failed} of {total} checks exceed the tolerance"),
+            ta(
+                "vf-failed-checks",
+                &[("failed", failed.to_string()), ("total", total.to_string())],
+            ),
         );
     }
     if let Some(w) = v.worst() {
-        let resp = ui.label(format!(
-            "worst: {}{} max abs error {:.3e}, max relative error {:.3e}",
-            w.name,
-            w.rank.map(|r| format!(" (GPU {r})")).unwrap_or_default(),
-            w.max_abs_error,
-            w.max_rel_error
+        let resp = ui.label(ta(
+            "vf-worst",
+            &[
+                ("name", w.name.clone()),
+                (
+                    "rank",
+                    w.rank.map(|r| format!(" (GPU {r})")).unwrap_or_default(),
+                ),
+                ("abs", format!("{:.3e}", w.max_abs_error)),
+                ("rel", format!("{:.3e}", w.max_rel_error)),
+            ],
         ));
         a11y_label(&resp, "worst check");
     }
-    ui.label(format!(
-        "tolerance: relative {:.2e} — {}",
-        v.tolerance.relative, v.tolerance.reason
-    ));
+    let tol = ui.add(
+        egui::Label::new(ta(
+            "vf-tolerance",
+            &[
+                ("tol", format!("{:.2e}", v.tolerance.relative)),
+                ("reason", v.tolerance.reason.clone()),
+            ],
+        ))
+        .wrap(),
+    );
+    a11y_label(&tol, "tolerance: relative");
     ui.separator();
     if shown.maps.is_empty() {
-        ui.label("TP=1: no all-reduce to show; the output check above compares the whole run.");
+        ui.label(tr("vf-tp1"));
         return;
     }
-    egui::ComboBox::from_label("all-reduce")
+    egui::ComboBox::from_label(tr("vf-all-reduce"))
         .selected_text(
             shown
                 .maps
@@ -310,46 +404,64 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
         return;
     };
     let tp = report.config.tp;
-    let width = ui.available_width();
-    let tile_w = ((width - 24.0) / (m.partials.len() as f32 + 0.5)).clamp(60.0, 180.0);
-    let tile = |h: &Heatmap| {
-        let [r, c] = h.shape;
-        let aspect = r as f32 / c.max(1) as f32;
-        egui::Vec2::new(tile_w, (tile_w * aspect).clamp(56.0, tile_w))
-    };
-    ui.label(format!(
-        "Before: each GPU's partial output [{}, {}] (blue negative, orange positive; one scale)",
-        m.result.shape[0], m.result.shape[1]
-    ));
-    ui.horizontal_wrapped(|ui| {
-        for (r, h) in m.partials.iter().enumerate() {
-            ui.vertical(|ui| {
-                ui.label(format!("GPU {r}"));
-                ui.image((h.texture.id(), tile(h)));
-            });
-        }
-        if tp > MAX_DRAWN_RANKS {
-            ui.label(format!("… {} more GPUs", tp - MAX_DRAWN_RANKS));
-        }
-    });
-    let big = |h: &Heatmap| tile(h) * 1.6;
-    ui.horizontal_wrapped(|ui| {
-        ui.vertical(|ui| {
-            ui.label("After: the all-reduced sum");
-            ui.image((m.result.texture.id(), big(&m.result)));
-        });
-        ui.vertical(|ui| {
-            ui.label("CPU reference");
-            ui.image((m.reference.texture.id(), big(&m.reference)));
-        });
-        ui.vertical(|ui| {
-            let l = ui.label(format!(
-                "|after − reference|: max abs {:.3e}, max rel {:.3e}",
-                m.max_abs_error, m.max_rel_error
+    let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    egui::ScrollArea::both()
+        .id_salt("verify-maps")
+        .auto_shrink([false, false])
+        .show(ui, |ui| {
+            let width = ui.available_width();
+            let tile_w = ((width - 2.0 * size) / (m.partials.len() as f32 + 0.5))
+                .clamp(5.0 * size, 14.0 * size);
+            let tile = |h: &Heatmap| {
+                let [r, c] = h.shape;
+                let aspect = r as f32 / c.max(1) as f32;
+                egui::Vec2::new(tile_w, (tile_w * aspect).clamp(4.0 * size, tile_w))
+            };
+            ui.label(ta(
+                "vf-before",
+                &[
+                    ("rows", m.result.shape[0].to_string()),
+                    ("cols", m.result.shape[1].to_string()),
+                ],
             ));
-            a11y_label(&l, "error numbers");
-            let resp = ui.image((m.error.texture.id(), big(&m.error)));
-            a11y_label(&resp, "error heatmap");
+            ui.horizontal_wrapped(|ui| {
+                for (r, h) in m.partials.iter().enumerate() {
+                    ui.vertical(|ui| {
+                        ui.label(format!("GPU {r}"));
+                        ui.image((h.texture.id(), tile(h)));
+                    });
+                }
+                if tp > MAX_DRAWN_RANKS {
+                    ui.label(ta(
+                        "vf-more-gpus",
+                        &[("count", (tp - MAX_DRAWN_RANKS).to_string())],
+                    ));
+                }
+            });
+            let big = |h: &Heatmap| tile(h) * 1.6;
+            ui.horizontal_wrapped(|ui| {
+                ui.vertical(|ui| {
+                    ui.label(tr("vf-after"));
+                    ui.image((m.result.texture.id(), big(&m.result)));
+                });
+                ui.vertical(|ui| {
+                    ui.label(tr("vf-reference"));
+                    ui.image((m.reference.texture.id(), big(&m.reference)));
+                });
+                ui.vertical(|ui| {
+                    let l = ui.label(ta(
+                        "vf-error",
+                        &[
+                            ("abs", format!("{:.3e}", m.max_abs_error)),
+                            ("rel", format!("{:.3e}", m.max_rel_error)),
+                        ],
+                    ));
+                    a11y_label(&l, "error numbers");
+                    let resp = ui.image((m.error.texture.id(), big(&m.error)));
+                    a11y_label(&resp, "error heatmap");
+                    ui.label(egui::RichText::new(tr("vf-scale-caption")).small());
+                    error_legend(ui, lang, m.allowed_abs);
+                });
+            });
         });
-    });
 }

@@ -65,19 +65,25 @@ impl View for Vocab {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        ui.heading("Vocabulary parallelism: the embedding and the loss split by vocabulary");
-        ui.horizontal(|ui| {
-            let l = ui.label("vocabulary");
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
+        ui.heading(tr("vo-title"));
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label(tr("vo-vocab"));
             ui.add(egui::DragValue::new(&mut self.vocab).range(1..=1_000_000))
                 .labelled_by(l.id);
-            let l = ui.label("pad to a multiple of");
+            let l = ui.label(tr("vo-pad"));
             ui.add(egui::DragValue::new(&mut self.granularity).range(1..=4096))
                 .labelled_by(l.id);
             ui.label("× TP");
         });
         let cfg = self.config(shared);
         if let Err(e) = cfg.validate() {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Invalid choice: {e}"));
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                ta("invalid-choice", &[("error", e.to_string())]),
+            );
             return;
         }
         let dtype = match shared.scenario.config().dtype {
@@ -85,60 +91,79 @@ impl View for Vocab {
             _ => DType::F32,
         };
         let padded = cfg.padded_vocab();
-        ui.label(format!(
-            "V = {} padded to {padded} ({} padding rows), {} rows on each of {} GPUs; hidden {} \
-             and {} tokens from the scenario. The output layer is tied to the embedding.",
-            cfg.vocab,
-            padded - cfg.vocab,
-            cfg.rows_per_rank(),
-            cfg.tp,
-            cfg.hidden,
-            cfg.tokens
+        ui.label(ta(
+            "vo-intro",
+            &[
+                ("vocab", cfg.vocab.to_string()),
+                ("padded", padded.to_string()),
+                ("padding", (padded - cfg.vocab).to_string()),
+                ("rows", cfg.rows_per_rank().to_string()),
+                ("tp", cfg.tp.to_string()),
+                ("hidden", cfg.hidden.to_string()),
+                ("tokens", cfg.tokens.to_string()),
+            ],
         ));
         split_bar(ui, &cfg);
         let (ce, gather) = vocab::ce_bytes_sent_per_rank(&cfg, dtype);
-        ui.label(format!(
-            "Cross-entropy without the full logits: each GPU sends {} (all-reduces of the row max, \
-             the sum of exp and the target logit, {} numbers each); gathering the [{}, {padded}] \
-             logits would send {} per GPU, {:.0}× more.",
-            human_bytes(ce),
-            cfg.tokens,
-            cfg.tokens,
-            human_bytes(gather),
-            gather as f64 / ce.max(1) as f64
+        ui.label(ta(
+            "vo-ce",
+            &[
+                ("ce", human_bytes(ce)),
+                ("tokens", cfg.tokens.to_string()),
+                ("padded", padded.to_string()),
+                ("gather", human_bytes(gather)),
+                ("ratio", format!("{:.0}", gather as f64 / ce.max(1) as f64)),
+            ],
         ));
-        egui::Grid::new("vocab-events")
-            .striped(true)
+        egui::ScrollArea::horizontal()
+            .id_salt("vocab-table")
             .show(ui, |ui| {
-                for h in ["pass", "event", "what", "shape per GPU", "each GPU sends"] {
-                    ui.strong(h);
-                }
-                ui.end_row();
-                for e in vocab::events(&cfg, dtype)
-                    .iter()
-                    .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
-                {
-                    ui.label(e.pass.name());
-                    ui.label(e.name());
-                    ui.label(match e.collective_kind() {
-                        Some(k) => k.name().to_string(),
-                        None => "compute".to_string(),
+                egui::Grid::new("vocab-events")
+                    .striped(true)
+                    .show(ui, |ui| {
+                        for h in [
+                            "vo-col-pass",
+                            "vo-col-event",
+                            "vo-col-what",
+                            "vo-col-shape",
+                            "vo-col-sends",
+                        ] {
+                            ui.strong(tr(h));
+                        }
+                        ui.end_row();
+                        for e in vocab::events(&cfg, dtype)
+                            .iter()
+                            .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
+                        {
+                            ui.label(tr(match e.pass {
+                                tplab_engine::trace::Pass::Forward => "walk-forward",
+                                tplab_engine::trace::Pass::Backward => "walk-backward",
+                            }));
+                            ui.label(e.name())
+                                .on_hover_text(super::op_label(lang, e.op));
+                            ui.label(match e.collective_kind() {
+                                Some(k) => k.name().to_string(),
+                                None => tr("vo-compute"),
+                            });
+                            ui.label(format!("[{}, {}]", e.output[0], e.output[1]));
+                            ui.label(if e.is_collective() {
+                                human_bytes(e.bytes_sent_per_rank)
+                            } else {
+                                "-".into()
+                            });
+                            ui.end_row();
+                        }
                     });
-                    ui.label(format!("[{}, {}]", e.output[0], e.output[1]));
-                    ui.label(if e.is_collective() {
-                        human_bytes(e.bytes_sent_per_rank)
-                    } else {
-                        "-".into()
-                    });
-                    ui.end_row();
-                }
             });
         ui.add_space(6.0);
         ui.horizontal(|ui| {
             if let Some(job) = &self.job {
                 ui.spinner();
-                ui.label(format!("checking ({:.1} s)", job.elapsed_s()));
-            } else if ui.button("Check against the reference").clicked() {
+                ui.label(ta(
+                    "vo-checking",
+                    &[("seconds", format!("{:.1}", job.elapsed_s()))],
+                ));
+            } else if ui.button(tr("vo-check")).clicked() {
                 let run_cfg = cfg.clone();
                 self.job = Some(Background::once(ui.ctx(), move |_| {
                     let r = match dtype {
@@ -152,7 +177,10 @@ impl View for Vocab {
         match &self.shown {
             None => {}
             Some(Err(e)) => {
-                ui.colored_label(ui.visuals().error_fg_color, format!("Check failed: {e}"));
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    ta("vo-check-failed", &[("error", e.clone())]),
+                );
             }
             Some(Ok(r)) => {
                 let failed = r.checks.iter().filter(|c| !c.passed).count();
@@ -161,17 +189,26 @@ impl View for Vocab {
                     .iter()
                     .map(|c| c.max_rel_error)
                     .fold(0.0f64, f64::max);
-                let text = format!(
-                    "{}: loss {:.6} vs reference {:.6} (V={}, TP={}, {}); {} checks, worst relative \
-                     error {worst:.2e}, tolerance {:.2e}; padding rows' gradients are zero",
-                    if failed == 0 { "PASSED" } else { "FAILED" },
-                    r.loss,
-                    r.reference_loss,
-                    r.config.vocab,
-                    r.config.tp,
-                    r.dtype,
-                    r.checks.len(),
-                    r.tolerance.relative
+                let text = ta(
+                    "vo-result",
+                    &[
+                        (
+                            "verdict",
+                            tr(if failed == 0 {
+                                "vo-passed"
+                            } else {
+                                "vo-failed"
+                            }),
+                        ),
+                        ("loss", format!("{:.6}", r.loss)),
+                        ("reference", format!("{:.6}", r.reference_loss)),
+                        ("vocab", r.config.vocab.to_string()),
+                        ("tp", r.config.tp.to_string()),
+                        ("dtype", r.dtype.to_string()),
+                        ("checks", r.checks.len().to_string()),
+                        ("worst", format!("{worst:.2e}")),
+                        ("tolerance", format!("{:.2e}", r.tolerance.relative)),
+                    ],
                 );
                 if failed == 0 {
                     ui.colored_label(egui::Color32::from_rgb(0x00, 0x9E, 0x73), text);
@@ -228,10 +265,13 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
     }
     super::a11y_label(
         &resp,
-        &format!(
-            "vocabulary split: {} rows per GPU, {} padding rows at the end",
-            cfg.rows_per_rank(),
-            cfg.padded_vocab() - cfg.vocab
+        &crate::i18n::t_args(
+            super::lang(ui),
+            "vo-split-a11y",
+            &[
+                ("rows", cfg.rows_per_rank().to_string()),
+                ("padding", (cfg.padded_vocab() - cfg.vocab).to_string()),
+            ],
         ),
     );
 }

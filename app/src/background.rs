@@ -195,6 +195,8 @@ impl<T: Send + 'static> Background<T> {
     }
 
     /// Starts `job` in frames of `budget`, or on a thread when `budget` is `None`.
+    // In a browser `ctx` is not needed: `poll` repaints.
+    #[cfg_attr(target_arch = "wasm32", allow(unused_variables))]
     fn start(
         ctx: Option<egui::Context>,
         job: Box<dyn Stepped<Output = T>>,

@@ -15,7 +15,7 @@ pub struct KernelSource {
 }
 
 /// Every kernel source, compiled by NVRTC at run time.
-pub const SOURCES: [KernelSource; 6] = [
+pub const SOURCES: [KernelSource; 7] = [
     KernelSource {
         name: "layernorm.cu",
         code: include_str!("cu/layernorm.cu"),
@@ -50,6 +50,7 @@ pub const SOURCES: [KernelSource; 6] = [
             "scatter_sum_ranks",
             "pack_cols",
             "unpack_cols",
+            "max_ranks",
         ],
     },
     KernelSource {
@@ -61,6 +62,11 @@ pub const SOURCES: [KernelSource; 6] = [
             "kv_append",
             "cached_attention",
         ],
+    },
+    KernelSource {
+        name: "vocab.cu",
+        code: include_str!("cu/vocab.cu"),
+        kernels: &["ce_local", "ce_rescale", "ce_bwd", "embed_scatter_add"],
     },
 ];
 

@@ -20,6 +20,7 @@ pub mod reference;
 pub mod run;
 pub mod summary;
 pub mod verify;
+pub mod vocab;
 
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -237,3 +237,144 @@ fn bench_report() {
     println!("{}", report.table());
     assert!(report.rows.iter().all(|r| r.verified));
 }
+
+/// The decode check, written once for both executors: the same tokens as the unsharded f64
+/// reference and every step's logits within the engine's f32 tolerance.
+fn check_generation(
+    test: &str,
+    got: &tplab_engine::serve::Generation,
+    reference: &tplab_engine::serve::Generation,
+    tol: &tplab_engine::verify::Tolerance,
+) {
+    let c = tplab_engine::serve::compare(got, reference, tol);
+    eprintln!(
+        "{test}: text {:?} (reference {:?}), worst logits error {:.2e}, tolerance {:.2e}",
+        got.text, reference.text, c.max_logits_error, c.tolerance
+    );
+    assert!(c.same_text, "{test}: tokens differ from the reference");
+    assert!(c.passed, "{test}: logits error {:.3e}", c.max_logits_error);
+}
+
+/// Decode (prefill, then token by token with the KV cache split by KV heads) of the shipped
+/// model at TP 1, 2, 4, and of a grouped-query model with replicated KV heads at TP 4: the CPU
+/// decoder in f32 always, the GPU when present.
+#[test]
+fn decode_matches_the_reference() {
+    use tplab_engine::serve::{self, Sampling, TinyModel};
+    use tplab_engine::Algorithm;
+    let shipped = TinyModel::<f64>::shipped().unwrap();
+    let gqa_cfg = serve::tiny_serving_config(Some(2), DType::F64);
+    let gqa = TinyModel::<f64>::random(&gqa_cfg);
+    let prompt = "Tensor paralelli";
+    let tokens = 12;
+    let cluster = tplab_engine::hardware::Cluster::covering(
+        &tplab_engine::hardware::Catalogue::default(),
+        "h100",
+        4,
+        8,
+        "ib400",
+    )
+    .unwrap();
+    for (name, model, tps) in [
+        ("shipped", &shipped, vec![1, 2, 4]),
+        ("gqa kv=2", &gqa, vec![4]),
+    ] {
+        let reference = serve::reference_generate(model, prompt, tokens, Sampling::Greedy).unwrap();
+        let tol = serve::logits_tolerance(model, DType::F32);
+        // The CPU decoder in f32, from the same f32 weights the GPU holds.
+        let m32 = TinyModel::<f32> {
+            cfg: model.cfg.clone(),
+            chars: model.chars.clone(),
+            full: tplab_engine::train::FullModel {
+                embedding: model.full.embedding.mapv(|v| v as f32),
+                pos: model.full.pos.mapv(|v| v as f32),
+                layers: model
+                    .full
+                    .layers
+                    .iter()
+                    .map(|l| {
+                        tplab_engine::params::LayerParams::from_fn(|k| l.get(k).mapv(|v| v as f32))
+                    })
+                    .collect(),
+                lnf_w: model.full.lnf_w.mapv(|v| v as f32),
+                lnf_b: model.full.lnf_b.mapv(|v| v as f32),
+            },
+        };
+        for &tp in &tps {
+            let cpu = serve::generate(&m32, prompt, tokens, tp, Algorithm::Ring, Sampling::Greedy)
+                .unwrap();
+            check_generation(
+                &format!("decode {name} tp={tp} [CPU f32]"),
+                &cpu,
+                &reference,
+                &tol,
+            );
+            if !gpu_available("decode_matches_the_reference") {
+                continue;
+            }
+            let run = tplab_kernels::decode::decode(
+                model,
+                prompt,
+                &tplab_kernels::decode::DecodeOptions {
+                    tp,
+                    tokens,
+                    sampling: Sampling::Greedy,
+                    mode: DeviceMode::SingleDevice(0),
+                },
+                &cluster,
+            )
+            .unwrap_or_else(|e| panic!("decode {name} tp={tp}: GPU decode failed: {e}"));
+            check_generation(
+                &format!("decode {name} tp={tp} [GPU]"),
+                &run.generation,
+                &reference,
+                &tol,
+            );
+            assert_eq!(run.times.len(), tokens);
+            assert!(run
+                .times
+                .iter()
+                .all(|t| t.device_ms > 0.0 && t.predicted_ms > 0.0));
+            eprintln!(
+                "decode {name} tp={tp} [GPU]: {:.3} ms per token measured, {:.3} ms predicted",
+                run.decode_ms(),
+                run.predicted_decode_ms()
+            );
+        }
+    }
+}
+
+/// The vocabulary-parallel embedding and cross-entropy (max / sum-of-exp / target all-reduces,
+/// the LM head and its backward, the embedding gradient's scatter): the engine's f32 run always,
+/// the GPU's when present, each checked against the f64 reference.
+#[test]
+fn vocabulary_parallel_cross_entropy() {
+    for tp in [1, 2, 4] {
+        let cfg = tplab_engine::vocab::VocabConfig {
+            vocab: 5000,
+            hidden: 64,
+            tokens: 48,
+            tp,
+            ..Default::default()
+        };
+        let cpu = tplab_engine::vocab::run::<f32>(&cfg).unwrap();
+        assert!(cpu.passed(), "vocab tp={tp} [CPU f32]");
+        if !gpu_available("vocabulary_parallel_cross_entropy") {
+            continue;
+        }
+        let gpu = tplab_kernels::vocab::run(&cfg, DeviceMode::SingleDevice(0))
+            .unwrap_or_else(|e| panic!("vocab tp={tp}: GPU run failed: {e}"));
+        for c in gpu.checks.iter().filter(|c| !c.passed) {
+            eprintln!(
+                "  FAILED {} (rank {:?}): {:.3e}",
+                c.name, c.rank, c.max_rel_error
+            );
+        }
+        eprintln!(
+            "vocab tp={tp} [GPU]: loss {:.6} (reference {:.6})",
+            gpu.loss, gpu.reference_loss
+        );
+        assert!(gpu.passed(), "vocab tp={tp} [GPU]");
+        assert!(gpu.events.iter().all(|e| e.measured.is_some()));
+    }
+}

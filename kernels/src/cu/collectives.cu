@@ -50,3 +50,15 @@ extern "C" __global__ void unpack_cols(const elem_t* __restrict__ src, elem_t* _
         dst[r * ld + col0 + c] = src[i];
     }
 }
+
+// All-reduce with max, in place (the cross-entropy's row maximum): every rank's buffer gets
+// the element-wise maximum over ranks.
+extern "C" __global__ void max_ranks(const unsigned long long* __restrict__ bufs, int n, long len) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < len;
+         i += (long)gridDim.x * blockDim.x) {
+        float m = TPLAB_NEG_INF;
+        for (int r = 0; r < n; ++r) m = fmaxf(m, ld(((const elem_t*)bufs[r])[i]));
+        elem_t e = st(m);
+        for (int r = 0; r < n; ++r) ((elem_t*)bufs[r])[i] = e;
+    }
+}

@@ -32,8 +32,10 @@ mod decode;
 mod ops;
 mod rank;
 mod timing;
+mod vocab;
 
 pub(crate) use decode::decode;
+pub(crate) use vocab::vocab_run;
 
 use crate::run::{check_config, device_model, DeviceMode, GpuRun, RunOptions};
 use rank::launch_on;

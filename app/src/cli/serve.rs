@@ -68,12 +68,28 @@ pub struct ServeArgs {
     pub temperature: Option<f64>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// --tiny: decode on an NVIDIA GPU (CUDA, f32) instead of the virtual GPUs: measured time
+    /// per token beside the cost model's for --gpu, checked against the CPU reference.
+    #[arg(long)]
+    pub cuda: bool,
+    /// --cuda: the device whose CUDA streams are the ranks.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// --cuda: one rank per GPU with NCCL (needs TP devices) instead of streams on one.
+    #[arg(long)]
+    pub one_rank_per_device: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    if a.cuda && !a.tiny {
+        anyhow::bail!(
+            "--cuda decodes the tiny model on the GPU: pass --tiny --cuda (a preset or config is \
+             only priced by the cost model)"
+        );
+    }
     if a.tiny {
         return run_tiny(a);
     }
@@ -218,6 +234,9 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
         seed: a.seed,
         ..cfg
     };
+    if a.cuda {
+        return run_cuda(&a, &cfg, steps, &tps, sampling, &cluster);
+    }
     let (report, cfg) = match a.dtype {
         DType::F64 => {
             let m = tiny_model::<f64>(&cfg, steps)?;
@@ -331,4 +350,122 @@ fn tiny_model<T: tplab_engine::Element>(
         Some(0) => TinyModel::random(cfg),
         Some(_) => TinyModel::train(cfg)?,
     })
+}
+
+/// `tplab serve --tiny --cuda`: the same decode on the GPU, f32, per TP.
+fn run_cuda(
+    a: &ServeArgs,
+    cfg: &tplab_engine::train::TrainConfig,
+    steps: Option<usize>,
+    tps: &[usize],
+    sampling: Sampling,
+    cluster: &Cluster,
+) -> anyhow::Result<ExitCode> {
+    use tplab_kernels::decode::{decode, DecodeOptions};
+    if !matches!(a.dtype, DType::F32 | DType::F64) {
+        anyhow::bail!(
+            "the tiny model serves in f32 or f64, not {}; --cuda decodes in f32 (pass --dtype f32)",
+            a.dtype
+        );
+    }
+    let probe = tplab_kernels::probe();
+    if !probe.usable() {
+        eprint!("{}", probe.report());
+        anyhow::bail!(
+            "--cuda needs an NVIDIA GPU with the CUDA driver, NVRTC and cuBLAS (see above; \
+             `tplab gpu info` says the same); without --cuda, `tplab serve --tiny` decodes on \
+             virtual GPUs"
+        );
+    }
+    // The reference and the device start from the same weights: the model in f64, which the
+    // GPU stores rounded to f32.
+    let model = tiny_model::<f64>(cfg, steps)?;
+    let mode = if a.one_rank_per_device {
+        tplab_kernels::DeviceMode::OneRankPerDevice
+    } else {
+        tplab_kernels::DeviceMode::SingleDevice(a.device)
+    };
+    let mut runs = Vec::new();
+    for &tp in tps {
+        eprintln!("decoding on the GPU at TP={tp} ...");
+        let opts = DecodeOptions {
+            tp,
+            tokens: a.tokens,
+            sampling,
+            mode,
+        };
+        runs.push(decode(&model, &a.prompt, &opts, cluster)?);
+    }
+    let passed = runs.iter().all(|r| r.passed());
+    let code = if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(code);
+    }
+    let Some(first) = runs.first() else {
+        anyhow::bail!("give at least one TP size (e.g. --tp 1,2,4)");
+    };
+    outln!(
+        "tplab serve --tiny --cuda: {} — {}; {} layers, hidden {}, {} heads, {} KV heads, f32",
+        first.devices.join(", "),
+        first.mode,
+        model.cfg.layers,
+        model.cfg.hidden,
+        model.cfg.heads,
+        model.cfg.kv_heads.unwrap_or(model.cfg.heads)
+    );
+    outln!("prompt: {:?}", a.prompt);
+    outln!(
+        "reference (unsharded, no cache, f64): {:?}",
+        first.reference.text
+    );
+    outln!();
+    outln!(
+        "  {:>3}  {:>12}  {:>14}  {:>13}  {:>14}  {:>10}  {:>9}  {:>6}  text",
+        "TP",
+        "GPU ms/tok",
+        "of which coll.",
+        "model ms/tok",
+        "of which coll.",
+        "KV/GPU",
+        "max err",
+        "check"
+    );
+    let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    for r in &runs {
+        let dec = || r.times.iter().skip(1);
+        let kv = r
+            .generation
+            .steps
+            .last()
+            .and_then(|s| s.kv_cache_bytes_per_rank.first().copied())
+            .unwrap_or(0);
+        outln!(
+            "  {:>3}  {:>12.4}  {:>14.4}  {:>13.4}  {:>14.4}  {:>10}  {:>9.1e}  {:>6}  {:?}",
+            r.layout.tp,
+            r.decode_ms(),
+            mean(dec().map(|t| t.collective_ms).collect()),
+            r.predicted_decode_ms(),
+            mean(dec().map(|t| t.predicted_collective_ms).collect()),
+            human_bytes(kv),
+            r.comparison.max_logits_error,
+            if r.comparison.passed { "PASS" } else { "FAIL" },
+            r.generation.text
+        );
+    }
+    outln!();
+    outln!(
+        "GPU ms/tok: device time per decode step (CUDA events, prefill excluded; one device: the \
+         ranks are streams sharing it). model ms/tok: the serving cost model for the same steps \
+         on {}. Check: the same tokens as the reference and every step's logits within {:.1e} \
+         ({}).",
+        cluster.gpu.name,
+        first.tolerance.relative,
+        first.tolerance.reason
+    );
+    Ok(code)
 }

@@ -27,6 +27,9 @@ use std::time::Instant;
 #[cfg(target_arch = "wasm32")]
 use web_time::Instant;
 
+/// Both ends of a job's progress reports: `(fraction done, what it is doing)`.
+type ProgressChannel = (Sender<(f32, String)>, Receiver<(f32, String)>);
+
 /// What one [`Stepped::step`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step<T> {
@@ -200,7 +203,7 @@ impl<T: Send + 'static> Background<T> {
     fn start(
         ctx: Option<egui::Context>,
         job: Box<dyn Stepped<Output = T>>,
-        (progress_tx, progress_rx): (Sender<(f32, String)>, Receiver<(f32, String)>),
+        (progress_tx, progress_rx): ProgressChannel,
         budget: Option<Duration>,
     ) -> Self {
         let (done_tx, done_rx) = channel();

@@ -151,6 +151,20 @@ async function main() {
       const left = differing(before, back, panel);
       check(left < changed / 20, `pressing 2 brings TP=2's picture back (${left} pixels differ)`);
     }
+    // Every other view opens from the URL and draws without an error (Verify runs the sharded
+    // pass against the reference on open; the GPU view explains that real GPUs need the desktop).
+    const views = { walkthrough: "step", collectives: "collectives", timeline: "timeline",
+      memory: "memory", verify: "verify", precision: "precision", vocab: "vocab", train: "train",
+      serve: "serve", planner: "planner", lessons: "lessons", quiz: "quiz", gpu: "gpu" };
+    for (const [name, id] of Object.entries(views)) {
+      await page.goto(`${server.url}?view=${name}`);
+      await waitForApp(page);
+      await page.waitForTimeout(700);
+      const shown = await page.evaluate(() => window.tplab.view());
+      if (shown !== id) problems.push(`?view=${name} opened ${shown}`);
+    }
+    await page.screenshot({ path: join(out, "gpu.png") });
+    check(true, `${Object.keys(views).length} more views opened from ?view=`);
     check(problems.length === 0, `no console errors or exceptions${problems.length ? ":\n  " + problems.join("\n  ") : ""}`);
   } finally {
     await context.close();

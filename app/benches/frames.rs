@@ -23,7 +23,7 @@ fn main() {
     cfg.tp = 8;
     app.shared.scenario.set_config(cfg);
     app.shared.navigate(ShowMe {
-        view: "step".into(),
+        view: tplab_lessons::View::Step,
         ..Default::default()
     });
     let mut harness = Harness::builder()

@@ -13,8 +13,8 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| "docs/screenshot.png".into());
     let mut app = TplabApp::default();
     app.shared.navigate(ShowMe {
-        view: "step".into(),
-        pass: Some("forward".into()),
+        view: tplab_lessons::View::Step,
+        pass: Some(tplab_engine::trace::Pass::Forward),
         event: Some("mlp.fc2".into()),
         ..Default::default()
     });

@@ -185,9 +185,13 @@ impl TplabApp {
     /// Applies the command line's choices over the saved state: a teacher's
     /// `tplab --view walkthrough --presenter --lang tr` opens straight there.
     pub fn apply_launch(&mut self, ctx: &egui::Context, launch: &Launch) {
-        if let Some(view) = &launch.view {
+        if let Some(view) = launch
+            .view
+            .as_deref()
+            .and_then(tplab_lessons::View::from_name)
+        {
             self.show_me(&ShowMe {
-                view: view.clone(),
+                view,
                 ..Default::default()
             });
         }
@@ -293,7 +297,7 @@ impl TplabApp {
     /// Applies a "Show me" target: scenario, view, then the view's own jump.
     pub fn show_me(&mut self, target: &ShowMe) {
         self.shared.apply_scenario(target);
-        if self.select(&target.view) {
+        if self.select(target.view.name()) {
             let shared = &self.shared;
             if let Some(v) = self.views.get_mut(self.active) {
                 v.show_me(target, shared);
@@ -417,24 +421,24 @@ impl TplabApp {
             };
             let mut target = None;
             if button(ui, "welcome-lesson") {
-                target = Some("lessons");
+                target = Some(tplab_lessons::View::Lessons);
             }
             ui.add_space(0.5 * size);
             if button(ui, "welcome-walk") {
-                target = Some("step");
+                target = Some(tplab_lessons::View::Step);
             }
             ui.add_space(0.5 * size);
             if button(ui, "welcome-quiz") {
-                target = Some("quiz");
+                target = Some(tplab_lessons::View::Quiz);
             }
             ui.add_space(size);
             if ui.link(t("welcome-skip")).clicked() {
-                target = Some("playground");
+                target = Some(tplab_lessons::View::Playground);
             }
             if let Some(view) = target {
                 self.welcome = false;
                 self.shared.navigate(ShowMe {
-                    view: view.into(),
+                    view,
                     ..Default::default()
                 });
             }
@@ -721,8 +725,8 @@ mod tests {
         app.shared.scenario.set_tp(2);
         app.set_theme(ThemeChoice::Dark);
         app.show_me(&ShowMe {
-            view: "step".into(),
-            pass: Some("backward".into()),
+            view: tplab_lessons::View::Step,
+            pass: Some(tplab_engine::trace::Pass::Backward),
             event: Some("mlp.f.bwd".into()),
             ..Default::default()
         });

@@ -125,10 +125,13 @@ fn number_keys_set_tp_and_the_side_bar_switches_views() {
 fn show_me_lands_on_the_named_event() {
     let mut harness = harness();
     harness.state_mut().shared.navigate(ShowMe {
-        view: "step".into(),
-        preset: Some("gpt2-small".into()),
-        tp: Some(2),
-        pass: Some("backward".into()),
+        view: tplab_lessons::View::Step,
+        scenario: tplab_engine::Overrides {
+            preset: Some(tplab_engine::Preset::Gpt2Small),
+            tp: Some(2),
+            ..Default::default()
+        },
+        pass: Some(tplab_engine::trace::Pass::Backward),
         event: Some("mlp.f.bwd".into()),
         ..Default::default()
     });

@@ -25,7 +25,7 @@ fn harness_on(view: &str) -> Harness<'static, TplabApp> {
     let mut app = TplabApp::default();
     app.set_theme(ThemeChoice::Light);
     app.shared.navigate(ShowMe {
-        view: view.into(),
+        view: tplab_lessons::View::from_name(view).expect("a view id"),
         ..Default::default()
     });
     let mut harness = Harness::builder()
@@ -130,8 +130,8 @@ fn walkthrough_snapshots() {
                 let mut app = TplabApp::default();
                 app.set_theme(theme);
                 app.shared.navigate(ShowMe {
-                    view: "step".into(),
-                    pass: Some("forward".into()),
+                    view: tplab_lessons::View::Step,
+                    pass: Some(tplab_engine::trace::Pass::Forward),
                     event: Some("mlp.fc2".into()),
                     ..Default::default()
                 });
@@ -164,8 +164,8 @@ fn walkthrough_snapshots() {
     let mut app = TplabApp::default();
     app.set_theme(ThemeChoice::Light);
     app.shared.navigate(ShowMe {
-        view: "step".into(),
-        pass: Some("forward".into()),
+        view: tplab_lessons::View::Step,
+        pass: Some(tplab_engine::trace::Pass::Forward),
         event: Some("mlp.g".into()),
         ..Default::default()
     });
@@ -235,8 +235,8 @@ fn walkthrough_numbers_snapshot() {
         .set_config(tplab::views::step::numbers_config());
     app.load_view_state("step", r#"{"numbers": true}"#);
     app.shared.navigate(ShowMe {
-        view: "step".into(),
-        pass: Some("forward".into()),
+        view: tplab_lessons::View::Step,
+        pass: Some(tplab_engine::trace::Pass::Forward),
         event: Some("mlp.g".into()),
         ..Default::default()
     });

@@ -33,7 +33,7 @@ fn harness_on(cfg: &Config, lang: Lang) -> Harness<'static, TplabApp> {
     let mut app = TplabApp::default();
     app.shared.scenario.set_config(cfg.clone());
     app.shared.navigate(ShowMe {
-        view: "step".into(),
+        view: tplab_lessons::View::Step,
         ..Default::default()
     });
     let mut harness = Harness::builder()
@@ -214,8 +214,11 @@ fn show_me_sets_every_scenario_field_and_leaves_nothing_over() {
     cfg.layers = 5;
     app.shared.scenario.set_config(cfg);
     app.show_me(&ShowMe {
-        view: "collectives".into(),
-        tp: Some(4),
+        view: tplab_lessons::View::Collectives,
+        scenario: tplab_engine::Overrides {
+            tp: Some(4),
+            ..Default::default()
+        },
         ..Default::default()
     });
     let now = app.shared.scenario.config();
@@ -224,7 +227,7 @@ fn show_me_sets_every_scenario_field_and_leaves_nothing_over() {
     assert_eq!((now.layers, now.tp, now.hidden), (1, 4, 768));
     // A target naming no scenario field keeps the learner's.
     app.show_me(&ShowMe {
-        view: "quiz".into(),
+        view: tplab_lessons::View::Quiz,
         ..Default::default()
     });
     assert_eq!(app.shared.scenario.config().tp, 4);

@@ -7,7 +7,7 @@ use thiserror::Error;
 use tplab_engine::hardware::{Catalogue, Cluster, HardwareError};
 use tplab_engine::models::ModelPreset;
 use tplab_engine::trace::{schedule, Pass};
-use tplab_engine::{Config, ConfigError, Preset};
+use tplab_engine::{Config, ConfigError, Overrides, Preset};
 
 /// The planner's cluster when a target names only some of it (the app's planner defaults):
 /// 64 A100s in nodes of 8, joined by InfiniBand HDR.
@@ -17,9 +17,10 @@ pub const PLANNER_DEFAULT_GPUS_PER_NODE: usize = 8;
 const PLANNER_INTER_NODE: &str = "ib-hdr-200";
 
 /// The app's views, by the names used in content files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum View {
+    #[default]
     Playground,
     Step,
     Collectives,
@@ -119,6 +120,13 @@ impl View {
     }
 }
 
+impl View {
+    /// The view with this [`View::name`], if any.
+    pub fn from_name(name: &str) -> Option<View> {
+        View::ALL.into_iter().find(|v| v.name() == name)
+    }
+}
+
 impl fmt::Display for View {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -126,26 +134,20 @@ impl fmt::Display for View {
 }
 
 /// Where a "Show me" button takes the learner, e.g.
-/// `{ view = "step", tp = 4, preset = "gpt2-small", pass = "forward", event = "mlp.g" }`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `{ view = "step", tp = 4, preset = "gpt2-small", pass = "forward", event = "mlp.g" }`: a view,
+/// the scenario (an [`Overrides`], its fields flat beside the others) and a point of the trace.
+/// The app navigates with it too.
+///
+/// The scenario: a target that names any scenario field lands on its preset with exactly those
+/// fields ([`Overrides::apply`]); one naming none keeps the learner's scenario. A target read
+/// from a lesson or a question bank always names its preset (GPT-2 small unless it says
+/// otherwise), so what the course describes is what the button shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShowMe {
     pub view: View,
-    /// Starting scenario (default `gpt2-small`).
-    #[serde(default = "default_preset")]
-    pub preset: Preset,
-    /// Tensor-parallel size (default: the preset's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tp: Option<usize>,
-    /// Number of layers (default: the preset's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layers: Option<usize>,
-    /// Grouped-query attention's KV heads (default: one per head).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kv_heads: Option<usize>,
-    /// Sequence parallelism (default off): LayerNorm and residual regions split by tokens.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub sequence_parallel: bool,
+    /// The scenario (default, when read from a file: GPT-2 small).
+    #[serde(flatten, deserialize_with = "course_scenario")]
+    pub scenario: Overrides,
     /// Planner: the model preset to plan (`gpt3-175b`, `llama3-70b`, `megatron-1t`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -165,33 +167,41 @@ pub struct ShowMe {
     /// Trace event to stop at, e.g. `mlp.g` or `attn.f.bwd`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<String>,
+    /// Layer of the event (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<usize>,
     /// Button caption.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<Localized>,
+    /// Refuses any other field when read (the scenario is flattened, which serde's
+    /// `deny_unknown_fields` cannot check).
+    #[serde(flatten, skip_serializing)]
+    pub no_other_fields: NoOtherFields,
 }
 
-fn default_preset() -> Preset {
-    Preset::Gpt2Small
+/// A target read from a file names its preset: GPT-2 small when it names none.
+fn course_scenario<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, D::Error> {
+    let mut o = Overrides::deserialize(d)?;
+    o.preset.get_or_insert(Preset::Gpt2Small);
+    Ok(o)
 }
 
-impl Default for ShowMe {
-    /// The playground on the default preset; set the fields you need, e.g.
-    /// `ShowMe { view: View::Step, event: Some("mlp.g".into()), ..ShowMe::default() }`.
-    fn default() -> Self {
-        Self {
-            view: View::Playground,
-            preset: default_preset(),
-            tp: None,
-            layers: None,
-            kv_heads: None,
-            sequence_parallel: false,
-            model: None,
-            gpu: None,
-            gpus: None,
-            gpus_per_node: None,
-            pass: None,
-            event: None,
-            label: None,
+/// The fields a "Show me" target may have, for the unknown-field error.
+const FIELDS: &str = "view, preset, hidden, heads, kv_heads, ffn, seq, batch, layers, tp, \
+    sequence_parallel, algorithm, seed, model, gpu, gpus, gpus_per_node, pass, event, layer, label";
+
+/// Reads what no other field of a [`ShowMe`] took and refuses it, naming the field.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoOtherFields;
+
+impl<'de> Deserialize<'de> for NoOtherFields {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let rest = std::collections::BTreeMap::<String, serde::de::IgnoredAny>::deserialize(d)?;
+        match rest.keys().next() {
+            None => Ok(NoOtherFields),
+            Some(k) => Err(serde::de::Error::custom(format!(
+                "unknown field `{k}`, expected one of: {FIELDS}"
+            ))),
         }
     }
 }
@@ -218,6 +228,8 @@ pub enum ShowMeError {
         view: View,
         belongs: &'static str,
     },
+    #[error("layer {layer} does not exist: the scenario has {layers} layer(s), numbered from 0; use a smaller layer or set layers")]
+    LayerOutOfRange { layer: usize, layers: usize },
     #[error("Show me target's model is invalid: {0}")]
     Model(String),
     /// The engine's hardware error, as text (it holds floating-point values).
@@ -232,20 +244,10 @@ impl From<HardwareError> for ShowMeError {
 }
 
 impl ShowMe {
-    /// The scenario the target opens.
+    /// The scenario the target opens (from a learner's scenario that [`Overrides::apply`]
+    /// leaves alone: the preset's, GPT-2 small when it names none).
     pub fn config(&self) -> Config {
-        let mut cfg = self.preset.config();
-        if let Some(tp) = self.tp {
-            cfg.tp = tp;
-        }
-        if let Some(layers) = self.layers {
-            cfg.layers = layers;
-        }
-        if self.kv_heads.is_some() {
-            cfg.kv_heads = self.kv_heads;
-        }
-        cfg.sequence_parallel = self.sequence_parallel;
-        cfg
+        self.scenario.config()
     }
 
     /// The planner's cluster: the target's GPU and sizes, the planner's defaults for the rest.
@@ -310,6 +312,12 @@ impl ShowMe {
         let cfg = self.config();
         cfg.validate_shapes()?;
         self.check_view_fields()?;
+        if let Some(layer) = self.layer.filter(|&l| l >= cfg.layers) {
+            return Err(ShowMeError::LayerOutOfRange {
+                layer,
+                layers: cfg.layers,
+            });
+        }
         let Some(event) = &self.event else {
             return match self.pass {
                 Some(_) => Err(ShowMeError::PassWithoutEvent),
@@ -362,11 +370,16 @@ impl ShowMe {
                 "{} görünümü ({}), {}, TP={}",
                 self.view.name_tr(),
                 self.view.title(),
-                self.preset.name(),
+                self.scenario.preset().name(),
                 cfg.tp
             )
         } else {
-            format!("{} view, {}, TP={}", self.view, self.preset.name(), cfg.tp)
+            format!(
+                "{} view, {}, TP={}",
+                self.view,
+                self.scenario.preset().name(),
+                cfg.tp
+            )
         };
         let mut add = |en: String, tr_text: String| {
             s.push_str(", ");
@@ -386,6 +399,12 @@ impl ShowMe {
         }
         if cfg.sequence_parallel {
             add("sequence parallel".into(), "dizi paralelliği".into());
+        }
+        if let Some(a) = self.scenario.algorithm {
+            add(
+                format!("{a} all-reduce"),
+                format!("{a} algoritmasıyla all-reduce"),
+            );
         }
         if let Some(m) = &self.model {
             add(format!("model {m}"), format!("model {m}"));

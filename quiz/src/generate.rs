@@ -15,7 +15,7 @@ use tplab_engine::collectives::Algorithm;
 use tplab_engine::memory::{kv_cache_bytes_per_token_per_gpu, layer_params_per_rank};
 use tplab_engine::models::ModelSpec;
 use tplab_engine::trace::{all_reduce_bytes_sent_per_rank, schedule, CollectiveKind, Pass};
-use tplab_engine::{Config, ConfigError, DType};
+use tplab_engine::{Config, ConfigError, DType, Overrides};
 use tplab_lessons::{Lang, Localized, ShowMe, View};
 
 /// Bytes in a MiB, the unit generated memory questions use.
@@ -370,8 +370,11 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         lesson: Some("all-reduce".into()),
         show_me: Some(ShowMe {
             view: View::Collectives,
-            preset: tplab_engine::Preset::Tiny,
-            tp: Some(if tp == 8 { 4 } else { tp }),
+            scenario: Overrides {
+                preset: Some(tplab_engine::Preset::Tiny),
+                tp: Some(if tp == 8 { 4 } else { tp }),
+                ..Overrides::default()
+            },
             ..ShowMe::default()
         }),
         choice_feedback: Vec::new(),
@@ -828,8 +831,11 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         lesson: Some("real-world".into()),
         show_me: Some(ShowMe {
             view: View::Memory,
-            preset: tplab_engine::Preset::Gpt2Small,
-            tp: Some(4),
+            scenario: Overrides {
+                preset: Some(tplab_engine::Preset::Gpt2Small),
+                tp: Some(4),
+                ..Overrides::default()
+            },
             ..ShowMe::default()
         }),
         choice_feedback: Vec::new(),
@@ -880,8 +886,11 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         lesson: Some("f-and-g".into()),
         show_me: Some(ShowMe {
             view: View::Step,
-            preset: tplab_engine::Preset::Gpt2Small,
-            tp: Some(4),
+            scenario: Overrides {
+                preset: Some(tplab_engine::Preset::Gpt2Small),
+                tp: Some(4),
+                ..Overrides::default()
+            },
             pass: Some(Pass::Backward),
             event: Some("attn.f.bwd".into()),
             ..ShowMe::default()
@@ -980,9 +989,12 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         lesson: Some("sequence-parallel".into()),
         show_me: Some(ShowMe {
             view: View::Step,
-            preset: tplab_engine::Preset::Gpt2Small,
-            tp: Some(4),
-            sequence_parallel: true,
+            scenario: Overrides {
+                preset: Some(tplab_engine::Preset::Gpt2Small),
+                tp: Some(4),
+                sequence_parallel: Some(true),
+                ..Overrides::default()
+            },
             pass: Some(Pass::Backward),
             event: Some("mlp.f.bwd.gather".into()),
             ..ShowMe::default()
@@ -1137,8 +1149,11 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         lesson: Some("real-world".into()),
         show_me: Some(ShowMe {
             view: View::Memory,
-            preset: tplab_engine::Preset::Gpt2Small,
-            tp: Some(4),
+            scenario: Overrides {
+                preset: Some(tplab_engine::Preset::Gpt2Small),
+                tp: Some(4),
+                ..Overrides::default()
+            },
             ..ShowMe::default()
         }),
         choice_feedback: Vec::new(),

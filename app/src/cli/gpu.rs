@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tplab_engine::{Config, DType, Preset};
+use tplab_engine::{Config, DType, Overrides, Preset};
 use tplab_kernels::bench::{BenchOptions, ALL_REDUCE_TARGET, GEMM_TARGET};
 use tplab_kernels::{DeviceMode, RunOptions};
 
@@ -33,67 +33,6 @@ pub struct InfoArgs {
     pub json: bool,
 }
 
-/// The scenario flags (a preset, then overrides).
-#[derive(Args, Clone, Debug)]
-pub struct ScenarioArgs {
-    /// Starting point: gpt2-small or tiny.
-    #[arg(long, default_value = "gpt2-small")]
-    pub preset: Preset,
-    #[arg(long)]
-    pub hidden: Option<usize>,
-    #[arg(long)]
-    pub heads: Option<usize>,
-    /// Grouped-query attention: key/value heads, each shared by heads / kv-heads query heads
-    /// (default: one per head). Beyond TP = kv-heads each KV head is replicated (vLLM's rule).
-    #[arg(long)]
-    pub kv_heads: Option<usize>,
-    /// MLP width (default: 4 × hidden when --hidden is given, else the preset's).
-    #[arg(long)]
-    pub ffn: Option<usize>,
-    #[arg(long)]
-    pub seq: Option<usize>,
-    #[arg(long)]
-    pub batch: Option<usize>,
-    #[arg(long)]
-    pub layers: Option<usize>,
-    /// Tensor-parallel size (virtual GPUs).
-    #[arg(long)]
-    pub tp: Option<usize>,
-    #[arg(long)]
-    pub seed: Option<u64>,
-}
-
-impl ScenarioArgs {
-    /// The config these flags describe, in `dtype`.
-    pub fn config(&self, dtype: DType) -> Config {
-        let mut c = self.preset.config();
-        if let Some(h) = self.hidden {
-            c.hidden = h;
-            // Saturating: an absurd hidden size is refused by validation, naming the limit.
-            c.ffn = h.saturating_mul(4);
-        }
-        let set = |dst: &mut usize, v: Option<usize>| {
-            if let Some(v) = v {
-                *dst = v;
-            }
-        };
-        set(&mut c.heads, self.heads);
-        set(&mut c.ffn, self.ffn);
-        set(&mut c.seq, self.seq);
-        set(&mut c.batch, self.batch);
-        set(&mut c.layers, self.layers);
-        set(&mut c.tp, self.tp);
-        if self.kv_heads.is_some() {
-            c.kv_heads = self.kv_heads;
-        }
-        if let Some(s) = self.seed {
-            c.seed = s;
-        }
-        c.dtype = dtype;
-        c
-    }
-}
-
 fn parse_gpu_dtype(s: &str) -> Result<DType, String> {
     match s.parse::<DType>()? {
         d @ (DType::F32 | DType::Bf16) => Ok(d),
@@ -103,8 +42,10 @@ fn parse_gpu_dtype(s: &str) -> Result<DType, String> {
 
 #[derive(Args)]
 pub struct GpuRunArgs {
+    /// The scenario flags: a preset, then the fields that differ (one type with the lessons'
+    /// Show me targets).
     #[command(flatten)]
-    pub scenario: ScenarioArgs,
+    pub scenario: Overrides,
     /// Storage precision on the GPU: f32 or bf16 (products accumulate in f32 either way).
     #[arg(long, default_value = "f32", value_parser = parse_gpu_dtype)]
     pub dtype: DType,
@@ -212,7 +153,10 @@ pub(crate) fn progress_bar(stage: &str, fraction: f64) {
 }
 
 fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
-    let cfg = a.scenario.config(a.dtype);
+    let cfg = Config {
+        dtype: a.dtype,
+        ..a.scenario.config()
+    };
     tplab_kernels::run::check_config(&cfg)?;
     host_memory_guard(&cfg)?;
     let probe = tplab_kernels::probe();

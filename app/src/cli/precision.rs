@@ -1,12 +1,11 @@
 //! `tplab precision`: the same block in f64, f32, bf16 and f16 at several TP sizes; errors against
 //! f64, the effect of summation order, and why it is not a bug.
 
-use super::gpu::ScenarioArgs;
 use clap::Args;
 use std::process::ExitCode;
 use tplab_engine::config::Preset;
 use tplab_engine::precision::{self, UlpHistogram};
-use tplab_engine::DType;
+use tplab_engine::{DType, Overrides};
 
 #[derive(Args, Clone, Debug)]
 pub struct PrecisionArgs {
@@ -72,19 +71,23 @@ fn print_histogram(h: &UlpHistogram) {
 }
 
 pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
-    let scenario = ScenarioArgs {
-        preset: args.preset,
+    // The sweep sets TP and dtype itself; its own --tp is the list of sizes.
+    let scenario = Overrides {
+        preset: Some(args.preset),
         hidden: args.hidden,
         heads: args.heads,
-        kv_heads: None,
         ffn: args.ffn,
         seq: args.seq,
         batch: args.batch,
         layers: args.layers,
         tp: Some(1),
         seed: args.seed,
+        ..Overrides::default()
     };
-    let cfg = scenario.config(DType::F64);
+    let cfg = tplab_engine::Config {
+        dtype: DType::F64,
+        ..scenario.config()
+    };
     if args.dtypes.is_empty() {
         anyhow::bail!("give at least one dtype (--dtypes f32,bf16)");
     }

@@ -1,6 +1,5 @@
 //! `tplab run`: a scenario on virtual GPUs, its op/collective table and the verification.
 
-use super::gpu::ScenarioArgs;
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -9,22 +8,17 @@ use tplab_engine::config::human_bytes;
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::trace::{EventKind, Pass, Trace};
-use tplab_engine::{run, Algorithm, DType, Element};
+use tplab_engine::{run, DType, Element, Overrides};
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
+    /// The scenario flags: a preset, then the fields that differ (one type with the lessons'
+    /// Show me targets).
     #[command(flatten)]
-    pub scenario: ScenarioArgs,
+    pub scenario: Overrides,
     /// Precision of the CPU run: f32 or f64.
     #[arg(long, default_value = "f32")]
     pub dtype: DType,
-    /// All-reduce algorithm: ring, recursive-halving-doubling, tree, direct.
-    #[arg(long, default_value = "ring")]
-    pub algorithm: Algorithm,
-    /// Sequence parallelism (Korthikanti et al. 2022): LayerNorm, bias and residual on 1/TP of
-    /// the tokens; each all-reduce becomes a reduce-scatter plus an all-gather. Needs seq % tp == 0.
-    #[arg(long)]
-    pub sequence_parallel: bool,
     /// Write tensors.safetensors, shards.safetensors and trace.json into this folder.
     #[arg(long)]
     pub export: Option<PathBuf>,
@@ -215,9 +209,10 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let mut cfg = args.scenario.config(args.dtype);
-    cfg.algorithm = args.algorithm;
-    cfg.sequence_parallel = args.sequence_parallel;
+    let cfg = tplab_engine::Config {
+        dtype: args.dtype,
+        ..args.scenario.config()
+    };
     cfg.validate_for_cpu()?;
     let passed = match cfg.dtype {
         DType::F64 => run_typed::<f64>(&cfg, &args)?,

@@ -224,10 +224,10 @@ impl View for Collectives {
     }
 
     fn show_me(&mut self, target: &ShowMe, _shared: &Shared) {
-        if let Some(a) = target.algorithm.as_deref().and_then(|a| a.parse().ok()) {
+        if let Some(a) = target.scenario.algorithm {
             self.algorithm = a;
         }
-        self.ranks = target.tp;
+        self.ranks = target.scenario.tp;
         self.position = 0.0;
         self.playing = false;
         self.cache = None;

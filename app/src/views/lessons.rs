@@ -1,7 +1,7 @@
 //! Lessons: the course in English or Turkish, rendered from Markdown, with "Show me" buttons
 //! that switch the app to the view and scenario each lesson points at.
 
-use super::{Shared, ShowMe, View};
+use super::{Shared, View};
 use crate::i18n::{language_switch, t, t_args};
 use serde::{Deserialize, Serialize};
 use tplab_lessons::{Catalog, Diagnostics};
@@ -16,26 +16,6 @@ pub struct Lessons {
     catalog: Option<Result<Catalog, Diagnostics>>,
     #[serde(skip)]
     markdown: egui_commonmark::CommonMarkCache,
-}
-
-/// The app's navigation target for a lesson's "Show me".
-pub fn to_app_target(t: &tplab_lessons::ShowMe) -> ShowMe {
-    ShowMe {
-        view: t.view.name().to_string(),
-        preset: Some(t.preset.name().to_string()),
-        tp: t.tp,
-        algorithm: None,
-        pass: t.event.as_ref().map(|_| t.pass().name().to_string()),
-        event: t.event.clone(),
-        layer: None,
-        layers: t.layers,
-        kv_heads: t.kv_heads,
-        sequence_parallel: Some(t.sequence_parallel),
-        model: t.model.clone(),
-        gpu: t.gpu.clone(),
-        gpus: t.gpus,
-        gpus_per_node: t.gpus_per_node,
-    }
 }
 
 impl View for Lessons {
@@ -108,7 +88,7 @@ impl View for Lessons {
                             &[("target", target.describe_in(lang))],
                         );
                         if ui.button(text).on_hover_text(hint).clicked() {
-                            go = Some(to_app_target(target));
+                            go = Some(target.clone());
                         }
                     }
                 });
@@ -150,13 +130,18 @@ mod tests {
         let cat = Catalog::embedded().unwrap();
         let ids: Vec<&str> = super::super::all_views().iter().map(|v| v.id()).collect();
         for (l, t) in cat.show_me_targets() {
-            let a = to_app_target(t);
             assert!(
-                ids.contains(&a.view.as_str()),
+                ids.contains(&t.view.name()),
                 "{}: no view '{}'",
                 l.slug,
-                a.view
+                t.view
             );
+            // A lesson's target names its scenario: the button lands where the lesson says.
+            assert!(t.scenario.preset.is_some(), "{}", l.slug);
+        }
+        // And every view a target can name is one of the app's.
+        for v in tplab_lessons::View::ALL {
+            assert!(ids.contains(&v.name()), "no app view '{v}'");
         }
     }
 }

@@ -33,11 +33,10 @@ pub mod vocab;
 
 use crate::i18n::{t, t_args};
 use serde::{Deserialize, Serialize};
-use tplab_engine::config::{human_bytes, Config, ConfigError, Preset};
-use tplab_lessons::Lang;
+use tplab_engine::config::{human_bytes, Config, ConfigError};
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::trace::{schedule, Trace};
-use tplab_engine::Algorithm;
+use tplab_lessons::Lang;
 
 /// One view of the app.
 pub trait View {
@@ -97,40 +96,10 @@ pub fn all_views() -> Vec<Box<dyn View>> {
     ]
 }
 
-/// A "Show me" target: a view, optionally with a scenario and a point in the trace.
-///
-/// Matches the lessons' TOML, e.g. `{ view = "step", tp = 4, preset = "gpt2-small",
-/// pass = "forward", event = "mlp.g" }`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ShowMe {
-    /// A [`View::id`].
-    pub view: String,
-    /// A preset name (`gpt2-small`, `tiny`), applied before `tp` and `algorithm`.
-    pub preset: Option<String>,
-    pub tp: Option<usize>,
-    /// An algorithm name (`ring`, `tree`, `recursive-halving-doubling`, `direct`).
-    pub algorithm: Option<String>,
-    /// `forward` or `backward`.
-    pub pass: Option<String>,
-    /// A trace event name, e.g. `mlp.g`, `attn.f.bwd`.
-    pub event: Option<String>,
-    pub layer: Option<usize>,
-    /// Number of layers of the scenario (default: the preset's).
-    pub layers: Option<usize>,
-    /// Grouped-query attention's KV heads (default: the preset's, one per head).
-    pub kv_heads: Option<usize>,
-    /// Sequence parallelism on or off (default: the preset's, off).
-    pub sequence_parallel: Option<bool>,
-    /// Planner: a model preset name (`gpt3-175b`, `llama3-70b`, ...).
-    pub model: Option<String>,
-    /// Planner and timeline: a GPU of the hardware catalogue (`a100`, `h100`, ...).
-    pub gpu: Option<String>,
-    /// Planner: GPUs in the cluster.
-    pub gpus: Option<usize>,
-    /// Planner: GPUs per node.
-    pub gpus_per_node: Option<usize>,
-}
+/// A "Show me" target: a view, optionally with a scenario ([`tplab_engine::Overrides`]) and a
+/// point in the trace. The lessons' and the quiz's targets are the same type, so a button goes
+/// where its TOML says with nothing converted on the way.
+pub use tplab_lessons::ShowMe;
 
 /// The engine's plan and trace for a valid configuration.
 pub struct Derived {
@@ -237,48 +206,13 @@ impl Shared {
         std::mem::take(&mut self.pending)
     }
 
-    /// Applies a target's scenario fields (preset, tp, layers, kv_heads, sequence_parallel,
-    /// algorithm) to the scenario; the planner and timeline read their own fields in
-    /// [`View::show_me`].
+    /// Applies a target's scenario ([`tplab_engine::Overrides::apply`]): a target that names
+    /// any scenario field lands on its preset (GPT-2 small when it names none) with exactly the
+    /// fields it names, so nothing left over from earlier (a tree algorithm, sequence
+    /// parallelism, 5 layers) changes what the lesson shows; one that names none keeps the
+    /// learner's scenario. The planner and timeline read their own fields in [`View::show_me`].
     pub fn apply_scenario(&mut self, target: &ShowMe) {
-        let mut config = self.scenario.config().clone();
-        // A target that names any scenario field lands on a known scenario: its preset (GPT-2
-        // small when it names none) with exactly the fields it names, so nothing left over from
-        // earlier (a tree algorithm, sequence parallelism, 5 layers) changes what the lesson
-        // shows. A target that names none keeps the learner's scenario.
-        let names_scenario = target.preset.is_some()
-            || target.tp.is_some()
-            || target.layers.is_some()
-            || target.kv_heads.is_some()
-            || target.sequence_parallel.is_some()
-            || target.algorithm.is_some();
-        if names_scenario {
-            config = target
-                .preset
-                .as_deref()
-                .and_then(|p| p.parse::<Preset>().ok())
-                .unwrap_or(Preset::Gpt2Small)
-                .config();
-        }
-        if let Some(tp) = target.tp {
-            config.tp = tp;
-        }
-        if let Some(layers) = target.layers {
-            config.layers = layers;
-        }
-        if target.kv_heads.is_some() {
-            config.kv_heads = target.kv_heads;
-        }
-        if let Some(sp) = target.sequence_parallel {
-            config.sequence_parallel = sp;
-        }
-        if let Some(a) = target
-            .algorithm
-            .as_deref()
-            .and_then(|a| a.parse::<Algorithm>().ok())
-        {
-            config.algorithm = a;
-        }
+        let config = target.scenario.apply(self.scenario.config());
         self.scenario.set_config(config);
     }
 }
@@ -407,18 +341,30 @@ pub fn config_error_text(lang: Lang, err: &ConfigError) -> String {
         _ if lang == Lang::En => err.to_string(),
         ConfigError::Zero { field } => a(&[("field", field.to_string())], "err-zero"),
         ConfigError::OverLimit { field, value, max } => a(
-            &[("field", field.to_string()), ("value", n(*value)), ("max", n(*max))],
+            &[
+                ("field", field.to_string()),
+                ("value", n(*value)),
+                ("max", n(*max)),
+            ],
             "err-over-limit",
         ),
         ConfigError::TpOutOfRange { tp, max } => {
             a(&[("tp", n(*tp)), ("max", n(*max))], "err-tp-range")
         }
         ConfigError::HeadsNotDivisible { heads, tp, valid } => a(
-            &[("heads", n(*heads)), ("tp", n(*tp)), ("valid", list_words(lang, valid))],
+            &[
+                ("heads", n(*heads)),
+                ("tp", n(*tp)),
+                ("valid", list_words(lang, valid)),
+            ],
             "err-heads-tp",
         ),
         ConfigError::FfnNotDivisible { ffn, tp, valid } => a(
-            &[("ffn", n(*ffn)), ("tp", n(*tp)), ("valid", list_words(lang, valid))],
+            &[
+                ("ffn", n(*ffn)),
+                ("tp", n(*tp)),
+                ("valid", list_words(lang, valid)),
+            ],
             "err-ffn-tp",
         ),
         ConfigError::TooLarge {
@@ -432,7 +378,11 @@ pub fn config_error_text(lang: Lang, err: &ConfigError) -> String {
             "err-too-large",
         ),
         ConfigError::SeqNotDivisible { seq, tp, valid } => a(
-            &[("seq", n(*seq)), ("tp", n(*tp)), ("valid", list_words(lang, valid))],
+            &[
+                ("seq", n(*seq)),
+                ("tp", n(*tp)),
+                ("valid", list_words(lang, valid)),
+            ],
             "err-seq-tp",
         ),
         ConfigError::KvHeadsNotDivisor {

@@ -13,7 +13,6 @@
 
 use super::{Shared, View};
 use crate::i18n::{language_switch, t, t_args};
-use crate::views::lessons::to_app_target;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use tplab_lessons::Lang;
@@ -333,7 +332,7 @@ impl Quiz {
                                 let caption =
                                     format!("{}: {}", t(lang, "show-me"), target.describe_in(lang));
                                 if ui.button(caption).clicked() {
-                                    shared.navigate(to_app_target(target));
+                                    shared.navigate(target.clone());
                                 }
                             }
                             if ui.button(t(lang, "quiz-next")).clicked() {

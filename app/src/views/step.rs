@@ -514,11 +514,7 @@ impl View for StepThrough {
     fn show_me(&mut self, target: &ShowMe, shared: &Shared) {
         self.refresh(shared);
         let Some(cache) = &self.cache else { return };
-        let pass = match target.pass.as_deref() {
-            Some("backward") => Some(Pass::Backward),
-            Some("forward") => Some(Pass::Forward),
-            _ => None,
-        };
+        let pass = target.pass;
         let layer = target.layer.unwrap_or(0);
         let found = cache.steps.iter().position(|s| {
             s.layer == layer

@@ -4,6 +4,7 @@
 use crate::views::{all_views, Shared, ShowMe, View};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+#[cfg(not(target_arch = "wasm32"))]
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use tplab_engine::config::{Config, ConfigError, MAX_TP};
@@ -52,6 +53,8 @@ pub struct TplabApp {
     /// The first screen: shown on a first run (no saved state, no `--view`) until the learner
     /// picks where to start.
     pub welcome: bool,
+    /// The platform's own side-bar section (the web edition: progress export and import).
+    platform_bar: crate::platform::SideBar,
 }
 
 /// The ranges the Playground's controls allow for the shared scenario; a saved configuration
@@ -163,6 +166,7 @@ impl Default for TplabApp {
             export_dir: default_export_dir(),
             restore_notice: None,
             welcome: false,
+            platform_bar: Default::default(),
         }
     }
 }
@@ -508,6 +512,7 @@ impl TplabApp {
                 ui.add(egui::Label::new(egui::RichText::new(text).small()).wrap());
             }
         }
+        self.platform_bar.ui(ui);
         let mut dismiss = false;
         if let Some(notice) = &self.restore_notice {
             ui.separator();
@@ -549,6 +554,15 @@ impl TplabApp {
         let status = Arc::clone(&self.export_status);
         let repaint = ctx.clone();
         ctx.request_screenshot(move |image| {
+            // A download in the browser (crate::platform), a file in the folder on the desktop.
+            #[cfg(target_arch = "wasm32")]
+            let result = crate::platform::export_png(
+                &image,
+                std::path::Path::new("."),
+                &path.file_name().unwrap_or_default().to_string_lossy(),
+            )
+            .map(|_| ());
+            #[cfg(not(target_arch = "wasm32"))]
             let result = path
                 .parent()
                 .map_or(Ok(()), std::fs::create_dir_all)
@@ -675,6 +689,7 @@ impl Launch {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run(launch: Launch) -> anyhow::Result<ExitCode> {
     let no_display = cfg!(target_os = "linux")
         && std::env::var_os("DISPLAY").is_none()
@@ -704,6 +719,7 @@ pub fn run(launch: Launch) -> anyhow::Result<ExitCode> {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn print_no_display(reason: &str) {
     eprintln!(
         "tplab: cannot open the desktop window ({reason}).\n\

@@ -16,6 +16,8 @@
 //! scenario, switches view and calls the target view's [`View::show_me`].
 
 pub mod collectives;
+// The CUDA executor is the desktop's; the web edition explains that (platform::web::GpuNotice).
+#[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
 pub mod lanes;
 pub mod lessons;
@@ -93,6 +95,8 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(quiz::Quiz::default()),
         #[cfg(not(target_arch = "wasm32"))]
         Box::new(gpu::Gpu::default()),
+        #[cfg(target_arch = "wasm32")]
+        Box::new(crate::platform::web::GpuNotice),
     ]
 }
 

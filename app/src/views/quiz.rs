@@ -13,6 +13,7 @@
 
 use super::{Shared, View};
 use crate::i18n::{language_switch, t, t_args};
+use crate::platform::LearnerStore;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use tplab_lessons::Lang;
@@ -20,7 +21,7 @@ use tplab_quiz::bank::{Bank, Question, QuestionKind};
 use tplab_quiz::cert::{self, Certificate};
 use tplab_quiz::exam::{attempt_seed, fresh_seed, Exam, Sitting, Submitted};
 use tplab_quiz::grade::{self, Presentation};
-use tplab_quiz::progress::{AnswerRecord, ExamRecord, Store};
+use tplab_quiz::progress::{AnswerRecord, ExamRecord};
 
 /// Practice questions after the guide's six.
 const SET_SIZE: usize = 14;
@@ -82,7 +83,7 @@ struct ExamOutcome {
     saved: Result<(), String>,
     certificate: Option<Certificate>,
     /// Where the PNG was written, or why it could not be.
-    written: Option<Result<std::path::PathBuf, String>>,
+    written: Option<Result<String, String>>,
     texture: Option<egui::TextureHandle>,
 }
 
@@ -471,10 +472,9 @@ impl Quiz {
         }
         // Read once per start screen, not every frame.
         let status = self.issuer_status.get_or_insert_with(|| {
-            let store = Store::from_env().map_err(|e| e.to_string())?;
-            Ok(cert::configured_issuer(None, &store)
-                .map(|k| k.map(|(k, _)| k.public().fingerprint()))
-                .map_err(|e| format!("{e:#}")))
+            // The data folder on the desktop, the browser's local storage on the web.
+            let store = LearnerStore::open()?;
+            Ok(store.issuer().map(|k| k.map(|k| k.public().fingerprint())))
         });
         match status {
             Ok(Ok(Some(fingerprint))) => {
@@ -545,7 +545,7 @@ impl Quiz {
             written: None,
             texture: None,
         };
-        let store = match Store::from_env() {
+        let store = match LearnerStore::open() {
             Ok(s) => s,
             Err(e) => {
                 outcome.saved = Err(e.to_string());
@@ -553,7 +553,7 @@ impl Quiz {
                 return;
             }
         };
-        let issuer = cert::configured_issuer(None, &store).ok().flatten();
+        let issuer = store.issuer().ok().flatten();
         if score.passed {
             match Certificate::issue(
                 &name,
@@ -562,7 +562,7 @@ impl Quiz {
                 &exam.version,
                 sitting.seed,
                 lang,
-                issuer.as_ref().map(|(k, _)| k),
+                issuer.as_ref(),
             ) {
                 Ok(c) => outcome.certificate = Some(c),
                 Err(e) => outcome.written = Some(Err(e.to_string())),
@@ -605,11 +605,8 @@ impl Quiz {
             return;
         }
         if let Some(c) = &outcome.certificate {
-            outcome.written = Some(
-                c.write(&store.certificates_dir())
-                    .map(|(_, png)| png)
-                    .map_err(|e| format!("{e:#}")),
-            );
+            // A file in the certificates folder, or a download in the browser.
+            outcome.written = Some(store.save_certificate(c));
             if let Ok(px) = c.render_rgb() {
                 let image =
                     egui::ColorImage::from_rgb([cert::WIDTH as usize, cert::HEIGHT as usize], &px);
@@ -675,7 +672,7 @@ impl Quiz {
                             egui::Label::new(t_args(
                                 lang,
                                 "exam-cert-saved",
-                                &[("png", png.display().to_string())],
+                                &[("png", png.clone())],
                             ))
                             .wrap(),
                         );

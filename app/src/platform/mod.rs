@@ -24,6 +24,9 @@ pub mod web;
 #[cfg(target_arch = "wasm32")]
 pub use web::*;
 
+/// A file the learner picked: its name and text, or why it could not be read.
+pub type Picked = Result<(String, String), String>;
+
 /// True in the web edition.
 pub const WEB: bool = cfg!(target_arch = "wasm32");
 

@@ -1,5 +1,6 @@
 //! The desktop: files in folders, the quiz's file store, the CUDA executor.
 
+use super::Picked;
 use std::path::Path;
 use tplab_quiz::cert::{self, Certificate, IssuerKey};
 use tplab_quiz::progress::{Loaded, Progress, Store};
@@ -20,7 +21,7 @@ pub struct PickedFile;
 
 impl PickedFile {
     /// The file's name and text once read, or why it could not be.
-    pub fn poll(&mut self) -> Option<Result<(String, String), String>> {
+    pub fn poll(&mut self) -> Option<Picked> {
         Some(Err("choosing a file is only offered in the web edition; \
                   pass the file on the command line instead"
             .to_string()))

@@ -5,6 +5,7 @@
 //! query opens a view the way the desktop's launch flags do:
 //! `?view=playground&tp=2&lang=tr&theme=dark&presenter=1`.
 
+use super::Picked;
 use crate::app::TplabApp;
 use std::cell::RefCell;
 use std::path::Path;
@@ -93,13 +94,13 @@ fn mime_of(name: &str) -> &'static str {
 
 /// A file the learner is picking in the browser's file picker.
 pub struct PickedFile {
-    slot: Arc<Mutex<Option<Result<(String, String), String>>>>,
+    slot: Arc<Mutex<Option<Picked>>>,
 }
 
 impl PickedFile {
     /// The file's name and text once read, or why it could not be; `None` while the picker is
     /// open (a cancelled picker stays `None`).
-    pub fn poll(&mut self) -> Option<Result<(String, String), String>> {
+    pub fn poll(&mut self) -> Option<Picked> {
         self.slot.lock().ok()?.take()
     }
 }
@@ -113,7 +114,7 @@ pub fn pick_text_file(ctx: &egui::Context, accept: &str) -> PickedFile {
     };
     let set = {
         let ctx = ctx.clone();
-        move |r: Result<(String, String), String>| {
+        move |r: Picked| {
             if let Ok(mut s) = slot.lock() {
                 *s = Some(r);
             }

@@ -3,6 +3,9 @@
 #  - sharded fwd+bwd at TP 2,3,4,6 over TP 1 (12 heads: TP=8 is invalid) (same executor, same threads; target <= 1.10)
 #  - block forward: numpy (OpenBLAS) time over tplab time (target >= 5)
 #  - tplab matrix products over OpenBLAS sgemm on the same shapes (target >= 0.80)
+#  - forward+backward at TP=1: GFLOP/s of its matrix products (linear layers and the causal part
+#    of attention; element-wise work not counted) over the best sgemm rate of this run (>= 0.70)
+# The machine's load moves every figure: compare ratios from one run, and take several runs.
 # Needs numpy (pip install numpy). OPENBLAS_CORETYPE/L2_SIZE are unset for this command only,
 # since they slow a current numpy (see the workplace notes).
 set -euo pipefail

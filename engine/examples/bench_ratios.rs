@@ -2,28 +2,53 @@
 //! `scripts/bench-ratios.sh`, which adds numpy/OpenBLAS on the same shapes and prints ratios.
 //!
 //! Shapes: one GPT-2-small layer, tokens 512 (batch 1 × seq 512), hidden 768, 12 heads, f32.
-//! Medians over `REPS` runs after a warm-up.
+//! Every case runs once per round, round after round (`REPS` rounds after a warm-up), and each
+//! case's median is printed: on a machine shared with other work, a burst of load then slows
+//! every case of a round alike instead of one case, so the ratios between cases hold.
 
 use std::time::Instant;
 use tplab_engine::ops::matmul;
-use tplab_engine::params::Model;
+use tplab_engine::params::{LayerParams, Model};
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::sharded::{run_on_shards, Options};
 use tplab_engine::{Config, DType};
 
 const REPS: usize = 15;
 
-fn median_s(mut f: impl FnMut()) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..REPS)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .collect();
+fn median(mut t: Vec<f64>) -> f64 {
     t.sort_by(f64::total_cmp);
-    t[REPS / 2]
+    t[t.len() / 2]
+}
+
+/// One timed case.
+struct Case {
+    run: Box<dyn Fn()>,
+    times: Vec<f64>,
+}
+
+fn case(run: impl Fn() + 'static) -> Case {
+    Case {
+        run: Box::new(run),
+        times: Vec::with_capacity(REPS),
+    }
+}
+
+fn layer_case(cfg: Config, backward: bool) -> Case {
+    let model = Model::<f32>::random(&cfg);
+    let shards: Vec<Vec<LayerParams<f32>>> = ShardPlan::new(&cfg).shard_model(&model);
+    let opts = Options {
+        backward,
+        record_collectives: false,
+    };
+    case(move || {
+        let _ = std::hint::black_box(run_on_shards(
+            &cfg,
+            &shards,
+            &model.input,
+            &model.grad_output,
+            opts,
+        ));
+    })
 }
 
 fn main() {
@@ -37,45 +62,18 @@ fn main() {
         dtype: DType::F32,
         ..Config::default()
     };
-    let mut fwd_bwd = Vec::new();
-    for tp in [1usize, 2, 3, 4, 6] {
-        let cfg = Config { tp, ..base.clone() };
-        let model = Model::<f32>::random(&cfg);
-        let shards = ShardPlan::new(&cfg).shard_model(&model);
-        let opts = Options {
-            backward: true,
-            record_collectives: false,
-        };
-        let s = median_s(|| {
-            let _ = std::hint::black_box(run_on_shards(
-                &cfg,
-                &shards,
-                &model.input,
-                &model.grad_output,
-                opts,
-            ));
-        });
-        fwd_bwd.push(format!("\"{tp}\": {s:.6}"));
-    }
-    let cfg = Config {
-        tp: 1,
-        ..base.clone()
-    };
-    let model = Model::<f32>::random(&cfg);
-    let shards = ShardPlan::new(&cfg).shard_model(&model);
-    let opts = Options {
-        backward: false,
-        record_collectives: false,
-    };
-    let fwd = median_s(|| {
-        let _ = std::hint::black_box(run_on_shards(
-            &cfg,
-            &shards,
-            &model.input,
-            &model.grad_output,
-            opts,
-        ));
-    });
+    let tps = [1usize, 2, 3, 4, 6];
+    let mut cases: Vec<Case> = tps
+        .iter()
+        .map(|&tp| layer_case(Config { tp, ..base.clone() }, true))
+        .collect();
+    cases.push(layer_case(
+        Config {
+            tp: 1,
+            ..base.clone()
+        },
+        false,
+    ));
     // The block's four forward products: (m, k, n).
     let shapes = [
         (512, 768, 2304),
@@ -83,7 +81,6 @@ fn main() {
         (512, 768, 3072),
         (512, 3072, 768),
     ];
-    let mut gemm = Vec::new();
     for (m, k, n) in shapes {
         let a = ndarray::Array2::<f32>::from_shape_fn((m, k), |(i, j)| {
             ((i * 7 + j * 3) % 13) as f32 - 6.0
@@ -91,20 +88,58 @@ fn main() {
         let b = ndarray::Array2::<f32>::from_shape_fn((k, n), |(i, j)| {
             ((i * 5 + j * 11) % 17) as f32 - 8.0
         });
-        let s = median_s(|| {
+        cases.push(case(move || {
             let _ = std::hint::black_box(matmul(a.view(), b.view()));
-        });
-        gemm.push(format!(
-            "\"{m}x{k}x{n}\": {:.3}",
-            2.0 * (m * k * n) as f64 / s / 1e9
-        ));
+        }));
     }
+    for c in &cases {
+        (c.run)();
+    }
+    for _ in 0..REPS {
+        for c in &mut cases {
+            let s = Instant::now();
+            (c.run)();
+            c.times.push(s.elapsed().as_secs_f64());
+        }
+    }
+    let med: Vec<f64> = cases.iter().map(|c| median(c.times.clone())).collect();
+    let fwd_bwd: Vec<String> = tps
+        .iter()
+        .zip(&med)
+        .map(|(tp, s)| format!("\"{tp}\": {s:.6}"))
+        .collect();
+    let fwd = med[tps.len()];
+    let gemm: Vec<String> = shapes
+        .iter()
+        .zip(&med[tps.len() + 1..])
+        .map(|((m, k, n), s)| {
+            format!(
+                "\"{m}x{k}x{n}\": {:.3}",
+                2.0 * (m * k * n) as f64 / s / 1e9
+            )
+        })
+        .collect();
     println!(
-        "{{\"threads\": {}, \"fwd_bwd_s\": {{{}}}, \"fwd_s\": {fwd:.6}, \"gemm_gflops\": {{{}}}}}",
+        "{{\"threads\": {}, \"fwd_bwd_s\": {{{}}}, \"fwd_s\": {fwd:.6}, \"fwd_bwd_gflop\": {:.4}, \"gemm_gflops\": {{{}}}}}",
         rayon_threads(),
         fwd_bwd.join(", "),
+        model_gflop(&base),
         gemm.join(", ")
     );
+}
+
+/// The products of one forward and backward, in GFLOP: the four linear layers (forward, and the
+/// input and weight gradients: 3 × `2·t·h·(3h + h + 2f)`) and attention's causal score entries
+/// only (`QKᵀ` and `PV` forward, four products backward, each `2·d·s(s+1)/2` per head). No
+/// element-wise work is counted, so this is the rate of useful matrix work, comparable with
+/// sgemm's.
+fn model_gflop(cfg: &Config) -> f64 {
+    let (t, h, f) = (cfg.tokens() as f64, cfg.hidden as f64, cfg.ffn as f64);
+    let (s, d) = (cfg.seq as f64, cfg.head_dim() as f64);
+    let heads = (cfg.batch * cfg.heads) as f64;
+    let linear = 3.0 * 2.0 * t * h * (3.0 * h + h + 2.0 * f);
+    let attention = 3.0 * 2.0 * heads * 2.0 * d * s * (s + 1.0) / 2.0;
+    (linear + attention) / 1e9
 }
 
 fn rayon_threads() -> usize {

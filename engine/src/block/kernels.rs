@@ -203,11 +203,25 @@ fn standard<T: Element>(a: ArrayView2<'_, T>) -> Array2<T> {
     a.as_standard_layout().into_owned()
 }
 
-/// Row-major `[rows, cols]` zeros-free buffer filled by `fill` (which must write every element).
-fn filled<T: Element>(rows: usize, cols: usize, fill: impl FnOnce(&mut [T])) -> Array2<T> {
-    let mut v = vec![T::zero(); rows * cols];
-    fill(&mut v);
-    Array2::from_shape_vec((rows, cols), v).unwrap_or_else(|_| Array2::zeros((rows, cols)))
+/// An array of `rows·cols` elements, not zeroed, for a kernel that writes every element once.
+type Uninit<T> = ndarray::Array2<std::mem::MaybeUninit<T>>;
+
+/// Whether `T` is one of the two types the kernels specialise (every `Element` today); the
+/// kernels that write uninitialised buffers fall back to [`crate::ops`] otherwise.
+fn is_f32_or_f64<T: 'static>() -> bool {
+    TypeId::of::<T>() == TypeId::of::<f32>() || TypeId::of::<T>() == TypeId::of::<f64>()
+}
+
+fn uninit<T: Element>(rows: usize, cols: usize) -> Uninit<T> {
+    Array2::uninit((rows, cols))
+}
+
+/// The elements of an [`Uninit`] array, as `MaybeUninit<U>` when `T` is `U`.
+fn uninit_elems<T: Element, U: 'static>(
+    a: &mut Uninit<T>,
+) -> Option<&mut [std::mem::MaybeUninit<U>]> {
+    a.as_slice_mut()
+        .and_then(cast_mut::<std::mem::MaybeUninit<T>, std::mem::MaybeUninit<U>>)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -283,11 +297,25 @@ fn gemm_into<T: Element>(
     }
 }
 
-/// `a · b` on the thread pool.
+/// `a · b` on the thread pool, into a new array that is not zeroed first (gemm writes every
+/// element of it).
 pub fn matmul<T: Element>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
-    let mut out = Array2::<T>::zeros((a.nrows(), b.ncols()));
-    gemm_into(a, b, out.view_mut(), false, T::one(), true);
-    out
+    let (m, n) = (a.nrows(), b.ncols());
+    if a.ncols() == 0 || a.ncols() != b.nrows() {
+        let mut out = Array2::<T>::zeros((m, n));
+        gemm_into(a, b, out.view_mut(), false, T::one(), true);
+        return out;
+    }
+    let mut out = Array2::<T>::uninit((m, n));
+    // SAFETY: `out` is a fresh standard-layout m×n allocation; the view over it is used only as
+    // gemm's destination with `read_dst = false` (alpha 0: gemm stores, never loads, every
+    // destination element, k > 0 checked above), so every element is written before
+    // `assume_init` and nothing reads the uninitialised memory.
+    unsafe {
+        let dst = ArrayViewMut2::from_shape_ptr((m, n), out.as_mut_ptr().cast::<T>());
+        gemm_into(a, b, dst, false, T::one(), true);
+        out.assume_init()
+    }
 }
 
 /// `x · w + bias` (`bias` a `[1, n]` row): the bias is written first and the product added to
@@ -378,18 +406,51 @@ pub fn layer_norm<T: Element>(
     gamma: ArrayView2<'_, T>,
     beta: ArrayView2<'_, T>,
 ) -> (Array2<T>, LnCache<T>) {
+    if !is_f32_or_f64::<T>() {
+        return crate::ops::layer_norm(x, gamma, beta);
+    }
     let (t, h) = x.dim();
     let x = x.as_standard_layout();
     let (gamma, beta) = (standard(gamma), standard(beta));
-    let mut y = Array2::<T>::zeros((t, h));
-    let mut xhat = Array2::<T>::zeros((t, h));
+    let (xs, g, b) = (x.as_slice().unwrap_or(&[]), elems(&gamma), elems(&beta));
     let mut rstd = Array1::<T>::zeros(t);
-    let xs = x.as_slice().unwrap_or(&[]);
-    let (g, b) = (elems(&gamma), elems(&beta));
-    if let Some(rs) = rstd.as_slice_mut() {
-        let (ys, xh) = (elems_mut(&mut y), elems_mut(&mut xhat));
-        dispatch!(layer_norm_rows, [xs, g, b], [ys, xh, rs], h);
+    if h == 0 || g.len() != h || b.len() != h || xs.len() != t * h {
+        // Shapes from a validated plan always match; this keeps the kernel total.
+        return (
+            Array2::zeros((t, h)),
+            LnCache {
+                xhat: Array2::zeros((t, h)),
+                rstd,
+            },
+        );
     }
+    let (mut y, mut xhat) = (uninit::<T>(t, h), uninit::<T>(t, h));
+    let rs = rstd.as_slice_mut().unwrap_or(&mut []);
+    if TypeId::of::<T>() == TypeId::of::<f32>() {
+        if let (Some(xs), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
+            cast::<T, f32>(xs),
+            cast::<T, f32>(g),
+            cast::<T, f32>(b),
+            uninit_elems::<T, f32>(&mut y),
+            uninit_elems::<T, f32>(&mut xhat),
+            cast_mut::<T, f32>(rs),
+        ) {
+            layer_norm_rows(xs, g, b, ys, xh, rs, h);
+        }
+    } else if let (Some(xs), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
+        cast::<T, f64>(xs),
+        cast::<T, f64>(g),
+        cast::<T, f64>(b),
+        uninit_elems::<T, f64>(&mut y),
+        uninit_elems::<T, f64>(&mut xhat),
+        cast_mut::<T, f64>(rs),
+    ) {
+        layer_norm_rows(xs, g, b, ys, xh, rs, h);
+    }
+    // SAFETY: the shapes were checked above, so `layer_norm_rows` wrote every element of `y` and
+    // `xhat` (each row chunk of `x` has its chunk of both, and every element of a row is
+    // written); `T` is f32 or f64 (the only `Element`s), so one of the two branches ran.
+    let (y, xhat) = unsafe { (y.assume_init(), xhat.assume_init()) };
     (y, LnCache { xhat, rstd })
 }
 
@@ -397,14 +458,11 @@ fn layer_norm_rows<F: Fast>(
     x: &[F],
     g: &[F],
     b: &[F],
-    y: &mut [F],
-    xhat: &mut [F],
+    y: &mut [std::mem::MaybeUninit<F>],
+    xhat: &mut [std::mem::MaybeUninit<F>],
     rstd: &mut [F],
     h: usize,
 ) {
-    if h == 0 || g.len() != h || b.len() != h {
-        return;
-    }
     let hn = F::from_f64(h as f64);
     let eps = F::from_f64(LN_EPS);
     let c = h * ROW_CHUNK;
@@ -425,8 +483,8 @@ fn layer_norm_rows<F: Fast>(
                 *r = rs;
                 for ((((&v, o), xh), &gv), &bv) in row.iter().zip(yr).zip(hr).zip(g).zip(b) {
                     let n = (v - mean) * rs;
-                    *xh = n;
-                    *o = n * gv + bv;
+                    xh.write(n);
+                    o.write(n * gv + bv);
                 }
             }
         });
@@ -529,20 +587,33 @@ const GELU_A: f64 = 0.044_715;
 /// GeLU, tanh approximation: `½x(1 + tanh u)`, `u = √(2/π)(x + 0.044715x³)`, computed as
 /// `x·σ(2u) = x / (1 + e^{−2u})` (the same function: `½(1 + tanh u) = σ(2u)`).
 pub fn gelu<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
+    if !is_f32_or_f64::<T>() {
+        return crate::ops::gelu(x);
+    }
     let x = x.as_standard_layout();
-    let xs = x.as_slice().unwrap_or(&[]);
     let (r, c) = x.dim();
-    filled(r, c, |out: &mut [T]| dispatch!(gelu_elems, [xs], [out]))
+    let Some(xs) = x.as_slice() else {
+        return Array2::zeros((r, c));
+    };
+    let mut out = uninit::<T>(r, c);
+    if let (Some(xs), Some(o)) = (cast::<T, f32>(xs), uninit_elems::<T, f32>(&mut out)) {
+        gelu_elems(xs, o);
+    } else if let (Some(xs), Some(o)) = (cast::<T, f64>(xs), uninit_elems::<T, f64>(&mut out)) {
+        gelu_elems(xs, o);
+    }
+    // SAFETY: `out` has as many elements as `x` (same shape, both standard layout) and
+    // `gelu_elems` writes each once; `T` is f32 or f64 (checked first), so one branch ran.
+    unsafe { out.assume_init() }
 }
 
-fn gelu_elems<F: Fast>(x: &[F], out: &mut [F]) {
+fn gelu_elems<F: Fast>(x: &[F], out: &mut [std::mem::MaybeUninit<F>]) {
     let (c, a) = (F::from_f64(-2.0 * GELU_C), F::from_f64(GELU_A));
     x.par_chunks(ELEM_CHUNK)
         .zip(out.par_chunks_mut(ELEM_CHUNK))
         .for_each(|(xc, oc)| {
             for (o, &v) in oc.iter_mut().zip(xc) {
                 let e = (c * (v + a * v * v * v)).exp_fast();
-                *o = v / (F::one() + e);
+                o.write(v / (F::one() + e));
             }
         });
 }

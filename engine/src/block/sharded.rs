@@ -284,9 +284,20 @@ impl<T: Element> Exec<'_, T> {
         Ok(shards)
     }
 
-    /// Runs `f` on every rank (ranks in parallel on the thread pool, like GPUs running
-    /// concurrently) and records the event.
+    /// Runs `f` on every rank, rank after rank, and records the event. Each kernel spreads its
+    /// own work over the thread pool (the rows, the columns of a product), so one rank keeps
+    /// every core busy; running the ranks side by side instead nests the products' threads in
+    /// the ranks' and measured slower (ranks' products interleave on the cores and evict each
+    /// other's cached blocks). Attention, whose parallelism is its heads, uses [`Exec::op_heads`].
     fn op<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+        self.record_op(op);
+        (0..self.cfg.tp).map(f).collect()
+    }
+
+    /// [`Exec::op`] with the ranks in parallel on the thread pool, for attention: each rank's
+    /// kernel runs its heads in parallel, so the pool sees every head of every rank at once
+    /// (at TP=4 a rank has 3 heads, too few to share 2 cores evenly on its own).
+    fn op_heads<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
         self.record_op(op);
         (0..self.cfg.tp).into_par_iter().map(f).collect()
     }
@@ -304,15 +315,10 @@ impl<T: Element> Exec<'_, T> {
     }
 
     /// [`Exec::op`] on each rank's own input, moved in (`inputs[r]` to rank `r`).
-    fn op_each<A: Send, R: Send>(
-        &mut self,
-        op: Op,
-        inputs: Vec<A>,
-        f: impl Fn(usize, A) -> R + Sync + Send,
-    ) -> Vec<R> {
+    fn op_each<A, R>(&mut self, op: Op, inputs: Vec<A>, f: impl Fn(usize, A) -> R) -> Vec<R> {
         self.record_op(op);
         inputs
-            .into_par_iter()
+            .into_iter()
             .enumerate()
             .map(|(r, a)| f(r, a))
             .collect()
@@ -762,7 +768,7 @@ pub fn run_on_shards_with<T: Element>(
             }
             Op::AttnCore => {
                 let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
-                let out = ex.op(op, |r| {
+                let out = ex.op_heads(op, |r| {
                     let (mut ctx, c) = kernels::attention(qkv[r].view(), b, s, hp, kvp);
                     hook.round(op, &mut ctx);
                     (ctx, c)
@@ -944,7 +950,7 @@ pub fn run_on_shards_with<T: Element>(
                 let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
                 let cache = saved(kept, op, tensors::QKV, |k| k.attn_cache.as_ref())?;
                 let dctx = take(&mut live.dctx, op, tensors::DCTX)?;
-                live.dqkv = Some(ex.op(op, |r| {
+                live.dqkv = Some(ex.op_heads(op, |r| {
                     kernels::attention_backward(
                         qkv[r].view(),
                         cache[r],

@@ -61,10 +61,7 @@ pub fn run(args: LessonsArgs) -> anyhow::Result<ExitCode> {
             println!("{}", l.body.get(lang));
             for t in &l.show_me {
                 let label = t.label.as_ref().map(|x| x.get(lang)).unwrap_or_default();
-                let show_me = match lang {
-                    Lang::En => "Show me",
-                    Lang::Tr => "Göster",
-                };
+                let show_me = tplab::i18n::t(lang, "show-me");
                 println!("{show_me}: {label} — {}", t.describe_in(lang));
             }
             Ok(ExitCode::SUCCESS)

@@ -11,6 +11,7 @@ use clap::Args;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tplab::i18n::{t, t_args};
 use tplab_quiz::bank::{Bank, Question, QuestionKind};
 use tplab_quiz::cert::{self, Certificate};
 use tplab_quiz::exam::{attempt_seed, fresh_seed, Exam};
@@ -47,13 +48,6 @@ pub struct QuizArgs {
     /// issuer.key in the data folder; unsigned if there is none).
     #[arg(long)]
     pub issuer_key: Option<PathBuf>,
-}
-
-fn t(lang: Lang, en: &'static str, tr: &'static str) -> &'static str {
-    match lang {
-        Lang::En => en,
-        Lang::Tr => tr,
-    }
 }
 
 pub fn run(args: QuizArgs) -> anyhow::Result<ExitCode> {
@@ -101,15 +95,7 @@ pub fn run_with(
         Bank::embedded().map_err(|d| anyhow::anyhow!("the question banks are invalid:\n{d}"))?;
     let mut name = args.name.clone();
     if args.exam && name.is_none() {
-        write!(
-            out,
-            "{}",
-            t(
-                lang,
-                "Your name for the certificate: ",
-                "Sertifika için adınız: "
-            )
-        )?;
+        write!(out, "{} ", t(lang, "cli-quiz-name-prompt"))?;
         out.flush()?;
         let mut line = String::new();
         if input.read_line(&mut line)? == 0 || line.trim().is_empty() {
@@ -161,9 +147,8 @@ pub fn run_with(
     }
     writeln!(
         out,
-        "{}: {correct}/{asked} ({:.0}%)",
-        t(lang, "Score", "Puan"),
-        grade::score_percent(correct, asked)
+        "{}",
+        score_line(lang, correct, asked, grade::score_percent(correct, asked))
     )?;
     Ok(ExitCode::SUCCESS)
 }
@@ -189,11 +174,7 @@ fn ask(
         out.flush()?;
         let mut line = String::new();
         if input.read_line(&mut line)? == 0 {
-            writeln!(
-                out,
-                "\n{}",
-                t(lang, "(end of input: stopping)", "(girdi bitti: duruluyor)")
-            )?;
+            writeln!(out, "\n{}", t(lang, "cli-quiz-end-of-input"))?;
             return Ok(None);
         }
         match grade::parse_response(q, pres, &line, lang) {
@@ -212,17 +193,14 @@ fn feedback(
     choice_feedback: &[String],
 ) -> anyhow::Result<()> {
     if correct {
-        writeln!(out, "{}", t(lang, "✔ Correct!", "✔ Doğru!"))?;
+        writeln!(out, "{}", t(lang, "cli-quiz-correct"))?;
     } else {
-        writeln!(
-            out,
-            "{} {expected}",
-            t(
-                lang,
-                "✘ Not quite. The answer is:",
-                "✘ Tam değil. Doğru cevap:"
-            )
-        )?;
+        let wrong = t_args(
+            lang,
+            "cli-quiz-wrong",
+            &[("expected", expected.to_string())],
+        );
+        writeln!(out, "{wrong}")?;
         // Why each wrongly chosen (or missed) choice fails, labelled as shown.
         for f in choice_feedback {
             writeln!(out, "  {f}")?;
@@ -230,11 +208,11 @@ fn feedback(
     }
     writeln!(out, "  {}", q.explanation(lang))?;
     if let Some(s) = &q.show_me {
+        let target = s.describe_in(lang);
         writeln!(
             out,
-            "  {} {}",
-            t(lang, "Show me in the app:", "Uygulamada göster:"),
-            s.describe_in(lang)
+            "  {}",
+            t_args(lang, "cli-quiz-show-me", &[("target", target)])
         )?;
     }
     writeln!(out)?;
@@ -258,39 +236,27 @@ fn exam(
     let exam = Exam::embedded(bank).map_err(|d| anyhow::anyhow!("the exam is invalid:\n{d}"))?;
     let mut sitting = exam.sitting(seed);
     let total = sitting.questions.len();
-    writeln!(
-        out,
-        "{} {} — {total} {}, {} {}%. {}\n",
-        t(lang, "Exam", "Sınav"),
-        exam.version,
-        t(lang, "questions", "soru"),
-        t(lang, "pass mark", "geçme notu"),
-        exam.pass_percent,
-        t(
-            lang,
-            "Answers are marked after the last question.",
-            "Cevaplar son sorudan sonra değerlendirilir."
-        )
-    )?;
+    let header = t_args(
+        lang,
+        "cli-quiz-exam-header",
+        &[
+            ("version", exam.version.clone()),
+            ("total", total.to_string()),
+            ("pass", exam.pass_percent.to_string()),
+        ],
+    );
+    writeln!(out, "{header}\n")?;
     for i in 0..total {
         let (q, pres) = (&sitting.questions[i], &sitting.presentations[i]);
         let Some(r) = ask(out, input, lang, q, pres, i, total)? else {
-            writeln!(
-                out,
-                "{}",
-                t(
-                    lang,
-                    "The exam was not finished, so it is not scored. Run `tplab quiz --exam` again (a new sitting draws new questions).",
-                    "Sınav bitirilmedi, bu yüzden puanlanmadı. `tplab quiz --exam` komutunu yeniden çalıştırın (yeni oturum yeni sorular çeker)."
-                )
-            )?;
+            writeln!(out, "{}", t(lang, "cli-quiz-exam-unfinished"))?;
             return Ok(ExitCode::FAILURE);
         };
         sitting.answer(i, r);
         writeln!(out)?;
     }
     let done = sitting.submit(lang);
-    writeln!(out, "{}", t(lang, "— Review —", "— Değerlendirme —"))?;
+    writeln!(out, "{}", t(lang, "cli-quiz-review"))?;
     for (i, (q, r)) in sitting.questions.iter().zip(&done.review).enumerate() {
         write!(out, "[{}/{total}] ", i + 1)?;
         writeln!(out, "{}", q.prompt(lang))?;
@@ -299,11 +265,8 @@ fn exam(
     let score = done.score;
     writeln!(
         out,
-        "{}: {}/{} ({:.0}%)",
-        t(lang, "Score", "Puan"),
-        score.correct,
-        score.total,
-        score.score_percent
+        "{}",
+        score_line(lang, score.correct, score.total, score.score_percent)
     )?;
     let at = unix_now_s();
     let certificate = if score.passed {
@@ -348,20 +311,11 @@ fn exam(
         })
         .context("saving the exam result")?;
     let Some(c) = certificate else {
+        let pass = exam.pass_percent.to_string();
         writeln!(
             out,
-            "{} {}%. {}",
-            t(
-                lang,
-                "Not passed yet; the pass mark is",
-                "Henüz geçmediniz; geçme notu"
-            ),
-            exam.pass_percent,
-            t(
-                lang,
-                "A retake draws new questions.",
-                "Yeniden girişte yeni sorular çekilir."
-            )
+            "{}",
+            t_args(lang, "cli-quiz-not-passed", &[("pass", pass)])
         )?;
         return Ok(ExitCode::FAILURE);
     };
@@ -376,63 +330,59 @@ fn exam(
         )
     })?;
     let signed = match &issuer {
-        Some((k, path)) => format!(
-            "{} {} ({})",
-            t(lang, "Signed by issuer key", "İmzalayan anahtar"),
-            k.public().fingerprint(),
-            path.display()
-        ),
-        None => t(
+        Some((k, path)) => t_args(
             lang,
-            "Unsigned: no issuer key is configured (see `tplab cert keygen`), so anyone could have written this certificate.",
-            "İmzasız: yapılandırılmış bir veren anahtarı yok (bkz. `tplab cert keygen`); bu sertifikayı herkes yazabilirdi."
-        )
-        .to_string(),
+            "cli-quiz-signed",
+            &[
+                ("fingerprint", k.public().fingerprint()),
+                ("path", path.display().to_string()),
+            ],
+        ),
+        None => t(lang, "cli-quiz-unsigned"),
     };
     writeln!(
         out,
-        "{} {}\n  {}\n  {}\n{signed}\n{}",
-        t(
-            lang,
-            "Passed! Certificate ID",
-            "Geçtiniz! Sertifika kimliği"
-        ),
-        c.id,
+        "{}\n  {}\n  {}\n{signed}\n{}",
+        t_args(lang, "cli-quiz-passed", &[("id", c.id.clone())]),
         png.display(),
         json.display(),
-        t(
-            lang,
-            "Anyone can check it with: tplab cert verify FILE --issuer KEY",
-            "Herkes şu komutla doğrulayabilir: tplab cert verify DOSYA --issuer ANAHTAR"
-        ),
+        t(lang, "cli-quiz-verify-hint"),
     )?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn hint(q: &Question, lang: Lang) -> String {
-    let s = match (&q.kind, lang) {
-        (QuestionKind::Single { .. }, Lang::En) => "(one letter)".to_string(),
-        (QuestionKind::Single { .. }, Lang::Tr) => "(bir harf)".to_string(),
-        (QuestionKind::Multiple { .. }, Lang::En) => "(every right letter, e.g. A, C)".to_string(),
-        (QuestionKind::Multiple { .. }, Lang::Tr) => "(doğru olan her harf, örn. A, C)".to_string(),
-        (QuestionKind::Numeric { unit, .. }, _) => {
-            let u = unit
+    let s = match &q.kind {
+        QuestionKind::Single { .. } => t(lang, "cli-quiz-hint-single"),
+        QuestionKind::Multiple { .. } => t(lang, "cli-quiz-hint-multiple"),
+        QuestionKind::Numeric { unit, .. } => {
+            let unit = unit
                 .as_ref()
                 .map(|u| format!(" [{}]", u.get(lang)))
                 .unwrap_or_default();
-            match lang {
-                Lang::En => format!("(a number{u}; {})", grade::number_format_hint(lang)),
-                Lang::Tr => format!("(bir sayı{u}; {})", grade::number_format_hint(lang)),
-            }
+            let format = grade::number_format_hint(lang).to_string();
+            t_args(
+                lang,
+                "cli-quiz-hint-numeric",
+                &[("unit", unit), ("format", format)],
+            )
         }
-        (QuestionKind::Ordering { .. }, Lang::En) => {
-            "(all letters in the right order, e.g. C A B)".to_string()
-        }
-        (QuestionKind::Ordering { .. }, Lang::Tr) => {
-            "(tüm harfler doğru sırada, örn. C A B)".to_string()
-        }
+        QuestionKind::Ordering { .. } => t(lang, "cli-quiz-hint-ordering"),
     };
     format!("  {s}")
+}
+
+/// `Score: 7/10 (70%)`; Turkish writes the percent sign first (`%70`).
+fn score_line(lang: Lang, correct: usize, total: usize, percent: f64) -> String {
+    t_args(
+        lang,
+        "cli-quiz-score",
+        &[
+            ("correct", correct.to_string()),
+            ("total", total.to_string()),
+            ("percent", format!("{percent:.0}")),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -520,6 +470,44 @@ mod tests {
         let saved = store.load("Deniz").unwrap().progress;
         assert_eq!(saved.answers.len(), 1);
         assert!(saved.answers[0].correct);
+    }
+
+    /// The terminal quiz's words come from the Fluent files (cli.ftl) in both languages, with
+    /// the percent sign where each language puts it.
+    #[test]
+    fn practice_speaks_each_language_from_the_fluent_files() {
+        let (_dir, store) = temp_store();
+        let bank = Bank::embedded().unwrap();
+        let qs = tplab_quiz::practice_set(&bank, None, 3, 5).unwrap();
+        let p0 = Presentation::new(&qs[0], attempt_seed(5, 0));
+        for (lang, words) in [
+            (
+                Lang::En,
+                [
+                    "✔ Correct!",
+                    "Score: 1/1 (100%)",
+                    "(end of input: stopping)",
+                ],
+            ),
+            (
+                Lang::Tr,
+                ["✔ Doğru!", "Puan: 1/1 (%100)", "(girdi bitti: duruluyor)"],
+            ),
+        ] {
+            let a = QuizArgs {
+                lang,
+                ..args(false, None)
+            };
+            let input = format!("{}\n", right_answer(&qs[0], &p0, lang));
+            let mut out = Vec::new();
+            run_with(&a, &mut input.as_bytes(), &mut out, &store, 0).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            for w in words {
+                assert!(text.contains(w), "{lang:?}: {w} in {text}");
+            }
+            // No message id leaks through (an id missing from a language shows itself).
+            assert!(!text.contains("cli-quiz-"), "{text}");
+        }
     }
 
     #[test]

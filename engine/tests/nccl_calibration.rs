@@ -14,13 +14,15 @@ const K: u64 = 1 << 10;
 const M: u64 = 1 << 20;
 const G: u64 = 1 << 30;
 
-/// The points the model reproduces (latency-bound ≤ 8 KiB, bandwidth-bound ≥ 256 MiB).
-const POINTS: [Point; 26] = [
+/// The points the model reproduces (latency-bound ≤ 8 KiB, bandwidth-bound ≥ 128 MiB on NVLS,
+/// ≥ 256 MiB on the A100 ring).
+const POINTS: [Point; 28] = [
     // ND H100 v5 (NVLink 4, NVLS)
     ("nvlink4", Some(NcclAlgo::Nvls), K, 0.07),
     ("nvlink4", Some(NcclAlgo::Nvls), 2 * K, 0.14),
     ("nvlink4", Some(NcclAlgo::Nvls), 4 * K, 0.27),
     ("nvlink4", Some(NcclAlgo::Nvls), 8 * K, 0.53),
+    ("nvlink4", Some(NcclAlgo::Nvls), 128 * M, 400.61),
     ("nvlink4", Some(NcclAlgo::Nvls), 256 * M, 423.38),
     ("nvlink4", Some(NcclAlgo::Nvls), 512 * M, 438.46),
     ("nvlink4", Some(NcclAlgo::Nvls), G, 466.35),
@@ -32,6 +34,7 @@ const POINTS: [Point; 26] = [
     ("nvlink4", Some(NcclAlgo::Nvls), 2 * K, 0.12),
     ("nvlink4", Some(NcclAlgo::Nvls), 4 * K, 0.23),
     ("nvlink4", Some(NcclAlgo::Nvls), 8 * K, 0.47),
+    ("nvlink4", Some(NcclAlgo::Nvls), 128 * M, 412.45),
     ("nvlink4", Some(NcclAlgo::Nvls), 256 * M, 432.24),
     ("nvlink4", Some(NcclAlgo::Nvls), 512 * M, 442.72),
     ("nvlink4", Some(NcclAlgo::Nvls), G, 467.58),

@@ -54,6 +54,7 @@ pub fn flush_stdout() {
 }
 
 pub mod cert;
+pub mod collective;
 pub mod gpu;
 pub mod lessons;
 pub mod memory;

@@ -7,6 +7,7 @@ use clap::Args;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tplab_engine::capacity::stack::{self, Precision, Stack, StackIteration, WhatIf};
 use tplab_engine::config::human_bytes;
 use tplab_engine::cost::{IterationTime, TrainSetup};
 use tplab_engine::hardware::{Catalogue, Cluster};
@@ -260,11 +261,113 @@ impl ModelClusterArgs {
     }
 }
 
+/// The training stack's switches (`tplab_engine::capacity::stack`).
+#[derive(Args, Debug, Clone, Default)]
+pub struct StackArgs {
+    /// Software stack: current (Megatron-Core/NeMo today, the default) or megatron-2021 (the
+    /// stack of Narayanan et al. 2021, which the A100 calibration reproduces).
+    #[arg(long, default_value = "current", value_parser = parse_stack)]
+    pub stack: StackPreset,
+    /// GEMM precision: bf16 or fp8 (Transformer Engine FP8 GEMMs on Hopper/Blackwell).
+    #[arg(long)]
+    pub precision: Option<Precision>,
+    /// Attention without FlashAttention (s x s scores through HBM).
+    #[arg(long)]
+    pub no_flash_attention: bool,
+    /// Element-wise ops unfused (one HBM pass each).
+    #[arg(long)]
+    pub no_fused_kernels: bool,
+    /// One GEMM efficiency (0.7) for every GPU instead of the per-generation table.
+    #[arg(long)]
+    pub no_gemm_table: bool,
+    /// TP collectives not overlapped with GEMMs.
+    #[arg(long)]
+    pub no_tp_overlap: bool,
+    /// No bucketed DP gradient reduce-scatter / parameter all-gather overlap.
+    #[arg(long)]
+    pub no_dp_overlap: bool,
+    /// Optimizer states not sharded over DP (with --zero 0).
+    #[arg(long)]
+    pub no_distributed_optimizer: bool,
+    /// Pipeline sends and receives not overlapped.
+    #[arg(long)]
+    pub no_pp_overlap: bool,
+    /// Refuse pipeline stages of unequal layer counts (PP must divide the layers).
+    #[arg(long)]
+    pub no_uneven_stages: bool,
+    /// Interleaved 1F1B: model chunks per GPU (1 = plain 1F1B).
+    #[arg(long)]
+    pub virtual_stages: Option<usize>,
+    /// Context-parallel size (GPUs sharing each sequence); TP x PP x DP x CP = GPUs.
+    #[arg(long)]
+    pub cp: Option<usize>,
+}
+
+/// `--stack` presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StackPreset {
+    #[default]
+    Current,
+    Megatron2021,
+}
+
+fn parse_stack(s: &str) -> Result<StackPreset, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "current" | "today" => Ok(StackPreset::Current),
+        "megatron-2021" | "2021" | "legacy" => Ok(StackPreset::Megatron2021),
+        _ => Err(format!(
+            "unknown stack '{s}'; expected current or megatron-2021"
+        )),
+    }
+}
+
+impl StackArgs {
+    /// The stack these flags describe (`--no-overlap` also turns the DP overlap off).
+    pub fn stack(&self, no_overlap: bool) -> anyhow::Result<Stack> {
+        let mut st = match self.stack {
+            StackPreset::Current => Stack::current(),
+            StackPreset::Megatron2021 => Stack::megatron_2021(),
+        };
+        if let Some(p) = self.precision {
+            st.precision = p;
+        }
+        for (off, field) in [
+            (self.no_flash_attention, &mut st.flash_attention),
+            (self.no_fused_kernels, &mut st.fused_kernels),
+            (self.no_gemm_table, &mut st.gemm_per_generation),
+            (self.no_tp_overlap, &mut st.tp_overlap),
+            (self.no_dp_overlap || no_overlap, &mut st.dp_overlap),
+            (self.no_distributed_optimizer, &mut st.distributed_optimizer),
+            (self.no_pp_overlap, &mut st.pp_overlap),
+            (self.no_uneven_stages, &mut st.uneven_stages),
+        ] {
+            if off {
+                *field = false;
+            }
+        }
+        if let Some(v) = self.virtual_stages {
+            if v == 0 {
+                bail!("--virtual-stages must be at least 1 (1 = plain 1F1B; got 0)");
+            }
+            st.virtual_stages = v;
+        }
+        if let Some(cp) = self.cp {
+            if cp == 0 {
+                bail!("--cp must be at least 1 (1 = no context parallelism; got 0)");
+            }
+            st.context_parallel = cp;
+        }
+        Ok(st)
+    }
+}
+
 /// Flags of `tplab plan`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct PlanArgs {
     #[command(flatten)]
     pub common: ModelClusterArgs,
+    #[command(flatten)]
+    pub stack: StackArgs,
     /// Rows of the ranked table.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
@@ -343,6 +446,163 @@ pub fn layout_json(it: &IterationTime) -> Value {
         "tokens_per_s": it.tokens_per_s,
         "memory_per_gpu_bytes": memory_json(&it.memory, it.memory_limit_bytes),
     })
+}
+
+/// JSON of the stack's switches.
+pub fn stack_json(st: &Stack) -> Value {
+    json!({
+        "label": st.label(),
+        "flash_attention": st.flash_attention,
+        "fused_kernels": st.fused_kernels,
+        "gemm_per_generation": st.gemm_per_generation,
+        "precision": st.precision.name(),
+        "tp_overlap": st.tp_overlap,
+        "dp_overlap": st.dp_overlap,
+        "distributed_optimizer": st.distributed_optimizer,
+        "pp_overlap": st.pp_overlap,
+        "virtual_stages": st.virtual_stages,
+        "uneven_stages": st.uneven_stages,
+        "context_parallel": st.context_parallel,
+    })
+}
+
+/// JSON of one layout under a stack: every key of [`layout_json`] plus `stack`, `breakdown`
+/// (each term's seconds and share of the iteration) and, when given, `what_if`.
+pub fn stack_layout_json(r: &StackIteration, what_if: Option<&[WhatIf]>) -> Value {
+    let mut v = layout_json(&r.it);
+    let b = &r.breakdown;
+    let total = r.it.iteration_time_s;
+    let term = |s: f64| json!({"s": s, "share": s / total});
+    let extra = json!({
+        "stack": stack_json(&b.stack),
+        "breakdown": {
+            "stage_layers": b.stage_layers,
+            "gemm": term(b.gemm_s),
+            "attention": term(b.attention_s),
+            "elementwise": term(b.elementwise_s),
+            "recompute": term(b.recompute_s),
+            "tp_comm_total": term(b.tp_comm_total_s),
+            "tp_comm_hidden": term(b.tp_comm_hidden_s),
+            "dp_comm_total": term(b.dp_comm_total_s),
+            "dp_comm_hidden": term(b.dp_comm_hidden_s),
+            "pp_comm_total": term(b.pp_comm_total_s),
+            "pp_comm_hidden": term(b.pp_comm_hidden_s),
+            "cp_comm": term(b.cp_comm_s),
+            "gemm_efficiency": b.gemm_efficiency,
+            "precision": b.precision.name(),
+            "context_parallel": b.context_parallel,
+            "virtual_stages": b.virtual_stages,
+        },
+    });
+    if let (Some(obj), Some(add)) = (v.as_object_mut(), extra.as_object()) {
+        for (k, x) in add {
+            obj.insert(k.clone(), x.clone());
+        }
+        if let Some(w) = what_if {
+            obj.insert("what_if".into(), what_if_json(w));
+        }
+    }
+    v
+}
+
+/// JSON of a what-if table.
+pub fn what_if_json(rows: &[WhatIf]) -> Value {
+    Value::Array(
+        rows.iter()
+            .map(|w| {
+                json!({"switch": w.switch.key(), "on": w.on,
+                       "flipped_iteration_time_s": w.flipped_time_s,
+                       "change": w.change, "flipped_fits": w.flipped_fits})
+            })
+            .collect(),
+    )
+}
+
+fn print_stack(r: &StackIteration, what_if: &[WhatIf]) {
+    let b = &r.breakdown;
+    let total = r.it.iteration_time_s;
+    outln!(
+        "stack    {}  (GEMMs in {} at {:.0}% of peak; stages {})",
+        b.stack.label(),
+        b.precision.name(),
+        100.0 * b.gemm_efficiency,
+        stage_summary(&b.stage_layers)
+    );
+    let pct = |s: f64| 100.0 * s / total;
+    for (name, s, hidden) in [
+        ("GEMMs", b.gemm_s, None),
+        ("attention core", b.attention_s, None),
+        ("element-wise", b.elementwise_s, None),
+        ("recompute", b.recompute_s, None),
+        (
+            "TP collectives",
+            b.tp_comm_total_s,
+            Some(b.tp_comm_hidden_s),
+        ),
+        (
+            "DP collectives",
+            b.dp_comm_total_s,
+            Some(b.dp_comm_hidden_s),
+        ),
+        (
+            "pipeline sends",
+            b.pp_comm_total_s,
+            Some(b.pp_comm_hidden_s),
+        ),
+        ("CP exchange", b.cp_comm_s, None),
+    ] {
+        if s == 0.0 {
+            continue;
+        }
+        match hidden {
+            Some(h) => outln!(
+                "  {name:<18} {:>10}  {:>5.1}%  ({} hidden by overlap)",
+                secs(s),
+                pct(s),
+                secs(h)
+            ),
+            None => outln!("  {name:<18} {:>10}  {:>5.1}%", secs(s), pct(s)),
+        }
+    }
+    if !what_if.is_empty() {
+        outln!("what if (one switch flipped, iteration time):");
+        for w in what_if {
+            let name = w.switch.key();
+            let dir = if w.on { "off" } else { "on" };
+            match (w.change, w.flipped_fits) {
+                (Some(c), Some(fits)) => outln!(
+                    "  {name:<22} {dir:<3} {:>+7.1}%{}",
+                    100.0 * c,
+                    if fits {
+                        ""
+                    } else {
+                        "  (does not fit in memory)"
+                    }
+                ),
+                _ => outln!("  {name:<22} {dir:<3}     n/a  (not valid for this layout)"),
+            }
+        }
+    }
+}
+
+/// `[7, 8 x 14, 7]` for 126 layers on 16 stages.
+fn stage_summary(stages: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < stages.len() {
+        let mut j = i;
+        while j + 1 < stages.len() && stages[j + 1] == stages[i] {
+            j += 1;
+        }
+        let n = j - i + 1;
+        parts.push(if n == 1 {
+            stages[i].to_string()
+        } else {
+            format!("{} x {n}", stages[i])
+        });
+        i = j + 1;
+    }
+    format!("[{}]", parts.join(", "))
 }
 
 fn print_layout(it: &IterationTime) {
@@ -493,17 +753,27 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         return serve(&r, common);
     }
     let req = common.request(&r);
+    let st = args.stack.stack(common.no_overlap)?;
     if let Some(layout) = common.fixed_layout() {
-        let it = planner::evaluate(&req, &layout)?;
+        let res = planner::evaluate_with(&req, &layout, &st)?;
+        let wi = stack::what_if(&req.model, &req.setup, &req.cluster, &layout, &st)?;
         if common.json {
-            outln!("{}", serde_json::to_string_pretty(&layout_json(&it))?);
+            outln!(
+                "{}",
+                serde_json::to_string_pretty(&stack_layout_json(&res, Some(&wi)))?
+            );
         } else {
             print_header(&r);
-            print_layout(&it);
+            print_layout(&res.it);
+            print_stack(&res, &wi);
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = planner::plan(&req);
+    let plan = planner::plan_with(&req, &st);
+    let winner_what_if = plan.ranked.first().and_then(|w| {
+        let s = planner::stack_for(&st, &req.model, &w.it.layout);
+        stack::what_if(&req.model, &req.setup, &req.cluster, &w.it.layout, &s).ok()
+    });
     if common.json {
         let v = json!({
             "model": r.model,
@@ -511,7 +781,10 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
                         "gpus_per_node": r.cluster.gpus_per_node,
                         "intra_node": r.cluster.intra_node.name,
                         "inter_node": r.cluster.inter_node.name},
-            "ranked": plan.ranked.iter().take(args.top).map(layout_json).collect::<Vec<_>>(),
+            "stack": stack_json(&st),
+            "ranked": plan.ranked.iter().take(args.top).enumerate().map(|(i, x)| {
+                stack_layout_json(x, if i == 0 { winner_what_if.as_deref() } else { None })
+            }).collect::<Vec<_>>(),
             "ranked_total": plan.ranked.len(),
             "dropped_total": plan.dropped.len(),
             "dropped": plan.dropped.iter().take(args.top).map(|d| json!({
@@ -523,6 +796,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     print_header(&r);
+    outln!("stack    {}", st.label());
     outln!(
         "\n{} layouts fit, {} dropped (memory or batch rules); fastest first:",
         plan.ranked.len(),
@@ -544,7 +818,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
             "mem/GPU"
         );
     }
-    for (i, it) in plan.ranked.iter().take(args.top).enumerate() {
+    for (i, it) in plan.ranked.iter().take(args.top).map(|x| &x.it).enumerate() {
         outln!(
             "{:>3}  {:<46} {:>9} {:>9.0} {:>7.1} {:>5.1}% {:>9} {:>9} {:>9} {:>9} {:>10}",
             i + 1,
@@ -561,6 +835,11 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         );
     }
     outln!();
+    if let (Some(w), Some(wi)) = (plan.ranked.first(), &winner_what_if) {
+        outln!("winner   {}", w.it.layout.label());
+        print_stack(w, wi);
+        outln!();
+    }
     for e in &plan.explanations {
         outln!("- {e}");
     }

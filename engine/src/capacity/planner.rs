@@ -20,6 +20,7 @@
 //! - Collectives and Timeline: [`crate::cost::apply_to_trace`] fills a trace with modeled times
 //!   for a [`Cluster`] (use [`Cluster::covering`] so that TP > gpus_per_node spans nodes).
 
+use crate::capacity::stack::{self, Stack, StackIteration};
 use crate::config::human_bytes;
 use crate::cost::{self, IterationTime, TrainSetup};
 use crate::hardware::Cluster;
@@ -312,6 +313,200 @@ pub fn explain(winner: &IterationTime, other: &IterationTime, cluster: &Cluster)
     format!("{head}: {why}.")
 }
 
+/// The planner's answer under a training stack ([`plan_with`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StackPlan {
+    pub stack: Stack,
+    /// Layouts that fit, fastest first (near-ties: less recomputation, then smaller PP, then
+    /// smaller TP, as practice prefers).
+    pub ranked: Vec<StackIteration>,
+    pub dropped: Vec<Dropped>,
+    pub explanations: Vec<String>,
+}
+
+/// Candidate layouts under `stack`: as [`plan`]'s, with every PP up to the layer count that
+/// divides the GPUs left when stages may be uneven (but at most 25% imbalance:
+/// `⌈l/p⌉·p ≤ 1.25·l`), and DP absorbing context parallelism (`t·p·d·cp = GPUs`).
+fn candidates_with(req: &PlanRequest, stack: &Stack) -> Vec<Layout> {
+    let cp = stack.context_parallel.max(1);
+    let n = req.cluster.gpus;
+    if !n.is_multiple_of(cp) {
+        return Vec::new();
+    }
+    let per_cp = n / cp;
+    let micro: Vec<usize> = match req.micro_batch {
+        Some(b) => vec![b],
+        None => MICRO_BATCH_CANDIDATES.to_vec(),
+    };
+    let recompute: Vec<Recompute> = match req.recompute {
+        Some(r) => vec![r],
+        None => Recompute::ALL.to_vec(),
+    };
+    let l = req.model.layers;
+    let mut out = Vec::new();
+    for tp in valid_tp_sizes(&req.model, &req.cluster)
+        .into_iter()
+        .filter(|t| per_cp.is_multiple_of(*t))
+    {
+        let pps: Vec<usize> = crate::config::divisors(per_cp / tp)
+            .into_iter()
+            .filter(|&p| {
+                l.is_multiple_of(p)
+                    || (stack.uneven_stages
+                        && p <= l
+                        && (l.div_ceil(p) * p) as f64 <= 1.25 * l as f64)
+            })
+            .collect();
+        for pp in pps {
+            let dp = per_cp / (tp * pp);
+            let sps: Vec<bool> = match (req.sp, tp) {
+                (_, 1) => vec![false],
+                (Some(sp), _) => vec![sp],
+                (None, _) => vec![false, true],
+            };
+            for &micro_batch in &micro {
+                for &sp in &sps {
+                    for &rc in &recompute {
+                        out.push(Layout {
+                            tp,
+                            pp,
+                            dp,
+                            micro_batch,
+                            sp,
+                            recompute: rc,
+                            zero: req.zero,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The stack a layout runs under: `stack`, without interleaving where the layout has one
+/// pipeline stage (or stages too short for `v` chunks).
+pub fn stack_for(stack: &Stack, model: &ModelSpec, layout: &Layout) -> Stack {
+    let v = stack.virtual_stages;
+    if v > 1
+        && (layout.pp == 1
+            || stack::stage_layers(model.layers, layout.pp)
+                .iter()
+                .any(|&n| n < v))
+    {
+        Stack {
+            virtual_stages: 1,
+            ..*stack
+        }
+    } else {
+        *stack
+    }
+}
+
+/// Predicts one layout under a stack (the CLI's `--layout`).
+pub fn evaluate_with(
+    req: &PlanRequest,
+    layout: &Layout,
+    stack: &Stack,
+) -> Result<StackIteration, memory::LayoutError> {
+    stack::iteration_time(&req.model, &req.setup, &req.cluster, layout, stack)
+}
+
+fn practice_rank(it: &StackIteration) -> (u8, usize, usize) {
+    let rc = match it.it.layout.recompute {
+        Recompute::None => 0,
+        Recompute::Selective => 1,
+        Recompute::Full => 2,
+    };
+    (rc, it.it.layout.pp, it.it.layout.tp)
+}
+
+/// [`plan`] under a training stack: today's stack ranks what Megatron-Core and NeMo recipes
+/// run; [`Stack::megatron_2021`] gives [`plan`]'s answer.
+pub fn plan_with(req: &PlanRequest, stack: &Stack) -> StackPlan {
+    let mut fit = Vec::new();
+    let mut too_big: Vec<StackIteration> = Vec::new();
+    let mut dropped = Vec::new();
+    let layouts = if stack.is_megatron_2021() {
+        candidates(req)
+    } else {
+        candidates_with(req, stack)
+    };
+    for layout in layouts {
+        let st = stack_for(stack, &req.model, &layout);
+        match evaluate_with(req, &layout, &st) {
+            Ok(r) if r.it.fits => fit.push(r),
+            Ok(r) => {
+                let it = &r.it;
+                dropped.push(Dropped {
+                    layout,
+                    needed_bytes: it.memory.total_bytes,
+                    reason: format!(
+                        "needs {} per GPU (weights {}, gradients {}, optimizer {}, activations {}) \
+                         but {} is usable",
+                        human_bytes(it.memory.total_bytes),
+                        human_bytes(it.memory.weights_bytes),
+                        human_bytes(it.memory.gradients_bytes),
+                        human_bytes(it.memory.optimizer_bytes),
+                        human_bytes(it.memory.activations_bytes),
+                        human_bytes(it.memory_limit_bytes)
+                    ),
+                });
+                too_big.push(r);
+            }
+            Err(e) => dropped.push(Dropped {
+                layout,
+                needed_bytes: 0,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    fit.sort_by(|a, b| {
+        let (ta, tb) = (a.it.iteration_time_s, b.it.iteration_time_s);
+        if (ta - tb).abs() <= 0.005 * ta.min(tb) {
+            practice_rank(a)
+                .cmp(&practice_rank(b))
+                .then(ta.total_cmp(&tb))
+        } else {
+            ta.total_cmp(&tb)
+        }
+    });
+    too_big.sort_by_key(|r| r.it.memory.total_bytes);
+    dropped.sort_by(|a, b| {
+        (a.needed_bytes == 0)
+            .cmp(&(b.needed_bytes == 0))
+            .then(a.needed_bytes.cmp(&b.needed_bytes))
+    });
+    let explanations = match fit.first() {
+        Some(w) => fit
+            .iter()
+            .skip(1)
+            .take(3)
+            .map(|r| explain(&w.it, &r.it, &req.cluster))
+            .collect(),
+        None => match too_big.first() {
+            Some(c) => vec![format!(
+                "No layout fits in {} usable per GPU; the closest, {}, needs {}: add GPUs (more \
+                 pipeline or ZeRO sharding), use GPUs with more memory, or recompute activations.",
+                human_bytes(c.it.memory_limit_bytes),
+                c.it.layout.label(),
+                human_bytes(c.it.memory.total_bytes)
+            )],
+            None => vec![
+                "No layout satisfies the shape rules for this model, cluster and batch; see the \
+                 dropped list."
+                    .to_string(),
+            ],
+        },
+    };
+    StackPlan {
+        stack: *stack,
+        ranked: fit,
+        dropped,
+        explanations,
+    }
+}
+
 /// When nothing fits: the smallest cluster of the same nodes (doubling the node count, up to
 /// 64×) on which some layout fits, with its fastest layout. `None` if none does.
 pub fn smallest_fitting_cluster(req: &PlanRequest) -> Option<(usize, IterationTime)> {
@@ -434,6 +629,39 @@ mod tests {
         };
         assert!(pts.iter().any(|x| x.spans_nodes));
         assert!(speed(16) < 0.8 * speed(8), "{} vs {}", speed(16), speed(8));
+    }
+
+    #[test]
+    fn todays_stack_plans_405b_on_16_uneven_stages_and_keeps_tp_in_the_node() {
+        let cluster = Cluster::new(&Catalogue::default(), "h100", 2048, 8, "ib400").unwrap();
+        let req = PlanRequest {
+            model: ModelPreset::Llama31_405b.spec(),
+            setup: TrainSetup {
+                seq: 8192,
+                global_batch: 2048,
+                overlap_dp: true,
+            },
+            cluster,
+            micro_batch: Some(1),
+            sp: Some(true),
+            recompute: None,
+            zero: 1,
+        };
+        let stack = Stack {
+            virtual_stages: 4,
+            ..Stack::current()
+        };
+        let p = plan_with(&req, &stack);
+        assert!(!p.ranked.is_empty(), "{:?}", p.explanations);
+        let w = &p.ranked[0].it.layout;
+        assert!(w.tp <= 8, "{}", w.label());
+        assert!(p.ranked.iter().any(|r| r.it.layout.pp == 16));
+        // The 2021 stack's planner is plan() exactly.
+        let req_a100 = request(ModelPreset::Gpt3_175b, "a100", 64, 64);
+        let old = plan(&req_a100);
+        let same = plan_with(&req_a100, &Stack::megatron_2021());
+        assert_eq!(old.ranked.len(), same.ranked.len());
+        assert_eq!(old.ranked[0], same.ranked[0].it);
     }
 
     #[test]

@@ -51,6 +51,15 @@ pub struct BandwidthCheck {
     pub ratio: f64,
 }
 
+/// One forward and backward step captured in a CUDA graph against the same step's plain
+/// launches, mean ms of `reps` back-to-back steps each (one device).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GraphTiming {
+    pub reps: usize,
+    pub plain_ms: f64,
+    pub graph_ms: f64,
+}
+
 /// Results at one TP size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BenchRow {
@@ -63,6 +72,10 @@ pub struct BenchRow {
     pub verified: bool,
     pub gemms: Vec<GemmRate>,
     pub all_reduce: Option<BandwidthCheck>,
+    /// The step as a CUDA graph against plain launches (`None` if the capture failed: the
+    /// reason is in `graph_error`).
+    pub graph: Option<GraphTiming>,
+    pub graph_error: Option<String>,
 }
 
 /// The benchmark's results.
@@ -176,6 +189,22 @@ impl BenchReport {
                     a.copy_gbps,
                     a.ratio
                 );
+            }
+            match (&r.graph, &r.graph_error) {
+                (Some(g), _) => {
+                    let _ = writeln!(
+                        s,
+                        "  step as a CUDA graph: {:.3} ms, plain launches {:.3} ms ({:.2}x), mean of {}",
+                        g.graph_ms,
+                        g.plain_ms,
+                        g.plain_ms / g.graph_ms.max(1e-12),
+                        g.reps
+                    );
+                }
+                (None, Some(e)) => {
+                    let _ = writeln!(s, "  step as a CUDA graph: not measured ({e})");
+                }
+                (None, None) => {}
             }
         }
         for sk in &self.skipped {

@@ -24,6 +24,29 @@ pub enum GpuCommand {
     Run(GpuRunArgs),
     /// TP 1, 2, 4, 8 on one device: time per op, error, GEMM rate and all-reduce bandwidth.
     Bench(GpuBenchArgs),
+    /// The vocabulary-parallel embedding and cross-entropy on the GPU (f32), checked against
+    /// the CPU reference.
+    Vocab(GpuVocabArgs),
+}
+
+#[derive(Args)]
+pub struct GpuVocabArgs {
+    #[arg(long, default_value_t = 50257)]
+    pub vocab: usize,
+    #[arg(long, default_value_t = 768)]
+    pub hidden: usize,
+    #[arg(long, default_value_t = 128)]
+    pub tokens: usize,
+    #[arg(long, default_value_t = 4)]
+    pub tp: usize,
+    /// Megatron's --make-vocab-size-divisible-by.
+    #[arg(long, default_value_t = 128)]
+    pub granularity: usize,
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// One rank per GPU with NCCL (needs TP devices) instead of streams on one.
+    #[arg(long)]
+    pub one_rank_per_device: bool,
 }
 
 #[derive(Args)]
@@ -97,7 +120,72 @@ pub fn run(args: GpuArgs) -> anyhow::Result<ExitCode> {
         GpuCommand::Info(a) => info(a),
         GpuCommand::Run(a) => run_scenario(a),
         GpuCommand::Bench(a) => bench(a),
+        GpuCommand::Vocab(a) => vocab(a),
     }
+}
+
+fn vocab(a: GpuVocabArgs) -> anyhow::Result<ExitCode> {
+    let cfg = tplab_engine::vocab::VocabConfig {
+        vocab: a.vocab,
+        hidden: a.hidden,
+        tokens: a.tokens,
+        tp: a.tp,
+        granularity: a.granularity,
+        ..Default::default()
+    };
+    cfg.validate()?;
+    let probe = tplab_kernels::probe();
+    if !probe.usable() {
+        eprint!("{}", probe.report());
+        bail!("the GPU mode is unavailable on this machine (see above); `tplab vocab` runs the same pass on virtual GPUs");
+    }
+    let mode = if a.one_rank_per_device {
+        DeviceMode::OneRankPerDevice
+    } else {
+        DeviceMode::SingleDevice(a.device)
+    };
+    let r = tplab_kernels::vocab::run(&cfg, mode)?;
+    outln!(
+        "vocabulary {} padded to {} ({} rows per GPU), hidden {}, {} tokens, TP={}, f32 on the GPU",
+        cfg.vocab,
+        r.padded_vocab,
+        r.rows_per_rank,
+        cfg.hidden,
+        cfg.tokens,
+        cfg.tp
+    );
+    outln!("{:<16} {:>12}", "op", "measured ms");
+    for e in r
+        .events
+        .iter()
+        .filter(|e| e.is_collective() || e.ranks.first() == Some(&0))
+    {
+        outln!(
+            "{:<16} {:>12}",
+            e.op.name(),
+            e.measured
+                .map(|m| format!("{:.4}", m.duration_s * 1e3))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    outln!("loss {:.6} (reference {:.6})", r.loss, r.reference_loss);
+    let worst = r
+        .checks
+        .iter()
+        .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error));
+    outln!(
+        "verification: {} ({} tensors, worst {:.2e}, tolerance {:.2e}: {})",
+        if r.passed() { "PASS" } else { "FAIL" },
+        r.checks.len(),
+        worst.map_or(0.0, |c| c.max_rel_error),
+        r.tolerance.relative,
+        r.tolerance.reason
+    );
+    Ok(if r.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {

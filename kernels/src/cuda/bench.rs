@@ -89,7 +89,17 @@ fn bench_typed<T: super::exec::GpuElem>(
         } else {
             None
         };
+        log(&format!(
+            "TP={tp}: the step as a CUDA graph vs plain launches"
+        ));
+        let (graph, graph_error) =
+            match super::exec::graph_timing::<T>(&cfg, opts.ordinal, opts.reps) {
+                Ok(g) => (Some(g), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
         rows.push(BenchRow {
+            graph,
+            graph_error,
             tp,
             iteration_ms,
             ops: crate::summary::op_table(&run.trace),

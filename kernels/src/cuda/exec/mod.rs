@@ -424,6 +424,73 @@ fn run_typed<T: GpuElem>(
     })
 }
 
+/// One forward and backward step of `cfg` on one device, `reps` times back to back as plain
+/// launches and as replays of a CUDA graph captured from the same walk (every stream joins the
+/// capture through the events the walk already records), mean ms each.
+pub(crate) fn graph_timing<T: GpuElem>(
+    cfg: &Config,
+    ordinal: usize,
+    reps: usize,
+) -> Result<crate::bench::GraphTiming, GpuError> {
+    use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+    check_config(cfg)?;
+    let model = device_model(cfg);
+    crate::error::guard("CUDA graph capture", || {
+        super::require_runtime()?;
+        let trace = tplab_engine::trace::schedule(cfg);
+        let mut ex = Exec::<T>::new(cfg, &model, DeviceMode::SingleDevice(ordinal), &trace)?;
+        let evs = ex.new_events(&trace)?;
+        let ctx = ex.ranks[0].ctx.clone();
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let t0: Vec<CudaEvent> = ex
+            .ranks
+            .iter()
+            .map(|_| ctx.new_event(flags))
+            .collect::<Result<_, _>>()?;
+        let origin = ex.ranks[0].stream.clone();
+        let joins: Vec<CudaEvent> = (0..ex.ranks.len() + 1)
+            .map(|_| ctx.new_event(None))
+            .collect::<Result<_, _>>()?;
+        let (a, b) = (ctx.new_event(flags)?, ctx.new_event(flags)?);
+        let reps = reps.max(1);
+        ex.iteration(&trace, &evs, &t0)?;
+        ex.join(&origin, &joins)?;
+        ex.synchronize()?;
+        a.record(&origin)?;
+        for _ in 0..reps {
+            ex.iteration(&trace, &evs, &t0)?;
+            ex.join(&origin, &joins)?;
+        }
+        b.record(&origin)?;
+        b.synchronize()?;
+        let plain_ms = f64::from(a.elapsed_ms(&b)?) / reps as f64;
+        origin.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)?;
+        let walked = ex
+            .iteration(&trace, &evs, &t0)
+            .and_then(|_| ex.join(&origin, &joins));
+        // The capture must end whatever happened inside it.
+        let graph = origin.end_capture(CUgraphInstantiate_flags(0));
+        walked?;
+        let graph = graph?.ok_or_else(|| {
+            GpuError::Unsupported("the stream capture produced an empty graph".into())
+        })?;
+        graph.launch()?;
+        origin.synchronize()?;
+        a.record(&origin)?;
+        for _ in 0..reps {
+            graph.launch()?;
+        }
+        b.record(&origin)?;
+        b.synchronize()?;
+        let graph_ms = f64::from(a.elapsed_ms(&b)?) / reps as f64;
+        Ok(crate::bench::GraphTiming {
+            reps,
+            plain_ms,
+            graph_ms,
+        })
+    })
+}
+
 /// Isolated timings for the benchmark: one stream on one device.
 pub(crate) struct Micro<T: GpuElem> {
     rank: Rank<T>,

@@ -200,6 +200,24 @@ impl<T: GpuElem> Exec<T> {
         Ok(())
     }
 
+    /// Makes `origin` wait for every other stream's work so far (ranks and the reducing
+    /// stream): the join of a graph capture, and the end of a back-to-back timed step.
+    pub(super) fn join(
+        &self,
+        origin: &Arc<CudaStream>,
+        joins: &[CudaEvent],
+    ) -> Result<(), GpuError> {
+        let mut others: Vec<&Arc<CudaStream>> = self.ranks[1..].iter().map(|r| &r.stream).collect();
+        if let Collective::Single { stream, .. } = &self.coll {
+            others.push(stream);
+        }
+        for (s, e) in others.into_iter().zip(joins) {
+            e.record(s)?;
+            origin.wait(e)?;
+        }
+        Ok(())
+    }
+
     pub(super) fn synchronize(&self) -> Result<(), GpuError> {
         for rk in &self.ranks {
             rk.stream.synchronize()?;

@@ -2,7 +2,8 @@
 # Runs tplab's GPU checks on a machine with an NVIDIA GPU, from the repository root, with the
 # binaries built by scripts/gpu-build.sh in ./gpu-bin (no cargo, no network needed).
 # Writes logs under $OUT (default /tmp/tplab-gpu-out) and ends with a short table.
-# Budget: about 5 minutes in all (each step has its own timeout).
+# Budget: about 7 minutes in all (each step has its own timeout; steps past the budget are
+# skipped and listed as such).
 set -u
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/tplab-gpu-out}"
@@ -18,8 +19,8 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 step() {
   local name=$1 limit=$2
   shift 2
-  if [ $(( $(date +%s) - T0 )) -gt 300 ]; then
-    STEPS+=("$(printf '%-14s SKIPPED (over the 5-minute budget)' "$name")")
+  if [ $(( $(date +%s) - T0 )) -gt 420 ]; then
+    STEPS+=("$(printf '%-14s SKIPPED (over the 7-minute budget)' "$name")")
     return 0
   fi
   local s=$(date +%s)
@@ -103,11 +104,18 @@ fi
 export TPLAB_REQUIRE_GPU=1
 step nvrtc-test 60 env CI=1 gpu-bin/kernels-nvrtc --test-threads=1
 step unit-tests 30 gpu-bin/kernels-unit --test-threads=1
-step gpu-tests 120 gpu-bin/kernels-gpu --test-threads=1 --nocapture
+# The GPU half of tests/gpu.rs: f32/bf16 TP 1/2/4, TP 3, GPT-2 small, sequence parallelism,
+# grouped-query attention (split and replicated KV heads), the decode and the vocabulary pass.
+step gpu-tests 150 gpu-bin/kernels-gpu --test-threads=1 --nocapture
 if [ "$APP_OK" = 1 ]; then
   step run-f32 45 gpu-bin/tplab gpu run --preset gpt2-small --tp 4 --iters 5 --export "$OUT/run-f32"
   step run-bf16 45 gpu-bin/tplab gpu run --preset gpt2-small --tp 4 --dtype bf16 --iters 5
+  step run-sp 45 gpu-bin/tplab gpu run --preset gpt2-small --tp 4 --sequence-parallel --iters 5
+  step run-gqa 45 gpu-bin/tplab gpu run --preset gpt2-small --heads 12 --kv-heads 2 --tp 4 --iters 5
+  step vocab 45 gpu-bin/tplab gpu vocab --tp 4
+  step serve 60 gpu-bin/tplab serve --tiny --cuda --gpu h200 --tp 1,2,4 --tokens 24
   step bench 120 gpu-bin/tplab gpu bench --json "$OUT/bench.json"
+  step bench-bf16 90 gpu-bin/tplab gpu bench --dtype bf16 --tps 1,4 --json "$OUT/bench-bf16.json"
 else
   step bench 120 gpu-bin/kernels-gpu --ignored --nocapture --test-threads=1 bench_report
 fi
@@ -120,9 +128,11 @@ echo "================ summary ($(( $(date +%s) - T0 ))s)"
   grep -E "found|MISSING|GPU [0-9]|ready|unavailable" "$OUT/gpu-info.log" | head -12
   echo "--- GPU tests"
   grep -E "^(test |test result)|PASS|FAIL|panicked" "$OUT/gpu-tests.log" | head -30
-  for r in run-f32 run-bf16; do
-    [ -f "$OUT/$r.log" ] && { echo "--- $r"; grep -E "verification|iteration|error" "$OUT/$r.log"; }
+  for r in run-f32 run-bf16 run-sp run-gqa vocab; do
+    [ -f "$OUT/$r.log" ] && { echo "--- $r"; grep -E "verification|iteration|loss|error" "$OUT/$r.log"; }
   done
-  echo "--- bench"
-  grep -E "^ *TP|^ *[0-9]+ +[0-9.]+ |targets|gemm columns|test result|error" "$OUT/bench.log" | head -20
+  [ -f "$OUT/serve.log" ] && { echo "--- serve"; grep -E "^ +[0-9]+ |error|reference" "$OUT/serve.log"; }
+  for b in bench bench-bf16; do
+    [ -f "$OUT/$b.log" ] && { echo "--- $b"; grep -E "^ *TP|^ *[0-9]+ +[0-9.]+ |targets|gemm columns|CUDA graph|test result|error" "$OUT/$b.log" | head -24; }
+  done
 } | tee -a "$SUMMARY"

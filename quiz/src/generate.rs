@@ -502,17 +502,45 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         })
     };
-    Question {
-        id: id(GenKind::TpValidity, seed),
-        prompt: loc(
-            format!("Can {} be split with tensor parallelism TP={tp}?", d.en),
-            format!(
-                "{} tensör paralelliği ile TP={tp} olarak bölünebilir mi?",
-                d.tr
-            ),
+    let prompt = loc(
+        format!("Can {} be split with tensor parallelism TP={tp}?", d.en),
+        format!(
+            "{} tensör paralelliği ile TP={tp} olarak bölünebilir mi?",
+            d.tr
         ),
+    );
+    let why = (why_en, why_tr);
+    let choices = &VALIDITY_CHOICES;
+    split_question(
+        GenKind::TpValidity,
+        seed,
+        prompt,
+        choices,
+        correct,
+        why,
+        &valid,
+        fb,
+    )
+}
+
+/// A "can it be split at this TP" question: the choices, the right one, why, and why each wrong
+/// choice fails; the explanation ends with the model's valid TP sizes.
+#[allow(clippy::too_many_arguments)]
+fn split_question(
+    kind: GenKind,
+    seed: u64,
+    prompt: Localized,
+    choices: &[(&str, &str)],
+    correct: usize,
+    (why_en, why_tr): (String, String),
+    valid: &str,
+    fb: impl Fn(usize) -> Option<Localized>,
+) -> Question {
+    Question {
+        id: id(kind, seed),
+        prompt,
         kind: QuestionKind::Single {
-            choices: VALIDITY_CHOICES
+            choices: choices
                 .iter()
                 .map(|(en, tr)| Localized::new(*en, *tr))
                 .collect(),
@@ -524,7 +552,7 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         ),
         lesson: Some("attention-heads".into()),
         show_me: None,
-        choice_feedback: (0..VALIDITY_CHOICES.len()).map(fb).collect(),
+        choice_feedback: (0..choices.len()).map(fb).collect(),
     }
 }
 
@@ -715,33 +743,28 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         })
     };
-    Question {
-        id: id(GenKind::GqaValidity, seed),
-        prompt: loc(
-            format!(
-                "{name} has {heads} query heads and {kv} KV heads (grouped-query attention). Can \
-                 its attention be split with TP={tp}?"
-            ),
-            format!(
-                "{name} modelinin {heads} sorgu kafası ve {kv} KV kafası var (gruplanmış sorgu \
-                 dikkati). Dikkat katmanı TP={tp} ile bölünebilir mi?"
-            ),
+    let prompt = loc(
+        format!(
+            "{name} has {heads} query heads and {kv} KV heads (grouped-query attention). Can \
+             its attention be split with TP={tp}?"
         ),
-        kind: QuestionKind::Single {
-            choices: GQA_CHOICES
-                .iter()
-                .map(|(en, tr)| Localized::new(*en, *tr))
-                .collect(),
-            correct,
-        },
-        explanation: loc(
-            format!("{why_en} Valid TP sizes up to 16 for this model: {valid}."),
-            format!("{why_tr} Bu model için 16'ya kadar geçerli TP boyutları: {valid}."),
+        format!(
+            "{name} modelinin {heads} sorgu kafası ve {kv} KV kafası var (gruplanmış sorgu \
+             dikkati). Dikkat katmanı TP={tp} ile bölünebilir mi?"
         ),
-        lesson: Some("attention-heads".into()),
-        show_me: None,
-        choice_feedback: (0..GQA_CHOICES.len()).map(fb).collect(),
-    }
+    );
+    let why = (why_en, why_tr);
+    let choices = &GQA_CHOICES;
+    split_question(
+        GenKind::GqaValidity,
+        seed,
+        prompt,
+        choices,
+        correct,
+        why,
+        &valid,
+        fb,
+    )
 }
 
 fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {

@@ -658,10 +658,23 @@ pub fn run_on_shards_with<T: Element>(
     options: Options,
     hook: &dyn Rounding<T>,
 ) -> Result<ShardedRun<T>, CollectiveError> {
+    let program = crate::block::program::schedule(cfg);
+    walk(cfg, &program, shards, input, grad_output, options, hook)
+}
+
+/// The walk of `program` (the block program of `cfg`).
+fn walk<T: Element>(
+    cfg: &Config,
+    program: &Trace,
+    shards: &[Vec<LayerParams<T>>],
+    input: &Array2<T>,
+    grad_output: &Array2<T>,
+    options: Options,
+    hook: &dyn Rounding<T>,
+) -> Result<ShardedRun<T>, CollectiveError> {
     let tp = cfg.tp;
     let (b, s) = (cfg.batch, cfg.seq);
     let (hp, kvp) = (cfg.heads_per_rank(), cfg.kv_heads_per_rank());
-    let program = crate::block::program::schedule(cfg);
     let mut ex = Exec {
         cfg,
         hook,
@@ -689,7 +702,7 @@ pub fn run_on_shards_with<T: Element>(
         .collect();
     let mut saved_elements_per_rank = vec![0; tp];
     let mut in_backward = false;
-    for step in steps(&program) {
+    for step in steps(program) {
         if step.pass == Pass::Backward && !options.backward {
             break;
         }
@@ -1058,4 +1071,114 @@ pub fn run_on_shards_with<T: Element>(
         collectives: ex.collectives,
         issued: ex.issued,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Preset;
+
+    fn tiny(
+        tp: usize,
+        sequence_parallel: bool,
+    ) -> (Config, Model<f64>, Vec<Vec<LayerParams<f64>>>) {
+        let cfg = Config {
+            tp,
+            layers: 2,
+            sequence_parallel,
+            ..Preset::Tiny.config()
+        };
+        let model = Model::<f64>::random(&cfg);
+        let shards = ShardPlan::new(&cfg).shard_model(&model);
+        (cfg, model, shards)
+    }
+
+    /// The walk executes the program it is given, not a list of its own: a program missing
+    /// LayerNorm 1 fails at the first op that reads its output, naming both, and a program
+    /// whose backward is cut off yields no gradients for the cut layers.
+    #[test]
+    fn the_walk_follows_the_program_it_is_given() {
+        let (cfg, model, shards) = tiny(2, false);
+        let opts = Options::default();
+        let mut program = crate::block::program::schedule(&cfg);
+        program.events.retain(|e| e.op != Op::Ln1);
+        let err = walk(
+            &cfg,
+            &program,
+            &shards,
+            &model.input,
+            &model.grad_output,
+            opts,
+            &Exact,
+        )
+        .err();
+        assert_eq!(
+            err,
+            Some(CollectiveError::ProgramOrder {
+                op: "attn.f",
+                tensor: tensors::H1,
+            })
+        );
+        let message = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("attn.f") && message.contains("H1"),
+            "{message}"
+        );
+
+        // Forward only: exactly the program's forward events, and the same output as a full run.
+        let full = run_on_shards(&cfg, &shards, &model.input, &model.grad_output, opts);
+        let fwd = run_on_shards(
+            &cfg,
+            &shards,
+            &model.input,
+            &model.grad_output,
+            Options {
+                backward: false,
+                record_collectives: false,
+            },
+        );
+        let (Ok(full), Ok(fwd)) = (full, fwd) else {
+            panic!("the tiny config runs");
+        };
+        let program = crate::block::program::schedule(&cfg);
+        let forward: Vec<_> = program
+            .events
+            .iter()
+            .filter(|e| e.pass == Pass::Forward)
+            .map(|e| (e.layer, e.op, e.ranks.clone()))
+            .collect();
+        let issued: Vec<_> = fwd
+            .issued
+            .iter()
+            .map(|i| (i.layer, i.op, i.ranks.clone()))
+            .collect();
+        assert_eq!(issued, forward);
+        assert_eq!(fwd.outputs, full.outputs);
+        assert_eq!(fwd.saved_elements_per_rank, full.saved_elements_per_rank);
+        assert!(fwd.grads.iter().all(|g| g.is_empty()));
+    }
+
+    /// Every gradient the walk returns has its parameter's shard shape (none is left 0×0), with
+    /// and without sequence parallelism.
+    #[test]
+    fn every_gradient_is_written() {
+        for sp in [false, true] {
+            let (cfg, model, shards) = tiny(4, sp);
+            let run = run_on_shards(
+                &cfg,
+                &shards,
+                &model.input,
+                &model.grad_output,
+                Options::default(),
+            );
+            let Ok(run) = run else {
+                panic!("the tiny config runs");
+            };
+            for (g, p) in run.grads.iter().flatten().zip(shards.iter().flatten()) {
+                for k in crate::params::ParamKind::ALL {
+                    assert_eq!(g.get(k).dim(), p.get(k).dim(), "{k:?} sp={sp}");
+                }
+            }
+        }
+    }
 }

@@ -1,10 +1,16 @@
 //! tplab-kernels: the engine's shards on real GPUs.
 //!
-//! The same [`tplab_engine::trace::Trace`] the simulator draws is walked event by event on CUDA:
-//! NVRTC-compiled kernels (`src/cu/*.cu`) for LayerNorm, bias, GeLU, causal softmax, residual and
-//! the single-device all-reduce, cuBLAS for the matrix products, CUDA events for the measured
-//! times. On one device the `tp` virtual ranks are CUDA streams, each with its own shards; on
-//! several devices each rank owns a device and the all-reduce is NCCL's.
+//! The same block program the simulator draws (`tplab_engine::trace::schedule`) is walked event
+//! by event on CUDA, matching on the engine's `Op`: NVRTC-compiled kernels (`src/cu/*.cu`) for
+//! LayerNorm, bias, GeLU, causal softmax, residual and the single-device collectives (all-reduce,
+//! all-gather, reduce-scatter, max), cuBLAS for the matrix products, CUDA events for the measured
+//! times. Sequence parallelism and grouped-query attention run as on the CPU executor, with every
+//! operand from one buffer layout ([`buffers`]) tested against the engine's placements. The
+//! vocabulary-parallel embedding and cross-entropy ([`vocab`]) and the serving decode with its
+//! KV cache ([`decode`]) run on the GPU too. On one device the `tp` virtual ranks are CUDA
+//! streams, each with its own shards; on several devices each rank owns a device and the
+//! collectives are NCCL's. (The paths added with sequence parallelism, GQA, the vocabulary pass
+//! and the decode have not yet run on hardware: docs/gpu.md.)
 //!
 //! Built without the `cuda` feature (or on a machine without the libraries) every entry point
 //! returns a clear [`GpuError`]; [`probe()`] says what was looked for and what is missing.

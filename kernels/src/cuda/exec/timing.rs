@@ -99,12 +99,9 @@ impl<T: GpuElem> Exec<T> {
         let plan = ec.plan;
         let group = ec.ranks.clone();
         if plan.kind == CollectiveKind::Identity {
-            // No communication: a zero-length mark on the group's first stream (or, on one
-            // device, on the reducing stream, where collectives are timed).
-            let s = match &self.coll {
-                Collective::Single { stream, .. } => stream.clone(),
-                Collective::Nccl { .. } => self.ranks[group[0]].stream.clone(),
-            };
+            // No communication: a zero-length mark on the group's first stream (a stream that
+            // is always part of the walk, so that a graph capture contains the mark too).
+            let s = self.ranks[group[0]].stream.clone();
             ev.start.record(&s)?;
             ev.end.record(&s)?;
             return Ok(());

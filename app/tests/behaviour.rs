@@ -1,5 +1,6 @@
 //! Behaviour tests: drive the app by accessible labels, as a learner would.
 
+mod common;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use tplab::views::ShowMe;
@@ -11,23 +12,7 @@ fn harness() -> Harness<'static, TplabApp> {
         .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default())
 }
 
-/// Runs frames (sleeping `ms` between them, at most `tries` of them) until `ready` holds: for
-/// work the views run off the UI thread. Returns whether it did.
-fn wait_until(
-    harness: &mut Harness<'static, TplabApp>,
-    tries: usize,
-    ms: u64,
-    ready: impl Fn(&Harness<'static, TplabApp>) -> bool,
-) -> bool {
-    for _ in 0..tries {
-        harness.run_steps(1);
-        if ready(harness) {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-    }
-    false
-}
+use common::wait_until;
 
 #[test]
 fn starts_on_gpt2_small_at_tp4_in_the_playground() {

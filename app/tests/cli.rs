@@ -1,18 +1,9 @@
 //! End-to-end: the `tplab` binary's `run` subcommand on small scenarios.
 
+mod common;
 use std::process::Command;
 
-fn tplab(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_tplab"))
-        .args(args)
-        .output()
-        .expect("the tplab binary runs");
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use common::tplab;
 
 #[test]
 fn run_prints_the_table_and_passes_verification() {

@@ -8,6 +8,7 @@
 // Test helpers outside #[test] functions unwrap too: a failure there is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod common;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
 use std::path::{Path, PathBuf};
@@ -225,16 +226,7 @@ fn a_name_with_a_direction_override_cannot_start_the_exam() {
 
 // ----- snapshots -----
 
-/// kittest's wgpu setup pinned to the GL backend, as in `tests/snapshots.rs`.
-fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
-    match egui_kittest::wgpu::default_wgpu_setup() {
-        eframe::egui_wgpu::WgpuSetup::CreateNew(mut setup) => {
-            setup.instance_descriptor.backends = eframe::wgpu::Backends::GL;
-            eframe::egui_wgpu::WgpuSetup::CreateNew(setup)
-        }
-        other => other,
-    }
-}
+use common::gl_setup;
 
 /// The Quiz view in exam mode with a fixed sitting (seed 2026, question `index`), in `lang`
 /// and `theme`.

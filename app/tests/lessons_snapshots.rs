@@ -4,22 +4,13 @@
 //! GL) and compared with the PNGs under `tests/snapshots/`; regenerate with
 //! `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test lessons_snapshots`.
 
+mod common;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
 use tplab::TplabApp;
 
-/// kittest's wgpu setup pinned to the GL backend (as in `snapshots.rs`: the PNGs come from
-/// llvmpipe through EGL).
-fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
-    match egui_kittest::wgpu::default_wgpu_setup() {
-        eframe::egui_wgpu::WgpuSetup::CreateNew(mut setup) => {
-            setup.instance_descriptor.backends = eframe::wgpu::Backends::GL;
-            eframe::egui_wgpu::WgpuSetup::CreateNew(setup)
-        }
-        other => other,
-    }
-}
+use common::gl_setup;
 
 /// The Lessons view on lesson `slug` in `turkish` or English, `theme`, `w`×`h`.
 fn lesson(

@@ -1,19 +1,9 @@
 //! End-to-end: `tplab serve` for a preset (the modeled table) and for the tiny model (decoded on
 //! virtual GPUs, measured beside modeled, checked against the reference).
 
-use std::process::Command;
+mod common;
 
-fn tplab(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_tplab"))
-        .args(args)
-        .output()
-        .expect("the tplab binary runs");
-    (
-        o.status.success(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use common::tplab;
 
 #[test]
 fn preset_table_shows_tp_rows_and_the_node_boundary() {

@@ -3,20 +3,13 @@
 //! picture) at 1280x720 and 1920x1080 in English and Turkish. Regenerate the PNGs with
 //! `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test serve_view`.
 
+mod common;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
 use tplab::TplabApp;
 
-fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
-    match egui_kittest::wgpu::default_wgpu_setup() {
-        eframe::egui_wgpu::WgpuSetup::CreateNew(mut setup) => {
-            setup.instance_descriptor.backends = eframe::wgpu::Backends::GL;
-            eframe::egui_wgpu::WgpuSetup::CreateNew(setup)
-        }
-        other => other,
-    }
-}
+use common::gl_setup;
 
 fn serve_harness(
     w: f32,
@@ -47,20 +40,7 @@ fn serve_harness_themed(
     harness
 }
 
-fn wait_until(
-    harness: &mut Harness<'static, TplabApp>,
-    tries: usize,
-    ready: impl Fn(&Harness<'static, TplabApp>) -> bool,
-) -> bool {
-    for _ in 0..tries {
-        harness.run_steps(1);
-        if ready(harness) {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
-}
+use common::wait_until;
 
 #[test]
 fn a_request_decodes_at_every_tp_and_matches_the_reference() {
@@ -68,7 +48,7 @@ fn a_request_decodes_at_every_tp_and_matches_the_reference() {
         serde_json::json!({"prompt": "paralel", "tokens": 6, "train_steps": 0, "gqa": true});
     let mut h = serve_harness(1280.0, 820.0, state, false);
     h.get_by_label("Generate").click();
-    let done = wait_until(&mut h, 3000, |h| {
+    let done = wait_until(&mut h, 3000, 20, |h| {
         h.query_all_by_label_contains("Same text as the reference: yes")
             .count()
             == 3
@@ -97,7 +77,7 @@ fn the_shipped_model_answers_at_every_tp() {
     let state = serde_json::json!({"prompt": "Tensor paralel", "tokens": 8});
     let mut h = serve_harness(1280.0, 820.0, state, false);
     h.get_by_label("Generate").click();
-    let done = wait_until(&mut h, 3000, |h| {
+    let done = wait_until(&mut h, 3000, 20, |h| {
         h.query_all_by_label_contains("Same text as the reference: yes")
             .count()
             == 3
@@ -115,7 +95,7 @@ fn a_bad_prompt_names_the_character() {
     let state = serde_json::json!({"prompt": "x#", "tokens": 3, "train_steps": 0});
     let mut h = serve_harness(1280.0, 820.0, state, false);
     h.get_by_label("Generate").click();
-    let done = wait_until(&mut h, 500, |h| {
+    let done = wait_until(&mut h, 500, 20, |h| {
         h.query_by_label_contains("The request failed").is_some()
     });
     assert!(done, "no error shown");

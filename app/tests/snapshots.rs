@@ -2,24 +2,14 @@
 //! Mesa's llvmpipe) and compared with the PNGs committed under `tests/snapshots/`.
 //! Regenerate with `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test snapshots`.
 
+mod common;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotOptions};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
 use tplab::views::ShowMe;
 use tplab::TplabApp;
 
-/// kittest's wgpu setup pinned to the GL backend: the committed PNGs were rendered by Mesa's
-/// llvmpipe through EGL (Debian: libegl1, libegl-mesa0, libgl1-mesa-dri). Without the pin a
-/// machine that also has lavapipe (Vulkan) would render through it and differ by a few pixels.
-fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
-    match egui_kittest::wgpu::default_wgpu_setup() {
-        eframe::egui_wgpu::WgpuSetup::CreateNew(mut setup) => {
-            setup.instance_descriptor.backends = eframe::wgpu::Backends::GL;
-            eframe::egui_wgpu::WgpuSetup::CreateNew(setup)
-        }
-        other => other,
-    }
-}
+use common::gl_setup;
 
 fn harness_on(view: &str) -> Harness<'static, TplabApp> {
     let mut app = TplabApp::default();

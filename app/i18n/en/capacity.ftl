@@ -1,1 +1,27 @@
 # capacity strings (en). Keep the ids identical in en/ and tr/.
+cap-todays-stack = today's stack
+cap-todays-stack-hover = Plan with what Megatron-Core and NeMo run today: FlashAttention, fused kernels, per-GPU GEMM rates, TP/DP/PP overlap, distributed optimizer, uneven pipeline stages. Off: the 2021 Megatron-LM stack the lessons quote.
+cap-what-if-title = What each part of today's stack is worth (the winner, one switch flipped)
+cap-what-if-switch = switch
+cap-what-if-flip = flipped
+cap-what-if-change = iteration time
+cap-what-if-off = off
+cap-what-if-on = on
+cap-what-if-no-fit = does not fit in memory
+cap-what-if-invalid = not valid for this layout
+cap-switch-flash-attention = FlashAttention
+cap-switch-fused-kernels = fused kernels
+cap-switch-gemm-per-generation = GEMM rate per GPU generation
+cap-switch-fp8 = FP8 GEMMs
+cap-switch-tp-overlap = TP communication overlap
+cap-switch-dp-overlap = DP gradient overlap
+cap-switch-distributed-optimizer = distributed optimizer
+cap-switch-pp-overlap = pipeline send overlap
+cap-switch-interleaving = interleaved 1F1B
+cap-nccl-title = As NCCL runs it (nccl-tests: algbw and busbw by message size)
+cap-nccl-size = size
+cap-nccl-time = time (µs)
+cap-nccl-algbw = algbw (GB/s)
+cap-nccl-busbw = busbw (GB/s)
+cap-nccl-algo = algorithm
+cap-nccl-proto = protocol

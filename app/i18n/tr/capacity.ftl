@@ -1,1 +1,27 @@
 # capacity strings (tr). Keep the ids identical in en/ and tr/.
+cap-todays-stack = bugünkü yazılım yığını
+cap-todays-stack-hover = Megatron-Core ve NeMo'nun bugün çalıştırdığıyla planla: FlashAttention, birleştirilmiş çekirdekler, GPU kuşağına göre GEMM hızları, TP/DP/PP örtüşmesi, dağıtık optimizer, eşit olmayan pipeline aşamaları. Kapalıyken: derslerin aktardığı 2021 Megatron-LM yığını.
+cap-what-if-title = Bugünkü yığının her parçası ne kazandırıyor (kazanan düzen, tek anahtar çevrilmiş)
+cap-what-if-switch = anahtar
+cap-what-if-flip = çevrilince
+cap-what-if-change = iterasyon süresi
+cap-what-if-off = kapalı
+cap-what-if-on = açık
+cap-what-if-no-fit = belleğe sığmıyor
+cap-what-if-invalid = bu düzen için geçerli değil
+cap-switch-flash-attention = FlashAttention
+cap-switch-fused-kernels = birleştirilmiş çekirdekler
+cap-switch-gemm-per-generation = GPU kuşağına göre GEMM hızı
+cap-switch-fp8 = FP8 GEMM'ler
+cap-switch-tp-overlap = TP iletişim örtüşmesi
+cap-switch-dp-overlap = DP gradyan örtüşmesi
+cap-switch-distributed-optimizer = dağıtık optimizer
+cap-switch-pp-overlap = pipeline gönderim örtüşmesi
+cap-switch-interleaving = iç içe 1F1B
+cap-nccl-title = NCCL'in çalıştırdığı gibi (nccl-tests: mesaj boyutuna göre algbw ve busbw)
+cap-nccl-size = boyut
+cap-nccl-time = süre (µs)
+cap-nccl-algbw = algbw (GB/s)
+cap-nccl-busbw = busbw (GB/s)
+cap-nccl-algo = algoritma
+cap-nccl-proto = protokol

@@ -443,4 +443,68 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
          tree sends the whole buffer up and down; direct sends it to every other GPU in one round. \
          Modeled times: the engine's α–β cost model per link.",
     );
+    if let Some(n) = plans.iter().find_map(|p| p.as_ref().ok().map(|p| p.n)) {
+        nccl_sweep_ui(ui, n, payload);
+    }
+}
+
+/// The same all-reduce as NCCL runs it on H100s in one NVSwitch node, swept over message sizes
+/// as nccl-tests reports it, with the algorithm and protocol NCCL's tuner picks
+/// (`tplab collective` prints the full sweep).
+fn nccl_sweep_ui(ui: &mut egui::Ui, n: usize, payload: u64) {
+    use tplab_engine::capacity::nccl::{self, Fabric};
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    let catalogue = Catalogue::default();
+    let (Ok(intra), Ok(inter)) = (catalogue.link("nvlink4"), catalogue.link("ib-ndr-400")) else {
+        return;
+    };
+    let Ok(fabric) = Fabric::new(n, n, intra, inter, true) else {
+        return;
+    };
+    egui::CollapsingHeader::new(tr("cap-nccl-title"))
+        .id_salt("nccl-sweep")
+        .show(ui, |ui| {
+            egui::Grid::new("nccl-sweep-grid")
+                .striped(true)
+                .show(ui, |ui| {
+                    for h in [
+                        "cap-nccl-size",
+                        "cap-nccl-time",
+                        "cap-nccl-algbw",
+                        "cap-nccl-busbw",
+                        "cap-nccl-algo",
+                        "cap-nccl-proto",
+                    ] {
+                        ui.strong(tr(h));
+                    }
+                    ui.end_row();
+                    let mut sizes: Vec<u64> = (0..8).map(|i| 8u64 << (4 * i)).collect();
+                    sizes.push(16 << 30);
+                    if payload > 0 && payload <= nccl::MAX_MESSAGE_BYTES {
+                        sizes.push(payload);
+                        sizes.sort_unstable();
+                        sizes.dedup();
+                    }
+                    for size in sizes {
+                        let Ok(c) =
+                            nccl::predict(CollectiveKind::AllReduce, size, &fabric, None, None)
+                        else {
+                            continue;
+                        };
+                        let name = human_bytes(size);
+                        if size == payload {
+                            ui.strong(name);
+                        } else {
+                            ui.label(name);
+                        }
+                        ui.label(format!("{:.1}", c.time_s * 1e6));
+                        ui.label(format!("{:.2}", c.algbw / 1e9));
+                        ui.label(format!("{:.2}", c.busbw / 1e9));
+                        ui.label(c.algo.name());
+                        ui.label(c.proto.name());
+                        ui.end_row();
+                    }
+                });
+        });
 }

@@ -6,6 +6,7 @@ use super::{load_json, save_json, Shared, ShowMe, View};
 use crate::background::{self, Background};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
 use serde::{Deserialize, Serialize};
+use tplab_engine::capacity::stack::{self, Stack, WhatIf};
 use tplab_engine::config::human_bytes;
 use tplab_engine::cost::TrainSetup;
 use tplab_engine::hardware::{Catalogue, Cluster};
@@ -26,6 +27,9 @@ pub struct PlannerInputs {
     pub inter_node: String,
     pub seq: usize,
     pub global_batch: usize,
+    /// Plan under today's training stack (FlashAttention, fused kernels, overlap, distributed
+    /// optimizer, uneven stages) instead of the 2021 Megatron-LM stack the lessons quote.
+    pub todays_stack: bool,
 }
 
 impl Default for PlannerInputs {
@@ -38,6 +42,7 @@ impl Default for PlannerInputs {
             inter_node: "ib-hdr-200".into(),
             seq: 2048,
             global_batch: 512,
+            todays_stack: false,
         }
     }
 }
@@ -47,6 +52,8 @@ pub struct PlannerResult {
     pub plan: planner::Plan,
     pub by_tp: Vec<TpPoint>,
     pub gpus_per_node: usize,
+    /// Under today's stack: the winner's what-if table (each switch flipped).
+    pub what_if: Vec<WhatIf>,
 }
 
 /// Planner state.
@@ -86,10 +93,49 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
         recompute: None,
         zero: 1,
     };
+    if inputs.todays_stack {
+        let st = Stack::current();
+        let sp = planner::plan_with(&req, &st);
+        let what_if = sp
+            .ranked
+            .first()
+            .and_then(|w| {
+                let s = planner::stack_for(&st, &req.model, &w.it.layout);
+                stack::what_if(&req.model, &req.setup, &req.cluster, &w.it.layout, &s).ok()
+            })
+            .unwrap_or_default();
+        let by_tp = planner::valid_tp_sizes(&req.model, &req.cluster)
+            .into_iter()
+            .map(|tp| {
+                let best = sp
+                    .ranked
+                    .iter()
+                    .find(|r| r.it.layout.tp == tp)
+                    .map(|r| r.it.clone());
+                TpPoint {
+                    tp,
+                    spans_nodes: req.cluster.group_spans_nodes(1, tp),
+                    fits: best.is_some(),
+                    best,
+                }
+            })
+            .collect();
+        return Ok(PlannerResult {
+            plan: planner::Plan {
+                ranked: sp.ranked.into_iter().map(|r| r.it).collect(),
+                dropped: sp.dropped,
+                explanations: sp.explanations,
+            },
+            by_tp,
+            gpus_per_node: inputs.gpus_per_node,
+            what_if,
+        });
+    }
     Ok(PlannerResult {
         plan: planner::plan(&req),
         by_tp: planner::throughput_vs_tp(&req),
         gpus_per_node: inputs.gpus_per_node,
+        what_if: Vec::new(),
     })
 }
 
@@ -205,6 +251,51 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             ui.add(egui::DragValue::new(v).range(1..=max))
                 .labelled_by(l.id);
         }
+        let lang = super::lang(ui);
+        ui.checkbox(
+            &mut inputs.todays_stack,
+            crate::i18n::t(lang, "cap-todays-stack"),
+        )
+        .on_hover_text(crate::i18n::t(lang, "cap-todays-stack-hover"));
+    });
+}
+
+/// The winner's what-if table: the iteration time with each switch of today's stack flipped.
+fn what_if_ui(ui: &mut egui::Ui, rows: &[WhatIf]) {
+    if rows.is_empty() {
+        return;
+    }
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    ui.strong(tr("cap-what-if-title"));
+    egui::Grid::new("what-if").striped(true).show(ui, |ui| {
+        for h in [
+            "cap-what-if-switch",
+            "cap-what-if-flip",
+            "cap-what-if-change",
+        ] {
+            ui.strong(tr(h));
+        }
+        ui.end_row();
+        for w in rows {
+            ui.label(tr(&format!(
+                "cap-switch-{}",
+                w.switch.key().replace('_', "-")
+            )));
+            ui.label(tr(if w.on {
+                "cap-what-if-off"
+            } else {
+                "cap-what-if-on"
+            }));
+            match (w.change, w.flipped_fits) {
+                (Some(c), Some(true)) => ui.label(format!("{:+.1}%", 100.0 * c)),
+                (Some(c), _) => {
+                    ui.label(format!("{:+.1}% ({})", 100.0 * c, tr("cap-what-if-no-fit")))
+                }
+                _ => ui.label(tr("cap-what-if-invalid")),
+            };
+            ui.end_row();
+        }
     });
 }
 
@@ -263,6 +354,7 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
     });
     ui.separator();
     egui::ScrollArea::vertical().show(ui, |ui| {
+        what_if_ui(ui, &r.what_if);
         egui::Grid::new("ranked").striped(true).show(ui, |ui| {
             for h in [
                 "#",

@@ -596,9 +596,9 @@ const GQA_MECHANISMS_TR: &str = "İki çerçeve de bugün (2025) bunu kabul eder
     ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. \
     Daha eski Megatron-LM sürümleri kv_heads % TP == 0 şartını arar ve bunu reddederdi.";
 
-fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let (name, hidden, heads, kv, ffn, _) = pick(rng, &GQA_MODELS);
-    let cfg_at = |tp: usize| Config {
+/// One layer of a grouped-query model at `tp` (bf16, 1024 tokens), for the GQA questions.
+fn gqa_config(hidden: usize, heads: usize, kv: usize, ffn: usize, tp: usize) -> Config {
+    Config {
         hidden,
         heads,
         kv_heads: Some(kv),
@@ -608,7 +608,12 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         dtype: DType::Bf16,
         tp,
         ..Config::default()
-    };
+    }
+}
+
+fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    let (name, hidden, heads, kv, ffn, _) = pick(rng, &GQA_MODELS);
+    let cfg_at = |tp: usize| gqa_config(hidden, heads, kv, ffn, tp);
     // The FFN rule is another question's subject: redraw a TP that only the FFN rule refuses.
     let mut tp = 2;
     for _ in 0..64 {
@@ -1106,17 +1111,7 @@ fn valid_tp_sizes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
 
 fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let (name, hidden, heads, kv, ffn, layers) = pick(rng, &GQA_MODELS);
-    let cfg_at = |tp: usize| Config {
-        hidden,
-        heads,
-        kv_heads: Some(kv),
-        ffn,
-        seq: 1024,
-        batch: 1,
-        dtype: DType::Bf16,
-        tp,
-        ..Config::default()
-    };
+    let cfg_at = |tp: usize| gqa_config(hidden, heads, kv, ffn, tp);
     let valid: Vec<usize> = [1, 2, 4, 8, 16]
         .into_iter()
         .filter(|&t| cfg_at(t).validate_shapes().is_ok())

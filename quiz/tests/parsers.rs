@@ -9,26 +9,8 @@ use tplab_quiz::cert::{self, Certificate, IssuerKey};
 use tplab_quiz::progress;
 use tplab_quiz::Lang;
 
-fn genuine_png() -> &'static [u8] {
-    static PNG: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    PNG.get_or_init(|| {
-        let k = IssuerKey::from_seed([4; 32]);
-        Certificate::issue(
-            "Deniz Kaya",
-            "2026-11-30",
-            85,
-            "exam-v2",
-            3,
-            Lang::Tr,
-            Some(&k),
-        )
-        .unwrap()
-        .render_png()
-        .unwrap()
-    })
-}
-
-fn genuine_json() -> String {
+/// The certificate both fixtures come from (seeded issuer key).
+fn genuine() -> Certificate {
     let k = IssuerKey::from_seed([4; 32]);
     Certificate::issue(
         "Deniz Kaya",
@@ -40,8 +22,15 @@ fn genuine_json() -> String {
         Some(&k),
     )
     .unwrap()
-    .to_json()
-    .unwrap()
+}
+
+fn genuine_png() -> &'static [u8] {
+    static PNG: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    PNG.get_or_init(|| genuine().render_png().unwrap())
+}
+
+fn genuine_json() -> String {
+    genuine().to_json().unwrap()
 }
 
 const PROGRESS: &str = r#"{"schema": 2, "learner": "Ayşe", "lang": "tr", "answers": [{"question_id": "q1", "correct": true, "lang": "tr", "exam": false, "at_unix_s": 1}], "exams": [], "lessons_read": ["what-is-tp"]}"#;

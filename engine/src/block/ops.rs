@@ -1,5 +1,8 @@
-//! CPU kernels shared by the executors: matrix products, LayerNorm, GeLU, causal attention, and
-//! their backward passes. Every function is generic over [`Element`] (`f32`, `f64`).
+//! Plain CPU kernels: matrix products, LayerNorm, GeLU, causal attention, and their backward
+//! passes, used by the labs (training, serving, vocabulary) and the GPU layout tests, and the
+//! cache types ([`LnCache`], [`AttnCache`]) every executor saves. The sharded executor runs the
+//! fused kernels of [`crate::block::kernels`] instead, whose tests check them against these.
+//! Every function is generic over [`Element`] (`f32`, `f64`).
 //!
 //! The fast matrix product ([`matmul`]) uses the `gemm` crate, which reads arbitrary strides, so a
 //! transposed view costs nothing. The unsharded reference uses ndarray's own `dot` instead, so that

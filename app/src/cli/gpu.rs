@@ -31,17 +31,9 @@ pub enum GpuCommand {
 
 #[derive(Args)]
 pub struct GpuVocabArgs {
-    #[arg(long, default_value_t = 50257)]
-    pub vocab: usize,
-    #[arg(long, default_value_t = 768)]
-    pub hidden: usize,
-    #[arg(long, default_value_t = 128)]
-    pub tokens: usize,
-    #[arg(long, default_value_t = 4)]
-    pub tp: usize,
-    /// Megatron's --make-vocab-size-divisible-by.
-    #[arg(long, default_value_t = 128)]
-    pub granularity: usize,
+    /// The same shape flags as `tplab vocab`.
+    #[command(flatten)]
+    pub shape: super::vocab::VocabShapeArgs,
     #[arg(long, default_value_t = 0)]
     pub device: usize,
     /// One rank per GPU with NCCL (needs TP devices) instead of streams on one.
@@ -125,14 +117,7 @@ pub fn run(args: GpuArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn vocab(a: GpuVocabArgs) -> anyhow::Result<ExitCode> {
-    let cfg = tplab_engine::vocab::VocabConfig {
-        vocab: a.vocab,
-        hidden: a.hidden,
-        tokens: a.tokens,
-        tp: a.tp,
-        granularity: a.granularity,
-        ..Default::default()
-    };
+    let cfg = a.shape.config();
     cfg.validate()?;
     let probe = tplab_kernels::probe();
     if !probe.usable() {

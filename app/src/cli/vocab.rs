@@ -9,8 +9,9 @@ use tplab_engine::trace::EventKind;
 use tplab_engine::vocab::{self, VocabConfig, VocabReport};
 use tplab_engine::{Algorithm, DType};
 
+/// The vocabulary-parallel shape flags, shared by `tplab vocab` and `tplab gpu vocab`.
 #[derive(Args, Clone, Debug)]
-pub struct VocabArgs {
+pub struct VocabShapeArgs {
     /// Vocabulary size (GPT-2: 50257).
     #[arg(long, default_value_t = 50257)]
     pub vocab: usize,
@@ -24,6 +25,26 @@ pub struct VocabArgs {
     /// Pad the vocabulary to a multiple of this × TP (Megatron's --make-vocab-size-divisible-by).
     #[arg(long, default_value_t = vocab::DEFAULT_GRANULARITY)]
     pub granularity: usize,
+}
+
+impl VocabShapeArgs {
+    /// The shape, with the engine's defaults for the rest (seed 42, ring).
+    pub fn config(&self) -> VocabConfig {
+        VocabConfig {
+            vocab: self.vocab,
+            hidden: self.hidden,
+            tokens: self.tokens,
+            tp: self.tp,
+            granularity: self.granularity,
+            ..VocabConfig::default()
+        }
+    }
+}
+
+#[derive(Args, Clone, Debug)]
+pub struct VocabArgs {
+    #[command(flatten)]
+    pub shape: VocabShapeArgs,
     /// f32 or f64.
     #[arg(long, default_value = "f32")]
     pub dtype: DType,
@@ -129,13 +150,9 @@ fn print(report: &VocabReport) {
 
 pub fn run(args: VocabArgs) -> anyhow::Result<ExitCode> {
     let cfg = VocabConfig {
-        vocab: args.vocab,
-        hidden: args.hidden,
-        tokens: args.tokens,
-        tp: args.tp,
-        granularity: args.granularity,
         seed: args.seed,
         algorithm: args.algorithm,
+        ..args.shape.config()
     };
     let report = match args.dtype {
         DType::F64 => vocab::run::<f64>(&cfg)?,

@@ -5,7 +5,7 @@
 //   3. a click on the Playground's "TP=4" button makes the scenario TP=4 and changes the split
 //      drawn (the weight matrices, cut per GPU), and pressing "2" brings back the first picture.
 // Screenshots go to $WEB_TEST_OUT (default: web/out/).
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { inflateSync } from "node:zlib";
@@ -21,6 +21,9 @@ const out = resolve(process.env.WEB_TEST_OUT ?? join(here, "out"));
 const TP4_BUTTON = { x: Number(process.env.TP4_X ?? 386), y: Number(process.env.TP4_Y ?? 65) };
 // Where the mouse rests between shots (the empty bottom of the side bar: no hover highlight).
 const REST = { x: 60, y: 790 };
+// The side bar's progress buttons (web edition only), below Export PNG.
+const EXPORT = { x: 35, y: 507 };
+const IMPORT = { x: 98, y: 507 };
 
 /** Decodes an 8-bit RGBA or RGB, non-interlaced PNG (what chromium's screenshots are). */
 export function decodePng(buf) {
@@ -99,12 +102,14 @@ function check(ok, what) {
   console.log(`ok: ${what}`);
 }
 
+// Console errors, uncaught exceptions and failed requests, reported with any failure.
+const problems = [];
+
 async function main() {
   await mkdir(out, { recursive: true });
   const server = await serve(dist);
   const profile = await mkdtemp(join(tmpdir(), "tplab-chromium-"));
   const context = await launch(profile);
-  const problems = [];
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     page.on("console", (m) => {
@@ -151,6 +156,43 @@ async function main() {
       const left = differing(before, back, panel);
       check(left < changed / 20, `pressing 2 brings TP=2's picture back (${left} pixels differ)`);
     }
+    // Progress in local storage: import a progress file (the desktop's format) through the side
+    // bar's file picker, export it back as a download; the record survives the round trip.
+    const progress = {
+      schema: 2,
+      learner: "Ada Test",
+      lang: "tr",
+      answers: [
+        { question_id: "faq-1", correct: true, lang: "tr", exam: false, at_unix_s: 1764547200 },
+        { question_id: "faq-2", correct: false, lang: "tr", exam: false, at_unix_s: 1764547260 },
+      ],
+      exams: [],
+      lessons_read: ["01-why"],
+    };
+    const [chooser] = await Promise.all([
+      page.waitForEvent("filechooser", { timeout: 5000 }),
+      page.mouse.click(IMPORT.x, IMPORT.y),
+    ]);
+    await chooser.setFiles({
+      name: "ada-test.json",
+      mimeType: "application/json",
+      buffer: Buffer.from(JSON.stringify(progress)),
+    });
+    await page.waitForTimeout(500);
+    const [download] = await Promise.all([
+      page.waitForEvent("download", { timeout: 5000 }),
+      page.mouse.click(EXPORT.x, EXPORT.y),
+    ]);
+    const exported = JSON.parse(await readFile(await download.path(), "utf8"));
+    check(
+      /^tplab-progress-ada-test-[0-9a-f]{8}\.json$/.test(download.suggestedFilename()) &&
+        exported.learner === "Ada Test" &&
+        exported.answers.length === 2 &&
+        exported.lessons_read[0] === "01-why",
+      `a progress file imported through the file picker exports back as ${download.suggestedFilename()}`,
+    );
+    await page.mouse.move(REST.x, REST.y);
+
     // Every other view opens from the URL and draws without an error (Verify runs the sharded
     // pass against the reference on open; the GPU view explains that real GPUs need the desktop).
     const views = { walkthrough: "step", collectives: "collectives", timeline: "timeline",
@@ -175,5 +217,6 @@ async function main() {
 
 main().catch((e) => {
   console.error(e.message ?? e);
+  if (problems.length) console.error("page problems:\n  " + problems.join("\n  "));
   process.exit(1);
 });

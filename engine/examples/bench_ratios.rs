@@ -112,12 +112,7 @@ fn main() {
     let gemm: Vec<String> = shapes
         .iter()
         .zip(&med[tps.len() + 1..])
-        .map(|((m, k, n), s)| {
-            format!(
-                "\"{m}x{k}x{n}\": {:.3}",
-                2.0 * (m * k * n) as f64 / s / 1e9
-            )
-        })
+        .map(|((m, k, n), s)| format!("\"{m}x{k}x{n}\": {:.3}", 2.0 * (m * k * n) as f64 / s / 1e9))
         .collect();
     println!(
         "{{\"threads\": {}, \"fwd_bwd_s\": {{{}}}, \"fwd_s\": {fwd:.6}, \"fwd_bwd_gflop\": {:.4}, \"gemm_gflops\": {{{}}}}}",

@@ -1,9 +1,10 @@
 //! The block as one program: the op vocabulary ([`op::Op`]), the placements every op's tensors
 //! have on each rank ([`placement`]), the program itself ([`program::schedule`], which writes
 //! the trace), the check that it is consistent ([`check::check_placements`]), the shard plan
-//! ([`plan`]), the executors that walk it ([`sharded`], with its precision hook), the kernels they
-//! share ([`ops`]) and the sharded executor's fused ones ([`kernels`]), the plain unsharded reference that is the oracle ([`reference`]: it does not
-//! share the sharded code path), and the verification against it ([`verify`]).
+//! ([`plan`]), the executors that walk it ([`sharded`], with its precision hook), its fused
+//! kernels ([`kernels`]) and the plain ones the labs use ([`ops`]), the plain unsharded
+//! reference that is the oracle ([`reference`](mod@reference): it does not share the sharded
+//! code path), and the verification against it ([`verify`]).
 
 pub mod check;
 pub mod kernels;

@@ -386,10 +386,15 @@ impl TplabApp {
 
     /// Draws the side bar and the active view.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
-        egui::Panel::left("tplab-nav")
-            .resizable(false)
-            .exact_size(SIDE_BAR_WIDTH)
-            .show(ui, |ui| self.side_bar(ui));
+        if self.shared.presenter {
+            // Class mode: the whole width for the view, the navigation in one row on top.
+            egui::Panel::top("tplab-presenter-bar").show(ui, |ui| self.presenter_bar(ui));
+        } else {
+            egui::Panel::left("tplab-nav")
+                .resizable(false)
+                .exact_size(SIDE_BAR_WIDTH)
+                .show(ui, |ui| self.side_bar(ui));
+        }
         egui::CentralPanel::default_margins().show(ui, |ui| {
             if self.welcome {
                 self.welcome_ui(ui);
@@ -454,6 +459,49 @@ impl TplabApp {
         let ctx = ui.ctx().clone();
         self.logic(&ctx);
         self.ui(ui);
+    }
+
+    /// Presenter mode's navigation: one row (view, language, theme, leave presenter mode).
+    fn presenter_bar(&mut self, ui: &mut egui::Ui) {
+        let lang = crate::i18n::current_lang(ui.ctx());
+        let t = |id: &str| crate::i18n::t(lang, id);
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("tplab");
+            let current = self
+                .views
+                .get(self.active)
+                .map(|v| view_title(lang, v.as_ref()))
+                .unwrap_or_default();
+            let mut pick = None;
+            egui::ComboBox::from_label(t("presenter-view"))
+                .selected_text(current)
+                .show_ui(ui, |ui| {
+                    for (i, v) in self.views.iter().enumerate() {
+                        if ui
+                            .selectable_label(i == self.active, view_title(lang, v.as_ref()))
+                            .clicked()
+                        {
+                            pick = Some(i);
+                        }
+                    }
+                });
+            if let Some(i) = pick {
+                self.active = i;
+                self.welcome = false;
+            }
+            ui.separator();
+            for l in tplab_lessons::Lang::ALL {
+                if ui.selectable_label(lang == l, l.native_name()).clicked() {
+                    crate::i18n::set_lang(ui.ctx(), l);
+                }
+            }
+            ui.separator();
+            ui.selectable_value(&mut self.theme, ThemeChoice::Light, t("theme-light"));
+            ui.selectable_value(&mut self.theme, ThemeChoice::Dark, t("theme-dark"));
+            ui.separator();
+            ui.checkbox(&mut self.shared.presenter, t("presenter-mode"))
+                .on_hover_text(t("presenter-hint"));
+        });
     }
 
     fn side_bar(&mut self, ui: &mut egui::Ui) {

@@ -296,3 +296,6 @@ gpu-per-op = Per op (ms, summed over layers, mean over ranks); ratio = measured 
 gpu-col-measured = measured ms
 gpu-col-predicted = predicted ms
 gpu-col-ratio = ratio
+pg-controls = Scenario: sizes, TP, dtype, algorithm
+st-identity = identity
+presenter-view = view

@@ -296,3 +296,6 @@ gpu-per-op = İşlem başına (ms, katmanlar üzerinden toplam, sıralar üzerin
 gpu-col-measured = ölçülen ms
 gpu-col-predicted = öngörülen ms
 gpu-col-ratio = oran
+pg-controls = Senaryo: boyutlar, TP, veri tipi, algoritma
+st-identity = birim işlem
+presenter-view = görünüm

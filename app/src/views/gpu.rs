@@ -273,7 +273,7 @@ impl View for Gpu {
             dtype: self.dtype,
             ..shared.scenario.config().clone()
         };
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             ui.label(crate::i18n::t_args(
                 lang,
                 "gpu-scenario",

@@ -55,7 +55,15 @@ impl View for Playground {
         let lang = super::lang(ui);
         ui.heading(t(lang, "pg-title"));
         let mut config = shared.scenario.config().clone();
-        controls(ui, lang, &mut config);
+        if shared.presenter {
+            // Large type: the controls fold away so the matrices have the screen.
+            egui::CollapsingHeader::new(t(lang, "pg-controls"))
+                .id_salt("pg-controls-presenter")
+                .default_open(false)
+                .show(ui, |ui| controls(ui, lang, &mut config));
+        } else {
+            controls(ui, lang, &mut config);
+        }
         shared.scenario.set_config(config);
         ui.separator();
         let config = shared.scenario.config().clone();
@@ -81,10 +89,11 @@ impl View for Playground {
             .show(ui, |ui| {
                 if side_by_side {
                     ui.horizontal_top(|ui| {
+                        let gap = 2.0 * ui.spacing().item_spacing.x;
                         let matrix_w = if self.hide_activations {
                             ui.available_width()
                         } else {
-                            ui.available_width() - table_w
+                            ui.available_width() - table_w - gap
                         };
                         ui.vertical(|ui| {
                             ui.set_width(matrix_w);

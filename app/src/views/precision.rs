@@ -207,7 +207,7 @@ fn report_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, histogram_
             }
         });
     ui.separator();
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.label(tr("pr-histogram-of"));
         let dtypes: Vec<DType> = report.dtypes.clone();
         *histogram_dtype = (*histogram_dtype).min(dtypes.len().saturating_sub(1));

@@ -394,7 +394,7 @@ impl View for StepThrough {
             ui.label(tr("st-empty"));
             return;
         }
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             let label = if self.playing {
                 tr("st-pause")
             } else {
@@ -489,7 +489,10 @@ impl View for StepThrough {
         } else {
             describe_short(lang, event, step, cur, n)
         };
-        ui.label(egui::RichText::new(line).weak());
+        if !shared.presenter {
+            // The technical line (op names, shapes) is for a desk, not for a class.
+            ui.label(egui::RichText::new(line).weak());
+        }
         ui.add_space(6.0);
         pass_strip(
             ui,
@@ -502,11 +505,20 @@ impl View for StepThrough {
         ui.add_space(8.0);
         // A collective's message picture goes under the lanes: leave it room.
         let reserve = if event.is_collective() { 190.0 } else { 0.0 };
-        lanes::lanes_ui(ui, lang, trace, events, reserve);
-        if event.is_collective() {
-            ui.add_space(4.0);
-            gpus_ui(ui, trace, step, &cache.plans, frac);
-        }
+        // What does not fit (large type, a small screen) scrolls instead of being cut off; the
+        // Numbers switch stays below, in view.
+        let row = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
+        egui::ScrollArea::vertical()
+            .id_salt("walk-lanes")
+            .max_height((ui.available_height() - 1.5 * row).max(4.0 * row))
+            .auto_shrink([false, true])
+            .show(ui, |ui| {
+                lanes::lanes_ui(ui, lang, trace, events, reserve);
+                if event.is_collective() {
+                    ui.add_space(4.0);
+                    gpus_ui(ui, trace, step, &cache.plans, frac);
+                }
+            });
         let key = (step.layer, step.pass, step.op);
         self.numbers_ui(ui, shared, lang, key);
     }
@@ -812,7 +824,11 @@ fn pass_strip(
                         13.0,
                         if all_reduce { text_on(fill) } else { text },
                     ));
-                    let note = kind.name();
+                    let note = if all_reduce {
+                        kind.name().to_string()
+                    } else {
+                        crate::i18n::t(super::lang(ui), "st-identity")
+                    };
                     shapes.push(text_shape(
                         &painter,
                         Pos2::new(c.x, rect.bottom() + 1.0),
@@ -836,12 +852,14 @@ fn pass_strip(
                     ));
                     if w > 40.0 {
                         let label = short.rsplit('.').next().unwrap_or(short);
+                        // Shrunk to fit its box ("bias_residual" in a narrow strip).
+                        let fit = (w - 6.0) / (0.55 * label.chars().count().max(1) as f32);
                         shapes.push(text_shape(
                             &painter,
                             rect.center(),
                             Align2::CENTER_CENTER,
                             label,
-                            10.0,
+                            fit.clamp(6.0, 10.0),
                             text,
                         ));
                     }

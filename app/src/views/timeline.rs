@@ -154,6 +154,10 @@ pub fn gantt_plot(
             }
         }
     }
+    let makespan_us = events
+        .iter()
+        .map(|e| (e.timing.start_s + e.timing.duration_s) * 1e6)
+        .fold(0.0, f64::max);
     let backward_starts = events
         .iter()
         .filter(|e| e.pass == Pass::Backward)
@@ -187,6 +191,8 @@ pub fn gantt_plot(
             }
         })
         .include_x(0.0)
+        // Room on the right for the legend, past the last bar.
+        .include_x(makespan_us * 1.22)
         .allow_scroll(false);
     if let Some(h) = height {
         plot = plot.height(h);

@@ -143,7 +143,7 @@ impl View for Train {
         ));
         let running = self.job.is_some();
         ui.add_enabled_ui(!running, |ui| {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 let l = ui.label(tr("tr-steps"));
                 ui.add(egui::DragValue::new(&mut self.config.steps).range(1..=5000))
                     .labelled_by(l.id);
@@ -168,7 +168,7 @@ impl View for Train {
                 }
             });
         });
-        ui.horizontal(|ui| {
+        ui.horizontal_wrapped(|ui| {
             if running {
                 if ui.button(tr("tr-stop")).clicked() {
                     self.stop.store(true, Ordering::SeqCst);

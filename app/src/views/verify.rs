@@ -95,6 +95,12 @@ pub fn error_position(ratio: f64) -> f64 {
     ((ratio.log10() + ERROR_DECADES) / ERROR_DECADES).clamp(0.0, 1.0)
 }
 
+/// How dark a position on the error scale is drawn: quadratic, so that errors a thousand times
+/// below the tolerance stay pale and only those near it are dark.
+fn error_shade(position: f64) -> f64 {
+    position * position
+}
+
 /// The error colour scale: a gradient bar from 10^-6 of the tolerance to the tolerance, in
 /// the sequential colours of the error heatmap, with its ticks.
 fn error_legend(ui: &mut egui::Ui, lang: tplab_lessons::Lang, allowed: f64) {
@@ -109,7 +115,7 @@ fn error_legend(ui: &mut egui::Ui, lang: tplab_lessons::Lang, allowed: f64) {
         painter.rect_filled(
             egui::Rect::from_x_y_ranges(x0..=x1 + 0.5, bar.y_range()),
             0.0,
-            sequential((i as f64 + 0.5) / n as f64),
+            sequential(error_shade((i as f64 + 0.5) / n as f64)),
         );
     }
     painter.rect_stroke(
@@ -157,7 +163,9 @@ fn heatmap(ctx: &egui::Context, name: &str, a: &Array2<f64>, scale: f64, error: 
         .iter()
         .map(|v| {
             if error {
-                sequential(error_position(v / scale.max(f64::MIN_POSITIVE)))
+                sequential(error_shade(error_position(
+                    v / scale.max(f64::MIN_POSITIVE),
+                )))
             } else {
                 diverging(v / scale.max(f64::MIN_POSITIVE))
             }

@@ -1,0 +1,154 @@
+//! Renders every view of the app on the CPU (wgpu on Mesa's llvmpipe, as the snapshot tests) at
+//! 1280×720, 1600×1000 and 1920×1080 pixels, in English and Turkish, light and dark, with and
+//! without presenter mode, into a folder, to look at them all (overlap, clipping, contrast, words
+//! left in English or in code).
+//!
+//! `cargo run -p tplab --example all_views -- /tmp/tplab-views [view ...]`
+//!
+//! Files are named `<view>_<width>x<height>_<lang>_<theme>[_presenter].png`, `width × height`
+//! being the window in pixels: presenter mode's zoom makes the same window fewer, larger points.
+//! Views with work off the UI thread (Verify, Precision, Vocabulary, Train, Serve, Planner) are
+//! started and waited for first, once per view.
+
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use tplab::app::ThemeChoice;
+use tplab::TplabApp;
+use tplab_lessons::Lang;
+
+/// Presenter mode's zoom (the app's `PRESENTER_ZOOM`).
+const ZOOM: f32 = 1.6;
+
+const VIEWS: [&str; 14] = [
+    "playground",
+    "step",
+    "collectives",
+    "timeline",
+    "memory",
+    "verify",
+    "precision",
+    "vocab",
+    "train",
+    "serve",
+    "planner",
+    "lessons",
+    "quiz",
+    "gpu",
+];
+
+const SIZES: [(f32, f32); 3] = [(1280.0, 720.0), (1600.0, 1000.0), (1920.0, 1080.0)];
+
+fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
+    match egui_kittest::wgpu::default_wgpu_setup() {
+        eframe::egui_wgpu::WgpuSetup::CreateNew(mut s) => {
+            s.instance_descriptor.backends = eframe::wgpu::Backends::GL;
+            eframe::egui_wgpu::WgpuSetup::CreateNew(s)
+        }
+        other => other,
+    }
+}
+
+/// Runs frames until `ready` holds (at most `seconds`); false if it never did.
+fn wait(
+    harness: &mut Harness<'static, TplabApp>,
+    seconds: f32,
+    ready: impl Fn(&Harness<'static, TplabApp>) -> bool,
+) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed().as_secs_f32() < seconds {
+        harness.run_steps(1);
+        if ready(harness) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+/// Starts the view's background work in English and waits for it.
+fn prepare(harness: &mut Harness<'static, TplabApp>, view: &str) {
+    let (button, done): (Option<&str>, &str) = match view {
+        "verify" => (None, "checks within tolerance"),
+        "precision" => (Some("Run the sweep"), "What the numbers say"),
+        "vocab" => (Some("Check against the reference"), "PASSED: loss"),
+        "train" => (Some("Start training"), "Finished: loss"),
+        "serve" => (Some("Generate"), "Same text as the reference"),
+        "planner" => (None, "Why the winner wins"),
+        _ => return,
+    };
+    if view == "train" {
+        // 40 steps: enough for the curves, quick on a CPU.
+        if let Some(json) = harness.state().view_state("train") {
+            if let Ok(mut v) = serde_json::from_str::<serde_json::Value>(&json) {
+                v["config"]["steps"] = 40.into();
+                harness.state_mut().load_view_state("train", &v.to_string());
+            }
+        }
+        harness.run_steps(2);
+    }
+    if let Some(label) = button {
+        match harness.query_by_label(label) {
+            Some(b) => b.click(),
+            None => eprintln!("{view}: no '{label}' button"),
+        }
+    }
+    let label = done.to_string();
+    if !wait(harness, 300.0, move |h| {
+        h.query_all_by_label_contains(&label).next().is_some()
+    }) {
+        eprintln!("{view}: '{done}' never appeared");
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let out = std::path::PathBuf::from(args.next().unwrap_or_else(|| "/tmp/tplab-views".into()));
+    let only: Vec<String> = args.collect();
+    std::fs::create_dir_all(&out)?;
+    for view in VIEWS {
+        if !only.is_empty() && !only.iter().any(|v| v == view) {
+            continue;
+        }
+        let mut app = TplabApp::default();
+        app.select(view);
+        let mut harness = Harness::builder()
+            .with_size([1280.0, 720.0])
+            .wgpu_setup(gl_setup())
+            .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+        tplab::i18n::set_lang(&harness.ctx, Lang::En);
+        harness.run_steps(3);
+        prepare(&mut harness, view);
+        for presenter in [false, true] {
+            harness.state_mut().shared.presenter = presenter;
+            // The zoom is applied in the next frame's logic.
+            harness.run_steps(2);
+            for (w, h) in SIZES {
+                let zoom = if presenter { ZOOM } else { 1.0 };
+                harness.set_size(egui::vec2(w / zoom, h / zoom));
+                harness.state_mut().shared.presenter = presenter;
+                for lang in [Lang::En, Lang::Tr] {
+                    for theme in [ThemeChoice::Light, ThemeChoice::Dark] {
+                        tplab::i18n::set_lang(&harness.ctx, lang);
+                        harness.state_mut().set_theme(theme);
+                        harness.run_steps(4);
+                        let image = harness.render().map_err(anyhow::Error::msg)?;
+                        let name = format!(
+                            "{view}_{}x{}_{}_{}{}.png",
+                            w as u32,
+                            h as u32,
+                            lang.code(),
+                            match theme {
+                                ThemeChoice::Light => "light",
+                                ThemeChoice::Dark => "dark",
+                            },
+                            if presenter { "_presenter" } else { "" }
+                        );
+                        image.save(out.join(&name))?;
+                        println!("{name} {}x{}", image.width(), image.height());
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

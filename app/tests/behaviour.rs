@@ -248,8 +248,9 @@ fn hovering_a_slice_names_its_gpu_shape_and_bytes() {
     let rect = harness
         .get_by_label_contains("Weight matrices over 4 GPUs")
         .rect();
-    // W_qkv is drawn first, below its 34-point caption; its left edge is GPU 0's Q columns.
-    harness.hover_at(rect.left_top() + egui::vec2(3.0, 40.0));
+    // W_qkv is drawn first, below its caption (two lines, then the Q | K | V band: about 47
+    // points); its left edge is GPU 0's Q columns.
+    harness.hover_at(rect.left_top() + egui::vec2(3.0, 60.0));
     // Tooltips appear once the pointer has rested (egui's tooltip delay).
     harness.run_steps(8);
     // 768 rows × (3 × 192) columns × 4 bytes = 1.7 MiB.

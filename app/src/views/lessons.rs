@@ -116,6 +116,11 @@ impl View for Lessons {
         super::save_json(self)
     }
 
+    /// The lesson on screen (its slug), or the first lesson's.
+    fn export_name(&self, _shared: &Shared) -> Option<String> {
+        Some(self.selected.clone().unwrap_or_else(|| "lesson-1".into()))
+    }
+
     fn load(&mut self, json: &str) {
         super::load_json(self, json);
     }

@@ -546,6 +546,20 @@ impl View for StepThrough {
         save_json(self)
     }
 
+    /// `<step>-<pass>-<op>-<scenario>`: `tplab-step-13-forward-mlp.g-h768-….png`.
+    fn export_name(&self, shared: &Shared) -> Option<String> {
+        let cache = self.cache.as_ref()?;
+        let cur = self.current();
+        let step = cache.steps.get(cur)?;
+        Some(format!(
+            "{}-{}-{}-{}",
+            cur + 1,
+            step.pass.name(),
+            step.op,
+            shared.scenario.config().label()
+        ))
+    }
+
     fn load(&mut self, json: &str) {
         load_json(self, json);
     }

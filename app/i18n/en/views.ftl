@@ -299,3 +299,15 @@ gpu-col-ratio = ratio
 pg-controls = Scenario: sizes, TP, dtype, algorithm
 st-identity = identity
 presenter-view = view
+
+## Collectives and Planner (helper A's views: their headings and controls).
+cl-title = Collectives: how an all-reduce moves the data
+cl-algorithm = algorithm{ " " }
+cl-gpus = GPUs
+cl-follow = Follow scenario TP
+cl-previous = Previous round
+cl-next = Next round
+cl-round = round
+cl-done = done: every GPU holds the full sum
+cl-round-line = Round { $k } of { $rounds } · { $phase } · each cell shows whose data it holds (e.g. 0+1 is a partial sum)
+pl-title = Planner: 3D layouts for a model on a cluster

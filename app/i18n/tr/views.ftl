@@ -299,3 +299,15 @@ gpu-col-ratio = oran
 pg-controls = Senaryo: boyutlar, TP, veri tipi, algoritma
 st-identity = birim işlem
 presenter-view = görünüm
+
+## Collectives and Planner (helper A's views: their headings and controls).
+cl-title = Kolektifler: bir all-reduce veriyi nasıl taşır
+cl-algorithm = algoritma{ " " }
+cl-gpus = GPU
+cl-follow = Senaryonun TP'sini izle
+cl-previous = Önceki tur
+cl-next = Sonraki tur
+cl-round = tur
+cl-done = bitti: her GPU tam toplamı tutuyor
+cl-round-line = Tur { $k } / { $rounds } · { $phase } · her hücre hangi GPU'ların verisini tuttuğunu gösterir (ör. 0+1 bir kısmi toplamdır)
+pl-title = Planlayıcı: bir model için kümede 3B yerleşimler

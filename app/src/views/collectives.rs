@@ -144,9 +144,11 @@ impl View for Collectives {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         self.refresh(shared);
-        ui.heading("Collectives: how an all-reduce moves the data");
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        ui.heading(tr("cl-title"));
         ui.horizontal_wrapped(|ui| {
-            egui::ComboBox::from_label("algorithm ")
+            egui::ComboBox::from_label(tr("cl-algorithm"))
                 .selected_text(self.algorithm.name())
                 .show_ui(ui, |ui| {
                     for a in Algorithm::ALL {
@@ -159,7 +161,7 @@ impl View for Collectives {
                     }
                 });
             let mut n = self.group_size(shared);
-            let l = ui.label("GPUs");
+            let l = ui.label(tr("cl-gpus"));
             if ui
                 .add(egui::DragValue::new(&mut n).range(2..=MAX_ANIMATED_RANKS))
                 .labelled_by(l.id)
@@ -167,27 +169,31 @@ impl View for Collectives {
             {
                 self.ranks = Some(n);
             }
-            if self.ranks.is_some() && ui.button("Follow scenario TP").clicked() {
+            if self.ranks.is_some() && ui.button(tr("cl-follow")).clicked() {
                 self.ranks = None;
             }
-            let label = if self.playing { "Pause" } else { "Play" };
+            let label = if self.playing {
+                tr("st-pause")
+            } else {
+                tr("st-play")
+            };
             if ui.button(label).clicked() {
                 if !self.playing && self.position >= self.rounds() as f32 {
                     self.position = 0.0;
                 }
                 self.playing = !self.playing;
             }
-            if ui.button("Previous round").clicked() {
+            if ui.button(tr("cl-previous")).clicked() {
                 self.position = (self.position.floor() - 1.0).max(0.0);
                 self.playing = false;
             }
-            if ui.button("Next round").clicked() {
+            if ui.button(tr("cl-next")).clicked() {
                 self.position = (self.position.floor() + 1.0).min(self.rounds() as f32);
                 self.playing = false;
             }
             let mut scrub = self.position.floor() as usize;
             if ui
-                .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text("round"))
+                .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text(tr("cl-round")))
                 .changed()
             {
                 self.position = scrub as f32;
@@ -214,9 +220,15 @@ impl View for Collectives {
             .steps
             .iter()
             .find(|s| s.index == k)
-            .map_or("done: every GPU holds the full sum", |s| s.phase.name());
-        ui.label(format!(
-            "Round {k} of {rounds} · {phase} · each cell shows whose data it holds (e.g. 0+1 is a partial sum)"
+            .map_or(tr("cl-done"), |s| s.phase.name().to_string());
+        ui.label(crate::i18n::t_args(
+            lang,
+            "cl-round-line",
+            &[
+                ("k", k.to_string()),
+                ("rounds", rounds.to_string()),
+                ("phase", phase),
+            ],
         ));
         chunks_ui(ui, plan, &cache.masks, k, frac, self.playing);
         ui.separator();

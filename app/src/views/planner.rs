@@ -161,7 +161,7 @@ impl View for Planner {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
-        ui.heading("Planner: 3D layouts for a model on a cluster");
+        ui.heading(crate::i18n::t(super::lang(ui), "pl-title"));
         inputs_ui(ui, &mut self.inputs);
         if let Some(job) = &self.job {
             ui.horizontal(|ui| {

@@ -405,51 +405,57 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
         .into_iter()
         .filter_map(|name| catalogue.link(name).ok())
         .collect();
-    egui::Grid::new("algorithms").striped(true).show(ui, |ui| {
-        for h in [
-            "algorithm",
-            "rounds",
-            "messages",
-            "max bytes sent by one GPU",
-            "busiest link",
-            "total bytes on links",
-            "modeled: NVLink 4",
-            "modeled: IB NDR 400",
-        ] {
-            ui.strong(h);
-        }
-        ui.end_row();
-        for (a, p) in Algorithm::ALL.iter().zip(plans) {
-            ui.label(a.name());
-            match p {
-                Ok(p) => {
-                    let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
-                    let link = p.link_bytes().into_iter().flatten().max().unwrap_or(0);
-                    ui.label(p.step_count().to_string());
-                    ui.label(p.steps.len().to_string());
-                    ui.label(human_bytes(sent));
-                    ui.label(human_bytes(link));
-                    ui.label(human_bytes(p.total_bytes()));
-                    for link in &links {
-                        let t = cost::collective_time_s(
-                            CollectiveKind::AllReduce,
-                            *a,
-                            p.n,
-                            payload,
-                            link,
-                        );
-                        ui.label(
-                            t.map_or_else(|e| e.to_string(), |t_s| format!("{:.1} µs", t_s * 1e6)),
-                        );
+    // Wide at presenter scale: the table scrolls sideways rather than run off the edge.
+    egui::ScrollArea::horizontal()
+        .id_salt("algorithms-scroll")
+        .show(ui, |ui| {
+            egui::Grid::new("algorithms").striped(true).show(ui, |ui| {
+                for h in [
+                    "algorithm",
+                    "rounds",
+                    "messages",
+                    "max bytes sent by one GPU",
+                    "busiest link",
+                    "total bytes on links",
+                    "modeled: NVLink 4",
+                    "modeled: IB NDR 400",
+                ] {
+                    ui.strong(h);
+                }
+                ui.end_row();
+                for (a, p) in Algorithm::ALL.iter().zip(plans) {
+                    ui.label(a.name());
+                    match p {
+                        Ok(p) => {
+                            let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
+                            let link = p.link_bytes().into_iter().flatten().max().unwrap_or(0);
+                            ui.label(p.step_count().to_string());
+                            ui.label(p.steps.len().to_string());
+                            ui.label(human_bytes(sent));
+                            ui.label(human_bytes(link));
+                            ui.label(human_bytes(p.total_bytes()));
+                            for link in &links {
+                                let t = cost::collective_time_s(
+                                    CollectiveKind::AllReduce,
+                                    *a,
+                                    p.n,
+                                    payload,
+                                    link,
+                                );
+                                ui.label(t.map_or_else(
+                                    |e| e.to_string(),
+                                    |t_s| format!("{:.1} µs", t_s * 1e6),
+                                ));
+                            }
+                        }
+                        Err(e) => {
+                            ui.label(e);
+                        }
                     }
+                    ui.end_row();
                 }
-                Err(e) => {
-                    ui.label(e);
-                }
-            }
-            ui.end_row();
-        }
-    });
+            });
+        });
     ui.label(
         "Ring and recursive halving/doubling send 2(n-1)/n of the buffer per GPU (bandwidth-optimal); \
          tree sends the whole buffer up and down; direct sends it to every other GPU in one round. \

@@ -277,15 +277,20 @@ impl Serve {
         } else {
             0.0
         };
-        ui.add(egui::ProgressBar::new(frac).text(t_args(
-            lang,
-            "serve-kv",
-            &[
-                ("bytes", human_bytes(c.kv_bytes_per_gpu)),
-                ("tokens", c.kv_tokens.to_string()),
-                ("context", context.to_string()),
-            ],
-        )));
+        // The words above the bar, not inside it: a narrow column (presenter mode) clips them.
+        ui.add(
+            egui::Label::new(t_args(
+                lang,
+                "serve-kv",
+                &[
+                    ("bytes", human_bytes(c.kv_bytes_per_gpu)),
+                    ("tokens", c.kv_tokens.to_string()),
+                    ("context", context.to_string()),
+                ],
+            ))
+            .wrap(),
+        );
+        ui.add(egui::ProgressBar::new(frac).desired_height(0.5 * ui.spacing().interact_size.y));
         let compute: Vec<Bar> = c
             .times
             .iter()

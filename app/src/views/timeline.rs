@@ -192,7 +192,7 @@ pub fn gantt_plot(
         })
         .include_x(0.0)
         // Room on the right for the legend, past the last bar.
-        .include_x(makespan_us * 1.22)
+        .include_x(makespan_us * 1.35)
         .allow_scroll(false);
     if let Some(h) = height {
         plot = plot.height(h);

@@ -49,8 +49,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use web_time::Instant;
 use thiserror::Error;
+use web_time::Instant;
 
 /// How the next token is chosen from the logits.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -94,7 +94,9 @@ fn an_invalid_hidden_size_offers_head_counts_in_words_not_tp_buttons() {
     assert_eq!(770 % heads, 0);
     // The hidden size is fixed; a TP the new head count cannot use says so next, with its own
     // fix.
-    assert!(harness.query_by_label_contains("cannot be split into").is_none());
+    assert!(harness
+        .query_by_label_contains("cannot be split into")
+        .is_none());
     if cfg.heads % cfg.tp != 0 {
         harness.get_by_label_contains("Nearest valid TP sizes:");
     }

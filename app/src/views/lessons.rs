@@ -2,7 +2,7 @@
 //! that switch the app to the view and scenario each lesson points at.
 
 use super::{Shared, View};
-use crate::i18n::{language_switch, t, t_args};
+use crate::i18n::{t, t_args};
 use serde::{Deserialize, Serialize};
 use tplab_lessons::{Catalog, Diagnostics};
 
@@ -33,7 +33,8 @@ impl View for Lessons {
             catalog,
             markdown,
         } = self;
-        let lang = language_switch(ui);
+        // The language switch is the side bar's (the top row in presenter mode), one for the app.
+        let lang = crate::i18n::current_lang(ui.ctx());
         ui.separator();
         let catalog = catalog.get_or_insert_with(Catalog::embedded);
         let cat = match catalog {

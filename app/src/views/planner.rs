@@ -166,7 +166,12 @@ impl View for Planner {
         if let Some(job) = &self.job {
             ui.horizontal(|ui| {
                 ui.spinner();
-                ui.label(format!("Planning… {:.1} s", job.elapsed_s()));
+                let secs = format!("{:.1}", job.elapsed_s());
+                ui.label(crate::i18n::t_args(
+                    super::lang(ui),
+                    "pl-planning",
+                    &[("seconds", secs)],
+                ));
             });
         }
         match &self.result {
@@ -213,15 +218,17 @@ impl View for Planner {
 
 fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
     let catalogue = Catalogue::default();
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
     ui.horizontal_wrapped(|ui| {
-        egui::ComboBox::from_label("model")
+        egui::ComboBox::from_label(tr("pl-model"))
             .selected_text(inputs.model.name())
             .show_ui(ui, |ui| {
                 for m in ModelPreset::ALL {
                     ui.selectable_value(&mut inputs.model, m, m.name());
                 }
             });
-        egui::ComboBox::from_label("GPU")
+        egui::ComboBox::from_label(tr("pl-gpu"))
             .selected_text(inputs.gpu.as_str())
             .show_ui(ui, |ui| {
                 for g in &catalogue.gpus {
@@ -229,14 +236,14 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
                 }
             });
         for (label, v, max) in [
-            ("GPUs", &mut inputs.gpus, 65536),
-            ("per node", &mut inputs.gpus_per_node, 64),
+            ("pl-gpus", &mut inputs.gpus, 65536),
+            ("pl-per-node", &mut inputs.gpus_per_node, 64),
         ] {
-            let l = ui.label(label);
+            let l = ui.label(tr(label));
             ui.add(egui::DragValue::new(v).range(1..=max))
                 .labelled_by(l.id);
         }
-        egui::ComboBox::from_label("between nodes")
+        egui::ComboBox::from_label(tr("pl-between-nodes"))
             .selected_text(inputs.inter_node.as_str())
             .show_ui(ui, |ui| {
                 for l in &catalogue.links {
@@ -244,14 +251,13 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
                 }
             });
         for (label, v, max) in [
-            ("seq", &mut inputs.seq, 1 << 20),
-            ("global batch", &mut inputs.global_batch, 1 << 20),
+            ("pl-seq", &mut inputs.seq, 1 << 20),
+            ("pl-global-batch", &mut inputs.global_batch, 1 << 20),
         ] {
-            let l = ui.label(label);
+            let l = ui.label(tr(label));
             ui.add(egui::DragValue::new(v).range(1..=max))
                 .labelled_by(l.id);
         }
-        let lang = super::lang(ui);
         ui.checkbox(
             &mut inputs.todays_stack,
             crate::i18n::t(lang, "cap-todays-stack"),
@@ -301,9 +307,11 @@ fn what_if_ui(ui: &mut egui::Ui, rows: &[WhatIf]) {
 
 fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
     let plan = &r.plan;
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
     ui.columns(2, |cols| {
         let ui = &mut cols[0];
-        ui.strong("Throughput against TP (best layout at each TP)");
+        ui.strong(tr("pl-plot-title"));
         let pts = |fits: bool, spans: bool| -> Vec<[f64; 2]> {
             r.by_tp
                 .iter()
@@ -321,62 +329,67 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
         Plot::new("tp-throughput")
             .legend(Legend::default())
             .height(260.0)
-            .x_axis_label("TP size")
-            .y_axis_label("tokens/s")
+            .x_axis_label(tr("pl-plot-x"))
+            .y_axis_label(tr("pl-plot-y"))
             .allow_scroll(false)
             .show(ui, |plot| {
-                plot.line(Line::new("fits in memory", PlotPoints::from(line)));
+                plot.line(Line::new(tr("pl-plot-fits"), PlotPoints::from(line)));
                 plot.points(
-                    Points::new("TP inside a node", PlotPoints::from(pts(true, false)))
+                    Points::new(tr("pl-plot-inside"), PlotPoints::from(pts(true, false)))
                         .radius(5.0)
                         .color(egui::Color32::from_rgb(0x00, 0x9E, 0x73)),
                 );
                 plot.points(
-                    Points::new("TP spans nodes", PlotPoints::from(pts(true, true)))
+                    Points::new(tr("pl-plot-spans"), PlotPoints::from(pts(true, true)))
                         .radius(5.0)
                         .color(egui::Color32::from_rgb(0xD5, 0x5E, 0x00)),
                 );
-                plot.vline(VLine::new("node size", node));
+                plot.vline(VLine::new(tr("pl-plot-node"), node));
             });
         let ui = &mut cols[1];
-        ui.strong("Why the winner wins");
+        ui.strong(tr("pl-why"));
         for e in &plan.explanations {
             ui.label(format!("• {e}"));
         }
-        ui.label(format!(
-            "{} layouts fit; {} set aside (memory or batch rules).",
-            plan.ranked.len(),
-            plan.dropped.len()
+        ui.label(crate::i18n::t_args(
+            lang,
+            "pl-fit-count",
+            &[
+                ("fit", plan.ranked.len().to_string()),
+                ("dropped", plan.dropped.len().to_string()),
+            ],
         ));
         for d in plan.dropped.iter().take(3) {
             ui.small(format!("{}: {}", d.layout.label(), d.reason));
         }
     });
     ui.separator();
-    egui::ScrollArea::vertical().show(ui, |ui| {
+    // Both ways: at projector sizes the ranked table is wider than the window.
+    egui::ScrollArea::both().show(ui, |ui| {
         what_if_ui(ui, &r.what_if);
         egui::Grid::new("ranked").striped(true).show(ui, |ui| {
+            ui.strong("#");
             for h in [
-                "#",
-                "layout",
-                "iteration (s)",
-                "compute",
-                "TP comm",
-                "bubble",
-                "DP comm",
-                "tokens/s",
-                "TFLOP/s/GPU",
-                "MFU",
-                "memory/GPU",
+                "pl-col-layout",
+                "pl-col-iteration",
+                "pl-col-compute",
+                "pl-col-tp",
+                "pl-col-bubble",
+                "pl-col-dp",
+                "pl-col-tokens",
+                "pl-col-tflops",
+                "pl-col-mfu",
+                "pl-col-memory",
             ] {
-                ui.strong(h);
+                ui.strong(tr(h));
             }
             ui.end_row();
             for (i, it) in plan.ranked.iter().take(SHOWN_LAYOUTS).enumerate() {
                 ui.label((i + 1).to_string());
                 let mut label = it.layout.label();
                 if it.tp_spans_nodes {
-                    label.push_str(" (TP spans nodes)");
+                    label.push(' ');
+                    label.push_str(&tr("pl-spans-nodes"));
                 }
                 ui.label(label);
                 ui.label(format!("{:.3}", it.iteration_time_s));

@@ -12,7 +12,7 @@
 //! (`TPLAB_ISSUER_KEY`, or `issuer.key` in the data folder).
 
 use super::{Shared, View};
-use crate::i18n::{language_switch, t, t_args};
+use crate::i18n::{t, t_args};
 use crate::platform::LearnerStore;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -782,7 +782,8 @@ impl View for Quiz {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         // Enter is taken before any widget sees it, so a focused button is not pressed twice.
         let enter = ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Enter));
-        let lang = language_switch(ui);
+        // The language switch is the side bar's (the top row in presenter mode), one for the app.
+        let lang = crate::i18n::current_lang(ui.ctx());
         ui.horizontal(|ui| {
             ui.selectable_value(
                 &mut self.mode,

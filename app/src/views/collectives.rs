@@ -393,12 +393,17 @@ fn chunks_ui(
 fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, String>]) {
     let cfg = shared.scenario.config();
     let payload = cfg.tokens() as u64 * cfg.hidden as u64 * cfg.dtype.size_bytes() as u64;
-    ui.strong(format!(
-        "Side by side: all-reduce of one [{}, {}] {} activation ({}) per GPU",
-        cfg.tokens(),
-        cfg.hidden,
-        cfg.dtype,
-        human_bytes(payload)
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    ui.strong(crate::i18n::t_args(
+        lang,
+        "cl-side-title",
+        &[
+            ("tokens", cfg.tokens().to_string()),
+            ("hidden", cfg.hidden.to_string()),
+            ("dtype", cfg.dtype.to_string()),
+            ("bytes", human_bytes(payload)),
+        ],
     ));
     let catalogue = Catalogue::default();
     let links: Vec<LinkSpec> = ["nvlink4", "ib-ndr-400"]
@@ -411,16 +416,16 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
         .show(ui, |ui| {
             egui::Grid::new("algorithms").striped(true).show(ui, |ui| {
                 for h in [
-                    "algorithm",
-                    "rounds",
-                    "messages",
-                    "max bytes sent by one GPU",
-                    "busiest link",
-                    "total bytes on links",
-                    "modeled: NVLink 4",
-                    "modeled: IB NDR 400",
+                    "cl-col-algorithm",
+                    "cl-col-rounds",
+                    "cl-col-messages",
+                    "cl-col-max-sent",
+                    "cl-col-busiest",
+                    "cl-col-total",
+                    "cl-col-nvlink",
+                    "cl-col-ib",
                 ] {
-                    ui.strong(h);
+                    ui.strong(tr(h));
                 }
                 ui.end_row();
                 for (a, p) in Algorithm::ALL.iter().zip(plans) {
@@ -456,11 +461,7 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
                 }
             });
         });
-    ui.label(
-        "Ring and recursive halving/doubling send 2(n-1)/n of the buffer per GPU (bandwidth-optimal); \
-         tree sends the whole buffer up and down; direct sends it to every other GPU in one round. \
-         Modeled times: the engine's α–β cost model per link.",
-    );
+    ui.label(tr("cl-side-note"));
     if let Some(n) = plans.iter().find_map(|p| p.as_ref().ok().map(|p| p.n)) {
         nccl_sweep_ui(ui, n, payload);
     }

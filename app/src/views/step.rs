@@ -424,12 +424,13 @@ impl View for StepThrough {
                 self.restart();
             }
             // A separate integer: a slider bound to `position` would round away the fraction.
-            let mut scrub = self.current();
+            // Counted from 1, as the "Step k/n" line beside it counts.
+            let mut scrub = self.current() + 1;
             if ui
-                .add(egui::Slider::new(&mut scrub, 0..=n - 1).text(tr("st-step")))
+                .add(egui::Slider::new(&mut scrub, 1..=n).text(tr("st-step")))
                 .changed()
             {
-                self.position = scrub as f32;
+                self.position = (scrub.max(1) - 1) as f32;
                 self.playing = false;
             }
             ui.add(

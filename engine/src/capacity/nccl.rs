@@ -15,7 +15,11 @@
 //!   tree bandwidth and its medium-size correction table.
 //! - **NVLS** (all-reduce inside one NVSwitch node of Hopper or Blackwell): the switch reduces,
 //!   so each GPU sends its buffer once and receives the result once (`size·(n+1)/n` each way
-//!   with the reduce-scatter/all-gather split); Simple protocol only, 27.5 µs of latency.
+//!   with the reduce-scatter/all-gather split); Simple protocol only. NCCL runs few channels
+//!   for mid-size messages and adds them as the size grows, so NVLS is priced as
+//!   `latency + max(plateau(size), bytes / bandwidth(size))` ([`nvls_time_us`]): a 28 µs
+//!   latency, a fixed extra wait that rises from 0 at 8 KiB to 8.9 µs at 64 KiB and hides the
+//!   transfer until the transfer is longer, and a bandwidth that ramps with log2(size).
 //! - Protocols (NCCL): LL carries 4 bytes of data per 8 (bandwidth ×1/4 for all-reduce, ×1/3
 //!   otherwise, in NCCL's accounting) at the lowest latency; LL128 120 of 128 bytes (×0.92);
 //!   Simple all of it at the highest latency.
@@ -126,13 +130,31 @@ pub const TREE_CORRECTION: [[f64; 22]; 3] = [
         0.6, 0.7, 0.8, 0.9,
     ],
 ];
-/// NVLS latency, µs (Simple protocol). **Fitted**: the middle of the two Azure nccl-tests runs
-/// with NCCL_ALGO=NVLS at 1 KiB, 25.6 µs (ND H100 v5, NCCL 2.18.5) and 29.9 µs (ND H200 v5,
-/// NCCL 2.20.5).
-pub const NVLS_LATENCY_US: f64 = 27.5;
-/// Achievable fraction of the NVLink per-direction peak for NVLS traffic. **Fitted**: to the
-/// Azure ND H100 v5 nccl-tests all-reduce busbw at 8 GiB (478.9 GB/s on NVLink 4).
-pub const NVLS_EFFICIENCY: f64 = 0.684;
+/// NVLS latency, µs (Simple protocol), what a message of ≤ 8 KiB takes. **Fitted**: the
+/// middle of the two Azure nccl-tests runs with NCCL_ALGO=NVLS at 1–8 KiB, 25.6–27.0 µs
+/// (ND H100 v5, NCCL 2.18.5) and 29.9–31.2 µs (ND H200 v5, NCCL 2.20.5).
+pub const NVLS_LATENCY_US: f64 = 28.0;
+/// NVLS time floor from 64 KiB on, µs: the published times are flat there (H100 ~42 µs up to
+/// 2 MiB, H200 ~31 µs up to 512 KiB) while the transfer is hidden under NCCL's per-channel
+/// synchronisation. **Fitted**: the middle of the two tables from 64 KiB to 512 KiB (which
+/// differ by 37%: no single value is within ±15% of both, 36.9 µs is within ±16.5%).
+pub const NVLS_PLATEAU_US: f64 = 36.9;
+/// The floor rises log-linearly in the size from [`NVLS_LATENCY_US`] at this size ...
+pub const NVLS_PLATEAU_FROM_BYTES: u64 = 8 << 10;
+/// ... to [`NVLS_PLATEAU_US`] at this size (the published times rise from 8 KiB to 64 KiB).
+pub const NVLS_PLATEAU_TO_BYTES: u64 = 64 << 10;
+/// Achievable fraction of the NVLink per-direction peak for NVLS traffic of ≤ 4 MiB (NCCL runs
+/// few channels). **Fitted**: to the Azure H100/H200 points from 4 MiB to 64 MiB.
+pub const NVLS_START_EFFICIENCY: f64 = 0.322;
+/// Achievable fraction of the NVLink per-direction peak for NVLS traffic of ≥ 512 MiB (all
+/// channels). **Fitted**: to the Azure H100/H200 points from 128 MiB to 8 GiB (8 GiB within
+/// −3%).
+pub const NVLS_EFFICIENCY: f64 = 0.667;
+/// The efficiency ramps log-linearly in the size from [`NVLS_START_EFFICIENCY`] at this size
+/// ...
+pub const NVLS_RAMP_FROM_BYTES: u64 = 4 << 20;
+/// ... to [`NVLS_EFFICIENCY`] at this size.
+pub const NVLS_RAMP_TO_BYTES: u64 = 512 << 20;
 /// NCCL's cap on A100 bus bandwidth (`compCap80`: `busBw = min(busBw, 235)`), GB/s.
 pub const AMPERE_BUS_CAP_GBS: f64 = 235.0;
 
@@ -459,9 +481,8 @@ pub fn price(
                     why: "NVLS runs the Simple protocol only",
                 });
             }
-            let bw = fabric.intra.bandwidth_bytes_per_s() * NVLS_EFFICIENCY;
-            let bytes = size as f64 * (n as f64 + 1.0) / n as f64;
-            (NVLS_LATENCY_US, NVLS_LATENCY_US + bytes / bw * 1e6)
+            let t = nvls_time_us(size, n, fabric.intra.bandwidth_bytes_per_s());
+            (NVLS_LATENCY_US, t)
         }
     };
     let time_s = time_us * 1e-6;
@@ -475,6 +496,43 @@ pub fn price(
         algbw,
         busbw: algbw * busbw_factor(kind, n),
     })
+}
+
+/// `v0` at or below `s0` bytes, `v1` at or above `s1`, linear in log2(size) between.
+fn log_ramp(size: u64, s0: u64, v0: f64, s1: u64, v1: f64) -> f64 {
+    if size <= s0 {
+        v0
+    } else if size >= s1 {
+        v1
+    } else {
+        let f = (size as f64 / s0 as f64).log2() / (s1 as f64 / s0 as f64).log2();
+        v0 + f * (v1 - v0)
+    }
+}
+
+/// NVLS all-reduce time (µs) of `size` bytes over `n` GPUs of one NVSwitch node whose links
+/// carry `link_bytes_per_s` per direction: each GPU sends and receives `size·(n+1)/n`, at the
+/// link rate × an efficiency that ramps from [`NVLS_START_EFFICIENCY`] (≤ 4 MiB) to
+/// [`NVLS_EFFICIENCY`] (≥ 512 MiB); below the floor that rises from [`NVLS_LATENCY_US`]
+/// (≤ 8 KiB) to [`NVLS_PLATEAU_US`] (≥ 64 KiB), the transfer is hidden.
+pub fn nvls_time_us(size: u64, n: usize, link_bytes_per_s: f64) -> f64 {
+    let floor = log_ramp(
+        size,
+        NVLS_PLATEAU_FROM_BYTES,
+        NVLS_LATENCY_US,
+        NVLS_PLATEAU_TO_BYTES,
+        NVLS_PLATEAU_US,
+    );
+    let eff = log_ramp(
+        size,
+        NVLS_RAMP_FROM_BYTES,
+        NVLS_START_EFFICIENCY,
+        NVLS_RAMP_TO_BYTES,
+        NVLS_EFFICIENCY,
+    );
+    let n = n.max(1) as f64;
+    let bytes = size as f64 * (n + 1.0) / n;
+    floor.max(NVLS_LATENCY_US + bytes / (link_bytes_per_s * eff) * 1e6)
 }
 
 /// Every (algorithm, protocol) NCCL has for `kind` on `fabric`, priced.
@@ -693,6 +751,27 @@ mod tests {
             Fabric::new(12, 8, f.intra.clone(), f.inter.clone(), false),
             Err(NcclError::PartialNode { .. })
         ));
+    }
+
+    #[test]
+    fn nvls_floor_hides_the_transfer_then_bandwidth_ramps_to_the_asymptote() {
+        let link = 450e9;
+        // ≤ 8 KiB: the latency; ≥ 64 KiB up to ~1 MiB: the floor, the transfer hidden.
+        assert!((nvls_time_us(1 << 10, 8, link) - NVLS_LATENCY_US).abs() < 0.1);
+        for size in [64u64 << 10, 512 << 10] {
+            assert_eq!(nvls_time_us(size, 8, link), NVLS_PLATEAU_US);
+        }
+        // Time never falls as the size doubles, though the efficiency grows.
+        let mut prev = 0.0;
+        for k in 0..=34 {
+            let t = nvls_time_us(1u64 << k, 8, link);
+            assert!(t >= prev, "2^{k}: {t} < {prev}");
+            prev = t;
+        }
+        // 8 GiB: latency + size·9/8 at link × NVLS_EFFICIENCY.
+        let size = 8u64 << 30;
+        let want = NVLS_LATENCY_US + size as f64 * 9.0 / 8.0 / (link * NVLS_EFFICIENCY) * 1e6;
+        assert!((nvls_time_us(size, 8, link) - want).abs() < 1e-6 * want);
     }
 
     #[test]

@@ -63,3 +63,20 @@ cl-col-total = total bytes on links
 cl-col-nvlink = modeled: NVLink 4
 cl-col-ib = modeled: IB NDR 400
 cl-side-note = Ring and recursive halving/doubling send 2(n-1)/n of the buffer per GPU (bandwidth-optimal); tree sends the whole buffer up and down; direct sends it to every other GPU in one round. Modeled times: the engine's α–β cost model per link.
+pl-f-beats = { $winner } beats { $other } by { $percent }%: { $reason }.
+pl-f-nofit = No layout fits in { $usable } usable per GPU; the closest, { $closest }, needs { $needs }: add GPUs (more pipeline or ZeRO sharding), use GPUs with more memory, or recompute activations.
+pl-f-noshape = No layout satisfies the shape rules for this model, cluster and batch; see the dropped list.
+pl-r-tie = a tie within the model's accuracy; pick either
+pl-r-tp-inside = its TP group stays inside one { $intra } node while TP={ $other_tp } spans nodes and all-reduces over { $inter } (TP communication { $w } s vs { $o } s per iteration)
+pl-r-tp-less = it spends less time in TP all-reduces ({ $w } s vs { $o } s per iteration; TP={ $wtp } vs { $otp })
+pl-r-tp-less-full = it spends less time in TP all-reduces ({ $w } s vs { $o } s per iteration; TP={ $wtp } vs { $otp }, and full recomputation repeats the forward all-reduces)
+pl-r-bubble = its pipeline bubble is smaller ((p−1)/m = { $wf } vs { $of }; { $w } s vs { $o } s idle)
+pl-r-dp-inside = its data-parallel gradient all-reduce stays inside a node ({ $w } s vs { $o } s exposed)
+pl-r-dp-hides = more of its gradient all-reduce hides behind the last micro-batch's backward pass (micro-batch { $wmb } vs { $omb }: { $w } s vs { $o } s exposed)
+pl-r-dp-cheaper = its data-parallel gradient all-reduce is cheaper ({ $w } s vs { $o } s exposed; { $wb } vs { $ob } of gradients per GPU over DP={ $wdp } vs { $odp })
+pl-r-pp = it sends fewer pipeline activations ({ $w } s vs { $o } s)
+pl-r-optimizer = its optimizer step touches fewer parameters per GPU ({ $w } s vs { $o } s)
+pl-r-logits = the last pipeline stage also computes the vocabulary logits once per micro-batch, { $wm } times per iteration vs { $om } (compute { $w } s vs { $o } s)
+pl-r-recompute = it recomputes less ({ $wr } vs { $or } recomputation: compute { $w } s vs { $o } s)
+pl-r-gemm = its GEMMs run closer to peak (compute { $w } s vs { $o } s)
+pl-r-gemm-mb = its GEMMs run closer to peak (compute { $w } s vs { $o } s; micro-batch { $wmb } vs { $omb })

@@ -63,3 +63,20 @@ cl-col-total = bağlantılardaki toplam bayt
 cl-col-nvlink = model: NVLink 4
 cl-col-ib = model: IB NDR 400
 cl-side-note = Ring ve özyinelemeli yarılama/ikileme, GPU başına tamponun 2(n-1)/n'ini gönderir (bant genişliği açısından en iyisi); ağaç tamponun tamamını yukarı ve aşağı gönderir; doğrudan yöntem tek turda her GPU'ya gönderir. Model süreleri: motorun bağlantı başına α–β maliyet modeli.
+pl-f-beats = { $winner }, { $other } yerleşimini %{ $percent } farkla geçiyor: { $reason }.
+pl-f-nofit = Hiçbir yerleşim GPU başına kullanılabilir { $usable } belleğe sığmıyor; en yakını olan { $closest } { $needs } istiyor: GPU ekleyin (daha çok ardışık düzen aşaması ya da ZeRO bölmesi), daha çok belleği olan GPU'lar kullanın ya da aktivasyonları yeniden hesaplayın.
+pl-f-noshape = Bu model, küme ve yığın için şekil kurallarını sağlayan bir yerleşim yok; elenenler listesine bakın.
+pl-r-tie = fark modelin doğruluk payı içinde, ikisi berabere sayılır; hangisi seçilse olur
+pl-r-tp-inside = TP grubu tek bir { $intra } düğümünün içinde kalıyor; TP={ $other_tp } ise düğümleri aşıyor ve all-reduce'ları { $inter } üzerinden yapıyor (iterasyon başına TP iletişimi: kazanan { $w } sn, diğeri { $o } sn)
+pl-r-tp-less = TP all-reduce'larında daha az zaman harcıyor (iterasyon başına kazanan { $w } sn, diğeri { $o } sn; TP={ $wtp } ve TP={ $otp })
+pl-r-tp-less-full = TP all-reduce'larında daha az zaman harcıyor (iterasyon başına kazanan { $w } sn, diğeri { $o } sn; TP={ $wtp } ve TP={ $otp }; tam yeniden hesaplama ileri geçişin all-reduce'larını da tekrarlıyor)
+pl-r-bubble = ardışık düzen boşluğu daha küçük ((p−1)/m: kazanan { $wf }, diğeri { $of }; boşta geçen süre { $w } sn ve { $o } sn)
+pl-r-dp-inside = veri paralel gradyan all-reduce'u bir düğümün içinde kalıyor (açıkta kalan süre: kazanan { $w } sn, diğeri { $o } sn)
+pl-r-dp-hides = gradyan all-reduce'unun daha büyük kısmı son mikro yığının geri geçişinin arkasına gizleniyor (mikro yığın { $wmb } ve { $omb }; açıkta kalan süre { $w } sn ve { $o } sn)
+pl-r-dp-cheaper = veri paralel gradyan all-reduce'u daha ucuz (açıkta kalan süre { $w } sn ve { $o } sn; GPU başına { $wb } ve { $ob } gradyan, DP={ $wdp } ve DP={ $odp })
+pl-r-pp = ardışık düzen aşamaları arasında daha az aktivasyon gönderiyor ({ $w } sn ve { $o } sn)
+pl-r-optimizer = optimize edici adımı GPU başına daha az parametreye dokunuyor ({ $w } sn ve { $o } sn)
+pl-r-logits = son ardışık düzen aşaması sözlük logit'lerini her mikro yığında bir kez hesaplıyor: iterasyon başına kazananda { $wm }, diğerinde { $om } kez (hesaplama { $w } sn ve { $o } sn)
+pl-r-recompute = daha az yeniden hesaplama yapıyor (yeniden hesaplama: kazananda { $wr }, diğerinde { $or }; hesaplama { $w } sn ve { $o } sn)
+pl-r-gemm = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn)
+pl-r-gemm-mb = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn; mikro yığın { $wmb } ve { $omb })

@@ -125,6 +125,7 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
                 ranked: sp.ranked.into_iter().map(|r| r.it).collect(),
                 dropped: sp.dropped,
                 explanations: sp.explanations,
+                findings: sp.findings,
             },
             by_tp,
             gpus_per_node: inputs.gpus_per_node,
@@ -348,8 +349,8 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
             });
         let ui = &mut cols[1];
         ui.strong(tr("pl-why"));
-        for e in &plan.explanations {
-            ui.label(format!("• {e}"));
+        for f in &plan.findings {
+            ui.label(format!("• {}", finding_text(lang, f)));
         }
         ui.label(crate::i18n::t_args(
             lang,
@@ -412,4 +413,289 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
             }
         });
     });
+}
+
+/// The planner's finding in the learner's language (English: the same words as the engine's
+/// sentence, which `tplab plan` prints).
+fn finding_text(lang: tplab_lessons::Lang, f: &planner::Finding) -> String {
+    use planner::{Finding, Reason};
+    let s3 = |x: f64| format!("{x:.3}");
+    let t = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
+    match f {
+        Finding::NoFit {
+            usable_bytes,
+            closest,
+            needs_bytes,
+        } => t(
+            "pl-f-nofit",
+            &[
+                ("usable", human_bytes(*usable_bytes)),
+                ("closest", closest.clone()),
+                ("needs", human_bytes(*needs_bytes)),
+            ],
+        ),
+        Finding::NoShape => t("pl-f-noshape", &[]),
+        Finding::Beats {
+            winner,
+            other,
+            percent,
+            reason,
+        } => {
+            let two = |w: f64, o: f64| vec![("w", s3(w)), ("o", s3(o))];
+            let reason = match reason {
+                Reason::Tie => t("pl-r-tie", &[]),
+                Reason::TpInsideNode {
+                    intra,
+                    other_tp,
+                    inter,
+                    winner_s,
+                    other_s,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    a.extend([
+                        ("intra", intra.clone()),
+                        ("other_tp", other_tp.to_string()),
+                        ("inter", inter.clone()),
+                    ]);
+                    t("pl-r-tp-inside", &a)
+                }
+                Reason::TpLess {
+                    winner_s,
+                    other_s,
+                    winner_tp,
+                    other_tp,
+                    other_full_recompute,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    a.extend([
+                        ("wtp", winner_tp.to_string()),
+                        ("otp", other_tp.to_string()),
+                    ]);
+                    let id = if *other_full_recompute {
+                        "pl-r-tp-less-full"
+                    } else {
+                        "pl-r-tp-less"
+                    };
+                    t(id, &a)
+                }
+                Reason::Bubble {
+                    winner_fraction,
+                    other_fraction,
+                    winner_s,
+                    other_s,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    a.extend([("wf", s3(*winner_fraction)), ("of", s3(*other_fraction))]);
+                    t("pl-r-bubble", &a)
+                }
+                Reason::DpInsideNode { winner_s, other_s } => {
+                    t("pl-r-dp-inside", &two(*winner_s, *other_s))
+                }
+                Reason::DpHides {
+                    winner_micro_batch,
+                    other_micro_batch,
+                    winner_s,
+                    other_s,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    a.extend([
+                        ("wmb", winner_micro_batch.to_string()),
+                        ("omb", other_micro_batch.to_string()),
+                    ]);
+                    t("pl-r-dp-hides", &a)
+                }
+                Reason::DpCheaper {
+                    winner_s,
+                    other_s,
+                    winner_grad_bytes,
+                    other_grad_bytes,
+                    winner_dp,
+                    other_dp,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    a.extend([
+                        ("wb", human_bytes(*winner_grad_bytes)),
+                        ("ob", human_bytes(*other_grad_bytes)),
+                        ("wdp", winner_dp.to_string()),
+                        ("odp", other_dp.to_string()),
+                    ]);
+                    t("pl-r-dp-cheaper", &a)
+                }
+                Reason::PipelineSends { winner_s, other_s } => {
+                    t("pl-r-pp", &two(*winner_s, *other_s))
+                }
+                Reason::Optimizer { winner_s, other_s } => {
+                    t("pl-r-optimizer", &two(*winner_s, *other_s))
+                }
+                Reason::Logits {
+                    winner_micro_batches,
+                    other_micro_batches,
+                    winner_s,
+                    other_s,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    a.extend([
+                        ("wm", winner_micro_batches.to_string()),
+                        ("om", other_micro_batches.to_string()),
+                    ]);
+                    t("pl-r-logits", &a)
+                }
+                Reason::Recompute {
+                    winner,
+                    other,
+                    winner_s,
+                    other_s,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    a.extend([("wr", winner.clone()), ("or", other.clone())]);
+                    t("pl-r-recompute", &a)
+                }
+                Reason::Gemm {
+                    winner_s,
+                    other_s,
+                    micro_batches,
+                } => {
+                    let mut a = two(*winner_s, *other_s);
+                    match micro_batches {
+                        Some((w, o)) => {
+                            a.extend([("wmb", w.to_string()), ("omb", o.to_string())]);
+                            t("pl-r-gemm-mb", &a)
+                        }
+                        None => t("pl-r-gemm", &a),
+                    }
+                }
+            };
+            t(
+                "pl-f-beats",
+                &[
+                    ("winner", winner.clone()),
+                    ("other", other.clone()),
+                    ("percent", format!("{percent:.1}")),
+                    ("reason", reason),
+                ],
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use planner::{Finding, Reason};
+
+    /// One finding of every kind, with distinct values so a swapped argument shows.
+    fn every_finding() -> Vec<Finding> {
+        let (w, o) = (1.25, 2.5);
+        let reasons = vec![
+            Reason::Tie,
+            Reason::TpInsideNode {
+                intra: "nvlink4".into(),
+                other_tp: 16,
+                inter: "ib400".into(),
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::TpLess {
+                winner_s: w,
+                other_s: o,
+                winner_tp: 4,
+                other_tp: 8,
+                other_full_recompute: false,
+            },
+            Reason::TpLess {
+                winner_s: w,
+                other_s: o,
+                winner_tp: 4,
+                other_tp: 8,
+                other_full_recompute: true,
+            },
+            Reason::Bubble {
+                winner_fraction: 0.125,
+                other_fraction: 0.375,
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::DpInsideNode {
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::DpHides {
+                winner_micro_batch: 1,
+                other_micro_batch: 2,
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::DpCheaper {
+                winner_s: w,
+                other_s: o,
+                winner_grad_bytes: 3 << 30,
+                other_grad_bytes: 6 << 30,
+                winner_dp: 2,
+                other_dp: 4,
+            },
+            Reason::PipelineSends {
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::Optimizer {
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::Logits {
+                winner_micro_batches: 16,
+                other_micro_batches: 32,
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::Recompute {
+                winner: "selective".into(),
+                other: "full".into(),
+                winner_s: w,
+                other_s: o,
+            },
+            Reason::Gemm {
+                winner_s: w,
+                other_s: o,
+                micro_batches: None,
+            },
+            Reason::Gemm {
+                winner_s: w,
+                other_s: o,
+                micro_batches: Some((1, 2)),
+            },
+        ];
+        let mut all: Vec<Finding> = reasons
+            .into_iter()
+            .map(|reason| Finding::Beats {
+                winner: "TP=4 PP=2 DP=1".into(),
+                other: "TP=8 PP=1 DP=1".into(),
+                percent: 12.34,
+                reason,
+            })
+            .collect();
+        all.push(Finding::NoFit {
+            usable_bytes: 67 << 30,
+            closest: "TP=8 PP=1 DP=1".into(),
+            needs_bytes: 90 << 30,
+        });
+        all.push(Finding::NoShape);
+        all
+    }
+
+    /// The view's English is the engine's sentence word for word (what `tplab plan` prints), for
+    /// every kind of finding; the Turkish differs from it and names the same numbers.
+    #[test]
+    fn findings_read_the_same_in_the_app_and_the_cli_and_exist_in_turkish() {
+        for f in every_finding() {
+            assert_eq!(finding_text(tplab_lessons::Lang::En, &f), f.to_string());
+            let tr = finding_text(tplab_lessons::Lang::Tr, &f);
+            assert_ne!(tr, f.to_string());
+            assert!(!tr.contains("pl-"), "{tr}");
+            if let Finding::Beats { .. } = f {
+                for n in ["12.3", "TP=4 PP=2 DP=1", "TP=8 PP=1 DP=1"] {
+                    assert!(tr.contains(n), "{tr} lacks {n}");
+                }
+            }
+        }
+    }
 }

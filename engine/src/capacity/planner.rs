@@ -66,6 +66,8 @@ pub struct Plan {
     /// One sentence per runner-up: why the winner beats it. When nothing fits, one sentence
     /// saying what came closest.
     pub explanations: Vec<String>,
+    /// The same, as data (`explanations[i]` is `findings[i]`'s English).
+    pub findings: Vec<Finding>,
 }
 
 /// Every valid TP size for `model` on `cluster`: divides the GPUs, the heads, the KV heads and
@@ -182,42 +184,297 @@ pub fn plan(req: &PlanRequest) -> Plan {
             .cmp(&(b.needed_bytes == 0))
             .then(a.needed_bytes.cmp(&b.needed_bytes))
     });
-    let explanations = match ranked.first() {
+    let findings: Vec<Finding> = match ranked.first() {
         Some(winner) => ranked
             .iter()
             .skip(1)
             .take(3)
-            .map(|r| explain(winner, r, &req.cluster))
+            .map(|r| finding(winner, r, &req.cluster))
             .collect(),
-        None => match too_big.first() {
-            Some(closest) => vec![format!(
-                "No layout fits in {} usable per GPU; the closest, {}, needs {}: add GPUs (more \
-                 pipeline or ZeRO sharding), use GPUs with more memory, or recompute activations.",
-                human_bytes(closest.memory_limit_bytes),
-                closest.layout.label(),
-                human_bytes(closest.memory.total_bytes)
-            )],
-            None => vec![
-                "No layout satisfies the shape rules for this model, cluster and batch; see the \
-                 dropped list."
-                    .to_string(),
-            ],
-        },
+        None => vec![match too_big.first() {
+            Some(closest) => Finding::NoFit {
+                usable_bytes: closest.memory_limit_bytes,
+                closest: closest.layout.label(),
+                needs_bytes: closest.memory.total_bytes,
+            },
+            None => Finding::NoShape,
+        }],
     };
     Plan {
         ranked,
         dropped,
-        explanations,
+        explanations: findings.iter().map(Finding::to_string).collect(),
+        findings,
+    }
+}
+
+/// What the planner says about its answer, as data: the English sentence is its `Display` (the
+/// CLI and `--json` print that); the app words the same fields in the learner's language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Finding {
+    /// The winner against one runner-up.
+    Beats {
+        winner: String,
+        other: String,
+        /// How much longer the runner-up's iteration takes, in percent.
+        percent: f64,
+        reason: Reason,
+    },
+    /// Nothing fits: the closest layout and what it needs.
+    NoFit {
+        usable_bytes: u64,
+        closest: String,
+        needs_bytes: u64,
+    },
+    /// No layout satisfies the shape rules at all.
+    NoShape,
+}
+
+/// Why the winner is faster: the time term that differs most, with both sides' values
+/// (seconds per iteration unless named otherwise).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Reason {
+    /// Less than 1% apart.
+    Tie,
+    TpInsideNode {
+        intra: String,
+        other_tp: usize,
+        inter: String,
+        winner_s: f64,
+        other_s: f64,
+    },
+    TpLess {
+        winner_s: f64,
+        other_s: f64,
+        winner_tp: usize,
+        other_tp: usize,
+        /// The runner-up recomputes fully (repeating the forward all-reduces) and the winner not.
+        other_full_recompute: bool,
+    },
+    Bubble {
+        winner_fraction: f64,
+        other_fraction: f64,
+        winner_s: f64,
+        other_s: f64,
+    },
+    DpInsideNode {
+        winner_s: f64,
+        other_s: f64,
+    },
+    DpHides {
+        winner_micro_batch: usize,
+        other_micro_batch: usize,
+        winner_s: f64,
+        other_s: f64,
+    },
+    DpCheaper {
+        winner_s: f64,
+        other_s: f64,
+        winner_grad_bytes: u64,
+        other_grad_bytes: u64,
+        winner_dp: usize,
+        other_dp: usize,
+    },
+    PipelineSends {
+        winner_s: f64,
+        other_s: f64,
+    },
+    Optimizer {
+        winner_s: f64,
+        other_s: f64,
+    },
+    Logits {
+        winner_micro_batches: usize,
+        other_micro_batches: usize,
+        winner_s: f64,
+        other_s: f64,
+    },
+    Recompute {
+        winner: String,
+        other: String,
+        winner_s: f64,
+        other_s: f64,
+    },
+    Gemm {
+        winner_s: f64,
+        other_s: f64,
+        /// (winner, runner-up) micro-batch sizes when they differ.
+        micro_batches: Option<(usize, usize)>,
+    },
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finding::NoFit {
+                usable_bytes,
+                closest,
+                needs_bytes,
+            } => write!(
+                f,
+                "No layout fits in {} usable per GPU; the closest, {}, needs {}: add GPUs (more \
+                 pipeline or ZeRO sharding), use GPUs with more memory, or recompute activations.",
+                human_bytes(*usable_bytes),
+                closest,
+                human_bytes(*needs_bytes)
+            ),
+            Finding::NoShape => f.write_str(
+                "No layout satisfies the shape rules for this model, cluster and batch; see the \
+                 dropped list.",
+            ),
+            Finding::Beats {
+                winner,
+                other,
+                percent,
+                reason,
+            } => {
+                write!(f, "{winner} beats {other} by {percent:.1}%")?;
+                match reason {
+                    Reason::Tie => f.write_str(": a tie within the model's accuracy; pick either."),
+                    r => write!(f, ": {r}."),
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Tie => f.write_str("a tie within the model's accuracy; pick either"),
+            Reason::TpInsideNode {
+                intra,
+                other_tp,
+                inter,
+                winner_s,
+                other_s,
+            } => write!(
+                f,
+                "its TP group stays inside one {intra} node while TP={other_tp} spans nodes and \
+                 all-reduces over {inter} (TP communication {winner_s:.3} s vs {other_s:.3} s per \
+                 iteration)"
+            ),
+            Reason::TpLess {
+                winner_s,
+                other_s,
+                winner_tp,
+                other_tp,
+                other_full_recompute,
+            } => write!(
+                f,
+                "it spends less time in TP all-reduces ({winner_s:.3} s vs {other_s:.3} s per \
+                 iteration; TP={winner_tp} vs {other_tp}{})",
+                if *other_full_recompute {
+                    ", and full recomputation repeats the forward all-reduces"
+                } else {
+                    ""
+                }
+            ),
+            Reason::Bubble {
+                winner_fraction,
+                other_fraction,
+                winner_s,
+                other_s,
+            } => write!(
+                f,
+                "its pipeline bubble is smaller ((p−1)/m = {winner_fraction:.3} vs \
+                 {other_fraction:.3}; {winner_s:.3} s vs {other_s:.3} s idle)"
+            ),
+            Reason::DpInsideNode { winner_s, other_s } => write!(
+                f,
+                "its data-parallel gradient all-reduce stays inside a node ({winner_s:.3} s vs \
+                 {other_s:.3} s exposed)"
+            ),
+            Reason::DpHides {
+                winner_micro_batch,
+                other_micro_batch,
+                winner_s,
+                other_s,
+            } => write!(
+                f,
+                "more of its gradient all-reduce hides behind the last micro-batch's backward pass \
+                 (micro-batch {winner_micro_batch} vs {other_micro_batch}: {winner_s:.3} s vs \
+                 {other_s:.3} s exposed)"
+            ),
+            Reason::DpCheaper {
+                winner_s,
+                other_s,
+                winner_grad_bytes,
+                other_grad_bytes,
+                winner_dp,
+                other_dp,
+            } => write!(
+                f,
+                "its data-parallel gradient all-reduce is cheaper ({winner_s:.3} s vs {other_s:.3} s \
+                 exposed; {} vs {} of gradients per GPU over DP={winner_dp} vs {other_dp})",
+                human_bytes(*winner_grad_bytes),
+                human_bytes(*other_grad_bytes)
+            ),
+            Reason::PipelineSends { winner_s, other_s } => write!(
+                f,
+                "it sends fewer pipeline activations ({winner_s:.3} s vs {other_s:.3} s)"
+            ),
+            Reason::Optimizer { winner_s, other_s } => write!(
+                f,
+                "its optimizer step touches fewer parameters per GPU ({winner_s:.3} s vs \
+                 {other_s:.3} s)"
+            ),
+            Reason::Logits {
+                winner_micro_batches,
+                other_micro_batches,
+                winner_s,
+                other_s,
+            } => write!(
+                f,
+                "the last pipeline stage also computes the vocabulary logits once per \
+                 micro-batch, {winner_micro_batches} times per iteration vs \
+                 {other_micro_batches} (compute {winner_s:.3} s vs {other_s:.3} s)"
+            ),
+            Reason::Recompute {
+                winner,
+                other,
+                winner_s,
+                other_s,
+            } => write!(
+                f,
+                "it recomputes less ({winner} vs {other} recomputation: compute {winner_s:.3} s vs \
+                 {other_s:.3} s)"
+            ),
+            Reason::Gemm {
+                winner_s,
+                other_s,
+                micro_batches,
+            } => {
+                write!(
+                    f,
+                    "its GEMMs run closer to peak (compute {winner_s:.3} s vs {other_s:.3} s"
+                )?;
+                if let Some((w, o)) = micro_batches {
+                    write!(f, "; micro-batch {w} vs {o}")?;
+                }
+                f.write_str(")")
+            }
+        }
     }
 }
 
 /// One sentence: why `winner` is faster than `other`, naming the time term that differs most.
 pub fn explain(winner: &IterationTime, other: &IterationTime, cluster: &Cluster) -> String {
+    finding(winner, other, cluster).to_string()
+}
+
+/// Why `winner` is faster than `other`, as data ([`explain`] is its English sentence).
+pub fn finding(winner: &IterationTime, other: &IterationTime, cluster: &Cluster) -> Finding {
     let (w, o) = (&winner.layout, &other.layout);
-    let pct = 100.0 * (other.iteration_time_s / winner.iteration_time_s - 1.0);
-    let head = format!("{} beats {} by {:.1}%", w.label(), o.label(), pct);
-    if pct < 1.0 {
-        return format!("{head}: a tie within the model's accuracy; pick either.");
+    let percent = 100.0 * (other.iteration_time_s / winner.iteration_time_s - 1.0);
+    let beats = |reason| Finding::Beats {
+        winner: w.label(),
+        other: o.label(),
+        percent,
+        reason,
+    };
+    if percent < 1.0 {
+        return beats(Reason::Tie);
     }
     let terms = [
         ("compute", other.compute_s - winner.compute_s),
@@ -232,85 +489,78 @@ pub fn explain(winner: &IterationTime, other: &IterationTime, cluster: &Cluster)
             ("compute", f64::MIN),
             |acc, x| if x.1 > acc.1 { x } else { acc },
         );
-    let why = match term {
-        "tp" if other.tp_spans_nodes && !winner.tp_spans_nodes => format!(
-            "its TP group stays inside one {} node while TP={} spans nodes and all-reduces over \
-             {} (TP communication {:.3} s vs {:.3} s per iteration)",
-            cluster.intra_node.name, o.tp, cluster.inter_node.name, winner.tp_comm_s, other.tp_comm_s
-        ),
-        "tp" => format!(
-            "it spends less time in TP all-reduces ({:.3} s vs {:.3} s per iteration; TP={} vs {}{})",
-            winner.tp_comm_s,
-            other.tp_comm_s,
-            w.tp,
-            o.tp,
-            if o.recompute == Recompute::Full && w.recompute != Recompute::Full {
-                ", and full recomputation repeats the forward all-reduces"
-            } else {
-                ""
-            }
-        ),
-        "bubble" => format!(
-            "its pipeline bubble is smaller ((p−1)/m = {:.3} vs {:.3}; {:.3} s vs {:.3} s idle)",
-            winner.bubble_fraction, other.bubble_fraction, winner.pipeline_bubble_s, other.pipeline_bubble_s
-        ),
-        "dp" if other.dp_spans_nodes && !winner.dp_spans_nodes => format!(
-            "its data-parallel gradient all-reduce stays inside a node ({:.3} s vs {:.3} s \
-             exposed)",
-            winner.dp_comm_s, other.dp_comm_s
-        ),
-        "dp" if (w.tp, w.pp, w.dp) == (o.tp, o.pp, o.dp) => format!(
-            "more of its gradient all-reduce hides behind the last micro-batch's backward pass \
-             (micro-batch {} vs {}: {:.3} s vs {:.3} s exposed)",
-            w.micro_batch, o.micro_batch, winner.dp_comm_s, other.dp_comm_s
-        ),
-        "dp" => format!(
-            "its data-parallel gradient all-reduce is cheaper ({:.3} s vs {:.3} s exposed; {} vs \
-             {} of gradients per GPU over DP={} vs {})",
-            winner.dp_comm_s,
-            other.dp_comm_s,
-            human_bytes(winner.memory.params_per_gpu * 2),
-            human_bytes(other.memory.params_per_gpu * 2),
-            w.dp,
-            o.dp
-        ),
-        "pp" => format!(
-            "it sends fewer pipeline activations ({:.3} s vs {:.3} s)",
-            winner.pp_comm_s, other.pp_comm_s
-        ),
-        "optimizer" => format!(
-            "its optimizer step touches fewer parameters per GPU ({:.3} s vs {:.3} s)",
-            winner.optimizer_s, other.optimizer_s
-        ),
+    let reason = match term {
+        "tp" if other.tp_spans_nodes && !winner.tp_spans_nodes => Reason::TpInsideNode {
+            intra: cluster.intra_node.name.clone(),
+            other_tp: o.tp,
+            inter: cluster.inter_node.name.clone(),
+            winner_s: winner.tp_comm_s,
+            other_s: other.tp_comm_s,
+        },
+        "tp" => Reason::TpLess {
+            winner_s: winner.tp_comm_s,
+            other_s: other.tp_comm_s,
+            winner_tp: w.tp,
+            other_tp: o.tp,
+            other_full_recompute: o.recompute == Recompute::Full && w.recompute != Recompute::Full,
+        },
+        "bubble" => Reason::Bubble {
+            winner_fraction: winner.bubble_fraction,
+            other_fraction: other.bubble_fraction,
+            winner_s: winner.pipeline_bubble_s,
+            other_s: other.pipeline_bubble_s,
+        },
+        "dp" if other.dp_spans_nodes && !winner.dp_spans_nodes => Reason::DpInsideNode {
+            winner_s: winner.dp_comm_s,
+            other_s: other.dp_comm_s,
+        },
+        "dp" if (w.tp, w.pp, w.dp) == (o.tp, o.pp, o.dp) => Reason::DpHides {
+            winner_micro_batch: w.micro_batch,
+            other_micro_batch: o.micro_batch,
+            winner_s: winner.dp_comm_s,
+            other_s: other.dp_comm_s,
+        },
+        "dp" => Reason::DpCheaper {
+            winner_s: winner.dp_comm_s,
+            other_s: other.dp_comm_s,
+            winner_grad_bytes: winner.memory.params_per_gpu * 2,
+            other_grad_bytes: other.memory.params_per_gpu * 2,
+            winner_dp: w.dp,
+            other_dp: o.dp,
+        },
+        "pp" => Reason::PipelineSends {
+            winner_s: winner.pp_comm_s,
+            other_s: other.pp_comm_s,
+        },
+        "optimizer" => Reason::Optimizer {
+            winner_s: winner.optimizer_s,
+            other_s: other.optimizer_s,
+        },
         _ if w.recompute == o.recompute
             && w.micro_batch == o.micro_batch
             && winner.micro_batches != other.micro_batches =>
         {
-            format!(
-                "the last pipeline stage also computes the vocabulary logits once per \
-                 micro-batch, {} times per iteration vs {} (compute {:.3} s vs {:.3} s)",
-                winner.micro_batches, other.micro_batches, winner.compute_s, other.compute_s
-            )
-        }
-        _ if w.recompute != o.recompute => format!(
-            "it recomputes less ({} vs {} recomputation: compute {:.3} s vs {:.3} s)",
-            w.recompute.name(),
-            o.recompute.name(),
-            winner.compute_s,
-            other.compute_s
-        ),
-        _ => format!(
-            "its GEMMs run closer to peak (compute {:.3} s vs {:.3} s{})",
-            winner.compute_s,
-            other.compute_s,
-            if w.micro_batch != o.micro_batch {
-                format!("; micro-batch {} vs {}", w.micro_batch, o.micro_batch)
-            } else {
-                String::new()
+            Reason::Logits {
+                winner_micro_batches: winner.micro_batches,
+                other_micro_batches: other.micro_batches,
+                winner_s: winner.compute_s,
+                other_s: other.compute_s,
             }
-        ),
+        }
+        _ if w.recompute != o.recompute => Reason::Recompute {
+            winner: w.recompute.name().to_string(),
+            other: o.recompute.name().to_string(),
+            winner_s: winner.compute_s,
+            other_s: other.compute_s,
+        },
+        _ => Reason::Gemm {
+            winner_s: winner.compute_s,
+            other_s: other.compute_s,
+            micro_batches: (w.micro_batch != o.micro_batch)
+                .then_some((w.micro_batch, o.micro_batch)),
+        },
     };
-    format!("{head}: {why}.")
+    beats(reason)
 }
 
 /// The planner's answer under a training stack ([`plan_with`]).
@@ -322,6 +572,8 @@ pub struct StackPlan {
     pub ranked: Vec<StackIteration>,
     pub dropped: Vec<Dropped>,
     pub explanations: Vec<String>,
+    /// The same, as data (`explanations[i]` is `findings[i]`'s English).
+    pub findings: Vec<Finding>,
 }
 
 /// Candidate layouts under `stack`: as [`plan`]'s, with every PP up to the layer count that
@@ -481,33 +733,28 @@ pub fn plan_with(req: &PlanRequest, stack: &Stack) -> StackPlan {
             .cmp(&(b.needed_bytes == 0))
             .then(a.needed_bytes.cmp(&b.needed_bytes))
     });
-    let explanations = match fit.first() {
+    let findings: Vec<Finding> = match fit.first() {
         Some(w) => fit
             .iter()
             .skip(1)
             .take(3)
-            .map(|r| explain(&w.it, &r.it, &req.cluster))
+            .map(|r| finding(&w.it, &r.it, &req.cluster))
             .collect(),
-        None => match too_big.first() {
-            Some(c) => vec![format!(
-                "No layout fits in {} usable per GPU; the closest, {}, needs {}: add GPUs (more \
-                 pipeline or ZeRO sharding), use GPUs with more memory, or recompute activations.",
-                human_bytes(c.it.memory_limit_bytes),
-                c.it.layout.label(),
-                human_bytes(c.it.memory.total_bytes)
-            )],
-            None => vec![
-                "No layout satisfies the shape rules for this model, cluster and batch; see the \
-                 dropped list."
-                    .to_string(),
-            ],
-        },
+        None => vec![match too_big.first() {
+            Some(c) => Finding::NoFit {
+                usable_bytes: c.it.memory_limit_bytes,
+                closest: c.it.layout.label(),
+                needs_bytes: c.it.memory.total_bytes,
+            },
+            None => Finding::NoShape,
+        }],
     };
     StackPlan {
         stack: *stack,
         ranked: fit,
         dropped,
-        explanations,
+        explanations: findings.iter().map(Finding::to_string).collect(),
+        findings,
     }
 }
 

@@ -80,3 +80,4 @@ pl-r-logits = the last pipeline stage also computes the vocabulary logits once p
 pl-r-recompute = it recomputes less ({ $wr } vs { $or } recomputation: compute { $w } s vs { $o } s)
 pl-r-gemm = its GEMMs run closer to peak (compute { $w } s vs { $o } s)
 pl-r-gemm-mb = its GEMMs run closer to peak (compute { $w } s vs { $o } s; micro-batch { $wmb } vs { $omb })
+pl-shortfall = needs { $needs } per GPU (weights { $weights }, gradients { $gradients }, optimizer { $optimizer }, activations { $activations }) but { $usable } is usable

@@ -80,3 +80,4 @@ pl-r-logits = son ardışık düzen aşaması sözlük logit'lerini her mikro y�
 pl-r-recompute = daha az yeniden hesaplama yapıyor (yeniden hesaplama: kazananda { $wr }, diğerinde { $or }; hesaplama { $w } sn ve { $o } sn)
 pl-r-gemm = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn)
 pl-r-gemm-mb = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn; mikro yığın { $wmb } ve { $omb })
+pl-shortfall = GPU başına { $needs } gerekiyor (ağırlıklar { $weights }, gradyanlar { $gradients }, optimize edici { $optimizer }, aktivasyonlar { $activations }), ama kullanılabilir bellek { $usable }

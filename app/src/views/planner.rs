@@ -361,7 +361,10 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
             ],
         ));
         for d in plan.dropped.iter().take(3) {
-            ui.small(format!("{}: {}", d.layout.label(), d.reason));
+            let reason = d
+                .shortfall
+                .map_or_else(|| d.reason.clone(), |s| shortfall_text(lang, &s));
+            ui.small(format!("{}: {}", d.layout.label(), reason));
         }
     });
     ui.separator();
@@ -413,6 +416,22 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
             }
         });
     });
+}
+
+/// Why a layout does not fit, in the learner's language (English: the engine's sentence).
+fn shortfall_text(lang: tplab_lessons::Lang, s: &planner::Shortfall) -> String {
+    crate::i18n::t_args(
+        lang,
+        "pl-shortfall",
+        &[
+            ("needs", human_bytes(s.needs_bytes)),
+            ("weights", human_bytes(s.weights_bytes)),
+            ("gradients", human_bytes(s.gradients_bytes)),
+            ("optimizer", human_bytes(s.optimizer_bytes)),
+            ("activations", human_bytes(s.activations_bytes)),
+            ("usable", human_bytes(s.usable_bytes)),
+        ],
+    )
 }
 
 /// The planner's finding in the learner's language (English: the same words as the engine's
@@ -680,6 +699,22 @@ mod tests {
         });
         all.push(Finding::NoShape);
         all
+    }
+
+    #[test]
+    fn a_shortfall_reads_the_same_in_the_app_and_the_cli_and_exists_in_turkish() {
+        let s = planner::Shortfall {
+            needs_bytes: 90 << 30,
+            weights_bytes: 10 << 30,
+            gradients_bytes: 20 << 30,
+            optimizer_bytes: 40 << 30,
+            activations_bytes: 20 << 30,
+            usable_bytes: 67 << 30,
+        };
+        assert_eq!(shortfall_text(tplab_lessons::Lang::En, &s), s.to_string());
+        let tr = shortfall_text(tplab_lessons::Lang::Tr, &s);
+        assert!(tr.starts_with("GPU başına 90.0 GiB"), "{tr}");
+        assert!(tr.contains("67.0 GiB"), "{tr}");
     }
 
     /// The view's English is the engine's sentence word for word (what `tplab plan` prints), for

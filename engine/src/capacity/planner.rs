@@ -54,6 +54,60 @@ pub struct Dropped {
     /// Memory per GPU it would need (0 when dropped for a shape rule).
     pub needed_bytes: u64,
     pub reason: String,
+    /// For a layout dropped for memory: the same reason as data (`reason` is its English).
+    #[serde(default)]
+    pub shortfall: Option<Shortfall>,
+}
+
+/// Why a layout does not fit: what it needs per GPU, term by term, against what is usable.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Shortfall {
+    pub needs_bytes: u64,
+    pub weights_bytes: u64,
+    pub gradients_bytes: u64,
+    pub optimizer_bytes: u64,
+    pub activations_bytes: u64,
+    pub usable_bytes: u64,
+}
+
+impl Shortfall {
+    fn of(it: &IterationTime) -> Self {
+        Shortfall {
+            needs_bytes: it.memory.total_bytes,
+            weights_bytes: it.memory.weights_bytes,
+            gradients_bytes: it.memory.gradients_bytes,
+            optimizer_bytes: it.memory.optimizer_bytes,
+            activations_bytes: it.memory.activations_bytes,
+            usable_bytes: it.memory_limit_bytes,
+        }
+    }
+
+    /// The dropped entry of a layout that does not fit.
+    fn dropped(layout: Layout, it: &IterationTime) -> Dropped {
+        let s = Shortfall::of(it);
+        Dropped {
+            layout,
+            needed_bytes: s.needs_bytes,
+            reason: s.to_string(),
+            shortfall: Some(s),
+        }
+    }
+}
+
+impl std::fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "needs {} per GPU (weights {}, gradients {}, optimizer {}, activations {}) but {} is \
+             usable",
+            human_bytes(self.needs_bytes),
+            human_bytes(self.weights_bytes),
+            human_bytes(self.gradients_bytes),
+            human_bytes(self.optimizer_bytes),
+            human_bytes(self.activations_bytes),
+            human_bytes(self.usable_bytes)
+        )
+    }
 }
 
 /// The planner's answer.
@@ -143,26 +197,14 @@ fn evaluate_all(req: &PlanRequest) -> (Vec<IterationTime>, Vec<IterationTime>, V
         match evaluate(req, &layout) {
             Ok(it) if it.fits => fit.push(it),
             Ok(it) => {
-                dropped.push(Dropped {
-                    layout,
-                    needed_bytes: it.memory.total_bytes,
-                    reason: format!(
-                        "needs {} per GPU (weights {}, gradients {}, optimizer {}, activations {}) \
-                         but {} is usable",
-                        human_bytes(it.memory.total_bytes),
-                        human_bytes(it.memory.weights_bytes),
-                        human_bytes(it.memory.gradients_bytes),
-                        human_bytes(it.memory.optimizer_bytes),
-                        human_bytes(it.memory.activations_bytes),
-                        human_bytes(it.memory_limit_bytes)
-                    ),
-                });
+                dropped.push(Shortfall::dropped(layout, &it));
                 too_big.push(it);
             }
             Err(e) => dropped.push(Dropped {
                 layout,
                 needed_bytes: 0,
                 reason: e.to_string(),
+                shortfall: None,
             }),
         }
     }
@@ -689,27 +731,14 @@ pub fn plan_with(req: &PlanRequest, stack: &Stack) -> StackPlan {
         match evaluate_with(req, &layout, &st) {
             Ok(r) if r.it.fits => fit.push(r),
             Ok(r) => {
-                let it = &r.it;
-                dropped.push(Dropped {
-                    layout,
-                    needed_bytes: it.memory.total_bytes,
-                    reason: format!(
-                        "needs {} per GPU (weights {}, gradients {}, optimizer {}, activations {}) \
-                         but {} is usable",
-                        human_bytes(it.memory.total_bytes),
-                        human_bytes(it.memory.weights_bytes),
-                        human_bytes(it.memory.gradients_bytes),
-                        human_bytes(it.memory.optimizer_bytes),
-                        human_bytes(it.memory.activations_bytes),
-                        human_bytes(it.memory_limit_bytes)
-                    ),
-                });
+                dropped.push(Shortfall::dropped(layout, &r.it));
                 too_big.push(r);
             }
             Err(e) => dropped.push(Dropped {
                 layout,
                 needed_bytes: 0,
                 reason: e.to_string(),
+                shortfall: None,
             }),
         }
     }

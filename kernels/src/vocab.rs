@@ -168,6 +168,7 @@ pub fn tolerance(cfg: &VocabConfig) -> Tolerance {
     let eps = DType::F32.epsilon();
     let k = cfg.hidden.max(cfg.vocab);
     Tolerance {
+        bound: None,
         relative: 16.0 * eps * (k as f64).sqrt() * 2.0,
         reason: format!(
             "f32 ε={eps:.2e} × √K (K={k}: the softmax sum over the vocabulary, or the head's dot \

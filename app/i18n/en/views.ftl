@@ -311,3 +311,4 @@ cl-round = round
 cl-done = done: every GPU holds the full sum
 cl-round-line = Round { $k } of { $rounds } · { $phase } · each cell shows whose data it holds (e.g. 0+1 is a partial sum)
 pl-title = Planner: 3D layouts for a model on a cluster
+vf-bound = { $dtype } ε={ $eps } × √K (K={ $k }, longest reduction: hidden, ffn, or the tokens a gradient sums over; rounding errors add like a random walk) × depth (layers+1)={ $depth } × 16 (two executors × λ=4 × Σ|ab|/|Σab|) × max(1, κ)={ $kappa } (LayerNorm conditioning κ = max rms(x)/σ(x), large only when a row's features are nearly equal, as at tiny hidden sizes): the split reorders every row-parallel sum, so results differ by rounding only

@@ -311,3 +311,4 @@ cl-round = tur
 cl-done = bitti: her GPU tam toplamı tutuyor
 cl-round-line = Tur { $k } / { $rounds } · { $phase } · her hücre hangi GPU'ların verisini tuttuğunu gösterir (ör. 0+1 bir kısmi toplamdır)
 pl-title = Planlayıcı: bir model için kümede 3B yerleşimler
+vf-bound = { $dtype } ε={ $eps } × √K (K={ $k }: en uzun toplama, yani hidden, ffn ya da bir gradyanın üzerinden toplandığı token'lar; yuvarlama hataları rastgele yürüyüş gibi birikir) × derinlik (katman+1)={ $depth } × 16 (iki yürütücü × λ=4 × Σ|ab|/|Σab|) × max(1, κ)={ $kappa } (LayerNorm koşullanması κ = max rms(x)/σ(x); yalnızca bir satırın öznitelikleri neredeyse eşitken büyür, küçük hidden boyutlarında olduğu gibi): bölme her satır paralel toplamın sırasını değiştirir, bu yüzden sonuçlar yalnızca yuvarlama kadar farklıdır

@@ -384,7 +384,7 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
             "vf-tolerance",
             &[
                 ("tol", format!("{:.2e}", v.tolerance.relative)),
-                ("reason", v.tolerance.reason.clone()),
+                ("reason", tolerance_reason(super::lang(ui), &v.tolerance)),
             ],
         ))
         .wrap(),
@@ -472,4 +472,46 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
                 });
             });
         });
+}
+
+/// The tolerance's reason in the learner's language (English: the engine's sentence).
+fn tolerance_reason(
+    lang: tplab_lessons::Lang,
+    tol: &tplab_engine::block::verify::Tolerance,
+) -> String {
+    match tol.bound {
+        Some(b) => crate::i18n::t_args(
+            lang,
+            "vf-bound",
+            &[
+                ("dtype", b.dtype.to_string()),
+                ("eps", format!("{:.2e}", b.epsilon)),
+                ("k", b.k.to_string()),
+                ("depth", b.depth.to_string()),
+                ("kappa", format!("{:.2}", b.conditioning)),
+            ],
+        ),
+        None => tol.reason.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tolerance_tests {
+    use super::*;
+    use tplab_engine::block::verify::Tolerance;
+
+    #[test]
+    fn the_tolerance_reads_the_same_as_the_engine_in_english_and_exists_in_turkish() {
+        let cfg = tplab_engine::config::Config::default();
+        for dtype in [tplab_engine::DType::F64, tplab_engine::DType::F32] {
+            let tol = Tolerance::for_run(&cfg, dtype, 3.5);
+            assert_eq!(tolerance_reason(tplab_lessons::Lang::En, &tol), tol.reason);
+            let tr = tolerance_reason(tplab_lessons::Lang::Tr, &tol);
+            assert_ne!(tr, tol.reason);
+            assert!(
+                tr.contains("3.50") && tr.contains(&dtype.to_string()),
+                "{tr}"
+            );
+        }
+    }
 }

@@ -37,6 +37,23 @@ pub struct Tolerance {
     /// Allowed `max|got − want| / max(max|want|, 1)`.
     pub relative: f64,
     pub reason: String,
+    /// The factors of the rounding bound, when the tolerance is [`Tolerance::for_run`]'s
+    /// (`reason` is their English), for a view to word in the learner's language.
+    #[serde(skip)]
+    pub bound: Option<RoundingBound>,
+}
+
+/// `relative = 16 · ε · √K · depth · conditioning`, factor by factor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RoundingBound {
+    pub dtype: DType,
+    pub epsilon: f64,
+    /// The longest reduction.
+    pub k: usize,
+    /// Layers + 1.
+    pub depth: usize,
+    /// `max(1, κ)`.
+    pub conditioning: f64,
 }
 
 impl Tolerance {
@@ -67,7 +84,17 @@ impl Tolerance {
              only when a row's features are nearly equal, as at tiny hidden sizes): the split \
              reorders every row-parallel sum, so results differ by rounding only"
         );
-        Self { relative, reason }
+        Self {
+            relative,
+            reason,
+            bound: Some(RoundingBound {
+                dtype,
+                epsilon: eps,
+                k,
+                depth,
+                conditioning,
+            }),
+        }
     }
 }
 
@@ -290,6 +317,7 @@ mod tests {
         let tol = Tolerance {
             relative: 1e-6,
             reason: String::new(),
+            bound: None,
         };
         let want = array![[1.0, -4.0], [2.0, 0.5]];
         let mut got = want.clone();

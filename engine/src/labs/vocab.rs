@@ -796,6 +796,7 @@ pub fn run<T: Element>(cfg: &VocabConfig) -> Result<VocabReport, VocabError> {
     let eps = T::DTYPE.epsilon();
     let k = cfg.hidden.max(cfg.vocab);
     let tol = Tolerance {
+        bound: None,
         relative: 16.0 * eps * (k as f64).sqrt() * 2.0,
         reason: format!(
             "{} ε={eps:.2e} × √K (K={k}: the softmax sum over the vocabulary, or the head's dot \

@@ -463,18 +463,17 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
         });
     ui.label(tr("cl-side-note"));
     if let Some(n) = plans.iter().find_map(|p| p.as_ref().ok().map(|p| p.n)) {
-        nccl_sweep_ui(ui, n, payload);
+        nccl_sweep_ui(ui, &catalogue, n, payload);
     }
 }
 
 /// The same all-reduce as NCCL runs it on H100s in one NVSwitch node, swept over message sizes
 /// as nccl-tests reports it, with the algorithm and protocol NCCL's tuner picks
 /// (`tplab collective` prints the full sweep).
-fn nccl_sweep_ui(ui: &mut egui::Ui, n: usize, payload: u64) {
+fn nccl_sweep_ui(ui: &mut egui::Ui, catalogue: &Catalogue, n: usize, payload: u64) {
     use tplab_engine::capacity::nccl::{self, Fabric};
     let lang = super::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
-    let catalogue = Catalogue::default();
     let (Ok(intra), Ok(inter)) = (catalogue.link("nvlink4"), catalogue.link("ib-ndr-400")) else {
         return;
     };

@@ -14,7 +14,7 @@
 //! `16·ε·√K` ([`crate::verify`]), and the tests below bound each kernel against its reference.
 
 use crate::dtype::Element;
-use crate::ops::{AttnCache, LnCache, LN_EPS};
+use crate::ops::{gemm_into, AttnCache, LnCache, LN_EPS};
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 use std::any::TypeId;
@@ -31,9 +31,6 @@ const ELEM_CHUNK: usize = 1 << 14;
 
 /// Query rows per block of causal attention: block `[r0, r1)` attends to keys `0..r1` only.
 const ATTN_BLOCK_ROWS: usize = 64;
-
-/// Products with fewer multiply-adds than this run on one thread.
-const PARALLEL_MIN_MACS: usize = 1 << 18;
 
 /// The arithmetic the kernels need, with an `exp` the compiler can vectorise.
 trait Fast: Element {
@@ -226,76 +223,6 @@ fn uninit_elems<T: Element, U: 'static>(
 
 // ---------------------------------------------------------------------------------------------
 // Matrix products.
-
-/// `out = beta·a·b` (or `out += beta·a·b` when `accumulate`) through `gemm`, on the thread pool
-/// when `parallel` and the product is large enough.
-///
-/// **Panics** if the shapes do not chain; the executor only passes shapes from a validated plan.
-fn gemm_into<T: Element>(
-    a: ArrayView2<'_, T>,
-    b: ArrayView2<'_, T>,
-    mut out: ArrayViewMut2<'_, T>,
-    accumulate: bool,
-    beta: T,
-    parallel: bool,
-) {
-    let (m, k) = a.dim();
-    let (k2, n) = b.dim();
-    assert!(
-        k == k2 && out.dim() == (m, n),
-        "matmul shapes do not chain: {m}x{k} · {k2}x{n} -> {:?}",
-        out.dim()
-    );
-    if m == 0 || n == 0 {
-        return;
-    }
-    if k == 0 {
-        if !accumulate {
-            out.fill(T::zero());
-        }
-        return;
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    let par = if parallel && m * n * k >= PARALLEL_MIN_MACS {
-        gemm::Parallelism::Rayon(0)
-    } else {
-        gemm::Parallelism::None
-    };
-    #[cfg(target_arch = "wasm32")]
-    let par = {
-        let _ = (parallel, PARALLEL_MIN_MACS);
-        gemm::Parallelism::None
-    };
-    let (a_rs, a_cs) = (a.strides()[0], a.strides()[1]);
-    let (b_rs, b_cs) = (b.strides()[0], b.strides()[1]);
-    let (o_rs, o_cs) = (out.strides()[0], out.strides()[1]);
-    // SAFETY: the pointers and strides come from live ndarray views whose shapes were checked
-    // above to be m×k, k×n and m×n; `out` is a unique mutable view that does not alias `a` or `b`
-    // (the borrow checker guarantees it), and gemm only reads/writes inside those extents.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            out.as_mut_ptr(),
-            o_cs,
-            o_rs,
-            accumulate,
-            a.as_ptr(),
-            a_cs,
-            a_rs,
-            b.as_ptr(),
-            b_cs,
-            b_rs,
-            T::one(),
-            beta,
-            false,
-            false,
-            false,
-            par,
-        );
-    }
-}
 
 /// `a · b` on the thread pool, into a new array that is not zeroed first (gemm writes every
 /// element of it).

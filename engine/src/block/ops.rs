@@ -35,8 +35,23 @@ pub fn matmul<T: Element>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<
 pub fn matmul_into<T: Element>(
     a: ArrayView2<'_, T>,
     b: ArrayView2<'_, T>,
+    out: ArrayViewMut2<'_, T>,
+    accumulate: bool,
+) {
+    gemm_into(a, b, out, accumulate, T::one(), true);
+}
+
+/// `out = beta·a·b` (or `out += beta·a·b` when `accumulate`) through `gemm`, on the thread pool
+/// when `parallel` and the product is large enough.
+///
+/// **Panics** if the shapes do not chain; the executor only passes shapes from a validated plan.
+pub(crate) fn gemm_into<T: Element>(
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
     mut out: ArrayViewMut2<'_, T>,
     accumulate: bool,
+    beta: T,
+    parallel: bool,
 ) {
     let (m, k) = a.dim();
     let (k2, n) = b.dim();
@@ -54,15 +69,17 @@ pub fn matmul_into<T: Element>(
         }
         return;
     }
-    // In a browser (wasm32) there is one thread and gemm is built without rayon.
     #[cfg(not(target_arch = "wasm32"))]
-    let par = if m * n * k >= PARALLEL_MIN_MACS {
+    let par = if parallel && m * n * k >= PARALLEL_MIN_MACS {
         gemm::Parallelism::Rayon(0)
     } else {
         gemm::Parallelism::None
     };
     #[cfg(target_arch = "wasm32")]
-    let par = gemm::Parallelism::None;
+    let par = {
+        let _ = (parallel, PARALLEL_MIN_MACS);
+        gemm::Parallelism::None
+    };
     let (a_rs, a_cs) = (a.strides()[0], a.strides()[1]);
     let (b_rs, b_cs) = (b.strides()[0], b.strides()[1]);
     let (o_rs, o_cs) = (out.strides()[0], out.strides()[1]);
@@ -85,7 +102,7 @@ pub fn matmul_into<T: Element>(
             b_cs,
             b_rs,
             T::one(),
-            T::one(),
+            beta,
             false,
             false,
             false,

@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 
+from check_export import block
+
 REPS = 15
 
 
@@ -19,42 +21,19 @@ def median_s(f):
     return sorted(t)[REPS // 2]
 
 
-def layer_norm(x, g, b, eps=1e-5):
-    m = x.mean(-1, keepdims=True)
-    v = ((x - m) ** 2).mean(-1, keepdims=True)
-    return (x - m) / np.sqrt(v + eps) * g + b
-
-
-def gelu(x):
-    return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3)))
-
-
-def block(x, p, heads, seq):
-    t, h = x.shape
-    d = h // heads
-    a = layer_norm(x, p["ln1w"], p["ln1b"])
-    qkv = a @ p["wqkv"] + p["bqkv"]
-    q, k, v = (qkv[:, i * h:(i + 1) * h].reshape(t // seq, seq, heads, d).transpose(0, 2, 1, 3) for i in range(3))
-    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
-    mask = np.triu(np.ones((seq, seq), dtype=bool), 1)
-    s = np.where(mask, -np.inf, s)
-    s = np.exp(s - s.max(-1, keepdims=True))
-    s /= s.sum(-1, keepdims=True)
-    ctx = (s @ v).transpose(0, 2, 1, 3).reshape(t, h)
-    x1 = x + ctx @ p["wout"] + p["bout"]
-    m = gelu(layer_norm(x1, p["ln2w"], p["ln2b"]) @ p["w1"] + p["b1"])
-    return x1 + m @ p["w2"] + p["b2"]
-
-
 def main():
     rust = json.loads(sys.argv[1])
     rng = np.random.default_rng(0)
     t, h, f, heads, seq = 512, 768, 3072, 12, 512
     r = lambda *s: rng.standard_normal(s, dtype=np.float32) * 0.02
-    p = dict(ln1w=1 + r(h), ln1b=r(h), wqkv=r(h, 3 * h), bqkv=r(3 * h), wout=r(h, h), bout=r(h),
-             ln2w=1 + r(h), ln2b=r(h), w1=r(h, f), b1=r(f), w2=r(f, h), b2=r(h))
+    # Named as in a `tplab run --export` folder: check_export.block reads them.
+    names = ["ln1.weight", "ln1.bias", "attn.qkv.weight", "attn.qkv.bias", "attn.out.weight",
+             "attn.out.bias", "ln2.weight", "ln2.bias", "mlp.fc1.weight", "mlp.fc1.bias",
+             "mlp.fc2.weight", "mlp.fc2.bias"]
+    p = dict(zip(names, [1 + r(h), r(h), r(h, 3 * h), r(3 * h), r(h, h), r(h),
+                         1 + r(h), r(h), r(h, f), r(f), r(f, h), r(h)]))
     x = rng.standard_normal((t, h), dtype=np.float32)
-    np_fwd = median_s(lambda: block(x, p, heads, seq))
+    np_fwd = median_s(lambda: block(x, p, heads, heads, t // seq, seq))
     print(f"threads: {rust['threads']}, numpy {np.__version__}")
     fb = rust["fwd_bwd_s"]
     print("\nsharded fwd+bwd, one layer (t=512, h=768, 12 heads, f32), medians of 15 interleaved rounds:")

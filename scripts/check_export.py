@@ -42,14 +42,17 @@ def gelu(x):
 
 
 def block(x, p, heads, kv, batch, seq):
+    """One layer's forward of `x` [batch * seq, hidden] with the weights `p`, named as in the
+    export (scripts/bench_numpy.py times it too)."""
     t, h = x.shape
     d = h // heads
     qkv = layer_norm(x, p["ln1.weight"], p["ln1.bias"]) @ p["attn.qkv.weight"] + p["attn.qkv.bias"]
     split = lambda a, n: a.reshape(batch, seq, n, d).transpose(0, 2, 1, 3)
     q = split(qkv[:, :h], heads)
-    # Grouped-query attention: KV head j // (heads // kv) serves query head j (repeat_kv).
-    k = np.repeat(split(qkv[:, h:h + kv * d], kv), heads // kv, axis=1)
-    v = np.repeat(split(qkv[:, h + kv * d:], kv), heads // kv, axis=1)
+    k, v = split(qkv[:, h:h + kv * d], kv), split(qkv[:, h + kv * d:], kv)
+    if kv != heads:
+        # Grouped-query attention: KV head j // (heads // kv) serves query head j (repeat_kv).
+        k, v = (np.repeat(a, heads // kv, axis=1) for a in (k, v))
     s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
     s = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, s)
     s = np.exp(s - s.max(-1, keepdims=True))

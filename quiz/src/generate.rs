@@ -368,15 +368,11 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("all-reduce".into()),
-        show_me: Some(ShowMe {
-            view: View::Collectives,
-            scenario: Overrides {
-                preset: Some(tplab_engine::Preset::Tiny),
-                tp: Some(if tp == 8 { 4 } else { tp }),
-                ..Overrides::default()
-            },
-            ..ShowMe::default()
-        }),
+        show_me: Some(target(
+            View::Collectives,
+            tplab_engine::Preset::Tiny,
+            if tp == 8 { 4 } else { tp },
+        )),
         choice_feedback: Vec::new(),
     }
 }
@@ -397,6 +393,28 @@ pub const VALIDITY_CHOICES: [(&str, &str); 3] = [
     ),
 ];
 
+/// A Show me target: `view` on `preset` at TP=`tp`.
+fn target(view: View, preset: tplab_engine::Preset, tp: usize) -> ShowMe {
+    ShowMe {
+        view,
+        scenario: Overrides {
+            preset: Some(preset),
+            tp: Some(tp),
+            ..Overrides::default()
+        },
+        ..ShowMe::default()
+    }
+}
+
+/// A Show me target: the Walkthrough on GPT-2 small at TP=4, at the backward pass's `event`.
+fn gpt2_backward_at(event: &str) -> ShowMe {
+    ShowMe {
+        pass: Some(Pass::Backward),
+        event: Some(event.into()),
+        ..target(View::Step, tplab_engine::Preset::Gpt2Small, 4)
+    }
+}
+
 /// `a % b = r` in both languages (the same notation).
 fn modulo(a: usize, b: usize) -> String {
     format!("{a} % {b} = {}", a % b)
@@ -409,7 +427,7 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         pick(rng, &MODELS)
     };
     let tp = rng.random_range(2..=16usize);
-    let cfg = model.config(tp, DType::Bf16);
+    let cfg = &model.config(tp, DType::Bf16);
     let verdict = cfg.validate_shapes();
     let correct = match &verdict {
         Ok(()) => 0,
@@ -420,9 +438,8 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         Err(_) => 0,
     };
     let (h, f) = (model.heads, model.ffn);
-    let valid = valid_list(&cfg);
     let d = model.describe();
-    let (why_en, why_tr) = match correct {
+    let why = match correct {
         0 => (
             format!(
                 "{} and {}: each GPU holds {} heads and {} FFN columns.",
@@ -509,33 +526,40 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             d.tr
         ),
     );
-    let why = (why_en, why_tr);
-    let choices = &VALIDITY_CHOICES;
+    let answer = SplitAnswer { correct, why, cfg };
     split_question(
         GenKind::TpValidity,
         seed,
         prompt,
-        choices,
-        correct,
-        why,
-        &valid,
+        &VALIDITY_CHOICES,
+        answer,
         fb,
     )
 }
 
-/// A "can it be split at this TP" question: the choices, the right one, why, and why each wrong
-/// choice fails; the explanation ends with the model's valid TP sizes.
-#[allow(clippy::too_many_arguments)]
+/// The answer to a "can it be split at this TP" question: the right choice, why (English,
+/// Turkish), and the configuration asked about.
+struct SplitAnswer<'a> {
+    correct: usize,
+    why: (String, String),
+    cfg: &'a Config,
+}
+
+/// A "can it be split at this TP" question: the choices, the answer, and why each wrong choice
+/// fails; the explanation ends with the model's valid TP sizes.
 fn split_question(
     kind: GenKind,
     seed: u64,
     prompt: Localized,
     choices: &[(&str, &str)],
-    correct: usize,
-    (why_en, why_tr): (String, String),
-    valid: &str,
+    SplitAnswer {
+        correct,
+        why: (why_en, why_tr),
+        cfg,
+    }: SplitAnswer,
     fb: impl Fn(usize) -> Option<Localized>,
 ) -> Question {
+    let valid = valid_list(cfg);
     Question {
         id: id(kind, seed),
         prompt,
@@ -625,7 +649,7 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             break;
         }
     }
-    let cfg = cfg_at(tp);
+    let cfg = &cfg_at(tp);
     let verdict = cfg.validate_shapes();
     let correct = match &verdict {
         Ok(()) if cfg.kv_replicas() > 1 => 1,
@@ -633,8 +657,7 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         Err(ConfigError::HeadsNotDivisible { .. }) => 2,
         _ => 3,
     };
-    let valid = valid_list(&cfg);
-    let (why_en, why_tr) = match correct {
+    let why = match correct {
         0 => (
             format!(
                 "{}: each GPU holds {} KV head(s) and the {} query heads that read them.",
@@ -758,18 +781,8 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
              dikkati). Dikkat katmanı TP={tp} ile bölünebilir mi?"
         ),
     );
-    let why = (why_en, why_tr);
-    let choices = &GQA_CHOICES;
-    split_question(
-        GenKind::GqaValidity,
-        seed,
-        prompt,
-        choices,
-        correct,
-        why,
-        &valid,
-        fb,
-    )
+    let answer = SplitAnswer { correct, why, cfg };
+    split_question(GenKind::GqaValidity, seed, prompt, &GQA_CHOICES, answer, fb)
 }
 
 fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
@@ -857,23 +870,15 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("real-world".into()),
-        show_me: Some(ShowMe {
-            view: View::Memory,
-            scenario: Overrides {
-                preset: Some(tplab_engine::Preset::Gpt2Small),
-                tp: Some(4),
-                ..Overrides::default()
-            },
-            ..ShowMe::default()
-        }),
+        show_me: Some(target(View::Memory, tplab_engine::Preset::Gpt2Small, 4)),
         choice_feedback: Vec::new(),
     }
 }
 
-fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let layers = rng.random_range(1..=48usize);
-    let tp = pick(rng, &[2, 4, 8]);
-    let cfg = Config {
+/// A small model of `layers` layers at `tp` (hidden 512, 8 heads, FFN 2048, 16 tokens): for the
+/// questions that count collectives, which its size does not change.
+fn counting_config(layers: usize, tp: usize) -> Config {
+    Config {
         layers,
         tp,
         hidden: 512,
@@ -882,7 +887,22 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         seq: 16,
         batch: 1,
         ..Config::default()
-    };
+    }
+}
+
+/// A count as a numeric answer: only the exact number is right.
+fn count_answer(count: usize) -> QuestionKind {
+    QuestionKind::Numeric {
+        answer: count as f64,
+        tolerance: 0.0,
+        unit: None,
+    }
+}
+
+fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    let layers = rng.random_range(1..=48usize);
+    let tp = pick(rng, &[2, 4, 8]);
+    let cfg = counting_config(layers, tp);
     let counts = schedule(&cfg).collective_counts(None);
     let total = counts.forward_all_reduce + counts.backward_all_reduce;
     Question {
@@ -895,12 +915,7 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
                 "{layers} Megatron tarzı Transformer katmanlı bir model TP={tp} ile çalışıyor. Katmanları bir ileri artı geri geçişte kaç all-reduce yapar (dizi paralelliği yok, aktivasyonlar yeniden hesaplanmıyor, gömme katmanları hariç)?"
             ),
         ),
-        kind: QuestionKind::Numeric {
-            answer: total as f64,
-            // A count: only the exact number is right.
-            tolerance: 0.0,
-            unit: None,
-        },
+        kind: count_answer(total),
         explanation: loc(
             format!(
                 "Per layer: forward 2 (g after the attention out-proj, g after fc2), backward 2 (f before fc1, f before QKV). The engine's schedule for {layers} layers issues {} forward + {} backward = {total}. TP does not change the count, only the bytes. (Full recomputation would re-run the two forward all-reduces, 6 per layer; a vocabulary-parallel embedding and loss add their own.)",
@@ -912,17 +927,7 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("f-and-g".into()),
-        show_me: Some(ShowMe {
-            view: View::Step,
-            scenario: Overrides {
-                preset: Some(tplab_engine::Preset::Gpt2Small),
-                tp: Some(4),
-                ..Overrides::default()
-            },
-            pass: Some(Pass::Backward),
-            event: Some("attn.f.bwd".into()),
-            ..ShowMe::default()
-        }),
+        show_me: Some(gpt2_backward_at("attn.f.bwd")),
         choice_feedback: Vec::new(),
     }
 }
@@ -949,15 +954,8 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         &[CollectiveKind::AllGather, CollectiveKind::ReduceScatter],
     );
     let cfg = Config {
-        layers,
-        tp,
-        hidden: 512,
-        heads: 8,
-        ffn: 2048,
-        seq: 16,
-        batch: 1,
         sequence_parallel: true,
-        ..Config::default()
+        ..counting_config(layers, tp)
     };
     let trace = schedule(&cfg);
     let total = trace
@@ -982,6 +980,8 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         ),
     };
     let per_layer = fwd.len() + bwd.len();
+    let mut show_me = gpt2_backward_at("mlp.f.bwd.gather");
+    show_me.scenario.sequence_parallel = Some(true);
     Question {
         id: id(GenKind::SpCollectives, seed),
         prompt: loc(
@@ -992,12 +992,7 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
                 "{layers} Megatron tarzı Transformer katmanlı bir model TP={tp} ile, dizi paralelliği açık olarak çalışıyor. Katmanları bir ileri artı geri geçişte kaç {what_tr} yapar?"
             ),
         ),
-        kind: QuestionKind::Numeric {
-            answer: total as f64,
-            // A count: only the exact number is right.
-            tolerance: 0.0,
-            unit: None,
-        },
+        kind: count_answer(total),
         explanation: loc(
             format!(
                 "Per layer the engine's trace has {} forward ({}) and {} backward ({}), {per_layer} in all; × {layers} layers = {total}. {note_en}",
@@ -1015,18 +1010,7 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("sequence-parallel".into()),
-        show_me: Some(ShowMe {
-            view: View::Step,
-            scenario: Overrides {
-                preset: Some(tplab_engine::Preset::Gpt2Small),
-                tp: Some(4),
-                sequence_parallel: Some(true),
-                ..Overrides::default()
-            },
-            pass: Some(Pass::Backward),
-            event: Some("mlp.f.bwd.gather".into()),
-            ..ShowMe::default()
-        }),
+        show_me: Some(show_me),
         choice_feedback: Vec::new(),
     }
 }
@@ -1165,15 +1149,7 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("real-world".into()),
-        show_me: Some(ShowMe {
-            view: View::Memory,
-            scenario: Overrides {
-                preset: Some(tplab_engine::Preset::Gpt2Small),
-                tp: Some(4),
-                ..Overrides::default()
-            },
-            ..ShowMe::default()
-        }),
+        show_me: Some(target(View::Memory, tplab_engine::Preset::Gpt2Small, 4)),
         choice_feedback: Vec::new(),
     }
 }
@@ -1189,6 +1165,27 @@ mod tests {
             } => (answer, tolerance),
             _ => panic!("{} is not numeric", q.id),
         }
+    }
+
+    /// The TP size a prompt asks about: the number after "TP=".
+    fn tp_asked(en: &str) -> usize {
+        numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize
+    }
+
+    /// The right choice of a single-choice question.
+    fn single_correct(q: &Question) -> usize {
+        match q.kind {
+            QuestionKind::Single { correct, .. } => correct,
+            _ => panic!("{} is not single-choice", q.id),
+        }
+    }
+
+    /// `seen` counts the questions of each verdict: every one must have come up.
+    fn assert_every_verdict_occurs(seen: &[usize]) {
+        assert!(
+            seen.iter().all(|&c| c > 0),
+            "every verdict occurs: {seen:?}"
+        );
     }
 
     fn numbers_in(s: &str) -> Vec<u64> {
@@ -1227,7 +1224,7 @@ mod tests {
             let nums = numbers_in(en);
             let (tokens, hidden) = (nums[0], nums[1]);
             let bytes_per_elem = if en.contains("f32") { 4 } else { 2 };
-            let n = numbers_in(&en[en.find("TP=").unwrap()..])[0];
+            let n = tp_asked(en) as u64;
             let s = tokens * hidden * bytes_per_elem;
             let want_mib = (2 * (n - 1) * s / n) as f64 / MIB; // S is a multiple of n here
             let (answer, tol) = numeric(&q);
@@ -1250,7 +1247,7 @@ mod tests {
                 .chain(std::iter::once(&ODD_MODEL))
                 .find(|m| en.starts_with(&format!("Can {} (", m.name)))
                 .unwrap();
-            let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize;
+            let tp = tp_asked(&en);
             let want = if model.heads % tp != 0 {
                 1
             } else if model.ffn % tp != 0 {
@@ -1258,16 +1255,11 @@ mod tests {
             } else {
                 0
             };
-            let QuestionKind::Single { correct, .. } = q.kind else {
-                panic!()
-            };
+            let correct = single_correct(&q);
             assert_eq!(correct, want, "{en}");
             seen[want] += 1;
         }
-        assert!(
-            seen.iter().all(|&c| c > 0),
-            "every verdict occurs: {seen:?}"
-        );
+        assert_every_verdict_occurs(&seen);
     }
 
     /// The GQA verdict by hand: heads % tp first, then Megatron's kv % tp, then vLLM's tp % kv.
@@ -1279,7 +1271,7 @@ mod tests {
             let en = q.prompt.get(Lang::En).to_string();
             let &(_, _, heads, kv, ffn, _) =
                 GQA_MODELS.iter().find(|m| en.starts_with(m.0)).unwrap();
-            let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize;
+            let tp = tp_asked(&en);
             let kv_ok = kv.is_multiple_of(tp) || tp.is_multiple_of(kv);
             if heads % tp == 0 && kv_ok {
                 assert_eq!(ffn % tp, 0, "{en}");
@@ -1293,9 +1285,7 @@ mod tests {
             } else {
                 3
             };
-            let QuestionKind::Single { correct, .. } = q.kind else {
-                panic!()
-            };
+            let correct = single_correct(&q);
             assert_eq!(correct, want, "{en}");
             if want == 1 {
                 // TP > kv: the dated contrast of the two mechanisms, in both languages.
@@ -1315,10 +1305,7 @@ mod tests {
             }
             seen[want] += 1;
         }
-        assert!(
-            seen.iter().all(|&c| c > 0),
-            "every verdict occurs: {seen:?}"
-        );
+        assert_every_verdict_occurs(&seen);
     }
 
     #[test]
@@ -1328,7 +1315,7 @@ mod tests {
             let q = generate(GenKind::WeightMemory, seed);
             let en = q.prompt.get(Lang::En);
             let m = MODELS.iter().find(|m| en.starts_with(m.name)).unwrap();
-            let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0];
+            let tp = tp_asked(en) as u64;
             let (h, f, l) = (m.hidden as u64, m.ffn as u64, m.layers as u64);
             let per_rank_elems = if m.llama {
                 // LLaMA: QKV and out-proj (4h², no biases), SwiGLU gate/up/down (3·h·f), all
@@ -1448,7 +1435,7 @@ mod tests {
             let en = q.prompt.get(Lang::En);
             let &(name, hidden, heads, kv, _, layers) =
                 GQA_MODELS.iter().find(|m| en.starts_with(m.0)).unwrap();
-            let tp = numbers_in(&en[en.find("TP=").unwrap()..])[0] as usize;
+            let tp = tp_asked(en);
             let hd = hidden / heads;
             let want = (2 * layers * (kv / tp).max(1) * hd * 2) as f64 / 1024.0;
             assert_eq!(numeric(&q), (want, 0.5), "{en}");

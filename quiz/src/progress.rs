@@ -13,6 +13,8 @@
 
 // No file locks in a browser (wasm32): the web edition keeps progress in local storage instead
 // (tplab's app/src/platform/web.rs), and this store's file calls fail there with "unsupported".
+use crate::cert::Certificate;
+use crate::exam::ExamScore;
 #[cfg(not(target_arch = "wasm32"))]
 use fs4::fs_std::FileExt;
 use serde::{Deserialize, Serialize};
@@ -129,6 +131,33 @@ pub struct ExamRecord {
     /// Fingerprint of the issuer key that signed the certificate, if any (schema 2).
     #[serde(default)]
     pub signed_by: Option<String>,
+}
+
+impl ExamRecord {
+    /// The record of a sitting of exam `version` drawn with `seed`, scored `score` at
+    /// `at_unix_s`, with the certificate issued for it, if any (and the fingerprint of the key
+    /// that signed that certificate).
+    pub fn new(
+        version: &str,
+        score: &ExamScore,
+        at_unix_s: u64,
+        seed: u64,
+        certificate: Option<&Certificate>,
+    ) -> Self {
+        ExamRecord {
+            version: version.to_string(),
+            correct: score.correct,
+            total: score.total,
+            score_percent: score.score_percent,
+            passed: score.passed,
+            at_unix_s,
+            certificate_id: certificate.map(|c| c.id.clone()),
+            seed: Some(seed),
+            signed_by: certificate
+                .and_then(Certificate::issuer)
+                .map(|k| k.fingerprint()),
+        }
+    }
 }
 
 /// Everything saved for one learner.
@@ -738,6 +767,24 @@ mod tests {
         assert!(parse(br#"{"schema": 0}"#).is_err());
     }
 
+    /// Records `n` answers of learner "Ortak" (ids `{prefix}-q{i}`, `correct` or not, in
+    /// `lang`), one update of the saved file each, as a session answering questions does.
+    fn record_answers(store: &Store, prefix: &str, n: usize, correct: bool, lang: Lang) {
+        for i in 0..n {
+            store
+                .update("Ortak", |p| {
+                    p.answers.push(AnswerRecord {
+                        question_id: format!("{prefix}-q{i}"),
+                        correct,
+                        lang,
+                        exam: false,
+                        at_unix_s: i as u64,
+                    })
+                })
+                .unwrap();
+        }
+    }
+
     #[test]
     fn two_sessions_on_one_learner_lose_no_answer() {
         let dir = tempfile::tempdir().unwrap();
@@ -748,19 +795,7 @@ mod tests {
                 s.spawn(move || {
                     // Each session has its own Store, as two app windows would.
                     let store = Store::at(root);
-                    for i in 0..per_session {
-                        store
-                            .update("Ortak", |p| {
-                                p.answers.push(AnswerRecord {
-                                    question_id: format!("s{session}-q{i}"),
-                                    correct: true,
-                                    lang: Lang::En,
-                                    exam: false,
-                                    at_unix_s: i as u64,
-                                })
-                            })
-                            .unwrap();
-                    }
+                    record_answers(&store, &format!("s{session}"), per_session, true, Lang::En);
                 });
             }
         });
@@ -780,19 +815,7 @@ mod tests {
             let v = v.to_string_lossy().into_owned();
             let (dir, session) = v.rsplit_once('|').unwrap();
             let store = Store::at(PathBuf::from(dir));
-            for i in 0..per_session {
-                store
-                    .update("Ortak", |p| {
-                        p.answers.push(AnswerRecord {
-                            question_id: format!("p{session}-q{i}"),
-                            correct: false,
-                            lang: Lang::Tr,
-                            exam: false,
-                            at_unix_s: i as u64,
-                        })
-                    })
-                    .unwrap();
-            }
+            record_answers(&store, &format!("p{session}"), per_session, false, Lang::Tr);
             return;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -19,6 +19,7 @@
 //! The lint is also run on banks built to break each rule, so it is known to fail when it
 //! should.
 
+use tplab_lessons::Catalog;
 use tplab_quiz::bank::{Bank, EMBEDDED};
 use tplab_quiz::generate::{self, GenKind};
 use tplab_quiz::{Lang, Question, QuestionKind};
@@ -152,42 +153,58 @@ fn generated_choice_questions_pass_the_lint() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
-const GIVEAWAY: &str = r#"
-[[question]]
-id = "a"
-kind = "single"
-prompt = { en = "P", tr = "P" }
-explanation = { en = "E", tr = "E" }
-choices = [
-  { en = "short", tr = "kısa", feedback = { en = "no", tr = "hayır" } },
-  { correct = true, en = "the right answer, long", tr = "doğru cevap, uzun" },
-  { en = "also short", tr = "bu da kısa", feedback = { en = "no", tr = "hayır" } },
-]
+/// A test bank's question `id` of `kind`: a placeholder prompt and explanation (its Turkish
+/// `explanation_tr`), then `rest`. It starts with a newline: in a bank of one question,
+/// `[[question]]` stands on line 2.
+fn question(id: &str, kind: &str, explanation_tr: &str, rest: &str) -> String {
+    format!(
+        "\n[[question]]\nid = \"{id}\"\nkind = \"{kind}\"\nprompt = {{ en = \"P\", tr = \"P\" }}\n\
+         explanation = {{ en = \"E\", tr = \"{explanation_tr}\" }}\n{rest}"
+    )
+}
 
-[[question]]
-id = "b"
-kind = "single"
-prompt = { en = "P", tr = "P" }
-explanation = { en = "E", tr = "E" }
-choices = [
-  { correct = true, en = "the right answer, long", tr = "doğru cevap, uzun" },
-  { en = "a wrong one, not long", tr = "yanlış olan, uzun değil" },
-]
+/// A test bank's single-choice question `id` with `choices` (TOML inline tables), see
+/// [`question`].
+fn single(id: &str, choices: &[&str]) -> String {
+    let lines: String = choices.iter().map(|c| format!("  {c},\n")).collect();
+    question(id, "single", "E", &format!("choices = [\n{lines}]\n"))
+}
 
-[[question]]
-id = "c"
-kind = "single"
-prompt = { en = "P", tr = "P" }
-explanation = { en = "E", tr = "E" }
-choices = [
-  { correct = true, en = "1234", tr = "1234" },
-  { en = "1234", tr = "1234", feedback = { en = "no", tr = "hayır" } },
-]
-"#;
+/// Three single-choice questions that give their answers away (see the test below).
+fn giveaway() -> String {
+    let no = r#"feedback = { en = "no", tr = "hayır" }"#;
+    let right_long =
+        r#"{ correct = true, en = "the right answer, long", tr = "doğru cevap, uzun" }"#;
+    [
+        single(
+            "a",
+            &[
+                &format!(r#"{{ en = "short", tr = "kısa", {no} }}"#),
+                right_long,
+                &format!(r#"{{ en = "also short", tr = "bu da kısa", {no} }}"#),
+            ],
+        ),
+        single(
+            "b",
+            &[
+                right_long,
+                r#"{ en = "a wrong one, not long", tr = "yanlış olan, uzun değil" }"#,
+            ],
+        ),
+        single(
+            "c",
+            &[
+                r#"{ correct = true, en = "1234", tr = "1234" }"#,
+                &format!(r#"{{ en = "1234", tr = "1234", {no} }}"#),
+            ],
+        ),
+    ]
+    .concat()
+}
 
 #[test]
 fn the_lint_fails_banks_that_give_answers_away() {
-    let qs = load("giveaway.toml", GIVEAWAY);
+    let qs = load("giveaway.toml", &giveaway());
     let en = lint("giveaway.toml", &qs, Lang::En, true);
     let all = en.join("\n");
     // Rule 1: right choice longest in 2 of 3 (the tie in 'c' does not count).
@@ -216,23 +233,58 @@ fn the_lint_fails_banks_that_give_answers_away() {
 
 #[test]
 fn feedback_without_a_language_is_refused_by_the_loader() {
-    let text = r#"
-[[question]]
-id = "f"
-kind = "single"
-prompt = { en = "P", tr = "P" }
-explanation = { en = "E", tr = "E" }
-choices = [
-  { correct = true, en = "x", tr = "x" },
-  { en = "y", tr = "y", feedback = { en = "why not", tr = " " } },
-]
-"#;
-    let d = Bank::from_files([("f.toml", text)], None).unwrap_err();
+    let text = single(
+        "f",
+        &[
+            r#"{ correct = true, en = "x", tr = "x" }"#,
+            r#"{ en = "y", tr = "y", feedback = { en = "why not", tr = " " } }"#,
+        ],
+    );
+    let d = Bank::from_files([("f.toml", text.as_str())], None).unwrap_err();
     assert!(
         d.to_string()
             .contains("question 'f': choice 2's feedback has no tr text"),
         "{d}"
     );
+}
+
+#[test]
+fn malformed_bank_names_file_line_and_rule() {
+    let rest = r#"choices = [{ en = "x", tr = "x", correct = true }, { en = "y", tr = "y", correct = true }]
+show_me = { view = "step", tp = 8 }
+"#;
+    let text = question("a", "single", "", rest);
+    let d = Bank::from_files([("bad.toml", text.as_str())], None).unwrap_err();
+    let s = d.to_string();
+    assert!(
+        s.contains("bad.toml:2: question 'a': explanation has no tr text"),
+        "{s}"
+    );
+    assert!(
+        s.contains("bad.toml:2: question 'a': a single-choice question needs exactly one"),
+        "{s}"
+    );
+    assert!(s.contains("12 heads cannot be split over 8 GPUs"), "{s}");
+
+    let syntax = "[[question]]\nid = \"b\"\nkind = single\n";
+    let d = Bank::from_files([("syntax.toml", syntax)], None).unwrap_err();
+    assert_eq!(d.0[0].file, "syntax.toml");
+    assert_eq!(d.0[0].line, Some(3), "{d}");
+}
+
+#[test]
+fn unknown_lesson_is_reported() {
+    let text = question(
+        "n",
+        "numeric",
+        "E",
+        "lesson = \"no-such-lesson\"\nanswer = 1\n",
+    );
+    let cat = Catalog::embedded().unwrap();
+    let d = Bank::from_files([("x.toml", text.as_str())], Some(&cat)).unwrap_err();
+    assert!(d
+        .to_string()
+        .contains("lesson 'no-such-lesson' does not exist"));
 }
 
 /// The one gloss that introduces "all-reduce" in Turkish, naming the guide's calque.

@@ -96,6 +96,17 @@ fn tempdir(name: &str) -> PathBuf {
     d
 }
 
+/// The tiny preset with `hidden`, `heads`, `ffn` and `tp`.
+fn tiny(hidden: usize, heads: usize, ffn: usize, tp: usize) -> Config {
+    Config {
+        hidden,
+        heads,
+        ffn,
+        tp,
+        ..Preset::Tiny.config()
+    }
+}
+
 #[test]
 fn numpy_recomputes_exported_block_f64_tp4() {
     let cfg = Config {
@@ -110,13 +121,9 @@ fn numpy_recomputes_exported_block_f64_tp4() {
 #[test]
 fn numpy_recomputes_exported_block_f32_tp2() {
     let cfg = Config {
-        hidden: 64,
-        heads: 4,
-        ffn: 256,
         seq: 16,
         batch: 2,
-        tp: 2,
-        ..Preset::Tiny.config()
+        ..tiny(64, 4, 256, 2)
     };
     check(cfg, DType::F32);
 }
@@ -127,13 +134,9 @@ fn numpy_recomputes_exported_block_f32_tp2() {
 fn numpy_recomputes_exported_gqa_block_split_and_replicated() {
     for tp in [2, 4] {
         let cfg = Config {
-            hidden: 32,
-            heads: 8,
             kv_heads: Some(2),
-            ffn: 64,
-            tp,
             layers: 2,
-            ..Preset::Tiny.config()
+            ..tiny(32, 8, 64, tp)
         };
         check(cfg, DType::F64);
     }

@@ -271,17 +271,25 @@ pub fn linear_bias<T: Element>(
 // ---------------------------------------------------------------------------------------------
 // Element-wise and row-wise kernels.
 
-/// Column sums, as a `[1, n]` matrix (a bias gradient): rows added in order, `n` columns at once.
+/// Columns per task of [`col_sum`].
+const COL_CHUNK: usize = 128;
+
+/// Column sums, as a `[1, n]` matrix (a bias gradient): rows added in order, on the thread pool
+/// by blocks of `COL_CHUNK` columns (each column's sum is the same running sum whatever the
+/// threads).
 pub fn col_sum<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
     let x = x.as_standard_layout();
     let n = x.ncols();
     let mut out = Array2::<T>::zeros((1, n));
     if let (Some(xs), Some(o)) = (x.as_slice(), out.as_slice_mut()) {
-        for row in xs.chunks_exact(n.max(1)) {
-            for (a, &v) in o.iter_mut().zip(row) {
-                *a += v;
+        o.par_chunks_mut(COL_CHUNK).enumerate().for_each(|(c, oc)| {
+            let c0 = c * COL_CHUNK;
+            for row in xs.chunks_exact(n.max(1)) {
+                for (a, &v) in oc.iter_mut().zip(&row[c0..]) {
+                    *a += v;
+                }
             }
-        }
+        });
     }
     out
 }

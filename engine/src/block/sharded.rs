@@ -284,20 +284,26 @@ impl<T: Element> Exec<'_, T> {
         Ok(shards)
     }
 
-    /// Runs `f` on every rank, rank after rank, and records the event. Each kernel spreads its
-    /// own work over the thread pool (the rows, the columns of a product), so one rank keeps
-    /// every core busy; running the ranks side by side instead nests the products' threads in
-    /// the ranks' and measured slower (ranks' products interleave on the cores and evict each
-    /// other's cached blocks). Attention, whose parallelism is its heads, uses [`Exec::op_heads`].
+    /// Runs `f` on every rank, rank after rank, and records the event: for the matrix products.
+    /// Each product spreads its own work over the thread pool (the rows, the columns), so one
+    /// rank keeps every core busy; running the ranks side by side instead nests the products'
+    /// threads in the ranks' and measured slower (ranks' products interleave on the cores and
+    /// evict each other's cached blocks). Every other op runs its ranks side by side
+    /// ([`Exec::op_par`]).
     fn op<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
         self.record_op(op);
         (0..self.cfg.tp).map(f).collect()
     }
 
-    /// [`Exec::op`] with the ranks in parallel on the thread pool, for attention: each rank's
-    /// kernel runs its heads in parallel, so the pool sees every head of every rank at once
-    /// (at TP=4 a rank has 3 heads, too few to share 2 cores evenly on its own).
-    fn op_heads<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
+    /// [`Exec::op`] with the ranks in parallel on the thread pool, for attention and the
+    /// element-wise and row-wise kernels. Attention: each rank's kernel runs its heads in
+    /// parallel, so the pool sees every head of every rank at once (at TP=4 a rank has 3 heads,
+    /// too few to share 2 cores evenly on its own). LayerNorm, bias, residual and GeLU passes are
+    /// memory-bound and cut into fixed row or element chunks (results do not depend on the
+    /// threads): one parallel region for all ranks instead of one per rank, so that a rank's
+    /// chunks fill the cores while another rank's tail finishes, and a region does not wait on a
+    /// thread the machine has descheduled once per rank.
+    fn op_par<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
         self.record_op(op);
         (0..self.cfg.tp).into_par_iter().map(f).collect()
     }
@@ -314,11 +320,16 @@ impl<T: Element> Exec<'_, T> {
         }
     }
 
-    /// [`Exec::op`] on each rank's own input, moved in (`inputs[r]` to rank `r`).
-    fn op_each<A, R>(&mut self, op: Op, inputs: Vec<A>, f: impl Fn(usize, A) -> R) -> Vec<R> {
+    /// [`Exec::op_par`] on each rank's own input, moved in (`inputs[r]` to rank `r`).
+    fn op_each<A: Send, R: Send>(
+        &mut self,
+        op: Op,
+        inputs: Vec<A>,
+        f: impl Fn(usize, A) -> R + Sync + Send,
+    ) -> Vec<R> {
         self.record_op(op);
         inputs
-            .into_iter()
+            .into_par_iter()
             .enumerate()
             .map(|(r, a)| f(r, a))
             .collect()
@@ -727,7 +738,7 @@ fn walk<T: Element>(
                 } else {
                     peek(&live.x1, op, tensors::X1)?
                 };
-                let out = ex.op(op, |r| {
+                let out = ex.op_par(op, |r| {
                     let (w, bias) = if op == Op::Ln1 {
                         (&p(r).ln1_w, &p(r).ln1_b)
                     } else {
@@ -781,7 +792,7 @@ fn walk<T: Element>(
             }
             Op::AttnCore => {
                 let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
-                let out = ex.op_heads(op, |r| {
+                let out = ex.op_par(op, |r| {
                     let (mut ctx, c) = kernels::attention(qkv[r].view(), b, s, hp, kvp);
                     hook.round(op, &mut ctx);
                     (ctx, c)
@@ -792,7 +803,7 @@ fn walk<T: Element>(
             }
             Op::Gelu => {
                 let a = saved(kept, op, tensors::A, |k| k.fc1.as_ref())?;
-                let out = ex.op(op, |r| {
+                let out = ex.op_par(op, |r| {
                     let mut u = kernels::gelu(a[r].view());
                     hook.round(op, &mut u);
                     u
@@ -853,7 +864,7 @@ fn walk<T: Element>(
                 } else {
                     peek(&live.dx1, op, tensors::DX1)?
                 };
-                let db = ex.op(op, |r| kernels::col_sum(d[r].view()));
+                let db = ex.op_par(op, |r| kernels::col_sum(d[r].view()));
                 for (g, db) in grads.iter_mut().zip(db) {
                     if op == Op::MlpBiasResidualBwd {
                         g[layer].fc2_b = db;
@@ -963,7 +974,7 @@ fn walk<T: Element>(
                 let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
                 let cache = saved(kept, op, tensors::QKV, |k| k.attn_cache.as_ref())?;
                 let dctx = take(&mut live.dctx, op, tensors::DCTX)?;
-                live.dqkv = Some(ex.op_heads(op, |r| {
+                live.dqkv = Some(ex.op_par(op, |r| {
                     kernels::attention_backward(
                         qkv[r].view(),
                         cache[r],

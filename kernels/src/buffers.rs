@@ -18,6 +18,77 @@ use tplab_engine::params::ParamKind;
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::Config;
 
+// The engine's op vocabulary in the three parts the executor treats apart, as patterns, so that a
+// match on `Op` names each part once and stays exhaustive: an op added to the engine is
+// refused by the compiler until it joins one of them or gets an arm of its own. The test
+// `op_parts_match_the_engines_kinds` holds them to the engine's `Op::kind` and `Op::block_part`.
+
+/// The compute ops of the block program (what [`RankLayout::io`] binds).
+macro_rules! block_compute {
+    () => {
+        ::tplab_engine::block::Op::Ln1
+            | ::tplab_engine::block::Op::Qkv
+            | ::tplab_engine::block::Op::AttnCore
+            | ::tplab_engine::block::Op::AttnOut
+            | ::tplab_engine::block::Op::AttnBiasResidual
+            | ::tplab_engine::block::Op::Ln2
+            | ::tplab_engine::block::Op::Fc1
+            | ::tplab_engine::block::Op::Gelu
+            | ::tplab_engine::block::Op::Fc2
+            | ::tplab_engine::block::Op::MlpBiasResidual
+            | ::tplab_engine::block::Op::MlpBiasResidualBwd
+            | ::tplab_engine::block::Op::Fc2Bwd
+            | ::tplab_engine::block::Op::GeluBwd
+            | ::tplab_engine::block::Op::Fc1Bwd
+            | ::tplab_engine::block::Op::Ln2Bwd
+            | ::tplab_engine::block::Op::AttnBiasResidualBwd
+            | ::tplab_engine::block::Op::AttnOutBwd
+            | ::tplab_engine::block::Op::AttnCoreBwd
+            | ::tplab_engine::block::Op::QkvBwd
+            | ::tplab_engine::block::Op::Ln1Bwd
+    };
+}
+
+/// The collectives of the block program (what [`RankLayout::collective`] plans).
+macro_rules! block_collectives {
+    () => {
+        ::tplab_engine::block::Op::AttnF
+            | ::tplab_engine::block::Op::AttnG
+            | ::tplab_engine::block::Op::MlpF
+            | ::tplab_engine::block::Op::MlpG
+            | ::tplab_engine::block::Op::MlpGBwd
+            | ::tplab_engine::block::Op::MlpFBwdGather
+            | ::tplab_engine::block::Op::MlpFBwd
+            | ::tplab_engine::block::Op::AttnGBwd
+            | ::tplab_engine::block::Op::AttnFBwdGather
+            | ::tplab_engine::block::Op::KvGrads
+            | ::tplab_engine::block::Op::AttnFBwd
+            | ::tplab_engine::block::Op::SpGrads
+    };
+}
+
+/// The model's ends around the blocks (embeddings, final LayerNorm, LM head, loss): not part
+/// of the block program ([`crate::vocab`] and [`crate::decode`] run them).
+macro_rules! model_ends {
+    () => {
+        ::tplab_engine::block::Op::EmbedLookup
+            | ::tplab_engine::block::Op::EmbedG
+            | ::tplab_engine::block::Op::LmHead
+            | ::tplab_engine::block::Op::CeLocal
+            | ::tplab_engine::block::Op::CeMax
+            | ::tplab_engine::block::Op::CeSumExp
+            | ::tplab_engine::block::Op::CeTarget
+            | ::tplab_engine::block::Op::CeBwd
+            | ::tplab_engine::block::Op::LmHeadBwd
+            | ::tplab_engine::block::Op::LmHeadFBwd
+            | ::tplab_engine::block::Op::EmbedBwd
+            | ::tplab_engine::block::Op::PosEmbed
+            | ::tplab_engine::block::Op::FinalLn
+            | ::tplab_engine::block::Op::LogitsGather
+    };
+}
+pub(crate) use {block_collectives, model_ends};
+
 /// The activations and activation gradients of the block program (the engine's
 /// `block::program::tensors`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -375,114 +446,69 @@ impl RankLayout {
         use ParamKind as P;
         use Tensor as T;
         let io = |r: &[Operand], w: &[Operand]| Some((r.to_vec(), w.to_vec()));
+        // The block's two halves read and write alike; each kind of op, once.
+        let ln = |x, w, b, y| io(&[Act(x, Tok), Param(w), Param(b)], &[Act(y, Tok)]);
+        // Column-parallel: every token in, the rank's columns out.
+        let col_linear = |x, w, b, y| io(&[Act(x, Whole), Param(w), Param(b)], &[Act(y, Cols)]);
+        // Row-parallel: the rank's columns in, a full-shape partial sum out (before `g`).
+        let row_linear = |x, w, y| io(&[Act(x, Cols), Param(w)], &[Act(y, Partial)]);
+        let bias_residual =
+            |res, z, b, y| io(&[Act(res, Tok), Act(z, Tok), Param(b)], &[Act(y, Tok)]);
+        let row_linear_bwd = |dy, x, w, dx| {
+            io(
+                &[Act(dy, Whole), Act(x, Cols), Param(w)],
+                &[Act(dx, Cols), Grad(w)],
+            )
+        };
+        let col_linear_bwd = |dy, x, w, b, dx| {
+            (
+                vec![Act(dy, Cols), Act(x, Whole), Param(w)],
+                vec![Act(dx, Partial), Grad(w), Grad(b)],
+            )
+        };
+        let ln_bwd = |dh, x, w, b, dres, dx| {
+            io(
+                &[Act(dh, Tok), Act(x, Tok), Param(w), Act(dres, Tok)],
+                &[Act(dx, Tok), Grad(w), Grad(b)],
+            )
+        };
         match op {
-            Op::Ln1 => io(
-                &[Act(T::X, Tok), Param(P::Ln1Weight), Param(P::Ln1Bias)],
-                &[Act(T::H1, Tok)],
-            ),
-            Op::Qkv => io(
-                &[Act(T::H1, Whole), Param(P::QkvWeight), Param(P::QkvBias)],
-                &[Act(T::Qkv, Cols)],
-            ),
+            Op::Ln1 => ln(T::X, P::Ln1Weight, P::Ln1Bias, T::H1),
+            Op::Qkv => col_linear(T::H1, P::QkvWeight, P::QkvBias, T::Qkv),
             Op::AttnCore => io(&[Act(T::Qkv, Cols)], &[Act(T::Ctx, Cols)]),
-            Op::AttnOut => io(
-                &[Act(T::Ctx, Cols), Param(P::OutWeight)],
-                &[Act(T::Z, Partial)],
-            ),
-            Op::AttnBiasResidual => io(
-                &[Act(T::X, Tok), Act(T::Z, Tok), Param(P::OutBias)],
-                &[Act(T::X1, Tok)],
-            ),
-            Op::Ln2 => io(
-                &[Act(T::X1, Tok), Param(P::Ln2Weight), Param(P::Ln2Bias)],
-                &[Act(T::H2, Tok)],
-            ),
-            Op::Fc1 => io(
-                &[Act(T::H2, Whole), Param(P::Fc1Weight), Param(P::Fc1Bias)],
-                &[Act(T::A, Cols)],
-            ),
+            Op::AttnOut => row_linear(T::Ctx, P::OutWeight, T::Z),
+            Op::AttnBiasResidual => bias_residual(T::X, T::Z, P::OutBias, T::X1),
+            Op::Ln2 => ln(T::X1, P::Ln2Weight, P::Ln2Bias, T::H2),
+            Op::Fc1 => col_linear(T::H2, P::Fc1Weight, P::Fc1Bias, T::A),
             Op::Gelu => io(&[Act(T::A, Cols)], &[Act(T::U, Cols)]),
-            Op::Fc2 => io(
-                &[Act(T::U, Cols), Param(P::Fc2Weight)],
-                &[Act(T::M, Partial)],
-            ),
-            Op::MlpBiasResidual => io(
-                &[Act(T::X1, Tok), Act(T::M, Tok), Param(P::Fc2Bias)],
-                &[Act(T::Y, Tok)],
-            ),
+            Op::Fc2 => row_linear(T::U, P::Fc2Weight, T::M),
+            Op::MlpBiasResidual => bias_residual(T::X1, T::M, P::Fc2Bias, T::Y),
             Op::MlpBiasResidualBwd => io(&[Act(T::DY, Tok)], &[Grad(P::Fc2Bias)]),
-            Op::Fc2Bwd => io(
-                &[Act(T::DY, Whole), Act(T::U, Cols), Param(P::Fc2Weight)],
-                &[Act(T::DU, Cols), Grad(P::Fc2Weight)],
-            ),
+            Op::Fc2Bwd => row_linear_bwd(T::DY, T::U, P::Fc2Weight, T::DU),
             Op::GeluBwd => io(&[Act(T::A, Cols), Act(T::DU, Cols)], &[Act(T::DA, Cols)]),
-            Op::Fc1Bwd => io(
-                &[Act(T::DA, Cols), Act(T::H2, Whole), Param(P::Fc1Weight)],
-                &[Act(T::DH2, Partial), Grad(P::Fc1Weight), Grad(P::Fc1Bias)],
-            ),
-            Op::Ln2Bwd => io(
-                &[
-                    Act(T::DH2, Tok),
-                    Act(T::X1, Tok),
-                    Param(P::Ln2Weight),
-                    Act(T::DY, Tok),
-                ],
-                &[Act(T::DX1, Tok), Grad(P::Ln2Weight), Grad(P::Ln2Bias)],
-            ),
+            Op::Fc1Bwd => Some(col_linear_bwd(
+                T::DA,
+                T::H2,
+                P::Fc1Weight,
+                P::Fc1Bias,
+                T::DH2,
+            )),
+            Op::Ln2Bwd => ln_bwd(T::DH2, T::X1, P::Ln2Weight, P::Ln2Bias, T::DY, T::DX1),
             Op::AttnBiasResidualBwd => io(&[Act(T::DX1, Tok)], &[Grad(P::OutBias)]),
-            Op::AttnOutBwd => io(
-                &[Act(T::DX1, Whole), Act(T::Ctx, Cols), Param(P::OutWeight)],
-                &[Act(T::DCtx, Cols), Grad(P::OutWeight)],
-            ),
+            Op::AttnOutBwd => row_linear_bwd(T::DX1, T::Ctx, P::OutWeight, T::DCtx),
             Op::AttnCoreBwd => io(
                 &[Act(T::DCtx, Cols), Act(T::Qkv, Cols)],
                 &[Act(T::DQkv, Cols)],
             ),
             Op::QkvBwd => {
-                let mut w = vec![Act(T::DH1, Partial), Grad(P::QkvWeight), Grad(P::QkvBias)];
+                let (r, mut w) = col_linear_bwd(T::DQkv, T::H1, P::QkvWeight, P::QkvBias, T::DH1);
                 if self.kv_replicated {
                     w.push(Act(T::DKv, Partial));
                 }
-                Some((
-                    vec![Act(T::DQkv, Cols), Act(T::H1, Whole), Param(P::QkvWeight)],
-                    w,
-                ))
+                Some((r, w))
             }
-            Op::Ln1Bwd => io(
-                &[
-                    Act(T::DH1, Tok),
-                    Act(T::X, Tok),
-                    Param(P::Ln1Weight),
-                    Act(T::DX1, Tok),
-                ],
-                &[Act(T::DX, Tok), Grad(P::Ln1Weight), Grad(P::Ln1Bias)],
-            ),
-            Op::AttnF
-            | Op::AttnG
-            | Op::MlpF
-            | Op::MlpG
-            | Op::MlpGBwd
-            | Op::MlpFBwdGather
-            | Op::MlpFBwd
-            | Op::AttnGBwd
-            | Op::AttnFBwdGather
-            | Op::KvGrads
-            | Op::AttnFBwd
-            | Op::SpGrads
-            | Op::EmbedLookup
-            | Op::EmbedG
-            | Op::LmHead
-            | Op::CeLocal
-            | Op::CeMax
-            | Op::CeSumExp
-            | Op::CeTarget
-            | Op::CeBwd
-            | Op::LmHeadBwd
-            | Op::LmHeadFBwd
-            | Op::EmbedBwd
-            | Op::PosEmbed
-            | Op::FinalLn
-            | Op::LogitsGather => None,
+            Op::Ln1Bwd => ln_bwd(T::DH1, T::X, P::Ln1Weight, P::Ln1Bias, T::DX1, T::DX),
+            block_collectives!() | model_ends!() => None,
         }
     }
 
@@ -549,40 +575,7 @@ impl RankLayout {
                 count: self.len(B::SpPack),
                 pack: Some(Pack::SpVectors(layer)),
             }),
-            Op::Ln1
-            | Op::Qkv
-            | Op::AttnCore
-            | Op::AttnOut
-            | Op::AttnBiasResidual
-            | Op::Ln2
-            | Op::Fc1
-            | Op::Gelu
-            | Op::Fc2
-            | Op::MlpBiasResidual
-            | Op::MlpBiasResidualBwd
-            | Op::Fc2Bwd
-            | Op::GeluBwd
-            | Op::Fc1Bwd
-            | Op::Ln2Bwd
-            | Op::AttnBiasResidualBwd
-            | Op::AttnOutBwd
-            | Op::AttnCoreBwd
-            | Op::QkvBwd
-            | Op::Ln1Bwd
-            | Op::EmbedLookup
-            | Op::EmbedG
-            | Op::LmHead
-            | Op::CeLocal
-            | Op::CeMax
-            | Op::CeSumExp
-            | Op::CeTarget
-            | Op::CeBwd
-            | Op::LmHeadBwd
-            | Op::LmHeadFBwd
-            | Op::EmbedBwd
-            | Op::PosEmbed
-            | Op::FinalLn
-            | Op::LogitsGather => None,
+            block_compute!() | model_ends!() => None,
         }
     }
 }
@@ -725,6 +718,36 @@ mod tests {
             ..base
         });
         assert!(!g2.kv_replicated && !g2.buffers().contains(&BufId::KvPack));
+    }
+
+    /// The three op patterns split the engine's vocabulary as the engine does: the model's ends
+    /// are `BlockPart::Ends`, the rest splits into compute ops and collectives by `Op::kind`.
+    #[test]
+    fn op_parts_match_the_engines_kinds() {
+        use tplab_engine::block::BlockPart;
+        for &op in Op::ALL {
+            let ends = op.block_part() == BlockPart::Ends;
+            let parts = [
+                matches!(op, block_compute!()),
+                matches!(op, block_collectives!()),
+                matches!(op, model_ends!()),
+            ];
+            let want = [
+                !ends && !op.is_collective(),
+                !ends && op.is_collective(),
+                ends,
+            ];
+            assert_eq!(parts, want, "{op}");
+        }
+        let lay = RankLayout::new(&Preset::Tiny.config());
+        for &op in Op::ALL {
+            assert_eq!(lay.io(op).is_some(), matches!(op, block_compute!()), "{op}");
+            assert_eq!(
+                lay.collective(op, 0).is_some(),
+                matches!(op, block_collectives!()),
+                "{op}"
+            );
+        }
     }
 
     #[test]

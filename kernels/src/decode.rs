@@ -259,6 +259,18 @@ mod tests {
         TinyModel::random(&cfg)
     }
 
+    /// The cluster the cost model prices the steps on: 4 H100s in nodes of 8, InfiniBand 400.
+    fn h100s() -> Cluster {
+        Cluster::covering(
+            &tplab_engine::hardware::Catalogue::default(),
+            "h100",
+            4,
+            8,
+            "ib400",
+        )
+        .unwrap()
+    }
+
     /// Shapes of the decode's buffers against the engine's serving trace of the same step.
     #[test]
     fn layout_matches_the_serving_trace() {
@@ -334,14 +346,7 @@ mod tests {
     #[test]
     fn bad_requests_and_missing_gpu_are_clear_errors() {
         let m = tiny(None);
-        let cluster = Cluster::covering(
-            &tplab_engine::hardware::Catalogue::default(),
-            "h100",
-            4,
-            8,
-            "ib400",
-        )
-        .unwrap();
+        let cluster = h100s();
         let opts = DecodeOptions {
             tp: 3,
             tokens: 4,
@@ -380,14 +385,7 @@ mod tests {
     #[test]
     fn predictions_cover_every_step_and_decode_is_cheaper_than_prefill() {
         let m = tiny(None);
-        let cluster = Cluster::covering(
-            &tplab_engine::hardware::Catalogue::default(),
-            "h100",
-            4,
-            8,
-            "ib400",
-        )
-        .unwrap();
+        let cluster = h100s();
         let p = predicted_ms(&m, 2, 10, 5, &cluster);
         assert_eq!(p.len(), 5);
         assert!(p.iter().all(|&(t, c)| t > 0.0 && c > 0.0 && c <= t));

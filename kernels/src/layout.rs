@@ -144,7 +144,7 @@ impl RowGemm {
 }
 
 /// One batched product of the attention and where its operands start (element offsets into
-/// the buffers the op names: see each method of [`AttentionGemms`]).
+/// the buffers the op names: see each variant of [`AttnProduct`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Product {
     pub gemm: RowGemm,
@@ -231,174 +231,98 @@ impl AttentionGemms {
         batch * self.heads * self.seq * self.seq
     }
 
-    /// A product batched over the KV heads; `(lda, stride_a)` etc. per operand.
-    #[allow(clippy::too_many_arguments)]
-    fn g(
-        &self,
-        (m, n, k): (usize, usize, usize),
-        (ta, tb): (bool, bool),
-        (lda, sa): (usize, usize),
-        (ldb, sb): (usize, usize),
-        (ldc, sc): (usize, usize),
-        alpha: f32,
-        beta: f32,
-    ) -> RowGemm {
-        RowGemm {
-            m,
-            n,
-            k,
-            trans_a: ta,
-            trans_b: tb,
-            lda,
-            ldb,
-            ldc,
-            batch: self.kv_heads,
-            stride_a: sa,
-            stride_b: sb,
-            stride_c: sc,
-            alpha,
-            beta,
+    /// Where operand `o` of group member `i` of sequence `b` sits: `(leading dimension, stride
+    /// from one KV group to the next, element offset)`. Query heads, their context columns and
+    /// their score matrices step by a whole group (`m` heads) and start at member `i`'s; a KV
+    /// head is shared by the group, so K and V step by one head and start at the group's.
+    fn site(&self, o: Att, b: usize, i: usize) -> (usize, usize, usize) {
+        let (s, d, m) = (self.seq, self.head_dim, self.group());
+        let (q_stride, kv_stride, s_stride) = (m * d, d, m * s * s);
+        match o {
+            Att::Q => (self.qkv_cols(), q_stride, self.qkv_offset(b, 0) + i * d),
+            Att::K => (self.qkv_cols(), kv_stride, self.qkv_offset(b, 1)),
+            Att::V => (self.qkv_cols(), kv_stride, self.qkv_offset(b, 2)),
+            Att::Ctx => (self.hr(), q_stride, self.ctx_offset(b) + i * d),
+            Att::Scores => (s, s_stride, self.scores_offset(b) + i * s * s),
         }
     }
 
-    /// Strides between consecutive KV groups: of a query head's columns, of a KV head's
-    /// columns, of a head's score matrix.
-    fn strides(&self) -> (usize, usize, usize) {
-        let (s, d, m) = (self.seq, self.head_dim, self.group());
-        (m * d, d, m * s * s)
+    /// The products of `which` for sequence `b`: one per group member `i`, batched over the KV
+    /// heads, in member order. A product that writes a shared K or V (`dK`, `dV`) sums over the
+    /// group: member 0 writes (`beta = 0`), the others add (`beta = 1`).
+    pub fn products(&self, which: AttnProduct, b: usize) -> Vec<Product> {
+        use Att::*;
+        let (s, d, scale) = (self.seq, self.head_dim, self.scale());
+        // (m, n, k), (op(A) = Aᵀ, op(B) = Bᵀ), [A, B, C], alpha.
+        let (mnk, (trans_a, trans_b), [a, bo, c], alpha) = match which {
+            AttnProduct::Scores => ((s, s, d), (false, true), [Q, K, Scores], scale),
+            AttnProduct::Context => ((s, d, s), (false, false), [Scores, V, Ctx], 1.0),
+            AttnProduct::DProbs => ((s, s, d), (false, true), [Ctx, V, Scores], 1.0),
+            AttnProduct::DV => ((s, d, s), (true, false), [Scores, Ctx, V], 1.0),
+            AttnProduct::DQ => ((s, d, s), (false, false), [Scores, K, Q], scale),
+            AttnProduct::DK => ((s, d, s), (true, false), [Scores, Q, K], scale),
+        };
+        let (m, n, k) = mnk;
+        let shared_out = matches!(c, K | V);
+        (0..self.group())
+            .map(|i| {
+                let (lda, stride_a, oa) = self.site(a, b, i);
+                let (ldb, stride_b, ob) = self.site(bo, b, i);
+                let (ldc, stride_c, oc) = self.site(c, b, i);
+                Product {
+                    gemm: RowGemm {
+                        m,
+                        n,
+                        k,
+                        trans_a,
+                        trans_b,
+                        lda,
+                        ldb,
+                        ldc,
+                        batch: self.kv_heads,
+                        stride_a,
+                        stride_b,
+                        stride_c,
+                        alpha,
+                        beta: if shared_out && i > 0 { 1.0 } else { 0.0 },
+                    },
+                    a: oa,
+                    b: ob,
+                    c: oc,
+                }
+            })
+            .collect()
     }
+}
 
+/// The batched products of causal attention ([`AttentionGemms::products`]), forward then
+/// backward in the executor's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttnProduct {
     /// `S = Q·Kᵀ/√d`: A and B in `qkv`, C in the scores.
-    pub fn scores(&self, b: usize) -> Vec<Product> {
-        let (s, d, qc) = (self.seq, self.head_dim, self.qkv_cols());
-        let (sq, skv, ss) = self.strides();
-        (0..self.group())
-            .map(|i| Product {
-                gemm: self.g(
-                    (s, s, d),
-                    (false, true),
-                    (qc, sq),
-                    (qc, skv),
-                    (s, ss),
-                    self.scale(),
-                    0.0,
-                ),
-                a: self.qkv_offset(b, 0) + i * d,
-                b: self.qkv_offset(b, 1),
-                c: self.scores_offset(b) + i * s * s,
-            })
-            .collect()
-    }
-
+    Scores,
     /// `ctx = P·V`: A in the probabilities, B in `qkv`, C in `ctx`.
-    pub fn context(&self, b: usize) -> Vec<Product> {
-        let (s, d, qc, hr) = (self.seq, self.head_dim, self.qkv_cols(), self.hr());
-        let (sq, skv, ss) = self.strides();
-        (0..self.group())
-            .map(|i| Product {
-                gemm: self.g(
-                    (s, d, s),
-                    (false, false),
-                    (s, ss),
-                    (qc, skv),
-                    (hr, sq),
-                    1.0,
-                    0.0,
-                ),
-                a: self.scores_offset(b) + i * s * s,
-                b: self.qkv_offset(b, 2),
-                c: self.ctx_offset(b) + i * d,
-            })
-            .collect()
-    }
-
+    Context,
     /// `dP = dctx·Vᵀ`: A in `dctx`, B in `qkv`, C in the score gradients.
-    pub fn d_probs(&self, b: usize) -> Vec<Product> {
-        let (s, d, qc, hr) = (self.seq, self.head_dim, self.qkv_cols(), self.hr());
-        let (sq, skv, ss) = self.strides();
-        (0..self.group())
-            .map(|i| Product {
-                gemm: self.g(
-                    (s, s, d),
-                    (false, true),
-                    (hr, sq),
-                    (qc, skv),
-                    (s, ss),
-                    1.0,
-                    0.0,
-                ),
-                a: self.ctx_offset(b) + i * d,
-                b: self.qkv_offset(b, 2),
-                c: self.scores_offset(b) + i * s * s,
-            })
-            .collect()
-    }
-
+    DProbs,
     /// `dV = Σ Pᵀ·dctx` over the group: A in the probabilities, B in `dctx`, C in `dqkv`.
-    pub fn d_v(&self, b: usize) -> Vec<Product> {
-        let (s, d, qc, hr) = (self.seq, self.head_dim, self.qkv_cols(), self.hr());
-        let (sq, skv, ss) = self.strides();
-        (0..self.group())
-            .map(|i| Product {
-                gemm: self.g(
-                    (s, d, s),
-                    (true, false),
-                    (s, ss),
-                    (hr, sq),
-                    (qc, skv),
-                    1.0,
-                    if i == 0 { 0.0 } else { 1.0 },
-                ),
-                a: self.scores_offset(b) + i * s * s,
-                b: self.ctx_offset(b) + i * d,
-                c: self.qkv_offset(b, 2),
-            })
-            .collect()
-    }
-
+    DV,
     /// `dQ = dS·K/√d`: A in the score gradients, B and C in `qkv` / `dqkv`.
-    pub fn d_q(&self, b: usize) -> Vec<Product> {
-        let (s, d, qc) = (self.seq, self.head_dim, self.qkv_cols());
-        let (sq, skv, ss) = self.strides();
-        (0..self.group())
-            .map(|i| Product {
-                gemm: self.g(
-                    (s, d, s),
-                    (false, false),
-                    (s, ss),
-                    (qc, skv),
-                    (qc, sq),
-                    self.scale(),
-                    0.0,
-                ),
-                a: self.scores_offset(b) + i * s * s,
-                b: self.qkv_offset(b, 1),
-                c: self.qkv_offset(b, 0) + i * d,
-            })
-            .collect()
-    }
-
+    DQ,
     /// `dK = Σ dSᵀ·Q/√d` over the group: A in the score gradients, B in `qkv`, C in `dqkv`.
-    pub fn d_k(&self, b: usize) -> Vec<Product> {
-        let (s, d, qc) = (self.seq, self.head_dim, self.qkv_cols());
-        let (sq, skv, ss) = self.strides();
-        (0..self.group())
-            .map(|i| Product {
-                gemm: self.g(
-                    (s, d, s),
-                    (true, false),
-                    (s, ss),
-                    (qc, sq),
-                    (qc, skv),
-                    self.scale(),
-                    if i == 0 { 0.0 } else { 1.0 },
-                ),
-                a: self.scores_offset(b) + i * s * s,
-                b: self.qkv_offset(b, 0) + i * d,
-                c: self.qkv_offset(b, 1),
-            })
-            .collect()
-    }
+    DK,
+}
+
+/// An operand of the attention's products, as `AttentionGemms::site` places it: a query head's
+/// Q columns, a KV head's K or V columns (in `qkv` or `dqkv`), a head's context columns (`ctx` or
+/// `dctx`), a head's score matrix (scores, probabilities or their gradients).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Att {
+    Q,
+    K,
+    V,
+    Ctx,
+    Scores,
 }
 
 #[cfg(test)]
@@ -520,15 +444,19 @@ pub(crate) mod tests {
             let mut sc = vec![0.0; ag.scores_len(batch)];
             let mut ctx = vec![0.0; t * hr];
             for b in 0..batch {
-                for p in ag.scores(b).iter().chain(&ag.context(b)) {
+                for p in ag
+                    .products(AttnProduct::Scores, b)
+                    .iter()
+                    .chain(&ag.products(AttnProduct::Context, b))
+                {
                     let [ea, eb, ec] = p.gemm.extent();
                     assert!(ea > 0 && eb > 0 && ec > 0);
                 }
-                run_products(&ag.scores(b), &qkv, &qkv, &mut sc);
+                run_products(&ag.products(AttnProduct::Scores, b), &qkv, &qkv, &mut sc);
             }
             softmax_rows(&mut sc, s);
             for b in 0..batch {
-                run_products(&ag.context(b), &sc, &qkv, &mut ctx);
+                run_products(&ag.products(AttnProduct::Context, b), &sc, &qkv, &mut ctx);
             }
             let scale = 1.0 / (d as f64).sqrt();
             let m = hp / kvp;
@@ -595,11 +523,11 @@ pub(crate) mod tests {
             let mut probs = vec![0.0; ag.scores_len(batch)];
             let mut ctx = vec![0.0; t * hr];
             for b in 0..batch {
-                run_products(&ag.scores(b), q, q, &mut probs);
+                run_products(&ag.products(AttnProduct::Scores, b), q, q, &mut probs);
             }
             softmax_rows(&mut probs, s);
             for b in 0..batch {
-                run_products(&ag.context(b), &probs, q, &mut ctx);
+                run_products(&ag.products(AttnProduct::Context, b), &probs, q, &mut ctx);
             }
             for (m, p) in cache.probs.iter().enumerate() {
                 for (got, want) in probs[m * s * s..(m + 1) * s * s].iter().zip(p.iter()) {
@@ -613,8 +541,8 @@ pub(crate) mod tests {
             // Every element of dqkv is written by a beta = 0 product first: start from garbage.
             let mut dqkv = vec![f64::NAN; t * qc];
             for b in 0..batch {
-                run_products(&ag.d_probs(b), dc, q, &mut dp);
-                run_products(&ag.d_v(b), &probs, dc, &mut dqkv);
+                run_products(&ag.products(AttnProduct::DProbs, b), dc, q, &mut dp);
+                run_products(&ag.products(AttnProduct::DV, b), &probs, dc, &mut dqkv);
             }
             // causal_softmax_bwd, as the kernel computes it.
             for row in 0..batch * hp * s {
@@ -629,8 +557,8 @@ pub(crate) mod tests {
                 }
             }
             for b in 0..batch {
-                run_products(&ag.d_q(b), &dp, q, &mut dqkv);
-                run_products(&ag.d_k(b), &dp, q, &mut dqkv);
+                run_products(&ag.products(AttnProduct::DQ, b), &dp, q, &mut dqkv);
+                run_products(&ag.products(AttnProduct::DK, b), &dp, q, &mut dqkv);
             }
             for (got, want) in dqkv.iter().zip(want.iter()) {
                 // f64 throughout; only summation order differs.
@@ -640,6 +568,59 @@ pub(crate) mod tests {
                 );
             }
         }
+    }
+
+    /// The launch parameters of two products, written out: with groups of two query heads per KV
+    /// head the query side steps by a group and starts at the member's head, the KV side steps
+    /// by one head, and a product into a shared K (or V) adds from the second member on.
+    #[test]
+    fn gqa_products_pin_leading_dimensions_strides_offsets_and_beta() {
+        // seq 3, 4 query heads on 2 KV heads, d = 2, sequence 1: qkv rows of (4 + 2·2)·2 = 16
+        // columns with its Q at 48, K at 56 and V at 60; ctx rows of 8 from 24; scores from 36.
+        let ag = AttentionGemms::new(3, 4, 2, 2);
+        let gemm =
+            |(m, n, k), (trans_a, trans_b), (lda, ldb, ldc), (sa, sb, sc), alpha, beta| RowGemm {
+                m,
+                n,
+                k,
+                trans_a,
+                trans_b,
+                lda,
+                ldb,
+                ldc,
+                batch: 2,
+                stride_a: sa,
+                stride_b: sb,
+                stride_c: sc,
+                alpha,
+                beta,
+            };
+        let scale = 1.0 / 2f32.sqrt();
+        let d_k: Vec<Product> = (0..2)
+            .map(|i| Product {
+                gemm: gemm(
+                    (3, 2, 3),
+                    (true, false),
+                    (3, 16, 16),
+                    (18, 4, 2),
+                    scale,
+                    if i == 0 { 0.0 } else { 1.0 },
+                ),
+                a: 36 + 9 * i,
+                b: 48 + 2 * i,
+                c: 56,
+            })
+            .collect();
+        assert_eq!(ag.products(AttnProduct::DK, 1), d_k);
+        let context: Vec<Product> = (0..2)
+            .map(|i| Product {
+                gemm: gemm((3, 2, 3), (false, false), (3, 16, 8), (18, 2, 4), 1.0, 0.0),
+                a: 36 + 9 * i,
+                b: 60,
+                c: 24 + 2 * i,
+            })
+            .collect();
+        assert_eq!(ag.products(AttnProduct::Context, 1), context);
     }
 
     #[test]

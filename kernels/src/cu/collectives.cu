@@ -7,8 +7,7 @@ extern "C" __global__ void gather_ranks(const unsigned long long* __restrict__ s
                                         const unsigned long long* __restrict__ recv, int n,
                                         long part) {
     long total = part * n;
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
-         i += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(i, total) {
         int src = (int)(i / part);
         elem_t v = ((const elem_t*)send[src])[i - (long)src * part];
         for (int r = 0; r < n; ++r) ((elem_t*)recv[r])[i] = v;
@@ -20,8 +19,7 @@ extern "C" __global__ void scatter_sum_ranks(const unsigned long long* __restric
                                              const unsigned long long* __restrict__ recv, int n,
                                              long part) {
     long total = part * n;
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
-         i += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(i, total) {
         float s = 0.0f;
         for (int r = 0; r < n; ++r) s += ld(((const elem_t*)send[r])[i]);
         int owner = (int)(i / part);
@@ -33,8 +31,7 @@ extern "C" __global__ void scatter_sum_ranks(const unsigned long long* __restric
 extern "C" __global__ void pack_cols(const elem_t* __restrict__ src, elem_t* __restrict__ dst,
                                      int rows, int cols, int ld, int col0) {
     long total = (long)rows * cols;
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
-         i += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(i, total) {
         long r = i / cols, c = i - r * cols;
         dst[i] = src[r * ld + col0 + c];
     }
@@ -44,8 +41,7 @@ extern "C" __global__ void pack_cols(const elem_t* __restrict__ src, elem_t* __r
 extern "C" __global__ void unpack_cols(const elem_t* __restrict__ src, elem_t* __restrict__ dst,
                                        int rows, int cols, int ld, int col0) {
     long total = (long)rows * cols;
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total;
-         i += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(i, total) {
         long r = i / cols, c = i - r * cols;
         dst[r * ld + col0 + c] = src[i];
     }
@@ -54,8 +50,7 @@ extern "C" __global__ void unpack_cols(const elem_t* __restrict__ src, elem_t* _
 // All-reduce with max, in place (the cross-entropy's row maximum): every rank's buffer gets
 // the element-wise maximum over ranks.
 extern "C" __global__ void max_ranks(const unsigned long long* __restrict__ bufs, int n, long len) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < len;
-         i += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(i, len) {
         float m = TPLAB_NEG_INF;
         for (int r = 0; r < n; ++r) m = fmaxf(m, ld(((const elem_t*)bufs[r])[i]));
         elem_t e = st(m);

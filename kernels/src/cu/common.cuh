@@ -1,6 +1,11 @@
 // Shared prelude of every tplab kernel. The host prepends `#define TPLAB_BF16 0|1`.
 // Storage type `elem_t` is f32 or bf16 (as raw 16-bit words); all arithmetic is in f32.
 #define TPLAB_NEG_INF __int_as_float(0xff800000)
+// Grid-stride loop: `i` (a long) runs over 0..n, one element per thread per pass of the grid,
+// so any grid covers any n (launch::elementwise caps the grid).
+#define TPLAB_GRID_STRIDE(i, n) \
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < (n); \
+         i += (long)gridDim.x * blockDim.x)
 #if TPLAB_BF16
 typedef unsigned short elem_t;
 __device__ __forceinline__ float ld(elem_t v) { return __uint_as_float(((unsigned int)v) << 16); }

@@ -9,8 +9,7 @@ extern "C" __global__ void embed_lookup(const int* __restrict__ ids,
                                         elem_t* __restrict__ out, int n, int h, int row0,
                                         int rows) {
     long total = (long)n * h;
-    for (long e = blockIdx.x * (long)blockDim.x + threadIdx.x; e < total;
-         e += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(e, total) {
         int i = (int)(e / h), c = (int)(e - (long)i * h);
         int local = ids[i] - row0;
         out[e] = (local >= 0 && local < rows) ? table[(long)local * h + c] : st(0.0f);
@@ -20,8 +19,7 @@ extern "C" __global__ void embed_lookup(const int* __restrict__ ids,
 // y += a, element-wise (the position embeddings of the step's positions).
 extern "C" __global__ void add_inplace(elem_t* __restrict__ y, const elem_t* __restrict__ a,
                                        long n) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n;
-         i += (long)gridDim.x * blockDim.x)
+    TPLAB_GRID_STRIDE(i, n)
         y[i] = st(ld(y[i]) + ld(a[i]));
 }
 
@@ -31,8 +29,7 @@ extern "C" __global__ void kv_append(const elem_t* __restrict__ qkv, elem_t* __r
                                      elem_t* __restrict__ vc, int n, int qc, int q_cols, int kw,
                                      int start) {
     long total = (long)n * kw;
-    for (long e = blockIdx.x * (long)blockDim.x + threadIdx.x; e < total;
-         e += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(e, total) {
         int i = (int)(e / kw), c = (int)(e - (long)i * kw);
         long dst = (long)(start + i) * kw + c;
         kc[dst] = qkv[(long)i * qc + q_cols + c];

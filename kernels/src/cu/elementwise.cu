@@ -3,7 +3,7 @@
 // y[i, c] += bias[c] (column-parallel layers add their bias slice locally).
 extern "C" __global__ void bias_add(elem_t* __restrict__ y, const elem_t* __restrict__ bias,
                                     long n, int cols) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+    TPLAB_GRID_STRIDE(i, n)
         y[i] = st(ld(y[i]) + ld(bias[i % cols]));
 }
 
@@ -11,7 +11,7 @@ extern "C" __global__ void bias_add(elem_t* __restrict__ y, const elem_t* __rest
 extern "C" __global__ void bias_residual(const elem_t* __restrict__ res, const elem_t* __restrict__ a,
                                          const elem_t* __restrict__ bias, elem_t* __restrict__ y,
                                          long n, int cols) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+    TPLAB_GRID_STRIDE(i, n)
         y[i] = st(ld(res[i]) + ld(a[i]) + ld(bias[i % cols]));
 }
 
@@ -20,7 +20,7 @@ extern "C" __global__ void bias_residual(const elem_t* __restrict__ res, const e
 
 // GeLU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
 extern "C" __global__ void gelu_fwd(const elem_t* __restrict__ x, elem_t* __restrict__ y, long n) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(i, n) {
         float v = ld(x[i]);
         float t = tanhf(GELU_K0 * (v + GELU_K1 * v * v * v));
         y[i] = st(0.5f * v * (1.0f + t));
@@ -30,7 +30,7 @@ extern "C" __global__ void gelu_fwd(const elem_t* __restrict__ x, elem_t* __rest
 // dx = dy * GeLU'(x).
 extern "C" __global__ void gelu_bwd(const elem_t* __restrict__ dy, const elem_t* __restrict__ x,
                                     elem_t* __restrict__ dx, long n) {
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(i, n) {
         float v = ld(x[i]);
         float u = GELU_K0 * (v + GELU_K1 * v * v * v);
         float t = tanhf(u);

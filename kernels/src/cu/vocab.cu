@@ -41,8 +41,7 @@ extern "C" __global__ void ce_bwd(const elem_t* __restrict__ logits, const elem_
                                   elem_t* __restrict__ dlogits, int t, int vr, int real, int row0,
                                   float inv_t) {
     long total = (long)t * vr;
-    for (long e = blockIdx.x * (long)blockDim.x + threadIdx.x; e < total;
-         e += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(e, total) {
         int i = (int)(e / vr), j = (int)(e - (long)i * vr);
         float d = 0.0f;
         if (j < real) {
@@ -60,8 +59,7 @@ extern "C" __global__ void embed_scatter_add(const int* __restrict__ ids,
                                              elem_t* __restrict__ grad, int t, int h, int row0,
                                              int rows) {
     long total = (long)rows * h;
-    for (long e = blockIdx.x * (long)blockDim.x + threadIdx.x; e < total;
-         e += (long)gridDim.x * blockDim.x) {
+    TPLAB_GRID_STRIDE(e, total) {
         int k = (int)(e / h), c = (int)(e - (long)k * h);
         float g = ld(grad[e]);
         for (int i = 0; i < t; ++i)

@@ -317,19 +317,7 @@ impl Decoder {
         for (r, (rk, b)) in self.ranks.iter().zip(&self.b).enumerate() {
             rk.stream.memcpy_htod(&host_ids, &mut self.ids[r])?;
             let (pid, _sync) = self.ids[r].device_ptr(&rk.stream);
-            rk.launch(
-                "embed_lookup",
-                launch::elementwise(n * h),
-                &[
-                    KArg::Ptr(pid),
-                    KArg::Ptr(rk.addr(b.table)),
-                    KArg::Ptr(rk.addr(b.x)),
-                    KArg::I32(n as i32),
-                    KArg::I32(h as i32),
-                    KArg::I32((r * lay.vr) as i32),
-                    KArg::I32(lay.vr as i32),
-                ],
-            )?;
+            rk.embed(Embed::Lookup, pid, b.table, b.x, n, h, r * lay.vr, lay.vr)?;
         }
         let mut ci = 0;
         self.collective(Site::X, n * h, ci)?;
@@ -348,26 +336,19 @@ impl Decoder {
         use ParamKind as P;
         let scale = 1.0 / (lay.d as f32).sqrt();
         let attn = launch::cached_attention(n, lay.hp, start + n).map_err(GpuError::Unsupported)?;
+        // LayerNorm of the step's rows into `xn`, then the column-parallel projection of `xn`
+        // into `y` (`cols` columns with their bias), as in both halves of a layer.
+        let ln_col_linear =
+            |rk: &Rank<f32>, b: &DBufs, l: usize, x, [lw, lb, cw, cb]: [P; 4], y, cols| {
+                let w = |k: P| b.w[l][widx(k)];
+                rk.ln_fwd(x, w(lw), w(lb), b.xn, b.stats[0], b.stats[1], n, h)?;
+                rk.linear(b.xn, w(cw), Some(w(cb)), y, n, h, cols)
+            };
         for l in 0..lay.layers {
             for (rk, b) in self.ranks.iter().zip(&self.b) {
                 let w = |k: P| b.w[l][widx(k)];
-                rk.ln_fwd(
-                    b.x,
-                    w(P::Ln1Weight),
-                    w(P::Ln1Bias),
-                    b.xn,
-                    b.stats[0],
-                    b.stats[1],
-                    n,
-                    h,
-                )?;
-                rk.gemm(
-                    &RowGemm::plain(n, qc, h, false, false),
-                    (b.xn, 0),
-                    (w(P::QkvWeight), 0),
-                    (b.qkv, 0),
-                )?;
-                rk.bias_add(b.qkv, w(P::QkvBias), n, qc)?;
+                let qkv = [P::Ln1Weight, P::Ln1Bias, P::QkvWeight, P::QkvBias];
+                ln_col_linear(rk, b, l, b.x, qkv, b.qkv, qc)?;
                 rk.launch(
                     "kv_append",
                     launch::elementwise(n * kw),
@@ -398,50 +379,17 @@ impl Decoder {
                         KArg::F32(scale),
                     ],
                 )?;
-                rk.gemm(
-                    &RowGemm::plain(n, h, hr, false, false),
-                    (b.actx, 0),
-                    (w(P::OutWeight), 0),
-                    (b.z, 0),
-                )?;
+                rk.linear(b.actx, w(P::OutWeight), None, b.z, n, hr, h)?;
             }
             self.collective(Site::Z, n * h, ci)?;
             ci += 1;
             for (rk, b) in self.ranks.iter().zip(&self.b) {
                 let w = |k: P| b.w[l][widx(k)];
                 rk.bias_residual(b.x, b.z, w(P::OutBias), b.x1, n, h)?;
-                rk.ln_fwd(
-                    b.x1,
-                    w(P::Ln2Weight),
-                    w(P::Ln2Bias),
-                    b.xn,
-                    b.stats[0],
-                    b.stats[1],
-                    n,
-                    h,
-                )?;
-                rk.gemm(
-                    &RowGemm::plain(n, fr, h, false, false),
-                    (b.xn, 0),
-                    (w(P::Fc1Weight), 0),
-                    (b.a, 0),
-                )?;
-                rk.bias_add(b.a, w(P::Fc1Bias), n, fr)?;
-                rk.launch(
-                    "gelu_fwd",
-                    launch::elementwise(n * fr),
-                    &[
-                        KArg::Ptr(rk.addr(b.a)),
-                        KArg::Ptr(rk.addr(b.u)),
-                        KArg::I64((n * fr) as i64),
-                    ],
-                )?;
-                rk.gemm(
-                    &RowGemm::plain(n, h, fr, false, false),
-                    (b.u, 0),
-                    (w(P::Fc2Weight), 0),
-                    (b.z, 0),
-                )?;
+                let fc1 = [P::Ln2Weight, P::Ln2Bias, P::Fc1Weight, P::Fc1Bias];
+                ln_col_linear(rk, b, l, b.x1, fc1, b.a, fr)?;
+                rk.gelu(b.a, b.u, n * fr)?;
+                rk.linear(b.u, w(P::Fc2Weight), None, b.z, n, fr, h)?;
             }
             self.collective(Site::Z, n * h, ci)?;
             ci += 1;

@@ -9,7 +9,7 @@
 use crate::buffers::{BufId, CollPlan, Pack, RankLayout, SP_VECTORS};
 use crate::error::GpuError;
 use crate::launch::{self, Launch};
-use crate::layout::{AttentionGemms, RowGemm};
+use crate::layout::{AttentionGemms, AttnProduct, RowGemm};
 use cudarc::cublas::{sys as cublas_sys, CudaBlas};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
@@ -38,7 +38,7 @@ pub(crate) use decode::decode;
 pub(crate) use vocab::vocab_run;
 
 use crate::run::{check_config, device_model, DeviceMode, GpuRun, RunOptions};
-use rank::launch_on;
+use rank::{launch_on, Embed};
 
 /// A storage type the GPU executor runs in.
 pub trait GpuElem:

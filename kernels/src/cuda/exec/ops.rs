@@ -26,25 +26,35 @@ impl<T: GpuElem> Rank<T> {
         let st = self.ln_stats.get(layer).copied().unwrap_or_default();
         let probs = self.buf(BufId::Probs(layer));
         let dprobs = self.buf(BufId::DProbs);
+        // Row-parallel backward, reads [dY (all tokens), X, W], writes [dX, grad W]: the input
+        // gradient, then the weight's (the bias gradient is the token-row op's).
+        let row_parallel_bwd = |inp: usize| -> Result<(), GpuError> {
+            self.linear_dx(r[0], r[2], w[0], t, inp, h)?;
+            self.linear_dw(r[1], r[0], w[1], t, inp, h)
+        };
+        // Column-parallel backward, reads [dY, X (all tokens), W], writes [dX (partial),
+        // grad W, grad b]: the weight gradient, the bias gradient, then the input gradient.
+        let col_parallel_bwd = |out: usize| -> Result<(), GpuError> {
+            self.linear_dw(r[1], r[0], w[1], t, h, out)?;
+            self.col_sum(r[0], w[2], t, out)?;
+            self.linear_dx(r[0], r[2], w[0], t, h, out)
+        };
+        // The attention's batched products of sequence `b` on buffers [A, B, C].
+        let attn = |which: AttnProduct, b: usize, [a, bb, c]: [Buf; 3]| -> Result<(), GpuError> {
+            for p in ag.products(which, b) {
+                self.gemm(&p.gemm, (a, p.a), (bb, p.b), (c, p.c))?;
+            }
+            Ok(())
+        };
         match op {
             // reads [X, ln1.w, ln1.b], writes [H1]
             Op::Ln1 => self.ln_fwd(r[0], r[1], r[2], w[0], st[0], st[1], tl, h),
             // reads [H1 (all tokens), W_qkv, b_qkv], writes [QKV]
-            Op::Qkv => {
-                self.gemm(
-                    &RowGemm::plain(t, qc, h, false, false),
-                    (r[0], 0),
-                    (r[1], 0),
-                    (w[0], 0),
-                )?;
-                self.bias_add(w[0], r[2], t, qc)
-            }
+            Op::Qkv => self.linear(r[0], r[1], Some(r[2]), w[0], t, h, qc),
             // reads [QKV], writes [Ctx]
             Op::AttnCore => {
                 for b in 0..lay.batch {
-                    for p in ag.scores(b) {
-                        self.gemm(&p.gemm, (r[0], p.a), (r[0], p.b), (probs, p.c))?;
-                    }
+                    attn(AttnProduct::Scores, b, [r[0], r[0], probs])?;
                 }
                 self.softmax(
                     "causal_softmax_fwd",
@@ -52,72 +62,28 @@ impl<T: GpuElem> Rank<T> {
                     lay,
                 )?;
                 for b in 0..lay.batch {
-                    for p in ag.context(b) {
-                        self.gemm(&p.gemm, (probs, p.a), (r[0], p.b), (w[0], p.c))?;
-                    }
+                    attn(AttnProduct::Context, b, [probs, r[0], w[0]])?;
                 }
                 Ok(())
             }
             // reads [Ctx, W_out], writes [Z (partial)]
-            Op::AttnOut => self.gemm(
-                &RowGemm::plain(t, h, hr, false, false),
-                (r[0], 0),
-                (r[1], 0),
-                (w[0], 0),
-            ),
+            Op::AttnOut => self.linear(r[0], r[1], None, w[0], t, hr, h),
             // reads [X, Z (summed), b_out], writes [X1]
             Op::AttnBiasResidual => self.bias_residual(r[0], r[1], r[2], w[0], tl, h),
             // reads [X1, ln2.w, ln2.b], writes [H2]
             Op::Ln2 => self.ln_fwd(r[0], r[1], r[2], w[0], st[2], st[3], tl, h),
             // reads [H2 (all tokens), W1, b1], writes [A]
-            Op::Fc1 => {
-                self.gemm(
-                    &RowGemm::plain(t, fr, h, false, false),
-                    (r[0], 0),
-                    (r[1], 0),
-                    (w[0], 0),
-                )?;
-                self.bias_add(w[0], r[2], t, fr)
-            }
+            Op::Fc1 => self.linear(r[0], r[1], Some(r[2]), w[0], t, h, fr),
             // reads [A], writes [U]
-            Op::Gelu => {
-                let n = t * fr;
-                self.launch(
-                    "gelu_fwd",
-                    launch::elementwise(n),
-                    &[
-                        KArg::Ptr(self.addr(r[0])),
-                        KArg::Ptr(self.addr(w[0])),
-                        KArg::I64(n as i64),
-                    ],
-                )
-            }
+            Op::Gelu => self.gelu(r[0], w[0], t * fr),
             // reads [U, W2], writes [M (partial)]
-            Op::Fc2 => self.gemm(
-                &RowGemm::plain(t, h, fr, false, false),
-                (r[0], 0),
-                (r[1], 0),
-                (w[0], 0),
-            ),
+            Op::Fc2 => self.linear(r[0], r[1], None, w[0], t, fr, h),
             // reads [X1, M (summed), b2], writes [Y]
             Op::MlpBiasResidual => self.bias_residual(r[0], r[1], r[2], w[0], tl, h),
             // reads [dY], writes [grad b2] (over the rank's token rows)
             Op::MlpBiasResidualBwd => self.col_sum(r[0], w[0], tl, h),
             // reads [dY (all tokens), U, W2], writes [dU, grad W2]
-            Op::Fc2Bwd => {
-                self.gemm(
-                    &RowGemm::plain(t, fr, h, false, true),
-                    (r[0], 0),
-                    (r[2], 0),
-                    (w[0], 0),
-                )?;
-                self.gemm(
-                    &RowGemm::plain(fr, h, t, true, false),
-                    (r[1], 0),
-                    (r[0], 0),
-                    (w[1], 0),
-                )
-            }
+            Op::Fc2Bwd => row_parallel_bwd(fr),
             // reads [A, dU], writes [dA]
             Op::GeluBwd => {
                 let n = t * fr;
@@ -133,21 +99,7 @@ impl<T: GpuElem> Rank<T> {
                 )
             }
             // reads [dA, H2 (all tokens), W1], writes [dH2 (partial), grad W1, grad b1]
-            Op::Fc1Bwd => {
-                self.gemm(
-                    &RowGemm::plain(h, fr, t, true, false),
-                    (r[1], 0),
-                    (r[0], 0),
-                    (w[1], 0),
-                )?;
-                self.col_sum(r[0], w[2], t, fr)?;
-                self.gemm(
-                    &RowGemm::plain(t, h, fr, false, true),
-                    (r[0], 0),
-                    (r[2], 0),
-                    (w[0], 0),
-                )
-            }
+            Op::Fc1Bwd => col_parallel_bwd(fr),
             // reads [dH2 (summed), X1, ln2.w, dY], writes [dX1, grad ln2.w, grad ln2.b]
             Op::Ln2Bwd => self.ln_bwd(
                 r[0],
@@ -164,30 +116,13 @@ impl<T: GpuElem> Rank<T> {
             // reads [dX1], writes [grad b_out]
             Op::AttnBiasResidualBwd => self.col_sum(r[0], w[0], tl, h),
             // reads [dX1 (all tokens), Ctx, W_out], writes [dCtx, grad W_out]
-            Op::AttnOutBwd => {
-                self.gemm(
-                    &RowGemm::plain(t, hr, h, false, true),
-                    (r[0], 0),
-                    (r[2], 0),
-                    (w[0], 0),
-                )?;
-                self.gemm(
-                    &RowGemm::plain(hr, h, t, true, false),
-                    (r[1], 0),
-                    (r[0], 0),
-                    (w[1], 0),
-                )
-            }
+            Op::AttnOutBwd => row_parallel_bwd(hr),
             // reads [dCtx, QKV], writes [dQKV]
             Op::AttnCoreBwd => {
                 let (dctx, qkv, dqkv) = (r[0], r[1], w[0]);
                 for b in 0..lay.batch {
-                    for p in ag.d_probs(b) {
-                        self.gemm(&p.gemm, (dctx, p.a), (qkv, p.b), (dprobs, p.c))?;
-                    }
-                    for p in ag.d_v(b) {
-                        self.gemm(&p.gemm, (probs, p.a), (dctx, p.b), (dqkv, p.c))?;
-                    }
+                    attn(AttnProduct::DProbs, b, [dctx, qkv, dprobs])?;
+                    attn(AttnProduct::DV, b, [probs, dctx, dqkv])?;
                 }
                 self.softmax(
                     "causal_softmax_bwd",
@@ -199,33 +134,15 @@ impl<T: GpuElem> Rank<T> {
                     lay,
                 )?;
                 for b in 0..lay.batch {
-                    for p in ag.d_q(b) {
-                        self.gemm(&p.gemm, (dprobs, p.a), (qkv, p.b), (dqkv, p.c))?;
-                    }
-                    for p in ag.d_k(b) {
-                        self.gemm(&p.gemm, (dprobs, p.a), (qkv, p.b), (dqkv, p.c))?;
-                    }
+                    attn(AttnProduct::DQ, b, [dprobs, qkv, dqkv])?;
+                    attn(AttnProduct::DK, b, [dprobs, qkv, dqkv])?;
                 }
                 Ok(())
             }
             // reads [dQKV, H1 (all tokens), W_qkv], writes [dH1 (partial), grad W_qkv,
             // grad b_qkv] (and, with replicated KV heads, the packed K/V gradients, which the
             // collective `attn.kv.grads` packs itself)
-            Op::QkvBwd => {
-                self.gemm(
-                    &RowGemm::plain(h, qc, t, true, false),
-                    (r[1], 0),
-                    (r[0], 0),
-                    (w[1], 0),
-                )?;
-                self.col_sum(r[0], w[2], t, qc)?;
-                self.gemm(
-                    &RowGemm::plain(t, h, qc, false, true),
-                    (r[0], 0),
-                    (r[2], 0),
-                    (w[0], 0),
-                )
-            }
+            Op::QkvBwd => col_parallel_bwd(qc),
             // reads [dH1 (summed), X, ln1.w, dX1], writes [dX, grad ln1.w, grad ln1.b]
             Op::Ln1Bwd => self.ln_bwd(
                 r[0],
@@ -240,35 +157,12 @@ impl<T: GpuElem> Rank<T> {
                 h,
             ),
             // Collectives are not compute events; the vocabulary ends are not in the block.
-            Op::AttnF
-            | Op::AttnG
-            | Op::MlpF
-            | Op::MlpG
-            | Op::MlpGBwd
-            | Op::MlpFBwdGather
-            | Op::MlpFBwd
-            | Op::AttnGBwd
-            | Op::AttnFBwdGather
-            | Op::KvGrads
-            | Op::AttnFBwd
-            | Op::SpGrads
-            | Op::EmbedLookup
-            | Op::EmbedG
-            | Op::LmHead
-            | Op::CeLocal
-            | Op::CeMax
-            | Op::CeSumExp
-            | Op::CeTarget
-            | Op::CeBwd
-            | Op::LmHeadBwd
-            | Op::LmHeadFBwd
-            | Op::EmbedBwd
-            | Op::PosEmbed
-            | Op::FinalLn
-            | Op::LogitsGather => Err(GpuError::Unsupported(format!(
-                "`{op}` ({}) is not a compute op of the block",
-                op.label()
-            ))),
+            crate::buffers::block_collectives!() | crate::buffers::model_ends!() => {
+                Err(GpuError::Unsupported(format!(
+                    "`{op}` ({}) is not a compute op of the block",
+                    op.label()
+                )))
+            }
         }
     }
 

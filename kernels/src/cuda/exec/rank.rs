@@ -324,6 +324,117 @@ impl<T: GpuElem> Rank<T> {
         )
     }
 
+    /// `y[rows, out] = x[rows, inp]·W[inp, out]`, plus `bias` on every row when given.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn linear(
+        &self,
+        x: Buf,
+        w: Buf,
+        bias: Option<Buf>,
+        y: Buf,
+        rows: usize,
+        inp: usize,
+        out: usize,
+    ) -> Result<(), GpuError> {
+        self.gemm(
+            &RowGemm::plain(rows, out, inp, false, false),
+            (x, 0),
+            (w, 0),
+            (y, 0),
+        )?;
+        match bias {
+            Some(b) => self.bias_add(y, b, rows, out),
+            None => Ok(()),
+        }
+    }
+
+    /// The input gradient of [`Rank::linear`]: `dx[rows, inp] = dy[rows, out]·Wᵀ`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn linear_dx(
+        &self,
+        dy: Buf,
+        w: Buf,
+        dx: Buf,
+        rows: usize,
+        inp: usize,
+        out: usize,
+    ) -> Result<(), GpuError> {
+        self.gemm(
+            &RowGemm::plain(rows, inp, out, false, true),
+            (dy, 0),
+            (w, 0),
+            (dx, 0),
+        )
+    }
+
+    /// The weight gradient of [`Rank::linear`]: `gw[inp, out] = xᵀ·dy`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn linear_dw(
+        &self,
+        x: Buf,
+        dy: Buf,
+        gw: Buf,
+        rows: usize,
+        inp: usize,
+        out: usize,
+    ) -> Result<(), GpuError> {
+        self.gemm(
+            &RowGemm::plain(inp, out, rows, true, false),
+            (x, 0),
+            (dy, 0),
+            (gw, 0),
+        )
+    }
+
+    /// `u = GeLU(a)` over `n` elements.
+    pub(super) fn gelu(&self, a: Buf, u: Buf, n: usize) -> Result<(), GpuError> {
+        self.launch(
+            "gelu_fwd",
+            launch::elementwise(n),
+            &[
+                KArg::Ptr(self.addr(a)),
+                KArg::Ptr(self.addr(u)),
+                KArg::I64(n as i64),
+            ],
+        )
+    }
+
+    /// One of the vocabulary-parallel embedding's row kernels (they share their parameters):
+    /// `tokens` ids at `ids` against the rank's `rows` table rows of width `h`, from id `row0`.
+    /// [`Embed::Lookup`] writes `dst [tokens, h]` from the table `src`; [`Embed::ScatterAdd`]
+    /// adds the rows of `src [tokens, h]` into the table gradient `dst [rows, h]`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn embed(
+        &self,
+        kernel: Embed,
+        ids: u64,
+        src: Buf,
+        dst: Buf,
+        tokens: usize,
+        h: usize,
+        row0: usize,
+        rows: usize,
+    ) -> Result<(), GpuError> {
+        // One thread per element written.
+        let (name, written) = match kernel {
+            Embed::Lookup => ("embed_lookup", tokens * h),
+            Embed::ScatterAdd => ("embed_scatter_add", rows * h),
+        };
+        self.launch(
+            name,
+            launch::elementwise(written),
+            &[
+                KArg::Ptr(ids),
+                KArg::Ptr(self.addr(src)),
+                KArg::Ptr(self.addr(dst)),
+                KArg::I32(tokens as i32),
+                KArg::I32(h as i32),
+                KArg::I32(row0 as i32),
+                KArg::I32(rows as i32),
+            ],
+        )
+    }
+
     /// Copies `[rows, cols]` from column `col0` of a matrix of row stride `ld` into a packed
     /// buffer (or back, with `unpack`), at element offsets `off_packed` of the packed buffer.
     #[allow(clippy::too_many_arguments)]
@@ -377,6 +488,15 @@ impl<T: GpuElem> Rank<T> {
         let rows = lay.batch * lay.hp * lay.seq;
         self.launch(name, launch::per_row(rows, lay.seq), args)
     }
+}
+
+/// The embedding kernels of [`Rank::embed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Embed {
+    /// `embed_lookup` (`decode.cu`): each token's row if the rank holds its id, else 0.
+    Lookup,
+    /// `embed_scatter_add` (`vocab.cu`): the lookup's gradient, summed per id in token order.
+    ScatterAdd,
 }
 
 /// Launches `f` on `stream` with `args`.

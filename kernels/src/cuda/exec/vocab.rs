@@ -216,21 +216,14 @@ fn run_inner(
         let rk = &v.rk;
         let real = cfg.real_range(r).len();
         let row0 = cfg.rank_range(r).start;
+        // The embedding's lookup (table rows to E) and its gradient (dE rows into the table's).
+        let embed = |kernel, src, dst| {
+            let ids = v.int_addr(false);
+            rk.embed(kernel, ids, v.b(src), v.b(dst), t, h, row0, vr)
+        };
         start.record(&rk.stream)?;
         match e.op {
-            Op::EmbedLookup => rk.launch(
-                "embed_lookup",
-                launch::elementwise(t * h),
-                &[
-                    KArg::Ptr(v.int_addr(false)),
-                    KArg::Ptr(v.a(VBuf::Table)),
-                    KArg::Ptr(v.a(VBuf::E)),
-                    KArg::I32(t as i32),
-                    KArg::I32(h as i32),
-                    KArg::I32(row0 as i32),
-                    KArg::I32(vr as i32),
-                ],
-            )?,
+            Op::EmbedLookup => embed(Embed::Lookup, VBuf::Table, VBuf::E)?,
             Op::LmHead => rk.gemm(
                 &RowGemm::plain(t, vr, h, false, true),
                 (v.b(VBuf::E), 0),
@@ -281,19 +274,7 @@ fn run_inner(
                     (v.b(VBuf::Grad), 0),
                 )?;
             }
-            Op::EmbedBwd => rk.launch(
-                "embed_scatter_add",
-                launch::elementwise(vr * h),
-                &[
-                    KArg::Ptr(v.int_addr(false)),
-                    KArg::Ptr(v.a(VBuf::DE)),
-                    KArg::Ptr(v.a(VBuf::Grad)),
-                    KArg::I32(t as i32),
-                    KArg::I32(h as i32),
-                    KArg::I32(row0 as i32),
-                    KArg::I32(vr as i32),
-                ],
-            )?,
+            Op::EmbedBwd => embed(Embed::ScatterAdd, VBuf::DE, VBuf::Grad)?,
             other => {
                 return Err(GpuError::Unsupported(format!(
                     "the GPU vocabulary pass has no kernel for `{other}` ({})",

@@ -4,7 +4,8 @@
 //! ([`plan`]), the executors that walk it ([`sharded`], with its precision hook), its fused
 //! kernels ([`kernels`]) and the plain ones the labs use ([`ops`]), the plain unsharded
 //! reference that is the oracle ([`reference`](mod@reference): it does not share the sharded
-//! code path), and the verification against it ([`verify`]).
+//! code path), the verification against it ([`verify`]), and the FLOPs and
+//! elements each op does, counted once for every schedule ([`work`]).
 
 pub mod check;
 pub mod kernels;
@@ -16,6 +17,7 @@ pub mod program;
 pub mod reference;
 pub mod sharded;
 pub mod verify;
+pub mod work;
 
 pub use op::{BlockPart, Op, OpKind, Role};
 pub use placement::{Placement, PlacementKind, TensorPlacement};

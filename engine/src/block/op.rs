@@ -127,6 +127,20 @@ ops! {
 }
 
 impl Op {
+    /// The forward ops of a block's attention half, in order: LayerNorm, `f`, the
+    /// column-parallel linear, the local op, the row-parallel linear, `g`, bias and residual.
+    pub const ATTENTION_HALF: [Op; 7] = {
+        use Op::*;
+        [Ln1, AttnF, Qkv, AttnCore, AttnOut, AttnG, AttnBiasResidual]
+    };
+
+    /// The forward ops of a block's MLP half, in the same order as [`Op::ATTENTION_HALF`]
+    /// (Megatron-LM splits both halves alike).
+    pub const MLP_HALF: [Op; 7] = {
+        use Op::*;
+        [Ln2, MlpF, Fc1, Gelu, Fc2, MlpG, MlpBiasResidual]
+    };
+
     /// The op named `name` (`attn.qkv`, `mlp.g.bwd`, …), if any.
     pub fn from_name(name: &str) -> Option<Op> {
         Op::ALL.iter().copied().find(|o| o.name() == name)
@@ -206,6 +220,23 @@ mod tests {
             assert_eq!(j, format!("\"{}\"", a.name()));
         }
         assert_eq!(Op::from_name("mlp.fc3"), None);
+    }
+
+    #[test]
+    fn the_halves_are_forward_in_schedule_order_with_f_and_g() {
+        use crate::trace::Conjugate;
+        for (half, part) in [
+            (Op::ATTENTION_HALF, BlockPart::Attention),
+            (Op::MLP_HALF, BlockPart::Mlp),
+        ] {
+            // `Op`'s order is the schedule's.
+            assert!(half.windows(2).all(|w| w[0] < w[1]), "{half:?}");
+            for op in half {
+                assert_eq!((op.pass(), op.block_part()), (Pass::Forward, part), "{op}");
+            }
+            assert_eq!(half[1].conjugate(), Some(Conjugate::F));
+            assert_eq!(half[5].conjugate(), Some(Conjugate::G));
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
+use crate::block::work::{self, Work};
 use crate::collectives::{Algorithm, CollectiveKind};
 use crate::config::Config;
 use crate::params::ParamKind;
@@ -162,8 +163,7 @@ impl Builder<'_> {
         parallel: Parallel,
         inputs: Vec<[usize; 2]>,
         output: [usize; 2],
-        flops: u64,
-        elems_moved: u64,
+        work: Work,
         reads: &[Tn],
         writes: &[Tn],
     ) {
@@ -184,8 +184,8 @@ impl Builder<'_> {
                 ranks: vec![rank],
                 inputs: inputs.clone(),
                 output,
-                flops,
-                bytes: elems_moved * elem_bytes(self.cfg),
+                flops: work.flops,
+                bytes: work.elems * elem_bytes(self.cfg),
                 bytes_sent_per_rank: 0,
                 conjugate: None,
                 reads,
@@ -280,14 +280,6 @@ pub fn gather_scatter_algorithm(cfg: &Config) -> Algorithm {
     }
 }
 
-/// LayerNorm forward FLOPs per token row of width `h`: mean, variance, normalise, scale, shift.
-fn ln_flops(t: u64, h: u64) -> u64 {
-    8 * t * h
-}
-
-/// GeLU (tanh approximation) FLOPs per element, counting tanh as ~10.
-const GELU_FLOPS: u64 = 18;
-
 /// Vectors of width `h` whose gradients sequence parallelism all-reduces after each layer's
 /// backward: ln1 and ln2 weight and bias, and the out-proj and fc2 biases.
 pub const SP_GRAD_VECTORS: usize = 6;
@@ -376,7 +368,7 @@ pub fn schedule(cfg: &Config) -> Trace {
     let act = |name: &'static str, shape: [usize; 2], hold: Hold| tn(name, shape, hold);
     // FLOPs of the full s×s score matrix per head: what the GPU executor computes (the CPU kernel
     // skips the masked blocks above the diagonal, about half at long sequences).
-    let attn_flops = (bt * hp) as u64 * (4 * (s * s * d) as u64 + 5 * (s * s) as u64);
+    let attn_flops = work::attention_flops((bt * hp) as u64, (s * s) as u64, d as u64);
     let attn_elems = (t * qc + t * hr + 2 * bt * hp * s * s) as u64;
     let qkv_cols = Hold::ColsOf(P::QkvWeight);
     let ctx_cols = Hold::ColsOf(P::OutWeight);
@@ -392,8 +384,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl, [1, h]],
             xl,
-            ln_flops(tl64, h64),
-            2 * tl64 * h64 + 2 * h64,
+            work::layer_norm(tl64, h64),
             &[act(X, x, tok), param(P::Ln1Weight), param(P::Ln1Bias)],
             &[act(H1, x, tok)],
         );
@@ -403,8 +394,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Column,
             vec![x, [h, qc]],
             [t, qc],
-            2 * t64 * h64 * qc64 + t64 * qc64,
-            t64 * h64 + h64 * qc64 + qc64 + t64 * qc64,
+            work::linear(t64, h64, qc64, true),
             &[act(H1, x, whole), param(P::QkvWeight), param(P::QkvBias)],
             &[act(QKV, [t, qw], qkv_cols)],
         );
@@ -413,8 +403,10 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Local,
             vec![[t, qc]],
             [t, hr],
-            attn_flops,
-            attn_elems,
+            Work {
+                flops: attn_flops,
+                elems: attn_elems,
+            },
             &[act(QKV, [t, qw], qkv_cols)],
             &[act(CTX, x, ctx_cols)],
         );
@@ -423,8 +415,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Row,
             vec![[t, hr], [hr, h]],
             x,
-            2 * t64 * hr64 * h64,
-            t64 * hr64 + hr64 * h64 + t64 * h64,
+            work::linear(t64, hr64, h64, false),
             &[act(CTX, x, ctx_cols), param(P::OutWeight)],
             &[act(Z, x, partial)],
         );
@@ -434,8 +425,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl, xl, [1, h]],
             xl,
-            2 * tl64 * h64,
-            3 * tl64 * h64 + h64,
+            work::bias_residual(tl64, h64),
             &[act(X, x, tok), act(Z, x, tok), param(P::OutBias)],
             &[act(X1, x, tok)],
         );
@@ -444,8 +434,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl, [1, h]],
             xl,
-            ln_flops(tl64, h64),
-            2 * tl64 * h64 + 2 * h64,
+            work::layer_norm(tl64, h64),
             &[act(X1, x, tok), param(P::Ln2Weight), param(P::Ln2Bias)],
             &[act(H2, x, tok)],
         );
@@ -455,8 +444,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Column,
             vec![x, [h, fr]],
             [t, fr],
-            2 * t64 * h64 * fr64 + t64 * fr64,
-            t64 * h64 + h64 * fr64 + fr64 + t64 * fr64,
+            work::linear(t64, h64, fr64, true),
             &[act(H2, x, whole), param(P::Fc1Weight), param(P::Fc1Bias)],
             &[act(A, [t, f], ffn_cols)],
         );
@@ -465,8 +453,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Local,
             vec![[t, fr]],
             [t, fr],
-            GELU_FLOPS * t64 * fr64,
-            2 * t64 * fr64,
+            work::gelu(t64, fr64),
             &[act(A, [t, f], ffn_cols)],
             &[act(U, [t, f], ffn_cols)],
         );
@@ -475,8 +462,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Row,
             vec![[t, fr], [fr, h]],
             x,
-            2 * t64 * fr64 * h64,
-            t64 * fr64 + fr64 * h64 + t64 * h64,
+            work::linear(t64, fr64, h64, false),
             &[act(U, [t, f], ffn_cols), param(P::Fc2Weight)],
             &[act(M, x, partial)],
         );
@@ -486,8 +472,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl, xl, [1, h]],
             xl,
-            2 * tl64 * h64,
-            3 * tl64 * h64 + h64,
+            work::bias_residual(tl64, h64),
             &[act(X1, x, tok), act(M, x, tok), param(P::Fc2Bias)],
             &[act(Y, x, tok)],
         );
@@ -502,8 +487,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl],
             [1, h],
-            tl64 * h64,
-            tl64 * h64 + h64,
+            work::bias_grad(tl64, h64),
             &[act(DY, x, tok)],
             &[grad(P::Fc2Bias)],
         );
@@ -513,8 +497,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Row,
             vec![x, [t, fr], [fr, h]],
             [t, fr],
-            4 * t64 * fr64 * h64,
-            2 * t64 * h64 + 2 * t64 * fr64 + 2 * fr64 * h64,
+            work::linear_backward(t64, fr64, h64, false),
             &[
                 act(DY, x, whole),
                 act(U, [t, f], ffn_cols),
@@ -527,8 +510,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Local,
             vec![[t, fr], [t, fr]],
             [t, fr],
-            (GELU_FLOPS + 8) * t64 * fr64,
-            3 * t64 * fr64,
+            work::gelu_backward(t64, fr64),
             &[act(A, [t, f], ffn_cols), act(DU, [t, f], ffn_cols)],
             &[act(DA, [t, f], ffn_cols)],
         );
@@ -546,8 +528,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Column,
             vec![[t, fr], x, [h, fr]],
             x,
-            4 * t64 * h64 * fr64 + t64 * fr64,
-            2 * t64 * fr64 + 2 * t64 * h64 + 2 * h64 * fr64 + fr64,
+            work::linear_backward(t64, h64, fr64, true),
             &[
                 act(DA, [t, f], ffn_cols),
                 act(H2, x, whole),
@@ -561,8 +542,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl, xl, [1, h]],
             xl,
-            2 * ln_flops(tl64, h64) + tl64 * h64,
-            4 * tl64 * h64 + 4 * h64,
+            work::layer_norm_backward(tl64, h64),
             &[
                 act(DH2, x, tok),
                 act(X1, x, tok),
@@ -576,8 +556,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl],
             [1, h],
-            tl64 * h64,
-            tl64 * h64 + h64,
+            work::bias_grad(tl64, h64),
             &[act(DX1, x, tok)],
             &[grad(P::OutBias)],
         );
@@ -587,8 +566,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Row,
             vec![x, [t, hr], [hr, h]],
             [t, hr],
-            4 * t64 * hr64 * h64,
-            2 * t64 * h64 + 2 * t64 * hr64 + 2 * hr64 * h64,
+            work::linear_backward(t64, hr64, h64, false),
             &[
                 act(DX1, x, whole),
                 act(CTX, x, ctx_cols),
@@ -601,8 +579,10 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Local,
             vec![[t, hr], [t, qc]],
             [t, qc],
-            2 * attn_flops,
-            2 * attn_elems,
+            Work {
+                flops: 2 * attn_flops,
+                elems: 2 * attn_elems,
+            },
             &[act(DCTX, x, ctx_cols), act(QKV, [t, qw], qkv_cols)],
             &[act(DQKV, [t, qw], qkv_cols)],
         );
@@ -627,8 +607,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             Parallel::Column,
             vec![[t, qc], x, [h, qc]],
             x,
-            4 * t64 * h64 * qc64 + t64 * qc64,
-            2 * t64 * qc64 + 2 * t64 * h64 + 2 * h64 * qc64 + qc64,
+            work::linear_backward(t64, h64, qc64, true),
             &[
                 act(DQKV, [t, qw], qkv_cols),
                 act(H1, x, whole),
@@ -655,8 +634,7 @@ pub fn schedule(cfg: &Config) -> Trace {
             rows,
             vec![xl, xl, [1, h]],
             xl,
-            2 * ln_flops(tl64, h64) + tl64 * h64,
-            4 * tl64 * h64 + 4 * h64,
+            work::layer_norm_backward(tl64, h64),
             &[
                 act(DH1, x, tok),
                 act(X, x, tok),

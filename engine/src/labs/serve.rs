@@ -31,16 +31,14 @@
 //! two orders below. The sampled text must be *identical*: each step's sample is drawn from each
 //! path's own logits with the same uniform number, and the tests fail if a token differs.
 
+use crate::block::work::{self, Work};
 use crate::block::Op;
 use crate::collectives::{self, Algorithm, CollectiveError};
 use crate::config::Config;
 use crate::dtype::{DType, Element};
 use crate::ops;
-use crate::params::LayerParams;
-use crate::trace::{
-    CollectiveKind, ComputeOp, Conjugate, Event, EventKind, Parallel, Pass, TimeSource, Timing,
-    Trace,
-};
+use crate::params::{LayerParams, ParamKind};
+use crate::trace::{CollectiveKind, Event, EventKind, Parallel, Pass, TimeSource, Timing, Trace};
 use crate::train::{Corpus, FullModel, RankParams, TrainConfig, TrainError, Trainer};
 use crate::verify::Tolerance;
 use crate::vocab::VocabConfig;
@@ -286,6 +284,18 @@ pub enum Phase {
     Decode,
 }
 
+impl Phase {
+    /// The phase of generation step `i`: the first runs the prompt, every later one decodes the
+    /// token sampled before it.
+    pub fn of_step(i: usize) -> Phase {
+        if i == 0 {
+            Phase::Prefill
+        } else {
+            Phase::Decode
+        }
+    }
+}
+
 /// What one step produced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepRecord {
@@ -436,6 +446,43 @@ impl<'m, T: Element> Decoder<'m, T> {
         });
     }
 
+    /// One half of a block on every rank, as Megatron-LM splits both: LayerNorm, `f` (the
+    /// identity forward), the column-parallel linear with its bias, `local` (the attention core
+    /// or GeLU, on the linear's output), the row-parallel linear, `g` (the all-reduce of its
+    /// partial sums), bias and residual. Returns the half's output.
+    fn run_half(
+        &mut self,
+        clock: &mut Clock,
+        ranks: &[RankParams<T>],
+        layer: usize,
+        half: &Half,
+        x: &[Array2<T>],
+        local: impl FnOnce(&mut Self, &mut Clock, Vec<Array2<T>>) -> Vec<Array2<T>>,
+    ) -> Result<Vec<Array2<T>>, ServeError> {
+        let [ln, f, column, _, row, g, bias_residual] = half.ops;
+        let [ln_w, ln_b, column_w, column_b, row_w, bias] = half.params;
+        let p = |r: usize| -> &LayerParams<T> { &ranks[r].layers[layer] };
+        let normed = self.op(clock, layer, ln, |r| {
+            ops::layer_norm(x[r].view(), p(r).get(ln_w).view(), p(r).get(ln_b).view()).0
+        });
+        self.group(layer, f);
+        let opened = self.op(clock, layer, column, |r| {
+            let mut y = ops::matmul(normed[r].view(), p(r).get(column_w).view());
+            ops::add_row(&mut y, p(r).get(column_b).view());
+            y
+        });
+        let inner = local(self, clock, opened);
+        let part = self.op(clock, layer, row, |r| {
+            ops::matmul(inner[r].view(), p(r).get(row_w).view())
+        });
+        let reduced = self.all_reduce(clock, layer, g, part)?;
+        Ok(self.op(clock, layer, bias_residual, |r| {
+            let mut y = &x[r] + &reduced[r];
+            ops::add_row(&mut y, p(r).get(bias).view());
+            y
+        }))
+    }
+
     /// The engine's all-reduce over every rank's `[n, h]` partial.
     fn all_reduce(
         &mut self,
@@ -532,30 +579,20 @@ impl<'m, T: Element> Decoder<'m, T> {
             y
         });
         for layer in 0..cfg.layers {
-            let p = |r: usize| -> &LayerParams<T> { &ranks[r].layers[layer] };
-            let ln1 = self.op(clock, layer, Op::Ln1, |r| {
-                ops::layer_norm(x[r].view(), p(r).ln1_w.view(), p(r).ln1_b.view()).0
-            });
-            self.group(layer, Op::AttnF);
-            let qkv = self.op(clock, layer, Op::Qkv, |r| {
-                let mut y = ops::matmul(ln1[r].view(), p(r).qkv_w.view());
-                ops::add_row(&mut y, p(r).qkv_b.view());
-                y
-            });
-            // Append the new K and V rows to each rank's cache (ranks own their caches).
-            let t0 = Instant::now();
-            for (r, q) in qkv.iter().enumerate() {
-                let c = &mut self.cache[r][layer];
-                for row in q.outer_iter() {
-                    c.k.extend(row.slice(s![qw..qw + kw]).iter().copied());
-                    c.v.extend(row.slice(s![qw + kw..qw + 2 * kw]).iter().copied());
+            let attend = |dec: &mut Self, clock: &mut Clock, qkv: Vec<Array2<T>>| {
+                // Append the new K and V rows to each rank's cache (ranks own their caches).
+                let t0 = Instant::now();
+                for (r, q) in qkv.iter().enumerate() {
+                    let c = &mut dec.cache[r][layer];
+                    for row in q.outer_iter() {
+                        c.k.extend(row.slice(s![qw..qw + kw]).iter().copied());
+                        c.v.extend(row.slice(s![qw + kw..qw + 2 * kw]).iter().copied());
+                    }
                 }
-            }
-            clock.compute_s += t0.elapsed().as_secs_f64();
-            let caches: Vec<&LayerKv<T>> = (0..tp).map(|r| &self.cache[r][layer]).collect();
-            let ctx = {
+                clock.compute_s += t0.elapsed().as_secs_f64();
+                let caches: Vec<&LayerKv<T>> = (0..tp).map(|r| &dec.cache[r][layer]).collect();
                 for r in 0..tp {
-                    self.issued.push(Issued {
+                    dec.issued.push(Issued {
                         layer,
                         op: Op::AttnCore,
                         ranks: vec![r],
@@ -569,34 +606,11 @@ impl<'m, T: Element> Decoder<'m, T> {
                 clock.compute_s += t0.elapsed().as_secs_f64();
                 out
             };
-            let part = self.op(clock, layer, Op::AttnOut, |r| {
-                ops::matmul(ctx[r].view(), p(r).out_w.view())
-            });
-            let reduced = self.all_reduce(clock, layer, Op::AttnG, part)?;
-            let x1 = self.op(clock, layer, Op::AttnBiasResidual, |r| {
-                let mut y = &x[r] + &reduced[r];
-                ops::add_row(&mut y, p(r).out_b.view());
-                y
-            });
-            let ln2 = self.op(clock, layer, Op::Ln2, |r| {
-                ops::layer_norm(x1[r].view(), p(r).ln2_w.view(), p(r).ln2_b.view()).0
-            });
-            self.group(layer, Op::MlpF);
-            let fc1 = self.op(clock, layer, Op::Fc1, |r| {
-                let mut y = ops::matmul(ln2[r].view(), p(r).fc1_w.view());
-                ops::add_row(&mut y, p(r).fc1_b.view());
-                y
-            });
-            let act = self.op(clock, layer, Op::Gelu, |r| ops::gelu(fc1[r].view()));
-            let part = self.op(clock, layer, Op::Fc2, |r| {
-                ops::matmul(act[r].view(), p(r).fc2_w.view())
-            });
-            let reduced = self.all_reduce(clock, layer, Op::MlpG, part)?;
-            x = self.op(clock, layer, Op::MlpBiasResidual, |r| {
-                let mut y = &x1[r] + &reduced[r];
-                ops::add_row(&mut y, p(r).fc2_b.view());
-                y
-            });
+            let x1 = self.run_half(clock, ranks, layer, &ATTENTION, &x, attend)?;
+            let gelu = |dec: &mut Self, clock: &mut Clock, fc1: Vec<Array2<T>>| {
+                dec.op(clock, layer, Op::Gelu, |r| ops::gelu(fc1[r].view()))
+            };
+            x = self.run_half(clock, ranks, layer, &MLP, &x1, gelu)?;
         }
         let last_layer = cfg.layers.saturating_sub(1);
         // The head runs on the last position only: that is all sampling needs.
@@ -629,6 +643,31 @@ impl<'m, T: Element> Decoder<'m, T> {
         Ok(logits)
     }
 }
+
+/// One half of a block as the decoder runs it: its forward ops, in order ([`Op::ATTENTION_HALF`],
+/// [`Op::MLP_HALF`]), and its parameters: the LayerNorm's weight and bias, the column-parallel
+/// linear's weight and bias, the row-parallel linear's weight, and the bias added with the
+/// residual.
+struct Half {
+    ops: [Op; 7],
+    params: [ParamKind; 6],
+}
+
+const ATTENTION: Half = {
+    use ParamKind::*;
+    Half {
+        ops: Op::ATTENTION_HALF,
+        params: [Ln1Weight, Ln1Bias, QkvWeight, QkvBias, OutWeight, OutBias],
+    }
+};
+
+const MLP: Half = {
+    use ParamKind::*;
+    Half {
+        ops: Op::MLP_HALF,
+        params: [Ln2Weight, Ln2Bias, Fc1Weight, Fc1Bias, Fc2Weight, Fc2Bias],
+    }
+};
 
 /// The logits and times of one [`Decoder::step`].
 #[derive(Debug, Clone, PartialEq)]
@@ -715,11 +754,7 @@ pub fn generate_with<T: Element>(
         let so = dec.step(&next)?;
         let token = sample(&so.logits, sampling, i);
         let rec = StepRecord {
-            phase: if i == 0 {
-                Phase::Prefill
-            } else {
-                Phase::Decode
-            },
+            phase: Phase::of_step(i),
             position,
             new_tokens: next.len(),
             logits: so.logits,
@@ -780,11 +815,7 @@ pub fn reference_generate<T: Element>(
             .collect();
         let token = sample(&logits, sampling, i);
         steps.push(StepRecord {
-            phase: if i == 0 {
-                Phase::Prefill
-            } else {
-                Phase::Decode
-            },
+            phase: Phase::of_step(i),
             position: if i == 0 { 0 } else { n - 1 },
             new_tokens: if i == 0 { n } else { 1 },
             logits,
@@ -878,8 +909,8 @@ pub fn step_trace<T: Element>(
         cfg.kv_heads_per_rank(),
         cfg.head_dim(),
     );
-    let (qc, fr) = (cfg.qkv_cols_per_rank() as u64, cfg.ffn_per_rank() as u64);
-    let hr = (hp * d) as u64;
+    // Per rank: QKV columns, FFN columns, attention width; vocabulary rows.
+    let (qc, fr, hr) = (cfg.qkv_cols_per_rank(), cfg.ffn_per_rank(), hp * d);
     let vr = vcfg.rows_per_rank() as u64;
     let ctx = context as u64;
     let nt = new_tokens;
@@ -893,8 +924,7 @@ pub fn step_trace<T: Element>(
                 output: [usize; 2],
                 flops: u64,
                 bytes: u64,
-                sent: u64,
-                conjugate: Option<Conjugate>| {
+                sent: u64| {
         events.push(Event {
             index: events.len(),
             layer,
@@ -907,7 +937,7 @@ pub fn step_trace<T: Element>(
             flops,
             bytes,
             bytes_sent_per_rank: sent,
-            conjugate,
+            conjugate: op.conjugate(),
             reads: Vec::new(),
             writes: Vec::new(),
             timing: Timing::default(),
@@ -917,12 +947,13 @@ pub fn step_trace<T: Element>(
     let compute = |events: &mut Vec<Event>,
                    layer: usize,
                    op: Op,
-                   compute: ComputeOp,
                    parallel: Parallel,
                    inputs: Vec<[usize; 2]>,
                    output: [usize; 2],
-                   flops: u64,
-                   elems: u64| {
+                   work: Work| {
+        let Some(compute) = op.compute() else {
+            return;
+        };
         for r in 0..tpn {
             push(
                 events,
@@ -935,10 +966,9 @@ pub fn step_trace<T: Element>(
                 vec![r],
                 inputs.clone(),
                 output,
-                flops,
-                elems * e,
+                work.flops,
+                work.elems * e,
                 0,
-                None,
             );
         }
     };
@@ -946,7 +976,6 @@ pub fn step_trace<T: Element>(
                       layer: usize,
                       op: Op,
                       kind: CollectiveKind,
-                      conjugate: Option<Conjugate>,
                       input: [usize; 2],
                       output: [usize; 2]| {
         let elems = (output[0] * output[1]) as u64;
@@ -972,7 +1001,6 @@ pub fn step_trace<T: Element>(
             flops,
             payload,
             sent,
-            conjugate,
         );
     };
     let x = [nt, cfg.hidden];
@@ -980,184 +1008,97 @@ pub fn step_trace<T: Element>(
         &mut events,
         0,
         Op::EmbedLookup,
-        ComputeOp::Embedding,
         Parallel::Row,
         vec![[nt, 1], [vcfg.rows_per_rank(), cfg.hidden]],
         x,
-        0,
-        2 * n * h,
+        Work {
+            flops: 0,
+            elems: 2 * n * h,
+        },
     );
-    collective(
-        &mut events,
-        0,
-        Op::EmbedG,
-        CollectiveKind::AllReduce,
-        None,
-        x,
-        x,
-    );
+    collective(&mut events, 0, Op::EmbedG, CollectiveKind::AllReduce, x, x);
     compute(
         &mut events,
         0,
         Op::PosEmbed,
-        ComputeOp::BiasResidual,
         Parallel::Replicated,
         vec![x, [nt, cfg.hidden]],
         x,
-        n * h,
-        3 * n * h,
+        Work {
+            flops: n * h,
+            elems: 3 * n * h,
+        },
     );
+    // Each new row's query heads read the cache up to its position: on average
+    // `ctx − (n−1)/2` positions; K and V of the rank's KV heads for every cached position.
+    let keys = n * ctx - n * (n - 1) / 2;
+    let kv_w = (kvp * d) as u64;
+    let attention = Work {
+        flops: work::attention_flops(hp as u64, keys, d as u64),
+        elems: n * qc as u64 + 2 * ctx * kv_w + n * hr as u64,
+    };
+    // Each half of a block, as Megatron-LM splits both: LayerNorm; `f` (the identity forward); a
+    // column-parallel linear to `cols` columns a rank (bias included); the local op on
+    // `local_inputs`, `width` columns out, doing `local`; the row-parallel linear back to the
+    // hidden width; `g` (the all-reduce); bias and residual.
+    let attention_inputs = vec![[nt, qc], [context, 2 * kvp * d]];
+    let gelu = work::gelu(n, fr as u64);
+    let halves = [
+        (Op::ATTENTION_HALF, qc, attention_inputs, hr, attention),
+        (Op::MLP_HALF, fr, vec![[nt, fr]], fr, gelu),
+    ];
     for layer in 0..cfg.layers {
-        compute(
-            &mut events,
-            layer,
-            Op::Ln1,
-            ComputeOp::LayerNorm,
-            Parallel::Replicated,
-            vec![x, [1, cfg.hidden]],
-            x,
-            8 * n * h,
-            2 * n * h + 2 * h,
-        );
-        collective(
-            &mut events,
-            layer,
-            Op::AttnF,
-            CollectiveKind::Identity,
-            Some(Conjugate::F),
-            x,
-            x,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::Qkv,
-            ComputeOp::Linear { bias: true },
-            Parallel::Column,
-            vec![x, [cfg.hidden, qc as usize]],
-            [nt, qc as usize],
-            2 * n * h * qc + n * qc,
-            n * h + h * qc + qc + n * qc,
-        );
-        // Each new row's query heads read the cache up to its position: on average
-        // `ctx − (n−1)/2` positions; K and V of the rank's KV heads for every cached position.
-        let keys = n * ctx - n * (n - 1) / 2;
-        let kv_w = (kvp * d) as u64;
-        compute(
-            &mut events,
-            layer,
-            Op::AttnCore,
-            ComputeOp::Attention,
-            Parallel::Local,
-            vec![[nt, qc as usize], [context, 2 * kvp * d]],
-            [nt, hr as usize],
-            hp as u64 * keys * (4 * d as u64 + 5),
-            n * qc + 2 * ctx * kv_w + n * hr,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::AttnOut,
-            ComputeOp::Linear { bias: false },
-            Parallel::Row,
-            vec![[nt, hr as usize], [hr as usize, cfg.hidden]],
-            x,
-            2 * n * hr * h,
-            n * hr + hr * h + n * h,
-        );
-        collective(
-            &mut events,
-            layer,
-            Op::AttnG,
-            CollectiveKind::AllReduce,
-            Some(Conjugate::G),
-            x,
-            x,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::AttnBiasResidual,
-            ComputeOp::BiasResidual,
-            Parallel::Replicated,
-            vec![x, x, [1, cfg.hidden]],
-            x,
-            2 * n * h,
-            3 * n * h + h,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::Ln2,
-            ComputeOp::LayerNorm,
-            Parallel::Replicated,
-            vec![x, [1, cfg.hidden]],
-            x,
-            8 * n * h,
-            2 * n * h + 2 * h,
-        );
-        collective(
-            &mut events,
-            layer,
-            Op::MlpF,
-            CollectiveKind::Identity,
-            Some(Conjugate::F),
-            x,
-            x,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::Fc1,
-            ComputeOp::Linear { bias: true },
-            Parallel::Column,
-            vec![x, [cfg.hidden, fr as usize]],
-            [nt, fr as usize],
-            2 * n * h * fr + n * fr,
-            n * h + h * fr + fr + n * fr,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::Gelu,
-            ComputeOp::Gelu,
-            Parallel::Local,
-            vec![[nt, fr as usize]],
-            [nt, fr as usize],
-            18 * n * fr,
-            2 * n * fr,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::Fc2,
-            ComputeOp::Linear { bias: false },
-            Parallel::Row,
-            vec![[nt, fr as usize], [fr as usize, cfg.hidden]],
-            x,
-            2 * n * fr * h,
-            n * fr + fr * h + n * h,
-        );
-        collective(
-            &mut events,
-            layer,
-            Op::MlpG,
-            CollectiveKind::AllReduce,
-            Some(Conjugate::G),
-            x,
-            x,
-        );
-        compute(
-            &mut events,
-            layer,
-            Op::MlpBiasResidual,
-            ComputeOp::BiasResidual,
-            Parallel::Replicated,
-            vec![x, x, [1, cfg.hidden]],
-            x,
-            2 * n * h,
-            3 * n * h + h,
-        );
+        for (half_ops, cols, local_inputs, width, local) in halves.clone() {
+            let [ln, f, column, core, row, g, residual] = half_ops;
+            let hidden = cfg.hidden;
+            compute(
+                &mut events,
+                layer,
+                ln,
+                Parallel::Replicated,
+                vec![x, [1, hidden]],
+                x,
+                work::layer_norm(n, h),
+            );
+            collective(&mut events, layer, f, CollectiveKind::Identity, x, x);
+            compute(
+                &mut events,
+                layer,
+                column,
+                Parallel::Column,
+                vec![x, [hidden, cols]],
+                [nt, cols],
+                work::linear(n, h, cols as u64, true),
+            );
+            compute(
+                &mut events,
+                layer,
+                core,
+                Parallel::Local,
+                local_inputs,
+                [nt, width],
+                local,
+            );
+            compute(
+                &mut events,
+                layer,
+                row,
+                Parallel::Row,
+                vec![[nt, width], [width, hidden]],
+                x,
+                work::linear(n, width as u64, h, false),
+            );
+            collective(&mut events, layer, g, CollectiveKind::AllReduce, x, x);
+            compute(
+                &mut events,
+                layer,
+                residual,
+                Parallel::Replicated,
+                vec![x, x, [1, hidden]],
+                x,
+                work::bias_residual(n, h),
+            );
+        }
     }
     let last = cfg.layers.saturating_sub(1);
     let one = [1, cfg.hidden];
@@ -1165,30 +1106,25 @@ pub fn step_trace<T: Element>(
         &mut events,
         last,
         Op::FinalLn,
-        ComputeOp::LayerNorm,
         Parallel::Replicated,
         vec![one, one],
         one,
-        8 * h,
-        4 * h,
+        work::layer_norm(1, h),
     );
     compute(
         &mut events,
         last,
         Op::LmHead,
-        ComputeOp::Linear { bias: false },
         Parallel::Column,
         vec![one, [vr as usize, cfg.hidden]],
         [1, vr as usize],
-        2 * h * vr,
-        h + vr * h + vr,
+        work::linear(1, h, vr, false),
     );
     collective(
         &mut events,
         last,
         Op::LogitsGather,
         CollectiveKind::AllGather,
-        None,
         [1, vr as usize],
         [1, vcfg.padded_vocab()],
     );
@@ -1280,7 +1216,9 @@ impl TinyRun {
     }
 }
 
-fn mean(v: impl Iterator<Item = f64>) -> f64 {
+/// The mean of `v`, 0 when it is empty (the per-step figures' average, prefill skipped by the
+/// caller).
+pub fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
     if n == 0 {
         0.0

@@ -29,7 +29,7 @@
 //! over ranks (`lm_head.f.bwd`, all-reduce); the embedding gradient scatters it into the rows of
 //! the looked-up ids each rank holds (`embed.bwd`), added to the tied weight's gradient.
 
-use crate::block::{Op, Placement, TensorPlacement};
+use crate::block::{work, Op, Placement, TensorPlacement};
 use crate::collectives::{self, Algorithm, CollectiveError, ReduceOp};
 use crate::config::human_bytes;
 use crate::dtype::{DType, Element};
@@ -619,6 +619,8 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
     };
     use Held::{Cols, Partial, Rows, Whole};
     let table = ("embedding", [vp, h], Rows);
+    let head = work::linear(t64, h64, vr64, false);
+    let head_bwd = work::linear_backward(t64, h64, vr64, false);
     let specs = [
         compute(
             Op::EmbedLookup,
@@ -636,8 +638,8 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             Parallel::Column,
             vec![[t, h], [vr, h]],
             [t, vr],
-            2 * t64 * h64 * vr64,
-            (t64 * h64 + vr64 * h64 + t64 * vr64) * e,
+            head.flops,
+            head.elems * e,
             vec![("E", [t, h], Whole), table],
             vec![("logits", [t, vp], Cols)],
         ),
@@ -673,8 +675,8 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             Parallel::Column,
             vec![[t, vr], [t, h], [vr, h]],
             [t, h],
-            4 * t64 * h64 * vr64,
-            (2 * t64 * vr64 + 2 * t64 * h64 + 2 * vr64 * h64) * e,
+            head_bwd.flops,
+            head_bwd.elems * e,
             vec![("dlogits", [t, vp], Cols), ("E", [t, h], Whole), table],
             vec![("dE", [t, h], Partial), ("grad.embedding", [vp, h], Rows)],
         ),

@@ -219,19 +219,10 @@ fn cost_model_predicts_table1_within_ten_percent() {
         let m = gpt(a, h, l);
         let c = Cluster::new(&cat, "a100-80gb", gpus, 8, "ib-hdr-200").unwrap();
         let layout = Layout {
-            tp: t,
-            pp: p,
-            dp: gpus / (t * p),
-            micro_batch: 1,
-            sp: false,
             recompute: Recompute::Full,
-            zero: 0,
+            ..Layout::new(t, p, gpus / (t * p))
         };
-        let setup = TrainSetup {
-            seq: 2048,
-            global_batch: batch,
-            overlap_dp: true,
-        };
+        let setup = TrainSetup::new(2048, batch);
         let it = cost::iteration_time(&m, &setup, &c, &layout).unwrap();
         let rel = it.tflops_per_gpu / tflops - 1.0;
         assert!(
@@ -256,18 +247,13 @@ fn bubble_is_p_minus_one_over_m() {
     let m = ModelPreset::Gpt3_175b.spec();
     let c = Cluster::new(&cat, "a100", 64, 8, "ib400").unwrap();
     let layout = Layout {
-        tp: 8,
-        pp: 8,
-        dp: 1,
-        micro_batch: 1,
         sp: true,
         recompute: Recompute::Selective,
-        zero: 0,
+        ..Layout::new(8, 8, 1)
     };
     let setup = TrainSetup {
-        seq: 2048,
-        global_batch: 64,
         overlap_dp: false,
+        ..TrainSetup::new(2048, 64)
     };
     let it = cost::iteration_time(&m, &setup, &c, &layout).unwrap();
     assert_eq!(it.micro_batches, 64);
@@ -310,19 +296,10 @@ fn bad_input_gives_the_right_error() {
     let m = ModelPreset::Gpt3_175b.spec();
     let c = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
     let setup = TrainSetup {
-        seq: 2048,
-        global_batch: 64,
         overlap_dp: false,
+        ..TrainSetup::new(2048, 64)
     };
-    let base = Layout {
-        tp: 16,
-        pp: 1,
-        dp: 1,
-        micro_batch: 1,
-        sp: false,
-        recompute: Recompute::None,
-        zero: 0,
-    };
+    let base = Layout::new(16, 1, 1);
     assert!(matches!(
         cost::iteration_time(&m, &setup, &c, &base),
         Err(LayoutError::TpLargerThanCluster { tp: 16, gpus: 8 })

@@ -284,11 +284,7 @@ fn predict(fig: &Figure) -> f64 {
         recompute: Recompute::None,
         zero: fig.zero,
     };
-    let setup = TrainSetup {
-        seq: fig.seq,
-        global_batch: fig.global_batch,
-        overlap_dp: true,
-    };
+    let setup = TrainSetup::new(fig.seq, fig.global_batch);
     let st = Stack {
         precision: fig.precision,
         virtual_stages: fig.vp,
@@ -322,19 +318,11 @@ fn torchtitan_a100_figures_within_15_percent() {
     ] {
         let c = Cluster::new(&Catalogue::default(), "a100", 64, 8, "ib200").unwrap();
         let layout = Layout {
-            tp: 1,
-            pp: 1,
-            dp: 64,
-            micro_batch: 1,
-            sp: false,
             recompute: rc,
             zero: 3,
+            ..Layout::new(1, 1, 64)
         };
-        let setup = TrainSetup {
-            seq: 8192,
-            global_batch: 64,
-            overlap_dp: true,
-        };
+        let setup = TrainSetup::new(8192, 64);
         // Eager PyTorch: no fused element-wise kernels, no TP; FlashAttention through SDPA;
         // gradients reduce-scattered in fp32 (torchtitan's default mixed_precision_reduce).
         let st = Stack {

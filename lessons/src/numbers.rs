@@ -4,7 +4,7 @@
 use crate::{Catalog, Lang};
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::{Layout, Recompute};
+use tplab_engine::memory::Layout;
 use tplab_engine::models::ModelPreset;
 use tplab_engine::trace::schedule;
 use tplab_engine::vocab::VocabConfig;
@@ -58,15 +58,7 @@ fn gpt3_layer_ms(tp: usize) -> (f64, f64, bool) {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
     };
-    let layout = Layout {
-        tp,
-        pp: 1,
-        dp: 1,
-        micro_batch: 1,
-        sp: false,
-        recompute: Recompute::None,
-        zero: 0,
-    };
+    let layout = Layout::new(tp, 1, 1);
     let t = cost::layer_time(&ModelPreset::Gpt3_175b.spec(), 2048, &layout, &cluster);
     (
         (t.forward_compute_s + t.backward_compute_s) * 1e3,
@@ -163,19 +155,11 @@ fn lesson_8_quotes_the_planner_at_tp_8_and_16() {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
     };
-    let req = PlanRequest {
-        model: ModelPreset::Gpt3_175b.spec(),
-        setup: TrainSetup {
-            seq: 2048,
-            global_batch: 512,
-            overlap_dp: true,
-        },
+    let req = PlanRequest::new(
+        ModelPreset::Gpt3_175b.spec(),
+        TrainSetup::new(2048, 512),
         cluster,
-        micro_batch: None,
-        sp: None,
-        recompute: None,
-        zero: 1,
-    };
+    );
     let by_tp = planner::throughput_vs_tp(&req);
     let tokens = |tp: usize| {
         by_tp

@@ -158,6 +158,16 @@ pub struct TrainSetup {
 pub const MAX_SETUP_SIZE: usize = 1 << 24;
 
 impl TrainSetup {
+    /// Sequences of `seq` tokens, `global_batch` of them an iteration, the data-parallel
+    /// all-reduce overlapped with the last backward (Megatron-LM's default).
+    pub fn new(seq: usize, global_batch: usize) -> Self {
+        TrainSetup {
+            seq,
+            global_batch,
+            overlap_dp: true,
+        }
+    }
+
     /// `seq` and `global_batch` at least 1 and at most [`MAX_SETUP_SIZE`].
     pub fn validate(&self) -> Result<(), LayoutError> {
         for (field, value) in [("seq", self.seq), ("global_batch", self.global_batch)] {
@@ -375,12 +385,7 @@ pub fn check_training_layout(
     layout: &Layout,
 ) -> Result<(), LayoutError> {
     setup.validate()?;
-    if layout.tp > cluster.gpus {
-        return Err(LayoutError::TpLargerThanCluster {
-            tp: layout.tp,
-            gpus: cluster.gpus,
-        });
-    }
+    check_tp_fits(layout, cluster)?;
     memory::check_layout(model, layout)?;
     if layout.gpus() != cluster.gpus {
         return Err(LayoutError::GpuCountMismatch {
@@ -391,6 +396,23 @@ pub fn check_training_layout(
             gpus: cluster.gpus,
         });
     }
+    check_batch(setup, layout)
+}
+
+/// `t ≤ gpus`: the tensor-parallel group fits in the cluster.
+pub(crate) fn check_tp_fits(layout: &Layout, cluster: &Cluster) -> Result<(), LayoutError> {
+    if layout.tp > cluster.gpus {
+        return Err(LayoutError::TpLargerThanCluster {
+            tp: layout.tp,
+            gpus: cluster.gpus,
+        });
+    }
+    Ok(())
+}
+
+/// `B % (b·d) == 0`: the global batch splits into whole micro-batches on every data-parallel
+/// rank.
+pub(crate) fn check_batch(setup: &TrainSetup, layout: &Layout) -> Result<(), LayoutError> {
     // Saturating: a b·d beyond usize divides no global batch, which is the right answer.
     if !setup
         .global_batch
@@ -552,15 +574,7 @@ mod tests {
         let cat = Catalogue::default();
         let c = Cluster::new(&cat, "a100", 16, 8, "ib200").unwrap();
         let m = crate::models::ModelPreset::Gpt3_175b.spec();
-        let lay = |tp| Layout {
-            tp,
-            pp: 1,
-            dp: 16 / tp,
-            micro_batch: 1,
-            sp: false,
-            recompute: Recompute::None,
-            zero: 0,
-        };
+        let lay = |tp| Layout::new(tp, 1, 16 / tp);
         let t8 = layer_time(&m, 2048, &lay(8), &c);
         let t16 = layer_time(&m, 2048, &lay(16), &c);
         // 300 vs 25 GB/s per direction: the 16-way all-reduce is ~12× slower per byte.

@@ -483,19 +483,17 @@ impl Cluster {
         gpus_per_node: usize,
         inter_node: &str,
     ) -> Result<Self, HardwareError> {
-        if gpus == 0 || gpus_per_node == 0 {
-            return Err(HardwareError::EmptyCluster {
-                gpus,
-                gpus_per_node,
-            });
-        }
-        let whole = gpus
-            .div_ceil(gpus_per_node)
-            .checked_mul(gpus_per_node)
-            .ok_or(HardwareError::TooManyGpus {
-                gpus,
-                max: MAX_GPUS,
-            })?;
+        let whole = match gpus.checked_next_multiple_of(gpus_per_node) {
+            Some(whole) => whole,
+            // Nodes of no GPUs: `new` refuses them by name.
+            None if gpus_per_node == 0 => gpus,
+            None => {
+                return Err(HardwareError::TooManyGpus {
+                    gpus,
+                    max: MAX_GPUS,
+                })
+            }
+        };
         Cluster::new(catalogue, gpu, whole, gpus_per_node, inter_node)
     }
 

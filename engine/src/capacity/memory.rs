@@ -86,6 +86,21 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// `TP × PP × DP` with the other choices at their plainest: micro-batch 1, no sequence
+    /// parallelism, no recomputation, no ZeRO. Set others on it:
+    /// `Layout { sp: true, ..Layout::new(8, 8, 1) }`.
+    pub fn new(tp: usize, pp: usize, dp: usize) -> Self {
+        Layout {
+            tp,
+            pp,
+            dp,
+            micro_batch: 1,
+            sp: false,
+            recompute: Recompute::None,
+            zero: 0,
+        }
+    }
+
     /// GPUs the layout uses, `t·p·d` (saturating: a product beyond `usize` matches no cluster).
     pub fn gpus(&self) -> usize {
         self.tp.saturating_mul(self.pp).saturating_mul(self.dp)
@@ -748,15 +763,7 @@ mod tests {
     #[test]
     fn layout_errors() {
         let m = ModelPreset::Gpt3_175b.spec();
-        let l = Layout {
-            tp: 7,
-            pp: 1,
-            dp: 1,
-            micro_batch: 1,
-            sp: false,
-            recompute: Recompute::None,
-            zero: 0,
-        };
+        let l = Layout::new(7, 1, 1);
         assert!(matches!(
             check_layout(&m, &l),
             Err(LayoutError::HeadsNotDivisible {

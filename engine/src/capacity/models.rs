@@ -394,22 +394,14 @@ impl ModelSpec {
         seq: usize,
     ) -> Self {
         ModelSpec {
-            name: name.to_string(),
-            layers,
-            hidden,
-            heads,
             kv_heads,
             ffn,
-            vocab,
-            seq,
-            experts: 1,
-            experts_per_token: 1,
             gated_mlp: true,
             learned_positions: false,
             tied_embeddings: false,
             biases: false,
             dropout: false,
-            explicit_head_dim: None,
+            ..ModelSpec::gpt(name, layers, hidden, heads, vocab, seq)
         }
     }
 
@@ -463,6 +455,14 @@ impl ModelSpec {
         };
         let get_bool = |key: &str| obj.get(key).and_then(|b| b.as_bool());
         let gpt2_style = model_type == "gpt2" || obj.contains_key("n_embd");
+        // The model's name: its `model_type`, or `fallback` without one.
+        let name_or = |fallback: &'static str| {
+            if model_type.is_empty() {
+                fallback
+            } else {
+                model_type.as_str()
+            }
+        };
         let spec = if gpt2_style {
             let layers = need("n_layer", "number of transformer blocks")?;
             let hidden = need("n_embd", "model width")?;
@@ -473,18 +473,7 @@ impl ModelSpec {
             ModelSpec {
                 ffn,
                 tied_embeddings: get_bool("tie_word_embeddings").unwrap_or(true),
-                ..ModelSpec::gpt(
-                    if model_type.is_empty() {
-                        "gpt2"
-                    } else {
-                        &model_type
-                    },
-                    layers,
-                    hidden,
-                    heads,
-                    vocab,
-                    seq,
-                )
+                ..ModelSpec::gpt(name_or("gpt2"), layers, hidden, heads, vocab, seq)
             }
         } else {
             let layers = need("num_hidden_layers", "number of transformer blocks")?;
@@ -520,11 +509,7 @@ impl ModelSpec {
                 // Qwen2 puts biases on the QKV projection only; counted as no biases (the
                 // difference is below 0.01% of parameters).
                 ..ModelSpec::llama(
-                    if model_type.is_empty() {
-                        "hf-model"
-                    } else {
-                        &model_type
-                    },
+                    name_or("hf-model"),
                     layers,
                     hidden,
                     heads,

@@ -47,6 +47,22 @@ pub struct PlanRequest {
     pub zero: u8,
 }
 
+impl PlanRequest {
+    /// `model` trained with `setup` on `cluster`, every choice left to the planner (micro-batch,
+    /// sequence parallelism, recomputation) and ZeRO-1, as the Planner view and the lessons ask.
+    pub fn new(model: ModelSpec, setup: TrainSetup, cluster: Cluster) -> Self {
+        PlanRequest {
+            model,
+            setup,
+            cluster,
+            micro_batch: None,
+            sp: None,
+            recompute: None,
+            zero: 1,
+        }
+    }
+}
+
 /// A layout the planner set aside, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dropped {
@@ -147,6 +163,17 @@ fn valid_pp_sizes(model: &ModelSpec, n: usize) -> Vec<usize> {
 fn candidates(req: &PlanRequest) -> Vec<Layout> {
     let mut out = Vec::new();
     let n = req.cluster.gpus;
+    for tp in valid_tp_sizes(&req.model, &req.cluster) {
+        for pp in valid_pp_sizes(&req.model, n / tp) {
+            out.extend(layouts_of(req, tp, pp, n / (tp * pp)));
+        }
+    }
+    out
+}
+
+/// The layouts of one `TP × PP × DP` split: every micro-batch size, sequence-parallel choice
+/// (only with TP > 1) and recomputation `req` leaves open, in that nesting.
+fn layouts_of(req: &PlanRequest, tp: usize, pp: usize, dp: usize) -> Vec<Layout> {
     let micro: Vec<usize> = match req.micro_batch {
         Some(b) => vec![b],
         None => MICRO_BATCH_CANDIDATES.to_vec(),
@@ -155,28 +182,24 @@ fn candidates(req: &PlanRequest) -> Vec<Layout> {
         Some(r) => vec![r],
         None => Recompute::ALL.to_vec(),
     };
-    for tp in valid_tp_sizes(&req.model, &req.cluster) {
-        for pp in valid_pp_sizes(&req.model, n / tp) {
-            let dp = n / (tp * pp);
-            let sps: Vec<bool> = match (req.sp, tp) {
-                (_, 1) => vec![false],
-                (Some(sp), _) => vec![sp],
-                (None, _) => vec![false, true],
-            };
-            for &micro_batch in &micro {
-                for &sp in &sps {
-                    for &rc in &recompute {
-                        out.push(Layout {
-                            tp,
-                            pp,
-                            dp,
-                            micro_batch,
-                            sp,
-                            recompute: rc,
-                            zero: req.zero,
-                        });
-                    }
-                }
+    let sps: Vec<bool> = match (req.sp, tp) {
+        (_, 1) => vec![false],
+        (Some(sp), _) => vec![sp],
+        (None, _) => vec![false, true],
+    };
+    let mut out = Vec::new();
+    for &micro_batch in &micro {
+        for &sp in &sps {
+            for &rc in &recompute {
+                out.push(Layout {
+                    tp,
+                    pp,
+                    dp,
+                    micro_batch,
+                    sp,
+                    recompute: rc,
+                    zero: req.zero,
+                });
             }
         }
     }
@@ -628,14 +651,6 @@ fn candidates_with(req: &PlanRequest, stack: &Stack) -> Vec<Layout> {
         return Vec::new();
     }
     let per_cp = n / cp;
-    let micro: Vec<usize> = match req.micro_batch {
-        Some(b) => vec![b],
-        None => MICRO_BATCH_CANDIDATES.to_vec(),
-    };
-    let recompute: Vec<Recompute> = match req.recompute {
-        Some(r) => vec![r],
-        None => Recompute::ALL.to_vec(),
-    };
     let l = req.model.layers;
     let mut out = Vec::new();
     for tp in valid_tp_sizes(&req.model, &req.cluster)
@@ -652,27 +667,7 @@ fn candidates_with(req: &PlanRequest, stack: &Stack) -> Vec<Layout> {
             })
             .collect();
         for pp in pps {
-            let dp = per_cp / (tp * pp);
-            let sps: Vec<bool> = match (req.sp, tp) {
-                (_, 1) => vec![false],
-                (Some(sp), _) => vec![sp],
-                (None, _) => vec![false, true],
-            };
-            for &micro_batch in &micro {
-                for &sp in &sps {
-                    for &rc in &recompute {
-                        out.push(Layout {
-                            tp,
-                            pp,
-                            dp,
-                            micro_batch,
-                            sp,
-                            recompute: rc,
-                            zero: req.zero,
-                        });
-                    }
-                }
-            }
+            out.extend(layouts_of(req, tp, pp, per_cp / (tp * pp)));
         }
     }
     out
@@ -853,19 +848,7 @@ mod tests {
 
     fn request(model: ModelPreset, gpu: &str, gpus: usize, batch: usize) -> PlanRequest {
         let cluster = Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib200").unwrap();
-        PlanRequest {
-            model: model.spec(),
-            setup: TrainSetup {
-                seq: 2048,
-                global_batch: batch,
-                overlap_dp: true,
-            },
-            cluster,
-            micro_batch: None,
-            sp: None,
-            recompute: None,
-            zero: 1,
-        }
+        PlanRequest::new(model.spec(), TrainSetup::new(2048, batch), cluster)
     }
 
     #[test]
@@ -915,17 +898,13 @@ mod tests {
     fn todays_stack_plans_405b_on_16_uneven_stages_and_keeps_tp_in_the_node() {
         let cluster = Cluster::new(&Catalogue::default(), "h100", 2048, 8, "ib400").unwrap();
         let req = PlanRequest {
-            model: ModelPreset::Llama31_405b.spec(),
-            setup: TrainSetup {
-                seq: 8192,
-                global_batch: 2048,
-                overlap_dp: true,
-            },
-            cluster,
             micro_batch: Some(1),
             sp: Some(true),
-            recompute: None,
-            zero: 1,
+            ..PlanRequest::new(
+                ModelPreset::Llama31_405b.spec(),
+                TrainSetup::new(8192, 2048),
+                cluster,
+            )
         };
         let stack = Stack {
             virtual_stages: 4,
@@ -939,19 +918,11 @@ mod tests {
         // The 1T scenario (3072 GPUs, hundreds of near-ties): the ranking is a total order
         // (a comparator that mixed a tolerance with the time panicked in the sort).
         let one_t = crate::models::Scenario::by_id("1t-3d").unwrap();
-        let req_1t = PlanRequest {
-            model: one_t.model.spec(),
-            setup: TrainSetup {
-                seq: one_t.seq,
-                global_batch: one_t.global_batch,
-                overlap_dp: true,
-            },
-            cluster: Cluster::new(&Catalogue::default(), "a100", 3072, 8, "ib200").unwrap(),
-            micro_batch: None,
-            sp: None,
-            recompute: None,
-            zero: 1,
-        };
+        let req_1t = PlanRequest::new(
+            one_t.model.spec(),
+            TrainSetup::new(one_t.seq, one_t.global_batch),
+            Cluster::new(&Catalogue::default(), "a100", 3072, 8, "ib200").unwrap(),
+        );
         let p1 = plan_with(&req_1t, &Stack::current());
         assert!(!p1.ranked.is_empty());
         let t0 = p1.ranked[0].it.iteration_time_s;
@@ -971,13 +942,10 @@ mod tests {
     fn explanation_names_the_node_boundary() {
         let req = request(ModelPreset::Gpt3_175b, "a100", 64, 64);
         let lay = |tp, pp| Layout {
-            tp,
-            pp,
-            dp: 64 / (tp * pp),
-            micro_batch: 1,
             sp: true,
             recompute: Recompute::Selective,
             zero: 1,
+            ..Layout::new(tp, pp, 64 / (tp * pp))
         };
         let inside = evaluate(&req, &lay(8, 8)).unwrap();
         let across = evaluate(&req, &lay(16, 4)).unwrap();

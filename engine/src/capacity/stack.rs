@@ -638,12 +638,7 @@ pub fn check_layout(
     if layout.pp == 0 {
         return Err(LayoutError::Zero { field: "pp" });
     }
-    if layout.tp > cluster.gpus {
-        return Err(LayoutError::TpLargerThanCluster {
-            tp: layout.tp,
-            gpus: cluster.gpus,
-        });
-    }
+    cost::check_tp_fits(layout, cluster)?;
     let needed = layout.gpus().saturating_mul(cp);
     if needed != cluster.gpus {
         return Err(LayoutError::GpuCountMismatch {
@@ -678,17 +673,7 @@ pub fn check_layout(
     if cp > 1 && !setup.seq.is_multiple_of(2 * cp) {
         return Err(LayoutError::BadContextParallel { cp, seq: setup.seq });
     }
-    if !setup
-        .global_batch
-        .is_multiple_of(layout.micro_batch.saturating_mul(layout.dp))
-    {
-        return Err(LayoutError::BatchNotDivisible {
-            global_batch: setup.global_batch,
-            micro_batch: layout.micro_batch,
-            dp: layout.dp,
-        });
-    }
-    Ok(())
+    cost::check_batch(setup, layout)
 }
 
 /// Memory per GPU under a stack: the busiest stage of uneven stages, FlashAttention's missing
@@ -1077,19 +1062,12 @@ mod tests {
         let c = Cluster::new(&cat, "a100", 64, 8, "ib200").unwrap();
         let m = ModelPreset::Gpt3_175b.spec();
         let lay = Layout {
-            tp: 8,
-            pp: 8,
-            dp: 1,
-            micro_batch: 1,
             sp: true,
             recompute: Recompute::Selective,
             zero: 1,
+            ..Layout::new(8, 8, 1)
         };
-        let setup = TrainSetup {
-            seq: 2048,
-            global_batch: 64,
-            overlap_dp: true,
-        };
+        let setup = TrainSetup::new(2048, 64);
         let old = cost::iteration_time(&m, &setup, &c, &lay).unwrap();
         let new = iteration_time(&m, &setup, &c, &lay, &Stack::megatron_2021()).unwrap();
         assert_eq!(old, new.it);
@@ -1104,19 +1082,11 @@ mod tests {
         let c = Cluster::new(&cat, "h100", 2048, 8, "ib400").unwrap();
         let m = ModelPreset::Llama31_405b.spec();
         let lay = Layout {
-            tp: 8,
-            pp: 16,
-            dp: 16,
-            micro_batch: 1,
             sp: true,
-            recompute: Recompute::None,
             zero: 1,
+            ..Layout::new(8, 16, 16)
         };
-        let setup = TrainSetup {
-            seq: 8192,
-            global_batch: 2048,
-            overlap_dp: true,
-        };
+        let setup = TrainSetup::new(8192, 2048);
         // The 2021 stack refuses it, today's plans it.
         assert!(matches!(
             iteration_time(&m, &setup, &c, &lay, &Stack::megatron_2021()),
@@ -1136,19 +1106,11 @@ mod tests {
         let c = Cluster::new(&cat, "h100", 64, 8, "ib400").unwrap();
         let m = ModelPreset::Llama3_70b.spec();
         let lay = Layout {
-            tp: 4,
-            pp: 4,
-            dp: 4,
-            micro_batch: 1,
             sp: true,
-            recompute: Recompute::None,
             zero: 1,
+            ..Layout::new(4, 4, 4)
         };
-        let setup = TrainSetup {
-            seq: 8192,
-            global_batch: 128,
-            overlap_dp: true,
-        };
+        let setup = TrainSetup::new(8192, 128);
         let stack = Stack {
             virtual_stages: 5,
             ..Stack::current()

@@ -200,6 +200,26 @@ mod tests {
     use crate::config::Preset;
     use crate::params::ParamKind;
 
+    type Issue = (usize, Pass, Op, Vec<usize>);
+
+    /// What the executor issued and what the trace planned: (layer, pass, op, ranks) each.
+    fn issued_and_planned<T: Element>(run: &Run<T>) -> (Vec<Issue>, Vec<Issue>) {
+        let issued = run
+            .sharded
+            .issued
+            .iter()
+            .map(|i| (i.layer, i.pass, i.op, i.ranks.clone()))
+            .collect();
+        let planned = run
+            .report
+            .trace
+            .events
+            .iter()
+            .map(|e| (e.layer, e.pass, e.op, e.ranks.clone()))
+            .collect();
+        (issued, planned)
+    }
+
     #[test]
     fn tiny_f64_agrees_to_1e12_and_issues_the_trace_order() {
         for tp in [1, 2, 4] {
@@ -213,19 +233,7 @@ mod tests {
             assert!(v.passed(), "{:?}", v.failures().collect::<Vec<_>>());
             let worst = v.worst().unwrap();
             assert!(worst.max_rel_error < 1e-12, "{worst:?}");
-            let issued: Vec<_> = run
-                .sharded
-                .issued
-                .iter()
-                .map(|i| (i.layer, i.pass, i.op, i.ranks.clone()))
-                .collect();
-            let planned: Vec<_> = run
-                .report
-                .trace
-                .events
-                .iter()
-                .map(|e| (e.layer, e.pass, e.op, e.ranks.clone()))
-                .collect();
+            let (issued, planned) = issued_and_planned(&run);
             assert_eq!(issued, planned);
             assert_eq!(run.report.collectives.len(), 8);
         }
@@ -352,19 +360,7 @@ mod tests {
                 let v = &run.report.verification;
                 assert!(v.passed(), "{:?}", v.failures().collect::<Vec<_>>());
                 assert!(v.worst().unwrap().max_rel_error < 1e-12, "tp={tp}");
-                let issued: Vec<_> = run
-                    .sharded
-                    .issued
-                    .iter()
-                    .map(|i| (i.layer, i.pass, i.op, i.ranks.clone()))
-                    .collect();
-                let planned: Vec<_> = run
-                    .report
-                    .trace
-                    .events
-                    .iter()
-                    .map(|e| (e.layer, e.pass, e.op, e.ranks.clone()))
-                    .collect();
+                let (issued, planned) = issued_and_planned(&run);
                 assert_eq!(issued, planned);
                 let kv_grads = planned
                     .iter()

@@ -368,13 +368,28 @@ pub fn forward_in(
     Ok(forward_emulated(cfg, dtype, &m32)?.mapv(f64::from))
 }
 
-fn error_stats(
+/// What the sweep measures errors against: the precision, the reference output's largest
+/// magnitude (the relative errors' scale) and its RMS (the ULP floor, see [`ulps_between`]).
+#[derive(Debug, Clone, Copy)]
+struct Scale {
     dtype: DType,
-    got: &Array2<f64>,
-    want: &Array2<f64>,
     ref_max: f64,
     floor: f64,
-) -> ErrorStats {
+}
+
+impl Scale {
+    /// `abs` in ULPs of `dtype` at the reference's largest magnitude.
+    fn rel_ulps(&self, abs: f64) -> f64 {
+        abs / (self.dtype.epsilon() * self.ref_max.max(f64::MIN_POSITIVE))
+    }
+}
+
+fn error_stats(sc: Scale, got: &Array2<f64>, want: &Array2<f64>) -> ErrorStats {
+    let Scale {
+        dtype,
+        ref_max,
+        floor,
+    } = sc;
     let mut hist = UlpHistogram::new();
     let (mut max_abs, mut sq) = (0.0f64, 0.0f64);
     for (&g, &w) in got.iter().zip(want.iter()) {
@@ -390,7 +405,7 @@ fn error_stats(
         max_abs,
         max_rel: max_abs / scale,
         rms: (sq / n).sqrt(),
-        max_rel_ulps: max_abs / (dtype.epsilon() * scale),
+        max_rel_ulps: sc.rel_ulps(max_abs),
         histogram: hist,
     }
 }
@@ -409,18 +424,12 @@ pub fn ulps_between(dtype: DType, a: f64, b: f64, floor: f64) -> f64 {
     }
 }
 
-fn order_stats(
-    dtype: DType,
-    got: &Array2<f64>,
-    base: &Array2<f64>,
-    ref_max: f64,
-    floor: f64,
-) -> OrderStats {
+fn order_stats(sc: Scale, got: &Array2<f64>, base: &Array2<f64>) -> OrderStats {
     let mut dists: Vec<f64> = got
         .iter()
         .zip(base.iter())
         .filter(|(a, b)| a.to_bits() != b.to_bits())
-        .map(|(&a, &b)| ulps_between(dtype, a, b, floor))
+        .map(|(&a, &b)| ulps_between(sc.dtype, a, b, sc.floor))
         .collect();
     dists.sort_unstable_by(f64::total_cmp);
     let median_ulps = match dists.len() {
@@ -439,7 +448,7 @@ fn order_stats(
         max_ulps: dists.last().copied().unwrap_or(0.0),
         median_ulps,
         max_abs_diff,
-        max_diff_rel_ulps: max_abs_diff / (dtype.epsilon() * ref_max.max(f64::MIN_POSITIVE)),
+        max_diff_rel_ulps: sc.rel_ulps(max_abs_diff),
     }
 }
 
@@ -480,14 +489,19 @@ pub fn sweep(
             .map(|c| forward_in(c, dtype, &model))
             .collect::<Result<_, _>>()?;
         let tp1 = tps.iter().position(|&t| t == 1).map(|i| &outs[i]);
+        let sc = Scale {
+            dtype,
+            ref_max,
+            floor: ref_rms,
+        };
         for (c, out) in cfgs.iter().zip(&outs) {
             rows.push(PrecisionRow {
                 dtype,
                 tp: c.tp,
                 epsilon: dtype.epsilon(),
-                vs_reference: error_stats(dtype, out, &reference, ref_max, ref_rms),
+                vs_reference: error_stats(sc, out, &reference),
                 vs_tp1: match tp1 {
-                    Some(b) if c.tp != 1 => Some(order_stats(dtype, out, b, ref_max, ref_rms)),
+                    Some(b) if c.tp != 1 => Some(order_stats(sc, out, b)),
                     _ => None,
                 },
             });

@@ -151,24 +151,15 @@ pub struct GpuDecode {
     pub modeled_gpu: String,
 }
 
-fn mean(v: impl Iterator<Item = f64>) -> f64 {
-    let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 {
-        0.0
-    } else {
-        s / n as f64
-    }
-}
-
 impl GpuDecode {
     /// Mean measured device ms per decoded token (prefill excluded).
     pub fn decode_ms(&self) -> f64 {
-        mean(self.times.iter().skip(1).map(|t| t.device_ms))
+        serve::mean(self.times.iter().skip(1).map(|t| t.device_ms))
     }
 
     /// Mean predicted ms per decoded token (prefill excluded).
     pub fn predicted_decode_ms(&self) -> f64 {
-        mean(self.times.iter().skip(1).map(|t| t.predicted_ms))
+        serve::mean(self.times.iter().skip(1).map(|t| t.predicted_ms))
     }
 
     pub fn passed(&self) -> bool {

@@ -99,10 +99,7 @@ impl Decoder {
         let mut bufs = Vec::with_capacity(tp);
         let mut ids = Vec::with_capacity(tp);
         for (r, ctx) in ctxs.iter().enumerate() {
-            let stream = ctx.new_stream()?;
-            let blas = CudaBlas::new(stream.clone())?;
-            let k = kernels_for(ctx, DType::F32)?;
-            let mut rk = Rank::<f32>::empty(ctx.clone(), stream.clone(), blas, k);
+            let mut rk = Rank::<f32>::open(ctx)?;
             let sh = &shards[r];
             let mut b = DBufs {
                 table: rk.upload(&sh.table)?,
@@ -133,7 +130,7 @@ impl Decoder {
             b.logits = rk.alloc(lay.vr)?;
             b.gathered = rk.alloc(lay.padded_vocab)?;
             b.stats = [rk.alloc_stats(c)?, rk.alloc_stats(c)?];
-            ids.push(stream.alloc_zeros::<i32>(c.max(1))?);
+            ids.push(rk.stream.alloc_zeros::<i32>(c.max(1))?);
             ranks.push(rk);
             bufs.push(b);
         }
@@ -461,11 +458,7 @@ impl Decoder {
             let position = len;
             len += next.len();
             steps.push(StepRecord {
-                phase: if i == 0 {
-                    Phase::Prefill
-                } else {
-                    Phase::Decode
-                },
+                phase: Phase::of_step(i),
                 position,
                 new_tokens: next.len(),
                 logits,

@@ -218,10 +218,7 @@ impl<T: GpuElem> Exec<T> {
         check_free(&ctxs, mode, needed)?;
         let mut ranks = Vec::with_capacity(tp);
         for (r, ctx) in ctxs.iter().enumerate() {
-            let stream = ctx.new_stream()?;
-            let blas = CudaBlas::new(stream.clone())?;
-            let k = kernels_for(ctx, T::DTYPE)?;
-            let mut rk = Rank::<T>::empty(ctx.clone(), stream, blas, k);
+            let mut rk = Rank::<T>::open(ctx)?;
             let rows = cfg.token_rows(r);
             let input = model.input.slice(ndarray::s![rows.clone(), ..]).to_owned();
             let dout = model.grad_output.slice(ndarray::s![rows, ..]).to_owned();
@@ -502,11 +499,8 @@ impl<T: GpuElem> Micro<T> {
         let ctx = CudaContext::new(ordinal)?;
         // SAFETY: one stream uses every buffer here.
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.new_stream()?;
-        let blas = CudaBlas::new(stream.clone())?;
-        let k = kernels_for(&ctx, T::DTYPE)?;
         Ok(Self {
-            rank: Rank::empty(ctx, stream, blas, k),
+            rank: Rank::open(&ctx)?,
         })
     }
 

@@ -4,15 +4,14 @@
 use super::*;
 
 impl<T: GpuElem> Rank<T> {
-    /// A rank with its context, stream, cuBLAS handle and kernels, and no buffers yet.
-    pub(super) fn empty(
-        ctx: Arc<CudaContext>,
-        stream: Arc<CudaStream>,
-        blas: CudaBlas,
-        k: Arc<Kernels>,
-    ) -> Self {
-        Rank {
-            ctx,
+    /// A rank on `ctx`: a new stream, its cuBLAS handle and the kernels in `T`, and no
+    /// buffers yet.
+    pub(super) fn open(ctx: &Arc<CudaContext>) -> Result<Self, GpuError> {
+        let stream = ctx.new_stream()?;
+        let blas = CudaBlas::new(stream.clone())?;
+        let k = kernels_for(ctx, T::DTYPE)?;
+        Ok(Rank {
+            ctx: ctx.clone(),
             stream,
             blas,
             k,
@@ -20,7 +19,7 @@ impl<T: GpuElem> Rank<T> {
             stats: Vec::new(),
             map: HashMap::new(),
             ln_stats: Vec::new(),
-        }
+        })
     }
 
     /// The arena id of a layout buffer (allocated by [`Rank::setup`]).

@@ -53,10 +53,7 @@ fn run_inner(
     let targets: Vec<i32> = m.targets.iter().map(|&i| i as i32).collect();
     let mut ranks = Vec::with_capacity(tp);
     for (r, ctx) in ctxs.iter().enumerate() {
-        let stream = ctx.new_stream()?;
-        let blas = CudaBlas::new(stream.clone())?;
-        let k = kernels_for(ctx, DType::F32)?;
-        let mut rk = Rank::<f32>::empty(ctx.clone(), stream.clone(), blas, k);
+        let mut rk = Rank::<f32>::open(ctx)?;
         let mut bufs = HashMap::new();
         for b in VocabLayout::BUFFERS {
             let id = match b {
@@ -67,8 +64,8 @@ fn run_inner(
             bufs.insert(b, id);
         }
         ranks.push(VRank {
-            ids: stream.clone_htod(&ids)?,
-            targets: stream.clone_htod(&targets)?,
+            ids: rk.stream.clone_htod(&ids)?,
+            targets: rk.stream.clone_htod(&targets)?,
             rk,
             bufs,
         });

@@ -23,7 +23,7 @@ use crate::ops::{AttnCache, LnCache};
 use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
 use crate::trace::{EventKind, Pass, Trace};
-use ndarray::Array2;
+use ndarray::{Array2, ArrayBase, ArrayView2, CowArray, Ix2};
 use rayon::prelude::*;
 
 /// A hook on the executor's forward pass: the precision lab rounds every op's output to a
@@ -197,7 +197,7 @@ impl<T: Element> Exec<'_, T> {
         &mut self,
         op: Op,
         kind: Option<CollectiveKind>,
-        parts: &[&Array2<T>],
+        parts: &[ArrayView2<'_, T>],
     ) -> Result<Option<Vec<Array2<T>>>, CollectiveError> {
         match kind {
             Some(CollectiveKind::AllGather) => self.all_gather(op, parts).map(Some),
@@ -227,7 +227,7 @@ impl<T: Element> Exec<'_, T> {
     fn all_gather(
         &mut self,
         op: Op,
-        parts: &[&Array2<T>],
+        parts: &[ArrayView2<'_, T>],
     ) -> Result<Vec<Array2<T>>, CollectiveError> {
         self.issue_collective(op);
         let (rows, cols) = parts.first().map_or((0, 0), |p| p.dim());
@@ -557,17 +557,21 @@ fn steps(trace: &Trace) -> Vec<Step> {
 /// The tensors between ops, one per rank, named as in [`crate::block::program::tensors`].
 /// `None` until an op writes them; an op that finds its input missing reports
 /// [`CollectiveError::ProgramOrder`] (the program and this walk disagree).
-struct Live<T> {
-    /// `X`, the block input (after the last block, `Y`, the output).
-    x: Option<Vec<Array2<T>>>,
+struct Live<'a, T> {
+    /// `X`, the block input (after the last block, `Y`, the output). The first block's input is
+    /// the run's: each rank reads its rows of it (all of it without sequence parallelism) where
+    /// the caller holds it, as a GPU reads the batch it was handed, instead of the walk copying
+    /// the replicated input once per rank; it is never written.
+    x: Option<Vec<CowArray<'a, T, Ix2>>>,
     /// `H1` or `H2` gathered to all token rows by `f` with sequence parallelism (`None`: each
     /// rank reads its own LayerNorm output).
     gathered: Option<Vec<Array2<T>>>,
     /// `Z` or `M`: a row-parallel product, partial until `g` sums it.
     partial: Option<Vec<Array2<T>>>,
     x1: Option<Vec<Array2<T>>>,
-    /// `dY` (after the last block backward, `dX`, the input gradient).
-    dy: Option<Vec<Array2<T>>>,
+    /// `dY` (after the last block backward, `dX`, the input gradient); the last block's is the
+    /// run's output gradient, read where the caller holds it as `X` is.
+    dy: Option<Vec<CowArray<'a, T, Ix2>>>,
     /// `dY` or `dX1` gathered by `g` backward with sequence parallelism.
     dgathered: Option<Vec<Array2<T>>>,
     /// `dU`, then `dA` (GeLU's backward overwrites it).
@@ -581,7 +585,7 @@ struct Live<T> {
     regathered: Option<Vec<Array2<T>>>,
 }
 
-impl<T> Default for Live<T> {
+impl<T> Default for Live<'_, T> {
     fn default() -> Self {
         Self {
             x: None,
@@ -641,18 +645,24 @@ fn saved<'a, T, V>(
 /// `gathered[r]` if a collective gathered the tensor, else each rank's own `own[r]`.
 fn pick<'a, T>(
     gathered: &'a Option<Vec<Array2<T>>>,
-    own: &[&'a Array2<T>],
+    own: &[ArrayView2<'a, T>],
     r: usize,
-) -> &'a Array2<T> {
-    gathered.as_ref().map_or(own[r], |g| &g[r])
+) -> ArrayView2<'a, T> {
+    gathered
+        .as_ref()
+        .map_or_else(|| own[r].clone(), |g| g[r].view())
 }
 
-fn pick_owned<'a, T>(
-    gathered: &'a Option<Vec<Array2<T>>>,
-    own: &'a [Array2<T>],
-    r: usize,
-) -> &'a Array2<T> {
-    gathered.as_ref().map_or(&own[r], |g| &g[r])
+/// Each rank's tensor as a view.
+fn views<'b, T: 'b, S: ndarray::Data<Elem = T> + 'b>(
+    parts: impl IntoIterator<Item = &'b ArrayBase<S, Ix2>>,
+) -> Vec<ArrayView2<'b, T>> {
+    parts.into_iter().map(|a| a.view()).collect()
+}
+
+/// Rank `r`'s token rows of `a` (all of them without sequence parallelism).
+fn rows_of<'a, T>(cfg: &Config, a: &'a Array2<T>, r: usize) -> ArrayView2<'a, T> {
+    a.slice(ndarray::s![cfg.token_rows(r), ..])
 }
 
 /// [`run_on_shards`] with a [`Rounding`] hook on the forward pass.
@@ -674,12 +684,12 @@ pub fn run_on_shards_with<T: Element>(
 }
 
 /// The walk of `program` (the block program of `cfg`).
-fn walk<T: Element>(
+fn walk<'a, T: Element>(
     cfg: &Config,
     program: &Trace,
     shards: &[Vec<LayerParams<T>>],
-    input: &Array2<T>,
-    grad_output: &Array2<T>,
+    input: &'a Array2<T>,
+    grad_output: &'a Array2<T>,
     options: Options,
     hook: &dyn Rounding<T>,
 ) -> Result<ShardedRun<T>, CollectiveError> {
@@ -695,9 +705,8 @@ fn walk<T: Element>(
         pass: Pass::Forward,
         record: options.record_collectives,
     };
-    let rows_of = |a: &Array2<T>, r: usize| a.slice(ndarray::s![cfg.token_rows(r), ..]).to_owned();
-    let mut live = Live::<T> {
-        x: Some((0..tp).map(|r| rows_of(input, r)).collect()),
+    let mut live = Live::<'a, T> {
+        x: Some((0..tp).map(|r| rows_of(cfg, input, r).into()).collect()),
         ..Live::default()
     };
     let mut keep: Vec<Vec<Saved<T>>> = (0..cfg.layers)
@@ -723,7 +732,11 @@ fn walk<T: Element>(
             for (r, n) in saved_elements_per_rank.iter_mut().enumerate() {
                 *n = keep.iter().map(|l| l[r].elements()).sum();
             }
-            live.dy = Some((0..tp).map(|r| rows_of(grad_output, r)).collect());
+            live.dy = Some(
+                (0..tp)
+                    .map(|r| rows_of(cfg, grad_output, r).into())
+                    .collect(),
+            );
         }
         let (layer, op) = (step.layer, step.op);
         ex.layer = layer;
@@ -734,9 +747,9 @@ fn walk<T: Element>(
             // ---- forward ----
             Op::Ln1 | Op::Ln2 => {
                 let src = if op == Op::Ln1 {
-                    peek(&live.x, op, tensors::X)?
+                    views(peek(&live.x, op, tensors::X)?)
                 } else {
-                    peek(&live.x1, op, tensors::X1)?
+                    views(peek(&live.x1, op, tensors::X1)?)
                 };
                 let out = ex.op_par(op, |r| {
                     let (w, bias) = if op == Op::Ln1 {
@@ -744,7 +757,7 @@ fn walk<T: Element>(
                     } else {
                         (&p(r).ln2_w, &p(r).ln2_b)
                     };
-                    let (mut y, c) = kernels::layer_norm(src[r].view(), w.view(), bias.view());
+                    let (mut y, c) = kernels::layer_norm(src[r], w.view(), bias.view());
                     hook.round(op, &mut y);
                     (y, c)
                 });
@@ -757,18 +770,18 @@ fn walk<T: Element>(
                 }
             }
             Op::AttnF | Op::MlpF => {
-                let ln: Vec<&Array2<T>> = if op == Op::AttnF {
-                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                let ln = if op == Op::AttnF {
+                    views(saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?)
                 } else {
-                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                    views(saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?)
                 };
                 live.gathered = ex.enter(op, step.collective, &ln)?;
             }
             Op::Qkv | Op::Fc1 => {
-                let ln: Vec<&Array2<T>> = if op == Op::Qkv {
-                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                let ln = if op == Op::Qkv {
+                    views(saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?)
                 } else {
-                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                    views(saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?)
                 };
                 let gathered = live.gathered.take();
                 let out = ex.op(op, |r| {
@@ -778,7 +791,7 @@ fn walk<T: Element>(
                         (&p(r).fc1_w, &p(r).fc1_b)
                     };
                     let mut y =
-                        kernels::linear_bias(pick(&gathered, &ln, r).view(), w.view(), bias.view());
+                        kernels::linear_bias(pick(&gathered, &ln, r), w.view(), bias.view());
                     hook.round(op, &mut y);
                     y
                 });
@@ -836,9 +849,9 @@ fn walk<T: Element>(
             Op::AttnBiasResidual | Op::MlpBiasResidual => {
                 let part = take(&mut live.partial, op, tensors::Z)?;
                 let res = if op == Op::AttnBiasResidual {
-                    take(&mut live.x, op, tensors::X)?
+                    views(peek(&live.x, op, tensors::X)?)
                 } else {
-                    take(&mut live.x1, op, tensors::X1)?
+                    views(peek(&live.x1, op, tensors::X1)?)
                 };
                 let out = ex.op_each(op, part, |r, mut y| {
                     let bias = if op == Op::AttnBiasResidual {
@@ -846,25 +859,25 @@ fn walk<T: Element>(
                     } else {
                         &p(r).fc2_b
                     };
-                    kernels::residual_bias_in_place(&mut y, res[r].view(), bias.view());
+                    kernels::residual_bias_in_place(&mut y, res[r], bias.view());
                     hook.round(op, &mut y);
                     y
                 });
                 if op == Op::AttnBiasResidual {
-                    live.x = Some(res);
                     live.x1 = Some(out);
                 } else {
-                    live.x = Some(out);
+                    live.x = Some(out.into_iter().map(CowArray::from).collect());
+                    live.x1 = None;
                 }
             }
             // ---- backward ----
             Op::MlpBiasResidualBwd | Op::AttnBiasResidualBwd => {
                 let d = if op == Op::MlpBiasResidualBwd {
-                    peek(&live.dy, op, tensors::DY)?
+                    views(peek(&live.dy, op, tensors::DY)?)
                 } else {
-                    peek(&live.dx1, op, tensors::DX1)?
+                    views(peek(&live.dx1, op, tensors::DX1)?)
                 };
-                let db = ex.op_par(op, |r| kernels::col_sum(d[r].view()));
+                let db = ex.op_par(op, |r| kernels::col_sum(d[r]));
                 for (g, db) in grads.iter_mut().zip(db) {
                     if op == Op::MlpBiasResidualBwd {
                         g[layer].fc2_b = db;
@@ -875,18 +888,17 @@ fn walk<T: Element>(
             }
             Op::MlpGBwd | Op::AttnGBwd => {
                 let d = if op == Op::MlpGBwd {
-                    peek(&live.dy, op, tensors::DY)?
+                    views(peek(&live.dy, op, tensors::DY)?)
                 } else {
-                    peek(&live.dx1, op, tensors::DX1)?
+                    views(peek(&live.dx1, op, tensors::DX1)?)
                 };
-                let d: Vec<&Array2<T>> = d.iter().collect();
                 live.dgathered = ex.enter(op, step.collective, &d)?;
             }
             Op::Fc2Bwd | Op::AttnOutBwd => {
                 let d = if op == Op::Fc2Bwd {
-                    peek(&live.dy, op, tensors::DY)?
+                    views(peek(&live.dy, op, tensors::DY)?)
                 } else {
-                    peek(&live.dx1, op, tensors::DX1)?
+                    views(peek(&live.dx1, op, tensors::DX1)?)
                 };
                 let src = if op == Op::Fc2Bwd {
                     saved(kept, op, tensors::U, |k| k.act.as_ref())?
@@ -900,9 +912,9 @@ fn walk<T: Element>(
                     } else {
                         &p(r).out_w
                     };
-                    let d_in = pick_owned(&gathered, d, r);
-                    let dw = kernels::matmul(src[r].t(), d_in.view());
-                    let dx = kernels::matmul(d_in.view(), w.t());
+                    let d_in = pick(&gathered, &d, r);
+                    let dw = kernels::matmul(src[r].t(), d_in);
+                    let dx = kernels::matmul(d_in, w.t());
                     (dw, dx)
                 });
                 let mut dxs = Vec::with_capacity(tp);
@@ -929,10 +941,10 @@ fn walk<T: Element>(
                 }));
             }
             Op::MlpFBwdGather | Op::AttnFBwdGather => {
-                let ln: Vec<&Array2<T>> = if op == Op::MlpFBwdGather {
-                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                let ln = if op == Op::MlpFBwdGather {
+                    views(saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?)
                 } else {
-                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                    views(saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?)
                 };
                 live.regathered = Some(ex.all_gather(op, &ln)?);
             }
@@ -942,10 +954,10 @@ fn walk<T: Element>(
                 } else {
                     take(&mut live.dqkv, op, tensors::DQKV)?
                 };
-                let ln: Vec<&Array2<T>> = if op == Op::Fc1Bwd {
-                    saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?
+                let ln = if op == Op::Fc1Bwd {
+                    views(saved(kept, op, tensors::H2, |k| k.ln2.as_ref())?)
                 } else {
-                    saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?
+                    views(saved(kept, op, tensors::H1, |k| k.ln1.as_ref())?)
                 };
                 let regathered = live.regathered.take();
                 let out = ex.op(op, |r| {
@@ -998,9 +1010,9 @@ fn walk<T: Element>(
             Op::Ln2Bwd | Op::Ln1Bwd => {
                 let dh = take(&mut live.dh, op, tensors::DH2)?;
                 let res = if op == Op::Ln2Bwd {
-                    take(&mut live.dy, op, tensors::DY)?
+                    views(peek(&live.dy, op, tensors::DY)?)
                 } else {
-                    take(&mut live.dx1, op, tensors::DX1)?
+                    views(peek(&live.dx1, op, tensors::DX1)?)
                 };
                 let cache = if op == Op::Ln2Bwd {
                     saved(kept, op, tensors::H2, |k| k.ln2_cache.as_ref())?
@@ -1017,7 +1029,7 @@ fn walk<T: Element>(
                         &mut dh,
                         cache[r],
                         w.view(),
-                        res[r].view(),
+                        res[r],
                     );
                     (dh, dg, db)
                 });
@@ -1032,8 +1044,10 @@ fn walk<T: Element>(
                 }
                 if op == Op::Ln2Bwd {
                     live.dx1 = Some(dxs);
+                    live.dy = None;
                 } else {
-                    live.dy = Some(dxs);
+                    live.dy = Some(dxs.into_iter().map(CowArray::from).collect());
+                    live.dx1 = None;
                     // The layer's saved activations are no longer needed.
                     *kept = Vec::new();
                 }
@@ -1067,11 +1081,14 @@ fn walk<T: Element>(
             *n = keep.iter().map(|l| l[r].elements()).sum();
         }
     }
-    let outputs = take(&mut live.x, Op::MlpBiasResidual, tensors::Y)?;
+    let owned = |v: Vec<CowArray<'a, T, Ix2>>| v.into_iter().map(|a| a.into_owned()).collect();
+    let outputs = owned(take(&mut live.x, Op::MlpBiasResidual, tensors::Y)?);
     let grad_inputs = if options.backward && cfg.layers > 0 {
-        take(&mut live.dy, Op::Ln1Bwd, tensors::DX)?
+        owned(take(&mut live.dy, Op::Ln1Bwd, tensors::DX)?)
     } else {
-        (0..tp).map(|r| rows_of(grad_output, r)).collect()
+        (0..tp)
+            .map(|r| rows_of(cfg, grad_output, r).to_owned())
+            .collect()
     };
     Ok(ShardedRun {
         outputs,

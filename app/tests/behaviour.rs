@@ -12,7 +12,12 @@ fn harness() -> Harness<'static, TplabApp> {
         .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default())
 }
 
-use common::wait_until;
+use common::{click, gqa_tp8, press, wait_until};
+
+/// Sets the scenario's configuration, as the Playground's controls do.
+fn set_config(harness: &mut Harness<'static, TplabApp>, cfg: tplab_engine::Config) {
+    harness.state_mut().shared.scenario.set_config(cfg);
+}
 
 #[test]
 fn starts_on_gpt2_small_at_tp4_in_the_playground() {
@@ -26,8 +31,7 @@ fn starts_on_gpt2_small_at_tp4_in_the_playground() {
 #[test]
 fn clicking_a_tp_button_changes_the_split() {
     let mut harness = harness();
-    harness.get_by_label("TP=2").click();
-    harness.run_steps(2);
+    click(&mut harness, "TP=2", 2);
     assert_eq!(harness.state().shared.scenario.config().tp, 2);
     // Two GPUs: the legend shows GPU 1 but no GPU 2.
     assert!(harness.query_all_by_label(" GPU 1 ").count() > 0);
@@ -40,13 +44,11 @@ fn clicking_a_tp_button_changes_the_split() {
 fn invalid_tp_shows_the_engine_error_and_nearest_sizes() {
     let mut harness = harness();
     // 12 heads cannot be split over 8 GPUs.
-    harness.get_by_label("TP=8").click();
-    harness.run_steps(2);
+    click(&mut harness, "TP=8", 2);
     harness.get_by_label_contains("12 heads cannot be split over 8 GPUs");
     harness.get_by_label_contains("Nearest valid TP sizes: 6, 12");
     // The suggested fix works.
-    harness.get_by_label("Use TP=6").click();
-    harness.run_steps(2);
+    click(&mut harness, "Use TP=6", 2);
     assert_eq!(harness.state().shared.scenario.config().tp, 6);
     assert!(harness.query_by_label_contains("cannot be split").is_none());
 }
@@ -54,22 +56,19 @@ fn invalid_tp_shows_the_engine_error_and_nearest_sizes() {
 #[test]
 fn stepping_through_forward_counts_the_all_reduces() {
     let mut harness = harness();
-    harness.get_by_label("Walkthrough").click();
-    harness.run_steps(2);
+    click(&mut harness, "Walkthrough", 2);
     assert_eq!(harness.state().active_id(), "step");
     harness.get_by_label("all-reduces this layer: forward 2, backward 2");
     harness.get_by_label_contains("issued so far: forward 0, backward 0");
     // Forward of one block: ln1, f, qkv, core, out, g(all-reduce) → the 6th step is attn.g.
     for _ in 0..5 {
-        harness.get_by_label("Next step").click();
-        harness.run_steps(1);
+        click(&mut harness, "Next step", 1);
     }
     harness.get_by_label_contains("· attn.g:");
     harness.get_by_label_contains("issued so far: forward 1, backward 0");
     // Keyboard: each → is one of the ring's 6 rounds, then the bias+residual.
     for _ in 0..6 {
-        harness.key_press(egui::Key::ArrowRight);
-        harness.run_steps(1);
+        press(&mut harness, egui::Key::ArrowRight, 1);
     }
     harness.get_by_label_contains("· attn.bias_residual:");
 }
@@ -77,13 +76,10 @@ fn stepping_through_forward_counts_the_all_reduces() {
 #[test]
 fn play_advances_with_time_and_pause_stops_repainting() {
     let mut harness = harness();
-    harness.get_by_label("Walkthrough").click();
-    harness.run_steps(1);
-    harness.get_by_label("Play").click();
-    harness.run_steps(30);
+    click(&mut harness, "Walkthrough", 1);
+    click(&mut harness, "Play", 30);
     assert!(harness.query_by_label("Pause").is_some());
-    harness.get_by_label("Pause").click();
-    harness.run_steps(1);
+    click(&mut harness, "Pause", 1);
     assert!(harness.query_by_label_contains("Step 1/").is_none());
     // Paused: the UI settles (Harness::run panics if repaints never stop).
     harness.run();
@@ -92,16 +88,14 @@ fn play_advances_with_time_and_pause_stops_repainting() {
 #[test]
 fn number_keys_set_tp_and_the_side_bar_switches_views() {
     let mut harness = harness();
-    harness.key_press(egui::Key::Num2);
-    harness.run_steps(1);
+    press(&mut harness, egui::Key::Num2, 1);
     assert_eq!(harness.state().shared.scenario.config().tp, 2);
     for (label, id) in [
         ("Timeline", "timeline"),
         ("Walkthrough", "step"),
         ("Playground", "playground"),
     ] {
-        harness.get_by_label(label).click();
-        harness.run_steps(1);
+        click(&mut harness, label, 1);
         assert_eq!(harness.state().active_id(), id);
     }
 }
@@ -146,8 +140,7 @@ fn every_view_draws() {
         "Planner",
         "Playground",
     ] {
-        harness.get_by_label(label).click();
-        harness.run_steps(3);
+        click(&mut harness, label, 3);
     }
     assert_eq!(harness.state().active_id(), "playground");
 }
@@ -155,21 +148,18 @@ fn every_view_draws() {
 #[test]
 fn collectives_show_partial_sums_round_by_round() {
     let mut harness = harness();
-    harness.get_by_label("Collectives").click();
-    harness.run_steps(2);
-    harness.get_by_label_contains("Round 0 of 6 · reduce-scatter");
+    click(&mut harness, "Collectives", 2);
+    harness.get_by_label_contains("Round 1 of 6 · reduce-scatter");
     // Before any message every GPU holds only its own data.
     harness.get_by_label_contains("Chunks after round 0: GPU 0: 0 | 0 | 0 | 0;");
-    harness.get_by_label("Next round").click();
-    harness.run_steps(2);
-    harness.get_by_label_contains("Round 1 of 6");
+    click(&mut harness, "Next round", 2);
+    harness.get_by_label_contains("Round 2 of 6");
     let after = harness.get_by_label_contains("Chunks after round 1:");
     let text = format!("{:?}", after);
     assert!(text.contains('+'), "a partial sum after one round: {text}");
     // All rounds: every chunk on every GPU holds the full sum.
     for _ in 0..5 {
-        harness.get_by_label("Next round").click();
-        harness.run_steps(1);
+        click(&mut harness, "Next round", 1);
     }
     harness.get_by_label_contains("Chunks after round 6: GPU 0: 0+1+2+3 | 0+1+2+3");
 }
@@ -188,8 +178,7 @@ fn planner_runs_in_the_background_and_ranks_layouts() {
 #[test]
 fn verify_runs_off_the_ui_thread_and_passes() {
     let mut harness = harness();
-    harness.get_by_label("Verify").click();
-    harness.run_steps(1);
+    click(&mut harness, "Verify", 1);
     let done = wait_until(&mut harness, 3000, 10, |h| {
         h.query_by_label_contains("checks within tolerance")
             .is_some()
@@ -205,12 +194,10 @@ fn verify_runs_off_the_ui_thread_and_passes() {
 #[test]
 fn presenter_key_toggles_large_type() {
     let mut harness = harness();
-    harness.key_press(egui::Key::F11);
-    harness.run_steps(2);
+    press(&mut harness, egui::Key::F11, 2);
     assert!(harness.state().shared.presenter);
     assert!((harness.ctx.zoom_factor() - 1.6).abs() < 1e-6);
-    harness.key_press(egui::Key::F11);
-    harness.run_steps(2);
+    press(&mut harness, egui::Key::F11, 2);
     assert!(!harness.state().shared.presenter);
     assert!((harness.ctx.zoom_factor() - 1.0).abs() < 1e-6);
 }
@@ -228,17 +215,15 @@ fn a_huge_config_is_drawn_aggregated_and_refused_for_execution() {
         tp: 64,
         ..Default::default()
     };
-    harness.state_mut().shared.scenario.set_config(huge);
+    set_config(&mut harness, huge);
     harness.run_steps(2);
     // The matrices are drawn from the plan's ranges: one grid cell stands for many elements.
     harness.get_by_label_contains("Weight matrices over 64 GPUs: W_qkv [16384, 49152]");
     for label in ["Walkthrough", "Timeline", "Memory", "Collectives"] {
-        harness.get_by_label(label).click();
-        harness.run_steps(2);
+        click(&mut harness, label, 2);
     }
     // Running it would need far more than the memory guard: the engine says so, nothing runs.
-    harness.get_by_label("Verify").click();
-    harness.run_steps(2);
+    click(&mut harness, "Verify", 2);
     harness.get_by_label_contains("over the 6.0 GiB guard");
 }
 
@@ -260,13 +245,8 @@ fn hovering_a_slice_names_its_gpu_shape_and_bytes() {
 #[test]
 fn precision_lab_sweeps_dtypes_and_tp_sizes_off_the_ui_thread() {
     let mut harness = harness();
-    harness
-        .state_mut()
-        .shared
-        .scenario
-        .set_config(tplab_engine::config::Preset::Tiny.config());
-    harness.get_by_label("Precision").click();
-    harness.run_steps(2);
+    set_config(&mut harness, tplab_engine::config::Preset::Tiny.config());
+    click(&mut harness, "Precision", 2);
     assert_eq!(harness.state().active_id(), "precision");
     harness.get_by_label("Run the sweep").click();
     let done = wait_until(&mut harness, 3000, 10, |h| {
@@ -282,12 +262,10 @@ fn precision_lab_sweeps_dtypes_and_tp_sizes_off_the_ui_thread() {
 #[test]
 fn sequence_parallel_shows_gathers_and_scatters_in_the_step_through() {
     let mut harness = harness();
-    harness.get_by_label("sequence parallel").click();
-    harness.run_steps(2);
+    click(&mut harness, "sequence parallel", 2);
     assert!(harness.state().shared.scenario.config().sequence_parallel);
     assert!(harness.query_all_by_label("split by tokens 1/TP").count() >= 4);
-    harness.get_by_label("Walkthrough").click();
-    harness.run_steps(2);
+    click(&mut harness, "Walkthrough", 2);
     harness.get_by_label_contains(
         "all-reduces this layer: forward 0, backward 1; all-gathers and reduce-scatters: \
          forward 4, backward 6",
@@ -297,13 +275,8 @@ fn sequence_parallel_shows_gathers_and_scatters_in_the_step_through() {
 #[test]
 fn vocabulary_view_shows_the_padded_split_and_checks_the_parallel_loss() {
     let mut harness = harness();
-    harness
-        .state_mut()
-        .shared
-        .scenario
-        .set_config(tplab_engine::config::Preset::Tiny.config());
-    harness.get_by_label("Vocabulary").click();
-    harness.run_steps(2);
+    set_config(&mut harness, tplab_engine::config::Preset::Tiny.config());
+    click(&mut harness, "Vocabulary", 2);
     // Tiny preset: TP=2, so 50257 pads to a multiple of 256: 50432.
     harness.get_by_label_contains("V = 50257 padded to 50432 (175 padding rows)");
     harness.get_by_label("vocabulary split: 25216 rows per GPU, 175 padding rows at the end");
@@ -317,8 +290,7 @@ fn vocabulary_view_shows_the_padded_split_and_checks_the_parallel_loss() {
 #[test]
 fn training_draws_three_curves_that_coincide() {
     let mut harness = harness();
-    harness.get_by_label("Train").click();
-    harness.run_steps(2);
+    click(&mut harness, "Train", 2);
     assert_eq!(harness.state().active_id(), "train");
     harness.get_by_label("Start training").click();
     let start = std::time::Instant::now();
@@ -329,10 +301,7 @@ fn training_draws_three_curves_that_coincide() {
     harness.get_by_label_contains("step 200/200");
     harness.get_by_label_contains("largest gap to TP=1 over the run: TP=2");
     // The grouped-query variant is one click away (TP=4 then replicates the KV heads).
-    harness
-        .get_by_label("grouped-query attention (2 KV heads)")
-        .click();
-    harness.run_steps(2);
+    click(&mut harness, "grouped-query attention (2 KV heads)", 2);
     let state: serde_json::Value =
         serde_json::from_str(&harness.state().view_state("train").expect("train state"))
             .expect("JSON");
@@ -342,27 +311,17 @@ fn training_draws_three_curves_that_coincide() {
 #[test]
 fn grouped_query_attention_shows_which_gpu_holds_which_kv_copy() {
     let mut harness = harness();
-    let cfg = tplab_engine::Config {
-        hidden: 512,
-        heads: 8,
-        kv_heads: Some(2),
-        ffn: 2048,
-        tp: 8,
-        ..Default::default()
-    };
-    harness.state_mut().shared.scenario.set_config(cfg);
+    set_config(&mut harness, gqa_tp8());
     harness.run_steps(2);
     // (8 + 2·2) heads × 64 = 768 QKV columns; 4 copies of each KV head.
     harness.get_by_label_contains("W_qkv [512, 768]");
     harness.get_by_label_contains("GPU 0, 1, 2, 3 hold KV head 0; GPU 4, 5, 6, 7 hold KV head 1");
     // The step-through counts the copies' gradient all-reduces apart from f and g.
-    harness.get_by_label("Walkthrough").click();
-    harness.run_steps(2);
+    click(&mut harness, "Walkthrough", 2);
     harness.get_by_label_contains(
         "all-reduces this layer: forward 2, backward 2; plus 2 all-reduce(s) of replicated KV",
     );
-    harness.get_by_label("Playground").click();
-    harness.run_steps(2);
+    click(&mut harness, "Playground", 2);
     // TP=6 breaks both the heads and the KV rules: the error names the KV rule's two options.
     harness.state_mut().shared.scenario.set_tp(6);
     harness.run_steps(2);
@@ -375,7 +334,7 @@ fn grouped_query_attention_shows_which_gpu_holds_which_kv_copy() {
         tp: 6,
         ..Default::default()
     };
-    harness.state_mut().shared.scenario.set_config(cfg);
+    set_config(&mut harness, cfg);
     harness.run_steps(2);
     harness.get_by_label_contains("4 KV heads cannot be spread over 6 GPUs");
     harness.get_by_label_contains("Nearest valid TP sizes: 4, 12");

@@ -3,20 +3,16 @@
 mod common;
 use std::process::Command;
 
-use common::tplab;
+use common::{tplab, tplab_passes};
 
 #[test]
 fn run_prints_the_table_and_passes_verification() {
-    let (ok, out, err) = tplab(&[
-        "run", "--preset", "tiny", "--tp", "4", "--layers", "2", "--dtype", "f64",
-    ]);
-    assert!(ok, "{out}{err}");
+    let out = tplab_passes("run --preset tiny --tp 4 --layers 2 --dtype f64");
     assert!(
         out.contains("all-reduces per layer: forward 2, backward 2"),
         "{out}"
     );
     assert!(out.contains("mlp.fc1"), "{out}");
-    assert!(out.contains("result: PASS"), "{out}");
     assert_eq!(out.matches("layer 1, backward pass").count(), 1, "{out}");
 }
 
@@ -35,34 +31,15 @@ fn invalid_tp_names_the_rule_and_valid_sizes() {
 #[test]
 fn every_algorithm_runs() {
     for alg in ["ring", "recursive-halving-doubling", "tree", "direct"] {
-        let (ok, out, err) = tplab(&[
-            "run",
-            "--preset",
-            "tiny",
-            "--tp",
-            "4",
-            "--heads",
-            "4",
-            "--algorithm",
-            alg,
-        ]);
-        assert!(ok && out.contains("result: PASS"), "{alg}: {out}{err}");
+        tplab_passes(&format!(
+            "run --preset tiny --tp 4 --heads 4 --algorithm {alg}"
+        ));
     }
 }
 
 #[test]
 fn sequence_parallel_swaps_all_reduces_for_gathers_and_scatters_and_names_the_seq_rule() {
-    let (ok, out, err) = tplab(&[
-        "run",
-        "--preset",
-        "tiny",
-        "--tp",
-        "4",
-        "--sequence-parallel",
-        "--dtype",
-        "f64",
-    ]);
-    assert!(ok && out.contains("result: PASS"), "{out}{err}");
+    let out = tplab_passes("run --preset tiny --tp 4 --sequence-parallel --dtype f64");
     assert!(out.contains("f: all-gather"), "{out}");
     assert!(out.contains("g: reduce-scatter"), "{out}");
     assert!(
@@ -81,22 +58,9 @@ fn sequence_parallel_swaps_all_reduces_for_gathers_and_scatters_and_names_the_se
 
 #[test]
 fn vocab_pads_splits_and_checks_the_parallel_cross_entropy() {
-    let (ok, out, err) = tplab(&[
-        "vocab",
-        "--vocab",
-        "1000",
-        "--hidden",
-        "32",
-        "--tokens",
-        "24",
-        "--tp",
-        "3",
-        "--granularity",
-        "16",
-        "--dtype",
-        "f64",
-    ]);
-    assert!(ok && out.contains("result: PASS"), "{out}{err}");
+    let out = tplab_passes(
+        "vocab --vocab 1000 --hidden 32 --tokens 24 --tp 3 --granularity 16 --dtype f64",
+    );
     // 1000 pads to a multiple of 16 × 3 = 48: 1008, 336 rows per rank.
     assert!(out.contains("V=1000 padded to 1008"), "{out}");
     assert!(out.contains("ce.sumexp"), "{out}");
@@ -114,25 +78,9 @@ fn vocab_pads_splits_and_checks_the_parallel_cross_entropy() {
 
 #[test]
 fn run_with_grouped_query_attention_explains_the_kv_placement() {
-    let args = [
-        "run",
-        "--preset",
-        "tiny",
-        "--hidden",
-        "32",
-        "--heads",
-        "8",
-        "--kv-heads",
-        "2",
-        "--ffn",
-        "64",
-        "--tp",
-        "4",
-        "--dtype",
-        "f64",
-    ];
-    let (ok, out, err) = tplab(&args);
-    assert!(ok && out.contains("result: PASS"), "{out}{err}");
+    let out = tplab_passes(
+        "run --preset tiny --hidden 32 --heads 8 --kv-heads 2 --ffn 64 --tp 4 --dtype f64",
+    );
     assert!(
         out.contains("GPU 0, 1 hold KV head 0; GPU 2, 3 hold KV head 1"),
         "{out}"
@@ -206,206 +154,79 @@ fn tplab_within(args: &[&str]) -> (Option<i32>, String, String) {
     (status.code(), out, err)
 }
 
+/// The cluster most `plan` cases below run on: eight A100s in one node, a global batch of 8.
+const A100_X8: &str = "--gpu a100 --gpus 8 --gpus-per-node 8 --global-batch 8";
+
+/// `tplab plan --model gpt3-175b --gpu a100` on `gpus` GPUs (`per_node` a node, global batch
+/// `batch`), then `extra`.
+fn plan_175b(gpus: &str, per_node: &str, batch: &str, extra: &str) -> String {
+    format!(
+        "plan --model gpt3-175b --gpu a100 --gpus {gpus} --gpus-per-node {per_node} \
+         --global-batch {batch} {extra}"
+    )
+}
+
+/// `tplab memory --model llama3-70b --serve` on eight H100s (batch 8, seq 4096) with `--layout`.
+fn serve_70b(layout: &str) -> String {
+    format!(
+        "memory --model llama3-70b --serve --gpu h100 --gpus 8 --gpus-per-node 8 \
+         --global-batch 8 --seq 4096 --layout {layout}"
+    )
+}
+
 /// The issue's examples of bad or extreme input: each is a clear error (exit 1, "error:" on
 /// stderr, naming the value or rule), never a hang, a panic or a wrong answer.
 #[test]
 fn extreme_input_gets_a_clear_error() {
-    let cases: &[(&[&str], &str)] = &[
+    let cases: Vec<(String, &str)> = vec![
         (
-            &["run", "--hidden", "100000000000", "--heads", "7"],
+            "run --hidden 100000000000 --heads 7".into(),
             "over the limit",
         ),
         (
-            &["vocab", "--granularity", "4611686018427387904", "--tp", "4"],
+            "vocab --granularity 4611686018427387904 --tp 4".into(),
             "granularity 4611686018427387904 is over the limit",
         ),
-        (&["vocab", "--vocab", "18446744073709551615"], "vocab"),
+        ("vocab --vocab 18446744073709551615".into(), "vocab"),
         (
-            &["vocab", "--tokens", "18446744073709551615"],
+            "vocab --tokens 18446744073709551615".into(),
             "tokens 18446744073709551615 is over the limit",
         ),
-        (&["vocab", "--tokens", "100000000"], "guard"),
+        ("vocab --tokens 100000000".into(), "guard"),
+        (plan_175b("100000000000", "8", "1536", ""), "over the limit"),
+        (serve_70b("1000,1,1"), "larger than the cluster"),
+        (serve_70b("7,1,1"), "valid TP sizes"),
         (
-            &[
-                "plan",
-                "--model",
-                "gpt3-175b",
-                "--gpu",
-                "a100",
-                "--gpus",
-                "100000000000",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "1536",
-            ],
-            "over the limit",
-        ),
-        (
-            &[
-                "memory",
-                "--model",
-                "llama3-70b",
-                "--serve",
-                "--gpu",
-                "h100",
-                "--gpus",
-                "8",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "8",
-                "--seq",
-                "4096",
-                "--layout",
-                "1000,1,1",
-            ],
-            "larger than the cluster",
-        ),
-        (
-            &[
-                "memory",
-                "--model",
-                "llama3-70b",
-                "--serve",
-                "--gpu",
-                "h100",
-                "--gpus",
-                "8",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "8",
-                "--seq",
-                "4096",
-                "--layout",
-                "7,1,1",
-            ],
-            "valid TP sizes",
-        ),
-        (
-            &[
-                "plan",
-                "--layers",
-                "96",
-                "--hidden",
-                "4294967296",
-                "--heads",
-                "96",
-                "--vocab",
-                "51200",
-                "--gpu",
-                "a100",
-                "--gpus",
-                "8",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "8",
-            ],
+            format!("plan --layers 96 --hidden 4294967296 --heads 96 --vocab 51200 {A100_X8}"),
             "hidden 4294967296 is over the limit",
         ),
         (
-            &[
-                "plan",
-                "--model",
-                "gpt3-175b",
-                "--gpu",
-                "a100",
-                "--gpus",
-                "64",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "64",
-                "--seq",
-                "0",
-            ],
+            plan_175b("64", "8", "64", "--seq 0"),
             "seq must be at least 1",
         ),
         (
-            &[
-                "plan",
-                "--model",
-                "gpt3-175b",
-                "--gpu",
-                "a100",
-                "--gpus",
-                "64",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "0",
-            ],
+            plan_175b("64", "8", "0", ""),
             "global_batch must be at least 1",
         ),
         (
-            &[
-                "plan",
-                "--model",
-                "gpt3-175b",
-                "--gpu",
-                "a100",
-                "--gpus",
-                "64",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "64",
-                "--micro-batch",
-                "0",
-            ],
+            plan_175b("64", "8", "64", "--micro-batch 0"),
             "--micro-batch must be at least 1",
         ),
         (
-            &[
-                "plan",
-                "--model",
-                "gpt3-175b",
-                "--gpu",
-                "a100",
-                "--gpus",
-                "64",
-                "--gpus-per-node",
-                "8",
-                "--global-batch",
-                "64",
-                "--zero",
-                "9",
-            ],
+            plan_175b("64", "8", "64", "--zero 9"),
             "--zero must be 0, 1, 2 or 3",
         ),
+        (plan_175b("64", "0", "64", ""), "0 per node"),
+        ("run --preset tiny --gpus-per-node 0".into(), "0 per node"),
+        ("train --lr 1e300 --steps 20".into(), "diverged at step"),
         (
-            &[
-                "plan",
-                "--model",
-                "gpt3-175b",
-                "--gpu",
-                "a100",
-                "--gpus",
-                "64",
-                "--gpus-per-node",
-                "0",
-                "--global-batch",
-                "64",
-            ],
-            "0 per node",
-        ),
-        (
-            &["run", "--preset", "tiny", "--gpus-per-node", "0"],
-            "0 per node",
-        ),
-        (
-            &["train", "--lr", "1e300", "--steps", "20"],
-            "diverged at step",
-        ),
-        (
-            &["train", "--steps", "18446744073709551615"],
+            "train --steps 18446744073709551615".into(),
             "over the limit",
         ),
     ];
-    for (args, needle) in cases {
-        let (code, out, err) = tplab_within(args);
+    for (cmd, needle) in &cases {
+        let args: Vec<&str> = cmd.split_whitespace().collect();
+        let (code, out, err) = tplab_within(&args);
         assert_eq!(code, Some(1), "{args:?}: {out}{err}");
         assert!(
             err.starts_with("error:") && err.contains(needle),
@@ -422,21 +243,11 @@ fn extreme_input_gets_a_clear_error() {
 fn model_and_hardware_files_are_checked() {
     let dir = std::env::temp_dir().join(format!("tplab-cli-files-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let base = [
-        "--gpu",
-        "a100",
-        "--gpus",
-        "8",
-        "--gpus-per-node",
-        "8",
-        "--global-batch",
-        "8",
-    ];
     let plan = |extra: &[&str]| {
-        let mut a = vec!["plan"];
-        a.extend_from_slice(extra);
-        a.extend_from_slice(&base);
-        tplab_within(&a)
+        let mut args = vec!["plan"];
+        args.extend_from_slice(extra);
+        args.extend(A100_X8.split_whitespace());
+        tplab_within(&args)
     };
     // A missing config.json says "not found".
     let missing = dir.join("nope.json");
@@ -473,40 +284,19 @@ fn model_and_hardware_files_are_checked() {
                peak_fp64_tflops = 20.0\nmemory_gb = 96.0\nmemory_bandwidth_gbs = 3000.0\n\
                intra_node_link = \"nvlink4\"\n";
     let toml = dir.join("hw.toml");
+    let toml_path = toml.to_str().expect("utf-8");
+    let plan_my_gpu = || {
+        let mut args = vec!["plan", "--model", "gpt2-small", "--hardware", toml_path];
+        args.extend(["--gpu", "MyGPU", "--gpus", "8", "--gpus-per-node", "8"]);
+        args.extend(["--global-batch", "8"]);
+        tplab_within(&args)
+    };
     std::fs::write(&toml, format!("[[gpus]]\n{gpu}")).expect("write");
-    let (code, _, err) = tplab_within(&[
-        "plan",
-        "--model",
-        "gpt2-small",
-        "--hardware",
-        toml.to_str().expect("utf-8"),
-        "--gpu",
-        "MyGPU",
-        "--gpus",
-        "8",
-        "--gpus-per-node",
-        "8",
-        "--global-batch",
-        "8",
-    ]);
+    let (code, _, err) = plan_my_gpu();
     assert_eq!(code, Some(1));
     assert!(err.contains("unknown field `gpus`"), "{err}");
     std::fs::write(&toml, format!("[[gpu]]\n{gpu}")).expect("write");
-    let (code, out, err) = tplab_within(&[
-        "plan",
-        "--model",
-        "gpt2-small",
-        "--hardware",
-        toml.to_str().expect("utf-8"),
-        "--gpu",
-        "MyGPU",
-        "--gpus",
-        "8",
-        "--gpus-per-node",
-        "8",
-        "--global-batch",
-        "8",
-    ]);
+    let (code, out, err) = plan_my_gpu();
     assert_eq!(code, Some(0), "{out}{err}");
     assert!(out.contains("8 × MyGPU"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);

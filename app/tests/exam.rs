@@ -10,10 +10,10 @@
 
 mod common;
 use egui_kittest::kittest::{NodeT, Queryable};
-use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
+use egui_kittest::{Harness, SnapshotResults};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use tplab::app::ThemeChoice;
 use tplab::TplabApp;
 use tplab_quiz::bank::{Bank, QuestionKind};
 use tplab_quiz::cert::{IssuerKey, Verdict};
@@ -54,10 +54,8 @@ fn harness_sized(w: f32, h: f32, app: TplabApp) -> Harness<'static, TplabApp> {
 }
 
 fn open_exam(h: &mut Harness<'static, TplabApp>) {
-    h.get_by_label("Quiz").click();
-    h.run_steps(2);
-    h.get_by_label("Certificate exam").click();
-    h.run_steps(2);
+    click(h, "Quiz", 2);
+    click(h, "Certificate exam", 2);
 }
 
 fn type_name(h: &mut Harness<'static, TplabApp>, name: &str) {
@@ -121,8 +119,7 @@ fn a_full_sitting_passes_saves_and_shows_a_signed_certificate() {
     assert!(sitting_seed(&h).is_none());
     h.get_by_label_contains("Certificates are signed by issuer key ed25519:");
     type_name(&mut h, "Ada Lovelace");
-    h.get_by_label("Start the exam").click();
-    h.run_steps(2);
+    click(&mut h, "Start the exam", 2);
     let seed = sitting_seed(&h).expect("a sitting started");
     let sitting = exam().sitting(seed);
     let total = sitting.questions.len();
@@ -132,8 +129,7 @@ fn a_full_sitting_passes_saves_and_shows_a_signed_certificate() {
         // No verdict while the sitting is open.
         assert!(h.query_by_label("Right").is_none());
         assert!(h.query_by_label_contains("Wrong; the answer is").is_none());
-        h.key_press(egui::Key::Enter); // Next, and on the last question: submit.
-        h.run_steps(2);
+        press(&mut h, egui::Key::Enter, 2); // Next, and on the last question: submit.
     }
     h.get_by_label(&format!("Passed: {total} of {total} right (100%)"));
     h.get_by_label_contains("The result is saved in your progress");
@@ -167,12 +163,10 @@ fn nothing_is_marked_before_submission_and_a_retake_draws_new_questions() {
         .query_by_label("Start the exam")
         .is_some_and(|n| n.accesskit_node().is_disabled()));
     type_name(&mut h, "Grace Hopper");
-    h.key_press(egui::Key::Enter); // Enter starts the exam too.
-    h.run_steps(2);
+    press(&mut h, egui::Key::Enter, 2); // Enter starts the exam too.
     let first = sitting_seed(&h).expect("a sitting started");
     h.get_by_label_contains("20 unanswered");
-    h.get_by_label("Submit the exam").click();
-    h.run_steps(2);
+    click(&mut h, "Submit the exam", 2);
     h.get_by_label("Not passed: 0 of 20 right (0%); the pass mark is 80%.");
     assert_eq!(
         h.get_all_by_label_contains("Not answered; the answer is")
@@ -180,10 +174,8 @@ fn nothing_is_marked_before_submission_and_a_retake_draws_new_questions() {
         20
     );
     assert!(h.query_by_label_contains("Certificate saved").is_none());
-    h.get_by_label("New sitting (new questions)").click();
-    h.run_steps(2);
-    h.get_by_label("Start the exam").click();
-    h.run_steps(2);
+    click(&mut h, "New sitting (new questions)", 2);
+    click(&mut h, "Start the exam", 2);
     let second = sitting_seed(&h).expect("a second sitting");
     assert_ne!(first, second);
     let ids = |seed| -> std::collections::BTreeSet<String> {
@@ -198,17 +190,14 @@ fn nothing_is_marked_before_submission_and_a_retake_draws_new_questions() {
 #[test]
 fn enter_checks_a_practice_answer_then_moves_on() {
     let mut h = harness_sized(1280.0, 820.0, TplabApp::default());
-    h.get_by_label("Quiz").click();
-    h.run_steps(2);
+    click(&mut h, "Quiz", 2);
     h.get_by_label("What is tensor parallelism for large models?");
     h.get_by_label_contains(") A way to split the math inside a single")
         .click();
     h.run_steps(1);
-    h.key_press(egui::Key::Enter);
-    h.run_steps(2);
+    press(&mut h, egui::Key::Enter, 2);
     h.get_by_label("Correct!");
-    h.key_press(egui::Key::Enter);
-    h.run_steps(2);
+    press(&mut h, egui::Key::Enter, 2);
     h.get_by_label("How does tensor parallelism split work across GPUs?");
     h.get_by_label("Score: 1/1");
 }
@@ -219,14 +208,13 @@ fn a_name_with_a_direction_override_cannot_start_the_exam() {
     open_exam(&mut h);
     type_name(&mut h, "Mallory\u{202E}yrollaM");
     h.get_by_label_contains("U+202E");
-    h.key_press(egui::Key::Enter);
-    h.run_steps(2);
+    press(&mut h, egui::Key::Enter, 2);
     assert!(sitting_seed(&h).is_none());
 }
 
 // ----- snapshots -----
 
-use common::gl_setup;
+use common::{click, gl_harness_in, press};
 
 /// The Quiz view in exam mode with a fixed sitting (seed 2026, question `index`), in `lang`
 /// and `theme`.
@@ -247,33 +235,12 @@ fn exam_snapshot_harness(
         "sitting": { "seed": 2026, "index": index, "drafts": [] },
     });
     assert!(app.load_view_state("quiz", &state.to_string()));
-    let mut harness = Harness::builder()
-        .with_size([w, h])
-        .wgpu_setup(gl_setup())
-        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
-    harness.run_steps(2);
-    if lang == Lang::Tr {
-        harness.get_by_label("Türkçe").click();
-        harness.run_steps(2);
-    }
-    harness.run_steps(2);
-    harness
+    gl_harness_in(app, w, h, lang == Lang::Tr)
 }
 
-fn snapshot(
-    harness: &mut Harness<'static, TplabApp>,
-    name: &str,
-    h: f32,
-    results: &mut SnapshotResults,
-) {
-    harness.mask(egui::Rect::from_min_max(
-        egui::pos2(0.0, 0.0),
-        egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
-    ));
-    harness.snapshot_options(
-        name,
-        &SnapshotOptions::new().threshold(1.0).max_failed_pixels(400),
-    );
+/// [`common::snapshot`], its result kept in `results`.
+fn snapshot(harness: &mut Harness<'static, TplabApp>, name: &str, results: &mut SnapshotResults) {
+    common::snapshot(harness, name);
     results.extend_harness(harness);
 }
 
@@ -301,12 +268,12 @@ fn exam_snapshots() {
         for lang in [Lang::En, Lang::Tr] {
             let mut harness = exam_snapshot_harness(w, h, lang, index, ThemeChoice::Light);
             let name = format!("exam_{}x{}_{}", w, h, lang.code());
-            snapshot(&mut harness, &name, h, &mut results);
+            snapshot(&mut harness, &name, &mut results);
         }
     }
     // Dark, at the middle size, in Turkish (the longer texts).
     let mut harness = exam_snapshot_harness(1600.0, 1000.0, Lang::Tr, index, ThemeChoice::Dark);
-    snapshot(&mut harness, "exam_1600x1000_tr_dark", 1000.0, &mut results);
+    snapshot(&mut harness, "exam_1600x1000_tr_dark", &mut results);
     results.unwrap();
 }
 
@@ -323,8 +290,7 @@ fn exam_result_snapshots() {
             let mut harness = exam_snapshot_harness(w, h, lang, 0, ThemeChoice::Light);
             for i in 0..=last {
                 answer_right(&mut harness, &sitting, i, lang);
-                harness.key_press(egui::Key::Enter);
-                harness.run_steps(2);
+                press(&mut harness, egui::Key::Enter, 2);
             }
             harness.run_steps(2);
             let saved_line = |v: &str| {
@@ -344,7 +310,7 @@ fn exam_result_snapshots() {
                 harness.mask(m.with_max_x(w));
             }
             let name = format!("exam_result_{}x{}_{}", w, h, lang.code());
-            snapshot(&mut harness, &name, h, &mut results);
+            snapshot(&mut harness, &name, &mut results);
         }
     }
     results.unwrap();

@@ -5,12 +5,11 @@
 //! `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test lessons_snapshots`.
 
 mod common;
-use egui_kittest::kittest::Queryable;
-use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
-use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use egui_kittest::{Harness, SnapshotResults};
+use tplab::app::ThemeChoice;
 use tplab::TplabApp;
 
-use common::gl_setup;
+use common::{gl_harness_in, snapshot};
 
 /// The Lessons view on lesson `slug` in `turkish` or English, `theme`, `w`×`h`.
 fn lesson(
@@ -25,17 +24,7 @@ fn lesson(
     app.select("lessons");
     let state = serde_json::json!({ "selected": slug });
     assert!(app.load_view_state("lessons", &state.to_string()));
-    let mut harness = Harness::builder()
-        .with_size([w, h])
-        .wgpu_setup(gl_setup())
-        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
-    harness.run_steps(2);
-    if turkish {
-        harness.get_by_label("Türkçe").click();
-        harness.run_steps(2);
-    }
-    harness.run_steps(2);
-    harness
+    gl_harness_in(app, w, h, turkish)
 }
 
 #[test]
@@ -76,14 +65,8 @@ fn lesson_snapshots() {
         ),
     ] {
         let mut harness = lesson(slug, turkish, theme, w, h);
-        harness.mask(egui::Rect::from_min_max(
-            egui::pos2(0.0, 0.0),
-            egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
-        ));
-        harness.snapshot_options(
-            name,
-            &SnapshotOptions::new().threshold(1.0).max_failed_pixels(400),
-        );
+        snapshot(&mut harness, name);
         results.extend_harness(&mut harness);
     }
+    results.unwrap();
 }

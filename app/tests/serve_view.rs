@@ -5,11 +5,11 @@
 
 mod common;
 use egui_kittest::kittest::Queryable;
-use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
-use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use egui_kittest::{Harness, SnapshotResults};
+use tplab::app::ThemeChoice;
 use tplab::TplabApp;
 
-use common::gl_setup;
+use common::{gl_setup, snapshot};
 
 fn serve_harness(
     w: f32,
@@ -42,10 +42,9 @@ fn serve_harness_themed(
 
 use common::wait_until;
 
-#[test]
-fn a_request_decodes_at_every_tp_and_matches_the_reference() {
-    let state =
-        serde_json::json!({"prompt": "paralel", "tokens": 6, "train_steps": 0, "gqa": true});
+/// Clicks Generate on a Serve view opened with `state` and waits until the request has run at
+/// TP 1, 2 and 4 with the reference's text every time.
+fn generate_matching(state: serde_json::Value) -> Harness<'static, TplabApp> {
     let mut h = serve_harness(1280.0, 820.0, state, false);
     h.get_by_label("Generate").click();
     let done = wait_until(&mut h, 3000, 20, |h| {
@@ -54,6 +53,14 @@ fn a_request_decodes_at_every_tp_and_matches_the_reference() {
             == 3
     });
     assert!(done, "the request never finished");
+    h
+}
+
+#[test]
+fn a_request_decodes_at_every_tp_and_matches_the_reference() {
+    let state =
+        serde_json::json!({"prompt": "paralel", "tokens": 6, "train_steps": 0, "gqa": true});
+    let h = generate_matching(state);
     assert!(h
         .query_by_label_contains("Differs from the reference")
         .is_none());
@@ -75,14 +82,7 @@ fn a_request_decodes_at_every_tp_and_matches_the_reference() {
 #[test]
 fn the_shipped_model_answers_at_every_tp() {
     let state = serde_json::json!({"prompt": "Tensor paralel", "tokens": 8});
-    let mut h = serve_harness(1280.0, 820.0, state, false);
-    h.get_by_label("Generate").click();
-    let done = wait_until(&mut h, 3000, 20, |h| {
-        h.query_all_by_label_contains("Same text as the reference: yes")
-            .count()
-            == 3
-    });
-    assert!(done, "the request never finished");
+    let h = generate_matching(state);
     assert_eq!(
         h.query_all_by_label_contains("(21 of 64 positions)")
             .count(),
@@ -129,24 +129,15 @@ fn serve_snapshots() {
                 h.run_steps(2);
             }
             h.run_steps(2);
-            h.mask(egui::Rect::from_min_max(
-                egui::pos2(0.0, 0.0),
-                egui::pos2(SIDE_BAR_WIDTH + 2.0, hgt),
-            ));
-            h.snapshot_options(
-                format!(
-                    "serve_{}x{}_{lang}{}",
-                    w as u32,
-                    hgt as u32,
-                    if theme == ThemeChoice::Dark {
-                        "_dark"
-                    } else {
-                        ""
-                    }
-                ),
-                &SnapshotOptions::new().threshold(1.0).max_failed_pixels(400),
-            );
+            let dark = if theme == ThemeChoice::Dark {
+                "_dark"
+            } else {
+                ""
+            };
+            let name = format!("serve_{}x{}_{lang}{dark}", w as u32, hgt as u32);
+            snapshot(&mut h, &name);
             results.extend_harness(&mut h);
         }
     }
+    results.unwrap();
 }

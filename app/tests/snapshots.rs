@@ -4,49 +4,51 @@
 
 mod common;
 use egui_kittest::kittest::Queryable;
-use egui_kittest::{Harness, SnapshotOptions};
-use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use egui_kittest::Harness;
+use tplab::app::ThemeChoice;
 use tplab::views::ShowMe;
 use tplab::TplabApp;
+use tplab_lessons::Lang;
 
-use common::gl_setup;
+use common::{gl_harness, gqa_tp8, snapshot, wait_until};
 
-fn harness_on(view: &str) -> Harness<'static, TplabApp> {
-    let mut app = TplabApp::default();
-    app.set_theme(ThemeChoice::Light);
-    app.shared.navigate(ShowMe {
-        view: tplab_lessons::View::from_name(view).expect("a view id"),
-        ..Default::default()
-    });
-    let mut harness = Harness::builder()
-        .with_size([1280.0, 820.0])
-        .wgpu_setup(gl_setup())
-        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+/// `app` at `w`×`h` in `lang`, after three frames.
+fn harness_of(app: TplabApp, w: f32, h: f32, lang: Lang) -> Harness<'static, TplabApp> {
+    let mut harness = gl_harness(app, w, h);
+    tplab::i18n::set_lang(&harness.ctx, lang);
     harness.run_steps(3);
     harness
 }
 
-/// Compares with `tests/snapshots/{name}.png`, after the last frame has run (a mask lasts one
-/// frame). The side bar lists every view, and views are added over time: compare the view only.
-fn snapshot(harness: &mut Harness<'static, TplabApp>, name: &str) {
-    harness.mask(egui::Rect::from_min_max(
-        egui::pos2(0.0, 0.0),
-        egui::pos2(SIDE_BAR_WIDTH + 2.0, 820.0),
-    ));
-    harness.snapshot_options(name, &options());
+/// The app in `theme`, gone to `show_me`.
+fn app_at(theme: ThemeChoice, show_me: ShowMe) -> TplabApp {
+    let mut app = TplabApp::default();
+    app.set_theme(theme);
+    app.shared.navigate(show_me);
+    app
 }
 
-/// Font rasterisation and anti-aliasing differ slightly between Mesa versions: allow a small
-/// per-pixel difference and a few hundred differing pixels (of ~1M), far below what a moved or
-/// recoloured shape changes.
-fn options() -> SnapshotOptions {
-    SnapshotOptions::new().threshold(1.0).max_failed_pixels(400)
+/// The Walkthrough at the forward pass's `event`.
+fn walkthrough_at(event: &str) -> ShowMe {
+    ShowMe {
+        view: tplab_lessons::View::Step,
+        pass: Some(tplab_engine::trace::Pass::Forward),
+        event: Some(event.into()),
+        ..Default::default()
+    }
+}
+
+fn harness_on(view: &str) -> Harness<'static, TplabApp> {
+    let show_me = ShowMe {
+        view: tplab_lessons::View::from_name(view).expect("a view id"),
+        ..Default::default()
+    };
+    harness_of(app_at(ThemeChoice::Light, show_me), 1280.0, 820.0, Lang::En)
 }
 
 #[test]
 fn playground_snapshot() {
-    let mut harness = harness_on("playground");
-    snapshot(&mut harness, "playground");
+    snapshot(&mut harness_on("playground"), "playground");
 }
 
 /// Grouped-query attention at TP=8 with 2 KV heads: each KV head's K and V columns drawn as four
@@ -54,43 +56,23 @@ fn playground_snapshot() {
 #[test]
 fn playground_gqa_snapshot() {
     let mut harness = harness_on("playground");
-    harness
-        .state_mut()
-        .shared
-        .scenario
-        .set_config(tplab_engine::Config {
-            hidden: 512,
-            heads: 8,
-            kv_heads: Some(2),
-            ffn: 2048,
-            tp: 8,
-            ..Default::default()
-        });
+    harness.state_mut().shared.scenario.set_config(gqa_tp8());
     harness.run_steps(3);
     snapshot(&mut harness, "playground_gqa");
 }
 
 #[test]
 fn collectives_snapshot() {
-    let mut harness = harness_on("collectives");
-    snapshot(&mut harness, "collectives");
+    snapshot(&mut harness_on("collectives"), "collectives");
 }
 
 #[test]
 fn verify_snapshot() {
     let mut harness = harness_on("verify");
-    let mut done = false;
-    for _ in 0..3000 {
-        harness.run_steps(1);
-        if harness
-            .query_by_label_contains("checks within tolerance")
+    let done = wait_until(&mut harness, 3000, 10, |h| {
+        h.query_by_label_contains("checks within tolerance")
             .is_some()
-        {
-            done = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    });
     assert!(done, "the run never finished");
     harness.run_steps(2);
     // Rounding errors depend on the CPU's SIMD width (summation order inside the GEMMs): mask
@@ -111,30 +93,13 @@ fn verify_snapshot() {
 /// projector see it: 1280×720, 1600×1000 and 1920×1080, English and Turkish, light and dark.
 #[test]
 fn walkthrough_snapshots() {
-    use tplab_lessons::Lang;
     // Twelve harnesses: their results merged into one, as kittest asks.
     let mut results = egui_kittest::SnapshotResults::new();
     for (w, h) in [(1280.0, 720.0), (1600.0, 1000.0), (1920.0, 1080.0)] {
         for lang in [Lang::En, Lang::Tr] {
             for theme in [ThemeChoice::Light, ThemeChoice::Dark] {
-                let mut app = TplabApp::default();
-                app.set_theme(theme);
-                app.shared.navigate(ShowMe {
-                    view: tplab_lessons::View::Step,
-                    pass: Some(tplab_engine::trace::Pass::Forward),
-                    event: Some("mlp.fc2".into()),
-                    ..Default::default()
-                });
-                let mut harness = Harness::builder()
-                    .with_size([w, h])
-                    .wgpu_setup(gl_setup())
-                    .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
-                tplab::i18n::set_lang(&harness.ctx, lang);
-                harness.run_steps(3);
-                harness.mask(egui::Rect::from_min_max(
-                    egui::pos2(0.0, 0.0),
-                    egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
-                ));
+                let app = app_at(theme, walkthrough_at("mlp.fc2"));
+                let mut harness = harness_of(app, w, h, lang);
                 let theme = match theme {
                     ThemeChoice::Light => "light",
                     ThemeChoice::Dark => "dark",
@@ -145,30 +110,15 @@ fn walkthrough_snapshots() {
                     h as u32,
                     lang.code()
                 );
-                harness.snapshot_options(&name, &options());
+                snapshot(&mut harness, &name);
                 results.extend_harness(&mut harness);
             }
         }
     }
     // A collective: g after the MLP, partial sums in, whole copies out.
-    let mut app = TplabApp::default();
-    app.set_theme(ThemeChoice::Light);
-    app.shared.navigate(ShowMe {
-        view: tplab_lessons::View::Step,
-        pass: Some(tplab_engine::trace::Pass::Forward),
-        event: Some("mlp.g".into()),
-        ..Default::default()
-    });
-    let mut harness = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .wgpu_setup(gl_setup())
-        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
-    harness.run_steps(3);
-    harness.mask(egui::Rect::from_min_max(
-        egui::pos2(0.0, 0.0),
-        egui::pos2(SIDE_BAR_WIDTH + 2.0, 1000.0),
-    ));
-    harness.snapshot_options("walkthrough_all_reduce_1600x1000_en_light", &options());
+    let app = app_at(ThemeChoice::Light, walkthrough_at("mlp.g"));
+    let mut harness = harness_of(app, 1600.0, 1000.0, Lang::En);
+    snapshot(&mut harness, "walkthrough_all_reduce_1600x1000_en_light");
     results.extend_harness(&mut harness);
     results.unwrap();
 }
@@ -177,7 +127,6 @@ fn walkthrough_snapshots() {
 /// 1920×1080).
 #[test]
 fn welcome_snapshots() {
-    use tplab_lessons::Lang;
     let mut results = egui_kittest::SnapshotResults::new();
     for (w, h, lang, theme, name) in [
         (
@@ -198,17 +147,8 @@ fn welcome_snapshots() {
         let mut app = TplabApp::default();
         app.set_theme(theme);
         app.welcome = true;
-        let mut harness = Harness::builder()
-            .with_size([w, h])
-            .wgpu_setup(gl_setup())
-            .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
-        tplab::i18n::set_lang(&harness.ctx, lang);
-        harness.run_steps(3);
-        harness.mask(egui::Rect::from_min_max(
-            egui::pos2(0.0, 0.0),
-            egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
-        ));
-        harness.snapshot_options(name, &options());
+        let mut harness = harness_of(app, w, h, lang);
+        snapshot(&mut harness, name);
         results.extend_harness(&mut harness);
     }
     results.unwrap();
@@ -224,26 +164,12 @@ fn walkthrough_numbers_snapshot() {
         .scenario
         .set_config(tplab::views::step::numbers_config());
     app.load_view_state("step", r#"{"numbers": true}"#);
-    app.shared.navigate(ShowMe {
-        view: tplab_lessons::View::Step,
-        pass: Some(tplab_engine::trace::Pass::Forward),
-        event: Some("mlp.g".into()),
-        ..Default::default()
-    });
-    let mut harness = Harness::builder()
-        .with_size([1600.0, 1000.0])
-        .wgpu_setup(gl_setup())
-        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
-    harness.run_steps(3);
-    harness.get_by_label_contains("the partial sums add up");
-    harness.mask(egui::Rect::from_min_max(
-        egui::pos2(0.0, 0.0),
-        egui::pos2(SIDE_BAR_WIDTH + 2.0, 1000.0),
-    ));
+    app.shared.navigate(walkthrough_at("mlp.g"));
+    let mut harness = harness_of(app, 1600.0, 1000.0, Lang::En);
     // The last digits of the error depend on the CPU's SIMD width: mask the verdict line.
     let verdict = harness
         .get_by_label_contains("the partial sums add up")
         .rect();
     harness.mask(verdict);
-    harness.snapshot_options("walkthrough_numbers_1600x1000_en_light", &options());
+    snapshot(&mut harness, "walkthrough_numbers_1600x1000_en_light");
 }

@@ -2,6 +2,8 @@
 //! and 4, with and without sequence parallelism, one key press per step. At every step the
 //! narration and the placements the lanes draw are the engine's, from the trace.
 
+mod common;
+use common::press;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use tplab::views::lanes::{narration, placements_text};
@@ -70,8 +72,7 @@ fn every_step_of_a_layer_shows_the_engines_placements_and_narration() {
                 if i + 1 < steps.len() {
                     // One press per round of a collective, one for any other step.
                     for _ in 0..presses(&trace, step.first_event) {
-                        harness.key_press(egui::Key::PageDown);
-                        harness.run_steps(1);
+                        press(&mut harness, egui::Key::PageDown, 1);
                     }
                 }
             }
@@ -87,8 +88,7 @@ fn every_step_of_a_layer_shows_the_engines_placements_and_narration() {
                 assert!(collective_steps >= 8, "tp={tp} sp={sp}");
             }
             // Home goes back to the start.
-            harness.key_press(egui::Key::Home);
-            harness.run_steps(1);
+            press(&mut harness, egui::Key::Home, 1);
             let first = &trace.events[steps[0].first_event..];
             harness.get_by_label(&narration(lang, &trace, &first[0]));
         }

@@ -2,7 +2,6 @@
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tplab_engine::{Config, DType, Overrides, Preset};
@@ -183,20 +182,11 @@ fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes `bytes` to `path` atomically (temporary file, fsync, rename).
-/// The temporary file is removed if anything fails.
+/// Writes `bytes` to `path` atomically (the engine's export writer: temporary file, fsync,
+/// rename; the temporary file is removed if anything fails).
 fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write {}", path.display()))
+    tplab_engine::export::write_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The host side of a GPU run (the seeded model and the f64 CPU reference it is checked

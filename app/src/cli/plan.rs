@@ -614,28 +614,20 @@ fn print_layout(it: &IterationTime) {
         it.micro_batches,
         it.bubble_fraction
     );
+    let tp_note = match it.tp_spans_nodes {
+        true => "  (TP group spans nodes: inter-node link)",
+        false => "  (inside one node)",
+    };
+    let dp_note = match it.dp_spans_nodes {
+        true => "  (exposed; DP group spans nodes)",
+        false => "  (exposed)",
+    };
     let rows = [
         ("compute", it.compute_s, ""),
-        (
-            "TP communication",
-            it.tp_comm_s,
-            if it.tp_spans_nodes {
-                "  (TP group spans nodes: inter-node link)"
-            } else {
-                "  (inside one node)"
-            },
-        ),
+        ("TP communication", it.tp_comm_s, tp_note),
         ("pipeline sends", it.pp_comm_s, ""),
         ("pipeline bubble", it.pipeline_bubble_s, ""),
-        (
-            "DP communication",
-            it.dp_comm_s,
-            if it.dp_spans_nodes {
-                "  (exposed; DP group spans nodes)"
-            } else {
-                "  (exposed)"
-            },
-        ),
+        ("DP communication", it.dp_comm_s, dp_note),
         ("optimizer step", it.optimizer_s, ""),
     ];
     for (name, s, note) in rows {

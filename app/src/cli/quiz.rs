@@ -284,17 +284,7 @@ fn exam(
     };
     // The result is saved before the certificate is written: a folder that cannot take the
     // certificate loses no pass.
-    let record = ExamRecord {
-        version: exam.version.clone(),
-        correct: score.correct,
-        total: score.total,
-        score_percent: score.score_percent,
-        passed: score.passed,
-        at_unix_s: at,
-        certificate_id: certificate.as_ref().map(|c| c.id.clone()),
-        seed: Some(seed),
-        signed_by: issuer.as_ref().map(|(k, _)| k.public().fingerprint()),
-    };
+    let record = ExamRecord::new(&exam.version, &score, at, seed, certificate.as_ref());
     store
         .update(name, |p| {
             p.lang = Some(lang);

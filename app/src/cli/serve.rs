@@ -15,6 +15,7 @@ use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::models::ModelSpec;
 use tplab_engine::serve::{self, Sampling, TinyModel};
 use tplab_engine::serve_cost::{self, ServeSetup};
+use tplab_engine::train::TrainConfig;
 use tplab_engine::{Algorithm, DType};
 
 #[derive(Args, Clone, Debug)]
@@ -97,19 +98,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--prompt-tokens must be at least 1 (got 0)");
     }
     let model = ModelSpec::from_preset_or_path(&a.model)?;
-    let tps = if a.tps.is_empty() {
-        vec![1, 2, 4, 8, 16]
-    } else {
-        a.tps.clone()
-    };
-    let widest = tps.iter().copied().max().unwrap_or(1);
-    let cluster = Cluster::covering(
-        &Catalogue::default(),
-        &a.gpu,
-        widest,
-        a.gpus_per_node,
-        &a.inter_node,
-    )?;
+    let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4, 8, 16])?;
     let sweep = serve_cost::sweep_tp(&model, &cluster, &tps, a.batch, a.context, a.algorithm)?;
     let prefill = tps
         .iter()
@@ -202,19 +191,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let tps = if a.tps.is_empty() {
-        vec![1, 2, 4]
-    } else {
-        a.tps.clone()
-    };
-    let widest = tps.iter().copied().max().unwrap_or(1);
-    let cluster = Cluster::covering(
-        &Catalogue::default(),
-        &a.gpu,
-        widest,
-        a.gpus_per_node,
-        &a.inter_node,
-    )?;
+    let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4])?;
     let sampling = match a.temperature {
         Some(temperature) => Sampling::Seeded {
             seed: a.seed,
@@ -229,32 +206,30 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
         (Some(s), _) => Some(s),
     };
     let cfg = serve::tiny_serving_config(a.kv_heads, a.dtype);
-    let cfg = tplab_engine::train::TrainConfig {
+    let cfg = TrainConfig {
         steps: steps.unwrap_or(cfg.steps).max(1),
         seed: a.seed,
         ..cfg
     };
+    let job = TinyJob {
+        args: &a,
+        cfg,
+        steps,
+        tps,
+        sampling,
+        cluster,
+    };
     if a.cuda {
-        return run_cuda(&a, &cfg, steps, &tps, sampling, &cluster);
+        return run_cuda(&job);
     }
-    let (report, cfg) = match a.dtype {
-        DType::F64 => {
-            let m = tiny_model::<f64>(&cfg, steps)?;
-            let r = serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?;
-            (r, m.cfg)
-        }
-        DType::F32 => {
-            let m = tiny_model::<f32>(&cfg, steps)?;
-            let r = serve::tiny_report(&m, &a.prompt, a.tokens, &tps, sampling, &cluster)?;
-            (r, m.cfg)
-        }
+    let cluster = &job.cluster;
+    let decoded = match a.dtype {
+        DType::F64 => tiny_report::<f64>(&job),
+        DType::F32 => tiny_report::<f32>(&job),
         d => anyhow::bail!("the tiny model serves in f32 or f64, not {d}; pass --dtype f32 or f64"),
     };
-    let code = if report.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    };
+    let (report, cfg) = decoded?;
+    let code = exit_code(report.passed());
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(code);
@@ -308,23 +283,14 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
             .map(|m| m.collective_s)
             .sum::<f64>()
             / r.modeled.len().saturating_sub(1).max(1) as f64;
-        let kv = r
-            .generation
-            .steps
-            .last()
-            .and_then(|s| s.kv_cache_bytes_per_rank.first().copied())
-            .unwrap_or(0);
         outln!(
-            "  {:>3}  {:>13.3}  {:>15.3}  {:>13.2}  {:>14.2}  {:>10}  {:>9.1e}  {:>6}  {:?}",
+            "  {:>3}  {:>13.3}  {:>15.3}  {:>13.2}  {:>14.2}  {}",
             r.comparison.tp,
             r.measured_decode_s * 1e3,
             r.measured_collective_s * 1e3,
             r.modeled_decode_s() * 1e6,
             modeled_coll * 1e6,
-            human_bytes(kv),
-            r.comparison.max_logits_error,
-            if r.comparison.passed { "PASS" } else { "FAIL" },
-            r.generation.text
+            check_columns(&r.generation, &r.comparison)
         );
     }
     outln!();
@@ -341,8 +307,81 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
+/// The TP sizes asked for (`default` without `--tp`) and a cluster of `--gpu` wide enough for
+/// the largest.
+fn tps_and_cluster(a: &ServeArgs, default: &[usize]) -> anyhow::Result<(Vec<usize>, Cluster)> {
+    let tps = if a.tps.is_empty() {
+        default.to_vec()
+    } else {
+        a.tps.clone()
+    };
+    let widest = tps.iter().copied().max().unwrap_or(1);
+    let cluster = Cluster::covering(
+        &Catalogue::default(),
+        &a.gpu,
+        widest,
+        a.gpus_per_node,
+        &a.inter_node,
+    )?;
+    Ok((tps, cluster))
+}
+
+/// Success when every check passed, failure otherwise.
+fn exit_code(passed: bool) -> ExitCode {
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// The last columns of a decode table's row: the KV cache one GPU holds at the end (rank 0's),
+/// the largest logits error, the check and the generated text.
+fn check_columns(generation: &serve::Generation, comparison: &serve::Comparison) -> String {
+    let kv = generation
+        .steps
+        .last()
+        .and_then(|s| s.kv_cache_bytes_per_rank.first().copied())
+        .unwrap_or(0);
+    format!(
+        "{:>10}  {:>9.1e}  {:>6}  {:?}",
+        human_bytes(kv),
+        comparison.max_logits_error,
+        if comparison.passed { "PASS" } else { "FAIL" },
+        generation.text
+    )
+}
+
+/// A `--tiny` decode, from the flags: the model (trained `steps` with `cfg`, see
+/// [`tiny_model`]), the TP sizes, the sampling and the cluster the cost model prices.
+struct TinyJob<'a> {
+    args: &'a ServeArgs,
+    cfg: TrainConfig,
+    steps: Option<usize>,
+    tps: Vec<usize>,
+    sampling: Sampling,
+    cluster: Cluster,
+}
+
+/// The tiny model in `T` decoded on virtual GPUs at each TP size: the report and the model's
+/// configuration.
+fn tiny_report<T: tplab_engine::Element>(
+    job: &TinyJob,
+) -> anyhow::Result<(serve::TinyReport, TrainConfig)> {
+    let (a, m) = (job.args, tiny_model::<T>(&job.cfg, job.steps)?);
+    let r = serve::tiny_report(
+        &m,
+        &a.prompt,
+        a.tokens,
+        &job.tps,
+        job.sampling,
+        &job.cluster,
+    )?;
+    Ok((r, m.cfg))
+}
+
 fn tiny_model<T: tplab_engine::Element>(
-    cfg: &tplab_engine::train::TrainConfig,
+    cfg: &TrainConfig,
     steps: Option<usize>,
 ) -> anyhow::Result<TinyModel<T>> {
     Ok(match steps {
@@ -353,14 +392,8 @@ fn tiny_model<T: tplab_engine::Element>(
 }
 
 /// `tplab serve --tiny --cuda`: the same decode on the GPU, f32, per TP.
-fn run_cuda(
-    a: &ServeArgs,
-    cfg: &tplab_engine::train::TrainConfig,
-    steps: Option<usize>,
-    tps: &[usize],
-    sampling: Sampling,
-    cluster: &Cluster,
-) -> anyhow::Result<ExitCode> {
+fn run_cuda(job: &TinyJob) -> anyhow::Result<ExitCode> {
+    let (a, cluster) = (job.args, &job.cluster);
     use tplab_kernels::decode::{decode, DecodeOptions};
     if !matches!(a.dtype, DType::F32 | DType::F64) {
         anyhow::bail!(
@@ -379,29 +412,24 @@ fn run_cuda(
     }
     // The reference and the device start from the same weights: the model in f64, which the
     // GPU stores rounded to f32.
-    let model = tiny_model::<f64>(cfg, steps)?;
+    let model = tiny_model::<f64>(&job.cfg, job.steps)?;
     let mode = if a.one_rank_per_device {
         tplab_kernels::DeviceMode::OneRankPerDevice
     } else {
         tplab_kernels::DeviceMode::SingleDevice(a.device)
     };
     let mut runs = Vec::new();
-    for &tp in tps {
+    for &tp in &job.tps {
         eprintln!("decoding on the GPU at TP={tp} ...");
         let opts = DecodeOptions {
             tp,
             tokens: a.tokens,
-            sampling,
+            sampling: job.sampling,
             mode,
         };
         runs.push(decode(&model, &a.prompt, &opts, cluster)?);
     }
-    let passed = runs.iter().all(|r| r.passed());
-    let code = if passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    };
+    let code = exit_code(runs.iter().all(|r| r.passed()));
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(code);
@@ -438,23 +466,14 @@ fn run_cuda(
     let mean = |v: Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
     for r in &runs {
         let dec = || r.times.iter().skip(1);
-        let kv = r
-            .generation
-            .steps
-            .last()
-            .and_then(|s| s.kv_cache_bytes_per_rank.first().copied())
-            .unwrap_or(0);
         outln!(
-            "  {:>3}  {:>12.4}  {:>14.4}  {:>13.4}  {:>14.4}  {:>10}  {:>9.1e}  {:>6}  {:?}",
+            "  {:>3}  {:>12.4}  {:>14.4}  {:>13.4}  {:>14.4}  {}",
             r.layout.tp,
             r.decode_ms(),
             mean(dec().map(|t| t.collective_ms).collect()),
             r.predicted_decode_ms(),
             mean(dec().map(|t| t.predicted_collective_ms).collect()),
-            human_bytes(kv),
-            r.comparison.max_logits_error,
-            if r.comparison.passed { "PASS" } else { "FAIL" },
-            r.generation.text
+            check_columns(&r.generation, &r.comparison)
         );
     }
     outln!();

@@ -1,8 +1,10 @@
 //! What the integration tests share (each test binary uses a part of it).
 #![allow(dead_code)]
 
-use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use egui_kittest::{Harness, SnapshotOptions};
 use std::process::Command;
+use tplab::app::SIDE_BAR_WIDTH;
 use tplab::TplabApp;
 
 /// kittest's wgpu setup pinned to the GL backend: the committed PNGs were rendered by Mesa's
@@ -18,9 +20,108 @@ pub fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
     }
 }
 
+/// `app` in a `w`×`h` window, rendered through [`gl_setup`]: for the snapshot tests.
+pub fn gl_harness(app: TplabApp, w: f32, h: f32) -> Harness<'static, TplabApp> {
+    Harness::builder()
+        .with_size([w, h])
+        .wgpu_setup(gl_setup())
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app)
+}
+
+/// [`gl_harness`] after two frames, switched to Turkish (by clicking "Türkçe", as a learner
+/// does) when `turkish`, then after two more frames: how the snapshot tests of a view opened
+/// from its saved state start.
+pub fn gl_harness_in(app: TplabApp, w: f32, h: f32, turkish: bool) -> Harness<'static, TplabApp> {
+    let mut harness = gl_harness(app, w, h);
+    harness.run_steps(2);
+    if turkish {
+        click(&mut harness, "Türkçe", 2);
+    }
+    harness.run_steps(2);
+    harness
+}
+
+/// [`gl_harness`] with `app` in a window of exactly `w`×`h` pixels (presenter mode's zoom makes
+/// them fewer, larger points), in `lang`, after six frames; checks the size (`what`: for the
+/// message).
+pub fn gl_harness_pixels(
+    app: TplabApp,
+    (w, h): (f32, f32),
+    lang: tplab_lessons::Lang,
+    what: &str,
+) -> Harness<'static, TplabApp> {
+    let zoom = if app.shared.presenter {
+        tplab::app::PRESENTER_ZOOM
+    } else {
+        1.0
+    };
+    let mut harness = gl_harness(app, w / zoom, h / zoom);
+    tplab::i18n::set_lang(&harness.ctx, lang);
+    harness.run_steps(4);
+    // Presenter mode's zoom arrives in the first frame; egui then rescales the window it was
+    // given. Give it again, in the zoomed points, so the window is exactly `w × h` pixels.
+    harness.set_size(egui::vec2(w / zoom, h / zoom));
+    harness.run_steps(2);
+    assert_eq!(
+        (harness.ctx.content_rect().size() * harness.ctx.pixels_per_point()).round(),
+        egui::vec2(w, h),
+        "{what}: the window is not {w}x{h} pixels"
+    );
+    harness
+}
+
+/// Font rasterisation and anti-aliasing differ slightly between Mesa versions: allow a small
+/// per-pixel difference and a few hundred differing pixels (of ~1M), far below what a moved or
+/// recoloured shape changes.
+pub fn snapshot_options() -> SnapshotOptions {
+    SnapshotOptions::new().threshold(1.0).max_failed_pixels(400)
+}
+
+/// Compares with `tests/snapshots/{name}.png` (with [`snapshot_options`]), after the last frame
+/// has run (a mask lasts one frame). The side bar lists every view, and views are added over
+/// time: it is masked, the view alone is compared.
+pub fn snapshot(harness: &mut Harness<'static, TplabApp>, name: &str) {
+    let h = harness.ctx.content_rect().height();
+    harness.mask(egui::Rect::from_min_max(
+        egui::pos2(0.0, 0.0),
+        egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
+    ));
+    harness.snapshot_options(name, &snapshot_options());
+}
+
+/// Clicks the widget labelled `label`, then runs `steps` frames.
+pub fn click(harness: &mut Harness<'static, TplabApp>, label: &str, steps: usize) {
+    harness.get_by_label(label).click();
+    harness.run_steps(steps);
+}
+
+/// Presses `key`, then runs `steps` frames.
+pub fn press(harness: &mut Harness<'static, TplabApp>, key: egui::Key, steps: usize) {
+    harness.key_press(key);
+    harness.run_steps(steps);
+}
+
+/// Grouped-query attention at TP=8: hidden 512, 8 heads sharing 2 KV heads (4 GPUs hold a copy
+/// of each), FFN 2048.
+pub fn gqa_tp8() -> tplab_engine::Config {
+    tplab_engine::Config {
+        hidden: 512,
+        heads: 8,
+        kv_heads: Some(2),
+        ffn: 2048,
+        tp: 8,
+        ..Default::default()
+    }
+}
+
 /// Runs the `tplab` binary: whether it succeeded, its stdout and its stderr.
 pub fn tplab(args: &[&str]) -> (bool, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_tplab"))
+    // `option_env!`: the `all_views` example includes this module too, and cargo names the
+    // binary to integration tests only.
+    let Some(exe) = option_env!("CARGO_BIN_EXE_tplab") else {
+        panic!("cargo sets CARGO_BIN_EXE_tplab for integration tests, not for examples");
+    };
+    let o = Command::new(exe)
         .args(args)
         .output()
         .expect("the tplab binary runs");
@@ -47,4 +148,20 @@ pub fn wait_until(
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }
     false
+}
+
+/// [`tplab`] with the words of `cmd` (split at whitespace) as its arguments.
+pub fn tplab_words(cmd: &str) -> (bool, String, String) {
+    tplab(&cmd.split_whitespace().collect::<Vec<_>>())
+}
+
+/// Runs the `tplab` binary with the words of `cmd`, asserting that it succeeded and that its
+/// check passed ("result: PASS"); returns its stdout.
+pub fn tplab_passes(cmd: &str) -> String {
+    let (ok, out, err) = tplab_words(cmd);
+    assert!(
+        ok && out.contains("result: PASS"),
+        "tplab {cmd}: {out}{err}"
+    );
+    out
 }

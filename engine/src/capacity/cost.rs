@@ -487,8 +487,13 @@ pub fn iteration_time(
     let model_flops = flops_per_iteration(model, setup.seq, setup.global_batch, Recompute::None);
     let hardware_flops =
         flops_per_iteration(model, setup.seq, setup.global_batch, layout.recompute);
-    let n = cluster.gpus as f64;
-    let memory_limit_bytes = (gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64;
+    let rates = Rates::of(
+        model_flops,
+        hardware_flops,
+        iteration_time_s,
+        setup,
+        cluster,
+    );
     Ok(IterationTime {
         layout: *layout,
         iteration_time_s,
@@ -505,14 +510,44 @@ pub fn iteration_time(
         dp_spans_nodes: cluster.group_spans_nodes(t, d),
         model_flops,
         hardware_flops,
-        tflops_per_gpu: hardware_flops / (iteration_time_s * n) / 1e12,
-        mfu: model_flops / (iteration_time_s * n * gpu.peak_flops(DType::Bf16)),
-        tokens_per_s: setup.global_batch as f64 * setup.seq as f64 / iteration_time_s,
+        tflops_per_gpu: rates.tflops_per_gpu,
+        mfu: rates.mfu,
+        tokens_per_s: rates.tokens_per_s,
         layer,
-        fits: mem.total_bytes <= memory_limit_bytes,
+        fits: mem.total_bytes <= rates.memory_limit_bytes,
         memory: mem,
-        memory_limit_bytes,
+        memory_limit_bytes: rates.memory_limit_bytes,
     })
+}
+
+/// What follows from an iteration's FLOPs and time on a cluster, the same for both cost models
+/// (this one and [`crate::capacity::stack`]'s).
+pub(crate) struct Rates {
+    /// Hardware FLOP/s per GPU in TFLOP/s (Narayanan et al.'s figure).
+    pub tflops_per_gpu: f64,
+    /// Model FLOPs over the GPUs' bf16 peak.
+    pub mfu: f64,
+    pub tokens_per_s: f64,
+    /// Capacity × [`memory::USABLE_MEMORY_FRACTION`].
+    pub memory_limit_bytes: u64,
+}
+
+impl Rates {
+    pub(crate) fn of(
+        model_flops: f64,
+        hardware_flops: f64,
+        iteration_time_s: f64,
+        setup: &TrainSetup,
+        cluster: &Cluster,
+    ) -> Rates {
+        let (n, gpu) = (cluster.gpus as f64, &cluster.gpu);
+        Rates {
+            tflops_per_gpu: hardware_flops / (iteration_time_s * n) / 1e12,
+            mfu: model_flops / (iteration_time_s * n * gpu.peak_flops(DType::Bf16)),
+            tokens_per_s: setup.global_batch as f64 * setup.seq as f64 / iteration_time_s,
+            memory_limit_bytes: (gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -927,8 +927,13 @@ pub fn iteration_time(
         // FlashAttention's own recomputation is not counted as selective recomputation.
         hardware_flops = flops_per_iteration(model, setup.seq, setup.global_batch, Recompute::None);
     }
-    let n = cluster.gpus as f64;
-    let memory_limit_bytes = (gpu.memory_bytes() * memory::USABLE_MEMORY_FRACTION) as u64;
+    let rates = cost::Rates::of(
+        model_flops,
+        hardware_flops,
+        iteration_time_s,
+        setup,
+        cluster,
+    );
     let mf = m as f64;
     let layer_share = |x: f64| mf * n_busy * x;
     let it = IterationTime {
@@ -947,9 +952,9 @@ pub fn iteration_time(
         dp_spans_nodes: cluster.group_spans_nodes(t, dp_ranks),
         model_flops,
         hardware_flops,
-        tflops_per_gpu: hardware_flops / (iteration_time_s * n) / 1e12,
-        mfu: model_flops / (iteration_time_s * n * gpu.peak_flops(DType::Bf16)),
-        tokens_per_s: setup.global_batch as f64 * setup.seq as f64 / iteration_time_s,
+        tflops_per_gpu: rates.tflops_per_gpu,
+        mfu: rates.mfu,
+        tokens_per_s: rates.tokens_per_s,
         layer: cost::LayerTime {
             forward_compute_s: layer.forward_s,
             backward_compute_s: layer.backward_s - layer.recompute_s,
@@ -965,9 +970,9 @@ pub fn iteration_time(
                 0
             },
         },
-        fits: mem.total_bytes <= memory_limit_bytes,
+        fits: mem.total_bytes <= rates.memory_limit_bytes,
         memory: mem,
-        memory_limit_bytes,
+        memory_limit_bytes: rates.memory_limit_bytes,
     };
     let breakdown = StackBreakdown {
         stack: *stack,

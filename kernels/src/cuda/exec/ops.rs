@@ -39,6 +39,10 @@ impl<T: GpuElem> Rank<T> {
             self.col_sum(r[0], w[2], t, out)?;
             self.linear_dx(r[0], r[2], w[0], t, h, out)
         };
+        // LayerNorm backward with the forward's statistics, reads [dH (summed), X, ln.w, dY
+        // (the residual's gradient)], writes [dX, grad ln.w, grad ln.b] over the token rows.
+        let ln_bwd =
+            |stats: [Buf; 2]| self.ln_bwd(r[0], r[1], r[2], stats, r[3], w[0], w[1], w[2], tl, h);
         // The attention's batched products of sequence `b` on buffers [A, B, C].
         let attn = |which: AttnProduct, b: usize, [a, bb, c]: [Buf; 3]| -> Result<(), GpuError> {
             for p in ag.products(which, b) {
@@ -101,18 +105,7 @@ impl<T: GpuElem> Rank<T> {
             // reads [dA, H2 (all tokens), W1], writes [dH2 (partial), grad W1, grad b1]
             Op::Fc1Bwd => col_parallel_bwd(fr),
             // reads [dH2 (summed), X1, ln2.w, dY], writes [dX1, grad ln2.w, grad ln2.b]
-            Op::Ln2Bwd => self.ln_bwd(
-                r[0],
-                r[1],
-                r[2],
-                [st[2], st[3]],
-                r[3],
-                w[0],
-                w[1],
-                w[2],
-                tl,
-                h,
-            ),
+            Op::Ln2Bwd => ln_bwd([st[2], st[3]]),
             // reads [dX1], writes [grad b_out]
             Op::AttnBiasResidualBwd => self.col_sum(r[0], w[0], tl, h),
             // reads [dX1 (all tokens), Ctx, W_out], writes [dCtx, grad W_out]
@@ -144,18 +137,7 @@ impl<T: GpuElem> Rank<T> {
             // collective `attn.kv.grads` packs itself)
             Op::QkvBwd => col_parallel_bwd(qc),
             // reads [dH1 (summed), X, ln1.w, dX1], writes [dX, grad ln1.w, grad ln1.b]
-            Op::Ln1Bwd => self.ln_bwd(
-                r[0],
-                r[1],
-                r[2],
-                [st[0], st[1]],
-                r[3],
-                w[0],
-                w[1],
-                w[2],
-                tl,
-                h,
-            ),
+            Op::Ln1Bwd => ln_bwd([st[0], st[1]]),
             // Collectives are not compute events; the vocabulary ends are not in the block.
             crate::buffers::block_collectives!() | crate::buffers::model_ends!() => {
                 Err(GpuError::Unsupported(format!(

@@ -648,9 +648,7 @@ fn pick<'a, T>(
     own: &[ArrayView2<'a, T>],
     r: usize,
 ) -> ArrayView2<'a, T> {
-    gathered
-        .as_ref()
-        .map_or_else(|| own[r].clone(), |g| g[r].view())
+    gathered.as_ref().map_or_else(|| own[r], |g| g[r].view())
 }
 
 /// Each rank's tensor as a view.

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use tplab_engine::config::{Config, ConfigError, MAX_TP};
-use tplab_engine::train::{Corpus, TrainConfig};
+use tplab_engine::train::{Corpus, TrainConfig, TrainError};
 
 /// Persistence key of the app state.
 const STORAGE_KEY: &str = "tplab-app";
 /// Zoom factor of presenter mode (large type for a projector).
-const PRESENTER_ZOOM: f32 = 1.6;
+pub const PRESENTER_ZOOM: f32 = 1.6;
 /// Width of the side bar, in points (fixed so views lay out the same whatever the titles).
 pub const SIDE_BAR_WIDTH: f32 = 170.0;
 
@@ -49,7 +49,7 @@ pub struct TplabApp {
     /// Folder exported PNGs are written to (the user's pictures folder by default).
     pub export_dir: PathBuf,
     /// What the last restore refused (out-of-range saved values replaced by defaults).
-    restore_notice: Option<String>,
+    restore_refused: Vec<Refusal>,
     /// The first screen: shown on a first run (no saved state, no `--view`) until the learner
     /// picks where to start.
     pub welcome: bool,
@@ -68,10 +68,114 @@ const CONFIG_RANGES: [(&str, usize); 6] = [
     ("layers", 256),
 ];
 
+/// One saved value a restore refused and reset to its default.
+#[derive(Debug, Clone, PartialEq)]
+enum Refusal {
+    /// A scenario size, TP or KV heads outside its control's range `1..=max`.
+    ConfigRange {
+        field: &'static str,
+        value: usize,
+        max: usize,
+    },
+    /// A scenario the engine refuses (a zero, a size over its limit).
+    Config(ConfigError),
+    /// A view's saved number outside its control's range (`value`: as saved).
+    ViewRange {
+        view: String,
+        field: String,
+        value: String,
+        min: f64,
+        max: f64,
+    },
+    /// A view's saved state that does not parse (`error`: the parser's).
+    Unreadable { view: String, error: String },
+    /// The Train view's configuration, which the engine refuses.
+    Train(TrainError),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ConfigRange { field, value, max } => {
+                write!(f, "scenario: {field} {value} is outside 1..={max}")
+            }
+            Self::Config(e) => write!(f, "scenario: {e}"),
+            Self::ViewRange {
+                view,
+                field,
+                value,
+                min,
+                max,
+            } => write!(f, "{view}: {field} = {value} is outside {min}..={max}"),
+            Self::Unreadable { view, error } => write!(f, "{view}: unreadable ({error})"),
+            Self::Train(e) => write!(f, "train: {e}"),
+        }
+    }
+}
+
+impl Refusal {
+    /// The refusal in the learner's language (English: its `Display`).
+    fn text(&self, lang: tplab_lessons::Lang) -> String {
+        use crate::i18n::{num_text, t, t_args};
+        if lang == tplab_lessons::Lang::En {
+            return self.to_string();
+        }
+        // A view by its side-bar title.
+        let view = |id: &str| match t(lang, &format!("view-{id}")) {
+            s if s.starts_with("view-") => id.to_string(),
+            s => s,
+        };
+        let scenario = t(lang, "restore-scenario");
+        match self {
+            Self::ConfigRange { field, value, max } => t_args(
+                lang,
+                "restore-range",
+                &[
+                    ("what", scenario),
+                    ("field", field.to_string()),
+                    ("value", value.to_string()),
+                    ("min", "1".into()),
+                    ("max", max.to_string()),
+                ],
+            ),
+            Self::Config(e) => format!("{scenario}: {}", crate::views::config_error_text(lang, e)),
+            Self::ViewRange {
+                view: id,
+                field,
+                value,
+                min,
+                max,
+            } => t_args(
+                lang,
+                "restore-range",
+                &[
+                    ("what", view(id)),
+                    ("field", field.clone()),
+                    ("value", num_text(lang, value)),
+                    ("min", num_text(lang, &min.to_string())),
+                    ("max", num_text(lang, &max.to_string())),
+                ],
+            ),
+            Self::Unreadable { view: id, error } => t_args(
+                lang,
+                "restore-unreadable",
+                &[("what", view(id)), ("error", error.clone())],
+            ),
+            Self::Train(e) => {
+                let why = match e {
+                    TrainError::Config(c) => crate::views::config_error_text(lang, c),
+                    other => other.to_string(),
+                };
+                format!("{}: {why}", view("train"))
+            }
+        }
+    }
+}
+
 /// Checks a saved scenario configuration: every size within [`CONFIG_RANGES`], TP within
 /// `1..=MAX_TP`, KV heads within the heads. Shape-rule errors (heads not dividing TP, …) are
 /// fine: the views explain them.
-fn check_saved_config(c: &Config) -> Result<(), String> {
+fn check_saved_config(c: &Config) -> Result<(), Refusal> {
     let sizes = [
         ("hidden", c.hidden),
         ("heads", c.heads),
@@ -80,21 +184,24 @@ fn check_saved_config(c: &Config) -> Result<(), String> {
         ("batch", c.batch),
         ("layers", c.layers),
     ];
+    let range = |field, value, max| Refusal::ConfigRange { field, value, max };
     for ((name, value), (_, max)) in sizes.into_iter().zip(CONFIG_RANGES) {
         if !(1..=max).contains(&value) {
-            return Err(format!("{name} {value} is outside 1..={max}"));
+            return Err(range(name, value, max));
         }
     }
     if !(1..=MAX_TP).contains(&c.tp) {
-        return Err(format!("TP {} is outside 1..={MAX_TP}", c.tp));
+        return Err(range("TP", c.tp, MAX_TP));
     }
     if let Some(kv) = c.kv_heads {
         if !(1..=c.heads).contains(&kv) {
-            return Err(format!("KV heads {kv} is outside 1..={}", c.heads));
+            return Err(range("KV heads", kv, c.heads));
         }
     }
     match c.validate_shapes() {
-        Err(e @ (ConfigError::Zero { .. } | ConfigError::OverLimit { .. })) => Err(e.to_string()),
+        Err(e @ (ConfigError::Zero { .. } | ConfigError::OverLimit { .. })) => {
+            Err(Refusal::Config(e))
+        }
         _ => Ok(()),
     }
 }
@@ -120,9 +227,19 @@ const VIEW_RANGES: [(&str, &str, f64, f64); 13] = [
 
 /// Checks one view's saved JSON against [`VIEW_RANGES`] (and, for the Train view, the engine's
 /// own validation of its configuration).
-fn check_saved_view(id: &str, json: &str) -> Result<(), String> {
-    let v: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("unreadable ({e})"))?;
+fn check_saved_view(id: &str, json: &str) -> Result<(), Refusal> {
+    let unreadable = |e: serde_json::Error| Refusal::Unreadable {
+        view: id.to_string(),
+        error: e.to_string(),
+    };
+    let v: serde_json::Value = serde_json::from_str(json).map_err(unreadable)?;
+    let outside = |field: &str, value: &serde_json::Value, min: f64, max: f64| Refusal::ViewRange {
+        view: id.to_string(),
+        field: field.to_string(),
+        value: value.to_string(),
+        min,
+        max,
+    };
     for (view, pointer, min, max) in VIEW_RANGES {
         if view != id {
             continue;
@@ -132,22 +249,21 @@ fn check_saved_view(id: &str, json: &str) -> Result<(), String> {
                 .as_f64()
                 .is_some_and(|f| f.is_finite() && (min..=max).contains(&f));
             if !ok {
-                return Err(format!("{} = {x} is outside {min}..={max}", &pointer[1..]));
+                return Err(outside(&pointer[1..], x, min, max));
             }
         }
     }
     if id == "collectives" {
         if let Some(r) = v.pointer("/ranks").filter(|r| !r.is_null()) {
             if !r.as_u64().is_some_and(|r| (1..=MAX_TP as u64).contains(&r)) {
-                return Err(format!("ranks = {r} is outside 1..={MAX_TP}"));
+                return Err(outside("ranks", r, 1.0, MAX_TP as f64));
             }
         }
     }
     if id == "train" {
         if let Some(c) = v.get("config") {
-            let cfg: TrainConfig =
-                serde_json::from_value(c.clone()).map_err(|e| format!("unreadable ({e})"))?;
-            cfg.validate(&Corpus::guide()).map_err(|e| e.to_string())?;
+            let cfg: TrainConfig = serde_json::from_value(c.clone()).map_err(unreadable)?;
+            cfg.validate(&Corpus::guide()).map_err(Refusal::Train)?;
         }
     }
     Ok(())
@@ -164,7 +280,7 @@ impl Default for TplabApp {
             applied_theme: None,
             export_status: Arc::new(Mutex::new(None)),
             export_dir: default_export_dir(),
-            restore_notice: None,
+            restore_refused: Vec::new(),
             welcome: false,
             platform_bar: Default::default(),
         }
@@ -217,7 +333,7 @@ impl TplabApp {
         if let Some(config) = saved.config {
             match check_saved_config(&config) {
                 Ok(()) => self.shared.scenario.set_config(config),
-                Err(why) => refused.push(format!("scenario: {why}")),
+                Err(why) => refused.push(why),
             }
         }
         self.theme = saved.theme;
@@ -225,16 +341,11 @@ impl TplabApp {
             if let Some(v) = self.views.iter_mut().find(|v| v.id() == id) {
                 match check_saved_view(id, json) {
                     Ok(()) => v.load(json),
-                    Err(why) => refused.push(format!("{id}: {why}")),
+                    Err(why) => refused.push(why),
                 }
             }
         }
-        self.restore_notice = (!refused.is_empty()).then(|| {
-            format!(
-                "Some saved settings were out of range and were reset to defaults: {}.",
-                refused.join("; ")
-            )
-        });
+        self.restore_refused = refused;
         if let Some(i) = self.views.iter().position(|v| v.id() == saved.active) {
             self.active = i;
         }
@@ -253,9 +364,18 @@ impl TplabApp {
         }
     }
 
-    /// What the last restore refused and reset to defaults, if anything (shown in the side bar).
-    pub fn restore_notice(&self) -> Option<&str> {
-        self.restore_notice.as_deref()
+    /// What the last restore refused and reset to defaults, if anything, in `lang` (shown in
+    /// the side bar).
+    pub fn restore_notice(&self, lang: tplab_lessons::Lang) -> Option<String> {
+        if self.restore_refused.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self.restore_refused.iter().map(|r| r.text(lang)).collect();
+        Some(crate::i18n::t_args(
+            lang,
+            "restore-notice",
+            &[("list", list.join("; "))],
+        ))
     }
 
     /// Restores saved state given as the JSON eframe stores (for tests and tools).
@@ -311,6 +431,16 @@ impl TplabApp {
 
     pub fn set_theme(&mut self, theme: ThemeChoice) {
         self.theme = theme;
+    }
+
+    /// Makes the GPU view show `probe` instead of this machine's (its settings kept), so tests
+    /// and snapshots show the same findings on every machine; "Look again" probes for real.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn set_gpu_probe(&mut self, probe: tplab_kernels::Probe) {
+        if let Some(v) = self.views.iter_mut().find(|v| v.id() == "gpu") {
+            let gpu = crate::views::gpu::Gpu::with_probe(probe, v.save().as_deref());
+            *v = Box::new(gpu);
+        }
     }
 
     /// Everything that is not drawing: keys, navigation, theme, the active view's clock.
@@ -562,17 +692,19 @@ impl TplabApp {
         }
         self.platform_bar.ui(ui);
         let mut dismiss = false;
-        if let Some(notice) = &self.restore_notice {
+        if let Some(notice) = self.restore_notice(lang) {
             ui.separator();
             ui.label(
                 egui::RichText::new(notice)
                     .small()
                     .color(ui.visuals().warn_fg_color),
             );
-            dismiss = ui.small_button("OK").clicked();
+            dismiss = ui
+                .small_button(crate::i18n::t(lang, "restore-ok"))
+                .clicked();
         }
         if dismiss {
-            self.restore_notice = None;
+            self.restore_refused.clear();
         }
     }
 
@@ -782,6 +914,7 @@ fn print_no_display(reason: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tplab_lessons::Lang;
 
     #[test]
     fn state_survives_a_restart() {
@@ -843,11 +976,18 @@ mod tests {
             let mut app = TplabApp::default();
             app.restore_json(&json).expect("parses");
             assert_eq!(app.shared.scenario.config(), &Config::default(), "{field}");
-            let notice = app.restore_notice().expect("a notice");
+            let notice = app.restore_notice(Lang::En).expect("a notice");
             assert!(
                 notice.contains(field) && notice.contains("defaults"),
                 "{notice}"
             );
+            // In the learner's language, naming the same field and numbers.
+            let tr = app.restore_notice(Lang::Tr).expect("a notice");
+            assert!(
+                tr.contains(field) && tr.contains("varsayılan") && tr.contains(&value.to_string()),
+                "{tr}"
+            );
+            assert!(!tr.contains("scenario") && !tr.contains("outside"), "{tr}");
         }
         // A view's state out of range: that view keeps its defaults, the others restore.
         let json = serde_json::json!({
@@ -862,10 +1002,18 @@ mod tests {
         let mut app = TplabApp::default();
         app.restore_json(&json).expect("parses");
         assert_eq!(app.shared.scenario.config().tp, 2);
-        let notice = app.restore_notice().expect("a notice").to_string();
+        let notice = app.restore_notice(Lang::En).expect("a notice");
         assert!(notice.contains("planner: inputs/gpus"), "{notice}");
         assert!(notice.contains("train:"), "{notice}");
         assert!(!notice.contains("vocab"), "{notice}");
+        let tr = app.restore_notice(Lang::Tr).expect("a notice");
+        let planner = crate::i18n::t(Lang::Tr, "view-planner");
+        assert!(
+            tr.contains(&format!("{planner}: inputs/gpus = 100000000000"))
+                && tr.contains("1..=65536")
+                && !tr.contains("outside"),
+            "{tr}"
+        );
         assert!(app
             .view_state("vocab")
             .is_some_and(|s| s.contains("\"vocab\":1000")));
@@ -877,9 +1025,9 @@ mod tests {
         fine.restore_json(&serde_json::to_string(&app.to_saved()).expect("json"))
             .expect("parses");
         assert!(
-            fine.restore_notice().is_none(),
+            fine.restore_notice(Lang::En).is_none(),
             "{:?}",
-            fine.restore_notice()
+            fine.restore_notice(Lang::En)
         );
     }
 

@@ -141,9 +141,58 @@ pub fn language_switch(ui: &mut egui::Ui) -> Lang {
     lang
 }
 
+/// `v` with `decimals` decimals as `lang` writes numbers: `1.25` and `12,345.50` in English,
+/// `1,25` and `12.345,50` in Turkish (thousands grouped from five integer digits on). Every number a
+/// view prints with a fraction goes through here, so Turkish never shows a decimal point.
+pub fn num(lang: Lang, v: f64, decimals: usize) -> String {
+    tplab_quiz::grade::format_fixed(v, decimals, lang)
+}
+
+/// A string the engine formatted in English (`"1.25 GB"`, `"3.5x"`) with its decimal points turned
+/// into `lang`'s decimal mark. Only a `.` between two digits changes, and only in Turkish; use it
+/// for engine-made quantities, never for names ("Llama 3.1") or code.
+pub fn num_text(lang: Lang, s: &str) -> String {
+    if lang != Lang::Tr {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let between_digits = i > 0
+            && i + 1 < chars.len()
+            && chars[i - 1].is_ascii_digit()
+            && chars[i + 1].is_ascii_digit();
+        out.push(if c == '.' && between_digits { ',' } else { c });
+    }
+    out
+}
+
+/// A byte count as the engine writes it (`1.5 MiB`), with `lang`'s decimal mark.
+pub fn bytes(lang: Lang, b: u64) -> String {
+    num_text(lang, &tplab_engine::config::human_bytes(b))
+}
+
+/// `v` in scientific notation with `decimals` decimals (`1.25e-7`), with `lang`'s decimal mark
+/// (`1,25e-7` in Turkish).
+pub fn sci(lang: Lang, v: f64, decimals: usize) -> String {
+    num_text(lang, &format!("{v:.decimals$e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_take_the_languages_decimal_mark() {
+        assert_eq!(num(Lang::En, 1.25, 2), "1.25");
+        assert_eq!(num(Lang::Tr, 1.25, 2), "1,25");
+        assert_eq!(num(Lang::Tr, 12345.5, 1), "12.345,5");
+        assert_eq!(num_text(Lang::Tr, "1.25 GB, 3.5x"), "1,25 GB, 3,5x");
+        assert_eq!(num_text(Lang::Tr, "end. 2"), "end. 2");
+        assert_eq!(num_text(Lang::En, "1.25 GB"), "1.25 GB");
+        assert_eq!(sci(Lang::En, 1.25e-7, 2), "1.25e-7");
+        assert_eq!(sci(Lang::Tr, 1.25e-7, 1), "1,2e-7");
+    }
 
     #[test]
     fn both_languages_parse_and_define_the_same_ids() {

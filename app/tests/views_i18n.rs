@@ -1,7 +1,10 @@
 //! The views in the learner's language, switched live, and the fixes of what a new user hit
 //! (issue 11): head counts offered for a hidden size the heads do not divide, the tiny preset's
 //! TP, exported file names and folder, the timeline's legend, the error colour scale, colours
-//! that keep contrast on both themes.
+//! that keep contrast on both themes; and the snapshots of the GPU view (a fixed probe) and the
+//! Quiz (a fixed draw), which depend on the machine and on chance unless pinned.
+
+mod common;
 
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
@@ -217,4 +220,113 @@ fn gpu_labels_keep_contrast_on_light_and_dark() {
             }
         }
     }
+}
+
+/// A machine the GPU view can show the same on every computer: CUDA compiled in, the driver and
+/// NVRTC working with one H200, cuBLAS missing, NCCL only under a versioned name.
+fn fixed_probe() -> tplab_kernels::Probe {
+    use tplab_kernels::{Advice, DeviceInfo, Library, LibraryStatus, Probe, Problem};
+    let versioned = Advice::OnlyVersioned {
+        found: vec!["/usr/lib/x86_64-linux-gnu/libnccl.so.2".into()],
+        looked_for: "libnccl.so".into(),
+        symlink: "libnccl.so".into(),
+    };
+    Probe {
+        compiled_with_cuda: true,
+        libraries: vec![
+            LibraryStatus::found(Library::Driver, "libcuda.so, libcuda.so.1", "13.0"),
+            LibraryStatus::found(Library::Nvrtc, "libnvrtc.so, libnvrtc.so.13", "13.0"),
+            LibraryStatus::missing(
+                Library::Cublas,
+                "libcublas.so, libcublas.so.13",
+                Advice::NotFound {
+                    library: Library::Cublas,
+                },
+            ),
+            LibraryStatus::missing(Library::Nccl, "libnccl.so", versioned),
+        ],
+        devices: vec![DeviceInfo {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            total_memory_bytes: 150_119_858_176,
+            free_memory_bytes: 149_458_403_328,
+            compute_capability: (9, 0),
+        }],
+        problems: vec![Problem::Missing {
+            library: Library::Cublas,
+            file: "libcublas.so".into(),
+        }],
+    }
+}
+
+/// The Quiz at a fixed draw: the practice set of seed 7 at its seventh question, the first after
+/// the guide's six (a generated question that asks for a number), as a restart restores it.
+const QUIZ_STATE: &str = r#"{"seed":7,"index":6}"#;
+
+/// The GPU view and the Quiz as the other views' snapshots (`view_snapshots.rs`): at a desk
+/// (1280×720, English, light) and on a projector (1920×1080 pixels, Turkish, dark, presenter
+/// mode), the window checked to be exactly that many pixels, the side bar (which lists every
+/// view) masked at the desk. Both are made deterministic: the GPU view shows [`fixed_probe`],
+/// the Quiz [`QUIZ_STATE`].
+#[test]
+fn the_gpu_view_and_the_quiz_at_a_desk_and_on_a_projector() {
+    use egui_kittest::SnapshotResults;
+    use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+    use tplab_lessons::Lang;
+    let mut results = SnapshotResults::new();
+    for view in ["gpu", "quiz"] {
+        // (window pixels, language, theme, presenter mode, the snapshot's name after the view's)
+        for (w, h, lang, theme, presenter, shown_as) in [
+            (
+                1280.0,
+                720.0,
+                Lang::En,
+                ThemeChoice::Light,
+                false,
+                "1280x720_en_light",
+            ),
+            (
+                1920.0,
+                1080.0,
+                Lang::Tr,
+                ThemeChoice::Dark,
+                true,
+                "1920x1080_tr_dark_presenter",
+            ),
+        ] {
+            let mut app = TplabApp::default();
+            app.set_theme(theme);
+            app.shared.presenter = presenter;
+            app.set_gpu_probe(fixed_probe());
+            assert!(app.load_view_state("quiz", QUIZ_STATE));
+            assert!(app.select(view));
+            let mut harness = common::gl_harness_pixels(app, (w, h), lang, view);
+            // What the fixed probe says, in the learner's language and numbers.
+            if view == "gpu" {
+                let (missing, device) = match lang {
+                    Lang::En => (
+                        "unavailable: cuBLAS (libcublas.so) is missing",
+                        "139.8 GiB total, 139.2 GiB free",
+                    ),
+                    Lang::Tr => (
+                        "kullanılamıyor: cuBLAS (libcublas.so) eksik",
+                        "toplam 139,8 GiB, 139,2 GiB boş",
+                    ),
+                };
+                harness.get_by_label(missing);
+                harness.get_by_label_contains(device);
+                harness.get_by_label_contains("/usr/lib/x86_64-linux-gnu/libnccl.so.2");
+            }
+            if !presenter {
+                harness.mask(egui::Rect::from_min_max(
+                    egui::pos2(0.0, 0.0),
+                    egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
+                ));
+            }
+            let name = format!("view_{view}_{shown_as}");
+            harness.snapshot_options(&name, &common::snapshot_options());
+            results.extend_harness(&mut harness);
+        }
+    }
+    results.unwrap();
 }

@@ -32,5 +32,5 @@ pub mod vocab;
 pub mod cuda;
 
 pub use error::GpuError;
-pub use probe::{probe, DeviceInfo, LibraryStatus, Probe};
+pub use probe::{probe, Advice, DeviceInfo, Library, LibraryStatus, Probe, Problem};
 pub use run::{run, DeviceMode, GpuRun, RunOptions};

@@ -222,3 +222,8 @@ welcome-lesson = Start with lesson 1
 welcome-walk = Walk through a layer, step by step
 welcome-quiz = Take the quiz
 welcome-skip = or open the Playground
+restore-notice = Some saved settings were out of range and were reset to defaults: { $list }.
+restore-scenario = scenario
+restore-range = { $what }: { $field } = { $value } is outside { $min }..={ $max }
+restore-unreadable = { $what }: unreadable ({ $error })
+restore-ok = OK

@@ -119,6 +119,7 @@ mem-axis = MiB per GPU
 mem-unsharded = unsharded total (TP=1)
 mem-total = total per GPU
 mem-vs-unsharded = vs unsharded
+mem-percent = { $percent }%
 
 ## Walkthrough chrome.
 st-title = Walkthrough: one layer, step by step
@@ -296,6 +297,35 @@ gpu-per-op = Per op (ms, summed over layers, mean over ranks); ratio = measured 
 gpu-col-measured = measured ms
 gpu-col-predicted = predicted ms
 gpu-col-ratio = ratio
+gpu-lib-driver = CUDA driver
+gpu-need-driver = everything on the GPU
+gpu-need-nvrtc = compiling tplab's kernels at run time
+gpu-need-cublas = the matrix products
+gpu-need-nccl = all-reduce across two or more GPUs
+gpu-get-driver = install the NVIDIA driver (it provides libcuda.so.1); in a container, run with the GPU exposed (e.g. `docker run --gpus all`)
+gpu-get-nvrtc = install the CUDA toolkit's NVRTC (libnvrtc.so.13) or `pip install nvidia-cuda-nvrtc` and add its nvidia/cu13/lib directory to LD_LIBRARY_PATH
+gpu-get-cublas = install the CUDA toolkit's cuBLAS (libcublas.so.13) or `pip install nvidia-cublas` and add its lib directory to LD_LIBRARY_PATH
+gpu-get-nccl = install NCCL (`apt install libnccl2` or `pip install nvidia-nccl-cu13`); only needed for runs over two or more GPUs
+gpu-advice-not-found = not found on the loader path (LD_LIBRARY_PATH and the system's directories); { $how }
+gpu-advice-versioned = found only as { $found } but cudarc looks for { $looked }: make a symlink named { $symlink } next to it (in a directory on LD_LIBRARY_PATH) or set LD_LIBRARY_PATH so the loader finds one of those names
+gpu-advice-lacks = { $file } loads but lacks { $symbol }: it is not a complete { $library } library, or older than CUDA 13.0, which tplab's cudarc build expects
+gpu-advice-fails = the library loads but does not work: { $error }; it may be older than CUDA 13.0, which tplab's cudarc build expects
+gpu-lib-advice = { $library } (looked for { $looked }): { $advice }
+gpu-problem-not-compiled = tplab was built without CUDA support (the `cuda` feature of tplab-kernels is off); rebuild with default features: `cargo build --release`
+gpu-problem-missing = { $library } ({ $file }) is missing
+gpu-problem-broken = { $library } is broken: { $file } loads but lacks { $symbol }
+gpu-problem-failing = { $library } loads but does not work: { $error }
+gpu-problem-unlisted = the driver loads but devices cannot be listed: { $error }
+gpu-problem-no-device = no CUDA device is visible (check `nvidia-smi` and CUDA_VISIBLE_DEVICES)
+gpu-ready = ready: { $count } device(s): { $names }
+gpu-unavailable = unavailable: { $problem }
+gpu-unknown-reason = unknown reason
+gpu-device = GPU { $ordinal }: { $name } — compute capability { $cc }, { $total } GiB total, { $free } GiB free
+gpu-stage-compile = compiling kernels and uploading shards
+gpu-stage-warm-up = warm-up done
+gpu-stage-timed = timed iteration
+gpu-stage-done = done
+gpu-stage-reference = computing the CPU reference
 pg-controls = Scenario: sizes, TP, dtype, algorithm
 st-identity = identity
 presenter-view = view

@@ -222,3 +222,8 @@ welcome-lesson = 1. dersle başla
 welcome-walk = Bir katmanı adım adım izle
 welcome-quiz = Teste başla
 welcome-skip = ya da Oyun alanını aç
+restore-notice = Kaydedilmiş bazı ayarlar aralık dışındaydı ve varsayılanlarına döndürüldü: { $list }.
+restore-scenario = senaryo
+restore-range = { $what }: { $field } = { $value }, { $min }..={ $max } aralığının dışında
+restore-unreadable = { $what }: okunamadı ({ $error })
+restore-ok = Tamam

@@ -2,15 +2,17 @@
 //! shards on the GPU, the measured timeline beside the trace's own, per-op ratios and the error
 //! against the CPU reference. With no GPU: what was looked for and what would be needed.
 
-use super::timeline::gantt_bars;
+use super::timeline::gantt_plot;
 use super::{load_json, save_json, Shared, View};
 use crate::background::{self, Background, Reporter};
-use egui_plot::{BarChart, Legend, Plot};
+use crate::i18n::{num, t, t_args};
 use serde::{Deserialize, Serialize};
 use tplab_engine::trace::{Event, Trace};
+use tplab_engine::verify::Verification;
 use tplab_engine::{Config, DType};
 use tplab_kernels::summary::{op_table, OpRow};
-use tplab_kernels::{DeviceMode, Probe, RunOptions};
+use tplab_kernels::{Advice, DeviceInfo, DeviceMode, Library, Probe, Problem, RunOptions};
+use tplab_lessons::Lang;
 
 /// What a finished run shows.
 struct RunView {
@@ -21,8 +23,7 @@ struct RunView {
     /// The trace's own times.
     predicted: Trace,
     ops: Vec<OpRow>,
-    verification: String,
-    passed: bool,
+    verification: Verification,
     iteration_ms: f64,
 }
 
@@ -53,6 +54,23 @@ impl Default for Gpu {
     }
 }
 
+/// The last stage of a run (the executor's own stages come before it).
+const STAGE_REFERENCE: &str = "computing the CPU reference";
+
+/// A run's stage in the learner's language: the executor's stages (English identifiers) and
+/// this view's own; anything else as reported.
+fn stage_text(lang: Lang, stage: &str) -> String {
+    let id = match stage {
+        "compiling kernels and uploading shards" => "gpu-stage-compile",
+        "warm-up done" => "gpu-stage-warm-up",
+        "timed iteration" => "gpu-stage-timed",
+        "done" => "gpu-stage-done",
+        STAGE_REFERENCE => "gpu-stage-reference",
+        other => return other.to_string(),
+    };
+    t(lang, id)
+}
+
 /// Runs `cfg` on device 0, compares with the CPU reference; runs off the UI thread.
 fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, String> {
     let mut report = |stage: &str, f: f64| progress.report(f as f32, stage);
@@ -65,7 +83,7 @@ fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, St
         &mut report,
     )
     .map_err(|e| e.to_string())?;
-    report("computing the CPU reference", 1.0);
+    report(STAGE_REFERENCE, 1.0);
     let model = tplab_kernels::run::device_model(&cfg);
     let reference = tplab_kernels::reference::reference(&cfg, &model);
     let v = tplab_kernels::verify::verify_run(&cfg, &run, &reference);
@@ -83,16 +101,169 @@ fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, St
         ops: op_table(&run.trace),
         predicted: run.trace,
         measured,
-        verification: tplab_kernels::verify::summary(&v),
-        passed: v.passed(),
+        verification: v,
         iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
     })
 }
 
+/// A library's name in the learner's language (only the driver's is a word, the rest are names).
+fn library_name(lang: Lang, l: Library) -> String {
+    match l {
+        Library::Driver => t(lang, "gpu-lib-driver"),
+        other => other.name().to_string(),
+    }
+}
+
+/// What the executor needs a library for ([`Library::needed_for`] in English).
+fn needed_for_text(lang: Lang, l: Library) -> String {
+    t(
+        lang,
+        match l {
+            Library::Driver => "gpu-need-driver",
+            Library::Nvrtc => "gpu-need-nvrtc",
+            Library::Cublas => "gpu-need-cublas",
+            Library::Nccl => "gpu-need-nccl",
+        },
+    )
+}
+
+/// How to get a library ([`Library::how_to_get`] in English).
+fn how_to_get_text(lang: Lang, l: Library) -> String {
+    t(
+        lang,
+        match l {
+            Library::Driver => "gpu-get-driver",
+            Library::Nvrtc => "gpu-get-nvrtc",
+            Library::Cublas => "gpu-get-cublas",
+            Library::Nccl => "gpu-get-nccl",
+        },
+    )
+}
+
+/// The probe's advice in the learner's language (English: its `Display`, what `tplab gpu info`
+/// prints).
+fn advice_text(lang: Lang, a: &Advice) -> String {
+    match a {
+        Advice::NotFound { library } => t_args(
+            lang,
+            "gpu-advice-not-found",
+            &[("how", how_to_get_text(lang, *library))],
+        ),
+        Advice::OnlyVersioned {
+            found,
+            looked_for,
+            symlink,
+        } => t_args(
+            lang,
+            "gpu-advice-versioned",
+            &[
+                ("found", found.join(", ")),
+                ("looked", looked_for.clone()),
+                ("symlink", symlink.clone()),
+            ],
+        ),
+        Advice::LacksSymbol {
+            library,
+            file,
+            symbol,
+        } => t_args(
+            lang,
+            "gpu-advice-lacks",
+            &[
+                ("file", file.clone()),
+                ("symbol", symbol.clone()),
+                ("library", library_name(lang, *library)),
+            ],
+        ),
+        Advice::DoesNotWork { error } => {
+            t_args(lang, "gpu-advice-fails", &[("error", error.clone())])
+        }
+    }
+}
+
+/// A problem the probe found, in the learner's language (English: its `Display`).
+fn problem_text(lang: Lang, p: &Problem) -> String {
+    match p {
+        Problem::NotCompiled => t(lang, "gpu-problem-not-compiled"),
+        Problem::Missing { library, file } => t_args(
+            lang,
+            "gpu-problem-missing",
+            &[
+                ("library", library_name(lang, *library)),
+                ("file", file.clone()),
+            ],
+        ),
+        Problem::Broken {
+            library,
+            file,
+            symbol,
+        } => t_args(
+            lang,
+            "gpu-problem-broken",
+            &[
+                ("library", library_name(lang, *library)),
+                ("file", file.clone()),
+                ("symbol", symbol.clone()),
+            ],
+        ),
+        Problem::Failing { library, error } => t_args(
+            lang,
+            "gpu-problem-failing",
+            &[
+                ("library", library_name(lang, *library)),
+                ("error", error.clone()),
+            ],
+        ),
+        Problem::DevicesUnlisted { error } => {
+            t_args(lang, "gpu-problem-unlisted", &[("error", error.clone())])
+        }
+        Problem::NoDevice => t(lang, "gpu-problem-no-device"),
+    }
+}
+
+/// [`Probe::headline`] in the learner's language.
+fn headline_text(lang: Lang, p: &Probe) -> String {
+    if p.usable() {
+        let names: Vec<&str> = p.devices.iter().map(|d| d.name.as_str()).collect();
+        t_args(
+            lang,
+            "gpu-ready",
+            &[
+                ("count", names.len().to_string()),
+                ("names", names.join(", ")),
+            ],
+        )
+    } else {
+        let problem = match p.problems.first() {
+            Some(first) => problem_text(lang, first),
+            None => t(lang, "gpu-unknown-reason"),
+        };
+        t_args(lang, "gpu-unavailable", &[("problem", problem)])
+    }
+}
+
+/// A device's line (its `Display` in English), memory in the language's numbers.
+fn device_text(lang: Lang, d: &DeviceInfo) -> String {
+    t_args(
+        lang,
+        "gpu-device",
+        &[
+            ("ordinal", d.ordinal.to_string()),
+            ("name", d.name.clone()),
+            (
+                "cc",
+                format!("{}.{}", d.compute_capability.0, d.compute_capability.1),
+            ),
+            ("total", num(lang, d.total_gib(), 1)),
+            ("free", num(lang, d.free_gib(), 1)),
+        ],
+    )
+}
+
 fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
     let lang = super::lang(ui);
-    let tr = |id: &str| crate::i18n::t(lang, id);
-    ui.label(crate::i18n::t_args(
+    let tr = |id: &str| t(lang, id);
+    ui.label(t_args(
         lang,
         "gpu-cuda-compiled",
         &[(
@@ -111,95 +282,66 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
         ui.strong(tr("gpu-col-needed"));
         ui.end_row();
         for l in &p.libraries {
-            ui.label(l.name);
+            ui.label(library_name(lang, l.library));
             if l.found {
                 ui.label(tr("gpu-found"));
             } else {
                 ui.colored_label(ui.visuals().warn_fg_color, tr("gpu-missing"));
             }
             ui.label(l.version.as_deref().unwrap_or("-"));
-            ui.label(l.needed_for);
+            ui.label(needed_for_text(lang, l.library));
             ui.end_row();
         }
     });
-    for l in p.libraries.iter().filter(|l| !l.found) {
-        ui.label(format!(
-            "{} (looked for {}): {}",
-            l.name,
-            l.looked_for,
-            l.advice.as_deref().unwrap_or("")
-        ));
+    for l in &p.libraries {
+        if let (false, Some(a)) = (l.found, &l.advice) {
+            ui.add(
+                egui::Label::new(t_args(
+                    lang,
+                    "gpu-lib-advice",
+                    &[
+                        ("library", library_name(lang, l.library)),
+                        ("looked", l.looked_for.clone()),
+                        ("advice", advice_text(lang, a)),
+                    ],
+                ))
+                .wrap(),
+            );
+        }
     }
     for d in &p.devices {
-        ui.label(format!(
-            "GPU {}: {} — compute capability {}.{}, {:.1} GiB, {:.1} GiB free",
-            d.ordinal,
-            d.name,
-            d.compute_capability.0,
-            d.compute_capability.1,
-            d.total_memory_bytes as f64 / (1u64 << 30) as f64,
-            d.free_memory_bytes as f64 / (1u64 << 30) as f64
-        ));
+        ui.label(device_text(lang, d));
     }
     if p.usable() {
-        ui.label(p.headline());
+        ui.label(headline_text(lang, p));
     } else {
-        ui.colored_label(ui.visuals().warn_fg_color, p.headline());
+        ui.colored_label(ui.visuals().warn_fg_color, headline_text(lang, p));
         for pr in p.problems.iter().skip(1) {
-            ui.label(pr);
+            ui.label(problem_text(lang, pr));
         }
         ui.label(tr("gpu-without"));
     }
 }
 
 fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
-    let dark = ui.visuals().dark_mode;
     let events: Vec<&Event> = trace.events.iter().collect();
-    let (compute, comm) = gantt_bars(trace, &events, dark);
-    let tp = trace.config.tp.max(1);
-    let compute_name = crate::i18n::t(super::lang(ui), "tl-compute");
-    let comm_name = crate::i18n::t(super::lang(ui), "tl-communication");
-    Plot::new(id.to_string())
-        .height(height)
-        .legend(Legend::default())
-        .x_axis_label(crate::i18n::t(super::lang(ui), "tl-axis-time"))
-        .y_axis_formatter(move |mark, _| {
-            let v = mark.value.round();
-            if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
-                format!("GPU {}", tp - 1 - v as usize)
-            } else {
-                String::new()
-            }
-        })
-        .allow_scroll(false)
-        .show(ui, |plot| {
-            plot.bar_chart(BarChart::new(compute_name, compute).horizontal());
-            plot.bar_chart(BarChart::new(comm_name, comm).horizontal());
-        });
+    gantt_plot(ui, super::lang(ui), id, trace, &events, Some(height));
 }
 
 fn result_ui(ui: &mut egui::Ui, r: &RunView) {
     let lang = super::lang(ui);
-    let tr = |id: &str| crate::i18n::t(lang, id);
-    ui.label(crate::i18n::t_args(
+    let tr = |id: &str| t(lang, id);
+    ui.label(t_args(
         lang,
         "gpu-on",
         &[("label", r.label.clone()), ("devices", r.devices.clone())],
     ));
-    ui.label(crate::i18n::t_args(
+    ui.label(t_args(
         lang,
         "gpu-iteration",
-        &[("ms", format!("{:.3}", r.iteration_ms))],
+        &[("ms", num(lang, r.iteration_ms, 3))],
     ));
-    let color = if r.passed {
-        ui.visuals().text_color()
-    } else {
-        ui.visuals().error_fg_color
-    };
-    ui.colored_label(
-        color,
-        crate::i18n::t_args(lang, "gpu-against", &[("result", r.verification.clone())]),
-    );
+    super::verify::verdict_ui(ui, &r.verification, &r.label);
     ui.columns(2, |cols| {
         cols[0].strong(tr("gpu-measured"));
         gantt(&mut cols[0], "gpu-measured", &r.measured, 220.0);
@@ -223,24 +365,35 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
                 ui.strong(tr(h));
             }
             ui.end_row();
+            let or_dash =
+                |v: Option<f64>, d: usize| v.map_or_else(|| "-".into(), |v| num(lang, v, d));
             for o in &r.ops {
-                ui.label(o.pass.name());
+                ui.label(tr(match o.pass {
+                    tplab_engine::trace::Pass::Forward => "walk-forward",
+                    tplab_engine::trace::Pass::Backward => "walk-backward",
+                }));
                 ui.label(o.op.name());
-                ui.label(
-                    o.measured_ms
-                        .map(|m| format!("{m:.4}"))
-                        .unwrap_or_else(|| "-".into()),
-                );
-                ui.label(format!("{:.4}", o.predicted_ms));
-                ui.label(
-                    o.share_ratio
-                        .map(|s| format!("{s:.2}"))
-                        .unwrap_or_else(|| "-".into()),
-                );
+                ui.label(or_dash(o.measured_ms, 4));
+                ui.label(num(lang, o.predicted_ms, 4));
+                ui.label(or_dash(o.share_ratio, 2));
                 ui.end_row();
             }
         });
     });
+}
+
+impl Gpu {
+    /// The view with its saved `state` showing `probe` instead of probing this machine (tests,
+    /// snapshots: what a machine without CUDA, or with a broken library, looks like, whatever
+    /// this one has).
+    pub fn with_probe(probe: Probe, state: Option<&str>) -> Self {
+        let mut gpu = Self::default();
+        if let Some(json) = state {
+            gpu.load(json);
+        }
+        gpu.probe = Some(probe);
+        gpu
+    }
 }
 
 impl View for Gpu {
@@ -310,7 +463,11 @@ impl View for Gpu {
         }
         if let Some(job) = &self.job {
             let (f, stage) = job.progress();
-            ui.add(egui::ProgressBar::new(f).text(format!("{stage} ({:.1} s)", job.elapsed_s())));
+            ui.add(egui::ProgressBar::new(f).text(format!(
+                "{} ({} s)",
+                stage_text(lang, stage),
+                num(lang, job.elapsed_s(), 1)
+            )));
         }
         match &self.last {
             Some(Ok(r)) => result_ui(ui, r),
@@ -330,5 +487,168 @@ impl View for Gpu {
 
     fn load(&mut self, json: &str) {
         load_json(self, json);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tplab_kernels::LibraryStatus;
+
+    /// One advice of every kind, with distinct values so a swapped argument shows.
+    fn every_advice() -> Vec<Advice> {
+        let mut all: Vec<Advice> = Library::ALL
+            .into_iter()
+            .map(|library| Advice::NotFound { library })
+            .collect();
+        all.extend([
+            Advice::OnlyVersioned {
+                found: vec![
+                    "/opt/nccl/lib/libnccl.so.2".into(),
+                    "/usr/lib/libnccl.so.2.21".into(),
+                ],
+                looked_for: "libnccl.so".into(),
+                symlink: "libnccl.so".into(),
+            },
+            Advice::LacksSymbol {
+                library: Library::Driver,
+                file: "libcuda.so.1".into(),
+                symbol: "cuInit".into(),
+            },
+            Advice::DoesNotWork {
+                error: "CUDA_ERROR_NO_DEVICE 100".into(),
+            },
+        ]);
+        all
+    }
+
+    fn every_problem() -> Vec<Problem> {
+        let mut all = vec![Problem::NotCompiled, Problem::NoDevice];
+        for library in Library::ALL {
+            all.extend([
+                Problem::Missing {
+                    library,
+                    file: format!("lib{}.so", library.stem()),
+                },
+                Problem::Broken {
+                    library,
+                    file: format!("lib{}.so.13", library.stem()),
+                    symbol: "cuInit".into(),
+                },
+                Problem::Failing {
+                    library,
+                    error: "error 999".into(),
+                },
+            ]);
+        }
+        all.push(Problem::DevicesUnlisted {
+            error: "CUDA_ERROR_UNKNOWN 999".into(),
+        });
+        all
+    }
+
+    /// The paths, files, variables and numbers a sentence names: its words with a `/`, `.`, `_`
+    /// or a digit, such as `/usr/lib/libnccl.so.2.21`, `LD_LIBRARY_PATH`, `999`, `13.0`.
+    fn named(s: &str) -> Vec<String> {
+        s.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')' || c == ':')
+            .filter(|w| w.contains(['/', '.', '_']) || w.chars().any(|c| c.is_ascii_digit()))
+            .map(|w| w.trim_end_matches(['.', ';', '`']).to_string())
+            .filter(|w| w.chars().any(|c| c.is_ascii_alphanumeric()) && w != "e.g")
+            .collect()
+    }
+
+    fn check(en: String, tr: String, display: String) {
+        assert_eq!(en, display);
+        assert_ne!(tr, display);
+        assert!(!tr.contains("gpu-"), "{tr}");
+        if display.contains("cuInit") {
+            assert!(tr.contains("cuInit"), "{tr}");
+        }
+        for n in named(&display) {
+            let n = n.trim_start_matches('`');
+            // "CUDA 13.0" stays "13.0" in Turkish: a version, not a decimal.
+            assert!(tr.contains(n), "{tr}\nlacks {n} (from: {display})");
+        }
+    }
+
+    /// The view's English is the probe's own sentence (what `tplab gpu info` prints) for every
+    /// kind of advice and problem, the headline and a device; the Turkish differs and names the
+    /// same files, paths, symbols and numbers.
+    #[test]
+    fn probe_findings_read_the_same_in_the_app_and_the_cli_and_exist_in_turkish() {
+        for a in every_advice() {
+            check(
+                advice_text(Lang::En, &a),
+                advice_text(Lang::Tr, &a),
+                a.to_string(),
+            );
+        }
+        for p in every_problem() {
+            check(
+                problem_text(Lang::En, &p),
+                problem_text(Lang::Tr, &p),
+                p.to_string(),
+            );
+        }
+        for l in Library::ALL {
+            assert_eq!(needed_for_text(Lang::En, l), l.needed_for());
+            assert_ne!(needed_for_text(Lang::Tr, l), l.needed_for());
+            assert_eq!(library_name(Lang::En, l), l.name());
+        }
+        let device = DeviceInfo {
+            ordinal: 3,
+            name: "NVIDIA H200".into(),
+            total_memory_bytes: 150_119_858_176,
+            free_memory_bytes: 149_458_403_328,
+            compute_capability: (9, 0),
+        };
+        assert_eq!(device_text(Lang::En, &device), device.to_string());
+        let tr = device_text(Lang::Tr, &device);
+        for n in ["GPU 3", "NVIDIA H200", "9.0", "139,8", "139,2"] {
+            assert!(tr.contains(n), "{tr} lacks {n}");
+        }
+        let mut probe = Probe {
+            compiled_with_cuda: true,
+            libraries: Vec::new(),
+            devices: vec![device.clone()],
+            problems: every_problem(),
+        };
+        assert_eq!(headline_text(Lang::En, &probe), probe.headline());
+        probe.problems.clear();
+        assert_eq!(headline_text(Lang::En, &probe), probe.headline());
+        probe.libraries = Library::ALL
+            .into_iter()
+            .map(|library| LibraryStatus::found(library, "", "13.0"))
+            .collect();
+        assert!(probe.usable());
+        assert_eq!(headline_text(Lang::En, &probe), probe.headline());
+        assert!(headline_text(Lang::Tr, &probe).starts_with("hazır: 1 cihaz"));
+    }
+
+    /// `tplab gpu info --json` keeps its shape: library names and sentences, not variants.
+    #[test]
+    fn the_probe_as_json_names_libraries_and_says_sentences() {
+        let p = Probe {
+            compiled_with_cuda: true,
+            libraries: vec![LibraryStatus::missing(
+                Library::Cublas,
+                "libcublas.so, libcublas.so.13",
+                Advice::NotFound {
+                    library: Library::Cublas,
+                },
+            )],
+            devices: Vec::new(),
+            problems: vec![Problem::Missing {
+                library: Library::Cublas,
+                file: "libcublas.so".into(),
+            }],
+        };
+        let v = serde_json::to_value(&p).expect("serialises");
+        assert_eq!(v["libraries"][0]["name"], "cuBLAS");
+        assert_eq!(v["libraries"][0]["needed_for"], "the matrix products");
+        assert!(v["libraries"][0]["advice"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("not found on the loader path")));
+        assert_eq!(v["problems"][0], "cuBLAS (libcublas.so) is missing");
     }
 }

@@ -6,7 +6,6 @@ use super::{load_json, save_json, Shared, View};
 use crate::i18n::{t, t_args};
 use egui_plot::{Bar, BarChart, HLine, Legend, Plot};
 use serde::{Deserialize, Serialize};
-use tplab_engine::config::human_bytes;
 use tplab_engine::memory::{self, ConfigMemory};
 
 /// The stacked terms, bottom to top, with their colours (Okabe–Ito).
@@ -107,6 +106,8 @@ impl View for Memory {
             .legend(Legend::default())
             .height((ui.available_height() * 0.55).max(200.0))
             .y_axis_label(t(lang, "mem-axis"))
+            .y_axis_formatter(super::axis_numbers(lang))
+            .label_formatter(super::hover_numbers(lang))
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
                 if (mark.value - i).abs() > 1e-6 || i < 0.0 {
@@ -145,12 +146,21 @@ impl View for Memory {
                     for r in rows {
                         ui.label(r.tp.to_string());
                         for i in 0..TERMS.len() {
-                            ui.label(human_bytes(term_bytes(r, i)));
+                            ui.label(crate::i18n::bytes(lang, term_bytes(r, i)));
                         }
-                        ui.label(human_bytes(r.total_bytes_per_rank));
-                        ui.label(format!(
-                            "{:.0}%",
-                            100.0 * r.total_bytes_per_rank as f64 / unsharded_bytes.max(1) as f64
+                        ui.label(crate::i18n::bytes(lang, r.total_bytes_per_rank));
+                        ui.label(t_args(
+                            lang,
+                            "mem-percent",
+                            &[(
+                                "percent",
+                                crate::i18n::num(
+                                    lang,
+                                    100.0 * r.total_bytes_per_rank as f64
+                                        / unsharded_bytes.max(1) as f64,
+                                    0,
+                                ),
+                            )],
                         ));
                         ui.end_row();
                     }

@@ -35,7 +35,7 @@ pub mod vocab;
 
 use crate::i18n::{t, t_args};
 use serde::{Deserialize, Serialize};
-use tplab_engine::config::{human_bytes, Config, ConfigError};
+use tplab_engine::config::{Config, ConfigError};
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::trace::{schedule, Trace};
 use tplab_lessons::Lang;
@@ -304,6 +304,50 @@ pub fn lang(ui: &egui::Ui) -> Lang {
     crate::i18n::current_lang(ui.ctx())
 }
 
+/// An egui_plot axis formatter writing the ticks as the learner's language writes numbers
+/// (`0,5` in Turkish), with as many decimals as the tick spacing needs (egui_plot's rule).
+pub fn axis_numbers(
+    lang: Lang,
+) -> impl Fn(egui_plot::GridMark, &std::ops::RangeInclusive<f64>) -> String {
+    move |mark, _| {
+        let decimals = (-mark.step_size.log10().round()).clamp(0.0, 6.0) as usize;
+        crate::i18n::num(lang, mark.value, decimals)
+    }
+}
+
+/// A slider's or drag value's number as the learner's language writes it (`custom_formatter`).
+pub fn widget_number(lang: Lang) -> impl Fn(f64, std::ops::RangeInclusive<usize>) -> String {
+    move |v, decimals| {
+        crate::i18n::num_text(
+            lang,
+            &egui::emath::format_with_decimals_in_range(v, decimals),
+        )
+    }
+}
+
+/// A typed number with either decimal mark, `0,25` or `0.25` (`custom_parser`).
+pub fn parse_number(s: &str) -> Option<f64> {
+    s.trim().replace(',', ".").parse().ok()
+}
+
+/// An egui_plot hover label as egui_plot's default (the series, x and y to three decimals), in
+/// the learner's numbers.
+pub fn hover_numbers(lang: Lang) -> impl Fn(&egui_plot::HoverPosition<'_>) -> Option<String> {
+    move |pos| {
+        let n = |v: f64| crate::i18n::num(lang, v, 3);
+        Some(match pos {
+            egui_plot::HoverPosition::NearDataPoint {
+                plot_name,
+                position,
+                ..
+            } => format!("{plot_name}\nx = {}\ny = {}", n(position.x), n(position.y)),
+            egui_plot::HoverPosition::Elsewhere { position } => {
+                format!("x = {}\ny = {}", n(position.x), n(position.y))
+            }
+        })
+    }
+}
+
 /// A list in words: "2, 4, 5 or 10" ("2, 4, 5 veya 10").
 pub fn list_words(lang: Lang, items: &[usize]) -> String {
     let or = t(lang, "list-or");
@@ -376,8 +420,8 @@ pub fn config_error_text(lang: Lang, err: &ConfigError) -> String {
             limit_bytes,
         } => a(
             &[
-                ("needed", human_bytes(*needed_bytes)),
-                ("limit", human_bytes(*limit_bytes)),
+                ("needed", crate::i18n::bytes(lang, *needed_bytes)),
+                ("limit", crate::i18n::bytes(lang, *limit_bytes)),
             ],
             "err-too-large",
         ),
@@ -488,6 +532,19 @@ pub fn config_error_ui(ui: &mut egui::Ui, err: &ConfigError, config: &Config) ->
         });
     }
     picked
+}
+
+/// The scenario's plan and trace; for an invalid configuration, the engine's error and its fixes
+/// drawn instead (a fix the learner picks is applied) and `None`.
+pub fn derived_or_fixes<'a>(ui: &mut egui::Ui, scenario: &'a mut Scenario) -> Option<&'a Derived> {
+    if let Err(err) = scenario.derived() {
+        let config = scenario.config().clone();
+        if let Some(c) = config_error_ui(ui, err, &config) {
+            scenario.set_config(c);
+        }
+        return None;
+    }
+    scenario.derived().ok()
 }
 
 /// A text shape for a batch of shapes (`painter.extend`), anchored at `pos`.

@@ -10,13 +10,11 @@
 //! Very large matrices are drawn as an aggregated grid: only the plan's ranges are used, no
 //! tensor is allocated.
 
-use super::{
-    a11y_label, config_error_ui, gpu_color, load_json, save_json, text_on, text_shape, Shared, View,
-};
+use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, View};
 use crate::i18n::{t, t_args};
 use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
-use tplab_engine::config::{human_bytes, Config, Preset, MAX_TP};
+use tplab_engine::config::{Config, Preset, MAX_TP};
 use tplab_engine::params::ParamKind;
 use tplab_engine::plan::ParamShard;
 use tplab_engine::trace::{Parallel, Pass};
@@ -67,14 +65,8 @@ impl View for Playground {
         shared.scenario.set_config(config);
         ui.separator();
         let config = shared.scenario.config().clone();
-        let derived = match shared.scenario.derived() {
-            Ok(d) => d,
-            Err(err) => {
-                if let Some(c) = config_error_ui(ui, err, &config) {
-                    shared.scenario.set_config(c);
-                }
-                return;
-            }
+        let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
+            return;
         };
         ui.checkbox(&mut self.hide_activations, t(lang, "pg-hide-activations"));
         let dark = ui.visuals().dark_mode;
@@ -378,7 +370,7 @@ fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamSh
                             ("cols", sc.to_string()),
                             (
                                 "bytes",
-                                human_bytes(p.shard_elems(rank) as u64 * elem_bytes),
+                                crate::i18n::bytes(lang, p.shard_elems(rank) as u64 * elem_bytes),
                             ),
                             ("note", slice_note(lang, p, config, rank)),
                         ],
@@ -561,7 +553,10 @@ fn activations_ui(
             };
             ui.label(e.name());
             ui.label(format!("[{r}, {c}]"));
-            ui.label(human_bytes((r * c * config.dtype.size_bytes()) as u64));
+            ui.label(crate::i18n::bytes(
+                lang,
+                (r * c * config.dtype.size_bytes()) as u64,
+            ));
             ui.label(kind);
             ui.end_row();
         }

@@ -82,7 +82,7 @@ impl View for Precision {
                     "pr-running",
                     &[
                         ("count", (DTYPES.len() * tps.len()).to_string()),
-                        ("seconds", format!("{:.1}", job.elapsed_s())),
+                        ("seconds", crate::i18n::num(lang, job.elapsed_s(), 1)),
                     ],
                 ));
             } else {
@@ -154,8 +154,8 @@ fn report_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, histogram_
         lang,
         "pr-reference",
         &[
-            ("max", format!("{:.3}", report.reference_max_abs)),
-            ("rms", format!("{:.3}", report.reference_rms)),
+            ("max", crate::i18n::num(lang, report.reference_max_abs, 3)),
+            ("rms", crate::i18n::num(lang, report.reference_rms, 3)),
             ("k", report.reduction_len.to_string()),
         ],
     ));
@@ -177,9 +177,9 @@ fn report_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, histogram_
             for row in &report.rows {
                 ui.label(row.dtype.to_string());
                 ui.label(row.tp.to_string());
-                ui.label(format!("{:.2e}", row.vs_reference.max_rel));
-                ui.label(format!("{:.1}", row.vs_reference.max_rel_ulps));
-                ui.label(format!("{:.2e}", row.vs_reference.rms));
+                ui.label(crate::i18n::sci(lang, row.vs_reference.max_rel, 2));
+                ui.label(crate::i18n::num(lang, row.vs_reference.max_rel_ulps, 1));
+                ui.label(crate::i18n::sci(lang, row.vs_reference.rms, 2));
                 match &row.vs_tp1 {
                     Some(o) => {
                         ui.label(t_args(
@@ -188,15 +188,20 @@ fn report_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, histogram_
                             &[
                                 (
                                     "percent",
-                                    format!(
-                                        "{:.1}",
-                                        100.0 * o.differing as f64 / o.elements.max(1) as f64
+                                    crate::i18n::num(
+                                        lang,
+                                        100.0 * o.differing as f64 / o.elements.max(1) as f64,
+                                        1,
                                     ),
                                 ),
                                 ("elements", o.elements.to_string()),
                             ],
                         ));
-                        ui.label(format!("{:.1} / {:.1}", o.median_ulps, o.max_ulps));
+                        ui.label(format!(
+                            "{} / {}",
+                            crate::i18n::num(lang, o.median_ulps, 1),
+                            crate::i18n::num(lang, o.max_ulps, 1)
+                        ));
                     }
                     None => {
                         ui.label(tr("pr-baseline"));
@@ -264,12 +269,20 @@ fn findings_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport) {
                     .map(|o| o.max_diff_rel_ulps)
                     .fold(0.0f64, f64::max);
                 ui.label(d.to_string());
-                ui.label(format!("{:.1e} / {:.1e}", k.sqrt() * eps, k * eps));
-                ui.label(format!("{lo:.2e} - {hi:.2e}"));
+                ui.label(format!(
+                    "{} / {}",
+                    crate::i18n::sci(lang, k.sqrt() * eps, 1),
+                    crate::i18n::sci(lang, k * eps, 1)
+                ));
+                ui.label(format!(
+                    "{} - {}",
+                    crate::i18n::sci(lang, lo, 2),
+                    crate::i18n::sci(lang, hi, 2)
+                ));
                 ui.label(t_args(
                     lang,
                     "pr-f-eps",
-                    &[("eps", format!("{max_diff:.1}"))],
+                    &[("eps", crate::i18n::num(lang, max_diff, 1))],
                 ));
                 let within = hi <= k * eps;
                 ui.label(tr(if within { "pr-f-ok" } else { "pr-f-over" }));
@@ -336,6 +349,8 @@ fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: 
         .legend(Legend::default())
         .height(220.0)
         .y_axis_label(t(lang, "pr-axis-share"))
+        .y_axis_formatter(super::axis_numbers(lang))
+        .label_formatter(super::hover_numbers(lang))
         .x_axis_label(t(lang, "pr-axis-ulps"))
         .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 2.0, 4.0]))
         .include_x(-0.5)

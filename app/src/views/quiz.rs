@@ -631,7 +631,7 @@ impl Quiz {
                 let args = [
                     ("correct", s.correct.to_string()),
                     ("total", s.total.to_string()),
-                    ("percent", format!("{:.0}", s.score_percent)),
+                    ("percent", crate::i18n::num(lang, s.score_percent, 0)),
                     ("pass", exam.pass_percent.to_string()),
                 ];
                 if s.passed {

@@ -10,7 +10,6 @@ use crate::i18n::{current_lang, t, t_args};
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
-use tplab_engine::config::human_bytes;
 use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::models::Scenario;
 use tplab_engine::serve::{
@@ -262,8 +261,8 @@ impl Serve {
             lang,
             "serve-token-time",
             &[
-                ("compute", format!("{comp:.3}")),
-                ("collective", format!("{coll:.3}")),
+                ("compute", crate::i18n::num(lang, comp, 3)),
+                ("collective", crate::i18n::num(lang, coll, 3)),
             ],
         ));
         let context = done.map_or(64, |d| d.context);
@@ -283,7 +282,7 @@ impl Serve {
                 lang,
                 "serve-kv",
                 &[
-                    ("bytes", human_bytes(c.kv_bytes_per_gpu)),
+                    ("bytes", crate::i18n::bytes(lang, c.kv_bytes_per_gpu)),
                     ("tokens", c.kv_tokens.to_string()),
                     ("context", context.to_string()),
                 ],
@@ -314,6 +313,9 @@ impl Serve {
             .height(150.0)
             .x_axis_label(t(lang, "serve-axis-token"))
             .y_axis_label(t(lang, "serve-axis-ms"))
+            .x_axis_formatter(super::axis_numbers(lang))
+            .y_axis_formatter(super::axis_numbers(lang))
+            .label_formatter(super::hover_numbers(lang))
             .allow_scroll(false)
             .allow_drag(false)
             .allow_zoom(false)
@@ -338,8 +340,8 @@ impl Serve {
                         key,
                         &[
                             ("same", t(lang, if same { "serve-yes" } else { "serve-no" })),
-                            ("error", format!("{err:.1e}")),
-                            ("tolerance", format!("{:.1e}", d.tolerance)),
+                            ("error", crate::i18n::sci(lang, err, 1)),
+                            ("tolerance", crate::i18n::sci(lang, d.tolerance, 1)),
                         ],
                     ),
                 );
@@ -365,12 +367,12 @@ impl Serve {
                 &[
                     ("gpu", s.gpu.replace('-', " ").to_uppercase()),
                     ("context", s.seq.to_string()),
-                    ("ms", format!("{:.1}", r.step_s * 1e3)),
-                    ("tps", format!("{:.0}", r.tokens_per_s)),
-                    ("weights", format!("{:.1}", r.weights_s * 1e3)),
-                    ("allreduce", format!("{:.1}", r.collective_s * 1e3)),
+                    ("ms", crate::i18n::num(lang, r.step_s * 1e3, 1)),
+                    ("tps", crate::i18n::num(lang, r.tokens_per_s, 0)),
+                    ("weights", crate::i18n::num(lang, r.weights_s * 1e3, 1)),
+                    ("allreduce", crate::i18n::num(lang, r.collective_s * 1e3, 1)),
                     ("count", r.all_reduces.to_string()),
-                    ("memory", human_bytes(r.memory_per_gpu_bytes)),
+                    ("memory", crate::i18n::bytes(lang, r.memory_per_gpu_bytes)),
                 ],
             ));
         }
@@ -404,6 +406,9 @@ impl Serve {
             .height((ui.available_height() - 10.0).max(160.0))
             .x_axis_label(t(lang, "serve-axis-tp"))
             .y_axis_label(t(lang, "serve-axis-ms-token"))
+            .x_axis_formatter(super::axis_numbers(lang))
+            .y_axis_formatter(super::axis_numbers(lang))
+            .label_formatter(super::hover_numbers(lang))
             .allow_scroll(false)
             .show(ui, |plot| {
                 plot.line(

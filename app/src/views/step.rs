@@ -276,6 +276,15 @@ pub fn counter_text_in(lang: tplab_lessons::Lang, trace: &Trace, layer: usize) -
     text
 }
 
+/// An event's input shapes: `[128, 768] · [768, 576]`.
+fn input_shapes(e: &Event) -> String {
+    e.inputs
+        .iter()
+        .map(|[r, c]| format!("[{r}, {c}]"))
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
 /// The step's technical line in the learner's language: where it is, the op in words, shapes.
 fn describe_short(
     lang: tplab_lessons::Lang,
@@ -291,12 +300,7 @@ fn describe_short(
             Pass::Backward => "walk-backward",
         },
     );
-    let shapes = e
-        .inputs
-        .iter()
-        .map(|[r, c]| format!("[{r}, {c}]"))
-        .collect::<Vec<_>>()
-        .join(" · ");
+    let shapes = input_shapes(e);
     crate::i18n::t_args(
         lang,
         "st-describe",
@@ -378,15 +382,8 @@ impl View for StepThrough {
         let lang = super::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("st-title"));
-        let derived = match shared.scenario.derived() {
-            Ok(d) => d,
-            Err(err) => {
-                let config = shared.scenario.config().clone();
-                if let Some(c) = super::config_error_ui(ui, err, &config) {
-                    shared.scenario.set_config(c);
-                }
-                return;
-            }
+        let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
+            return;
         };
         let trace = &derived.trace;
         let n = self.step_count();
@@ -436,6 +433,8 @@ impl View for StepThrough {
             ui.add(
                 egui::Slider::new(&mut self.speed_steps_per_s, 0.25..=8.0)
                     .logarithmic(true)
+                    .custom_formatter(super::widget_number(lang))
+                    .custom_parser(super::parse_number)
                     .text(tr("st-speed")),
             );
         });
@@ -645,7 +644,7 @@ impl StepThrough {
                 egui::Grid::new(id).spacing([6.0, 2.0]).show(ui, |ui| {
                     for row in m.rows() {
                         for v in row {
-                            ui.monospace(format!("{v:+.2}"));
+                            ui.monospace(crate::i18n::num_text(lang, &format!("{v:+.2}")));
                         }
                         ui.end_row();
                     }
@@ -690,8 +689,8 @@ impl StepThrough {
             lang,
             verdict,
             &[
-                ("error", format!("{:.1e}", c.check.max_rel_error)),
-                ("tolerance", format!("{:.1e}", c.check.tolerance)),
+                ("error", crate::i18n::sci(lang, c.check.max_rel_error, 1)),
+                ("tolerance", crate::i18n::sci(lang, c.check.tolerance, 1)),
             ],
         ));
     }
@@ -708,12 +707,7 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
     );
     match &e.kind {
         EventKind::Compute { op, parallel } => {
-            let shapes = e
-                .inputs
-                .iter()
-                .map(|[r, c]| format!("[{r}, {c}]"))
-                .collect::<Vec<_>>()
-                .join(" · ");
+            let shapes = input_shapes(e);
             format!(
                 "{head}: {} — {}, {} on every GPU, inputs {shapes} -> [{}, {}]",
                 e.op.label(),

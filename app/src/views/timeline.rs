@@ -82,31 +82,6 @@ pub fn comm_color(dark: bool) -> egui::Color32 {
     egui::Color32::from_gray(if dark { 170 } else { 90 })
 }
 
-/// The bars of `events` (one per rank an event runs on), compute and communication apart.
-pub fn gantt_bars(trace: &Trace, events: &[&Event], dark: bool) -> (Vec<Bar>, Vec<Bar>) {
-    let tp = trace.config.tp.max(1);
-    let mut compute = Vec::new();
-    let mut comm = Vec::new();
-    for e in events {
-        if e.timing.duration_s <= 0.0 {
-            continue; // identity f/g: nothing to draw
-        }
-        for &r in &e.ranks {
-            let y = (tp - 1 - r) as f64;
-            let bar = Bar::new(y, e.timing.duration_s * 1e6)
-                .base_offset(e.timing.start_s * 1e6)
-                .width(0.7)
-                .name(e.label());
-            if e.is_collective() {
-                comm.push(bar.fill(comm_color(dark)));
-            } else {
-                compute.push(bar.fill(gpu_color(r, dark)));
-            }
-        }
-    }
-    (compute, comm)
-}
-
 /// Draws `events` as a Gantt chart: one bar chart per GPU in its colour (so the legend's
 /// colours are the bars'), communication in grey, each bar named on hover with its start and
 /// duration in µs, op names written on the bars wide enough for them, and a line where the
@@ -171,9 +146,9 @@ pub fn gantt_plot(
                 "tl-bar-hover",
                 &[
                     ("name", b.name.clone()),
-                    ("start", format!("{start:.2}")),
-                    ("duration", format!("{:.2}", b.value)),
-                    ("end", format!("{:.2}", start + b.value)),
+                    ("start", crate::i18n::num(lang, start, 2)),
+                    ("duration", crate::i18n::num(lang, b.value, 2)),
+                    ("end", crate::i18n::num(lang, start + b.value, 2)),
                 ],
             )
         }
@@ -182,6 +157,8 @@ pub fn gantt_plot(
     let mut plot = Plot::new(id.to_string())
         .legend(Legend::default())
         .x_axis_label(t(lang, "tl-axis-time"))
+        .x_axis_formatter(super::axis_numbers(lang))
+        .label_formatter(super::hover_numbers(lang))
         .y_axis_formatter(move |mark, _| {
             let v = mark.value.round();
             if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
@@ -267,15 +244,9 @@ impl View for Timeline {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = super::lang(ui);
         ui.heading(t(lang, "tl-title"));
-        let derived = match shared.scenario.derived() {
-            Ok(d) => d,
-            Err(err) => {
-                let config = shared.scenario.config().clone();
-                if let Some(c) = super::config_error_ui(ui, err, &config) {
-                    shared.scenario.set_config(c);
-                }
-                return;
-            }
+        let generation = shared.scenario.generation();
+        let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
+            return;
         };
         let catalogue = Catalogue::default();
         let proportional = t(lang, "tl-times-proportional");
@@ -291,7 +262,6 @@ impl View for Timeline {
                     ui.selectable_value(&mut self.gpu, Some(g.name.clone()), model(&g.name));
                 }
             });
-        let generation = shared.scenario.generation();
         let trace = match &self.gpu {
             None => &derived.trace,
             Some(gpu) => {
@@ -340,13 +310,14 @@ impl View for Timeline {
             lang,
             "tl-makespan",
             &[
-                ("makespan", format!("{makespan_us:.1}")),
-                ("comm", format!("{comm_us:.1}")),
+                ("makespan", crate::i18n::num(lang, makespan_us, 1)),
+                ("comm", crate::i18n::num(lang, comm_us, 1)),
                 (
                     "share",
-                    format!(
-                        "{:.0}",
-                        100.0 * comm_us / makespan_us.max(f64::MIN_POSITIVE)
+                    crate::i18n::num(
+                        lang,
+                        100.0 * comm_us / makespan_us.max(f64::MIN_POSITIVE),
+                        0,
                     ),
                 ),
             ],

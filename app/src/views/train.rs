@@ -151,7 +151,9 @@ impl View for Train {
                 ui.add(
                     egui::DragValue::new(&mut self.config.lr)
                         .range(1e-5..=1.0)
-                        .speed(1e-4),
+                        .speed(1e-4)
+                        .custom_formatter(super::widget_number(lang))
+                        .custom_parser(super::parse_number),
                 )
                 .labelled_by(l.id);
                 ui.selectable_value(&mut self.config.optimizer, Optimizer::Adam, "Adam");
@@ -224,19 +226,19 @@ impl View for Train {
                 &[
                     (
                         "first",
-                        format!("{:.4}", c.losses[0].first().copied().unwrap_or(f64::NAN)),
+                        crate::i18n::num(lang, c.losses[0].first().copied().unwrap_or(f64::NAN), 4),
                     ),
                     (
                         "last",
-                        format!("{:.4}", c.losses[0].last().copied().unwrap_or(f64::NAN)),
+                        crate::i18n::num(lang, c.losses[0].last().copied().unwrap_or(f64::NAN), 4),
                     ),
                     (
                         "gap2",
-                        format!("{:.1e}", gaps.get(1).copied().unwrap_or(0.0)),
+                        crate::i18n::sci(lang, gaps.get(1).copied().unwrap_or(0.0), 1),
                     ),
                     (
                         "gap4",
-                        format!("{:.1e}", gaps.get(2).copied().unwrap_or(0.0)),
+                        crate::i18n::sci(lang, gaps.get(2).copied().unwrap_or(0.0), 1),
                     ),
                 ],
             ));
@@ -247,6 +249,9 @@ impl View for Train {
             .height((ui.available_height() - 10.0).max(200.0))
             .x_axis_label(tr("tr-axis-step"))
             .y_axis_label(tr("tr-axis-loss"))
+            .x_axis_formatter(super::axis_numbers(lang))
+            .y_axis_formatter(super::axis_numbers(lang))
+            .label_formatter(super::hover_numbers(lang))
             // From step 1 to the last step and from 0 to the loss of a uniform guess over the
             // corpus's characters (where training starts): no empty negative axes before a run.
             .include_x(1.0)

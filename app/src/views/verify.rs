@@ -131,7 +131,7 @@ fn error_legend(ui: &mut egui::Ui, lang: tplab_lessons::Lang, allowed: f64) {
         let label = if exp == 0 {
             crate::i18n::t(lang, "vf-scale-tol")
         } else {
-            format!("{:.0e}", allowed * 10f64.powi(exp))
+            crate::i18n::sci(lang, allowed * 10f64.powi(exp), 0)
         };
         let anchor = match k {
             0 => egui::Align2::LEFT_TOP,
@@ -341,55 +341,7 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
     let tr = |id: &str| crate::i18n::t(lang, id);
     let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
     let report = &shown.report;
-    let v = &report.verification;
-    let total = v.checks.len();
-    let failed = v.failures().count();
-    if v.passed() {
-        ui.colored_label(
-            egui::Color32::from_rgb(0x00, 0x9E, 0x73),
-            ta(
-                "vf-passed",
-                &[
-                    ("total", total.to_string()),
-                    ("label", report.config.label()),
-                ],
-            ),
-        );
-    } else {
-        ui.colored_label(
-            ui.visuals().error_fg_color,
-            ta(
-                "vf-failed-checks",
-                &[("failed", failed.to_string()), ("total", total.to_string())],
-            ),
-        );
-    }
-    if let Some(w) = v.worst() {
-        let resp = ui.label(ta(
-            "vf-worst",
-            &[
-                ("name", w.name.clone()),
-                (
-                    "rank",
-                    w.rank.map(|r| format!(" (GPU {r})")).unwrap_or_default(),
-                ),
-                ("abs", format!("{:.3e}", w.max_abs_error)),
-                ("rel", format!("{:.3e}", w.max_rel_error)),
-            ],
-        ));
-        a11y_label(&resp, "worst check");
-    }
-    let tol = ui.add(
-        egui::Label::new(ta(
-            "vf-tolerance",
-            &[
-                ("tol", format!("{:.2e}", v.tolerance.relative)),
-                ("reason", tolerance_reason(super::lang(ui), &v.tolerance)),
-            ],
-        ))
-        .wrap(),
-    );
-    a11y_label(&tol, "tolerance: relative");
+    verdict_ui(ui, &report.verification, &report.config.label());
     ui.separator();
     if shown.maps.is_empty() {
         ui.label(tr("vf-tp1"));
@@ -460,8 +412,8 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
                     let l = ui.label(ta(
                         "vf-error",
                         &[
-                            ("abs", format!("{:.3e}", m.max_abs_error)),
-                            ("rel", format!("{:.3e}", m.max_rel_error)),
+                            ("abs", crate::i18n::sci(lang, m.max_abs_error, 3)),
+                            ("rel", crate::i18n::sci(lang, m.max_rel_error, 3)),
                         ],
                     ));
                     a11y_label(&l, "error numbers");
@@ -472,6 +424,58 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
                 });
             });
         });
+}
+
+/// A verification's verdict, its worst check and the tolerance with its reason, in the learner's
+/// language (`label`: the scenario's; the GPU view shows a GPU run's the same way).
+pub(crate) fn verdict_ui(ui: &mut egui::Ui, v: &tplab_engine::verify::Verification, label: &str) {
+    let lang = super::lang(ui);
+    let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
+    let total = v.checks.len();
+    let failed = v.failures().count();
+    if v.passed() {
+        ui.colored_label(
+            egui::Color32::from_rgb(0x00, 0x9E, 0x73),
+            ta(
+                "vf-passed",
+                &[("total", total.to_string()), ("label", label.to_string())],
+            ),
+        );
+    } else {
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            ta(
+                "vf-failed-checks",
+                &[("failed", failed.to_string()), ("total", total.to_string())],
+            ),
+        );
+    }
+    if let Some(w) = v.worst() {
+        let resp = ui.label(ta(
+            "vf-worst",
+            &[
+                ("name", w.name.clone()),
+                (
+                    "rank",
+                    w.rank.map(|r| format!(" (GPU {r})")).unwrap_or_default(),
+                ),
+                ("abs", crate::i18n::sci(lang, w.max_abs_error, 3)),
+                ("rel", crate::i18n::sci(lang, w.max_rel_error, 3)),
+            ],
+        ));
+        a11y_label(&resp, "worst check");
+    }
+    let tol = ui.add(
+        egui::Label::new(ta(
+            "vf-tolerance",
+            &[
+                ("tol", crate::i18n::sci(lang, v.tolerance.relative, 2)),
+                ("reason", tolerance_reason(super::lang(ui), &v.tolerance)),
+            ],
+        ))
+        .wrap(),
+    );
+    a11y_label(&tol, "tolerance: relative");
 }
 
 /// The tolerance's reason in the learner's language (English: the engine's sentence).
@@ -485,10 +489,10 @@ fn tolerance_reason(
             "vf-bound",
             &[
                 ("dtype", b.dtype.to_string()),
-                ("eps", format!("{:.2e}", b.epsilon)),
+                ("eps", crate::i18n::sci(lang, b.epsilon, 2)),
                 ("k", b.k.to_string()),
                 ("depth", b.depth.to_string()),
-                ("kappa", format!("{:.2}", b.conditioning)),
+                ("kappa", crate::i18n::num(lang, b.conditioning, 2)),
             ],
         ),
         None => tol.reason.clone(),
@@ -508,8 +512,9 @@ mod tolerance_tests {
             assert_eq!(tolerance_reason(tplab_lessons::Lang::En, &tol), tol.reason);
             let tr = tolerance_reason(tplab_lessons::Lang::Tr, &tol);
             assert_ne!(tr, tol.reason);
+            // Turkish numbers: a decimal comma.
             assert!(
-                tr.contains("3.50") && tr.contains(&dtype.to_string()),
+                tr.contains("3,50") && tr.contains(&dtype.to_string()) && !tr.contains("3.50"),
                 "{tr}"
             );
         }

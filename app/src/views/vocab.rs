@@ -7,7 +7,6 @@ use super::{gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
 use egui::{Rect, Sense, Vec2};
 use serde::{Deserialize, Serialize};
-use tplab_engine::config::human_bytes;
 use tplab_engine::vocab::{self, VocabConfig, VocabReport};
 use tplab_engine::DType;
 
@@ -108,11 +107,14 @@ impl View for Vocab {
         ui.label(ta(
             "vo-ce",
             &[
-                ("ce", human_bytes(ce)),
+                ("ce", crate::i18n::bytes(lang, ce)),
                 ("tokens", cfg.tokens.to_string()),
                 ("padded", padded.to_string()),
-                ("gather", human_bytes(gather)),
-                ("ratio", format!("{:.0}", gather as f64 / ce.max(1) as f64)),
+                ("gather", crate::i18n::bytes(lang, gather)),
+                (
+                    "ratio",
+                    crate::i18n::num(lang, gather as f64 / ce.max(1) as f64, 0),
+                ),
             ],
         ));
         egui::ScrollArea::horizontal()
@@ -147,7 +149,7 @@ impl View for Vocab {
                             });
                             ui.label(format!("[{}, {}]", e.output[0], e.output[1]));
                             ui.label(if e.is_collective() {
-                                human_bytes(e.bytes_sent_per_rank)
+                                crate::i18n::bytes(lang, e.bytes_sent_per_rank)
                             } else {
                                 "-".into()
                             });
@@ -161,7 +163,7 @@ impl View for Vocab {
                 ui.spinner();
                 ui.label(ta(
                     "vo-checking",
-                    &[("seconds", format!("{:.1}", job.elapsed_s()))],
+                    &[("seconds", crate::i18n::num(lang, job.elapsed_s(), 1))],
                 ));
             } else if ui.button(tr("vo-check")).clicked() {
                 let run_cfg = cfg.clone();
@@ -200,14 +202,14 @@ impl View for Vocab {
                                 "vo-failed"
                             }),
                         ),
-                        ("loss", format!("{:.6}", r.loss)),
-                        ("reference", format!("{:.6}", r.reference_loss)),
+                        ("loss", crate::i18n::num(lang, r.loss, 6)),
+                        ("reference", crate::i18n::num(lang, r.reference_loss, 6)),
                         ("vocab", r.config.vocab.to_string()),
                         ("tp", r.config.tp.to_string()),
                         ("dtype", r.dtype.to_string()),
                         ("checks", r.checks.len().to_string()),
-                        ("worst", format!("{worst:.2e}")),
-                        ("tolerance", format!("{:.2e}", r.tolerance.relative)),
+                        ("worst", crate::i18n::sci(lang, worst, 2)),
+                        ("tolerance", crate::i18n::sci(lang, r.tolerance.relative, 2)),
                     ],
                 );
                 if failed == 0 {

@@ -19,11 +19,10 @@ pub(crate) fn require_nvrtc() -> Result<(), GpuError> {
         Err(GpuError::MissingLibrary {
             library: "NVRTC",
             how_to_fix: crate::probe::missing_advice(
-                "nvrtc",
+                crate::probe::Library::Nvrtc,
                 "libnvrtc.so or libnvrtc.so.13",
-                "`pip install nvidia-cuda-nvrtc` and add its nvidia/cu13/lib directory to \
-                 LD_LIBRARY_PATH",
-            ),
+            )
+            .to_string(),
         })
     }
 }

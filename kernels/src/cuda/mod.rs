@@ -15,11 +15,16 @@ pub(crate) fn require_runtime() -> Result<(), GpuError> {
     if p.usable() {
         return Ok(());
     }
-    if let Some(l) = p.libraries.iter().find(|l| !l.found && l.name != "NCCL") {
+    if let Some(l) = p
+        .libraries
+        .iter()
+        .find(|l| !l.found && l.library != crate::probe::Library::Nccl)
+    {
         return Err(GpuError::MissingLibrary {
-            library: l.name,
-            how_to_fix: l.advice.clone().unwrap_or_default(),
+            library: l.name(),
+            how_to_fix: l.advice.as_ref().map(|a| a.to_string()).unwrap_or_default(),
         });
     }
-    Err(GpuError::NoDevice(p.problems.join("; ")))
+    let problems: Vec<String> = p.problems.iter().map(|x| x.to_string()).collect();
+    Err(GpuError::NoDevice(problems.join("; ")))
 }

@@ -1,7 +1,9 @@
 //! The probe with cudarc: library presence, versions and devices, every call guarded.
 
 use crate::error::{panic_message, GpuError};
-use crate::probe::{find_library_files, missing_advice, DeviceInfo, LibraryStatus, Probe};
+use crate::probe::{
+    find_library_files, missing_advice, Advice, DeviceInfo, Library, LibraryStatus, Probe, Problem,
+};
 use cudarc::driver::CudaContext;
 use std::cell::Cell;
 use std::sync::Once;
@@ -42,7 +44,8 @@ fn quiet<T>(f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, String> {
 
 /// cudarc's panic for a missing symbol is "Missing symbol cuInit: …"; this says which library
 /// loads but lacks it (`libcuda.so.1 loads but lacks cuInit`).
-fn broken_library_message(stem: &str, message: &str) -> String {
+fn broken_library_advice(library: Library, message: &str) -> Advice {
+    let stem = library.stem();
     let symbol = message
         .strip_prefix("Missing symbol ")
         .and_then(|rest| rest.split(':').next())
@@ -54,9 +57,15 @@ fn broken_library_message(stem: &str, message: &str) -> String {
                 .and_then(|p| p.file_name())
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_else(|| format!("lib{stem}.so"));
-            format!("{file} loads but lacks {sym}")
+            Advice::LacksSymbol {
+                library,
+                file,
+                symbol: sym.to_string(),
+            }
         }
-        None => message.to_string(),
+        None => Advice::DoesNotWork {
+            error: message.to_string(),
+        },
     }
 }
 
@@ -74,51 +83,18 @@ fn candidates(stem: &str) -> String {
 }
 
 fn status(
-    name: &'static str,
-    stem: &'static str,
-    needed_for: &'static str,
+    library: Library,
     present: bool,
     version: impl FnOnce() -> Result<String, GpuError>,
-    how_to_get: &str,
 ) -> LibraryStatus {
-    let looked_for = candidates(stem);
+    let looked_for = candidates(library.stem());
     if !present {
-        return LibraryStatus {
-            name,
-            advice: Some(missing_advice(stem, &looked_for, how_to_get)),
-            looked_for,
-            found: false,
-            version: None,
-            needed_for,
-        };
+        let advice = missing_advice(library, &looked_for);
+        return LibraryStatus::missing(library, &looked_for, advice);
     }
-    match quiet(version).map_err(|m| broken_library_message(stem, &m)) {
-        Ok(v) => LibraryStatus {
-            name,
-            looked_for,
-            found: true,
-            version: Some(v),
-            advice: None,
-            needed_for,
-        },
-        Err(e) => LibraryStatus {
-            name,
-            looked_for,
-            found: false,
-            version: None,
-            advice: Some(if e.contains(" loads but lacks ") {
-                format!(
-                    "{e}: it is not a complete {name} library, or older than CUDA 13.0, which \
-                     tplab's cudarc build expects"
-                )
-            } else {
-                format!(
-                    "the library loads but does not work: {e}; it may be older than CUDA 13.0, \
-                     which tplab's cudarc build expects"
-                )
-            }),
-            needed_for,
-        },
+    match quiet(version) {
+        Ok(v) => LibraryStatus::found(library, &looked_for, &v),
+        Err(e) => LibraryStatus::missing(library, &looked_for, broken_library_advice(library, &e)),
     }
 }
 
@@ -133,100 +109,74 @@ pub(crate) fn probe_cuda() -> Probe {
     let cublas_ok = present(cudarc::cublas::sys::is_culib_present);
     let nccl_ok = present(cudarc::nccl::sys::is_culib_present);
 
-    let driver = status(
-        "CUDA driver",
-        "cuda",
-        "everything on the GPU",
-        driver_ok,
-        || {
-            cudarc::driver::result::init()?;
-            let mut v = 0;
+    let driver = status(Library::Driver, driver_ok, || {
+        cudarc::driver::result::init()?;
+        let mut v = 0;
+        // SAFETY: writes one int.
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }.result()?;
+        Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
+    });
+    let nvrtc = status(Library::Nvrtc, nvrtc_ok, || {
+        let (mut a, mut b) = (0, 0);
+        // SAFETY: writes two ints.
+        let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b) };
+        if r != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+            return Err(GpuError::Unsupported(format!("nvrtcVersion failed: {r:?}")));
+        }
+        Ok(format!("{a}.{b}"))
+    });
+    let cublas = status(Library::Cublas, cublas_ok, || {
+        use cudarc::cublas::sys::{cublasGetProperty, libraryPropertyType};
+        let mut v = [0; 3];
+        for (i, p) in [
+            libraryPropertyType::MAJOR_VERSION,
+            libraryPropertyType::MINOR_VERSION,
+            libraryPropertyType::PATCH_LEVEL,
+        ]
+        .into_iter()
+        .enumerate()
+        {
             // SAFETY: writes one int.
-            unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }.result()?;
-            Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
-        },
-        "install the NVIDIA driver (it provides libcuda.so.1); in a container, run with the GPU \
-         exposed (e.g. `docker run --gpus all`)",
-    );
-    let nvrtc = status(
-        "NVRTC",
-        "nvrtc",
-        "compiling tplab's kernels at run time",
-        nvrtc_ok,
-        || {
-            let (mut a, mut b) = (0, 0);
-            // SAFETY: writes two ints.
-            let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b) };
-            if r != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
-                return Err(GpuError::Unsupported(format!("nvrtcVersion failed: {r:?}")));
-            }
-            Ok(format!("{a}.{b}"))
-        },
-        "install the CUDA toolkit's NVRTC (libnvrtc.so.13) or `pip install nvidia-cuda-nvrtc` and \
-         add its nvidia/cu13/lib directory to LD_LIBRARY_PATH",
-    );
-    let cublas = status(
-        "cuBLAS",
-        "cublas",
-        "the matrix products",
-        cublas_ok,
-        || {
-            use cudarc::cublas::sys::{cublasGetProperty, libraryPropertyType};
-            let mut v = [0; 3];
-            for (i, p) in [
-                libraryPropertyType::MAJOR_VERSION,
-                libraryPropertyType::MINOR_VERSION,
-                libraryPropertyType::PATCH_LEVEL,
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                // SAFETY: writes one int.
-                unsafe { cublasGetProperty(p, &mut v[i]) }.result()?;
-            }
-            Ok(format!("{}.{}.{}", v[0], v[1], v[2]))
-        },
-        "install the CUDA toolkit's cuBLAS (libcublas.so.13) or `pip install nvidia-cublas` and \
-         add its lib directory to LD_LIBRARY_PATH",
-    );
-    let nccl = status(
-        "NCCL",
-        "nccl",
-        "all-reduce across two or more GPUs",
-        nccl_ok,
-        || {
-            let v = cudarc::nccl::result::get_nccl_version()?;
-            Ok(format!("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100))
-        },
-        "install NCCL (`apt install libnccl2` or `pip install nvidia-nccl-cu13`); only needed for \
-         runs over two or more GPUs",
-    );
+            unsafe { cublasGetProperty(p, &mut v[i]) }.result()?;
+        }
+        Ok(format!("{}.{}.{}", v[0], v[1], v[2]))
+    });
+    let nccl = status(Library::Nccl, nccl_ok, || {
+        let v = cudarc::nccl::result::get_nccl_version()?;
+        Ok(format!("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100))
+    });
 
     let mut problems = Vec::new();
     for l in [&driver, &nvrtc, &cublas] {
         if !l.found {
-            let broken = l
-                .advice
-                .as_deref()
-                .filter(|a| a.contains(" loads but lacks "))
-                .and_then(|a| a.split(':').next());
-            problems.push(match broken {
-                Some(what) => format!("{} is broken: {what}", l.name),
-                None => format!(
-                    "{} ({}) is missing",
-                    l.name,
-                    l.looked_for.split(", ").next().unwrap_or(l.name)
-                ),
+            let library = l.library;
+            problems.push(match &l.advice {
+                Some(Advice::LacksSymbol { file, symbol, .. }) => Problem::Broken {
+                    library,
+                    file: file.clone(),
+                    symbol: symbol.clone(),
+                },
+                Some(Advice::DoesNotWork { error }) => Problem::Failing {
+                    library,
+                    error: error.clone(),
+                },
+                _ => Problem::Missing {
+                    library,
+                    file: l
+                        .looked_for
+                        .split(", ")
+                        .next()
+                        .unwrap_or(library.name())
+                        .to_string(),
+                },
             });
         }
     }
     let devices = if driver.found {
         match quiet(list_devices) {
             Ok(d) => d,
-            Err(e) => {
-                problems.push(format!(
-                    "the driver loads but devices cannot be listed: {e}"
-                ));
+            Err(error) => {
+                problems.push(Problem::DevicesUnlisted { error });
                 Vec::new()
             }
         }
@@ -234,9 +184,7 @@ pub(crate) fn probe_cuda() -> Probe {
         Vec::new()
     };
     if driver.found && devices.is_empty() && problems.is_empty() {
-        problems.push(
-            "no CUDA device is visible (check `nvidia-smi` and CUDA_VISIBLE_DEVICES)".to_string(),
-        );
+        problems.push(Problem::NoDevice);
     }
     Probe {
         compiled_with_cuda: true,

@@ -728,21 +728,6 @@ pub fn generate<T: Element>(
     algorithm: Algorithm,
     sampling: Sampling,
 ) -> Result<Generation, ServeError> {
-    generate_with(model, prompt, tokens, tp, algorithm, sampling, &mut |_| {
-        true
-    })
-}
-
-/// [`generate`], calling `on_step` after each step (return `false` to stop early).
-pub fn generate_with<T: Element>(
-    model: &TinyModel<T>,
-    prompt: &str,
-    tokens: usize,
-    tp: usize,
-    algorithm: Algorithm,
-    sampling: Sampling,
-    on_step: &mut dyn FnMut(&StepRecord) -> bool,
-) -> Result<Generation, ServeError> {
     let ids = model.encode(prompt)?;
     model.check_request(ids.len(), tokens, sampling)?;
     let mut dec = Decoder::new(model, tp, algorithm)?;
@@ -763,13 +748,9 @@ pub fn generate_with<T: Element>(
             collective_s: so.collective_s,
             kv_cache_bytes_per_rank: dec.kv_cache_bytes_per_rank(),
         };
-        let go = on_step(&rec);
         steps.push(rec);
         out.push(token);
         next = vec![token];
-        if !go {
-            break;
-        }
     }
     Ok(Generation {
         tp,

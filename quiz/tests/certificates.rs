@@ -209,19 +209,36 @@ fn pixels(png_bytes: &[u8]) -> Vec<u8> {
     buf
 }
 
-/// A PNG of `px` carrying `record` (what a forger's script would write).
-fn encode(px: &[u8], record: &str) -> Vec<u8> {
+/// A text chunk under the certificate's keyword: international (iTXt, as tplab writes) or
+/// plain (tEXt).
+enum Chunk<'a> {
+    Itxt(&'a str),
+    Text(&'a str),
+}
+
+/// A PNG of `px` carrying `chunks` (what a forger's script would write).
+fn encode_chunks(px: &[u8], chunks: &[Chunk]) -> Vec<u8> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, cert::WIDTH, cert::HEIGHT);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
-        enc.add_itxt_chunk(PNG_KEYWORD.to_string(), record.to_string())
+        for c in chunks {
+            match c {
+                Chunk::Itxt(t) => enc.add_itxt_chunk(PNG_KEYWORD.to_string(), t.to_string()),
+                Chunk::Text(t) => enc.add_text_chunk(PNG_KEYWORD.to_string(), t.to_string()),
+            }
             .unwrap();
+        }
         let mut w = enc.write_header().unwrap();
         w.write_image_data(px).unwrap();
     }
     out
+}
+
+/// A PNG of `px` carrying `record`.
+fn encode(px: &[u8], record: &str) -> Vec<u8> {
+    encode_chunks(px, &[Chunk::Itxt(record)])
 }
 
 #[test]
@@ -293,34 +310,12 @@ fn tampered_and_truncated_pngs_fail() {
     assert!(is_invalid(&cert::check(&flipped, None)));
 
     // No record, or two records.
-    let bare = {
-        let mut out = Vec::new();
-        let mut enc = png::Encoder::new(&mut out, cert::WIDTH, cert::HEIGHT);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut wr = enc.write_header().unwrap();
-        wr.write_image_data(&px).unwrap();
-        drop(wr);
-        out
-    };
+    let bare = encode_chunks(&px, &[]);
     assert_eq!(
         cert::check(&bare, None),
         Verdict::Invalid(Invalid::NoRecord)
     );
-    let two = {
-        let mut out = Vec::new();
-        let mut enc = png::Encoder::new(&mut out, cert::WIDTH, cert::HEIGHT);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        enc.add_itxt_chunk(PNG_KEYWORD.to_string(), record.clone())
-            .unwrap();
-        enc.add_text_chunk(PNG_KEYWORD.to_string(), alice.clone())
-            .unwrap();
-        let mut wr = enc.write_header().unwrap();
-        wr.write_image_data(&px).unwrap();
-        drop(wr);
-        out
-    };
+    let two = encode_chunks(&px, &[Chunk::Itxt(&record), Chunk::Text(&alice)]);
     assert_eq!(
         cert::check(&two, None),
         Verdict::Invalid(Invalid::TwoRecords)

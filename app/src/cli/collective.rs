@@ -2,13 +2,12 @@
 //! nccl-tests reports it (time, algbw, busbw), with the algorithm and protocol NCCL's tuner picks
 //! at each size. The model: `tplab_engine::capacity::nccl`.
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tplab_engine::capacity::nccl::{self, Fabric, NcclAlgo, NcclProto, MAX_MESSAGE_BYTES};
-use tplab_engine::hardware::Catalogue;
 use tplab_engine::trace::CollectiveKind;
 
 /// Flags of `tplab collective`.
@@ -108,18 +107,7 @@ fn human(bytes: u64) -> String {
 
 /// Resolves the flags to a fabric.
 pub fn fabric(args: &CollectiveArgs) -> anyhow::Result<Fabric> {
-    let mut cat = Catalogue::default();
-    if let Some(path) = &args.hardware {
-        let text = tplab_engine::models::read_input_file(
-            path,
-            "hardware TOML",
-            tplab_engine::models::MAX_INPUT_FILE_BYTES,
-        )
-        .context("cannot read the hardware file")?;
-        cat = cat
-            .from_toml(&text)
-            .with_context(|| format!("in {}", path.display()))?;
-    }
+    let cat = super::plan::catalogue(args.hardware.as_deref())?;
     if args.gpus_per_node == 0 {
         bail!("--gpus-per-node must be at least 1 (got 0)");
     }

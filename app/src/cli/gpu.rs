@@ -118,11 +118,7 @@ pub fn run(args: GpuArgs) -> anyhow::Result<ExitCode> {
 fn vocab(a: GpuVocabArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.shape.config();
     cfg.validate()?;
-    let probe = tplab_kernels::probe();
-    if !probe.usable() {
-        eprint!("{}", probe.report());
-        bail!("the GPU mode is unavailable on this machine (see above); `tplab vocab` runs the same pass on virtual GPUs");
-    }
+    require_gpu("the GPU mode is unavailable on this machine (see above); `tplab vocab` runs the same pass on virtual GPUs")?;
     let mode = if a.one_rank_per_device {
         DeviceMode::OneRankPerDevice
     } else {
@@ -182,6 +178,17 @@ fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Fails with `unavailable` (what cannot run, and what to use instead) unless the probe finds a
+/// usable NVIDIA GPU (driver, NVRTC, cuBLAS); its report is printed first, saying what is missing.
+pub(crate) fn require_gpu(unavailable: &str) -> anyhow::Result<()> {
+    let probe = tplab_kernels::probe();
+    if !probe.usable() {
+        eprint!("{}", probe.report());
+        bail!("{unavailable}");
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically (the engine's export writer: temporary file, fsync,
 /// rename; the temporary file is removed if anything fails).
 fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -222,11 +229,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
     };
     tplab_kernels::run::check_config(&cfg)?;
     host_memory_guard(&cfg)?;
-    let probe = tplab_kernels::probe();
-    if !probe.usable() {
-        eprint!("{}", probe.report());
-        bail!("the GPU mode is unavailable on this machine (see above); `tplab run` runs the same scenario on virtual GPUs");
-    }
+    require_gpu("the GPU mode is unavailable on this machine (see above); `tplab run` runs the same scenario on virtual GPUs")?;
     let opts = RunOptions {
         iters: a.iters as usize,
         mode: if a.one_rank_per_device {
@@ -311,11 +314,7 @@ fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {
     };
     tplab_kernels::run::check_config(&config)?;
     host_memory_guard(&config)?;
-    let probe = tplab_kernels::probe();
-    if !probe.usable() {
-        eprint!("{}", probe.report());
-        bail!("the GPU mode is unavailable on this machine (see above)");
-    }
+    require_gpu("the GPU mode is unavailable on this machine (see above)")?;
     for (flag, v) in [("--iters", a.iters), ("--reps", a.reps)] {
         if v == 0 || v > 10_000 {
             bail!("{flag} must be between 1 and 10000 (got {v})");

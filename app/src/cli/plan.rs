@@ -5,7 +5,7 @@
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tplab_engine::capacity::stack::{self, Precision, Stack, StackIteration, WhatIf};
 use tplab_engine::config::human_bytes;
@@ -113,6 +113,23 @@ pub struct Resolved {
     pub serve_tp: Option<usize>,
 }
 
+/// The hardware catalogue: the built-in GPUs and links, with those of the `--hardware` TOML file
+/// if one is given.
+pub fn catalogue(hardware: Option<&Path>) -> anyhow::Result<Catalogue> {
+    let cat = Catalogue::default();
+    let Some(path) = hardware else {
+        return Ok(cat);
+    };
+    let text = tplab_engine::models::read_input_file(
+        path,
+        "hardware TOML",
+        tplab_engine::models::MAX_INPUT_FILE_BYTES,
+    )
+    .context("cannot read the hardware file")?;
+    cat.from_toml(&text)
+        .with_context(|| format!("in {}", path.display()))
+}
+
 impl ModelClusterArgs {
     /// Resolves presets, files and defaults; errors name the missing or bad flag.
     pub fn resolve(&self) -> anyhow::Result<Resolved> {
@@ -120,18 +137,7 @@ impl ModelClusterArgs {
             Some(id) => Some(Scenario::by_id(id)?),
             None => None,
         };
-        let mut catalogue = Catalogue::default();
-        if let Some(path) = &self.hardware {
-            let text = tplab_engine::models::read_input_file(
-                path,
-                "hardware TOML",
-                tplab_engine::models::MAX_INPUT_FILE_BYTES,
-            )
-            .context("cannot read the hardware file")?;
-            catalogue = catalogue
-                .from_toml(&text)
-                .with_context(|| format!("in {}", path.display()))?;
-        }
+        let catalogue = catalogue(self.hardware.as_deref())?;
         let mut model = if let Some(m) = &self.model {
             ModelSpec::from_preset_or_path(m)?
         } else if self.layers.is_some() || self.hidden.is_some() || self.heads.is_some() {

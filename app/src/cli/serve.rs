@@ -401,15 +401,10 @@ fn run_cuda(job: &TinyJob) -> anyhow::Result<ExitCode> {
             a.dtype
         );
     }
-    let probe = tplab_kernels::probe();
-    if !probe.usable() {
-        eprint!("{}", probe.report());
-        anyhow::bail!(
-            "--cuda needs an NVIDIA GPU with the CUDA driver, NVRTC and cuBLAS (see above; \
-             `tplab gpu info` says the same); without --cuda, `tplab serve --tiny` decodes on \
-             virtual GPUs"
-        );
-    }
+    super::gpu::require_gpu(
+        "--cuda needs an NVIDIA GPU with the CUDA driver, NVRTC and cuBLAS (see above; `tplab \
+         gpu info` says the same); without --cuda, `tplab serve --tiny` decodes on virtual GPUs",
+    )?;
     // The reference and the device start from the same weights: the model in f64, which the
     // GPU stores rounded to f32.
     let model = tiny_model::<f64>(&job.cfg, job.steps)?;

@@ -38,7 +38,10 @@ def layer_norm(x, g, b):
 
 
 def gelu(x):
-    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    # A numpy float64 scalar would promote a float32 array to float64 (NumPy 2, NEP 50): keep the
+    # constant in x's dtype so the benchmark's float32 block stays float32.
+    c = x.dtype.type(np.sqrt(2 / np.pi))
+    return 0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x**3)))
 
 
 def block(x, p, heads, kv, batch, seq):
@@ -53,7 +56,7 @@ def block(x, p, heads, kv, batch, seq):
     if kv != heads:
         # Grouped-query attention: KV head j // (heads // kv) serves query head j (repeat_kv).
         k, v = (np.repeat(a, heads // kv, axis=1) for a in (k, v))
-    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d)
+    s = q @ k.transpose(0, 1, 3, 2) * x.dtype.type(1 / np.sqrt(d))  # x's dtype, as in gelu
     s = np.where(np.triu(np.ones((seq, seq), bool), 1), -np.inf, s)
     s = np.exp(s - s.max(-1, keepdims=True))
     s /= s.sum(-1, keepdims=True)

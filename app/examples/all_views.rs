@@ -10,6 +10,9 @@
 //! Views with work off the UI thread (Verify, Precision, Vocabulary, Train, Serve, Planner) are
 //! started and waited for first, once per view.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{gl_harness, wait_until};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use tplab::app::ThemeChoice;
@@ -37,33 +40,6 @@ const VIEWS: [&str; 14] = [
 ];
 
 const SIZES: [(f32, f32); 3] = [(1280.0, 720.0), (1600.0, 1000.0), (1920.0, 1080.0)];
-
-fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
-    match egui_kittest::wgpu::default_wgpu_setup() {
-        eframe::egui_wgpu::WgpuSetup::CreateNew(mut s) => {
-            s.instance_descriptor.backends = eframe::wgpu::Backends::GL;
-            eframe::egui_wgpu::WgpuSetup::CreateNew(s)
-        }
-        other => other,
-    }
-}
-
-/// Runs frames until `ready` holds (at most `seconds`); false if it never did.
-fn wait(
-    harness: &mut Harness<'static, TplabApp>,
-    seconds: f32,
-    ready: impl Fn(&Harness<'static, TplabApp>) -> bool,
-) -> bool {
-    let start = std::time::Instant::now();
-    while start.elapsed().as_secs_f32() < seconds {
-        harness.run_steps(1);
-        if ready(harness) {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    false
-}
 
 /// Starts the view's background work in English and waits for it.
 fn prepare(harness: &mut Harness<'static, TplabApp>, view: &str) {
@@ -93,7 +69,8 @@ fn prepare(harness: &mut Harness<'static, TplabApp>, view: &str) {
         }
     }
     let label = done.to_string();
-    if !wait(harness, 300.0, move |h| {
+    // At most 300 s (frames 20 ms apart).
+    if !wait_until(harness, 15_000, 20, move |h| {
         h.query_all_by_label_contains(&label).next().is_some()
     }) {
         eprintln!("{view}: '{done}' never appeared");
@@ -111,10 +88,7 @@ fn main() -> anyhow::Result<()> {
         }
         let mut app = TplabApp::default();
         app.select(view);
-        let mut harness = Harness::builder()
-            .with_size([1280.0, 720.0])
-            .wgpu_setup(gl_setup())
-            .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+        let mut harness = gl_harness(app, 1280.0, 720.0);
         tplab::i18n::set_lang(&harness.ctx, Lang::En);
         harness.run_steps(3);
         prepare(&mut harness, view);

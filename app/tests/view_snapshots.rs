@@ -5,21 +5,29 @@
 //! view_snapshots`; to look at every size, language and theme, run the `all_views` example.
 //!
 //! Work that runs off the UI thread is shown before it starts (Precision, Vocabulary, Train,
-//! Serve), except Verify, which starts by itself and is waited for. Left out: the GPU view (it
-//! shows the machine's CUDA libraries), the Quiz (it draws its questions at random; its
-//! snapshots are the exam's, `tests/exam.rs`), and Collectives and Planner, whose frames
-//! depend on wall-clock time (their own snapshot is `collectives.png`; look at both with the
-//! `all_views` example).
+//! Serve), except Verify and the Planner, which start by themselves and are waited for. The
+//! Collectives view is shown paused on its first round (it moves only while playing). Left out:
+//! the GPU view (it shows the machine's CUDA libraries) and the Quiz (it draws its questions at
+//! random; its snapshots are the exam's, `tests/exam.rs`).
+//!
+//! Behaviour of the Planner's config.json upload and of the Collectives' stepping is tested
+//! here too, below the snapshots.
 
+mod common;
+use common::{gl_harness, press, snapshot_options, wait_until};
 use egui_kittest::kittest::Queryable;
-use egui_kittest::{Harness, SnapshotOptions, SnapshotResults};
+use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use tplab::views::planner::{self, Planner};
+use tplab::views::View;
 use tplab::TplabApp;
+use tplab_engine::models::{ModelError, ModelPreset};
 use tplab_lessons::Lang;
 
-const VIEWS: [&str; 10] = [
+const VIEWS: [&str; 12] = [
     "playground",
     "step",
+    "collectives",
     "timeline",
     "memory",
     "verify",
@@ -27,43 +35,22 @@ const VIEWS: [&str; 10] = [
     "vocab",
     "train",
     "serve",
+    "planner",
     "lessons",
 ];
 
-/// Presenter mode's zoom factor (the app's).
-const ZOOM: f32 = 1.6;
+/// Frames (10 ms apart) a background job may take: 300 s.
+const WAIT_FRAMES: usize = 30_000;
 
-fn gl_setup() -> eframe::egui_wgpu::WgpuSetup {
-    match egui_kittest::wgpu::default_wgpu_setup() {
-        eframe::egui_wgpu::WgpuSetup::CreateNew(mut setup) => {
-            setup.instance_descriptor.backends = eframe::wgpu::Backends::GL;
-            eframe::egui_wgpu::WgpuSetup::CreateNew(setup)
-        }
-        other => other,
-    }
-}
-
-/// As the other snapshot tests: a small per-pixel difference and a few hundred pixels allowed
-/// for Mesa's font rasterisation.
-fn options() -> SnapshotOptions {
-    SnapshotOptions::new().threshold(1.0).max_failed_pixels(400)
-}
-
-/// Frames until `ready` holds (at most `seconds`).
-fn wait(
-    harness: &mut Harness<'static, TplabApp>,
-    seconds: u64,
-    ready: impl Fn(&Harness<'static, TplabApp>) -> bool,
-) -> bool {
-    let start = std::time::Instant::now();
-    while start.elapsed().as_secs() < seconds {
-        harness.run_steps(1);
-        if ready(harness) {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    false
+/// Frames until a label containing one of `labels` shows (the view's background work has
+/// answered); fails the test after [`WAIT_FRAMES`].
+fn wait_for(harness: &mut Harness<'static, TplabApp>, labels: &[&str]) {
+    let done = wait_until(harness, WAIT_FRAMES, 10, |h| {
+        labels
+            .iter()
+            .any(|l| h.query_by_label_contains(l).is_some())
+    });
+    assert!(done, "none of {labels:?} ever showed");
 }
 
 /// One view at `size` window pixels; masks what depends on the machine.
@@ -75,39 +62,23 @@ fn shot(
     theme: ThemeChoice,
     presenter: bool,
 ) {
-    let zoom = if presenter { ZOOM } else { 1.0 };
     let mut app = TplabApp::default();
     app.set_theme(theme);
     app.shared.presenter = presenter;
     assert!(app.select(view), "no view {view}");
-    let mut harness = Harness::builder()
-        .with_size([w / zoom, h / zoom])
-        .wgpu_setup(gl_setup())
-        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
-    tplab::i18n::set_lang(&harness.ctx, lang);
-    harness.run_steps(4);
-    // Presenter mode's zoom arrives in the first frame; egui then rescales the window it was
-    // given. Give it again, in the zoomed points, so the window is exactly `w × h` pixels.
-    harness.set_size(egui::vec2(w / zoom, h / zoom));
-    harness.run_steps(2);
-    assert_eq!(
-        (harness.ctx.content_rect().size() * harness.ctx.pixels_per_point()).round(),
-        egui::vec2(w, h),
-        "{view}: the window is not {w}x{h} pixels"
-    );
+    let mut harness = common::gl_harness_pixels(app, (w, h), lang, view);
     match view {
-        "verify" => {
-            let done = wait(&mut harness, 300, |h| {
-                h.query_by_label("error heatmap").is_some()
-            });
-            assert!(done, "{view}: the run never finished");
-        }
-        "planner" => {
-            let done = wait(&mut harness, 300, |h| {
-                h.query_by_label_contains("Why the winner wins").is_some()
-                    || h.query_by_label_contains("Kazanan neden kazanır").is_some()
-            });
-            assert!(done, "{view}: the plan never finished");
+        "verify" => wait_for(&mut harness, &["error heatmap"]),
+        "planner" => wait_for(
+            &mut harness,
+            &["Why the winner wins", "Kazanan neden kazanır"],
+        ),
+        "collectives" => {
+            // Paused on the first round (it moves only while playing): the frame does not
+            // depend on the clock.
+            let first = harness.query_by_label_contains("Round 1 of 6").is_some()
+                || harness.query_by_label_contains("Tur 1 / 6").is_some();
+            assert!(first, "{view}: not on the first round");
         }
         _ => {}
     }
@@ -145,7 +116,7 @@ fn shot(
         },
         if presenter { "_presenter" } else { "" }
     );
-    harness.snapshot_options(&name, &options());
+    harness.snapshot_options(&name, &snapshot_options());
     results.extend_harness(&mut harness);
 }
 
@@ -171,4 +142,215 @@ fn every_view_at_a_desk_and_on_a_projector() {
         );
     }
     results.unwrap();
+}
+
+/// meta-llama/Meta-Llama-3-8B's `config.json`, as Hugging Face serves it.
+const LLAMA3_8B_CONFIG: &str = r#"{
+  "architectures": [
+    "LlamaForCausalLM"
+  ],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 8192,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+}
+"#;
+
+/// The planner's ranked layouts for these inputs, as (label, iteration seconds).
+fn ranked(inputs: &planner::PlannerInputs) -> Vec<(String, f64)> {
+    let r = planner::run_planner(inputs).expect("the planner runs");
+    r.plan
+        .ranked
+        .iter()
+        .map(|it| (it.layout.label(), it.iteration_time_s))
+        .collect()
+}
+
+/// A Planner after "Load config.json…" read Llama 3 8B's config.
+fn llama_planner() -> Planner {
+    let mut p = Planner::default();
+    p.load_config("config.json", LLAMA3_8B_CONFIG)
+        .expect("a real config.json loads");
+    p
+}
+
+/// The file the "Load config.json…" button reads goes through `Planner::load_config`: the real
+/// Llama 3 8B config plans exactly as the Llama 3 8B preset (same shape from the engine's
+/// importer), and the view then shows the file as the model.
+#[test]
+fn a_hugging_face_config_json_plans_for_its_model() {
+    let mut p = llama_planner();
+    let spec = p.inputs.model_spec();
+    assert_eq!(
+        (
+            spec.layers,
+            spec.hidden,
+            spec.heads,
+            spec.kv_heads,
+            spec.ffn
+        ),
+        (32, 4096, 32, 8, 14336)
+    );
+    assert_eq!(spec.params(), ModelPreset::Llama3_8b.spec().params());
+    let preset = planner::PlannerInputs {
+        model: ModelPreset::Llama3_8b,
+        ..Default::default()
+    };
+    let from_file = ranked(&p.inputs);
+    assert!(!from_file.is_empty(), "Llama 3 8B fits on 64 A100s");
+    assert_eq!(from_file, ranked(&preset));
+    // The plan differs from the default model's (GPT-3 175B): the file's model was used.
+    assert_ne!(from_file, ranked(&planner::PlannerInputs::default()));
+
+    // The view plans for it and names it.
+    let mut app = TplabApp::default();
+    assert!(app.select("planner"));
+    let state = p.save().expect("planner state");
+    assert!(app.load_view_state("planner", &state));
+    let mut harness = gl_harness(app, 1280.0, 720.0);
+    wait_for(&mut harness, &["Why the winner wins"]);
+    harness.get_by_label_contains("config.json: 32 layers, hidden 4096, 32 heads (8 KV)");
+}
+
+/// A bad file keeps the model planned for and says, in the learner's language, which rule it
+/// breaks and what to do; nothing panics.
+#[test]
+fn a_bad_config_json_says_why_in_the_learners_language() {
+    let mut p = llama_planner();
+    let before = p.inputs.clone();
+    let missing = LLAMA3_8B_CONFIG.replace("\"num_hidden_layers\": 32,", "");
+    let e = p.load_config("config.json", &missing).unwrap_err();
+    assert!(matches!(e, ModelError::MissingKey { .. }), "{e}");
+    assert_eq!(p.inputs, before, "a bad file changes nothing");
+    let en = p.config_error(Lang::En).expect("an error is shown");
+    assert!(
+        en.contains("'num_hidden_layers'") && en.contains("add it"),
+        "{en}"
+    );
+    let tr = p.config_error(Lang::Tr).expect("an error is shown");
+    assert!(
+        tr.contains("'num_hidden_layers'") && tr.contains("anahtarı yok") && tr.contains("ekleyin"),
+        "{tr}"
+    );
+    assert!(tr.contains("transformer bloğu sayısı"), "{tr}");
+    for (text, rule) in [
+        ("{not json", "geçerli bir JSON değil"),
+        ("[1, 2]", "JSON nesnesi"),
+        (
+            &LLAMA3_8B_CONFIG.replace("\"hidden_size\": 4096", "\"hidden_size\": -1"),
+            "negatif olmayan bir tam sayı",
+        ),
+        (
+            &LLAMA3_8B_CONFIG.replace("\"num_key_value_heads\": 8", "\"num_key_value_heads\": 5"),
+            "32 sorgu başlığı 5 KV başlığına gruplanamıyor",
+        ),
+        (&" ".repeat(2 << 20), "baytlık sınırın üstünde"),
+    ] {
+        assert!(p.load_config("config.json", text).is_err());
+        let tr = p.config_error(Lang::Tr).expect("an error is shown");
+        assert!(tr.contains(rule), "{tr} lacks {rule}");
+        assert_eq!(p.inputs, before);
+    }
+    // A good file again clears the error.
+    p.load_config("config.json", LLAMA3_8B_CONFIG)
+        .expect("a real config.json loads");
+    assert_eq!(p.config_error(Lang::Tr), None);
+}
+
+/// The Planner in Turkish after "config.json yükle…", the path `typed` and "Oku", as a learner
+/// at a desk does it.
+fn planner_reading(typed: &str) -> Harness<'static, TplabApp> {
+    let mut app = TplabApp::default();
+    assert!(app.select("planner"));
+    let mut harness = gl_harness(app, 1280.0, 720.0);
+    tplab::i18n::set_lang(&harness.ctx, Lang::Tr);
+    harness.run_steps(3);
+    harness.get_by_label("config.json yükle…").click();
+    harness.run_steps(2);
+    harness.get_by_label("config.json dosyasının yolu").focus();
+    harness.run_steps(1);
+    harness
+        .get_by_label("config.json dosyasının yolu")
+        .type_text(typed);
+    harness.run_steps(1);
+    harness.get_by_label("Oku").click();
+    harness.run_steps(2);
+    harness
+}
+
+/// On the desktop the button opens a path field: the path of a config.json plans for its
+/// model; a path that is not there says so in Turkish, naming the fix.
+#[test]
+fn the_desktop_reads_a_config_json_from_a_typed_path() {
+    let dir = std::env::temp_dir().join(format!("tplab-planner-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let path = dir.join("config.json");
+    std::fs::write(&path, LLAMA3_8B_CONFIG).expect("the config is written");
+
+    let mut harness = planner_reading(&dir.join("absent.json").display().to_string());
+    harness.get_by_label_contains("absent.json: bulunamadı; yolu denetleyin");
+
+    let mut harness = planner_reading(&path.display().to_string());
+    wait_for(&mut harness, &["Kazanan neden kazanır"]);
+    harness.get_by_label_contains("config.json: 32 katman, gizli boyut 4096");
+    let state: serde_json::Value = serde_json::from_str(
+        &harness
+            .state()
+            .view_state("planner")
+            .expect("planner state"),
+    )
+    .expect("planner state is JSON");
+    assert_eq!(state["inputs"]["custom"]["spec"]["layers"], 32);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Collectives: the counter starts at round 1 of 6 like the walkthrough's "Step 1/n"; each
+/// arrow or clicker press is exactly one round and pauses; Space plays, and playing on from
+/// the last round starts again.
+#[test]
+fn collectives_count_rounds_from_one_and_one_press_is_one_round() {
+    let mut app = TplabApp::default();
+    assert!(app.select("collectives"));
+    let mut harness = gl_harness(app, 1280.0, 720.0);
+    harness.run_steps(3);
+    harness.get_by_label_contains("Round 1 of 6 · reduce-scatter");
+    // Five presses in one frame: five rounds.
+    for _ in 0..5 {
+        harness.key_press(egui::Key::ArrowRight);
+    }
+    harness.run_steps(1);
+    harness.get_by_label_contains("Round 6 of 6 · all-gather");
+    // Then one press, one round: to the end (the full sum everywhere), past it (it stays), back
+    // one, and Home to the start.
+    for (key, shown) in [
+        (egui::Key::PageDown, "All 6 rounds done"),
+        (egui::Key::ArrowRight, "All 6 rounds done"),
+        (egui::Key::PageUp, "Round 6 of 6"),
+        (egui::Key::ArrowLeft, "Round 5 of 6"),
+        (egui::Key::Home, "Round 1 of 6"),
+    ] {
+        press(&mut harness, key, 1);
+        harness.get_by_label_contains(shown);
+        if shown.starts_with("All") {
+            harness.get_by_label_contains("Chunks after round 6: GPU 0: 0+1+2+3");
+        }
+    }
 }

@@ -81,3 +81,57 @@ pl-r-recompute = it recomputes less ({ $wr } vs { $or } recomputation: compute {
 pl-r-gemm = its GEMMs run closer to peak (compute { $w } s vs { $o } s)
 pl-r-gemm-mb = its GEMMs run closer to peak (compute { $w } s vs { $o } s; micro-batch { $wmb } vs { $omb })
 pl-shortfall = needs { $needs } per GPU (weights { $weights }, gradients { $gradients }, optimizer { $optimizer }, activations { $activations }) but { $usable } is usable
+pl-load-config = Load config.json…
+pl-load-config-hover = Plan for any model from its Hugging Face config.json (the small file beside the weights on the model's page).
+pl-config-path = path of config.json
+pl-config-read = Read
+pl-config-drop = or drop the file onto this window
+pl-config-summary = { $file }: { $layers } layers, hidden { $hidden }, { $heads } heads ({ $kv_heads } KV), FFN { $ffn }, vocabulary { $vocab }; { $billions } billion parameters
+pl-config-summary-moe = { $file }: { $layers } layers, hidden { $hidden }, { $heads } heads ({ $kv_heads } KV), FFN { $ffn }, vocabulary { $vocab }, { $experts } experts ({ $per_token } per token); { $billions } billion parameters
+pl-le-zero = { $field } must be at least 1 (got 0)
+pl-le-heads = TP={ $tp } does not divide the { $heads } attention heads: each GPU must hold whole heads; valid TP sizes: { $valid }
+pl-le-kv-heads = TP={ $tp } does not divide the { $kv_heads } KV heads: Megatron splits KV groups evenly for training (vLLM replicates them when serving); valid TP sizes: { $valid }
+pl-le-ffn = TP={ $tp } does not divide the FFN width { $ffn }
+pl-le-layers = PP={ $pp } does not divide the { $layers } layers; use a divisor of { $layers }
+pl-le-batch = global batch { $global_batch } is not a multiple of micro-batch { $micro_batch } × DP { $dp }; choose them so that it is
+pl-le-gpu-count = layout TP={ $tp } × PP={ $pp } × DP={ $dp } = { $needed } GPUs does not match the cluster's { $gpus } GPUs
+pl-le-tp-cluster = TP={ $tp } is larger than the cluster's { $gpus } GPUs; choose TP ≤ { $gpus } or a larger cluster
+pl-le-zero-stage = ZeRO stage must be 0, 1, 2 or 3 (got { $zero })
+pl-le-over-limit = { $field } { $value } is over the limit of { $max }; use a { $field } of at most { $max }
+pl-le-virtual = interleaving with { $v } model chunks per GPU needs pipeline stages of at least { $v } layers (PP={ $pp } gives stages of { $min_stage } or more); use fewer virtual stages or a smaller PP
+pl-le-cp = context parallelism over { $cp } GPUs needs a sequence length divisible by 2·cp = { $two_cp } (each GPU takes two chunks for causal load balance); got { $seq }
+pl-le-kv-serve = TP={ $tp } does not fit the { $kv_heads } KV heads: serving needs kv_heads % tp == 0 (whole KV heads per GPU, Megatron-LM) or tp % kv_heads == 0 (each KV head replicated, vLLM); valid TP sizes: { $valid }
+pl-me-json = config.json is not valid JSON: { $message }
+pl-me-not-object = config.json must be a JSON object at the top level
+pl-me-missing = config.json has no '{ $key }' key ({ $hint }); add it to the file, or choose a preset model instead
+pl-me-bad-value = config.json key '{ $key }' must be { $expected } (got { $got })
+pl-me-zero = { $field } must be at least 1 (got 0)
+pl-me-over-limit = { $field } { $value } is over the limit of { $max }; no real model comes near it, check the value
+pl-me-too-many = this model has { $params } parameters, over the limit of { $limit } (10^15); check layers, hidden, ffn and experts
+pl-me-hidden-heads = hidden size { $hidden } is not a multiple of the { $heads } heads; head size must be whole
+pl-me-kv-heads = { $heads } query heads cannot be grouped over { $kv_heads } KV heads: heads must be a multiple of kv_heads
+pl-me-experts = experts_per_token { $per_token } must be between 1 and experts ({ $experts })
+pl-me-phrase-number-of-transformer-blocks = number of transformer blocks
+pl-me-phrase-model-width = model width
+pl-me-phrase-attention-heads = attention heads
+pl-me-phrase-vocabulary-size = vocabulary size
+pl-me-phrase-context-length = context length
+pl-me-phrase-query-heads = query heads
+pl-me-phrase-mlp-inner-width = MLP inner width
+pl-me-phrase-a-non-negative-integer = a non-negative integer
+pl-me-phrase-a-positive-integer = a positive integer
+pl-me-phrase-a-directory = a directory
+pl-me-phrase-a-fifo--named-pipe- = a FIFO (named pipe)
+pl-me-phrase-a-socket = a socket
+pl-me-phrase-a-device = a device
+pl-me-phrase-not-a-regular-file = not a regular file
+pl-fe-not-found = { $path }: not found; check the path
+pl-fe-not-file = { $path } is { $kind }, not a regular file; give the path of a { $what } file
+pl-fe-too-large = { $path } is { $size } bytes, over the { $limit }-byte limit for a { $what } file
+pl-fe-not-text = { $path } is not UTF-8 text
+pl-fe-io = cannot read { $path }: { $message }
+cl-finished = All { $rounds } rounds done: every GPU holds the full sum (Σ all in every cell)
+cl-rounds-done = rounds done
+cl-sum-all = Σ all
+pl-col-layout-zero = layout (each with ZeRO-{ $zero })
+pl-col-memory-short = memory/GPU

@@ -81,3 +81,57 @@ pl-r-recompute = daha az yeniden hesaplama yapıyor (yeniden hesaplama: kazanand
 pl-r-gemm = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn)
 pl-r-gemm-mb = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn; mikro yığın { $wmb } ve { $omb })
 pl-shortfall = GPU başına { $needs } gerekiyor (ağırlıklar { $weights }, gradyanlar { $gradients }, optimize edici { $optimizer }, aktivasyonlar { $activations }), ama kullanılabilir bellek { $usable }
+pl-load-config = config.json yükle…
+pl-load-config-hover = Herhangi bir modeli Hugging Face config.json dosyasıyla planlayın (model sayfasında ağırlıkların yanındaki küçük dosya).
+pl-config-path = config.json dosyasının yolu
+pl-config-read = Oku
+pl-config-drop = ya da dosyayı bu pencereye sürükleyip bırakın
+pl-config-summary = { $file }: { $layers } katman, gizli boyut { $hidden }, { $heads } başlık ({ $kv_heads } KV), FFN { $ffn }, sözlük { $vocab }; { $billions } milyar parametre
+pl-config-summary-moe = { $file }: { $layers } katman, gizli boyut { $hidden }, { $heads } başlık ({ $kv_heads } KV), FFN { $ffn }, sözlük { $vocab }, { $experts } uzman (token başına { $per_token }); { $billions } milyar parametre
+pl-le-zero = { $field } en az 1 olmalı (0 verildi)
+pl-le-heads = TP={ $tp }, { $heads } dikkat başlığını tam bölmüyor: her GPU tam başlıklar tutmalı; geçerli TP boyutları: { $valid_words }
+pl-le-kv-heads = TP={ $tp }, { $kv_heads } KV başlığını tam bölmüyor: Megatron eğitimde KV gruplarını GPU'lara eşit böler (vLLM sunumda onları kopyalar); geçerli TP boyutları: { $valid_words }
+pl-le-ffn = TP={ $tp }, { $ffn } genişliğindeki FFN'i tam bölmüyor
+pl-le-layers = PP={ $pp }, { $layers } katmanı tam bölmüyor; { $layers } sayısının bir bölenini seçin
+pl-le-batch = global yığın { $global_batch }, mikro yığın { $micro_batch } × DP { $dp } çarpımının katı değil; bunları global yığını tam bölecek şekilde seçin
+pl-le-gpu-count = TP={ $tp } × PP={ $pp } × DP={ $dp } = { $needed } GPU'luk yerleşim kümedeki { $gpus } GPU ile uyuşmuyor
+pl-le-tp-cluster = TP={ $tp }, kümedeki { $gpus } GPU'dan büyük; TP ≤ { $gpus } seçin ya da daha büyük bir küme kullanın
+pl-le-zero-stage = ZeRO aşaması 0, 1, 2 ya da 3 olmalı ({ $zero } verildi)
+pl-le-over-limit = { $field } { $value }, { $max } sınırını aşıyor; en çok { $max } olan bir { $field } kullanın
+pl-le-virtual = GPU başına { $v } model parçasıyla iç içe yerleştirme (interleaving), en az { $v } katmanlı ardışık düzen aşamaları ister (PP={ $pp } en az { $min_stage } katmanlı aşamalar veriyor); daha az sanal aşama ya da daha küçük bir PP kullanın
+pl-le-cp = { $cp } GPU üzerinde bağlam paralelliği, 2·cp = { $two_cp } ile bölünebilen bir dizi uzunluğu ister (nedensel yük dengesi için her GPU iki parça alır); verilen: { $seq }
+pl-le-kv-serve = TP={ $tp }, { $kv_heads } KV başlığına uymuyor: sunum için ya kv_heads % tp == 0 (GPU başına tam KV başlıkları, Megatron-LM) ya da tp % kv_heads == 0 (her KV başlığı kopyalanır, vLLM) olmalı; geçerli TP boyutları: { $valid_words }
+pl-me-json = config.json geçerli bir JSON değil: { $message }
+pl-me-not-object = config.json'un en üst düzeyi bir JSON nesnesi olmalı
+pl-me-missing = config.json'da '{ $key }' anahtarı yok ({ $hint }); bu anahtarı dosyaya ekleyin ya da bunun yerine hazır bir model seçin
+pl-me-bad-value = config.json'daki '{ $key }' anahtarı { $expected } olmalı ({ $got } verildi)
+pl-me-zero = { $field } en az 1 olmalı (0 verildi)
+pl-me-over-limit = { $field } { $value }, { $max } sınırını aşıyor; hiçbir gerçek model buna yaklaşmıyor, değeri denetleyin
+pl-me-too-many = bu modelde { $params } parametre var, { $limit } (10^15) sınırının üstünde; layers, hidden, ffn ve experts değerlerini denetleyin
+pl-me-hidden-heads = gizli boyut { $hidden }, { $heads } başlığın katı değil; başlık boyutu tam sayı olmalı
+pl-me-kv-heads = { $heads } sorgu başlığı { $kv_heads } KV başlığına gruplanamıyor: başlık sayısı kv_heads değerinin katı olmalı
+pl-me-experts = experts_per_token { $per_token }, 1 ile uzman sayısı ({ $experts }) arasında olmalı
+pl-me-phrase-number-of-transformer-blocks = transformer bloğu sayısı
+pl-me-phrase-model-width = model genişliği
+pl-me-phrase-attention-heads = dikkat başlığı sayısı
+pl-me-phrase-vocabulary-size = sözlük boyutu
+pl-me-phrase-context-length = bağlam uzunluğu
+pl-me-phrase-query-heads = sorgu başlığı sayısı
+pl-me-phrase-mlp-inner-width = MLP iç genişliği
+pl-me-phrase-a-non-negative-integer = negatif olmayan bir tam sayı
+pl-me-phrase-a-positive-integer = pozitif bir tam sayı
+pl-me-phrase-a-directory = bir klasör
+pl-me-phrase-a-fifo--named-pipe- = bir FIFO (adlandırılmış boru)
+pl-me-phrase-a-socket = bir soket
+pl-me-phrase-a-device = bir aygıt
+pl-me-phrase-not-a-regular-file = normal bir dosya değil
+pl-fe-not-found = { $path }: bulunamadı; yolu denetleyin
+pl-fe-not-file = { $path } { $kind }, normal bir dosya değil; bir { $what } dosyasının yolunu verin
+pl-fe-too-large = { $path } { $size } bayt, bir { $what } dosyası için { $limit } baytlık sınırın üstünde
+pl-fe-not-text = { $path } UTF-8 metin değil
+pl-fe-io = { $path } okunamıyor: { $message }
+cl-finished = { $rounds } turun hepsi bitti: her GPU toplamın tamamını tutuyor (her hücrede Σ hepsi)
+cl-rounds-done = biten tur
+cl-sum-all = Σ hepsi
+pl-col-layout-zero = yerleşim (hepsinde ZeRO-{ $zero })
+pl-col-memory-short = bellek/GPU

@@ -5,7 +5,8 @@ use std::path::Path;
 use tplab_quiz::cert::{self, Certificate, IssuerKey};
 use tplab_quiz::progress::{Loaded, Progress, Store};
 
-/// The desktop has no file picker: files are named on the command line.
+/// The desktop has no file picker: files are named on the command line, or a view asks for a
+/// path (the Planner's config.json: a path field, or a file dropped onto the window).
 pub const CAN_PICK_FILES: bool = false;
 
 /// Writes `bytes` to `dir/name` atomically (temporary file, fsync, rename); returns
@@ -31,6 +32,11 @@ impl PickedFile {
 /// Opens the platform's file picker for text files matching `accept` (e.g. `.json`).
 pub fn pick_text_file(_ctx: &egui::Context, _accept: &str) -> PickedFile {
     PickedFile
+}
+
+/// The path of a file dropped onto the window this frame, if any (the first of several).
+pub fn dropped_path(ctx: &egui::Context) -> Option<std::path::PathBuf> {
+    ctx.input(|i| i.raw.dropped_files.first().map(|f| f.path().to_path_buf()))
 }
 
 /// Where a learner's quiz progress and certificates are kept: the data folder

@@ -161,6 +161,11 @@ pub fn pick_text_file(ctx: &egui::Context, accept: &str) -> PickedFile {
     picked
 }
 
+/// A browser gives no path for a dropped file: uploads go through [`pick_text_file`].
+pub fn dropped_path(_ctx: &egui::Context) -> Option<std::path::PathBuf> {
+    None
+}
+
 /// A learner's progress and certificates in the browser's local storage, under the same file
 /// format as the desktop's data folder, so a progress file exported here imports there and
 /// back. One page's script runs on one thread, so a read-change-write is never interleaved

@@ -4,10 +4,10 @@
 //! `contributions` replay) and the bytes per link and in total for every algorithm side by side.
 
 use super::{a11y_label, gpu_color, load_json, save_json, text_shape, Shared, ShowMe, View};
+use crate::i18n::{bytes, num};
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::collectives::{self, Plan};
-use tplab_engine::config::human_bytes;
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, LinkSpec};
 use tplab_engine::trace::CollectiveKind;
@@ -112,6 +112,55 @@ pub fn mask_text(mask: u64) -> String {
         .join("+")
 }
 
+impl Collectives {
+    /// One frame of the clock and the keys: Space plays or pauses (from the start again once
+    /// finished), each arrow or clicker press is exactly one round and pauses, Home goes back
+    /// to the start; while playing, `dt_s` seconds move `rounds_per_s` rounds on. Returns
+    /// whether it is still playing (and wants the next frame).
+    pub fn advance(&mut self, keys: &super::KeyActions, dt_s: f32) -> bool {
+        let last = self.rounds() as f32;
+        if keys.toggle_play {
+            self.toggle_play();
+        }
+        if keys.restart {
+            self.position = 0.0;
+            self.playing = false;
+        }
+        if keys.step != 0 {
+            self.step_by(keys.step);
+        }
+        if self.playing {
+            // A long stall moves at most a quarter of a second.
+            self.position += dt_s.min(0.25) * self.rounds_per_s;
+            if self.position >= last {
+                self.position = last;
+                self.playing = false;
+            }
+        }
+        self.playing
+    }
+
+    /// Plays or pauses; playing once finished starts again from the first round.
+    fn toggle_play(&mut self) {
+        if !self.playing && self.position >= self.rounds() as f32 {
+            self.position = 0.0;
+        }
+        self.playing = !self.playing;
+    }
+
+    /// `delta` rounds on (or back) from the round shown, and pauses.
+    fn step_by(&mut self, delta: i32) {
+        let next = self.position.floor() + delta as f32;
+        self.position = next.clamp(0.0, self.rounds() as f32);
+        self.playing = false;
+    }
+
+    /// Rounds finished at the position shown (the grid holds the chunks after them).
+    pub fn rounds_done(&self) -> usize {
+        (self.position.floor().max(0.0) as usize).min(self.rounds())
+    }
+}
+
 impl View for Collectives {
     fn id(&self) -> &'static str {
         "collectives"
@@ -123,21 +172,8 @@ impl View for Collectives {
 
     fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
         self.refresh(shared);
-        if shared.keys.toggle_play {
-            self.playing = !self.playing;
-        }
-        if shared.keys.step != 0 {
-            let next = self.position.floor() + shared.keys.step as f32;
-            self.position = next.clamp(0.0, self.rounds() as f32);
-            self.playing = false;
-        }
-        if self.playing {
-            let dt_s = ctx.input(|i| i.stable_dt).min(0.25);
-            self.position += dt_s * self.rounds_per_s;
-            if self.position >= self.rounds() as f32 {
-                self.position = self.rounds() as f32;
-                self.playing = false;
-            }
+        let dt_s = ctx.input(|i| i.stable_dt);
+        if self.advance(&shared.keys, dt_s) {
             ctx.request_repaint();
         }
     }
@@ -178,22 +214,17 @@ impl View for Collectives {
                 tr("st-play")
             };
             if ui.button(label).clicked() {
-                if !self.playing && self.position >= self.rounds() as f32 {
-                    self.position = 0.0;
-                }
-                self.playing = !self.playing;
+                self.toggle_play();
             }
             if ui.button(tr("cl-previous")).clicked() {
-                self.position = (self.position.floor() - 1.0).max(0.0);
-                self.playing = false;
+                self.step_by(-1);
             }
             if ui.button(tr("cl-next")).clicked() {
-                self.position = (self.position.floor() + 1.0).min(self.rounds() as f32);
-                self.playing = false;
+                self.step_by(1);
             }
-            let mut scrub = self.position.floor() as usize;
+            let mut scrub = self.rounds_done();
             if ui
-                .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text(tr("cl-round")))
+                .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text(tr("cl-rounds-done")))
                 .changed()
             {
                 self.position = scrub as f32;
@@ -214,22 +245,23 @@ impl View for Collectives {
             return;
         };
         let rounds = self.rounds();
-        let k = (self.position.floor() as usize).min(rounds);
+        let k = self.rounds_done();
         let frac = self.position - k as f32;
-        let phase = plan
-            .steps
-            .iter()
-            .find(|s| s.index == k)
-            .map_or(tr("cl-done"), |s| s.phase.name().to_string());
-        ui.label(crate::i18n::t_args(
-            lang,
-            "cl-round-line",
-            &[
-                ("k", k.to_string()),
-                ("rounds", rounds.to_string()),
-                ("phase", phase),
-            ],
-        ));
+        // Counted from 1 as the walkthrough counts its steps: round k + 1 is the one whose
+        // messages are drawn; after the last, the sum is complete.
+        let line = match plan.steps.iter().find(|s| s.index == k) {
+            Some(s) => crate::i18n::t_args(
+                lang,
+                "cl-round-line",
+                &[
+                    ("k", (k + 1).to_string()),
+                    ("rounds", rounds.to_string()),
+                    ("phase", s.phase.name().to_string()),
+                ],
+            ),
+            None => crate::i18n::t_args(lang, "cl-finished", &[("rounds", rounds.to_string())]),
+        };
+        ui.label(line);
         chunks_ui(ui, plan, &cache.masks, k, frac, self.playing);
         ui.separator();
         comparison_ui(ui, shared, &cache.plans);
@@ -266,6 +298,7 @@ fn chunks_ui(
     let n = plan.n;
     let chunks = plan.chunks.max(1);
     let dark = ui.visuals().dark_mode;
+    let sum_all = crate::i18n::t(super::lang(ui), "cl-sum-all");
     let width = ui.available_width().min(1100.0);
     let label_w = 60.0;
     let row_h = ((ui.available_height() - 200.0) / n as f32).clamp(18.0, 46.0);
@@ -324,7 +357,7 @@ fn chunks_ui(
             ));
             if cell_w > 50.0 && row_h > 20.0 {
                 let label = if done {
-                    "Σ all".to_string()
+                    sum_all.clone()
                 } else if parts.is_empty() {
                     "—".to_string()
                 } else {
@@ -402,7 +435,7 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
             ("tokens", cfg.tokens().to_string()),
             ("hidden", cfg.hidden.to_string()),
             ("dtype", cfg.dtype.to_string()),
-            ("bytes", human_bytes(payload)),
+            ("bytes", bytes(lang, payload)),
         ],
     ));
     let catalogue = Catalogue::default();
@@ -436,9 +469,9 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
                             let link = p.link_bytes().into_iter().flatten().max().unwrap_or(0);
                             ui.label(p.step_count().to_string());
                             ui.label(p.steps.len().to_string());
-                            ui.label(human_bytes(sent));
-                            ui.label(human_bytes(link));
-                            ui.label(human_bytes(p.total_bytes()));
+                            ui.label(bytes(lang, sent));
+                            ui.label(bytes(lang, link));
+                            ui.label(bytes(lang, p.total_bytes()));
                             for link in &links {
                                 let t = cost::collective_time_s(
                                     CollectiveKind::AllReduce,
@@ -449,7 +482,7 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
                                 );
                                 ui.label(t.map_or_else(
                                     |e| e.to_string(),
-                                    |t_s| format!("{:.1} µs", t_s * 1e6),
+                                    |t_s| format!("{} µs", num(lang, t_s * 1e6, 1)),
                                 ));
                             }
                         }
@@ -510,19 +543,75 @@ fn nccl_sweep_ui(ui: &mut egui::Ui, catalogue: &Catalogue, n: usize, payload: u6
                         else {
                             continue;
                         };
-                        let name = human_bytes(size);
+                        let name = bytes(lang, size);
                         if size == payload {
                             ui.strong(name);
                         } else {
                             ui.label(name);
                         }
-                        ui.label(format!("{:.1}", c.time_s * 1e6));
-                        ui.label(format!("{:.2}", c.algbw / 1e9));
-                        ui.label(format!("{:.2}", c.busbw / 1e9));
+                        ui.label(num(lang, c.time_s * 1e6, 1));
+                        ui.label(num(lang, c.algbw / 1e9, 2));
+                        ui.label(num(lang, c.busbw / 1e9, 2));
                         ui.label(c.algo.name());
                         ui.label(c.proto.name());
                         ui.end_row();
                     }
                 });
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::views::KeyActions;
+
+    fn keys(toggle_play: bool, step: i32, restart: bool) -> KeyActions {
+        KeyActions {
+            toggle_play,
+            step,
+            restart,
+        }
+    }
+
+    /// One press is one round whatever the clock did; Space plays at `rounds_per_s`, stops at
+    /// the end and starts again from round 1 when pressed there; Home goes back.
+    #[test]
+    fn presses_step_one_round_and_play_runs_on_the_clock() {
+        let shared = Shared::default();
+        let mut c = Collectives::default();
+        c.refresh(&shared);
+        let n = c.rounds();
+        assert_eq!(
+            n,
+            2 * (shared.scenario.config().tp - 1),
+            "ring: 2(n-1) rounds"
+        );
+        let none = keys(false, 0, false);
+        assert!(!c.advance(&none, 1.0), "paused at the start");
+        assert_eq!(c.rounds_done(), 0);
+        assert!(c.advance(&keys(true, 0, false), 0.1));
+        assert!((c.position - 0.1 * c.rounds_per_s).abs() < 1e-6);
+        // A press while a message is in flight: the next round, paused.
+        assert!(!c.advance(&keys(false, 1, false), 0.1));
+        assert_eq!((c.rounds_done(), c.position), (1, 1.0));
+        assert!(!c.advance(&keys(false, 3, false), 0.1));
+        assert_eq!(c.rounds_done(), 4);
+        assert!(!c.advance(&keys(false, -1, false), 0.1));
+        assert_eq!(c.rounds_done(), 3);
+        // Playing to the end stops there (a stall moves at most 0.25 s per frame).
+        c.advance(&keys(true, 0, false), 0.0);
+        let mut frames = 0;
+        while c.advance(&none, 10.0) {
+            frames += 1;
+            assert!(frames < 100, "never stopped");
+        }
+        assert_eq!(c.rounds_done(), n);
+        assert!(frames as f32 >= (n as f32 - 3.0) / (0.25 * c.rounds_per_s) - 1.0);
+        // Space at the end: from the first round again.
+        assert!(c.advance(&keys(true, 0, false), 0.0));
+        assert_eq!(c.rounds_done(), 0);
+        assert!(!c.advance(&keys(false, 2, false), 0.0));
+        assert!(!c.advance(&keys(false, 0, true), 0.0));
+        assert_eq!((c.rounds_done(), c.playing), (0, false));
+    }
 }

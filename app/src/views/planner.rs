@@ -2,25 +2,51 @@
 //! the winner wins, and throughput against TP showing the drop once a TP group spans nodes.
 //! The planner runs off the UI thread ([`crate::background::Background`]).
 
-use super::{load_json, save_json, Shared, ShowMe, View};
+use super::{list_words, load_json, save_json, Shared, ShowMe, View};
 use crate::background::{self, Background};
-use egui_plot::{Legend, Line, Plot, PlotPoints, Points, VLine};
+use crate::i18n::{bytes, num, num_text};
+use crate::platform::{self, PickedFile};
+use egui_plot::{AxisHints, Line, Plot, PlotPoints, Points, VLine};
 use serde::{Deserialize, Serialize};
 use tplab_engine::capacity::stack::{self, Stack, WhatIf};
-use tplab_engine::config::human_bytes;
 use tplab_engine::cost::TrainSetup;
 use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::models::ModelPreset;
+use tplab_engine::memory::LayoutError;
+use tplab_engine::models::{
+    read_input_file, InputFileError, ModelError, ModelPreset, ModelSpec, MAX_INPUT_FILE_BYTES,
+};
 use tplab_engine::planner::{self, PlanRequest, TpPoint};
+use tplab_lessons::Lang;
 
 /// Ranked layouts listed.
 const SHOWN_LAYOUTS: usize = 8;
+
+/// Narrower than this (points), the ranked table leaves out its compute and TFLOP/s columns
+/// (presenter mode at 1280×720 is 800 points wide).
+const COMPACT_TABLE_WIDTH: f32 = 1000.0;
+
+/// A model read from a Hugging Face `config.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigModel {
+    /// The file's name, as the learner picked it.
+    pub file: String,
+    pub spec: ModelSpec,
+}
+
+impl ConfigModel {
+    /// `config.json (llama)`: what the model box shows.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.file, self.spec.name)
+    }
+}
 
 /// Planner inputs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PlannerInputs {
     pub model: ModelPreset,
+    /// A model loaded from a `config.json`; it replaces the preset until one is chosen again.
+    pub custom: Option<ConfigModel>,
     pub gpu: String,
     pub gpus: usize,
     pub gpus_per_node: usize,
@@ -36,6 +62,7 @@ impl Default for PlannerInputs {
     fn default() -> Self {
         Self {
             model: ModelPreset::Gpt3_175b,
+            custom: None,
             gpu: "a100".into(),
             gpus: 64,
             gpus_per_node: 8,
@@ -47,9 +74,21 @@ impl Default for PlannerInputs {
     }
 }
 
+impl PlannerInputs {
+    /// The model planned for: the loaded `config.json`'s, else the preset's.
+    pub fn model_spec(&self) -> ModelSpec {
+        self.custom
+            .as_ref()
+            .map_or_else(|| self.model.spec(), |c| c.spec.clone())
+    }
+}
+
 /// What the planner answered.
 pub struct PlannerResult {
     pub plan: planner::Plan,
+    /// For each of `plan.dropped`: the shape rule it breaks, as data (`None` for a layout
+    /// dropped for memory, or where the engine's sentence is not this error's).
+    pub shape_errors: Vec<Option<LayoutError>>,
     pub by_tp: Vec<TpPoint>,
     pub gpus_per_node: usize,
     /// Under today's stack: the winner's what-if table (each switch flipped).
@@ -67,6 +106,20 @@ pub struct Planner {
     job: Option<Background<PlannerResult>>,
     #[serde(skip)]
     result: Option<Result<PlannerResult, String>>,
+    #[serde(skip)]
+    config: ConfigLoad,
+}
+
+/// Loading a Hugging Face `config.json`: the browser's file picker, or on the desktop a path
+/// (typed, or a file dropped onto the window).
+#[derive(Default)]
+struct ConfigLoad {
+    picking: Option<PickedFile>,
+    /// The desktop's path field is open.
+    asking_path: bool,
+    path: String,
+    /// The last file that could not be used, and why.
+    error: Option<ModelError>,
 }
 
 /// Builds the request and runs the planner (on a worker thread).
@@ -80,19 +133,11 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
         &inputs.inter_node,
     )
     .map_err(|e| e.to_string())?;
-    let req = PlanRequest {
-        model: inputs.model.spec(),
-        setup: TrainSetup {
-            seq: inputs.seq,
-            global_batch: inputs.global_batch,
-            overlap_dp: true,
-        },
+    let req = PlanRequest::new(
+        inputs.model_spec(),
+        TrainSetup::new(inputs.seq, inputs.global_batch),
         cluster,
-        micro_batch: None,
-        sp: None,
-        recompute: None,
-        zero: 1,
-    };
+    );
     if inputs.todays_stack {
         let st = Stack::current();
         let sp = planner::plan_with(&req, &st);
@@ -120,6 +165,9 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
                 }
             })
             .collect();
+        let shape_errors = shape_errors(&sp.dropped, |l| {
+            planner::evaluate_with(&req, l, &planner::stack_for(&st, &req.model, l)).err()
+        });
         return Ok(PlannerResult {
             plan: planner::Plan {
                 ranked: sp.ranked.into_iter().map(|r| r.it).collect(),
@@ -127,17 +175,187 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
                 explanations: sp.explanations,
                 findings: sp.findings,
             },
+            shape_errors,
             by_tp,
             gpus_per_node: inputs.gpus_per_node,
             what_if,
         });
     }
+    let plan = planner::plan(&req);
     Ok(PlannerResult {
-        plan: planner::plan(&req),
+        shape_errors: shape_errors(&plan.dropped, |l| planner::evaluate(&req, l).err()),
+        plan,
         by_tp: planner::throughput_vs_tp(&req),
         gpus_per_node: inputs.gpus_per_node,
         what_if: Vec::new(),
     })
+}
+
+/// The shape rule each dropped layout breaks, as data: the engine's error for that layout
+/// again (`evaluate` stops at the first rule broken), kept only where its sentence is the one
+/// the planner recorded, so the learner's language never says something else than the CLI.
+fn shape_errors(
+    dropped: &[planner::Dropped],
+    evaluate: impl Fn(&tplab_engine::memory::Layout) -> Option<LayoutError>,
+) -> Vec<Option<LayoutError>> {
+    dropped
+        .iter()
+        .map(|d| {
+            d.shortfall
+                .is_none()
+                .then(|| evaluate(&d.layout))
+                .flatten()
+                .filter(|e| e.to_string() == d.reason)
+        })
+        .collect()
+}
+
+/// Reads a `config.json`'s text with the engine's importer (the CLI's `tplab plan --model
+/// config.json`), under the same size rule as a file named on the command line.
+pub fn model_from_config(file: &str, text: &str) -> Result<ModelSpec, ModelError> {
+    if text.len() as u64 > MAX_INPUT_FILE_BYTES {
+        return Err(ModelError::File(InputFileError::TooLarge {
+            path: file.to_string(),
+            size: text.len() as u64,
+            limit: MAX_INPUT_FILE_BYTES,
+            what: "config.json",
+        }));
+    }
+    ModelSpec::from_hf_config(text)
+}
+
+impl Planner {
+    /// What "Load config.json…" does with the file's text: plan for its model, or keep the
+    /// inputs and show why the file cannot be used ([`Planner::config_error`]).
+    pub fn load_config(&mut self, file: &str, text: &str) -> Result<(), ModelError> {
+        match model_from_config(file, text) {
+            Ok(spec) => {
+                self.inputs.custom = Some(ConfigModel {
+                    file: file.to_string(),
+                    spec,
+                });
+                self.config.error = None;
+                Ok(())
+            }
+            Err(e) => {
+                self.config.error = Some(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Why the last file could not be used, in `lang`.
+    pub fn config_error(&self, lang: Lang) -> Option<String> {
+        self.config
+            .error
+            .as_ref()
+            .map(|e| model_error_text(lang, e))
+    }
+
+    /// A file read from disk (the desktop's path field, or a file dropped onto the window).
+    fn load_path(&mut self, path: &std::path::Path) {
+        let file = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |f| f.to_string_lossy().into(),
+        );
+        match read_input_file(path, "config.json", MAX_INPUT_FILE_BYTES) {
+            Ok(text) => {
+                if self.load_config(&file, &text).is_ok() {
+                    self.config.asking_path = false;
+                }
+            }
+            Err(e) => self.config.error = Some(ModelError::File(e)),
+        }
+    }
+
+    /// The button, the desktop's path field, dropped files and the browser's answer.
+    fn config_ui(&mut self, ui: &mut egui::Ui) {
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        ui.horizontal_wrapped(|ui| {
+            if ui
+                .button(tr("pl-load-config"))
+                .on_hover_text(tr("pl-load-config-hover"))
+                .clicked()
+            {
+                if platform::CAN_PICK_FILES {
+                    self.config.picking =
+                        Some(platform::pick_text_file(ui.ctx(), ".json,application/json"));
+                } else {
+                    self.config.asking_path = !self.config.asking_path;
+                }
+            }
+            if let Some(c) = &self.inputs.custom {
+                ui.label(config_summary(lang, c));
+            }
+        });
+        if self.config.asking_path {
+            ui.horizontal_wrapped(|ui| {
+                let l = ui.label(tr("pl-config-path"));
+                let edit = ui
+                    .add(
+                        egui::TextEdit::singleline(&mut self.config.path)
+                            .hint_text("/path/to/config.json")
+                            .desired_width(360.0),
+                    )
+                    .labelled_by(l.id);
+                let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                if ui.button(tr("pl-config-read")).clicked() || enter {
+                    let path = std::path::PathBuf::from(self.config.path.trim());
+                    self.load_path(&path);
+                }
+                ui.small(tr("pl-config-drop"));
+            });
+        }
+        if let Some(picked) = self.config.picking.as_mut().and_then(PickedFile::poll) {
+            self.config.picking = None;
+            match picked {
+                Ok((file, text)) => {
+                    let _ = self.load_config(&file, &text);
+                }
+                Err(message) => {
+                    self.config.error = Some(ModelError::File(InputFileError::Io {
+                        path: "config.json".into(),
+                        message,
+                    }));
+                }
+            }
+        }
+        // A file dropped onto the window (the desktop; a browser has its file picker).
+        if let Some(path) = platform::dropped_path(ui.ctx()) {
+            self.load_path(&path);
+        }
+        if let Some(e) = self.config_error(lang) {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+    }
+}
+
+/// "config.json: 32 layers, hidden 4096, 32 heads (8 KV), FFN 14336, vocabulary 128256; 8.03
+/// billion parameters": what the importer read, for the learner to check.
+fn config_summary(lang: Lang, c: &ConfigModel) -> String {
+    let m = &c.spec;
+    let id = if m.experts > 1 {
+        "pl-config-summary-moe"
+    } else {
+        "pl-config-summary"
+    };
+    crate::i18n::t_args(
+        lang,
+        id,
+        &[
+            ("file", c.file.clone()),
+            ("layers", m.layers.to_string()),
+            ("hidden", m.hidden.to_string()),
+            ("heads", m.heads.to_string()),
+            ("kv_heads", m.kv_heads.to_string()),
+            ("ffn", m.ffn.to_string()),
+            ("vocab", m.vocab.to_string()),
+            ("experts", m.experts.to_string()),
+            ("per_token", m.experts_per_token.to_string()),
+            ("billions", num(lang, m.params() as f64 / 1e9, 2)),
+        ],
+    )
 }
 
 impl View for Planner {
@@ -162,14 +380,16 @@ impl View for Planner {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
-        ui.heading(crate::i18n::t(super::lang(ui), "pl-title"));
+        let lang = super::lang(ui);
+        ui.heading(crate::i18n::t(lang, "pl-title"));
         inputs_ui(ui, &mut self.inputs);
+        self.config_ui(ui);
         if let Some(job) = &self.job {
             ui.horizontal(|ui| {
                 ui.spinner();
-                let secs = format!("{:.1}", job.elapsed_s());
+                let secs = num(lang, job.elapsed_s(), 1);
                 ui.label(crate::i18n::t_args(
-                    super::lang(ui),
+                    lang,
                     "pl-planning",
                     &[("seconds", secs)],
                 ));
@@ -214,6 +434,12 @@ impl View for Planner {
 
     fn load(&mut self, json: &str) {
         load_json(self, json);
+        // A saved config.json model is checked as the importer checks a file.
+        if let Some(c) = &self.inputs.custom {
+            if c.spec.validate().is_err() {
+                self.inputs.custom = None;
+            }
+        }
     }
 }
 
@@ -222,11 +448,22 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
     let lang = super::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     ui.horizontal_wrapped(|ui| {
+        let shown = inputs
+            .custom
+            .as_ref()
+            .map_or_else(|| inputs.model.name().to_string(), ConfigModel::label);
         egui::ComboBox::from_label(tr("pl-model"))
-            .selected_text(inputs.model.name())
+            .selected_text(shown)
             .show_ui(ui, |ui| {
+                if let Some(c) = &inputs.custom {
+                    let _ = ui.selectable_label(true, c.label());
+                }
                 for m in ModelPreset::ALL {
-                    ui.selectable_value(&mut inputs.model, m, m.name());
+                    let on = inputs.custom.is_none() && inputs.model == m;
+                    if ui.selectable_label(on, m.name()).clicked() {
+                        inputs.model = m;
+                        inputs.custom = None;
+                    }
                 }
             });
         egui::ComboBox::from_label(tr("pl-gpu"))
@@ -240,7 +477,8 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             ("pl-gpus", &mut inputs.gpus, 65536),
             ("pl-per-node", &mut inputs.gpus_per_node, 64),
         ] {
-            let l = ui.label(tr(label));
+            // Whole labels: "sequence length" never breaks at the end of a row.
+            let l = ui.add(egui::Label::new(tr(label)).extend());
             ui.add(egui::DragValue::new(v).range(1..=max))
                 .labelled_by(l.id);
         }
@@ -255,7 +493,8 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             ("pl-seq", &mut inputs.seq, 1 << 20),
             ("pl-global-batch", &mut inputs.global_batch, 1 << 20),
         ] {
-            let l = ui.label(tr(label));
+            // Whole labels: "sequence length" never breaks at the end of a row.
+            let l = ui.add(egui::Label::new(tr(label)).extend());
             ui.add(egui::DragValue::new(v).range(1..=max))
                 .labelled_by(l.id);
         }
@@ -265,6 +504,13 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
         )
         .on_hover_text(crate::i18n::t(lang, "cap-todays-stack-hover"));
     });
+}
+
+/// `+1.5%` / `+1,5%`: a signed percentage with one decimal in `lang`.
+fn signed_percent(lang: Lang, fraction: f64) -> String {
+    let p = 100.0 * fraction;
+    let sign = if p >= 0.0 { "+" } else { "" };
+    format!("{sign}{}%", num(lang, p, 1))
 }
 
 /// The winner's what-if table: the iteration time with each switch of today's stack flipped.
@@ -295,10 +541,12 @@ fn what_if_ui(ui: &mut egui::Ui, rows: &[WhatIf]) {
                 "cap-what-if-on"
             }));
             match (w.change, w.flipped_fits) {
-                (Some(c), Some(true)) => ui.label(format!("{:+.1}%", 100.0 * c)),
-                (Some(c), _) => {
-                    ui.label(format!("{:+.1}% ({})", 100.0 * c, tr("cap-what-if-no-fit")))
-                }
+                (Some(c), Some(true)) => ui.label(signed_percent(lang, c)),
+                (Some(c), _) => ui.label(format!(
+                    "{} ({})",
+                    signed_percent(lang, c),
+                    tr("cap-what-if-no-fit")
+                )),
                 _ => ui.label(tr("cap-what-if-invalid")),
             };
             ui.end_row();
@@ -306,12 +554,18 @@ fn what_if_ui(ui: &mut egui::Ui, rows: &[WhatIf]) {
     });
 }
 
+/// Share of the view's height below the inputs that the plot and the reasons take; the ranked
+/// table gets the rest, so that a class sees several rows at 1280×720 in presenter mode.
+const TOP_SHARE: f32 = 0.42;
+
 fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
     let plan = &r.plan;
     let lang = super::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
+    let top_h = (ui.available_height() * TOP_SHARE).clamp(120.0, 300.0);
     ui.columns(2, |cols| {
         let ui = &mut cols[0];
+        let top = ui.cursor().top();
         ui.strong(tr("pl-plot-title"));
         let pts = |fits: bool, spans: bool| -> Vec<[f64; 2]> {
             r.by_tp
@@ -327,118 +581,360 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
             .filter_map(|p| p.best.as_ref().map(|b| [p.tp as f64, b.tokens_per_s]))
             .collect();
         let node = r.gpus_per_node as f64;
+        // The key above the plot, not a legend inside it: at projector sizes the plot is too
+        // short for a legend that hides no point.
+        let (inside, spans) = (
+            egui::Color32::from_rgb(0x00, 0x9E, 0x73),
+            egui::Color32::from_rgb(0xD5, 0x5E, 0x00),
+        );
+        let (curve, node_line) = (
+            ui.visuals().weak_text_color(),
+            egui::Color32::from_rgb(0x56, 0xB4, 0xE9),
+        );
+        plot_key(
+            ui,
+            &[
+                (KeyMark::Dot, inside, tr("pl-plot-inside")),
+                (KeyMark::Dot, spans, tr("pl-plot-spans")),
+                (KeyMark::Dash, curve, tr("pl-plot-fits")),
+                (KeyMark::Upright, node_line, tr("pl-plot-node")),
+            ],
+        );
+        let plot_h = (top - ui.cursor().top() + top_h).max(80.0);
         Plot::new("tp-throughput")
-            .legend(Legend::default())
-            .height(260.0)
+            .height(plot_h)
             .x_axis_label(tr("pl-plot-x"))
-            .y_axis_label(tr("pl-plot-y"))
+            // Labels from 14 points apart (egui_plot's 20 leaves one label on a short plot),
+            // in the learner's digits.
+            .custom_y_axes(vec![AxisHints::new_y()
+                .label(tr("pl-plot-y"))
+                .label_spacing(14.0..=24.0)
+                .formatter(super::axis_numbers(lang))])
+            .label_formatter(super::hover_numbers(lang))
             .allow_scroll(false)
             .show(ui, |plot| {
-                plot.line(Line::new(tr("pl-plot-fits"), PlotPoints::from(line)));
+                plot.line(Line::new(tr("pl-plot-fits"), PlotPoints::from(line)).color(curve));
                 plot.points(
                     Points::new(tr("pl-plot-inside"), PlotPoints::from(pts(true, false)))
                         .radius(5.0)
-                        .color(egui::Color32::from_rgb(0x00, 0x9E, 0x73)),
+                        .color(inside),
                 );
                 plot.points(
                     Points::new(tr("pl-plot-spans"), PlotPoints::from(pts(true, true)))
                         .radius(5.0)
-                        .color(egui::Color32::from_rgb(0xD5, 0x5E, 0x00)),
+                        .color(spans),
                 );
-                plot.vline(VLine::new(tr("pl-plot-node"), node));
+                plot.vline(VLine::new(tr("pl-plot-node"), node).color(node_line));
             });
         let ui = &mut cols[1];
-        ui.strong(tr("pl-why"));
-        for f in &plan.findings {
-            ui.label(format!("• {}", finding_text(lang, f)));
-        }
-        ui.label(crate::i18n::t_args(
-            lang,
-            "pl-fit-count",
-            &[
-                ("fit", plan.ranked.len().to_string()),
-                ("dropped", plan.dropped.len().to_string()),
-            ],
-        ));
-        for d in plan.dropped.iter().take(3) {
-            let reason = d
-                .shortfall
-                .map_or_else(|| d.reason.clone(), |s| shortfall_text(lang, &s));
-            ui.small(format!("{}: {}", d.layout.label(), reason));
-        }
+        // The reasons scroll inside the plot's height rather than push the table off screen.
+        egui::ScrollArea::vertical()
+            .id_salt("pl-why-scroll")
+            .max_height(top_h)
+            .auto_shrink([false, true])
+            .show(ui, |ui| {
+                ui.strong(tr("pl-why"));
+                for f in &plan.findings {
+                    ui.label(format!("• {}", finding_text(lang, f)));
+                }
+                ui.label(crate::i18n::t_args(
+                    lang,
+                    "pl-fit-count",
+                    &[
+                        ("fit", plan.ranked.len().to_string()),
+                        ("dropped", plan.dropped.len().to_string()),
+                    ],
+                ));
+                for (i, d) in plan.dropped.iter().enumerate().take(3) {
+                    let shape = r.shape_errors.get(i).and_then(Option::as_ref);
+                    let reason = match (&d.shortfall, shape) {
+                        (Some(s), _) => shortfall_text(lang, s),
+                        (None, Some(e)) => layout_error_text(lang, e),
+                        (None, None) => d.reason.clone(),
+                    };
+                    ui.small(format!("{}: {}", d.layout.label(), reason));
+                }
+            });
     });
     ui.separator();
-    // Both ways: at projector sizes the ranked table is wider than the window.
-    egui::ScrollArea::both().show(ui, |ui| {
-        what_if_ui(ui, &r.what_if);
-        egui::Grid::new("ranked").striped(true).show(ui, |ui| {
-            ui.strong("#");
-            for h in [
-                "pl-col-layout",
-                "pl-col-iteration",
-                "pl-col-compute",
-                "pl-col-tp",
-                "pl-col-bubble",
-                "pl-col-dp",
-                "pl-col-tokens",
-                "pl-col-tflops",
-                "pl-col-mfu",
-                "pl-col-memory",
-            ] {
-                ui.strong(tr(h));
-            }
-            ui.end_row();
-            for (i, it) in plan.ranked.iter().take(SHOWN_LAYOUTS).enumerate() {
-                ui.label((i + 1).to_string());
-                let mut label = it.layout.label();
-                if it.tp_spans_nodes {
-                    label.push(' ');
-                    label.push_str(&tr("pl-spans-nodes"));
+    ranked_ui(ui, r);
+}
+
+/// How a series of the plot is drawn, for its key.
+#[derive(Clone, Copy)]
+enum KeyMark {
+    Dot,
+    Dash,
+    Upright,
+}
+
+/// One row of marks and names, wrapping: the plot's key.
+fn plot_key(ui: &mut egui::Ui, items: &[(KeyMark, egui::Color32, String)]) {
+    ui.horizontal_wrapped(|ui| {
+        for (mark, color, name) in items {
+            let h = ui.text_style_height(&egui::TextStyle::Small);
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(h, h), egui::Sense::hover());
+            let p = ui.painter();
+            let stroke = egui::Stroke::new(2.0, *color);
+            match mark {
+                KeyMark::Dot => {
+                    p.circle_filled(rect.center(), h * 0.35, *color);
                 }
-                ui.label(label);
-                ui.label(format!("{:.3}", it.iteration_time_s));
-                for s in [
-                    it.compute_s,
-                    it.tp_comm_s,
-                    it.pipeline_bubble_s,
-                    it.dp_comm_s,
-                ] {
-                    ui.label(format!(
-                        "{:.0}%",
-                        100.0 * s / it.iteration_time_s.max(1e-12)
-                    ));
+                KeyMark::Dash => {
+                    p.line_segment([rect.left_center(), rect.right_center()], stroke);
                 }
-                ui.label(format!("{:.0}", it.tokens_per_s));
-                ui.label(format!("{:.0}", it.tflops_per_gpu));
-                ui.label(format!("{:.0}%", 100.0 * it.mfu));
-                ui.label(human_bytes(it.memory.total_bytes));
-                ui.end_row();
+                KeyMark::Upright => {
+                    p.line_segment([rect.center_top(), rect.center_bottom()], stroke);
+                }
             }
-        });
+            ui.small(name);
+            ui.add_space(6.0);
+        }
     });
 }
 
+/// The ranked layouts (both ways scrolling: at projector sizes a row is wider than the window),
+/// then the winner's what-if table.
+fn ranked_ui(ui: &mut egui::Ui, r: &PlannerResult) {
+    let lang = super::lang(ui);
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    let compact = ui.available_width() < COMPACT_TABLE_WIDTH;
+    egui::ScrollArea::both()
+        .id_salt("pl-ranked-scroll")
+        .show(ui, |ui| {
+            // Narrow: columns closer together (the rows' stripes keep them apart).
+            let gap_x = if compact {
+                4.0
+            } else {
+                ui.spacing().item_spacing.x
+            };
+            let gap = egui::vec2(gap_x, ui.spacing().item_spacing.y);
+            egui::Grid::new("ranked")
+                .striped(true)
+                .spacing(gap)
+                .show(ui, |ui| {
+                    ui.strong("#");
+                    // Every layout has the view's ZeRO stage: said once in the header, not per row.
+                    let zero = r.plan.ranked.first().map(|it| it.layout.zero);
+                    let same_zero =
+                        zero.filter(|z| r.plan.ranked.iter().all(|it| it.layout.zero == *z));
+                    match same_zero {
+                        Some(z) => ui.strong(crate::i18n::t_args(
+                            lang,
+                            "pl-col-layout-zero",
+                            &[("zero", z.to_string())],
+                        )),
+                        None => ui.strong(tr("pl-col-layout")),
+                    };
+                    for h in [
+                        "pl-col-iteration",
+                        "pl-col-compute",
+                        "pl-col-tp",
+                        "pl-col-bubble",
+                        "pl-col-dp",
+                        "pl-col-tokens",
+                        "pl-col-tflops",
+                        "pl-col-mfu",
+                        "pl-col-memory",
+                    ] {
+                        if compact && h == "pl-col-memory" {
+                            ui.strong(tr("pl-col-memory-short"));
+                        } else if !(compact && COMPACT_LEAVES_OUT.contains(&h)) {
+                            ui.strong(tr(h));
+                        }
+                    }
+                    ui.end_row();
+                    for (i, it) in r.plan.ranked.iter().take(SHOWN_LAYOUTS).enumerate() {
+                        ui.label((i + 1).to_string());
+                        let mut label = it.layout.label();
+                        if let Some(z) = same_zero.filter(|z| *z > 0) {
+                            let suffix = format!(" ZeRO-{z}");
+                            if let Some(short) = label.strip_suffix(&suffix) {
+                                label = short.to_string();
+                            }
+                        }
+                        if it.tp_spans_nodes {
+                            label.push(' ');
+                            label.push_str(&tr("pl-spans-nodes"));
+                        }
+                        ui.label(label);
+                        ui.label(num(lang, it.iteration_time_s, 3));
+                        let share =
+                            |s: f64| format!("{:.0}%", 100.0 * s / it.iteration_time_s.max(1e-12));
+                        if !compact {
+                            ui.label(share(it.compute_s));
+                        }
+                        for s in [it.tp_comm_s, it.pipeline_bubble_s, it.dp_comm_s] {
+                            ui.label(share(s));
+                        }
+                        ui.label(num(lang, it.tokens_per_s, 0));
+                        if !compact {
+                            ui.label(format!("{:.0}", it.tflops_per_gpu));
+                        }
+                        ui.label(format!("{:.0}%", 100.0 * it.mfu));
+                        ui.label(bytes(lang, it.memory.total_bytes));
+                        ui.end_row();
+                    }
+                });
+            ui.add_space(8.0);
+            what_if_ui(ui, &r.what_if);
+        });
+}
+
+/// Columns the compact table leaves out (the others add up to them: compute is what remains of
+/// the iteration; TFLOP/s per GPU is MFU times the GPU's peak).
+const COMPACT_LEAVES_OUT: [&str; 2] = ["pl-col-compute", "pl-col-tflops"];
+
 /// Why a layout does not fit, in the learner's language (English: the engine's sentence).
-fn shortfall_text(lang: tplab_lessons::Lang, s: &planner::Shortfall) -> String {
+fn shortfall_text(lang: Lang, s: &planner::Shortfall) -> String {
+    let b = |x: u64| bytes(lang, x);
     crate::i18n::t_args(
         lang,
         "pl-shortfall",
         &[
-            ("needs", human_bytes(s.needs_bytes)),
-            ("weights", human_bytes(s.weights_bytes)),
-            ("gradients", human_bytes(s.gradients_bytes)),
-            ("optimizer", human_bytes(s.optimizer_bytes)),
-            ("activations", human_bytes(s.activations_bytes)),
-            ("usable", human_bytes(s.usable_bytes)),
+            ("needs", b(s.needs_bytes)),
+            ("weights", b(s.weights_bytes)),
+            ("gradients", b(s.gradients_bytes)),
+            ("optimizer", b(s.optimizer_bytes)),
+            ("activations", b(s.activations_bytes)),
+            ("usable", b(s.usable_bytes)),
         ],
     )
 }
 
+/// `[("tp", tp.to_string()), ...]`: Fluent arguments named as the fields they come from.
+macro_rules! args {
+    ($($field:ident),* $(,)?) => {
+        vec![$((stringify!($field), $field.to_string())),*]
+    };
+}
+
+/// A shape rule a layout breaks, in the learner's language (English: the engine's sentence,
+/// which `tplab plan` prints).
+pub fn layout_error_text(lang: Lang, e: &LayoutError) -> String {
+    // English keeps the engine's `[2, 4, 8]`; Turkish writes the list in words.
+    let valid = |v: &[usize]| {
+        vec![
+            ("valid", format!("{v:?}")),
+            ("valid_words", list_words(lang, v)),
+        ]
+    };
+    let (id, args) = match e {
+        LayoutError::Zero { field } => ("pl-le-zero", args!(field)),
+        LayoutError::HeadsNotDivisible {
+            tp,
+            heads,
+            valid: v,
+        } => ("pl-le-heads", [args!(tp, heads), valid(v)].concat()),
+        LayoutError::KvHeadsNotDivisible {
+            tp,
+            kv_heads,
+            valid: v,
+        } => ("pl-le-kv-heads", [args!(tp, kv_heads), valid(v)].concat()),
+        LayoutError::FfnNotDivisible { tp, ffn } => ("pl-le-ffn", args!(tp, ffn)),
+        LayoutError::LayersNotDivisible { pp, layers } => ("pl-le-layers", args!(pp, layers)),
+        LayoutError::BatchNotDivisible {
+            global_batch,
+            micro_batch,
+            dp,
+        } => ("pl-le-batch", args!(global_batch, micro_batch, dp)),
+        LayoutError::GpuCountMismatch {
+            tp,
+            pp,
+            dp,
+            needed,
+            gpus,
+        } => ("pl-le-gpu-count", args!(tp, pp, dp, needed, gpus)),
+        LayoutError::TpLargerThanCluster { tp, gpus } => ("pl-le-tp-cluster", args!(tp, gpus)),
+        LayoutError::BadZero { zero } => ("pl-le-zero-stage", args!(zero)),
+        LayoutError::OverLimit { field, value, max } => {
+            ("pl-le-over-limit", args!(field, value, max))
+        }
+        LayoutError::BadVirtualStages { v, pp, min_stage } => {
+            ("pl-le-virtual", args!(v, pp, min_stage))
+        }
+        LayoutError::BadContextParallel { cp, seq } => {
+            let two_cp = 2 * cp;
+            ("pl-le-cp", args!(cp, two_cp, seq))
+        }
+        LayoutError::KvHeadsNotServable {
+            tp,
+            kv_heads,
+            valid: v,
+        } => ("pl-le-kv-serve", [args!(tp, kv_heads), valid(v)].concat()),
+        // A rule added to the engine after this view: its English sentence.
+        other => return other.to_string(),
+    };
+    crate::i18n::t_args(lang, id, &args)
+}
+
+/// Why a `config.json` cannot be used, in the learner's language: the rule and the fix. English
+/// is the engine's sentence, except where that names command-line flags.
+pub fn model_error_text(lang: Lang, e: &ModelError) -> String {
+    // The importer's short English phrases ("attention heads", "a directory"), in the learner's
+    // words.
+    let phrase = |p: &str| {
+        let id = format!(
+            "pl-me-phrase-{}",
+            p.to_lowercase().replace([' ', '(', ')'], "-")
+        );
+        match crate::i18n::t(lang, &id) {
+            found if found != id => found,
+            _ => p.to_string(),
+        }
+    };
+    let (id, args) = match e {
+        ModelError::Json { message } => ("pl-me-json", args!(message)),
+        ModelError::NotAnObject => ("pl-me-not-object", vec![]),
+        ModelError::MissingKey { key, hint } => {
+            let hint = phrase(hint);
+            ("pl-me-missing", args!(key, hint))
+        }
+        ModelError::BadValue { key, expected, got } => {
+            let expected = phrase(expected);
+            ("pl-me-bad-value", args!(key, expected, got))
+        }
+        ModelError::Zero { field } => ("pl-me-zero", args!(field)),
+        ModelError::OverLimit { field, value, max } => {
+            ("pl-me-over-limit", args!(field, value, max))
+        }
+        ModelError::TooManyParams { params, limit } => ("pl-me-too-many", args!(params, limit)),
+        ModelError::HiddenNotDivisibleByHeads { hidden, heads } => {
+            ("pl-me-hidden-heads", args!(hidden, heads))
+        }
+        ModelError::HeadsNotDivisibleByKvHeads { heads, kv_heads } => {
+            ("pl-me-kv-heads", args!(heads, kv_heads))
+        }
+        ModelError::BadExpertsPerToken { per_token, experts } => {
+            ("pl-me-experts", args!(per_token, experts))
+        }
+        ModelError::File(f) => match f {
+            InputFileError::NotFound { path } => ("pl-fe-not-found", args!(path)),
+            InputFileError::NotAFile { path, kind, what } => {
+                let kind = phrase(kind);
+                ("pl-fe-not-file", args!(path, kind, what))
+            }
+            InputFileError::TooLarge {
+                path,
+                size,
+                limit,
+                what,
+            } => ("pl-fe-too-large", args!(path, size, limit, what)),
+            InputFileError::NotText { path } => ("pl-fe-not-text", args!(path)),
+            InputFileError::Io { path, message } => ("pl-fe-io", args!(path, message)),
+            other => return other.to_string(),
+        },
+        other => return other.to_string(),
+    };
+    crate::i18n::t_args(lang, id, &args)
+}
+
 /// The planner's finding in the learner's language (English: the same words as the engine's
 /// sentence, which `tplab plan` prints).
-fn finding_text(lang: tplab_lessons::Lang, f: &planner::Finding) -> String {
+fn finding_text(lang: Lang, f: &planner::Finding) -> String {
     use planner::{Finding, Reason};
-    let s3 = |x: f64| format!("{x:.3}");
+    let s3 = |x: f64| num_text(lang, &format!("{x:.3}"));
+    let hb = |x: u64| bytes(lang, x);
     let t = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
     match f {
         Finding::NoFit {
@@ -448,9 +944,9 @@ fn finding_text(lang: tplab_lessons::Lang, f: &planner::Finding) -> String {
         } => t(
             "pl-f-nofit",
             &[
-                ("usable", human_bytes(*usable_bytes)),
+                ("usable", hb(*usable_bytes)),
                 ("closest", closest.clone()),
-                ("needs", human_bytes(*needs_bytes)),
+                ("needs", hb(*needs_bytes)),
             ],
         ),
         Finding::NoShape => t("pl-f-noshape", &[]),
@@ -533,8 +1029,8 @@ fn finding_text(lang: tplab_lessons::Lang, f: &planner::Finding) -> String {
                 } => {
                     let mut a = two(*winner_s, *other_s);
                     a.extend([
-                        ("wb", human_bytes(*winner_grad_bytes)),
-                        ("ob", human_bytes(*other_grad_bytes)),
+                        ("wb", hb(*winner_grad_bytes)),
+                        ("ob", hb(*other_grad_bytes)),
                         ("wdp", winner_dp.to_string()),
                         ("odp", other_dp.to_string()),
                     ]);
@@ -589,7 +1085,7 @@ fn finding_text(lang: tplab_lessons::Lang, f: &planner::Finding) -> String {
                 &[
                     ("winner", winner.clone()),
                     ("other", other.clone()),
-                    ("percent", format!("{percent:.1}")),
+                    ("percent", num_text(lang, &format!("{percent:.1}"))),
                     ("reason", reason),
                 ],
             )
@@ -711,10 +1207,215 @@ mod tests {
             activations_bytes: 20 << 30,
             usable_bytes: 67 << 30,
         };
-        assert_eq!(shortfall_text(tplab_lessons::Lang::En, &s), s.to_string());
-        let tr = shortfall_text(tplab_lessons::Lang::Tr, &s);
-        assert!(tr.starts_with("GPU başına 90.0 GiB"), "{tr}");
-        assert!(tr.contains("67.0 GiB"), "{tr}");
+        assert_eq!(shortfall_text(Lang::En, &s), s.to_string());
+        let tr = shortfall_text(Lang::Tr, &s);
+        // Turkish writes the decimal comma (this assertion read "90.0 GiB" before the view's
+        // numbers went through `num_text`).
+        assert!(tr.starts_with("GPU başına 90,0 GiB"), "{tr}");
+        assert!(tr.contains("67,0 GiB"), "{tr}");
+    }
+
+    /// `text` of `x` in English is `x`'s Display (the CLI's words); in Turkish it differs and is
+    /// no bare Fluent id. Returns the Turkish.
+    fn both_languages<T: std::fmt::Display>(text: fn(Lang, &T) -> String, x: &T) -> String {
+        assert_eq!(text(Lang::En, x), x.to_string());
+        let tr = text(Lang::Tr, x);
+        assert_ne!(tr, x.to_string());
+        assert!(!tr.contains("pl-"), "{tr}");
+        tr
+    }
+
+    /// One shape error of every kind, with distinct numbers so a swapped argument shows.
+    fn every_layout_error() -> Vec<LayoutError> {
+        vec![
+            LayoutError::Zero { field: "pp" },
+            LayoutError::HeadsNotDivisible {
+                tp: 3,
+                heads: 32,
+                valid: vec![1, 2, 4, 8],
+            },
+            LayoutError::KvHeadsNotDivisible {
+                tp: 16,
+                kv_heads: 8,
+                valid: vec![1, 2, 4, 8],
+            },
+            LayoutError::FfnNotDivisible { tp: 7, ffn: 14336 },
+            LayoutError::LayersNotDivisible { pp: 5, layers: 96 },
+            LayoutError::BatchNotDivisible {
+                global_batch: 512,
+                micro_batch: 3,
+                dp: 7,
+            },
+            LayoutError::GpuCountMismatch {
+                tp: 8,
+                pp: 4,
+                dp: 3,
+                needed: 96,
+                gpus: 64,
+            },
+            LayoutError::TpLargerThanCluster { tp: 16, gpus: 8 },
+            LayoutError::BadZero { zero: 5 },
+            LayoutError::OverLimit {
+                field: "micro_batch",
+                value: 70000,
+                max: 65536,
+            },
+            LayoutError::BadVirtualStages {
+                v: 4,
+                pp: 32,
+                min_stage: 3,
+            },
+            LayoutError::BadContextParallel { cp: 3, seq: 2047 },
+            LayoutError::KvHeadsNotServable {
+                tp: 3,
+                kv_heads: 8,
+                valid: vec![1, 2, 4, 8, 16],
+            },
+        ]
+    }
+
+    /// Numbers in a sentence, in order: what both languages must name.
+    fn numbers(s: &str) -> Vec<String> {
+        let mut v: Vec<String> = s
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// A dropped layout's shape rule: English is the engine's sentence word for word (what
+    /// `tplab plan` prints), for every variant; Turkish differs from it and names the same
+    /// numbers.
+    #[test]
+    fn layout_errors_read_the_same_in_the_app_and_the_cli_and_exist_in_turkish() {
+        for e in every_layout_error() {
+            let tr = both_languages(layout_error_text, &e);
+            // The engine's lists ("[1, 2, 4]") are words in Turkish ("1, 2 veya 4").
+            assert!(!tr.contains('['), "{tr}");
+            assert_eq!(numbers(&tr), numbers(&e.to_string()), "{tr} vs {e}");
+        }
+    }
+
+    /// The view shows the shape rule of a dropped layout from the engine's own error: a plan
+    /// where batch rules drop layouts carries them as data, each matching its sentence.
+    #[test]
+    fn dropped_layouts_carry_their_shape_rule() {
+        let inputs = PlannerInputs {
+            model: ModelPreset::Llama3_8b,
+            global_batch: 96,
+            ..Default::default()
+        };
+        for todays_stack in [false, true] {
+            let r = run_planner(&PlannerInputs {
+                todays_stack,
+                ..inputs.clone()
+            })
+            .unwrap();
+            assert_eq!(r.shape_errors.len(), r.plan.dropped.len());
+            let shapes: Vec<_> = r
+                .plan
+                .dropped
+                .iter()
+                .zip(&r.shape_errors)
+                .filter(|(d, _)| d.shortfall.is_none())
+                .collect();
+            assert!(!shapes.is_empty(), "batch 96 on 64 GPUs drops some layouts");
+            for (d, e) in shapes {
+                let e = e
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("no error for {}", d.reason));
+                assert!(matches!(e, LayoutError::BatchNotDivisible { .. }), "{e}");
+                assert_eq!(layout_error_text(Lang::En, e), d.reason);
+                assert!(layout_error_text(Lang::Tr, e).contains("global yığın 96"));
+            }
+        }
+    }
+
+    /// Every way a config.json can be refused: English is the engine's sentence (except the
+    /// missing key's fix, which names the app's way out instead of command-line flags); Turkish
+    /// differs and names the same numbers and keys.
+    #[test]
+    fn config_errors_exist_in_both_languages() {
+        let file = |e: InputFileError| ModelError::File(e);
+        let errors = vec![
+            ModelError::Json {
+                message: "expected value at line 1 column 2".into(),
+            },
+            ModelError::NotAnObject,
+            ModelError::BadValue {
+                key: "hidden_size".into(),
+                expected: "a non-negative integer",
+                got: "-1".into(),
+            },
+            ModelError::BadValue {
+                key: "head_dim".into(),
+                expected: "a positive integer",
+                got: "0".into(),
+            },
+            ModelError::Zero { field: "layers" },
+            ModelError::OverLimit {
+                field: "hidden",
+                value: 2_000_000,
+                max: 1 << 20,
+            },
+            ModelError::TooManyParams {
+                params: "2.0e15".into(),
+                limit: 1_000_000_000_000_000,
+            },
+            ModelError::HiddenNotDivisibleByHeads {
+                hidden: 4097,
+                heads: 32,
+            },
+            ModelError::HeadsNotDivisibleByKvHeads {
+                heads: 32,
+                kv_heads: 5,
+            },
+            ModelError::BadExpertsPerToken {
+                per_token: 9,
+                experts: 8,
+            },
+            file(InputFileError::NotFound {
+                path: "/tmp/x.json".into(),
+            }),
+            file(InputFileError::NotAFile {
+                path: "/tmp".into(),
+                kind: "a directory",
+                what: "config.json",
+            }),
+            file(InputFileError::TooLarge {
+                path: "big.json".into(),
+                size: 2_000_000,
+                limit: 1 << 20,
+                what: "config.json",
+            }),
+            file(InputFileError::NotText {
+                path: "w.bin".into(),
+            }),
+            file(InputFileError::Io {
+                path: "c.json".into(),
+                message: "permission denied".into(),
+            }),
+        ];
+        for e in &errors {
+            let tr = both_languages(model_error_text, e);
+            assert_eq!(numbers(&tr), numbers(&e.to_string()), "{tr} vs {e}");
+        }
+        let missing = ModelError::MissingKey {
+            key: "num_hidden_layers".into(),
+            hint: "number of transformer blocks",
+        };
+        let en = model_error_text(Lang::En, &missing);
+        assert!(
+            en.starts_with(
+                "config.json has no 'num_hidden_layers' key (number of transformer blocks); add it"
+            ),
+            "{en}"
+        );
+        assert!(!en.contains("--layers"), "{en}");
+        let tr = model_error_text(Lang::Tr, &missing);
+        assert!(tr.contains("'num_hidden_layers'") && tr.contains("transformer bloğu sayısı"));
     }
 
     /// The view's English is the engine's sentence word for word (what `tplab plan` prints), for
@@ -722,12 +1423,10 @@ mod tests {
     #[test]
     fn findings_read_the_same_in_the_app_and_the_cli_and_exist_in_turkish() {
         for f in every_finding() {
-            assert_eq!(finding_text(tplab_lessons::Lang::En, &f), f.to_string());
-            let tr = finding_text(tplab_lessons::Lang::Tr, &f);
-            assert_ne!(tr, f.to_string());
-            assert!(!tr.contains("pl-"), "{tr}");
+            let tr = both_languages(finding_text, &f);
             if let Finding::Beats { .. } = f {
-                for n in ["12.3", "TP=4 PP=2 DP=1", "TP=8 PP=1 DP=1"] {
+                // "12,3": Turkish writes the decimal comma (this read "12.3" before `num_text`).
+                for n in ["12,3", "TP=4 PP=2 DP=1", "TP=8 PP=1 DP=1"] {
                     assert!(tr.contains(n), "{tr} lacks {n}");
                 }
             }

@@ -271,27 +271,31 @@ pub fn linear_bias<T: Element>(
 // ---------------------------------------------------------------------------------------------
 // Element-wise and row-wise kernels.
 
-/// Columns per task of [`col_sum`].
-const COL_CHUNK: usize = 128;
-
-/// Column sums, as a `[1, n]` matrix (a bias gradient): rows added in order, on the thread pool
-/// by blocks of `COL_CHUNK` columns (each column's sum is the same running sum whatever the
-/// threads).
+/// Column sums, as a `[1, n]` matrix (a bias gradient): each block of `ROW_CHUNK` rows summed
+/// in row order on the thread pool, the blocks' sums added in block order (what
+/// [`layer_norm_backward_residual_in_place`] computes of its output, bit for bit).
 pub fn col_sum<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
     let x = x.as_standard_layout();
     let n = x.ncols();
     let mut out = Array2::<T>::zeros((1, n));
-    if let (Some(xs), Some(o)) = (x.as_slice(), out.as_slice_mut()) {
-        o.par_chunks_mut(COL_CHUNK).enumerate().for_each(|(c, oc)| {
-            let c0 = c * COL_CHUNK;
-            for row in xs.chunks_exact(n.max(1)) {
-                for (a, &v) in oc.iter_mut().zip(&row[c0..]) {
-                    *a += v;
-                }
-            }
-        });
+    if let (Some(xs), Some(o), true) = (x.as_slice(), out.as_slice_mut(), n > 0) {
+        let partials: Vec<Vec<T>> = xs
+            .par_chunks(n * ROW_CHUNK)
+            .map(|block| {
+                let mut p = vec![T::zero(); n];
+                block.chunks_exact(n).for_each(|row| add_row(&mut p, row));
+                p
+            })
+            .collect();
+        partials.iter().for_each(|p| add_row(o, p));
     }
     out
+}
+
+/// `acc ← acc + row`, element by element (nothing when `acc` is empty).
+#[inline(always)]
+fn add_row<T: Element>(acc: &mut [T], row: &[T]) {
+    acc.iter_mut().zip(row).for_each(|(a, &v)| *a += v);
 }
 
 /// `z ← (x + z) + bias` in place: the residual and the row-parallel bias after `g`, one pass.
@@ -315,9 +319,7 @@ pub fn residual_bias_in_place<T: Element>(
         .zip(xs.par_chunks(n * ROW_CHUNK))
         .for_each(|(zc, xc)| {
             for (zr, xr) in zc.chunks_exact_mut(n).zip(xc.chunks_exact(n)) {
-                for ((o, &xv), &bv) in zr.iter_mut().zip(xr).zip(b) {
-                    *o = (xv + *o) + bv;
-                }
+                residual_row(zr, xr, b);
             }
         });
 }
@@ -344,12 +346,115 @@ pub fn layer_norm<T: Element>(
     if !is_f32_or_f64::<T>() {
         return crate::ops::layer_norm(x, gamma, beta);
     }
-    let (t, h) = x.dim();
     let x = x.as_standard_layout();
+    let (t, h) = x.dim();
+    layer_norm_of(LnSrc::Rows(x.as_slice().unwrap_or(&[])), t, h, gamma, beta)
+}
+
+/// [`residual_bias_in_place`] and then [`layer_norm`] of its result, row block by row block
+/// while the block is in cache: the same arithmetic, so the same values bit for bit, as the two
+/// kernels one after the other (one read of `z` instead of two).
+pub fn residual_bias_layer_norm<T: Element>(
+    z: &mut Array2<T>,
+    x: ArrayView2<'_, T>,
+    bias: ArrayView2<'_, T>,
+    gamma: ArrayView2<'_, T>,
+    beta: ArrayView2<'_, T>,
+) -> (Array2<T>, LnCache<T>) {
+    let (t, h) = z.dim();
+    let (x, bias_row) = (x.as_standard_layout(), standard(bias));
+    if !is_f32_or_f64::<T>() || x.dim() != (t, h) || bias_row.len() != h || !z.is_standard_layout()
+    {
+        residual_bias_in_place(z, x.view(), bias_row.view());
+        return layer_norm(z.view(), gamma, beta);
+    }
+    let src = LnSrc::Residual {
+        z: elems_mut(z),
+        x: x.as_slice().unwrap_or(&[]),
+        bias: elems(&bias_row),
+    };
+    layer_norm_of(src, t, h, gamma, beta)
+}
+
+/// The rows a LayerNorm reads: `Rows(x)` as they are, or `Residual` computes each row of
+/// `z ← (x + z) + bias` in place first ([`residual_row`]) and normalises that.
+enum LnSrc<'a, F> {
+    Rows(&'a [F]),
+    Residual {
+        z: &'a mut [F],
+        x: &'a [F],
+        bias: &'a [F],
+    },
+}
+
+impl<'a, T: 'static> LnSrc<'a, T> {
+    /// The same rows as `U` when `T` is `U`.
+    fn cast<U: 'static>(self) -> Option<LnSrc<'a, U>> {
+        Some(match self {
+            LnSrc::Rows(x) => LnSrc::Rows(cast(x)?),
+            LnSrc::Residual { z, x, bias } => LnSrc::Residual {
+                z: cast_mut(z)?,
+                x: cast(x)?,
+                bias: cast(bias)?,
+            },
+        })
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            LnSrc::Rows(x) => x.len(),
+            LnSrc::Residual { z, x, .. } => z.len().min(x.len()),
+        }
+    }
+
+    /// Cut into blocks of `c` elements (whole rows).
+    fn blocks(self, c: usize) -> Vec<LnSrc<'a, T>> {
+        match self {
+            LnSrc::Rows(x) => x.chunks(c).map(LnSrc::Rows).collect(),
+            LnSrc::Residual { z, x, bias } => z
+                .chunks_mut(c)
+                .zip(x.chunks(c))
+                .map(|(z, x)| LnSrc::Residual { z, x, bias })
+                .collect(),
+        }
+    }
+}
+
+impl<F: Fast> LnSrc<'_, F> {
+    /// Calls `f` on each row of `h` elements, in order (after its residual, if any).
+    fn for_each_row(self, h: usize, mut f: impl FnMut(&[F])) {
+        match self {
+            LnSrc::Rows(x) => x.chunks_exact(h).for_each(f),
+            LnSrc::Residual { z, x, bias } => {
+                for (zr, xr) in z.chunks_exact_mut(h).zip(x.chunks_exact(h)) {
+                    residual_row(zr, xr, bias);
+                    f(zr);
+                }
+            }
+        }
+    }
+}
+
+/// `z ← (x + z) + bias` on one row.
+#[inline(always)]
+fn residual_row<T: Element>(z: &mut [T], x: &[T], bias: &[T]) {
+    for ((o, &xv), &bv) in z.iter_mut().zip(x).zip(bias) {
+        *o = (xv + *o) + bv;
+    }
+}
+
+/// LayerNorm of `t` rows of `h` read from `src` (`T` is f32 or f64, checked by the callers).
+fn layer_norm_of<T: Element>(
+    src: LnSrc<'_, T>,
+    t: usize,
+    h: usize,
+    gamma: ArrayView2<'_, T>,
+    beta: ArrayView2<'_, T>,
+) -> (Array2<T>, LnCache<T>) {
     let (gamma, beta) = (standard(gamma), standard(beta));
-    let (xs, g, b) = (x.as_slice().unwrap_or(&[]), elems(&gamma), elems(&beta));
+    let (g, b) = (elems(&gamma), elems(&beta));
     let mut rstd = Array1::<T>::zeros(t);
-    if h == 0 || g.len() != h || b.len() != h || xs.len() != t * h {
+    if h == 0 || g.len() != h || b.len() != h || src.len() != t * h {
         // Shapes from a validated plan always match; this keeps the kernel total.
         return (
             Array2::zeros((t, h)),
@@ -362,35 +467,35 @@ pub fn layer_norm<T: Element>(
     let (mut y, mut xhat) = (uninit::<T>(t, h), uninit::<T>(t, h));
     let rs = rstd.as_slice_mut().unwrap_or(&mut []);
     if TypeId::of::<T>() == TypeId::of::<f32>() {
-        if let (Some(xs), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
-            cast::<T, f32>(xs),
+        if let (Some(src), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
+            src.cast::<f32>(),
             cast::<T, f32>(g),
             cast::<T, f32>(b),
             uninit_elems::<T, f32>(&mut y),
             uninit_elems::<T, f32>(&mut xhat),
             cast_mut::<T, f32>(rs),
         ) {
-            layer_norm_rows(xs, g, b, ys, xh, rs, h);
+            layer_norm_rows(src, g, b, ys, xh, rs, h);
         }
-    } else if let (Some(xs), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
-        cast::<T, f64>(xs),
+    } else if let (Some(src), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
+        src.cast::<f64>(),
         cast::<T, f64>(g),
         cast::<T, f64>(b),
         uninit_elems::<T, f64>(&mut y),
         uninit_elems::<T, f64>(&mut xhat),
         cast_mut::<T, f64>(rs),
     ) {
-        layer_norm_rows(xs, g, b, ys, xh, rs, h);
+        layer_norm_rows(src, g, b, ys, xh, rs, h);
     }
     // SAFETY: the shapes were checked above, so `layer_norm_rows` wrote every element of `y` and
-    // `xhat` (each row chunk of `x` has its chunk of both, and every element of a row is
-    // written); `T` is f32 or f64 (the only `Element`s), so one of the two branches ran.
+    // `xhat` (each block of rows of the source has its block of both, and every element of a
+    // row is written); `T` is f32 or f64 (the callers check it), so one of the two branches ran.
     let (y, xhat) = unsafe { (y.assume_init(), xhat.assume_init()) };
     (y, LnCache { xhat, rstd })
 }
 
 fn layer_norm_rows<F: Fast>(
-    x: &[F],
+    src: LnSrc<'_, F>,
     g: &[F],
     b: &[F],
     y: &mut [std::mem::MaybeUninit<F>],
@@ -401,17 +506,20 @@ fn layer_norm_rows<F: Fast>(
     let hn = F::from_f64(h as f64);
     let eps = F::from_f64(LN_EPS);
     let c = h * ROW_CHUNK;
-    x.par_chunks(c)
+    src.blocks(c)
+        .into_par_iter()
         .zip(y.par_chunks_mut(c))
         .zip(xhat.par_chunks_mut(c))
         .zip(rstd.par_chunks_mut(ROW_CHUNK))
-        .for_each(|(((xc, yc), hc), rc)| {
-            for (((row, yr), hr), r) in xc
-                .chunks_exact(h)
-                .zip(yc.chunks_exact_mut(h))
+        .for_each(|(((sc, yc), hc), rc)| {
+            let mut outs = yc
+                .chunks_exact_mut(h)
                 .zip(hc.chunks_exact_mut(h))
-                .zip(rc.iter_mut())
-            {
+                .zip(rc.iter_mut());
+            sc.for_each_row(h, |row| {
+                let Some(((yr, hr), r)) = outs.next() else {
+                    return;
+                };
                 let mean = sum(row) / hn;
                 let var = sq_dev(row, mean) / hn;
                 let rs = F::one() / (var + eps).sqrt();
@@ -421,30 +529,45 @@ fn layer_norm_rows<F: Fast>(
                     xh.write(n);
                     o.write(n * gv + bv);
                 }
-            }
+            });
         });
 }
 
 /// LayerNorm backward plus the residual, in place: `dy` becomes `residual + dx` with
-/// `dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂))`, `dx̂ = dy · γ`; returns `(dγ, dβ)`.
+/// `dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ · x̂))`, `dx̂ = dy · γ`; returns `(dγ, dβ)` and,
+/// when `with_col_sum`, the column sums of the result (the next op's bias gradient), equal bit
+/// for bit to [`col_sum`] of it (the same row blocks, added in the same order) without reading
+/// it again.
 pub fn layer_norm_backward_residual_in_place<T: Element>(
     dy: &mut Array2<T>,
     cache: &LnCache<T>,
     gamma: ArrayView2<'_, T>,
     residual: ArrayView2<'_, T>,
-) -> (Array2<T>, Array2<T>) {
+    with_col_sum: bool,
+) -> (Array2<T>, Array2<T>, Option<Array2<T>>) {
     let h = dy.ncols();
     let residual = residual.as_standard_layout();
     let gamma = standard(gamma);
     let mut dgamma = Array2::<T>::zeros((1, h));
     let mut dbeta = Array2::<T>::zeros((1, h));
+    let mut dsum = Array2::<T>::zeros((1, if with_col_sum { h } else { 0 }));
     let res = residual.as_slice().unwrap_or(&[]);
     let (g, xh) = (elems(&gamma), elems(&cache.xhat));
     if let Some(rs) = cache.rstd.as_slice() {
-        let (dys, dg, db) = (elems_mut(dy), elems_mut(&mut dgamma), elems_mut(&mut dbeta));
-        dispatch!(layer_norm_backward_rows, [xh, rs, g, res], [dys, dg, db], h);
+        let (dys, dg, db, ds) = (
+            elems_mut(dy),
+            elems_mut(&mut dgamma),
+            elems_mut(&mut dbeta),
+            elems_mut(&mut dsum),
+        );
+        dispatch!(
+            layer_norm_backward_rows,
+            [xh, rs, g, res],
+            [dys, dg, db, ds],
+            h
+        );
     }
-    (dgamma, dbeta)
+    (dgamma, dbeta, with_col_sum.then_some(dsum))
 }
 
 /// [`layer_norm_backward_residual_in_place`] on a copy: `(residual + dx, dγ, dβ)`.
@@ -455,7 +578,7 @@ pub fn layer_norm_backward_residual<T: Element>(
     residual: ArrayView2<'_, T>,
 ) -> (Array2<T>, Array2<T>, Array2<T>) {
     let mut dx = standard(dy);
-    let (dg, db) = layer_norm_backward_residual_in_place(&mut dx, cache, gamma, residual);
+    let (dg, db, _) = layer_norm_backward_residual_in_place(&mut dx, cache, gamma, residual, false);
     (dx, dg, db)
 }
 
@@ -468,6 +591,7 @@ fn layer_norm_backward_rows<F: Fast>(
     dy: &mut [F],
     dgamma: &mut [F],
     dbeta: &mut [F],
+    dsum: &mut [F],
     h: usize,
 ) {
     if h == 0 || g.len() != h || res.len() != dy.len() || xhat.len() != dy.len() {
@@ -475,14 +599,17 @@ fn layer_norm_backward_rows<F: Fast>(
     }
     let hn = F::from_f64(h as f64);
     let c = h * ROW_CHUNK;
-    // Each chunk of rows sums its own dγ, dβ; the chunks' sums are added in chunk order.
-    let partials: Vec<(Vec<F>, Vec<F>)> = dy
+    let with_sum = dsum.len() == h;
+    // Each chunk of rows sums its own dγ, dβ (and the output's column sums); the chunks' sums are
+    // added in chunk order.
+    let partials: Vec<(Vec<F>, Vec<F>, Vec<F>)> = dy
         .par_chunks_mut(c)
         .zip(xhat.par_chunks(c))
         .zip(rstd.par_chunks(ROW_CHUNK))
         .zip(res.par_chunks(c))
         .map(|(((dyc, xc), rc), resc)| {
             let (mut dg, mut db) = (vec![F::zero(); h], vec![F::zero(); h]);
+            let mut ds = vec![F::zero(); if with_sum { h } else { 0 }];
             let mut gx = vec![F::zero(); h];
             for (((dyr, xr), &r), resr) in dyc
                 .chunks_exact_mut(h)
@@ -506,13 +633,15 @@ fn layer_norm_backward_rows<F: Fast>(
                 for (((o, &gv), &xv), &rv) in dyr.iter_mut().zip(&gx).zip(xr).zip(resr) {
                     *o = rv + r * (gv - m1 - xv * m2);
                 }
+                add_row(&mut ds, dyr);
             }
-            (dg, db)
+            (dg, db, ds)
         })
         .collect();
-    for (pg, pb) in partials {
-        dgamma.iter_mut().zip(&pg).for_each(|(a, &v)| *a += v);
-        dbeta.iter_mut().zip(&pb).for_each(|(a, &v)| *a += v);
+    for (pg, pb, ps) in partials {
+        add_row(dgamma, &pg);
+        add_row(dbeta, &pb);
+        add_row(dsum, &ps);
     }
 }
 
@@ -852,6 +981,42 @@ mod tests {
             m.max((Element::to_f64(*x) - Element::to_f64(*y)).abs())
         });
         err / scale.max(f64::MIN_POSITIVE)
+    }
+
+    /// The fused passes give what the kernels they fuse give one after the other, bit for bit
+    /// (the walk fuses them only when nothing rounds in between): the residual and bias then
+    /// LayerNorm, and the LayerNorm backward's column sums of its output against `col_sum`. Odd
+    /// sizes (a last block of 5 rows) and f32, whose sums round at every step.
+    #[test]
+    fn fused_passes_equal_their_parts_bit_for_bit() {
+        fn check<T: Element>() {
+            let (t, h) = (3 * ROW_CHUNK + 5, 40);
+            let (x, z) = (rand_mat::<T>(t, h, 21, 3.0), rand_mat::<T>(t, h, 22, 3.0));
+            let (bias, g, b) = (
+                rand_mat::<T>(1, h, 23, 1.0),
+                rand_mat::<T>(1, h, 24, 1.0),
+                rand_mat::<T>(1, h, 25, 1.0),
+            );
+            let mut parts = z.clone();
+            residual_bias_in_place(&mut parts, x.view(), bias.view());
+            let (y0, c0) = layer_norm(parts.view(), g.view(), b.view());
+            let mut fused = z.clone();
+            let (y, c) =
+                residual_bias_layer_norm(&mut fused, x.view(), bias.view(), g.view(), b.view());
+            assert_eq!((&fused, &y, &c), (&parts, &y0, &c0));
+
+            let dy = rand_mat::<T>(t, h, 26, 1.0);
+            let mut dx = dy.clone();
+            let (dg, db, ds) =
+                layer_norm_backward_residual_in_place(&mut dx, &c, g.view(), z.view(), true);
+            let mut dx0 = dy.clone();
+            let (dg0, db0, none) =
+                layer_norm_backward_residual_in_place(&mut dx0, &c, g.view(), z.view(), false);
+            assert_eq!((&dx, &dg, &db, none), (&dx0, &dg0, &db0, None));
+            assert_eq!(ds, Some(col_sum(dx.view())));
+        }
+        check::<f32>();
+        check::<f64>();
     }
 
     #[test]

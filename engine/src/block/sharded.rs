@@ -36,12 +36,22 @@ pub trait Rounding<T>: Sync {
     fn all_reduce(&self, _op: Op, _partials: &[Array2<T>]) -> Option<Array2<T>> {
         None
     }
+    /// Whether [`Rounding::round`] may change an output. Only a hook that never does lets the
+    /// executor fuse a bias-and-residual pass with the LayerNorm after it (which then reads the
+    /// sum before any hook could see it).
+    fn rounds(&self) -> bool {
+        true
+    }
 }
 
 /// No rounding: the executor as it is.
 pub struct Exact;
 
-impl<T> Rounding<T> for Exact {}
+impl<T> Rounding<T> for Exact {
+    fn rounds(&self) -> bool {
+        false
+    }
+}
 
 /// One event the executor issued (compared against the trace's order in tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -583,6 +593,11 @@ struct Live<'a, T> {
     dqkv: Option<Vec<Array2<T>>>,
     /// `H2` or `H1` gathered again for a column-parallel weight gradient (sequence parallelism).
     regathered: Option<Vec<Array2<T>>>,
+    /// Fused with the op before (see the walk): the next LayerNorm's outputs, computed by the
+    /// bias-and-residual pass that wrote its input, or the next bias gradient, computed by the
+    /// LayerNorm backward that wrote the gradient it sums.
+    ln_out: Option<Vec<(Array2<T>, LnCache<T>)>>,
+    bias_grads: Option<Vec<Array2<T>>>,
 }
 
 impl<T> Default for Live<'_, T> {
@@ -600,6 +615,8 @@ impl<T> Default for Live<'_, T> {
             dctx: None,
             dqkv: None,
             regathered: None,
+            ln_out: None,
+            bias_grads: None,
         }
     }
 }
@@ -720,7 +737,9 @@ fn walk<'a, T: Element>(
         .collect();
     let mut saved_elements_per_rank = vec![0; tp];
     let mut in_backward = false;
-    for step in steps(program) {
+    let steps = steps(program);
+    for (i, step) in steps.iter().enumerate() {
+        let next = steps.get(i + 1).map(|n| (n.op, n.layer));
         if step.pass == Pass::Backward && !options.backward {
             break;
         }
@@ -749,16 +768,22 @@ fn walk<'a, T: Element>(
                 } else {
                     views(peek(&live.x1, op, tensors::X1)?)
                 };
-                let out = ex.op_par(op, |r| {
-                    let (w, bias) = if op == Op::Ln1 {
-                        (&p(r).ln1_w, &p(r).ln1_b)
-                    } else {
-                        (&p(r).ln2_w, &p(r).ln2_b)
-                    };
-                    let (mut y, c) = kernels::layer_norm(src[r], w.view(), bias.view());
-                    hook.round(op, &mut y);
-                    (y, c)
-                });
+                let out = if let Some(out) = live.ln_out.take() {
+                    // Computed by the bias-and-residual pass that wrote `src`, the step before.
+                    ex.record_op(op);
+                    out
+                } else {
+                    ex.op_par(op, |r| {
+                        let (w, bias) = if op == Op::Ln1 {
+                            (&p(r).ln1_w, &p(r).ln1_b)
+                        } else {
+                            (&p(r).ln2_w, &p(r).ln2_b)
+                        };
+                        let (mut y, c) = kernels::layer_norm(src[r], w.view(), bias.view());
+                        hook.round(op, &mut y);
+                        (y, c)
+                    })
+                };
                 for (k, (y, c)) in kept.iter_mut().zip(out) {
                     if op == Op::Ln1 {
                         (k.ln1, k.ln1_cache) = (Some(y), Some(c));
@@ -851,16 +876,50 @@ fn walk<'a, T: Element>(
                 } else {
                     views(peek(&live.x1, op, tensors::X1)?)
                 };
+                // The LayerNorm that reads this output, if it is the next step: LayerNorm 2, or
+                // the next block's LayerNorm 1. Without a rounding hook it runs in the same pass,
+                // each block of rows normalised while it is in cache (the same values).
+                let ln_layer = if op == Op::AttnBiasResidual {
+                    layer
+                } else {
+                    layer + 1
+                };
+                let ln_op = if op == Op::AttnBiasResidual {
+                    Op::Ln2
+                } else {
+                    Op::Ln1
+                };
+                let fuse = next == Some((ln_op, ln_layer))
+                    && !hook.rounds()
+                    && shards.iter().all(|s| s.len() > ln_layer);
                 let out = ex.op_each(op, part, |r, mut y| {
                     let bias = if op == Op::AttnBiasResidual {
                         &p(r).out_b
                     } else {
                         &p(r).fc2_b
                     };
+                    if fuse {
+                        let q = &shards[r][ln_layer];
+                        let (w, b) = if ln_op == Op::Ln2 {
+                            (&q.ln2_w, &q.ln2_b)
+                        } else {
+                            (&q.ln1_w, &q.ln1_b)
+                        };
+                        let ln = kernels::residual_bias_layer_norm(
+                            &mut y,
+                            res[r],
+                            bias.view(),
+                            w.view(),
+                            b.view(),
+                        );
+                        return (y, Some(ln));
+                    }
                     kernels::residual_bias_in_place(&mut y, res[r], bias.view());
                     hook.round(op, &mut y);
-                    y
+                    (y, None)
                 });
+                let (out, ln): (Vec<_>, Vec<_>) = out.into_iter().unzip();
+                live.ln_out = fuse.then(|| ln.into_iter().flatten().collect());
                 if op == Op::AttnBiasResidual {
                     live.x1 = Some(out);
                 } else {
@@ -875,7 +934,13 @@ fn walk<'a, T: Element>(
                 } else {
                     views(peek(&live.dx1, op, tensors::DX1)?)
                 };
-                let db = ex.op_par(op, |r| kernels::col_sum(d[r]));
+                let db = if let Some(db) = live.bias_grads.take() {
+                    // Computed by the LayerNorm backward that wrote `d`, the step before.
+                    ex.record_op(op);
+                    db
+                } else {
+                    ex.op_par(op, |r| kernels::col_sum(d[r]))
+                };
                 for (g, db) in grads.iter_mut().zip(db) {
                     if op == Op::MlpBiasResidualBwd {
                         g[layer].fc2_b = db;
@@ -1017,22 +1082,32 @@ fn walk<'a, T: Element>(
                 } else {
                     saved(kept, op, tensors::H1, |k| k.ln1_cache.as_ref())?
                 };
+                // The bias gradient that sums this output, if it is the next step (the output
+                // bias's, or the previous block's fc2 bias's), comes out of the same pass.
+                let sums = if op == Op::Ln2Bwd {
+                    next == Some((Op::AttnBiasResidualBwd, layer))
+                } else {
+                    layer > 0 && next == Some((Op::MlpBiasResidualBwd, layer - 1))
+                };
                 let out = ex.op_each(op, dh, |r, mut dh| {
                     let w = if op == Op::Ln2Bwd {
                         &p(r).ln2_w
                     } else {
                         &p(r).ln1_w
                     };
-                    let (dg, db) = kernels::layer_norm_backward_residual_in_place(
+                    let (dg, db, ds) = kernels::layer_norm_backward_residual_in_place(
                         &mut dh,
                         cache[r],
                         w.view(),
                         res[r],
+                        sums,
                     );
-                    (dh, dg, db)
+                    (dh, dg, db, ds)
                 });
                 let mut dxs = Vec::with_capacity(tp);
-                for (g, (dx, dg, db)) in grads.iter_mut().zip(out) {
+                let mut bias_grads = Vec::with_capacity(tp);
+                for (g, (dx, dg, db, ds)) in grads.iter_mut().zip(out) {
+                    bias_grads.extend(ds);
                     if op == Op::Ln2Bwd {
                         (g[layer].ln2_w, g[layer].ln2_b) = (dg, db);
                     } else {
@@ -1040,6 +1115,7 @@ fn walk<'a, T: Element>(
                     }
                     dxs.push(dx);
                 }
+                live.bias_grads = sums.then_some(bias_grads);
                 if op == Op::Ln2Bwd {
                     live.dx1 = Some(dxs);
                     live.dy = None;
@@ -1182,6 +1258,38 @@ mod tests {
         assert_eq!(fwd.outputs, full.outputs);
         assert_eq!(fwd.saved_elements_per_rank, full.saved_elements_per_rank);
         assert!(fwd.grads.iter().all(|g| g.is_empty()));
+    }
+
+    /// The fused passes (a bias-and-residual pass with the LayerNorm after it, a LayerNorm
+    /// backward with the bias gradient after it, also across the two blocks of a 2-layer stack)
+    /// change nothing: a hook that keeps every op separate (it may round, so nothing is fused)
+    /// but rounds nothing gives the same outputs and gradients bit for bit, and the same events.
+    #[test]
+    fn fused_passes_change_nothing() {
+        struct Separate;
+        impl Rounding<f64> for Separate {}
+        for sp in [false, true] {
+            let (cfg, model, shards) = tiny(2, sp);
+            let (x, dy, opts) = (&model.input, &model.grad_output, Options::default());
+            let fused = run_on_shards_with(&cfg, &shards, x, dy, opts, &Exact);
+            let separate = run_on_shards_with(&cfg, &shards, x, dy, opts, &Separate);
+            let (Ok(fused), Ok(separate)) = (fused, separate) else {
+                panic!("the tiny config runs");
+            };
+            assert_eq!(fused.outputs, separate.outputs, "sp={sp}");
+            assert_eq!(fused.grad_inputs, separate.grad_inputs, "sp={sp}");
+            assert_eq!(fused.issued, separate.issued, "sp={sp}");
+            for (a, b) in fused
+                .grads
+                .iter()
+                .flatten()
+                .zip(separate.grads.iter().flatten())
+            {
+                for k in crate::params::ParamKind::ALL {
+                    assert_eq!(a.get(k), b.get(k), "{k:?} sp={sp}");
+                }
+            }
+        }
     }
 
     /// Every gradient the walk returns has its parameter's shard shape (none is left 0×0), with

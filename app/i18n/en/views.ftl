@@ -203,6 +203,10 @@ vf-reference = CPU reference
 vf-error = |after - reference|: max abs { $abs }, max rel { $rel }
 vf-scale-caption = Absolute error, log scale: white is a millionth of what the tolerance allows, darkest is the tolerance.
 vf-scale-tol = tolerance
+vf-stage-weights = random weights
+vf-stage-reference = CPU reference
+vf-stage-sharded = sharded run
+vf-stage-verify = comparing
 
 ## Precision.
 pr-title = Precision: the same block in four dtypes and at every TP
@@ -271,6 +275,9 @@ vo-passed = PASSED
 vo-failed = FAILED
 vo-result = { $verdict }: loss { $loss } vs reference { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } checks, worst relative error { $worst }, tolerance { $tolerance }; padding rows' gradients are zero
 vo-split-a11y = vocabulary split: { $rows } rows per GPU, { $padding } padding rows at the end
+vo-err-too-large = the embedding table would hold { $elements } elements ({ $padded } padded rows × hidden { $hidden }), over the { $limit } this CPU demo allocates; reduce vocab or hidden
+vo-err-padding = vocab { $vocab } padded to a multiple of granularity { $granularity } × TP { $tp } does not fit in 64 bits; use a granularity of at most { $max }
+vo-err-memory = this vocabulary run needs about { $needed } ({ $tokens } tokens × { $padded } padded rows of logits, the table and their gradients), over the { $limit } guard; reduce tokens, vocab or hidden
 
 ## GPU.
 gpu-title = GPU: the same shards on real hardware

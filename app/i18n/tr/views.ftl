@@ -203,6 +203,10 @@ vf-reference = CPU referansı
 vf-error = |sonra - referans|: en büyük mutlak { $abs }, en büyük göreli { $rel }
 vf-scale-caption = Mutlak hata, logaritmik ölçek: beyaz, toleransın izin verdiğinin milyonda biri; en koyu renk toleransın kendisi.
 vf-scale-tol = tolerans
+vf-stage-weights = rastgele ağırlıklar
+vf-stage-reference = CPU referansı
+vf-stage-sharded = parçalı çalıştırma
+vf-stage-verify = karşılaştırma
 
 ## Precision.
 pr-title = Hassasiyet: aynı blok dört veri tipinde ve her TP boyutunda
@@ -271,6 +275,9 @@ vo-passed = GEÇTİ
 vo-failed = KALDI
 vo-result = { $verdict }: kayıp { $loss }, referans { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } denetim, en kötü göreli hata { $worst }, tolerans { $tolerance }; dolgu satırlarının gradyanları sıfır
 vo-split-a11y = sözlük bölünmesi: GPU başına { $rows } satır, sonda { $padding } dolgu satırı
+vo-err-too-large = gömme tablosu { $elements } eleman tutardı ({ $padded } dolgulu satır × hidden { $hidden }); bu CPU gösteriminin ayırdığı { $limit } sınırının üzerinde; vocab'ı ya da hidden'ı küçültün
+vo-err-padding = vocab { $vocab }, granularity { $granularity } × TP { $tp } katına dolgulanınca 64 bite sığmıyor; granularity en fazla { $max } olsun
+vo-err-memory = bu sözlük çalıştırması yaklaşık { $needed } gerektiriyor ({ $tokens } token × { $padded } dolgulu logit satırı, tablo ve gradyanları); { $limit } sınırının üzerinde; token sayısını, vocab'ı ya da hidden'ı küçültün
 
 ## GPU.
 gpu-title = GPU: aynı parçalar gerçek donanımda

@@ -368,10 +368,7 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
             let or_dash =
                 |v: Option<f64>, d: usize| v.map_or_else(|| "-".into(), |v| num(lang, v, d));
             for o in &r.ops {
-                ui.label(tr(match o.pass {
-                    tplab_engine::trace::Pass::Forward => "walk-forward",
-                    tplab_engine::trace::Pass::Backward => "walk-backward",
-                }));
+                ui.label(super::pass_name(lang, o.pass));
                 ui.label(o.op.name());
                 ui.label(or_dash(o.measured_ms, 4));
                 ui.label(num(lang, o.predicted_ms, 4));
@@ -412,8 +409,27 @@ impl View for Gpu {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        // The probe's advice is long: at a projector's 1280×720 the Run button would be below
+        // the window.
+        egui::ScrollArea::vertical()
+            .id_salt("gpu-view")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.body(ui, shared));
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}
+
+impl Gpu {
+    fn body(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = super::lang(ui);
-        let tr = |id: &str| crate::i18n::t(lang, id);
+        let tr = |id: &str| t(lang, id);
         ui.heading(tr("gpu-title"));
         let probe = self.probe.get_or_insert_with(tplab_kernels::probe);
         probe_ui(ui, probe);
@@ -479,14 +495,6 @@ impl View for Gpu {
             }
             None => {}
         }
-    }
-
-    fn save(&self) -> Option<String> {
-        save_json(self)
-    }
-
-    fn load(&mut self, json: &str) {
-        load_json(self, json);
     }
 }
 

@@ -52,10 +52,7 @@ pub fn narration(lang: Lang, trace: &Trace, e: &Event) -> String {
 
 /// "Step 3/28 · layer 0 · forward".
 pub fn step_heading(lang: Lang, n: usize, total: usize, layer: usize, pass: Pass) -> String {
-    let pass = match pass {
-        Pass::Forward => t_args(lang, "walk-forward", &[]),
-        Pass::Backward => t_args(lang, "walk-backward", &[]),
-    };
+    let pass = super::pass_name(lang, pass);
     t_args(
         lang,
         "walk-step",

@@ -348,6 +348,17 @@ pub fn hover_numbers(lang: Lang) -> impl Fn(&egui_plot::HoverPosition<'_>) -> Op
     }
 }
 
+/// A pass in the learner's words: "forward" / "ileri geçiş".
+pub fn pass_name(lang: Lang, pass: tplab_engine::trace::Pass) -> String {
+    t(
+        lang,
+        match pass {
+            tplab_engine::trace::Pass::Forward => "walk-forward",
+            tplab_engine::trace::Pass::Backward => "walk-backward",
+        },
+    )
+}
+
 /// A list in words: "2, 4, 5 or 10" ("2, 4, 5 veya 10").
 pub fn list_words(lang: Lang, items: &[usize]) -> String {
     let or = t(lang, "list-or");

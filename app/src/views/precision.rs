@@ -313,9 +313,9 @@ fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: 
             if b.upper_ulps == 0.0 {
                 "0".to_string()
             } else if b.upper_ulps.is_infinite() {
-                format!(">{}", b.lower_ulps)
+                crate::i18n::num_text(lang, &format!(">{}", b.lower_ulps))
             } else {
-                format!("≤{}", b.upper_ulps)
+                crate::i18n::num_text(lang, &format!("≤{}", b.upper_ulps))
             }
         })
         .collect();

@@ -306,7 +306,9 @@ impl Serve {
             .collect();
         let compute = BarChart::new(t(lang, "serve-compute"), compute).color(gpu_color(k, dark));
         let comm = BarChart::new(t(lang, "serve-collectives"), comm)
-            .color(ui.visuals().warn_fg_color)
+            // Grey, as communication is everywhere (the Timeline): TP=2's compute is orange,
+            // the theme's warning colour too.
+            .color(super::timeline::comm_color(dark))
             .stack_on(&[&compute]);
         Plot::new(("serve-token-times", c.tp))
             .legend(Legend::default())

@@ -293,13 +293,7 @@ fn describe_short(
     cur: usize,
     n: usize,
 ) -> String {
-    let pass = crate::i18n::t(
-        lang,
-        match step.pass {
-            Pass::Forward => "walk-forward",
-            Pass::Backward => "walk-backward",
-        },
-    );
+    let pass = super::pass_name(lang, step.pass);
     let shapes = input_shapes(e);
     crate::i18n::t_args(
         lang,
@@ -778,13 +772,7 @@ fn pass_strip(
             &painter,
             Pos2::new(resp.rect.left(), y + row_h / 2.0),
             Align2::LEFT_CENTER,
-            crate::i18n::t(
-                super::lang(ui),
-                match pass {
-                    Pass::Forward => "walk-forward",
-                    Pass::Backward => "walk-backward",
-                },
-            ),
+            super::pass_name(super::lang(ui), pass),
             12.0,
             text,
         ));

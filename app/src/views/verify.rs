@@ -180,7 +180,10 @@ fn heatmap(ctx: &egui::Context, name: &str, a: &Array2<f64>, scale: f64, error: 
 
 /// Textures of one all-reduce.
 struct CollectiveMaps {
-    label: String,
+    /// Which all-reduce: layer, pass, op.
+    layer: usize,
+    pass: tplab_engine::trace::Pass,
+    op: String,
     partials: Vec<Heatmap>,
     result: Heatmap,
     reference: Heatmap,
@@ -189,6 +192,14 @@ struct CollectiveMaps {
     max_rel_error: f64,
     /// The absolute error the tolerance allows (the top of the error colour scale).
     allowed_abs: f64,
+}
+
+impl CollectiveMaps {
+    /// `L0 forward attn.g` (`L0 ileri geçiş attn.g`).
+    fn label(&self, lang: tplab_lessons::Lang) -> String {
+        let pass = super::pass_name(lang, self.pass);
+        format!("L{} {pass} {}", self.layer, self.op)
+    }
 }
 
 /// A finished run with its textures.
@@ -232,7 +243,9 @@ fn build_maps(ctx: &egui::Context, report: &RunReport) -> Vec<CollectiveMaps> {
             // Errors coloured against what the tolerance allows (log scale, see error_position).
             let err_scale = c.check.tolerance * c.check.reference_max_abs.max(1.0);
             CollectiveMaps {
-                label: format!("L{} {} {}", c.layer, c.pass.name(), c.op),
+                layer: c.layer,
+                pass: c.pass,
+                op: c.op.to_string(),
                 partials: c
                     .partials
                     .iter()
@@ -298,7 +311,11 @@ impl View for Verify {
                 ui.add(
                     egui::ProgressBar::new(frac)
                         .desired_width(240.0)
-                        .text(format!("{stage} ({:.1} s)", job.elapsed_s())),
+                        .text(format!(
+                            "{} ({} s)",
+                            stage_text(lang, stage),
+                            crate::i18n::num(lang, job.elapsed_s(), 1)
+                        )),
                 );
             } else if ui.button(crate::i18n::t(lang, "vf-run-again")).clicked() {
                 self.start(ui.ctx(), cfg.clone());
@@ -352,12 +369,12 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
             shown
                 .maps
                 .get(*selected)
-                .map(|m| m.label.clone())
+                .map(|m| m.label(lang))
                 .unwrap_or_default(),
         )
         .show_ui(ui, |ui| {
             for (i, m) in shown.maps.iter().enumerate() {
-                ui.selectable_value(selected, i, &m.label);
+                ui.selectable_value(selected, i, m.label(lang));
             }
         });
     let Some(m) = shown.maps.get(*selected) else {
@@ -424,6 +441,19 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
                 });
             });
         });
+}
+
+/// The run's stage (`tplab_engine::run::run_with_progress` names them `weights`, `reference`,
+/// `sharded`, `verify`) in the learner's language; anything else as reported.
+fn stage_text(lang: tplab_lessons::Lang, stage: &str) -> String {
+    let id = match stage {
+        "weights" => "vf-stage-weights",
+        "reference" => "vf-stage-reference",
+        "sharded" => "vf-stage-sharded",
+        "verify" => "vf-stage-verify",
+        other => return other.to_string(),
+    };
+    crate::i18n::t(lang, id)
 }
 
 /// A verification's verdict, its worst check and the tolerance with its reason, in the learner's

@@ -81,7 +81,7 @@ impl View for Vocab {
         if let Err(e) = cfg.validate() {
             ui.colored_label(
                 ui.visuals().error_fg_color,
-                ta("invalid-choice", &[("error", e.to_string())]),
+                ta("invalid-choice", &[("error", vocab_error_text(lang, &e))]),
             );
             return;
         }
@@ -137,10 +137,7 @@ impl View for Vocab {
                             .iter()
                             .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
                         {
-                            ui.label(tr(match e.pass {
-                                tplab_engine::trace::Pass::Forward => "walk-forward",
-                                tplab_engine::trace::Pass::Backward => "walk-backward",
-                            }));
+                            ui.label(super::pass_name(lang, e.pass));
                             ui.label(e.name())
                                 .on_hover_text(super::op_label(lang, e.op));
                             ui.label(match e.collective_kind() {
@@ -276,4 +273,126 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
             ],
         ),
     );
+}
+
+/// The vocabulary split's error in the learner's language (English: the engine's sentence).
+fn vocab_error_text(lang: tplab_lessons::Lang, e: &vocab::VocabError) -> String {
+    use crate::i18n::{bytes, t_args};
+    use vocab::VocabError;
+    let n = |v: usize| v.to_string();
+    match e {
+        VocabError::Zero { field } => t_args(lang, "err-zero", &[("field", field.to_string())]),
+        VocabError::TpOutOfRange { tp, max } => {
+            t_args(lang, "err-tp-range", &[("tp", n(*tp)), ("max", n(*max))])
+        }
+        VocabError::OverLimit { field, value, max } => t_args(
+            lang,
+            "err-over-limit",
+            &[
+                ("field", field.to_string()),
+                ("value", n(*value)),
+                ("max", n(*max)),
+            ],
+        ),
+        VocabError::TooLarge {
+            elements,
+            padded,
+            hidden,
+            limit,
+        } => t_args(
+            lang,
+            "vo-err-too-large",
+            &[
+                ("elements", n(*elements)),
+                ("padded", n(*padded)),
+                ("hidden", n(*hidden)),
+                ("limit", n(*limit)),
+            ],
+        ),
+        VocabError::PaddingOverflow {
+            vocab,
+            granularity,
+            tp,
+            max_granularity,
+        } => t_args(
+            lang,
+            "vo-err-padding",
+            &[
+                ("vocab", n(*vocab)),
+                ("granularity", n(*granularity)),
+                ("tp", n(*tp)),
+                ("max", n(*max_granularity)),
+            ],
+        ),
+        VocabError::TooMuchMemory {
+            needed_bytes,
+            limit_bytes,
+            tokens,
+            padded,
+        } => t_args(
+            lang,
+            "vo-err-memory",
+            &[
+                ("needed", bytes(lang, *needed_bytes)),
+                ("tokens", n(*tokens)),
+                ("padded", n(*padded)),
+                ("limit", bytes(lang, *limit_bytes)),
+            ],
+        ),
+        // A collective's own error (its rule and fix in English: the engine's).
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tplab_lessons::Lang;
+    use vocab::VocabError;
+
+    /// The view's English is the engine's sentence for every kind of vocabulary error; the
+    /// Turkish differs and names the same numbers and fields.
+    #[test]
+    fn vocabulary_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
+        let errors = [
+            VocabError::Zero { field: "vocab" },
+            VocabError::TpOutOfRange { tp: 9, max: 8 },
+            VocabError::OverLimit {
+                field: "granularity",
+                value: 5000,
+                max: 4096,
+            },
+            VocabError::TooLarge {
+                elements: 123_456_789,
+                padded: 160_768,
+                hidden: 768,
+                limit: 100_000_000,
+            },
+            VocabError::PaddingOverflow {
+                vocab: 77,
+                granularity: 4000,
+                tp: 8,
+                max_granularity: 3999,
+            },
+            VocabError::TooMuchMemory {
+                needed_bytes: 3 << 30,
+                limit_bytes: 2 << 30,
+                tokens: 4096,
+                padded: 50_304,
+            },
+        ];
+        for e in errors {
+            let display = e.to_string();
+            assert_eq!(vocab_error_text(Lang::En, &e), display);
+            let tr = vocab_error_text(Lang::Tr, &e);
+            assert_ne!(tr, display);
+            assert!(!tr.contains("vo-err") && !tr.contains("err-"), "{tr}");
+            for word in display.split(|c: char| !c.is_ascii_alphanumeric()) {
+                let number = word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty();
+                if number || ["vocab", "granularity"].contains(&word) {
+                    assert!(tr.contains(word), "{tr} lacks {word}");
+                }
+            }
+        }
+    }
 }

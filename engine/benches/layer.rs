@@ -9,18 +9,19 @@ use tplab_engine::plan::ShardPlan;
 use tplab_engine::sharded::{run_on_shards, Options};
 use tplab_engine::{Config, DType};
 
+/// GPT-2 small's layer (the default config: hidden 768, 12 heads, ffn 3072, batch 1, one layer,
+/// f32) at tokens 512.
 fn bench_config(tp: usize) -> Config {
-    Config {
-        hidden: 768,
-        heads: 12,
-        ffn: 3072,
+    let cfg = Config {
         seq: 512,
-        batch: 1,
-        layers: 1,
-        dtype: DType::F32,
         tp,
         ..Config::default()
-    }
+    };
+    debug_assert_eq!(
+        (cfg.hidden, cfg.heads, cfg.ffn, cfg.batch, cfg.layers, cfg.dtype),
+        (768, 12, 3072, 1, 1, DType::F32)
+    );
+    cfg
 }
 
 fn layer(c: &mut Criterion) {

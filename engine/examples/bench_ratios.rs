@@ -52,16 +52,23 @@ fn layer_case(cfg: Config, backward: bool) -> Case {
 }
 
 fn main() {
+    // GPT-2 small's layer (the default config) at tokens 512.
     let base = Config {
-        hidden: 768,
-        heads: 12,
-        ffn: 3072,
         seq: 512,
-        batch: 1,
-        layers: 1,
-        dtype: DType::F32,
         ..Config::default()
     };
+    if (
+        base.hidden,
+        base.heads,
+        base.ffn,
+        base.batch,
+        base.layers,
+        base.dtype,
+    ) != (768, 12, 3072, 1, 1, DType::F32)
+    {
+        eprintln!("bench_ratios: the default config is no longer GPT-2 small's f32 layer (h 768, 12 heads, ffn 3072, batch 1, 1 layer): set those fields here");
+        std::process::exit(2);
+    }
     let tps = [1usize, 2, 3, 4, 6];
     let mut cases: Vec<Case> = tps
         .iter()

@@ -14,7 +14,10 @@
 //! `16·ε·√K` ([`crate::verify`]), and the tests below bound each kernel against its reference.
 
 use crate::dtype::Element;
-use crate::ops::{gemm_into, AttnCache, LnCache, LN_EPS};
+use crate::ops::{
+    attention_by_head, gemm_into, row_blocks, AttnCache, LnCache, QkvLayout, ATTN_BLOCK_ROWS,
+    LN_EPS,
+};
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 use std::any::TypeId;
@@ -28,9 +31,6 @@ const ROW_CHUNK: usize = 32;
 
 /// Elements per task of the element-wise kernels (same reason).
 const ELEM_CHUNK: usize = 1 << 14;
-
-/// Query rows per block of causal attention: block `[r0, r1)` attends to keys `0..r1` only.
-const ATTN_BLOCK_ROWS: usize = 64;
 
 /// The arithmetic the kernels need, with an `exp` the compiler can vectorise.
 trait Fast: Element {
@@ -467,31 +467,37 @@ fn layer_norm_of<T: Element>(
     let (mut y, mut xhat) = (uninit::<T>(t, h), uninit::<T>(t, h));
     let rs = rstd.as_slice_mut().unwrap_or(&mut []);
     if TypeId::of::<T>() == TypeId::of::<f32>() {
-        if let (Some(src), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
-            src.cast::<f32>(),
-            cast::<T, f32>(g),
-            cast::<T, f32>(b),
-            uninit_elems::<T, f32>(&mut y),
-            uninit_elems::<T, f32>(&mut xhat),
-            cast_mut::<T, f32>(rs),
-        ) {
-            layer_norm_rows(src, g, b, ys, xh, rs, h);
-        }
-    } else if let (Some(src), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
-        src.cast::<f64>(),
-        cast::<T, f64>(g),
-        cast::<T, f64>(b),
-        uninit_elems::<T, f64>(&mut y),
-        uninit_elems::<T, f64>(&mut xhat),
-        cast_mut::<T, f64>(rs),
-    ) {
-        layer_norm_rows(src, g, b, ys, xh, rs, h);
+        layer_norm_typed::<T, f32>(src, g, b, &mut y, &mut xhat, rs, h);
+    } else {
+        layer_norm_typed::<T, f64>(src, g, b, &mut y, &mut xhat, rs, h);
     }
     // SAFETY: the shapes were checked above, so `layer_norm_rows` wrote every element of `y` and
     // `xhat` (each block of rows of the source has its block of both, and every element of a
     // row is written); `T` is f32 or f64 (the callers check it), so one of the two branches ran.
     let (y, xhat) = unsafe { (y.assume_init(), xhat.assume_init()) };
     (y, LnCache { xhat, rstd })
+}
+
+/// [`layer_norm_rows`] on the arguments as `F` when `T` is `F` (else nothing).
+fn layer_norm_typed<T: Element, F: Fast>(
+    src: LnSrc<'_, T>,
+    g: &[T],
+    b: &[T],
+    y: &mut Uninit<T>,
+    xhat: &mut Uninit<T>,
+    rstd: &mut [T],
+    h: usize,
+) {
+    if let (Some(src), Some(g), Some(b), Some(ys), Some(xh), Some(rs)) = (
+        src.cast::<F>(),
+        cast::<T, F>(g),
+        cast::<T, F>(b),
+        uninit_elems::<T, F>(y),
+        uninit_elems::<T, F>(xhat),
+        cast_mut::<T, F>(rstd),
+    ) {
+        layer_norm_rows(src, g, b, ys, xh, rs, h);
+    }
 }
 
 fn layer_norm_rows<F: Fast>(
@@ -718,52 +724,6 @@ fn gelu_backward_elems<F: Fast>(x: &[F], dy: &mut [F]) {
 // ---------------------------------------------------------------------------------------------
 // Causal attention.
 
-/// Column ranges of the packed `[Q | K | V]` layout: `heads` query heads, then `kv_heads` key
-/// heads, then `kv_heads` value heads, each `d` wide; query head `j` reads KV head
-/// `j / (heads / kv_heads)`.
-#[derive(Clone, Copy)]
-struct Layout {
-    d: usize,
-    heads: usize,
-    kv_heads: usize,
-}
-
-impl Layout {
-    fn new(cols: usize, heads: usize, kv_heads: usize) -> Self {
-        let kv_heads = kv_heads.clamp(1, heads.max(1));
-        Self {
-            d: cols / (heads + 2 * kv_heads).max(1),
-            heads,
-            kv_heads,
-        }
-    }
-
-    fn group(&self) -> usize {
-        (self.heads / self.kv_heads).max(1)
-    }
-
-    fn q(&self, j: usize) -> std::ops::Range<usize> {
-        j * self.d..(j + 1) * self.d
-    }
-
-    fn k_of_group(&self, g: usize) -> std::ops::Range<usize> {
-        let c = (self.heads + g) * self.d;
-        c..c + self.d
-    }
-
-    fn v_of_group(&self, g: usize) -> std::ops::Range<usize> {
-        let c = (self.heads + self.kv_heads + g) * self.d;
-        c..c + self.d
-    }
-}
-
-/// The row blocks `[r0, r1)` of a sequence of `seq` positions.
-fn row_blocks(seq: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..seq)
-        .step_by(ATTN_BLOCK_ROWS)
-        .map(move |r0| (r0, (r0 + ATTN_BLOCK_ROWS).min(seq)))
-}
-
 /// Softmax of a score row over its first `keep` columns (the causal ones), the columns
 /// `keep..` of the row set to 0.
 fn softmax_row<T: Element>(row: &mut [T], keep: usize) {
@@ -811,56 +771,35 @@ pub fn attention<T: Element>(
     heads: usize,
     kv_heads: usize,
 ) -> (Array2<T>, AttnCache<T>) {
-    let l = Layout::new(qkv.ncols(), heads, kv_heads);
-    let d = l.d;
-    let scale = T::from_f64(1.0 / (d as f64).sqrt());
-    let per_head: Vec<(Array2<T>, Array2<T>)> = (0..batch * heads)
-        .into_par_iter()
-        .map(|bj| {
-            let (b, j) = (bj / heads, bj % heads);
-            let g = j / l.group();
-            let rows = b * seq..(b + 1) * seq;
-            let q = qkv.slice(s![rows.clone(), l.q(j)]);
-            let k = qkv.slice(s![rows.clone(), l.k_of_group(g)]);
-            let v = qkv.slice(s![rows, l.v_of_group(g)]);
-            let mut p = Array2::<T>::zeros((seq, seq));
-            let mut o = Array2::<T>::zeros((seq, d));
-            for (r0, r1) in row_blocks(seq) {
-                let mut sc = p.slice_mut(s![r0..r1, ..r1]);
-                gemm_into(
-                    q.slice(s![r0..r1, ..]),
-                    k.slice(s![..r1, ..]).t(),
-                    sc.view_mut(),
-                    false,
-                    scale,
-                    false,
-                );
-                for (i, mut row) in sc.rows_mut().into_iter().enumerate() {
-                    if let Some(r) = row.as_slice_mut() {
-                        softmax_row(r, r0 + i + 1);
-                    }
+    attention_by_head(qkv, batch, seq, heads, kv_heads, |[q, k, v], scale| {
+        let mut p = Array2::<T>::zeros((seq, seq));
+        let mut o = Array2::<T>::zeros((seq, q.ncols()));
+        for (r0, r1) in row_blocks(seq) {
+            let mut sc = p.slice_mut(s![r0..r1, ..r1]);
+            gemm_into(
+                q.slice(s![r0..r1, ..]),
+                k.slice(s![..r1, ..]).t(),
+                sc.view_mut(),
+                false,
+                scale,
+                false,
+            );
+            for (i, mut row) in sc.rows_mut().into_iter().enumerate() {
+                if let Some(r) = row.as_slice_mut() {
+                    softmax_row(r, r0 + i + 1);
                 }
-                gemm_into(
-                    sc.view(),
-                    v.slice(s![..r1, ..]),
-                    o.slice_mut(s![r0..r1, ..]),
-                    false,
-                    T::one(),
-                    false,
-                );
             }
-            (o, p)
-        })
-        .collect();
-    let mut ctx = Array2::<T>::zeros((batch * seq, heads * d));
-    let mut probs = Vec::with_capacity(batch * heads);
-    for (bj, (o, p)) in per_head.into_iter().enumerate() {
-        let (b, j) = (bj / heads, bj % heads);
-        ctx.slice_mut(s![b * seq..(b + 1) * seq, j * d..(j + 1) * d])
-            .assign(&o);
-        probs.push(p);
-    }
-    (ctx, AttnCache { probs })
+            gemm_into(
+                sc.view(),
+                v.slice(s![..r1, ..]),
+                o.slice_mut(s![r0..r1, ..]),
+                false,
+                T::one(),
+                false,
+            );
+        }
+        (o, p)
+    })
 }
 
 /// Attention backward, from `dctx` `[b·s, heads·d]` to `dqkv` (the shape of `qkv`), one task
@@ -877,7 +816,7 @@ pub fn attention_backward<T: Element>(
     heads: usize,
     kv_heads: usize,
 ) -> Array2<T> {
-    let l = Layout::new(qkv.ncols(), heads, kv_heads);
+    let l = QkvLayout::new(qkv.ncols(), heads, kv_heads);
     let d = l.d;
     let scale_f = 1.0 / (d as f64).sqrt();
     let group = l.group();

@@ -254,10 +254,10 @@ fn causal_softmax_rows<T: Element>(mut s: ArrayViewMut2<'_, T>, offset: usize) {
 
 /// Query rows per block of causal attention: block `[r0, r1)` attends to keys `0..r1` only, so
 /// the masked upper triangle is never multiplied (about half the work at long sequences).
-const ATTN_BLOCK_ROWS: usize = 64;
+pub(crate) const ATTN_BLOCK_ROWS: usize = 64;
 
 /// The row blocks `[r0, r1)` of a sequence of `seq` positions.
-fn row_blocks(seq: usize) -> impl Iterator<Item = (usize, usize)> {
+pub(crate) fn row_blocks(seq: usize) -> impl Iterator<Item = (usize, usize)> {
     (0..seq)
         .step_by(ATTN_BLOCK_ROWS)
         .map(move |r0| (r0, (r0 + ATTN_BLOCK_ROWS).min(seq)))
@@ -283,34 +283,43 @@ pub fn attention<T: Element>(
     kv_heads: usize,
     mm: impl Fn(ArrayView2<'_, T>, ArrayView2<'_, T>) -> Array2<T> + Sync,
 ) -> (Array2<T>, AttnCache<T>) {
+    attention_by_head(qkv, batch, seq, heads, kv_heads, |[q, k, v], scale| {
+        // Block by block of query rows, against the keys up to the block's last row.
+        let mut p = Array2::<T>::zeros((seq, seq));
+        let mut o = Array2::<T>::zeros((seq, q.ncols()));
+        for (r0, r1) in row_blocks(seq) {
+            let mut sc = mm(q.slice(s![r0..r1, ..]), k.slice(s![..r1, ..]).t());
+            sc.mapv_inplace(|x| x * scale);
+            causal_softmax_rows(sc.view_mut(), r0);
+            o.slice_mut(s![r0..r1, ..])
+                .assign(&mm(sc.view(), v.slice(s![..r1, ..])));
+            p.slice_mut(s![r0..r1, ..r1]).assign(&sc);
+        }
+        (o, p)
+    })
+}
+
+/// The frame of causal attention's forward (here and in [`crate::block::kernels`]): `head` maps
+/// one (batch, query head)'s `[Q, K, V]` views and the score scale `1/√d` to its context
+/// `[s, d]` and probabilities `[s, s]`; the (batch, head) pairs are independent and run on the
+/// thread pool; the result is the context `[b·s, heads·d]` (heads side by side) and the cache.
+pub(crate) fn attention_by_head<T: Element>(
+    qkv: ArrayView2<'_, T>,
+    batch: usize,
+    seq: usize,
+    heads: usize,
+    kv_heads: usize,
+    head: impl Fn([ArrayView2<'_, T>; 3], T) -> (Array2<T>, Array2<T>) + Sync,
+) -> (Array2<T>, AttnCache<T>) {
     let l = QkvLayout::new(qkv.ncols(), heads, kv_heads);
     let d = l.d;
     let scale = T::from_f64(1.0 / (d as f64).sqrt());
-    // (batch, head) pairs are independent: run them on the thread pool.
     let per_head: Vec<(Array2<T>, Array2<T>)> = (0..batch * heads)
         .into_par_iter()
-        .map(|bj| {
-            let (b, j) = (bj / heads, bj % heads);
-            let rows = b * seq..(b + 1) * seq;
-            let q = qkv.slice(s![rows.clone(), l.q(j)]);
-            let k = qkv.slice(s![rows.clone(), l.k(j)]);
-            let v = qkv.slice(s![rows.clone(), l.v(j)]);
-            // Block by block of query rows, against the keys up to the block's last row.
-            let mut p = Array2::<T>::zeros((seq, seq));
-            let mut o = Array2::<T>::zeros((seq, l.d));
-            for (r0, r1) in row_blocks(seq) {
-                let mut sc = mm(q.slice(s![r0..r1, ..]), k.slice(s![..r1, ..]).t());
-                sc.mapv_inplace(|x| x * scale);
-                causal_softmax_rows(sc.view_mut(), r0);
-                o.slice_mut(s![r0..r1, ..])
-                    .assign(&mm(sc.view(), v.slice(s![..r1, ..])));
-                p.slice_mut(s![r0..r1, ..r1]).assign(&sc);
-            }
-            (o, p)
-        })
+        .map(|bj| head(l.head(qkv, bj / heads, seq, bj % heads), scale))
         .collect();
     let mut ctx = Array2::<T>::zeros((batch * seq, heads * d));
-    let mut probs = Vec::with_capacity(batch * heads);
+    let mut probs = Vec::with_capacity(per_head.len());
     for (bj, (o, p)) in per_head.into_iter().enumerate() {
         let (b, j) = (bj / heads, bj % heads);
         ctx.slice_mut(s![b * seq..(b + 1) * seq, j * d..(j + 1) * d])
@@ -320,15 +329,18 @@ pub fn attention<T: Element>(
     (ctx, AttnCache { probs })
 }
 
-/// Column ranges of the packed `[Q | K | V]` layout for query head `j`.
-struct QkvLayout {
-    d: usize,
-    heads: usize,
-    kv_heads: usize,
+/// Column ranges of the packed `[Q | K | V]` layout: `heads` query heads, then `kv_heads` key
+/// heads, then `kv_heads` value heads, each `d` wide; query head `j` reads KV head
+/// `j / (heads / kv_heads)` (also the layout of the sharded executor's kernels).
+#[derive(Clone, Copy)]
+pub(crate) struct QkvLayout {
+    pub(crate) d: usize,
+    pub(crate) heads: usize,
+    pub(crate) kv_heads: usize,
 }
 
 impl QkvLayout {
-    fn new(cols: usize, heads: usize, kv_heads: usize) -> Self {
+    pub(crate) fn new(cols: usize, heads: usize, kv_heads: usize) -> Self {
         let kv_heads = kv_heads.clamp(1, heads.max(1));
         Self {
             d: cols / (heads + 2 * kv_heads).max(1),
@@ -337,23 +349,41 @@ impl QkvLayout {
         }
     }
 
-    /// The KV head query head `j` reads.
-    fn kv_of(&self, j: usize) -> usize {
-        j / (self.heads / self.kv_heads).max(1)
+    /// Query heads per KV head.
+    pub(crate) fn group(&self) -> usize {
+        (self.heads / self.kv_heads).max(1)
     }
 
-    fn q(&self, j: usize) -> std::ops::Range<usize> {
+    pub(crate) fn q(&self, j: usize) -> std::ops::Range<usize> {
         j * self.d..(j + 1) * self.d
     }
 
-    fn k(&self, j: usize) -> std::ops::Range<usize> {
-        let c = (self.heads + self.kv_of(j)) * self.d;
+    /// KV head `g`'s key columns.
+    pub(crate) fn k_of_group(&self, g: usize) -> std::ops::Range<usize> {
+        let c = (self.heads + g) * self.d;
         c..c + self.d
     }
 
-    fn v(&self, j: usize) -> std::ops::Range<usize> {
-        let c = (self.heads + self.kv_heads + self.kv_of(j)) * self.d;
+    /// KV head `g`'s value columns.
+    pub(crate) fn v_of_group(&self, g: usize) -> std::ops::Range<usize> {
+        let c = (self.heads + self.kv_heads + g) * self.d;
         c..c + self.d
+    }
+
+    /// `Q`, `K` and `V` of query head `j` in sequence `b` (rows `b·seq..`).
+    pub(crate) fn head<'a, T>(
+        &self,
+        qkv: ArrayView2<'a, T>,
+        b: usize,
+        seq: usize,
+        j: usize,
+    ) -> [ArrayView2<'a, T>; 3] {
+        let (rows, g) = (b * seq..(b + 1) * seq, j / self.group());
+        [
+            qkv.slice_move(s![rows.clone(), self.q(j)]),
+            qkv.slice_move(s![rows.clone(), self.k_of_group(g)]),
+            qkv.slice_move(s![rows, self.v_of_group(g)]),
+        ]
     }
 }
 
@@ -380,12 +410,9 @@ pub fn attention_backward<T: Element>(
         .into_par_iter()
         .map(|bj| {
             let (b, j) = (bj / heads, bj % heads);
-            let rows = b * seq..(b + 1) * seq;
             let p = &cache.probs[bj];
-            let q = qkv.slice(s![rows.clone(), l.q(j)]);
-            let k = qkv.slice(s![rows.clone(), l.k(j)]);
-            let v = qkv.slice(s![rows.clone(), l.v(j)]);
-            let dout = dctx.slice(s![rows.clone(), j * d..(j + 1) * d]);
+            let [q, k, v] = l.head(qkv, b, seq, j);
+            let dout = dctx.slice(s![b * seq..(b + 1) * seq, j * d..(j + 1) * d]);
             // Block by block of query rows, as the forward: the masked upper triangle of P is 0
             // and is skipped.
             let (mut dq, mut dk, mut dv) = (
@@ -424,9 +451,10 @@ pub fn attention_backward<T: Element>(
         dqkv.slice_mut(s![rows.clone(), l.q(j)]).assign(&dq);
         // `+=`: the query heads of a group share their KV head (plain assignment without GQA,
         // since the buffer starts at zero and each KV head then has one query head).
-        let mut k = dqkv.slice_mut(s![rows.clone(), l.k(j)]);
+        let g = j / l.group();
+        let mut k = dqkv.slice_mut(s![rows.clone(), l.k_of_group(g)]);
         k += &dk;
-        let mut v = dqkv.slice_mut(s![rows, l.v(j)]);
+        let mut v = dqkv.slice_mut(s![rows, l.v_of_group(g)]);
         v += &dv;
     }
     dqkv

@@ -333,6 +333,7 @@ gpu-stage-warm-up = warm-up done
 gpu-stage-timed = timed iteration
 gpu-stage-done = done
 gpu-stage-reference = computing the CPU reference
+gpu-mode-streams = { $devices } — single device (GPU 0), { $ranks } ranks as CUDA streams
 pg-controls = Scenario: sizes, TP, dtype, algorithm
 st-identity = identity
 presenter-view = view

@@ -333,6 +333,7 @@ gpu-stage-warm-up = ısınma turu bitti
 gpu-stage-timed = ölçülen yineleme
 gpu-stage-done = bitti
 gpu-stage-reference = CPU referansı hesaplanıyor
+gpu-mode-streams = { $devices } — tek cihaz (GPU 0), CUDA akışları olarak { $ranks } sıra
 pg-controls = Senaryo: boyutlar, TP, veri tipi, algoritma
 st-identity = birim işlem
 presenter-view = görünüm

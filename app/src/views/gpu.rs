@@ -17,7 +17,9 @@ use tplab_lessons::Lang;
 /// What a finished run shows.
 struct RunView {
     label: String,
+    /// The devices' names (the view runs on device 0, the ranks as CUDA streams).
     devices: String,
+    tp: usize,
     /// The trace with `timing` replaced by the measured times (for the Gantt chart).
     measured: Trace,
     /// The trace's own times.
@@ -97,7 +99,8 @@ fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, St
     its.sort_by(f64::total_cmp);
     Ok(RunView {
         label: cfg.label(),
-        devices: format!("{} — {}", run.devices.join(", "), run.mode),
+        devices: run.devices.join(", "),
+        tp: cfg.tp,
         ops: op_table(&run.trace),
         predicted: run.trace,
         measured,
@@ -334,7 +337,17 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
     ui.label(t_args(
         lang,
         "gpu-on",
-        &[("label", r.label.clone()), ("devices", r.devices.clone())],
+        &[
+            ("label", r.label.clone()),
+            (
+                "devices",
+                t_args(
+                    lang,
+                    "gpu-mode-streams",
+                    &[("devices", r.devices.clone()), ("ranks", r.tp.to_string())],
+                ),
+            ),
+        ],
     ));
     ui.label(t_args(
         lang,

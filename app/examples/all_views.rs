@@ -12,7 +12,7 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
-use common::{gl_harness, wait_until};
+use common::{gl_harness, shot_name, wait_until};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use tplab::app::ThemeChoice;
@@ -21,23 +21,6 @@ use tplab_lessons::Lang;
 
 /// Presenter mode's zoom (the app's `PRESENTER_ZOOM`).
 const ZOOM: f32 = 1.6;
-
-const VIEWS: [&str; 14] = [
-    "playground",
-    "step",
-    "collectives",
-    "timeline",
-    "memory",
-    "verify",
-    "precision",
-    "vocab",
-    "train",
-    "serve",
-    "planner",
-    "lessons",
-    "quiz",
-    "gpu",
-];
 
 const SIZES: [(f32, f32); 3] = [(1280.0, 720.0), (1600.0, 1000.0), (1920.0, 1080.0)];
 
@@ -82,7 +65,9 @@ fn main() -> anyhow::Result<()> {
     let out = std::path::PathBuf::from(args.next().unwrap_or_else(|| "/tmp/tplab-views".into()));
     let only: Vec<String> = args.collect();
     std::fs::create_dir_all(&out)?;
-    for view in VIEWS {
+    // Every view, in the side bar's order.
+    let views: Vec<&str> = tplab::views::all_views().iter().map(|v| v.id()).collect();
+    for view in views {
         if !only.is_empty() && !only.iter().any(|v| v == view) {
             continue;
         }
@@ -106,17 +91,8 @@ fn main() -> anyhow::Result<()> {
                         harness.state_mut().set_theme(theme);
                         harness.run_steps(4);
                         let image = harness.render().map_err(anyhow::Error::msg)?;
-                        let name = format!(
-                            "{view}_{}x{}_{}_{}{}.png",
-                            w as u32,
-                            h as u32,
-                            lang.code(),
-                            match theme {
-                                ThemeChoice::Light => "light",
-                                ThemeChoice::Dark => "dark",
-                            },
-                            if presenter { "_presenter" } else { "" }
-                        );
+                        let name =
+                            format!("{}.png", shot_name(view, (w, h), lang, theme, presenter));
                         image.save(out.join(&name))?;
                         println!("{name} {}x{}", image.width(), image.height());
                     }

@@ -14,7 +14,7 @@
 //! here too, below the snapshots.
 
 mod common;
-use common::{gl_harness, press, snapshot_options, wait_until};
+use common::{gl_harness, press, shot_name, snapshot_options, wait_until};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
@@ -105,17 +105,7 @@ fn shot(
             egui::pos2(SIDE_BAR_WIDTH + 2.0, h),
         ));
     }
-    let name = format!(
-        "view_{view}_{}x{}_{}_{}{}",
-        w as u32,
-        h as u32,
-        lang.code(),
-        match theme {
-            ThemeChoice::Light => "light",
-            ThemeChoice::Dark => "dark",
-        },
-        if presenter { "_presenter" } else { "" }
-    );
+    let name = format!("view_{}", shot_name(view, (w, h), lang, theme, presenter));
     harness.snapshot_options(&name, &snapshot_options());
     results.extend_harness(&mut harness);
 }
@@ -197,7 +187,7 @@ fn llama_planner() -> Planner {
 /// importer), and the view then shows the file as the model.
 #[test]
 fn a_hugging_face_config_json_plans_for_its_model() {
-    let mut p = llama_planner();
+    let p = llama_planner();
     let spec = p.inputs.model_spec();
     assert_eq!(
         (
@@ -305,7 +295,7 @@ fn the_desktop_reads_a_config_json_from_a_typed_path() {
     let path = dir.join("config.json");
     std::fs::write(&path, LLAMA3_8B_CONFIG).expect("the config is written");
 
-    let mut harness = planner_reading(&dir.join("absent.json").display().to_string());
+    let harness = planner_reading(&dir.join("absent.json").display().to_string());
     harness.get_by_label_contains("absent.json: bulunamadı; yolu denetleyin");
 
     let mut harness = planner_reading(&path.display().to_string());

@@ -135,3 +135,4 @@ cl-rounds-done = rounds done
 cl-sum-all = Σ all
 pl-col-layout-zero = layout (each with ZeRO-{ $zero })
 pl-col-memory-short = memory/GPU
+cl-col-max-sent-short = max sent by one GPU

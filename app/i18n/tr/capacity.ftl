@@ -135,3 +135,4 @@ cl-rounds-done = biten tur
 cl-sum-all = Σ hepsi
 pl-col-layout-zero = yerleşim (hepsinde ZeRO-{ $zero })
 pl-col-memory-short = bellek/GPU
+cl-col-max-sent-short = GPU başına en çok bayt

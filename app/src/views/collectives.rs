@@ -16,6 +16,13 @@ use tplab_engine::Algorithm;
 /// Largest group animated (rows of chunks stay readable up to here).
 pub const MAX_ANIMATED_RANKS: usize = 16;
 
+/// Narrower than this (points), the algorithms table leaves out [`COMPACT_LEAVES_OUT`].
+const COMPACT_WIDTH: f32 = 1000.0;
+
+/// What the compact table leaves out: the message count (the rounds say the same) and the
+/// busiest link (the bytes sent per GPU bound it).
+const COMPACT_LEAVES_OUT: [&str; 2] = ["cl-col-messages", "cl-col-busiest"];
+
 /// Collectives state.
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
@@ -101,6 +108,16 @@ impl Collectives {
         let idx = Algorithm::ALL.iter().position(|a| *a == self.algorithm)?;
         c.plans.get(idx)?.as_ref().ok()
     }
+}
+
+/// "Play" or "Pause", with Space named in its hover text (the walkthrough's words): whether it
+/// was clicked.
+pub fn play_button(ui: &mut egui::Ui, playing: bool) -> bool {
+    let lang = super::lang(ui);
+    let label = crate::i18n::t(lang, if playing { "st-pause" } else { "st-play" });
+    ui.button(label)
+        .on_hover_text(crate::i18n::t(lang, "st-key-space"))
+        .clicked()
 }
 
 /// `0b1011` → `"0+1+3"`.
@@ -208,18 +225,15 @@ impl View for Collectives {
             if self.ranks.is_some() && ui.button(tr("cl-follow")).clicked() {
                 self.ranks = None;
             }
-            let label = if self.playing {
-                tr("st-pause")
-            } else {
-                tr("st-play")
-            };
-            if ui.button(label).clicked() {
+            if play_button(ui, self.playing) {
                 self.toggle_play();
             }
-            if ui.button(tr("cl-previous")).clicked() {
+            let back = ui.button(tr("cl-previous"));
+            if back.on_hover_text(tr("st-key-left")).clicked() {
                 self.step_by(-1);
             }
-            if ui.button(tr("cl-next")).clicked() {
+            let on = ui.button(tr("cl-next"));
+            if on.on_hover_text(tr("st-key-right")).clicked() {
                 self.step_by(1);
             }
             let mut scrub = self.rounds_done();
@@ -264,7 +278,11 @@ impl View for Collectives {
         ui.label(line);
         chunks_ui(ui, plan, &cache.masks, k, frac, self.playing);
         ui.separator();
-        comparison_ui(ui, shared, &cache.plans);
+        // The chunks stay in view; what is below them scrolls when the window is short.
+        egui::ScrollArea::vertical()
+            .id_salt("cl-below-chunks")
+            .auto_shrink([false, true])
+            .show(ui, |ui| comparison_ui(ui, shared, &cache.plans));
     }
 
     fn show_me(&mut self, target: &ShowMe, _shared: &Shared) {
@@ -443,56 +461,75 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
         .into_iter()
         .filter_map(|name| catalogue.link(name).ok())
         .collect();
-    // Wide at presenter scale: the table scrolls sideways rather than run off the edge.
+    // Narrow (presenter mode at 1280×720 is 800 points wide): without the message count and the
+    // busiest link, so that the modeled times stay on screen; wider still scrolls sideways.
+    let compact = ui.available_width() < COMPACT_WIDTH;
+    let shown = |h: &str| !(compact && COMPACT_LEAVES_OUT.contains(&h));
     egui::ScrollArea::horizontal()
         .id_salt("algorithms-scroll")
         .show(ui, |ui| {
-            egui::Grid::new("algorithms").striped(true).show(ui, |ui| {
-                for h in [
-                    "cl-col-algorithm",
-                    "cl-col-rounds",
-                    "cl-col-messages",
-                    "cl-col-max-sent",
-                    "cl-col-busiest",
-                    "cl-col-total",
-                    "cl-col-nvlink",
-                    "cl-col-ib",
-                ] {
-                    ui.strong(tr(h));
-                }
-                ui.end_row();
-                for (a, p) in Algorithm::ALL.iter().zip(plans) {
-                    ui.label(a.name());
-                    match p {
-                        Ok(p) => {
-                            let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
-                            let link = p.link_bytes().into_iter().flatten().max().unwrap_or(0);
-                            ui.label(p.step_count().to_string());
-                            ui.label(p.steps.len().to_string());
-                            ui.label(bytes(lang, sent));
-                            ui.label(bytes(lang, link));
-                            ui.label(bytes(lang, p.total_bytes()));
-                            for link in &links {
-                                let t = cost::collective_time_s(
-                                    CollectiveKind::AllReduce,
-                                    *a,
-                                    p.n,
-                                    payload,
-                                    link,
-                                );
-                                ui.label(t.map_or_else(
-                                    |e| e.to_string(),
-                                    |t_s| format!("{} µs", num(lang, t_s * 1e6, 1)),
-                                ));
-                            }
-                        }
-                        Err(e) => {
-                            ui.label(e);
-                        }
+            let gap = super::planner::table_gap(ui, compact);
+            egui::Grid::new("algorithms")
+                .striped(true)
+                .spacing(gap)
+                .show(ui, |ui| {
+                    let columns = [
+                        "cl-col-algorithm",
+                        "cl-col-rounds",
+                        "cl-col-messages",
+                        "cl-col-max-sent",
+                        "cl-col-busiest",
+                        "cl-col-total",
+                        "cl-col-nvlink",
+                        "cl-col-ib",
+                    ];
+                    for h in columns.into_iter().filter(|h| shown(h)) {
+                        // Compact, the widest header in fewer words.
+                        let h = if compact && h == "cl-col-max-sent" {
+                            "cl-col-max-sent-short"
+                        } else {
+                            h
+                        };
+                        ui.strong(tr(h));
                     }
                     ui.end_row();
-                }
-            });
+                    for (a, p) in Algorithm::ALL.iter().zip(plans) {
+                        ui.label(a.name());
+                        match p {
+                            Ok(p) => {
+                                let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
+                                let link = p.link_bytes().into_iter().flatten().max().unwrap_or(0);
+                                let cells = [
+                                    ("cl-col-rounds", p.step_count().to_string()),
+                                    ("cl-col-messages", p.steps.len().to_string()),
+                                    ("cl-col-max-sent", bytes(lang, sent)),
+                                    ("cl-col-busiest", bytes(lang, link)),
+                                    ("cl-col-total", bytes(lang, p.total_bytes())),
+                                ];
+                                for (_, text) in cells.into_iter().filter(|(h, _)| shown(h)) {
+                                    ui.label(text);
+                                }
+                                for link in &links {
+                                    let t = cost::collective_time_s(
+                                        CollectiveKind::AllReduce,
+                                        *a,
+                                        p.n,
+                                        payload,
+                                        link,
+                                    );
+                                    ui.label(t.map_or_else(
+                                        |e| e.to_string(),
+                                        |t_s| format!("{} µs", num(lang, t_s * 1e6, 1)),
+                                    ));
+                                }
+                            }
+                            Err(e) => {
+                                ui.label(e);
+                            }
+                        }
+                        ui.end_row();
+                    }
+                });
         });
     ui.label(tr("cl-side-note"));
     if let Some(n) = plans.iter().find_map(|p| p.as_ref().ok().map(|p| p.n)) {

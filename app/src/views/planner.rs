@@ -702,13 +702,7 @@ fn ranked_ui(ui: &mut egui::Ui, r: &PlannerResult) {
     egui::ScrollArea::both()
         .id_salt("pl-ranked-scroll")
         .show(ui, |ui| {
-            // Narrow: columns closer together (the rows' stripes keep them apart).
-            let gap_x = if compact {
-                4.0
-            } else {
-                ui.spacing().item_spacing.x
-            };
-            let gap = egui::vec2(gap_x, ui.spacing().item_spacing.y);
+            let gap = table_gap(ui, compact);
             egui::Grid::new("ranked")
                 .striped(true)
                 .spacing(gap)
@@ -779,6 +773,17 @@ fn ranked_ui(ui: &mut egui::Ui, r: &PlannerResult) {
             ui.add_space(8.0);
             what_if_ui(ui, &r.what_if);
         });
+}
+
+/// A table's cell spacing: narrow, the columns closer together (the rows' stripes keep them
+/// apart).
+pub fn table_gap(ui: &egui::Ui, compact: bool) -> egui::Vec2 {
+    let x = if compact {
+        4.0
+    } else {
+        ui.spacing().item_spacing.x
+    };
+    egui::vec2(x, ui.spacing().item_spacing.y)
 }
 
 /// Columns the compact table leaves out (the others add up to them: compute is what remains of

@@ -165,3 +165,25 @@ pub fn tplab_passes(cmd: &str) -> String {
     );
     out
 }
+
+/// `<view>_<w>x<h>_<lang>_<theme>[_presenter]`: how the view snapshots (`view_` before it) and the
+/// `all_views` example (`.png` after it) name a picture of `view` in a `w`×`h`-pixel window.
+pub fn shot_name(
+    view: &str,
+    (w, h): (f32, f32),
+    lang: tplab_lessons::Lang,
+    theme: tplab::app::ThemeChoice,
+    presenter: bool,
+) -> String {
+    let theme = match theme {
+        tplab::app::ThemeChoice::Light => "light",
+        tplab::app::ThemeChoice::Dark => "dark",
+    };
+    let presenter = if presenter { "_presenter" } else { "" };
+    format!(
+        "{view}_{}x{}_{}_{theme}{presenter}",
+        w as u32,
+        h as u32,
+        lang.code()
+    )
+}

@@ -130,11 +130,13 @@ pub fn mask_text(mask: u64) -> String {
 }
 
 impl Collectives {
-    /// One frame of the clock and the keys: Space plays or pauses (from the start again once
-    /// finished), each arrow or clicker press is exactly one round and pauses, Home goes back
-    /// to the start; while playing, `dt_s` seconds move `rounds_per_s` rounds on. Returns
-    /// whether it is still playing (and wants the next frame).
-    pub fn advance(&mut self, keys: &super::KeyActions, dt_s: f32) -> bool {
+    /// One frame of the clock and of the keys in `shared`: Space plays or pauses (from the start
+    /// again once finished), each arrow or clicker press is exactly one round and pauses, Home
+    /// goes back to the start; while playing, `dt_s` seconds move `rounds_per_s` rounds on.
+    /// Returns whether it is still playing (and wants the next frame).
+    pub fn advance(&mut self, shared: &Shared, dt_s: f32) -> bool {
+        self.refresh(shared);
+        let keys = shared.keys;
         let last = self.rounds() as f32;
         if keys.toggle_play {
             self.toggle_play();
@@ -188,9 +190,7 @@ impl View for Collectives {
     }
 
     fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
-        self.refresh(shared);
-        let dt_s = ctx.input(|i| i.stable_dt);
-        if self.advance(&shared.keys, dt_s) {
+        if self.advance(shared, ctx.input(|i| i.stable_dt)) {
             ctx.request_repaint();
         }
     }
@@ -602,11 +602,15 @@ mod tests {
     use super::*;
     use crate::views::KeyActions;
 
-    fn keys(toggle_play: bool, step: i32, restart: bool) -> KeyActions {
-        KeyActions {
-            toggle_play,
-            step,
-            restart,
+    /// The app's state with these keys pressed this frame.
+    fn keys(toggle_play: bool, step: i32, restart: bool) -> Shared {
+        Shared {
+            keys: KeyActions {
+                toggle_play,
+                step,
+                restart,
+            },
+            ..Default::default()
         }
     }
 

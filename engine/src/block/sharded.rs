@@ -1,11 +1,15 @@
 //! The sharded executor: the same block on `tp` virtual GPUs, each holding only its shards.
 //!
-//! Every rank computes on its own copies; ranks meet only in collectives, which run through
-//! [`crate::collectives`] with the configured algorithm. The executor walks the block program
-//! ([`crate::block::program::schedule`]): it issues exactly the program's events, in the same
-//! order (op by op, rank by rank), each collective of the kind the program names, and records
-//! them so that tests can check it. Its kernels are the fused ones of [`crate::block::kernels`].
-//! Per rank and block:
+//! Every rank computes on its own copies (the run's input and output gradient, replicated, are
+//! read where the caller holds them, never written); ranks meet only in collectives, which run
+//! through [`crate::collectives`] with the configured algorithm. The executor walks the block
+//! program ([`crate::block::program::schedule`]): it issues exactly the program's events, in the
+//! same order (op by op, rank by rank), each collective of the kind the program names, and
+//! records them so that tests can check it. Its kernels are the fused ones of
+//! [`crate::block::kernels`]; where one op's output feeds only the next op (a bias-and-residual
+//! pass and the LayerNorm after it, a LayerNorm backward and the bias gradient after it), the two
+//! run in one pass at the first one's step, with the same values bit for bit, and the second is
+//! still recorded at its own step. Per rank and block:
 //!
 //! ```text
 //! forward:  x ─LN1─▶ f ─▶ [x·W_qkv,r + b_r] ─▶ attn(heads of r) ─▶ [ctx_r·W_out,r] ─▶ g(all-reduce) ─▶ +b_out +x

@@ -50,19 +50,20 @@ fn check(cfg: Config, dtype: DType) {
     if !numpy_or_skip() {
         return;
     }
-    let dir = tempdir(&format!("{}-{dtype}", cfg.label()));
+    let tmp = tempdir(&format!("{}-{dtype}", cfg.label()));
+    let dir = tmp.path();
     let out = match dtype {
         DType::F64 => {
             let r = run_typed::<f64>(&cfg, &|_, _| {}).expect("run");
-            tplab_engine::export::export(&r, &dir).expect("export")
+            tplab_engine::export::export(&r, dir).expect("export")
         }
         _ => {
             let r = run_typed::<f32>(&cfg, &|_, _| {}).expect("run");
-            tplab_engine::export::export(&r, &dir).expect("export")
+            tplab_engine::export::export(&r, dir).expect("export")
         }
     };
     assert_eq!(out.len(), 3);
-    let text = check_script(&dir);
+    let text = check_script(dir);
     assert!(text.contains("Megatron slices"), "{text}");
     let trace: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("trace.json")).expect("trace.json"))
@@ -90,10 +91,12 @@ fn check(cfg: Config, dtype: DType) {
     }
 }
 
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tplab-export-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A fresh folder under the system's temporary folder, removed when the test ends.
+fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("tplab-export-{name}-"))
+        .tempdir()
+        .expect("a temporary folder")
 }
 
 /// The tiny preset with `hidden`, `heads`, `ffn` and `tp`.
@@ -158,13 +161,14 @@ fn numpy_checks_the_vocabulary_parallel_export() {
             granularity: 8,
             ..Default::default()
         };
-        let dir = tempdir(&format!("vocab-{dtype}"));
+        let tmp = tempdir(&format!("vocab-{dtype}"));
+        let dir = tmp.path();
         match dtype {
-            DType::F64 => tplab_engine::export::export_vocab::<f64>(&cfg, &dir),
-            _ => tplab_engine::export::export_vocab::<f32>(&cfg, &dir),
+            DType::F64 => tplab_engine::export::export_vocab::<f64>(&cfg, dir),
+            _ => tplab_engine::export::export_vocab::<f32>(&cfg, dir),
         }
         .expect("export");
-        let text = check_script(&dir);
+        let text = check_script(dir);
         assert!(
             text.contains("V=1000 padded to 1024, 256 rows per rank; ok"),
             "{text}"

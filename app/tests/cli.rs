@@ -67,7 +67,11 @@ fn vocab_pads_splits_and_checks_the_parallel_cross_entropy() {
     let (ok, _, err) = tplab(&["vocab", "--vocab", "256000", "--hidden", "8192"]);
     assert!(!ok && err.contains("reduce vocab or hidden"), "{err}");
     // --export writes the tensors next to the report.
-    let dir = std::env::temp_dir().join(format!("tplab-cli-vocab-{}", std::process::id()));
+    let tmp = tempfile::Builder::new()
+        .prefix("tplab-cli-vocab-")
+        .tempdir()
+        .expect("a temporary folder");
+    let dir = tmp.path();
     let d = dir.to_string_lossy().to_string();
     let (ok, out, err) = tplab(&[
         "vocab", "--vocab", "100", "--hidden", "8", "--tokens", "4", "--tp", "2", "--export", &d,

@@ -68,6 +68,16 @@ const CONFIG_RANGES: [(&str, usize); 6] = [
     ("layers", 256),
 ];
 
+/// Solid scroll bars whose handle is always drawn (egui's `solid()` hides it until hovered).
+fn visible_scroll_bars() -> egui::style::ScrollStyle {
+    egui::style::ScrollStyle {
+        bar_width: 8.0,
+        dormant_background_opacity: 0.25,
+        dormant_handle_opacity: 0.6,
+        ..egui::style::ScrollStyle::solid()
+    }
+}
+
 /// One saved value a restore refused and reset to its default.
 #[derive(Debug, Clone, PartialEq)]
 enum Refusal {
@@ -497,6 +507,12 @@ impl TplabApp {
             });
         }
         if self.applied_presenter != Some(self.shared.presenter) {
+            if self.applied_presenter.is_none() {
+                // Scroll bars that show whenever there is more to see: egui's default floating
+                // bars appear only under the pointer, and on a projector nobody knows a page
+                // goes on below the window's edge.
+                ctx.all_styles_mut(|s| s.spacing.scroll = visible_scroll_bars());
+            }
             let on = self.shared.presenter;
             ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
             ctx.set_zoom_factor(if on { PRESENTER_ZOOM } else { 1.0 });

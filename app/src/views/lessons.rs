@@ -58,12 +58,17 @@ impl View for Lessons {
             ui.vertical(|ui| {
                 ui.set_width(280.0);
                 ui.heading(t(lang, "lessons-title"));
-                for l in &cat.lessons {
-                    let text = format!("{}. {}", l.order, l.title.get(lang));
-                    if ui.selectable_label(l.slug == current.slug, text).clicked() {
-                        pick = Some(l.slug.clone());
-                    }
-                }
+                // Thirteen titles do not fit a 1280x720 projector in presenter mode: they scroll.
+                egui::ScrollArea::vertical()
+                    .id_salt("lesson-list")
+                    .show(ui, |ui| {
+                        for l in &cat.lessons {
+                            let text = format!("{}. {}", l.order, l.title.get(lang));
+                            if ui.selectable_label(l.slug == current.slug, text).clicked() {
+                                pick = Some(l.slug.clone());
+                            }
+                        }
+                    });
             });
             ui.separator();
             ui.vertical(|ui| {

@@ -171,13 +171,11 @@ impl Refusal {
                 "restore-unreadable",
                 &[("what", view(id)), ("error", error.clone())],
             ),
-            Self::Train(e) => {
-                let why = match e {
-                    TrainError::Config(c) => crate::views::config_error_text(lang, c),
-                    other => other.to_string(),
-                };
-                format!("{}: {why}", view("train"))
-            }
+            Self::Train(e) => format!(
+                "{}: {}",
+                view("train"),
+                crate::views::train::train_error_text(lang, e)
+            ),
         }
     }
 }
@@ -655,7 +653,19 @@ impl TplabApp {
         let t = |id: &str| crate::i18n::t(lang, id);
         ui.add_space(4.0);
         ui.heading("tplab");
-        ui.label(egui::RichText::new(self.shared.scenario.config().label()).small());
+        // The scenario in words (its file-name label, h768-a12-…, means nothing to a learner).
+        let cfg = self.shared.scenario.config();
+        ui.label(crate::i18n::t_args(
+            lang,
+            "side-scenario",
+            &[
+                ("hidden", cfg.hidden.to_string()),
+                ("heads", cfg.heads.to_string()),
+                ("tp", cfg.tp.to_string()),
+                ("dtype", cfg.dtype.to_string()),
+            ],
+        ))
+        .on_hover_text(cfg.label());
         ui.separator();
         egui::ScrollArea::vertical()
             .id_salt("side-bar")
@@ -1029,6 +1039,20 @@ mod tests {
                 && tr.contains("1..=65536")
                 && !tr.contains("outside"),
             "{tr}"
+        );
+        // The Train view's refusal by the engine: its rule, in Turkish too.
+        let refusal = Refusal::Train(TrainError::TooManySteps {
+            steps: 2_000_000,
+            max: tplab_engine::train::MAX_STEPS,
+        });
+        assert_eq!(
+            refusal.text(Lang::En),
+            "train: steps 2000000 is over the limit of 1000000; use fewer steps"
+        );
+        let train = crate::i18n::t(Lang::Tr, "view-train");
+        assert_eq!(
+            refusal.text(Lang::Tr),
+            format!("{train}: 2000000 adım, 1000000 sınırının üzerinde; daha az adım kullanın")
         );
         assert!(app
             .view_state("vocab")

@@ -48,21 +48,41 @@ pub fn verify_run(
     )
 }
 
+/// Why a 16-bit GPU run (bf16, f16) is allowed `4e-2·√layers` (the module docs' argument): the
+/// [`Tolerance::reason`] of such a run is this `Display`; a view words it from the fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LowPrecisionReason {
+    pub dtype: DType,
+}
+
+impl std::fmt::Display for LowPrecisionReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: rounding to 8 mantissa bits at ~12 op boundaries (2^-9 each, adding like a \
+             random walk) with f32 accumulation, amplified by LayerNorm and softmax backward, \
+             ×√layers",
+            self.dtype
+        )
+    }
+}
+
+/// The reason behind [`tolerance`] for a 16-bit run of `cfg`; `None` for f32 and f64 (whose
+/// tolerance is the engine's rounding bound, [`Tolerance::bound`]).
+pub fn low_precision_reason(cfg: &Config) -> Option<LowPrecisionReason> {
+    matches!(cfg.dtype, DType::Bf16 | DType::F16).then_some(LowPrecisionReason { dtype: cfg.dtype })
+}
+
 /// The tolerance for a GPU run of `cfg` in `cfg.dtype` on data with LayerNorm conditioning
 /// `kappa` (see the module docs; pass 1 for well-conditioned data).
 pub fn tolerance(cfg: &Config, kappa: f64) -> Tolerance {
-    match cfg.dtype {
-        DType::Bf16 | DType::F16 => Tolerance {
+    match low_precision_reason(cfg) {
+        Some(reason) => Tolerance {
             bound: None,
             relative: 4e-2 * (cfg.layers as f64).sqrt(),
-            reason: format!(
-                "{}: rounding to 8 mantissa bits at ~12 op boundaries (2^-9 each, adding like a \
-                 random walk) with f32 accumulation, amplified by LayerNorm and softmax backward, \
-                 ×√layers",
-                cfg.dtype
-            ),
+            reason: reason.to_string(),
         },
-        d => Tolerance::for_run(cfg, d, kappa),
+        None => Tolerance::for_run(cfg, cfg.dtype, kappa),
     }
 }
 
@@ -181,5 +201,30 @@ mod tests {
         assert!(bf16_tol > f32_tol && f32_tol > f64_tol);
         // bf16 must still catch an order-1 error.
         assert!(bf16_tol < 0.1);
+    }
+
+    /// A 16-bit run's reason is data ([`LowPrecisionReason`], for a view to word) and its
+    /// English is the tolerance's sentence; f32 and f64 carry the engine's bound instead.
+    #[test]
+    fn a_16_bit_tolerance_gives_its_reason_as_data() {
+        for dtype in [DType::Bf16, DType::F16] {
+            let cfg = Config {
+                dtype,
+                ..Preset::Tiny.config()
+            };
+            let reason = low_precision_reason(&cfg).expect("a 16-bit reason");
+            assert_eq!(reason, LowPrecisionReason { dtype });
+            let tol = tolerance(&cfg, 1.0);
+            assert_eq!(tol.reason, reason.to_string());
+            assert!(tol.bound.is_none() && tol.reason.starts_with(&format!("{dtype}: ")));
+        }
+        for dtype in [DType::F32, DType::F64] {
+            let cfg = Config {
+                dtype,
+                ..Preset::Tiny.config()
+            };
+            assert_eq!(low_precision_reason(&cfg), None);
+            assert!(tolerance(&cfg, 1.0).bound.is_some());
+        }
     }
 }

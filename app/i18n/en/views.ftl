@@ -38,6 +38,7 @@ theme-light = Light
 theme-dark = Dark
 presenter-mode = Presenter mode (F11)
 presenter-hint = Full screen and large type. Space play/pause, Left/Right arrow or PageUp/PageDown step, Home restart, 1-8 set TP.
+side-scenario = hidden { $hidden }, { $heads } heads, TP={ $tp }, { $dtype }
 export-png = Export PNG
 export-hint = Saves the window as a PNG named after the view and what it shows, in { $dir }.
 export-saved = Saved { $path }
@@ -252,6 +253,11 @@ tr-stop = Stop
 tr-start = Start training
 tr-progress = step { $done }/{ $steps }
 tr-failed = Training failed: { $error }
+tr-err-no-steps = steps must be at least 1 (got 0)
+tr-err-too-many-steps = steps { $steps } is over the limit of { $max }; use fewer steps
+tr-err-lr = the learning rate must be a positive number (got { $lr }); try 3e-3 for Adam, 0.1 for SGD
+tr-err-text-short = the text has { $chars } characters, too few for windows of seq { $seq } + 1; reduce seq
+tr-err-diverged = training diverged at step { $step } of { $steps } at TP={ $tp }: the loss is { $loss }; lower the learning rate (now { $lr }) and try again
 tr-finished = Finished: loss { $first } -> { $last }; largest gap to TP=1 over the run: TP=2 { $gap2 }, TP=4 { $gap4 } (relative)
 tr-axis-step = step
 tr-axis-loss = cross-entropy (nats per character)
@@ -334,6 +340,7 @@ gpu-stage-timed = timed iteration
 gpu-stage-done = done
 gpu-stage-reference = computing the CPU reference
 gpu-mode-streams = { $devices } — single device (GPU 0), { $ranks } ranks as CUDA streams
+gpu-tol-16bit = { $dtype }: rounding to 8 mantissa bits at ~12 op boundaries (2^-9 each, adding like a random walk) with f32 accumulation, amplified by LayerNorm and softmax backward, ×√layers
 pg-controls = Scenario: sizes, TP, dtype, algorithm
 st-identity = identity
 presenter-view = view

@@ -38,6 +38,7 @@ theme-light = Açık
 theme-dark = Koyu
 presenter-mode = Projeksiyon modu (F11)
 presenter-hint = Tam ekran ve büyük yazı. Boşluk oynat/duraklat, Sol/Sağ ok ya da PageUp/PageDown adım, Home baştan, 1-8 TP seçer.
+side-scenario = gizli boyut { $hidden }, { $heads } başlık, TP={ $tp }, { $dtype }
 export-png = PNG olarak kaydet
 export-hint = Pencereyi, görünümün ve gösterdiğinin adını taşıyan bir PNG olarak { $dir } klasörüne kaydeder.
 export-saved = Kaydedildi: { $path }
@@ -252,6 +253,11 @@ tr-stop = Durdur
 tr-start = Eğitimi başlat
 tr-progress = adım { $done }/{ $steps }
 tr-failed = Eğitim başarısız: { $error }
+tr-err-no-steps = adım sayısı en az 1 olmalı (0 verildi)
+tr-err-too-many-steps = { $steps } adım, { $max } sınırının üzerinde; daha az adım kullanın
+tr-err-lr = öğrenme oranı pozitif bir sayı olmalı ({ $lr } verildi); Adam için 3e-3, SGD için 0,1 deneyin
+tr-err-text-short = metin { $chars } karakter; seq { $seq } + 1 uzunluğundaki pencereler için çok kısa; seq değerini küçültün
+tr-err-diverged = eğitim TP={ $tp } ile { $steps } adımın { $step }. adımında ıraksadı: kayıp { $loss }; öğrenme oranını (şu an { $lr }) düşürüp yeniden deneyin
 tr-finished = Bitti: kayıp { $first } -> { $last }; çalıştırma boyunca TP=1'e en büyük fark: TP=2 { $gap2 }, TP=4 { $gap4 } (göreli)
 tr-axis-step = adım
 tr-axis-loss = çapraz entropi (karakter başına nat)
@@ -334,6 +340,7 @@ gpu-stage-timed = ölçülen yineleme
 gpu-stage-done = bitti
 gpu-stage-reference = CPU referansı hesaplanıyor
 gpu-mode-streams = { $devices } — tek cihaz (GPU 0), CUDA akışları olarak { $ranks } sıra
+gpu-tol-16bit = { $dtype }: yaklaşık 12 işlem sınırında 8 mantis bitine yuvarlama (her biri 2^-9, rastgele yürüyüş gibi birikir), f32 toplama ile; LayerNorm ve softmax geri yayılımı bunu büyütür, ×√katman sayısı
 pg-controls = Senaryo: boyutlar, TP, veri tipi, algoritma
 st-identity = birim işlem
 presenter-view = görünüm

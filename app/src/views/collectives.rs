@@ -336,6 +336,15 @@ fn chunks_ui(
             Vec2::new(cell_w - 4.0, row_h - 6.0),
         )
     };
+    let label_size = egui::TextStyle::Body.resolve(ui.style()).size;
+    let digit_w = painter
+        .layout_no_wrap(
+            (n - 1).to_string(),
+            egui::FontId::proportional(label_size),
+            text,
+        )
+        .size()
+        .x;
     let mut shapes = Vec::new();
     for r in 0..n {
         let color = gpu_color(r, dark);
@@ -373,7 +382,26 @@ fn chunks_ui(
                 Stroke::new(if done { 2.5 } else { 1.0 }, text),
                 StrokeKind::Inside,
             ));
-            if cell_w > 50.0 && row_h > 20.0 {
+            // Each contributing rank's digit centred in its own sliver, in ink that reads on
+            // its colour, at the text's size; where the slivers are too narrow for a digit, or
+            // the sum is complete, one label for the whole cell.
+            let digits_fit = sliver > digit_w + 2.0 && row_h - 6.0 > label_size;
+            if !done && !parts.is_empty() && digits_fit {
+                for &q in &parts {
+                    let centre = Pos2::new(
+                        rect.left() + (q as f32 + 0.5) * sliver,
+                        rect.center().y,
+                    );
+                    shapes.push(text_shape(
+                        &painter,
+                        centre,
+                        Align2::CENTER_CENTER,
+                        q,
+                        label_size,
+                        super::text_on(gpu_color(q, dark)),
+                    ));
+                }
+            } else if cell_w > 50.0 && row_h > 20.0 {
                 let label = if done {
                     sum_all.clone()
                 } else if parts.is_empty() {
@@ -386,7 +414,7 @@ fn chunks_ui(
                     rect.center(),
                     Align2::CENTER_CENTER,
                     label,
-                    11.0,
+                    label_size,
                     text,
                 );
                 // A pill in the panel colour keeps the label readable over any sliver.
@@ -468,7 +496,11 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
     egui::ScrollArea::horizontal()
         .id_salt("algorithms-scroll")
         .show(ui, |ui| {
-            let gap = super::planner::table_gap(ui, compact);
+            // Headers of several words need a gap wider than a word's space to read as columns.
+            let gap = egui::vec2(
+                2.0 * ui.spacing().item_spacing.x,
+                ui.spacing().item_spacing.y,
+            );
             egui::Grid::new("algorithms")
                 .striped(true)
                 .spacing(gap)
@@ -597,10 +629,119 @@ fn nccl_sweep_ui(ui: &mut egui::Ui, catalogue: &Catalogue, n: usize, payload: u6
         });
 }
 
+/// A collective's error in the learner's language (English: the engine's sentence). Algorithm
+/// and collective names (`ring`, `all-reduce`) stay as the engine writes them: they are names.
+pub fn collective_error_text(
+    lang: tplab_lessons::Lang,
+    e: &collectives::CollectiveError,
+) -> String {
+    use collectives::CollectiveError as E;
+    let n = |v: usize| v.to_string();
+    let a = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
+    match e {
+        E::EmptyGroup => a("cl-err-empty", &[]),
+        E::LengthMismatch {
+            rank,
+            expected,
+            found,
+        } => a(
+            "cl-err-length",
+            &[
+                ("rank", n(*rank)),
+                ("expected", n(*expected)),
+                ("found", n(*found)),
+            ],
+        ),
+        E::RootOutOfRange { root, n: ranks } => {
+            a("cl-err-root", &[("root", n(*root)), ("n", n(*ranks))])
+        }
+        E::Unsupported {
+            kind,
+            algorithm,
+            supported,
+        } => a(
+            "cl-err-unsupported",
+            &[
+                ("kind", kind.to_string()),
+                ("algorithm", algorithm.to_string()),
+                ("supported", supported.to_string()),
+            ],
+        ),
+        E::NotPowerOfTwo { kind, n: ranks } => a(
+            "cl-err-power-of-two",
+            &[("kind", kind.to_string()), ("n", n(*ranks))],
+        ),
+        E::TooManyRanks { n: ranks, max } => {
+            a("cl-err-too-many", &[("n", n(*ranks)), ("max", n(*max))])
+        }
+        E::ProgramOrder { op, tensor } => a(
+            "cl-err-program-order",
+            &[("op", op.to_string()), ("tensor", tensor.to_string())],
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::views::KeyActions;
+
+    /// The view's English is the engine's sentence for every kind of collective error; the
+    /// Turkish differs and names the same numbers and names.
+    #[test]
+    fn collective_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
+        use collectives::CollectiveError as E;
+        use tplab_lessons::Lang;
+        let errors = [
+            E::EmptyGroup,
+            E::LengthMismatch {
+                rank: 3,
+                expected: 96,
+                found: 95,
+            },
+            E::RootOutOfRange { root: 7, n: 4 },
+            E::Unsupported {
+                kind: "broadcast",
+                algorithm: Algorithm::RecursiveHalvingDoubling,
+                supported: "ring, tree",
+            },
+            E::NotPowerOfTwo {
+                kind: "reduce-scatter",
+                n: 6,
+            },
+            E::TooManyRanks { n: 80, max: 64 },
+            E::ProgramOrder {
+                op: "mlp.fc2.bwd",
+                tensor: "d_h",
+            },
+        ];
+        let words = |s: &str| -> std::collections::BTreeSet<String> {
+            s.split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == ':')
+                .filter(|w| w.chars().any(|c| c.is_ascii_digit()) || w.contains(['.', '_']))
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                        .to_string()
+                })
+                .filter(|w| !w.is_empty())
+                .collect()
+        };
+        for e in &errors {
+            let display = e.to_string();
+            assert_eq!(collective_error_text(Lang::En, e), display);
+            let tr = collective_error_text(Lang::Tr, e);
+            assert_ne!(tr, display);
+            for w in words(&display) {
+                assert!(tr.contains(&w), "{tr}\nlacks {w} (from: {display})");
+            }
+        }
+        // Collective and algorithm names stay names.
+        let tr = collective_error_text(Lang::Tr, &errors[3]);
+        assert!(
+            tr.contains("broadcast") && tr.contains("recursive-halving-doubling"),
+            "{tr}"
+        );
+        assert!(tr.contains("ring, tree"), "{tr}");
+    }
 
     /// The app's state with these keys pressed this frame.
     fn keys(toggle_play: bool, step: i32, restart: bool) -> Shared {

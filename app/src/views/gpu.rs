@@ -11,6 +11,7 @@ use tplab_engine::trace::{Event, Trace};
 use tplab_engine::verify::Verification;
 use tplab_engine::{Config, DType};
 use tplab_kernels::summary::{op_table, OpRow};
+use tplab_kernels::verify::LowPrecisionReason;
 use tplab_kernels::{Advice, DeviceInfo, DeviceMode, Library, Probe, Problem, RunOptions};
 use tplab_lessons::Lang;
 
@@ -26,6 +27,8 @@ struct RunView {
     predicted: Trace,
     ops: Vec<OpRow>,
     verification: Verification,
+    /// Why a 16-bit run's tolerance is what it is (`None`: f32, the engine's bound).
+    low_precision: Option<LowPrecisionReason>,
     iteration_ms: f64,
 }
 
@@ -105,6 +108,7 @@ fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, St
         predicted: run.trace,
         measured,
         verification: v,
+        low_precision: tplab_kernels::verify::low_precision_reason(&cfg),
         iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
     })
 }
@@ -331,6 +335,12 @@ fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
     gantt_plot(ui, super::lang(ui), id, trace, &events, Some(height));
 }
 
+/// Why a 16-bit run's tolerance is `4e-2·√layers`, in the learner's language (English: the
+/// kernels' sentence, the tolerance's `reason`).
+fn low_precision_text(lang: Lang, p: &LowPrecisionReason) -> String {
+    t_args(lang, "gpu-tol-16bit", &[("dtype", p.dtype.to_string())])
+}
+
 fn result_ui(ui: &mut egui::Ui, r: &RunView) {
     let lang = super::lang(ui);
     let tr = |id: &str| t(lang, id);
@@ -354,7 +364,8 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
         "gpu-iteration",
         &[("ms", num(lang, r.iteration_ms, 3))],
     ));
-    super::verify::verdict_ui(ui, &r.verification, &r.label);
+    let reason = r.low_precision.map(|p| low_precision_text(lang, &p));
+    super::verify::verdict_ui(ui, &r.verification, &r.label, reason);
     ui.columns(2, |cols| {
         cols[0].strong(tr("gpu-measured"));
         gantt(&mut cols[0], "gpu-measured", &r.measured, 220.0);
@@ -647,6 +658,27 @@ mod tests {
     }
 
     /// `tplab gpu info --json` keeps its shape: library names and sentences, not variants.
+    /// A 16-bit run's tolerance reason: English is the kernels' sentence (the tolerance's
+    /// `reason`, what `tplab gpu run` prints); Turkish differs and names the same dtype and numbers.
+    #[test]
+    fn a_16_bit_tolerance_reads_as_the_kernels_in_english_and_exists_in_turkish() {
+        for dtype in [DType::Bf16, DType::F16] {
+            let cfg = Config {
+                dtype,
+                ..Config::default()
+            };
+            let p = tplab_kernels::verify::low_precision_reason(&cfg).expect("16-bit");
+            let display = tplab_kernels::verify::tolerance(&cfg, 1.0).reason;
+            assert_eq!(low_precision_text(Lang::En, &p), display);
+            let tr = low_precision_text(Lang::Tr, &p);
+            assert_ne!(tr, display);
+            assert!(tr.starts_with(&format!("{dtype}: ")), "{tr}");
+            for n in ["12", "8", "2^-9", "f32", "LayerNorm", "softmax"] {
+                assert!(tr.contains(n) && display.contains(n), "{tr} lacks {n}");
+            }
+        }
+    }
+
     #[test]
     fn the_probe_as_json_names_libraries_and_says_sentences() {
         let p = Probe {

@@ -9,8 +9,9 @@ use egui_plot::{Legend, Line, Plot, PlotPoints};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tplab_engine::train::{self, Corpus, Curves, Lockstep, Optimizer, TrainConfig};
+use tplab_engine::train::{self, Corpus, Curves, Lockstep, Optimizer, TrainConfig, TrainError};
 use tplab_engine::{DType, Element};
+use tplab_lessons::Lang;
 
 /// The TP sizes trained side by side (the model has 4 heads).
 pub const TPS: [usize; 3] = [1, 2, 4];
@@ -21,17 +22,28 @@ pub const TPS: [usize; 3] = [1, 2, 4];
 pub struct Train {
     pub config: TrainConfig,
     #[serde(skip)]
-    job: Option<Background<Curves>>,
+    job: Option<Background<Result<Curves, TrainError>>>,
     #[serde(skip)]
     live: Arc<Mutex<Vec<Vec<f64>>>>,
     #[serde(skip)]
     stop: Arc<AtomicBool>,
     #[serde(skip)]
-    result: Option<Result<Curves, String>>,
+    result: Option<Result<Curves, Failure>>,
+}
+
+/// Why a run ended without curves.
+enum Failure {
+    /// The engine refused the configuration or the run diverged (worded in the language shown
+    /// when it is drawn, so switching language rewords it).
+    Train(TrainError),
+    /// The background job's own failure (its worker stopped without a result).
+    Job(String),
 }
 
 /// Training at [`TPS`] in lockstep, one optimizer step at every TP per [`Stepped::step`]: the
 /// losses so far go to `live` (the plot), and `stop` ends the run early with the curves so far.
+/// The engine's error ends the job as its result (typed, for the view to word), not as a
+/// [`Step::Failed`] string.
 pub struct TrainJob<T> {
     cfg: TrainConfig,
     run: Option<Lockstep<T>>,
@@ -51,25 +63,22 @@ impl<T> TrainJob<T> {
 }
 
 impl<T: Element> Stepped for TrainJob<T> {
-    type Output = Curves;
+    type Output = Result<Curves, TrainError>;
 
-    fn step(&mut self) -> Step<Curves> {
+    fn step(&mut self) -> Step<Self::Output> {
         // The models are built in the first slice, not on the UI thread.
-        let run = match &mut self.run {
+        let mut run = match self.run.take() {
             Some(run) => run,
             None => match Lockstep::new(&self.cfg, &Corpus::guide(), &TPS) {
-                Ok(run) => self.run.insert(run),
-                Err(e) => return Step::Failed(e.to_string()),
+                Ok(run) => run,
+                Err(e) => return Step::Done(Err(e)),
             },
         };
         if run.finished() || self.stop.load(Ordering::SeqCst) {
-            return match self.run.take() {
-                Some(run) => Step::Done(run.into_curves()),
-                None => Step::Failed("the training run is gone".into()),
-            };
+            return Step::Done(Ok(run.into_curves()));
         }
         if let Err(e) = run.step() {
-            return Step::Failed(e.to_string());
+            return Step::Done(Err(e));
         }
         if let Ok(mut l) = self.live.lock() {
             l.resize(TPS.len(), Vec::new());
@@ -78,10 +87,51 @@ impl<T: Element> Stepped for TrainJob<T> {
             }
         }
         let done = run.steps_done();
+        self.run = Some(run);
         Step::Progress(
             done as f32 / self.cfg.steps.max(1) as f32,
             format!("step {done}/{}", self.cfg.steps),
         )
+    }
+}
+
+/// The engine's training error in the learner's language (English: the engine's sentence, what
+/// `tplab train` prints).
+pub fn train_error_text(lang: Lang, e: &TrainError) -> String {
+    let n = |v: usize| v.to_string();
+    // A number as the engine writes it (`-0.5`, `1e300`, `NaN`), with the language's decimal mark.
+    let x = |s: String| crate::i18n::num_text(lang, &s);
+    let a = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
+    match e {
+        TrainError::Config(c) => super::config_error_text(lang, c),
+        TrainError::Vocab(v) => super::vocab::vocab_error_text(lang, v),
+        TrainError::Collective(c) => super::collectives::collective_error_text(lang, c),
+        TrainError::NoSteps => a("tr-err-no-steps", &[]),
+        TrainError::TooManySteps { steps, max } => a(
+            "tr-err-too-many-steps",
+            &[("steps", n(*steps)), ("max", n(*max))],
+        ),
+        TrainError::BadLearningRate { lr } => a("tr-err-lr", &[("lr", x(lr.to_string()))]),
+        TrainError::TextTooShort { chars, seq } => a(
+            "tr-err-text-short",
+            &[("chars", n(*chars)), ("seq", n(*seq))],
+        ),
+        TrainError::Diverged {
+            step,
+            steps,
+            tp,
+            loss,
+            lr,
+        } => a(
+            "tr-err-diverged",
+            &[
+                ("step", n(*step)),
+                ("steps", n(*steps)),
+                ("tp", n(*tp)),
+                ("loss", x(loss.to_string())),
+                ("lr", x(format!("{lr:e}"))),
+            ],
+        ),
     }
 }
 
@@ -122,7 +172,11 @@ impl View for Train {
 
     fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
         if let Some(r) = background::finished(&mut self.job, ctx) {
-            self.result = Some(r);
+            self.result = Some(match r {
+                Ok(Ok(c)) => Ok(c),
+                Ok(Err(e)) => Err(Failure::Train(e)),
+                Err(e) => Err(Failure::Job(e)),
+            });
         }
     }
 
@@ -198,9 +252,13 @@ impl View for Train {
             );
         });
         if let Some(Err(e)) = &self.result {
+            let error = match e {
+                Failure::Train(e) => train_error_text(lang, e),
+                Failure::Job(e) => e.clone(),
+            };
             ui.colored_label(
                 ui.visuals().error_fg_color,
-                crate::i18n::t_args(lang, "tr-failed", &[("error", e.clone())]),
+                crate::i18n::t_args(lang, "tr-failed", &[("error", error)]),
             );
         }
         // Points straight from the shared losses (no intermediate copy of the curves).
@@ -297,7 +355,9 @@ mod tests {
         }
     }
 
-    fn wait(bg: &mut Background<Curves>) -> Result<Curves, String> {
+    fn wait(
+        bg: &mut Background<Result<Curves, TrainError>>,
+    ) -> Result<Result<Curves, TrainError>, String> {
         for _ in 0..20_000 {
             if let Some(r) = bg.poll(None) {
                 return r;
@@ -316,7 +376,7 @@ mod tests {
         let job = TrainJob::<f64>::new(cfg.clone(), Arc::clone(&live), Arc::default());
         // A zero budget: one slice (one step at every TP) per frame.
         let mut bg = Background::in_frames(job, Duration::ZERO);
-        let stepped = wait(&mut bg).unwrap();
+        let stepped = wait(&mut bg).unwrap().unwrap();
         assert_eq!(stepped, one_shot);
         assert_eq!(*live.lock().unwrap(), one_shot.losses);
         assert_eq!(bg.progress(), (1.0, "step 6/6"));
@@ -324,7 +384,7 @@ mod tests {
             None,
             TrainJob::<f64>::new(cfg, Arc::default(), Arc::default()),
         );
-        assert_eq!(wait(&mut on_thread).unwrap(), one_shot);
+        assert_eq!(wait(&mut on_thread).unwrap().unwrap(), one_shot);
     }
 
     #[test]
@@ -336,7 +396,7 @@ mod tests {
             assert!(bg.poll(None).is_none());
         }
         stop.store(true, Ordering::SeqCst);
-        let c = wait(&mut bg).unwrap();
+        let c = wait(&mut bg).unwrap().unwrap();
         // The first slice builds the models and runs step 1; two more slices, two more steps.
         assert_eq!(
             c.losses.iter().map(Vec::len).collect::<Vec<_>>(),
@@ -350,6 +410,71 @@ mod tests {
             TrainJob::<f64>::new(bad, Arc::default(), Arc::default()),
             Duration::ZERO,
         );
-        assert!(wait(&mut bg).is_err());
+        // The engine's error, typed (the view words it in the learner's language).
+        assert!(
+            matches!(wait(&mut bg), Ok(Err(TrainError::Config(_)))),
+            "heads 3 must be refused"
+        );
+    }
+
+    /// Numbers in a sentence, in order of appearance.
+    fn numbers(s: &str) -> Vec<String> {
+        s.split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The view's English is the engine's sentence (what `tplab train` prints) for every kind
+    /// of training error; the Turkish differs and names the same numbers.
+    #[test]
+    fn training_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
+        use tplab_engine::collectives::CollectiveError;
+        use tplab_engine::config::ConfigError;
+        use tplab_engine::vocab::VocabError;
+        let errors = [
+            TrainError::Config(ConfigError::Zero { field: "seq" }),
+            TrainError::Vocab(VocabError::TpOutOfRange { tp: 9, max: 8 }),
+            TrainError::Collective(CollectiveError::LengthMismatch {
+                rank: 2,
+                expected: 64,
+                found: 48,
+            }),
+            TrainError::NoSteps,
+            TrainError::TooManySteps {
+                steps: 2_000_000,
+                max: train::MAX_STEPS,
+            },
+            TrainError::BadLearningRate { lr: -0.5 },
+            TrainError::BadLearningRate { lr: f64::NAN },
+            TrainError::TextTooShort { chars: 7, seq: 64 },
+            TrainError::Diverged {
+                step: 12,
+                steps: 50,
+                tp: 2,
+                loss: f64::INFINITY,
+                lr: 1e300,
+            },
+            TrainError::Diverged {
+                step: 3,
+                steps: 20,
+                tp: 4,
+                loss: f64::NAN,
+                lr: 2.5,
+            },
+        ];
+        for e in errors {
+            let display = e.to_string();
+            assert_eq!(train_error_text(Lang::En, &e), display);
+            let tr = train_error_text(Lang::Tr, &e);
+            assert_ne!(tr, display);
+            assert!(!tr.contains("tr-err") && !tr.contains('['), "{tr}");
+            assert_eq!(numbers(&tr), numbers(&display), "{tr} vs {display}");
+        }
+        // A decimal in Turkish takes a comma.
+        let lr = train_error_text(Lang::Tr, &TrainError::BadLearningRate { lr: -0.5 });
+        assert!(lr.contains("-0,5") && !lr.contains("0.5"), "{lr}");
     }
 }

@@ -358,7 +358,7 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
     let tr = |id: &str| crate::i18n::t(lang, id);
     let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
     let report = &shown.report;
-    verdict_ui(ui, &report.verification, &report.config.label());
+    verdict_ui(ui, &report.verification, &report.config.label(), None);
     ui.separator();
     if shown.maps.is_empty() {
         ui.label(tr("vf-tp1"));
@@ -457,8 +457,14 @@ fn stage_text(lang: tplab_lessons::Lang, stage: &str) -> String {
 }
 
 /// A verification's verdict, its worst check and the tolerance with its reason, in the learner's
-/// language (`label`: the scenario's; the GPU view shows a GPU run's the same way).
-pub(crate) fn verdict_ui(ui: &mut egui::Ui, v: &tplab_engine::verify::Verification, label: &str) {
+/// language (`label`: the scenario's; the GPU view shows a GPU run's the same way, with its own
+/// `reason` for a tolerance that is not the engine's bound; `None`: the tolerance's own).
+pub(crate) fn verdict_ui(
+    ui: &mut egui::Ui,
+    v: &tplab_engine::verify::Verification,
+    label: &str,
+    reason: Option<String>,
+) {
     let lang = super::lang(ui);
     let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
     let total = v.checks.len();
@@ -500,7 +506,10 @@ pub(crate) fn verdict_ui(ui: &mut egui::Ui, v: &tplab_engine::verify::Verificati
             "vf-tolerance",
             &[
                 ("tol", crate::i18n::sci(lang, v.tolerance.relative, 2)),
-                ("reason", tolerance_reason(super::lang(ui), &v.tolerance)),
+                (
+                    "reason",
+                    reason.unwrap_or_else(|| tolerance_reason(lang, &v.tolerance)),
+                ),
             ],
         ))
         .wrap(),

@@ -230,9 +230,36 @@ impl View for Vocab {
 /// The padded vocabulary as one bar: each GPU's rows in its colour, padding in grey.
 fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
     let dark = ui.visuals().dark_mode;
+    let lang = super::lang(ui);
     let width = ui.available_width().min(900.0);
-    let (resp, painter) = ui.allocate_painter(Vec2::new(width, 46.0), Sense::hover());
     let padded = cfg.padded_vocab() as f32;
+    // Each GPU's rows under the bar, inclusive, at the text's size (presenter mode scales both);
+    // on two staggered lines when a label is wider than its GPU's part of the bar.
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let text = ui.visuals().text_color();
+    let labels: Vec<(usize, std::sync::Arc<egui::Galley>)> = (0..cfg.tp)
+        .filter(|_| cfg.tp <= 16)
+        .map(|r| (r, cfg.rank_range(r)))
+        .filter(|(_, range)| !range.is_empty())
+        .map(|(r, range)| {
+            let words = crate::i18n::t_args(
+                lang,
+                "vo-rank-rows",
+                &[
+                    ("rank", r.to_string()),
+                    ("first", range.start.to_string()),
+                    ("last", (range.end - 1).to_string()),
+                ],
+            );
+            (r, ui.painter().layout_no_wrap(words, font.clone(), text))
+        })
+        .collect();
+    let part = width * cfg.rows_per_rank() as f32 / padded;
+    let stagger = labels.iter().any(|(_, g)| g.size().x + 6.0 > part);
+    let line_h = font.size * 1.4;
+    let lines = if stagger { 2.0 } else { 1.0 };
+    let (resp, painter) =
+        ui.allocate_painter(Vec2::new(width, 30.0 + line_h * lines), Sense::hover());
     let x = |id: usize| resp.rect.left() + width * id as f32 / padded;
     let top = resp.rect.top() + 2.0;
     for r in 0..cfg.tp {
@@ -252,15 +279,14 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
                 ui.visuals().widgets.inactive.bg_fill,
             );
         }
-        if cfg.tp <= 16 {
-            painter.text(
-                egui::pos2(x(range.start) + 2.0, top + 26.0),
-                egui::Align2::LEFT_TOP,
-                format!("GPU {r}: {}..{}", range.start, range.end),
-                egui::FontId::proportional(10.0),
-                ui.visuals().text_color(),
-            );
-        }
+    }
+    for (r, galley) in labels {
+        let line = if stagger { (r % 2) as f32 } else { 0.0 };
+        let pos = egui::pos2(
+            x(cfg.rank_range(r).start) + 2.0,
+            top + 26.0 + line * line_h,
+        );
+        painter.galley(pos, galley, text);
     }
     super::a11y_label(
         &resp,
@@ -276,7 +302,7 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
 }
 
 /// The vocabulary split's error in the learner's language (English: the engine's sentence).
-fn vocab_error_text(lang: tplab_lessons::Lang, e: &vocab::VocabError) -> String {
+pub(crate) fn vocab_error_text(lang: tplab_lessons::Lang, e: &vocab::VocabError) -> String {
     use crate::i18n::{bytes, t_args};
     use vocab::VocabError;
     let n = |v: usize| v.to_string();
@@ -339,8 +365,7 @@ fn vocab_error_text(lang: tplab_lessons::Lang, e: &vocab::VocabError) -> String 
                 ("limit", bytes(lang, *limit_bytes)),
             ],
         ),
-        // A collective's own error (its rule and fix in English: the engine's).
-        other => other.to_string(),
+        VocabError::Collective(c) => super::collectives::collective_error_text(lang, c),
     }
 }
 

@@ -114,8 +114,16 @@ pub enum TrainError {
     Vocab(#[from] VocabError),
     #[error(transparent)]
     Collective(#[from] CollectiveError),
-    #[error("{0}")]
-    Invalid(String),
+    #[error("steps must be at least 1 (got 0)")]
+    NoSteps,
+    #[error("steps {steps} is over the limit of {max}; use fewer steps")]
+    TooManySteps { steps: usize, max: usize },
+    #[error(
+        "the learning rate must be a positive number (got {lr}); try 3e-3 for Adam, 0.1 for SGD"
+    )]
+    BadLearningRate { lr: f64 },
+    #[error("the text has {chars} characters, too few for windows of seq {seq} + 1; reduce seq")]
+    TextTooShort { chars: usize, seq: usize },
     #[error(
         "training diverged at step {step} of {steps} at TP={tp}: the loss is {loss}; lower the \
          learning rate (now {lr:e}) and try again"
@@ -168,29 +176,22 @@ impl TrainConfig {
         self.block().validate_for_cpu()?;
         self.vocab(corpus.vocab()).validate()?;
         if self.steps == 0 {
-            return Err(TrainError::Invalid(
-                "steps must be at least 1 (got 0)".into(),
-            ));
+            return Err(TrainError::NoSteps);
         }
         if self.steps > MAX_STEPS {
-            return Err(TrainError::Invalid(format!(
-                "steps {} is over the limit of {MAX_STEPS}; use fewer steps",
-                self.steps
-            )));
+            return Err(TrainError::TooManySteps {
+                steps: self.steps,
+                max: MAX_STEPS,
+            });
         }
         if !(self.lr.is_finite() && self.lr > 0.0) {
-            return Err(TrainError::Invalid(format!(
-                "the learning rate must be a positive number (got {}); try 3e-3 for Adam, 0.1 \
-                 for SGD",
-                self.lr
-            )));
+            return Err(TrainError::BadLearningRate { lr: self.lr });
         }
         if corpus.ids.len() < self.seq.saturating_add(2) {
-            return Err(TrainError::Invalid(format!(
-                "the text has {} characters, too few for windows of seq {} + 1; reduce seq",
-                corpus.ids.len(),
-                self.seq
-            )));
+            return Err(TrainError::TextTooShort {
+                chars: corpus.ids.len(),
+                seq: self.seq,
+            });
         }
         Ok(())
     }
@@ -887,5 +888,57 @@ mod tests {
             ..tiny(1, DType::F64)
         };
         assert!(steps.validate(&corpus).is_err());
+    }
+
+    /// Each rule a configuration breaks is its own variant, with the sentence `tplab train`
+    /// prints (the numbers it names are the configuration's).
+    #[test]
+    fn a_bad_configuration_names_its_rule() {
+        let corpus = Corpus::guide();
+        let base = tiny(1, DType::F64);
+        let err = |cfg: TrainConfig, c: &Corpus| cfg.validate(c).unwrap_err();
+        let e = err(
+            TrainConfig {
+                steps: 0,
+                ..base.clone()
+            },
+            &corpus,
+        );
+        assert_eq!(e, TrainError::NoSteps);
+        assert_eq!(e.to_string(), "steps must be at least 1 (got 0)");
+        let e = err(
+            TrainConfig {
+                steps: MAX_STEPS + 1,
+                ..base.clone()
+            },
+            &corpus,
+        );
+        assert_eq!(
+            e.to_string(),
+            "steps 1000001 is over the limit of 1000000; use fewer steps"
+        );
+        let e = err(
+            TrainConfig {
+                lr: -0.5,
+                ..base.clone()
+            },
+            &corpus,
+        );
+        assert_eq!(e, TrainError::BadLearningRate { lr: -0.5 });
+        assert_eq!(
+            e.to_string(),
+            "the learning rate must be a positive number (got -0.5); try 3e-3 for Adam, 0.1 for \
+             SGD"
+        );
+        let short = Corpus::new(&"ab".repeat(base.seq / 2));
+        let e = err(base.clone(), &short);
+        assert_eq!(
+            e,
+            TrainError::TextTooShort {
+                chars: short.ids.len(),
+                seq: base.seq
+            }
+        );
+        assert!(e.to_string().contains("reduce seq"), "{e}");
     }
 }

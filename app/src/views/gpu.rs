@@ -12,7 +12,9 @@ use tplab_engine::verify::Verification;
 use tplab_engine::{Config, DType};
 use tplab_kernels::summary::{op_table, OpRow};
 use tplab_kernels::verify::LowPrecisionReason;
-use tplab_kernels::{Advice, DeviceInfo, DeviceMode, Library, Probe, Problem, RunOptions};
+use tplab_kernels::{
+    Advice, DeviceInfo, DeviceMode, GpuError, Library, Probe, Problem, RunOptions,
+};
 use tplab_lessons::Lang;
 
 /// What a finished run shows.
@@ -76,8 +78,20 @@ fn stage_text(lang: Lang, stage: &str) -> String {
     t(lang, id)
 }
 
-/// Runs `cfg` on device 0, compares with the CPU reference; runs off the UI thread.
-fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, String> {
+/// The GPU executor's error in the learner's language (English: its own sentence, what
+/// `tplab gpu run` prints). The scenario's rule and a build without CUDA are worded; the
+/// device's and libraries' own failures (driver, cuBLAS, NVRTC logs) stay as they report them.
+fn gpu_error_text(lang: Lang, e: &GpuError) -> String {
+    match e {
+        GpuError::Config(c) => super::config_error_text(lang, c),
+        GpuError::NotCompiled => t(lang, "gpu-problem-not-compiled"),
+        other => other.to_string(),
+    }
+}
+
+/// Runs `cfg` on device 0, compares with the CPU reference; runs off the UI thread. A failure
+/// is worded in `lang`, the language the run was started in.
+fn execute(cfg: Config, iters: usize, lang: Lang, progress: &Reporter) -> Result<RunView, String> {
     let mut report = |stage: &str, f: f64| progress.report(f as f32, stage);
     let run = tplab_kernels::run(
         &cfg,
@@ -87,7 +101,7 @@ fn execute(cfg: Config, iters: usize, progress: &Reporter) -> Result<RunView, St
         },
         &mut report,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| gpu_error_text(lang, &e))?;
     report(STAGE_REFERENCE, 1.0);
     let model = tplab_kernels::run::device_model(&cfg);
     let reference = tplab_kernels::reference::reference(&cfg, &model);
@@ -486,7 +500,7 @@ impl Gpu {
         });
         let check = tplab_kernels::run::check_config(&cfg);
         if let Err(e) = &check {
-            ui.colored_label(ui.visuals().error_fg_color, e.to_string());
+            ui.colored_label(ui.visuals().error_fg_color, gpu_error_text(lang, e));
         }
         let running = self.job.is_some();
         let can_run = usable && check.is_ok() && !running;
@@ -498,7 +512,7 @@ impl Gpu {
             let iters = self.iters;
             let run_cfg = cfg.clone();
             self.job = Some(Background::once(ui.ctx(), move |progress| {
-                execute(run_cfg, iters, progress)
+                execute(run_cfg, iters, lang, progress)
             }));
         }
         if let Some(job) = &self.job {
@@ -676,6 +690,24 @@ mod tests {
             for n in ["12", "8", "2^-9", "f32", "LayerNorm", "softmax"] {
                 assert!(tr.contains(n) && display.contains(n), "{tr} lacks {n}");
             }
+        }
+    }
+
+    /// The executor's errors the view words: English is the executor's sentence; Turkish differs
+    /// and names the same numbers.
+    #[test]
+    fn gpu_errors_read_as_the_executor_in_english_and_exist_in_turkish() {
+        let errors = [
+            GpuError::NotCompiled,
+            GpuError::Config(tplab_engine::ConfigError::TpOutOfRange { tp: 9, max: 8 }),
+        ];
+        for e in errors {
+            let display = e.to_string();
+            assert_eq!(gpu_error_text(Lang::En, &e), display);
+            let tr = gpu_error_text(Lang::Tr, &e);
+            assert_ne!(tr, display);
+            let digits = |s: &str| s.chars().filter(char::is_ascii_digit).count();
+            assert_eq!(digits(&tr), digits(&display), "{tr}");
         }
     }
 

@@ -55,7 +55,7 @@ impl Default for Collectives {
 struct Cache {
     key: (usize, usize, usize, Algorithm),
     /// Plans of every algorithm on the scenario's payload, in [`Algorithm::ALL`] order.
-    plans: Vec<Result<Plan, String>>,
+    plans: Vec<Result<Plan, collectives::CollectiveError>>,
     /// Contribution masks of the animated algorithm after each round.
     masks: Vec<Vec<Vec<u64>>>,
 }
@@ -76,12 +76,9 @@ impl Collectives {
         if self.cache.as_ref().is_some_and(|c| c.key == key) {
             return;
         }
-        let plans: Vec<Result<Plan, String>> = Algorithm::ALL
+        let plans: Vec<Result<Plan, collectives::CollectiveError>> = Algorithm::ALL
             .iter()
-            .map(|&a| {
-                collectives::plan(CollectiveKind::AllReduce, a, n, elems, key.2)
-                    .map_err(|e| e.to_string())
-            })
+            .map(|&a| collectives::plan(CollectiveKind::AllReduce, a, n, elems, key.2))
             .collect();
         let idx = Algorithm::ALL
             .iter()
@@ -254,7 +251,10 @@ impl View for Collectives {
                     .position(|a| *a == self.algorithm)
                     .unwrap_or(0),
             ) {
-                ui.colored_label(ui.visuals().error_fg_color, e);
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    collective_error_text(super::lang(ui), e),
+                );
             }
             return;
         };
@@ -388,10 +388,8 @@ fn chunks_ui(
             let digits_fit = sliver > digit_w + 2.0 && row_h - 6.0 > label_size;
             if !done && !parts.is_empty() && digits_fit {
                 for &q in &parts {
-                    let centre = Pos2::new(
-                        rect.left() + (q as f32 + 0.5) * sliver,
-                        rect.center().y,
-                    );
+                    let centre =
+                        Pos2::new(rect.left() + (q as f32 + 0.5) * sliver, rect.center().y);
                     shapes.push(text_shape(
                         &painter,
                         centre,
@@ -469,7 +467,11 @@ fn chunks_ui(
 }
 
 /// Steps, bytes per GPU, busiest link and total for every algorithm on the scenario's payload.
-fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, String>]) {
+fn comparison_ui(
+    ui: &mut egui::Ui,
+    shared: &Shared,
+    plans: &[Result<Plan, collectives::CollectiveError>],
+) {
     let cfg = shared.scenario.config();
     let payload = cfg.tokens() as u64 * cfg.hidden as u64 * cfg.dtype.size_bytes() as u64;
     let lang = super::lang(ui);
@@ -550,13 +552,13 @@ fn comparison_ui(ui: &mut egui::Ui, shared: &Shared, plans: &[Result<Plan, Strin
                                         link,
                                     );
                                     ui.label(t.map_or_else(
-                                        |e| e.to_string(),
+                                        |e| collective_error_text(lang, &e),
                                         |t_s| format!("{} µs", num(lang, t_s * 1e6, 1)),
                                     ));
                                 }
                             }
                             Err(e) => {
-                                ui.label(e);
+                                ui.label(collective_error_text(lang, e));
                             }
                         }
                         ui.end_row();

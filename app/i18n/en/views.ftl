@@ -261,6 +261,7 @@ tr-err-diverged = training diverged at step { $step } of { $steps } at TP={ $tp 
 tr-finished = Finished: loss { $first } -> { $last }; largest gap to TP=1 over the run: TP=2 { $gap2 }, TP=4 { $gap4 } (relative)
 tr-axis-step = step
 tr-axis-loss = cross-entropy (nats per character)
+tr-coincide = The three curves coincide: TP changes where the numbers are computed, not what is computed. TP=2 is dashed and TP=4 dotted over TP=1.
 
 ## Vocabulary.
 vo-title = Vocabulary parallelism: the embedding and the loss split by vocabulary
@@ -281,6 +282,7 @@ vo-passed = PASSED
 vo-failed = FAILED
 vo-result = { $verdict }: loss { $loss } vs reference { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } checks, worst relative error { $worst }, tolerance { $tolerance }; padding rows' gradients are zero
 vo-split-a11y = vocabulary split: { $rows } rows per GPU, { $padding } padding rows at the end
+vo-rank-rows = GPU { $rank }: rows { $first }–{ $last }
 vo-err-too-large = the embedding table would hold { $elements } elements ({ $padded } padded rows × hidden { $hidden }), over the { $limit } this CPU demo allocates; reduce vocab or hidden
 vo-err-padding = vocab { $vocab } padded to a multiple of granularity { $granularity } × TP { $tp } does not fit in 64 bits; use a granularity of at most { $max }
 vo-err-memory = this vocabulary run needs about { $needed } ({ $tokens } tokens × { $padded } padded rows of logits, the table and their gradients), over the { $limit } guard; reduce tokens, vocab or hidden
@@ -297,6 +299,9 @@ gpu-missing = missing
 gpu-without = Everything else in tplab works without a GPU: the simulator runs the same shards on virtual GPUs on the CPU.
 gpu-look-again = Look again
 gpu-scenario = Scenario: { $label }
+gpu-scenario-words = hidden { $hidden }, { $heads } heads{ $kv }, FFN { $ffn }, sequence { $seq }, batch { $batch }, layers { $layers }, TP={ $tp }{ $sp }, { $dtype }
+gpu-scenario-kv = { " " }({ $kv } KV heads)
+gpu-scenario-sp = , sequence parallel
 gpu-iterations = iterations{ " " }
 gpu-run = Run on the GPU
 gpu-run-disabled = needs a usable GPU, a valid scenario and no run in progress
@@ -324,6 +329,8 @@ gpu-advice-versioned = found only as { $found } but cudarc looks for { $looked }
 gpu-advice-lacks = { $file } loads but lacks { $symbol }: it is not a complete { $library } library, or older than CUDA 13.0, which tplab's cudarc build expects
 gpu-advice-fails = the library loads but does not work: { $error }; it may be older than CUDA 13.0, which tplab's cudarc build expects
 gpu-lib-advice = { $library } (looked for { $looked }): { $advice }
+gpu-lib-fix = { $library }: { $fix }
+gpu-details = Details: the files looked for
 gpu-problem-not-compiled = tplab was built without CUDA support (the `cuda` feature of tplab-kernels is off); rebuild with default features: `cargo build --release`
 gpu-problem-missing = { $library } ({ $file }) is missing
 gpu-problem-broken = { $library } is broken: { $file } loads but lacks { $symbol }
@@ -332,6 +339,7 @@ gpu-problem-unlisted = the driver loads but devices cannot be listed: { $error }
 gpu-problem-no-device = no CUDA device is visible (check `nvidia-smi` and CUDA_VISIBLE_DEVICES)
 gpu-ready = ready: { $count } device(s): { $names }
 gpu-unavailable = unavailable: { $problem }
+gpu-unavailable-missing = unavailable: { $missing } missing on this machine, so Run stays off; each line above says how to get one.
 gpu-unknown-reason = unknown reason
 gpu-device = GPU { $ordinal }: { $name } — compute capability { $cc }, { $total } GiB total, { $free } GiB free
 gpu-stage-compile = compiling kernels and uploading shards

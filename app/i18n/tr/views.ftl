@@ -261,6 +261,7 @@ tr-err-diverged = eğitim TP={ $tp } ile { $steps } adımın { $step }. adımın
 tr-finished = Bitti: kayıp { $first } -> { $last }; çalıştırma boyunca TP=1'e en büyük fark: TP=2 { $gap2 }, TP=4 { $gap4 } (göreli)
 tr-axis-step = adım
 tr-axis-loss = çapraz entropi (karakter başına nat)
+tr-coincide = Üç eğri üst üste biner: TP sayıların nerede hesaplandığını değiştirir, neyin hesaplandığını değil. TP=2 kesik, TP=4 noktalı çizgiyle TP=1'in üzerinde.
 
 ## Vocabulary.
 vo-title = Sözlük paralelliği: gömme ve kayıp sözlüğe göre bölünür
@@ -281,6 +282,7 @@ vo-passed = GEÇTİ
 vo-failed = KALDI
 vo-result = { $verdict }: kayıp { $loss }, referans { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } denetim, en kötü göreli hata { $worst }, tolerans { $tolerance }; dolgu satırlarının gradyanları sıfır
 vo-split-a11y = sözlük bölünmesi: GPU başına { $rows } satır, sonda { $padding } dolgu satırı
+vo-rank-rows = GPU { $rank }: { $first }–{ $last } arası satırlar
 vo-err-too-large = gömme tablosu { $elements } eleman tutardı ({ $padded } dolgulu satır × hidden { $hidden }); bu CPU gösteriminin ayırdığı { $limit } sınırının üzerinde; vocab'ı ya da hidden'ı küçültün
 vo-err-padding = vocab { $vocab }, granularity { $granularity } × TP { $tp } katına dolgulanınca 64 bite sığmıyor; granularity en fazla { $max } olsun
 vo-err-memory = bu sözlük çalıştırması yaklaşık { $needed } gerektiriyor ({ $tokens } token × { $padded } dolgulu logit satırı, tablo ve gradyanları); { $limit } sınırının üzerinde; token sayısını, vocab'ı ya da hidden'ı küçültün
@@ -297,6 +299,9 @@ gpu-missing = eksik
 gpu-without = tplab'in geri kalanı GPU olmadan çalışır: simülatör aynı parçaları CPU üzerindeki sanal GPU'larda çalıştırır.
 gpu-look-again = Yeniden bak
 gpu-scenario = Senaryo: { $label }
+gpu-scenario-words = gizli boyut { $hidden }, { $heads } başlık{ $kv }, FFN { $ffn }, dizi uzunluğu { $seq }, batch { $batch }, katman { $layers }, TP={ $tp }{ $sp }, { $dtype }
+gpu-scenario-kv = { " " }({ $kv } KV başlığı)
+gpu-scenario-sp = , dizi paralelliği
 gpu-iterations = yineleme{ " " }
 gpu-run = GPU'da çalıştır
 gpu-run-disabled = kullanılabilir bir GPU, geçerli bir senaryo ve süren bir çalıştırmanın olmaması gerekir
@@ -324,6 +329,8 @@ gpu-advice-versioned = yalnızca { $found } olarak var, ama cudarc { $looked } a
 gpu-advice-lacks = { $file } yükleniyor ama içinde { $symbol } yok: ya eksiksiz bir { $library } kütüphanesi değil ya da tplab'in cudarc derlemesinin beklediği CUDA 13.0'dan eski
 gpu-advice-fails = kütüphane yükleniyor ama çalışmıyor: { $error }; tplab'in cudarc derlemesinin beklediği CUDA 13.0'dan eski olabilir
 gpu-lib-advice = { $library } (aranan: { $looked }): { $advice }
+gpu-lib-fix = { $library }: { $fix }
+gpu-details = Ayrıntılar: aranan dosyalar
 gpu-problem-not-compiled = tplab CUDA desteği olmadan derlenmiş (tplab-kernels'in `cuda` özelliği kapalı); varsayılan özelliklerle yeniden derleyin: `cargo build --release`
 gpu-problem-missing = { $library } ({ $file }) eksik
 gpu-problem-broken = { $library } bozuk: { $file } yükleniyor ama içinde { $symbol } yok
@@ -332,6 +339,7 @@ gpu-problem-unlisted = sürücü yükleniyor ama cihazlar listelenemiyor: { $err
 gpu-problem-no-device = görünen bir CUDA cihazı yok (`nvidia-smi` çıktısına ve CUDA_VISIBLE_DEVICES'a bakın)
 gpu-ready = hazır: { $count } cihaz: { $names }
 gpu-unavailable = kullanılamıyor: { $problem }
+gpu-unavailable-missing = kullanılamıyor: bu makinede { $missing } eksik, bu yüzden GPU'da çalıştırma kapalı; yukarıdaki her satır birinin nasıl kurulacağını söylüyor.
 gpu-unknown-reason = bilinmeyen bir neden
 gpu-device = GPU { $ordinal }: { $name } — hesaplama yeteneği { $cc }, toplam { $total } GiB, { $free } GiB boş
 gpu-stage-compile = çekirdekler derleniyor, parçalar yükleniyor

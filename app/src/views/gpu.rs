@@ -127,6 +127,41 @@ fn execute(cfg: Config, iters: usize, lang: Lang, progress: &Reporter) -> Result
     })
 }
 
+/// The scenario in words (`hidden 768, 12 heads, …, TP=4, f32`), not its id (`h768-a12-…`).
+fn scenario_words(lang: Lang, cfg: &Config) -> String {
+    let kv = if cfg.is_gqa() {
+        t_args(
+            lang,
+            "gpu-scenario-kv",
+            &[("kv", cfg.kv_heads().to_string())],
+        )
+    } else {
+        String::new()
+    };
+    let sp = if cfg.sequence_parallel {
+        t(lang, "gpu-scenario-sp")
+    } else {
+        String::new()
+    };
+    let n = |v: usize| v.to_string();
+    t_args(
+        lang,
+        "gpu-scenario-words",
+        &[
+            ("hidden", n(cfg.hidden)),
+            ("heads", n(cfg.heads)),
+            ("kv", kv),
+            ("ffn", n(cfg.ffn)),
+            ("seq", n(cfg.seq)),
+            ("batch", n(cfg.batch)),
+            ("layers", n(cfg.layers)),
+            ("tp", n(cfg.tp)),
+            ("sp", sp),
+            ("dtype", cfg.dtype.to_string()),
+        ],
+    )
+}
+
 /// A library's name in the learner's language (only the driver's is a word, the rest are names).
 fn library_name(lang: Lang, l: Library) -> String {
     match l {
@@ -281,9 +316,56 @@ fn device_text(lang: Lang, d: &DeviceInfo) -> String {
     )
 }
 
+/// `text` as a wrapped label, its `backtick` spans (commands, file names) in the monospace font
+/// on the code background, without the backticks.
+fn code_label(ui: &mut egui::Ui, text: &str, color: egui::Color32) -> egui::Response {
+    let body = egui::TextStyle::Body.resolve(ui.style());
+    let mono = egui::TextStyle::Monospace.resolve(ui.style());
+    let mut job = egui::text::LayoutJob::default();
+    for (i, part) in text.split('`').enumerate().filter(|(_, p)| !p.is_empty()) {
+        let format = if i % 2 == 1 {
+            egui::TextFormat {
+                font_id: mono.clone(),
+                color,
+                background: ui.visuals().code_bg_color,
+                ..Default::default()
+            }
+        } else {
+            egui::TextFormat::simple(body.clone(), color)
+        };
+        job.append(part, 0.0, format);
+    }
+    ui.add(egui::Label::new(job).wrap())
+}
+
+/// The theme's warning colour, darkened (light theme) or lightened (dark theme) until it reads
+/// as text on the panel (4.5:1): egui's orange on off-white is about 3:1.
+fn warning_ink(ui: &egui::Ui) -> egui::Color32 {
+    let v = ui.visuals();
+    let toward = if v.dark_mode {
+        egui::Color32::WHITE
+    } else {
+        egui::Color32::BLACK
+    };
+    (0..=20)
+        .map(|i| v.warn_fg_color.lerp_to_gamma(toward, i as f32 / 20.0))
+        .find(|c| super::contrast(*c, v.panel_fill) >= 4.5)
+        .unwrap_or(toward)
+}
+
+/// A missing library's one-line fix: how to get it, or what is wrong with the file found.
+fn fix_text(lang: Lang, l: Library, a: &Advice) -> String {
+    match a {
+        Advice::NotFound { .. } => how_to_get_text(lang, l),
+        other => advice_text(lang, other),
+    }
+}
+
 fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
     let lang = super::lang(ui);
     let tr = |id: &str| t(lang, id);
+    let text = ui.visuals().text_color();
+    let warn = warning_ink(ui);
     ui.label(t_args(
         lang,
         "gpu-cuda-compiled",
@@ -307,41 +389,84 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
             if l.found {
                 ui.label(tr("gpu-found"));
             } else {
-                ui.colored_label(ui.visuals().warn_fg_color, tr("gpu-missing"));
+                ui.colored_label(warn, tr("gpu-missing"));
             }
             ui.label(l.version.as_deref().unwrap_or("-"));
             ui.label(needed_for_text(lang, l.library));
             ui.end_row();
         }
     });
-    for l in &p.libraries {
-        if let (false, Some(a)) = (l.found, &l.advice) {
-            ui.add(
-                egui::Label::new(t_args(
-                    lang,
-                    "gpu-lib-advice",
-                    &[
-                        ("library", library_name(lang, l.library)),
-                        ("looked", l.looked_for.clone()),
-                        ("advice", advice_text(lang, a)),
-                    ],
-                ))
-                .wrap(),
-            );
-        }
+    // One line per missing library: what to do. What was looked for where, below, closed.
+    let missing: Vec<(&tplab_kernels::LibraryStatus, &Advice)> = p
+        .libraries
+        .iter()
+        .filter(|l| !l.found)
+        .filter_map(|l| l.advice.as_ref().map(|a| (l, a)))
+        .collect();
+    for (l, a) in &missing {
+        let line = t_args(
+            lang,
+            "gpu-lib-fix",
+            &[
+                ("library", library_name(lang, l.library)),
+                ("fix", fix_text(lang, l.library, a)),
+            ],
+        );
+        code_label(ui, &line, text);
+    }
+    if !missing.is_empty() {
+        egui::CollapsingHeader::new(tr("gpu-details"))
+            .id_salt("gpu-lib-details")
+            .default_open(false)
+            .show(ui, |ui| {
+                for (l, a) in &missing {
+                    let line = t_args(
+                        lang,
+                        "gpu-lib-advice",
+                        &[
+                            ("library", library_name(lang, l.library)),
+                            ("looked", l.looked_for.clone()),
+                            ("advice", advice_text(lang, a)),
+                        ],
+                    );
+                    code_label(ui, &line, text);
+                }
+            });
     }
     for d in &p.devices {
         ui.label(device_text(lang, d));
     }
     if p.usable() {
         ui.label(headline_text(lang, p));
-    } else {
-        ui.colored_label(ui.visuals().warn_fg_color, headline_text(lang, p));
-        for pr in p.problems.iter().skip(1) {
-            ui.label(problem_text(lang, pr));
-        }
-        ui.label(tr("gpu-without"));
+        return;
     }
+    // One summary: the libraries the table marks missing, all of them, or else the first
+    // problem; then the problems the table does not show (no build support, no device).
+    let names: Vec<String> = missing
+        .iter()
+        .map(|(l, _)| library_name(lang, l.library))
+        .collect();
+    let summary = if names.is_empty() {
+        headline_text(lang, p)
+    } else {
+        t_args(
+            lang,
+            "gpu-unavailable-missing",
+            &[("missing", names.join(", "))],
+        )
+    };
+    code_label(ui, &summary, warn);
+    let per_library = |pr: &&Problem| {
+        matches!(
+            pr,
+            Problem::Missing { .. } | Problem::Broken { .. } | Problem::Failing { .. }
+        )
+    };
+    let skip = usize::from(names.is_empty());
+    for pr in p.problems.iter().filter(|pr| !per_library(pr)).skip(skip) {
+        code_label(ui, &problem_text(lang, pr), text);
+    }
+    ui.label(tr("gpu-without"));
 }
 
 fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
@@ -484,7 +609,7 @@ impl Gpu {
             ui.label(crate::i18n::t_args(
                 lang,
                 "gpu-scenario",
-                &[("label", cfg.label())],
+                &[("label", scenario_words(lang, &cfg))],
             ));
             egui::ComboBox::from_label(tr("pg-dtype"))
                 .selected_text(self.dtype.name())

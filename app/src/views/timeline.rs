@@ -95,6 +95,7 @@ pub fn gantt_plot(
     height: Option<f32>,
 ) {
     let dark = ui.visuals().dark_mode;
+    let separator = ui.visuals().extreme_bg_color;
     let tp = trace.config.tp.max(1);
     let mut per_rank: Vec<Vec<Bar>> = vec![Vec::new(); tp];
     let mut comm = Vec::new();
@@ -106,9 +107,12 @@ pub fn gantt_plot(
         let (start, dur) = (e.timing.start_s * 1e6, e.timing.duration_s * 1e6);
         for &r in &e.ranks {
             let y = (tp - 1 - r) as f64;
+            // A 1-pixel outline in the plot's background colour: consecutive ops of one colour
+            // (ln1, qkv, core, out) read as separate blocks, not one bar under the first name.
             let bar = Bar::new(y, dur)
                 .base_offset(start)
                 .width(0.7)
+                .stroke(egui::Stroke::new(1.0, separator))
                 .name(e.label());
             let fill = if e.is_collective() {
                 comm_color(dark)
@@ -154,6 +158,16 @@ pub fn gantt_plot(
         }
     };
     let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    // The time axis ends with the data; the legend (one entry per GPU, communication, the
+    // backward marker) gets an empty band above the top GPU's row instead of empty time.
+    let plot_h = height.unwrap_or_else(|| ui.available_height()).max(120.0);
+    let legend_px = (tp + 2) as f32 * (size + 6.0) + 12.0;
+    let rows = tp as f64;
+    let band = if plot_h > legend_px + 40.0 {
+        rows * f64::from(legend_px) / f64::from(plot_h - legend_px)
+    } else {
+        rows
+    };
     let mut plot = Plot::new(id.to_string())
         .legend(Legend::default())
         .x_axis_label(t(lang, "tl-axis-time"))
@@ -168,8 +182,10 @@ pub fn gantt_plot(
             }
         })
         .include_x(0.0)
-        // Room on the right for the legend, past the last bar.
-        .include_x(makespan_us * 1.35)
+        .include_x(makespan_us)
+        .include_y(-0.5)
+        .include_y(rows - 0.5 + band)
+        .set_margin_fraction(egui::Vec2::new(0.03, 0.0))
         .allow_scroll(false);
     if let Some(h) = height {
         plot = plot.height(h);

@@ -302,9 +302,12 @@ impl View for Train {
             ));
         }
         let dark = ui.visuals().dark_mode;
+        let has_curves = curves.iter().filter(|c| !c.is_empty()).count() > 1;
+        // Room under the plot for the note on why one curve shows.
+        let note_h = 3.0 * egui::TextStyle::Body.resolve(ui.style()).size * 1.4;
         Plot::new("train-curves")
             .legend(Legend::default())
-            .height((ui.available_height() - 10.0).max(200.0))
+            .height((ui.available_height() - 10.0 - note_h).max(200.0))
             .x_axis_label(tr("tr-axis-step"))
             .y_axis_label(tr("tr-axis-loss"))
             .x_axis_formatter(super::axis_numbers(lang))
@@ -319,14 +322,24 @@ impl View for Train {
             .allow_scroll(false)
             .show(ui, |plot| {
                 for (i, pts) in curves.into_iter().enumerate() {
-                    // Thinner lines for larger TP, so the ones underneath stay visible.
+                    // Thinner lines for larger TP, dashed after TP=1, so the ones underneath
+                    // stay visible where the curves coincide.
+                    let style = match i {
+                        0 => egui_plot::LineStyle::Solid,
+                        1 => egui_plot::LineStyle::dashed_loose(),
+                        _ => egui_plot::LineStyle::dotted_dense(),
+                    };
                     plot.line(
                         Line::new(format!("TP={}", TPS[i]), PlotPoints::from(pts))
                             .color(gpu_color(i, dark))
-                            .width(3.0 - i as f32),
+                            .width(3.0 - i as f32)
+                            .style(style),
                     );
                 }
             });
+        if has_curves {
+            ui.add(egui::Label::new(tr("tr-coincide")).wrap());
+        }
     }
 
     fn save(&self) -> Option<String> {

@@ -282,10 +282,11 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
     }
     for (r, galley) in labels {
         let line = if stagger { (r % 2) as f32 } else { 0.0 };
-        let pos = egui::pos2(
-            x(cfg.rank_range(r).start) + 2.0,
-            top + 26.0 + line * line_h,
-        );
+        // The last GPU's label ends at the bar's right edge rather than past it.
+        let left = (x(cfg.rank_range(r).start) + 2.0)
+            .min(resp.rect.right() - galley.size().x)
+            .max(resp.rect.left());
+        let pos = egui::pos2(left, top + 26.0 + line * line_h);
         painter.galley(pos, galley, text);
     }
     super::a11y_label(

@@ -140,18 +140,66 @@ pub fn lanes_ui(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], 
     let gap = 1.2 * size;
     let caption_size = 0.85 * size;
     // The lanes take the height left (a collective's message picture needs some below them),
-    // so a projector at 1920×1080 shows larger blocks than a laptop at 1280×720.
-    let room = (ui.available_height() - reserve - 2.0 * size).max(0.0);
-    let block_h =
-        (room / lanes as f32 - 2.4 * caption_size - 0.9 * size).clamp(2.5 * size, 9.0 * size);
+    // so a projector at 1920×1080 shows larger blocks than a laptop at 1280×720. The height is
+    // the one the window would have without presenter mode's zoom, so that the pictures keep
+    // their size next to the text and grow with it (what no longer fits scrolls).
+    let zoom = ui.ctx().zoom_factor();
+    let unzoomed = ui.ctx().content_rect().height() * (zoom - 1.0).max(0.0);
+    let room = (ui.available_height() + unzoomed - reserve - 2.0 * size).max(0.0);
     let caption_h = 2.4 * caption_size;
     let root = |d: usize| (d.max(1) as f32).sqrt();
     let max_root = all
         .iter()
         .map(|t| root(t.shape[0]).max(root(t.shape[1])))
         .fold(1.0f32, f32::max);
-    let scale = block_h / max_root;
+    let max_rows = all.iter().map(|t| root(t.shape[0])).fold(1.0f32, f32::max);
+    // The tallest block fills its lane's share of the room; the longest side stays between
+    // 2.5 and 9 lines of text.
+    let per_lane = room / lanes as f32 - caption_h - 0.9 * size;
+    let mut scale = (per_lane / max_rows).clamp(2.5 * size / max_root, 9.0 * size / max_root);
     let min_side = 0.35 * size;
+    let measure = ui.painter().clone();
+    let caption = |t: &TensorPlacement, p: &Placement| {
+        measure.layout_no_wrap(
+            format!("{}\n{}", held(t, p), badge(lang, &t.tensor, p)),
+            egui::FontId::proportional(caption_size),
+            text,
+        )
+    };
+    // Per column (each tensor lines up under the others in every lane): the widest block's
+    // square root of columns and the widest caption.
+    let mut needs: Vec<(f32, f32)> = Vec::new();
+    for r in 0..lanes {
+        if let Some((e, i)) = lane_event(events, r) {
+            for (j, t) in e.reads.iter().chain(&e.writes).enumerate() {
+                let Some(p) = t.on(i) else { continue };
+                let need = (root(t.shape[1]), caption(t, p).size().x);
+                if needs.len() <= j {
+                    needs.push(need);
+                } else {
+                    needs[j] = (needs[j].0.max(need.0), needs[j].1.max(need.1));
+                }
+            }
+        }
+    }
+    let column_w = |s: f32, (cols, cap): (f32, f32)| (cols * s).max(min_side).max(cap);
+    let row_w =
+        |s: f32| label_w + arrow_w + needs.iter().map(|&n| column_w(s, n) + gap).sum::<f32>();
+    // Narrower than the row at that scale (presenter mode on a laptop): the largest scale that
+    // fits, so that nothing is cut off at the right.
+    if row_w(scale) > width {
+        let (mut lo, mut hi) = (0.0f32, scale);
+        for _ in 0..24 {
+            let mid = 0.5 * (lo + hi);
+            if row_w(mid) <= width {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        scale = lo;
+    }
+    let columns: Vec<f32> = needs.iter().map(|&n| column_w(scale, n)).collect();
     // The tallest block of the step sets the lane's height; captions sit under it.
     let tallest = all
         .iter()
@@ -160,30 +208,6 @@ pub fn lanes_ui(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], 
     let lane_h = tallest + caption_h + 0.9 * size;
     let (resp, painter) =
         ui.allocate_painter(Vec2::new(width, lanes as f32 * lane_h), Sense::hover());
-    let caption = |t: &TensorPlacement, p: &Placement| {
-        painter.layout_no_wrap(
-            format!("{}\n{}", held(t, p), badge(lang, &t.tensor, p)),
-            egui::FontId::proportional(caption_size),
-            text,
-        )
-    };
-    // Column widths shared by every lane, so that each tensor lines up under the others.
-    let mut columns: Vec<f32> = Vec::new();
-    for r in 0..lanes {
-        if let Some((e, i)) = lane_event(events, r) {
-            for (j, t) in e.reads.iter().chain(&e.writes).enumerate() {
-                let Some(p) = t.on(i) else { continue };
-                let w = (root(t.shape[1]) * scale)
-                    .max(min_side)
-                    .max(caption(t, p).size().x);
-                if columns.len() <= j {
-                    columns.push(w);
-                } else {
-                    columns[j] = columns[j].max(w);
-                }
-            }
-        }
-    }
     let mut shapes = Vec::new();
     for r in 0..lanes {
         let top = resp.rect.top() + r as f32 * lane_h;

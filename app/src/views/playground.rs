@@ -69,7 +69,7 @@ impl View for Playground {
             return;
         };
         ui.checkbox(&mut self.hide_activations, t(lang, "pg-hide-activations"));
-        let dark = ui.visuals().dark_mode;
+        let presenter = shared.presenter;
         let size = ui.style().text_styles[&egui::TextStyle::Body].size;
         // The activation table beside the matrices when there is room (about 30 lines of
         // text), below them otherwise (a narrow window, presenter mode's large type).
@@ -89,23 +89,23 @@ impl View for Playground {
                         };
                         ui.vertical(|ui| {
                             ui.set_width(matrix_w);
-                            matrices_ui(ui, lang, &config, &derived.plan.params, dark);
+                            matrices_ui(ui, lang, &config, &derived.plan.params, presenter);
                         });
                         if !self.hide_activations {
                             ui.vertical(|ui| {
                                 ui.set_max_width(table_w);
-                                activations_ui(ui, lang, &config, &derived.trace, dark);
+                                activations_ui(ui, lang, &config, &derived.trace, presenter);
                             });
                         }
                     });
                 } else {
                     ui.vertical(|ui| {
                         ui.set_width(ui.available_width());
-                        matrices_ui(ui, lang, &config, &derived.plan.params, dark);
+                        matrices_ui(ui, lang, &config, &derived.plan.params, presenter);
                     });
                     if !self.hide_activations {
                         ui.separator();
-                        activations_ui(ui, lang, &config, &derived.trace, dark);
+                        activations_ui(ui, lang, &config, &derived.trace, presenter);
                     }
                 }
             });
@@ -249,8 +249,16 @@ fn split_words(lang: Lang, parallel: Parallel) -> String {
     )
 }
 
-/// Draws the four weight matrices to one scale.
-fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamShard], dark: bool) {
+/// Draws the four weight matrices to one scale, left to right, going on in a new row when the
+/// next one does not fit (presenter mode's large type on a laptop).
+fn matrices_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    config: &Config,
+    params: &[ParamShard],
+    presenter: bool,
+) {
+    let dark = ui.visuals().dark_mode;
     let shards: Vec<(&ParamShard, &str)> = WEIGHTS
         .iter()
         .filter_map(|(k, name)| params.iter().find(|p| p.kind == *k).map(|p| (p, *name)))
@@ -258,7 +266,8 @@ fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamSh
     // Sizes follow the body text, so that presenter mode's large type grows the pictures too.
     let size = ui.style().text_styles[&egui::TextStyle::Body].size;
     let font = egui::FontId::proportional(0.9 * size);
-    let small = 0.75 * size;
+    // Captions in body text for a class, smaller at a desk.
+    let small = if presenter { size } else { 0.75 * size };
     let gap = 2.0 * size;
     let total_cols: f32 = shards.iter().map(|(p, _)| p.full_shape[1] as f32).sum();
     let max_rows = shards
@@ -266,37 +275,88 @@ fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamSh
         .map(|(p, _)| p.full_shape[0] as f32)
         .fold(1.0, f32::max);
     let avail = ui.available_size();
-    let usable_w = (avail.x - gap * (shards.len() as f32)).max(100.0);
-    let usable_h = (ui.ctx().content_rect().height() * 0.45).max(8.0 * size);
+    // The room the window would give without presenter mode's zoom: the matrices keep their
+    // size next to the text, and grow with it (in more rows, scrolling, when they must).
+    let zoom = ui.ctx().zoom_factor().max(1.0);
+    let usable_w = (avail.x * zoom - gap * (shards.len() as f32)).max(100.0);
+    let usable_h = (ui.ctx().content_rect().height() * zoom * 0.45).max(8.0 * size);
     // One scale for all four, so that sizes compare.
     let scale = (usable_w / total_cols.max(1.0)).min(usable_h / max_rows);
     let text_color = ui.visuals().text_color();
-    // Titles wrapped to the room above their matrix (its width and the gap after it), so that
-    // neighbours never overlap ("W_out [768," then "768]" on the next line when narrow).
-    let mut x = 0.0;
+    // Titles on one line each ("W_out [768, 768]" never breaks); a column is as wide as its
+    // matrix or its title, whichever is wider, and a gap keeps neighbours apart.
     let titles: Vec<std::sync::Arc<egui::Galley>> = shards
         .iter()
-        .enumerate()
-        .map(|(i, (p, name))| {
+        .map(|(p, name)| {
             let [rows, cols] = p.full_shape;
-            let w = cols as f32 * scale;
-            let room = if i + 1 == shards.len() {
-                (avail.x - x).max(w)
-            } else {
-                w + gap - 4.0
-            };
-            x += w + gap;
-            ui.painter().layout(
+            ui.painter().layout_no_wrap(
                 format!("{name} [{rows}, {cols}]\n{}", split_words(lang, p.parallel)),
                 font.clone(),
                 text_color,
-                room.max(3.0 * size),
             )
         })
         .collect();
+    let widths: Vec<f32> = shards
+        .iter()
+        .zip(&titles)
+        .map(|((p, _), g)| (p.full_shape[1] as f32 * scale).max(g.size().x))
+        .collect();
+    // Aggregated grid: at most MAX_GRID_LINES lines a side, each cell `cell` elements; the
+    // caption saying so wraps to its column.
+    let cells: Vec<usize> = shards
+        .iter()
+        .map(|(p, _)| {
+            let [rows, cols] = p.full_shape;
+            rows.max(cols).div_ceil(MAX_GRID_LINES).max(1)
+        })
+        .collect();
+    let notes: Vec<Option<std::sync::Arc<egui::Galley>>> = cells
+        .iter()
+        .zip(&widths)
+        .map(|(&cell, &w)| {
+            (cell > 1).then(|| {
+                ui.painter().layout(
+                    t_args(lang, "pg-grid-cell", &[("cell", cell.to_string())]),
+                    egui::FontId::proportional(small),
+                    text_color,
+                    w,
+                )
+            })
+        })
+        .collect();
+    // Rows of matrices: indices into `shards`, a new row when the next would pass the edge.
+    let mut rows_of: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut x = 0.0;
+    for (i, w) in widths.iter().enumerate() {
+        if let Some(row) = rows_of.last_mut() {
+            if !row.is_empty() && x + w > avail.x {
+                rows_of.push(Vec::new());
+                x = 0.0;
+            }
+        }
+        if let Some(row) = rows_of.last_mut() {
+            row.push(i);
+        }
+        x += w + gap;
+    }
     let qkv_band = 1.2 * small;
-    let label_h = titles.iter().map(|g| g.size().y).fold(0.0, f32::max) + qkv_band + 4.0;
-    let height = max_rows * scale + label_h + 1.5 * size;
+    // Per row: the title band's height, then the matrices and their notes.
+    let bands: Vec<(f32, f32)> = rows_of
+        .iter()
+        .map(|row| {
+            let label_h =
+                row.iter().map(|&i| titles[i].size().y).fold(0.0, f32::max) + qkv_band + 4.0;
+            let body = row
+                .iter()
+                .map(|&i| {
+                    let note = notes[i].as_ref().map_or(0.0, |g| g.size().y + 4.0);
+                    shards[i].0.full_shape[0] as f32 * scale + note
+                })
+                .fold(0.0, f32::max);
+            (label_h, body + size)
+        })
+        .collect();
+    let height = bands.iter().map(|(l, b)| l + b).sum::<f32>() + 0.5 * size;
     let (resp, painter) = ui.allocate_painter(Vec2::new(avail.x, height), Sense::hover());
     let origin = resp.rect.min;
     let grid_color = ui.visuals().weak_text_color().gamma_multiply(0.35);
@@ -305,116 +365,124 @@ fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamSh
     let mut shapes = Vec::new();
     let mut hovered: Option<String> = None;
     let pointer = resp.hover_pos();
-    let mut x = origin.x;
-    for ((p, name), title) in shards.iter().zip(titles) {
-        let [rows, cols] = p.full_shape;
-        let size_px = Vec2::new(cols as f32 * scale, rows as f32 * scale);
-        let top = origin.y + label_h;
-        shapes.push(egui::Shape::galley(
-            Pos2::new(x, origin.y),
-            title,
-            text_color,
-        ));
-        if p.kind == ParamKind::QkvWeight {
-            // The packed layout [Q | K | V]: Q has heads·d columns, K and V kv_heads·d each.
-            let d = config.hidden / config.heads.max(1);
-            let (q, kv) = (config.heads * d, config.kv_heads() * d);
-            for (label, c0, c1) in [("Q", 0, q), ("K", q, q + kv), ("V", q + kv, q + 2 * kv)] {
-                let (x0, x1) = (x + c0 as f32 * scale, x + c1 as f32 * scale);
-                shapes.push(text_shape(
-                    &painter,
-                    Pos2::new((x0 + x1) / 2.0, top - 2.0),
-                    egui::Align2::CENTER_BOTTOM,
-                    label,
-                    small,
+    let mut row_top = origin.y;
+    let mut titles = titles.into_iter().map(Some).collect::<Vec<_>>();
+    let mut notes = notes;
+    for (row, (label_h, body_h)) in rows_of.iter().zip(&bands) {
+        let mut x = origin.x;
+        for &i in row {
+            let (p, name) = shards[i];
+            let [rows, cols] = p.full_shape;
+            let size_px = Vec2::new(cols as f32 * scale, rows as f32 * scale);
+            let top = row_top + label_h;
+            if let Some(title) = titles[i].take() {
+                shapes.push(egui::Shape::galley(
+                    Pos2::new(x, row_top),
+                    title,
                     text_color,
                 ));
-                if c0 > 0 {
-                    shapes.push(egui::Shape::line_segment(
-                        [
-                            Pos2::new(x0, top - qkv_band),
-                            Pos2::new(x0, top + size_px.y),
-                        ],
-                        Stroke::new(2.0, ui.visuals().strong_text_color()),
+            }
+            if p.kind == ParamKind::QkvWeight {
+                // The packed layout [Q | K | V]: Q has heads·d columns, K and V kv_heads·d each.
+                let d = config.hidden / config.heads.max(1);
+                let (q, kv) = (config.heads * d, config.kv_heads() * d);
+                for (label, c0, c1) in [("Q", 0, q), ("K", q, q + kv), ("V", q + kv, q + 2 * kv)] {
+                    let (x0, x1) = (x + c0 as f32 * scale, x + c1 as f32 * scale);
+                    shapes.push(text_shape(
+                        &painter,
+                        Pos2::new((x0 + x1) / 2.0, top - 2.0),
+                        egui::Align2::CENTER_BOTTOM,
+                        label,
+                        small,
+                        text_color,
                     ));
+                    if c0 > 0 {
+                        shapes.push(egui::Shape::line_segment(
+                            [
+                                Pos2::new(x0, top - qkv_band),
+                                Pos2::new(x0, top + size_px.y),
+                            ],
+                            Stroke::new(2.0, ui.visuals().strong_text_color()),
+                        ));
+                    }
                 }
             }
-        }
-        for (rank, blocks) in p.blocks.iter().enumerate() {
-            let fill = gpu_color(rank, dark);
-            for b in blocks {
-                // A block several ranks hold (replicated KV heads) is drawn as one band per
-                // holder, so every copy shows in its GPU's colour.
-                let holds = |bl: &&Vec<tplab_engine::plan::Block>| bl.contains(b);
-                let n = p.blocks.iter().filter(holds).count().max(1) as f32;
-                let i = p.blocks[..rank].iter().filter(holds).count() as f32;
-                let (y0, y1) = (
-                    top + b.rows.start as f32 * scale,
-                    top + b.rows.end as f32 * scale,
-                );
-                let band = (y1 - y0) / n;
-                let rect = Rect::from_min_max(
-                    Pos2::new(x + b.cols.start as f32 * scale, y0 + i * band),
-                    Pos2::new(x + b.cols.end as f32 * scale, y0 + (i + 1.0) * band),
-                );
-                shapes.push(egui::Shape::rect_filled(rect, 0.0, fill));
-                if pointer.is_some_and(|pos| rect.contains(pos)) {
-                    let [sr, sc] = p.shard_shape(rank);
-                    hovered = Some(t_args(
-                        lang,
-                        "pg-shard-hover",
-                        &[
-                            ("rank", rank.to_string()),
-                            ("name", name.to_string()),
-                            ("rows", sr.to_string()),
-                            ("cols", sc.to_string()),
-                            (
-                                "bytes",
-                                crate::i18n::bytes(lang, p.shard_elems(rank) as u64 * elem_bytes),
-                            ),
-                            ("note", slice_note(lang, p, config, rank)),
-                        ],
-                    ));
+            for (rank, blocks) in p.blocks.iter().enumerate() {
+                let fill = gpu_color(rank, dark);
+                for b in blocks {
+                    // A block several ranks hold (replicated KV heads) is drawn as one band per
+                    // holder, so every copy shows in its GPU's colour.
+                    let holds = |bl: &&Vec<tplab_engine::plan::Block>| bl.contains(b);
+                    let n = p.blocks.iter().filter(holds).count().max(1) as f32;
+                    let i = p.blocks[..rank].iter().filter(holds).count() as f32;
+                    let (y0, y1) = (
+                        top + b.rows.start as f32 * scale,
+                        top + b.rows.end as f32 * scale,
+                    );
+                    let band = (y1 - y0) / n;
+                    let rect = Rect::from_min_max(
+                        Pos2::new(x + b.cols.start as f32 * scale, y0 + i * band),
+                        Pos2::new(x + b.cols.end as f32 * scale, y0 + (i + 1.0) * band),
+                    );
+                    shapes.push(egui::Shape::rect_filled(rect, 0.0, fill));
+                    if pointer.is_some_and(|pos| rect.contains(pos)) {
+                        let [sr, sc] = p.shard_shape(rank);
+                        hovered = Some(t_args(
+                            lang,
+                            "pg-shard-hover",
+                            &[
+                                ("rank", rank.to_string()),
+                                ("name", name.to_string()),
+                                ("rows", sr.to_string()),
+                                ("cols", sc.to_string()),
+                                (
+                                    "bytes",
+                                    crate::i18n::bytes(
+                                        lang,
+                                        p.shard_elems(rank) as u64 * elem_bytes,
+                                    ),
+                                ),
+                                ("note", slice_note(lang, p, config, rank)),
+                            ],
+                        ));
+                    }
                 }
             }
-        }
-        // Aggregated grid: at most MAX_GRID_LINES lines a side, each cell `cell` elements.
-        let cell = rows.max(cols).div_ceil(MAX_GRID_LINES).max(1);
-        let mut c = cell;
-        while c < cols {
-            let gx = x + c as f32 * scale;
-            shapes.push(egui::Shape::line_segment(
-                [Pos2::new(gx, top), Pos2::new(gx, top + size_px.y)],
-                Stroke::new(0.5, grid_color),
+            let cell = cells[i];
+            let mut c = cell;
+            while c < cols {
+                let gx = x + c as f32 * scale;
+                shapes.push(egui::Shape::line_segment(
+                    [Pos2::new(gx, top), Pos2::new(gx, top + size_px.y)],
+                    Stroke::new(0.5, grid_color),
+                ));
+                c += cell;
+            }
+            let mut r = cell;
+            while r < rows {
+                let gy = top + r as f32 * scale;
+                shapes.push(egui::Shape::line_segment(
+                    [Pos2::new(x, gy), Pos2::new(x + size_px.x, gy)],
+                    Stroke::new(0.5, grid_color),
+                ));
+                r += cell;
+            }
+            shapes.push(egui::Shape::rect_stroke(
+                Rect::from_min_size(Pos2::new(x, top), size_px),
+                0.0,
+                outline,
+                StrokeKind::Outside,
             ));
-            c += cell;
+            if let Some(note) = notes[i].take() {
+                shapes.push(egui::Shape::galley(
+                    Pos2::new(x, top + size_px.y + 4.0),
+                    note,
+                    text_color,
+                ));
+            }
+            x += widths[i] + gap;
         }
-        let mut r = cell;
-        while r < rows {
-            let gy = top + r as f32 * scale;
-            shapes.push(egui::Shape::line_segment(
-                [Pos2::new(x, gy), Pos2::new(x + size_px.x, gy)],
-                Stroke::new(0.5, grid_color),
-            ));
-            r += cell;
-        }
-        shapes.push(egui::Shape::rect_stroke(
-            Rect::from_min_size(Pos2::new(x, top), size_px),
-            0.0,
-            outline,
-            StrokeKind::Outside,
-        ));
-        if cell > 1 && size_px.x > 12.0 * small {
-            shapes.push(text_shape(
-                &painter,
-                Pos2::new(x, top + size_px.y + 4.0),
-                egui::Align2::LEFT_TOP,
-                t_args(lang, "pg-grid-cell", &[("cell", cell.to_string())]),
-                small,
-                text_color,
-            ));
-        }
-        x += size_px.x + gap;
+        row_top += label_h + body_h;
     }
     painter.extend(shapes);
     let summary = shards
@@ -440,7 +508,6 @@ fn matrices_ui(ui: &mut egui::Ui, lang: Lang, config: &Config, params: &[ParamSh
     if let Some(text) = hovered {
         resp.on_hover_text_at_pointer(text);
     }
-    ui.add_space(0.5 * size);
     legend_ui(ui, config.tp, dark);
     if config.is_gqa() {
         ui.label(gqa_note(lang, config));
@@ -520,8 +587,9 @@ fn activations_ui(
     lang: Lang,
     config: &Config,
     trace: &tplab_engine::trace::Trace,
-    dark: bool,
+    presenter: bool,
 ) {
+    let dark = ui.visuals().dark_mode;
     let tr = |id: &str| t(lang, id);
     ui.strong(tr("pg-activations"));
     ui.horizontal_wrapped(|ui| {
@@ -561,5 +629,8 @@ fn activations_ui(
             ui.end_row();
         }
     });
-    ui.add(egui::Label::new(egui::RichText::new(tr("pg-kinds-explained")).small()).wrap());
+    // The footnote in body text for a class, small at a desk.
+    let note = egui::RichText::new(tr("pg-kinds-explained"));
+    let note = if presenter { note } else { note.small() };
+    ui.add(egui::Label::new(note).wrap());
 }

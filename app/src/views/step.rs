@@ -702,10 +702,15 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
     match &e.kind {
         EventKind::Compute { op, parallel } => {
             let shapes = input_shapes(e);
+            // "LayerNorm 1 — LayerNorm" says it twice: the kind only when the name lacks it.
+            let (name, kind) = (e.op.label(), op.label());
+            let label = if name.starts_with(kind) {
+                name.to_string()
+            } else {
+                format!("{name} — {kind}")
+            };
             format!(
-                "{head}: {} — {}, {} on every GPU, inputs {shapes} -> [{}, {}]",
-                e.op.label(),
-                op.label(),
+                "{head}: {label}, {} on every GPU, inputs {shapes} -> [{}, {}]",
                 parallel.label(),
                 e.output[0],
                 e.output[1]
@@ -761,13 +766,20 @@ fn pass_strip(
     let dark = ui.visuals().dark_mode;
     let width = ui.available_width();
     let row_h = 26.0;
-    let (resp, painter) = ui.allocate_painter(Vec2::new(width, 2.0 * row_h + 28.0), Sense::click());
+    // Room above the first row for the current chip's ring (drawn outside its box).
+    let margin = 6.0;
+    let (resp, painter) = ui.allocate_painter(
+        Vec2::new(width, 2.0 * row_h + 28.0 + margin),
+        Sense::click(),
+    );
     let text = ui.visuals().text_color();
     let weak = ui.visuals().weak_text_color();
-    let accent = ui.visuals().selection.bg_fill;
+    // The theme's strong selection colour (dark blue on light, pale blue on dark): the pale
+    // selection fill is hard to see on a light theme's white.
+    let accent = ui.visuals().selection.stroke.color;
     let mut shapes = Vec::new();
     for (row, pass) in [Pass::Forward, Pass::Backward].into_iter().enumerate() {
-        let y = resp.rect.top() + row as f32 * (row_h + 14.0);
+        let y = resp.rect.top() + margin + row as f32 * (row_h + 14.0);
         shapes.push(text_shape(
             &painter,
             Pos2::new(resp.rect.left(), y + row_h / 2.0),
@@ -849,14 +861,20 @@ fn pass_strip(
                     ));
                     if w > 40.0 {
                         let label = short.rsplit('.').next().unwrap_or(short);
-                        // Shrunk to fit its box ("bias_residual" in a narrow strip).
-                        let fit = (w - 6.0) / (0.55 * label.chars().count().max(1) as f32);
+                        // Shrunk to fit its box; a long name that would shrink below the
+                        // others' size goes on two lines ("bias_" over "residual").
+                        let fit = |s: &str| (w - 6.0) / (0.55 * s.chars().count().max(1) as f32);
+                        let label = match label.split_once('_') {
+                            Some((a, b)) if fit(label) < 9.0 => format!("{a}_\n{b}"),
+                            _ => label.to_string(),
+                        };
+                        let longest = label.lines().map(fit).fold(f32::INFINITY, f32::min);
                         shapes.push(text_shape(
                             &painter,
                             rect.center(),
                             Align2::CENTER_CENTER,
-                            label,
-                            fit.clamp(6.0, 10.0),
+                            &label,
+                            longest.clamp(6.0, 10.0),
                             text,
                         ));
                     }

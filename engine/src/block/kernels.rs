@@ -15,7 +15,7 @@
 
 use crate::dtype::Element;
 use crate::ops::{
-    attention_by_head, gemm_into, row_blocks, AttnCache, LnCache, QkvLayout, ATTN_BLOCK_ROWS,
+    attention_by_head, gemm_into, row_blocks, wide, AttnCache, LnCache, QkvLayout, ATTN_BLOCK_ROWS,
     LN_EPS,
 };
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2};
@@ -209,8 +209,94 @@ fn is_f32_or_f64<T: 'static>() -> bool {
     TypeId::of::<T>() == TypeId::of::<f32>() || TypeId::of::<T>() == TypeId::of::<f64>()
 }
 
+/// An array for a kernel that writes every element: a buffer of an earlier run from
+/// [`recycle`]'s pool when one of that size is there (its memory already mapped: no page faults),
+/// else a fresh allocation.
 fn uninit<T: Element>(rows: usize, cols: usize) -> Uninit<T> {
+    if let Some(v) = pool::take::<T>(rows * cols) {
+        let mut v = std::mem::ManuallyDrop::new(v);
+        let (ptr, len, cap) = (v.as_mut_ptr(), v.len(), v.capacity());
+        // SAFETY: `MaybeUninit<T>` has the size and alignment of `T`, so the allocation of
+        // `cap` `T`s is one of `cap` `MaybeUninit<T>`s with the same layout; `v` is not dropped
+        // (ManuallyDrop), so the new Vec is the allocation's only owner.
+        let v = unsafe { Vec::from_raw_parts(ptr.cast::<std::mem::MaybeUninit<T>>(), len, cap) };
+        if let Ok(a) = Array2::from_shape_vec((rows, cols), v) {
+            return a;
+        }
+    }
     Array2::uninit((rows, cols))
+}
+
+/// [`uninit`], set to zeros.
+fn zeros<T: Element>(rows: usize, cols: usize) -> Array2<T> {
+    match pool::take::<T>(rows * cols) {
+        Some(mut v) => {
+            v.fill(T::zero());
+            Array2::from_shape_vec((rows, cols), v).unwrap_or_else(|_| Array2::zeros((rows, cols)))
+        }
+        None => Array2::zeros((rows, cols)),
+    }
+}
+
+/// Hands arrays the executor no longer needs to the pool that [`uninit`] draws from, as a
+/// framework's caching allocator keeps a step's memory for the next (PyTorch's on a GPU): the
+/// activations a layer saved for its backward, once the backward has read them. Without it a
+/// run's memory goes back to the system and the next run's kernels page-fault it in again.
+pub fn recycle<T: Element>(arrays: impl IntoIterator<Item = Array2<T>>) {
+    for a in arrays {
+        let (v, offset) = a.into_raw_vec_and_offset();
+        if offset == Some(0) {
+            pool::give(v);
+        }
+    }
+}
+
+/// The buffer pool behind [`uninit`] and [`recycle`]: whole buffers of one length and type,
+/// at most [`pool::LIMIT_BYTES`] in all (beyond that a recycled buffer is freed).
+mod pool {
+    use std::any::Any;
+    use std::sync::Mutex;
+
+    /// What the pool keeps at most: a few steps of GPT-2-small activations at TP 6.
+    pub(super) const LIMIT_BYTES: usize = 256 << 20;
+
+    struct Pool {
+        bufs: Vec<(usize, Box<dyn Any + Send>)>,
+        bytes: usize,
+    }
+
+    static POOL: Mutex<Pool> = Mutex::new(Pool {
+        bufs: Vec::new(),
+        bytes: 0,
+    });
+
+    /// A pooled buffer of exactly `len` elements of `T`, if there is one.
+    pub(super) fn take<T: Send + 'static>(len: usize) -> Option<Vec<T>> {
+        if len == 0 {
+            return None;
+        }
+        let mut p = POOL.lock().ok()?;
+        let i = p.bufs.iter().rposition(|(_, b)| {
+            b.downcast_ref::<Vec<T>>()
+                .is_some_and(|v: &Vec<T>| v.len() == len)
+        })?;
+        let (bytes, b) = p.bufs.swap_remove(i);
+        p.bytes -= bytes;
+        b.downcast::<Vec<T>>().ok().map(|b| *b)
+    }
+
+    pub(super) fn give<T: Send + 'static>(v: Vec<T>) {
+        let bytes = v.capacity() * std::mem::size_of::<T>();
+        if v.is_empty() {
+            return;
+        }
+        if let Ok(mut p) = POOL.lock() {
+            if p.bytes + bytes <= LIMIT_BYTES {
+                p.bytes += bytes;
+                p.bufs.push((bytes, Box::new(v)));
+            }
+        }
+    }
 }
 
 /// The elements of an [`Uninit`] array, as `MaybeUninit<U>` when `T` is `U`.
@@ -233,8 +319,8 @@ pub fn matmul<T: Element>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<
         gemm_into(a, b, out.view_mut(), false, T::one(), true);
         return out;
     }
-    let mut out = Array2::<T>::uninit((m, n));
-    // SAFETY: `out` is a fresh standard-layout m×n allocation; the view over it is used only as
+    let mut out = uninit::<T>(m, n);
+    // SAFETY: `out` is a standard-layout m×n array (fresh or pooled, not initialised); the view over it is used only as
     // gemm's destination with `read_dst = false` (alpha 0: gemm stores, never loads, every
     // destination element, k > 0 checked above), so every element is written before
     // `assume_init` and nothing reads the uninitialised memory.
@@ -256,7 +342,9 @@ pub fn linear_bias<T: Element>(
     let bias = standard(bias);
     let b = elems(&bias);
     let mut out = if b.len() == n {
-        let mut v = Vec::with_capacity(m * n);
+        let mut v = pool::take::<T>(m * n).unwrap_or_default();
+        v.clear();
+        v.reserve(m * n);
         for _ in 0..m {
             v.extend_from_slice(b);
         }
@@ -318,9 +406,11 @@ pub fn residual_bias_in_place<T: Element>(
         .par_chunks_mut(n * ROW_CHUNK)
         .zip(xs.par_chunks(n * ROW_CHUNK))
         .for_each(|(zc, xc)| {
-            for (zr, xr) in zc.chunks_exact_mut(n).zip(xc.chunks_exact(n)) {
-                residual_row(zr, xr, b);
-            }
+            wide(|| {
+                for (zr, xr) in zc.chunks_exact_mut(n).zip(xc.chunks_exact(n)) {
+                    residual_row(zr, xr, b);
+                }
+            })
         });
 }
 
@@ -422,6 +512,7 @@ impl<'a, T: 'static> LnSrc<'a, T> {
 
 impl<F: Fast> LnSrc<'_, F> {
     /// Calls `f` on each row of `h` elements, in order (after its residual, if any).
+    #[inline(always)]
     fn for_each_row(self, h: usize, mut f: impl FnMut(&[F])) {
         match self {
             LnSrc::Rows(x) => x.chunks_exact(h).for_each(f),
@@ -518,24 +609,26 @@ fn layer_norm_rows<F: Fast>(
         .zip(xhat.par_chunks_mut(c))
         .zip(rstd.par_chunks_mut(ROW_CHUNK))
         .for_each(|(((sc, yc), hc), rc)| {
-            let mut outs = yc
-                .chunks_exact_mut(h)
-                .zip(hc.chunks_exact_mut(h))
-                .zip(rc.iter_mut());
-            sc.for_each_row(h, |row| {
-                let Some(((yr, hr), r)) = outs.next() else {
-                    return;
-                };
-                let mean = sum(row) / hn;
-                let var = sq_dev(row, mean) / hn;
-                let rs = F::one() / (var + eps).sqrt();
-                *r = rs;
-                for ((((&v, o), xh), &gv), &bv) in row.iter().zip(yr).zip(hr).zip(g).zip(b) {
-                    let n = (v - mean) * rs;
-                    xh.write(n);
-                    o.write(n * gv + bv);
-                }
-            });
+            wide(|| {
+                let mut outs = yc
+                    .chunks_exact_mut(h)
+                    .zip(hc.chunks_exact_mut(h))
+                    .zip(rc.iter_mut());
+                sc.for_each_row(h, |row| {
+                    let Some(((yr, hr), r)) = outs.next() else {
+                        return;
+                    };
+                    let mean = sum(row) / hn;
+                    let var = sq_dev(row, mean) / hn;
+                    let rs = F::one() / (var + eps).sqrt();
+                    *r = rs;
+                    for ((((&v, o), xh), &gv), &bv) in row.iter().zip(yr).zip(hr).zip(g).zip(b) {
+                        let n = (v - mean) * rs;
+                        xh.write(n);
+                        o.write(n * gv + bv);
+                    }
+                });
+            })
         });
 }
 
@@ -614,34 +707,36 @@ fn layer_norm_backward_rows<F: Fast>(
         .zip(rstd.par_chunks(ROW_CHUNK))
         .zip(res.par_chunks(c))
         .map(|(((dyc, xc), rc), resc)| {
-            let (mut dg, mut db) = (vec![F::zero(); h], vec![F::zero(); h]);
-            let mut ds = vec![F::zero(); if with_sum { h } else { 0 }];
-            let mut gx = vec![F::zero(); h];
-            for (((dyr, xr), &r), resr) in dyc
-                .chunks_exact_mut(h)
-                .zip(xc.chunks_exact(h))
-                .zip(rc)
-                .zip(resc.chunks_exact(h))
-            {
-                for ((((o, &d), &gv), dgv), (dbv, &xv)) in gx
-                    .iter_mut()
-                    .zip(dyr.iter())
-                    .zip(g)
-                    .zip(dg.iter_mut())
-                    .zip(db.iter_mut().zip(xr))
+            wide(|| {
+                let (mut dg, mut db) = (vec![F::zero(); h], vec![F::zero(); h]);
+                let mut ds = vec![F::zero(); if with_sum { h } else { 0 }];
+                let mut gx = vec![F::zero(); h];
+                for (((dyr, xr), &r), resr) in dyc
+                    .chunks_exact_mut(h)
+                    .zip(xc.chunks_exact(h))
+                    .zip(rc)
+                    .zip(resc.chunks_exact(h))
                 {
-                    *o = d * gv;
-                    *dgv += d * xv;
-                    *dbv += d;
+                    for ((((o, &d), &gv), dgv), (dbv, &xv)) in gx
+                        .iter_mut()
+                        .zip(dyr.iter())
+                        .zip(g)
+                        .zip(dg.iter_mut())
+                        .zip(db.iter_mut().zip(xr))
+                    {
+                        *o = d * gv;
+                        *dgv += d * xv;
+                        *dbv += d;
+                    }
+                    let m1 = sum(&gx) / hn;
+                    let m2 = dot(&gx, xr) / hn;
+                    for (((o, &gv), &xv), &rv) in dyr.iter_mut().zip(&gx).zip(xr).zip(resr) {
+                        *o = rv + r * (gv - m1 - xv * m2);
+                    }
+                    add_row(&mut ds, dyr);
                 }
-                let m1 = sum(&gx) / hn;
-                let m2 = dot(&gx, xr) / hn;
-                for (((o, &gv), &xv), &rv) in dyr.iter_mut().zip(&gx).zip(xr).zip(resr) {
-                    *o = rv + r * (gv - m1 - xv * m2);
-                }
-                add_row(&mut ds, dyr);
-            }
-            (dg, db, ds)
+                (dg, db, ds)
+            })
         })
         .collect();
     for (pg, pb, ps) in partials {
@@ -772,8 +867,8 @@ pub fn attention<T: Element>(
     kv_heads: usize,
 ) -> (Array2<T>, AttnCache<T>) {
     attention_by_head(qkv, batch, seq, heads, kv_heads, |[q, k, v], scale| {
-        let mut p = Array2::<T>::zeros((seq, seq));
-        let mut o = Array2::<T>::zeros((seq, q.ncols()));
+        let mut p = zeros::<T>(seq, seq);
+        let mut o = zeros::<T>(seq, q.ncols());
         for (r0, r1) in row_blocks(seq) {
             let mut sc = p.slice_mut(s![r0..r1, ..r1]);
             gemm_into(
@@ -956,6 +1051,65 @@ mod tests {
         }
         check::<f32>();
         check::<f64>();
+    }
+
+    /// A recycled buffer's old values never show through, and the pool hands recycled memory
+    /// back: LayerNorm, GeLU, a product, a biased product and attention computed into buffers
+    /// filled with NaN give what they give into fresh memory, bit for bit.
+    #[test]
+    fn recycled_buffers_change_nothing() {
+        let (t, h, s) = (41, 52, 70);
+        let x = rand_mat::<f64>(t, h, 31, 2.0);
+        let (g, b) = (
+            rand_mat::<f64>(1, h, 32, 1.0),
+            rand_mat::<f64>(1, h, 33, 1.0),
+        );
+        let w = rand_mat::<f64>(h, h, 34, 1.0);
+        let qkv = rand_mat::<f64>(s, 3 * 8, 35, 2.0);
+        let run = || {
+            (
+                layer_norm(x.view(), g.view(), b.view()),
+                gelu(x.view()),
+                matmul(x.view(), w.view()),
+                linear_bias(x.view(), w.view(), b.view()),
+                attention(qkv.view(), 1, s, 1, 1),
+            )
+        };
+        let fresh = run();
+        let nan = |r, c| Array2::<f64>::from_elem((r, c), f64::NAN);
+        recycle((0..6).map(|_| nan(t, h)).chain([nan(s, s), nan(s, 8)]));
+        assert_eq!(run(), fresh);
+        recycle([nan(3, 1009)]);
+        assert_eq!(pool::take::<f64>(3 * 1009).map(|v| v.len()), Some(3 * 1009));
+        assert_eq!(pool::take::<f32>(3 * 1009), None, "a buffer keeps its type");
+    }
+
+    /// The wide registers change no value: the lane sums, the residual row and a LayerNorm row
+    /// computed inside `wide` (AVX-512 where the CPU has it) equal the SSE2 build's bit for bit,
+    /// in f32 on a row length with a tail (no FMA, no reassociation).
+    #[test]
+    fn wide_registers_give_the_same_bits() {
+        let (x, y) = (
+            rand_mat::<f32>(1, 771, 41, 3.0),
+            rand_mat::<f32>(1, 771, 42, 3.0),
+        );
+        let (xs, ys) = (elems(&x), elems(&y));
+        let row = |z: &mut Vec<f32>| {
+            residual_row(z, xs, ys);
+            let m = sum(z) / 771.0;
+            let r = 1.0 / (sq_dev(z, m) / 771.0 + 1e-5).sqrt();
+            (
+                m,
+                r,
+                dot(z, ys),
+                z.iter().map(|&v| (v - m) * r).collect::<Vec<_>>(),
+            )
+        };
+        let (mut a, mut b) = (ys.to_vec(), ys.to_vec());
+        let plain = row(&mut a);
+        let wide_ = wide(|| row(&mut b));
+        assert_eq!(a, b);
+        assert_eq!(plain, wide_);
     }
 
     #[test]

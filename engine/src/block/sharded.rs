@@ -143,6 +143,16 @@ struct Saved<T> {
 }
 
 impl<T> Saved<T> {
+    /// Every array saved, given up (for [`kernels::recycle`]).
+    fn into_arrays(self) -> impl Iterator<Item = Array2<T>> {
+        let caches = [self.ln1_cache, self.ln2_cache].into_iter().flatten();
+        [self.ln1, self.qkv, self.ctx, self.ln2, self.fc1, self.act]
+            .into_iter()
+            .flatten()
+            .chain(caches.map(|c| c.xhat))
+            .chain(self.attn_cache.into_iter().flat_map(|c| c.probs))
+    }
+
     /// Elements this rank saved of the layer.
     fn elements(&self) -> usize {
         let m = |a: &Option<Array2<T>>| a.as_ref().map_or(0, |a| a.len());
@@ -928,7 +938,7 @@ fn walk<'a, T: Element>(
                     live.x1 = Some(out);
                 } else {
                     live.x = Some(out.into_iter().map(CowArray::from).collect());
-                    live.x1 = None;
+                    kernels::recycle(live.x1.take().into_iter().flatten());
                 }
             }
             // ---- backward ----
@@ -1038,6 +1048,7 @@ fn walk<'a, T: Element>(
                     let dx = kernels::matmul(d[r].view(), w.t());
                     (dw, db, dx)
                 });
+                kernels::recycle(d);
                 let mut dxs = Vec::with_capacity(tp);
                 for (g, (dw, db, dx)) in grads.iter_mut().zip(out) {
                     if op == Op::Fc1Bwd {
@@ -1125,9 +1136,14 @@ fn walk<'a, T: Element>(
                     live.dy = None;
                 } else {
                     live.dy = Some(dxs.into_iter().map(CowArray::from).collect());
-                    live.dx1 = None;
-                    // The layer's saved activations are no longer needed.
-                    *kept = Vec::new();
+                    // The layer's saved activations are no longer needed: their memory serves
+                    // the next kernels (and the next run).
+                    kernels::recycle(live.dx1.take().into_iter().flatten());
+                    kernels::recycle(
+                        std::mem::take(kept)
+                            .into_iter()
+                            .flat_map(Saved::into_arrays),
+                    );
                 }
             }
             Op::SpGrads => ex.sp_grads_all_reduce(&mut grads, layer)?,
@@ -1159,6 +1175,7 @@ fn walk<'a, T: Element>(
             *n = keep.iter().map(|l| l[r].elements()).sum();
         }
     }
+    kernels::recycle(keep.into_iter().flatten().flat_map(Saved::into_arrays));
     let owned = |v: Vec<CowArray<'a, T, Ix2>>| v.into_iter().map(|a| a.into_owned()).collect();
     let outputs = owned(take(&mut live.x, Op::MlpBiasResidual, tensors::Y)?);
     let grad_inputs = if options.backward && cfg.layers > 0 {

@@ -63,10 +63,32 @@ impl I18n {
 
     /// The message `id` in `lang` with `args`; falls back to English, then to the id itself.
     pub fn format(&self, lang: Lang, id: &str, args: &[(&str, String)]) -> String {
+        self.format_fluent(lang, id, &Self::fluent_args(args))
+    }
+
+    /// [`Self::format`] with one argument a number, `(name, value)`, for Fluent's plural
+    /// variants (`{ $n -> [one] … *[other] … }`; a string argument never matches `[one]`).
+    pub fn format_count(
+        &self,
+        lang: Lang,
+        id: &str,
+        count: (&str, u64),
+        args: &[(&str, String)],
+    ) -> String {
+        let mut fargs = Self::fluent_args(args);
+        fargs.set(count.0, FluentValue::from(count.1));
+        self.format_fluent(lang, id, &fargs)
+    }
+
+    fn fluent_args<'a>(args: &[(&'a str, String)]) -> FluentArgs<'a> {
         let mut fargs = FluentArgs::new();
         for (k, v) in args {
             fargs.set(*k, FluentValue::from(v.clone()));
         }
+        fargs
+    }
+
+    fn format_fluent(&self, lang: Lang, id: &str, fargs: &FluentArgs<'_>) -> String {
         for l in [lang, Lang::En] {
             let Some((_, b)) = self.bundles.iter().find(|(bl, _)| *bl == l) else {
                 continue;
@@ -74,7 +96,7 @@ impl I18n {
             if let Some(pattern) = b.get_message(id).and_then(|m| m.value()) {
                 let mut errors = Vec::new();
                 return b
-                    .format_pattern(pattern, Some(&fargs), &mut errors)
+                    .format_pattern(pattern, Some(fargs), &mut errors)
                     .into_owned();
             }
         }
@@ -102,6 +124,15 @@ static I18N: OnceLock<Option<I18n>> = OnceLock::new();
 /// The message `id` in `lang` (the id itself if the Fluent files could not be loaded).
 pub fn t(lang: Lang, id: &str) -> String {
     t_args(lang, id, &[])
+}
+
+/// The message `id` in `lang` with arguments, one of them a number `(name, value)` for a
+/// plural variant (`{ $n -> [one] … *[other] … }`).
+pub fn t_count(lang: Lang, id: &str, count: (&str, u64), args: &[(&str, String)]) -> String {
+    match I18N.get_or_init(|| I18n::load().ok()) {
+        Some(i) => i.format_count(lang, id, count, args),
+        None => id.to_string(),
+    }
 }
 
 /// The message `id` in `lang` with arguments.

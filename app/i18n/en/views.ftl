@@ -114,7 +114,11 @@ mem-weights = weights
 mem-gradients = gradients
 mem-optimizer = optimizer (Adam m, v)
 mem-activations = activations
-mem-intro = { $layers } layer(s) in { $dtype }, training with Adam. Weights, gradients and optimizer states split by 1/TP, except the LayerNorms and row-parallel biases; the LayerNorm activations stay replicated, so the total stops shrinking at 1/TP.
+mem-intro =
+    { $layers ->
+        [one] { $layers } layer
+       *[other] { $layers } layers
+    } in { $dtype }, training with Adam. Weights, gradients and optimizer states split by 1/TP, except the LayerNorms and row-parallel biases; the LayerNorm activations stay replicated, so the total stops shrinking at 1/TP.
 mem-now = now
 mem-axis = MiB per GPU
 mem-unsharded = unsharded total (TP=1)

@@ -3,8 +3,8 @@
 //! are the engine's ([`memory::config_memory_by_tp`]).
 
 use super::{load_json, save_json, Shared, View};
-use crate::i18n::{t, t_args};
-use egui_plot::{Bar, BarChart, HLine, Legend, Plot};
+use crate::i18n::{t, t_args, t_count};
+use egui_plot::{AxisHints, Bar, BarChart, HLine, Legend, Plot};
 use serde::{Deserialize, Serialize};
 use tplab_engine::memory::{self, ConfigMemory};
 
@@ -45,6 +45,32 @@ impl View for Memory {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = super::lang(ui);
         ui.heading(t(lang, "mem-title"));
+        // The window's height, before the page scrolls: the plot's height follows it.
+        let window_h = ui.available_height();
+        // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
+        egui::ScrollArea::vertical()
+            .id_salt("mem-page")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.page_ui(ui, shared, window_h));
+    }
+
+    fn save(&self) -> Option<String> {
+        save_json(self)
+    }
+
+    fn load(&mut self, json: &str) {
+        load_json(self, json);
+    }
+}
+
+/// The plot's least height in points: several labelled y ticks, even at 1280×720 in presenter
+/// mode (the page scrolls rather than squash the plot).
+const PLOT_MIN_HEIGHT: f32 = 240.0;
+
+impl Memory {
+    /// The view below its heading (`window_h`: the window's height below the heading).
+    fn page_ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared, window_h: f32) {
+        let lang = super::lang(ui);
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_shapes() {
             // A TP that does not divide is fine here: every *valid* TP is drawn.
@@ -72,13 +98,11 @@ impl View for Memory {
         let Some(unsharded_bytes) = rows.first().map(|r| r.unsharded_total_bytes) else {
             return;
         };
-        ui.label(t_args(
+        ui.label(t_count(
             lang,
             "mem-intro",
-            &[
-                ("layers", cfg.layers.to_string()),
-                ("dtype", cfg.dtype.to_string()),
-            ],
+            ("layers", cfg.layers as u64),
+            &[("dtype", cfg.dtype.to_string())],
         ));
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         let mut charts: Vec<BarChart> = Vec::new();
@@ -103,10 +127,16 @@ impl View for Memory {
         let line_color = ui.visuals().strong_text_color();
         let now = t(lang, "mem-now");
         Plot::new("memory")
-            .legend(Legend::default())
-            .height((ui.available_height() * 0.55).max(200.0))
-            .y_axis_label(t(lang, "mem-axis"))
-            .y_axis_formatter(super::axis_numbers(lang))
+            // The legend in the stack's order, top to bottom (weights last, as drawn at the
+            // bottom), the same in every language: not alphabetical.
+            .legend(Legend::default().follow_insertion_order(true))
+            .height((window_h * 0.55).max(PLOT_MIN_HEIGHT))
+            // Labels from 14 points apart (egui_plot's default leaves two on a short plot), in
+            // the learner's digits.
+            .custom_y_axes(vec![AxisHints::new_y()
+                .label(t(lang, "mem-axis"))
+                .label_spacing(14.0..=24.0)
+                .formatter(super::axis_numbers(lang))])
             .label_formatter(super::hover_numbers(lang))
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
@@ -125,14 +155,16 @@ impl View for Memory {
             })
             .allow_scroll(false)
             .show(ui, |plot| {
-                for c in charts {
-                    plot.bar_chart(c);
-                }
+                // Added top to bottom, for the legend: the unsharded line above the stack, then
+                // the stack from activations down to weights.
                 plot.hline(
                     HLine::new(t(lang, "mem-unsharded"), mib(unsharded_bytes)).color(line_color),
                 );
+                for c in charts.into_iter().rev() {
+                    plot.bar_chart(c);
+                }
             });
-        egui::ScrollArea::both().show(ui, |ui| {
+        egui::ScrollArea::horizontal().show(ui, |ui| {
             egui::Grid::new("memory-table")
                 .striped(true)
                 .show(ui, |ui| {
@@ -166,13 +198,5 @@ impl View for Memory {
                     }
                 });
         });
-    }
-
-    fn save(&self) -> Option<String> {
-        save_json(self)
-    }
-
-    fn load(&mut self, json: &str) {
-        load_json(self, json);
     }
 }

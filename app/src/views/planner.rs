@@ -268,6 +268,32 @@ impl Planner {
         }
     }
 
+    /// The view below its heading: the inputs, then the plan (`window_h`: the window's height
+    /// below the heading, for the plot's height).
+    fn page_ui(&mut self, ui: &mut egui::Ui, window_h: f32) {
+        let lang = super::lang(ui);
+        inputs_ui(ui, &mut self.inputs);
+        self.config_ui(ui);
+        if let Some(job) = &self.job {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                let secs = num(lang, job.elapsed_s(), 1);
+                ui.label(crate::i18n::t_args(
+                    lang,
+                    "pl-planning",
+                    &[("seconds", secs)],
+                ));
+            });
+        }
+        match &self.result {
+            None => {}
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            Some(Ok(r)) => result_ui(ui, r, window_h),
+        }
+    }
+
     /// The button, the desktop's path field, dropped files and the browser's answer.
     fn config_ui(&mut self, ui: &mut egui::Ui) {
         let lang = super::lang(ui);
@@ -382,26 +408,13 @@ impl View for Planner {
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         let lang = super::lang(ui);
         ui.heading(crate::i18n::t(lang, "pl-title"));
-        inputs_ui(ui, &mut self.inputs);
-        self.config_ui(ui);
-        if let Some(job) = &self.job {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                let secs = num(lang, job.elapsed_s(), 1);
-                ui.label(crate::i18n::t_args(
-                    lang,
-                    "pl-planning",
-                    &[("seconds", secs)],
-                ));
-            });
-        }
-        match &self.result {
-            None => {}
-            Some(Err(e)) => {
-                ui.colored_label(ui.visuals().error_fg_color, e);
-            }
-            Some(Ok(r)) => result_ui(ui, r),
-        }
+        // The window's height, before the page scrolls: the plot's height follows it.
+        let window_h = ui.available_height();
+        // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
+        egui::ScrollArea::vertical()
+            .id_salt("pl-page")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.page_ui(ui, window_h));
     }
 
     /// A lesson's planner target: the default inputs with the target's model and cluster
@@ -477,10 +490,7 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             ("pl-gpus", &mut inputs.gpus, 65536),
             ("pl-per-node", &mut inputs.gpus_per_node, 64),
         ] {
-            // Whole labels: "sequence length" never breaks at the end of a row.
-            let l = ui.add(egui::Label::new(tr(label)).extend());
-            ui.add(egui::DragValue::new(v).range(1..=max))
-                .labelled_by(l.id);
+            labelled_drag(ui, &tr(label), v, max);
         }
         egui::ComboBox::from_label(tr("pl-between-nodes"))
             .selected_text(inputs.inter_node.as_str())
@@ -493,10 +503,7 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             ("pl-seq", &mut inputs.seq, 1 << 20),
             ("pl-global-batch", &mut inputs.global_batch, 1 << 20),
         ] {
-            // Whole labels: "sequence length" never breaks at the end of a row.
-            let l = ui.add(egui::Label::new(tr(label)).extend());
-            ui.add(egui::DragValue::new(v).range(1..=max))
-                .labelled_by(l.id);
+            labelled_drag(ui, &tr(label), v, max);
         }
         ui.checkbox(
             &mut inputs.todays_stack,
@@ -504,6 +511,39 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
         )
         .on_hover_text(crate::i18n::t(lang, "cap-todays-stack-hover"));
     });
+}
+
+/// A label and its number field, kept on one row of a wrapping row: the row breaks before
+/// the label when the pair does not fit in what is left of it ("global batch" never ends one
+/// row with its field on the next). Whole labels: "sequence length" never breaks either.
+fn labelled_drag(ui: &mut egui::Ui, label: &str, v: &mut usize, max: usize) {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let width = |text: String| {
+        ui.painter()
+            .layout_no_wrap(text, font.clone(), egui::Color32::PLACEHOLDER)
+            .size()
+            .x
+    };
+    let field = (width(v.to_string()) + 2.0 * ui.spacing().button_padding.x)
+        .max(ui.spacing().interact_size.x);
+    let needed = width(label.to_string()) + ui.spacing().item_spacing.x + field;
+    keep_on_one_row(ui, needed);
+    let l = ui.add(egui::Label::new(label).extend());
+    ui.add(egui::DragValue::new(v).range(1..=max))
+        .labelled_by(l.id);
+}
+
+/// In a wrapping row: starts the next row unless `width` points still fit in this one (so that
+/// what follows, that many points wide, stays together).
+fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
+    if ui.available_size_before_wrap().x < width && ui.cursor().left() > ui.max_rect().left() {
+        ui.end_row();
+        // The new row as tall as a field, so that a label starting it sits on the fields' line.
+        ui.allocate_exact_size(
+            egui::vec2(0.0, ui.spacing().interact_size.y),
+            egui::Sense::hover(),
+        );
+    }
 }
 
 /// `+1.5%` / `+1,5%`: a signed percentage with one decimal in `lang`.
@@ -554,18 +594,21 @@ fn what_if_ui(ui: &mut egui::Ui, rows: &[WhatIf]) {
     });
 }
 
-/// Share of the view's height below the inputs that the plot and the reasons take; the ranked
-/// table gets the rest, so that a class sees several rows at 1280×720 in presenter mode.
-const TOP_SHARE: f32 = 0.42;
+/// Share of the window's height (below the heading) that the plot takes, between
+/// [`PLOT_MIN_HEIGHT`] and [`PLOT_MAX_HEIGHT`]; the page scrolls to the ranked table.
+const PLOT_SHARE: f32 = 0.45;
+/// The plot's least height in points: several labelled y ticks and room for the points, even
+/// at 1280×720 in presenter mode (the page scrolls rather than squash the plot).
+const PLOT_MIN_HEIGHT: f32 = 240.0;
+const PLOT_MAX_HEIGHT: f32 = 360.0;
 
-fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
+fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
     let plan = &r.plan;
     let lang = super::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
-    let top_h = (ui.available_height() * TOP_SHARE).clamp(120.0, 300.0);
+    let plot_h = (window_h * PLOT_SHARE).clamp(PLOT_MIN_HEIGHT, PLOT_MAX_HEIGHT);
     ui.columns(2, |cols| {
         let ui = &mut cols[0];
-        let top = ui.cursor().top();
         ui.strong(tr("pl-plot-title"));
         let pts = |fits: bool, spans: bool| -> Vec<[f64; 2]> {
             r.by_tp
@@ -600,7 +643,6 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
                 (KeyMark::Upright, node_line, tr("pl-plot-node")),
             ],
         );
-        let plot_h = (top - ui.cursor().top() + top_h).max(80.0);
         Plot::new("tp-throughput")
             .height(plot_h)
             .x_axis_label(tr("pl-plot-x"))
@@ -626,53 +668,62 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult) {
                 );
                 plot.vline(VLine::new(tr("pl-plot-node"), node).color(node_line));
             });
-        let ui = &mut cols[1];
-        // The reasons scroll inside the plot's height rather than push the table off screen.
-        egui::ScrollArea::vertical()
-            .id_salt("pl-why-scroll")
-            .max_height(top_h)
-            .auto_shrink([false, true])
-            .show(ui, |ui| {
-                ui.strong(tr("pl-why"));
-                for f in &plan.findings {
-                    ui.label(format!("• {}", finding_text(lang, f)));
-                }
-                ui.label(crate::i18n::t_args(
-                    lang,
-                    "pl-fit-count",
-                    &[
-                        ("fit", plan.ranked.len().to_string()),
-                        ("dropped", plan.dropped.len().to_string()),
-                    ],
-                ));
-                for (i, d) in plan.dropped.iter().enumerate().take(3) {
-                    let shape = r.shape_errors.get(i).and_then(Option::as_ref);
-                    let reason = match (&d.shortfall, shape) {
-                        (Some(s), _) => shortfall_text(lang, s),
-                        (None, Some(e)) => layout_error_text(lang, e),
-                        (None, None) => d.reason.clone(),
-                    };
-                    ui.small(format!("{}: {}", d.layout.label(), reason));
-                }
-            });
+        // The reasons in full beside the plot (the page scrolls, not a box inside it); the
+        // set-aside layouts in body text and colour, as readable as the rest.
+        // Plain top-down layout: the columns' default justification stretches the wrapped
+        // lines' word spacing.
+        let layout = egui::Layout::top_down(egui::Align::Min);
+        cols[1].with_layout(layout, |ui| {
+            ui.strong(tr("pl-why"));
+            for f in &plan.findings {
+                ui.label(format!("• {}", finding_text(lang, f)));
+            }
+            ui.label(crate::i18n::t_args(
+                lang,
+                "pl-fit-count",
+                &[
+                    ("fit", plan.ranked.len().to_string()),
+                    ("dropped", plan.dropped.len().to_string()),
+                ],
+            ));
+            for (i, d) in plan.dropped.iter().enumerate().take(3) {
+                let shape = r.shape_errors.get(i).and_then(Option::as_ref);
+                let reason = match (&d.shortfall, shape) {
+                    (Some(s), _) => shortfall_text(lang, s),
+                    (None, Some(e)) => layout_error_text(lang, e),
+                    (None, None) => d.reason.clone(),
+                };
+                ui.label(format!("{}: {}", d.layout.label(), reason));
+            }
+        });
     });
     ui.separator();
     ranked_ui(ui, r);
 }
 
-/// How a series of the plot is drawn, for its key.
+/// How a series of a plot is drawn, for its key (also the Serve view's).
 #[derive(Clone, Copy)]
-enum KeyMark {
+pub(super) enum KeyMark {
     Dot,
     Dash,
     Upright,
 }
 
-/// One row of marks and names, wrapping: the plot's key.
-fn plot_key(ui: &mut egui::Ui, items: &[(KeyMark, egui::Color32, String)]) {
+/// One row of marks and names, wrapping: a plot's key, drawn above the plot rather than as a
+/// legend inside it, where it would hide points.
+pub(super) fn plot_key(ui: &mut egui::Ui, items: &[(KeyMark, egui::Color32, String)]) {
     ui.horizontal_wrapped(|ui| {
+        let font = egui::TextStyle::Body.resolve(ui.style());
         for (mark, color, name) in items {
-            let h = ui.text_style_height(&egui::TextStyle::Small);
+            // Body-size names (the small size is hard to read on a projector), each kept on
+            // one row with its mark.
+            let h = ui.text_style_height(&egui::TextStyle::Body);
+            let name_width = ui
+                .painter()
+                .layout_no_wrap(name.clone(), font.clone(), egui::Color32::PLACEHOLDER)
+                .size()
+                .x;
+            keep_on_one_row(ui, h + ui.spacing().item_spacing.x + name_width);
             let (rect, _) = ui.allocate_exact_size(egui::vec2(h, h), egui::Sense::hover());
             let p = ui.painter();
             let stroke = egui::Stroke::new(2.0, *color);
@@ -687,19 +738,19 @@ fn plot_key(ui: &mut egui::Ui, items: &[(KeyMark, egui::Color32, String)]) {
                     p.line_segment([rect.center_top(), rect.center_bottom()], stroke);
                 }
             }
-            ui.small(name);
+            ui.add(egui::Label::new(name.as_str()).extend());
             ui.add_space(6.0);
         }
     });
 }
 
-/// The ranked layouts (both ways scrolling: at projector sizes a row is wider than the window),
-/// then the winner's what-if table.
+/// The ranked layouts (scrolling sideways: at projector sizes a row is wider than the window;
+/// the page scrolls down), then the winner's what-if table.
 fn ranked_ui(ui: &mut egui::Ui, r: &PlannerResult) {
     let lang = super::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     let compact = ui.available_width() < COMPACT_TABLE_WIDTH;
-    egui::ScrollArea::both()
+    egui::ScrollArea::horizontal()
         .id_salt("pl-ranked-scroll")
         .show(ui, |ui| {
             let gap = table_gap(ui, compact);

@@ -171,7 +171,7 @@ fn report_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, histogram_
                 "pr-col-differs",
                 "pr-col-ulps",
             ] {
-                ui.strong(tr(h));
+                header(ui, tr(h));
             }
             ui.end_row();
             for row in &report.rows {
@@ -235,6 +235,56 @@ fn report_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, histogram_
     ui.add(egui::Label::new(why).wrap());
 }
 
+/// A column header broken into lines of at most [`HEADER_EMS`] letters' height wide, between
+/// words, so that a long header ("TP=1'e göre medyan / en büyük ULP") takes two lines rather
+/// than run off the window. (Line breaks in the text, not a wrapping label: a grid row takes
+/// its height from last frame's cells, and a wrapped label's second line overlapped the row
+/// below.)
+fn header(ui: &mut egui::Ui, text: String) {
+    let width = HEADER_EMS * ui.text_style_height(&egui::TextStyle::Body);
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let text_width = |s: &str| {
+        ui.painter()
+            .layout_no_wrap(s.to_string(), font.clone(), egui::Color32::PLACEHOLDER)
+            .size()
+            .x
+    };
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let longer = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if !line.is_empty() && text_width(&longer) > width {
+            lines.push(std::mem::replace(&mut line, word.to_string()));
+        } else {
+            line = longer;
+        }
+    }
+    lines.push(line);
+    ui.strong(lines.join("\n"));
+}
+
+/// A header's widest line, in multiples of the body text's height.
+const HEADER_EMS: f32 = 9.0;
+
+/// `x` with `sig` significant digits: plain (`0.43`, `24`) when 1e-3 ≤ |x| < 1e4, scientific
+/// (`4.3e-5`) otherwise, in `lang`'s digits.
+fn plain_or_sci(lang: Lang, x: f64, sig: usize) -> String {
+    let a = x.abs();
+    if x == 0.0 {
+        crate::i18n::num(lang, 0.0, 0)
+    } else if (1e-3..1e4).contains(&a) {
+        let magnitude = a.log10().floor() as i64;
+        let decimals = (sig as i64 - 1 - magnitude).max(0) as usize;
+        crate::i18n::num(lang, x, decimals)
+    } else {
+        crate::i18n::sci(lang, x, sig.saturating_sub(1))
+    }
+}
+
 /// What the numbers say, as one table (a row per dtype: the bounds, the spread of the error
 /// against f64 over the TP sizes, the largest difference between any TP and TP=1) and one
 /// sentence, instead of a sentence per dtype and TP.
@@ -252,7 +302,7 @@ fn findings_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport) {
                 "pr-f-vs-tp1",
                 "pr-f-verdict",
             ] {
-                ui.strong(tr(h));
+                header(ui, tr(h));
             }
             ui.end_row();
             for &d in &report.dtypes {
@@ -271,13 +321,13 @@ fn findings_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport) {
                 ui.label(d.to_string());
                 ui.label(format!(
                     "{} / {}",
-                    crate::i18n::sci(lang, k.sqrt() * eps, 1),
-                    crate::i18n::sci(lang, k * eps, 1)
+                    plain_or_sci(lang, k.sqrt() * eps, 2),
+                    plain_or_sci(lang, k * eps, 2)
                 ));
                 ui.label(format!(
                     "{} - {}",
-                    crate::i18n::sci(lang, lo, 2),
-                    crate::i18n::sci(lang, hi, 2)
+                    plain_or_sci(lang, lo, 3),
+                    plain_or_sci(lang, hi, 3)
                 ));
                 ui.label(t_args(
                     lang,
@@ -368,4 +418,22 @@ fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: 
                 plot.bar_chart(c);
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Plain notation between 1e-3 and 1e4 (the findings table's `4.3e-1 / 2.4e1` reads
+    /// `0.43 / 24`), scientific outside, with the language's decimal mark.
+    #[test]
+    fn numbers_are_plain_in_the_readable_range() {
+        assert_eq!(plain_or_sci(Lang::En, 0.43, 2), "0.43");
+        assert_eq!(plain_or_sci(Lang::En, 24.0, 2), "24");
+        assert_eq!(plain_or_sci(Lang::Tr, 0.43, 2), "0,43");
+        assert_eq!(plain_or_sci(Lang::En, 0.00123, 3), "0.00123");
+        assert_eq!(plain_or_sci(Lang::En, 4.24e-7, 3), "4.24e-7");
+        assert_eq!(plain_or_sci(Lang::En, 12345.0, 2), "1.2e4");
+        assert_eq!(plain_or_sci(Lang::En, 0.0, 2), "0");
+    }
 }

@@ -4,10 +4,11 @@
 //! the unsharded reference at the end. Below, the guide's 70B TP=4 serving scenario from the
 //! serving cost model ([`serve_cost`]) and its time per token against TP.
 
+use super::planner::{plot_key, KeyMark};
 use super::{gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
 use crate::i18n::{current_lang, t, t_args};
-use egui_plot::{Bar, BarChart, Legend, Line, Plot, PlotPoints, Points};
+use egui_plot::{Bar, BarChart, Line, Plot, PlotPoints, Points};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use tplab_engine::hardware::{Catalogue, Cluster};
@@ -241,7 +242,16 @@ impl Serve {
         self.job.is_some()
     }
 
-    fn column_ui(ui: &mut egui::Ui, c: &Column, k: usize, prompt: &str, done: Option<&Done>) {
+    /// One TP's column; `y_max`: the largest token time of all columns (ms), so that the three
+    /// charts share one y range and compare at a glance.
+    fn column_ui(
+        ui: &mut egui::Ui,
+        c: &Column,
+        k: usize,
+        prompt: &str,
+        done: Option<&Done>,
+        y_max: f64,
+    ) {
         let lang = current_lang(ui.ctx());
         let dark = ui.visuals().dark_mode;
         ui.colored_label(
@@ -304,15 +314,25 @@ impl Serve {
             .skip(1)
             .map(|(i, t)| Bar::new(i as f64, t.1).width(0.8))
             .collect();
-        let compute = BarChart::new(t(lang, "serve-compute"), compute).color(gpu_color(k, dark));
+        // Grey, as communication is everywhere (the Timeline): TP=2's compute is orange, the
+        // theme's warning colour too.
+        let (compute_color, comm_color) = (gpu_color(k, dark), super::timeline::comm_color(dark));
+        let compute = BarChart::new(t(lang, "serve-compute"), compute).color(compute_color);
         let comm = BarChart::new(t(lang, "serve-collectives"), comm)
-            // Grey, as communication is everywhere (the Timeline): TP=2's compute is orange,
-            // the theme's warning colour too.
-            .color(super::timeline::comm_color(dark))
+            .color(comm_color)
             .stack_on(&[&compute]);
+        // The key above the chart: a legend inside it hid the bars.
+        plot_key(
+            ui,
+            &[
+                (KeyMark::Dot, compute_color, t(lang, "serve-compute")),
+                (KeyMark::Dot, comm_color, t(lang, "serve-collectives")),
+            ],
+        );
         Plot::new(("serve-token-times", c.tp))
-            .legend(Legend::default())
             .height(150.0)
+            .include_y(0.0)
+            .include_y(y_max)
             .x_axis_label(t(lang, "serve-axis-token"))
             .y_axis_label(t(lang, "serve-axis-ms"))
             .x_axis_formatter(super::axis_numbers(lang))
@@ -403,9 +423,26 @@ impl Serve {
             .map(|r| [r.setup.tp as f64, r.step_s * 1e3])
             .collect();
         let nofit_color = ui.visuals().error_fg_color;
+        // The key above the plot: a legend inside it covered the TP=16 point.
+        plot_key(
+            ui,
+            &[
+                (
+                    KeyMark::Dash,
+                    gpu_color(0, dark),
+                    t(lang, "serve-curve-total"),
+                ),
+                (
+                    KeyMark::Dash,
+                    gpu_color(1, dark),
+                    t(lang, "serve-curve-reads"),
+                ),
+                (KeyMark::Dot, nofit_color, t(lang, "serve-curve-nofit")),
+            ],
+        );
+        // At least as tall as its rotated y-axis label (the page scrolls).
         Plot::new("serve-70b-curve")
-            .legend(Legend::default())
-            .height((ui.available_height() - 10.0).max(160.0))
+            .height((ui.available_height() - 10.0).max(SCENARIO_PLOT_MIN_HEIGHT))
             .x_axis_label(t(lang, "serve-axis-tp"))
             .y_axis_label(t(lang, "serve-axis-ms-token"))
             .x_axis_formatter(super::axis_numbers(lang))
@@ -436,6 +473,10 @@ impl Serve {
             });
     }
 }
+
+/// The scenario plot's least height in points: taller than its rotated y-axis label in either
+/// language, with room for several ticks.
+const SCENARIO_PLOT_MIN_HEIGHT: f32 = 260.0;
 
 impl View for Serve {
     fn id(&self) -> &'static str {
@@ -527,12 +568,17 @@ impl View for Serve {
                         ));
                     }
                     let prompt = self.prompt.clone();
+                    let y_max = columns
+                        .iter()
+                        .flat_map(|c| c.times.iter().skip(1))
+                        .map(|t| t.0 + t.1)
+                        .fold(0.0f64, f64::max);
                     ui.columns(columns.len(), |cols| {
                         for (k, (col, c)) in cols.iter_mut().zip(&columns).enumerate() {
                             // Plain top-down layout: the columns' default justification
                             // would stretch the wrapped labels' letter spacing.
                             col.with_layout(egui::Layout::top_down(egui::Align::Min), |col| {
-                                Self::column_ui(col, c, k, &prompt, done.as_ref());
+                                Self::column_ui(col, c, k, &prompt, done.as_ref(), y_max);
                             });
                         }
                     });

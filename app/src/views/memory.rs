@@ -200,3 +200,32 @@ impl Memory {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::i18n::t_count;
+    use tplab_lessons::Lang;
+
+    /// The subtitle's layer count takes Fluent's plural variant in English ("1 layer",
+    /// "2 layers", never "layer(s)"); Turkish has one form.
+    #[test]
+    fn the_layer_count_is_singular_or_plural() {
+        let intro = |lang, n| t_count(lang, "mem-intro", ("layers", n), &[("dtype", "f32".into())]);
+        assert!(
+            intro(Lang::En, 1).starts_with("1 layer in f32,"),
+            "{}",
+            intro(Lang::En, 1)
+        );
+        assert!(
+            intro(Lang::En, 2).starts_with("2 layers in f32,"),
+            "{}",
+            intro(Lang::En, 2)
+        );
+        assert!(
+            intro(Lang::Tr, 2).starts_with("f32 veri tipinde 2 katman,"),
+            "{}",
+            intro(Lang::Tr, 2)
+        );
+        assert!(!intro(Lang::En, 1).contains("layer(s)"));
+    }
+}

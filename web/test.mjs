@@ -22,8 +22,8 @@ const TP4_BUTTON = { x: Number(process.env.TP4_X ?? 386), y: Number(process.env.
 // Where the mouse rests between shots (the empty bottom of the side bar: no hover highlight).
 const REST = { x: 60, y: 790 };
 // The side bar's progress buttons (web edition only), below Export PNG.
-const EXPORT = { x: 35, y: 507 };
-const IMPORT = { x: 98, y: 507 };
+const EXPORT = { x: 35, y: 527 };
+const IMPORT = { x: 98, y: 527 };
 
 /** Decodes an 8-bit RGBA or RGB, non-interlaced PNG (what chromium's screenshots are). */
 export function decodePng(buf) {

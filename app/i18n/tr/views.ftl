@@ -13,7 +13,7 @@ err-over-limit = { $field } = { $value }, { $max } sınırının üzerinde; en f
 err-tp-range = TP boyutu 1 ile { $max } arasında olmalı ({ $tp } verildi)
 err-heads-tp = { $heads } başlık { $tp } GPU'ya bölünemez: her GPU tam başlıklar tutmalı (heads % tp == 0); geçerli TP boyutları: { $valid }
 err-ffn-tp = { $ffn } FFN genişliği { $tp } GPU'ya bölünemez: fc1'in sütunları ve fc2'nin satırları eşit bölünmeli (ffn % tp == 0); geçerli TP boyutları: { $valid }
-err-too-large = bu senaryo yaklaşık { $needed } tensör belleği ister, { $limit } sınırının üzerinde; seq, batch, hidden ya da katman sayısını küçültün
+err-too-large = bu senaryo yaklaşık { $needed } tensör belleği ister, { $limit } sınırının üzerinde; dizi uzunluğunu, yığını, gizli boyutu ya da katman sayısını küçültün
 err-seq-tp = dizi paralelliği diziyi GPU'lara böler: seq = { $seq }, { $tp } GPU'ya bölünemez (seq % tp == 0); geçerli TP boyutları: { $valid }; ya da seq'i { $tp } ile tam bölünen bir değer yapın
 err-kv-heads = { $kv } KV başlığı { $heads } sorgu başlığına hizmet edemez: her KV başlığı aynı sayıda sorgu başlığına hizmet etmeli (heads % kv_heads == 0); geçerli KV başlığı sayıları: { $valid }
 err-kv-tp = { $kv } KV başlığı { $tp } GPU'ya dağıtılamaz: her GPU ya tam KV başlıkları (kv_heads % tp == 0) ya da bir KV başlığının eşit bir payını (tp % kv_heads == 0) tutmalı; geçerli TP boyutları: { $valid }
@@ -112,9 +112,9 @@ tl-bar-hover = { $name }
 mem-title = TP büyüdükçe GPU başına bellek
 mem-weights = ağırlıklar
 mem-gradients = gradyanlar
-mem-optimizer = optimizer durumları (Adam m, v)
+mem-optimizer = optimize edici durumları (Adam m, v)
 mem-activations = aktivasyonlar
-mem-intro = { $dtype } veri tipinde { $layers } katman, Adam ile eğitim. Ağırlıklar, gradyanlar ve optimizer durumları 1/TP'ye bölünür; LayerNorm'lar ve satır paralel bias'lar hariç. LayerNorm aktivasyonları kopyalanmış kalır, bu yüzden toplam tam 1/TP'ye inmeden durur.
+mem-intro = { $dtype } veri tipinde { $layers } katman, Adam ile eğitim. Ağırlıklar, gradyanlar ve optimize edici durumları 1/TP'ye bölünür; LayerNorm'lar ve satır paralel bias'lar hariç. LayerNorm aktivasyonları kopyalanmış kalır, bu yüzden toplam tam 1/TP'ye inmeden durur.
 mem-now = şu an
 mem-axis = GPU başına MiB
 mem-unsharded = bölünmemiş toplam (TP=1)
@@ -299,7 +299,7 @@ gpu-missing = eksik
 gpu-without = tplab'in geri kalanı GPU olmadan çalışır: simülatör aynı parçaları CPU üzerindeki sanal GPU'larda çalıştırır.
 gpu-look-again = Yeniden bak
 gpu-scenario = Senaryo: { $label }
-gpu-scenario-words = gizli boyut { $hidden }, { $heads } başlık{ $kv }, FFN { $ffn }, dizi uzunluğu { $seq }, batch { $batch }, katman { $layers }, TP={ $tp }{ $sp }, { $dtype }
+gpu-scenario-words = gizli boyut { $hidden }, { $heads } başlık{ $kv }, FFN { $ffn }, dizi uzunluğu { $seq }, yığın { $batch }, katman { $layers }, TP={ $tp }{ $sp }, { $dtype }
 gpu-scenario-kv = { " " }({ $kv } KV başlığı)
 gpu-scenario-sp = , dizi paralelliği
 gpu-iterations = yineleme{ " " }
@@ -364,4 +364,4 @@ cl-round = tur
 cl-done = bitti: her GPU tam toplamı tutuyor
 cl-round-line = Tur { $k } / { $rounds } · { $phase } · her hücre hangi GPU'ların verisini tuttuğunu gösterir (ör. 0+1 bir kısmi toplamdır)
 pl-title = Planlayıcı: bir model için kümede 3B yerleşimler
-vf-bound = { $dtype } ε={ $eps } × √K (K={ $k }: en uzun toplama, yani hidden, ffn ya da bir gradyanın üzerinden toplandığı token'lar; yuvarlama hataları rastgele yürüyüş gibi birikir) × derinlik (katman+1)={ $depth } × 16 (iki yürütücü × λ=4 × Σ|ab|/|Σab|) × max(1, κ)={ $kappa } (LayerNorm koşullanması κ = max rms(x)/σ(x); yalnızca bir satırın öznitelikleri neredeyse eşitken büyür, küçük hidden boyutlarında olduğu gibi): bölme her satır paralel toplamın sırasını değiştirir, bu yüzden sonuçlar yalnızca yuvarlama kadar farklıdır
+vf-bound = { $dtype } ε={ $eps } × √K (K={ $k }: en uzun toplama, yani gizli boyut, ffn ya da bir gradyanın üzerinden toplandığı token'lar; yuvarlama hataları rastgele yürüyüş gibi birikir) × derinlik (katman+1)={ $depth } × 16 (iki yürütücü × λ=4 × Σ|ab|/|Σab|) × max(1, κ)={ $kappa } (LayerNorm koşullanması κ = max rms(x)/σ(x); yalnızca bir satırın öznitelikleri neredeyse eşitken büyür, küçük gizli boyutlarda olduğu gibi): bölme her satır paralel toplamın sırasını değiştirir, bu yüzden sonuçlar yalnızca yuvarlama kadar farklıdır

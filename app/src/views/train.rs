@@ -181,165 +181,11 @@ impl View for Train {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
-        let lang = super::lang(ui);
-        let tr = |id: &str| crate::i18n::t(lang, id);
-        ui.heading(tr("tr-title"));
-        let (corpus_len, alphabet) = corpus_stats();
-        ui.label(crate::i18n::t_args(
-            lang,
-            "tr-intro",
-            &[
-                ("layers", self.config.layers.to_string()),
-                ("hidden", self.config.hidden.to_string()),
-                ("heads", self.config.heads.to_string()),
-                ("chars", corpus_len.to_string()),
-            ],
-        ));
-        let running = self.job.is_some();
-        ui.add_enabled_ui(!running, |ui| {
-            ui.horizontal_wrapped(|ui| {
-                let l = ui.label(tr("tr-steps"));
-                ui.add(egui::DragValue::new(&mut self.config.steps).range(1..=5000))
-                    .labelled_by(l.id);
-                let l = ui.label(tr("tr-lr"));
-                ui.add(
-                    egui::DragValue::new(&mut self.config.lr)
-                        .range(1e-5..=1.0)
-                        .speed(1e-4)
-                        .custom_formatter(super::widget_number(lang))
-                        .custom_parser(super::parse_number),
-                )
-                .labelled_by(l.id);
-                ui.selectable_value(&mut self.config.optimizer, Optimizer::Adam, "Adam");
-                ui.selectable_value(&mut self.config.optimizer, Optimizer::Sgd, "SGD");
-                ui.selectable_value(&mut self.config.dtype, DType::F32, "f32");
-                ui.selectable_value(&mut self.config.dtype, DType::F64, "f64");
-                let mut gqa = self.config.kv_heads.is_some();
-                if ui
-                    .checkbox(&mut gqa, tr("tr-gqa"))
-                    .on_hover_text(tr("tr-gqa-hint"))
-                    .changed()
-                {
-                    self.config.kv_heads = gqa.then_some(2);
-                }
-            });
-        });
-        ui.horizontal_wrapped(|ui| {
-            if running {
-                if ui.button(tr("tr-stop")).clicked() {
-                    self.stop.store(true, Ordering::SeqCst);
-                }
-            } else if ui.button(tr("tr-start")).clicked() {
-                self.start(ui.ctx());
-            }
-            let done = self
-                .live
-                .lock()
-                .map(|l| l.first().map_or(0, Vec::len))
-                .unwrap_or(0);
-            let frac = done as f32 / self.config.steps.max(1) as f32;
-            ui.add(
-                egui::ProgressBar::new(frac)
-                    .desired_width(260.0)
-                    .text(crate::i18n::t_args(
-                        lang,
-                        "tr-progress",
-                        &[
-                            ("done", done.to_string()),
-                            ("steps", self.config.steps.to_string()),
-                        ],
-                    )),
-            );
-        });
-        if let Some(Err(e)) = &self.result {
-            let error = match e {
-                Failure::Train(e) => train_error_text(lang, e),
-                Failure::Job(e) => e.clone(),
-            };
-            ui.colored_label(
-                ui.visuals().error_fg_color,
-                crate::i18n::t_args(lang, "tr-failed", &[("error", error)]),
-            );
-        }
-        // Points straight from the shared losses (no intermediate copy of the curves).
-        let curves: Vec<Vec<[f64; 2]>> = self
-            .live
-            .lock()
-            .map(|l| {
-                l.iter()
-                    .map(|c| {
-                        c.iter()
-                            .enumerate()
-                            .map(|(s, &v)| [(s + 1) as f64, v])
-                            .collect()
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(Ok(c)) = &self.result {
-            let gaps = c.max_rel_gap();
-            ui.label(crate::i18n::t_args(
-                lang,
-                "tr-finished",
-                &[
-                    (
-                        "first",
-                        crate::i18n::num(lang, c.losses[0].first().copied().unwrap_or(f64::NAN), 4),
-                    ),
-                    (
-                        "last",
-                        crate::i18n::num(lang, c.losses[0].last().copied().unwrap_or(f64::NAN), 4),
-                    ),
-                    (
-                        "gap2",
-                        crate::i18n::sci(lang, gaps.get(1).copied().unwrap_or(0.0), 1),
-                    ),
-                    (
-                        "gap4",
-                        crate::i18n::sci(lang, gaps.get(2).copied().unwrap_or(0.0), 1),
-                    ),
-                ],
-            ));
-        }
-        let dark = ui.visuals().dark_mode;
-        let has_curves = curves.iter().filter(|c| !c.is_empty()).count() > 1;
-        // Room under the plot for the note on why one curve shows.
-        let note_h = 3.0 * egui::TextStyle::Body.resolve(ui.style()).size * 1.4;
-        Plot::new("train-curves")
-            .legend(Legend::default())
-            .height((ui.available_height() - 10.0 - note_h).max(200.0))
-            .x_axis_label(tr("tr-axis-step"))
-            .y_axis_label(tr("tr-axis-loss"))
-            .x_axis_formatter(super::axis_numbers(lang))
-            .y_axis_formatter(super::axis_numbers(lang))
-            .label_formatter(super::hover_numbers(lang))
-            // From step 1 to the last step and from 0 to the loss of a uniform guess over the
-            // corpus's characters (where training starts): no empty negative axes before a run.
-            .include_x(1.0)
-            .include_x(self.config.steps.max(2) as f64)
-            .include_y(0.0)
-            .include_y((alphabet.max(2) as f64).ln())
-            .allow_scroll(false)
-            .show(ui, |plot| {
-                for (i, pts) in curves.into_iter().enumerate() {
-                    // Thinner lines for larger TP, dashed after TP=1, so the ones underneath
-                    // stay visible where the curves coincide.
-                    let style = match i {
-                        0 => egui_plot::LineStyle::Solid,
-                        1 => egui_plot::LineStyle::dashed_loose(),
-                        _ => egui_plot::LineStyle::dotted_dense(),
-                    };
-                    plot.line(
-                        Line::new(format!("TP={}", TPS[i]), PlotPoints::from(pts))
-                            .color(gpu_color(i, dark))
-                            .width(3.0 - i as f32)
-                            .style(style),
-                    );
-                }
-            });
-        if has_curves {
-            ui.add(egui::Label::new(tr("tr-coincide")).wrap());
-        }
+        // The page scrolls: at 1280x720 in presenter mode its lower half ran below the window.
+        egui::ScrollArea::vertical()
+            .id_salt("train-page")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.page(ui, _shared));
     }
 
     fn save(&self) -> Option<String> {
@@ -489,5 +335,170 @@ mod tests {
         // A decimal in Turkish takes a comma.
         let lr = train_error_text(Lang::Tr, &TrainError::BadLearningRate { lr: -0.5 });
         assert!(lr.contains("-0,5") && !lr.contains("0.5"), "{lr}");
+    }
+}
+
+impl Train {
+    /// The view's page, inside [`View::ui`]'s scroll area.
+    fn page(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        ui.heading(tr("tr-title"));
+        let (corpus_len, alphabet) = corpus_stats();
+        ui.label(crate::i18n::t_args(
+            lang,
+            "tr-intro",
+            &[
+                ("layers", self.config.layers.to_string()),
+                ("hidden", self.config.hidden.to_string()),
+                ("heads", self.config.heads.to_string()),
+                ("chars", corpus_len.to_string()),
+            ],
+        ));
+        let running = self.job.is_some();
+        ui.add_enabled_ui(!running, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                let l = ui.label(tr("tr-steps"));
+                ui.add(egui::DragValue::new(&mut self.config.steps).range(1..=5000))
+                    .labelled_by(l.id);
+                let l = ui.label(tr("tr-lr"));
+                ui.add(
+                    egui::DragValue::new(&mut self.config.lr)
+                        .range(1e-5..=1.0)
+                        .speed(1e-4)
+                        .custom_formatter(super::widget_number(lang))
+                        .custom_parser(super::parse_number),
+                )
+                .labelled_by(l.id);
+                ui.selectable_value(&mut self.config.optimizer, Optimizer::Adam, "Adam");
+                ui.selectable_value(&mut self.config.optimizer, Optimizer::Sgd, "SGD");
+                ui.selectable_value(&mut self.config.dtype, DType::F32, "f32");
+                ui.selectable_value(&mut self.config.dtype, DType::F64, "f64");
+                let mut gqa = self.config.kv_heads.is_some();
+                if ui
+                    .checkbox(&mut gqa, tr("tr-gqa"))
+                    .on_hover_text(tr("tr-gqa-hint"))
+                    .changed()
+                {
+                    self.config.kv_heads = gqa.then_some(2);
+                }
+            });
+        });
+        ui.horizontal_wrapped(|ui| {
+            if running {
+                if ui.button(tr("tr-stop")).clicked() {
+                    self.stop.store(true, Ordering::SeqCst);
+                }
+            } else if ui.button(tr("tr-start")).clicked() {
+                self.start(ui.ctx());
+            }
+            let done = self
+                .live
+                .lock()
+                .map(|l| l.first().map_or(0, Vec::len))
+                .unwrap_or(0);
+            let frac = done as f32 / self.config.steps.max(1) as f32;
+            ui.add(
+                egui::ProgressBar::new(frac)
+                    .desired_width(260.0)
+                    .text(crate::i18n::t_args(
+                        lang,
+                        "tr-progress",
+                        &[
+                            ("done", done.to_string()),
+                            ("steps", self.config.steps.to_string()),
+                        ],
+                    )),
+            );
+        });
+        if let Some(Err(e)) = &self.result {
+            let error = match e {
+                Failure::Train(e) => train_error_text(lang, e),
+                Failure::Job(e) => e.clone(),
+            };
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                crate::i18n::t_args(lang, "tr-failed", &[("error", error)]),
+            );
+        }
+        // Points straight from the shared losses (no intermediate copy of the curves).
+        let curves: Vec<Vec<[f64; 2]>> = self
+            .live
+            .lock()
+            .map(|l| {
+                l.iter()
+                    .map(|c| {
+                        c.iter()
+                            .enumerate()
+                            .map(|(s, &v)| [(s + 1) as f64, v])
+                            .collect()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(Ok(c)) = &self.result {
+            let gaps = c.max_rel_gap();
+            ui.label(crate::i18n::t_args(
+                lang,
+                "tr-finished",
+                &[
+                    (
+                        "first",
+                        crate::i18n::num(lang, c.losses[0].first().copied().unwrap_or(f64::NAN), 4),
+                    ),
+                    (
+                        "last",
+                        crate::i18n::num(lang, c.losses[0].last().copied().unwrap_or(f64::NAN), 4),
+                    ),
+                    (
+                        "gap2",
+                        crate::i18n::sci(lang, gaps.get(1).copied().unwrap_or(0.0), 1),
+                    ),
+                    (
+                        "gap4",
+                        crate::i18n::sci(lang, gaps.get(2).copied().unwrap_or(0.0), 1),
+                    ),
+                ],
+            ));
+        }
+        let dark = ui.visuals().dark_mode;
+        let has_curves = curves.iter().filter(|c| !c.is_empty()).count() > 1;
+        // Room under the plot for the note on why one curve shows.
+        let note_h = 3.0 * egui::TextStyle::Body.resolve(ui.style()).size * 1.4;
+        Plot::new("train-curves")
+            .legend(Legend::default())
+            .height((ui.available_height() - 10.0 - note_h).max(320.0))
+            .x_axis_label(tr("tr-axis-step"))
+            .y_axis_label(tr("tr-axis-loss"))
+            .x_axis_formatter(super::axis_numbers(lang))
+            .y_axis_formatter(super::axis_numbers(lang))
+            .label_formatter(super::hover_numbers(lang))
+            // From step 1 to the last step and from 0 to the loss of a uniform guess over the
+            // corpus's characters (where training starts): no empty negative axes before a run.
+            .include_x(1.0)
+            .include_x(self.config.steps.max(2) as f64)
+            .include_y(0.0)
+            .include_y((alphabet.max(2) as f64).ln())
+            .allow_scroll(false)
+            .show(ui, |plot| {
+                for (i, pts) in curves.into_iter().enumerate() {
+                    // Thinner lines for larger TP, dashed after TP=1, so the ones underneath
+                    // stay visible where the curves coincide.
+                    let style = match i {
+                        0 => egui_plot::LineStyle::Solid,
+                        1 => egui_plot::LineStyle::dashed_loose(),
+                        _ => egui_plot::LineStyle::dotted_dense(),
+                    };
+                    plot.line(
+                        Line::new(format!("TP={}", TPS[i]), PlotPoints::from(pts))
+                            .color(gpu_color(i, dark))
+                            .width(3.0 - i as f32)
+                            .style(style),
+                    );
+                }
+            });
+        if has_curves {
+            ui.add(egui::Label::new(tr("tr-coincide")).wrap());
+        }
     }
 }

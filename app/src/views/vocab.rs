@@ -64,158 +64,11 @@ impl View for Vocab {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
-        let tr = |id: &str| crate::i18n::t(lang, id);
-        let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
-        ui.heading(tr("vo-title"));
-        ui.horizontal_wrapped(|ui| {
-            let l = ui.label(tr("vo-vocab"));
-            ui.add(egui::DragValue::new(&mut self.vocab).range(1..=1_000_000))
-                .labelled_by(l.id);
-            let l = ui.label(tr("vo-pad"));
-            ui.add(egui::DragValue::new(&mut self.granularity).range(1..=4096))
-                .labelled_by(l.id);
-            ui.label("× TP");
-        });
-        let cfg = self.config(shared);
-        if let Err(e) = cfg.validate() {
-            ui.colored_label(
-                ui.visuals().error_fg_color,
-                ta("invalid-choice", &[("error", vocab_error_text(lang, &e))]),
-            );
-            return;
-        }
-        let dtype = match shared.scenario.config().dtype {
-            DType::F64 => DType::F64,
-            _ => DType::F32,
-        };
-        let padded = cfg.padded_vocab();
-        ui.label(ta(
-            "vo-intro",
-            &[
-                ("vocab", cfg.vocab.to_string()),
-                ("padded", padded.to_string()),
-                ("padding", (padded - cfg.vocab).to_string()),
-                ("rows", cfg.rows_per_rank().to_string()),
-                ("tp", cfg.tp.to_string()),
-                ("hidden", cfg.hidden.to_string()),
-                ("tokens", cfg.tokens.to_string()),
-            ],
-        ));
-        split_bar(ui, &cfg);
-        let (ce, gather) = vocab::ce_bytes_sent_per_rank(&cfg, dtype);
-        ui.label(ta(
-            "vo-ce",
-            &[
-                ("ce", crate::i18n::bytes(lang, ce)),
-                ("tokens", cfg.tokens.to_string()),
-                ("padded", padded.to_string()),
-                ("gather", crate::i18n::bytes(lang, gather)),
-                (
-                    "ratio",
-                    crate::i18n::num(lang, gather as f64 / ce.max(1) as f64, 0),
-                ),
-            ],
-        ));
-        egui::ScrollArea::horizontal()
-            .id_salt("vocab-table")
-            .show(ui, |ui| {
-                egui::Grid::new("vocab-events")
-                    .striped(true)
-                    .show(ui, |ui| {
-                        for h in [
-                            "vo-col-pass",
-                            "vo-col-event",
-                            "vo-col-what",
-                            "vo-col-shape",
-                            "vo-col-sends",
-                        ] {
-                            ui.strong(tr(h));
-                        }
-                        ui.end_row();
-                        for e in vocab::events(&cfg, dtype)
-                            .iter()
-                            .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
-                        {
-                            ui.label(super::pass_name(lang, e.pass));
-                            ui.label(e.name())
-                                .on_hover_text(super::op_label(lang, e.op));
-                            ui.label(match e.collective_kind() {
-                                Some(k) => k.name().to_string(),
-                                None => tr("vo-compute"),
-                            });
-                            ui.label(format!("[{}, {}]", e.output[0], e.output[1]));
-                            ui.label(if e.is_collective() {
-                                crate::i18n::bytes(lang, e.bytes_sent_per_rank)
-                            } else {
-                                "-".into()
-                            });
-                            ui.end_row();
-                        }
-                    });
-            });
-        ui.add_space(6.0);
-        ui.horizontal(|ui| {
-            if let Some(job) = &self.job {
-                ui.spinner();
-                ui.label(ta(
-                    "vo-checking",
-                    &[("seconds", crate::i18n::num(lang, job.elapsed_s(), 1))],
-                ));
-            } else if ui.button(tr("vo-check")).clicked() {
-                let run_cfg = cfg.clone();
-                self.job = Some(Background::once(ui.ctx(), move |_| {
-                    let r = match dtype {
-                        DType::F64 => vocab::run::<f64>(&run_cfg),
-                        _ => vocab::run::<f32>(&run_cfg),
-                    };
-                    r.map_err(|e| e.to_string())
-                }));
-            }
-        });
-        match &self.shown {
-            None => {}
-            Some(Err(e)) => {
-                ui.colored_label(
-                    ui.visuals().error_fg_color,
-                    ta("vo-check-failed", &[("error", e.clone())]),
-                );
-            }
-            Some(Ok(r)) => {
-                let failed = r.checks.iter().filter(|c| !c.passed).count();
-                let worst = r
-                    .checks
-                    .iter()
-                    .map(|c| c.max_rel_error)
-                    .fold(0.0f64, f64::max);
-                let text = ta(
-                    "vo-result",
-                    &[
-                        (
-                            "verdict",
-                            tr(if failed == 0 {
-                                "vo-passed"
-                            } else {
-                                "vo-failed"
-                            }),
-                        ),
-                        ("loss", crate::i18n::num(lang, r.loss, 6)),
-                        ("reference", crate::i18n::num(lang, r.reference_loss, 6)),
-                        ("vocab", r.config.vocab.to_string()),
-                        ("tp", r.config.tp.to_string()),
-                        ("dtype", r.dtype.to_string()),
-                        ("checks", r.checks.len().to_string()),
-                        ("worst", crate::i18n::sci(lang, worst, 2)),
-                        ("tolerance", crate::i18n::sci(lang, r.tolerance.relative, 2)),
-                    ],
-                );
-                if failed == 0 {
-                    ui.colored_label(egui::Color32::from_rgb(0x00, 0x9E, 0x73), text);
-                } else {
-                    ui.colored_label(ui.visuals().error_fg_color, text);
-                }
-            }
-        }
+        // The page scrolls: at 1280x720 in presenter mode its lower half ran below the window.
+        egui::ScrollArea::vertical()
+            .id_salt("vocab-page")
+            .auto_shrink([false, false])
+            .show(ui, |ui| self.page(ui, shared));
     }
 
     fn save(&self) -> Option<String> {
@@ -417,6 +270,164 @@ mod tests {
                 let number = word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty();
                 if number || ["vocab", "granularity"].contains(&word) {
                     assert!(tr.contains(word), "{tr} lacks {word}");
+                }
+            }
+        }
+    }
+}
+
+impl Vocab {
+    /// The view's page, inside [`View::ui`]'s scroll area.
+    fn page(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        let lang = super::lang(ui);
+        let tr = |id: &str| crate::i18n::t(lang, id);
+        let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
+        ui.heading(tr("vo-title"));
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label(tr("vo-vocab"));
+            ui.add(egui::DragValue::new(&mut self.vocab).range(1..=1_000_000))
+                .labelled_by(l.id);
+            let l = ui.label(tr("vo-pad"));
+            ui.add(egui::DragValue::new(&mut self.granularity).range(1..=4096))
+                .labelled_by(l.id);
+            ui.label("× TP");
+        });
+        let cfg = self.config(shared);
+        if let Err(e) = cfg.validate() {
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                ta("invalid-choice", &[("error", vocab_error_text(lang, &e))]),
+            );
+            return;
+        }
+        let dtype = match shared.scenario.config().dtype {
+            DType::F64 => DType::F64,
+            _ => DType::F32,
+        };
+        let padded = cfg.padded_vocab();
+        ui.label(ta(
+            "vo-intro",
+            &[
+                ("vocab", cfg.vocab.to_string()),
+                ("padded", padded.to_string()),
+                ("padding", (padded - cfg.vocab).to_string()),
+                ("rows", cfg.rows_per_rank().to_string()),
+                ("tp", cfg.tp.to_string()),
+                ("hidden", cfg.hidden.to_string()),
+                ("tokens", cfg.tokens.to_string()),
+            ],
+        ));
+        split_bar(ui, &cfg);
+        let (ce, gather) = vocab::ce_bytes_sent_per_rank(&cfg, dtype);
+        ui.label(ta(
+            "vo-ce",
+            &[
+                ("ce", crate::i18n::bytes(lang, ce)),
+                ("tokens", cfg.tokens.to_string()),
+                ("padded", padded.to_string()),
+                ("gather", crate::i18n::bytes(lang, gather)),
+                (
+                    "ratio",
+                    crate::i18n::num(lang, gather as f64 / ce.max(1) as f64, 0),
+                ),
+            ],
+        ));
+        egui::ScrollArea::horizontal()
+            .id_salt("vocab-table")
+            .show(ui, |ui| {
+                egui::Grid::new("vocab-events")
+                    .striped(true)
+                    .show(ui, |ui| {
+                        for h in [
+                            "vo-col-pass",
+                            "vo-col-event",
+                            "vo-col-what",
+                            "vo-col-shape",
+                            "vo-col-sends",
+                        ] {
+                            ui.strong(tr(h));
+                        }
+                        ui.end_row();
+                        for e in vocab::events(&cfg, dtype)
+                            .iter()
+                            .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
+                        {
+                            ui.label(super::pass_name(lang, e.pass));
+                            ui.label(e.name())
+                                .on_hover_text(super::op_label(lang, e.op));
+                            ui.label(match e.collective_kind() {
+                                Some(k) => k.name().to_string(),
+                                None => tr("vo-compute"),
+                            });
+                            ui.label(format!("[{}, {}]", e.output[0], e.output[1]));
+                            ui.label(if e.is_collective() {
+                                crate::i18n::bytes(lang, e.bytes_sent_per_rank)
+                            } else {
+                                "-".into()
+                            });
+                            ui.end_row();
+                        }
+                    });
+            });
+        ui.add_space(6.0);
+        ui.horizontal(|ui| {
+            if let Some(job) = &self.job {
+                ui.spinner();
+                ui.label(ta(
+                    "vo-checking",
+                    &[("seconds", crate::i18n::num(lang, job.elapsed_s(), 1))],
+                ));
+            } else if ui.button(tr("vo-check")).clicked() {
+                let run_cfg = cfg.clone();
+                self.job = Some(Background::once(ui.ctx(), move |_| {
+                    let r = match dtype {
+                        DType::F64 => vocab::run::<f64>(&run_cfg),
+                        _ => vocab::run::<f32>(&run_cfg),
+                    };
+                    r.map_err(|e| e.to_string())
+                }));
+            }
+        });
+        match &self.shown {
+            None => {}
+            Some(Err(e)) => {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    ta("vo-check-failed", &[("error", e.clone())]),
+                );
+            }
+            Some(Ok(r)) => {
+                let failed = r.checks.iter().filter(|c| !c.passed).count();
+                let worst = r
+                    .checks
+                    .iter()
+                    .map(|c| c.max_rel_error)
+                    .fold(0.0f64, f64::max);
+                let text = ta(
+                    "vo-result",
+                    &[
+                        (
+                            "verdict",
+                            tr(if failed == 0 {
+                                "vo-passed"
+                            } else {
+                                "vo-failed"
+                            }),
+                        ),
+                        ("loss", crate::i18n::num(lang, r.loss, 6)),
+                        ("reference", crate::i18n::num(lang, r.reference_loss, 6)),
+                        ("vocab", r.config.vocab.to_string()),
+                        ("tp", r.config.tp.to_string()),
+                        ("dtype", r.dtype.to_string()),
+                        ("checks", r.checks.len().to_string()),
+                        ("worst", crate::i18n::sci(lang, worst, 2)),
+                        ("tolerance", crate::i18n::sci(lang, r.tolerance.relative, 2)),
+                    ],
+                );
+                if failed == 0 {
+                    ui.colored_label(egui::Color32::from_rgb(0x00, 0x9E, 0x73), text);
+                } else {
+                    ui.colored_label(ui.visuals().error_fg_color, text);
                 }
             }
         }

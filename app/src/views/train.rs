@@ -197,147 +197,6 @@ impl View for Train {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    fn small() -> TrainConfig {
-        TrainConfig {
-            steps: 6,
-            hidden: 16,
-            ffn: 32,
-            seq: 8,
-            batch: 2,
-            layers: 1,
-            ..TrainConfig::default()
-        }
-    }
-
-    fn wait(
-        bg: &mut Background<Result<Curves, TrainError>>,
-    ) -> Result<Result<Curves, TrainError>, String> {
-        for _ in 0..20_000 {
-            if let Some(r) = bg.poll(None) {
-                return r;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        panic!("training did not finish");
-    }
-
-    #[test]
-    fn the_job_in_steps_gives_the_one_shot_curves_and_fills_the_plot() {
-        let cfg = small();
-        let one_shot =
-            train::train_curves::<f64>(&cfg, &Corpus::guide(), &TPS, &mut |_, _| true).unwrap();
-        let live = Arc::new(Mutex::new(Vec::new()));
-        let job = TrainJob::<f64>::new(cfg.clone(), Arc::clone(&live), Arc::default());
-        // A zero budget: one slice (one step at every TP) per frame.
-        let mut bg = Background::in_frames(job, Duration::ZERO);
-        let stepped = wait(&mut bg).unwrap().unwrap();
-        assert_eq!(stepped, one_shot);
-        assert_eq!(*live.lock().unwrap(), one_shot.losses);
-        assert_eq!(bg.progress(), (1.0, "step 6/6"));
-        let mut on_thread = Background::on_thread(
-            None,
-            TrainJob::<f64>::new(cfg, Arc::default(), Arc::default()),
-        );
-        assert_eq!(wait(&mut on_thread).unwrap().unwrap(), one_shot);
-    }
-
-    #[test]
-    fn stop_ends_with_the_curves_so_far_and_a_bad_config_fails() {
-        let stop = Arc::new(AtomicBool::new(false));
-        let job = TrainJob::<f32>::new(small(), Arc::default(), Arc::clone(&stop));
-        let mut bg = Background::in_frames(job, Duration::ZERO);
-        for _ in 0..3 {
-            assert!(bg.poll(None).is_none());
-        }
-        stop.store(true, Ordering::SeqCst);
-        let c = wait(&mut bg).unwrap().unwrap();
-        // The first slice builds the models and runs step 1; two more slices, two more steps.
-        assert_eq!(
-            c.losses.iter().map(Vec::len).collect::<Vec<_>>(),
-            vec![3; 3]
-        );
-        let bad = TrainConfig {
-            heads: 3,
-            ..small()
-        };
-        let mut bg = Background::in_frames(
-            TrainJob::<f64>::new(bad, Arc::default(), Arc::default()),
-            Duration::ZERO,
-        );
-        // The engine's error, typed (the view words it in the learner's language).
-        assert!(
-            matches!(wait(&mut bg), Ok(Err(TrainError::Config(_)))),
-            "heads 3 must be refused"
-        );
-    }
-
-    /// Numbers in a sentence, in order of appearance.
-    fn numbers(s: &str) -> Vec<String> {
-        s.split(|c: char| !c.is_ascii_digit())
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect()
-    }
-
-    /// The view's English is the engine's sentence (what `tplab train` prints) for every kind
-    /// of training error; the Turkish differs and names the same numbers.
-    #[test]
-    fn training_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
-        use tplab_engine::collectives::CollectiveError;
-        use tplab_engine::config::ConfigError;
-        use tplab_engine::vocab::VocabError;
-        let errors = [
-            TrainError::Config(ConfigError::Zero { field: "seq" }),
-            TrainError::Vocab(VocabError::TpOutOfRange { tp: 9, max: 8 }),
-            TrainError::Collective(CollectiveError::LengthMismatch {
-                rank: 2,
-                expected: 64,
-                found: 48,
-            }),
-            TrainError::NoSteps,
-            TrainError::TooManySteps {
-                steps: 2_000_000,
-                max: train::MAX_STEPS,
-            },
-            TrainError::BadLearningRate { lr: -0.5 },
-            TrainError::BadLearningRate { lr: f64::NAN },
-            TrainError::TextTooShort { chars: 7, seq: 64 },
-            TrainError::Diverged {
-                step: 12,
-                steps: 50,
-                tp: 2,
-                loss: f64::INFINITY,
-                lr: 1e300,
-            },
-            TrainError::Diverged {
-                step: 3,
-                steps: 20,
-                tp: 4,
-                loss: f64::NAN,
-                lr: 2.5,
-            },
-        ];
-        for e in errors {
-            let display = e.to_string();
-            assert_eq!(train_error_text(Lang::En, &e), display);
-            let tr = train_error_text(Lang::Tr, &e);
-            assert_ne!(tr, display);
-            assert!(!tr.contains("tr-err") && !tr.contains('['), "{tr}");
-            assert_eq!(numbers(&tr), numbers(&display), "{tr} vs {display}");
-        }
-        // A decimal in Turkish takes a comma.
-        let lr = train_error_text(Lang::Tr, &TrainError::BadLearningRate { lr: -0.5 });
-        assert!(lr.contains("-0,5") && !lr.contains("0.5"), "{lr}");
-    }
-}
-
 impl Train {
     /// The view's page, inside [`View::ui`]'s scroll area.
     fn page(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
@@ -500,5 +359,146 @@ impl Train {
         if has_curves {
             ui.add(egui::Label::new(tr("tr-coincide")).wrap());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn small() -> TrainConfig {
+        TrainConfig {
+            steps: 6,
+            hidden: 16,
+            ffn: 32,
+            seq: 8,
+            batch: 2,
+            layers: 1,
+            ..TrainConfig::default()
+        }
+    }
+
+    fn wait(
+        bg: &mut Background<Result<Curves, TrainError>>,
+    ) -> Result<Result<Curves, TrainError>, String> {
+        for _ in 0..20_000 {
+            if let Some(r) = bg.poll(None) {
+                return r;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("training did not finish");
+    }
+
+    #[test]
+    fn the_job_in_steps_gives_the_one_shot_curves_and_fills_the_plot() {
+        let cfg = small();
+        let one_shot =
+            train::train_curves::<f64>(&cfg, &Corpus::guide(), &TPS, &mut |_, _| true).unwrap();
+        let live = Arc::new(Mutex::new(Vec::new()));
+        let job = TrainJob::<f64>::new(cfg.clone(), Arc::clone(&live), Arc::default());
+        // A zero budget: one slice (one step at every TP) per frame.
+        let mut bg = Background::in_frames(job, Duration::ZERO);
+        let stepped = wait(&mut bg).unwrap().unwrap();
+        assert_eq!(stepped, one_shot);
+        assert_eq!(*live.lock().unwrap(), one_shot.losses);
+        assert_eq!(bg.progress(), (1.0, "step 6/6"));
+        let mut on_thread = Background::on_thread(
+            None,
+            TrainJob::<f64>::new(cfg, Arc::default(), Arc::default()),
+        );
+        assert_eq!(wait(&mut on_thread).unwrap().unwrap(), one_shot);
+    }
+
+    #[test]
+    fn stop_ends_with_the_curves_so_far_and_a_bad_config_fails() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let job = TrainJob::<f32>::new(small(), Arc::default(), Arc::clone(&stop));
+        let mut bg = Background::in_frames(job, Duration::ZERO);
+        for _ in 0..3 {
+            assert!(bg.poll(None).is_none());
+        }
+        stop.store(true, Ordering::SeqCst);
+        let c = wait(&mut bg).unwrap().unwrap();
+        // The first slice builds the models and runs step 1; two more slices, two more steps.
+        assert_eq!(
+            c.losses.iter().map(Vec::len).collect::<Vec<_>>(),
+            vec![3; 3]
+        );
+        let bad = TrainConfig {
+            heads: 3,
+            ..small()
+        };
+        let mut bg = Background::in_frames(
+            TrainJob::<f64>::new(bad, Arc::default(), Arc::default()),
+            Duration::ZERO,
+        );
+        // The engine's error, typed (the view words it in the learner's language).
+        assert!(
+            matches!(wait(&mut bg), Ok(Err(TrainError::Config(_)))),
+            "heads 3 must be refused"
+        );
+    }
+
+    /// Numbers in a sentence, in order of appearance.
+    fn numbers(s: &str) -> Vec<String> {
+        s.split(|c: char| !c.is_ascii_digit())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The view's English is the engine's sentence (what `tplab train` prints) for every kind
+    /// of training error; the Turkish differs and names the same numbers.
+    #[test]
+    fn training_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
+        use tplab_engine::collectives::CollectiveError;
+        use tplab_engine::config::ConfigError;
+        use tplab_engine::vocab::VocabError;
+        let errors = [
+            TrainError::Config(ConfigError::Zero { field: "seq" }),
+            TrainError::Vocab(VocabError::TpOutOfRange { tp: 9, max: 8 }),
+            TrainError::Collective(CollectiveError::LengthMismatch {
+                rank: 2,
+                expected: 64,
+                found: 48,
+            }),
+            TrainError::NoSteps,
+            TrainError::TooManySteps {
+                steps: 2_000_000,
+                max: train::MAX_STEPS,
+            },
+            TrainError::BadLearningRate { lr: -0.5 },
+            TrainError::BadLearningRate { lr: f64::NAN },
+            TrainError::TextTooShort { chars: 7, seq: 64 },
+            TrainError::Diverged {
+                step: 12,
+                steps: 50,
+                tp: 2,
+                loss: f64::INFINITY,
+                lr: 1e300,
+            },
+            TrainError::Diverged {
+                step: 3,
+                steps: 20,
+                tp: 4,
+                loss: f64::NAN,
+                lr: 2.5,
+            },
+        ];
+        for e in errors {
+            let display = e.to_string();
+            assert_eq!(train_error_text(Lang::En, &e), display);
+            let tr = train_error_text(Lang::Tr, &e);
+            assert_ne!(tr, display);
+            assert!(!tr.contains("tr-err") && !tr.contains('['), "{tr}");
+            assert_eq!(numbers(&tr), numbers(&display), "{tr} vs {display}");
+        }
+        // A decimal in Turkish takes a comma.
+        let lr = train_error_text(Lang::Tr, &TrainError::BadLearningRate { lr: -0.5 });
+        assert!(lr.contains("-0,5") && !lr.contains("0.5"), "{lr}");
     }
 }

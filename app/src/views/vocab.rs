@@ -223,59 +223,6 @@ pub(crate) fn vocab_error_text(lang: tplab_lessons::Lang, e: &vocab::VocabError)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tplab_lessons::Lang;
-    use vocab::VocabError;
-
-    /// The view's English is the engine's sentence for every kind of vocabulary error; the
-    /// Turkish differs and names the same numbers and fields.
-    #[test]
-    fn vocabulary_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
-        let errors = [
-            VocabError::Zero { field: "vocab" },
-            VocabError::TpOutOfRange { tp: 9, max: 8 },
-            VocabError::OverLimit {
-                field: "granularity",
-                value: 5000,
-                max: 4096,
-            },
-            VocabError::TooLarge {
-                elements: 123_456_789,
-                padded: 160_768,
-                hidden: 768,
-                limit: 100_000_000,
-            },
-            VocabError::PaddingOverflow {
-                vocab: 77,
-                granularity: 4000,
-                tp: 8,
-                max_granularity: 3999,
-            },
-            VocabError::TooMuchMemory {
-                needed_bytes: 3 << 30,
-                limit_bytes: 2 << 30,
-                tokens: 4096,
-                padded: 50_304,
-            },
-        ];
-        for e in errors {
-            let display = e.to_string();
-            assert_eq!(vocab_error_text(Lang::En, &e), display);
-            let tr = vocab_error_text(Lang::Tr, &e);
-            assert_ne!(tr, display);
-            assert!(!tr.contains("vo-err") && !tr.contains("err-"), "{tr}");
-            for word in display.split(|c: char| !c.is_ascii_alphanumeric()) {
-                let number = word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty();
-                if number || ["vocab", "granularity"].contains(&word) {
-                    assert!(tr.contains(word), "{tr} lacks {word}");
-                }
-            }
-        }
-    }
-}
-
 impl Vocab {
     /// The view's page, inside [`View::ui`]'s scroll area.
     fn page(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
@@ -428,6 +375,59 @@ impl Vocab {
                     ui.colored_label(egui::Color32::from_rgb(0x00, 0x9E, 0x73), text);
                 } else {
                     ui.colored_label(ui.visuals().error_fg_color, text);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tplab_lessons::Lang;
+    use vocab::VocabError;
+
+    /// The view's English is the engine's sentence for every kind of vocabulary error; the
+    /// Turkish differs and names the same numbers and fields.
+    #[test]
+    fn vocabulary_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
+        let errors = [
+            VocabError::Zero { field: "vocab" },
+            VocabError::TpOutOfRange { tp: 9, max: 8 },
+            VocabError::OverLimit {
+                field: "granularity",
+                value: 5000,
+                max: 4096,
+            },
+            VocabError::TooLarge {
+                elements: 123_456_789,
+                padded: 160_768,
+                hidden: 768,
+                limit: 100_000_000,
+            },
+            VocabError::PaddingOverflow {
+                vocab: 77,
+                granularity: 4000,
+                tp: 8,
+                max_granularity: 3999,
+            },
+            VocabError::TooMuchMemory {
+                needed_bytes: 3 << 30,
+                limit_bytes: 2 << 30,
+                tokens: 4096,
+                padded: 50_304,
+            },
+        ];
+        for e in errors {
+            let display = e.to_string();
+            assert_eq!(vocab_error_text(Lang::En, &e), display);
+            let tr = vocab_error_text(Lang::Tr, &e);
+            assert_ne!(tr, display);
+            assert!(!tr.contains("vo-err") && !tr.contains("err-"), "{tr}");
+            for word in display.split(|c: char| !c.is_ascii_alphanumeric()) {
+                let number = word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty();
+                if number || ["vocab", "granularity"].contains(&word) {
+                    assert!(tr.contains(word), "{tr} lacks {word}");
                 }
             }
         }

@@ -574,10 +574,7 @@ impl View for Gpu {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         // The probe's advice is long: at a projector's 1280×720 the Run button would be below
         // the window.
-        egui::ScrollArea::vertical()
-            .id_salt("gpu-view")
-            .auto_shrink([false, false])
-            .show(ui, |ui| self.body(ui, shared));
+        super::scrolling_page(ui, "gpu-view", |ui| self.body(ui, shared));
     }
 
     fn save(&self) -> Option<String> {

@@ -48,10 +48,7 @@ impl View for Memory {
         // The window's height, before the page scrolls: the plot's height follows it.
         let window_h = ui.available_height();
         // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
-        egui::ScrollArea::vertical()
-            .id_salt("mem-page")
-            .auto_shrink([false, false])
-            .show(ui, |ui| self.page_ui(ui, shared, window_h));
+        super::scrolling_page(ui, "mem-page", |ui| self.page_ui(ui, shared, window_h));
     }
 
     fn save(&self) -> Option<String> {

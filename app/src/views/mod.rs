@@ -299,6 +299,16 @@ pub fn text_on(bg: egui::Color32) -> egui::Color32 {
     }
 }
 
+/// A view's whole page in a vertical scroll area that fills the panel: what does not fit the
+/// window (a 1280x720 projector in presenter mode) scrolls instead of being cut off.
+pub fn scrolling_page<R>(ui: &mut egui::Ui, id: &str, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    egui::ScrollArea::vertical()
+        .id_salt(id)
+        .auto_shrink([false, false])
+        .show(ui, add)
+        .inner
+}
+
 /// The learner's language (the side bar, the first screen and the lessons switch it, live).
 pub fn lang(ui: &egui::Ui) -> Lang {
     crate::i18n::current_lang(ui.ctx())

@@ -411,10 +411,7 @@ impl View for Planner {
         // The window's height, before the page scrolls: the plot's height follows it.
         let window_h = ui.available_height();
         // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
-        egui::ScrollArea::vertical()
-            .id_salt("pl-page")
-            .auto_shrink([false, false])
-            .show(ui, |ui| self.page_ui(ui, window_h));
+        super::scrolling_page(ui, "pl-page", |ui| self.page_ui(ui, window_h));
     }
 
     /// A lesson's planner target: the default inputs with the target's model and cluster

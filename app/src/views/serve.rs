@@ -495,98 +495,95 @@ impl View for Serve {
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         let lang = current_lang(ui.ctx());
-        egui::ScrollArea::vertical()
-            .auto_shrink([false, false])
-            .show(ui, |ui| {
-                ui.heading(t(lang, "serve-title"));
-                ui.label(t(lang, "serve-intro"));
-                let running = self.job.is_some();
-                ui.add_enabled_ui(!running, |ui| {
-                    ui.horizontal_wrapped(|ui| {
-                        let l = ui.label(t(lang, "serve-prompt"));
+        super::scrolling_page(ui, "serve-page", |ui| {
+            ui.heading(t(lang, "serve-title"));
+            ui.label(t(lang, "serve-intro"));
+            let running = self.job.is_some();
+            ui.add_enabled_ui(!running, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    let l = ui.label(t(lang, "serve-prompt"));
+                    ui.add(
+                        egui::TextEdit::singleline(&mut self.prompt)
+                            .desired_width(260.0)
+                            .char_limit(40),
+                    )
+                    .labelled_by(l.id);
+                    let l = ui.label(t(lang, "serve-tokens"));
+                    ui.add(egui::DragValue::new(&mut self.tokens).range(1..=MAX_TOKENS))
+                        .labelled_by(l.id);
+                    ui.checkbox(&mut self.gqa, t(lang, "serve-gqa"))
+                        .on_hover_text(t(lang, "serve-gqa-hint"));
+                    ui.checkbox(&mut self.shipped, t(lang, "serve-shipped"))
+                        .on_hover_text(t(lang, "serve-shipped-hint"));
+                    ui.add_enabled_ui(!self.shipped || self.gqa, |ui| {
+                        let l = ui.label(t(lang, "serve-train-steps"));
                         ui.add(
-                            egui::TextEdit::singleline(&mut self.prompt)
-                                .desired_width(260.0)
-                                .char_limit(40),
+                            egui::DragValue::new(&mut self.train_steps).range(0..=MAX_TRAIN_STEPS),
                         )
                         .labelled_by(l.id);
-                        let l = ui.label(t(lang, "serve-tokens"));
-                        ui.add(egui::DragValue::new(&mut self.tokens).range(1..=MAX_TOKENS))
-                            .labelled_by(l.id);
-                        ui.checkbox(&mut self.gqa, t(lang, "serve-gqa"))
-                            .on_hover_text(t(lang, "serve-gqa-hint"));
-                        ui.checkbox(&mut self.shipped, t(lang, "serve-shipped"))
-                            .on_hover_text(t(lang, "serve-shipped-hint"));
-                        ui.add_enabled_ui(!self.shipped || self.gqa, |ui| {
-                            let l = ui.label(t(lang, "serve-train-steps"));
-                            ui.add(
-                                egui::DragValue::new(&mut self.train_steps)
-                                    .range(0..=MAX_TRAIN_STEPS),
-                            )
-                            .labelled_by(l.id);
-                        });
                     });
                 });
-                ui.horizontal(|ui| {
-                    if !running && ui.button(t(lang, "serve-generate")).clicked() {
-                        self.start(ui.ctx());
-                    }
-                    if running {
-                        ui.spinner();
-                        let training = self.live.lock().map(|l| l.training).unwrap_or(false);
-                        ui.label(t(
-                            lang,
-                            if training {
-                                "serve-training"
-                            } else {
-                                "serve-decoding"
-                            },
-                        ));
-                    }
-                });
-                if let Some(Err(e)) = &self.result {
-                    ui.colored_label(
-                        ui.visuals().error_fg_color,
-                        t_args(lang, "serve-failed", &[("error", e.clone())]),
-                    );
-                }
-                let columns = self
-                    .live
-                    .lock()
-                    .map(|l| l.columns.clone())
-                    .unwrap_or_default();
-                let done = match &self.result {
-                    Some(Ok(d)) => Some(d.clone()),
-                    _ => None,
-                };
-                if !columns.is_empty() {
-                    if let Some(d) = &done {
-                        ui.label(t_args(
-                            lang,
-                            "serve-reference",
-                            &[("text", format!("{}{}", self.prompt, d.reference))],
-                        ));
-                    }
-                    let prompt = self.prompt.clone();
-                    let y_max = columns
-                        .iter()
-                        .flat_map(|c| c.times.iter().skip(1))
-                        .map(|t| t.0 + t.1)
-                        .fold(0.0f64, f64::max);
-                    ui.columns(columns.len(), |cols| {
-                        for (k, (col, c)) in cols.iter_mut().zip(&columns).enumerate() {
-                            // Plain top-down layout: the columns' default justification
-                            // would stretch the wrapped labels' letter spacing.
-                            col.with_layout(egui::Layout::top_down(egui::Align::Min), |col| {
-                                Self::column_ui(col, c, k, &prompt, done.as_ref(), y_max);
-                            });
-                        }
-                    });
-                    ui.label(t(lang, "serve-measured-note"));
-                }
-                ui.separator();
-                self.scenario_ui(ui);
             });
+            ui.horizontal(|ui| {
+                if !running && ui.button(t(lang, "serve-generate")).clicked() {
+                    self.start(ui.ctx());
+                }
+                if running {
+                    ui.spinner();
+                    let training = self.live.lock().map(|l| l.training).unwrap_or(false);
+                    ui.label(t(
+                        lang,
+                        if training {
+                            "serve-training"
+                        } else {
+                            "serve-decoding"
+                        },
+                    ));
+                }
+            });
+            if let Some(Err(e)) = &self.result {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    t_args(lang, "serve-failed", &[("error", e.clone())]),
+                );
+            }
+            let columns = self
+                .live
+                .lock()
+                .map(|l| l.columns.clone())
+                .unwrap_or_default();
+            let done = match &self.result {
+                Some(Ok(d)) => Some(d.clone()),
+                _ => None,
+            };
+            if !columns.is_empty() {
+                if let Some(d) = &done {
+                    ui.label(t_args(
+                        lang,
+                        "serve-reference",
+                        &[("text", format!("{}{}", self.prompt, d.reference))],
+                    ));
+                }
+                let prompt = self.prompt.clone();
+                let y_max = columns
+                    .iter()
+                    .flat_map(|c| c.times.iter().skip(1))
+                    .map(|t| t.0 + t.1)
+                    .fold(0.0f64, f64::max);
+                ui.columns(columns.len(), |cols| {
+                    for (k, (col, c)) in cols.iter_mut().zip(&columns).enumerate() {
+                        // Plain top-down layout: the columns' default justification
+                        // would stretch the wrapped labels' letter spacing.
+                        col.with_layout(egui::Layout::top_down(egui::Align::Min), |col| {
+                            Self::column_ui(col, c, k, &prompt, done.as_ref(), y_max);
+                        });
+                    }
+                });
+                ui.label(t(lang, "serve-measured-note"));
+            }
+            ui.separator();
+            self.scenario_ui(ui);
+        });
     }
 
     fn save(&self) -> Option<String> {

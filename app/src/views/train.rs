@@ -182,10 +182,7 @@ impl View for Train {
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         // The page scrolls: at 1280x720 in presenter mode its lower half ran below the window.
-        egui::ScrollArea::vertical()
-            .id_salt("train-page")
-            .auto_shrink([false, false])
-            .show(ui, |ui| self.page(ui, _shared));
+        super::scrolling_page(ui, "train-page", |ui| self.page(ui, _shared));
     }
 
     fn save(&self) -> Option<String> {

@@ -65,10 +65,7 @@ impl View for Vocab {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         // The page scrolls: at 1280x720 in presenter mode its lower half ran below the window.
-        egui::ScrollArea::vertical()
-            .id_salt("vocab-page")
-            .auto_shrink([false, false])
-            .show(ui, |ui| self.page(ui, shared));
+        super::scrolling_page(ui, "vocab-page", |ui| self.page(ui, shared));
     }
 
     fn save(&self) -> Option<String> {

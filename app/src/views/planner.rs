@@ -86,9 +86,6 @@ impl PlannerInputs {
 /// What the planner answered.
 pub struct PlannerResult {
     pub plan: planner::Plan,
-    /// For each of `plan.dropped`: the shape rule it breaks, as data (`None` for a layout
-    /// dropped for memory, or where the engine's sentence is not this error's).
-    pub shape_errors: Vec<Option<LayoutError>>,
     pub by_tp: Vec<TpPoint>,
     pub gpus_per_node: usize,
     /// Under today's stack: the winner's what-if table (each switch flipped).
@@ -165,9 +162,6 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
                 }
             })
             .collect();
-        let shape_errors = shape_errors(&sp.dropped, |l| {
-            planner::evaluate_with(&req, l, &planner::stack_for(&st, &req.model, l)).err()
-        });
         return Ok(PlannerResult {
             plan: planner::Plan {
                 ranked: sp.ranked.into_iter().map(|r| r.it).collect(),
@@ -175,7 +169,6 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
                 explanations: sp.explanations,
                 findings: sp.findings,
             },
-            shape_errors,
             by_tp,
             gpus_per_node: inputs.gpus_per_node,
             what_if,
@@ -183,31 +176,11 @@ pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
     }
     let plan = planner::plan(&req);
     Ok(PlannerResult {
-        shape_errors: shape_errors(&plan.dropped, |l| planner::evaluate(&req, l).err()),
         plan,
         by_tp: planner::throughput_vs_tp(&req),
         gpus_per_node: inputs.gpus_per_node,
         what_if: Vec::new(),
     })
-}
-
-/// The shape rule each dropped layout breaks, as data: the engine's error for that layout
-/// again (`evaluate` stops at the first rule broken), kept only where its sentence is the one
-/// the planner recorded, so the learner's language never says something else than the CLI.
-fn shape_errors(
-    dropped: &[planner::Dropped],
-    evaluate: impl Fn(&tplab_engine::memory::Layout) -> Option<LayoutError>,
-) -> Vec<Option<LayoutError>> {
-    dropped
-        .iter()
-        .map(|d| {
-            d.shortfall
-                .is_none()
-                .then(|| evaluate(&d.layout))
-                .flatten()
-                .filter(|e| e.to_string() == d.reason)
-        })
-        .collect()
 }
 
 /// Reads a `config.json`'s text with the engine's importer (the CLI's `tplab plan --model
@@ -683,9 +656,8 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
                     ("dropped", plan.dropped.len().to_string()),
                 ],
             ));
-            for (i, d) in plan.dropped.iter().enumerate().take(3) {
-                let shape = r.shape_errors.get(i).and_then(Option::as_ref);
-                let reason = match (&d.shortfall, shape) {
+            for d in plan.dropped.iter().take(3) {
+                let reason = match (&d.shortfall, &d.shape) {
                     (Some(s), _) => shortfall_text(lang, s),
                     (None, Some(e)) => layout_error_text(lang, e),
                     (None, None) => d.reason.clone(),
@@ -1366,13 +1338,12 @@ mod tests {
                 ..inputs.clone()
             })
             .unwrap();
-            assert_eq!(r.shape_errors.len(), r.plan.dropped.len());
             let shapes: Vec<_> = r
                 .plan
                 .dropped
                 .iter()
-                .zip(&r.shape_errors)
-                .filter(|(d, _)| d.shortfall.is_none())
+                .filter(|d| d.shortfall.is_none())
+                .map(|d| (d, &d.shape))
                 .collect();
             assert!(!shapes.is_empty(), "batch 96 on 64 GPUs drops some layouts");
             for (d, e) in shapes {

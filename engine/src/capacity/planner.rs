@@ -73,6 +73,10 @@ pub struct Dropped {
     /// For a layout dropped for memory: the same reason as data (`reason` is its English).
     #[serde(default)]
     pub shortfall: Option<Shortfall>,
+    /// For a layout dropped for a shape rule: that rule as data (`reason` is its English), for a
+    /// view that words it in the learner's language. Not in `--json` (the reason is).
+    #[serde(skip)]
+    pub shape: Option<memory::LayoutError>,
 }
 
 /// Why a layout does not fit: what it needs per GPU, term by term, against what is usable.
@@ -106,6 +110,7 @@ impl Shortfall {
             needed_bytes: s.needs_bytes,
             reason: s.to_string(),
             shortfall: Some(s),
+            shape: None,
         }
     }
 }
@@ -228,6 +233,7 @@ fn evaluate_all(req: &PlanRequest) -> (Vec<IterationTime>, Vec<IterationTime>, V
                 needed_bytes: 0,
                 reason: e.to_string(),
                 shortfall: None,
+                shape: Some(e),
             }),
         }
     }
@@ -734,6 +740,7 @@ pub fn plan_with(req: &PlanRequest, stack: &Stack) -> StackPlan {
                 needed_bytes: 0,
                 reason: e.to_string(),
                 shortfall: None,
+                shape: Some(e),
             }),
         }
     }

@@ -15,7 +15,7 @@
 
 use crate::dtype::Element;
 use crate::ops::{
-    attention_by_head, gemm_into, row_blocks, wide, AttnCache, LnCache, QkvLayout, ATTN_BLOCK_ROWS,
+    attention_by_head, gemm_into, row_blocks, AttnCache, LnCache, QkvLayout, ATTN_BLOCK_ROWS,
     LN_EPS,
 };
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2};
@@ -105,6 +105,70 @@ fn cast_mut<T: 'static, U: 'static>(x: &mut [T]) -> Option<&mut [U]> {
     // SAFETY: as `cast`; the borrow is unique and moves into the result.
     (TypeId::of::<T>() == TypeId::of::<U>())
         .then(|| unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<U>(), x.len()) })
+}
+
+/// Defines a kernel twice from one body, for the baseline x86-64 (SSE2, 4 f32 lanes a register)
+/// and compiled for AVX-512 (16 lanes), and runs the AVX-512 copy when the CPU has it. Closures
+/// written in the body (the rayon tasks, the per-row closures) inherit the target feature, so the
+/// whole kernel uses the wide registers, not only what the compiler chose to inline into it.
+///
+/// The values are the same bit for bit on both copies: wider registers, the same operations in
+/// the same order per lane (no FMA, which would round differently; the compiler never
+/// reassociates float sums). `wide_kernels_give_the_baseline_bits` checks it.
+macro_rules! wide_kernel {
+    ($(#[$m:meta])* fn $name:ident<$F:ident: Fast>($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$m])*
+        fn $name<$F: Fast>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                $(#[$m])*
+                #[target_feature(enable = "avx512f")]
+                unsafe fn avx512<$F: Fast>($($arg: $ty),*) $body
+                if wide_registers() {
+                    // SAFETY: the CPU supports AVX-512F (`wide_registers` checked it).
+                    return unsafe { avx512::<$F>($($arg),*) };
+                }
+            }
+            $body
+        }
+    };
+}
+
+/// Whether the kernels run their AVX-512 copy: the CPU has AVX-512F (and, in the tests, the
+/// baseline copy is not forced on this thread).
+#[cfg(target_arch = "x86_64")]
+fn wide_registers() -> bool {
+    #[cfg(test)]
+    if plain::forced() {
+        return false;
+    }
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// Forces the kernels onto their baseline copy, for the test that compares the two.
+#[cfg(test)]
+mod plain {
+    use std::cell::Cell;
+
+    thread_local! {
+        static FORCED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(super) fn forced() -> bool {
+        FORCED.with(Cell::get)
+    }
+
+    /// Runs `f` on a thread pool of its own whose threads run every kernel on its baseline
+    /// copy (the kernels' row tasks run on the pool's threads, so a flag on the caller's thread
+    /// alone would not reach them).
+    pub(super) fn run<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .start_handler(|_| FORCED.with(|c| c.set(true)))
+            .build()
+            .expect("a two-thread pool for the baseline kernels")
+            .install(f)
+    }
 }
 
 /// Calls `$f::<f32>` or `$f::<f64>` on the slices reinterpreted as that type (every [`Element`]
@@ -225,17 +289,6 @@ fn uninit<T: Element>(rows: usize, cols: usize) -> Uninit<T> {
         }
     }
     Array2::uninit((rows, cols))
-}
-
-/// [`uninit`], set to zeros.
-fn zeros<T: Element>(rows: usize, cols: usize) -> Array2<T> {
-    match pool::take::<T>(rows * cols) {
-        Some(mut v) => {
-            v.fill(T::zero());
-            Array2::from_shape_vec((rows, cols), v).unwrap_or_else(|_| Array2::zeros((rows, cols)))
-        }
-        None => Array2::zeros((rows, cols)),
-    }
 }
 
 /// Hands arrays the executor no longer needs to the pool that [`uninit`] draws from, as a
@@ -402,16 +455,21 @@ pub fn residual_bias_in_place<T: Element>(
         *z += &bias;
         return;
     }
-    elems_mut(z)
-        .par_chunks_mut(n * ROW_CHUNK)
-        .zip(xs.par_chunks(n * ROW_CHUNK))
-        .for_each(|(zc, xc)| {
-            wide(|| {
+    let zs = elems_mut(z);
+    dispatch!(residual_bias_rows, [xs, b], [zs], n);
+}
+
+wide_kernel! {
+    /// [`residual_bias_in_place`] on the elements: rows of `n`, `ROW_CHUNK` rows a task.
+    fn residual_bias_rows<F: Fast>(xs: &[F], b: &[F], z: &mut [F], n: usize) {
+        z.par_chunks_mut(n * ROW_CHUNK)
+            .zip(xs.par_chunks(n * ROW_CHUNK))
+            .for_each(|(zc, xc)| {
                 for (zr, xr) in zc.chunks_exact_mut(n).zip(xc.chunks_exact(n)) {
                     residual_row(zr, xr, b);
                 }
-            })
-        });
+            });
+    }
 }
 
 /// `a ← a + b` in place (the residual gradient).
@@ -591,25 +649,25 @@ fn layer_norm_typed<T: Element, F: Fast>(
     }
 }
 
-fn layer_norm_rows<F: Fast>(
-    src: LnSrc<'_, F>,
-    g: &[F],
-    b: &[F],
-    y: &mut [std::mem::MaybeUninit<F>],
-    xhat: &mut [std::mem::MaybeUninit<F>],
-    rstd: &mut [F],
-    h: usize,
-) {
-    let hn = F::from_f64(h as f64);
-    let eps = F::from_f64(LN_EPS);
-    let c = h * ROW_CHUNK;
-    src.blocks(c)
-        .into_par_iter()
-        .zip(y.par_chunks_mut(c))
-        .zip(xhat.par_chunks_mut(c))
-        .zip(rstd.par_chunks_mut(ROW_CHUNK))
-        .for_each(|(((sc, yc), hc), rc)| {
-            wide(|| {
+wide_kernel! {
+    fn layer_norm_rows<F: Fast>(
+        src: LnSrc<'_, F>,
+        g: &[F],
+        b: &[F],
+        y: &mut [std::mem::MaybeUninit<F>],
+        xhat: &mut [std::mem::MaybeUninit<F>],
+        rstd: &mut [F],
+        h: usize,
+    ) {
+        let hn = F::from_f64(h as f64);
+        let eps = F::from_f64(LN_EPS);
+        let c = h * ROW_CHUNK;
+        src.blocks(c)
+            .into_par_iter()
+            .zip(y.par_chunks_mut(c))
+            .zip(xhat.par_chunks_mut(c))
+            .zip(rstd.par_chunks_mut(ROW_CHUNK))
+            .for_each(|(((sc, yc), hc), rc)| {
                 let mut outs = yc
                     .chunks_exact_mut(h)
                     .zip(hc.chunks_exact_mut(h))
@@ -628,8 +686,8 @@ fn layer_norm_rows<F: Fast>(
                         o.write(n * gv + bv);
                     }
                 });
-            })
-        });
+            });
+    }
 }
 
 /// LayerNorm backward plus the residual, in place: `dy` becomes `residual + dx` with
@@ -681,68 +739,70 @@ pub fn layer_norm_backward_residual<T: Element>(
     (dx, dg, db)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn layer_norm_backward_rows<F: Fast>(
-    xhat: &[F],
-    rstd: &[F],
-    g: &[F],
-    res: &[F],
-    dy: &mut [F],
-    dgamma: &mut [F],
-    dbeta: &mut [F],
-    dsum: &mut [F],
-    h: usize,
-) {
-    if h == 0 || g.len() != h || res.len() != dy.len() || xhat.len() != dy.len() {
-        return;
-    }
-    let hn = F::from_f64(h as f64);
-    let c = h * ROW_CHUNK;
-    let with_sum = dsum.len() == h;
-    // Each chunk of rows sums its own dγ, dβ (and the output's column sums); the chunks' sums are
-    // added in chunk order.
-    let partials: Vec<(Vec<F>, Vec<F>, Vec<F>)> = dy
-        .par_chunks_mut(c)
-        .zip(xhat.par_chunks(c))
-        .zip(rstd.par_chunks(ROW_CHUNK))
-        .zip(res.par_chunks(c))
-        .map(|(((dyc, xc), rc), resc)| {
-            wide(|| {
-                let (mut dg, mut db) = (vec![F::zero(); h], vec![F::zero(); h]);
-                let mut ds = vec![F::zero(); if with_sum { h } else { 0 }];
-                let mut gx = vec![F::zero(); h];
-                for (((dyr, xr), &r), resr) in dyc
-                    .chunks_exact_mut(h)
-                    .zip(xc.chunks_exact(h))
-                    .zip(rc)
-                    .zip(resc.chunks_exact(h))
+wide_kernel! {
+    #[allow(clippy::too_many_arguments)]
+    fn layer_norm_backward_rows<F: Fast>(
+        xhat: &[F],
+        rstd: &[F],
+        g: &[F],
+        res: &[F],
+        dy: &mut [F],
+        dgamma: &mut [F],
+        dbeta: &mut [F],
+        dsum: &mut [F],
+        h: usize,
+    ) {
+        if h == 0 || g.len() != h || res.len() != dy.len() || xhat.len() != dy.len() {
+            return;
+        }
+        let hn = F::from_f64(h as f64);
+        let c = h * ROW_CHUNK;
+        let with_sum = dsum.len() == h;
+        // Each chunk of rows sums its own dγ, dβ (and the output's column sums); the chunks' sums are
+        // added in chunk order.
+        let partials: Vec<(Vec<F>, Vec<F>, Vec<F>)> = dy
+            .par_chunks_mut(c)
+            .zip(xhat.par_chunks(c))
+            .zip(rstd.par_chunks(ROW_CHUNK))
+            .zip(res.par_chunks(c))
+            .map(|(((dyc, xc), rc), resc)| {
                 {
-                    for ((((o, &d), &gv), dgv), (dbv, &xv)) in gx
-                        .iter_mut()
-                        .zip(dyr.iter())
-                        .zip(g)
-                        .zip(dg.iter_mut())
-                        .zip(db.iter_mut().zip(xr))
+                    let (mut dg, mut db) = (vec![F::zero(); h], vec![F::zero(); h]);
+                    let mut ds = vec![F::zero(); if with_sum { h } else { 0 }];
+                    let mut gx = vec![F::zero(); h];
+                    for (((dyr, xr), &r), resr) in dyc
+                        .chunks_exact_mut(h)
+                        .zip(xc.chunks_exact(h))
+                        .zip(rc)
+                        .zip(resc.chunks_exact(h))
                     {
-                        *o = d * gv;
-                        *dgv += d * xv;
-                        *dbv += d;
+                        for ((((o, &d), &gv), dgv), (dbv, &xv)) in gx
+                            .iter_mut()
+                            .zip(dyr.iter())
+                            .zip(g)
+                            .zip(dg.iter_mut())
+                            .zip(db.iter_mut().zip(xr))
+                        {
+                            *o = d * gv;
+                            *dgv += d * xv;
+                            *dbv += d;
+                        }
+                        let m1 = sum(&gx) / hn;
+                        let m2 = dot(&gx, xr) / hn;
+                        for (((o, &gv), &xv), &rv) in dyr.iter_mut().zip(&gx).zip(xr).zip(resr) {
+                            *o = rv + r * (gv - m1 - xv * m2);
+                        }
+                        add_row(&mut ds, dyr);
                     }
-                    let m1 = sum(&gx) / hn;
-                    let m2 = dot(&gx, xr) / hn;
-                    for (((o, &gv), &xv), &rv) in dyr.iter_mut().zip(&gx).zip(xr).zip(resr) {
-                        *o = rv + r * (gv - m1 - xv * m2);
-                    }
-                    add_row(&mut ds, dyr);
+                    (dg, db, ds)
                 }
-                (dg, db, ds)
             })
-        })
-        .collect();
-    for (pg, pb, ps) in partials {
-        add_row(dgamma, &pg);
-        add_row(dbeta, &pb);
-        add_row(dsum, &ps);
+            .collect();
+        for (pg, pb, ps) in partials {
+            add_row(dgamma, &pg);
+            add_row(dbeta, &pb);
+            add_row(dsum, &ps);
+        }
     }
 }
 
@@ -771,16 +831,18 @@ pub fn gelu<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
     unsafe { out.assume_init() }
 }
 
-fn gelu_elems<F: Fast>(x: &[F], out: &mut [std::mem::MaybeUninit<F>]) {
-    let (c, a) = (F::from_f64(-2.0 * GELU_C), F::from_f64(GELU_A));
-    x.par_chunks(ELEM_CHUNK)
-        .zip(out.par_chunks_mut(ELEM_CHUNK))
-        .for_each(|(xc, oc)| {
-            for (o, &v) in oc.iter_mut().zip(xc) {
-                let e = (c * (v + a * v * v * v)).exp_fast();
-                o.write(v / (F::one() + e));
-            }
-        });
+wide_kernel! {
+    fn gelu_elems<F: Fast>(x: &[F], out: &mut [std::mem::MaybeUninit<F>]) {
+        let (c, a) = (F::from_f64(-2.0 * GELU_C), F::from_f64(GELU_A));
+        x.par_chunks(ELEM_CHUNK)
+            .zip(out.par_chunks_mut(ELEM_CHUNK))
+            .for_each(|(xc, oc)| {
+                for (o, &v) in oc.iter_mut().zip(xc) {
+                    let e = (c * (v + a * v * v * v)).exp_fast();
+                    o.write(v / (F::one() + e));
+                }
+            });
+    }
 }
 
 /// GeLU backward in place: `dy ← dy · gelu'(x)`, `gelu'(x) = σ + 2xσ(1 − σ)·√(2/π)(1 +
@@ -801,19 +863,21 @@ pub fn gelu_backward<T: Element>(x: ArrayView2<'_, T>, dy: ArrayView2<'_, T>) ->
     out
 }
 
-fn gelu_backward_elems<F: Fast>(x: &[F], dy: &mut [F]) {
-    let (c, a) = (F::from_f64(GELU_C), F::from_f64(GELU_A));
-    let (two, three) = (F::from_f64(2.0), F::from_f64(3.0));
-    x.par_chunks(ELEM_CHUNK)
-        .zip(dy.par_chunks_mut(ELEM_CHUNK))
-        .for_each(|(xc, dc)| {
-            for (g, &v) in dc.iter_mut().zip(xc) {
-                let e = (-two * c * (v + a * v * v * v)).exp_fast();
-                let sg = F::one() / (F::one() + e);
-                let d = sg + two * v * sg * (F::one() - sg) * c * (F::one() + three * a * v * v);
-                *g *= d;
-            }
-        });
+wide_kernel! {
+    fn gelu_backward_elems<F: Fast>(x: &[F], dy: &mut [F]) {
+        let (c, a) = (F::from_f64(GELU_C), F::from_f64(GELU_A));
+        let (two, three) = (F::from_f64(2.0), F::from_f64(3.0));
+        x.par_chunks(ELEM_CHUNK)
+            .zip(dy.par_chunks_mut(ELEM_CHUNK))
+            .for_each(|(xc, dc)| {
+                for (g, &v) in dc.iter_mut().zip(xc) {
+                    let e = (-two * c * (v + a * v * v * v)).exp_fast();
+                    let sg = F::one() / (F::one() + e);
+                    let d = sg + two * v * sg * (F::one() - sg) * c * (F::one() + three * a * v * v);
+                    *g *= d;
+                }
+            });
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -825,15 +889,17 @@ fn softmax_row<T: Element>(row: &mut [T], keep: usize) {
     dispatch!(softmax_row_f, [], [row], keep);
 }
 
-fn softmax_row_f<F: Fast>(row: &mut [F], keep: usize) {
-    let (live, masked) = row.split_at_mut(keep.min(row.len()));
-    masked.iter_mut().for_each(|v| *v = F::zero());
-    let max = live.iter().fold(F::neg_infinity(), |m, &v| m.max(v));
-    for v in live.iter_mut() {
-        *v = (*v - max).exp_fast();
+wide_kernel! {
+    fn softmax_row_f<F: Fast>(row: &mut [F], keep: usize) {
+        let (live, masked) = row.split_at_mut(keep.min(row.len()));
+        masked.iter_mut().for_each(|v| *v = F::zero());
+        let max = live.iter().fold(F::neg_infinity(), |m, &v| m.max(v));
+        for v in live.iter_mut() {
+            *v = (*v - max).exp_fast();
+        }
+        let inv = F::one() / sum(live);
+        live.iter_mut().for_each(|v| *v *= inv);
     }
-    let inv = F::one() / sum(live);
-    live.iter_mut().for_each(|v| *v *= inv);
 }
 
 /// `dS = P ⊙ (dP − rowsum(dP ⊙ P)) · scale` over a row's first `keep` columns; the rest of the
@@ -842,14 +908,16 @@ fn softmax_backward_row<T: Element>(dp: &mut [T], p: &[T], keep: usize, scale: f
     dispatch!(softmax_backward_row_f, [p], [dp], keep, scale);
 }
 
-fn softmax_backward_row_f<F: Fast>(p: &[F], dp: &mut [F], keep: usize, scale: f64) {
-    let scale = F::from_f64(scale);
-    let (live, masked) = dp.split_at_mut(keep.min(dp.len()));
-    masked.iter_mut().for_each(|v| *v = F::zero());
-    let p = &p[..live.len()];
-    let d = dot(live, p);
-    for (x, &pv) in live.iter_mut().zip(p) {
-        *x = pv * (*x - d) * scale;
+wide_kernel! {
+    fn softmax_backward_row_f<F: Fast>(p: &[F], dp: &mut [F], keep: usize, scale: f64) {
+        let scale = F::from_f64(scale);
+        let (live, masked) = dp.split_at_mut(keep.min(dp.len()));
+        masked.iter_mut().for_each(|v| *v = F::zero());
+        let p = &p[..live.len()];
+        let d = dot(live, p);
+        for (x, &pv) in live.iter_mut().zip(p) {
+            *x = pv * (*x - d) * scale;
+        }
     }
 }
 
@@ -866,35 +934,58 @@ pub fn attention<T: Element>(
     heads: usize,
     kv_heads: usize,
 ) -> (Array2<T>, AttnCache<T>) {
-    attention_by_head(qkv, batch, seq, heads, kv_heads, |[q, k, v], scale| {
-        let mut p = zeros::<T>(seq, seq);
-        let mut o = zeros::<T>(seq, q.ncols());
-        for (r0, r1) in row_blocks(seq) {
-            let mut sc = p.slice_mut(s![r0..r1, ..r1]);
-            gemm_into(
-                q.slice(s![r0..r1, ..]),
-                k.slice(s![..r1, ..]).t(),
-                sc.view_mut(),
-                false,
-                scale,
-                false,
-            );
-            for (i, mut row) in sc.rows_mut().into_iter().enumerate() {
-                if let Some(r) = row.as_slice_mut() {
-                    softmax_row(r, r0 + i + 1);
+    attention_by_head(
+        qkv,
+        batch,
+        seq,
+        heads,
+        kv_heads,
+        |[q, k, v], scale, mut o| {
+            let mut p_mem = uninit::<T>(seq, seq);
+            for (r0, r1) in row_blocks(seq) {
+                // Above the block's keys: zero (a probability of 0, the causal mask).
+                p_mem
+                    .slice_mut(s![r0..r1, r1..])
+                    .fill(std::mem::MaybeUninit::new(T::zero()));
+            }
+            // SAFETY: `p_mem` is a standard-layout seq×seq array; the view over it is dropped before
+            // `assume_init` below. Every element is written first: the columns `r1..` of each row
+            // block above, the columns `..r1` by the score product (`read_dst = false`, k = d > 0:
+            // gemm stores every destination element without loading it), after which the softmax
+            // and the context product read only those written scores.
+            {
+                let mut p = unsafe {
+                    ArrayViewMut2::from_shape_ptr((seq, seq), p_mem.as_mut_ptr().cast::<T>())
+                };
+                for (r0, r1) in row_blocks(seq) {
+                    let mut sc = p.slice_mut(s![r0..r1, ..r1]);
+                    gemm_into(
+                        q.slice(s![r0..r1, ..]),
+                        k.slice(s![..r1, ..]).t(),
+                        sc.view_mut(),
+                        false,
+                        scale,
+                        false,
+                    );
+                    for (i, mut row) in sc.rows_mut().into_iter().enumerate() {
+                        if let Some(r) = row.as_slice_mut() {
+                            softmax_row(r, r0 + i + 1);
+                        }
+                    }
+                    gemm_into(
+                        sc.view(),
+                        v.slice(s![..r1, ..]),
+                        o.slice_mut(s![r0..r1, ..]),
+                        false,
+                        T::one(),
+                        false,
+                    );
                 }
             }
-            gemm_into(
-                sc.view(),
-                v.slice(s![..r1, ..]),
-                o.slice_mut(s![r0..r1, ..]),
-                false,
-                T::one(),
-                false,
-            );
-        }
-        (o, p)
-    })
+            // SAFETY: every element was written (see above).
+            unsafe { p_mem.assume_init() }
+        },
+    )
 }
 
 /// Attention backward, from `dctx` `[b·s, heads·d]` to `dqkv` (the shape of `qkv`), one task
@@ -1084,32 +1175,46 @@ mod tests {
         assert_eq!(pool::take::<f32>(3 * 1009), None, "a buffer keeps its type");
     }
 
-    /// The wide registers change no value: the lane sums, the residual row and a LayerNorm row
-    /// computed inside `wide` (AVX-512 where the CPU has it) equal the SSE2 build's bit for bit,
-    /// in f32 on a row length with a tail (no FMA, no reassociation).
+    /// The AVX-512 copies of the kernels ([`wide_kernel`]) give the baseline copies' values bit
+    /// for bit: every kernel, in f32 and f64, on row lengths with a tail (771 is not a multiple of
+    /// the 16 lanes) and an attention with a partial last block. On a CPU without AVX-512 both
+    /// runs take the baseline copy and the test checks nothing more than determinism.
     #[test]
-    fn wide_registers_give_the_same_bits() {
-        let (x, y) = (
-            rand_mat::<f32>(1, 771, 41, 3.0),
-            rand_mat::<f32>(1, 771, 42, 3.0),
+    fn wide_kernels_give_the_baseline_bits() {
+        fn all<T: Element>() -> Vec<Array2<T>> {
+            let (t, h, s, heads) = (37, 771, 70, 3);
+            let x = rand_mat::<T>(t, h, 41, 3.0);
+            let y = rand_mat::<T>(t, h, 42, 3.0);
+            let (g, b) = (rand_mat::<T>(1, h, 43, 1.5), rand_mat::<T>(1, h, 44, 1.0));
+            let (ln, cache) = layer_norm(x.view(), g.view(), b.view());
+            let mut z = y.clone();
+            let (ln_res, cache_res) =
+                residual_bias_layer_norm(&mut z, x.view(), b.view(), g.view(), b.view());
+            let mut z2 = y.clone();
+            residual_bias_in_place(&mut z2, x.view(), b.view());
+            let mut dy = y.clone();
+            let (dg, db, ds) =
+                layer_norm_backward_residual_in_place(&mut dy, &cache, g.view(), x.view(), true);
+            let mut gb = y.clone();
+            gelu_backward_in_place(x.view(), &mut gb);
+            let qkv = rand_mat::<T>(s, 3 * heads * 16, 45, 2.0);
+            let (ctx, attn) = attention(qkv.view(), 1, s, heads, heads);
+            let dctx = rand_mat::<T>(s, heads * 16, 46, 1.0);
+            let dqkv = attention_backward(qkv.view(), &attn, dctx.view(), 1, s, heads, heads);
+            let mut out = vec![ln, cache.xhat, ln_res, cache_res.xhat, z, z2, dy, dg, db];
+            out.extend(ds);
+            out.extend([gelu(x.view()), gb, ctx, dqkv]);
+            out.extend(attn.probs);
+            out.push(Array2::from_shape_vec((1, t), cache.rstd.to_vec()).expect("t rstd"));
+            out
+        }
+        #[cfg(target_arch = "x86_64")]
+        assert!(
+            plain::run(|| !wide_registers()),
+            "the pool runs the baseline copies"
         );
-        let (xs, ys) = (elems(&x), elems(&y));
-        let row = |z: &mut Vec<f32>| {
-            residual_row(z, xs, ys);
-            let m = sum(z) / 771.0;
-            let r = 1.0 / (sq_dev(z, m) / 771.0 + 1e-5).sqrt();
-            (
-                m,
-                r,
-                dot(z, ys),
-                z.iter().map(|&v| (v - m) * r).collect::<Vec<_>>(),
-            )
-        };
-        let (mut a, mut b) = (ys.to_vec(), ys.to_vec());
-        let plain = row(&mut a);
-        let wide_ = wide(|| row(&mut b));
-        assert_eq!(a, b);
-        assert_eq!(plain, wide_);
+        assert_eq!(plain::run(all::<f32>), all::<f32>());
+        assert_eq!(plain::run(all::<f64>), all::<f64>());
     }
 
     #[test]

@@ -19,27 +19,6 @@ pub const LN_EPS: f64 = 1e-5;
 #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
 const PARALLEL_MIN_MACS: usize = 1 << 18;
 
-/// Runs `f` compiled for AVX-512 when the CPU has it (x86-64 builds target SSE2 by default), for
-/// the memory-bound passes: 16 f32 lanes a register instead of 4. The values are the same bit for
-/// bit on every path: only wider registers, the same operations in the same order per lane (no
-/// FMA, which would round differently; the compiler never reassociates float sums).
-#[inline(always)]
-pub(crate) fn wide<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU supports AVX-512F (checked just above).
-        return unsafe { avx512(f) };
-    }
-    f()
-}
-
-/// [`wide`]'s AVX-512 body: `f`, inlined here, is compiled with the wider registers.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
 /// `a · b` through `gemm` (any strides, so `x.t()` is free).
 pub fn matmul<T: Element>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>) -> Array2<T> {
     let m = a.nrows();
@@ -304,50 +283,58 @@ pub fn attention<T: Element>(
     kv_heads: usize,
     mm: impl Fn(ArrayView2<'_, T>, ArrayView2<'_, T>) -> Array2<T> + Sync,
 ) -> (Array2<T>, AttnCache<T>) {
-    attention_by_head(qkv, batch, seq, heads, kv_heads, |[q, k, v], scale| {
-        // Block by block of query rows, against the keys up to the block's last row.
-        let mut p = Array2::<T>::zeros((seq, seq));
-        let mut o = Array2::<T>::zeros((seq, q.ncols()));
-        for (r0, r1) in row_blocks(seq) {
-            let mut sc = mm(q.slice(s![r0..r1, ..]), k.slice(s![..r1, ..]).t());
-            sc.mapv_inplace(|x| x * scale);
-            causal_softmax_rows(sc.view_mut(), r0);
-            o.slice_mut(s![r0..r1, ..])
-                .assign(&mm(sc.view(), v.slice(s![..r1, ..])));
-            p.slice_mut(s![r0..r1, ..r1]).assign(&sc);
-        }
-        (o, p)
-    })
+    attention_by_head(
+        qkv,
+        batch,
+        seq,
+        heads,
+        kv_heads,
+        |[q, k, v], scale, mut o| {
+            // Block by block of query rows, against the keys up to the block's last row.
+            let mut p = Array2::<T>::zeros((seq, seq));
+            for (r0, r1) in row_blocks(seq) {
+                let mut sc = mm(q.slice(s![r0..r1, ..]), k.slice(s![..r1, ..]).t());
+                sc.mapv_inplace(|x| x * scale);
+                causal_softmax_rows(sc.view_mut(), r0);
+                o.slice_mut(s![r0..r1, ..])
+                    .assign(&mm(sc.view(), v.slice(s![..r1, ..])));
+                p.slice_mut(s![r0..r1, ..r1]).assign(&sc);
+            }
+            p
+        },
+    )
 }
 
-/// The frame of causal attention's forward (here and in [`crate::block::kernels`]): `head` maps
-/// one (batch, query head)'s `[Q, K, V]` views and the score scale `1/√d` to its context
-/// `[s, d]` and probabilities `[s, s]`; the (batch, head) pairs are independent and run on the
-/// thread pool; the result is the context `[b·s, heads·d]` (heads side by side) and the cache.
+/// The frame of causal attention's forward (here and in [`crate::block::kernels`]): `head` takes
+/// one (batch, query head)'s `[Q, K, V]` views, the score scale `1/√d` and the head's `[s, d]`
+/// block of the context, which it fills, and returns the head's probabilities `[s, s]`. The
+/// (batch, head) pairs are independent and run on the thread pool, each writing its own block of
+/// the context `[b·s, heads·d]` (heads side by side) in place.
 pub(crate) fn attention_by_head<T: Element>(
     qkv: ArrayView2<'_, T>,
     batch: usize,
     seq: usize,
     heads: usize,
     kv_heads: usize,
-    head: impl Fn([ArrayView2<'_, T>; 3], T) -> (Array2<T>, Array2<T>) + Sync,
+    head: impl Fn([ArrayView2<'_, T>; 3], T, ArrayViewMut2<'_, T>) -> Array2<T> + Sync,
 ) -> (Array2<T>, AttnCache<T>) {
     let l = QkvLayout::new(qkv.ncols(), heads, kv_heads);
     let d = l.d;
     let scale = T::from_f64(1.0 / (d as f64).sqrt());
-    let per_head: Vec<(Array2<T>, Array2<T>)> = (0..batch * heads)
-        .into_par_iter()
-        .map(|bj| head(l.head(qkv, bj / heads, seq, bj % heads), scale))
-        .collect();
     let mut ctx = Array2::<T>::zeros((batch * seq, heads * d));
-    let mut probs = Vec::with_capacity(per_head.len());
-    for (bj, (o, p)) in per_head.into_iter().enumerate() {
-        let (b, j) = (bj / heads, bj % heads);
-        ctx.slice_mut(s![b * seq..(b + 1) * seq, j * d..(j + 1) * d])
-            .assign(&o);
-        probs.push(p);
+    let mut probs = Array2::from_elem((batch, heads), Array2::<T>::zeros((0, 0)));
+    if seq > 0 && d > 0 {
+        // The context's (b, j) block, rows b·s.., columns j·d.., is head (b, j)'s output.
+        Zip::indexed(ctx.exact_chunks_mut((seq, d)))
+            .and(&mut probs)
+            .par_for_each(|(b, j), o, p| *p = head(l.head(qkv, b, seq, j), scale, o));
     }
-    (ctx, AttnCache { probs })
+    (
+        ctx,
+        AttnCache {
+            probs: probs.into_iter().collect(),
+        },
+    )
 }
 
 /// Column ranges of the packed `[Q | K | V]` layout: `heads` query heads, then `kv_heads` key

@@ -203,6 +203,26 @@ fn lane_sum<F: Fast>(acc: [F; LANES], tail: F) -> F {
     a[0] + tail
 }
 
+/// The largest element (−∞ for none) in `LANES` running maxima. A maximum is exact, so this is
+/// the one-by-one fold's value: NaNs are skipped as `max` skips them, and where it could return
+/// +0 or −0 the softmax that subtracts it gives the same values either way. (A single running
+/// maximum is a chain of dependent instructions the compiler cannot split.)
+#[inline(always)]
+fn max_of<F: Fast>(x: &[F]) -> F {
+    let mut acc = [F::neg_infinity(); LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for c in &mut chunks {
+        for i in 0..LANES {
+            acc[i] = acc[i].max(c[i]);
+        }
+    }
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(F::neg_infinity(), |m, &v| m.max(v));
+    acc.iter().fold(tail, |m, &v| m.max(v))
+}
+
 #[inline(always)]
 fn sum<F: Fast>(x: &[F]) -> F {
     let mut acc = [F::zero(); LANES];
@@ -893,7 +913,7 @@ wide_kernel! {
     fn softmax_row_f<F: Fast>(row: &mut [F], keep: usize) {
         let (live, masked) = row.split_at_mut(keep.min(row.len()));
         masked.iter_mut().for_each(|v| *v = F::zero());
-        let max = live.iter().fold(F::neg_infinity(), |m, &v| m.max(v));
+        let max = max_of(live);
         for v in live.iter_mut() {
             *v = (*v - max).exp_fast();
         }
@@ -944,16 +964,19 @@ pub fn attention<T: Element>(
             let mut p_mem = uninit::<T>(seq, seq);
             for (r0, r1) in row_blocks(seq) {
                 // Above the block's keys: zero (a probability of 0, the causal mask).
-                p_mem
-                    .slice_mut(s![r0..r1, r1..])
-                    .fill(std::mem::MaybeUninit::new(T::zero()));
+                for mut row in p_mem.slice_mut(s![r0..r1, r1..]).rows_mut() {
+                    if let Some(r) = row.as_slice_mut() {
+                        r.fill(std::mem::MaybeUninit::new(T::zero()));
+                    }
+                }
             }
-            // SAFETY: `p_mem` is a standard-layout seq×seq array; the view over it is dropped before
-            // `assume_init` below. Every element is written first: the columns `r1..` of each row
-            // block above, the columns `..r1` by the score product (`read_dst = false`, k = d > 0:
-            // gemm stores every destination element without loading it), after which the softmax
-            // and the context product read only those written scores.
             {
+                // SAFETY: `p_mem` is a standard-layout seq×seq array, and this view over it ends
+                // with the block, before `assume_init` below. Every element is written before
+                // anything reads it: the columns `r1..` of each row block above, the columns
+                // `..r1` by the score product (`read_dst = false` and k = d > 0: gemm stores
+                // every destination element without loading it), after which the softmax and the
+                // context product read only those scores.
                 let mut p = unsafe {
                     ArrayViewMut2::from_shape_ptr((seq, seq), p_mem.as_mut_ptr().cast::<T>())
                 };
@@ -982,7 +1005,7 @@ pub fn attention<T: Element>(
                     );
                 }
             }
-            // SAFETY: every element was written (see above).
+            // SAFETY: every element of `p_mem` was written (see above).
             unsafe { p_mem.assume_init() }
         },
     )

@@ -700,9 +700,14 @@ wide_kernel! {
                     let var = sq_dev(row, mean) / hn;
                     let rs = F::one() / (var + eps).sqrt();
                     *r = rs;
-                    for ((((&v, o), xh), &gv), &bv) in row.iter().zip(yr).zip(hr).zip(g).zip(b) {
-                        let n = (v - mean) * rs;
-                        xh.write(n);
+                    // Two loops, not one writing both outputs: that one the compiler did not
+                    // vectorise (measured 2x slower).
+                    for (&v, xh) in row.iter().zip(hr.iter_mut()) {
+                        xh.write((v - mean) * rs);
+                    }
+                    for (((o, xh), &gv), &bv) in yr.iter_mut().zip(hr.iter()).zip(g).zip(b) {
+                        // SAFETY: the loop above wrote every element of this row of `xhat`.
+                        let n = unsafe { xh.assume_init() };
                         o.write(n * gv + bv);
                     }
                 });

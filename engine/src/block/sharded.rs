@@ -308,26 +308,18 @@ impl<T: Element> Exec<'_, T> {
         Ok(shards)
     }
 
-    /// Runs `f` on every rank, rank after rank, and records the event: for the matrix products.
-    /// Each product spreads its own work over the thread pool (the rows, the columns), so one
-    /// rank keeps every core busy; running the ranks side by side instead nests the products'
-    /// threads in the ranks' and measured slower (ranks' products interleave on the cores and
-    /// evict each other's cached blocks). Every other op runs its ranks side by side
-    /// ([`Exec::op_par`]).
+    /// Runs `f` on every rank, the ranks side by side on the thread pool, and records the event.
+    /// Every op runs this way. Each rank's kernels spread their own work over the pool too (a
+    /// product's row and column blocks, a pass's fixed row or element chunks), nested in the
+    /// ranks' tasks, so the pool sees every rank's work at once and work-stealing keeps both
+    /// cores busy: one rank's LayerNorm or products run while another's finish, at TP 3 on 2
+    /// cores as well, and a region does not wait once per rank on a thread the machine has
+    /// descheduled. Results do not depend on it: a product's blocks never split its sum, and the
+    /// passes' chunks are fixed.
+    ///
+    /// Measured (`scripts/bench-ratios.sh`, fwd+bwd at t=512): with the ranks' products one after
+    /// another instead, TP 6 took 1.12-1.16× TP 1's time; side by side 1.00× (TP 2-4: 0.92-1.00×).
     fn op<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
-        self.record_op(op);
-        (0..self.cfg.tp).map(f).collect()
-    }
-
-    /// [`Exec::op`] with the ranks in parallel on the thread pool, for attention and the
-    /// element-wise and row-wise kernels. Attention: each rank's kernel runs its heads in
-    /// parallel, so the pool sees every head of every rank at once (at TP=4 a rank has 3 heads,
-    /// too few to share 2 cores evenly on its own). LayerNorm, bias, residual and GeLU passes are
-    /// memory-bound and cut into fixed row or element chunks (results do not depend on the
-    /// threads): one parallel region for all ranks instead of one per rank, so that a rank's
-    /// chunks fill the cores while another rank's tail finishes, and a region does not wait on a
-    /// thread the machine has descheduled once per rank.
-    fn op_par<R: Send>(&mut self, op: Op, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
         self.record_op(op);
         (0..self.cfg.tp).into_par_iter().map(f).collect()
     }
@@ -344,7 +336,7 @@ impl<T: Element> Exec<'_, T> {
         }
     }
 
-    /// [`Exec::op_par`] on each rank's own input, moved in (`inputs[r]` to rank `r`).
+    /// [`Exec::op`] on each rank's own input, moved in (`inputs[r]` to rank `r`).
     fn op_each<A: Send, R: Send>(
         &mut self,
         op: Op,
@@ -787,7 +779,7 @@ fn walk<'a, T: Element>(
                     ex.record_op(op);
                     out
                 } else {
-                    ex.op_par(op, |r| {
+                    ex.op(op, |r| {
                         let (w, bias) = if op == Op::Ln1 {
                             (&p(r).ln1_w, &p(r).ln1_b)
                         } else {
@@ -842,7 +834,7 @@ fn walk<'a, T: Element>(
             }
             Op::AttnCore => {
                 let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
-                let out = ex.op_par(op, |r| {
+                let out = ex.op(op, |r| {
                     let (mut ctx, c) = kernels::attention(qkv[r].view(), b, s, hp, kvp);
                     hook.round(op, &mut ctx);
                     (ctx, c)
@@ -853,7 +845,7 @@ fn walk<'a, T: Element>(
             }
             Op::Gelu => {
                 let a = saved(kept, op, tensors::A, |k| k.fc1.as_ref())?;
-                let out = ex.op_par(op, |r| {
+                let out = ex.op(op, |r| {
                     let mut u = kernels::gelu(a[r].view());
                     hook.round(op, &mut u);
                     u
@@ -953,7 +945,7 @@ fn walk<'a, T: Element>(
                     ex.record_op(op);
                     db
                 } else {
-                    ex.op_par(op, |r| kernels::col_sum(d[r]))
+                    ex.op(op, |r| kernels::col_sum(d[r]))
                 };
                 for (g, db) in grads.iter_mut().zip(db) {
                     if op == Op::MlpBiasResidualBwd {
@@ -1064,7 +1056,7 @@ fn walk<'a, T: Element>(
                 let qkv = saved(kept, op, tensors::QKV, |k| k.qkv.as_ref())?;
                 let cache = saved(kept, op, tensors::QKV, |k| k.attn_cache.as_ref())?;
                 let dctx = take(&mut live.dctx, op, tensors::DCTX)?;
-                live.dqkv = Some(ex.op_par(op, |r| {
+                live.dqkv = Some(ex.op(op, |r| {
                     kernels::attention_backward(
                         qkv[r].view(),
                         cache[r],

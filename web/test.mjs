@@ -97,6 +97,27 @@ function differing(a, b, box) {
   return n;
 }
 
+// A click as a person makes it: the pointer arrives, then the button goes down and up in later
+// frames (egui reads the pointer once a frame). Then waits for the page event the click should
+// cause (a file picker, a download). Under load a frame can come late and the click go unseen:
+// up to three tries, each noted, before the test fails.
+async function clickFor(page, at, event) {
+  for (let attempt = 1; ; attempt++) {
+    const waiting = page.waitForEvent(event, { timeout: 5000 });
+    await page.mouse.move(at.x, at.y);
+    await page.waitForTimeout(150);
+    await page.mouse.down();
+    await page.waitForTimeout(80);
+    await page.mouse.up();
+    try {
+      return await waiting;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      console.log(`note: no ${event} after click ${attempt} at (${at.x}, ${at.y}); clicking again`);
+    }
+  }
+}
+
 function check(ok, what) {
   if (!ok) throw new Error(`FAILED: ${what}`);
   console.log(`ok: ${what}`);
@@ -169,20 +190,14 @@ async function main() {
       exams: [],
       lessons_read: ["01-why"],
     };
-    const [chooser] = await Promise.all([
-      page.waitForEvent("filechooser", { timeout: 5000 }),
-      page.mouse.click(IMPORT.x, IMPORT.y),
-    ]);
+    const chooser = await clickFor(page, IMPORT, "filechooser");
     await chooser.setFiles({
       name: "ada-test.json",
       mimeType: "application/json",
       buffer: Buffer.from(JSON.stringify(progress)),
     });
     await page.waitForTimeout(500);
-    const [download] = await Promise.all([
-      page.waitForEvent("download", { timeout: 5000 }),
-      page.mouse.click(EXPORT.x, EXPORT.y),
-    ]);
+    const download = await clickFor(page, EXPORT, "download");
     const exported = JSON.parse(await readFile(await download.path(), "utf8"));
     check(
       /^tplab-progress-ada-test-[0-9a-f]{8}\.json$/.test(download.suggestedFilename()) &&

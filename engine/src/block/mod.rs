@@ -8,6 +8,7 @@
 //! elements each op does, counted once for every schedule ([`work`]).
 
 pub mod check;
+pub mod design;
 pub mod kernels;
 pub mod op;
 pub mod ops;

@@ -1,0 +1,287 @@
+use super::*;
+use crate::config::Preset;
+use crate::trace::{schedule, EventKind};
+
+fn tiny(tp: usize, sp: bool, layers: usize) -> Config {
+    Config {
+        tp,
+        layers,
+        sequence_parallel: sp,
+        ..Preset::Tiny.config()
+    }
+}
+
+fn run(cfg: &Config, plan: &ShardingPlan, allow_wrong: bool) -> DesignReport {
+    let opts = DesignOptions {
+        allow_wrong,
+        execute: true,
+    };
+    match design(cfg, plan, None, &opts) {
+        Ok(r) => r,
+        Err(e) => panic!("{}: {e}", plan.describe()),
+    }
+}
+
+/// The communicating collectives of layer 0 of Megatron's hand-written program (the trace every
+/// view draws): (pass, kind, group size, bytes the busiest rank sends).
+fn trace_collectives(cfg: &Config) -> Vec<(Pass, &'static str, usize, u64)> {
+    schedule(cfg)
+        .events
+        .iter()
+        .filter(|e| e.layer == 0 && e.ranks.len() > 1)
+        .filter_map(|e| match &e.kind {
+            EventKind::Collective { kind, .. }
+                if *kind != crate::collectives::CollectiveKind::Identity =>
+            {
+                Some((e.pass, kind.name(), e.ranks.len(), e.bytes_sent_per_rank))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn design_collectives(cfg: &Config, plan: &ShardingPlan) -> Vec<(Pass, &'static str, usize, u64)> {
+    price(cfg, &propagate(cfg, plan), None)
+        .steps
+        .iter()
+        .map(|s| (s.pass, s.kind, s.group, s.bytes_sent_per_rank))
+        .collect()
+}
+
+/// f and g are not written anywhere in the design program: the rules put them where Megatron's
+/// hand-written program has them, of the same kinds and sizes, in the same order — with and
+/// without sequence parallelism (its gathers, reduce-scatters, regathers and gradient sum), and
+/// with grouped-query attention's KV-copy sums.
+#[test]
+fn megatrons_plan_derives_megatrons_collectives() {
+    let gqa = Config {
+        hidden: 32,
+        heads: 8,
+        kv_heads: Some(2),
+        ffn: 64,
+        ..tiny(4, false, 1)
+    };
+    for cfg in [
+        tiny(2, false, 1),
+        tiny(4, false, 1),
+        tiny(2, true, 1),
+        tiny(4, true, 1),
+        gqa.clone(),
+        Config {
+            sequence_parallel: true,
+            ..gqa
+        },
+    ] {
+        let plan = ShardingPlan {
+            sequence_parallel: cfg.sequence_parallel,
+            ..NamedPlan::Megatron.plan()
+        };
+        assert_eq!(
+            design_collectives(&cfg, &plan),
+            trace_collectives(&cfg),
+            "tp {} sp {} kv {:?}",
+            cfg.tp,
+            cfg.sequence_parallel,
+            cfg.kv_heads
+        );
+    }
+    let c = price(&tiny(4, false, 1), &propagate(&tiny(4, false, 1), &ShardingPlan::default()), None);
+    assert_eq!(c.collectives.get(Pass::Forward, "all-reduce"), 2);
+    assert_eq!(c.collectives.get(Pass::Backward, "all-reduce"), 2);
+}
+
+/// Every assignment of {replicate, columns, rows} to QKV, out, fc1 and fc2 (81 plans), with and
+/// without sequence parallelism, at TP 2 and 4, on a two-layer f64 config: auto propagation
+/// makes each one a valid program whose output, input gradient and every parameter gradient
+/// equal the unsharded reference within the rounding tolerance (16·ε·√K·depth, see
+/// [`crate::verify`]: about 1e-13 here).
+#[test]
+fn every_plan_runs_equal_to_the_reference() {
+    for tp in [2, 4] {
+        for sp in [false, true] {
+            let cfg = tiny(tp, sp, 2);
+            for plan in ShardingPlan::all_assignments(sp) {
+                let r = run(&cfg, &plan, false);
+                assert!(r.valid, "{}: {:?}", r.plan, r.errors);
+                let worst = r
+                    .per_tensor
+                    .iter()
+                    .filter(|t| !t.passed)
+                    .map(|t| format!("{} {:.2e}", t.tensor, t.max_rel_error))
+                    .collect::<Vec<_>>();
+                assert_eq!(
+                    r.equal_to_reference,
+                    Some(true),
+                    "tp {tp} {}: {worst:?} (tolerance {:.2e})",
+                    r.plan,
+                    r.tolerance
+                );
+                // Every parameter and both ends were compared.
+                assert_eq!(r.per_tensor.len(), 2 + 2 * ParamKind::ALL.len());
+            }
+        }
+    }
+}
+
+/// The named plans' collectives per layer and bytes, pinned (tiny config, TP 4, f64: 8 bytes an
+/// element, activations 16×16 = 256 elements, the MLP's 16×64).
+#[test]
+fn named_plans_are_priced() {
+    let cfg = tiny(4, false, 1);
+    let p = |n: NamedPlan| price(&cfg, &propagate(&cfg, &n.plan()), None);
+    let meg = p(NamedPlan::Megatron);
+    // Ring all-reduce of 256 f64 on 4 ranks: each sends 2·3/4 of 2048 bytes.
+    assert_eq!(meg.bytes_sent_per_rank_forward, 2 * 3072);
+    assert_eq!(meg.bytes_sent_per_rank, 4 * 3072);
+    let rep = p(NamedPlan::Replicated);
+    assert_eq!(rep.bytes_sent_per_rank, 0);
+    assert!(rep.collectives.forward.is_empty() && rep.collectives.backward.is_empty());
+    assert_eq!(rep.weight_bytes_per_gpu, cfg.params_per_layer() * 8);
+    assert!(meg.weight_bytes_per_gpu * 3 < rep.weight_bytes_per_gpu);
+    // Rows then columns: QKV's partial sum is reduce-scattered to heads (cheaper than an
+    // all-reduce), the context gathered for the column-split out-projection, fc1's partial sum
+    // (4h wide) all-reduced before GeLU (fc2 wants U whole), each column-split output gathered
+    // for the residual.
+    let rtc = p(NamedPlan::RowsThenColumns);
+    assert_eq!(
+        rtc.collectives.forward,
+        [("all-gather", 3), ("all-reduce", 1), ("reduce-scatter", 1)]
+            .into_iter()
+            .collect()
+    );
+    // Forward bytes: RS(QKV, 768 f64) 3/4·6144 = 4608; AG(Ctx), AG(Z), AG(M) 3/4·2048 = 1536
+    // each; AR(A, 1024 f64) 2·3/4·8192 = 12288.
+    assert_eq!(rtc.bytes_sent_per_rank_forward, 4608 + 3 * 1536 + 12288);
+    let ratio = rtc.bytes_sent_per_rank as f64 / meg.bytes_sent_per_rank as f64;
+    assert!(ratio > 3.0, "rows-then-columns sends {ratio:.1}x Megatron's bytes");
+    let cc = p(NamedPlan::ColumnsColumns);
+    assert_eq!(cc.collectives.get(Pass::Forward, "all-gather"), 3);
+}
+
+/// The design lab's stage 4: the MLP the wrong way round is correct but moves ≥ 3× the bytes of
+/// Megatron's MLP.
+#[test]
+fn mlp_rows_then_columns_moves_over_three_times_the_bytes() {
+    let cfg = Config {
+        hidden: 64,
+        heads: 4,
+        ffn: 256,
+        ..tiny(2, false, 1)
+    };
+    let mlp = |fc1, fc2| {
+        let plan = ShardingPlan {
+            qkv: Split::Replicate,
+            out: Split::Replicate,
+            fc1,
+            fc2,
+            ..ShardingPlan::default()
+        };
+        price(&cfg, &propagate(&cfg, &plan), None).bytes_sent_per_rank_forward
+    };
+    let good = mlp(Split::Columns, Split::Rows);
+    let bad = mlp(Split::Rows, Split::Columns);
+    // All-reduce of the 4h-wide A (2·4 = 8 units) and a gather of M (1 unit) against one
+    // all-reduce of h (2 units): 4.5×.
+    assert_eq!(bad * 2, good * 9);
+}
+
+fn missing(site: Site) -> ShardingPlan {
+    let all = [(Site::Out, ManualKind::AllReduce), (Site::Fc2, ManualKind::AllReduce)];
+    ShardingPlan {
+        manual: Some(
+            all.into_iter()
+                .filter(|(s, _)| *s != site)
+                .map(|(after, kind)| ManualCollective { after, kind })
+                .collect(),
+        ),
+        ..ShardingPlan::default()
+    }
+}
+
+/// Megatron's plan with its two collectives placed by hand is valid and equal to the reference.
+#[test]
+fn a_complete_manual_plan_runs() {
+    let r = run(&tiny(2, false, 1), &missing(Site::Ln1), false);
+    assert!(r.valid, "{:?}", r.errors);
+    assert_eq!(r.equal_to_reference, Some(true));
+    assert_eq!(r.price.collectives.get(Pass::Backward, "all-reduce"), 2);
+}
+
+/// A manual plan without fc2's g is refused at the residual add; run anyway, its numbers are
+/// far off.
+#[test]
+fn a_plan_missing_g_is_refused_at_the_residual_add() {
+    let cfg = tiny(2, false, 1);
+    let r = run(&cfg, &missing(Site::Fc2), false);
+    assert!(!r.valid);
+    let e = &r.errors[0];
+    assert_eq!((e.op, e.tensor, e.pass), ("residual", "M", Pass::Forward));
+    assert_eq!(e.placement, "Partial()");
+    assert!(e.rule.contains("residual add"), "{}", e.rule);
+    assert!(e.fixes[0].contains("all-reduce"), "{:?}", e.fixes);
+    assert_eq!(r.equal_to_reference, None);
+    let wrong = run(&cfg, &missing(Site::Fc2), true);
+    assert_eq!(wrong.equal_to_reference, Some(false));
+    let err = wrong.max_rel_error.unwrap_or(0.0);
+    assert!(err > 1e6 * wrong.tolerance, "{err:e} vs {:e}", wrong.tolerance);
+}
+
+/// GeLU on a partial sum: named with its algebra and both fixes.
+#[test]
+fn gelu_of_a_partial_sum_is_named() {
+    let plan = ShardingPlan {
+        fc1: Split::Rows,
+        fc2: Split::Columns,
+        manual: Some(vec![ManualCollective {
+            after: Site::Out,
+            kind: ManualKind::AllReduce,
+        }]),
+        ..ShardingPlan::default()
+    };
+    let cfg = tiny(2, false, 1);
+    let r = run(&cfg, &plan, true);
+    let e = &r.errors[0];
+    assert_eq!((e.op, e.tensor), ("mlp.gelu", "A"));
+    assert!(e.rule.contains("GeLU(a)+GeLU(b) ≠ GeLU(a+b)"), "{}", e.rule);
+    assert!(e.fixes.iter().any(|f| f.contains("all-reduce")), "{:?}", e.fixes);
+    assert!(e.fixes.iter().any(|f| f.contains("fc1 by columns")), "{:?}", e.fixes);
+    assert_eq!(r.equal_to_reference, Some(false));
+}
+
+/// A hand-placed collective that has nothing to do is refused by name.
+#[test]
+fn a_useless_collective_is_refused() {
+    let mut plan = missing(Site::Ln1);
+    if let Some(list) = &mut plan.manual {
+        list.push(ManualCollective {
+            after: Site::Fc1,
+            kind: ManualKind::AllReduce,
+        });
+    }
+    let r = run(&tiny(2, false, 1), &plan, false);
+    assert_eq!(r.errors[0].op, "mlp.fc1");
+    assert!(r.errors[0].rule.contains("nothing to do"), "{}", r.errors[0].rule);
+}
+
+/// Megatron's plan through the design executor in f32 at GPT-2-small width agrees with the
+/// reference, and its modeled time is the cost model's.
+#[test]
+fn megatron_in_f32_matches_and_is_timed() {
+    let cfg = Config {
+        hidden: 128,
+        heads: 4,
+        ffn: 512,
+        seq: 32,
+        batch: 2,
+        dtype: DType::F32,
+        ..tiny(4, false, 1)
+    };
+    let cat = crate::hardware::Catalogue::default();
+    let cluster = Cluster::covering(&cat, "h100", 4, 8, "ib400").ok();
+    let r = design(&cfg, &ShardingPlan::default(), cluster.as_ref(), &DesignOptions::default())
+        .ok();
+    let r = r.as_ref();
+    assert_eq!(r.and_then(|r| r.equal_to_reference), Some(true));
+    assert!(r.is_some_and(|r| r.price.modeled_time_s > 0.0));
+    assert_eq!(r.and_then(|r| r.vs_megatron.bytes_ratio), Some(1.0));
+}

@@ -45,6 +45,9 @@ struct Cli {
 enum Command {
     /// Run a scenario on virtual GPUs: op/collective table and verification against the CPU reference.
     Run(cli::run::RunArgs),
+    /// Design a split: any plan (--qkv/--out/--fc1/--fc2 replicate|columns|rows, or --file
+    /// PLAN.toml) propagated, checked against the reference and priced beside Megatron's.
+    Design(cli::design::DesignArgs),
     /// Rank 3D-parallel layouts (TP, PP, DP) for a model on a cluster, or evaluate one with --layout.
     Plan(cli::plan::PlanArgs),
     /// Memory per GPU by term (weights, gradients, optimizer, activations, KV cache).
@@ -133,6 +136,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             cli.theme,
         )?),
         Some(Command::Run(args)) => cli::run::run(args),
+        Some(Command::Design(args)) => cli::design::run(args),
         Some(Command::Plan(args)) => cli::plan::run(args),
         Some(Command::Memory(args)) => cli::memory::run(args),
         Some(Command::Collective(args)) => cli::collective::run(args),

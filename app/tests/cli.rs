@@ -413,3 +413,134 @@ fn an_unknown_view_flag_names_the_views_before_any_window_opens() {
     assert!(!ok);
     assert!(err.contains("unknown language 'de'"), "{err}");
 }
+
+// `tplab design`: the split as data, from flags and from a plan file.
+
+
+fn json(args: &[&str]) -> (bool, serde_json::Value, String) {
+    let mut all = vec!["design", "--json"];
+    all.extend_from_slice(args);
+    let (ok, out, err) = tplab(&all);
+    let v = serde_json::from_str(&out).unwrap_or(serde_json::Value::Null);
+    (ok, v, err)
+}
+
+#[test]
+fn megatron_design_counts_as_run_does_and_equals_the_reference() {
+    let (ok, v, err) = json(&["--preset", "tiny", "--tp", "4", "--dtype", "f64"]);
+    assert!(ok, "{err}");
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["equal_to_reference"], true);
+    assert_eq!(v["collectives"]["forward"]["all-reduce"], 2);
+    assert_eq!(v["collectives"]["backward"]["all-reduce"], 2);
+    assert_eq!(v["vs_megatron"]["bytes_ratio"], 1.0);
+    for key in [
+        "errors",
+        "max_rel_error",
+        "tolerance",
+        "bytes_sent_per_rank",
+        "weight_bytes_per_gpu",
+        "activation_bytes_per_gpu",
+        "modeled_time_s",
+    ] {
+        assert!(!v[key].is_null(), "{key} missing: {v}");
+    }
+    // With sequence parallelism: two gathers and two reduce-scatters forward, no all-reduce.
+    let (ok, v, err) = json(&["--preset", "tiny", "--tp", "4", "--sequence-parallel"]);
+    assert!(ok, "{err}");
+    assert_eq!(v["collectives"]["forward"]["all-gather"], 2);
+    assert_eq!(v["collectives"]["forward"]["reduce-scatter"], 2);
+    assert!(v["collectives"]["forward"]["all-reduce"].is_null(), "{v}");
+}
+
+#[test]
+fn the_wrong_way_round_is_valid_and_costs_more() {
+    let (ok, v, err) = json(&[
+        "--preset", "tiny", "--tp", "4", "--dtype", "f64", "--qkv", "rows", "--out", "columns",
+        "--fc1", "rows", "--fc2", "columns",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(v["named"], "rows-then-columns");
+    assert_eq!(v["equal_to_reference"], true);
+    let ratio = v["vs_megatron"]["bytes_ratio"].as_f64().unwrap_or(0.0);
+    assert!(ratio > 3.0, "{v}");
+}
+
+#[test]
+fn a_missing_g_is_refused_and_runs_wrong_when_allowed() {
+    let args = [
+        "--preset", "tiny", "--tp", "2", "--dtype", "f64", "--collective", "attn.out:all-reduce",
+    ];
+    let (ok, v, _) = json(&args);
+    assert!(!ok);
+    assert_eq!(v["valid"], false);
+    assert!(v["equal_to_reference"].is_null());
+    let e = &v["errors"][0];
+    assert_eq!(e["op"], "residual");
+    assert_eq!(e["tensor"], "M");
+    assert_eq!(e["placement"], "Partial()");
+    assert_eq!(e["pass"], "forward");
+    let mut wrong = args.to_vec();
+    wrong.push("--allow-wrong");
+    let (ok, v, _) = json(&wrong);
+    assert!(!ok);
+    assert_eq!(v["equal_to_reference"], false);
+    let err = v["max_rel_error"].as_f64().unwrap_or(0.0);
+    let tol = v["tolerance"].as_f64().unwrap_or(1.0);
+    assert!(err > 1e6 * tol, "{err} vs {tol}");
+}
+
+#[test]
+fn plan_files_are_read_bounded_and_checked() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let good = dir.path().join("plan.toml");
+    std::fs::write(
+        &good,
+        "qkv = \"columns\"\nout = \"rows\"\nfc1 = \"rows\"\nfc2 = \"columns\"\n",
+    )
+    .expect("write");
+    let good = good.to_string_lossy().into_owned();
+    let (ok, v, err) = json(&["--preset", "tiny", "--file", &good]);
+    assert!(ok, "{err}");
+    assert_eq!(v["plan"], "qkv=columns out=rows fc1=rows fc2=columns");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "fc1 = \"diagonal\"\n").expect("write");
+    let (ok, out, err) = tplab(&["design", "--file", &bad.to_string_lossy()]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("replicate") && err.contains("columns"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, vec![b'#'; 200_000]).expect("write");
+    let (ok, _, err) = tplab(&["design", "--file", &big.to_string_lossy()]);
+    assert!(!ok && err.contains("limit"), "{err}");
+    let (ok, _, err) = tplab(&["design", "--collective", "attn.out"]);
+    assert!(!ok && err.contains("OP:KIND"), "{err}");
+}
+
+#[test]
+fn design_export_of_another_plan_writes_its_shards_and_program() {
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let out = dir.path().join("x");
+    let out_s = out.to_string_lossy().into_owned();
+    let (ok, _, err) = tplab(&[
+        "design", "--preset", "tiny", "--tp", "2", "--plan", "columns-columns", "--export", &out_s,
+    ]);
+    assert!(ok, "{err}");
+    for f in ["tensors.safetensors", "shards.safetensors", "design.json"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+}
+
+#[test]
+fn design_challenges_grade_plans() {
+    let (ok, out, err) = tplab(&["design", "--challenge", "1", "--fc1", "columns", "--fc2", "rows"]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("SOLVED, 3 stars"), "{out}");
+    let (ok, out, _) = tplab(&["design", "--challenge", "1", "--fc1", "rows", "--fc2", "columns"]);
+    assert!(!ok);
+    assert!(out.contains("not yet") && out.contains("all-reduce"), "{out}");
+    let (ok, _, err) = tplab(&["design", "--challenge", "1", "--qkv", "columns"]);
+    assert!(!ok && err.contains("fc1 and fc2"), "{err}");
+    let (ok, _, err) = tplab(&["design", "--challenge", "12"]);
+    assert!(!ok && err.contains("1 to 8"), "{err}");
+}

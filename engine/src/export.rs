@@ -336,6 +336,74 @@ pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, Engi
     set.commit()
 }
 
+/// The export of a design (`tplab design --export`) for a plan other than Megatron's, whose
+/// export is [`export`]'s: the same `tensors.safetensors` (the reference's tensors do not
+/// depend on the split), `shards.safetensors` with each rank's shards and gradients as *this*
+/// plan splits them (same names, `rank{r}.<name>`), and `design.json`, the propagated program
+/// and its price (in place of the trace, which exists for Megatron's program only).
+pub fn export_design<T: Element>(
+    cfg: &crate::config::Config,
+    report: &crate::block::design::DesignReport,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, EngineError> {
+    use crate::block::design::{exec, program};
+    let cfg = crate::config::Config {
+        dtype: T::DTYPE,
+        ..cfg.clone()
+    };
+    let program = &report.program;
+    let model = crate::params::Model::<T>::random(&cfg);
+    let want = crate::reference::run(&cfg, &model);
+    let got = exec::run_program(&cfg, program, &model)
+        .map_err(|e| EngineError::Export(e.to_string()))?;
+    let mut set = ExportSet::new(dir)?;
+    let mut meta = HashMap::new();
+    meta.insert(
+        "tplab.config".to_string(),
+        serde_json::to_string(&cfg).map_err(|e| EngineError::Export(e.to_string()))?,
+    );
+    meta.insert("tplab.plan".to_string(), program.plan.describe());
+    let mut t = vec![owned("input".into(), &model.input, false)];
+    for (name, a) in model.named_params() {
+        t.push(owned(name, a, true));
+    }
+    t.push(owned("output".into(), &want.output, false));
+    t.push(owned("grad.output".into(), &model.grad_output, false));
+    t.push(owned("grad.input".into(), &want.grad_input, false));
+    for (i, g) in want.grads.iter().enumerate() {
+        for k in ParamKind::ALL {
+            t.push(owned(format!("grad.{}", k.name(i)), g.get(k), true));
+        }
+    }
+    set.write(
+        "tensors.safetensors",
+        &safetensors_bytes(cfg.dtype, &t, meta.clone())?,
+    )?;
+    let mut s = Vec::new();
+    for (r, layers) in got.grads.iter().enumerate() {
+        for (i, g) in layers.iter().enumerate() {
+            for k in ParamKind::ALL {
+                let layout = program::param_layout(&cfg, &program.plan, k);
+                let shard =
+                    exec::shard_param(&cfg, layout, k, model.layers[i].get(k).view(), r);
+                s.push(owned(format!("rank{r}.{}", k.name(i)), &shard, true));
+                s.push(owned(format!("rank{r}.grad.{}", k.name(i)), g.get(k), true));
+            }
+        }
+    }
+    set.write(
+        "shards.safetensors",
+        &safetensors_bytes(cfg.dtype, &s, meta)?,
+    )?;
+    let json = serde_json::to_vec_pretty(&serde_json::json!({
+        "report": report,
+        "program": program,
+    }))
+    .map_err(|e| EngineError::Export(e.to_string()))?;
+    set.write("design.json", &json)?;
+    set.commit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,6 +55,7 @@ pub fn flush_stdout() {
 
 pub mod cert;
 pub mod collective;
+pub mod design;
 pub mod gpu;
 pub mod lessons;
 pub mod memory;

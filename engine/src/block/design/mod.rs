@@ -9,6 +9,7 @@
 //!   (collectives per layer, bytes each GPU sends, memory per GPU, modeled time, the comparison
 //!   with Megatron's plan).
 
+pub mod challenge;
 pub mod exec;
 pub mod plan;
 pub mod program;

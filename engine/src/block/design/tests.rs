@@ -286,3 +286,48 @@ fn megatron_in_f32_matches_and_is_timed() {
     assert!(r.is_some_and(|r| r.price.modeled_time_s > 0.0));
     assert_eq!(r.and_then(|r| r.vs_megatron.bytes_ratio), Some(1.0));
 }
+
+/// `tplab design` on Megatron's plan gives the numbers `tplab run` gives: the design executor's
+/// output, input gradient and every rank's shard gradients against the sharded executor's, shard
+/// by shard (the two split the parameters alike), within the run's tolerance — with and without
+/// sequence parallelism.
+#[test]
+fn megatrons_plan_gives_the_sharded_executors_numbers() {
+    for sp in [false, true] {
+        let cfg = tiny(4, sp, 2);
+        let model = Model::<f64>::random(&cfg);
+        let fast = crate::sharded::run(&cfg, &crate::plan::ShardPlan::new(&cfg), &model);
+        let fast = match fast {
+            Ok(f) => f,
+            Err(e) => panic!("{e}"),
+        };
+        let plan = ShardingPlan {
+            sequence_parallel: sp,
+            ..ShardingPlan::default()
+        };
+        let got = match exec::run_program(&cfg, &propagate(&cfg, &plan), &model) {
+            Ok(g) => g,
+            Err(e) => panic!("{e}"),
+        };
+        let tol = Tolerance::for_config(&cfg, cfg.dtype).relative;
+        let close = |a: &Array2<f64>, b: &Array2<f64>, what: &str| {
+            assert_eq!(a.dim(), b.dim(), "{what}");
+            let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let d = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+            assert!(d <= tol * scale, "sp {sp} {what}: {d:e}");
+        };
+        for r in 0..cfg.tp {
+            close(&got.output.ranks[r], &fast.outputs[r], "output");
+            close(&got.grad_input.ranks[r], &fast.grad_inputs[r], "grad input");
+            for layer in 0..cfg.layers {
+                for k in ParamKind::ALL {
+                    close(
+                        got.grads[r][layer].get(k),
+                        fast.grads[r][layer].get(k),
+                        &format!("rank {r} {}", k.name(layer)),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -62,9 +62,9 @@ fn dims<T>(a: &Array2<T>) -> [usize; 2] {
     [r, c]
 }
 
-/// Rank `r`'s even share of the token rows.
-fn token_rows(cfg: &Config, r: usize) -> std::ops::Range<usize> {
-    let [a, b] = super::program::even(cfg.tokens(), cfg.tp, r);
+/// Rank `r`'s even share of `rows` rows (the tokens of an activation, a weight's input rows).
+fn row_share(cfg: &Config, rows: usize, r: usize) -> std::ops::Range<usize> {
+    let [a, b] = super::program::even(rows, cfg.tp, r);
     a..b
 }
 
@@ -79,7 +79,7 @@ fn part<T: Element>(
     match place {
         Place::Replicate | Place::Partial => full.to_owned(),
         Place::Tokens => {
-            let rows = token_rows(cfg, r);
+            let rows = row_share(cfg, full.nrows(), r);
             full.slice(s![rows, ..]).to_owned()
         }
         Place::Features => columns(full, &feature_ranges(cfg, full.ncols(), by_heads, r)),
@@ -94,7 +94,7 @@ fn columns<T: Element>(full: ArrayView2<'_, T>, ranges: &[[usize; 2]]) -> Array2
     concatenate(Axis(1), &views).unwrap_or_else(|_| Array2::zeros((full.nrows(), 0)))
 }
 
-/// Writes rank `r`'s part of a `place`d tensor into `full` (adding when `add`).
+/// Writes rank `r`'s part of a `place`d tensor into `full` (a partial sum is added).
 fn place_into<T: Element>(
     cfg: &Config,
     place: Place,
@@ -107,7 +107,7 @@ fn place_into<T: Element>(
         Place::Replicate => full.assign(&local),
         Place::Partial => *full += &local,
         Place::Tokens => {
-            let rows = token_rows(cfg, r);
+            let rows = row_share(cfg, full.nrows(), r);
             if rows.len() == local.nrows() && full.ncols() == local.ncols() {
                 full.slice_mut(s![rows, ..]).assign(&local);
             }
@@ -128,7 +128,7 @@ fn place_into<T: Element>(
 
 /// The full tensor a placement's parts make: the sum of partial sums, the joined slices, or the
 /// (first GPU's) whole copy.
-fn assemble<T: Element>(
+pub fn assemble<T: Element>(
     cfg: &Config,
     l: &Local<T>,
     shape: [usize; 2],
@@ -215,6 +215,15 @@ fn misread<T: Element>(
     }
 }
 
+/// The placement a parameter's layout is (its rows are `Shard(0)`, its columns `Shard(1)`).
+fn param_place(layout: ParamLayout) -> Place {
+    match layout {
+        ParamLayout::Whole => Place::Replicate,
+        ParamLayout::Rows => Place::Tokens,
+        ParamLayout::Columns => Place::Features,
+    }
+}
+
 /// Rank `r`'s shard of a parameter under the program's plan.
 pub fn shard_param<T: Element>(
     cfg: &Config,
@@ -223,17 +232,7 @@ pub fn shard_param<T: Element>(
     full: ArrayView2<'_, T>,
     r: usize,
 ) -> Array2<T> {
-    match layout {
-        ParamLayout::Whole => full.to_owned(),
-        ParamLayout::Rows => {
-            let [a, b] = super::program::even(full.nrows(), cfg.tp, r);
-            full.slice(s![a..b, ..]).to_owned()
-        }
-        ParamLayout::Columns => columns(
-            full,
-            &feature_ranges(cfg, full.ncols(), by_heads_param(kind), r),
-        ),
-    }
+    part(cfg, param_place(layout), by_heads_param(kind), full, r)
 }
 
 fn by_heads_param(kind: ParamKind) -> bool {
@@ -247,38 +246,11 @@ pub fn assemble_param<T: Element>(
     kind: ParamKind,
     shards: &[&Array2<T>],
 ) -> Array2<T> {
-    let [rows, cols] = kind.shape(cfg);
-    let mut full = Array2::<T>::zeros((rows, cols));
-    match layout {
-        ParamLayout::Whole => {
-            if let Some(s0) = shards.first() {
-                if dims(s0) == [rows, cols] {
-                    full.assign(*s0);
-                }
-            }
-        }
-        ParamLayout::Rows => {
-            for (r, sh) in shards.iter().enumerate() {
-                let [a, b] = super::program::even(rows, cfg.tp, r);
-                if sh.nrows() == b - a && sh.ncols() == cols {
-                    full.slice_mut(s![a..b, ..]).assign(*sh);
-                }
-            }
-        }
-        ParamLayout::Columns => {
-            for (r, sh) in shards.iter().enumerate() {
-                place_into(
-                    cfg,
-                    Place::Features,
-                    by_heads_param(kind),
-                    &mut full,
-                    sh.view(),
-                    r,
-                );
-            }
-        }
-    }
-    full
+    let l = Local {
+        place: param_place(layout),
+        ranks: shards.iter().map(|a| (*a).clone()).collect(),
+    };
+    assemble(cfg, &l, kind.shape(cfg), by_heads_param(kind))
 }
 
 /// The placement of a linear layer's input gradient `dX = dY·Wᵀ`.

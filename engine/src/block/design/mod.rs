@@ -552,7 +552,7 @@ fn run_and_compare<T: Element>(
                     place: local.place,
                     ranks: local.ranks.iter().map(widen).collect(),
                 };
-                vec![exec_assemble(&cfg, &l, shape)]
+                vec![exec::assemble(&cfg, &l, shape, false)]
             }
         };
         let worst = per_rank
@@ -589,42 +589,6 @@ fn run_and_compare<T: Element>(
         }
     }
     Ok((tol, checks))
-}
-
-fn exec_assemble(cfg: &Config, l: &exec::Local<f64>, shape: [usize; 2]) -> Array2<f64> {
-    let mut full = Array2::<f64>::zeros((shape[0], shape[1]));
-    let tp = cfg.tp.max(1);
-    match l.place {
-        Place::Tokens => {
-            for (r, a) in l.ranks.iter().enumerate() {
-                let [s, e] = program::even(shape[0], tp, r);
-                if a.nrows() == e - s && a.ncols() == shape[1] {
-                    full.slice_mut(ndarray::s![s..e, ..]).assign(a);
-                }
-            }
-        }
-        Place::Partial => {
-            for a in &l.ranks {
-                if a.dim() == full.dim() {
-                    full += a;
-                }
-            }
-        }
-        _ => {
-            for (r, a) in l.ranks.iter().enumerate() {
-                let ranges = program::feature_ranges(cfg, shape[1], false, r);
-                let mut off = 0;
-                for [s, e] in ranges {
-                    if off + (e - s) <= a.ncols() && a.nrows() == shape[0] {
-                        full.slice_mut(ndarray::s![.., s..e])
-                            .assign(&a.slice(ndarray::s![.., off..off + e - s]));
-                    }
-                    off += e - s;
-                }
-            }
-        }
-    }
-    full
 }
 
 #[cfg(test)]

@@ -416,7 +416,6 @@ fn an_unknown_view_flag_names_the_views_before_any_window_opens() {
 
 // `tplab design`: the split as data, from flags and from a plan file.
 
-
 fn json(args: &[&str]) -> (bool, serde_json::Value, String) {
     let mut all = vec!["design", "--json"];
     all.extend_from_slice(args);
@@ -469,7 +468,14 @@ fn the_wrong_way_round_is_valid_and_costs_more() {
 #[test]
 fn a_missing_g_is_refused_and_runs_wrong_when_allowed() {
     let args = [
-        "--preset", "tiny", "--tp", "2", "--dtype", "f64", "--collective", "attn.out:all-reduce",
+        "--preset",
+        "tiny",
+        "--tp",
+        "2",
+        "--dtype",
+        "f64",
+        "--collective",
+        "attn.out:all-reduce",
     ];
     let (ok, v, _) = json(&args);
     assert!(!ok);
@@ -507,7 +513,10 @@ fn plan_files_are_read_bounded_and_checked() {
     std::fs::write(&bad, "fc1 = \"diagonal\"\n").expect("write");
     let (ok, out, err) = tplab(&["design", "--file", &bad.to_string_lossy()]);
     assert!(!ok, "{out}");
-    assert!(err.contains("replicate") && err.contains("columns"), "{err}");
+    assert!(
+        err.contains("replicate") && err.contains("columns"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     let big = dir.path().join("big.toml");
     std::fs::write(&big, vec![b'#'; 200_000]).expect("write");
@@ -523,7 +532,15 @@ fn design_export_of_another_plan_writes_its_shards_and_program() {
     let out = dir.path().join("x");
     let out_s = out.to_string_lossy().into_owned();
     let (ok, _, err) = tplab(&[
-        "design", "--preset", "tiny", "--tp", "2", "--plan", "columns-columns", "--export", &out_s,
+        "design",
+        "--preset",
+        "tiny",
+        "--tp",
+        "2",
+        "--plan",
+        "columns-columns",
+        "--export",
+        &out_s,
     ]);
     assert!(ok, "{err}");
     for f in ["tensors.safetensors", "shards.safetensors", "design.json"] {
@@ -533,12 +550,31 @@ fn design_export_of_another_plan_writes_its_shards_and_program() {
 
 #[test]
 fn design_challenges_grade_plans() {
-    let (ok, out, err) = tplab(&["design", "--challenge", "1", "--fc1", "columns", "--fc2", "rows"]);
+    let (ok, out, err) = tplab(&[
+        "design",
+        "--challenge",
+        "1",
+        "--fc1",
+        "columns",
+        "--fc2",
+        "rows",
+    ]);
     assert!(ok, "{out}{err}");
     assert!(out.contains("SOLVED, 3 stars"), "{out}");
-    let (ok, out, _) = tplab(&["design", "--challenge", "1", "--fc1", "rows", "--fc2", "columns"]);
+    let (ok, out, _) = tplab(&[
+        "design",
+        "--challenge",
+        "1",
+        "--fc1",
+        "rows",
+        "--fc2",
+        "columns",
+    ]);
     assert!(!ok);
-    assert!(out.contains("not yet") && out.contains("all-reduce"), "{out}");
+    assert!(
+        out.contains("not yet") && out.contains("all-reduce"),
+        "{out}"
+    );
     let (ok, _, err) = tplab(&["design", "--challenge", "1", "--qkv", "columns"]);
     assert!(!ok && err.contains("fc1 and fc2"), "{err}");
     let (ok, _, err) = tplab(&["design", "--challenge", "12"]);

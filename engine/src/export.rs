@@ -354,8 +354,8 @@ pub fn export_design<T: Element>(
     let program = &report.program;
     let model = crate::params::Model::<T>::random(&cfg);
     let want = crate::reference::run(&cfg, &model);
-    let got = exec::run_program(&cfg, program, &model)
-        .map_err(|e| EngineError::Export(e.to_string()))?;
+    let got =
+        exec::run_program(&cfg, program, &model).map_err(|e| EngineError::Export(e.to_string()))?;
     let mut set = ExportSet::new(dir)?;
     let mut meta = HashMap::new();
     meta.insert(
@@ -384,8 +384,7 @@ pub fn export_design<T: Element>(
         for (i, g) in layers.iter().enumerate() {
             for k in ParamKind::ALL {
                 let layout = program::param_layout(&cfg, &program.plan, k);
-                let shard =
-                    exec::shard_param(&cfg, layout, k, model.layers[i].get(k).view(), r);
+                let shard = exec::shard_param(&cfg, layout, k, model.layers[i].get(k).view(), r);
                 s.push(owned(format!("rank{r}.{}", k.name(i)), &shard, true));
                 s.push(owned(format!("rank{r}.grad.{}", k.name(i)), g.get(k), true));
             }

@@ -173,19 +173,35 @@ fn print_program(report: &DesignReport) {
                 weight.symbol(),
                 p.plan.split(*weight),
                 v(*y),
-                if *bias { "" } else { ", bias added after the sum" }
+                if *bias {
+                    ""
+                } else {
+                    ", bias added after the sum"
+                }
             ),
-            Step::Attention { qkv, ctx } => format!("{:<15} {} -> {}", "attention", v(*qkv), v(*ctx)),
+            Step::Attention { qkv, ctx } => {
+                format!("{:<15} {} -> {}", "attention", v(*qkv), v(*ctx))
+            }
             Step::Gelu { a, u } => format!("{:<15} {} -> {}", "GeLU", v(*a), v(*u)),
-            Step::Bias { x, weight, once, .. } => format!(
+            Step::Bias {
+                x, weight, once, ..
+            } => format!(
                 "{:<15} {} + {}'s bias{}",
                 "bias",
                 v(*x),
                 weight.label(),
                 if *once { " (on GPU 0 only)" } else { "" }
             ),
-            Step::Residual { stream, branch, y, .. } => {
-                format!("{:<15} {} + {} -> {}", "residual add", v(*stream), v(*branch), v(*y))
+            Step::Residual {
+                stream, branch, y, ..
+            } => {
+                format!(
+                    "{:<15} {} + {} -> {}",
+                    "residual add",
+                    v(*stream),
+                    v(*branch),
+                    v(*y)
+                )
             }
             Step::Redistribute(r) => {
                 let to = p.value(r.to);
@@ -203,7 +219,11 @@ fn print_program(report: &DesignReport) {
                         v(r.from),
                         place_words(to.place),
                         if r.manual { "yours" } else { "inserted" },
-                        if r.manual { String::new() } else { format!(": {}", r.reason) }
+                        if r.manual {
+                            String::new()
+                        } else {
+                            format!(": {}", r.reason)
+                        }
                     )
                 }
             }
@@ -383,10 +403,13 @@ pub fn run(args: DesignArgs) -> anyhow::Result<ExitCode> {
             pr.modeled_compute_s * 1e3,
             pr.modeled_communication_s * 1e3
         );
-        match (report.vs_megatron.bytes_ratio, report.vs_megatron.time_ratio) {
-            (Some(b), Some(t)) => outln!(
-                "against Megatron's plan: {b:.2}x the bytes, {t:.2}x the modeled time"
-            ),
+        match (
+            report.vs_megatron.bytes_ratio,
+            report.vs_megatron.time_ratio,
+        ) {
+            (Some(b), Some(t)) => {
+                outln!("against Megatron's plan: {b:.2}x the bytes, {t:.2}x the modeled time")
+            }
             _ => outln!("against Megatron's plan: it sends nothing here (TP=1)"),
         }
         match report.equal_to_reference {

@@ -4,7 +4,8 @@
 //! bytes of its best plan), one for solving without the hint.
 
 use super::plan::{ManualCollective, ManualKind, ShardingPlan, Site, Split, Weight};
-use super::{design, DesignOptions, DesignReport, DesignRunError, NamedPlan, Place};
+use super::program::ErrorAt;
+use super::{design, DesignOptions, DesignReport, DesignRunError, Move, NamedPlan, Place};
 use crate::config::{Config, Preset};
 use crate::trace::Pass;
 use serde::Serialize;
@@ -19,8 +20,12 @@ pub enum Goal {
     /// A valid plan equal to the reference that sends at least `ratio` times the bytes of the
     /// challenge's best plan.
     CostlyButCorrect { ratio: f64 },
-    /// A hand-placed program the rules refuse at `op`, because it reads a partial sum.
-    RefusedAt { op: &'static str },
+    /// A hand-placed program the rules refuse at the op after `site`, because it reads a
+    /// partial sum.
+    RefusedAt {
+        #[serde(skip)]
+        at: Site,
+    },
     /// A valid plan equal to the reference with no all-reduce in the forward pass.
     NoForwardAllReduce,
     /// A valid plan equal to the reference with collectives placed by hand.
@@ -163,7 +168,7 @@ pub fn all() -> Vec<Challenge> {
             goal_text: "Place the collectives yourself and split fc1 so that GeLU is handed a partial sum; then run it anyway and see what breaks.",
             hint: "Split fc1 by rows and place no collective between fc1 and GeLU.",
             why: "GeLU(a)+GeLU(b) ≠ GeLU(a+b): a non-linear function of a partial sum is not a partial sum of anything. The engine refuses the program; run anyway, its outputs are far from the reference.",
-            goal: Goal::RefusedAt { op: "mlp.gelu" },
+            goal: Goal::RefusedAt { at: Site::Gelu },
             config: cfg(2),
             free: mlp.clone(),
             start: megatron_manual.clone(),
@@ -346,11 +351,11 @@ impl Challenge {
             }
         };
         let c = &r.price.collectives;
-        let all_reduce = c.get(Pass::Forward, "all-reduce");
+        let all_reduce = c.get(Pass::Forward, Move::AllReduce.name());
         let others: usize = c
             .forward
             .iter()
-            .filter(|(k, _)| **k != "all-reduce")
+            .filter(|(k, _)| **k != Move::AllReduce.name())
             .map(|(_, n)| n)
             .sum();
         match self.goal {
@@ -377,17 +382,19 @@ impl Challenge {
                     ));
                 }
             }
-            Goal::RefusedAt { op } => {
+            Goal::RefusedAt { at } => {
                 if plan.manual.is_none() {
                     missing.push("place the collectives yourself (manual mode)".into());
                 }
                 match r.errors.first() {
-                    Some(e) if e.op == op && e.holds == Place::Partial => {}
+                    Some(e) if e.at == ErrorAt::Op(at) && e.holds == Place::Partial => {}
                     Some(e) => missing.push(format!(
                         "the program is refused, but at {} ({}), not where the goal asks",
                         e.op, e.rule
                     )),
-                    None => missing.push("the program is valid: nothing reads a partial sum".into()),
+                    None => {
+                        missing.push("the program is valid: nothing reads a partial sum".into())
+                    }
                 }
             }
             Goal::NoForwardAllReduce => {
@@ -396,9 +403,14 @@ impl Challenge {
                     missing.push("turn sequence parallelism on".into());
                 }
                 if all_reduce > 0 {
-                    missing.push(format!("its forward pass still has {all_reduce} all-reduce(s)"));
+                    missing.push(format!(
+                        "its forward pass still has {all_reduce} all-reduce(s)"
+                    ));
                 }
-                if Weight::ALL.iter().any(|w| plan.split(*w) == Split::Replicate) {
+                if Weight::ALL
+                    .iter()
+                    .any(|w| plan.split(*w) == Split::Replicate)
+                {
                     missing.push(
                         "split every weight: a whole weight on every GPU is not tensor parallelism"
                             .into(),
@@ -470,7 +482,9 @@ mod tests {
             fc2: Split::Columns,
             ..mlp.start.clone()
         };
-        let g = mlp.grade(&rows_first, false).unwrap_or_else(|e| panic!("{e}"));
+        let g = mlp
+            .grade(&rows_first, false)
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(!g.solved);
         assert!(g.missing[0].contains("all-reduce"), "{:?}", g.missing);
         let cheat = ShardingPlan {

@@ -8,11 +8,11 @@
 //! (a partial sum as the whole sum; its own slice, zeros elsewhere, as the whole tensor), which
 //! is exactly what the GPUs of such a program would compute.
 
-use super::program::{
-    feature_ranges, param_layout, weight_param, BackStep, ParamLayout, Place, Program, Step, Tensor,
-    Value, ValueId,
-};
 use super::plan::Weight;
+use super::program::{
+    feature_ranges, param_layout, weight_param, BackStep, ParamLayout, Place, Program, Step,
+    Tensor, Value, ValueId,
+};
 use crate::config::Config;
 use crate::dtype::Element;
 use crate::ops::{self, AttnCache, LnCache};
@@ -23,7 +23,9 @@ use thiserror::Error;
 /// Why a program could not be run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ExecError {
-    #[error("step {step}: {tensor} is not there on GPU {rank} (the program reads it before it is made)")]
+    #[error(
+        "step {step}: {tensor} is not there on GPU {rank} (the program reads it before it is made)"
+    )]
     Missing {
         step: usize,
         tensor: &'static str,
@@ -298,7 +300,7 @@ pub fn run_program<T: Element>(
             .map(|r| part(cfg, stream, false, model.input.view(), r))
             .collect(),
     };
-    let mut saved: Vec<(Vec<Option<Local<T>>>, Caches<T>)> = Vec::new();
+    let mut saved: Vec<Forward<T>> = Vec::new();
     for p in &shards {
         let (vals, caches) = forward(cfg, program, p, x)?;
         x = vals[program.output].clone().ok_or(ExecError::Missing {
@@ -370,7 +372,13 @@ fn check_chain<T>(
 }
 
 /// The bias vector rank `r` adds to a value held as `place`.
-fn bias_part<T: Element>(cfg: &Config, full: &Array2<T>, place: Place, by_heads: bool, r: usize) -> Array2<T> {
+fn bias_part<T: Element>(
+    cfg: &Config,
+    full: &Array2<T>,
+    place: Place,
+    by_heads: bool,
+    r: usize,
+) -> Array2<T> {
     match place {
         Place::Features => columns(full.view(), &feature_ranges(cfg, full.ncols(), by_heads, r)),
         _ => full.clone(),
@@ -387,6 +395,8 @@ fn local_heads(cfg: &Config, place: Place) -> (usize, usize) {
 
 type Forward<T> = (Vec<Option<Local<T>>>, Caches<T>);
 
+// `r` indexes a rank's parameters, inputs and outputs together.
+#[allow(clippy::needless_range_loop)]
 fn forward<T: Element>(
     cfg: &Config,
     program: &Program,
@@ -411,8 +421,11 @@ fn forward<T: Element>(
                 let mut cs = Vec::with_capacity(tp);
                 for r in 0..tp {
                     check_chain(i, "LayerNorm input", r, &xl.ranks[r], cfg.hidden)?;
-                    let (o, c) =
-                        ops::layer_norm(xl.ranks[r].view(), p[r].get(wk).view(), p[r].get(bk).view());
+                    let (o, c) = ops::layer_norm(
+                        xl.ranks[r].view(),
+                        p[r].get(wk).view(),
+                        p[r].get(bk).view(),
+                    );
                     outs.push(o);
                     cs.push(c);
                 }
@@ -448,14 +461,10 @@ fn forward<T: Element>(
                 let mut cs = Vec::with_capacity(tp);
                 for r in 0..tp {
                     check_chain(i, "attention's QKV", r, &ql.ranks[r], want)?;
-                    let (o, c) = ops::attention(
-                        ql.ranks[r].view(),
-                        cfg.batch,
-                        cfg.seq,
-                        hl,
-                        kvl,
-                        |a, b| ops::matmul(a, b),
-                    );
+                    let (o, c) =
+                        ops::attention(ql.ranks[r].view(), cfg.batch, cfg.seq, hl, kvl, |a, b| {
+                            ops::matmul(a, b)
+                        });
                     outs.push(o);
                     cs.push(c);
                 }
@@ -487,10 +496,7 @@ fn forward<T: Element>(
                     }
                     outs.push(o);
                 }
-                vals[*y] = Some(Local {
-                    place,
-                    ranks: outs,
-                });
+                vals[*y] = Some(Local { place, ranks: outs });
             }
             Step::Residual {
                 stream,
@@ -566,7 +572,12 @@ fn accumulate<T: Element>(
     }
 }
 
-fn add_param<T: Element>(acc: &mut [Vec<Option<Array2<T>>>], kind: ParamKind, r: usize, g: Array2<T>) {
+fn add_param<T: Element>(
+    acc: &mut [Vec<Option<Array2<T>>>],
+    kind: ParamKind,
+    r: usize,
+    g: Array2<T>,
+) {
     let slot = &mut acc[r][param_index(kind)];
     match slot {
         Some(a) if a.dim() == g.dim() => *a += &g,
@@ -580,6 +591,8 @@ fn param_index(kind: ParamKind) -> usize {
 
 type Backward<T> = (Local<T>, Vec<LayerParams<T>>);
 
+// `r` indexes a rank's parameters, gradients and caches together.
+#[allow(clippy::needless_range_loop)]
 fn backward<T: Element>(
     cfg: &Config,
     program: &Program,
@@ -704,7 +717,12 @@ fn backward<T: Element>(
                         let g = take(&mut grads, *y, i)?;
                         if let Some(w) = bias {
                             for (r, gr) in g.ranks.iter().enumerate() {
-                                add_param(&mut pacc, weight_param(*w).1, r, ops::col_sum(gr.view()));
+                                add_param(
+                                    &mut pacc,
+                                    weight_param(*w).1,
+                                    r,
+                                    ops::col_sum(gr.view()),
+                                );
                             }
                         }
                         let branch_g = Local {
@@ -717,7 +735,12 @@ fn backward<T: Element>(
                     Step::Bias { x, y, weight, .. } => {
                         let g = take(&mut grads, *y, i)?;
                         for (r, gr) in g.ranks.iter().enumerate() {
-                            add_param(&mut pacc, weight_param(*weight).1, r, ops::col_sum(gr.view()));
+                            add_param(
+                                &mut pacc,
+                                weight_param(*weight).1,
+                                r,
+                                ops::col_sum(gr.view()),
+                            );
                         }
                         let gx = Local {
                             place: values[*x].place.grad(),
@@ -779,8 +802,11 @@ fn backward<T: Element>(
                         })?;
                         let mut ranks = Vec::with_capacity(tp);
                         for r in 0..tp {
-                            let (dx, dw, db) =
-                                ops::layer_norm_backward(g.ranks[r].view(), &cs[r], p[r].get(wk).view());
+                            let (dx, dw, db) = ops::layer_norm_backward(
+                                g.ranks[r].view(),
+                                &cs[r],
+                                p[r].get(wk).view(),
+                            );
                             add_param(&mut pacc, wk, r, dw);
                             add_param(&mut pacc, bk, r, db);
                             ranks.push(dx);
@@ -809,7 +835,12 @@ fn backward<T: Element>(
                                 });
                             }
                             ranks.push(ops::matmul(g.ranks[r].view(), w.t()));
-                            add_param(&mut pacc, wk, r, ops::matmul(xl.ranks[r].t(), g.ranks[r].view()));
+                            add_param(
+                                &mut pacc,
+                                wk,
+                                r,
+                                ops::matmul(xl.ranks[r].t(), g.ranks[r].view()),
+                            );
                             if *bias {
                                 add_param(&mut pacc, bk, r, ops::col_sum(g.ranks[r].view()));
                             }

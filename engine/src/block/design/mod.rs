@@ -14,8 +14,10 @@ pub mod exec;
 pub mod plan;
 pub mod program;
 
-pub use plan::{ManualCollective, ManualKind, NamedPlan, PlanError, ShardingPlan, Site, Split, Weight};
-pub use program::{propagate, BackStep, DesignError, Move, Place, Program, Step, Tensor};
+pub use plan::{
+    ManualCollective, ManualKind, NamedPlan, PlanError, ShardingPlan, Site, Split, Weight,
+};
+pub use program::{propagate, BackStep, DesignError, ErrorAt, Move, Place, Program, Step, Tensor};
 
 use crate::block::work;
 use crate::config::{Config, ConfigError};
@@ -72,6 +74,9 @@ pub struct PricedCollective {
     pub bytes_sent_per_rank: u64,
     pub time_s: f64,
     pub reason: String,
+    /// One of the KV-copy groups' sums (they run side by side).
+    #[serde(skip)]
+    pub kv_copies: bool,
 }
 
 /// What a plan costs per layer and per GPU.
@@ -167,7 +172,9 @@ fn local_param_elems(cfg: &Config, plan: &ShardingPlan, kind: ParamKind) -> u64 
     let e = match param_layout(cfg, plan, kind) {
         program::ParamLayout::Whole => r * c,
         program::ParamLayout::Rows => (r / tp) * c,
-        program::ParamLayout::Columns if matches!(kind, ParamKind::QkvWeight | ParamKind::QkvBias) => {
+        program::ParamLayout::Columns
+            if matches!(kind, ParamKind::QkvWeight | ParamKind::QkvBias) =>
+        {
             r * cfg.qkv_cols_per_rank()
         }
         program::ParamLayout::Columns => r * (c / tp),
@@ -203,7 +210,13 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
             }
         }
     };
-    let mut record = |pass: Pass, mv: Move, tensor: String, n: usize, elems: u64, reason: String| {
+    let mut record = |pass: Pass,
+                      mv: Move,
+                      tensor: String,
+                      n: usize,
+                      elems: u64,
+                      reason: String,
+                      kv_copies: bool| {
         if !mv.communicates() || n <= 1 {
             return;
         }
@@ -223,6 +236,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
             bytes_sent_per_rank: sent,
             time_s: comm_time(mv, n, elems),
             reason,
+            kv_copies,
         });
     };
     for s in &p.forward {
@@ -236,6 +250,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
                     tp,
                     v.tensor.elems(cfg) as u64,
                     r.reason.clone(),
+                    false,
                 );
             }
         }
@@ -253,6 +268,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
                     tp,
                     v.tensor.elems(cfg) as u64,
                     reason.clone(),
+                    false,
                 );
             }
             BackStep::Regather { value, .. } => {
@@ -267,6 +283,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
                         "{} was not kept: gathered again for the weight gradient",
                         v.tensor.name()
                     ),
+                    false,
                 );
             }
             BackStep::KvGradSum { groups } => {
@@ -280,6 +297,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
                         g.len(),
                         elems,
                         "copies of a KV head sum their gradients".into(),
+                        true,
                     );
                 }
             }
@@ -300,6 +318,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
                     "each GPU's gradients of whole parameters cover only its tokens or its \
                      partial input: summed"
                         .into(),
+                    false,
                 );
             }
             BackStep::ParamGradGather { param } => {
@@ -311,6 +330,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
                     tp,
                     (r * c) as u64,
                     "each GPU added the bias to its columns only".into(),
+                    false,
                 );
             }
             BackStep::Grad { .. } => {}
@@ -322,7 +342,7 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
     let mut comm_s = 0.0;
     let mut seen_kv = false;
     for s in &steps {
-        if s.tensor == "dW_qkv[K,V]" {
+        if s.kv_copies {
             if seen_kv {
                 continue;
             }
@@ -339,7 +359,8 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
     let mut saved: u64 = 0;
     if let Some(c) = cluster {
         let dtype = cfg.dtype;
-        let rf = |w: work::Work| cost::roofline_s(w.flops as f64, (w.elems * eb) as f64, &c.gpu, dtype);
+        let rf =
+            |w: work::Work| cost::roofline_s(w.flops as f64, (w.elems * eb) as f64, &c.gpu, dtype);
         for s in &p.forward {
             let (f, b) = match s {
                 Step::LayerNorm { x, .. } => {

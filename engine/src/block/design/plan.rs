@@ -476,10 +476,10 @@ mod tests {
         assert!(e("qkvv = \"rows\"").is_some_and(|s| s.contains("not valid")));
         assert!(e("[[collective]]\nafter = \"ln1\"\nkind = \"all-reduce\"")
             .is_some_and(|s| s.contains("manual")));
-        assert!(
-            e("collectives = \"manual\"\n[[collective]]\nafter = \"mlp.fc3\"\nkind = \"all-reduce\"")
-                .is_some_and(|s| s.contains("mlp.fc2"))
-        );
+        assert!(e(
+            "collectives = \"manual\"\n[[collective]]\nafter = \"mlp.fc3\"\nkind = \"all-reduce\""
+        )
+        .is_some_and(|s| s.contains("mlp.fc2")));
         assert!(e("base = \"zero\"").is_some_and(|s| s.contains("megatron")));
     }
 

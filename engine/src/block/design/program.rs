@@ -307,6 +307,9 @@ pub struct DesignError {
     /// The op in words ("GeLU").
     #[serde(skip)]
     pub op_words: &'static str,
+    /// Where, as a type (the app and the challenges match on this, never on `op`).
+    #[serde(skip)]
+    pub at: ErrorAt,
     pub tensor: &'static str,
     /// The first GPU that reads it wrongly (every GPU does, in these programs).
     pub rank: usize,
@@ -329,6 +332,17 @@ impl std::fmt::Display for DesignError {
         }
         Ok(())
     }
+}
+
+/// Where a program breaks a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorAt {
+    /// An op reads a placement it refuses.
+    Op(Site),
+    /// A residual add reads a branch held unlike the stream.
+    Residual,
+    /// A hand-placed collective after this op has nothing to do.
+    Collective(Site),
 }
 
 /// One block's program: its values, forward steps, derived backward steps, and the first error
@@ -412,13 +426,7 @@ pub fn param_layout(cfg: &Config, plan: &ShardingPlan, kind: ParamKind) -> Param
 
 impl ParamLayout {
     /// Rank `r`'s placement of a parameter of global `shape`.
-    pub fn placement(
-        self,
-        cfg: &Config,
-        shape: [usize; 2],
-        by_heads: bool,
-        r: usize,
-    ) -> Placement {
+    pub fn placement(self, cfg: &Config, shape: [usize; 2], by_heads: bool, r: usize) -> Placement {
         match self {
             ParamLayout::Whole => Placement::Replicate,
             ParamLayout::Rows => Placement::Shard {
@@ -476,6 +484,20 @@ enum Reader {
 }
 
 impl Reader {
+    fn at(self) -> ErrorAt {
+        match self {
+            Reader::Norm(Norm::Ln1) => ErrorAt::Op(Site::Ln1),
+            Reader::Norm(Norm::Ln2) => ErrorAt::Op(Site::Ln2),
+            Reader::Linear(Weight::Qkv) => ErrorAt::Op(Site::Qkv),
+            Reader::Linear(Weight::Out) => ErrorAt::Op(Site::Out),
+            Reader::Linear(Weight::Fc1) => ErrorAt::Op(Site::Fc1),
+            Reader::Linear(Weight::Fc2) => ErrorAt::Op(Site::Fc2),
+            Reader::Attention => ErrorAt::Op(Site::Attention),
+            Reader::Gelu => ErrorAt::Op(Site::Gelu),
+            Reader::Residual(_) => ErrorAt::Residual,
+        }
+    }
+
     fn op(self) -> (&'static str, &'static str) {
         match self {
             Reader::Norm(Norm::Ln1) => ("ln1", "LayerNorm 1"),
@@ -656,7 +678,12 @@ impl Builder<'_> {
     /// looking one reader ahead: a choice is priced with what the next reader will then need
     /// (`next`: that reader and the tensor it reads), so a partial sum before GeLU is summed by
     /// one all-reduce when fc2 wants it whole, not reduce-scattered and gathered again.
-    fn feed_ahead(&mut self, v: ValueId, reader: Reader, next: Option<(Reader, Tensor)>) -> ValueId {
+    fn feed_ahead(
+        &mut self,
+        v: ValueId,
+        reader: Reader,
+        next: Option<(Reader, Tensor)>,
+    ) -> ValueId {
         let have = self.values[v];
         let accepts = reader.accepts(self.plan);
         if accepts.contains(&have.place) {
@@ -733,6 +760,7 @@ impl Builder<'_> {
                         layer: 0,
                         op,
                         op_words: words,
+                        at: reader.at(),
                         tensor: tensor.name(),
                         rank: 0,
                         placement: have.place.kind().dtensor(),
@@ -816,6 +844,7 @@ impl Builder<'_> {
                             layer: 0,
                             op: site.name(),
                             op_words: "your collective",
+                            at: ErrorAt::Collective(site),
                             tensor: have.tensor.name(),
                             rank: 0,
                             placement: have.place.kind().dtensor(),
@@ -828,7 +857,11 @@ impl Builder<'_> {
                                 have.place.words(),
                                 have.tensor.name()
                             ),
-                            fixes: vec![format!("remove the {} after {}", kind.name(), site.name())],
+                            fixes: vec![format!(
+                                "remove the {} after {}",
+                                kind.name(),
+                                site.name()
+                            )],
                         });
                     }
                 }
@@ -933,7 +966,11 @@ pub fn propagate(cfg: &Config, plan: &ShardingPlan) -> Program {
     // Attention half.
     let h1 = b.norm(Norm::Ln1, x, Tensor::H1, Site::Ln1);
     let qkv = b.linear(Weight::Qkv, h1, Tensor::Qkv, Site::Qkv);
-    let qkv = b.feed_ahead(qkv, Reader::Attention, Some((Reader::Linear(Weight::Out), Tensor::Ctx)));
+    let qkv = b.feed_ahead(
+        qkv,
+        Reader::Attention,
+        Some((Reader::Linear(Weight::Out), Tensor::Ctx)),
+    );
     let qkv = b.settle_bias(qkv);
     let ctx = b.value(Tensor::Ctx, b.values[qkv].place, None);
     b.forward.push(Step::Attention { qkv, ctx });
@@ -949,7 +986,11 @@ pub fn propagate(cfg: &Config, plan: &ShardingPlan) -> Program {
     // MLP half.
     let h2 = b.norm(Norm::Ln2, x1, Tensor::H2, Site::Ln2);
     let a = b.linear(Weight::Fc1, h2, Tensor::A, Site::Fc1);
-    let a = b.feed_ahead(a, Reader::Gelu, Some((Reader::Linear(Weight::Fc2), Tensor::U)));
+    let a = b.feed_ahead(
+        a,
+        Reader::Gelu,
+        Some((Reader::Linear(Weight::Fc2), Tensor::U)),
+    );
     let a = b.settle_bias(a);
     let u = b.value(Tensor::U, b.values[a].place, None);
     b.forward.push(Step::Gelu { a, u });
@@ -987,24 +1028,25 @@ fn derive_backward(
     // The block output's gradient arrives as the output is held.
     grad[output] = Some(values[output].place.grad());
     // Brings value v's gradient to `need`, emitting a move.
-    let settle = |v: ValueId, need: Place, grad: &mut Vec<Option<Place>>, out: &mut Vec<BackStep>| {
-        let have = grad[v].unwrap_or(need);
-        if let Some(mv) = Move::between(have, need) {
-            out.push(BackStep::GradMove {
-                value: v,
-                from: have,
-                to: need,
-                mv,
-                reason: format!(
-                    "the gradient of {} is {}; its reader needs {}",
-                    values[v].tensor.name(),
-                    have.words(),
-                    need.words()
-                ),
-            });
-        }
-        grad[v] = Some(need);
-    };
+    let settle =
+        |v: ValueId, need: Place, grad: &mut Vec<Option<Place>>, out: &mut Vec<BackStep>| {
+            let have = grad[v].unwrap_or(need);
+            if let Some(mv) = Move::between(have, need) {
+                out.push(BackStep::GradMove {
+                    value: v,
+                    from: have,
+                    to: need,
+                    mv,
+                    reason: format!(
+                        "the gradient of {} is {}; its reader needs {}",
+                        values[v].tensor.name(),
+                        have.words(),
+                        need.words()
+                    ),
+                });
+            }
+            grad[v] = Some(need);
+        };
     // The gradient a rule adds to value v. Readers' gradients meet in one placement in these
     // programs (the stream's); the executor brings a stray one to the first one's placement.
     let add = |v: ValueId, p: Place, grad: &mut Vec<Option<Place>>, _out: &mut Vec<BackStep>| {
@@ -1012,12 +1054,13 @@ fn derive_backward(
             grad[v] = Some(p);
         }
     };
-    let param_grad = |kind: ParamKind, actual: Place, partial: &mut Vec<ParamKind>, out: &mut Vec<BackStep>| {
+    let param_grad = |kind: ParamKind,
+                      actual: Place,
+                      partial: &mut Vec<ParamKind>,
+                      out: &mut Vec<BackStep>| {
         match (param_layout(cfg, plan, kind), actual) {
-            (ParamLayout::Whole, Place::Partial | Place::Tokens) => {
-                if !partial.contains(&kind) {
-                    partial.push(kind);
-                }
+            (ParamLayout::Whole, Place::Partial | Place::Tokens) if !partial.contains(&kind) => {
+                partial.push(kind);
             }
             (ParamLayout::Whole, Place::Features) => {
                 out.push(BackStep::ParamGradGather { param: kind });
@@ -1066,7 +1109,12 @@ fn derive_backward(
                 add(*stream, need, &mut grad, &mut out);
                 add(*branch, values[*branch].place.grad(), &mut grad, &mut out);
                 if let Some(w) = bias {
-                    param_grad(weight_param(*w).1, values[*y].place, &mut partial_params, &mut out);
+                    param_grad(
+                        weight_param(*w).1,
+                        values[*y].place,
+                        &mut partial_params,
+                        &mut out,
+                    );
                 }
             }
             Step::Bias { x, y, weight, once } => {
@@ -1074,7 +1122,11 @@ fn derive_backward(
                 settle(*y, need, &mut grad, &mut out);
                 out.push(BackStep::Grad { index });
                 add(*x, values[*x].place.grad(), &mut grad, &mut out);
-                let at = if *once { Place::Replicate } else { values[*y].place };
+                let at = if *once {
+                    Place::Replicate
+                } else {
+                    values[*y].place
+                };
                 param_grad(weight_param(*weight).1, at, &mut partial_params, &mut out);
             }
             Step::Gelu { a, u } => {
@@ -1133,10 +1185,7 @@ fn derive_backward(
                         param_grad(bk, db, &mut partial_params, &mut out);
                     }
                 }
-                if *weight == Weight::Qkv
-                    && plan.qkv == Split::Columns
-                    && cfg.kv_replicas() > 1
-                {
+                if *weight == Weight::Qkv && plan.qkv == Split::Columns && cfg.kv_replicas() > 1 {
                     out.push(BackStep::KvGradSum {
                         groups: cfg.kv_replica_groups(),
                     });

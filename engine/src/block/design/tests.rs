@@ -85,7 +85,11 @@ fn megatrons_plan_derives_megatrons_collectives() {
             cfg.kv_heads
         );
     }
-    let c = price(&tiny(4, false, 1), &propagate(&tiny(4, false, 1), &ShardingPlan::default()), None);
+    let c = price(
+        &tiny(4, false, 1),
+        &propagate(&tiny(4, false, 1), &ShardingPlan::default()),
+        None,
+    );
     assert_eq!(c.collectives.get(Pass::Forward, "all-reduce"), 2);
     assert_eq!(c.collectives.get(Pass::Backward, "all-reduce"), 2);
 }
@@ -153,7 +157,10 @@ fn named_plans_are_priced() {
     // each; AR(A, 1024 f64) 2·3/4·8192 = 12288.
     assert_eq!(rtc.bytes_sent_per_rank_forward, 4608 + 3 * 1536 + 12288);
     let ratio = rtc.bytes_sent_per_rank as f64 / meg.bytes_sent_per_rank as f64;
-    assert!(ratio > 3.0, "rows-then-columns sends {ratio:.1}x Megatron's bytes");
+    assert!(
+        ratio > 3.0,
+        "rows-then-columns sends {ratio:.1}x Megatron's bytes"
+    );
     let cc = p(NamedPlan::ColumnsColumns);
     // Ctx and U gathered for the next column split, Z and M for the residual adds.
     assert_eq!(cc.collectives.get(Pass::Forward, "all-gather"), 4);
@@ -187,7 +194,10 @@ fn mlp_rows_then_columns_moves_over_three_times_the_bytes() {
 }
 
 fn missing(site: Site) -> ShardingPlan {
-    let all = [(Site::Out, ManualKind::AllReduce), (Site::Fc2, ManualKind::AllReduce)];
+    let all = [
+        (Site::Out, ManualKind::AllReduce),
+        (Site::Fc2, ManualKind::AllReduce),
+    ];
     ShardingPlan {
         manual: Some(
             all.into_iter()
@@ -216,7 +226,11 @@ fn a_plan_missing_g_is_refused_at_the_residual_add() {
     let r = run(&cfg, &missing(Site::Fc2), false);
     assert!(!r.valid);
     let e = &r.errors[0];
-    assert_eq!((e.op, e.tensor, e.pass), ("residual", "M", Pass::Forward));
+    assert_eq!(
+        (e.at, e.tensor, e.pass),
+        (program::ErrorAt::Residual, "M", Pass::Forward)
+    );
+    assert_eq!(e.op, "residual");
     assert_eq!(e.placement, "Partial()");
     assert!(e.rule.contains("residual add"), "{}", e.rule);
     assert!(e.fixes[0].contains("all-reduce"), "{:?}", e.fixes);
@@ -224,7 +238,11 @@ fn a_plan_missing_g_is_refused_at_the_residual_add() {
     let wrong = run(&cfg, &missing(Site::Fc2), true);
     assert_eq!(wrong.equal_to_reference, Some(false));
     let err = wrong.max_rel_error.unwrap_or(0.0);
-    assert!(err > 1e6 * wrong.tolerance, "{err:e} vs {:e}", wrong.tolerance);
+    assert!(
+        err > 1e6 * wrong.tolerance,
+        "{err:e} vs {:e}",
+        wrong.tolerance
+    );
 }
 
 /// GeLU on a partial sum: named with its algebra and both fixes.
@@ -242,10 +260,19 @@ fn gelu_of_a_partial_sum_is_named() {
     let cfg = tiny(2, false, 1);
     let r = run(&cfg, &plan, true);
     let e = &r.errors[0];
-    assert_eq!((e.op, e.tensor), ("mlp.gelu", "A"));
+    assert_eq!((e.at, e.tensor), (program::ErrorAt::Op(Site::Gelu), "A"));
+    assert_eq!(e.op, "mlp.gelu");
     assert!(e.rule.contains("GeLU(a)+GeLU(b) ≠ GeLU(a+b)"), "{}", e.rule);
-    assert!(e.fixes.iter().any(|f| f.contains("all-reduce")), "{:?}", e.fixes);
-    assert!(e.fixes.iter().any(|f| f.contains("fc1 by columns")), "{:?}", e.fixes);
+    assert!(
+        e.fixes.iter().any(|f| f.contains("all-reduce")),
+        "{:?}",
+        e.fixes
+    );
+    assert!(
+        e.fixes.iter().any(|f| f.contains("fc1 by columns")),
+        "{:?}",
+        e.fixes
+    );
     assert_eq!(r.equal_to_reference, Some(false));
 }
 
@@ -260,8 +287,12 @@ fn a_useless_collective_is_refused() {
         });
     }
     let r = run(&tiny(2, false, 1), &plan, false);
-    assert_eq!(r.errors[0].op, "mlp.fc1");
-    assert!(r.errors[0].rule.contains("nothing to do"), "{}", r.errors[0].rule);
+    assert_eq!(r.errors[0].at, program::ErrorAt::Collective(Site::Fc1));
+    assert!(
+        r.errors[0].rule.contains("nothing to do"),
+        "{}",
+        r.errors[0].rule
+    );
 }
 
 /// Megatron's plan through the design executor in f32 at GPT-2-small width agrees with the
@@ -279,8 +310,13 @@ fn megatron_in_f32_matches_and_is_timed() {
     };
     let cat = crate::hardware::Catalogue::default();
     let cluster = Cluster::covering(&cat, "h100", 4, 8, "ib400").ok();
-    let r = design(&cfg, &ShardingPlan::default(), cluster.as_ref(), &DesignOptions::default())
-        .ok();
+    let r = design(
+        &cfg,
+        &ShardingPlan::default(),
+        cluster.as_ref(),
+        &DesignOptions::default(),
+    )
+    .ok();
     let r = r.as_ref();
     assert_eq!(r.and_then(|r| r.equal_to_reference), Some(true));
     assert!(r.is_some_and(|r| r.price.modeled_time_s > 0.0));
@@ -313,7 +349,10 @@ fn megatrons_plan_gives_the_sharded_executors_numbers() {
         let close = |a: &Array2<f64>, b: &Array2<f64>, what: &str| {
             assert_eq!(a.dim(), b.dim(), "{what}");
             let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-            let d = a.iter().zip(b).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+            let d = a
+                .iter()
+                .zip(b)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
             assert!(d <= tol * scale, "sp {sp} {what}: {d:e}");
         };
         for r in 0..cfg.tp {

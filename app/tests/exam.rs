@@ -324,3 +324,61 @@ fn exam_result_snapshots() {
     }
     results.unwrap();
 }
+
+/// The result page of a failed sitting (submitted with nothing answered): the lessons to
+/// revisit and how many of their questions were missed, and no answer.
+#[test]
+fn exam_failed_result_snapshots() {
+    let mut results = SnapshotResults::new();
+    for (w, h, lang, theme, presenter) in [
+        (1280.0, 720.0, Lang::En, ThemeChoice::Light, false),
+        (1920.0, 1080.0, Lang::Tr, ThemeChoice::Light, false),
+        (1600.0, 1000.0, Lang::Tr, ThemeChoice::Dark, false),
+        (1920.0, 1080.0, Lang::Tr, ThemeChoice::Dark, true),
+    ] {
+        data_dir();
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.shared.presenter = presenter;
+        app.select("quiz");
+        let state = serde_json::json!({
+            "mode": "Exam",
+            "learner": "Şule Öztürk",
+            "sitting": { "seed": 2026, "index": 0, "drafts": [] },
+        });
+        assert!(app.load_view_state("quiz", &state.to_string()));
+        let mut harness = if presenter {
+            common::gl_harness_pixels(app, (w, h), lang, "quiz")
+        } else {
+            gl_harness_in(app, w, h, lang == Lang::Tr)
+        };
+        let submit = match lang {
+            Lang::En => "Submit the exam",
+            Lang::Tr => "Sınavı gönder",
+        };
+        click(&mut harness, submit, 2);
+        let heading = match lang {
+            Lang::En => "Topics to revisit",
+            Lang::Tr => "Tekrar çalışılacak konular",
+        };
+        harness.get_by_label(heading);
+        assert!(harness.query_by_label_contains("the answer is").is_none());
+        assert!(harness.query_by_label_contains("doğru cevap").is_none());
+        harness.run_steps(2);
+        let name = format!(
+            "exam_failed_{}x{}_{}_{}{}",
+            w,
+            h,
+            lang.code(),
+            if theme == ThemeChoice::Dark { "dark" } else { "light" },
+            if presenter { "_presenter" } else { "" }
+        );
+        if presenter {
+            harness.snapshot_options(&name, &common::snapshot_options());
+            results.extend_harness(&mut harness);
+        } else {
+            snapshot(&mut harness, &name, &mut results);
+        }
+    }
+    results.unwrap();
+}

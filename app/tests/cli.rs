@@ -492,8 +492,11 @@ fn cert_verify_exit_codes_say_what_happened() {
     let (unsigned_json, _) = issue(false);
     let forged = dir.join("forged.json");
     let text = std::fs::read_to_string(&signed_json).expect("read");
-    std::fs::write(&forged, text.replace("\"score_percent\": 90", "\"score_percent\": 99"))
-        .expect("write");
+    std::fs::write(
+        &forged,
+        text.replace("\"score_percent\": 90", "\"score_percent\": 99"),
+    )
+    .expect("write");
     let fifo = dir.join("fifo.png");
     mkfifo(&fifo);
     let garbage_key = dir.join("garbage.pub");
@@ -546,11 +549,17 @@ fn help_and_version_to_a_full_stdout_exit_non_zero() {
             .expect("/dev/full exists on Linux");
         let (code, _, err) = within(tplab_cmd(args, &dir).stdout(full));
         assert_eq!(code, Some(1), "{args:?}: {err}");
-        assert!(err.contains("cannot write to standard output"), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output"),
+            "{args:?}: {err}"
+        );
         // To a pipe they still print and succeed.
         let (code, out, _) = within(&mut tplab_cmd(args, &dir));
         assert_eq!(code, Some(0), "{args:?}");
-        assert!(out.contains("tplab") || out.contains("Usage"), "{args:?}: {out}");
+        assert!(
+            out.contains("tplab") || out.contains("Usage"),
+            "{args:?}: {out}"
+        );
     }
     // A usage error is still clap's status 2 on stderr.
     let (code, _, err) = within(&mut tplab_cmd(&["--no-such-flag"], &dir));
@@ -563,24 +572,31 @@ fn help_and_version_to_a_full_stdout_exit_non_zero() {
 fn keygen_with_a_bare_file_name_writes_both_files_in_the_current_folder() {
     use std::os::unix::fs::PermissionsExt;
     let dir = fresh_dir("keygen");
-    let (code, out, err) = within(tplab_cmd(&["cert", "keygen", "--out", "mykey"], &dir).current_dir(&dir));
+    let (code, out, err) =
+        within(tplab_cmd(&["cert", "keygen", "--out", "mykey"], &dir).current_dir(&dir));
     assert_eq!(code, Some(0), "{out}{err}");
     let secret = dir.join("mykey");
     let public = dir.join("mykey.pub");
-    let mode = std::fs::metadata(&secret).expect("secret").permissions().mode() & 0o777;
+    let mode = std::fs::metadata(&secret)
+        .expect("secret")
+        .permissions()
+        .mode()
+        & 0o777;
     assert_eq!(mode, 0o600);
     assert!(std::fs::read_to_string(&public)
         .expect("public")
         .starts_with("tplab-issuer-public-key-v2"));
     let before = std::fs::read(&secret).expect("read");
     // Again: refused, and nothing changes.
-    let (code, _, err) = within(tplab_cmd(&["cert", "keygen", "--out", "mykey"], &dir).current_dir(&dir));
+    let (code, _, err) =
+        within(tplab_cmd(&["cert", "keygen", "--out", "mykey"], &dir).current_dir(&dir));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("--force"), "{err}");
     assert_eq!(std::fs::read(&secret).expect("read"), before);
     // Only the public file in the way: no orphan secret key is left.
     std::fs::write(dir.join("other.pub"), "x").expect("write");
-    let (code, _, err) = within(tplab_cmd(&["cert", "keygen", "--out", "other"], &dir).current_dir(&dir));
+    let (code, _, err) =
+        within(tplab_cmd(&["cert", "keygen", "--out", "other"], &dir).current_dir(&dir));
     assert_eq!(code, Some(1), "{err}");
     assert!(!dir.join("other").exists());
     let names: Vec<String> = std::fs::read_dir(&dir)
@@ -607,17 +623,49 @@ fn escape_sequences_from_input_files_are_printed_escaped() {
     .expect("write");
     let c = config.to_str().expect("utf-8");
     let runs: [&[&str]; 3] = [
-        &["memory", "--model", c, "--gpu", "h100", "--gpus", "8", "--gpus-per-node", "8", "--global-batch", "8", "--layout", "8,1,1"],
-        &["plan", "--model", c, "--gpu", "h100", "--gpus", "8", "--gpus-per-node", "8", "--global-batch", "8"],
+        &[
+            "memory",
+            "--model",
+            c,
+            "--gpu",
+            "h100",
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "8",
+            "--global-batch",
+            "8",
+            "--layout",
+            "8,1,1",
+        ],
+        &[
+            "plan",
+            "--model",
+            c,
+            "--gpu",
+            "h100",
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "8",
+            "--global-batch",
+            "8",
+        ],
         &["serve", "--model", c, "--gpu", "h100", "--tp", "1,8"],
     ];
     for args in runs {
         let (code, out, err) = within(&mut tplab_cmd(args, &dir));
         assert_eq!(code, Some(0), "{args:?}: {out}{err}");
         for text in [&out, &err] {
-            assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'), "{args:?}: raw escape in {text:?}");
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+                "{args:?}: raw escape in {text:?}"
+            );
         }
-        assert!(out.contains("llama\\u001b]0;owned\\u0007"), "{args:?}: {out}");
+        assert!(
+            out.contains("llama\\u001b]0;owned\\u0007"),
+            "{args:?}: {out}"
+        );
     }
     let hw = dir.join("hw.toml");
     std::fs::write(
@@ -628,7 +676,21 @@ fn escape_sequences_from_input_files_are_printed_escaped() {
     )
     .expect("write");
     let (code, out, err) = within(&mut tplab_cmd(
-        &["plan", "--model", "gpt2-small", "--hardware", hw.to_str().expect("utf-8"), "--gpu", "MyGPU", "--gpus", "8", "--gpus-per-node", "8", "--global-batch", "8"],
+        &[
+            "plan",
+            "--model",
+            "gpt2-small",
+            "--hardware",
+            hw.to_str().expect("utf-8"),
+            "--gpu",
+            "MyGPU",
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "8",
+            "--global-batch",
+            "8",
+        ],
         &dir,
     ));
     assert_eq!(code, Some(1), "{out}{err}");
@@ -646,13 +708,23 @@ fn fifos_are_refused_by_every_reader() {
     std::fs::create_dir_all(&learners).expect("mkdir");
     let slug = tplab_quiz::progress::learner_slug("Ece").expect("slug");
     mkfifo(&learners.join(format!("{slug}.json")));
-    let (code, _, err) = within(&mut tplab_cmd(&["quiz", "--name", "Ece", "--count", "1"], &dir));
+    let (code, _, err) = within(&mut tplab_cmd(
+        &["quiz", "--name", "Ece", "--count", "1"],
+        &dir,
+    ));
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("FIFO"), "{err}");
     let key = dir.join("fifo.key");
     mkfifo(&key);
     let (code, _, err) = within(&mut tplab_cmd(
-        &["quiz", "--exam", "--name", "Can", "--issuer-key", key.to_str().expect("utf-8")],
+        &[
+            "quiz",
+            "--exam",
+            "--name",
+            "Can",
+            "--issuer-key",
+            key.to_str().expect("utf-8"),
+        ],
         &dir,
     ));
     assert_eq!(code, Some(1), "{err}");

@@ -370,7 +370,11 @@ fn exam_failed_result_snapshots() {
             w,
             h,
             lang.code(),
-            if theme == ThemeChoice::Dark { "dark" } else { "light" },
+            if theme == ThemeChoice::Dark {
+                "dark"
+            } else {
+                "light"
+            },
             if presenter { "_presenter" } else { "" }
         );
         if presenter {

@@ -106,7 +106,9 @@ pub enum Invalid {
     TwoRecords,
     #[error("the PNG holds a chunk tplab does not write: {0}")]
     ForeignChunk(String),
-    #[error("the record is {0} bytes, over the {MAX_RECORD_BYTES}-byte limit (a record is under 1 KiB)")]
+    #[error(
+        "the record is {0} bytes, over the {MAX_RECORD_BYTES}-byte limit (a record is under 1 KiB)"
+    )]
     TooLarge(usize),
     #[error("the record is not acceptable: {0}")]
     Record(String),
@@ -306,9 +308,8 @@ impl IssuerKey {
             path: path.to_path_buf(),
             reason,
         };
-        let bytes =
-            tplab_engine::models::read_input_bytes(path, "secret key", MAX_KEY_FILE_BYTES)
-                .map_err(|e| key_err(e.to_string()))?;
+        let bytes = tplab_engine::models::read_input_bytes(path, "secret key", MAX_KEY_FILE_BYTES)
+            .map_err(|e| key_err(e.to_string()))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| key_err("it is not text; make a key with `tplab cert keygen`".into()))?;
         let key = Self::from_file_text(&text).map_err(|e| {
@@ -360,7 +361,8 @@ impl IssuerPublic {
     }
 
     fn parse_text(text: &str) -> Result<Self, KeyTextError> {
-        let want = || KeyTextError::Garbage("expected 64 hex digits (an Ed25519 public key)".into());
+        let want =
+            || KeyTextError::Garbage("expected 64 hex digits (an Ed25519 public key)".into());
         match key_kind(text) {
             KeyKind::Secret => return Err(KeyTextError::SecretNotPublic),
             KeyKind::Public | KeyKind::BareHex => {}
@@ -819,7 +821,9 @@ fn certificate_chunks(bytes: &[u8]) -> Result<String, Invalid> {
     let mut record = None;
     loop {
         if pos == bytes.len() {
-            return Err(bad("the file ends before its IEND chunk (cut short?)".into()));
+            return Err(bad(
+                "the file ends before its IEND chunk (cut short?)".into()
+            ));
         }
         let head = bytes
             .get(pos..pos + 8)
@@ -910,7 +914,9 @@ fn itxt_record(data: &[u8]) -> Result<String, Invalid> {
         _ => return Err(bad("is cut short")),
     };
     if !lang.is_empty() || !translated.is_empty() {
-        return Err(bad("has a language tag or translated keyword tplab does not write"));
+        return Err(bad(
+            "has a language tag or translated keyword tplab does not write",
+        ));
     }
     let text = match (flag, method) {
         (0, _) => {
@@ -942,7 +948,11 @@ fn crc32(parts: &[&[u8]]) -> u32 {
         for &b in *part {
             c ^= u32::from(b);
             for _ in 0..8 {
-                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
             }
         }
     }
@@ -1422,7 +1432,11 @@ mod tests {
             // Other text (a second record in another chunk type), a private chunk, and a
             // chunk after the image's end.
             (b"tEXt", b"Comment\0Bob".to_vec(), idat),
-            (b"zTXt", b"Comment\0\0\x78\x9c\x03\0\0\0\0\x01".to_vec(), idat),
+            (
+                b"zTXt",
+                b"Comment\0\0\x78\x9c\x03\0\0\0\0\x01".to_vec(),
+                idat,
+            ),
             (b"prIV", vec![1, 2, 3], idat),
             (b"IDAT", vec![], end + 1),
         ];
@@ -1439,10 +1453,16 @@ mod tests {
         // A second record, no record, chunks out of order, and bytes after IEND.
         let mut two = base.clone();
         two.insert(2, base[1].clone());
-        assert_eq!(check(&assemble(&two), None), Verdict::Invalid(Invalid::TwoRecords));
+        assert_eq!(
+            check(&assemble(&two), None),
+            Verdict::Invalid(Invalid::TwoRecords)
+        );
         let mut none = base.clone();
         none.remove(1);
-        assert_eq!(check(&assemble(&none), None), Verdict::Invalid(Invalid::NoRecord));
+        assert_eq!(
+            check(&assemble(&none), None),
+            Verdict::Invalid(Invalid::NoRecord)
+        );
         let mut swapped = base.clone();
         swapped.swap(0, 1);
         let mut trailing = png.clone();
@@ -1453,7 +1473,10 @@ mod tests {
                 matches!(v, Verdict::Invalid(Invalid::ForeignChunk(_))),
                 "{what}: {v:?}"
             );
-            assert!(v.explain().contains("IHDR, its iTXt record, IDAT and IEND"), "{what}");
+            assert!(
+                v.explain().contains("IHDR, its iTXt record, IDAT and IEND"),
+                "{what}"
+            );
         }
     }
 
@@ -1514,11 +1537,20 @@ mod tests {
         );
         assert!(IssuerPublic::parse(&secret).unwrap_err().contains(".pub"));
         // Garbage is neither.
-        for text in ["", "zz", "hello\n", &"g".repeat(64), "tplab-issuer-secret-key-v2\nnope\n"] {
-            assert!(matches!(
-                IssuerKey::from_file_text(text),
-                Err(KeyTextError::Garbage(_))
-            ), "{text:?}");
+        for text in [
+            "",
+            "zz",
+            "hello\n",
+            &"g".repeat(64),
+            "tplab-issuer-secret-key-v2\nnope\n",
+        ] {
+            assert!(
+                matches!(
+                    IssuerKey::from_file_text(text),
+                    Err(KeyTextError::Garbage(_))
+                ),
+                "{text:?}"
+            );
         }
         // Secret keys of the earlier format (their header names them secret) still load.
         let old_secret = format!("{OLD_SECRET_HEADER}\n{}\n", hex(&[7; 32]));
@@ -1544,15 +1576,24 @@ mod tests {
         }
         assert_eq!(IssuerKey::load(&secret).unwrap().public(), k.public());
         let e = IssuerKey::load(&public).err().unwrap().to_string();
-        assert!(e.contains("public key") && e.ends_with(&secret.display().to_string()), "{e}");
+        assert!(
+            e.contains("public key") && e.ends_with(&secret.display().to_string()),
+            "{e}"
+        );
         std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
         let e = IssuerKey::load(&secret).err().unwrap().to_string();
         assert!(e.contains("chmod 600") && e.contains("644"), "{e}");
         let fifo = dir.path().join("fifo.key");
-        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
         let e = IssuerKey::load(&fifo).err().unwrap().to_string();
         assert!(e.contains("FIFO"), "{e}");
-        let e = IssuerPublic::from_arg(fifo.to_str().unwrap()).unwrap_err().to_string();
+        let e = IssuerPublic::from_arg(fifo.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("FIFO"), "{e}");
     }
 
@@ -1561,7 +1602,11 @@ mod tests {
     fn verify_refuses_a_fifo_and_an_oversized_file_before_reading() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("cert.png");
-        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
         let e = verify_file(&fifo, None).unwrap_err().to_string();
         assert!(e.contains("FIFO"), "{e}");
         // A sparse file over the limit: refused from its size, nothing read.

@@ -300,7 +300,8 @@ impl Exam {
         // bank question's) is skipped.
         let mut kinds: Vec<GenKind> = GenKind::ALL.to_vec();
         kinds.shuffle(&mut rng);
-        let mut seen: BTreeSet<String> = out.iter().map(|q| q.prompt(Lang::En).to_string()).collect();
+        let mut seen: BTreeSet<String> =
+            out.iter().map(|q| q.prompt(Lang::En).to_string()).collect();
         let mut taken = 0;
         let mut round = 0u64;
         // Every kind has many distinct wordings; the bound only guarantees an end.
@@ -677,7 +678,11 @@ mod tests {
             assert_eq!(s.questions.len(), exam.length);
             for q in &s.questions {
                 if matches!(q.kind, QuestionKind::Numeric { .. }) {
-                    assert!(q.id.starts_with("gen:"), "a fixed numeric question: {}", q.id);
+                    assert!(
+                        q.id.starts_with("gen:"),
+                        "a fixed numeric question: {}",
+                        q.id
+                    );
                 }
                 if q.id.starts_with("gen:ring-bytes:") {
                     ring_bytes.insert(q.prompt(Lang::En).to_string());
@@ -689,8 +694,16 @@ mod tests {
         }
         // A fixed sample (seeds 0..generated_variants) would give at most generated_variants
         // wordings of a kind, 96 in all; fresh seeds give many more (281 here).
-        assert!(ring_bytes.len() > 24, "{} ring-bytes wordings", ring_bytes.len());
-        assert!(prompts.len() > 200, "{} generated wordings in 60 sittings", prompts.len());
+        assert!(
+            ring_bytes.len() > 24,
+            "{} ring-bytes wordings",
+            ring_bytes.len()
+        );
+        assert!(
+            prompts.len() > 200,
+            "{} generated wordings in 60 sittings",
+            prompts.len()
+        );
         // Two sittings share (almost) no generated question.
         let a = exam.sitting(1);
         let b = exam.sitting(2);

@@ -319,8 +319,7 @@ impl Lock {
         fs::create_dir_all(dir).map_err(io("create folder", dir))?;
         let lock_path = suffixed(path, ".lock");
         // Opening a FIFO for writing blocks until someone reads it: refused before opening.
-        tplab_engine::models::check_regular_file(&lock_path, "lock")
-            .map_err(StoreError::Input)?;
+        tplab_engine::models::check_regular_file(&lock_path, "lock").map_err(StoreError::Input)?;
         let f = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -1031,7 +1030,10 @@ mod tests {
         assert!(e.contains("FIFO"), "{e}");
         let e = store.update("Ece", |_| {}).unwrap_err().to_string();
         assert!(e.contains("FIFO"), "{e}");
-        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_fifo(), "left as it is");
+        assert!(
+            fs::symlink_metadata(&path).unwrap().file_type().is_fifo(),
+            "left as it is"
+        );
         // The .bak and the lock file are read or opened too: refused the same way.
         fs::remove_file(&path).unwrap();
         mkfifo(&bak_path(&path));
@@ -1062,7 +1064,10 @@ mod tests {
             .unwrap();
         let e = store.load("Ece").unwrap_err().to_string();
         assert!(e.contains("limit"), "{e}");
-        assert_eq!(fs::metadata(&path).unwrap().len(), MAX_PROGRESS_FILE_BYTES + 1);
+        assert_eq!(
+            fs::metadata(&path).unwrap().len(),
+            MAX_PROGRESS_FILE_BYTES + 1
+        );
     }
 
     #[test]
@@ -1070,11 +1075,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (secret, public) = (dir.path().join("k"), dir.path().join("k.pub"));
         write_key_pair((&secret, b"s1"), (&public, b"p1"), false).unwrap();
-        assert_eq!((fs::read(&secret).unwrap(), fs::read(&public).unwrap()), (b"s1".to_vec(), b"p1".to_vec()));
+        assert_eq!(
+            (fs::read(&secret).unwrap(), fs::read(&public).unwrap()),
+            (b"s1".to_vec(), b"p1".to_vec())
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(fs::metadata(&secret).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(
+                fs::metadata(&secret).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
         }
         // Either file existing: nothing is written without replace.
         fs::remove_file(&secret).unwrap();
@@ -1097,7 +1108,9 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         assert!(
-            names.iter().all(|n| !n.contains(".tmp-") && !n.contains(".old-")),
+            names
+                .iter()
+                .all(|n| !n.contains(".tmp-") && !n.contains(".old-")),
             "{names:?}"
         );
     }

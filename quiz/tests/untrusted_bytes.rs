@@ -74,8 +74,16 @@ fn key() -> IssuerKey {
 }
 
 fn genuine() -> Certificate {
-    Certificate::issue("Deniz Kaya", "2026-11-30", 85, "exam-v2", 3, Lang::Tr, Some(&key()))
-        .unwrap()
+    Certificate::issue(
+        "Deniz Kaya",
+        "2026-11-30",
+        85,
+        "exam-v2",
+        3,
+        Lang::Tr,
+        Some(&key()),
+    )
+    .unwrap()
 }
 
 fn crc32(parts: &[&[u8]]) -> u32 {
@@ -84,7 +92,11 @@ fn crc32(parts: &[&[u8]]) -> u32 {
         for &b in *part {
             c ^= u32::from(b);
             for _ in 0..8 {
-                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
             }
         }
     }
@@ -136,7 +148,11 @@ fn mutate_png(rng: &mut ChaCha8Rng, base: &[Chunk]) -> Vec<u8> {
     match rng.random_range(0..9) {
         0 => {
             // Byte edits inside one chunk (the IHDR and the record most interesting).
-            let i = if rng.random_bool(0.6) { rng.random_range(0..2) } else { pick(rng, &c) };
+            let i = if rng.random_bool(0.6) {
+                rng.random_range(0..2)
+            } else {
+                pick(rng, &c)
+            };
             for _ in 0..rng.random_range(1..6) {
                 if !c[i].1.is_empty() {
                     let j = rng.random_range(0..c[i].1.len());
@@ -147,8 +163,8 @@ fn mutate_png(rng: &mut ChaCha8Rng, base: &[Chunk]) -> Vec<u8> {
         1 => {
             let i = pick(rng, &c);
             const KINDS: [&[u8; 4]; 14] = [
-                b"acTL", b"fcTL", b"fdAT", b"gAMA", b"cHRM", b"iCCP", b"sRGB", b"tRNS",
-                b"PLTE", b"tEXt", b"zTXt", b"iTXt", b"IDAT", b"IEND",
+                b"acTL", b"fcTL", b"fdAT", b"gAMA", b"cHRM", b"iCCP", b"sRGB", b"tRNS", b"PLTE",
+                b"tEXt", b"zTXt", b"iTXt", b"IDAT", b"IEND",
             ];
             c[i].0 = *KINDS[rng.random_range(0..KINDS.len())];
         }
@@ -169,7 +185,9 @@ fn mutate_png(rng: &mut ChaCha8Rng, base: &[Chunk]) -> Vec<u8> {
             let record = serde_json::to_vec(&genuine()).unwrap();
             let text = match rng.random_range(0..3) {
                 0 => record,
-                1 => (0..rng.random_range(0..4096)).map(|_| rng.random()).collect(),
+                1 => (0..rng.random_range(0..4096))
+                    .map(|_| rng.random())
+                    .collect(),
                 _ => {
                     let mut r = record;
                     r.resize(rng.random_range(1..=32) << 20, b' ');

@@ -746,7 +746,10 @@ mod tests {
             };
             let mut out = Vec::new();
             let r = run_with(&a, &mut "".as_bytes(), &mut out, &store, 1);
-            (r.map_err(|e| format!("{e:#}")), String::from_utf8(out).unwrap())
+            (
+                r.map_err(|e| format!("{e:#}")),
+                String::from_utf8(out).unwrap(),
+            )
         };
         let (r, out) = run_exam(&public);
         let e = r.unwrap_err();
@@ -757,7 +760,10 @@ mod tests {
         assert!(out.is_empty(), "no question is asked: {out}");
         let (r, _) = run_exam(&garbage);
         let e = r.unwrap_err();
-        assert!(e.contains("not a tplab secret key file") && e.contains("tplab cert keygen"), "{e}");
+        assert!(
+            e.contains("not a tplab secret key file") && e.contains("tplab cert keygen"),
+            "{e}"
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -766,6 +772,9 @@ mod tests {
             let e = r.unwrap_err();
             assert!(e.contains("chmod 600"), "{e}");
         }
-        assert!(store.load("Ece").unwrap().progress.exams.is_empty(), "nothing sat");
+        assert!(
+            store.load("Ece").unwrap().progress.exams.is_empty(),
+            "nothing sat"
+        );
     }
 }

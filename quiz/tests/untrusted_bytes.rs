@@ -297,7 +297,7 @@ fn mutated_certificates_and_keys_never_panic_and_stay_within_memory() {
         .into_bytes(),
         k.public().to_hex().into_bytes(),
     ];
-    let mut rng = ChaCha8Rng::seed_from_u64(2026_12_02);
+    let mut rng = ChaCha8Rng::seed_from_u64(20_261_202);
     let (mut worst, mut cases, mut png_cases) = (0usize, 0usize, 0usize);
     // Fixed case counts (the run is the same on every machine): 600 PNGs, each decoded and
     // drawn when its chunks pass, and 12,000 records and keys, which take microseconds.

@@ -86,7 +86,10 @@ fn main() -> ExitCode {
             default_hook(info);
         }
     }));
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
     let result = std::panic::catch_unwind(|| dispatch(cli));
     let result = match result {
         Ok(r) => r,
@@ -109,10 +112,36 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // The message may quote an input file (a name, a key): shown escaped.
+            eprintln!(
+                "error: {}",
+                tplab_engine::text::escape_unsafe_keep_lines(&format!("{err:#}"))
+            );
             ExitCode::FAILURE
         }
     }
+}
+
+/// What clap's parse ended with: `--help` and `--version` print to stdout and exit 0, unless
+/// stdout cannot take them (a full disk, `> /dev/full`): then 1 with a message, or 141 for a
+/// closed pipe, as every other command; a usage error prints to stderr with clap's status (2).
+#[cfg(not(target_arch = "wasm32"))]
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    use std::io::IsTerminal;
+    if e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    }
+    if std::io::stdout().is_terminal() {
+        // Colours on a terminal, as clap prints them.
+        if let Err(err) = e.print() {
+            cli::stdout_failed(&err);
+        }
+    } else {
+        cli::write_stdout(format_args!("{}", e.render()));
+    }
+    cli::flush_stdout();
+    ExitCode::SUCCESS
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -579,4 +579,327 @@ fn design_challenges_grade_plans() {
     assert!(!ok && err.contains("fc1 and fc2"), "{err}");
     let (ok, _, err) = tplab(&["design", "--challenge", "12"]);
     assert!(!ok && err.contains("1 to 8"), "{err}");
+
+// ----- files a stranger made: certificates, keys, escapes, exit codes -----
+
+/// Runs `cmd` with a 60 s watchdog (a hang fails the test), returning (exit code, stdout,
+/// stderr). Its stdout is piped unless the caller set it.
+fn within(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let child = cmd
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the tplab binary runs");
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let o = match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(o) => o.expect("waits"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+            panic!("tplab did not finish within 60 s: {cmd:?}");
+        }
+    };
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn tplab_cmd(args: &[&str], data: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tplab"));
+    c.args(args)
+        .env("TPLAB_DATA_DIR", data)
+        .env_remove("TPLAB_ISSUER_KEY")
+        .stdout(std::process::Stdio::piped());
+    c
+}
+
+fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("tplab-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn mkfifo(p: &std::path::Path) {
+    assert!(Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .expect("mkfifo runs")
+        .success());
+}
+
+/// `cert verify`: 0 signed and valid, 3 unsigned, 1 invalid, 2 when the certificate or the
+/// issuer key cannot be read or the verdict cannot be written.
+#[test]
+fn cert_verify_exit_codes_say_what_happened() {
+    use tplab_quiz::cert::{Certificate, IssuerKey};
+    let dir = fresh_dir("verify");
+    let key = IssuerKey::from_seed([5; 32]);
+    let issue = |signed: bool| {
+        Certificate::issue(
+            "Ece",
+            "2026-11-30",
+            90,
+            "exam-v2",
+            1,
+            tplab_quiz::Lang::En,
+            signed.then_some(&key),
+        )
+        .expect("issued")
+        .write(&dir.join(if signed { "signed" } else { "unsigned" }))
+        .expect("written")
+    };
+    let (signed_json, signed_png) = issue(true);
+    let (unsigned_json, _) = issue(false);
+    let forged = dir.join("forged.json");
+    let text = std::fs::read_to_string(&signed_json).expect("read");
+    std::fs::write(
+        &forged,
+        text.replace("\"score_percent\": 90", "\"score_percent\": 99"),
+    )
+    .expect("write");
+    let fifo = dir.join("fifo.png");
+    mkfifo(&fifo);
+    let garbage_key = dir.join("garbage.pub");
+    std::fs::write(&garbage_key, "not a key").expect("write");
+    let p = |p: &std::path::Path| p.to_str().expect("utf-8").to_string();
+    let missing = dir.join("missing.png");
+    for (args, want) in [
+        (vec![p(&signed_png)], 0),
+        (vec![p(&signed_json)], 0),
+        (vec![p(&unsigned_json)], 3),
+        (vec![p(&forged)], 1),
+        (vec![p(&missing)], 2),
+        (vec![p(&fifo)], 2),
+        (vec![p(&dir)], 2),
+        (vec![p(&signed_png), "--issuer".into(), p(&garbage_key)], 2),
+    ] {
+        let mut all = vec!["cert", "verify"];
+        all.extend(args.iter().map(String::as_str));
+        let (code, out, err) = within(&mut tplab_cmd(&all, &dir));
+        assert_eq!(code, Some(want), "{args:?}: {out}{err}");
+        if want == 2 {
+            assert!(err.contains("no verdict"), "{args:?}: {err}");
+        }
+    }
+    // A verdict that cannot be written: 2, with a message.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full exists on Linux");
+    let (code, _, err) = within(tplab_cmd(&["cert", "verify", &p(&signed_png)], &dir).stdout(full));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cannot write"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--help` and `--version` to a full disk fail like every other command (they printed nothing
+/// and exited 0).
+#[test]
+fn help_and_version_to_a_full_stdout_exit_non_zero() {
+    let dir = fresh_dir("help");
+    for args in [
+        &["--version"][..],
+        &["--help"],
+        &["cert", "--help"],
+        &["quiz", "-h"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full exists on Linux");
+        let (code, _, err) = within(tplab_cmd(args, &dir).stdout(full));
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output"),
+            "{args:?}: {err}"
+        );
+        // To a pipe they still print and succeed.
+        let (code, out, _) = within(&mut tplab_cmd(args, &dir));
+        assert_eq!(code, Some(0), "{args:?}");
+        assert!(
+            out.contains("tplab") || out.contains("Usage"),
+            "{args:?}: {out}"
+        );
+    }
+    // A usage error is still clap's status 2 on stderr.
+    let (code, _, err) = within(&mut tplab_cmd(&["--no-such-flag"], &dir));
+    assert_eq!(code, Some(2), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `cert keygen --out mykey`: a bare name is the current folder; both files or neither.
+#[test]
+fn keygen_with_a_bare_file_name_writes_both_files_in_the_current_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = fresh_dir("keygen");
+    let (code, out, err) =
+        within(tplab_cmd(&["cert", "keygen", "--out", "mykey"], &dir).current_dir(&dir));
+    assert_eq!(code, Some(0), "{out}{err}");
+    let secret = dir.join("mykey");
+    let public = dir.join("mykey.pub");
+    let mode = std::fs::metadata(&secret)
+        .expect("secret")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(std::fs::read_to_string(&public)
+        .expect("public")
+        .starts_with("tplab-issuer-public-key-v2"));
+    let before = std::fs::read(&secret).expect("read");
+    // Again: refused, and nothing changes.
+    let (code, _, err) =
+        within(tplab_cmd(&["cert", "keygen", "--out", "mykey"], &dir).current_dir(&dir));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(std::fs::read(&secret).expect("read"), before);
+    // Only the public file in the way: no orphan secret key is left.
+    std::fs::write(dir.join("other.pub"), "x").expect("write");
+    let (code, _, err) =
+        within(tplab_cmd(&["cert", "keygen", "--out", "other"], &dir).current_dir(&dir));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(!dir.join("other").exists());
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("list")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains(".tmp-")), "{names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A config.json whose `model_type` holds escape sequences, and a hardware file with one in a
+/// link name: printed escaped (`\u{1b}`), never raw, by `memory`, `plan`, `serve` and errors.
+#[test]
+fn escape_sequences_from_input_files_are_printed_escaped() {
+    let dir = fresh_dir("escapes");
+    let config = dir.join("config.json");
+    std::fs::write(
+        &config,
+        r#"{"model_type":"llama\u001b]0;owned\u0007\u001b[2J\u202e","num_hidden_layers":32,
+            "hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,
+            "intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":8192}"#,
+    )
+    .expect("write");
+    let c = config.to_str().expect("utf-8");
+    let runs: [&[&str]; 3] = [
+        &[
+            "memory",
+            "--model",
+            c,
+            "--gpu",
+            "h100",
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "8",
+            "--global-batch",
+            "8",
+            "--layout",
+            "8,1,1",
+        ],
+        &[
+            "plan",
+            "--model",
+            c,
+            "--gpu",
+            "h100",
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "8",
+            "--global-batch",
+            "8",
+        ],
+        &["serve", "--model", c, "--gpu", "h100", "--tp", "1,8"],
+    ];
+    for args in runs {
+        let (code, out, err) = within(&mut tplab_cmd(args, &dir));
+        assert_eq!(code, Some(0), "{args:?}: {out}{err}");
+        for text in [&out, &err] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+                "{args:?}: raw escape in {text:?}"
+            );
+        }
+        assert!(
+            out.contains("llama\\u001b]0;owned\\u0007"),
+            "{args:?}: {out}"
+        );
+    }
+    let hw = dir.join("hw.toml");
+    std::fs::write(
+        &hw,
+        "[[gpu]]\nname = \"MyGPU\"\npeak_bf16_tflops = 400.0\npeak_fp32_tflops = 40.0\n\
+         peak_fp64_tflops = 20.0\nmemory_gb = 96.0\nmemory_bandwidth_gbs = 3000.0\n\
+         intra_node_link = \"nv\\u001b[2Jlink\"\n",
+    )
+    .expect("write");
+    let (code, out, err) = within(&mut tplab_cmd(
+        &[
+            "plan",
+            "--model",
+            "gpt2-small",
+            "--hardware",
+            hw.to_str().expect("utf-8"),
+            "--gpu",
+            "MyGPU",
+            "--gpus",
+            "8",
+            "--gpus-per-node",
+            "8",
+            "--global-batch",
+            "8",
+        ],
+        &dir,
+    ));
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(!err.contains('\u{1b}'), "raw escape in {err:?}");
+    assert!(err.contains("nv\\u001b[2Jlink"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A FIFO in place of a progress file, a certificate or a key file is refused at once: every
+/// reader checks the file's kind before opening it.
+#[test]
+fn fifos_are_refused_by_every_reader() {
+    let dir = fresh_dir("fifos");
+    let learners = dir.join("learners");
+    std::fs::create_dir_all(&learners).expect("mkdir");
+    let slug = tplab_quiz::progress::learner_slug("Ece").expect("slug");
+    mkfifo(&learners.join(format!("{slug}.json")));
+    let (code, _, err) = within(&mut tplab_cmd(
+        &["quiz", "--name", "Ece", "--count", "1"],
+        &dir,
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("FIFO"), "{err}");
+    let key = dir.join("fifo.key");
+    mkfifo(&key);
+    let (code, _, err) = within(&mut tplab_cmd(
+        &[
+            "quiz",
+            "--exam",
+            "--name",
+            "Can",
+            "--issuer-key",
+            key.to_str().expect("utf-8"),
+        ],
+        &dir,
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("FIFO"), "{err}");
+    let (code, _, err) = within(&mut tplab_cmd(
+        &["cert", "verify", key.to_str().expect("utf-8")],
+        &dir,
+    ));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("FIFO"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

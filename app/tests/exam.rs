@@ -35,7 +35,13 @@ fn data_dir() -> &'static Path {
         let d = std::env::temp_dir().join(format!("tplab-exam-tests-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("issuer.key"), issuer().to_file_text()).unwrap();
+        // Owner-only, as `tplab cert keygen` writes it (a key others can read is refused).
+        tplab_quiz::progress::write_atomic_private(
+            &d.join("issuer.key"),
+            issuer().to_file_text().as_bytes(),
+            false,
+        )
+        .unwrap();
         // Set once, before any other thread of this binary reads it (they all come here first).
         std::env::set_var(tplab_quiz::progress::DATA_DIR_ENV, &d);
         d
@@ -168,11 +174,14 @@ fn nothing_is_marked_before_submission_and_a_retake_draws_new_questions() {
     h.get_by_label_contains("20 unanswered");
     click(&mut h, "Submit the exam", 2);
     h.get_by_label("Not passed: 0 of 20 right (0%); the pass mark is 80%.");
+    // A failed sitting shows topics to revisit, never the answers.
     assert_eq!(
-        h.get_all_by_label_contains("Not answered; the answer is")
-            .count(),
-        20
+        h.query_all_by_label_contains("the answer is").count(),
+        0,
+        "no answer is shown after a failed sitting"
     );
+    h.get_by_label("Topics to revisit");
+    assert!(h.query_all_by_label_contains(" missed").count() >= 2);
     assert!(h.query_by_label_contains("Certificate saved").is_none());
     click(&mut h, "New sitting (new questions)", 2);
     click(&mut h, "Start the exam", 2);
@@ -310,6 +319,68 @@ fn exam_result_snapshots() {
                 harness.mask(m.with_max_x(w));
             }
             let name = format!("exam_result_{}x{}_{}", w, h, lang.code());
+            snapshot(&mut harness, &name, &mut results);
+        }
+    }
+    results.unwrap();
+}
+
+/// The result page of a failed sitting (submitted with nothing answered): the lessons to
+/// revisit and how many of their questions were missed, and no answer.
+#[test]
+fn exam_failed_result_snapshots() {
+    let mut results = SnapshotResults::new();
+    for (w, h, lang, theme, presenter) in [
+        (1280.0, 720.0, Lang::En, ThemeChoice::Light, false),
+        (1920.0, 1080.0, Lang::Tr, ThemeChoice::Light, false),
+        (1600.0, 1000.0, Lang::Tr, ThemeChoice::Dark, false),
+        (1920.0, 1080.0, Lang::Tr, ThemeChoice::Dark, true),
+    ] {
+        data_dir();
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.shared.presenter = presenter;
+        app.select("quiz");
+        let state = serde_json::json!({
+            "mode": "Exam",
+            "learner": "Şule Öztürk",
+            "sitting": { "seed": 2026, "index": 0, "drafts": [] },
+        });
+        assert!(app.load_view_state("quiz", &state.to_string()));
+        let mut harness = if presenter {
+            common::gl_harness_pixels(app, (w, h), lang, "quiz")
+        } else {
+            gl_harness_in(app, w, h, lang == Lang::Tr)
+        };
+        let submit = match lang {
+            Lang::En => "Submit the exam",
+            Lang::Tr => "Sınavı gönder",
+        };
+        click(&mut harness, submit, 2);
+        let heading = match lang {
+            Lang::En => "Topics to revisit",
+            Lang::Tr => "Tekrar çalışılacak konular",
+        };
+        harness.get_by_label(heading);
+        assert!(harness.query_by_label_contains("the answer is").is_none());
+        assert!(harness.query_by_label_contains("doğru cevap").is_none());
+        harness.run_steps(2);
+        let name = format!(
+            "exam_failed_{}x{}_{}_{}{}",
+            w,
+            h,
+            lang.code(),
+            if theme == ThemeChoice::Dark {
+                "dark"
+            } else {
+                "light"
+            },
+            if presenter { "_presenter" } else { "" }
+        );
+        if presenter {
+            harness.snapshot_options(&name, &common::snapshot_options());
+            results.extend_harness(&mut harness);
+        } else {
             snapshot(&mut harness, &name, &mut results);
         }
     }

@@ -98,36 +98,158 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
     result.map_err(err)
 }
 
-/// A set of files written all or nothing: each file goes into a staging folder beside the
-/// target folder (same file system, so renames are atomic), and [`ExportSet::commit`] moves them
-/// into place. If the target folder does not exist the staging folder is renamed to it in one
-/// step; otherwise each old file is first moved aside into the staging folder, and if any rename
-/// fails every file is put back. Dropping an uncommitted set, or a failed commit, removes the
-/// staging folder: nothing is left behind, and the target holds either all old or all new files.
+/// A set of files written all or nothing, even across a crash: each file goes into a staging
+/// folder beside the target folder (same file system, so renames are atomic), and
+/// [`ExportSet::commit`] moves them into place.
+///
+/// - If the target folder does not exist, the staging folder is renamed to it: one rename.
+/// - Otherwise a commit journal (`.tplab-commit`, the file names) is written into the staging
+///   folder and flushed before the first rename; then each old file is moved aside into the
+///   staging folder and the new one moved in. If a rename fails every file is put back.
+///
+/// Dropping an uncommitted set, or a failed commit, removes the staging folder. A process killed
+/// in the middle (Ctrl-C while writing, kill -9 between the renames) leaves its staging folder
+/// behind; the next [`ExportSet::new`] for the same target finds it (its process is gone) and
+/// either removes it (no journal: the target still holds the whole old set) or finishes the
+/// commit it records (a journal: every new file not yet moved is moved in, so the target holds
+/// the whole new set), then removes it.
 pub struct ExportSet {
     target: PathBuf,
     staging: PathBuf,
     names: Vec<String>,
 }
 
+/// The commit journal's name inside a staging folder.
+const JOURNAL: &str = ".tplab-commit";
+
+/// `.<target name>.tplab-staging-`: the start of every staging folder's name for a target.
+fn staging_prefix(target: &Path) -> String {
+    let base = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "export".to_string());
+    format!(".{base}.tplab-staging-")
+}
+
+fn parent_of(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether the process that made a staging folder (its id is in the name) may still be running.
+/// On Linux, from /proc; elsewhere a folder is taken as abandoned after an hour.
+fn maker_alive(staging: &Path, pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc_root = Path::new("/proc");
+    if proc_root.join("self").exists() {
+        return proc_root.join(pid.to_string()).exists();
+    }
+    std::fs::metadata(staging)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age.as_secs() < 3600)
+}
+
+/// A plain file name of a set (no folder part), as written into the journal.
+fn plain_name(n: &str) -> bool {
+    !n.is_empty() && n != "." && n != ".." && !n.contains(['/', '\\', '\0']) && n != JOURNAL
+}
+
+/// Removes, or finishes, the staging folders that killed exports of `target` left behind (see
+/// [`ExportSet`]). Folders of running exports are left alone.
+fn recover_stale(target: &Path) -> Result<(), EngineError> {
+    let parent = parent_of(target);
+    let prefix = staging_prefix(target);
+    let Ok(entries) = std::fs::read_dir(&parent) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let staging = e.path();
+        // A staging folder is a real folder (never a link followed elsewhere).
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| maker_alive(&staging, pid)) {
+            continue;
+        }
+        let journal = staging.join(JOURNAL);
+        if journal.is_file() {
+            let text = crate::models::read_input_file(&journal, "export journal", 1 << 16)
+                .map_err(|e| EngineError::Export(e.to_string()))?;
+            let err = |e: std::io::Error| {
+                EngineError::Export(format!(
+                    "finishing the interrupted export in {}: {e}",
+                    staging.display()
+                ))
+            };
+            std::fs::create_dir_all(target).map_err(err)?;
+            for n in text.lines().filter(|n| plain_name(n)) {
+                let new = staging.join(n);
+                if new.is_file() {
+                    std::fs::rename(&new, target.join(n)).map_err(err)?;
+                }
+            }
+            sync_dir(target);
+        } else {
+            // No journal: killed before the commit began (the target is untouched), or while
+            // undoing a failed one: the old files it had moved aside go back.
+            let err = |e: std::io::Error| {
+                EngineError::Export(format!(
+                    "restoring the old files of an interrupted export from {}: {e}",
+                    staging.display()
+                ))
+            };
+            for e in std::fs::read_dir(&staging).map_err(err)?.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if let Some(orig) = n.strip_suffix(".old").filter(|o| plain_name(o)) {
+                    std::fs::rename(e.path(), target.join(orig)).map_err(err)?;
+                }
+            }
+        }
+        std::fs::remove_dir_all(&staging).map_err(|e| {
+            EngineError::Export(format!(
+                "cannot remove the staging folder {} an interrupted export left: {e}",
+                staging.display()
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Flushes a folder's entries (renames) to disk, where the platform can.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
 impl ExportSet {
-    /// Starts a set for `target` (created on commit if needed).
+    /// Starts a set for `target` (created on commit if needed), after cleaning up what killed
+    /// exports of the same target left (see [`ExportSet`]).
     pub fn new(target: &Path) -> Result<Self, EngineError> {
         let err = |e: std::io::Error| EngineError::Export(format!("{}: {e}", target.display()));
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let parent = parent_of(target);
         std::fs::create_dir_all(&parent).map_err(err)?;
-        let base = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "export".to_string());
+        recover_stale(target)?;
         let nanos = web_time::SystemTime::now()
             .duration_since(web_time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
         let staging = parent.join(format!(
-            ".{base}.tplab-staging-{}-{nanos}",
+            "{}{}-{nanos}",
+            staging_prefix(target),
             std::process::id()
         ));
         std::fs::create_dir(&staging).map_err(err)?;
@@ -141,6 +263,12 @@ impl ExportSet {
     /// Writes one file of the set into the staging folder (flushed to disk).
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<(), EngineError> {
         use std::io::Write;
+        if !plain_name(name) {
+            return Err(EngineError::Export(format!(
+                "'{}' is not a plain file name",
+                name.escape_debug()
+            )));
+        }
         let path = self.staging.join(name);
         let err = |e: std::io::Error| EngineError::Export(format!("{}: {e}", path.display()));
         let mut f = std::fs::File::create(&path).map_err(err)?;
@@ -152,12 +280,19 @@ impl ExportSet {
 
     /// Moves every file into the target folder, all or nothing; returns their final paths.
     pub fn commit(self) -> Result<Vec<PathBuf>, EngineError> {
+        self.commit_until(usize::MAX)
+    }
+
+    /// [`ExportSet::commit`] that stops, as a process killed there would, after `renames`
+    /// renames into an existing target (tests of crash recovery); `usize::MAX` runs it whole.
+    fn commit_until(self, renames: usize) -> Result<Vec<PathBuf>, EngineError> {
         let finals: Vec<PathBuf> = self.names.iter().map(|n| self.target.join(n)).collect();
         let err = |what: &str, e: std::io::Error| {
             EngineError::Export(format!("{what} {}: {e}", self.target.display()))
         };
         if !self.target.exists() {
             std::fs::rename(&self.staging, &self.target).map_err(|e| err("cannot create", e))?;
+            sync_dir(&parent_of(&self.target));
             return Ok(finals);
         }
         if !self.target.is_dir() {
@@ -166,12 +301,30 @@ impl ExportSet {
                 self.target.display()
             )));
         }
+        // The journal first, on disk before any rename: a kill from here on is finished by the
+        // next export (see `recover_stale`).
+        {
+            use std::io::Write;
+            let tmp = self.staging.join(format!("{JOURNAL}.tmp"));
+            let journal_err = |e| err("cannot write the commit journal for", e);
+            let mut f = std::fs::File::create(&tmp).map_err(journal_err)?;
+            f.write_all(self.names.join("\n").as_bytes())
+                .map_err(journal_err)?;
+            f.sync_all().map_err(journal_err)?;
+            std::fs::rename(&tmp, self.staging.join(JOURNAL)).map_err(journal_err)?;
+            sync_dir(&self.staging);
+        }
         // Move the old files aside, then the new ones in; undo everything on the first failure.
         let aside = |n: &str| self.staging.join(format!("{n}.old"));
         let mut moved_aside = Vec::new();
         let mut placed = Vec::new();
         let mut failure = None;
         for n in &self.names {
+            if placed.len() >= renames {
+                // Killed here: no undo, no cleanup.
+                std::mem::forget(self);
+                return Ok(finals);
+            }
             let old = self.target.join(n);
             if old.is_dir() {
                 failure = Some(EngineError::Export(format!(
@@ -195,6 +348,9 @@ impl ExportSet {
             placed.push(n.clone());
         }
         if let Some(e) = failure {
+            // The journal goes first: an undo killed half-way must not be "finished" later.
+            let _ = std::fs::remove_file(self.staging.join(JOURNAL));
+            sync_dir(&self.staging);
             for n in placed.iter().rev() {
                 let _ = std::fs::remove_file(self.target.join(n));
             }
@@ -203,6 +359,7 @@ impl ExportSet {
             }
             return Err(e);
         }
+        sync_dir(&self.target);
         Ok(finals)
     }
 }
@@ -470,6 +627,101 @@ mod tests {
         drop(set);
         assert!(!parent.join("never").exists());
         assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+
+    /// What a killed export leaves: its staging folder, now under the id of a process that no
+    /// longer runs (this test process is alive, so its own folders would be left alone).
+    #[cfg(target_os = "linux")]
+    fn as_if_killed(parent: &Path) {
+        for n in leftovers(parent) {
+            let dead = n.replace(&format!("-{}-", std::process::id()), "-4294967295-");
+            std::fs::rename(parent.join(&n), parent.join(dead)).unwrap();
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn read(p: &Path) -> String {
+        String::from_utf8(std::fs::read(p).unwrap()).unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn ctrl_c_while_writing_leaves_the_old_set_and_the_next_export_removes_the_staging() {
+        let parent = temp("ctrlc");
+        let target = parent.join("out");
+        std::fs::create_dir_all(&target).unwrap();
+        for n in ["a.txt", "b.txt"] {
+            std::fs::write(target.join(n), format!("old {n}")).unwrap();
+        }
+        let mut set = ExportSet::new(&target).unwrap();
+        set.write("a.txt", b"new a").unwrap();
+        // Ctrl-C: the process ends here, no destructor runs.
+        std::mem::forget(set);
+        as_if_killed(&parent);
+        assert_eq!(leftovers(&parent).len(), 1);
+        assert_eq!(read(&target.join("a.txt")), "old a.txt");
+        // The next export of the same folder removes it; the old set is whole.
+        let next = ExportSet::new(&target).unwrap();
+        assert_eq!(leftovers(&parent).len(), 1, "only the new set's own folder");
+        drop(next);
+        assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+        assert_eq!(read(&target.join("a.txt")), "old a.txt");
+        assert_eq!(read(&target.join("b.txt")), "old b.txt");
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_kill_between_the_renames_is_finished_by_the_next_export() {
+        let names = ["tensors.safetensors", "shards.safetensors", "trace.json"];
+        for killed_after in 0..names.len() {
+            let parent = temp(&format!("kill{killed_after}"));
+            let target = parent.join("out");
+            std::fs::create_dir_all(&target).unwrap();
+            std::fs::write(target.join("mine.txt"), b"keep").unwrap();
+            for n in names {
+                std::fs::write(target.join(n), "seed 1").unwrap();
+            }
+            let mut set = ExportSet::new(&target).unwrap();
+            for n in names {
+                set.write(n, b"seed 2").unwrap();
+            }
+            // kill -9 after `killed_after` files were moved in: a mixed set on disk.
+            set.commit_until(killed_after).unwrap();
+            as_if_killed(&parent);
+            let seeds = || -> Vec<String> { names.iter().map(|n| read(&target.join(n))).collect() };
+            if killed_after > 0 {
+                assert!(seeds().contains(&"seed 1".to_string()), "{:?}", seeds());
+                assert!(seeds().contains(&"seed 2".to_string()), "{:?}", seeds());
+            }
+            // The next export (here: its start) finishes the commit: the new set, whole.
+            drop(ExportSet::new(&target).unwrap());
+            assert_eq!(seeds(), vec!["seed 2"; 3], "killed after {killed_after}");
+            assert_eq!(read(&target.join("mine.txt")), "keep");
+            assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+            let extra: Vec<String> = std::fs::read_dir(&target)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "mine.txt" && !names.contains(&n.as_str()))
+                .collect();
+            assert!(extra.is_empty(), "{extra:?}");
+            std::fs::remove_dir_all(&parent).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_running_exports_staging_folder_is_left_alone() {
+        let parent = temp("alive");
+        let target = parent.join("out");
+        let mut first = ExportSet::new(&target).unwrap();
+        first.write("a.txt", b"first").unwrap();
+        // Another export of the same folder by a live process (here: this one) starts.
+        let second = ExportSet::new(&target).unwrap();
+        drop(second);
+        assert_eq!(first.commit().unwrap(), vec![target.join("a.txt")]);
+        assert_eq!(std::fs::read(target.join("a.txt")).unwrap(), b"first");
         std::fs::remove_dir_all(&parent).unwrap();
     }
 }

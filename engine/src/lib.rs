@@ -35,6 +35,7 @@ pub mod labs;
 pub mod overrides;
 pub mod params;
 pub mod run;
+pub mod text;
 pub mod trace;
 
 // Short paths to every module (`tplab_engine::sharded`, `crate::cost`, …).

@@ -84,10 +84,12 @@ pub enum CertError {
     Render(String),
     #[error("cannot issue this certificate: {0}")]
     Record(String),
-    #[error("{} is not an issuer key: {reason}", path.display())]
+    #[error("{} cannot be used as an issuer key: {reason}", path.display())]
     Key { path: PathBuf, reason: String },
     #[error(transparent)]
     Store(#[from] crate::progress::StoreError),
+    #[error(transparent)]
+    Input(#[from] tplab_engine::models::InputFileError),
 }
 
 /// Why a certificate is not valid.
@@ -102,6 +104,12 @@ pub enum Invalid {
     NoRecord,
     #[error("the PNG carries more than one '{PNG_KEYWORD}' record")]
     TwoRecords,
+    #[error("the PNG holds a chunk tplab does not write: {0}")]
+    ForeignChunk(String),
+    #[error(
+        "the record is {0} bytes, over the {MAX_RECORD_BYTES}-byte limit (a record is under 1 KiB)"
+    )]
+    TooLarge(usize),
     #[error("the record is not acceptable: {0}")]
     Record(String),
     #[error("the record says ID {found} but its contents give {computed}: it was edited after it was issued")]
@@ -181,7 +189,68 @@ pub struct IssuerKey(SigningKey);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssuerPublic(VerifyingKey);
 
-const SECRET_HEADER: &str = "# tplab issuer secret key (Ed25519 seed, hex). Keep it private.";
+/// First line of a secret key file: what the file is, before anything else.
+pub const SECRET_KEY_TAG: &str = "tplab-issuer-secret-key-v2";
+/// First line of a public key file (`.pub`).
+pub const PUBLIC_KEY_TAG: &str = "tplab-issuer-public-key-v2";
+/// The first line of the secret key files tplab wrote before the tags above (still read: the
+/// line names a secret key, so such a file is never a public key read as a secret).
+const OLD_SECRET_HEADER: &str = "# tplab issuer secret key (Ed25519 seed, hex). Keep it private.";
+/// The start of the first line of the `.pub` files tplab wrote before the tags above.
+const OLD_PUBLIC_HEADER: &str = "# tplab issuer public key";
+
+/// Largest key file read: 4 KiB (a key file is under 300 bytes).
+pub const MAX_KEY_FILE_BYTES: u64 = 4096;
+
+/// What a key file's first line says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyKind {
+    Secret,
+    Public,
+    /// 64 hex digits with no line saying what they are: a public key written by hand.
+    BareHex,
+    Unknown,
+}
+
+fn key_kind(text: &str) -> KeyKind {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    match first {
+        Some(SECRET_KEY_TAG) | Some(OLD_SECRET_HEADER) => KeyKind::Secret,
+        Some(PUBLIC_KEY_TAG) => KeyKind::Public,
+        Some(l) if l.starts_with(OLD_PUBLIC_HEADER) => KeyKind::Public,
+        Some(l) if l.len() == 64 && l.bytes().all(|b| b.is_ascii_hexdigit()) => KeyKind::BareHex,
+        _ => KeyKind::Unknown,
+    }
+}
+
+/// Why key-file text is not the key asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyTextError {
+    /// A public key where a secret key is needed.
+    PublicNotSecret,
+    /// A secret key where a public key is needed.
+    SecretNotPublic,
+    /// Not a tplab key file, or a damaged one.
+    Garbage(String),
+}
+
+impl std::fmt::Display for KeyTextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::PublicNotSecret => write!(
+                f,
+                "it is a public key, which only checks certificates; sign with the secret key \
+                 file `tplab cert keygen` wrote with it (the same name without .pub)"
+            ),
+            Self::SecretNotPublic => write!(
+                f,
+                "it is a secret key; give the public key, the .pub file `tplab cert keygen` wrote \
+                 beside it (and keep the secret key private)"
+            ),
+            Self::Garbage(why) => write!(f, "{why}"),
+        }
+    }
+}
 
 impl IssuerKey {
     /// A new random key from the operating system's random source.
@@ -200,30 +269,83 @@ impl IssuerKey {
         IssuerPublic(self.0.verifying_key())
     }
 
-    /// The secret key file's text: a comment line and the seed in hex.
+    /// The secret key file's text: the [`SECRET_KEY_TAG`] line, a comment, the seed in hex.
     pub fn to_file_text(&self) -> String {
-        format!("{SECRET_HEADER}\n{}\n", hex(&self.0.to_bytes()))
+        format!(
+            "{SECRET_KEY_TAG}\n# Ed25519 seed, hex. Keep it private: whoever holds it can sign \
+             certificates. Publish the .pub file instead.\n{}\n",
+            hex(&self.0.to_bytes())
+        )
     }
 
-    /// Reads a secret key file written by [`IssuerKey::to_file_text`].
-    pub fn from_file_text(text: &str) -> Result<Self, String> {
-        let line = key_line(text).ok_or("no line of 64 hex digits (the key)")?;
+    /// Reads a secret key file: its first line must say it is one ([`SECRET_KEY_TAG`], or the
+    /// header of the files earlier tplab versions wrote); a public key is refused.
+    pub fn from_file_text(text: &str) -> Result<Self, KeyTextError> {
+        match key_kind(text) {
+            KeyKind::Secret => {}
+            KeyKind::Public | KeyKind::BareHex => return Err(KeyTextError::PublicNotSecret),
+            KeyKind::Unknown => {
+                return Err(KeyTextError::Garbage(format!(
+                    "not a tplab secret key file (its first line is not '{SECRET_KEY_TAG}'); \
+                     make one with `tplab cert keygen`"
+                )))
+            }
+        }
+        let line = key_line(text).ok_or_else(|| {
+            KeyTextError::Garbage("no line of 64 hex digits (the key); the file is damaged".into())
+        })?;
         let seed: [u8; 32] = unhex(line)
             .and_then(|b| b.try_into().ok())
-            .ok_or("the key line is not 64 hex digits")?;
+            .ok_or_else(|| KeyTextError::Garbage("the key line is not 64 hex digits".into()))?;
         Ok(Self::from_seed(seed))
     }
 
-    /// Loads a secret key file.
+    /// Loads a secret key file: a regular file of at most [`MAX_KEY_FILE_BYTES`] (a FIFO or
+    /// device is refused before opening), owner-only on Unix (no access for the group or
+    /// others: `chmod 600 FILE`), that says it is a secret key.
     pub fn load(path: &Path) -> Result<Self, CertError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CertError::Read {
+        let key_err = |reason: String| CertError::Key {
             path: path.to_path_buf(),
-            source,
+            reason,
+        };
+        let bytes = tplab_engine::models::read_input_bytes(path, "secret key", MAX_KEY_FILE_BYTES)
+            .map_err(|e| key_err(e.to_string()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| key_err("it is not text; make a key with `tplab cert keygen`".into()))?;
+        let key = Self::from_file_text(&text).map_err(|e| {
+            let mut reason = e.to_string();
+            if e == KeyTextError::PublicNotSecret {
+                if let Some(secret) = path.to_str().and_then(|p| p.strip_suffix(".pub")) {
+                    reason = format!(
+                        "it is a public key, which only checks certificates; sign with the \
+                         secret key file `tplab cert keygen` wrote beside it: {secret}"
+                    );
+                }
+            }
+            key_err(reason)
         })?;
-        Self::from_file_text(&text).map_err(|reason| CertError::Key {
-            path: path.to_path_buf(),
-            reason: reason.to_string(),
-        })
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path)
+                .map_err(|source| CertError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?
+                .permissions()
+                .mode();
+            if mode & 0o077 != 0 {
+                return Err(key_err(format!(
+                    "the secret key is readable by others (mode {:03o}): anyone who read it can \
+                     sign certificates in your name. Make it owner-only with `chmod 600 {}`, or, \
+                     if others may have copied it, make a new key with `tplab cert keygen --force` \
+                     and publish the new fingerprint",
+                    mode & 0o777,
+                    path.display()
+                )));
+            }
+        }
+        Ok(key)
     }
 
     fn sign(&self, msg: &[u8]) -> Signature {
@@ -232,35 +354,54 @@ impl IssuerKey {
 }
 
 impl IssuerPublic {
-    /// Reads a public key: 64 hex digits, alone or as the key line of a `.pub` file.
+    /// Reads a public key: 64 hex digits, alone or as the key line of a `.pub` file. A secret
+    /// key file is refused.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let line = key_line(text).ok_or("expected 64 hex digits (an Ed25519 public key)")?;
+        Self::parse_text(text).map_err(|e| e.to_string())
+    }
+
+    fn parse_text(text: &str) -> Result<Self, KeyTextError> {
+        let want =
+            || KeyTextError::Garbage("expected 64 hex digits (an Ed25519 public key)".into());
+        match key_kind(text) {
+            KeyKind::Secret => return Err(KeyTextError::SecretNotPublic),
+            KeyKind::Public | KeyKind::BareHex => {}
+            KeyKind::Unknown => return Err(want()),
+        }
+        let line = key_line(text).ok_or_else(want)?;
         let bytes: [u8; 32] = unhex(line)
             .and_then(|b| b.try_into().ok())
-            .ok_or("expected 64 hex digits (an Ed25519 public key)")?;
-        VerifyingKey::from_bytes(&bytes)
-            .map(Self)
-            .map_err(|_| "those 64 hex digits are not a valid Ed25519 public key".to_string())
+            .ok_or_else(want)?;
+        VerifyingKey::from_bytes(&bytes).map(Self).map_err(|_| {
+            KeyTextError::Garbage(
+                "those 64 hex digits are not a valid Ed25519 public key".to_string(),
+            )
+        })
     }
 
     /// `--issuer KEY`: a path to a `.pub` file, or the key's 64 hex digits.
     pub fn from_arg(arg: &str) -> Result<Self, CertError> {
         let path = Path::new(arg);
-        if path.is_file() {
-            let text = std::fs::read_to_string(path).map_err(|source| CertError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            return Self::parse(&text).map_err(|reason| CertError::Key {
-                path: path.to_path_buf(),
-                reason,
-            });
-        }
-        Self::parse(arg).map_err(|reason| CertError::Key {
+        let key_err = |reason: String| CertError::Key {
             path: path.to_path_buf(),
-            reason: format!(
+            reason,
+        };
+        // A FIFO, device or folder is refused before anything opens it.
+        let exists = tplab_engine::models::check_regular_file(path, "public key")
+            .map_err(|e| key_err(e.to_string()))?;
+        if exists {
+            let bytes =
+                tplab_engine::models::read_input_bytes(path, "public key", MAX_KEY_FILE_BYTES)
+                    .map_err(|e| key_err(e.to_string()))?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                key_err("it is not text; give a .pub file made by `tplab cert keygen`".into())
+            })?;
+            return Self::parse_text(&text).map_err(|e| key_err(e.to_string()));
+        }
+        Self::parse(arg).map_err(|reason| {
+            key_err(format!(
                 "{reason}; give a .pub file made by `tplab cert keygen` or its hex key"
-            ),
+            ))
         })
     }
 
@@ -268,10 +409,10 @@ impl IssuerPublic {
         hex(self.0.as_bytes())
     }
 
-    /// The `.pub` file's text.
+    /// The `.pub` file's text: the [`PUBLIC_KEY_TAG`] line, the fingerprint, the key in hex.
     pub fn to_file_text(&self) -> String {
         format!(
-            "# tplab issuer public key (Ed25519, hex), fingerprint {}\n{}\n",
+            "{PUBLIC_KEY_TAG}\n# Ed25519, hex; fingerprint {}\n{}\n",
             self.fingerprint(),
             self.to_hex()
         )
@@ -367,33 +508,12 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `text` with every character [`check_name`] forbids written as `\u{..}`.
-fn escape_unsafe(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if forbidden_in_name(c) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
+/// `text` with every character [`check_name`] forbids written as `\u{..}` (the shared helper
+/// every printed string from a file goes through).
+pub use tplab_engine::text::escape_unsafe;
 
 fn forbidden_in_name(c: char) -> bool {
-    c.is_control()
-        || matches!(c as u32,
-            0x00AD            // soft hyphen
-            | 0x061C          // Arabic letter mark
-            | 0x180E          // Mongolian vowel separator
-            | 0x200B..=0x200F // zero-width space/joiners, LRM, RLM
-            | 0x2028..=0x202E // line/paragraph separators, bidi embeddings and overrides
-            | 0x2060..=0x2069 // word joiner, invisible operators, bidi isolates
-            | 0x206A..=0x206F // deprecated format characters
-            | 0xFEFF          // zero-width no-break space
-            | 0xFFF9..=0xFFFB // interlinear annotations
-            | 0xE0000..=0xE007F // tag characters
-        )
+    tplab_engine::text::is_unsafe_char(c)
 }
 
 impl Certificate {
@@ -680,11 +800,174 @@ fn parse_json(bytes: &[u8]) -> Result<Certificate, Invalid> {
     })
 }
 
+/// Largest certificate file read: 8 MiB. A tplab PNG is about 100 KiB and a record under
+/// 1 KiB; the limit is checked on the file's metadata before a byte is read.
+pub const MAX_CERT_FILE_BYTES: u64 = 8 << 20;
+
+/// Largest record a PNG may carry, after inflating a compressed text chunk: 64 KiB (a record is
+/// under 1 KiB). Inflating stops at this size: a small chunk that inflates to gigabytes is
+/// refused having allocated at most this much.
+pub const MAX_RECORD_BYTES: usize = 64 << 10;
+
+/// The chunks of a certificate PNG, in the order tplab writes them: `IHDR`, the `iTXt` record,
+/// one or more `IDAT`, `IEND`, and nothing after. Any other chunk could change what a viewer
+/// shows without changing the pixels verification compares (an APNG's `acTL`/`fcTL`/`fdAT`
+/// show other frames; `gAMA`, `cHRM`, `iCCP`, `sRGB`, `sBIT`, `tRNS`, `PLTE`, `bKGD` change the
+/// colours), so it is refused. Returns the record's text.
+fn certificate_chunks(bytes: &[u8]) -> Result<String, Invalid> {
+    let bad = |m: String| Invalid::BadPng(m);
+    let mut pos = PNG_SIGNATURE.len();
+    let mut order: Vec<[u8; 4]> = Vec::new();
+    let mut record = None;
+    loop {
+        if pos == bytes.len() {
+            return Err(bad(
+                "the file ends before its IEND chunk (cut short?)".into()
+            ));
+        }
+        let head = bytes
+            .get(pos..pos + 8)
+            .ok_or_else(|| bad("a chunk header is cut short".into()))?;
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let kind = [head[4], head[5], head[6], head[7]];
+        let shown = String::from_utf8_lossy(&kind).escape_debug().to_string();
+        // Checked: a length near 4 GiB must not wrap around on a 32-bit target (the browser).
+        let cut = || bad(format!("chunk '{shown}' is cut short"));
+        let data_end = (pos + 8).checked_add(len).ok_or_else(cut)?;
+        let data = bytes.get(pos + 8..data_end).ok_or_else(cut)?;
+        let crc = bytes.get(data_end..data_end + 4).ok_or_else(cut)?;
+        if crc32(&[&kind, data]) != u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]) {
+            return Err(bad(format!(
+                "chunk '{shown}' is damaged (its CRC does not match)"
+            )));
+        }
+        pos = data_end + 4;
+        let expected: &[&[u8; 4]] = match order.last() {
+            None => &[b"IHDR"],
+            Some(b"IHDR") => &[b"iTXt"],
+            Some(b"iTXt") => &[b"IDAT"],
+            Some(b"IDAT") => &[b"IDAT", b"IEND"],
+            _ => &[],
+        };
+        if !expected.contains(&&kind) {
+            if order.last() == Some(b"IHDR") && &kind == b"IDAT" {
+                return Err(Invalid::NoRecord);
+            }
+            let text_chunk = matches!(&kind, b"tEXt" | b"zTXt" | b"iTXt");
+            let keyword = data.split(|&b| b == 0).next().unwrap_or_default();
+            if text_chunk && record.is_some() && keyword == PNG_KEYWORD.as_bytes() {
+                return Err(Invalid::TwoRecords);
+            }
+            let after = order
+                .last()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .unwrap_or_else(|| "the signature".into());
+            let why = match &kind {
+                b"acTL" | b"fcTL" | b"fdAT" => {
+                    " (an animation chunk: a viewer would show other frames than the one verified)"
+                }
+                b"gAMA" | b"cHRM" | b"iCCP" | b"sRGB" | b"sBIT" | b"tRNS" | b"PLTE" | b"bKGD" => {
+                    " (a colour chunk: a viewer would paint other colours than the ones verified)"
+                }
+                _ if order.last() == Some(b"IEND") => " (data after the end of the image)",
+                _ => "",
+            };
+            return Err(Invalid::ForeignChunk(format!(
+                "'{shown}' after {after}{why}; a tplab certificate holds only IHDR, its iTXt \
+                 record, IDAT and IEND, in that order"
+            )));
+        }
+        if &kind == b"iTXt" {
+            record = Some(itxt_record(data)?);
+        }
+        order.push(kind);
+        if &kind == b"IEND" {
+            if pos != bytes.len() {
+                return Err(Invalid::ForeignChunk(format!(
+                    "{} bytes after IEND (data after the end of the image); a tplab \
+                     certificate holds only IHDR, its iTXt record, IDAT and IEND, in that order",
+                    bytes.len() - pos
+                )));
+            }
+            return record.ok_or(Invalid::NoRecord);
+        }
+    }
+}
+
+/// The record in an iTXt chunk's data: keyword [`PNG_KEYWORD`], no language tag or translated
+/// keyword, the text plain or zlib-compressed (inflated to at most [`MAX_RECORD_BYTES`]).
+fn itxt_record(data: &[u8]) -> Result<String, Invalid> {
+    use std::io::Read;
+    let bad = |m: &str| Invalid::BadPng(format!("the iTXt chunk {m}"));
+    let mut parts = data.splitn(2, |&b| b == 0);
+    let keyword = parts.next().unwrap_or_default();
+    let rest = parts.next().ok_or_else(|| bad("has no keyword"))?;
+    if keyword != PNG_KEYWORD.as_bytes() {
+        return Err(Invalid::NoRecord);
+    }
+    let (&flag, rest) = rest.split_first().ok_or_else(|| bad("is cut short"))?;
+    let (&method, rest) = rest.split_first().ok_or_else(|| bad("is cut short"))?;
+    // Language tag, then translated keyword, each ended by a zero byte; then the text.
+    let mut fields = rest.splitn(3, |&b| b == 0);
+    let (lang, translated, text) = match (fields.next(), fields.next(), fields.next()) {
+        (Some(l), Some(t), Some(x)) => (l, t, x),
+        _ => return Err(bad("is cut short")),
+    };
+    if !lang.is_empty() || !translated.is_empty() {
+        return Err(bad(
+            "has a language tag or translated keyword tplab does not write",
+        ));
+    }
+    let text = match (flag, method) {
+        (0, _) => {
+            if text.len() > MAX_RECORD_BYTES {
+                return Err(Invalid::TooLarge(text.len()));
+            }
+            text.to_vec()
+        }
+        (1, 0) => {
+            let mut out = Vec::new();
+            flate2::read::ZlibDecoder::new(text)
+                .take(MAX_RECORD_BYTES as u64 + 1)
+                .read_to_end(&mut out)
+                .map_err(|e| bad(&format!("does not inflate: {e}")))?;
+            if out.len() > MAX_RECORD_BYTES {
+                return Err(Invalid::TooLarge(out.len()));
+            }
+            out
+        }
+        _ => return Err(bad("has an unknown compression")),
+    };
+    String::from_utf8(text).map_err(|_| bad("is not UTF-8"))
+}
+
+/// CRC-32 (ISO 3309, the PNG chunk checksum) of the concatenated parts.
+fn crc32(parts: &[&[u8]]) -> u32 {
+    let mut c = 0xFFFF_FFFFu32;
+    for part in parts {
+        for &b in *part {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+        }
+    }
+    !c
+}
+
 /// Decodes a whole PNG (every chunk to the end: a cut file fails) and returns its record and
-/// its pixels, which must be 8-bit RGB of the certificate's size.
+/// its pixels, which must be 8-bit RGB of the certificate's size. The chunks are checked first
+/// ([`certificate_chunks`]); the record is read from there, not by the image decoder.
 fn decode_png(bytes: &[u8]) -> Result<(Certificate, Vec<u8>), Invalid> {
+    let record = certificate_chunks(bytes)?;
+    let cert = parse_json(record.as_bytes())?;
     let bad = |e: &dyn std::fmt::Display| Invalid::BadPng(e.to_string());
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.set_ignore_text_chunk(true);
     // Refuse pictures far larger than a certificate before allocating for them.
     decoder.set_limits(png::Limits {
         bytes: 3 * (WIDTH as usize) * (HEIGHT as usize) * 2,
@@ -705,30 +988,7 @@ fn decode_png(bytes: &[u8]) -> Result<(Certificate, Vec<u8>), Invalid> {
     let mut px = vec![0; size];
     reader.next_frame(&mut px).map_err(|e| bad(&e))?;
     reader.finish().map_err(|e| bad(&e))?;
-    let info = reader.info();
-    let mut texts: Vec<String> = info
-        .utf8_text
-        .iter()
-        .filter(|c| c.keyword == PNG_KEYWORD)
-        .map(|c| c.get_text().map_err(|e| bad(&e)))
-        .collect::<Result<_, _>>()?;
-    texts.extend(
-        info.uncompressed_latin1_text
-            .iter()
-            .filter(|c| c.keyword == PNG_KEYWORD)
-            .map(|c| c.text.clone()),
-    );
-    texts.extend(
-        info.compressed_latin1_text
-            .iter()
-            .filter(|c| c.keyword == PNG_KEYWORD)
-            .map(|_| String::new()),
-    );
-    match texts.len() {
-        0 => Err(Invalid::NoRecord),
-        1 => Ok((parse_json(texts[0].as_bytes())?, px)),
-        _ => Err(Invalid::TwoRecords),
-    }
+    Ok((cert, px))
 }
 
 /// Checks certificate bytes (a `.json` record or a `.png`): the record's rules, ID and
@@ -768,12 +1028,10 @@ pub fn check(bytes: &[u8], issuer: Option<&IssuerPublic>) -> Verdict {
     verdict
 }
 
-/// Reads and checks a certificate file (see [`check`]).
+/// Reads and checks a certificate file (see [`check`]): a regular file (a FIFO or device is
+/// refused before opening) of at most [`MAX_CERT_FILE_BYTES`].
 pub fn verify_file(path: &Path, issuer: Option<&IssuerPublic>) -> Result<Verdict, CertError> {
-    let bytes = std::fs::read(path).map_err(|source| CertError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = tplab_engine::models::read_input_bytes(path, "certificate", MAX_CERT_FILE_BYTES)?;
     Ok(check(&bytes, issuer))
 }
 
@@ -1106,5 +1364,258 @@ mod tests {
         assert_ne!(IssuerKey::generate().unwrap().public(), k.public());
         assert!(p.fingerprint().starts_with("ed25519:"));
         assert_eq!(p.fingerprint().len(), "ed25519:".len() + 19);
+    }
+
+    /// The chunks of a PNG: (type, data), after the signature.
+    fn chunks(png: &[u8]) -> Vec<([u8; 4], Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut pos = 8;
+        while pos + 8 <= png.len() {
+            let len = u32::from_be_bytes(png[pos..pos + 4].try_into().unwrap()) as usize;
+            let kind: [u8; 4] = png[pos + 4..pos + 8].try_into().unwrap();
+            out.push((kind, png[pos + 8..pos + 8 + len].to_vec()));
+            pos += 12 + len;
+        }
+        out
+    }
+
+    /// A PNG of these chunks (CRCs computed).
+    fn assemble(chunks: &[([u8; 4], Vec<u8>)]) -> Vec<u8> {
+        let mut out = PNG_SIGNATURE.to_vec();
+        for (kind, data) in chunks {
+            out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+            out.extend_from_slice(kind);
+            out.extend_from_slice(data);
+            out.extend_from_slice(&crc32(&[kind, data]).to_be_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn crc32_matches_the_png_checksum() {
+        // The IEND chunk's CRC, as every PNG ends.
+        assert_eq!(crc32(&[b"IEND", b""]), 0xAE42_6082);
+        assert_eq!(crc32(&[b"123456789"]), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn a_certificate_png_is_ihdr_record_idat_iend() {
+        let png = cert(true).render_png().unwrap();
+        let kinds: Vec<[u8; 4]> = chunks(&png).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(kinds.first(), Some(b"IHDR"));
+        assert_eq!(kinds.get(1), Some(b"iTXt"));
+        assert_eq!(kinds.last(), Some(b"IEND"));
+        assert!(kinds[2..kinds.len() - 1].iter().all(|k| k == b"IDAT"));
+        // Re-assembled from its chunks it is the same file, and valid.
+        assert_eq!(assemble(&chunks(&png)), png);
+        assert!(matches!(check(&png, None), Verdict::Signed { .. }));
+    }
+
+    #[test]
+    fn every_chunk_tplab_does_not_write_is_refused() {
+        let png = cert(true).render_png().unwrap();
+        let base = chunks(&png);
+        let idat = base.iter().position(|(k, _)| k == b"IDAT").unwrap();
+        let end = base.len() - 1;
+        // (chunk, where it goes: index in the chunk list), as an attacker would place it.
+        let cases: [(&[u8; 4], Vec<u8>, usize); 12] = [
+            // APNG: animation control, a frame, frame data (Bob's frame after Alice's IDAT).
+            (b"acTL", [0, 0, 0, 1, 0, 0, 0, 0].to_vec(), 1),
+            (b"fcTL", vec![0; 26], idat),
+            (b"fdAT", vec![0, 0, 0, 1, 120, 156, 3, 0, 0, 0, 0, 1], end),
+            // Colour and gamma: a gamma of 1/100000 paints the picture black in browsers.
+            (b"gAMA", 1u32.to_be_bytes().to_vec(), 1),
+            (b"cHRM", vec![0; 32], 1),
+            (b"iCCP", b"x\0\0\x78\x9c\x03\0\0\0\0\x01".to_vec(), 1),
+            (b"sRGB", vec![0], 1),
+            (b"tRNS", vec![0, 250, 0, 247, 0, 238], idat),
+            // Other text (a second record in another chunk type), a private chunk, and a
+            // chunk after the image's end.
+            (b"tEXt", b"Comment\0Bob".to_vec(), idat),
+            (
+                b"zTXt",
+                b"Comment\0\0\x78\x9c\x03\0\0\0\0\x01".to_vec(),
+                idat,
+            ),
+            (b"prIV", vec![1, 2, 3], idat),
+            (b"IDAT", vec![], end + 1),
+        ];
+        for (kind, data, at) in cases {
+            let mut c = base.clone();
+            c.insert(at, (*kind, data));
+            let v = check(&assemble(&c), None);
+            assert!(
+                matches!(v, Verdict::Invalid(Invalid::ForeignChunk(_))),
+                "{}: {v:?}",
+                String::from_utf8_lossy(kind)
+            );
+        }
+        // A second record, no record, chunks out of order, and bytes after IEND.
+        let mut two = base.clone();
+        two.insert(2, base[1].clone());
+        assert_eq!(
+            check(&assemble(&two), None),
+            Verdict::Invalid(Invalid::TwoRecords)
+        );
+        let mut none = base.clone();
+        none.remove(1);
+        assert_eq!(
+            check(&assemble(&none), None),
+            Verdict::Invalid(Invalid::NoRecord)
+        );
+        let mut swapped = base.clone();
+        swapped.swap(0, 1);
+        let mut trailing = png.clone();
+        trailing.extend_from_slice(b"Bob");
+        for (what, bytes) in [("order", assemble(&swapped)), ("trailing", trailing)] {
+            let v = check(&bytes, None);
+            assert!(
+                matches!(v, Verdict::Invalid(Invalid::ForeignChunk(_))),
+                "{what}: {v:?}"
+            );
+            assert!(
+                v.explain().contains("IHDR, its iTXt record, IDAT and IEND"),
+                "{what}"
+            );
+        }
+    }
+
+    /// The certificate's PNG with its record in a zlib-compressed iTXt chunk of `text`.
+    fn with_compressed_record(png: &[u8], text: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(text).unwrap();
+        let mut data = format!("{PNG_KEYWORD}\0").into_bytes();
+        data.extend_from_slice(&[1, 0, 0, 0]);
+        data.extend(z.finish().unwrap());
+        let mut c = chunks(png);
+        c[1] = (*b"iTXt", data);
+        assemble(&c)
+    }
+
+    #[test]
+    fn a_compressed_record_verifies_within_the_cap_and_is_refused_over_it() {
+        let c = cert(true);
+        let png = c.render_png().unwrap();
+        let record = serde_json::to_string(&c).unwrap();
+        let ok = with_compressed_record(&png, record.as_bytes());
+        assert!(matches!(check(&ok, None), Verdict::Signed { .. }));
+        // 64 MiB of spaces after the record (valid JSON whitespace): about 64 KiB compressed.
+        let mut huge = record.into_bytes();
+        huge.resize(64 << 20, b' ');
+        let bomb = with_compressed_record(&png, &huge);
+        assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+        assert_eq!(
+            check(&bomb, None),
+            Verdict::Invalid(Invalid::TooLarge(MAX_RECORD_BYTES + 1))
+        );
+    }
+
+    #[test]
+    fn key_files_say_what_they_are_and_a_public_key_never_signs() {
+        let k = key();
+        let secret = k.to_file_text();
+        let public = k.public().to_file_text();
+        assert!(secret.starts_with(SECRET_KEY_TAG));
+        assert!(public.starts_with(PUBLIC_KEY_TAG));
+        // A public key, in any form, is refused as a secret key; and the other way round.
+        let old_public = format!(
+            "# tplab issuer public key (Ed25519, hex), fingerprint {}\n{}\n",
+            k.public().fingerprint(),
+            k.public().to_hex()
+        );
+        for text in [public.as_str(), old_public.as_str(), &k.public().to_hex()] {
+            assert_eq!(
+                IssuerKey::from_file_text(text).err(),
+                Some(KeyTextError::PublicNotSecret),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            IssuerPublic::parse_text(&secret).err(),
+            Some(KeyTextError::SecretNotPublic)
+        );
+        assert!(IssuerPublic::parse(&secret).unwrap_err().contains(".pub"));
+        // Garbage is neither.
+        for text in [
+            "",
+            "zz",
+            "hello\n",
+            &"g".repeat(64),
+            "tplab-issuer-secret-key-v2\nnope\n",
+        ] {
+            assert!(
+                matches!(
+                    IssuerKey::from_file_text(text),
+                    Err(KeyTextError::Garbage(_))
+                ),
+                "{text:?}"
+            );
+        }
+        // Secret keys of the earlier format (their header names them secret) still load.
+        let old_secret = format!("{OLD_SECRET_HEADER}\n{}\n", hex(&[7; 32]));
+        assert_eq!(
+            IssuerKey::from_file_text(&old_secret).unwrap().public(),
+            k.public()
+        );
+        assert_eq!(IssuerPublic::parse(&old_public).unwrap(), k.public());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn loading_a_secret_key_refuses_a_public_key_a_readable_key_and_a_fifo() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let k = key();
+        let secret = dir.path().join("teacher.key");
+        let public = dir.path().join("teacher.key.pub");
+        std::fs::write(&secret, k.to_file_text()).unwrap();
+        std::fs::write(&public, k.public().to_file_text()).unwrap();
+        for p in [&secret, &public] {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        assert_eq!(IssuerKey::load(&secret).unwrap().public(), k.public());
+        let e = IssuerKey::load(&public).err().unwrap().to_string();
+        assert!(
+            e.contains("public key") && e.ends_with(&secret.display().to_string()),
+            "{e}"
+        );
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = IssuerKey::load(&secret).err().unwrap().to_string();
+        assert!(e.contains("chmod 600") && e.contains("644"), "{e}");
+        let fifo = dir.path().join("fifo.key");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = IssuerKey::load(&fifo).err().unwrap().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        let e = IssuerPublic::from_arg(fifo.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("FIFO"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn verify_refuses_a_fifo_and_an_oversized_file_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("cert.png");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = verify_file(&fifo, None).unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        // A sparse file over the limit: refused from its size, nothing read.
+        let big = dir.path().join("big.png");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_CERT_FILE_BYTES + 1)
+            .unwrap();
+        let e = verify_file(&big, None).unwrap_err().to_string();
+        assert!(e.contains("limit"), "{e}");
     }
 }

@@ -1,12 +1,17 @@
 //! The certificate exam: a versioned pool of questions, a fresh draw at every sitting, a pass mark.
 //!
-//! The pool is every bank question (less `exclude`) plus `generated_variants` questions of every
-//! generated kind ([`generate::GenKind::ALL`], so a new kind joins the exam by existing). A
-//! sitting draws `length` questions from it with its own seed: `length - generated` bank questions
-//! and `generated` generated ones (every kind at least once when `generated` allows), in a
-//! shuffled order. The seed is recorded with the result, so a sitting can be re-created exactly;
-//! a retake uses a new seed and so draws new questions. Nothing is graded until the whole sitting
-//! is submitted ([`Sitting::submit`]).
+//! A sitting draws `length` questions with its own seed: `length - generated` bank questions
+//! (every bank question but `exclude` and but the numeric ones, whose numbers are fixed) and
+//! `generated` generated ones (every kind of [`generate::GenKind::ALL`] at least once when
+//! `generated` allows), in a shuffled order. A generated question's numbers come from a seed
+//! derived from the sitting's seed, so they change at every sitting: every numeric question of
+//! the exam is one of these, and a list of answers kept from earlier sittings does not answer
+//! the next one. `generated_variants` questions of every kind (seeds 0 to `generated_variants -
+//! 1`) are the sample the exam file is checked against (enough distinct wordings). The seed is
+//! recorded with the result, so a sitting can be re-created exactly; a retake uses a new seed.
+//! Nothing is graded until the whole sitting is submitted ([`Sitting::submit`]); the review of
+//! a failed sitting names the topics to revisit instead of every right answer
+//! ([`Submitted::revisit`]).
 
 use crate::bank::{Bank, Question};
 use crate::generate::{self, GenKind};
@@ -46,7 +51,8 @@ pub struct Exam {
     pub generated: usize,
     /// Bank questions a sitting may draw.
     bank_pool: Vec<Question>,
-    /// Generated questions a sitting may draw, distinct in wording, grouped by kind.
+    /// The sample of generated questions the exam file is checked against (seeds 0 to
+    /// `generated_variants - 1`, distinct in wording, grouped by kind); sittings draw fresh ones.
     generated_pool: Vec<Vec<Question>>,
 }
 
@@ -196,10 +202,13 @@ impl Exam {
         if !diags.is_empty() {
             return Err(diags);
         }
+        // Numeric bank questions have fixed numbers: an answer list would answer them. The
+        // exam's numeric questions are generated afresh at every sitting instead.
         let bank_pool: Vec<Question> = bank
             .questions
             .iter()
             .filter(|q| !excluded.contains(&q.id))
+            .filter(|q| !matches!(q.kind, crate::bank::QuestionKind::Numeric { .. }))
             .cloned()
             .collect();
         let mut seen: BTreeSet<String> = bank_pool
@@ -286,26 +295,27 @@ impl Exam {
             .cloned()
             .collect();
         // Generated: the kinds in a shuffled order, then round-robin, so every kind appears
-        // when `generated` >= the number of kinds.
-        let mut kinds: Vec<Vec<&Question>> = self
-            .generated_pool
-            .iter()
-            .map(|qs| {
-                let mut qs: Vec<&Question> = qs.iter().collect();
-                qs.shuffle(&mut rng);
-                qs
-            })
-            .filter(|qs| !qs.is_empty())
-            .collect();
+        // when `generated` >= the number of kinds. Each question's seed is derived from the
+        // sitting's, so its numbers are new at every sitting; a wording already drawn (or a
+        // bank question's) is skipped.
+        let mut kinds: Vec<GenKind> = GenKind::ALL.to_vec();
         kinds.shuffle(&mut rng);
+        let mut seen: BTreeSet<String> =
+            out.iter().map(|q| q.prompt(Lang::En).to_string()).collect();
         let mut taken = 0;
-        let mut round = 0;
-        while taken < self.generated && kinds.iter().any(|k| round < k.len()) {
-            for k in &kinds {
-                if taken < self.generated {
-                    if let Some(q) = k.get(round) {
-                        out.push((*q).clone());
+        let mut round = 0u64;
+        // Every kind has many distinct wordings; the bound only guarantees an end.
+        while taken < self.generated && round < 64 * self.generated as u64 + 64 {
+            for (k, kind) in kinds.iter().enumerate() {
+                if taken >= self.generated {
+                    break;
+                }
+                for attempt in 0..16u64 {
+                    let q = generate::generate(*kind, generated_seed(seed, k, round, attempt));
+                    if seen.insert(q.prompt(Lang::En).to_string()) {
+                        out.push(q);
                         taken += 1;
+                        break;
                     }
                 }
             }
@@ -350,6 +360,20 @@ pub fn score(correct: usize, total: usize, pass_percent: u32) -> ExamScore {
     }
 }
 
+/// The seed of a sitting's generated question: kind slot `k`, round `round`, `attempt` (a
+/// repeat wording is skipped), mixed with the sitting's seed (SplitMix64's finaliser) so that
+/// nearby sitting seeds give unrelated numbers.
+fn generated_seed(seed: u64, k: usize, round: u64, attempt: u64) -> u64 {
+    let mut z = seed
+        ^ (k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)
+        ^ round.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7)
+        ^ attempt.wrapping_mul(0xABC9_8388_FB8A_C4B9);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The presentation seed of question `i` of a sitting or practice run with `seed`.
 pub fn attempt_seed(seed: u64, i: usize) -> u64 {
     seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -367,6 +391,45 @@ pub fn fresh_seed() -> u64 {
             .duration_since(web_time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0),
+    }
+}
+
+/// A topic a failed sitting names for revisiting: a lesson (by slug) and how many of its
+/// questions were missed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revisit {
+    /// The lesson's slug (`tplab lessons show SLUG`), or `None` for questions of no lesson.
+    pub lesson: Option<String>,
+    pub missed: usize,
+    /// Questions of that lesson in the sitting.
+    pub asked: usize,
+}
+
+impl Submitted {
+    /// What a failed sitting's review shows: the lessons of the missed questions, most missed
+    /// first, without the questions' answers (a script that fails on purpose learns no answer
+    /// from it). A passed sitting shows the whole review instead. `questions` are the
+    /// sitting's, in order.
+    pub fn revisit(&self, questions: &[Question]) -> Vec<Revisit> {
+        let mut by: Vec<Revisit> = Vec::new();
+        for (q, r) in questions.iter().zip(&self.review) {
+            let i = match by.iter().position(|t| t.lesson == q.lesson) {
+                Some(i) => i,
+                None => {
+                    by.push(Revisit {
+                        lesson: q.lesson.clone(),
+                        missed: 0,
+                        asked: 0,
+                    });
+                    by.len() - 1
+                }
+            };
+            by[i].asked += 1;
+            by[i].missed += usize::from(!r.correct);
+        }
+        by.retain(|t| t.missed > 0);
+        by.sort_by(|a, b| b.missed.cmp(&a.missed).then(a.lesson.cmp(&b.lesson)));
+        by
     }
 }
 
@@ -603,5 +666,70 @@ mod tests {
         }
         let d = Exam::from_text("e.toml", &format!("{base}questions = []\n"), &bank).unwrap_err();
         assert_eq!(d.0[0].line, Some(6), "{d}");
+    }
+
+    #[test]
+    fn numeric_questions_are_generated_anew_at_every_sitting() {
+        let exam = exam();
+        let mut prompts: BTreeSet<String> = BTreeSet::new();
+        let mut ring_bytes = BTreeSet::new();
+        for seed in 0..60u64 {
+            let s = exam.sitting(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            assert_eq!(s.questions.len(), exam.length);
+            for q in &s.questions {
+                if matches!(q.kind, QuestionKind::Numeric { .. }) {
+                    assert!(
+                        q.id.starts_with("gen:"),
+                        "a fixed numeric question: {}",
+                        q.id
+                    );
+                }
+                if q.id.starts_with("gen:ring-bytes:") {
+                    ring_bytes.insert(q.prompt(Lang::En).to_string());
+                }
+                if q.id.starts_with("gen:") {
+                    prompts.insert(q.prompt(Lang::En).to_string());
+                }
+            }
+        }
+        // A fixed sample (seeds 0..generated_variants) would give at most generated_variants
+        // wordings of a kind, 96 in all; fresh seeds give many more (281 here).
+        assert!(
+            ring_bytes.len() > 24,
+            "{} ring-bytes wordings",
+            ring_bytes.len()
+        );
+        assert!(
+            prompts.len() > 200,
+            "{} generated wordings in 60 sittings",
+            prompts.len()
+        );
+        // Two sittings share (almost) no generated question.
+        let a = exam.sitting(1);
+        let b = exam.sitting(2);
+        let gen = |s: &Sitting| -> BTreeSet<String> {
+            s.questions
+                .iter()
+                .filter(|q| q.id.starts_with("gen:"))
+                .map(|q| q.prompt(Lang::En).to_string())
+                .collect()
+        };
+        assert!(gen(&a).intersection(&gen(&b)).count() <= 2);
+    }
+
+    #[test]
+    fn a_failed_sitting_names_topics_and_counts_misses() {
+        let exam = exam();
+        let s = exam.sitting(11);
+        let done = s.submit(Lang::En);
+        assert!(!done.score.passed);
+        let topics = done.revisit(&s.questions);
+        assert_eq!(
+            topics.iter().map(|t| t.missed).sum::<usize>(),
+            exam.length,
+            "every unanswered question is missed"
+        );
+        assert!(topics.windows(2).all(|w| w[0].missed >= w[1].missed));
+        assert!(topics.iter().all(|t| t.missed == t.asked));
     }
 }

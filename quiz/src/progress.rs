@@ -47,6 +47,8 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{0}; move it away and try again")]
+    Input(tplab_engine::models::InputFileError),
     #[error("cannot encode progress: {0}")]
     Encode(#[from] serde_json::Error),
     #[error(
@@ -316,6 +318,8 @@ impl Lock {
         let dir = path.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(io("create folder", dir))?;
         let lock_path = suffixed(path, ".lock");
+        // Opening a FIFO for writing blocks until someone reads it: refused before opening.
+        tplab_engine::models::check_regular_file(&lock_path, "lock").map_err(StoreError::Input)?;
         let f = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -377,7 +381,7 @@ fn load_locked(path: &Path, name: &str) -> Result<Loaded, StoreError> {
 /// Writes `p` to `path` (lock held), keeping the previous good file as `.bak`.
 fn save_locked(path: &Path, p: &Progress, crash_before_rename: bool) -> Result<(), StoreError> {
     let bytes = serde_json::to_vec_pretty(p)?;
-    if let Ok(old) = fs::read(path) {
+    if let Ok(Some(old)) = read_bounded(path) {
         if parse(&old).is_ok() {
             write_atomic(&bak_path(path), &old)?;
         }
@@ -395,13 +399,26 @@ fn bak_path(path: &Path) -> PathBuf {
     suffixed(path, ".bak")
 }
 
+/// Largest progress file read: 64 MiB (an answer takes about 150 bytes: some 400,000 answers).
+pub const MAX_PROGRESS_FILE_BYTES: u64 = 64 << 20;
+
+/// A progress file's bytes, `None` if there is none: a regular file of at most
+/// [`MAX_PROGRESS_FILE_BYTES`]; a FIFO, device or folder in its place is refused from its
+/// metadata before anything opens it, and left as it is.
+fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
+    use tplab_engine::models::{read_input_bytes, InputFileError};
+    match read_input_bytes(path, "progress", MAX_PROGRESS_FILE_BYTES) {
+        Ok(b) => Ok(Some(b)),
+        Err(InputFileError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(StoreError::Input(e)),
+    }
+}
+
 /// Reads and parses `path`; a file that exists but does not parse is moved aside with a
 /// warning; a newer schema is an error and the file is left as it is.
 fn read_checked(path: &Path, warnings: &mut Vec<String>) -> Result<Option<Progress>, StoreError> {
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io("read", path)(e)),
+    let Some(bytes) = read_bounded(path)? else {
+        return Ok(None);
     };
     match parse(&bytes) {
         Ok(p) => Ok(Some(p)),
@@ -476,13 +493,104 @@ pub fn write_atomic_private(path: &Path, bytes: &[u8], replace: bool) -> Result<
     write_atomic_inner(path, bytes, false, true)
 }
 
-fn write_atomic_inner(
-    path: &Path,
-    bytes: &[u8],
-    crash_before_rename: bool,
-    private: bool,
+/// Writes a secret key and its public key as a pair: both, or neither. Both are first written
+/// to temp files beside their targets (the secret one owner-only, mode 0600 on Unix, before any
+/// byte), then renamed into place. Without `replace`, nothing is written if either file exists.
+/// If anything fails, the temp files are removed and any file already renamed into place is
+/// taken back (with `replace`, the old file is put back).
+pub fn write_key_pair(
+    secret: (&Path, &[u8]),
+    public: (&Path, &[u8]),
+    replace: bool,
 ) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    if !replace {
+        for p in [secret.0, public.0] {
+            if p.symlink_metadata().is_ok() {
+                return Err(StoreError::Io {
+                    action: "create (it exists; pass --force to replace it)",
+                    path: p.to_path_buf(),
+                    source: std::io::Error::from(std::io::ErrorKind::AlreadyExists),
+                });
+            }
+        }
+    }
+    let secret_tmp = stage(secret.0, secret.1, true)?;
+    let public_tmp = match stage(public.0, public.1, false) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = fs::remove_file(&secret_tmp);
+            return Err(e);
+        }
+    };
+    // With `replace`, keep a link to each old file until both new ones are in place.
+    let keep = |p: &Path| -> Option<PathBuf> {
+        let k = suffixed(p, &format!(".old-{}", std::process::id()));
+        let _ = fs::remove_file(&k);
+        fs::hard_link(p, &k).ok().map(|()| k)
+    };
+    let kept = [keep(secret.0), keep(public.0)];
+    let mut placed: Vec<&Path> = Vec::new();
+    let mut failure = None;
+    for (tmp, path) in [(&secret_tmp, secret.0), (&public_tmp, public.0)] {
+        match fs::rename(tmp, path) {
+            Ok(()) => placed.push(path),
+            Err(e) => {
+                failure = Some(io("write", path)(e));
+                break;
+            }
+        }
+    }
+    if let Some(e) = failure {
+        for (path, old) in [secret.0, public.0].into_iter().zip(&kept) {
+            if placed.contains(&path) {
+                match old {
+                    Some(old) => {
+                        let _ = fs::rename(old, path);
+                    }
+                    None => {
+                        let _ = fs::remove_file(path);
+                    }
+                }
+            }
+        }
+        for t in [&secret_tmp, &public_tmp] {
+            let _ = fs::remove_file(t);
+        }
+        for k in kept.iter().flatten() {
+            let _ = fs::remove_file(k);
+        }
+        return Err(e);
+    }
+    for k in kept.iter().flatten() {
+        let _ = fs::remove_file(k);
+    }
+    for p in [secret.0, public.0] {
+        sync_parent(p);
+    }
+    Ok(())
+}
+
+/// The folder a path is in: `.` for a bare file name (whose parent is "").
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+fn sync_parent(path: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = fs::File::open(parent_dir(path)) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Writes `bytes` to a new temp file beside `path` (created owner-only first if `private`),
+/// flushed to disk; returns its path. A failed write removes the temp file.
+fn stage(path: &Path, bytes: &[u8], private: bool) -> Result<PathBuf, StoreError> {
+    let dir = parent_dir(path);
     fs::create_dir_all(dir).map_err(io("create folder", dir))?;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -494,30 +602,51 @@ fn write_atomic_inner(
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     tmp.push(format!(".tmp-{}-{nanos}-{n}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    {
-        let mut opts = fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        if private {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        #[cfg(not(unix))]
-        let _ = private;
-        let mut f = opts.open(&tmp).map_err(io("create", &tmp))?;
-        f.write_all(bytes).map_err(io("write", &tmp))?;
-        f.sync_all().map_err(io("sync", &tmp))?;
+    let mut opts = fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
     }
+    #[cfg(not(unix))]
+    let _ = private;
+    let mut f = opts.open(&tmp).map_err(io("create", &tmp))?;
+    let written = f
+        .write_all(bytes)
+        .map_err(io("write", &tmp))
+        .and_then(|()| f.sync_all().map_err(io("sync", &tmp)));
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(tmp)
+}
+
+fn write_atomic_inner(
+    path: &Path,
+    bytes: &[u8],
+    crash_before_rename: bool,
+    private: bool,
+) -> Result<(), StoreError> {
+    let dir = parent_dir(path);
+    let tmp = stage(path, bytes, private)?;
     if crash_before_rename {
         return Ok(());
     }
-    fs::rename(&tmp, path).map_err(io("replace", path))?;
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(io("replace", path)(e));
+    }
     #[cfg(unix)]
     {
         fs::File::open(dir)
             .and_then(|d| d.sync_all())
             .map_err(io("sync folder", dir))?;
     }
+    #[cfg(not(unix))]
+    let _ = dir;
     Ok(())
 }
 
@@ -879,5 +1008,110 @@ mod tests {
             Path::new("/tmp/tplab-env-test")
         );
         std::env::remove_var(DATA_DIR_ENV);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_device_in_place_of_a_progress_file_is_refused_without_blocking() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let path = store.learner_path("Ece").unwrap();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mkfifo = |p: &Path| {
+            assert!(std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .unwrap()
+                .success())
+        };
+        mkfifo(&path);
+        let e = store.load("Ece").unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        let e = store.update("Ece", |_| {}).unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        assert!(
+            fs::symlink_metadata(&path).unwrap().file_type().is_fifo(),
+            "left as it is"
+        );
+        // The .bak and the lock file are read or opened too: refused the same way.
+        fs::remove_file(&path).unwrap();
+        mkfifo(&bak_path(&path));
+        let e = store.load("Ece").unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        fs::remove_file(bak_path(&path)).unwrap();
+        // (The lock file the loads above made is replaced by a FIFO.)
+        fs::remove_file(suffixed(&path, ".lock")).unwrap();
+        mkfifo(&suffixed(&path, ".lock"));
+        let e = store.load("Ece").unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        fs::remove_file(suffixed(&path, ".lock")).unwrap();
+        // A device: /dev/zero would be read forever.
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        let e = store.load("Ece").unwrap_err().to_string();
+        assert!(e.contains("device"), "{e}");
+    }
+
+    #[test]
+    fn an_oversized_progress_file_is_refused_from_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::at(dir.path());
+        let path = store.learner_path("Ece").unwrap();
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::File::create(&path)
+            .unwrap()
+            .set_len(MAX_PROGRESS_FILE_BYTES + 1)
+            .unwrap();
+        let e = store.load("Ece").unwrap_err().to_string();
+        assert!(e.contains("limit"), "{e}");
+        assert_eq!(
+            fs::metadata(&path).unwrap().len(),
+            MAX_PROGRESS_FILE_BYTES + 1
+        );
+    }
+
+    #[test]
+    fn a_key_pair_is_written_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let (secret, public) = (dir.path().join("k"), dir.path().join("k.pub"));
+        write_key_pair((&secret, b"s1"), (&public, b"p1"), false).unwrap();
+        assert_eq!(
+            (fs::read(&secret).unwrap(), fs::read(&public).unwrap()),
+            (b"s1".to_vec(), b"p1".to_vec())
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                fs::metadata(&secret).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
+        }
+        // Either file existing: nothing is written without replace.
+        fs::remove_file(&secret).unwrap();
+        let e = write_key_pair((&secret, b"s2"), (&public, b"p2"), false).unwrap_err();
+        assert!(e.to_string().contains("--force"), "{e}");
+        assert!(!secret.exists());
+        assert_eq!(fs::read(&public).unwrap(), b"p1");
+        // The second file cannot be placed (a folder is in the way): the first is taken back.
+        let (s3, p3) = (dir.path().join("x"), dir.path().join("x.pub"));
+        fs::create_dir_all(p3.join("inside")).unwrap();
+        assert!(write_key_pair((&s3, b"s"), (&p3, b"p"), true).is_err());
+        assert!(!s3.exists());
+        // With replace, a failure puts the old secret back.
+        fs::write(&s3, b"old secret").unwrap();
+        assert!(write_key_pair((&s3, b"s"), (&p3, b"p"), true).is_err());
+        assert_eq!(fs::read(&s3).unwrap(), b"old secret");
+        let names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| !n.contains(".tmp-") && !n.contains(".old-")),
+            "{names:?}"
+        );
     }
 }

@@ -3,10 +3,12 @@
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tplab_engine::text::escape_unsafe_keep_lines;
 use tplab_quiz::cert::{verify_file, IssuerKey, IssuerPublic, Verdict, ISSUER_KEY_ENV};
-use tplab_quiz::progress::{write_atomic, write_atomic_private, Store};
+use tplab_quiz::progress::{write_key_pair, Store};
 
 /// Flags of `tplab cert`.
 #[derive(Args, Debug, Clone)]
@@ -29,7 +31,8 @@ pub enum CertCommand {
         force: bool,
     },
     /// Check a certificate (.json record or .png). Exit status: 0 signed and valid, 3 unsigned
-    /// (consistent, but anyone could have written it), 1 invalid.
+    /// (consistent, but anyone could have written it), 1 invalid, 2 could not read the
+    /// certificate or issuer key, or write the verdict.
     Verify {
         file: PathBuf,
         /// The issuer's public key (a .pub file or its 64 hex digits): the certificate must be
@@ -49,13 +52,43 @@ pub fn run(args: CertArgs) -> anyhow::Result<ExitCode> {
             outln!("{}", keygen(&out, force)?);
             Ok(ExitCode::SUCCESS)
         }
-        CertCommand::Verify { file, issuer } => {
-            let issuer = issuer.as_deref().map(IssuerPublic::from_arg).transpose()?;
-            let verdict = verify_file(&file, issuer.as_ref())?;
-            outln!("{}", verdict.explain());
-            Ok(exit_code(&verdict))
-        }
+        CertCommand::Verify { file, issuer } => Ok(verify(&file, issuer.as_deref())),
     }
+}
+
+/// Exit status of `cert verify` when the certificate or the issuer key could not be read, or
+/// the verdict could not be written: no verdict was given.
+pub const EXIT_UNREADABLE: u8 = 2;
+
+/// `cert verify`: prints the verdict and returns its exit status ([`exit_code`]), or prints why
+/// there is none and returns [`EXIT_UNREADABLE`].
+fn verify(file: &std::path::Path, issuer: Option<&str>) -> ExitCode {
+    let verdict = issuer
+        .map(IssuerPublic::from_arg)
+        .transpose()
+        .and_then(|issuer| verify_file(file, issuer.as_ref()));
+    let verdict = match verdict {
+        Ok(v) => v,
+        Err(e) => {
+            let msg = anyhow::Error::from(e);
+            eprintln!(
+                "error: {}
+no verdict: the certificate was not checked",
+                escape_unsafe_keep_lines(&format!("{msg:#}"))
+            );
+            return ExitCode::from(EXIT_UNREADABLE);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let written = writeln!(out, "{}", verdict.explain()).and_then(|()| out.flush());
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(super::BROKEN_PIPE_EXIT);
+        }
+        eprintln!("error: cannot write the verdict to standard output: {e}");
+        return ExitCode::from(EXIT_UNREADABLE);
+    }
+    exit_code(&verdict)
 }
 
 /// 0 signed and valid, 3 unsigned, 1 invalid.
@@ -67,17 +100,22 @@ pub fn exit_code(v: &Verdict) -> ExitCode {
     }
 }
 
-/// Writes a new key pair: the secret key at `out` (mode 0600, atomically, never over an existing
-/// file unless `force`), the public key at `out.pub`. Returns what to tell the issuer.
+/// Writes a new key pair: the secret key at `out` (mode 0600) and the public key at `out.pub`,
+/// both or neither (temp files, then renames; see [`write_key_pair`]), never over an existing
+/// file unless `force`. A bare file name means the current folder. Returns what to tell the
+/// issuer.
 pub fn keygen(out: &std::path::Path, force: bool) -> anyhow::Result<String> {
     let key = IssuerKey::generate()?;
     let public = key.public();
     let mut pub_path = out.as_os_str().to_owned();
     pub_path.push(".pub");
     let pub_path = PathBuf::from(pub_path);
-    write_atomic_private(out, key.to_file_text().as_bytes(), force)
-        .context("writing the secret key")?;
-    write_atomic(&pub_path, public.to_file_text().as_bytes()).context("writing the public key")?;
+    write_key_pair(
+        (out, key.to_file_text().as_bytes()),
+        (&pub_path, public.to_file_text().as_bytes()),
+        force,
+    )
+    .context("writing the key pair (nothing was written)")?;
     Ok(format!(
         "issuer key {fp}\n  secret key: {} (owner-only; keep it private: whoever holds it can sign certificates)\n  public key: {}\n\
          The exam signs with the secret key when it is issuer.key in the data folder, or named by \

@@ -184,7 +184,10 @@ fn check(content: Option<&Path>, banks: Option<&Path>) -> anyhow::Result<ExitCod
         println!("lessons check: ok — {summary}");
         Ok(ExitCode::SUCCESS)
     } else {
-        eprint!("{diags}");
+        eprint!(
+            "{}",
+            tplab_engine::text::escape_unsafe_keep_lines(&diags.to_string())
+        );
         eprintln!("lessons check: {} problem(s)", diags.len());
         Ok(ExitCode::FAILURE)
     }

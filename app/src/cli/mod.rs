@@ -3,7 +3,8 @@
 //! Printing goes through [`outln!`] and [`out!`] instead of `println!`/`print!`: a closed pipe
 //! (`tplab plan … | head -1`) ends the program quietly with exit status 141, as Unix tools
 //! killed by SIGPIPE do, and any other write failure (a full disk: `> /dev/full`) is an error
-//! message and exit status 1, never a panic.
+//! message and exit status 1, never a panic. Control characters in what is printed (a string
+//! from an input file) are written escaped, on stdout and in error messages.
 
 use std::io::Write;
 
@@ -28,10 +29,18 @@ macro_rules! out {
 /// signal ended.
 pub const BROKEN_PIPE_EXIT: i32 = 141;
 
-/// Writes to stdout; on failure ends the process through [`stdout_failed`].
+/// Writes to stdout; on failure ends the process through [`stdout_failed`]. Every control or
+/// text-direction character but newline and tab is written escaped (`\u{1b}`), so a string from
+/// an input file (a config.json's `model_type`, a hardware file's names) cannot send the
+/// terminal escape sequences.
 pub fn write_stdout(args: std::fmt::Arguments<'_>) {
+    let text = match args.as_str() {
+        Some(s) => std::borrow::Cow::Borrowed(s),
+        None => std::borrow::Cow::Owned(args.to_string()),
+    };
+    let safe = tplab_engine::text::escape_unsafe_keep_lines(&text);
     let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_fmt(args) {
+    if let Err(e) = out.write_all(safe.as_bytes()) {
         stdout_failed(&e);
     }
 }

@@ -106,7 +106,10 @@ pub fn run_with(
     if let Some(n) = &name {
         let loaded = store.load(n)?;
         for w in &loaded.warnings {
-            eprintln!("warning: {w}");
+            eprintln!(
+                "warning: {}",
+                tplab_engine::text::escape_unsafe_keep_lines(w)
+            );
         }
     }
     if args.exam {
@@ -219,6 +222,38 @@ fn feedback(
     Ok(())
 }
 
+/// The topics a failed sitting names, one line each, with the lesson to read.
+fn revisit(
+    out: &mut impl Write,
+    lang: Lang,
+    topics: &[tplab_quiz::exam::Revisit],
+) -> anyhow::Result<()> {
+    writeln!(out, "{}", t(lang, "cli-quiz-revisit"))?;
+    let catalog = tplab_lessons::Catalog::embedded().ok();
+    for topic in topics {
+        let counts = [
+            ("missed", topic.missed.to_string()),
+            ("asked", topic.asked.to_string()),
+        ];
+        let line = match &topic.lesson {
+            Some(slug) => {
+                let title = catalog
+                    .as_ref()
+                    .and_then(|c| c.get(slug))
+                    .map_or_else(|| slug.clone(), |l| l.title.get(lang).to_string());
+                let mut args = counts.to_vec();
+                args.push(("title", title));
+                args.push(("slug", slug.clone()));
+                t_args(lang, "cli-quiz-revisit-lesson", &args)
+            }
+            None => t_args(lang, "cli-quiz-revisit-other", &counts),
+        };
+        writeln!(out, "  {line}")?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
 fn exam(
     args: &QuizArgs,
     bank: &Bank,
@@ -256,11 +291,17 @@ fn exam(
         writeln!(out)?;
     }
     let done = sitting.submit(lang);
-    writeln!(out, "{}", t(lang, "cli-quiz-review"))?;
-    for (i, (q, r)) in sitting.questions.iter().zip(&done.review).enumerate() {
-        write!(out, "[{}/{total}] ", i + 1)?;
-        writeln!(out, "{}", q.prompt(lang))?;
-        feedback(out, lang, q, r.correct, &r.expected, &r.feedback)?;
+    if done.score.passed {
+        writeln!(out, "{}", t(lang, "cli-quiz-review"))?;
+        for (i, (q, r)) in sitting.questions.iter().zip(&done.review).enumerate() {
+            write!(out, "[{}/{total}] ", i + 1)?;
+            writeln!(out, "{}", q.prompt(lang))?;
+            feedback(out, lang, q, r.correct, &r.expected, &r.feedback)?;
+        }
+    } else {
+        // A failed sitting names what to study, not the answers: a script that fails on
+        // purpose must not collect them (the practice quiz gives full feedback).
+        revisit(out, lang, &done.revisit(&sitting.questions))?;
     }
     let score = done.score;
     writeln!(
@@ -543,7 +584,8 @@ mod tests {
         let (dir, store) = temp_store();
         let key = IssuerKey::from_seed([3; 32]);
         let key_path = dir.path().join("teacher.key");
-        std::fs::write(&key_path, key.to_file_text()).unwrap();
+        tplab_quiz::progress::write_atomic_private(&key_path, key.to_file_text().as_bytes(), false)
+            .unwrap();
         let seed = 11;
         let input = format!("Ece Yılmaz\n{}", all_right(seed, Lang::Tr));
         let mut out = Vec::new();
@@ -554,6 +596,7 @@ mod tests {
         let code = run_with(&a, &mut input.as_bytes(), &mut out, &store, seed).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(code, ExitCode::SUCCESS, "{text}");
+        // A pass shows the whole review.
         let review = text.find("— Değerlendirme —").expect("a review");
         assert!(
             !text[..review].contains("✔") && !text[..review].contains("✘"),
@@ -617,6 +660,11 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(code, ExitCode::FAILURE, "{text}");
         assert!(text.contains("A retake draws new questions"), "{text}");
+        // A failed sitting names topics, and shows no answer.
+        assert!(text.contains("— Topics to revisit —"), "{text}");
+        assert!(text.contains("missed: "), "{text}");
+        assert!(!text.contains("The answer is"), "{text}");
+        assert!(!text.contains("✘") && !text.contains("✔"), "{text}");
         let p = store.load("Can").unwrap().progress;
         assert_eq!(p.exams.len(), 1);
         assert!(!p.exams[0].passed);
@@ -674,5 +722,59 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("U+202E"), "{err}");
+    }
+
+    #[test]
+    fn the_exam_refuses_a_public_key_a_garbage_key_and_a_readable_key() {
+        let (dir, store) = temp_store();
+        let key = IssuerKey::from_seed([4; 32]);
+        let secret = dir.path().join("teacher.key");
+        let public = dir.path().join("teacher.key.pub");
+        tplab_quiz::progress::write_key_pair(
+            (&secret, key.to_file_text().as_bytes()),
+            (&public, key.public().to_file_text().as_bytes()),
+            false,
+        )
+        .unwrap();
+        let garbage = dir.path().join("garbage.key");
+        tplab_quiz::progress::write_atomic_private(&garbage, b"not a key\n", false).unwrap();
+        let run_exam = |k: &std::path::Path| {
+            let a = QuizArgs {
+                issuer_key: Some(k.to_path_buf()),
+                lang: Lang::En,
+                ..args(true, Some("Ece"))
+            };
+            let mut out = Vec::new();
+            let r = run_with(&a, &mut "".as_bytes(), &mut out, &store, 1);
+            (
+                r.map_err(|e| format!("{e:#}")),
+                String::from_utf8(out).unwrap(),
+            )
+        };
+        let (r, out) = run_exam(&public);
+        let e = r.unwrap_err();
+        assert!(
+            e.contains("it is a public key") && e.ends_with(&secret.display().to_string()),
+            "{e}"
+        );
+        assert!(out.is_empty(), "no question is asked: {out}");
+        let (r, _) = run_exam(&garbage);
+        let e = r.unwrap_err();
+        assert!(
+            e.contains("not a tplab secret key file") && e.contains("tplab cert keygen"),
+            "{e}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+            let (r, _) = run_exam(&secret);
+            let e = r.unwrap_err();
+            assert!(e.contains("chmod 600"), "{e}");
+        }
+        assert!(
+            store.load("Ece").unwrap().progress.exams.is_empty(),
+            "nothing sat"
+        );
     }
 }

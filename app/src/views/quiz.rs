@@ -79,6 +79,9 @@ struct SittingState {
 /// What submitting a sitting gave.
 struct ExamOutcome {
     submitted: Submitted,
+    /// After a failed sitting: the lessons to revisit (with their titles), shown instead of the
+    /// answers.
+    revisit: Vec<(tplab_quiz::exam::Revisit, Option<tplab_lessons::Localized>)>,
     /// `Ok(())` when saved to progress, else the error.
     saved: Result<(), String>,
     certificate: Option<Certificate>,
@@ -538,7 +541,25 @@ impl Quiz {
         let name = self.learner.trim().to_string();
         let at = tplab_quiz::unix_now_s();
         let score = submitted.score;
+        let revisit = if score.passed {
+            Vec::new()
+        } else {
+            let catalog = tplab_lessons::Catalog::embedded().ok();
+            submitted
+                .revisit(&sitting.questions)
+                .into_iter()
+                .map(|t| {
+                    let title = t
+                        .lesson
+                        .as_deref()
+                        .and_then(|slug| catalog.as_ref()?.get(slug))
+                        .map(|l| l.title.clone());
+                    (t, title)
+                })
+                .collect()
+        };
         let mut outcome = ExamOutcome {
+            revisit,
             submitted,
             saved: Ok(()),
             certificate: None,
@@ -708,8 +729,29 @@ impl Quiz {
                     ui.add(egui::Image::new((tex.id(), size)).alt_text("certificate"));
                 }
                 ui.separator();
-                ui.heading(t(lang, "exam-review"));
-                if let Some(sitting) = &self.drawn {
+                if !s.passed {
+                    // A failed sitting names what to study, not the answers (a script that
+                    // fails on purpose must not collect them); the practice quiz explains all.
+                    ui.heading(t(lang, "exam-revisit"));
+                    ui.add(egui::Label::new(t(lang, "exam-revisit-why")).wrap());
+                    ui.add_space(4.0);
+                    for (topic, title) in &o.revisit {
+                        let counts = [
+                            ("missed", topic.missed.to_string()),
+                            ("asked", topic.asked.to_string()),
+                        ];
+                        let line = match title {
+                            Some(title) => {
+                                let mut args = counts.to_vec();
+                                args.push(("title", title.get(lang).to_string()));
+                                t_args(lang, "exam-revisit-lesson", &args)
+                            }
+                            None => t_args(lang, "exam-revisit-other", &counts),
+                        };
+                        ui.add(egui::Label::new(format!("• {line}")).wrap());
+                    }
+                } else if let Some(sitting) = &self.drawn {
+                    ui.heading(t(lang, "exam-review"));
                     for (i, (q, r)) in sitting
                         .questions
                         .iter()

@@ -56,14 +56,66 @@ pub enum InputFileError {
     Io { path: String, message: String },
 }
 
-/// Reads a small text input (`what`: "config.json", "hardware TOML"): only a regular file (a
-/// FIFO, device or directory is refused from its metadata, before opening, so nothing blocks),
-/// at most `limit` bytes (checked before reading, and again while reading).
+/// Reads a small text input (`what`: "config.json", "hardware TOML"): [`read_input_bytes`],
+/// then UTF-8.
 pub fn read_input_file(
     path: &Path,
     what: &'static str,
     limit: u64,
 ) -> Result<String, InputFileError> {
+    let bytes = read_input_bytes(path, what, limit)?;
+    String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
+        path: path.display().to_string(),
+    })
+}
+
+/// Whether `path` may be opened for reading without blocking: it is missing (`Ok(false)`), or
+/// a regular file (`Ok(true)`); a FIFO, socket, device or directory is refused from its
+/// metadata, before anything opens it (opening a FIFO nobody writes to blocks forever).
+pub fn check_regular_file(path: &Path, what: &'static str) -> Result<bool, InputFileError> {
+    match std::fs::metadata(path) {
+        Ok(meta) => {
+            not_special(&meta, &path.display().to_string(), what)?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(InputFileError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+fn not_special(
+    meta: &std::fs::Metadata,
+    shown: &str,
+    what: &'static str,
+) -> Result<(), InputFileError> {
+    let ft = meta.file_type();
+    if ft.is_file() {
+        return Ok(());
+    }
+    let kind = if ft.is_dir() {
+        "a directory"
+    } else {
+        special_kind(&ft)
+    };
+    Err(InputFileError::NotAFile {
+        path: shown.to_string(),
+        kind,
+        what,
+    })
+}
+
+/// Reads an input file's bytes (`what` names it in errors: "config.json", "certificate"):
+/// only a regular file (a FIFO, device, socket or directory is refused from its metadata,
+/// before opening, so nothing blocks), at most `limit` bytes (checked before reading, and again
+/// while reading: never more than `limit + 1` bytes are read).
+pub fn read_input_bytes(
+    path: &Path,
+    what: &'static str,
+    limit: u64,
+) -> Result<Vec<u8>, InputFileError> {
     use std::io::Read;
     let shown = path.display().to_string();
     let io = |e: std::io::Error| {
@@ -79,19 +131,7 @@ pub fn read_input_file(
         }
     };
     let check = |meta: &std::fs::Metadata| -> Result<(), InputFileError> {
-        let ft = meta.file_type();
-        if !ft.is_file() {
-            let kind = if ft.is_dir() {
-                "a directory"
-            } else {
-                special_kind(&ft)
-            };
-            return Err(InputFileError::NotAFile {
-                path: shown.clone(),
-                kind,
-                what,
-            });
-        }
+        not_special(meta, &shown, what)?;
         if meta.len() > limit {
             return Err(InputFileError::TooLarge {
                 path: shown.clone(),
@@ -116,9 +156,7 @@ pub fn read_input_file(
             what,
         });
     }
-    String::from_utf8(bytes).map_err(|_| InputFileError::NotText {
-        path: shown.clone(),
-    })
+    Ok(bytes)
 }
 
 #[cfg(unix)]

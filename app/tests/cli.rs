@@ -579,6 +579,7 @@ fn design_challenges_grade_plans() {
     assert!(!ok && err.contains("fc1 and fc2"), "{err}");
     let (ok, _, err) = tplab(&["design", "--challenge", "12"]);
     assert!(!ok && err.contains("1 to 8"), "{err}");
+}
 
 // ----- files a stranger made: certificates, keys, escapes, exit codes -----
 

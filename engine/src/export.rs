@@ -435,6 +435,44 @@ pub fn export_vocab<T: Element>(
         .ok_or_else(|| EngineError::Export("nothing was written".into()))
 }
 
+/// `tensors.safetensors`'s contents: the input, every parameter, the reference's output, the
+/// upstream gradient, and the reference's input and parameter gradients.
+fn reference_tensors<T: Element>(
+    model: &crate::params::Model<T>,
+    reference: &crate::reference::ReferenceRun<T>,
+) -> Vec<Owned> {
+    let mut t = vec![owned("input".into(), &model.input, false)];
+    for (name, a) in model.named_params() {
+        t.push(owned(name, a, true));
+    }
+    t.push(owned("output".into(), &reference.output, false));
+    t.push(owned("grad.output".into(), &model.grad_output, false));
+    t.push(owned("grad.input".into(), &reference.grad_input, false));
+    for (i, g) in reference.grads.iter().enumerate() {
+        for k in ParamKind::ALL {
+            t.push(owned(format!("grad.{}", k.name(i)), g.get(k), true));
+        }
+    }
+    t
+}
+
+/// `shards.safetensors`'s contents: each rank's shards and their gradients, `[rank][layer]`.
+fn shard_tensors<T: Element>(
+    shards: &[Vec<crate::params::LayerParams<T>>],
+    grads: &[Vec<crate::params::LayerParams<T>>],
+) -> Vec<Owned> {
+    let mut s = Vec::new();
+    for (r, (layers, layer_grads)) in shards.iter().zip(grads).enumerate() {
+        for (i, (p, g)) in layers.iter().zip(layer_grads).enumerate() {
+            for k in ParamKind::ALL {
+                s.push(owned(format!("rank{r}.{}", k.name(i)), p.get(k), true));
+                s.push(owned(format!("rank{r}.grad.{}", k.name(i)), g.get(k), true));
+            }
+        }
+    }
+    s
+}
+
 /// Writes `tensors.safetensors`, `shards.safetensors` and `trace.json` into `dir` (created if
 /// needed) as one [`ExportSet`] (all three new, or all as they were), and returns their paths.
 pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, EngineError> {
@@ -452,37 +490,14 @@ pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, Engi
          tokens batch-major [batch*seq, hidden]; LayerNorm eps 1e-5; GeLU tanh approximation"
             .to_string(),
     );
-    let mut t = vec![owned("input".into(), &run.model.input, false)];
-    for (name, a) in run.model.named_params() {
-        t.push(owned(name, a, true));
-    }
-    t.push(owned("output".into(), &run.reference.output, false));
-    t.push(owned("grad.output".into(), &run.model.grad_output, false));
-    t.push(owned("grad.input".into(), &run.reference.grad_input, false));
-    for (i, g) in run.reference.grads.iter().enumerate() {
-        for k in ParamKind::ALL {
-            t.push(owned(format!("grad.{}", k.name(i)), g.get(k), true));
-        }
-    }
+    let t = reference_tensors(&run.model, &run.reference);
     set.write(
         "tensors.safetensors",
         &safetensors_bytes(cfg.dtype, &t, meta.clone())?,
     )?;
 
     let shards = run.report.plan.shard_model(&run.model);
-    let mut s = Vec::new();
-    for (r, layers) in shards.iter().enumerate() {
-        for (i, p) in layers.iter().enumerate() {
-            for k in ParamKind::ALL {
-                s.push(owned(format!("rank{r}.{}", k.name(i)), p.get(k), true));
-                s.push(owned(
-                    format!("rank{r}.grad.{}", k.name(i)),
-                    run.sharded.grads[r][i].get(k),
-                    true,
-                ));
-            }
-        }
-    }
+    let s = shard_tensors(&shards, &run.sharded.grads);
     set.write(
         "shards.safetensors",
         &safetensors_bytes(cfg.dtype, &s, meta)?,
@@ -520,33 +535,26 @@ pub fn export_design<T: Element>(
         serde_json::to_string(&cfg).map_err(|e| EngineError::Export(e.to_string()))?,
     );
     meta.insert("tplab.plan".to_string(), program.plan.describe());
-    let mut t = vec![owned("input".into(), &model.input, false)];
-    for (name, a) in model.named_params() {
-        t.push(owned(name, a, true));
-    }
-    t.push(owned("output".into(), &want.output, false));
-    t.push(owned("grad.output".into(), &model.grad_output, false));
-    t.push(owned("grad.input".into(), &want.grad_input, false));
-    for (i, g) in want.grads.iter().enumerate() {
-        for k in ParamKind::ALL {
-            t.push(owned(format!("grad.{}", k.name(i)), g.get(k), true));
-        }
-    }
+    let t = reference_tensors(&model, &want);
     set.write(
         "tensors.safetensors",
         &safetensors_bytes(cfg.dtype, &t, meta.clone())?,
     )?;
-    let mut s = Vec::new();
-    for (r, layers) in got.grads.iter().enumerate() {
-        for (i, g) in layers.iter().enumerate() {
-            for k in ParamKind::ALL {
-                let layout = program::param_layout(&cfg, &program.plan, k);
-                let shard = exec::shard_param(&cfg, layout, k, model.layers[i].get(k).view(), r);
-                s.push(owned(format!("rank{r}.{}", k.name(i)), &shard, true));
-                s.push(owned(format!("rank{r}.grad.{}", k.name(i)), g.get(k), true));
-            }
-        }
-    }
+    let shards: Vec<Vec<crate::params::LayerParams<T>>> = (0..cfg.tp)
+        .map(|r| {
+            model
+                .layers
+                .iter()
+                .map(|layer| {
+                    crate::params::LayerParams::from_fn(|k| {
+                        let layout = program::param_layout(&cfg, &program.plan, k);
+                        exec::shard_param(&cfg, layout, k, layer.get(k).view(), r)
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let s = shard_tensors(&shards, &got.grads);
     set.write(
         "shards.safetensors",
         &safetensors_bytes(cfg.dtype, &s, meta)?,

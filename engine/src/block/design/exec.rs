@@ -585,6 +585,13 @@ fn add_param<T: Element>(
     }
 }
 
+/// A bias's gradient on every GPU: the column sums of the gradient of what it was added to.
+fn add_bias_grads<T: Element>(acc: &mut [Vec<Option<Array2<T>>>], w: Weight, g: &Local<T>) {
+    for (r, gr) in g.ranks.iter().enumerate() {
+        add_param(acc, weight_param(w).1, r, ops::col_sum(gr.view()));
+    }
+}
+
 fn param_index(kind: ParamKind) -> usize {
     ParamKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
 }
@@ -716,14 +723,7 @@ fn backward<T: Element>(
                     } => {
                         let g = take(&mut grads, *y, i)?;
                         if let Some(w) = bias {
-                            for (r, gr) in g.ranks.iter().enumerate() {
-                                add_param(
-                                    &mut pacc,
-                                    weight_param(*w).1,
-                                    r,
-                                    ops::col_sum(gr.view()),
-                                );
-                            }
+                            add_bias_grads(&mut pacc, *w, &g);
                         }
                         let branch_g = Local {
                             place: values[*branch].place.grad(),
@@ -734,14 +734,7 @@ fn backward<T: Element>(
                     }
                     Step::Bias { x, y, weight, .. } => {
                         let g = take(&mut grads, *y, i)?;
-                        for (r, gr) in g.ranks.iter().enumerate() {
-                            add_param(
-                                &mut pacc,
-                                weight_param(*weight).1,
-                                r,
-                                ops::col_sum(gr.view()),
-                            );
-                        }
+                        add_bias_grads(&mut pacc, *weight, &g);
                         let gx = Local {
                             place: values[*x].place.grad(),
                             ranks: g.ranks,

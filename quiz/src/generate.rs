@@ -85,10 +85,14 @@ pub struct ModelShape {
     /// LLaMA-style block: SwiGLU MLP (three h×ffn matrices), RMSNorm, no biases. Otherwise a
     /// GPT block: two MLP matrices, LayerNorm, biases.
     pub llama: bool,
+    /// Key/value heads when fewer than the query heads (Falcon-7B: multi-query attention, one
+    /// KV head); `None` for multi-head attention.
+    pub kv_heads: Option<usize>,
 }
 
 /// GPT-2 (Radford et al. 2019), LLaMA-7B (Touvron et al. 2023: SwiGLU, RMSNorm, no biases),
-/// Falcon-7B (71 heads), GPT-3 175B (Brown et al. 2020), and one made-up shape whose FFN width
+/// Falcon-7B (71 query heads, multi-query attention: one KV head; Almazrouei et al. 2023),
+/// GPT-3 175B (Brown et al. 2020), and one made-up shape whose FFN width
 /// breaks some TP sizes.
 pub const MODELS: [ModelShape; 6] = [
     ModelShape {
@@ -98,6 +102,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 3072,
         layers: 12,
         llama: false,
+        kv_heads: None,
     },
     ModelShape {
         name: "GPT-2 medium",
@@ -106,6 +111,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 4096,
         layers: 24,
         llama: false,
+        kv_heads: None,
     },
     ModelShape {
         name: "GPT-2 XL",
@@ -114,6 +120,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 6400,
         layers: 48,
         llama: false,
+        kv_heads: None,
     },
     ModelShape {
         name: "LLaMA-7B",
@@ -122,6 +129,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 11008,
         layers: 32,
         llama: true,
+        kv_heads: None,
     },
     ModelShape {
         name: "Falcon-7B",
@@ -130,6 +138,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 18176,
         layers: 32,
         llama: false,
+        kv_heads: Some(1),
     },
     ModelShape {
         name: "GPT-3 175B",
@@ -138,6 +147,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 49152,
         layers: 96,
         llama: false,
+        kv_heads: None,
     },
 ];
 
@@ -149,6 +159,7 @@ pub const ODD_MODEL: ModelShape = ModelShape {
     ffn: 5000,
     layers: 10,
     llama: false,
+    kv_heads: None,
 };
 
 impl ModelShape {
@@ -162,6 +173,7 @@ impl ModelShape {
             seq: 1024,
             batch: 1,
             layers: self.layers,
+            kv_heads: self.kv_heads,
             dtype,
             tp,
             ..Config::default()
@@ -186,6 +198,7 @@ impl ModelShape {
         } else {
             ModelSpec {
                 ffn: self.ffn,
+                kv_heads: self.kv_heads.unwrap_or(self.heads),
                 ..ModelSpec::gpt(self.name, self.layers, self.hidden, self.heads, 50257, 1024)
             }
         }
@@ -200,14 +213,34 @@ impl ModelShape {
         } else {
             ("", "")
         };
+        let (heads_en, heads_tr) = match self.kv_heads {
+            Some(1) => (
+                format!(
+                    "{} query heads sharing one KV head (multi-query attention)",
+                    self.heads
+                ),
+                format!(
+                    "tek bir KV kafasını paylaşan {} sorgu kafası (çoklu sorgu dikkati)",
+                    self.heads
+                ),
+            ),
+            Some(kv) => (
+                format!("{} query heads, {kv} KV heads", self.heads),
+                format!("{} sorgu kafası, {kv} KV kafası", self.heads),
+            ),
+            None => (
+                format!("{} heads", self.heads),
+                format!("{} kafa", self.heads),
+            ),
+        };
         Localized::new(
             format!(
-                "{} (hidden {}, {} heads, FFN {}, {} layers{block_en})",
-                self.name, self.hidden, self.heads, self.ffn, self.layers
+                "{} (hidden {}, {heads_en}, FFN {}, {} layers{block_en})",
+                self.name, self.hidden, self.ffn, self.layers
             ),
             format!(
-                "{} (gizli boyut {}, {} kafa, FFN {}, {} katman{block_tr})",
-                self.name, self.hidden, self.heads, self.ffn, self.layers
+                "{} (gizli boyut {}, {heads_tr}, FFN {}, {} katman{block_tr})",
+                self.name, self.hidden, self.ffn, self.layers
             ),
         )
     }

@@ -9,7 +9,10 @@ use tplab_quiz::{Bank, Question, QuestionKind};
 
 /// Every Turkish string of a question: prompt, explanation, choices or items, unit, feedback.
 fn turkish_of(q: &Question) -> Vec<String> {
-    let mut out = vec![q.prompt(Lang::Tr).to_string(), q.explanation(Lang::Tr).to_string()];
+    let mut out = vec![
+        q.prompt(Lang::Tr).to_string(),
+        q.explanation(Lang::Tr).to_string(),
+    ];
     match &q.kind {
         QuestionKind::Single { choices, .. } | QuestionKind::Multiple { choices, .. } => {
             out.extend(choices.iter().map(|c| c.tr.clone()));

@@ -166,7 +166,11 @@ impl std::fmt::Display for Rejected {
 
 /// Rejected variants in plain text (a title, a label, a question).
 pub fn rejected_in_text(text: &str) -> Vec<Rejected> {
-    scan(text.lines().enumerate().map(|(i, l)| (i + 1, l.to_string())))
+    scan(
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.to_string())),
+    )
 }
 
 /// Rejected variants in Markdown, outside fenced code blocks and `inline code`.
@@ -348,7 +352,8 @@ mod tests {
 
     #[test]
     fn code_and_placeables_are_skipped() {
-        let md = "Metin `hidden_size` ve `vocab`.\n```text\nhidden = 768\n```\nAma hidden burada.\n";
+        let md =
+            "Metin `hidden_size` ve `vocab`.\n```text\nhidden = 768\n```\nAma hidden burada.\n";
         let found = rejected_in_markdown(md);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!((found[0].line, found[0].word.as_str()), (5, "hidden"));
@@ -364,7 +369,10 @@ mod tests {
         let readme = include_str!("../README.md");
         for t in GLOSSARY {
             let row = format!("| {} | {} | {} |", t.concept, t.use_tr, t.rejected);
-            assert!(readme.contains(&row), "lessons/README.md lacks the row {row}");
+            assert!(
+                readme.contains(&row),
+                "lessons/README.md lacks the row {row}"
+            );
         }
     }
 }

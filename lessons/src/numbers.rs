@@ -301,7 +301,8 @@ fn lesson_8_closed_form_uses_the_presets_and_the_ring() {
         // The derivation, checked against the engine's ring for two token counts: s·b cancels.
         for tokens in [2048u64, 8 * 4096] {
             for n in [2usize, 8, 16] {
-                let bytes = 4 * all_reduce_bytes_sent_per_rank(Algorithm::Ring, n, tokens * 12288 * 2);
+                let bytes =
+                    4 * all_reduce_bytes_sent_per_rank(Algorithm::Ring, n, tokens * 12288 * 2);
                 let comm = bytes as f64 / bw;
                 let compute = 72.0 * tokens as f64 * h * h / (n as f64 * f);
                 let want = closed(n as f64, f, bw);

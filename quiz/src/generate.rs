@@ -1631,7 +1631,9 @@ mod tests {
                                     return false;
                                 };
                                 let chosen: BTreeSet<usize> = (0..choices.len())
-                                    .filter(|&i| pick(numbers_in(choices[i].get(Lang::En))[0] as usize))
+                                    .filter(|&i| {
+                                        pick(numbers_in(choices[i].get(Lang::En))[0] as usize)
+                                    })
                                     .collect();
                                 &chosen == correct
                             })
@@ -1646,7 +1648,12 @@ mod tests {
                 QuestionKind::Numeric { .. } => {
                     let answers: BTreeSet<u64> =
                         qs.iter().map(|q| numeric(q).0.to_bits()).collect();
-                    assert!(answers.len() >= 10, "{}: {} answers", kind.name(), answers.len());
+                    assert!(
+                        answers.len() >= 10,
+                        "{}: {} answers",
+                        kind.name(),
+                        answers.len()
+                    );
                 }
                 QuestionKind::Ordering { .. } => panic!("{}: no generated ordering", kind.name()),
             }
@@ -1656,16 +1663,23 @@ mod tests {
     /// The uniform verdict needs a case for each: every verdict has a model and a TP size.
     #[test]
     fn every_verdict_has_a_case() {
-        let models: Vec<ModelShape> = MODELS.into_iter().chain(std::iter::once(ODD_MODEL)).collect();
+        let models: Vec<ModelShape> = MODELS
+            .into_iter()
+            .chain(std::iter::once(ODD_MODEL))
+            .collect();
         for v in 0..VALIDITY_CHOICES.len() {
             assert!(
-                models.iter().any(|m| (2..=16).any(|tp| tp_verdict(m, tp) == Some(v))),
+                models
+                    .iter()
+                    .any(|m| (2..=16).any(|tp| tp_verdict(m, tp) == Some(v))),
                 "tp-validity verdict {v}"
             );
         }
         for v in 0..GQA_CHOICES.len() {
             assert!(
-                GQA_MODELS.iter().any(|m| (2..=16).any(|tp| gqa_verdict(m, tp) == Some(v))),
+                GQA_MODELS
+                    .iter()
+                    .any(|m| (2..=16).any(|tp| gqa_verdict(m, tp) == Some(v))),
                 "gqa-validity verdict {v}"
             );
         }

@@ -48,7 +48,9 @@ fn the_checker_finds_known_mismatches() {
         .disagreements("How many steps does a ring all-reduce over 8 GPUs take?")
         .is_empty());
     let planner = parse("view = \"planner\"\ntp = 4");
-    assert!(!planner.disagreements("Why does TP over InfiniBand hurt?").is_empty());
+    assert!(!planner
+        .disagreements("Why does TP over InfiniBand hurt?")
+        .is_empty());
     let memory = parse("view = \"memory\"\ntp = 8");
     assert!(!memory
         .disagreements("A 175B-parameter model in bf16 is split with TP=8.")

@@ -171,7 +171,7 @@ fn lesson_8_quotes_gpt2_small_s_communication_share() {
     let (step, comm) = gpt2_layer_us(4);
     for lang in Lang::ALL {
         let share = percent(100.0 * comm / step, lang);
-        assert_quotes("inside-a-node", lang, &format!("{share}"));
+        assert_quotes("inside-a-node", lang, &share);
     }
 }
 

@@ -1624,10 +1624,11 @@ mod tests {
                     }
                 }
                 QuestionKind::Multiple { .. } => {
-                    let rules: [(&str, fn(usize) -> bool); 3] = [
+                    type Rule = (&'static str, fn(usize) -> bool);
+                    let rules: [Rule; 3] = [
                         ("all", |_| true),
                         ("powers of two", |t: usize| t.is_power_of_two()),
-                        ("even", |t: usize| t % 2 == 0),
+                        ("even", |t: usize| t.is_multiple_of(2)),
                     ];
                     for (rule, pick) in rules {
                         let right = qs

@@ -250,7 +250,7 @@ fn a_bad_config_json_says_why_in_the_learners_language() {
         ),
         (
             &LLAMA3_8B_CONFIG.replace("\"num_key_value_heads\": 8", "\"num_key_value_heads\": 5"),
-            "32 sorgu başlığı 5 KV başlığına gruplanamıyor",
+            "32 sorgu kafası 5 KV kafasına gruplanamıyor",
         ),
         (&" ".repeat(2 << 20), "baytlık sınırın üstünde"),
     ] {

@@ -38,7 +38,7 @@ fn the_side_bar_switches_every_view_to_turkish_and_back_live() {
             "Zaman çizelgesi: GPU başına hesaplama ve iletişim",
         ),
         ("Bellek", "memory", "TP büyüdükçe GPU başına bellek"),
-        ("Adım adım", "step", "Adım adım: bir katman, adım adım"),
+        ("Adım adım", "step", "Adım adım: bir katman, işlem işlem"),
         (
             "Sözlük",
             "vocab",

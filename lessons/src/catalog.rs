@@ -2,6 +2,7 @@
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::english::{english_in_markdown, english_in_prose};
+use crate::glossary::{rejected_in_markdown, rejected_in_text};
 use crate::lang::{Lang, Localized};
 use crate::showme::ShowMe;
 use serde::Deserialize;
@@ -132,6 +133,12 @@ impl Catalog {
                     format!("lesson '{}' has no {lang} title", l.slug),
                 ));
             }
+            for r in rejected_in_text(&l.title.tr) {
+                diags.push(at(
+                    start,
+                    format!("lesson '{}': Turkish title: {r}", l.slug),
+                ));
+            }
             for word in english_in_prose(&l.title.tr) {
                 diags.push(at(
                     start,
@@ -145,7 +152,24 @@ impl Catalog {
                 if let Err(e) = t.get_ref().validate() {
                     diags.push(at(t.span().start, format!("lesson '{}': {e}", l.slug)));
                 }
+                if let Some(label) = &t.get_ref().label {
+                    for d in t.get_ref().disagreements(&label.en) {
+                        diags.push(at(
+                            t.span().start,
+                            format!(
+                                "lesson '{}': Show me '{}' does not open what it says: {d}",
+                                l.slug, label.en
+                            ),
+                        ));
+                    }
+                }
                 let tr_label = t.get_ref().label.as_ref().map(|x| x.tr.as_str());
+                for r in rejected_in_text(tr_label.unwrap_or_default()) {
+                    diags.push(at(
+                        t.span().start,
+                        format!("lesson '{}': Turkish Show me label: {r}", l.slug),
+                    ));
+                }
                 for word in english_in_prose(tr_label.unwrap_or_default()) {
                     diags.push(at(
                         t.span().start,
@@ -172,6 +196,16 @@ impl Catalog {
                     Some(text) => {
                         check_markdown(&path, text, &mut diags);
                         if lang == Lang::Tr {
+                            for r in rejected_in_markdown(text) {
+                                diags.push(Diagnostic::new(
+                                    path.as_str(),
+                                    Some(r.line),
+                                    format!(
+                                        "'{}' for {}: write '{}' (the glossary in lessons/README.md)",
+                                        r.word, r.concept, r.use_tr
+                                    ),
+                                ));
+                            }
                             for w in english_in_markdown(text) {
                                 diags.push(Diagnostic::new(
                                     path.as_str(),

@@ -8,6 +8,7 @@
 mod catalog;
 mod diag;
 pub mod english;
+pub mod glossary;
 mod lang;
 #[cfg(test)]
 mod numbers;

@@ -144,6 +144,35 @@ fn lesson_8_table_is_the_cost_model_s() {
     }
     // TP = 16 across two nodes is slower than TP = 8 inside one (the lesson's claim).
     assert!(gpt3_layer_ms(16).0 + gpt3_layer_ms(16).1 > gpt3_layer_ms(8).0 + gpt3_layer_ms(8).1);
+    // Lesson 15's overlap table: the same rows, and overlapped at best = the longer of the two.
+    for tp in [8, 16] {
+        let (compute, comm, _) = gpt3_layer_ms(tp);
+        for lang in Lang::ALL {
+            let row = format!(
+                "| {} ms | {} ms | {} ms | {} ms |",
+                dec(compute, 2, lang),
+                dec(comm, 2, lang),
+                dec(compute + comm, 2, lang),
+                dec(compute.max(comm), 2, lang)
+            );
+            assert_quotes("overlap", lang, &row);
+        }
+    }
+    // Even overlapped perfectly, TP = 16 across InfiniBand is slower than TP = 8 in sequence.
+    let (c16, m16, _) = gpt3_layer_ms(16);
+    let (c8, m8, _) = gpt3_layer_ms(8);
+    assert!(c16.max(m16) > c8 + m8);
+}
+
+/// Lesson 8 sends the learner to lesson 1's GPT-2-small timeline at TP = 4 and quotes its
+/// communication share.
+#[test]
+fn lesson_8_quotes_gpt2_small_s_communication_share() {
+    let (step, comm) = gpt2_layer_us(4);
+    for lang in Lang::ALL {
+        let share = percent(100.0 * comm / step, lang);
+        assert_quotes("inside-a-node", lang, &share);
+    }
 }
 
 #[test]
@@ -245,4 +274,62 @@ fn lesson_9_sequence_parallel_sends_a_quarter_more() {
         plain * 5,
         "SP {sp} vs {plain}: the lesson says 10/8"
     );
+}
+
+/// Lesson 8's closed form, `comm / compute = 2(N−1)·F / (9·h·BW)`: its table uses the hardware
+/// presets' peaks, and the formula is the engine's ring bytes (4 all-reduces of `[s·b, h]` bf16)
+/// over `72·s·b·h²` FLOPs, whatever `s·b`.
+#[test]
+fn lesson_8_closed_form_uses_the_presets_and_the_ring() {
+    use tplab_engine::collectives::Algorithm;
+    use tplab_engine::trace::all_reduce_bytes_sent_per_rank;
+    let cat = Catalogue::default();
+    let h = 12288.0;
+    let closed = |n: f64, f: f64, bw: f64| 2.0 * (n - 1.0) * f / (9.0 * h * bw);
+    for (gpu, link) in [
+        ("h100", "nvlink4"),
+        ("h100", "ib-ndr-400"),
+        ("a100", "nvlink3"),
+        ("a100", "ib-hdr-200"),
+    ] {
+        let (g, l) = match (cat.gpu(gpu), cat.link(link)) {
+            (Ok(g), Ok(l)) => (g, l),
+            (g, l) => panic!("{gpu}: {:?}, {link}: {:?}", g.err(), l.err()),
+        };
+        let f = g.peak_bf16_tflops * 1e12;
+        let bw = l.bandwidth_bytes_per_s();
+        // The derivation, checked against the engine's ring for two token counts: s·b cancels.
+        for tokens in [2048u64, 8 * 4096] {
+            for n in [2usize, 8, 16] {
+                let bytes =
+                    4 * all_reduce_bytes_sent_per_rank(Algorithm::Ring, n, tokens * 12288 * 2);
+                let comm = bytes as f64 / bw;
+                let compute = 72.0 * tokens as f64 * h * h / (n as f64 * f);
+                let want = closed(n as f64, f, bw);
+                assert!(
+                    (comm / compute - want).abs() < 1e-9 * want,
+                    "{gpu}/{link} N={n}: {} vs {want}",
+                    comm / compute
+                );
+            }
+        }
+        for lang in Lang::ALL {
+            let row = format!(
+                "| {:.0} | {} | {} |",
+                f / bw,
+                percent(100.0 * closed(8.0, f, bw), lang),
+                percent(100.0 * closed(16.0, f, bw), lang)
+            );
+            assert_quotes("inside-a-node", lang, &row);
+        }
+    }
+    // "N − 1 ≤ 9·h·BW / (4·F)" for H100s over NVLink 4: communication at most half of compute.
+    let (g, l) = match (cat.gpu("h100"), cat.link("nvlink4")) {
+        (Ok(g), Ok(l)) => (g, l),
+        _ => panic!("h100 / nvlink4 presets"),
+    };
+    let bound = 9.0 * h * l.bandwidth_bytes_per_s() / (4.0 * g.peak_bf16_tflops * 1e12);
+    for lang in Lang::ALL {
+        assert_quotes("inside-a-node", lang, &format!("≈ {}", dec(bound, 1, lang)));
+    }
 }

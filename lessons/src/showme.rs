@@ -110,7 +110,7 @@ impl View {
             View::Gpu => "GPU",
             View::Lessons => "Dersler",
             View::Quiz => "Kısa sınav",
-            View::Serve => "Sunum (serving)",
+            View::Serve => "Çıkarım",
         }
     }
 
@@ -430,6 +430,194 @@ impl ShowMe {
         }
         s
     }
+}
+
+/// Numbers written as English words in labels ("Four H100s").
+const NUMBER_WORDS: [(&str, usize); 8] = [
+    ("one", 1),
+    ("two", 2),
+    ("three", 3),
+    ("four", 4),
+    ("six", 6),
+    ("eight", 8),
+    ("sixteen", 16),
+    ("sixty-four", 64),
+];
+
+/// Models a text may name: the phrase (lower case), the hidden size of its layer, and the
+/// planner preset that plans it.
+const NAMED_MODELS: [(&str, usize, &str); 6] = [
+    ("gpt-2 small", 768, "gpt2-small"),
+    ("gpt-2-small", 768, "gpt2-small"),
+    ("gpt-3", 12288, "gpt3-175b"),
+    ("175b", 12288, "gpt3-175b"),
+    ("70b", 8192, "llama3-70b"),
+    ("trillion", 25600, "megatron-1t"),
+];
+
+/// GPU names a text may mention, as the hardware catalogue spells them.
+const GPU_NAMES: [&str; 5] = ["h100", "h200", "a100", "b200", "v100"];
+
+/// The numbers right after `key` in `text`, as a list: `TP=4`, `TP = 8`, `TP 1, 2 and 4`.
+fn numbers_after(text: &str, key: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices(key) {
+        let rest = text[at + key.len()..].trim_start_matches([' ', '=']);
+        let mut rest = rest;
+        loop {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            let Ok(n) = digits.parse::<usize>() else {
+                break;
+            };
+            out.push(n);
+            rest = &rest[digits.len()..];
+            let Some(r) = [", ", " and ", " or ", ", and "]
+                .iter()
+                .find_map(|sep| rest.strip_prefix(sep))
+            else {
+                break;
+            };
+            rest = r;
+        }
+    }
+    out
+}
+
+/// GPU counts in `text`: a number, in digits or words, before "GPU", "GPUs", "H100s", ….
+fn gpu_counts(text: &str) -> Vec<usize> {
+    let words: Vec<String> = text
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',')
+        .map(str::to_lowercase)
+        .collect();
+    let mut out = Vec::new();
+    for pair in words.windows(2) {
+        let noun = pair[1].trim_end_matches(['.', ':', ';']);
+        let gpu_noun = noun == "gpu"
+            || noun == "gpus"
+            || GPU_NAMES
+                .iter()
+                .any(|g| noun == *g || noun.strip_suffix('s') == Some(*g));
+        if !gpu_noun {
+            continue;
+        }
+        let n = pair[0].replace(',', "").parse::<usize>().ok().or_else(|| {
+            NUMBER_WORDS
+                .iter()
+                .find(|(w, _)| pair[0] == *w)
+                .map(|&(_, n)| n)
+        });
+        out.extend(n);
+    }
+    out
+}
+
+impl ShowMe {
+    /// Where `text` (English: a Show me label, or the question a target belongs to) and the
+    /// target disagree: the TP size, the number of GPUs, the GPU, the model and the KV heads the
+    /// text names must be what the button opens. Empty when they agree.
+    pub fn disagreements(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let lower = text.to_lowercase();
+        let cfg = self.config();
+        let gpus_named: Vec<&str> = GPU_NAMES
+            .iter()
+            .copied()
+            .filter(|g| lower.contains(g))
+            .collect();
+        let models: Vec<(usize, &str)> = NAMED_MODELS
+            .iter()
+            .filter(|(phrase, _, _)| lower.contains(phrase))
+            .map(|&(_, h, preset)| (h, preset))
+            .collect();
+        let counts = gpu_counts(text);
+        if self.view == View::Planner {
+            match (&self.model, models.first()) {
+                (None, _) => out.push("a planner target must name its model".to_string()),
+                (Some(m), Some(_)) if !models.iter().any(|(_, p)| p == m) => out.push(format!(
+                    "the text names {:?} but the planner opens {m}",
+                    models.iter().map(|m| m.1).collect::<Vec<_>>()
+                )),
+                _ => {}
+            }
+            let gpus = self.gpus.unwrap_or(PLANNER_DEFAULT_GPUS);
+            if !counts.is_empty() && !counts.contains(&gpus) {
+                out.push(format!(
+                    "the text counts {counts:?} GPUs but the planner opens {gpus}"
+                ));
+            }
+            let gpu = self.gpu.as_deref().unwrap_or(PLANNER_DEFAULT_GPU);
+            if !gpus_named.is_empty() && !gpus_named.iter().any(|g| gpu.starts_with(g)) {
+                out.push(format!(
+                    "the text names {gpus_named:?} but the planner opens {gpu}"
+                ));
+            }
+            return out;
+        }
+        // Views without a scenario of their own (training curves, serving, lists).
+        if matches!(
+            self.view,
+            View::Train | View::Serve | View::Lessons | View::Quiz
+        ) {
+            return out;
+        }
+        let tps = numbers_after(text, "TP");
+        if !tps.is_empty() && !tps.contains(&cfg.tp) {
+            out.push(format!(
+                "the text says TP {tps:?} but the target opens TP={}",
+                cfg.tp
+            ));
+        }
+        if !counts.is_empty() && !counts.contains(&cfg.tp) {
+            out.push(format!(
+                "the text counts {counts:?} GPUs but the target opens TP={}",
+                cfg.tp
+            ));
+        }
+        for &(h, preset) in &models {
+            if cfg.hidden != h {
+                out.push(format!(
+                    "the text names {preset} (hidden {h}) but the target's layer has hidden {}",
+                    cfg.hidden
+                ));
+            }
+        }
+        if let Some(&kv) = numbers_before(text, " KV head").first() {
+            if cfg.kv_heads() != kv {
+                out.push(format!(
+                    "the text says {kv} KV heads but the target has {}",
+                    cfg.kv_heads()
+                ));
+            }
+        }
+        if self.view == View::Timeline {
+            match (&self.gpu, gpus_named.first()) {
+                (Some(g), Some(_)) if !gpus_named.iter().any(|n| g.starts_with(n)) => out.push(
+                    format!("the text names {gpus_named:?} but the timeline uses {g}"),
+                ),
+                (None, Some(n)) => out.push(format!(
+                    "the text names {n} but the timeline shows no GPU's times (set gpu)"
+                )),
+                _ => {}
+            }
+        }
+        out
+    }
+}
+
+/// The numbers right before `key` in `text`: `2 KV heads`.
+fn numbers_before(text: &str, key: &str) -> Vec<usize> {
+    text.match_indices(key)
+        .filter_map(|(at, _)| {
+            let before = &text[..at];
+            let start = before
+                .char_indices()
+                .rev()
+                .take_while(|(_, c)| c.is_ascii_digit())
+                .last()
+                .map(|(i, _)| i)?;
+            before[start..].parse().ok()
+        })
+        .collect()
 }
 
 #[cfg(test)]

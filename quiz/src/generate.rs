@@ -85,10 +85,14 @@ pub struct ModelShape {
     /// LLaMA-style block: SwiGLU MLP (three h×ffn matrices), RMSNorm, no biases. Otherwise a
     /// GPT block: two MLP matrices, LayerNorm, biases.
     pub llama: bool,
+    /// Key/value heads when fewer than the query heads (Falcon-7B: multi-query attention, one
+    /// KV head); `None` for multi-head attention.
+    pub kv_heads: Option<usize>,
 }
 
 /// GPT-2 (Radford et al. 2019), LLaMA-7B (Touvron et al. 2023: SwiGLU, RMSNorm, no biases),
-/// Falcon-7B (71 heads), GPT-3 175B (Brown et al. 2020), and one made-up shape whose FFN width
+/// Falcon-7B (71 query heads, multi-query attention: one KV head; Almazrouei et al. 2023),
+/// GPT-3 175B (Brown et al. 2020), and one made-up shape whose FFN width
 /// breaks some TP sizes.
 pub const MODELS: [ModelShape; 6] = [
     ModelShape {
@@ -98,6 +102,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 3072,
         layers: 12,
         llama: false,
+        kv_heads: None,
     },
     ModelShape {
         name: "GPT-2 medium",
@@ -106,6 +111,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 4096,
         layers: 24,
         llama: false,
+        kv_heads: None,
     },
     ModelShape {
         name: "GPT-2 XL",
@@ -114,6 +120,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 6400,
         layers: 48,
         llama: false,
+        kv_heads: None,
     },
     ModelShape {
         name: "LLaMA-7B",
@@ -122,6 +129,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 11008,
         layers: 32,
         llama: true,
+        kv_heads: None,
     },
     ModelShape {
         name: "Falcon-7B",
@@ -130,6 +138,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 18176,
         layers: 32,
         llama: false,
+        kv_heads: Some(1),
     },
     ModelShape {
         name: "GPT-3 175B",
@@ -138,6 +147,7 @@ pub const MODELS: [ModelShape; 6] = [
         ffn: 49152,
         layers: 96,
         llama: false,
+        kv_heads: None,
     },
 ];
 
@@ -149,6 +159,7 @@ pub const ODD_MODEL: ModelShape = ModelShape {
     ffn: 5000,
     layers: 10,
     llama: false,
+    kv_heads: None,
 };
 
 impl ModelShape {
@@ -162,6 +173,7 @@ impl ModelShape {
             seq: 1024,
             batch: 1,
             layers: self.layers,
+            kv_heads: self.kv_heads,
             dtype,
             tp,
             ..Config::default()
@@ -186,6 +198,7 @@ impl ModelShape {
         } else {
             ModelSpec {
                 ffn: self.ffn,
+                kv_heads: self.kv_heads.unwrap_or(self.heads),
                 ..ModelSpec::gpt(self.name, self.layers, self.hidden, self.heads, 50257, 1024)
             }
         }
@@ -200,14 +213,34 @@ impl ModelShape {
         } else {
             ("", "")
         };
+        let (heads_en, heads_tr) = match self.kv_heads {
+            Some(1) => (
+                format!(
+                    "{} query heads sharing one KV head (multi-query attention)",
+                    self.heads
+                ),
+                format!(
+                    "tek bir KV kafasını paylaşan {} sorgu kafası (çoklu sorgu dikkati)",
+                    self.heads
+                ),
+            ),
+            Some(kv) => (
+                format!("{} query heads, {kv} KV heads", self.heads),
+                format!("{} sorgu kafası, {kv} KV kafası", self.heads),
+            ),
+            None => (
+                format!("{} heads", self.heads),
+                format!("{} kafa", self.heads),
+            ),
+        };
         Localized::new(
             format!(
-                "{} (hidden {}, {} heads, FFN {}, {} layers{block_en})",
-                self.name, self.hidden, self.heads, self.ffn, self.layers
+                "{} (hidden {}, {heads_en}, FFN {}, {} layers{block_en})",
+                self.name, self.hidden, self.ffn, self.layers
             ),
             format!(
-                "{} (gizli boyut {}, {} kafa, FFN {}, {} katman{block_tr})",
-                self.name, self.hidden, self.heads, self.ffn, self.layers
+                "{} (gizli boyut {}, {heads_tr}, FFN {}, {} katman{block_tr})",
+                self.name, self.hidden, self.ffn, self.layers
             ),
         )
     }
@@ -368,11 +401,7 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("all-reduce".into()),
-        show_me: Some(target(
-            View::Collectives,
-            tplab_engine::Preset::Tiny,
-            if tp == 8 { 4 } else { tp },
-        )),
+        show_me: Some(target(View::Collectives, tplab_engine::Preset::Tiny, tp)),
         choice_feedback: Vec::new(),
     }
 }
@@ -393,25 +422,29 @@ pub const VALIDITY_CHOICES: [(&str, &str); 3] = [
     ),
 ];
 
-/// A Show me target: `view` on `preset` at TP=`tp`.
+/// A Show me target: `view` on `preset` at TP=`tp`, the TP size the question asks about. Where
+/// the preset's heads do not divide over `tp` (GPT-2 small's 12 at TP=8), the layer gets `tp`
+/// heads instead, so the button opens the TP size of the question.
 fn target(view: View, preset: tplab_engine::Preset, tp: usize) -> ShowMe {
+    let heads = preset.config().heads;
     ShowMe {
         view,
         scenario: Overrides {
             preset: Some(preset),
             tp: Some(tp),
+            heads: (!heads.is_multiple_of(tp)).then_some(tp),
             ..Overrides::default()
         },
         ..ShowMe::default()
     }
 }
 
-/// A Show me target: the Walkthrough on GPT-2 small at TP=4, at the backward pass's `event`.
-fn gpt2_backward_at(event: &str) -> ShowMe {
+/// A Show me target: the Walkthrough on GPT-2 small at TP=`tp`, at the backward pass's `event`.
+fn gpt2_backward_at(event: &str, tp: usize) -> ShowMe {
     ShowMe {
         pass: Some(Pass::Backward),
         event: Some(event.into()),
-        ..target(View::Step, tplab_engine::Preset::Gpt2Small, 4)
+        ..target(View::Step, tplab_engine::Preset::Gpt2Small, tp)
     }
 }
 
@@ -420,23 +453,55 @@ fn modulo(a: usize, b: usize) -> String {
     format!("{a} % {b} = {}", a % b)
 }
 
+/// The choice of [`VALIDITY_CHOICES`] the engine's shape rules make right for `model` at `tp`
+/// (`None` for a rule the question does not ask about).
+fn tp_verdict(model: &ModelShape, tp: usize) -> Option<usize> {
+    match model.config(tp, DType::Bf16).validate_shapes() {
+        Ok(()) => Some(0),
+        Err(ConfigError::HeadsNotDivisible { .. }) => Some(1),
+        Err(ConfigError::FfnNotDivisible { .. }) => Some(2),
+        Err(_) => None,
+    }
+}
+
+/// Draws the verdict first, uniformly, then a model that can produce it and a TP size that
+/// does: otherwise the verdicts come out as the models' divisors fall (about 70% "heads fail"),
+/// and always picking the most common one would pass.
+fn draw_verdict_then_case<M: Copy>(
+    rng: &mut ChaCha8Rng,
+    verdicts: usize,
+    models: &[M],
+    verdict_of: impl Fn(&M, usize) -> Option<usize>,
+) -> (M, usize) {
+    let want = rng.random_range(0..verdicts);
+    let tps_for = |m: &M| -> Vec<usize> {
+        (2..=16usize)
+            .filter(|&tp| verdict_of(m, tp) == Some(want))
+            .collect()
+    };
+    let able: Vec<M> = models
+        .iter()
+        .copied()
+        .filter(|m| !tps_for(m).is_empty())
+        .collect();
+    // Every verdict has a model (a test checks it); were one missing, the first model and a
+    // TP of 2 still make a well-formed question whose answer the engine decides.
+    let Some(&model) = able.get(rng.random_range(0..able.len().max(1))) else {
+        return (models[0], 2);
+    };
+    let tp = pick(rng, &tps_for(&model));
+    (model, tp)
+}
+
 fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let model = if rng.random_bool(0.3) {
-        ODD_MODEL
-    } else {
-        pick(rng, &MODELS)
-    };
-    let tp = rng.random_range(2..=16usize);
+    let candidates: Vec<ModelShape> = MODELS
+        .into_iter()
+        .chain(std::iter::once(ODD_MODEL))
+        .collect();
+    let (model, tp) = draw_verdict_then_case(rng, VALIDITY_CHOICES.len(), &candidates, tp_verdict);
     let cfg = &model.config(tp, DType::Bf16);
-    let verdict = cfg.validate_shapes();
-    let correct = match &verdict {
-        Ok(()) => 0,
-        Err(ConfigError::HeadsNotDivisible { .. }) => 1,
-        Err(ConfigError::FfnNotDivisible { .. }) => 2,
-        // The shapes in MODELS are valid at TP=1 and tp is in 2..=16, so only the two
-        // divisibility rules can fail; anything else would be a bug in this generator.
-        Err(_) => 0,
-    };
+    // The right answer is the engine's verdict for the drawn case (the draw only chose it).
+    let correct = tp_verdict(&model, tp).unwrap_or(0);
     let (h, f) = (model.heads, model.ffn);
     let d = model.describe();
     let why = match correct {
@@ -580,13 +645,19 @@ fn split_question(
     }
 }
 
-/// Grouped-query-attention models: (name, hidden, query heads, KV heads, FFN width, layers),
-/// from their published configs (Llama 3 8B and 70B, Mistral 7B, Qwen2 7B).
-pub const GQA_MODELS: [(&str, usize, usize, usize, usize, usize); 4] = [
+/// A grouped-query model: (name, hidden, query heads, KV heads, FFN width, layers).
+pub type GqaModel = (&'static str, usize, usize, usize, usize, usize);
+
+/// Grouped-query-attention models, from their published configs (Hugging Face `config.json`:
+/// Llama 3 8B and 70B, Mistral 7B, Qwen2 7B and 1.5B, Phi-3 medium). Their head counts give
+/// every verdict of [`GQA_CHOICES`] some TP size in 2..=16.
+pub const GQA_MODELS: [GqaModel; 6] = [
     ("Llama 3 8B", 4096, 32, 8, 14336, 32),
     ("Llama 3 70B", 8192, 64, 8, 28672, 80),
     ("Mistral 7B", 4096, 32, 8, 14336, 32),
     ("Qwen2 7B", 3584, 28, 4, 18944, 28),
+    ("Qwen2 1.5B", 1536, 12, 2, 8960, 28),
+    ("Phi-3 medium", 5120, 40, 10, 17920, 40),
 ];
 
 /// The answer choices of a grouped-query validity question, in authored order (shown
@@ -635,28 +706,25 @@ fn gqa_config(hidden: usize, heads: usize, kv: usize, ffn: usize, tp: usize) -> 
     }
 }
 
-fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let (name, hidden, heads, kv, ffn, _) = pick(rng, &GQA_MODELS);
-    let cfg_at = |tp: usize| gqa_config(hidden, heads, kv, ffn, tp);
-    // The FFN rule is another question's subject: redraw a TP that only the FFN rule refuses.
-    let mut tp = 2;
-    for _ in 0..64 {
-        tp = rng.random_range(2..=16usize);
-        if !matches!(
-            cfg_at(tp).validate_shapes(),
-            Err(ConfigError::FfnNotDivisible { .. })
-        ) {
-            break;
-        }
+/// The choice of [`GQA_CHOICES`] the engine's shape rules make right for a grouped-query model
+/// at `tp`; `None` when only the FFN rule refuses it (another question's subject).
+fn gqa_verdict(m: &GqaModel, tp: usize) -> Option<usize> {
+    let &(_, hidden, heads, kv, ffn, _) = m;
+    let cfg = gqa_config(hidden, heads, kv, ffn, tp);
+    match cfg.validate_shapes() {
+        Ok(()) if cfg.kv_replicas() > 1 => Some(1),
+        Ok(()) => Some(0),
+        Err(ConfigError::HeadsNotDivisible { .. }) => Some(2),
+        Err(ConfigError::KvHeadsNotSplittable { .. }) => Some(3),
+        Err(_) => None,
     }
-    let cfg = &cfg_at(tp);
-    let verdict = cfg.validate_shapes();
-    let correct = match &verdict {
-        Ok(()) if cfg.kv_replicas() > 1 => 1,
-        Ok(()) => 0,
-        Err(ConfigError::HeadsNotDivisible { .. }) => 2,
-        _ => 3,
-    };
+}
+
+fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    let (model, tp) = draw_verdict_then_case(rng, GQA_CHOICES.len(), &GQA_MODELS, gqa_verdict);
+    let (name, hidden, heads, kv, ffn, _) = model;
+    let cfg = &gqa_config(hidden, heads, kv, ffn, tp);
+    let correct = gqa_verdict(&model, tp).unwrap_or(0);
     let why = match correct {
         0 => (
             format!(
@@ -870,9 +938,41 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("real-world".into()),
-        show_me: Some(target(View::Memory, tplab_engine::Preset::Gpt2Small, 4)),
+        show_me: memory_target(&model, tp),
         choice_feedback: Vec::new(),
     }
+}
+
+/// The Memory view on `model`'s own layer shape at `tp`, for a GPT block (the engine's block);
+/// none for a LLaMA block, whose SwiGLU MLP the view does not draw. The view counts in the
+/// scenario's f32, which its label says.
+fn memory_target(model: &ModelShape, tp: usize) -> Option<ShowMe> {
+    if model.llama {
+        return None;
+    }
+    Some(ShowMe {
+        view: View::Memory,
+        scenario: Overrides {
+            preset: Some(tplab_engine::Preset::Gpt2Small),
+            hidden: Some(model.hidden),
+            heads: Some(model.heads),
+            ffn: Some(model.ffn),
+            layers: Some(model.layers),
+            tp: Some(tp),
+            ..Overrides::default()
+        },
+        label: Some(loc(
+            format!(
+                "{}'s blocks at TP={tp} in the Memory view (it counts f32: twice the bf16 bytes)",
+                model.name
+            ),
+            format!(
+                "Bellek görünümünde TP={tp} ile {} blokları (görünüm f32 sayar: bf16 baytlarının iki katı)",
+                model.name
+            ),
+        )),
+        ..ShowMe::default()
+    })
 }
 
 /// A small model of `layers` layers at `tp` (hidden 512, 8 heads, FFN 2048, 16 tokens): for the
@@ -927,7 +1027,7 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("f-and-g".into()),
-        show_me: Some(gpt2_backward_at("attn.f.bwd")),
+        show_me: Some(gpt2_backward_at("attn.f.bwd", tp)),
         choice_feedback: Vec::new(),
     }
 }
@@ -980,7 +1080,7 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         ),
     };
     let per_layer = fwd.len() + bwd.len();
-    let mut show_me = gpt2_backward_at("mlp.f.bwd.gather");
+    let mut show_me = gpt2_backward_at("mlp.f.bwd.gather", tp);
     show_me.scenario.sequence_parallel = Some(true);
     Question {
         id: id(GenKind::SpCollectives, seed),
@@ -1130,7 +1230,7 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
                 "{name} ({layers} layers, {kv} KV heads of size {hd}) is served in bf16 with TP={tp}. How many KiB of KV cache does each GPU hold per token of context, over all layers? (1 KiB = 1024 bytes)"
             ),
             format!(
-                "{name} ({layers} katman, {hd} boyutlu {kv} KV kafası) bf16 ile TP={tp} olarak sunuluyor. Bağlamdaki her token için her GPU, tüm katmanlarda kaç KiB KV önbelleği tutar? (1 KiB = 1024 bayt)"
+                "{name} ({layers} katman, {hd} boyutlu {kv} KV kafası) bf16 ile TP={tp} olarak çıkarımda çalıştırılıyor. Bağlamdaki her token için her GPU, tüm katmanlarda kaç KiB KV önbelleği tutar? (1 KiB = 1024 bayt)"
             ),
         ),
         kind: QuestionKind::Numeric {
@@ -1149,7 +1249,12 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ),
         ),
         lesson: Some("real-world".into()),
-        show_me: Some(target(View::Memory, tplab_engine::Preset::Gpt2Small, 4)),
+        // The Serve view decodes Llama 3 70B at TP 1, 2 and 4; no view draws the other models'
+        // KV caches, and a button that opens another model would contradict the question.
+        show_me: (name == "Llama 3 70B" && tp <= 4).then(|| ShowMe {
+            view: View::Serve,
+            ..ShowMe::default()
+        }),
         choice_feedback: Vec::new(),
     }
 }
@@ -1478,6 +1583,112 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// No generated kind can be passed by always giving the same answer. Single choice: the
+    /// verdict is drawn first, so over N seeded draws each right choice comes up 1/k of the time,
+    /// give or take sampling noise σ = √(p(1−p)/N); 5σ bounds it (a fair draw lands outside with
+    /// probability below 10⁻⁶, and the seeds are fixed, so the test does not flake). With
+    /// N = 1200 and three choices 5σ is 0.068: the old generator's "heads fail" in about 70% of
+    /// tp-validity questions is 27σ out. Multiple choice: the
+    /// simple rules a guesser might use (select all, select the powers of two, select the even
+    /// sizes) are right on at most half the questions. Numeric: the answers vary.
+    #[test]
+    fn right_answers_are_spread_for_every_generated_kind() {
+        const N: u64 = 1200;
+        for kind in GenKind::ALL {
+            // Numeric kinds only need to vary: fewer draws.
+            let n = match generate(kind, 0).kind {
+                QuestionKind::Numeric { .. } => 100,
+                _ => N,
+            };
+            let qs: Vec<Question> = (0..n).map(|seed| generate(kind, seed)).collect();
+            match &qs[0].kind {
+                QuestionKind::Single { choices, .. } => {
+                    let k = choices.len();
+                    let mut counts = vec![0usize; k];
+                    for q in &qs {
+                        counts[single_correct(q)] += 1;
+                    }
+                    let p = 1.0 / k as f64;
+                    let sigma = (p * (1.0 - p) / N as f64).sqrt();
+                    for (i, &c) in counts.iter().enumerate() {
+                        let f = c as f64 / N as f64;
+                        assert!(
+                            (f - p).abs() <= 5.0 * sigma,
+                            "{}: choice {i} right in {f:.3} of {N} questions, want {p:.3} ± {:.3}: {counts:?}",
+                            kind.name(),
+                            5.0 * sigma
+                        );
+                    }
+                }
+                QuestionKind::Multiple { .. } => {
+                    type Rule = (&'static str, fn(usize) -> bool);
+                    let rules: [Rule; 3] = [
+                        ("all", |_| true),
+                        ("powers of two", |t: usize| t.is_power_of_two()),
+                        ("even", |t: usize| t.is_multiple_of(2)),
+                    ];
+                    for (rule, pick) in rules {
+                        let right = qs
+                            .iter()
+                            .filter(|q| {
+                                let QuestionKind::Multiple { choices, correct } = &q.kind else {
+                                    return false;
+                                };
+                                let chosen: BTreeSet<usize> = (0..choices.len())
+                                    .filter(|&i| {
+                                        pick(numbers_in(choices[i].get(Lang::En))[0] as usize)
+                                    })
+                                    .collect();
+                                &chosen == correct
+                            })
+                            .count();
+                        assert!(
+                            right * 2 <= N as usize,
+                            "{}: selecting {rule} is right in {right} of {N}",
+                            kind.name()
+                        );
+                    }
+                }
+                QuestionKind::Numeric { .. } => {
+                    let answers: BTreeSet<u64> =
+                        qs.iter().map(|q| numeric(q).0.to_bits()).collect();
+                    assert!(
+                        answers.len() >= 10,
+                        "{}: {} answers",
+                        kind.name(),
+                        answers.len()
+                    );
+                }
+                QuestionKind::Ordering { .. } => panic!("{}: no generated ordering", kind.name()),
+            }
+        }
+    }
+
+    /// The uniform verdict needs a case for each: every verdict has a model and a TP size.
+    #[test]
+    fn every_verdict_has_a_case() {
+        let models: Vec<ModelShape> = MODELS
+            .into_iter()
+            .chain(std::iter::once(ODD_MODEL))
+            .collect();
+        for v in 0..VALIDITY_CHOICES.len() {
+            assert!(
+                models
+                    .iter()
+                    .any(|m| (2..=16).any(|tp| tp_verdict(m, tp) == Some(v))),
+                "tp-validity verdict {v}"
+            );
+        }
+        for v in 0..GQA_CHOICES.len() {
+            assert!(
+                GQA_MODELS
+                    .iter()
+                    .any(|m| (2..=16).any(|tp| gqa_verdict(m, tp) == Some(v))),
+                "gqa-validity verdict {v}"
+            );
         }
     }
 

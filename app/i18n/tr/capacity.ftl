@@ -1,10 +1,10 @@
 # capacity strings (tr). Keep the ids identical in en/ and tr/.
 cap-todays-stack = bugünkü yazılım yığını
-cap-todays-stack-hover = Megatron-Core ve NeMo'nun bugün çalıştırdığıyla planla: FlashAttention, birleştirilmiş çekirdekler, GPU kuşağına göre GEMM hızları, TP/DP/PP örtüşmesi, dağıtık optimizer, eşit olmayan pipeline aşamaları. Kapalıyken: derslerin aktardığı 2021 Megatron-LM yığını.
-cap-what-if-title = Bugünkü yığının her parçası ne kazandırıyor (kazanan düzen, tek anahtar çevrilmiş)
+cap-todays-stack-hover = Megatron-Core ve NeMo'nun bugün çalıştırdığıyla planla: FlashAttention, birleştirilmiş çekirdekler, GPU kuşağına göre GEMM hızları, TP/DP/PP örtüşmesi, dağıtık optimize edici, eşit olmayan ardışık düzen aşamaları. Kapalıyken: derslerin aktardığı 2021 Megatron-LM yazılım yığını.
+cap-what-if-title = Bugünkü yazılım yığınının her parçası ne kazandırıyor (kazanan düzen, tek anahtar çevrilmiş)
 cap-what-if-switch = anahtar
 cap-what-if-flip = çevrilince
-cap-what-if-change = iterasyon süresi
+cap-what-if-change = yineleme süresi
 cap-what-if-off = kapalı
 cap-what-if-on = açık
 cap-what-if-no-fit = belleğe sığmıyor
@@ -15,9 +15,9 @@ cap-switch-gemm-per-generation = GPU kuşağına göre GEMM hızı
 cap-switch-fp8 = FP8 GEMM'ler
 cap-switch-tp-overlap = TP iletişim örtüşmesi
 cap-switch-dp-overlap = DP gradyan örtüşmesi
-cap-switch-distributed-optimizer = dağıtık optimizer
-cap-switch-pp-overlap = pipeline gönderim örtüşmesi
-cap-switch-interleaving = iç içe 1F1B
+cap-switch-distributed-optimizer = dağıtık optimize edici
+cap-switch-pp-overlap = ardışık düzen gönderim örtüşmesi
+cap-switch-interleaving = dönüşümlü 1F1B
 cap-nccl-title = NCCL'in çalıştırdığı gibi (nccl-tests: mesaj boyutuna göre algbw ve busbw)
 cap-nccl-size = boyut
 cap-nccl-time = süre (µs)
@@ -32,7 +32,7 @@ pl-gpus = GPU sayısı
 pl-per-node = düğüm başına
 pl-between-nodes = düğümler arası
 pl-seq = dizi uzunluğu
-pl-global-batch = global yığın
+pl-global-batch = global parti
 pl-plot-title = TP'ye göre verim (her TP'de en iyi yerleşim)
 pl-plot-x = TP boyutu
 pl-plot-y = token/sn
@@ -41,9 +41,9 @@ pl-plot-inside = TP düğüm içinde
 pl-plot-spans = TP düğümleri aşıyor
 pl-plot-node = düğüm boyutu
 pl-why = Kazanan neden kazanır
-pl-fit-count = { $fit } yerleşim sığıyor; { $dropped } tanesi elendi (bellek ya da yığın kuralları).
+pl-fit-count = { $fit } yerleşim sığıyor; { $dropped } tanesi elendi (bellek ya da parti kuralları).
 pl-col-layout = yerleşim
-pl-col-iteration = iterasyon (sn)
+pl-col-iteration = yineleme (sn)
 pl-col-compute = hesaplama
 pl-col-tp = TP iletişimi
 pl-col-bubble = boşluk (bubble)
@@ -62,61 +62,61 @@ cl-col-busiest = en yüklü bağlantı
 cl-col-total = bağlantılardaki toplam bayt
 cl-col-nvlink = model: NVLink 4
 cl-col-ib = model: IB NDR 400
-cl-side-note = Ring ve özyinelemeli yarılama/ikileme, GPU başına tamponun 2(n-1)/n'ini gönderir (bant genişliği açısından en iyisi); ağaç tamponun tamamını yukarı ve aşağı gönderir; doğrudan yöntem tek turda her GPU'ya gönderir. Model süreleri: motorun bağlantı başına α–β maliyet modeli.
+cl-side-note = Halka ve özyinelemeli yarılama/ikiye katlama, GPU başına tamponun 2(n-1)/n'ini gönderir (bant genişliği açısından en iyisi); ağaç tamponun tamamını yukarı ve aşağı gönderir; doğrudan yöntem tek turda her GPU'ya gönderir. Model süreleri: motorun bağlantı başına α–β maliyet modeli.
 pl-f-beats = { $winner }, { $other } yerleşimini %{ $percent } farkla geçiyor: { $reason }.
 pl-f-nofit = Hiçbir yerleşim GPU başına kullanılabilir { $usable } belleğe sığmıyor; en yakını olan { $closest } { $needs } istiyor: GPU ekleyin (daha çok ardışık düzen aşaması ya da ZeRO bölmesi), daha çok belleği olan GPU'lar kullanın ya da aktivasyonları yeniden hesaplayın.
-pl-f-noshape = Bu model, küme ve yığın için şekil kurallarını sağlayan bir yerleşim yok; elenenler listesine bakın.
+pl-f-noshape = Bu model, küme ve parti için şekil kurallarını sağlayan bir yerleşim yok; elenenler listesine bakın.
 pl-r-tie = fark modelin doğruluk payı içinde, ikisi berabere sayılır; hangisi seçilse olur
-pl-r-tp-inside = TP grubu tek bir { $intra } düğümünün içinde kalıyor; TP={ $other_tp } ise düğümleri aşıyor ve all-reduce'ları { $inter } üzerinden yapıyor (iterasyon başına TP iletişimi: kazanan { $w } sn, diğeri { $o } sn)
-pl-r-tp-less = TP all-reduce'larında daha az zaman harcıyor (iterasyon başına kazanan { $w } sn, diğeri { $o } sn; TP={ $wtp } ve TP={ $otp })
-pl-r-tp-less-full = TP all-reduce'larında daha az zaman harcıyor (iterasyon başına kazanan { $w } sn, diğeri { $o } sn; TP={ $wtp } ve TP={ $otp }; tam yeniden hesaplama ileri geçişin all-reduce'larını da tekrarlıyor)
+pl-r-tp-inside = TP grubu tek bir { $intra } düğümünün içinde kalıyor; TP={ $other_tp } ise düğümleri aşıyor ve all-reduce'ları { $inter } üzerinden yapıyor (yineleme başına TP iletişimi: kazanan { $w } sn, diğeri { $o } sn)
+pl-r-tp-less = TP all-reduce'larında daha az zaman harcıyor (yineleme başına kazanan { $w } sn, diğeri { $o } sn; TP={ $wtp } ve TP={ $otp })
+pl-r-tp-less-full = TP all-reduce'larında daha az zaman harcıyor (yineleme başına kazanan { $w } sn, diğeri { $o } sn; TP={ $wtp } ve TP={ $otp }; tam yeniden hesaplama ileri geçişin all-reduce'larını da tekrarlıyor)
 pl-r-bubble = ardışık düzen boşluğu daha küçük ((p−1)/m: kazanan { $wf }, diğeri { $of }; boşta geçen süre { $w } sn ve { $o } sn)
 pl-r-dp-inside = veri paralel gradyan all-reduce'u bir düğümün içinde kalıyor (açıkta kalan süre: kazanan { $w } sn, diğeri { $o } sn)
-pl-r-dp-hides = gradyan all-reduce'unun daha büyük kısmı son mikro yığının geri geçişinin arkasına gizleniyor (mikro yığın { $wmb } ve { $omb }; açıkta kalan süre { $w } sn ve { $o } sn)
+pl-r-dp-hides = gradyan all-reduce'unun daha büyük kısmı son mikro partinin geri geçişinin arkasına gizleniyor (mikro parti { $wmb } ve { $omb }; açıkta kalan süre { $w } sn ve { $o } sn)
 pl-r-dp-cheaper = veri paralel gradyan all-reduce'u daha ucuz (açıkta kalan süre { $w } sn ve { $o } sn; GPU başına { $wb } ve { $ob } gradyan, DP={ $wdp } ve DP={ $odp })
 pl-r-pp = ardışık düzen aşamaları arasında daha az aktivasyon gönderiyor ({ $w } sn ve { $o } sn)
 pl-r-optimizer = optimize edici adımı GPU başına daha az parametreye dokunuyor ({ $w } sn ve { $o } sn)
-pl-r-logits = son ardışık düzen aşaması sözlük logit'lerini her mikro yığında bir kez hesaplıyor: iterasyon başına kazananda { $wm }, diğerinde { $om } kez (hesaplama { $w } sn ve { $o } sn)
+pl-r-logits = son ardışık düzen aşaması sözlük logit'lerini her mikro partide bir kez hesaplıyor: yineleme başına kazananda { $wm }, diğerinde { $om } kez (hesaplama { $w } sn ve { $o } sn)
 pl-r-recompute = daha az yeniden hesaplama yapıyor (yeniden hesaplama: kazananda { $wr }, diğerinde { $or }; hesaplama { $w } sn ve { $o } sn)
 pl-r-gemm = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn)
-pl-r-gemm-mb = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn; mikro yığın { $wmb } ve { $omb })
+pl-r-gemm-mb = GEMM'leri tepe performansa daha yakın çalışıyor (hesaplama { $w } sn ve { $o } sn; mikro parti { $wmb } ve { $omb })
 pl-shortfall = GPU başına { $needs } gerekiyor (ağırlıklar { $weights }, gradyanlar { $gradients }, optimize edici { $optimizer }, aktivasyonlar { $activations }), ama kullanılabilir bellek { $usable }
 pl-load-config = config.json yükle…
 pl-load-config-hover = Herhangi bir modeli Hugging Face config.json dosyasıyla planlayın (model sayfasında ağırlıkların yanındaki küçük dosya).
 pl-config-path = config.json dosyasının yolu
 pl-config-read = Oku
 pl-config-drop = ya da dosyayı bu pencereye sürükleyip bırakın
-pl-config-summary = { $file }: { $layers } katman, gizli boyut { $hidden }, { $heads } başlık ({ $kv_heads } KV), FFN { $ffn }, sözlük { $vocab }; { $billions } milyar parametre
-pl-config-summary-moe = { $file }: { $layers } katman, gizli boyut { $hidden }, { $heads } başlık ({ $kv_heads } KV), FFN { $ffn }, sözlük { $vocab }, { $experts } uzman (token başına { $per_token }); { $billions } milyar parametre
+pl-config-summary = { $file }: { $layers } katman, gizli boyut { $hidden }, { $heads } kafa ({ $kv_heads } KV), FFN { $ffn }, sözlük { $vocab }; { $billions } milyar parametre
+pl-config-summary-moe = { $file }: { $layers } katman, gizli boyut { $hidden }, { $heads } kafa ({ $kv_heads } KV), FFN { $ffn }, sözlük { $vocab }, { $experts } uzman (token başına { $per_token }); { $billions } milyar parametre
 pl-le-zero = { $field } en az 1 olmalı (0 verildi)
-pl-le-heads = TP={ $tp }, { $heads } dikkat başlığını tam bölmüyor: her GPU tam başlıklar tutmalı; geçerli TP boyutları: { $valid_words }
-pl-le-kv-heads = TP={ $tp }, { $kv_heads } KV başlığını tam bölmüyor: Megatron eğitimde KV gruplarını GPU'lara eşit böler (vLLM sunumda onları kopyalar); geçerli TP boyutları: { $valid_words }
+pl-le-heads = TP={ $tp }, { $heads } dikkat kafasını tam bölmüyor: her GPU tam kafalar tutmalı; geçerli TP boyutları: { $valid_words }
+pl-le-kv-heads = TP={ $tp }, { $kv_heads } KV kafasını tam bölmüyor: Megatron eğitimde KV gruplarını GPU'lara eşit böler (vLLM çıkarımda onları kopyalar); geçerli TP boyutları: { $valid_words }
 pl-le-ffn = TP={ $tp }, { $ffn } genişliğindeki FFN'i tam bölmüyor
 pl-le-layers = PP={ $pp }, { $layers } katmanı tam bölmüyor; { $layers } sayısının bir bölenini seçin
-pl-le-batch = global yığın { $global_batch }, mikro yığın { $micro_batch } × DP { $dp } çarpımının katı değil; bunları global yığını tam bölecek şekilde seçin
+pl-le-batch = global parti { $global_batch }, mikro parti { $micro_batch } × DP { $dp } çarpımının katı değil; bunları global partiyi tam bölecek şekilde seçin
 pl-le-gpu-count = TP={ $tp } × PP={ $pp } × DP={ $dp } = { $needed } GPU'luk yerleşim kümedeki { $gpus } GPU ile uyuşmuyor
 pl-le-tp-cluster = TP={ $tp }, kümedeki { $gpus } GPU'dan büyük; TP ≤ { $gpus } seçin ya da daha büyük bir küme kullanın
 pl-le-zero-stage = ZeRO aşaması 0, 1, 2 ya da 3 olmalı ({ $zero } verildi)
 pl-le-over-limit = { $field } { $value }, { $max } sınırını aşıyor; en çok { $max } olan bir { $field } kullanın
-pl-le-virtual = GPU başına { $v } model parçasıyla iç içe yerleştirme (interleaving), en az { $v } katmanlı ardışık düzen aşamaları ister (PP={ $pp } en az { $min_stage } katmanlı aşamalar veriyor); daha az sanal aşama ya da daha küçük bir PP kullanın
+pl-le-virtual = GPU başına { $v } model parçasıyla dönüşümlü yerleştirme (interleaving), en az { $v } katmanlı ardışık düzen aşamaları ister (PP={ $pp } en az { $min_stage } katmanlı aşamalar veriyor); daha az sanal aşama ya da daha küçük bir PP kullanın
 pl-le-cp = { $cp } GPU üzerinde bağlam paralelliği, 2·cp = { $two_cp } ile bölünebilen bir dizi uzunluğu ister (nedensel yük dengesi için her GPU iki parça alır); verilen: { $seq }
-pl-le-kv-serve = TP={ $tp }, { $kv_heads } KV başlığına uymuyor: sunum için ya kv_heads % tp == 0 (GPU başına tam KV başlıkları, Megatron-LM) ya da tp % kv_heads == 0 (her KV başlığı kopyalanır, vLLM) olmalı; geçerli TP boyutları: { $valid_words }
+pl-le-kv-serve = TP={ $tp }, { $kv_heads } KV kafasına uymuyor: çıkarım için ya kv_heads % tp == 0 (GPU başına tam KV kafaları, Megatron-LM) ya da tp % kv_heads == 0 (her KV kafası kopyalanır, vLLM) olmalı; geçerli TP boyutları: { $valid_words }
 pl-me-json = config.json geçerli bir JSON değil: { $message }
 pl-me-not-object = config.json'un en üst düzeyi bir JSON nesnesi olmalı
 pl-me-missing = config.json'da '{ $key }' anahtarı yok ({ $hint }); bu anahtarı dosyaya ekleyin ya da bunun yerine hazır bir model seçin
 pl-me-bad-value = config.json'daki '{ $key }' anahtarı { $expected } olmalı ({ $got } verildi)
 pl-me-zero = { $field } en az 1 olmalı (0 verildi)
 pl-me-over-limit = { $field } { $value }, { $max } sınırını aşıyor; hiçbir gerçek model buna yaklaşmıyor, değeri denetleyin
-pl-me-too-many = bu modelde { $params } parametre var, { $limit } (10^15) sınırının üstünde; katman, gizli boyut, ffn ve uzman sayılarını (layers, hidden, ffn, experts) denetleyin
-pl-me-hidden-heads = gizli boyut { $hidden }, { $heads } başlığın katı değil; başlık boyutu tam sayı olmalı
-pl-me-kv-heads = { $heads } sorgu başlığı { $kv_heads } KV başlığına gruplanamıyor: başlık sayısı kv_heads değerinin katı olmalı
+pl-me-too-many = bu modelde { $params } parametre var, { $limit } (10^15) sınırının üstünde; katman sayısını, gizli boyutu, FFN genişliğini ve uzman sayısını denetleyin
+pl-me-hidden-heads = gizli boyut { $hidden }, { $heads } kafanın katı değil; kafa boyutu tam sayı olmalı
+pl-me-kv-heads = { $heads } sorgu kafası { $kv_heads } KV kafasına gruplanamıyor: kafa sayısı kv_heads değerinin katı olmalı
 pl-me-experts = experts_per_token { $per_token }, 1 ile uzman sayısı ({ $experts }) arasında olmalı
 pl-me-phrase-number-of-transformer-blocks = transformer bloğu sayısı
 pl-me-phrase-model-width = model genişliği
-pl-me-phrase-attention-heads = dikkat başlığı sayısı
+pl-me-phrase-attention-heads = dikkat kafası sayısı
 pl-me-phrase-vocabulary-size = sözlük boyutu
 pl-me-phrase-context-length = bağlam uzunluğu
-pl-me-phrase-query-heads = sorgu başlığı sayısı
+pl-me-phrase-query-heads = sorgu kafası sayısı
 pl-me-phrase-mlp-inner-width = MLP iç genişliği
 pl-me-phrase-a-non-negative-integer = negatif olmayan bir tam sayı
 pl-me-phrase-a-positive-integer = pozitif bir tam sayı
@@ -140,6 +140,6 @@ cl-err-empty = bir kolektif işlem en az bir GPU ister, ama grup boş; her GPU i
 cl-err-length = her GPU aynı uzunlukta bir tampon vermeli: GPU 0 { $expected } eleman veriyor, GPU { $rank } ise { $found }; tüm GPU'lar eşleşsin diye tensörü doldurun ya da bölün
 cl-err-root = broadcast kökü { $root }, { $n } GPU'luk bir grup için aralık dışında; 0..{ $n } aralığında bir kök seçin
 cl-err-unsupported = { $kind } için { $algorithm } çizelgesi yok; şunlardan birini kullanın: { $supported }
-cl-err-power-of-two = özyinelemeli yarılama/ikileme ile { $kind } için GPU sayısı ikinin kuvveti olmalı, { $n } GPU verildi; ring ya da doğrudan yöntemi kullanın (all-reduce fazla GPU'ları katlayarak içeri alır ve her grup boyutunu destekler)
+cl-err-power-of-two = özyinelemeli yarılama/ikiye katlama ile { $kind } için GPU sayısı ikinin kuvveti olmalı, { $n } GPU verildi; halka ya da doğrudan yöntemi kullanın (all-reduce fazla GPU'ları katlayarak içeri alır ve her grup boyutunu destekler)
 cl-err-too-many = katkı maskeleri en fazla { $max } GPU izleyebilir, { $n } verildi; en fazla { $max } GPU'luk bir grubu canlandırın
 cl-err-program-order = blok programı { $op } işlemini, { $tensor } tensörünü üreten bir işlemden önce çalıştırıyor: çizelge ile parçalı yürütücü uyuşmuyor; bu tplab'de bir hata, lütfen bildirin

@@ -3,7 +3,7 @@
 ## tplab quiz (the terminal quiz)
 cli-quiz-name-prompt = Sertifika için adınız:
 cli-quiz-score = Puan: { $correct }/{ $total } (%{ $percent })
-cli-quiz-end-of-input = (girdi bitti: duruluyor)
+cli-quiz-end-of-input = (giriş bitti: duruluyor)
 cli-quiz-correct = ✔ Doğru!
 cli-quiz-wrong = ✘ Tam değil. Doğru cevap: { $expected }
 cli-quiz-show-me = Uygulamada göster: { $target }

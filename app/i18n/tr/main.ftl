@@ -62,24 +62,24 @@ exam-not-answered = Cevaplanmadı; doğru cevap: { $answer }
 exam-retake = Yeni oturum (yeni sorular)
 
 ## --- Serve görünümü (yardımcı S, konu 15) ---
-serve-title = Sunum: tek istem, TP 1, 2 ve 4 ile yanıtlanıyor
-serve-intro = Rehber üzerinde eğitilmiş küçük karakter düzeyli model sanal GPU'larda yanıt verir: önce istemin ön doldurması, sonra her seferinde bir belirteç. Her GPU kendi KV başlarının KV önbelleğini tutar ve her belirteç katman başına iki all-reduce öder. Üç sütun, bölünmemiş referansla aynı metni üretmelidir.
+serve-title = Çıkarım: tek istem, TP 1, 2 ve 4 ile yanıtlanıyor
+serve-intro = Rehber üzerinde eğitilmiş küçük karakter düzeyli model sanal GPU'larda yanıt verir: önce istemin ön doldurması, sonra her seferinde bir token. Her GPU kendi KV kafalarının KV önbelleğini tutar ve her token katman başına iki all-reduce öder. Üç sütun, bölünmemiş referansla aynı metni üretmelidir.
 serve-prompt = İstem
-serve-tokens = Belirteç
+serve-tokens = Token
 serve-train-steps = Eğitim adımı
-serve-gqa = Gruplanmış sorgu dikkati (2 KV başı)
-serve-gqa-hint = 4 sorgu başı 2 KV başını paylaşır. TP=2'de her GPU bir KV başını önbelleğe alır; TP=4'te her KV başı iki GPU'da tutulur, bu yüzden GPU başına önbellek küçülmeyi bırakır.
+serve-gqa = Gruplanmış sorgu dikkati (2 KV kafası)
+serve-gqa-hint = 4 sorgu kafası 2 KV kafasını paylaşır. TP=2'de her GPU bir KV kafasını önbelleğe alır; TP=4'te her KV kafası iki GPU'da tutulur, bu yüzden GPU başına önbellek küçülmeyi bırakır.
 serve-generate = Üret
 serve-training = Küçük model rehber üzerinde eğitiliyor…
 serve-decoding = Kod çözülüyor…
 serve-failed = İstek başarısız oldu: { $error }
 serve-reference = Bölünmemiş referans: { $text }
 serve-column = TP = { $tp }
-serve-token-time = Belirteç başına: hesaplama { $compute } ms, kolektifler { $collective } ms (bu bilgisayarda ölçüldü)
+serve-token-time = Token başına: hesaplama { $compute } ms, kolektifler { $collective } ms (bu bilgisayarda ölçüldü)
 serve-kv = GPU başına KV önbelleği: { $bytes } ({ $context } konumun { $tokens } tanesi)
 serve-compute = hesaplama
 serve-collectives = kolektifler
-serve-axis-token = belirteç
+serve-axis-token = token
 serve-axis-ms = ms
 serve-check-pass = Referansla aynı metin: { $same }; en büyük logit farkı { $error } (izin verilen { $tolerance })
 serve-check-fail = Referanstan farklı! Aynı metin: { $same }; en büyük logit farkı { $error } (izin verilen { $tolerance })
@@ -87,21 +87,21 @@ serve-yes = evet
 serve-no = hayır
 serve-measured-note = Sanal GPU'lar bu bilgisayarın işlemcisini paylaşır; süreleri bir GPU'nun hızını değil, işin sırasını gösterir. Aşağıdaki eğri gerçek GPU'lar için maliyet modelidir.
 serve-scenario-title = Rehberin senaryosu: tensor_parallel_size=4 ile 70B sohbet modeli
-serve-scenario-tp4 = 4 × { $gpu } üzerinde Llama-3 70B, { $context } belirteçlik bağlamı olan tek dizi: belirteç başına { $ms } ms (saniyede { $tps } belirteç). Her GPU'nun ağırlıkların dörtte birini okuması { $weights } ms sürer; { $count } all-reduce { $allreduce } ms sürer. GPU başına bellek: { $memory }.
+serve-scenario-tp4 = 4 × { $gpu } üzerinde Llama-3 70B, { $context } token'lık bağlamı olan tek dizi: token başına { $ms } ms (saniyede { $tps } token). Her GPU'nun ağırlıkların dörtte birini okuması { $weights } ms sürer; { $count } all-reduce { $allreduce } ms sürer. GPU başına bellek: { $memory }.
 serve-scenario-knee = TP = { $tp } değerinden sonra GPU sayısını ikiye katlamak %10'dan az kazandırır: ağırlık okumaları yarılanmaya devam eder ama all-reduce gecikmesi azalmaz; TP = 16 ise düğüm sınırını aşıp InfiniBand'e geçer.
 serve-axis-tp = GPU sayısı (TP)
-serve-axis-ms-token = belirteç başına ms (model)
-serve-curve-total = belirteç başına süre
+serve-axis-ms-token = token başına ms (model)
+serve-curve-total = token başına süre
 serve-curve-reads = HBM okumaları (ağırlıklar + KV önbelleği)
 serve-curve-nofit = belleğe sığmıyor
 serve-shipped = Hazır eğitilmiş modeli kullan
-serve-shipped-hint = tplab, bir kez eğitilmiş küçük modelle gelir (rehber üzerinde 300 adım, her başa bir KV başı). Önce verilen adım sayısı kadar yeni bir model eğitmek için işareti kaldırın ya da gruplanmış sorgu dikkatini açın (0: rastgele ağırlıklar).
+serve-shipped-hint = tplab, bir kez eğitilmiş küçük modelle gelir (rehber üzerinde 300 adım, her kafaya bir KV kafası). Önce verilen adım sayısı kadar yeni bir model eğitmek için işareti kaldırın ya da gruplanmış sorgu dikkatini açın (0: rastgele ağırlıklar).
 ## Adım adım anlatım: blok programının her adımı için bir cümle. $mode: one (tek GPU), sp
 ## (dizi paralelliği) ya da plain; $tp GPU sayısı; $group bir KV kopya grubunun GPU'ları.
 walk-one-gpu = Tek GPU: birleştirilecek bir şey yok, iletişim yok.
 walk-ln1 = { $mode ->
-    [sp] Her GPU, katman girdisi X'in yalnızca kendi token'larını LayerNorm 1 ile normalleştirir (dizi paralelliği); H1 token'lara göre bölünmüş olur.
-   *[other] Her GPU, katman girdisi X'in tamamını LayerNorm 1 ile normalleştirir; ağırlıklar her GPU'da aynı olduğundan hepsi aynı H1'i elde eder.
+    [sp] Her GPU, katman girişi X'in yalnızca kendi token'larını LayerNorm 1 ile normalleştirir (dizi paralelliği); H1 token'lara göre bölünmüş olur.
+   *[other] Her GPU, katman girişi X'in tamamını LayerNorm 1 ile normalleştirir; ağırlıklar her GPU'da aynı olduğundan hepsi aynı H1'i elde eder.
 }
 walk-attn-f = { $mode ->
     [one] Tek GPU: f'nin yapacağı bir şey yok.
@@ -170,7 +170,7 @@ walk-mlp-gelu-bwd = Her GPU, kendi sütunlarında dU'yu GeLU'nun türeviyle çar
 walk-mlp-f-bwd-gather = Dizi paralelliği H2'nin her GPU'da yalnızca kendi token'larını sakladı: W1'in gradyanı için bir all-gather H2'nin tamamını geri getirir.
 walk-mlp-fc1-bwd = { $mode ->
     [one] GPU, W1 ve b1'in gradyanlarını ve dH2'yi hesaplar.
-   *[other] Her GPU, W1 ve b1'in kendi sütunlarının gradyanlarını ve dH2'nin kendi kısmi toplamını hesaplar: her GPU'nun sütunları her girdiye katkıda bulunur.
+   *[other] Her GPU, W1 ve b1'in kendi sütunlarının gradyanlarını ve dH2'nin kendi kısmi toplamını hesaplar: her GPU'nun sütunları her girişe katkıda bulunur.
 }
 walk-mlp-f-bwd = { $mode ->
     [one] Tek GPU: dH2 zaten tamdır, f'nin ekleyeceği bir şey yok.
@@ -178,7 +178,7 @@ walk-mlp-f-bwd = { $mode ->
    *[other] Geri geçişte f bir all-reduce'dur: { $tp } GPU, dH2'nin kısmi toplamlarını toplar ve sonunda her GPU gradyanın tamamını tutar.
 }
 walk-ln2-bwd = Her GPU, LayerNorm 2'nin geri geçişini hesaplar ve artık bağlantının gradyanını ekler: dX1 = dY + LayerNorm 2 gradyanı.
-walk-attn-bias_residual-bwd = Her GPU, çıkış izdüşümü bias'ının gradyanı için dX1'i kendi token'ları üzerinden toplar.
+walk-attn-bias_residual-bwd = Her GPU, çıkış projeksiyonu bias'ının gradyanı için dX1'i kendi token'ları üzerinden toplar.
 walk-attn-g-bwd = { $mode ->
     [one] Tek GPU: g'nin yapacağı bir şey yok.
     [sp] Geri geçişte g bir all-gather'dır: GPU'lar dX1'in kendi token'larını paylaşır, böylece her GPU dX1'in tamamını tutar.

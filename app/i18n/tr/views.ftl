@@ -3,20 +3,20 @@
 ## Shared by the views: errors of an invalid scenario and their fixes.
 list-or = veya
 invalid-choice = Geçersiz seçim: { $error }
-err-hidden-heads = { $hidden } gizli boyutu { $heads } başlığa bölünemez: gizli boyut başlık sayısının katı olmalı (başlık boyutu = gizli boyut / başlık sayısı).
-valid-heads = Gizli boyutu tam bölen başlık sayıları: { $list }.
-use-heads = { $heads } başlık kullan
+err-hidden-heads = { $hidden } gizli boyutu { $heads } kafaya bölünemez: gizli boyut kafa sayısının katı olmalı (kafa boyutu = gizli boyut / kafa sayısı).
+valid-heads = Gizli boyutu tam bölen kafa sayıları: { $list }.
+use-heads = { $heads } kafa kullan
 nearest-tp = En yakın geçerli TP boyutları: { $list }
 use-tp = TP={ $tp } kullan
 err-zero = { $field } en az 1 olmalı (0 verildi)
 err-over-limit = { $field } = { $value }, { $max } sınırının üzerinde; en fazla { $max } kullanın
 err-tp-range = TP boyutu 1 ile { $max } arasında olmalı ({ $tp } verildi)
-err-heads-tp = { $heads } başlık { $tp } GPU'ya bölünemez: her GPU tam başlıklar tutmalı (heads % tp == 0); geçerli TP boyutları: { $valid }
+err-heads-tp = { $heads } kafa { $tp } GPU'ya bölünemez: her GPU tam kafalar tutmalı (heads % tp == 0); geçerli TP boyutları: { $valid }
 err-ffn-tp = { $ffn } FFN genişliği { $tp } GPU'ya bölünemez: fc1'in sütunları ve fc2'nin satırları eşit bölünmeli (ffn % tp == 0); geçerli TP boyutları: { $valid }
-err-too-large = bu senaryo yaklaşık { $needed } tensör belleği ister, { $limit } sınırının üzerinde; dizi uzunluğunu, yığını, gizli boyutu ya da katman sayısını küçültün
+err-too-large = bu senaryo yaklaşık { $needed } tensör belleği ister, { $limit } sınırının üzerinde; dizi uzunluğunu, partiyi, gizli boyutu ya da katman sayısını küçültün
 err-seq-tp = dizi paralelliği diziyi GPU'lara böler: seq = { $seq }, { $tp } GPU'ya bölünemez (seq % tp == 0); geçerli TP boyutları: { $valid }; ya da seq'i { $tp } ile tam bölünen bir değer yapın
-err-kv-heads = { $kv } KV başlığı { $heads } sorgu başlığına hizmet edemez: her KV başlığı aynı sayıda sorgu başlığına hizmet etmeli (heads % kv_heads == 0); geçerli KV başlığı sayıları: { $valid }
-err-kv-tp = { $kv } KV başlığı { $tp } GPU'ya dağıtılamaz: her GPU ya tam KV başlıkları (kv_heads % tp == 0) ya da bir KV başlığının eşit bir payını (tp % kv_heads == 0) tutmalı; geçerli TP boyutları: { $valid }
+err-kv-heads = { $kv } KV kafası { $heads } sorgu kafasına hizmet edemez: her KV kafası aynı sayıda sorgu kafasına hizmet etmeli (heads % kv_heads == 0); geçerli KV kafası sayıları: { $valid }
+err-kv-tp = { $kv } KV kafası { $tp } GPU'ya dağıtılamaz: her GPU ya tam KV kafaları (kv_heads % tp == 0) ya da bir KV kafasının eşit bir payını (tp % kv_heads == 0) tutmalı; geçerli TP boyutları: { $valid }
 err-dtype = { $dtype } veri tipi CPU motorunda çalışamaz; f32 ya da f64 kullanın
 
 ## Side bar.
@@ -29,16 +29,16 @@ view-verify = Doğrulama
 view-precision = Hassasiyet
 view-vocab = Sözlük
 view-train = Eğitim
-view-serve = Sunum
+view-serve = Çıkarım
 view-planner = Planlayıcı
 view-lessons = Dersler
 view-quiz = Kısa sınav
 view-gpu = GPU
 theme-light = Açık
 theme-dark = Koyu
-presenter-mode = Projeksiyon modu (F11)
+presenter-mode = Sunum modu (F11)
 presenter-hint = Tam ekran ve büyük yazı. Boşluk oynat/duraklat, Sol/Sağ ok ya da PageUp/PageDown adım, Home baştan, 1-8 TP seçer.
-side-scenario = gizli boyut { $hidden }, { $heads } başlık, TP={ $tp }, { $dtype }
+side-scenario = gizli boyut { $hidden }, { $heads } kafa, TP={ $tp }, { $dtype }
 export-png = PNG olarak kaydet
 export-hint = Pencereyi, görünümün ve gösterdiğinin adını taşıyan bir PNG olarak { $dir } klasörüne kaydeder.
 export-saved = Kaydedildi: { $path }
@@ -49,22 +49,22 @@ pg-title = Oyun alanı: bir katman nasıl bölünür
 pg-hide-activations = Aktivasyonları gizle
 pg-preset = Hazır ayar:
 pg-hidden = gizli boyut
-pg-heads = başlık
-pg-kv-heads = KV başlığı
-pg-kv-hint = Gruplanmış sorgu dikkati (GQA): sorgu başlıklarından daha az anahtar/değer başlığı; her biri bir grup sorgu başlığı tarafından paylaşılır. Başlık sayısına eşitse sıradan çok başlıklı dikkat.
+pg-heads = kafa
+pg-kv-heads = KV kafası
+pg-kv-hint = Gruplanmış sorgu dikkati (GQA): sorgu kafalarından daha az anahtar/değer kafası; her biri bir grup sorgu kafası tarafından paylaşılır. Kafa sayısına eşitse sıradan çok kafalı dikkat.
 pg-ffn = ffn
 pg-seq = dizi
-pg-batch = yığın
+pg-batch = parti
 pg-layers = katman
 pg-tp-field = TP (en çok 64)
 pg-dtype = veri tipi
 pg-algorithm = algoritma
 pg-sp = dizi paralelliği
 pg-sp-hint = Korthikanti vd. 2022: LayerNorm, bias ve artık bağlantı token'ların 1/TP'si üzerinde çalışır; her all-reduce bir reduce-scatter ile bir all-gather'a dönüşür.
-pg-note-copy = { " " }(kopya { $copy } / { $copies }: TP, KV başlığı sayısından büyük; bu yüzden vLLM'deki gibi her KV başlığı çoğaltılır)
-pg-note-qkv-gqa = { $first }-{ $last } başlıklarının Q sütunları, { $kvfirst }-{ $kvlast } KV başlıklarının K ve V sütunları{ $copy } (sütun paralel)
-pg-note-qkv = { $first }-{ $last } başlıklarının Q, K ve V sütunları (sütun paralel)
-pg-note-out = { $first }-{ $last } başlıklarının satırları (satır paralel: çıktı kısmi bir toplamdır)
+pg-note-copy = { " " }(kopya { $copy } / { $copies }: TP, KV kafası sayısından büyük; bu yüzden vLLM'deki gibi her KV kafası çoğaltılır)
+pg-note-qkv-gqa = { $first }-{ $last } kafalarının Q sütunları, { $kvfirst }-{ $kvlast } KV kafalarının K ve V sütunları{ $copy } (sütun paralel)
+pg-note-qkv = { $first }-{ $last } kafalarının Q, K ve V sütunları (sütun paralel)
+pg-note-out = { $first }-{ $last } kafalarının satırları (satır paralel: çıktı kısmi bir toplamdır)
 pg-note-fc1 = bir sütun bloğu (sütun paralel; GeLU yerel kalır)
 pg-note-fc2 = bir satır bloğu (satır paralel: çıktı kısmi bir toplamdır)
 pg-split-cols = sütunlara bölünmüş
@@ -74,10 +74,10 @@ pg-shard-hover = GPU { $rank }: { $name } parçası [{ $rows }, { $cols }], { $b
     { $note }
 pg-grid-cell = ızgara hücresi = { $cell }x{ $cell } eleman
 pg-matrices-a11y = { $tp } GPU'ya bölünmüş ağırlık matrisleri: { $summary }
-pg-gqa-head = gruplanmış sorgu dikkati: { $heads } sorgu başlığı { $kv } KV başlığını paylaşır (KV başlığı başına { $per })
-pg-gqa-holders = GPU { $gpus }: KV başlığı { $k }
-pg-gqa-replicated = { $head }; TP={ $tp } > { $kv } KV başlığı, bu yüzden her KV başlığı { $copies } GPU'da kopyalanır (vLLM kuralı, tp % kv_heads == 0): { $holders }. Kopyaların K/V gradyanları her grubun içinde all-reduce ile toplanır.
-pg-gqa-split = { $head }; her GPU { $per } tam KV başlığı tutar (Megatron-LM kuralı, kv_heads % tp == 0), kopya yok.
+pg-gqa-head = gruplanmış sorgu dikkati: { $heads } sorgu kafası { $kv } KV kafasını paylaşır (KV kafası başına { $per })
+pg-gqa-holders = GPU { $gpus }: KV kafası { $k }
+pg-gqa-replicated = { $head }; TP={ $tp } > { $kv } KV kafası, bu yüzden her KV kafası { $copies } GPU'da kopyalanır (vLLM kuralı, tp % kv_heads == 0): { $holders }. Kopyaların K/V gradyanları her grubun içinde all-reduce ile toplanır.
+pg-gqa-split = { $head }; her GPU { $per } tam KV kafası tutar (Megatron-LM kuralı, kv_heads % tp == 0), kopya yok.
 pg-activations = Her GPU'daki aktivasyonlar (katman 0, ileri geçiş)
 pg-each-of = Şu GPU'ların her biri
 pg-holds = şunları tutar:
@@ -123,7 +123,7 @@ mem-vs-unsharded = bölünmemişe göre
 mem-percent = %{ $percent }
 
 ## Walkthrough chrome.
-st-title = Adım adım: bir katman, adım adım
+st-title = Adım adım: bir katman, işlem işlem
 st-empty = İz boş.
 st-play = Oynat
 st-pause = Duraklat
@@ -137,17 +137,17 @@ st-step = adım
 st-speed = adım/sn
 st-issued = şimdiye kadar yapılan: ileri { $f }, geri { $b }
 st-counter = bu katmandaki all-reduce'lar: ileri { $f }, geri { $b }
-st-counter-kv = ; ayrıca kopyalanmış KV başlıklarının gradyanları için { $kv } all-reduce, her kopya grubu için bir tane
+st-counter-kv = ; ayrıca kopyalanmış KV kafalarının gradyanları için { $kv } all-reduce, her kopya grubu için bir tane
 st-counter-other = ; all-gather ve reduce-scatter'lar: ileri { $f }, geri { $b }
-st-describe = Adım { $n }/{ $total } · katman { $layer } · { $pass } · { $op }: { $label }, girdiler { $inputs } -> [{ $rows }, { $cols }]
+st-describe = Adım { $n }/{ $total } · katman { $layer } · { $pass } · { $op }: { $label }, girişler { $inputs } -> [{ $rows }, { $cols }]
 st-strip-a11y = Katman { $layer } işlemleri, f ve g işaretli; şu anki: { $current }
 
 ## Ops of the block program in words (Turkish only needs them; English uses the engine's labels).
 op-ln1 = LayerNorm 1
 op-attn-f = dikkatten önceki f
-op-attn-qkv = QKV izdüşümü (sütun paralel)
-op-attn-core = bu GPU'nun başlıklarında dikkat
-op-attn-out = çıktı izdüşümü (satır paralel)
+op-attn-qkv = QKV projeksiyonu (sütun paralel)
+op-attn-core = bu GPU'nun kafalarında dikkat
+op-attn-out = çıkış projeksiyonu (satır paralel)
 op-attn-g = dikkatten sonraki g
 op-attn-bias-residual = çıktı bias'ı ve artık bağlantı
 op-ln2 = LayerNorm 2
@@ -163,28 +163,28 @@ op-mlp-fc2-bwd = fc2 gradyanları
 op-mlp-gelu-bwd = GeLU gradyanı
 op-mlp-f-bwd-gather = LayerNorm 2 çıktısı yeniden toplanır
 op-mlp-fc1-bwd = fc1 gradyanları
-op-mlp-f-bwd = geri geçişte f: girdi gradyanı toplanır
+op-mlp-f-bwd = geri geçişte f: giriş gradyanı toplanır
 op-ln2-bwd = LayerNorm 2 gradyanı
 op-attn-bias-residual-bwd = çıktı bias gradyanı
 op-attn-g-bwd = geri geçişte g (birim işlem)
-op-attn-out-bwd = çıktı izdüşümü gradyanları
+op-attn-out-bwd = çıkış projeksiyonu gradyanları
 op-attn-core-bwd = dikkat gradyanı
 op-attn-f-bwd-gather = LayerNorm 1 çıktısı yeniden toplanır
-op-attn-qkv-bwd = QKV izdüşümü gradyanları
+op-attn-qkv-bwd = QKV projeksiyonu gradyanları
 op-attn-kv-grads = K/V kopyalarının gradyanları toplanır
-op-attn-f-bwd = geri geçişte f: girdi gradyanı toplanır
+op-attn-f-bwd = geri geçişte f: giriş gradyanı toplanır
 op-ln1-bwd = LayerNorm 1 gradyanı
 op-sp-grads = LayerNorm ve bias gradyanları toplanır
 op-embed-lookup = gömme araması (kendi sözlük satırları)
 op-embed-g = gömmeler toplanır
-op-lm-head = LM başlığı (kendi sözlük sütunları)
+op-lm-head = dil modeli başlığı (kendi sözlük sütunları)
 op-ce-local = kendi sütunlarında çapraz entropi istatistikleri
 op-ce-max = GPU'lar arasında satır maksimumu
 op-ce-sumexp = GPU'lar arasında üstellerin toplamı
 op-ce-target = GPU'lar arasında hedef logit
 op-ce-bwd = çapraz entropi gradyanı
-op-lm-head-bwd = LM başlığı gradyanları
-op-lm-head-f-bwd = LM başlığı girdi gradyanı toplanır
+op-lm-head-bwd = dil modeli başlığı gradyanları
+op-lm-head-f-bwd = dil modeli başlığının giriş gradyanı toplanır
 op-embed-bwd = gömme gradyanı (kendi satırları)
 
 ## Verify.
@@ -240,15 +240,15 @@ pr-f-ok = her TP K·ε içinde
 pr-f-over = K·ε'nin üzerinde: bir hata arayın
 pr-findings = Her veri tipinde tüm TP boyutları f64'e yaklaşık aynı uzaklıktadır ve TP boyutları arasındaki farklar yuvarlamanın kendisi kadardır (K = { $k }): bölme yalnızca toplamaların sırasını değiştirir.
 pr-why-title = TP=1 ile TP=2 neden farklı, ve bu neden bir hata değil
-pr-why = Kayan noktalı toplama birleşmeli değildir: (a + b) + c ile a + (b + c) farklı yerlerde yuvarlanır. Satır paralel katmanlar (dikkatin çıktı izdüşümü ve fc2) TP=2'de K terimin tek bir birikimli toplamı yerine (ilk yarının toplamı) + (ikinci yarının toplamı) hesaplar ve ikisini all-reduce'ta toplar. Bu yüzden her çıktı elemanı birkaç ULP farkla başka türlü yuvarlanır. K terimli bir toplamın yuvarlama hatası, HER sırada, en kötü durumda yaklaşık K·ε, tipik olarak √K·ε kadardır; TP=1 ve TP=2 sonuçları aynı kesin değerin eşit derecede geçerli iki yuvarlamasıdır ve f64 sonucuna ikisi de aynı yakınlıktadır. TP=1 "daha doğru" değildir ve fark bir hata değildir. Bir hata (yanlış bir parça, eksik bir bias, iki kez yapılan all-reduce) K·ε'nin çok üzerinde bir hata olarak görünür.
+pr-why = Kayan noktalı toplama birleşmeli değildir: (a + b) + c ile a + (b + c) farklı yerlerde yuvarlanır. Satır paralel katmanlar (dikkatin çıkış projeksiyonu ve fc2) TP=2'de K terimin tek bir birikimli toplamı yerine (ilk yarının toplamı) + (ikinci yarının toplamı) hesaplar ve ikisini all-reduce'ta toplar. Bu yüzden her çıktı elemanı birkaç ULP farkla başka türlü yuvarlanır. K terimli bir toplamın yuvarlama hatası, HER sırada, en kötü durumda yaklaşık K·ε, tipik olarak √K·ε kadardır; TP=1 ve TP=2 sonuçları aynı kesin değerin eşit derecede geçerli iki yuvarlamasıdır ve f64 sonucuna ikisi de aynı yakınlıktadır. TP=1 "daha doğru" değildir ve fark bir hata değildir. Bir hata (yanlış bir parça, eksik bir bias, iki kez yapılan all-reduce) K·ε'nin çok üzerinde bir hata olarak görünür.
 
 ## Train.
 tr-title = Eğitim: aynı model TP 1, 2 ve 4 ile
-tr-intro = Karakter düzeyinde bir GPT ({ $layers } katman, gizli boyut { $hidden }, { $heads } başlık) rehberin devamını getirmeyi öğrenir ({ $chars } karakter). Her TP boyutu kendi parçalarını aynı tohumdan, aynı yığınlarla eğitir; bölme yalnızca toplamaların sırasını değiştirir, bu yüzden eğriler üst üste binmelidir.
+tr-intro = Karakter düzeyinde bir GPT ({ $layers } katman, gizli boyut { $hidden }, { $heads } kafa) rehberin devamını getirmeyi öğrenir ({ $chars } karakter). Her TP boyutu kendi parçalarını aynı tohumdan, aynı partilerle eğitir; bölme yalnızca toplamaların sırasını değiştirir, bu yüzden eğriler üst üste binmelidir.
 tr-steps = adım
 tr-lr = öğrenme oranı
-tr-gqa = gruplanmış sorgu dikkati (2 KV başlığı)
-tr-gqa-hint = 4 sorgu başlığı 2 KV başlığını paylaşır. TP=2'de her GPU bir KV başlığı tutar; TP=4'te her KV başlığı 2 GPU'da kopyalanır ve kopyalar aynı kalsın diye gradyanlarını all-reduce ile toplarlar.
+tr-gqa = gruplanmış sorgu dikkati (2 KV kafası)
+tr-gqa-hint = 4 sorgu kafası 2 KV kafasını paylaşır. TP=2'de her GPU bir KV kafası tutar; TP=4'te her KV kafası 2 GPU'da kopyalanır ve kopyalar aynı kalsın diye gradyanlarını all-reduce ile toplarlar.
 tr-stop = Durdur
 tr-start = Eğitimi başlat
 tr-progress = adım { $done }/{ $steps }
@@ -267,7 +267,7 @@ tr-coincide = Üç eğri üst üste biner: TP sayıların nerede hesaplandığı
 vo-title = Sözlük paralelliği: gömme ve kayıp sözlüğe göre bölünür
 vo-vocab = sözlük boyutu
 vo-pad = şunun katına doldur:
-vo-intro = V = { $vocab }, { $padded } boyutuna dolduruldu ({ $padding } dolgu satırı); { $tp } GPU'nun her birinde { $rows } satır; gizli boyut { $hidden } ve { $tokens } token senaryodan gelir. Çıktı katmanı gömmeye bağlıdır (aynı ağırlıklar).
+vo-intro = V = { $vocab }, { $padded } boyutuna dolduruldu ({ $padding } dolgu satırı); { $tp } GPU'nun her birinde { $rows } satır; gizli boyut { $hidden } ve { $tokens } token senaryodan gelir. Dil modeli başlığı gömmeyle aynı ağırlıkları paylaşır (weight tying).
 vo-ce = Tam logitler olmadan çapraz entropi: her GPU { $ce } gönderir (satır maksimumu, üstellerin toplamı ve hedef logit için all-reduce'lar, her biri { $tokens } sayı); [{ $tokens }, { $padded }] logitleri toplamak GPU başına { $gather } gönderirdi, { $ratio } kat fazla.
 vo-col-pass = geçiş
 vo-col-event = olay
@@ -283,9 +283,9 @@ vo-failed = KALDI
 vo-result = { $verdict }: kayıp { $loss }, referans { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } denetim, en kötü göreli hata { $worst }, tolerans { $tolerance }; dolgu satırlarının gradyanları sıfır
 vo-split-a11y = sözlük bölünmesi: GPU başına { $rows } satır, sonda { $padding } dolgu satırı
 vo-rank-rows = GPU { $rank }: { $first }–{ $last } arası satırlar
-vo-err-too-large = gömme tablosu { $elements } eleman tutardı ({ $padded } dolgulu satır × hidden { $hidden }); bu CPU gösteriminin ayırdığı { $limit } sınırının üzerinde; vocab'ı ya da hidden'ı küçültün
-vo-err-padding = vocab { $vocab }, granularity { $granularity } × TP { $tp } katına dolgulanınca 64 bite sığmıyor; granularity en fazla { $max } olsun
-vo-err-memory = bu sözlük çalıştırması yaklaşık { $needed } gerektiriyor ({ $tokens } token × { $padded } dolgulu logit satırı, tablo ve gradyanları); { $limit } sınırının üzerinde; token sayısını, vocab'ı ya da hidden'ı küçültün
+vo-err-too-large = gömme tablosu { $elements } eleman tutardı ({ $padded } dolgulu satır × gizli boyut { $hidden }); bu CPU gösteriminin ayırdığı { $limit } sınırının üzerinde; sözlük boyutunu ya da gizli boyutu küçültün
+vo-err-padding = sözlük boyutu { $vocab }, { $granularity } × TP { $tp } katına doldurulunca 64 bite sığmıyor; doldurma katı en fazla { $max } olsun
+vo-err-memory = bu sözlük çalıştırması yaklaşık { $needed } gerektiriyor ({ $tokens } token × { $padded } dolgulu logit satırı, tablo ve gradyanları); { $limit } sınırının üzerinde; token sayısını, sözlük boyutunu ya da gizli boyutu küçültün
 
 ## GPU.
 gpu-title = GPU: aynı parçalar gerçek donanımda
@@ -299,8 +299,8 @@ gpu-missing = eksik
 gpu-without = tplab'in geri kalanı GPU olmadan çalışır: simülatör aynı parçaları CPU üzerindeki sanal GPU'larda çalıştırır.
 gpu-look-again = Yeniden bak
 gpu-scenario = Senaryo: { $label }
-gpu-scenario-words = gizli boyut { $hidden }, { $heads } başlık{ $kv }, FFN { $ffn }, dizi uzunluğu { $seq }, yığın { $batch }, katman { $layers }, TP={ $tp }{ $sp }, { $dtype }
-gpu-scenario-kv = { " " }({ $kv } KV başlığı)
+gpu-scenario-words = gizli boyut { $hidden }, { $heads } kafa{ $kv }, FFN { $ffn }, dizi uzunluğu { $seq }, parti { $batch }, katman { $layers }, TP={ $tp }{ $sp }, { $dtype }
+gpu-scenario-kv = { " " }({ $kv } KV kafası)
 gpu-scenario-sp = , dizi paralelliği
 gpu-iterations = yineleme{ " " }
 gpu-run = GPU'da çalıştır
@@ -347,7 +347,7 @@ gpu-stage-warm-up = ısınma turu bitti
 gpu-stage-timed = ölçülen yineleme
 gpu-stage-done = bitti
 gpu-stage-reference = CPU referansı hesaplanıyor
-gpu-mode-streams = { $devices } — tek cihaz (GPU 0), CUDA akışları olarak { $ranks } sıra
+gpu-mode-streams = { $devices } — tek cihaz (GPU 0), CUDA akışları olarak { $ranks } rank
 gpu-tol-16bit = { $dtype }: yaklaşık 12 işlem sınırında 8 mantis bitine yuvarlama (her biri 2^-9, rastgele yürüyüş gibi birikir), f32 toplama ile; LayerNorm ve softmax geri yayılımı bunu büyütür, ×√katman sayısı
 pg-controls = Senaryo: boyutlar, TP, veri tipi, algoritma
 st-identity = birim işlem

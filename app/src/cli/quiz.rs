@@ -496,7 +496,7 @@ mod tests {
         run_with(&a, &mut input.as_bytes(), &mut out, &store, 0).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("✔ Doğru!"), "{text}");
-        assert!(text.contains("girdi bitti"), "{text}");
+        assert!(text.contains("giriş bitti"), "{text}");
         assert!(text.contains("Puan: 1/1"), "{text}");
         let saved = store.load("Deniz").unwrap().progress;
         assert_eq!(saved.answers.len(), 1);
@@ -522,7 +522,7 @@ mod tests {
             ),
             (
                 Lang::Tr,
-                ["✔ Doğru!", "Puan: 1/1 (%100)", "(girdi bitti: duruluyor)"],
+                ["✔ Doğru!", "Puan: 1/1 (%100)", "(giriş bitti: duruluyor)"],
             ),
         ] {
             let a = QuizArgs {

@@ -1352,7 +1352,7 @@ mod tests {
                     .unwrap_or_else(|| panic!("no error for {}", d.reason));
                 assert!(matches!(e, LayoutError::BatchNotDivisible { .. }), "{e}");
                 assert_eq!(layout_error_text(Lang::En, e), d.reason);
-                assert!(layout_error_text(Lang::Tr, e).contains("global yığın 96"));
+                assert!(layout_error_text(Lang::Tr, e).contains("global parti 96"));
             }
         }
     }

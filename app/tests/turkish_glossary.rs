@@ -1,0 +1,92 @@
+//! One Turkish term per concept everywhere a learner reads Turkish: the app's Fluent files, the
+//! quiz banks, the generated questions, the lessons and their Show me targets. The glossary and
+//! its finder are `tplab_lessons::glossary` (listed in lessons/README.md).
+
+use tplab_lessons::glossary::{rejected_in_fluent, rejected_in_markdown, rejected_in_text};
+use tplab_lessons::{Catalog, Lang, View};
+use tplab_quiz::generate::{generate, GenKind};
+use tplab_quiz::{Bank, Question, QuestionKind};
+
+/// Every Turkish string of a question: prompt, explanation, choices or items, unit, feedback.
+fn turkish_of(q: &Question) -> Vec<String> {
+    let mut out = vec![
+        q.prompt(Lang::Tr).to_string(),
+        q.explanation(Lang::Tr).to_string(),
+    ];
+    match &q.kind {
+        QuestionKind::Single { choices, .. } | QuestionKind::Multiple { choices, .. } => {
+            out.extend(choices.iter().map(|c| c.tr.clone()));
+        }
+        QuestionKind::Ordering { items } => out.extend(items.iter().map(|c| c.tr.clone())),
+        QuestionKind::Numeric { unit, .. } => out.extend(unit.iter().map(|u| u.tr.clone())),
+    }
+    out.extend(q.choice_feedback.iter().flatten().map(|f| f.tr.clone()));
+    out
+}
+
+#[test]
+fn fluent_files_use_the_glossary_s_terms() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/i18n/tr");
+    let mut problems = Vec::new();
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir).expect("app/i18n/tr") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_some_and(|e| e == "ftl") {
+            files += 1;
+            let text = std::fs::read_to_string(&path).expect("a Fluent file");
+            for r in rejected_in_fluent(&text) {
+                problems.push(format!("{}: {r}", path.display()));
+            }
+        }
+    }
+    assert!(files >= 5, "found {files} Fluent files in {dir}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn quiz_banks_and_generated_questions_use_the_glossary_s_terms() {
+    let bank = Bank::embedded().expect("the shipped banks load");
+    let mut problems = Vec::new();
+    let mut check = |id: &str, texts: Vec<String>| {
+        for t in texts {
+            for r in rejected_in_text(&t) {
+                problems.push(format!("{id}: {r}"));
+            }
+        }
+    };
+    for q in &bank.questions {
+        check(&q.id, turkish_of(q));
+    }
+    for kind in GenKind::ALL {
+        for seed in 0..60 {
+            let q = generate(kind, seed);
+            check(&q.id, turkish_of(&q));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn lessons_and_show_me_targets_use_the_glossary_s_terms() {
+    let catalog = Catalog::embedded().expect("the shipped lessons load");
+    let mut problems = Vec::new();
+    for l in &catalog.lessons {
+        for r in rejected_in_markdown(l.body.get(Lang::Tr)) {
+            problems.push(format!("lesson {}: {r}", l.slug));
+        }
+        for r in rejected_in_text(&l.title.tr) {
+            problems.push(format!("lesson {} title: {r}", l.slug));
+        }
+        for t in &l.show_me {
+            for r in rejected_in_text(&t.describe_in(Lang::Tr)) {
+                problems.push(format!("lesson {} Show me: {r}", l.slug));
+            }
+        }
+    }
+    for v in View::ALL {
+        for r in rejected_in_text(v.name_tr()) {
+            problems.push(format!("view {}: {r}", v.name()));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -159,13 +159,20 @@ pub const NVLS_RAMP_TO_BYTES: u64 = 512 << 20;
 /// kernel's launch, its proxy and flag handshake and the completion that nccl-tests' per-call
 /// time includes and `tuning.cc`'s `baseLat + steps·hwLat` leaves out. **Fitted** to the
 /// published small-message times where the tuner's figure is far below them: 4×H100 through
-/// vLLM's PyNccl in a CUDA graph, 21 µs for 512 KiB where the tuner gives 14.3 (vllm-project/vllm
+/// vLLM's PyNccl in a CUDA graph, 21 µs for 512 KiB where the tuner alone gives 12.0 (vllm-project/vllm
 /// PR #24532, "TP = 4" table); 8×H200 nccl-tests, about 18 µs for 32 KiB where the tuner gives
-/// 10.8 (the figure quoted in tplab issue 25). Eager nccl-tests on a shared 4×H100 host floor
+/// 10.6 (the figure quoted in tplab issue 25). Eager nccl-tests on a shared 4×H100 host floor
 /// at 23.3 µs (waynehacking8/nccl-collectives-bench `results/quiet/all_reduce.txt`, NCCL 2.18.3)
 /// and Azure's 8×A100 at 45 µs: launch-bound hosts, 1.7–3.4× this model (docs/calibration.md).
 /// NVLS's [`NVLS_LATENCY_US`] was fitted to whole nccl-tests times and already contains it.
 pub const NCCL_CALL_OVERHEAD_US: f64 = 7.0;
+/// Bus bandwidth of NCCL's ring LL inside one NVLink 4 (Hopper) node, bytes/s: NCCL's tuner
+/// prices it at 141 GB/s (`tuning.cc` `llMaxBws`, Hopper single node), more than a quarter of
+/// the NVLink 4 rate × [`LINK_EFFICIENCY`] (90 GB/s). Read in NCCL 2.29's own tuner table
+/// (waynehacking8/nccl-collectives-bench `results/scaling_attributed/g2_auto.log` and
+/// `g4_auto.log`: AllReduce Ring LL algbw 141.0 GB/s on 2 H100s, 94.0 = 141·4/6 on 4). Doubled
+/// on NVLink 5 (NCCL's Blackwell row, 2×141).
+pub const HOPPER_LL_BUS_BW: f64 = 141e9;
 /// NCCL's cap on A100 bus bandwidth (`compCap80`: `busBw = min(busBw, 235)`), GB/s.
 pub const AMPERE_BUS_CAP_GBS: f64 = 235.0;
 
@@ -420,6 +427,13 @@ pub fn price(
                     } else {
                         1.0 / 3.0
                     };
+                    if nodes == 1 {
+                        match fabric.intra.name.to_ascii_lowercase().as_str() {
+                            "nvlink4" => bus = bus.max(HOPPER_LL_BUS_BW),
+                            "nvlink5" => bus = bus.max(2.0 * HOPPER_LL_BUS_BW),
+                            _ => {}
+                        }
+                    }
                 }
                 NcclProto::Ll128 => {
                     let ppn = fabric.ranks_per_node as f64;

@@ -702,3 +702,85 @@ mod tests {
         assert!(matches!(e, ServeCostError::Overflow { .. }), "{e}");
     }
 }
+
+#[cfg(test)]
+mod all_reduce_tests {
+    use super::*;
+    use crate::hardware::Catalogue;
+
+    fn node(gpu: &str, gpus: usize) -> Cluster {
+        Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib-ndr-400").unwrap()
+    }
+
+    #[test]
+    fn custom_all_reduce_follows_vllm_limits_and_its_bytes() {
+        let c = node("h100-sxm", 16);
+        // One-shot below 512 KiB at 4 GPUs: latency + 3 buffers read from the peers.
+        let bw = 450e9 * crate::cost::LINK_EFFICIENCY;
+        let (t, how) = custom_all_reduce_s(&c, 4, 256 << 10).unwrap();
+        assert_eq!(how, "custom one-shot");
+        let want = CUSTOM_AR_LATENCY_US * 1e-6 + 3.0 * (256u64 << 10) as f64 / bw;
+        assert!((t - want).abs() < 1e-12);
+        // Two-shot from 512 KiB at 4 GPUs and from 256 KiB at 8; one-shot always at 2.
+        assert_eq!(custom_all_reduce_s(&c, 4, 512 << 10).unwrap().1, "custom two-shot");
+        assert_eq!(custom_all_reduce_s(&c, 8, 256 << 10).unwrap().1, "custom two-shot");
+        assert_eq!(custom_all_reduce_s(&c, 2, 4 << 20).unwrap().1, "custom one-shot");
+        // Outside vLLM's limits: above 8 MiB, 3 GPUs, a group that crosses nodes.
+        assert!(custom_all_reduce_s(&c, 8, (8 << 20) + 1).is_none());
+        assert!(custom_all_reduce_s(&c, 3, 1024).is_none());
+        assert!(custom_all_reduce_s(&c, 16, 1024).is_none());
+        // There the serving model falls back to NCCL.
+        let p = all_reduce_price(&c, 16, 16 << 10, AllReduceImpl::Custom).unwrap();
+        assert!(p.how.starts_with("nccl"), "{}", p.how);
+    }
+
+    #[test]
+    fn serving_all_reduces_are_nccls_and_custom_is_faster_for_small_ones() {
+        // The 70B decode all-reduce (one token: 8192 bf16 values, 16 KiB) on 4 H100s.
+        let c = node("h100-sxm", 8);
+        let n = all_reduce_price(&c, 4, 16 << 10, AllReduceImpl::Nccl).unwrap();
+        let fabric = nccl::Fabric::of_group(&c, 1, 4).unwrap();
+        let want = nccl::predict(CollectiveKind::AllReduce, 16 << 10, &fabric, None, None)
+            .unwrap()
+            .time_s;
+        assert_eq!(n.time_s, want);
+        let cu = all_reduce_price(&c, 4, 16 << 10, AllReduceImpl::Custom).unwrap();
+        assert!(cu.time_s < 0.6 * n.time_s, "{} vs {}", cu.time_s, n.time_s);
+        // Decode with the custom all-reduce is faster, by the all-reduces only.
+        let m = crate::models::ModelPreset::Llama3_70b.spec();
+        let s = |all_reduce| ServeSetup {
+            tp: 4,
+            batch: 1,
+            context: 4096,
+            all_reduce,
+            launch: Launch::Graphs,
+        };
+        let a = decode_time(&m, &c, s(AllReduceImpl::Nccl)).unwrap();
+        let b = decode_time(&m, &c, s(AllReduceImpl::Custom)).unwrap();
+        assert!(b.step_s < a.step_s);
+        assert!((a.compute_s - b.compute_s).abs() < 1e-15 && a.fixed_s == b.fixed_s);
+        assert!(
+            (a.step_s - a.compute_s - a.fixed_s - a.collective_s).abs() < 1e-12,
+            "the parts add up"
+        );
+    }
+
+    #[test]
+    fn eager_launches_cost_more_than_graphs() {
+        let m = crate::models::ModelPreset::Llama3_8b.spec();
+        let c = node("h100-sxm", 8);
+        let s = |launch| ServeSetup {
+            tp: 1,
+            batch: 1,
+            context: 1024,
+            all_reduce: AllReduceImpl::Nccl,
+            launch,
+        };
+        let g = decode_time(&m, &c, s(Launch::Graphs)).unwrap();
+        let e = decode_time(&m, &c, s(Launch::Eager)).unwrap();
+        assert!((e.fixed_s - (32.0 * EAGER_LAYER_S + EAGER_STEP_S)).abs() < 1e-12);
+        assert!(e.step_s > g.step_s);
+        assert!("custom".parse::<AllReduceImpl>().is_ok() && "ring".parse::<AllReduceImpl>().is_err());
+        assert!("eager".parse::<Launch>().is_ok() && "lazy".parse::<Launch>().is_err());
+    }
+}

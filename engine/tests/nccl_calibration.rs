@@ -174,7 +174,12 @@ const MID_NOT_REPRODUCED: [(u64, f64); 2] = [(2 * M, 28.0), (4 * M, 39.0)];
 /// `results/quiet/all_reduce.txt`, NCCL 2.18.3, out-of-place µs): launch-bound, 23–28 µs from
 /// 8 B to 512 KiB. Not reproduced: the model's per-call overhead (7 µs) is the graph-captured
 /// one; these are listed to show by how much an eager, launch-bound host is slower.
-const EAGER_FLOOR: [(u64, f64); 4] = [(8, 23.30), (8 * K, 23.75), (32 * K, 25.05), (512 * K, 27.88)];
+const EAGER_FLOOR: [(u64, f64); 4] = [
+    (8, 23.30),
+    (8 * K, 23.75),
+    (32 * K, 25.05),
+    (512 * K, 27.88),
+];
 
 fn node(n: usize) -> Fabric {
     let cat = Catalogue::default();

@@ -215,9 +215,6 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         "Model only (engine/src/labs/serve_cost.rs); predicted against published decode \
          latencies in docs/calibration.md (Serving; reprinted by `cargo test -p tplab-engine \
          --test serve_calibration -- --nocapture`)."
-    ); calibration against published TensorRT-LLM and \
-         NeMo figures in docs/calibration.md (Serving): it predicts short prompts and decode \
-         30-55% low."
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -722,9 +722,18 @@ mod all_reduce_tests {
         let want = CUSTOM_AR_LATENCY_US * 1e-6 + 3.0 * (256u64 << 10) as f64 / bw;
         assert!((t - want).abs() < 1e-12);
         // Two-shot from 512 KiB at 4 GPUs and from 256 KiB at 8; one-shot always at 2.
-        assert_eq!(custom_all_reduce_s(&c, 4, 512 << 10).unwrap().1, "custom two-shot");
-        assert_eq!(custom_all_reduce_s(&c, 8, 256 << 10).unwrap().1, "custom two-shot");
-        assert_eq!(custom_all_reduce_s(&c, 2, 4 << 20).unwrap().1, "custom one-shot");
+        assert_eq!(
+            custom_all_reduce_s(&c, 4, 512 << 10).unwrap().1,
+            "custom two-shot"
+        );
+        assert_eq!(
+            custom_all_reduce_s(&c, 8, 256 << 10).unwrap().1,
+            "custom two-shot"
+        );
+        assert_eq!(
+            custom_all_reduce_s(&c, 2, 4 << 20).unwrap().1,
+            "custom one-shot"
+        );
         // Outside vLLM's limits: above 8 MiB, 3 GPUs, a group that crosses nodes.
         assert!(custom_all_reduce_s(&c, 8, (8 << 20) + 1).is_none());
         assert!(custom_all_reduce_s(&c, 3, 1024).is_none());
@@ -780,7 +789,9 @@ mod all_reduce_tests {
         let e = decode_time(&m, &c, s(Launch::Eager)).unwrap();
         assert!((e.fixed_s - (32.0 * EAGER_LAYER_S + EAGER_STEP_S)).abs() < 1e-12);
         assert!(e.step_s > g.step_s);
-        assert!("custom".parse::<AllReduceImpl>().is_ok() && "ring".parse::<AllReduceImpl>().is_err());
+        assert!(
+            "custom".parse::<AllReduceImpl>().is_ok() && "ring".parse::<AllReduceImpl>().is_err()
+        );
         assert!("eager".parse::<Launch>().is_ok() && "lazy".parse::<Launch>().is_err());
     }
 }

@@ -413,7 +413,7 @@ impl Serve {
                     ("one", crate::i18n::num(lang, r.all_reduce_s * 1e6, 0)),
                     ("allreduce_custom", ms(c.collective_s)),
                     ("fixed", ms(r.fixed_s)),
-                    ("count", r.all_reduces.to_string()),
+                    ("count", (r.all_reduces + 1).to_string()),
                     ("memory", crate::i18n::bytes(lang, r.memory_per_gpu_bytes)),
                 ],
             ));

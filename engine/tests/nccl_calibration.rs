@@ -152,3 +152,72 @@ fn h100_h200_disagreement_is_beyond_15_percent_and_the_model_sits_between() {
         }
     }
 }
+
+/// Small all-reduces with NCCL's own choice of algorithm and protocol (no NCCL_ALGO), the sizes
+/// a decode step all-reduces: (GPUs, size in bytes, published µs, source).
+const SMALL: [(usize, u64, f64, &str); 3] = [
+    // vllm-project/vllm PR #24532, "TP = 4" table, H100, vLLM's PyNccl inside a CUDA graph,
+    // bf16 tensors of (32..256, 8192).
+    (4, 512 * K, 21.0, "vLLM PR #24532 pynccl"),
+    (4, M, 23.0, "vLLM PR #24532 pynccl"),
+    // 8×H200 nccl-tests, 32 KiB: the figure tplab issue 25 quotes (~18 µs).
+    (8, 32 * K, 18.0, "issue 25 (8xH200 nccl-tests)"),
+];
+
+/// vLLM PR #24532's 2 and 4 MB PyNccl points, 28 and 39 µs: not reproduced (the model's NCCL
+/// gives about 36 and 47 µs; NCCL 2.29's own tuner, read in the log cited at
+/// `nccl::HOPPER_LL_BUS_BW`, gives 32.5 and 42 µs: the measured times beat NCCL's own model
+/// there).
+const MID_NOT_REPRODUCED: [(u64, f64); 2] = [(2 * M, 28.0), (4 * M, 39.0)];
+
+/// 4×H100, eager nccl-tests on a shared cloud host (waynehacking8/nccl-collectives-bench,
+/// `results/quiet/all_reduce.txt`, NCCL 2.18.3, out-of-place µs): launch-bound, 23–28 µs from
+/// 8 B to 512 KiB. Not reproduced: the model's per-call overhead (7 µs) is the graph-captured
+/// one; these are listed to show by how much an eager, launch-bound host is slower.
+const EAGER_FLOOR: [(u64, f64); 4] = [
+    (8, 23.30),
+    (8 * K, 23.75),
+    (32 * K, 25.05),
+    (512 * K, 27.88),
+];
+
+fn node(n: usize) -> Fabric {
+    let cat = Catalogue::default();
+    let l = cat.link("nvlink4").unwrap();
+    Fabric::new(n, n, l, cat.link("ib400").unwrap(), true).unwrap()
+}
+
+#[test]
+fn small_all_reduces_within_15_percent_of_published_times() {
+    for (n, size, us, source) in SMALL {
+        let c = nccl::predict(CollectiveKind::AllReduce, size, &node(n), None, None).unwrap();
+        let got = c.time_s * 1e6;
+        let err = got / us - 1.0;
+        eprintln!(
+            "{n} GPUs {size:>8} B  published {us:>5.1} µs  predicted {got:>5.1} µs ({} {})  {:+.1}%  [{source}]",
+            c.algo.name(),
+            c.proto.name(),
+            100.0 * err
+        );
+        assert!(err.abs() < 0.15, "{n} GPUs {size} B: {got} vs {us}");
+    }
+    for (size, us) in MID_NOT_REPRODUCED {
+        let c = nccl::predict(CollectiveKind::AllReduce, size, &node(4), None, None).unwrap();
+        let got = c.time_s * 1e6;
+        eprintln!(
+            "4 GPUs {size:>8} B  published {us:>5.1} µs  predicted {got:>5.1} µs  {:+.1}% (not reproduced)",
+            100.0 * (got / us - 1.0)
+        );
+        assert!(got > us && got < 1.35 * us, "{size}: {got} vs {us}");
+    }
+    for (size, us) in EAGER_FLOOR {
+        let c = nccl::predict(CollectiveKind::AllReduce, size, &node(4), None, None).unwrap();
+        let got = c.time_s * 1e6;
+        eprintln!(
+            "4 GPUs {size:>8} B  eager nccl-tests {us:>5.1} µs  predicted {got:>5.1} µs  {:+.1}% (not reproduced: launch-bound host)",
+            100.0 * (got / us - 1.0)
+        );
+        // The model stays below the launch-bound floor, and above half of it.
+        assert!(got < us && got > 0.45 * us, "{size}: {got} vs {us}");
+    }
+}

@@ -87,12 +87,13 @@ serve-yes = yes
 serve-no = no
 serve-measured-note = The virtual GPUs share this computer's processor, so their times show the order of the work, not a GPU's speed; the curve below is the cost model for real GPUs.
 serve-scenario-title = The guide's scenario: a 70B chat model with tensor_parallel_size=4
-serve-scenario-tp4 = Llama-3 70B on 4 × { $gpu }, one sequence with { $context } tokens of context: { $ms } ms per token ({ $tps } tokens/s). Reading each GPU's quarter of the weights takes { $weights } ms; the { $count } all-reduces take { $allreduce } ms. Memory per GPU: { $memory }.
+serve-scenario-tp4 = Llama-3 70B on 4 × { $gpu }, one sequence with { $context } tokens of context, CUDA graphs: { $ms } ms per token ({ $tps } tokens/s) with NCCL's all-reduces, { $ms_custom } ms with a custom one-shot all-reduce (vLLM, TensorRT-LLM). Per token: each GPU reads its quarter of the weights in { $weights } ms and its share of the KV cache in { $kv } ms; the { $count } all-reduces (two a layer and the embedding's) take { $allreduce } ms with NCCL ({ $one } µs each) or { $allreduce_custom } ms custom; the fixed costs (kernel launches, sampling) { $fixed } ms. Memory per GPU: { $memory }.
 serve-scenario-knee = From TP = { $tp } on, doubling the GPUs saves less than 10%: the weight reads keep halving, but the all-reduces' latency does not, and TP = 16 crosses the node boundary onto InfiniBand.
 serve-axis-tp = GPUs (TP)
 serve-axis-ms-token = ms per token (model)
 serve-curve-total = time per token
 serve-curve-reads = HBM reads (weights + KV cache)
+serve-curve-custom = time per token, custom all-reduce
 serve-curve-nofit = does not fit in memory
 serve-shipped = Use the shipped trained model
 serve-shipped-hint = tplab ships the tiny model trained once (300 steps on the guide, one KV head per head). Untick it, or turn on grouped-query attention, to train a fresh model for the given number of steps first (0: random weights).

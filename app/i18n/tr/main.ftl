@@ -87,12 +87,13 @@ serve-yes = evet
 serve-no = hayır
 serve-measured-note = Sanal GPU'lar bu bilgisayarın işlemcisini paylaşır; süreleri bir GPU'nun hızını değil, işin sırasını gösterir. Aşağıdaki eğri gerçek GPU'lar için maliyet modelidir.
 serve-scenario-title = Rehberin senaryosu: tensor_parallel_size=4 ile 70B sohbet modeli
-serve-scenario-tp4 = 4 × { $gpu } üzerinde Llama-3 70B, { $context } token'lık bağlamı olan tek dizi: token başına { $ms } ms (saniyede { $tps } token). Her GPU'nun ağırlıkların dörtte birini okuması { $weights } ms sürer; { $count } all-reduce { $allreduce } ms sürer. GPU başına bellek: { $memory }.
+serve-scenario-tp4 = 4 × { $gpu } üzerinde Llama-3 70B, { $context } token'lık bağlamı olan tek dizi, CUDA graph'larıyla: NCCL all-reduce'larıyla token başına { $ms } ms (saniyede { $tps } token), özel one-shot all-reduce ile (vLLM, TensorRT-LLM) { $ms_custom } ms. Token başına: her GPU ağırlıkların dörtte birini { $weights } ms'de, KV önbelleğindeki payını { $kv } ms'de okur; { $count } all-reduce (katman başına iki ve gömmeninki) NCCL ile { $allreduce } ms (her biri { $one } µs), özel çekirdekle { $allreduce_custom } ms sürer; sabit maliyetler (çekirdek başlatmaları, örnekleme) { $fixed } ms. GPU başına bellek: { $memory }.
 serve-scenario-knee = TP = { $tp } değerinden sonra GPU sayısını ikiye katlamak %10'dan az kazandırır: ağırlık okumaları yarılanmaya devam eder ama all-reduce gecikmesi azalmaz; TP = 16 ise düğüm sınırını aşıp InfiniBand'e geçer.
 serve-axis-tp = GPU sayısı (TP)
 serve-axis-ms-token = token başına ms (model)
 serve-curve-total = token başına süre
 serve-curve-reads = HBM okumaları (ağırlıklar + KV önbelleği)
+serve-curve-custom = token başına süre, özel all-reduce
 serve-curve-nofit = belleğe sığmıyor
 serve-shipped = Hazır eğitilmiş modeli kullan
 serve-shipped-hint = tplab, bir kez eğitilmiş küçük modelle gelir (rehber üzerinde 300 adım, her kafaya bir KV kafası). Önce verilen adım sayısı kadar yeni bir model eğitmek için işareti kaldırın ya da gruplanmış sorgu dikkatini açın (0: rastgele ağırlıklar).

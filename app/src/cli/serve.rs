@@ -14,9 +14,9 @@ use tplab_engine::config::human_bytes;
 use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::models::ModelSpec;
 use tplab_engine::serve::{self, Sampling, TinyModel};
-use tplab_engine::serve_cost::{self, ServeSetup};
+use tplab_engine::serve_cost::{self, AllReduceImpl, Launch, ServeSetup};
 use tplab_engine::train::TrainConfig;
-use tplab_engine::{Algorithm, DType};
+use tplab_engine::DType;
 
 #[derive(Args, Clone, Debug)]
 pub struct ServeArgs {
@@ -42,8 +42,15 @@ pub struct ServeArgs {
     pub gpus_per_node: usize,
     #[arg(long, default_value = "ib400")]
     pub inter_node: String,
-    #[arg(long, default_value = "ring")]
-    pub algorithm: Algorithm,
+    /// The TP all-reduces: nccl (NCCL's tuner, the calibrated predictor of `tplab collective`)
+    /// or custom (vLLM's / TensorRT-LLM's one-shot and two-shot NVLink kernels, up to 8 MiB and
+    /// 8 GPUs in one node; NCCL beyond).
+    #[arg(long = "all-reduce", default_value = "nccl")]
+    pub all_reduce: AllReduceImpl,
+    /// Kernel launches: graphs (the step replayed as a CUDA graph: vLLM, SGLang, TensorRT-LLM)
+    /// or eager (FasterTransformer, no graph capture).
+    #[arg(long, default_value = "graphs")]
+    pub launch: Launch,
     /// Serve the tiny model on virtual GPUs instead (measured beside modeled, checked).
     #[arg(long)]
     pub tiny: bool,
@@ -99,7 +106,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let model = ModelSpec::from_preset_or_path(&a.model)?;
     let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4, 8, 16])?;
-    let sweep = serve_cost::sweep_tp(&model, &cluster, &tps, a.batch, a.context, a.algorithm)?;
+    let base = ServeSetup {
+        tp: 1,
+        batch: a.batch,
+        context: a.context,
+        all_reduce: a.all_reduce,
+        launch: a.launch,
+    };
+    let sweep = serve_cost::sweep_tp(&model, &cluster, &tps, base)?;
     let prefill = tps
         .iter()
         .map(|&tp| {
@@ -108,9 +122,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 &cluster,
                 ServeSetup {
                     tp,
-                    batch: a.batch,
                     context: a.prompt_tokens,
-                    algorithm: a.algorithm,
+                    ..base
                 },
             )
         })
@@ -122,23 +135,34 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(
         "tplab serve: {} on {} ({} GPUs per node, {} between nodes), batch {}, context {} \
-         tokens, prompt {} tokens, bf16 weights and KV cache",
+         tokens, prompt {} tokens, bf16 weights and KV cache, {} all-reduce, {} launches",
         model.summary(),
         cluster.gpu.name,
         cluster.gpus_per_node,
         cluster.inter_node.name,
         a.batch,
         a.context,
-        a.prompt_tokens
+        a.prompt_tokens,
+        match a.all_reduce {
+            AllReduceImpl::Nccl => "NCCL",
+            AllReduceImpl::Custom => "custom (vLLM/TensorRT-LLM)",
+        },
+        match a.launch {
+            Launch::Graphs => "CUDA-graph",
+            Launch::Eager => "eager",
+        }
     );
     outln!();
     outln!(
-        "  {:>3}  {:>10}  {:>9}  {:>9}  {:>11}  {:>10}  {:>9}  {:>11}  {:>10}  {}",
+        "  {:>3}  {:>10}  {:>9}  {:>9}  {:>9}  {:>11}  {:>9}  {:>17}  {:>10}  {:>9}  {:>11}  {:>10}  {}",
         "TP",
         "ms/token",
         "weights",
         "KV read",
-        "all-reduce",
+        "fixed",
+        "all-reduces",
+        "one, µs",
+        "runs as",
         "tokens/s",
         "TTFT ms",
         "memory/GPU",
@@ -147,12 +171,15 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     );
     for (r, p) in sweep.rows.iter().zip(&prefill) {
         outln!(
-            "  {:>3}  {:>10.2}  {:>9.2}  {:>9.2}  {:>11.2}  {:>10.1}  {:>9.1}  {:>11}  {:>10}  {}",
+            "  {:>3}  {:>10.2}  {:>9.2}  {:>9.2}  {:>9.2}  {:>11.2}  {:>9.1}  {:>17}  {:>10.1}  {:>9.1}  {:>11}  {:>10}  {}",
             r.setup.tp,
             r.step_s * 1e3,
             r.weights_s * 1e3,
             r.kv_s * 1e3,
+            r.fixed_s * 1e3,
             r.collective_s * 1e3,
+            r.all_reduce_s * 1e6,
+            if r.setup.tp > 1 { r.all_reduce_how.as_str() } else { "-" },
             r.tokens_per_s,
             p.total_s * 1e3,
             human_bytes(r.memory_per_gpu_bytes),
@@ -166,9 +193,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     outln!();
     outln!(
-        "Columns in ms per decode step: the weights and KV-cache reads from HBM (roofline), and \
-         the {} all-reduces of {} values per step ({} per layer: attention's and the MLP's g) \
-         plus the embedding's all-reduce and the logits' all-gather.",
+        "Columns in ms per decode step: the weights and KV-cache reads from HBM (roofline at the \
+         bandwidth a streaming kernel reaches on this GPU), the fixed costs (kernel launches per \
+         layer, sampling per step), and the {} all-reduces of {} values per step ({} per layer: \
+         attention's and the MLP's g) plus the embedding's all-reduce and the logits' all-gather; \
+         \"one, µs\" is one of those all-reduces and how it runs.",
         2 * model.layers,
         a.batch * model.hidden,
         2
@@ -183,9 +212,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     outln!(
-        "Model only (engine/src/labs/serve_cost.rs); calibration against published TensorRT-LLM and \
-         NeMo figures in docs/calibration.md (Serving): it predicts short prompts and decode \
-         30-55% low."
+        "Model only (engine/src/labs/serve_cost.rs); predicted against published decode \
+         latencies in docs/calibration.md (Serving; reprinted by `cargo test -p tplab-engine \
+         --test serve_calibration -- --nocapture`)."
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -75,7 +75,7 @@ pub struct Serve {
     #[serde(skip)]
     result: Option<Result<Done, String>>,
     #[serde(skip)]
-    sweep: Option<Result<(Scenario, TpSweep), String>>,
+    sweep: Option<Result<ScenarioSweeps, String>>,
 }
 
 impl Default for Serve {
@@ -188,8 +188,12 @@ fn serve_job(
     })
 }
 
-/// The guide's 70B TP=4 serving scenario over [`CURVE_TPS`] (nodes of 8 GPUs).
-fn scenario_sweep() -> Result<(Scenario, TpSweep), String> {
+/// The guide's scenario and its decode sweeps with NCCL and with a custom all-reduce.
+type ScenarioSweeps = (Scenario, TpSweep, TpSweep);
+
+/// The guide's 70B TP=4 serving scenario over [`CURVE_TPS`] (nodes of 8 GPUs), CUDA graphs,
+/// with NCCL's all-reduces and with vLLM's custom one-shot all-reduce.
+fn scenario_sweep() -> Result<ScenarioSweeps, String> {
     let s = Scenario::by_id("70b-serve-tp4").map_err(|e| e.to_string())?;
     let widest = CURVE_TPS.iter().copied().max().unwrap_or(1);
     let cluster = Cluster::covering(
@@ -200,16 +204,24 @@ fn scenario_sweep() -> Result<(Scenario, TpSweep), String> {
         s.inter_node,
     )
     .map_err(|e| e.to_string())?;
-    let sweep = serve_cost::sweep_tp(
-        &s.model.spec(),
-        &cluster,
-        &CURVE_TPS,
-        1,
-        s.seq,
-        Algorithm::Ring,
-    )
-    .map_err(|e| e.to_string())?;
-    Ok((s, sweep))
+    let sweep = |all_reduce| {
+        serve_cost::sweep_tp(
+            &s.model.spec(),
+            &cluster,
+            &CURVE_TPS,
+            serve_cost::ServeSetup {
+                tp: 1,
+                batch: 1,
+                context: s.seq,
+                all_reduce,
+                launch: serve_cost::Launch::Graphs,
+            },
+        )
+        .map_err(|e| e.to_string())
+    };
+    let nccl = sweep(serve_cost::AllReduceImpl::Nccl)?;
+    let custom = sweep(serve_cost::AllReduceImpl::Custom)?;
+    Ok((s, nccl, custom))
 }
 
 impl Serve {
@@ -374,26 +386,34 @@ impl Serve {
     fn scenario_ui(&mut self, ui: &mut egui::Ui) {
         let lang = current_lang(ui.ctx());
         let sweep = self.sweep.get_or_insert_with(scenario_sweep);
-        let (s, sw) = match sweep {
-            Ok(v) => (&v.0, &v.1),
+        let (s, sw, custom) = match sweep {
+            Ok(v) => (&v.0, &v.1, &v.2),
             Err(e) => {
                 ui.colored_label(ui.visuals().error_fg_color, e.as_str());
                 return;
             }
         };
         ui.heading(t(lang, "serve-scenario-title"));
-        if let Some(r) = sw.rows.iter().find(|r| r.setup.tp == 4) {
+        let tp4 = sw.rows.iter().find(|r| r.setup.tp == 4);
+        let tp4_custom = custom.rows.iter().find(|r| r.setup.tp == 4);
+        if let (Some(r), Some(c)) = (tp4, tp4_custom) {
+            let ms = |v: f64| crate::i18n::num(lang, v * 1e3, 1);
             ui.label(t_args(
                 lang,
                 "serve-scenario-tp4",
                 &[
                     ("gpu", s.gpu.replace('-', " ").to_uppercase()),
                     ("context", s.seq.to_string()),
-                    ("ms", crate::i18n::num(lang, r.step_s * 1e3, 1)),
+                    ("ms", ms(r.step_s)),
                     ("tps", crate::i18n::num(lang, r.tokens_per_s, 0)),
-                    ("weights", crate::i18n::num(lang, r.weights_s * 1e3, 1)),
-                    ("allreduce", crate::i18n::num(lang, r.collective_s * 1e3, 1)),
-                    ("count", r.all_reduces.to_string()),
+                    ("ms_custom", ms(c.step_s)),
+                    ("weights", ms(r.weights_s)),
+                    ("kv", ms(r.kv_s)),
+                    ("allreduce", ms(r.collective_s)),
+                    ("one", crate::i18n::num(lang, r.all_reduce_s * 1e6, 0)),
+                    ("allreduce_custom", ms(c.collective_s)),
+                    ("fixed", ms(r.fixed_s)),
+                    ("count", (r.all_reduces + 1).to_string()),
                     ("memory", crate::i18n::bytes(lang, r.memory_per_gpu_bytes)),
                 ],
             ));
@@ -416,6 +436,11 @@ impl Serve {
             .iter()
             .map(|r| [r.setup.tp as f64, r.compute_s * 1e3])
             .collect();
+        let custom_pts: Vec<[f64; 2]> = custom
+            .rows
+            .iter()
+            .map(|r| [r.setup.tp as f64, r.step_s * 1e3])
+            .collect();
         let missing: Vec<[f64; 2]> = sw
             .rows
             .iter()
@@ -431,6 +456,11 @@ impl Serve {
                     KeyMark::Dash,
                     gpu_color(0, dark),
                     t(lang, "serve-curve-total"),
+                ),
+                (
+                    KeyMark::Dash,
+                    gpu_color(2, dark),
+                    t(lang, "serve-curve-custom"),
                 ),
                 (
                     KeyMark::Dash,
@@ -459,6 +489,11 @@ impl Serve {
                     Points::new(t(lang, "serve-curve-total"), PlotPoints::from(pts))
                         .color(gpu_color(0, dark))
                         .radius(4.0),
+                );
+                plot.line(
+                    Line::new(t(lang, "serve-curve-custom"), PlotPoints::from(custom_pts))
+                        .color(gpu_color(2, dark))
+                        .width(2.0),
                 );
                 plot.line(
                     Line::new(t(lang, "serve-curve-reads"), PlotPoints::from(weights))

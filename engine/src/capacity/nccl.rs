@@ -155,6 +155,24 @@ pub const NVLS_EFFICIENCY: f64 = 0.667;
 pub const NVLS_RAMP_FROM_BYTES: u64 = 4 << 20;
 /// ... to [`NVLS_EFFICIENCY`] at this size.
 pub const NVLS_RAMP_TO_BYTES: u64 = 512 << 20;
+/// What one NCCL call costs on top of NCCL's own latency model for ring and tree, µs: the
+/// kernel's launch, its proxy and flag handshake and the completion that nccl-tests' per-call
+/// time includes and `tuning.cc`'s `baseLat + steps·hwLat` leaves out. **Fitted** to the
+/// published small-message times where the tuner's figure is far below them: 4×H100 through
+/// vLLM's PyNccl in a CUDA graph, 21 µs for 512 KiB where the tuner alone gives 12.0 (vllm-project/vllm
+/// PR #24532, "TP = 4" table); 8×H200 nccl-tests, about 18 µs for 32 KiB where the tuner gives
+/// 10.6 (the figure quoted in tplab issue 25). Eager nccl-tests on a shared 4×H100 host floor
+/// at 23.3 µs (waynehacking8/nccl-collectives-bench `results/quiet/all_reduce.txt`, NCCL 2.18.3)
+/// and Azure's 8×A100 at 45 µs: launch-bound hosts, 1.7–3.4× this model (docs/calibration.md).
+/// NVLS's [`NVLS_LATENCY_US`] was fitted to whole nccl-tests times and already contains it.
+pub const NCCL_CALL_OVERHEAD_US: f64 = 7.0;
+/// Bus bandwidth of NCCL's ring LL inside one NVLink 4 (Hopper) node, bytes/s: NCCL's tuner
+/// prices it at 141 GB/s (`tuning.cc` `llMaxBws`, Hopper single node), more than a quarter of
+/// the NVLink 4 rate × [`LINK_EFFICIENCY`] (90 GB/s). Read in NCCL 2.29's own tuner table
+/// (waynehacking8/nccl-collectives-bench `results/scaling_attributed/g2_auto.log` and
+/// `g4_auto.log`: AllReduce Ring LL algbw 141.0 GB/s on 2 H100s, 94.0 = 141·4/6 on 4). Doubled
+/// on NVLink 5 (NCCL's Blackwell row, 2×141).
+pub const HOPPER_LL_BUS_BW: f64 = 141e9;
 /// NCCL's cap on A100 bus bandwidth (`compCap80`: `busBw = min(busBw, 235)`), GB/s.
 pub const AMPERE_BUS_CAP_GBS: f64 = 235.0;
 
@@ -409,6 +427,13 @@ pub fn price(
                     } else {
                         1.0 / 3.0
                     };
+                    if nodes == 1 {
+                        match fabric.intra.name.to_ascii_lowercase().as_str() {
+                            "nvlink4" => bus = bus.max(HOPPER_LL_BUS_BW),
+                            "nvlink5" => bus = bus.max(2.0 * HOPPER_LL_BUS_BW),
+                            _ => {}
+                        }
+                    }
                 }
                 NcclProto::Ll128 => {
                     let ppn = fabric.ranks_per_node as f64;
@@ -416,6 +441,7 @@ pub fn price(
                 }
                 NcclProto::Simple => {}
             }
+            let lat = lat + NCCL_CALL_OVERHEAD_US;
             (lat, lat + s.max_bytes_sent as f64 / bus * 1e6)
         }
         NcclAlgo::Tree => {
@@ -445,6 +471,7 @@ pub fn price(
                 NcclProto::Ll128 => bus *= if nodes == 1 { 7.0 / 9.0 } else { 0.915 },
                 NcclProto::Simple => {}
             }
+            let lat = lat + NCCL_CALL_OVERHEAD_US;
             let mut algbw = bus * 0.5;
             let log_size = 63u32.saturating_sub((size >> 6).max(1).leading_zeros()) as usize;
             if log_size < 22 {
@@ -707,7 +734,7 @@ mod tests {
         )
         .unwrap();
         let s = collectives::summary(CollectiveKind::AllReduce, Algorithm::Ring, 8, size).unwrap();
-        let lat = (8.4 + s.steps as f64 * 3.4) * 1e-6;
+        let lat = (8.4 + s.steps as f64 * 3.4 + NCCL_CALL_OVERHEAD_US) * 1e-6;
         let want = lat + s.max_bytes_sent as f64 / (450e9 * LINK_EFFICIENCY);
         assert!((c.time_s - want).abs() < 1e-12, "{} vs {want}", c.time_s);
         assert!((c.busbw - c.algbw * 2.0 * 7.0 / 8.0).abs() < 1e-6 * c.busbw);
@@ -721,7 +748,7 @@ mod tests {
         .unwrap();
         assert!((ag.busbw - ag.algbw * 7.0 / 8.0).abs() < 1e-6 * ag.busbw);
         // Large ring busbw approaches the link rate × η.
-        // (latency: 8.4 + 14·3.4 µs of 5.2 ms, 1.1%)
+        // (latency: 8.4 + 14·3.4 + 7 µs of 5.2 ms, 1.2%)
         assert!((c.busbw / (450e9 * LINK_EFFICIENCY) - 1.0).abs() < 0.02);
     }
 

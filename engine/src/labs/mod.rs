@@ -5,5 +5,6 @@
 pub mod precision;
 pub mod serve;
 pub mod serve_cost;
+pub mod serve_published;
 pub mod train;
 pub mod vocab;

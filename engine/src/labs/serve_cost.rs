@@ -7,30 +7,38 @@
 //! share of the KV cache of every sequence (`batch · context ·`
 //! [`memory::kv_cache_bytes_per_token_per_gpu`], which stops shrinking at `tp = kv_heads`). The
 //! FLOPs are `2·batch` per weight plus attention's `4·context·h/tp` per token per layer. The time
-//! is the roofline of the two ([`crate::cost::roofline_s`]): at small batch the bytes win by far
-//! (`2·batch` FLOPs per 2 bytes read is far below any GPU's FLOP/byte ratio). On top come the
-//! collectives, timed by the engine's α–β model ([`crate::cost::collective_time_s`]): two all-reduces of
-//! `batch·h` 16-bit values per layer (attention's and the MLP's `g`), one for the
-//! vocabulary-parallel embedding, and the all-gather of the logits. They are small, so their
-//! time is mostly `steps·α`: it does not shrink with `tp`, it grows with the ring's `2(tp−1)`
-//! steps. That is why more GPUs stop helping: the weight time falls like `1/tp`, the all-reduce
-//! time does not; and across the node boundary each all-reduce pays the inter-node link.
+//! is the roofline of the two, the bytes at the fraction of the HBM peak a streaming kernel
+//! reaches on that GPU ([`decode_hbm_efficiency`]): at small batch the bytes win by far.
+//!
+//! On top come two things the bytes do not show:
+//! - **Fixed costs** ([`Launch`]): every layer's dozen kernels pay a launch and a ramp-up and
+//!   tail that no byte count sees, and every step pays the sampling over the vocabulary and the
+//!   host's turn. Without CUDA graphs (FasterTransformer, early TensorRT-LLM) that is
+//!   [`EAGER_LAYER_S`] a layer and [`EAGER_STEP_S`] a step; CUDA graphs (vLLM, SGLang, today's
+//!   TensorRT-LLM) remove the host launches ([`GRAPH_LAYER_S`], [`GRAPH_STEP_S`]).
+//! - **The all-reduces**: two of `batch·h` 16-bit values per layer (attention's and the MLP's
+//!   `g`) and one for the vocabulary-parallel embedding, priced as the engine runs them
+//!   ([`AllReduceImpl`]): NCCL, with the calibrated predictor of `tplab collective`
+//!   ([`crate::capacity::nccl`]: its protocols, NVLS, its latency floors, the inter-node link
+//!   when the group spans nodes), or a custom one-shot / two-shot all-reduce over NVLink as vLLM
+//!   and TensorRT-LLM run it ([`custom_all_reduce_s`]), with its size and group limits (outside
+//!   them the engines fall back to NCCL, and so does the model). The logits are all-gathered by
+//!   NCCL. They are small, so their time is mostly latency: it does not shrink with `tp`, and
+//!   across the node boundary each one pays InfiniBand.
 //!
 //! # Prefill (time to first token)
 //! The prompt's `batch·prompt` tokens go through every weight at once: `2·tokens` FLOPs per
 //! weight plus causal attention's `2·prompt²·h` per sequence per layer, split `1/tp`; the roofline
-//! makes it compute-bound at any real prompt length. Its all-reduces carry `tokens·h` values.
+//! makes it compute-bound at any real prompt length. Its all-reduces carry `tokens·h` values; its
+//! layers pay the fixed costs once.
 //!
-//! # What is left out (why predictions come out low)
-//! Kernel-launch and framework overheads per step, sampling, the element-wise passes over the
-//! activations (a few `batch·h` vectors per layer: negligible bytes), dequantisation; the
-//! calibration in `docs/calibration.md` ("Serving") lists each public figure, the prediction and
-//! its error.
+//! Every constant, its source and the published figures it was fitted on or checked against are
+//! in `docs/calibration.md` ("Serving"); `engine/tests/serve_calibration.rs` reprints the table.
 
-use crate::collectives::Algorithm;
-use crate::cost::{collective_time_s, roofline_s};
+use crate::capacity::nccl;
+use crate::cost::{MATMUL_EFFICIENCY, MEMORY_EFFICIENCY};
 use crate::dtype::DType;
-use crate::hardware::Cluster;
+use crate::hardware::{Cluster, GpuSpec};
 use crate::memory::{self, USABLE_MEMORY_FRACTION};
 use crate::models::ModelSpec;
 use crate::trace::CollectiveKind;
@@ -40,6 +48,246 @@ use thiserror::Error;
 /// Bytes per weight and per KV-cache element (bf16/fp16 serving).
 pub const SERVE_BYTES: u64 = 2;
 
+/// Which all-reduce the serving engine runs for the TP group's small all-reduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AllReduceImpl {
+    /// NCCL, as NCCL's tuner picks the algorithm and protocol ([`nccl::predict`]).
+    #[default]
+    Nccl,
+    /// A custom peer-to-peer all-reduce over NVLink (vLLM's `custom_all_reduce`, TensorRT-LLM's
+    /// one-shot / two-shot kernels) where it applies, NCCL elsewhere.
+    Custom,
+}
+
+impl AllReduceImpl {
+    pub const ALL: [AllReduceImpl; 2] = [AllReduceImpl::Nccl, AllReduceImpl::Custom];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AllReduceImpl::Nccl => "nccl",
+            AllReduceImpl::Custom => "custom",
+        }
+    }
+}
+
+impl std::str::FromStr for AllReduceImpl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        AllReduceImpl::ALL
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown all-reduce '{s}'; expected nccl or custom"))
+    }
+}
+
+/// How the engine issues a step's kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Launch {
+    /// The decode step replayed as a CUDA graph (vLLM, SGLang, TensorRT-LLM today).
+    #[default]
+    Graphs,
+    /// Every kernel launched from the host (FasterTransformer, TensorRT-LLM before CUDA graphs,
+    /// a framework without graph capture).
+    Eager,
+}
+
+impl Launch {
+    pub const ALL: [Launch; 2] = [Launch::Graphs, Launch::Eager];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Launch::Graphs => "graphs",
+            Launch::Eager => "eager",
+        }
+    }
+
+    /// Fixed seconds per layer (kernel launches, ramp-up and tails).
+    pub fn layer_s(self) -> f64 {
+        match self {
+            Launch::Graphs => GRAPH_LAYER_S,
+            Launch::Eager => EAGER_LAYER_S,
+        }
+    }
+
+    /// Fixed seconds per step (sampling over the vocabulary, the host's turn).
+    pub fn step_s(self) -> f64 {
+        match self {
+            Launch::Graphs => GRAPH_STEP_S,
+            Launch::Eager => EAGER_STEP_S,
+        }
+    }
+}
+
+impl std::str::FromStr for Launch {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Launch::ALL
+            .into_iter()
+            .find(|a| a.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown launch mode '{s}'; expected graphs or eager"))
+    }
+}
+
+/// Fixed cost per layer and decode step without CUDA graphs, seconds. **Fitted** to
+/// FasterTransformer's single-GPU GPT rows on A100 80GB (NVIDIA/FasterTransformer
+/// `docs/gpt_guide.md`, "Performance": GPT-350M, GPT-1.3B and GPT-6.7B, batch 1, 512 in / 32
+/// out): what each step takes beyond its bytes is 2.5, 2.6 and 3.2 ms for 24, 24 and 32 layers,
+/// nearly independent of the width (1024 to 4096): a cost per layer (its ~12 kernel
+/// boundaries, ~6 µs each) plus one per step ([`EAGER_STEP_S`]). Held out: every other row.
+pub const EAGER_LAYER_S: f64 = 70e-6;
+/// Fixed cost per decode step without CUDA graphs (FasterTransformer's top-p sampling over
+/// 51200 logits, the host's turn), seconds. **Fitted** with [`EAGER_LAYER_S`].
+pub const EAGER_STEP_S: f64 = 0.8e-3;
+/// Fixed cost per layer with CUDA graphs, seconds: the kernel boundaries stay (each kernel's
+/// ramp-up and tail, ~2 µs for ~12 kernels) while the host launches go. **Assumption** (no
+/// public per-layer breakdown with graphs found): a third of [`EAGER_LAYER_S`].
+pub const GRAPH_LAYER_S: f64 = 25e-6;
+/// Fixed cost per decode step with CUDA graphs (sampling, the scheduler's turn), seconds.
+/// **Assumption**, as [`GRAPH_LAYER_S`].
+pub const GRAPH_STEP_S: f64 = 0.4e-3;
+
+/// The largest all-reduce vLLM's custom all-reduce takes, bytes (`max_size = 8192 * 1024` in
+/// vllm-project/vllm `vllm/distributed/device_communicators/custom_all_reduce.py`); larger
+/// ones go to NCCL.
+pub const CUSTOM_AR_MAX_BYTES: u64 = 8 << 20;
+/// Group sizes the custom all-reduce supports (vLLM `custom_all_reduce.py`:
+/// `_SUPPORTED_WORLD_SIZES = [2, 4, 6, 8]`), all inside one NVLink node.
+pub const CUSTOM_AR_WORLD_SIZES: [usize; 4] = [2, 4, 6, 8];
+/// Latency of one custom all-reduce kernel (launch inside the graph, the peers' flag barrier),
+/// µs. **Fitted** to vLLM's one-shot (`ca_1stage`) on 4×H100 in vllm-project/vllm PR #24532's
+/// benchmark: 10, 14, 23 and 38 µs for 0.5, 1, 2 and 4 MB, which the one-shot's bytes
+/// ((n−1)·size read from the peers at the NVLink rate × `LINK_EFFICIENCY`) plus 5.5 µs give
+/// within 10%.
+pub const CUSTOM_AR_LATENCY_US: f64 = 5.5;
+
+/// The fraction of the HBM peak a decode step's streaming kernels reach. Hopper: the Azure
+/// AI-benchmarking-guide's HBM copy bandwidth (`Azure Results/NDv5 Results.md`: H100 2.90 of
+/// 3.35 TB/s, H200 4.01 of 4.8 TB/s); others: [`MEMORY_EFFICIENCY`] (0.8, the training
+/// model's assumption; no public A100 copy table with its setup found).
+pub fn decode_hbm_efficiency(gpu: &GpuSpec) -> f64 {
+    let n = gpu.name.to_ascii_lowercase();
+    if n.starts_with("h200") {
+        4.01 / 4.8
+    } else if n.starts_with("h100") || n.starts_with("h800") {
+        2.90 / 3.35
+    } else {
+        MEMORY_EFFICIENCY
+    }
+}
+
+/// Seconds for the bytes and FLOPs of a step on `gpu`: the larger of the GEMM time at
+/// [`MATMUL_EFFICIENCY`] and the bytes at [`decode_hbm_efficiency`].
+fn serve_roofline_s(flops: f64, bytes: f64, gpu: &GpuSpec) -> f64 {
+    let compute = flops / (gpu.peak_flops(DType::Bf16) * MATMUL_EFFICIENCY);
+    let memory = bytes / (gpu.memory_bandwidth_gbs * 1e9 * decode_hbm_efficiency(gpu));
+    compute.max(memory)
+}
+
+/// How one all-reduce of a serving step runs, and its time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AllReducePrice {
+    pub bytes: u64,
+    pub time_s: f64,
+    /// `"nccl ring LL"`, `"custom one-shot"`, …
+    pub how: &'static str,
+}
+
+/// vLLM's custom all-reduce of `size` bytes over `n` GPUs of one NVLink node, or `None` where
+/// vLLM would not run it (group spans nodes, size not in [`CUSTOM_AR_WORLD_SIZES`], message
+/// above [`CUSTOM_AR_MAX_BYTES`], more than 2 GPUs without NVLink). One-shot (every GPU reads
+/// the `n−1` other buffers and sums) for 2 GPUs, or below 512 KiB up to 4 GPUs and 256 KiB up to
+/// 8 (vLLM `csrc/custom_all_reduce.cuh`, `cross_device_reduce_1stage`), two-shot
+/// (reduce-scatter then all-gather, `(n−1)/n` of the buffer each, two barriers) above.
+pub fn custom_all_reduce_s(cluster: &Cluster, n: usize, size: u64) -> Option<(f64, &'static str)> {
+    if n < 2
+        || cluster.group_spans_nodes(1, n)
+        || !CUSTOM_AR_WORLD_SIZES.contains(&n)
+        || size > CUSTOM_AR_MAX_BYTES
+    {
+        return None;
+    }
+    let link = &cluster.intra_node;
+    if n > 2 && nccl::LinkKind::of(link) != nccl::LinkKind::NvLink {
+        return None;
+    }
+    let bw = link.bandwidth_bytes_per_s() * crate::cost::LINK_EFFICIENCY;
+    let s = size as f64;
+    let one_shot = n == 2 || (n <= 4 && size < 512 << 10) || (n <= 8 && size < 256 << 10);
+    let nf = n as f64;
+    Some(if one_shot {
+        (
+            CUSTOM_AR_LATENCY_US * 1e-6 + (nf - 1.0) * s / bw,
+            "custom one-shot",
+        )
+    } else {
+        (
+            2.0 * CUSTOM_AR_LATENCY_US * 1e-6 + 2.0 * (nf - 1.0) / nf * s / bw,
+            "custom two-shot",
+        )
+    })
+}
+
+/// One all-reduce of `size` bytes over the TP group of `tp` GPUs (stride 1) as `imp` runs it.
+pub fn all_reduce_price(
+    cluster: &Cluster,
+    tp: usize,
+    size: u64,
+    imp: AllReduceImpl,
+) -> Result<AllReducePrice, ServeCostError> {
+    if tp < 2 || size == 0 {
+        return Ok(AllReducePrice {
+            bytes: size,
+            time_s: 0.0,
+            how: "none",
+        });
+    }
+    if imp == AllReduceImpl::Custom {
+        if let Some((t, how)) = custom_all_reduce_s(cluster, tp, size) {
+            return Ok(AllReducePrice {
+                bytes: size,
+                time_s: t,
+                how,
+            });
+        }
+    }
+    let c = nccl_choice(cluster, CollectiveKind::AllReduce, tp, size)?;
+    Ok(AllReducePrice {
+        bytes: size,
+        time_s: c.time_s,
+        how: nccl_how(c.algo, c.proto),
+    })
+}
+
+fn nccl_choice(
+    cluster: &Cluster,
+    kind: CollectiveKind,
+    tp: usize,
+    size: u64,
+) -> Result<nccl::Choice, ServeCostError> {
+    let size = size.clamp(1, nccl::MAX_MESSAGE_BYTES);
+    let fabric = nccl::Fabric::of_group(cluster, 1, tp).map_err(|e| ServeCostError::Nccl {
+        detail: e.to_string(),
+    })?;
+    nccl::predict(kind, size, &fabric, None, None).map_err(|e| ServeCostError::Nccl {
+        detail: e.to_string(),
+    })
+}
+
+fn nccl_how(algo: nccl::NcclAlgo, proto: nccl::NcclProto) -> &'static str {
+    use nccl::{NcclAlgo as A, NcclProto as P};
+    match (algo, proto) {
+        (A::Ring, P::Ll) => "nccl ring LL",
+        (A::Ring, P::Ll128) => "nccl ring LL128",
+        (A::Ring, P::Simple) => "nccl ring Simple",
+        (A::Tree, P::Ll) => "nccl tree LL",
+        (A::Tree, P::Ll128) => "nccl tree LL128",
+        (A::Tree, P::Simple) => "nccl tree Simple",
+        (A::Nvls, _) => "nccl NVLS",
+    }
+}
+
 /// One serving setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServeSetup {
@@ -48,8 +296,10 @@ pub struct ServeSetup {
     pub batch: usize,
     /// Tokens each sequence already holds in the KV cache.
     pub context: usize,
-    /// All-reduce algorithm of the TP collectives.
-    pub algorithm: Algorithm,
+    /// The all-reduce of the TP collectives.
+    pub all_reduce: AllReduceImpl,
+    /// CUDA graphs or eager launches.
+    pub launch: Launch,
 }
 
 /// Why a serving setting cannot be modeled.
@@ -70,8 +320,8 @@ pub enum ServeCostError {
     },
     #[error("{what} overflows: {detail}; use smaller numbers")]
     Overflow { what: &'static str, detail: String },
-    #[error(transparent)]
-    Collective(#[from] crate::collectives::CollectiveError),
+    #[error("the TP group's collective cannot be priced: {detail}")]
+    Nccl { detail: String },
 }
 
 /// TP sizes up to 64 that split `model`'s heads and KV heads (vLLM's rule: `heads % tp == 0`,
@@ -145,12 +395,16 @@ pub struct DecodeTime {
     pub weights_s: f64,
     /// Time the KV cache takes to stream.
     pub kv_s: f64,
+    /// Fixed costs: kernel launches and tails per layer, sampling and the host per step.
+    pub fixed_s: f64,
     /// All TP collectives of the step.
     pub collective_s: f64,
     /// One of the `2·l` all-reduces.
     pub all_reduce_s: f64,
+    /// How that all-reduce runs (`"nccl ring LL"`, `"custom one-shot"`, …).
+    pub all_reduce_how: String,
     pub all_reduces: usize,
-    /// `compute_s + collective_s`: the time per output token of each sequence.
+    /// `compute_s + fixed_s + collective_s`: the time per output token of each sequence.
     pub step_s: f64,
     /// `batch / step_s`.
     pub tokens_per_s: f64,
@@ -182,19 +436,24 @@ pub fn decode_time(
         * (2.0 * matmul_weights
             + model.layers as f64 * 4.0 * c * (model.heads as f64 / t) * model.head_dim() as f64);
     let bytes = weight_bytes_per_gpu as f64 + kv_bytes_per_gpu as f64;
-    let compute_s = roofline_s(flops_per_gpu, bytes, gpu, DType::Bf16);
-    let weights_s = roofline_s(0.0, weight_bytes_per_gpu as f64, gpu, DType::Bf16);
-    let kv_s = roofline_s(0.0, kv_bytes_per_gpu as f64, gpu, DType::Bf16);
-    let link = cluster.group_link(1, tp);
+    let compute_s = serve_roofline_s(flops_per_gpu, bytes, gpu);
+    let weights_s = serve_roofline_s(0.0, weight_bytes_per_gpu as f64, gpu);
+    let kv_s = serve_roofline_s(0.0, kv_bytes_per_gpu as f64, gpu);
+    let fixed_s = model.layers as f64 * setup.launch.layer_s() + setup.launch.step_s();
     let act = setup.batch as u64 * model.hidden as u64 * SERVE_BYTES;
-    let all_reduce_s =
-        collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, act, link)?;
+    let ar = all_reduce_price(cluster, tp, act, setup.all_reduce)?;
     let all_reduces = if tp > 1 { 2 * model.layers } else { 0 };
-    let embed_s = collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, act, link)?;
+    // The vocabulary-parallel embedding's all-reduce (one more of the same size), and the
+    // logits' all-gather (NCCL: the custom kernels only all-reduce).
+    let embed_s = if tp > 1 { ar.time_s } else { 0.0 };
     let logits = setup.batch as u64 * model.vocab as u64 * SERVE_BYTES;
-    let gather_s = collective_time_s(CollectiveKind::AllGather, Algorithm::Ring, tp, logits, link)?;
-    let collective_s = all_reduces as f64 * all_reduce_s + embed_s + gather_s;
-    let step_s = compute_s + collective_s;
+    let gather_s = if tp > 1 {
+        nccl_choice(cluster, CollectiveKind::AllGather, tp, logits)?.time_s
+    } else {
+        0.0
+    };
+    let collective_s = all_reduces as f64 * ar.time_s + embed_s + gather_s;
+    let step_s = compute_s + fixed_s + collective_s;
     let mem = memory::serving_memory(model, tp, 1, setup.batch, setup.context);
     Ok(DecodeTime {
         setup,
@@ -204,8 +463,10 @@ pub fn decode_time(
         compute_s,
         weights_s,
         kv_s,
+        fixed_s,
         collective_s,
-        all_reduce_s,
+        all_reduce_s: ar.time_s,
+        all_reduce_how: ar.how.to_string(),
         all_reduces,
         step_s,
         tokens_per_s: b / step_s,
@@ -223,11 +484,13 @@ pub struct PrefillTime {
     pub prompt: usize,
     pub flops_per_gpu: f64,
     pub compute_s: f64,
+    /// Fixed costs of the prefill's layers and its step (as one decode step's).
+    pub fixed_s: f64,
     pub collective_s: f64,
     pub total_s: f64,
 }
 
-/// Models the prefill (see the module docs).
+/// Models the prefill (see the module docs); `setup.context` is the prompt length.
 pub fn prefill_time(
     model: &ModelSpec,
     cluster: &Cluster,
@@ -244,25 +507,24 @@ pub fn prefill_time(
         + b * 2.0 * model.vocab as f64 * h / t;
     let weights = decode_weight_bytes_per_gpu(model, tp, setup.batch.saturating_mul(setup.context));
     let act_bytes = tokens * h * SERVE_BYTES as f64;
-    let compute_s = roofline_s(
+    let compute_s = serve_roofline_s(
         flops_per_gpu,
         weights as f64 + 2.0 * l * 4.0 * act_bytes,
         &cluster.gpu,
-        DType::Bf16,
     );
-    let link = cluster.group_link(1, tp);
-    let size = act_bytes as u64;
+    let fixed_s = l * setup.launch.layer_s() + setup.launch.step_s();
     let n = if tp > 1 { 2 * model.layers + 1 } else { 0 };
-    let collective_s =
-        n as f64 * collective_time_s(CollectiveKind::AllReduce, setup.algorithm, tp, size, link)?;
+    let ar = all_reduce_price(cluster, tp, act_bytes as u64, setup.all_reduce)?;
+    let collective_s = n as f64 * ar.time_s;
     Ok(PrefillTime {
         tp,
         batch: setup.batch,
         prompt: setup.context,
         flops_per_gpu,
         compute_s,
+        fixed_s,
         collective_s,
-        total_s: compute_s + collective_s,
+        total_s: compute_s + fixed_s + collective_s,
     })
 }
 
@@ -271,20 +533,16 @@ pub fn prefill_time(
 pub fn request_latency_s(
     model: &ModelSpec,
     cluster: &Cluster,
-    tp: usize,
-    batch: usize,
+    setup: ServeSetup,
     prompt: usize,
     output: usize,
-    algorithm: Algorithm,
 ) -> Result<f64, ServeCostError> {
     let pre = prefill_time(
         model,
         cluster,
         ServeSetup {
-            tp,
-            batch,
             context: prompt,
-            algorithm,
+            ..setup
         },
     )?;
     let steps = output.saturating_sub(1);
@@ -295,10 +553,8 @@ pub fn request_latency_s(
         model,
         cluster,
         ServeSetup {
-            tp,
-            batch,
             context: prompt + output / 2,
-            algorithm,
+            ..setup
         },
     )?;
     Ok(pre.total_s + steps as f64 * dec.step_s)
@@ -317,29 +573,17 @@ pub struct TpSweep {
     pub diminishing_from: Option<usize>,
 }
 
-/// Sweeps `tps` (each must split the model).
+/// Sweeps `tps` (each must split the model); `base` gives batch, context, all-reduce and
+/// launch (its `tp` is ignored).
 pub fn sweep_tp(
     model: &ModelSpec,
     cluster: &Cluster,
     tps: &[usize],
-    batch: usize,
-    context: usize,
-    algorithm: Algorithm,
+    base: ServeSetup,
 ) -> Result<TpSweep, ServeCostError> {
     let rows = tps
         .iter()
-        .map(|&tp| {
-            decode_time(
-                model,
-                cluster,
-                ServeSetup {
-                    tp,
-                    batch,
-                    context,
-                    algorithm,
-                },
-            )
-        })
+        .map(|&tp| decode_time(model, cluster, ServeSetup { tp, ..base }))
         .collect::<Result<Vec<_>, _>>()?;
     let best_tp = rows
         .iter()
@@ -374,7 +618,8 @@ mod tests {
             tp,
             batch,
             context,
-            algorithm: Algorithm::Ring,
+            all_reduce: AllReduceImpl::Nccl,
+            launch: Launch::Graphs,
         }
     }
 
@@ -401,7 +646,7 @@ mod tests {
     fn all_reduces_stop_the_scaling_and_crossing_nodes_costs() {
         let m = ModelPreset::Llama3_8b.spec();
         let c = h100();
-        let s = sweep_tp(&m, &c, &[1, 2, 4, 8, 16], 1, 1024, Algorithm::Ring).unwrap();
+        let s = sweep_tp(&m, &c, &[1, 2, 4, 8, 16], setup(1, 1, 1024)).unwrap();
         let lat: Vec<f64> = s.rows.iter().map(|r| r.step_s).collect();
         // The weight time halves each doubling; the collective time grows.
         assert!(lat[1] < lat[0]);
@@ -436,6 +681,7 @@ mod tests {
         let p = prefill_time(&m, &c, setup(4, 1, 2048)).unwrap();
         let t = p.flops_per_gpu / (c.gpu.peak_flops(DType::Bf16) * crate::cost::MATMUL_EFFICIENCY);
         assert!((p.compute_s - t).abs() < 1e-9, "{} vs {t}", p.compute_s);
+        assert!((p.total_s - p.compute_s - p.fixed_s - p.collective_s).abs() < 1e-12);
     }
 
     #[test]
@@ -454,5 +700,98 @@ mod tests {
         assert!(e.contains("batch"), "{e}");
         let e = decode_time(&m, &h100(), setup(4, usize::MAX, 2)).unwrap_err();
         assert!(matches!(e, ServeCostError::Overflow { .. }), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod all_reduce_tests {
+    use super::*;
+    use crate::hardware::Catalogue;
+
+    fn node(gpu: &str, gpus: usize) -> Cluster {
+        Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib-ndr-400").unwrap()
+    }
+
+    #[test]
+    fn custom_all_reduce_follows_vllm_limits_and_its_bytes() {
+        let c = node("h100-sxm", 16);
+        // One-shot below 512 KiB at 4 GPUs: latency + 3 buffers read from the peers.
+        let bw = 450e9 * crate::cost::LINK_EFFICIENCY;
+        let (t, how) = custom_all_reduce_s(&c, 4, 256 << 10).unwrap();
+        assert_eq!(how, "custom one-shot");
+        let want = CUSTOM_AR_LATENCY_US * 1e-6 + 3.0 * (256u64 << 10) as f64 / bw;
+        assert!((t - want).abs() < 1e-12);
+        // Two-shot from 512 KiB at 4 GPUs and from 256 KiB at 8; one-shot always at 2.
+        assert_eq!(
+            custom_all_reduce_s(&c, 4, 512 << 10).unwrap().1,
+            "custom two-shot"
+        );
+        assert_eq!(
+            custom_all_reduce_s(&c, 8, 256 << 10).unwrap().1,
+            "custom two-shot"
+        );
+        assert_eq!(
+            custom_all_reduce_s(&c, 2, 4 << 20).unwrap().1,
+            "custom one-shot"
+        );
+        // Outside vLLM's limits: above 8 MiB, 3 GPUs, a group that crosses nodes.
+        assert!(custom_all_reduce_s(&c, 8, (8 << 20) + 1).is_none());
+        assert!(custom_all_reduce_s(&c, 3, 1024).is_none());
+        assert!(custom_all_reduce_s(&c, 16, 1024).is_none());
+        // There the serving model falls back to NCCL.
+        let p = all_reduce_price(&c, 16, 16 << 10, AllReduceImpl::Custom).unwrap();
+        assert!(p.how.starts_with("nccl"), "{}", p.how);
+    }
+
+    #[test]
+    fn serving_all_reduces_are_nccls_and_custom_is_faster_for_small_ones() {
+        // The 70B decode all-reduce (one token: 8192 bf16 values, 16 KiB) on 4 H100s.
+        let c = node("h100-sxm", 8);
+        let n = all_reduce_price(&c, 4, 16 << 10, AllReduceImpl::Nccl).unwrap();
+        let fabric = nccl::Fabric::of_group(&c, 1, 4).unwrap();
+        let want = nccl::predict(CollectiveKind::AllReduce, 16 << 10, &fabric, None, None)
+            .unwrap()
+            .time_s;
+        assert_eq!(n.time_s, want);
+        let cu = all_reduce_price(&c, 4, 16 << 10, AllReduceImpl::Custom).unwrap();
+        assert!(cu.time_s < 0.6 * n.time_s, "{} vs {}", cu.time_s, n.time_s);
+        // Decode with the custom all-reduce is faster, by the all-reduces only.
+        let m = crate::models::ModelPreset::Llama3_70b.spec();
+        let s = |all_reduce| ServeSetup {
+            tp: 4,
+            batch: 1,
+            context: 4096,
+            all_reduce,
+            launch: Launch::Graphs,
+        };
+        let a = decode_time(&m, &c, s(AllReduceImpl::Nccl)).unwrap();
+        let b = decode_time(&m, &c, s(AllReduceImpl::Custom)).unwrap();
+        assert!(b.step_s < a.step_s);
+        assert!((a.compute_s - b.compute_s).abs() < 1e-15 && a.fixed_s == b.fixed_s);
+        assert!(
+            (a.step_s - a.compute_s - a.fixed_s - a.collective_s).abs() < 1e-12,
+            "the parts add up"
+        );
+    }
+
+    #[test]
+    fn eager_launches_cost_more_than_graphs() {
+        let m = crate::models::ModelPreset::Llama3_8b.spec();
+        let c = node("h100-sxm", 8);
+        let s = |launch| ServeSetup {
+            tp: 1,
+            batch: 1,
+            context: 1024,
+            all_reduce: AllReduceImpl::Nccl,
+            launch,
+        };
+        let g = decode_time(&m, &c, s(Launch::Graphs)).unwrap();
+        let e = decode_time(&m, &c, s(Launch::Eager)).unwrap();
+        assert!((e.fixed_s - (32.0 * EAGER_LAYER_S + EAGER_STEP_S)).abs() < 1e-12);
+        assert!(e.step_s > g.step_s);
+        assert!(
+            "custom".parse::<AllReduceImpl>().is_ok() && "ring".parse::<AllReduceImpl>().is_err()
+        );
+        assert!("eager".parse::<Launch>().is_ok() && "lazy".parse::<Launch>().is_err());
     }
 }

@@ -1,0 +1,295 @@
+//! Published latencies of tensor-parallel inference, with their sources, and the serving cost
+//! model's prediction of each ([`crate::serve_cost`]). The table is test data: a few rows
+//! ([`Split::Fit`]) fixed the eager fixed costs, every other row ([`Split::HeldOut`]) is only
+//! predicted. `engine/tests/serve_calibration.rs` prints predicted against published and holds
+//! the held-out rows to the targets; `docs/calibration.md` ("Serving") reprints the table.
+//!
+//! Sources (each row names one):
+//! - **FT**: NVIDIA/FasterTransformer `docs/gpt_guide.md`, "Performance": A100 80GB SuperPod
+//!   (8 GPUs per node on NVSwitch, 8×200 Gb/s InfiniBand), FP16, top-p sampling, no CUDA
+//!   graphs. Latency of a whole request: the context phase over the input, then one decoder
+//!   step per output token.
+//! - **NeMo**: NVIDIA NeMo Framework user guide, "Performance → Llama-2 Results → Inference
+//!   Performance" (docs.nvidia.com/nemo-framework/user-guide/latest/performance/llama.html),
+//!   TensorRT-LLM, "Chatbot Conversation" (128 in, 20 out), average request latency: the context
+//!   phase yields the first token, then 19 decode steps.
+//! - **TRT**: NVIDIA/TensorRT-LLM `docs/source/performance.md` (release 0.6 docs, data from
+//!   v0.5), "Low Latency", A100 FP16, first-token latency.
+
+use crate::hardware::{Catalogue, Cluster};
+use crate::models::ModelSpec;
+use crate::serve_cost::{
+    decode_time, prefill_time, AllReduceImpl, Launch, ServeCostError, ServeSetup,
+};
+use serde::Serialize;
+
+/// Whether a row fixed a constant or is only predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Split {
+    /// Used to fit a constant (named in the constant's documentation).
+    Fit,
+    /// Never used to set anything: the model's prediction is checked against it.
+    HeldOut,
+}
+
+/// What the published figure measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// A whole request: prefill, then `decode_steps` decode steps.
+    Request { decode_steps: usize },
+    /// The time to first token (the prefill).
+    FirstToken,
+}
+
+/// One published figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Published {
+    /// Short source key (FT, NeMo, TRT) and where in it.
+    pub source: &'static str,
+    pub model: &'static str,
+    pub gpu: &'static str,
+    /// The network between nodes (for TP groups wider than 8).
+    pub inter_node: &'static str,
+    pub tp: usize,
+    pub batch: usize,
+    pub prompt: usize,
+    pub output: usize,
+    pub measure: Measure,
+    pub launch: Launch,
+    /// Published milliseconds.
+    pub published_ms: f64,
+    pub split: Split,
+}
+
+/// The model shapes of the table (their `config.json` / the source's stated shape).
+pub fn model(name: &str) -> Option<ModelSpec> {
+    let gpt = |n: &str, l, h, a| ModelSpec::gpt(n, l, h, a, 51200, 2048);
+    Some(match name {
+        // FasterTransformer's GPT models: head_num × size_per_head, num_layers, vocab 51200.
+        "gpt-350m" => gpt(name, 24, 1024, 16),
+        "gpt-1.3b" => gpt(name, 24, 2048, 32),
+        "gpt-6.7b" => gpt(name, 32, 4096, 32),
+        "gpt-20b" => gpt(name, 44, 6144, 48),
+        "gpt-89b" => gpt(name, 48, 12288, 96),
+        "gpt-175b" => gpt(name, 96, 12288, 96),
+        "megatron-530b" => gpt(name, 105, 20480, 128),
+        // meta-llama/Llama-2-7b-hf and -70b-hf config.json.
+        "llama2-7b" => ModelSpec::llama(name, 32, 4096, 32, 32, 11008, 32000, 4096),
+        "llama2-70b" => ModelSpec::llama(name, 80, 8192, 64, 8, 28672, 32000, 4096),
+        _ => return None,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row(
+    source: &'static str,
+    model: &'static str,
+    gpu: &'static str,
+    tp: usize,
+    batch: usize,
+    prompt: usize,
+    output: usize,
+    measure: Measure,
+    launch: Launch,
+    published_ms: f64,
+    split: Split,
+) -> Published {
+    Published {
+        source,
+        model,
+        gpu,
+        inter_node: "ib-hdr-200",
+        tp,
+        batch,
+        prompt,
+        output,
+        measure,
+        launch,
+        published_ms,
+        split,
+    }
+}
+
+/// Every published figure of the table.
+pub fn published() -> Vec<Published> {
+    use Split::{Fit, HeldOut};
+    let ft = |model, tp, batch, prompt, output, ms, split| {
+        row(
+            "FT gpt_guide.md",
+            model,
+            "a100-80gb",
+            tp,
+            batch,
+            prompt,
+            output,
+            Measure::Request {
+                decode_steps: output,
+            },
+            Launch::Eager,
+            ms,
+            split,
+        )
+    };
+    let nemo = |gpu, tp, ms| {
+        let mut r = row(
+            "NeMo Llama-2 inference (TensorRT-LLM)",
+            "llama2-7b",
+            gpu,
+            tp,
+            1,
+            128,
+            20,
+            Measure::Request { decode_steps: 19 },
+            Launch::Eager,
+            ms,
+            HeldOut,
+        );
+        r.inter_node = "ib-ndr-400";
+        r
+    };
+    let trt = |model, tp, prompt, ms| {
+        row(
+            "TRT performance.md v0.5 low latency",
+            model,
+            "a100-80gb",
+            tp,
+            1,
+            prompt,
+            1,
+            Measure::FirstToken,
+            Launch::Eager,
+            ms,
+            HeldOut,
+        )
+    };
+    vec![
+        // Fit: the eager fixed costs (serve_cost::EAGER_LAYER_S, EAGER_STEP_S).
+        ft("gpt-350m", 1, 1, 512, 32, 92.01, Fit),
+        ft("gpt-1.3b", 1, 1, 512, 32, 135.85, Fit),
+        ft("gpt-6.7b", 1, 1, 512, 32, 384.70, Fit),
+        // Held out: single GPU, other shapes and batches.
+        ft("gpt-350m", 1, 1, 128, 8, 25.43, HeldOut),
+        ft("gpt-1.3b", 1, 1, 128, 8, 36.76, HeldOut),
+        ft("gpt-6.7b", 1, 1, 128, 8, 98.29, HeldOut),
+        ft("gpt-6.7b", 1, 8, 512, 32, 699.62, HeldOut),
+        ft("gpt-1.3b", 1, 16, 512, 32, 345.96, HeldOut),
+        // GPT-20B at TP 1, 2, 4, 8 (one node).
+        ft("gpt-20b", 1, 1, 60, 20, 560.0, HeldOut),
+        ft("gpt-20b", 2, 1, 60, 20, 358.0, HeldOut),
+        ft("gpt-20b", 4, 1, 60, 20, 248.0, HeldOut),
+        ft("gpt-20b", 8, 1, 60, 20, 212.0, HeldOut),
+        ft("gpt-20b", 1, 1, 80, 200, 5609.0, HeldOut),
+        ft("gpt-20b", 2, 1, 80, 200, 3532.0, HeldOut),
+        ft("gpt-20b", 4, 1, 80, 200, 2438.0, HeldOut),
+        ft("gpt-20b", 8, 1, 80, 200, 2053.0, HeldOut),
+        ft("gpt-20b", 1, 16, 80, 200, 6167.0, HeldOut),
+        ft("gpt-20b", 2, 16, 80, 200, 4356.0, HeldOut),
+        ft("gpt-20b", 4, 16, 80, 200, 2964.0, HeldOut),
+        ft("gpt-20b", 8, 16, 80, 200, 2307.0, HeldOut),
+        // GPT-89B and GPT-175B at TP 8.
+        ft("gpt-89b", 8, 1, 128, 8, 279.44, HeldOut),
+        ft("gpt-89b", 8, 1, 512, 32, 887.52, HeldOut),
+        ft("gpt-175b", 8, 1, 128, 8, 488.86, HeldOut),
+        ft("gpt-175b", 8, 1, 512, 32, 1719.96, HeldOut),
+        ft("gpt-175b", 8, 8, 128, 8, 749.86, HeldOut),
+        // Megatron 530B across nodes: TP 16 on 2 nodes, TP 32 on 4.
+        ft("megatron-530b", 16, 1, 20, 8, 565.0, HeldOut),
+        ft("megatron-530b", 16, 1, 60, 20, 1379.0, HeldOut),
+        ft("megatron-530b", 32, 1, 20, 8, 431.0, HeldOut),
+        ft("megatron-530b", 32, 1, 60, 20, 1037.0, HeldOut),
+        // NeMo / TensorRT-LLM, Llama-2-7B, batch 1, 128 in / 20 out.
+        nemo("a100-80gb", 1, 234.0),
+        nemo("a100-80gb", 2, 171.7),
+        nemo("a100-80gb", 4, 143.7),
+        nemo("a100-80gb", 8, 136.5),
+        nemo("h100-sxm", 1, 153.8),
+        nemo("h100-sxm", 2, 128.6),
+        nemo("h100-sxm", 4, 107.4),
+        nemo("h100-sxm", 8, 97.6),
+        // TensorRT-LLM first-token latency, batch 1.
+        trt("llama2-7b", 1, 128, 16.0),
+        trt("llama2-7b", 1, 2048, 133.0),
+        trt("llama2-70b", 4, 128, 47.0),
+        trt("llama2-70b", 4, 2048, 377.0),
+    ]
+}
+
+/// A row's prediction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    pub figure: Published,
+    pub predicted_ms: f64,
+    /// `(predicted − published) / published`.
+    pub error: f64,
+}
+
+impl Published {
+    /// The serving setting of this figure (its prompt as context).
+    pub fn setup(&self, all_reduce: AllReduceImpl) -> ServeSetup {
+        ServeSetup {
+            tp: self.tp,
+            batch: self.batch,
+            context: self.prompt,
+            all_reduce,
+            launch: self.launch,
+        }
+    }
+
+    /// The cluster the figure ran on: nodes of 8 GPUs, enough of them for the TP group.
+    pub fn cluster(&self) -> Result<Cluster, ServeCostError> {
+        Cluster::covering(&Catalogue::default(), self.gpu, self.tp, 8, self.inter_node).map_err(
+            |e| ServeCostError::Nccl {
+                detail: e.to_string(),
+            },
+        )
+    }
+
+    /// The model's milliseconds for this figure (NCCL all-reduces, as the published engines
+    /// of the table ran them).
+    pub fn predict_ms(&self) -> Result<f64, ServeCostError> {
+        let m = model(self.model).ok_or_else(|| ServeCostError::Nccl {
+            detail: format!("no shape for {}", self.model),
+        })?;
+        let c = self.cluster()?;
+        let setup = self.setup(AllReduceImpl::Nccl);
+        let pre = prefill_time(&m, &c, setup)?;
+        Ok(1e3
+            * match self.measure {
+                Measure::FirstToken => pre.total_s,
+                Measure::Request { decode_steps } if decode_steps > 0 => {
+                    let dec = decode_time(
+                        &m,
+                        &c,
+                        ServeSetup {
+                            context: self.prompt + self.output / 2,
+                            ..setup
+                        },
+                    )?;
+                    pre.total_s + decode_steps as f64 * dec.step_s
+                }
+                Measure::Request { .. } => pre.total_s,
+            })
+    }
+
+    pub fn prediction(&self) -> Result<Prediction, ServeCostError> {
+        let p = self.predict_ms()?;
+        Ok(Prediction {
+            figure: self.clone(),
+            predicted_ms: p,
+            error: (p - self.published_ms) / self.published_ms,
+        })
+    }
+}
+
+/// Summary of a set of predictions: the share within `band` and the mean absolute error.
+pub fn summary(rows: &[Prediction], band: f64) -> (usize, usize, f64) {
+    let within = rows.iter().filter(|r| r.error.abs() <= band).count();
+    let mae = if rows.is_empty() {
+        0.0
+    } else {
+        rows.iter().map(|r| r.error.abs()).sum::<f64>() / rows.len() as f64
+    };
+    (within, rows.len(), mae)
+}

@@ -103,9 +103,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
 /// [`ExportSet::commit`] moves them into place.
 ///
 /// - If the target folder does not exist, the staging folder is renamed to it: one rename.
-/// - Otherwise a commit journal (`.tplab-commit`, the file names) is written into the staging
-///   folder and flushed before the first rename; then each old file is moved aside into the
-///   staging folder and the new one moved in. If a rename fails every file is put back.
+/// - If it exists and holds only files, the set is swapped in whole: the target's other files
+///   (a user's own) are hard-linked into the staging folder, a commit journal (`.tplab-commit`,
+///   first line `swap`) is flushed, the target folder is renamed aside and the staging folder
+///   renamed to it, and the old folder is removed. At every instant the target folder holds the
+///   whole old set, the whole new set, or (between the two renames) nothing: never a mix.
+/// - If it holds a folder of its own, the files are moved one by one under a journal (the file
+///   names): each old file aside into the staging folder, the new one in; if a rename fails
+///   every file is put back.
 ///
 /// Dropping an uncommitted set, or a failed commit, removes the staging folder. A process killed
 /// in the middle (Ctrl-C while writing, kill -9 between the renames) leaves its staging folder
@@ -192,6 +197,17 @@ fn recover_stale(target: &Path) -> Result<(), EngineError> {
                     staging.display()
                 ))
             };
+            if text.lines().next() == Some(SWAP) {
+                // A whole-folder swap: finish it (the old folder, if still in place, goes aside
+                // and is removed below with the other abandoned ones).
+                if target.symlink_metadata().is_ok() {
+                    std::fs::rename(target, aside_path(target, u32::MAX)).map_err(err)?;
+                }
+                std::fs::remove_file(&journal).map_err(err)?;
+                std::fs::rename(&staging, target).map_err(err)?;
+                sync_dir(&parent);
+                continue;
+            }
             std::fs::create_dir_all(target).map_err(err)?;
             for n in text.lines().filter(|n| plain_name(n)) {
                 let new = staging.join(n);
@@ -223,7 +239,54 @@ fn recover_stale(target: &Path) -> Result<(), EngineError> {
             ))
         })?;
     }
+    // Old folders a swap moved aside: removed once their process is gone (the new set is in
+    // place); one whose swap never put a new folder in place goes back.
+    let old_prefix = old_prefix(target);
+    let Ok(entries) = std::fs::read_dir(&parent) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&old_prefix) else {
+            continue;
+        };
+        let aside = e.path();
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| maker_alive(&aside, pid)) {
+            continue;
+        }
+        let err = |e: std::io::Error| {
+            EngineError::Export(format!(
+                "cannot clean up {} an interrupted export left: {e}",
+                aside.display()
+            ))
+        };
+        if target.symlink_metadata().is_err() {
+            std::fs::rename(&aside, target).map_err(err)?;
+        } else {
+            std::fs::remove_dir_all(&aside).map_err(err)?;
+        }
+    }
     Ok(())
+}
+
+/// The first line of a whole-folder swap's journal.
+const SWAP: &str = "swap";
+
+/// `.<target name>.tplab-old-`: where a swap moves the old folder.
+fn old_prefix(target: &Path) -> String {
+    staging_prefix(target).replace(".tplab-staging-", ".tplab-old-")
+}
+
+/// A fresh name beside `target` for its old folder during a swap by process `pid`.
+fn aside_path(target: &Path, pid: u32) -> PathBuf {
+    let nanos = web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    parent_of(target).join(format!("{}{pid}-{nanos}", old_prefix(target)))
 }
 
 /// Flushes a folder's entries (renames) to disk, where the platform can.
@@ -301,6 +364,15 @@ impl ExportSet {
                 self.target.display()
             )));
         }
+        match self.try_swap(renames, &finals)? {
+            Some((finals, true)) => {
+                // Killed here: no undo, no cleanup.
+                std::mem::forget(self);
+                return Ok(finals);
+            }
+            Some((finals, false)) => return Ok(finals),
+            None => {}
+        }
         // The journal first, on disk before any rename: a kill from here on is finished by the
         // next export (see `recover_stale`).
         {
@@ -361,6 +433,72 @@ impl ExportSet {
         }
         sync_dir(&self.target);
         Ok(finals)
+    }
+}
+
+impl ExportSet {
+    /// The whole-folder swap of [`ExportSet`] into an existing target that holds only files;
+    /// `None` when it holds a folder (the caller then moves file by file). `renames` as in
+    /// [`ExportSet::commit_until`].
+    fn try_swap(
+        &self,
+        renames: usize,
+        finals: &[PathBuf],
+    ) -> Result<Option<(Vec<PathBuf>, bool)>, EngineError> {
+        use std::io::Write;
+        let err = |what: &str, e: std::io::Error| {
+            EngineError::Export(format!("{what} {}: {e}", self.target.display()))
+        };
+        let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(&self.target)
+            .map_err(|e| err("cannot read", e))?
+            .flatten()
+            .collect();
+        if entries
+            .iter()
+            .any(|e| e.file_type().map_or(true, |t| t.is_dir()))
+        {
+            return Ok(None);
+        }
+        // The user's own files come along, as hard links (a copy where links are refused).
+        for e in &entries {
+            let name = e.file_name();
+            if self.names.iter().any(|n| std::ffi::OsStr::new(n) == name) {
+                continue;
+            }
+            let dest = self.staging.join(&name);
+            if std::fs::hard_link(e.path(), &dest).is_err() {
+                std::fs::copy(e.path(), &dest).map_err(|e| err("cannot keep a file of", e))?;
+            }
+        }
+        let journal_err = |e| err("cannot write the commit journal for", e);
+        let tmp = self.staging.join(format!("{JOURNAL}.tmp"));
+        let mut f = std::fs::File::create(&tmp).map_err(journal_err)?;
+        f.write_all(format!("{SWAP}\n{}", self.names.join("\n")).as_bytes())
+            .map_err(journal_err)?;
+        f.sync_all().map_err(journal_err)?;
+        std::fs::rename(&tmp, self.staging.join(JOURNAL)).map_err(journal_err)?;
+        sync_dir(&self.staging);
+        let killed = |done: usize| done >= renames;
+        if killed(0) {
+            return Ok(Some((finals.to_vec(), true)));
+        }
+        let aside = aside_path(&self.target, std::process::id());
+        std::fs::rename(&self.target, &aside).map_err(|e| err("cannot move aside", e))?;
+        if killed(1) {
+            return Ok(Some((finals.to_vec(), true)));
+        }
+        let _ = std::fs::remove_file(self.staging.join(JOURNAL));
+        if let Err(e) = std::fs::rename(&self.staging, &self.target) {
+            // Put the old folder back; the staging folder is removed on drop.
+            let _ = std::fs::rename(&aside, &self.target);
+            return Err(err("cannot write into", e));
+        }
+        sync_dir(&parent_of(&self.target));
+        if killed(2) {
+            return Ok(Some((finals.to_vec(), true)));
+        }
+        let _ = std::fs::remove_dir_all(&aside);
+        Ok(Some((finals.to_vec(), false)))
     }
 }
 
@@ -584,7 +722,9 @@ mod tests {
             .expect("readable")
             .filter_map(|e| e.ok())
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains("tplab-staging") || n.ends_with(".tmp"))
+            .filter(|n| {
+                n.contains("tplab-staging") || n.contains("tplab-old") || n.ends_with(".tmp")
+            })
             .collect()
     }
 
@@ -695,14 +835,21 @@ mod tests {
             for n in names {
                 set.write(n, b"seed 2").unwrap();
             }
-            // kill -9 after `killed_after` files were moved in: a mixed set on disk.
+            // kill -9 after `killed_after` renames of the swap.
             set.commit_until(killed_after).unwrap();
             as_if_killed(&parent);
             let seeds = || -> Vec<String> { names.iter().map(|n| read(&target.join(n))).collect() };
-            if killed_after > 0 {
-                assert!(seeds().contains(&"seed 1".to_string()), "{:?}", seeds());
-                assert!(seeds().contains(&"seed 2".to_string()), "{:?}", seeds());
-            }
+            // What a reader sees right after the kill: the whole old set, the whole new set, or
+            // (between the swap's two renames) no folder; never a mix of the two.
+            let now: Vec<Option<Vec<u8>>> = names
+                .iter()
+                .map(|n| std::fs::read(target.join(n)).ok())
+                .collect();
+            let whole = |v: &[u8]| now.iter().all(|f| f.as_deref() == Some(v));
+            assert!(
+                now.iter().all(Option::is_none) || whole(b"seed 1") || whole(b"seed 2"),
+                "killed after {killed_after}: {now:?}"
+            );
             // The next export (here: its start) finishes the commit: the new set, whole.
             drop(ExportSet::new(&target).unwrap());
             assert_eq!(seeds(), vec!["seed 2"; 3], "killed after {killed_after}");

@@ -10,7 +10,6 @@ use tplab_engine::block::design::{
     ShardingPlan, Site, Split, Step,
 };
 use tplab_engine::config::human_bytes;
-use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::models::read_input_file;
 use tplab_engine::trace::Pass;
 use tplab_engine::{DType, Overrides};
@@ -67,15 +66,8 @@ pub struct DesignArgs {
     /// One JSON object instead of the text report.
     #[arg(long)]
     pub json: bool,
-    /// GPU whose cost model times the plan (v100, a100, h100, h200, b200, ...).
-    #[arg(long, default_value = "h100")]
-    pub gpu: String,
-    /// GPUs per NVLink node.
-    #[arg(long, default_value_t = 8)]
-    pub gpus_per_node: usize,
-    /// Link between nodes (ib200, ib400, ...).
-    #[arg(long, default_value = "ib400")]
-    pub inter_node: String,
+    #[command(flatten)]
+    pub cluster: super::run::ClusterArgs,
 }
 
 /// The plan the arguments describe.
@@ -328,14 +320,7 @@ pub fn run(args: DesignArgs) -> anyhow::Result<ExitCode> {
         ..args.scenario.config()
     };
     cfg.validate_for_cpu()?;
-    let catalogue = Catalogue::default();
-    let cluster = Cluster::covering(
-        &catalogue,
-        &args.gpu,
-        cfg.tp,
-        args.gpus_per_node,
-        &args.inter_node,
-    )?;
+    let cluster = args.cluster.cluster(cfg.tp)?;
     let report = design::design(
         &cfg,
         &plan,

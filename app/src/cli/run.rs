@@ -22,6 +22,13 @@ pub struct RunArgs {
     /// Write tensors.safetensors, shards.safetensors and trace.json into this folder.
     #[arg(long)]
     pub export: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// The machine whose cost model times a scenario (`run`, `design`).
+#[derive(Args, Clone, Debug)]
+pub struct ClusterArgs {
     /// GPU whose cost model times the trace (v100, a100, h100, h200, b200, ...).
     #[arg(long, default_value = "h100")]
     pub gpu: String,
@@ -31,6 +38,19 @@ pub struct RunArgs {
     /// Link between nodes (ib200, ib400, ...).
     #[arg(long, default_value = "ib400")]
     pub inter_node: String,
+}
+
+impl ClusterArgs {
+    /// The cluster for a TP group of `tp` GPUs.
+    pub fn cluster(&self, tp: usize) -> anyhow::Result<Cluster> {
+        Ok(Cluster::covering(
+            &Catalogue::default(),
+            &self.gpu,
+            tp,
+            self.gpus_per_node,
+            &self.inter_node,
+        )?)
+    }
 }
 
 /// Prints the op/collective table of every layer and pass.
@@ -106,14 +126,7 @@ pub fn print_trace_table(trace: &Trace) {
 }
 
 fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::Result<bool> {
-    let catalogue = Catalogue::default();
-    let cluster = Cluster::covering(
-        &catalogue,
-        &args.gpu,
-        cfg.tp,
-        args.gpus_per_node,
-        &args.inter_node,
-    )?;
+    let cluster = args.cluster.cluster(cfg.tp)?;
     let mut r = run::run_typed::<T>(cfg, &|_, _| {})?;
     cost::apply_to_trace(&mut r.report.trace, &cluster);
     let export = args.export.as_ref();

@@ -611,13 +611,14 @@ fn stage(path: &Path, bytes: &[u8], private: bool) -> Result<PathBuf, StoreError
     }
     #[cfg(not(unix))]
     let _ = private;
-    let mut f = opts.open(&tmp).map_err(io("create", &tmp))?;
-    let written = f
-        .write_all(bytes)
-        .map_err(io("write", &tmp))
-        .and_then(|()| f.sync_all().map_err(io("sync", &tmp)));
+    // The file is closed at the end of this block, before a failed write removes it.
+    let written = {
+        let mut f = opts.open(&tmp).map_err(io("create", &tmp))?;
+        f.write_all(bytes)
+            .map_err(io("write", &tmp))
+            .and_then(|()| f.sync_all().map_err(io("sync", &tmp)))
+    };
     if let Err(e) = written {
-        drop(f);
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }

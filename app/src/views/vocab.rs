@@ -423,7 +423,9 @@ mod tests {
             assert!(!tr.contains("vo-err") && !tr.contains("err-"), "{tr}");
             for word in display.split(|c: char| !c.is_ascii_alphanumeric()) {
                 let number = word.chars().all(|c| c.is_ascii_digit()) && !word.is_empty();
-                if number || ["vocab", "granularity"].contains(&word) {
+                // Numbers carry over; the code words (`vocab`, `granularity`) are said in
+                // Turkish words (issue 24: no English identifiers in Turkish text).
+                if number {
                     assert!(tr.contains(word), "{tr} lacks {word}");
                 }
             }

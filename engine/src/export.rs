@@ -449,6 +449,14 @@ impl ExportSet {
         let err = |what: &str, e: std::io::Error| {
             EngineError::Export(format!("{what} {}: {e}", self.target.display()))
         };
+        // A link to a folder stays a link: its files are replaced one by one instead.
+        if self
+            .target
+            .symlink_metadata()
+            .map_or(true, |m| m.file_type().is_symlink())
+        {
+            return Ok(None);
+        }
         let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(&self.target)
             .map_err(|e| err("cannot read", e))?
             .flatten()
@@ -483,7 +491,11 @@ impl ExportSet {
             return Ok(Some((finals.to_vec(), true)));
         }
         let aside = aside_path(&self.target, std::process::id());
-        std::fs::rename(&self.target, &aside).map_err(|e| err("cannot move aside", e))?;
+        if std::fs::rename(&self.target, &aside).is_err() {
+            // A folder that cannot be moved (a mount point, the working folder on some
+            // systems): its files are replaced one by one instead.
+            return Ok(None);
+        }
         if killed(1) {
             return Ok(Some((finals.to_vec(), true)));
         }
@@ -864,6 +876,25 @@ mod tests {
             assert!(extra.is_empty(), "{extra:?}");
             std::fs::remove_dir_all(&parent).unwrap();
         }
+    }
+
+    /// A target that is a link to a folder stays a link (its files are replaced one by one).
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_target_stays_a_link() {
+        let parent = temp("link");
+        let real = parent.join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("a.txt"), b"old").unwrap();
+        let link = parent.join("out");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut set = ExportSet::new(&link).unwrap();
+        set.write("a.txt", b"new").unwrap();
+        set.commit().unwrap();
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(real.join("a.txt")).unwrap(), b"new");
+        assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
+        std::fs::remove_dir_all(&parent).unwrap();
     }
 
     #[test]

@@ -86,7 +86,7 @@ serve-check-fail = Differs from the reference! Same text: { $same }; largest log
 serve-yes = yes
 serve-no = no
 serve-measured-note = The virtual GPUs share this computer's processor, so their times show the order of the work, not a GPU's speed; the curve below is the cost model for real GPUs.
-serve-scenario-title = The guide's scenario: a 70B chat model with tensor_parallel_size=4
+serve-scenario-title = The guide's scenario: a 70B chat model served on 4 GPUs (tensor parallel size 4 in vLLM)
 serve-scenario-tp4 = Llama-3 70B on 4 × { $gpu }, one sequence with { $context } tokens of context, CUDA graphs: { $ms } ms per token ({ $tps } tokens/s) with NCCL's all-reduces, { $ms_custom } ms with a custom one-shot all-reduce (vLLM, TensorRT-LLM). Per token: each GPU reads its quarter of the weights in { $weights } ms and its share of the KV cache in { $kv } ms; the { $count } all-reduces (two a layer and the embedding's) take { $allreduce } ms with NCCL ({ $one } µs each) or { $allreduce_custom } ms custom; the fixed costs (kernel launches, sampling) { $fixed } ms. Memory per GPU: { $memory }.
 serve-scenario-knee = From TP = { $tp } on, doubling the GPUs saves less than 10%: the weight reads keep halving, but the all-reduces' latency does not, and TP = 16 crosses the node boundary onto InfiniBand.
 serve-axis-tp = GPUs (TP)

@@ -697,7 +697,7 @@ pub fn export_design<T: Element>(
                 .iter()
                 .map(|layer| {
                     crate::params::LayerParams::from_fn(|k| {
-                        let layout = program::param_layout(&cfg, &program.plan, k);
+                        let layout = program::param_layout(&program.plan, k);
                         exec::shard_param(&cfg, layout, k, layer.get(k).view(), r)
                     })
                 })

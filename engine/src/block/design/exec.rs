@@ -286,7 +286,7 @@ pub fn run_program<T: Element>(
             (0..tp)
                 .map(|r| {
                     LayerParams::from_fn(|k| {
-                        shard_param(cfg, param_layout(cfg, plan, k), k, layer.get(k).view(), r)
+                        shard_param(cfg, param_layout(plan, k), k, layer.get(k).view(), r)
                     })
                 })
                 .collect()

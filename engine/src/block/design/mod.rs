@@ -169,7 +169,7 @@ fn local_shape(cfg: &Config, p: &Program, v: ValueId) -> [usize; 2] {
 fn local_param_elems(cfg: &Config, plan: &ShardingPlan, kind: ParamKind) -> u64 {
     let [r, c] = kind.shape(cfg);
     let tp = cfg.tp.max(1);
-    let e = match param_layout(cfg, plan, kind) {
+    let e = match param_layout(plan, kind) {
         program::ParamLayout::Whole => r * c,
         program::ParamLayout::Rows => (r / tp) * c,
         program::ParamLayout::Columns
@@ -586,7 +586,7 @@ fn run_and_compare<T: Element>(
     for (layer, want_layer) in want.grads.iter().enumerate() {
         let want_layer: LayerParams<f64> = want_layer.cast();
         for kind in ParamKind::ALL {
-            let layout = param_layout(&cfg, &program.plan, kind);
+            let layout = param_layout(&program.plan, kind);
             let shards: Vec<Array2<f64>> = got
                 .grads
                 .iter()

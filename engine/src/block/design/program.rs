@@ -372,7 +372,7 @@ impl Program {
     /// The placement of a weight (or its bias) on rank `r`, with its index ranges.
     pub fn param_placement(&self, cfg: &Config, kind: ParamKind, r: usize) -> Placement {
         let heads = matches!(kind, ParamKind::QkvWeight | ParamKind::QkvBias);
-        param_layout(cfg, &self.plan, kind).placement(cfg, kind.shape(cfg), heads, r)
+        param_layout(&self.plan, kind).placement(cfg, kind.shape(cfg), heads, r)
     }
 }
 
@@ -412,8 +412,7 @@ pub enum ParamLayout {
     Rows,
 }
 
-pub fn param_layout(cfg: &Config, plan: &ShardingPlan, kind: ParamKind) -> ParamLayout {
-    let _ = cfg;
+pub fn param_layout(plan: &ShardingPlan, kind: ParamKind) -> ParamLayout {
     match weight_of(kind) {
         Some((w, bias)) => match plan.split(w) {
             Split::Columns => ParamLayout::Columns,
@@ -1058,7 +1057,7 @@ fn derive_backward(
                       actual: Place,
                       partial: &mut Vec<ParamKind>,
                       out: &mut Vec<BackStep>| {
-        match (param_layout(cfg, plan, kind), actual) {
+        match (param_layout(plan, kind), actual) {
             (ParamLayout::Whole, Place::Partial | Place::Tokens) if !partial.contains(&kind) => {
                 partial.push(kind);
             }

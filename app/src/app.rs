@@ -33,6 +33,8 @@ struct Saved {
     theme: ThemeChoice,
     config: Option<Config>,
     views: Vec<(String, String)>,
+    /// The learner's name (progress is saved under it).
+    learner: String,
 }
 
 /// The whole app; also driven headless by the tests and the frame benchmark.
@@ -345,6 +347,10 @@ impl TplabApp {
             }
         }
         self.theme = saved.theme;
+        // A name the certificate rules refuse is not restored (it is asked for again).
+        if tplab_quiz::cert::check_name(saved.learner.trim()).is_ok() {
+            self.shared.learner = saved.learner.trim().to_string();
+        }
         for (id, json) in &saved.views {
             if let Some(v) = self.views.iter_mut().find(|v| v.id() == id) {
                 match check_saved_view(id, json) {
@@ -364,6 +370,7 @@ impl TplabApp {
             active: self.active_id().to_string(),
             theme: self.theme,
             config: Some(self.shared.scenario.config().clone()),
+            learner: self.shared.learner.clone(),
             views: self
                 .views
                 .iter()

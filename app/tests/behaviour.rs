@@ -58,6 +58,11 @@ fn stepping_through_forward_counts_the_all_reduces() {
     let mut harness = harness();
     click(&mut harness, "Walkthrough", 2);
     assert_eq!(harness.state().active_id(), "step");
+    // Counting, not predicting (the predictions have their own tests).
+    harness
+        .state_mut()
+        .load_view_state("step", r#"{"predict": false}"#);
+    harness.run_steps(1);
     harness.get_by_label("all-reduces this layer: forward 2, backward 2");
     harness.get_by_label_contains("issued so far: forward 0, backward 0");
     // Forward of one block: ln1, f, qkv, core, out, g(all-reduce) → the 6th step is attn.g.

@@ -38,12 +38,149 @@ fn harness_on(cfg: &Config, lang: Lang) -> Harness<'static, TplabApp> {
         view: tplab_lessons::View::Step,
         ..Default::default()
     });
+    // These tests step through every op; the predictions have their own tests below.
+    app.load_view_state("step", r#"{"predict": false}"#);
     let mut harness = Harness::builder()
         .with_size([1600.0, 1000.0])
         .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
     tplab::i18n::set_lang(&harness.ctx, lang);
     harness.run_steps(2);
     harness
+}
+
+/// The walkthrough with its predictions on (the default), at `cfg`, in `lang`.
+fn predicting(cfg: &Config, lang: Lang, presenter: bool) -> Harness<'static, TplabApp> {
+    let mut app = TplabApp::default();
+    app.shared.scenario.set_config(cfg.clone());
+    app.shared.presenter = presenter;
+    assert!(app.select("step"));
+    let mut harness = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    tplab::i18n::set_lang(&harness.ctx, lang);
+    harness.run_steps(2);
+    harness
+}
+
+fn press_next(harness: &mut Harness<'static, TplabApp>, n: usize) {
+    for _ in 0..n {
+        harness.key_press(egui::Key::ArrowRight);
+        harness.run_steps(1);
+    }
+}
+
+/// Before g the walkthrough asks what GPU 2 will hold; the narration and the lanes wait; a right
+/// and a wrong answer are shown and counted; the bytes question of the backward offers what each
+/// GPU really sends (the trace's), and Turkish asks in Turkish.
+#[test]
+fn the_walkthrough_asks_before_each_collective_and_counts_the_answers() {
+    let cfg = Config {
+        tp: 4,
+        layers: 1,
+        ..Preset::Tiny.config()
+    };
+    let trace = schedule(&cfg);
+    let steps = walk_steps(&trace);
+    let mut h = predicting(&cfg, Lang::En, false);
+    // ln1, f (identity), qkv, core, out: then attn.g asks first.
+    press_next(&mut h, 5);
+    h.get_by_label_contains("Predict: after this all-reduce, what will GPU 2 hold of");
+    let g = &trace.events[steps[5].first_event];
+    assert!(
+        h.query_by_label(&narration(Lang::En, &trace, g)).is_none(),
+        "the narration waits"
+    );
+    h.get_by_label("C  the whole sum, the same on every GPU")
+        .click();
+    h.run_steps(2);
+    h.get_by_label("✔ Right: C  the whole sum, the same on every GPU");
+    h.get_by_label(&narration(Lang::En, &trace, g));
+    h.get_by_label_contains("You predicted 1 of 1 right.");
+    // The ring's rounds, the residual, then the MLP's ops up to mlp.g, which asks again.
+    let mlp_g = steps
+        .iter()
+        .position(|s| s.op.to_string() == "mlp.g" && s.pass == tplab_engine::trace::Pass::Forward)
+        .unwrap_or_else(|| panic!("no mlp.g"));
+    let mut guard = 0;
+    while h.query_by_label_contains("Predict:").is_none() {
+        press_next(&mut h, 1);
+        guard += 1;
+        assert!(guard < 40, "no second question");
+    }
+    let _ = mlp_g;
+    h.get_by_label("A  only its own partial sum, unchanged")
+        .click();
+    h.run_steps(2);
+    h.get_by_label_contains("✖ Not quite: the answer is C");
+    h.get_by_label_contains("Lesson 6");
+    h.get_by_label_contains("You predicted 1 of 2 right.");
+    // The backward's first collective asks for bytes; the right option is the trace's count.
+    let mut guard = 0;
+    while h.query_by_label_contains("how many bytes").is_none() {
+        press_next(&mut h, 1);
+        guard += 1;
+        assert!(guard < 80, "no bytes question");
+    }
+    let bwd = trace
+        .events
+        .iter()
+        .find(|e| {
+            e.pass == tplab_engine::trace::Pass::Backward
+                && e.ranks.len() > 1
+                && e.collective_kind()
+                    .is_some_and(|k| k != tplab_engine::trace::CollectiveKind::Identity)
+        })
+        .unwrap_or_else(|| panic!("no backward collective"));
+    let right = tplab_engine::config::human_bytes(bwd.bytes_sent_per_rank);
+    let option = h.query_all_by_label_contains(&right).next().and_then(|n| {
+        use egui_kittest::kittest::NodeT;
+        n.accesskit_node().label().map(|l| l.to_string())
+    });
+    let option: String = option.unwrap_or_else(|| panic!("{right} is not offered"));
+    h.get_by_label(&option).click();
+    h.run_steps(2);
+    h.get_by_label_contains("✔ Right:");
+    h.get_by_label_contains("You predicted 2 of 3 right.");
+}
+
+/// On a projector the class answers aloud: → reveals (nothing is counted), the next → plays;
+/// with sequence parallelism g is a reduce-scatter, and the answer is "its own tokens".
+#[test]
+fn on_a_projector_the_next_key_reveals_and_sequence_parallelism_changes_the_answer() {
+    let cfg = Config {
+        tp: 4,
+        layers: 1,
+        sequence_parallel: true,
+        ..Preset::Tiny.config()
+    };
+    let mut h = predicting(&cfg, Lang::Tr, true);
+    let mut guard = 0;
+    while h.query_by_label_contains("Tahmin et:").is_none() {
+        press_next(&mut h, 1);
+        guard += 1;
+        assert!(guard < 20, "no question");
+    }
+    // The first forward collective with sequence parallelism is f's all-gather: the whole
+    // tensor joined from the slices.
+    h.get_by_label_contains("all-gather");
+    press_next(&mut h, 1);
+    h.get_by_label("Cevap: D  tensörün tamamını, her GPU'nun diliminden birleştirilmiş");
+    assert!(
+        h.query_by_label_contains("tahminden").is_none(),
+        "a class's reveal is not counted"
+    );
+    // g: a reduce-scatter leaves each GPU its tokens of the sum.
+    let mut guard = 0;
+    while h
+        .query_by_label_contains("reduce-scatter işleminden sonra")
+        .is_none()
+    {
+        press_next(&mut h, 1);
+        guard += 1;
+        assert!(guard < 40, "no reduce-scatter question");
+    }
+    press_next(&mut h, 1);
+    h.get_by_label("Cevap: B  toplamı, ama yalnızca kendi token'larını (satırlarını)");
 }
 
 #[test]

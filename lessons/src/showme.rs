@@ -35,10 +35,11 @@ pub enum View {
     Lessons,
     Quiz,
     Serve,
+    Design,
 }
 
 impl View {
-    pub const ALL: [View; 14] = [
+    pub const ALL: [View; 15] = [
         View::Playground,
         View::Step,
         View::Collectives,
@@ -53,6 +54,7 @@ impl View {
         View::Lessons,
         View::Quiz,
         View::Serve,
+        View::Design,
     ];
 
     pub fn name(self) -> &'static str {
@@ -71,6 +73,7 @@ impl View {
             View::Lessons => "lessons",
             View::Quiz => "quiz",
             View::Serve => "serve",
+            View::Design => "design",
         }
     }
 
@@ -91,6 +94,7 @@ impl View {
             View::Lessons => "Lessons",
             View::Quiz => "Quiz",
             View::Serve => "Serve",
+            View::Design => "Design",
         }
     }
 
@@ -111,6 +115,7 @@ impl View {
             View::Lessons => "Dersler",
             View::Quiz => "Kısa sınav",
             View::Serve => "Çıkarım",
+            View::Design => "Tasarım",
         }
     }
 
@@ -170,6 +175,9 @@ pub struct ShowMe {
     /// Layer of the event (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<usize>,
+    /// Design: the challenge to open (1 to 8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub challenge: Option<usize>,
     /// Button caption.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<Localized>,
@@ -188,7 +196,7 @@ fn course_scenario<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, 
 
 /// The fields a "Show me" target may have, for the unknown-field error.
 const FIELDS: &str = "view, preset, hidden, heads, kv_heads, ffn, seq, batch, layers, tp, \
-    sequence_parallel, algorithm, seed, model, gpu, gpus, gpus_per_node, pass, event, layer, label";
+    sequence_parallel, algorithm, seed, model, gpu, gpus, gpus_per_node, pass, event, layer, challenge, label";
 
 /// Reads what no other field of a [`ShowMe`] took and refuses it, naming the field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -232,6 +240,8 @@ pub enum ShowMeError {
     LayerOutOfRange { layer: usize, layers: usize },
     #[error("Show me target's model is invalid: {0}")]
     Model(String),
+    #[error("challenge {stage} does not exist: the design lab's challenges are 1 to {stages}")]
+    NoChallenge { stage: usize, stages: usize },
     /// The engine's hardware error, as text (it holds floating-point values).
     #[error("Show me target's hardware is invalid: {0}")]
     Hardware(String),
@@ -288,6 +298,17 @@ impl ShowMe {
                     belongs,
                 });
             }
+        }
+        if self.challenge.is_some() && self.view != View::Design {
+            return Err(ShowMeError::FieldNotForView {
+                field: "challenge",
+                view: self.view,
+                belongs: "view = \"design\"",
+            });
+        }
+        let stages = tplab_engine::block::design::challenge::all().len();
+        if let Some(n) = self.challenge.filter(|&n| n == 0 || n > stages) {
+            return Err(ShowMeError::NoChallenge { stage: n, stages });
         }
         if let Some(m) = &self.model {
             m.parse::<ModelPreset>()

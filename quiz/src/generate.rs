@@ -11,6 +11,8 @@ use crate::grade::{format_fixed, format_number};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
+use tplab_engine::block::design::challenge;
+use tplab_engine::block::design::{ShardingPlan, Split, Weight};
 use tplab_engine::collectives::Algorithm;
 use tplab_engine::memory::{kv_cache_bytes_per_token_per_gpu, layer_params_per_rank};
 use tplab_engine::models::ModelSpec;
@@ -40,11 +42,14 @@ pub enum GenKind {
     ValidTpSizes,
     /// KV-cache bytes per token on one GPU when serving a grouped-query model at TP=k.
     KvCache,
+    /// The exam's practical part: a design-lab challenge; the plans offered are run against the
+    /// reference and graded by the engine.
+    DesignSplit,
 }
 
 impl GenKind {
     /// Every kind, in a fixed order (the exam and practice sets iterate over it).
-    pub const ALL: [GenKind; 8] = [
+    pub const ALL: [GenKind; 9] = [
         GenKind::RingBytes,
         GenKind::TpValidity,
         GenKind::WeightMemory,
@@ -53,6 +58,7 @@ impl GenKind {
         GenKind::SpCollectives,
         GenKind::ValidTpSizes,
         GenKind::KvCache,
+        GenKind::DesignSplit,
     ];
 
     pub fn name(self) -> &'static str {
@@ -65,6 +71,7 @@ impl GenKind {
             GenKind::SpCollectives => "sp-collectives",
             GenKind::ValidTpSizes => "valid-tp-sizes",
             GenKind::KvCache => "kv-cache",
+            GenKind::DesignSplit => "design-split",
         }
     }
 
@@ -275,6 +282,163 @@ pub fn generate(kind: GenKind, seed: u64) -> Question {
         GenKind::SpCollectives => sp_collectives(&mut rng, seed),
         GenKind::ValidTpSizes => valid_tp_sizes(&mut rng, seed),
         GenKind::KvCache => kv_cache(&mut rng, seed),
+        GenKind::DesignSplit => design_split(&mut rng, seed),
+    }
+}
+
+/// A plan's splits of `weights`, in words.
+fn plan_words(plan: &ShardingPlan, weights: &[Weight]) -> Localized {
+    let en = |w: Weight| match w {
+        Weight::Qkv => "QKV projection",
+        Weight::Out => "output projection",
+        Weight::Fc1 => "fc1",
+        Weight::Fc2 => "fc2",
+    };
+    let tr = |w: Weight| match w {
+        Weight::Qkv => "QKV projeksiyonu",
+        Weight::Out => "çıkış projeksiyonu",
+        Weight::Fc1 => "fc1",
+        Weight::Fc2 => "fc2",
+    };
+    let split_en = |s: Split| match s {
+        Split::Replicate => "whole on every GPU",
+        Split::Columns => "by columns",
+        Split::Rows => "by rows",
+    };
+    let split_tr = |s: Split| match s {
+        Split::Replicate => "her GPU'da bölünmemiş",
+        Split::Columns => "sütunlarına göre",
+        Split::Rows => "satırlarına göre",
+    };
+    let join =
+        |f: &dyn Fn(Weight) -> String| weights.iter().map(|w| f(*w)).collect::<Vec<_>>().join("; ");
+    loc(
+        join(&|w| format!("{} {}", en(w), split_en(plan.split(w)))),
+        join(&|w| format!("{} {}", tr(w), split_tr(plan.split(w)))),
+    )
+}
+
+/// The exam's practical part: one of the design lab's challenges that asks only for splits;
+/// four plans of its free weights, of which the engine's grade (the plan run forward and
+/// backward against the unsharded reference, its collectives counted and priced) solves exactly
+/// one. The right one's place is drawn uniformly.
+fn design_split(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    // Stages whose goal is met by splits alone (not by hand-placed collectives).
+    let stage = pick(rng, &[1usize, 2, 3, 4, 6, 7]);
+    let c = match challenge::stage(stage) {
+        Ok(c) => c,
+        Err(e) => unreachable!("stage {stage} is listed: {e}"),
+    };
+    let solves = |p: &ShardingPlan| solves_challenge(&c, p);
+    // Every assignment of the free weights, in a drawn order.
+    let mut candidates: Vec<ShardingPlan> = vec![c.start.clone()];
+    for w in &c.free {
+        candidates = candidates
+            .into_iter()
+            .flat_map(|p| {
+                Split::ALL.into_iter().map(move |s| {
+                    let mut q = p.clone();
+                    q.set_split(*w, s);
+                    q
+                })
+            })
+            .collect();
+    }
+    for i in (1..candidates.len()).rev() {
+        let j = rng.random_range(0..=i);
+        candidates.swap(i, j);
+    }
+    let mut wrong: Vec<ShardingPlan> = Vec::new();
+    for p in &candidates {
+        if wrong.len() == 3 {
+            break;
+        }
+        if *p != c.answer && !solves(p) {
+            wrong.push(p.clone());
+        }
+    }
+    let right_at = rng.random_range(0..=wrong.len());
+    let mut plans = wrong;
+    plans.insert(right_at, c.answer.clone());
+    let weights = c.free.clone();
+    let choices: Vec<Localized> = plans.iter().map(|p| plan_words(p, &weights)).collect();
+    let (t_en, t_tr) = (c.config.tp, c.config.tp);
+    let sp_en = if c.start.sequence_parallel {
+        " Sequence parallelism is on."
+    } else {
+        ""
+    };
+    let sp_tr = if c.start.sequence_parallel {
+        " Dizi paralelliği açık."
+    } else {
+        ""
+    };
+    Question {
+        id: id(GenKind::DesignSplit, seed),
+        prompt: loc(
+            format!(
+                "Design lab, challenge {stage} (on {t_en} GPUs): {}{sp_en} Which split does it? tplab runs each plan against the unsharded reference and counts its collectives.",
+                c.goal_text
+            ),
+            format!(
+                "Tasarım laboratuvarı, görev {stage} ({t_tr} GPU): {}{sp_tr} Hangi bölme bunu yapar? tplab her planı bölünmemiş referansa karşı çalıştırır ve kolektiflerini sayar.",
+                design_goal_tr(stage)
+            ),
+        ),
+        kind: QuestionKind::Single {
+            choices,
+            correct: right_at,
+        },
+        explanation: loc(c.why.to_string(), design_why_tr(stage).to_string()),
+        lesson: Some(if matches!(stage, 2 | 7) { "attention-heads" } else { "mlp-split" }.into()),
+        show_me: Some(ShowMe {
+            view: View::Design,
+            challenge: Some(stage),
+            ..Default::default()
+        }),
+        choice_feedback: Vec::new(),
+    }
+}
+
+/// Whether the engine's grade of `plan` solves `c`, remembered: a grade runs the plan forward
+/// and backward against the reference, and the exam draws the same few plans again and again.
+fn solves_challenge(c: &challenge::Challenge, plan: &ShardingPlan) -> bool {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static GRADES: OnceLock<Mutex<HashMap<(usize, ShardingPlan), bool>>> = OnceLock::new();
+    let grades = GRADES.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (c.stage, plan.clone());
+    if let Some(&known) = grades.lock().ok().as_ref().and_then(|g| g.get(&key)) {
+        return known;
+    }
+    let solved = c.grade(plan, false).is_ok_and(|g| g.solved);
+    if let Ok(mut g) = grades.lock() {
+        g.insert(key, solved);
+    }
+    solved
+}
+
+/// A challenge's goal in Turkish (the app's Fluent file words the same).
+fn design_goal_tr(stage: usize) -> &'static str {
+    match stage {
+        1 => "fc1 ve fc2'yi, MLP'nin ileri geçişi tek bir all-reduce gerektirecek biçimde böl.",
+        2 => "QKV ve çıkış projeksiyonlarını, dikkatin ileri geçişi tek bir all-reduce gerektirecek biçimde böl.",
+        3 => "Dört ağırlığı da, katmanın ileri geçişi tam olarak iki all-reduce gerektirecek biçimde böl.",
+        4 => "Referansla hâlâ eşit olan ama her GPU'ya en iyi MLP bölmesinin en az 3 katı bayt gönderten bir MLP bölmesi bul.",
+        6 => "Dizi paralelliği açıkken katmanı, ileri geçişinde hiç all-reduce olmayacak biçimde böl.",
+        _ => "8 sorgu kafası 2 KV kafasını paylaşıyor; katmanı 4 GPU'ya, ileri geçişte iki all-reduce olacak biçimde böl.",
+    }
+}
+
+/// Why a challenge's best answer is best, in Turkish.
+fn design_why_tr(stage: usize) -> &'static str {
+    match stage {
+        1 => "fc1 sütunlarına göre bölününce her GPU A'nın bazı sütunlarını tam olarak tutar, GeLU yerel çalışır; fc2 satırlarına göre bölününce tam o sütunları çarpar ve kısmi toplamlar bırakır, bunlar bir kez toplanır.",
+        2 => "QKV sütunlarına göre bölününce her GPU kafaların tamamını tutar ve dikkat kafa kafa çalışır; çıkış projeksiyonu satırlarına göre bölününce kısmi toplamlar kalır, bunlar bir kez toplanır.",
+        3 => "Bu Megatron-LM'in bölmesidir: her yarı sütun paralel bir katman, yerel bir işlem ve satır paralel bir katmandır, bu yüzden her yarı bir kez toplar (g).",
+        4 => "fc1 satırlarına göre bölününce 4h genişliğindeki A'nın kısmi toplamları kalır ve GeLU tam değerlere ihtiyaç duyar: toplama dört kat geniş bir tensörü taşır. Sayılar aynı, baytlar yaklaşık 4,5 kat.",
+        6 => "Megatron'un bölmesi ve token'lara göre bölünmüş artık akışla her g bir reduce-scatter, her f bir all-gather olur: iki all-reduce ile aynı bayt.",
+        _ => "Her GPU 2 sorgu kafası ve onların okuduğu KV kafasının bir kopyasını tutar, böylece dikkat yerel kalır; geri geçişte kopyaların K ve V gradyanları toplanır.",
     }
 }
 

@@ -19,7 +19,7 @@ use crate::exam::ExamScore;
 use fs4::fs_std::FileExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -173,6 +173,31 @@ pub struct Progress {
     pub exams: Vec<ExamRecord>,
     /// Slugs of lessons opened.
     pub lessons_read: BTreeSet<String>,
+    /// The design lab's challenges solved: challenge id → the best grade (older files have none).
+    #[serde(default)]
+    pub challenges: BTreeMap<String, ChallengeRecord>,
+}
+
+/// The best grade of one design-lab challenge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChallengeRecord {
+    /// 1 to 3 (the engine's grade).
+    pub stars: u8,
+    pub at_unix_s: u64,
+}
+
+impl Progress {
+    /// Records a solved challenge, keeping the better of the saved and the new stars.
+    pub fn record_challenge(&mut self, id: &str, stars: u8, at_unix_s: u64) {
+        let stars = stars.min(3);
+        match self.challenges.get_mut(id) {
+            Some(r) if r.stars >= stars => {}
+            _ => {
+                self.challenges
+                    .insert(id.to_string(), ChallengeRecord { stars, at_unix_s });
+            }
+        }
+    }
 }
 
 impl Progress {
@@ -184,6 +209,7 @@ impl Progress {
             answers: Vec::new(),
             exams: Vec::new(),
             lessons_read: BTreeSet::new(),
+            challenges: BTreeMap::new(),
         }
     }
 
@@ -989,6 +1015,34 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"secret");
         write_atomic_private(&path, b"other", true).unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"other");
+    }
+
+    #[test]
+    fn challenges_keep_the_best_stars_and_old_files_load_without_them() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = Store::at(dir.path());
+        let save = |stars: u8, at: u64| {
+            store
+                .update("Ada", |p| {
+                    p.record_challenge("mlp-one-all-reduce", stars, at)
+                })
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        save(2, 10);
+        save(1, 20);
+        let got = save(3, 30).progress;
+        assert_eq!(got.challenges["mlp-one-all-reduce"].stars, 3);
+        assert_eq!(got.challenges["mlp-one-all-reduce"].at_unix_s, 30);
+        let again = save(2, 40).progress;
+        assert_eq!(again.challenges["mlp-one-all-reduce"].at_unix_s, 30);
+        // A file written before challenges existed loads, with none.
+        let mut old = serde_json::to_value(Progress::new("Bo")).unwrap_or_else(|e| panic!("{e}"));
+        if let Some(o) = old.as_object_mut() {
+            o.remove("challenges");
+        }
+        let bytes = serde_json::to_vec(&old).unwrap_or_else(|e| panic!("{e}"));
+        let p = parse(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.challenges.is_empty());
     }
 
     #[test]

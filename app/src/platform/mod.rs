@@ -138,6 +138,16 @@ pub fn merge(into: &mut Progress, from: Progress) -> usize {
             added += 1;
         }
     }
+    for (id, c) in from.challenges {
+        let better = into
+            .challenges
+            .get(&id)
+            .is_none_or(|have| have.stars < c.stars);
+        if better {
+            into.record_challenge(&id, c.stars, c.at_unix_s);
+            added += 1;
+        }
+    }
     if into.lang.is_none() {
         into.lang = from.lang;
     }

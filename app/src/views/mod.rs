@@ -16,6 +16,7 @@
 //! scenario, switches view and calls the target view's [`View::show_me`].
 
 pub mod collectives;
+pub mod design;
 // The CUDA executor is the desktop's; the web edition explains that (platform::web::GpuNotice).
 #[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
@@ -82,6 +83,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
     vec![
         Box::new(playground::Playground::default()),
         Box::new(step::StepThrough::default()),
+        Box::new(design::Design::default()),
         Box::new(collectives::Collectives::default()),
         Box::new(timeline::Timeline::default()),
         Box::new(memory::Memory::default()),
@@ -196,6 +198,8 @@ pub struct Shared {
     pub presenter: bool,
     /// Keys pressed this frame, for the active view.
     pub keys: KeyActions,
+    /// The learner's name (the Quiz's and the design lab's progress are saved under it).
+    pub learner: String,
     pending: Vec<ShowMe>,
 }
 
@@ -286,6 +290,16 @@ pub fn gpu_ink(rank: usize, dark: bool) -> egui::Color32 {
         c = base.lerp_to_gamma(target, i as f32 / 20.0);
     }
     c
+}
+
+/// Text of a passed check or a right answer: Okabe–Ito's bluish green, darker on a light
+/// background and lighter on a dark one so that it keeps contrast on both.
+pub fn ok_ink(ui: &egui::Ui) -> egui::Color32 {
+    if ui.visuals().dark_mode {
+        egui::Color32::from_rgb(0x4C, 0xC9, 0xA0)
+    } else {
+        egui::Color32::from_rgb(0x00, 0x7A, 0x5A)
+    }
 }
 
 /// Black or white, whichever reads better on `bg`.

@@ -351,7 +351,7 @@ impl Quiz {
             });
     }
 
-    fn exam_ui(&mut self, ui: &mut egui::Ui, lang: Lang, enter: bool) {
+    fn exam_ui(&mut self, ui: &mut egui::Ui, lang: Lang, enter: bool, shared_learner: &mut String) {
         let exam = match self.exam.get_or_insert_with(load_exam) {
             Ok(e) => e.clone(),
             Err(e) => {
@@ -365,7 +365,7 @@ impl Quiz {
             return;
         }
         let Some(state) = self.sitting.clone() else {
-            self.start_ui(ui, &exam, lang, enter);
+            self.start_ui(ui, &exam, lang, enter, shared_learner);
             return;
         };
         if self.drawn.as_ref().map(|s| s.seed) != Some(state.seed) {
@@ -447,7 +447,14 @@ impl Quiz {
         }
     }
 
-    fn start_ui(&mut self, ui: &mut egui::Ui, exam: &Exam, lang: Lang, enter: bool) {
+    fn start_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        exam: &Exam,
+        lang: Lang,
+        enter: bool,
+        shared_learner: &mut String,
+    ) {
         ui.heading(t(lang, "exam-title"));
         ui.add(
             egui::Label::new(t_args(
@@ -463,11 +470,19 @@ impl Quiz {
         );
         ui.add_space(8.0);
         let label = ui.label(t(lang, "exam-name"));
-        ui.add(
-            egui::TextEdit::singleline(&mut self.learner)
-                .desired_width(ui.available_width().min(420.0)),
-        )
-        .labelled_by(label.id);
+        // One name for the whole app: the design lab saves its challenges under it too.
+        if self.learner.trim().is_empty() && !shared_learner.trim().is_empty() {
+            self.learner = shared_learner.clone();
+        }
+        let edit = ui
+            .add(
+                egui::TextEdit::singleline(&mut self.learner)
+                    .desired_width(ui.available_width().min(420.0)),
+            )
+            .labelled_by(label.id);
+        if edit.changed() {
+            *shared_learner = self.learner.clone();
+        }
         let name = self.learner.trim().to_string();
         let name_ok = cert::check_name(&name);
         if let (false, Err(e)) = (name.is_empty(), &name_ok) {
@@ -837,7 +852,7 @@ impl View for Quiz {
         ui.separator();
         match self.mode {
             Mode::Practice => self.practice_ui(ui, shared, lang, enter),
-            Mode::Exam => self.exam_ui(ui, lang, enter),
+            Mode::Exam => self.exam_ui(ui, lang, enter, &mut shared.learner),
         }
     }
 

@@ -81,6 +81,150 @@ pub struct StepThrough {
     round: (usize, usize),
     #[serde(skip)]
     cache: Option<Cache>,
+    /// Predict, then see: before each collective of the first layer the walkthrough asks what
+    /// it will do, and plays the step once the learner has answered (or skipped).
+    pub predict: bool,
+    #[serde(skip)]
+    predictions: Predictions,
+}
+
+/// Steps answered: the option picked and whether it was right (`None`: revealed without an
+/// answer, by a skip, a presenter's reveal or a jump from a lesson).
+type Answers = std::collections::BTreeMap<usize, Option<(usize, bool)>>;
+
+/// The learner's predictions for one scenario.
+#[derive(Default)]
+struct Predictions {
+    generation: u64,
+    answers: Answers,
+}
+
+impl Predictions {
+    /// The answers of `generation` (a new scenario starts afresh).
+    fn of(&mut self, generation: u64) -> &mut Answers {
+        if self.generation != generation {
+            self.generation = generation;
+            self.answers.clear();
+        }
+        &mut self.answers
+    }
+}
+
+/// What a prediction asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// What a GPU holds after the collective (forward: f, g and sequence parallelism's pairs).
+    Holds,
+    /// How many bytes each GPU sends (backward).
+    Bytes,
+}
+
+/// A question asked before a step plays, with its answer computed from the trace.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    pub ask: Ask,
+    pub question: String,
+    pub options: Vec<String>,
+    pub right: usize,
+    /// Where a miss is explained.
+    pub lesson: String,
+}
+
+/// Whether step `step` asks, and what: collectives of the first layer that move data between
+/// GPUs. The answer is the trace's: what the collective reads and writes on each rank, and the
+/// bytes its schedule sends.
+fn asks(trace: &Trace, step: &WalkStep) -> Option<(Ask, usize)> {
+    let e = trace.events.get(step.first_event)?;
+    let kind = e.collective_kind()?;
+    if kind == CollectiveKind::Identity || e.ranks.len() < 2 || step.layer != 0 {
+        return None;
+    }
+    use tplab_engine::block::placement::PlacementKind as K;
+    match e.pass {
+        Pass::Forward => {
+            let from = e.reads.first()?.kind()?;
+            let to = e.writes.first()?.kind()?;
+            let right = match (from, to) {
+                (K::Partial, K::Replicate) => 2,
+                (K::Partial, K::Shard(_)) => 1,
+                (K::Shard(_), K::Replicate) => 3,
+                _ => return None,
+            };
+            Some((Ask::Holds, right))
+        }
+        Pass::Backward => {
+            let options = byte_options(e);
+            let right = options.iter().position(|b| *b == e.bytes_sent_per_rank)?;
+            Some((Ask::Bytes, right))
+        }
+    }
+}
+
+/// The byte counts offered: what each GPU sends, the whole payload, one GPU's chunk and twice
+/// the payload (the usual confusions), smallest first.
+fn byte_options(e: &Event) -> Vec<u64> {
+    let s = e.bytes.max(1);
+    let n = e.ranks.len().max(1) as u64;
+    let mut v = vec![e.bytes_sent_per_rank, s, s / n, 2 * s, 4 * s];
+    v.sort_unstable();
+    v.dedup();
+    // Keep the right one and three others.
+    while v.len() > 4 {
+        let drop = v
+            .iter()
+            .rposition(|b| *b != e.bytes_sent_per_rank)
+            .unwrap_or(0);
+        v.remove(drop);
+    }
+    v
+}
+
+/// The question of step `step` in `lang`, if it asks one.
+pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Prediction> {
+    let (ask, right) = asks(trace, step)?;
+    let e = trace.events.get(step.first_event)?;
+    let kind = e
+        .collective_kind()
+        .map(|k| k.name().to_string())
+        .unwrap_or_default();
+    let tensor = e
+        .writes
+        .first()
+        .map(|w| w.tensor.to_string())
+        .filter(|t| !t.contains('.'))
+        .unwrap_or_default();
+    let tr = |id: &str| crate::i18n::t(lang, id);
+    let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
+    Some(match ask {
+        Ask::Holds => {
+            let gpu = e.ranks[2.min(e.ranks.len() - 1)];
+            Prediction {
+                ask,
+                question: ta(
+                    "walk-predict-holds",
+                    &[("kind", kind), ("gpu", gpu.to_string()), ("tensor", tensor)],
+                ),
+                options: vec![
+                    tr("walk-predict-own-partial"),
+                    tr("walk-predict-its-tokens"),
+                    tr("walk-predict-whole-sum"),
+                    tr("walk-predict-joined"),
+                ],
+                right,
+                lesson: tr("walk-predict-lesson-fg"),
+            }
+        }
+        Ask::Bytes => Prediction {
+            ask,
+            question: ta(
+                "walk-predict-bytes",
+                &[("kind", kind), ("n", e.ranks.len().to_string())],
+            ),
+            options: byte_options(e).into_iter().map(human_bytes).collect(),
+            right,
+            lesson: tr("walk-predict-lesson-ring"),
+        },
+    })
 }
 
 struct Cache {
@@ -102,6 +246,8 @@ impl Default for StepThrough {
             numbers: false,
             numbers_run: None,
             cache: None,
+            predict: true,
+            predictions: Predictions::default(),
         }
     }
 }
@@ -222,6 +368,41 @@ impl StepThrough {
         self.position = cur as f32;
         self.round = (cur, round);
         self.playing = false;
+    }
+
+    /// Whether the current step waits for a prediction.
+    fn waiting(&mut self, trace: &Trace, generation: u64) -> bool {
+        if !self.predict || trace.config.tp <= 1 {
+            return false;
+        }
+        let cur = self.current();
+        let Some(step) = self.cache.as_ref().and_then(|c| c.steps.get(cur)) else {
+            return false;
+        };
+        if self.current_round() != 0 || asks(trace, step).is_none() {
+            return false;
+        }
+        !self.predictions.of(generation).contains_key(&cur)
+    }
+
+    /// Reveals the current step's answer without one (a skip, or the presenter's reveal).
+    fn reveal(&mut self, generation: u64) {
+        let cur = self.current();
+        self.predictions.of(generation).entry(cur).or_insert(None);
+    }
+
+    /// Right predictions and predictions answered, this scenario.
+    pub fn tally(&self) -> (usize, usize) {
+        let current = self
+            .cache
+            .as_ref()
+            .is_some_and(|c| c.generation == self.predictions.generation);
+        if !current {
+            return (0, 0);
+        }
+        let answered = self.predictions.answers.values().flatten();
+        let right = answered.clone().filter(|(_, ok)| *ok).count();
+        (right, answered.count())
     }
 
     /// Back to the first step.
@@ -353,9 +534,18 @@ impl View for StepThrough {
             return;
         };
         let trace = &derived.trace;
-        if shared.keys.step != 0 {
-            self.step_by(shared.keys.step, trace);
+        let generation = shared.scenario.generation();
+        let mut presses = shared.keys.step;
+        // A step that waits for a prediction: the first press forward reveals its answer (the
+        // presenter's clicker asks the class, then reveals), the next one plays it.
+        if presses > 0 && self.waiting(trace, generation) {
+            self.reveal(generation);
+            presses -= 1;
         }
+        if presses != 0 {
+            self.step_by(presses, trace);
+        }
+        let before = self.current();
         if self.playing {
             let last = self.step_count().saturating_sub(1) as f32;
             // Time-based: the same speed at any frame rate; a long stall moves at most 0.25 s.
@@ -367,6 +557,11 @@ impl View for StepThrough {
                 self.position = last;
                 self.playing = false;
             }
+            // Playing stops at the start of a step that asks first.
+            if self.current() != before && self.waiting(trace, generation) {
+                self.position = self.current() as f32;
+                self.playing = false;
+            }
             ctx.request_repaint();
         }
     }
@@ -376,6 +571,7 @@ impl View for StepThrough {
         let lang = super::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("st-title"));
+        let generation = shared.scenario.generation();
         let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
             return;
         };
@@ -409,8 +605,14 @@ impl View for StepThrough {
                 .on_hover_text(tr("st-key-right"))
                 .clicked()
             {
-                self.step_by(1, trace);
+                if self.waiting(trace, generation) {
+                    self.reveal(generation);
+                } else {
+                    self.step_by(1, trace);
+                }
             }
+            ui.checkbox(&mut self.predict, tr("walk-predict-toggle"))
+                .on_hover_text(tr("walk-predict-toggle-hint"));
             if ui.button(tr("st-restart")).on_hover_text("Home").clicked() {
                 self.restart();
             }
@@ -446,6 +648,71 @@ impl View for StepThrough {
         };
         let event = &trace.events[step.first_event];
         let events = &trace.events[step.first_event..step.first_event + step.events];
+        let generation = cache.generation;
+        let question = if self.predict && trace.config.tp > 1 {
+            prediction(lang, trace, step)
+        } else {
+            None
+        };
+        let answered = self.predictions.of(generation).get(&cur).copied();
+        if let (Some(q), None, 0) = (&question, answered, self.current_round()) {
+            // Ask first: the narration, the lanes and the messages wait for the answer.
+            let heading = lanes::step_heading(lang, cur + 1, n, step.layer, step.pass);
+            let mut picked: Option<usize> = None;
+            let mut reveal = false;
+            egui::Frame::group(ui.style()).show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                ui.strong(heading);
+                let body = ui.style().text_styles[&egui::TextStyle::Body].size;
+                ui.label(egui::RichText::new(&q.question).size(1.35 * body).strong());
+                ui.add_space(6.0);
+                if shared.presenter {
+                    // The class answers aloud; the presenter reveals.
+                    for (i, o) in q.options.iter().enumerate() {
+                        ui.label(
+                            egui::RichText::new(format!("{}  {o}", option_letter(i)))
+                                .size(1.2 * body),
+                        );
+                    }
+                    ui.add_space(6.0);
+                    if ui.button(tr("walk-predict-reveal")).clicked() {
+                        reveal = true;
+                    }
+                } else {
+                    for (i, o) in q.options.iter().enumerate() {
+                        if ui
+                            .button(
+                                egui::RichText::new(format!("{}  {o}", option_letter(i)))
+                                    .size(1.1 * body),
+                            )
+                            .clicked()
+                        {
+                            picked = Some(i);
+                        }
+                    }
+                    ui.add_space(6.0);
+                    if ui.button(tr("walk-predict-skip")).clicked() {
+                        reveal = true;
+                    }
+                }
+                ui.weak(tr("walk-predict-wait"));
+            });
+            let answers = self.predictions.of(generation);
+            if let Some(i) = picked {
+                answers.insert(cur, Some((i, i == q.right)));
+            } else if reveal {
+                answers.insert(cur, None);
+            }
+            let (right, total) = self.tally();
+            if total > 0 {
+                ui.label(crate::i18n::t_args(
+                    lang,
+                    "walk-predict-tally",
+                    &[("right", right.to_string()), ("total", total.to_string())],
+                ));
+            }
+            return;
+        }
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
             let mut heading = lanes::step_heading(lang, cur + 1, n, step.layer, step.pass);
@@ -461,6 +728,34 @@ impl View for StepThrough {
                 ));
             }
             ui.strong(heading);
+            if let (Some(q), Some(a)) = (&question, answered) {
+                let answer = format!("{}  {}", option_letter(q.right), q.options[q.right]);
+                match a {
+                    Some((_, true)) => {
+                        ui.colored_label(
+                            super::ok_ink(ui),
+                            crate::i18n::t_args(lang, "walk-predict-right", &[("answer", answer)]),
+                        );
+                    }
+                    Some((_, false)) => {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            crate::i18n::t_args(
+                                lang,
+                                "walk-predict-wrong",
+                                &[("answer", answer), ("lesson", q.lesson.clone())],
+                            ),
+                        );
+                    }
+                    None => {
+                        ui.label(crate::i18n::t_args(
+                            lang,
+                            "walk-predict-answer",
+                            &[("answer", answer)],
+                        ));
+                    }
+                }
+            }
             ui.label(
                 egui::RichText::new(lanes::narration(lang, trace, event))
                     .size(1.15 * ui.style().text_styles[&egui::TextStyle::Body].size),
@@ -477,6 +772,14 @@ impl View for StepThrough {
                 "st-issued",
                 &[("f", f.to_string()), ("b", b.to_string())],
             ));
+            let (right, total) = self.tally();
+            if total > 0 {
+                ui.label(crate::i18n::t_args(
+                    lang,
+                    "walk-predict-tally",
+                    &[("right", right.to_string()), ("total", total.to_string())],
+                ));
+            }
         });
         let line = if lang == tplab_lessons::Lang::En {
             describe(event, step, cur, n, trace.config.tp)
@@ -532,6 +835,9 @@ impl View for StepThrough {
         });
         if let Some(i) = found {
             self.position = i as f32;
+            // A lesson's button shows its step; it does not ask first.
+            let generation = shared.scenario.generation();
+            self.predictions.of(generation).entry(i).or_insert(None);
         }
         self.playing = false;
     }
@@ -1083,4 +1389,9 @@ fn messages(
         let dot = from + (to - from) * along;
         shapes.push(egui::Shape::circle_filled(dot, 5.0, color));
     }
+}
+
+/// "A", "B", … for the options of a prediction.
+fn option_letter(i: usize) -> char {
+    char::from(b'A' + (i % 26) as u8)
 }

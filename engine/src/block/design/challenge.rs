@@ -255,10 +255,84 @@ pub struct Grade {
     pub solved: bool,
     /// 0 to 3 (see the module's documentation).
     pub stars: u8,
-    /// What is still missing, in words (empty when solved).
-    pub missing: Vec<String>,
+    /// What is still missing (empty when solved); `Display` words it in English.
+    pub missing: Vec<Missing>,
     /// The best answer's explanation, once solved.
     pub why: Option<&'static str>,
+}
+
+/// One thing a plan still lacks for a challenge.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Missing {
+    /// The rules refuse the program (the first broken rule, in English).
+    Refused { rule: String },
+    /// It runs, but its numbers differ from the reference.
+    Differs,
+    /// Its forward pass has other collectives than the goal asks.
+    ForwardCollectives {
+        all_reduce: usize,
+        others: usize,
+        want_all_reduce: usize,
+        want_others: usize,
+    },
+    /// It sends `have` times the best split's bytes; the goal is at least `want`.
+    TooCheap { have: f64, want: f64 },
+    /// The collectives must be placed by hand.
+    PlaceByHand,
+    /// Refused, but elsewhere than the goal asks (the op in words and the rule).
+    RefusedElsewhere { op: &'static str, rule: String },
+    /// Valid: nothing reads a partial sum.
+    NotRefused,
+    /// Sequence parallelism is off.
+    SequenceParallelOff,
+    /// The forward pass still has all-reduces.
+    StillAllReduces(usize),
+    /// A weight is kept whole.
+    WholeWeight,
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Missing::Refused { rule } => write!(f, "the program is refused: {rule}"),
+            Missing::Differs => f.write_str("its numbers differ from the reference"),
+            Missing::ForwardCollectives {
+                all_reduce,
+                others,
+                want_all_reduce,
+                want_others,
+            } => write!(
+                f,
+                "its forward pass has {all_reduce} all-reduce(s) and {others} other \
+                 collective(s); the goal is {want_all_reduce} all-reduce(s) and {want_others} \
+                 other(s)"
+            ),
+            Missing::TooCheap { have, want } => write!(
+                f,
+                "it sends {have:.1} times the best split's bytes; the goal is at least {want:.0} \
+                 times"
+            ),
+            Missing::PlaceByHand => f.write_str("place the collectives yourself (manual mode)"),
+            Missing::RefusedElsewhere { op, rule } => write!(
+                f,
+                "the program is refused, but at {op} ({rule}), not where the goal asks"
+            ),
+            Missing::NotRefused => f.write_str("the program is valid: nothing reads a partial sum"),
+            Missing::SequenceParallelOff => f.write_str("turn sequence parallelism on"),
+            Missing::StillAllReduces(n) => {
+                write!(f, "its forward pass still has {n} all-reduce(s)")
+            }
+            Missing::WholeWeight => f.write_str(
+                "split every weight: a whole weight on every GPU is not tensor parallelism",
+            ),
+        }
+    }
+}
+
+impl Serialize for Missing {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// Why a plan cannot be graded for a challenge.
@@ -340,14 +414,13 @@ impl Challenge {
         used_hint: bool,
     ) -> Grade {
         let mut missing = Vec::new();
-        let correct = |missing: &mut Vec<String>| {
+        let correct = |missing: &mut Vec<Missing>| {
             if !r.valid {
-                missing.push(format!(
-                    "the program is refused: {}",
-                    r.errors.first().map_or(String::new(), |e| e.rule.clone())
-                ));
+                missing.push(Missing::Refused {
+                    rule: r.errors.first().map_or(String::new(), |e| e.rule.clone()),
+                });
             } else if r.equal_to_reference != Some(true) {
-                missing.push("its numbers differ from the reference".into());
+                missing.push(Missing::Differs);
             }
         };
         let c = &r.price.collectives;
@@ -365,10 +438,12 @@ impl Challenge {
             } => {
                 correct(&mut missing);
                 if all_reduce != want || others != want_others {
-                    missing.push(format!(
-                        "its forward pass has {all_reduce} all-reduce(s) and {others} other \
-                         collective(s); the goal is {want} all-reduce(s) and {want_others} other(s)"
-                    ));
+                    missing.push(Missing::ForwardCollectives {
+                        all_reduce,
+                        others,
+                        want_all_reduce: want,
+                        want_others,
+                    });
                 }
             }
             Goal::CostlyButCorrect { ratio } => {
@@ -376,50 +451,40 @@ impl Challenge {
                 let have = r.price.bytes_sent_per_rank as f64
                     / (best.price.bytes_sent_per_rank.max(1)) as f64;
                 if have < ratio {
-                    missing.push(format!(
-                        "it sends {have:.1} times the best split's bytes; the goal is at least \
-                         {ratio:.0} times"
-                    ));
+                    missing.push(Missing::TooCheap { have, want: ratio });
                 }
             }
             Goal::RefusedAt { at } => {
                 if plan.manual.is_none() {
-                    missing.push("place the collectives yourself (manual mode)".into());
+                    missing.push(Missing::PlaceByHand);
                 }
                 match r.errors.first() {
                     Some(e) if e.at == ErrorAt::Op(at) && e.holds == Place::Partial => {}
-                    Some(e) => missing.push(format!(
-                        "the program is refused, but at {} ({}), not where the goal asks",
-                        e.op, e.rule
-                    )),
-                    None => {
-                        missing.push("the program is valid: nothing reads a partial sum".into())
-                    }
+                    Some(e) => missing.push(Missing::RefusedElsewhere {
+                        op: e.op_words,
+                        rule: e.rule.clone(),
+                    }),
+                    None => missing.push(Missing::NotRefused),
                 }
             }
             Goal::NoForwardAllReduce => {
                 correct(&mut missing);
                 if !plan.sequence_parallel {
-                    missing.push("turn sequence parallelism on".into());
+                    missing.push(Missing::SequenceParallelOff);
                 }
                 if all_reduce > 0 {
-                    missing.push(format!(
-                        "its forward pass still has {all_reduce} all-reduce(s)"
-                    ));
+                    missing.push(Missing::StillAllReduces(all_reduce));
                 }
                 if Weight::ALL
                     .iter()
                     .any(|w| plan.split(*w) == Split::Replicate)
                 {
-                    missing.push(
-                        "split every weight: a whole weight on every GPU is not tensor parallelism"
-                            .into(),
-                    );
+                    missing.push(Missing::WholeWeight);
                 }
             }
             Goal::RepairByHand => {
                 if plan.manual.is_none() {
-                    missing.push("keep placing the collectives yourself (manual mode)".into());
+                    missing.push(Missing::PlaceByHand);
                 }
                 correct(&mut missing);
             }
@@ -486,7 +551,11 @@ mod tests {
             .grade(&rows_first, false)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(!g.solved);
-        assert!(g.missing[0].contains("all-reduce"), "{:?}", g.missing);
+        assert!(
+            g.missing[0].to_string().contains("all-reduce"),
+            "{:?}",
+            g.missing
+        );
         let cheat = ShardingPlan {
             qkv: Split::Columns,
             ..mlp.best.clone()

@@ -17,7 +17,10 @@ pub mod program;
 pub use plan::{
     ManualCollective, ManualKind, NamedPlan, PlanError, ShardingPlan, Site, Split, Weight,
 };
-pub use program::{propagate, BackStep, DesignError, ErrorAt, Move, Place, Program, Step, Tensor};
+pub use program::{
+    propagate, site_of, BackStep, DesignError, ErrorAt, Fix, Move, Norm, Place, Program, Rule,
+    Step, Tensor,
+};
 
 use crate::block::work;
 use crate::config::{Config, ConfigError};

@@ -322,6 +322,88 @@ pub struct DesignError {
     pub rule: String,
     /// The cheapest fixes, cheapest first.
     pub fixes: Vec<String>,
+    /// The rule, as a type (the app words it in the learner's language).
+    #[serde(skip)]
+    pub kind: Rule,
+    /// The fixes that are actions a learner can apply (the app offers them as buttons).
+    #[serde(skip)]
+    pub actions: Vec<Fix>,
+}
+
+/// Which placement rule a program breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// GeLU reads a partial sum: GeLU(a)+GeLU(b) ≠ GeLU(a+b).
+    GeluPartial,
+    /// Attention reads a partial sum: softmax is not linear.
+    AttentionPartial,
+    /// Attention reads only its tokens: a token attends to every earlier token.
+    AttentionTokens,
+    /// LayerNorm reads a partial sum: statistics of a sum are not sums of statistics.
+    NormPartial,
+    /// LayerNorm reads only its columns: it needs whole rows.
+    NormColumns,
+    /// A column-split weight reads less than its whole input.
+    ColumnSplitNeedsWhole(Weight),
+    /// A row-split weight reads something other than its columns of the input.
+    RowSplitNeedsColumns(Weight),
+    /// A whole weight reads only columns of its input.
+    WholeWeightNeedsRows(Weight),
+    /// The residual add reads a partial sum while the stream is held as given.
+    ResidualPartial { stream: Place },
+    /// The residual add reads a branch held unlike the stream.
+    ResidualMismatch { stream: Place },
+    /// A hand-placed collective has nothing to do.
+    NothingToDo { kind: ManualKind, after: Site },
+    /// Any other refusal.
+    Other,
+}
+
+/// One way to repair a refused program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fix {
+    /// Place `kind` after `after`, so the reader gets `to`; each GPU sends `bytes`.
+    Collective {
+        after: Site,
+        kind: ManualKind,
+        bytes: u64,
+        to: Place,
+    },
+    /// Take this GPU's slice (free; the rules do it for you in manual mode too).
+    Slice,
+    /// Split `weight` this way instead.
+    Split { weight: Weight, split: Split },
+    /// Remove a collective placed by hand.
+    Remove { after: Site, kind: ManualKind },
+}
+
+/// The forward op whose output is `t` (where a collective on `t` is placed), if any.
+pub fn site_of(t: Tensor) -> Option<Site> {
+    Some(match t {
+        Tensor::H1 => Site::Ln1,
+        Tensor::Qkv => Site::Qkv,
+        Tensor::Ctx => Site::Attention,
+        Tensor::Z => Site::Out,
+        Tensor::X1 => Site::AttnResidual,
+        Tensor::H2 => Site::Ln2,
+        Tensor::A => Site::Fc1,
+        Tensor::U => Site::Gelu,
+        Tensor::M => Site::Fc2,
+        Tensor::X | Tensor::Y => return None,
+    })
+}
+
+impl Move {
+    /// The collective a learner places for this move (`None`: a local slice).
+    pub fn manual_kind(self) -> Option<ManualKind> {
+        match self {
+            Move::AllReduce => Some(ManualKind::AllReduce),
+            Move::ReduceScatter => Some(ManualKind::ReduceScatter),
+            Move::AllGather => Some(ManualKind::AllGather),
+            Move::AllToAll => Some(ManualKind::AllToAll),
+            Move::Slice => None,
+        }
+    }
 }
 
 impl std::fmt::Display for DesignError {
@@ -590,6 +672,24 @@ impl Reader {
             (_, _) => format!("{words} on {gpu} cannot read {} of {t}.", p.words()),
         }
     }
+    /// The rule `rule` words, as a type.
+    fn rule_kind(self, plan: &ShardingPlan, p: Place) -> Rule {
+        match (self, p) {
+            (Reader::Gelu, Place::Partial) => Rule::GeluPartial,
+            (Reader::Attention, Place::Partial) => Rule::AttentionPartial,
+            (Reader::Attention, Place::Tokens) => Rule::AttentionTokens,
+            (Reader::Norm(_), Place::Partial) => Rule::NormPartial,
+            (Reader::Norm(_), Place::Features) => Rule::NormColumns,
+            (Reader::Linear(w), _) => match plan.split(w) {
+                Split::Columns => Rule::ColumnSplitNeedsWhole(w),
+                Split::Rows => Rule::RowSplitNeedsColumns(w),
+                Split::Replicate => Rule::WholeWeightNeedsRows(w),
+            },
+            (Reader::Residual(stream), Place::Partial) => Rule::ResidualPartial { stream },
+            (Reader::Residual(stream), _) => Rule::ResidualMismatch { stream },
+            (_, _) => Rule::Other,
+        }
+    }
 }
 
 /// Bytes the busiest rank sends for `mv` of a tensor of `elems` elements of `elem_bytes` over
@@ -734,6 +834,19 @@ impl Builder<'_> {
                 self.redistribute(v, to, false, reason)
             }
             _ => {
+                let mut actions: Vec<Fix> = options
+                    .iter()
+                    .filter_map(|&(to, mv, bytes)| match mv.manual_kind() {
+                        Some(kind) => site_of(tensor).map(|after| Fix::Collective {
+                            after,
+                            kind,
+                            bytes,
+                            to,
+                        }),
+                        None => Some(Fix::Slice),
+                    })
+                    .collect();
+                actions.extend(self.split_actions(reader, have.place));
                 let mut fixes: Vec<String> = options
                     .iter()
                     .map(|(to, mv, bytes)| {
@@ -753,6 +866,7 @@ impl Builder<'_> {
                     .collect();
                 fixes.extend(self.split_fixes(reader, have.place));
                 let rule = reader.rule(self.plan, tensor, have.place, 0);
+                let kind = reader.rule_kind(self.plan, have.place);
                 if self.errors.is_empty() {
                     self.errors.push(DesignError {
                         pass: Pass::Forward,
@@ -766,6 +880,8 @@ impl Builder<'_> {
                         holds: have.place,
                         rule,
                         fixes,
+                        kind,
+                        actions,
                     });
                 }
                 // Run anyway: the reader takes what each GPU holds as if it were held as needed.
@@ -781,6 +897,23 @@ impl Builder<'_> {
                 }));
                 id
             }
+        }
+    }
+
+    /// [`Builder::split_fixes`] as actions.
+    fn split_actions(&self, reader: Reader, have: Place) -> Vec<Fix> {
+        match (reader, have) {
+            (Reader::Gelu, Place::Partial) if self.plan.fc1 == Split::Rows => vec![Fix::Split {
+                weight: Weight::Fc1,
+                split: Split::Columns,
+            }],
+            (Reader::Attention, Place::Partial) if self.plan.qkv == Split::Rows => {
+                vec![Fix::Split {
+                    weight: Weight::Qkv,
+                    split: Split::Columns,
+                }]
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -861,6 +994,8 @@ impl Builder<'_> {
                                 kind.name(),
                                 site.name()
                             )],
+                            kind: Rule::NothingToDo { kind, after: site },
+                            actions: vec![Fix::Remove { after: site, kind }],
                         });
                     }
                 }

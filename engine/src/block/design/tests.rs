@@ -370,3 +370,107 @@ fn megatrons_plan_gives_the_sharded_executors_numbers() {
         }
     }
 }
+
+/// A refused program's fixes are actions: each one, applied to the plan, gives a program the
+/// rules accept (the app offers them as buttons, so none may lead nowhere).
+#[test]
+fn every_offered_fix_repairs_the_program() {
+    let cfg = Config {
+        tp: 2,
+        ..Preset::Tiny.config()
+    };
+    let gelu_reads_partial = ShardingPlan {
+        fc1: Split::Rows,
+        fc2: Split::Columns,
+        manual: Some(vec![ManualCollective {
+            after: Site::Out,
+            kind: ManualKind::AllReduce,
+        }]),
+        ..NamedPlan::Megatron.plan()
+    };
+    let useless = ShardingPlan {
+        manual: Some(vec![
+            ManualCollective {
+                after: Site::Out,
+                kind: ManualKind::AllReduce,
+            },
+            ManualCollective {
+                after: Site::Fc1,
+                kind: ManualKind::AllReduce,
+            },
+            ManualCollective {
+                after: Site::Fc2,
+                kind: ManualKind::AllReduce,
+            },
+        ]),
+        ..NamedPlan::Megatron.plan()
+    };
+    for (plan, rule) in [
+        (gelu_reads_partial, Rule::GeluPartial),
+        (
+            useless,
+            Rule::NothingToDo {
+                kind: ManualKind::AllReduce,
+                after: Site::Fc1,
+            },
+        ),
+    ] {
+        let p = propagate(&cfg, &plan);
+        let e = p
+            .errors
+            .first()
+            .unwrap_or_else(|| panic!("{plan:?} is valid"));
+        assert_eq!(e.kind, rule);
+        assert!(!e.actions.is_empty());
+        for fix in &e.actions {
+            let mut fixed = plan.clone();
+            let list = fixed.manual.get_or_insert_with(Vec::new);
+            match *fix {
+                Fix::Collective { after, kind, .. } => list.push(ManualCollective { after, kind }),
+                Fix::Remove { after, kind } => {
+                    let i = list
+                        .iter()
+                        .position(|c| c.after == after && c.kind == kind)
+                        .unwrap_or_else(|| panic!("{fix:?} names no placed collective"));
+                    list.remove(i);
+                }
+                Fix::Split { weight, split } => fixed.set_split(weight, split),
+                Fix::Slice => continue,
+            }
+            let q = propagate(&cfg, &fixed);
+            // The first error must be gone: either valid, or refused later in the block.
+            assert!(
+                q.errors.first().map(|f| f.kind) != Some(rule),
+                "{fix:?} leaves {:?}",
+                q.errors
+            );
+        }
+    }
+    // GeLU on a partial sum offers the sum (after fc1, an all-reduce of A) and the column split.
+    let p = propagate(
+        &cfg,
+        &ShardingPlan {
+            fc1: Split::Rows,
+            fc2: Split::Columns,
+            manual: Some(vec![ManualCollective {
+                after: Site::Out,
+                kind: ManualKind::AllReduce,
+            }]),
+            ..NamedPlan::Megatron.plan()
+        },
+    );
+    let e = p.errors.first().unwrap_or_else(|| panic!("valid"));
+    assert_eq!(e.kind, Rule::GeluPartial);
+    assert!(e.actions.iter().any(|f| matches!(
+        f,
+        Fix::Collective {
+            after: Site::Fc1,
+            kind: ManualKind::AllReduce,
+            ..
+        }
+    )));
+    assert!(e.actions.contains(&Fix::Split {
+        weight: Weight::Fc1,
+        split: Split::Columns
+    }));
+}

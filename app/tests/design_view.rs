@@ -1,0 +1,239 @@
+//! The Design view as a learner uses it: every challenge solved and failed by clicking the
+//! matrices, the fixes and the check button (the grade is the engine's, from the same report the
+//! view draws); a solved challenge saved with the learner's quiz progress; and snapshots at
+//! 1280×720, 1600×1000 and 1920×1080, English and Turkish, light and dark, at a desk and on a
+//! projector (regenerate with `UPDATE_SNAPSHOTS=1 cargo test -p tplab --test design_view`).
+
+mod common;
+use common::{click, shot_name, snapshot_options};
+use egui_kittest::kittest::Queryable;
+use egui_kittest::{Harness, SnapshotResults};
+use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use tplab::views::ShowMe;
+use tplab::TplabApp;
+use tplab_engine::block::design::challenge;
+use tplab_engine::block::design::{ShardingPlan, Split, Weight};
+use tplab_lessons::{Lang, View};
+
+fn harness() -> Harness<'static, TplabApp> {
+    Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default())
+}
+
+/// Opens challenge `stage` (0: the free design) as a lesson's Show me button does.
+fn open(harness: &mut Harness<'static, TplabApp>, stage: usize) {
+    harness.state_mut().show_me(&ShowMe {
+        view: View::Design,
+        challenge: (stage > 0).then_some(stage),
+        ..Default::default()
+    });
+    harness.run_steps(3);
+    assert_eq!(harness.state().active_id(), "design");
+}
+
+fn matrix_label(w: Weight, s: Split) -> String {
+    let name = match w {
+        Weight::Qkv => "QKV projection",
+        Weight::Out => "output projection",
+        Weight::Fc1 => "fc1",
+        Weight::Fc2 => "fc2",
+    };
+    let split = match s {
+        Split::Replicate => "whole",
+        Split::Columns => "its columns",
+        Split::Rows => "its rows",
+    };
+    format!("{name} · {split}")
+}
+
+fn next(s: Split) -> Split {
+    match s {
+        Split::Replicate => Split::Columns,
+        Split::Columns => Split::Rows,
+        Split::Rows => Split::Replicate,
+    }
+}
+
+/// Clicks each matrix until it shows `want`'s split, as a learner cycles them.
+fn set_splits(harness: &mut Harness<'static, TplabApp>, from: &ShardingPlan, want: &ShardingPlan) {
+    for w in Weight::ALL {
+        let mut s = from.split(w);
+        while s != want.split(w) {
+            click(harness, &matrix_label(w, s), 2);
+            s = next(s);
+        }
+        harness.get_by_label(&matrix_label(w, s));
+    }
+    if from.sequence_parallel != want.sequence_parallel {
+        click(
+            harness,
+            "Sequence parallelism (split the residual stream by tokens)",
+            2,
+        );
+    }
+}
+
+fn check(harness: &mut Harness<'static, TplabApp>) {
+    click(harness, "Check my plan", 3);
+}
+
+/// Every challenge: its start fails with what is missing said, and the answer is reached by
+/// clicking (matrices, the sequence-parallel box, a fix button) and solved with three stars.
+#[test]
+fn every_challenge_is_failed_then_solved_through_the_ui() {
+    let mut harness = harness();
+    for c in challenge::all() {
+        open(&mut harness, c.stage);
+        check(&mut harness);
+        assert!(
+            harness.query_by_label("Not yet:").is_some(),
+            "stage {}: the start is not refused",
+            c.stage
+        );
+        set_splits(&mut harness, &c.start, &c.answer);
+        // The hand-placed collectives the answer adds: through the fix the view offers.
+        if c.answer.manual != c.start.manual {
+            let fix = harness
+                .query_all_by_label_contains("all-reduce after fc2")
+                .count();
+            assert!(fix > 0, "stage {}: no fix button to add the sum", c.stage);
+            harness
+                .get_by_label_contains("all-reduce after fc2")
+                .click();
+            harness.run_steps(2);
+        }
+        if matches!(c.goal, challenge::Goal::RefusedAt { .. }) {
+            // The refusal is drawn where it happens, in words.
+            harness.get_by_label_contains("GeLU on GPU 0 reads a partial sum of A");
+            harness.get_by_label_contains("split the fc1 as its columns");
+            click(&mut harness, "Run it anyway and see how wrong it is", 2);
+            harness.get_by_label_contains("Differs from the reference");
+        }
+        check(&mut harness);
+        assert!(
+            harness.query_by_label_contains("Solved ★★★").is_some(),
+            "stage {}: not solved with three stars",
+            c.stage
+        );
+        harness.get_by_label_contains("Why: ");
+    }
+}
+
+/// A wrong MLP split is graded as such, the rule's fix repairs a refused program, and the hint
+/// costs the third star.
+#[test]
+fn a_wrong_split_says_what_is_missing_and_a_fix_button_repairs() {
+    let mut harness = harness();
+    open(&mut harness, 1);
+    let c = challenge::stage(1).unwrap_or_else(|e| panic!("{e}"));
+    let rows_first = ShardingPlan {
+        fc1: Split::Rows,
+        fc2: Split::Columns,
+        ..c.start.clone()
+    };
+    set_splits(&mut harness, &c.start, &rows_first);
+    check(&mut harness);
+    harness.get_by_label("Not yet:");
+    harness.get_by_label_contains("its forward pass has 1 all-reduce(s) and 1 other collective(s)");
+    // Megatron's MLP split, after the hint: two stars.
+    click(&mut harness, "Show a hint", 2);
+    harness.get_by_label_contains("Hint: GeLU works value by value");
+    set_splits(&mut harness, &rows_first, &c.answer);
+    check(&mut harness);
+    harness.get_by_label_contains("Solved ★★☆");
+
+    // Stage 8 starts refused: the residual add reads a partial sum; the fix adds the sum.
+    open(&mut harness, 8);
+    harness.get_by_label_contains("The residual add on GPU 0 reads a partial sum of M");
+    harness
+        .get_by_label_contains("all-reduce after fc2")
+        .click();
+    harness.run_steps(2);
+    assert!(harness
+        .query_by_label_contains("The residual add on GPU 0")
+        .is_none());
+    harness.get_by_label_contains("Equal to the unsharded reference");
+}
+
+/// A solved challenge is saved with the learner's quiz progress (same store, same lock), and the
+/// Turkish view words the rule and the goal in Turkish.
+#[test]
+fn a_solved_challenge_is_saved_with_the_quiz_progress_and_turkish_is_turkish() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: this binary's only test that reads the data folder sets it before any read.
+    unsafe { std::env::set_var("TPLAB_DATA_DIR", dir.path()) };
+    let mut harness = harness();
+    harness.state_mut().shared.learner = "Ada Lovelace".into();
+    open(&mut harness, 3);
+    let c = challenge::stage(3).unwrap_or_else(|e| panic!("{e}"));
+    set_splits(&mut harness, &c.start, &c.answer);
+    check(&mut harness);
+    harness.get_by_label_contains("Solved ★★★");
+    harness.get_by_label_contains("Saved with Ada Lovelace's quiz progress");
+    let store = tplab_quiz::progress::Store::at(dir.path());
+    let p = store
+        .load("Ada Lovelace")
+        .unwrap_or_else(|e| panic!("{e}"))
+        .progress;
+    assert_eq!(p.challenges.get(c.id).map(|r| r.stars), Some(3));
+
+    tplab::i18n::set_lang(&harness.ctx, Lang::Tr);
+    open(&mut harness, 5);
+    harness.get_by_label_contains("Kolektifleri kendin yerleştir ve fc1'i");
+    let c5 = challenge::stage(5).unwrap_or_else(|e| panic!("{e}"));
+    let fc1_rows = ShardingPlan {
+        fc1: Split::Rows,
+        ..c5.start.clone()
+    };
+    harness.get_by_label("fc1 · sütunları").click();
+    harness.run_steps(2);
+    harness.get_by_label("fc1 · satırları");
+    let _ = fc1_rows;
+    harness.get_by_label_contains("GPU 0 üzerindeki GeLU, A tensörünün bir kısmi toplamını okuyor");
+    harness.get_by_label_contains("fc1 matrisini şöyle böl: sütunları");
+}
+
+/// The view at a desk and on a projector, showing a refused program (the most it ever shows):
+/// nothing cut off, at every size, in both languages and themes.
+#[test]
+fn the_design_view_at_every_size_language_and_theme() {
+    let mut results = SnapshotResults::new();
+    for (size, lang, theme, presenter) in [
+        ((1280.0, 720.0), Lang::En, ThemeChoice::Light, false),
+        ((1600.0, 1000.0), Lang::Tr, ThemeChoice::Dark, false),
+        ((1920.0, 1080.0), Lang::En, ThemeChoice::Dark, false),
+        ((1280.0, 720.0), Lang::Tr, ThemeChoice::Light, true),
+        ((1600.0, 1000.0), Lang::En, ThemeChoice::Light, true),
+        ((1920.0, 1080.0), Lang::Tr, ThemeChoice::Dark, true),
+    ] {
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.shared.presenter = presenter;
+        app.show_me(&ShowMe {
+            view: View::Design,
+            challenge: Some(5),
+            ..Default::default()
+        });
+        let mut harness = common::gl_harness_pixels(app, size, lang, "design");
+        let fc1 = match lang {
+            Lang::En => "fc1 · its columns",
+            Lang::Tr => "fc1 · sütunları",
+        };
+        harness.get_by_label(fc1).click();
+        harness.run_steps(3);
+        if !presenter {
+            harness.mask(egui::Rect::from_min_max(
+                egui::pos2(0.0, 0.0),
+                egui::pos2(SIDE_BAR_WIDTH + 2.0, size.1),
+            ));
+        }
+        let name = format!(
+            "design_{}",
+            shot_name("refused", size, lang, theme, presenter)
+        );
+        harness.snapshot_options(&name, &snapshot_options());
+        results.extend_harness(&mut harness);
+    }
+    results.unwrap();
+}

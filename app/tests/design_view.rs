@@ -106,7 +106,7 @@ fn every_challenge_is_failed_then_solved_through_the_ui() {
         if matches!(c.goal, challenge::Goal::RefusedAt { .. }) {
             // The refusal is drawn where it happens, in words.
             harness.get_by_label_contains("GeLU on GPU 0 reads a partial sum of A");
-            harness.get_by_label_contains("split the fc1 as its columns");
+            harness.get_by_label_contains("fc1: its columns instead");
             click(&mut harness, "Run it anyway and see how wrong it is", 2);
             harness.get_by_label_contains("Differs from the reference");
         }

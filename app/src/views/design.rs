@@ -938,95 +938,123 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
         };
         values.push(out);
     }
-    let cell = ui.text_style_height(&egui::TextStyle::Body) * 1.5;
-    let avail = ui.available_width() - 80.0;
-    // Every column fits the width given (a narrow column in a narrow window, never cut off).
-    let cell_w = (avail / values.len().max(1) as f32 - 2.0).clamp(8.0, cell * 2.2);
-    egui::Grid::new("design-lanes-grid")
-        .spacing([2.0, 2.0])
-        .show(ui, |ui| {
-            ui.label("");
-            for &v in &values {
-                let val = p.value(v);
-                ui.add_sized(
-                    [cell_w, cell],
-                    egui::Label::new(egui::RichText::new(val.tensor.name()).small()).truncate(),
-                );
-            }
-            ui.end_row();
-            for rank in 0..cfg.tp {
-                ui.colored_label(super::gpu_ink(rank, dark), format!("GPU {rank}"));
-                for &v in &values {
-                    let val = p.value(v);
-                    let fill = match val.place {
-                        Place::Replicate => ui.visuals().widgets.inactive.bg_fill,
-                        Place::Partial => ui.visuals().warn_fg_color,
-                        _ => gpu_color(rank, dark),
-                    };
-                    let fill = if val.mislabelled { error } else { fill };
-                    let (rect, resp) =
-                        ui.allocate_exact_size(egui::vec2(cell_w, cell), egui::Sense::hover());
-                    let inner = rect.shrink(1.0);
-                    let painter = ui.painter();
-                    painter.rect_filled(inner, 3.0, fill);
-                    let ink = egui::Stroke::new(1.5, text_on(fill));
-                    // Columns: vertical bars; tokens: horizontal bars; a partial sum: Σ.
-                    match val.place {
-                        Place::Features => {
-                            for k in 1..4 {
-                                let x = inner.left() + inner.width() * k as f32 / 4.0;
-                                painter.line_segment(
-                                    [
-                                        egui::pos2(x, inner.top() + 3.0),
-                                        egui::pos2(x, inner.bottom() - 3.0),
-                                    ],
-                                    ink,
-                                );
-                            }
-                        }
-                        Place::Tokens => {
-                            for k in 1..4 {
-                                let y = inner.top() + inner.height() * k as f32 / 4.0;
-                                painter.line_segment(
-                                    [
-                                        egui::pos2(inner.left() + 3.0, y),
-                                        egui::pos2(inner.right() - 3.0, y),
-                                    ],
-                                    ink,
-                                );
-                            }
-                        }
-                        Place::Partial => {
-                            painter.text(
-                                inner.center(),
-                                egui::Align2::CENTER_CENTER,
-                                "Σ",
-                                egui::FontId::proportional(cell * 0.6),
-                                text_on(fill),
-                            );
-                        }
-                        Place::Replicate => {}
+    // Drawn with the painter into the width given: every column fits, whatever the window.
+    let body = ui.text_style_height(&egui::TextStyle::Body);
+    let small = egui::TextStyle::Small.resolve(ui.style());
+    let label_w = ui
+        .painter()
+        .layout_no_wrap(
+            format!("GPU {}", cfg.tp.saturating_sub(1)),
+            egui::TextStyle::Body.resolve(ui.style()),
+            egui::Color32::WHITE,
+        )
+        .size()
+        .x
+        + 8.0;
+    let width = ui.available_width();
+    let n = values.len().max(1);
+    let col_w = ((width - label_w) / n as f32).min(body * 3.0);
+    let row_h = body * 1.4;
+    let head_h = small.size * 1.4;
+    let (rect, _) = ui.allocate_exact_size(
+        egui::vec2(label_w + col_w * n as f32, head_h + row_h * cfg.tp as f32),
+        egui::Sense::hover(),
+    );
+    let painter = ui.painter_at(rect);
+    for (i, &v) in values.iter().enumerate() {
+        let x = rect.left() + label_w + col_w * (i as f32 + 0.5);
+        painter.text(
+            egui::pos2(x, rect.top() + head_h / 2.0),
+            egui::Align2::CENTER_CENTER,
+            p.value(v).tensor.name(),
+            small.clone(),
+            ui.visuals().weak_text_color(),
+        );
+    }
+    for rank in 0..cfg.tp {
+        let y0 = rect.top() + head_h + row_h * rank as f32;
+        painter.text(
+            egui::pos2(rect.left(), y0 + row_h / 2.0),
+            egui::Align2::LEFT_CENTER,
+            format!("GPU {rank}"),
+            egui::TextStyle::Body.resolve(ui.style()),
+            super::gpu_ink(rank, dark),
+        );
+        for (i, &v) in values.iter().enumerate() {
+            let val = p.value(v);
+            let cellr = egui::Rect::from_min_size(
+                egui::pos2(rect.left() + label_w + col_w * i as f32, y0),
+                egui::vec2(col_w, row_h),
+            )
+            .shrink(1.5);
+            let fill = match val.place {
+                Place::Replicate => ui.visuals().widgets.inactive.bg_fill,
+                Place::Partial => ui.visuals().warn_fg_color,
+                _ => gpu_color(rank, dark),
+            };
+            let fill = if val.mislabelled { error } else { fill };
+            painter.rect_filled(cellr, 3.0, fill);
+            let ink = egui::Stroke::new(1.5, text_on(fill));
+            // Columns: vertical bars; tokens: horizontal bars; a partial sum: Σ.
+            match val.place {
+                Place::Features => {
+                    for k in 1..4 {
+                        let x = cellr.left() + cellr.width() * k as f32 / 4.0;
+                        painter.line_segment(
+                            [
+                                egui::pos2(x, cellr.top() + 3.0),
+                                egui::pos2(x, cellr.bottom() - 3.0),
+                            ],
+                            ink,
+                        );
                     }
-                    let words = t_args(
-                        lang,
-                        "design-holds",
-                        &[
-                            ("gpu", rank.to_string()),
-                            ("what", place_words(lang, val.place)),
-                            ("tensor", val.tensor.name().to_string()),
-                        ],
-                    );
-                    let words = if val.mislabelled {
-                        format!("{words}\n{}", t(lang, "design-misread"))
-                    } else {
-                        words
-                    };
-                    super::a11y_label(&resp, &words);
-                    resp.on_hover_text(words);
                 }
-                ui.end_row();
+                Place::Tokens => {
+                    for k in 1..4 {
+                        let y = cellr.top() + cellr.height() * k as f32 / 4.0;
+                        painter.line_segment(
+                            [
+                                egui::pos2(cellr.left() + 3.0, y),
+                                egui::pos2(cellr.right() - 3.0, y),
+                            ],
+                            ink,
+                        );
+                    }
+                }
+                Place::Partial => {
+                    painter.text(
+                        cellr.center(),
+                        egui::Align2::CENTER_CENTER,
+                        "Σ",
+                        egui::FontId::proportional(row_h * 0.6),
+                        text_on(fill),
+                    );
+                }
+                Place::Replicate => {}
             }
-        });
+            let words = t_args(
+                lang,
+                "design-holds",
+                &[
+                    ("gpu", rank.to_string()),
+                    ("what", place_words(lang, val.place)),
+                    ("tensor", val.tensor.name().to_string()),
+                ],
+            );
+            let words = if val.mislabelled {
+                format!("{words}\n{}", t(lang, "design-misread"))
+            } else {
+                words
+            };
+            let resp = ui.interact(
+                cellr,
+                ui.id().with(("design-lane", rank, i)),
+                egui::Sense::hover(),
+            );
+            super::a11y_label(&resp, &words);
+            resp.on_hover_text(words);
+        }
+    }
 }
 
 /// The site a step's output belongs to (where a hand-placed collective after it goes).

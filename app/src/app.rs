@@ -461,6 +461,9 @@ impl TplabApp {
             self.applied_theme = Some(self.theme);
         }
         self.shared.keys = Default::default();
+        // Digits are answers where the learner types or reads (a number typed in the Quiz, a
+        // lesson), not TP sizes, even when the answer field has lost its focus.
+        let typing_view = matches!(self.active_id(), "quiz" | "lessons");
         if !ctx.egui_wants_keyboard_input() {
             ctx.input_mut(|i| {
                 use egui::{Key, Modifiers};
@@ -498,7 +501,7 @@ impl TplabApp {
                     Key::Num8,
                 ];
                 for (n, key) in digits.into_iter().enumerate() {
-                    if i.consume_key(Modifiers::NONE, key) {
+                    if !typing_view && i.consume_key(Modifiers::NONE, key) {
                         self.shared.scenario.set_tp(n + 1);
                     }
                 }
@@ -653,7 +656,8 @@ impl TplabApp {
         let t = |id: &str| crate::i18n::t(lang, id);
         ui.add_space(4.0);
         ui.heading("tplab");
-        // The scenario in words (its file-name label, h768-a12-…, means nothing to a learner).
+        // The scenario in words (its file-name label, h768-a12-…, means nothing to a learner,
+        // not even on hover).
         let cfg = self.shared.scenario.config();
         ui.label(crate::i18n::t_args(
             lang,
@@ -664,8 +668,7 @@ impl TplabApp {
                 ("tp", cfg.tp.to_string()),
                 ("dtype", cfg.dtype.to_string()),
             ],
-        ))
-        .on_hover_text(cfg.label());
+        ));
         ui.separator();
         egui::ScrollArea::vertical()
             .id_salt("side-bar")

@@ -143,7 +143,7 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
     ui.horizontal_wrapped(|ui| {
         ui.label(tr("pg-preset"));
         for p in Preset::ALL {
-            if ui.button(p.name()).clicked() {
+            if ui.button(super::preset_name(lang, p)).clicked() {
                 *config = preset_config(p, config.tp);
             }
         }
@@ -187,10 +187,10 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
                 }
             });
         egui::ComboBox::from_label(tr("pg-algorithm"))
-            .selected_text(config.algorithm.name())
+            .selected_text(super::algorithm_name(lang, config.algorithm))
             .show_ui(ui, |ui| {
                 for a in Algorithm::ALL {
-                    ui.selectable_value(&mut config.algorithm, a, a.name());
+                    ui.selectable_value(&mut config.algorithm, a, super::algorithm_name(lang, a));
                 }
             });
         ui.checkbox(&mut config.sequence_parallel, tr("pg-sp"))
@@ -516,9 +516,6 @@ fn matrices_ui(
 
 /// The grouped-query attention sentence: which GPUs hold which KV head.
 fn gqa_note(lang: Lang, config: &Config) -> String {
-    if lang == Lang::En {
-        return config.gqa_note().unwrap_or_default();
-    }
     let (a, kv, tp) = (config.heads, config.kv_heads(), config.tp.max(1));
     let head = t_args(
         lang,
@@ -619,7 +616,7 @@ fn activations_ui(
                 }),
                 _ => String::new(),
             };
-            ui.label(e.name());
+            ui.label(super::op_label(lang, e.op));
             ui.label(format!("[{r}, {c}]"));
             ui.label(crate::i18n::bytes(
                 lang,

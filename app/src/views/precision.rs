@@ -69,7 +69,19 @@ impl View for Precision {
             lang,
             "pr-intro",
             &[
-                ("label", cfg.label()),
+                (
+                    "label",
+                    t_args(
+                        lang,
+                        "pr-layer",
+                        &[
+                            ("hidden", cfg.hidden.to_string()),
+                            ("heads", cfg.heads.to_string()),
+                            ("ffn", cfg.ffn.to_string()),
+                            ("tokens", cfg.tokens().to_string()),
+                        ],
+                    ),
+                ),
                 ("tps", super::list_words(lang, &tps)),
             ],
         ));

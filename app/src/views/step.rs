@@ -155,6 +155,9 @@ impl StepThrough {
         };
         let last = steps.len().saturating_sub(1) as f32;
         self.position = self.position.clamp(0.0, last);
+        // A new program (another layer, TP or algorithm) has rounds of its own: the round shown
+        // of the old one would read "round 3 of 2".
+        self.round = (0, 0);
         self.cache = Some(Cache {
             generation,
             steps,
@@ -692,12 +695,13 @@ impl StepThrough {
 
 /// One sentence about the current step.
 fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> String {
+    // The op in words (its label), not its trace name (`attn.g`).
     let head = format!(
         "Step {}/{n} · layer {} · {} · {}",
         cur + 1,
         step.layer,
         step.pass.name(),
-        step.op
+        step.op.label()
     );
     match &e.kind {
         EventKind::Compute { op, parallel } => {
@@ -710,7 +714,7 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                 format!("{name} — {kind}")
             };
             format!(
-                "{head}: {label}, {} on every GPU, inputs {shapes} -> [{}, {}]",
+                "{head}: {label}, {} on every GPU, inputs {shapes}, output [{}, {}]",
                 parallel.label(),
                 e.output[0],
                 e.output[1]
@@ -907,7 +911,7 @@ fn pass_strip(
             "st-strip-a11y",
             &[
                 ("layer", layer.to_string()),
-                ("current", current.to_string()),
+                ("current", super::op_label(super::lang(ui), current)),
             ],
         ),
     );
@@ -1012,11 +1016,19 @@ fn gpus_ui(
         }
     }
     painter.extend(shapes);
-    let what = if moving {
-        format!("{tp} GPUs exchanging data: {}", step.op)
-    } else {
-        format!("{tp} GPUs running {}", step.op)
-    };
+    let lang = super::lang(ui);
+    let what = crate::i18n::t_args(
+        lang,
+        if moving {
+            "st-lanes-moving"
+        } else {
+            "st-lanes-running"
+        },
+        &[
+            ("tp", tp.to_string()),
+            ("op", super::op_label(lang, step.op)),
+        ],
+    );
     a11y_label(&resp, &what);
 }
 

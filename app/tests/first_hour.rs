@@ -1,0 +1,107 @@
+//! The rough edges a first hour hit (issue 22, item 7), driven as a learner drives the app:
+//! the walkthrough's round after the layer changes, digits typed in the Quiz, the right choice
+//! marked with its lesson linked, and a lesson's previous/next buttons. (The exam's question
+//! before submitting unanswered questions is in `exam.rs`, with the exam's data folder.)
+
+mod common;
+use common::{click, press};
+use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::Harness;
+use tplab::views::ShowMe;
+use tplab::TplabApp;
+
+fn harness(app: TplabApp) -> Harness<'static, TplabApp> {
+    let mut h = Harness::builder()
+        .with_size([1280.0, 820.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    h.run_steps(2);
+    h
+}
+
+/// A node's accessible text (its label, or a text label's value).
+fn text(node: &egui_kittest::Node<'_>) -> String {
+    let n = node.accesskit_node();
+    n.label().or_else(|| n.value()).unwrap_or_default()
+}
+
+#[test]
+fn the_walkthroughs_round_starts_again_when_the_layer_changes() {
+    let mut h = harness(TplabApp::default());
+    // GPT-2 small on 4 GPUs, at the g after attention: a ring all-reduce of 6 rounds.
+    h.state_mut().show_me(&ShowMe {
+        view: tplab_lessons::View::Step,
+        event: Some("attn.g".into()),
+        ..Default::default()
+    });
+    h.run_steps(2);
+    h.get_by_label_contains("round 1 of 6");
+    press(&mut h, egui::Key::ArrowRight, 1);
+    press(&mut h, egui::Key::ArrowRight, 1);
+    h.get_by_label_contains("round 3 of 6");
+    // The numbers layer (2 GPUs): the same step is a ring of 2 rounds, shown from its first.
+    let numbers = tplab::views::step::numbers_config();
+    h.state_mut().shared.scenario.set_config(numbers);
+    h.run_steps(2);
+    assert!(h.query_by_label_contains("round 3 of 2").is_none());
+    h.get_by_label_contains("round 1 of 2");
+}
+
+#[test]
+fn digits_typed_in_the_quiz_or_a_lesson_do_not_change_tp() {
+    let mut h = harness(TplabApp::default());
+    for view in ["Quiz", "Lessons"] {
+        click(&mut h, view, 2);
+        press(&mut h, egui::Key::Num8, 2);
+        press(&mut h, egui::Key::Num2, 2);
+        assert_eq!(h.state().shared.scenario.config().tp, 4, "{view}");
+    }
+    // Elsewhere a digit is still a TP size.
+    click(&mut h, "Playground", 2);
+    press(&mut h, egui::Key::Num2, 2);
+    assert_eq!(h.state().shared.scenario.config().tp, 2);
+}
+
+#[test]
+fn quiz_feedback_marks_the_right_choice_and_links_its_lesson() {
+    let mut app = TplabApp::default();
+    // The practice set's first question: the guide's "What is tensor parallelism", one right
+    // choice, citing the lesson what-is-tp.
+    assert!(app.load_view_state("quiz", r#"{"seed":7,"index":0}"#));
+    assert!(app.select("quiz"));
+    let mut h = harness(app);
+    assert!(h.query_by_label_contains("the right answer").is_none());
+    h.get_by(|n| n.label().is_some_and(|l| l.starts_with("A) ")))
+        .click();
+    h.run_steps(2);
+    click(&mut h, "Check answer", 2);
+    let marked: Vec<String> = h
+        .query_all_by_label_contains("✔ the right answer")
+        .map(|n| text(&n))
+        .collect();
+    assert_eq!(marked.len(), 1, "{marked:?}");
+    assert!(marked[0].contains("split the math inside a single layer"));
+    let catalog = tplab_lessons::Catalog::embedded().unwrap();
+    let lesson = catalog.get("what-is-tp").unwrap();
+    let link = format!("Lesson {}: {}", lesson.order, lesson.title.get(tplab_lessons::Lang::En));
+    click(&mut h, &link, 3);
+    assert_eq!(h.state().active_id(), "lessons");
+    h.get_by_label(&format!("Lesson {} of {}", lesson.order, catalog.lessons.len()));
+}
+
+#[test]
+fn a_lesson_has_previous_and_next_buttons() {
+    let mut h = harness(TplabApp::default());
+    click(&mut h, "Lessons", 2);
+    let catalog = tplab_lessons::Catalog::embedded().unwrap();
+    let total = catalog.lessons.len();
+    let title = |i: usize| catalog.lessons[i].title.get(tplab_lessons::Lang::En).to_string();
+    h.get_by_label(&format!("Lesson 1 of {total}"));
+    assert!(h.query_by_label("◀ Previous lesson").is_none());
+    // The button at the top (the same one ends the lesson's text).
+    let next = format!("Next lesson: {} ▶", title(1));
+    h.get_all_by_label(&next).next().unwrap().click();
+    h.run_steps(2);
+    h.get_by_label(&format!("Lesson 2 of {total}"));
+    click(&mut h, "◀ Previous lesson", 2);
+    h.get_by_label(&format!("Lesson 1 of {total}"));
+}

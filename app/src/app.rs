@@ -299,6 +299,9 @@ impl TplabApp {
     /// Restores the saved state, if any.
     pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch) -> Self {
         let mut app = Self::default();
+        // The learner's app runs the Precision sweep and the training on first show; tests
+        // (built from `default()`) start them only when they ask.
+        app.shared.autostart_jobs = true;
         match cc
             .storage
             .and_then(|s| eframe::get_value::<Saved>(s, STORAGE_KEY))
@@ -546,6 +549,8 @@ impl TplabApp {
             if self.welcome {
                 self.welcome_ui(ui);
             } else if let Some(v) = self.views.get_mut(self.active) {
+                // The lesson that explains the view, a link at the top right of its page.
+                crate::views::lessons::view_lesson_link(ui, &mut self.shared, v.id());
                 v.ui(ui, &mut self.shared);
             }
         });

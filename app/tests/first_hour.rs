@@ -82,10 +82,18 @@ fn quiz_feedback_marks_the_right_choice_and_links_its_lesson() {
     assert!(marked[0].contains("split the math inside a single layer"));
     let catalog = tplab_lessons::Catalog::embedded().unwrap();
     let lesson = catalog.get("what-is-tp").unwrap();
-    let link = format!("Lesson {}: {}", lesson.order, lesson.title.get(tplab_lessons::Lang::En));
+    let link = format!(
+        "Lesson {}: {}",
+        lesson.order,
+        lesson.title.get(tplab_lessons::Lang::En)
+    );
     click(&mut h, &link, 3);
     assert_eq!(h.state().active_id(), "lessons");
-    h.get_by_label(&format!("Lesson {} of {}", lesson.order, catalog.lessons.len()));
+    h.get_by_label(&format!(
+        "Lesson {} of {}",
+        lesson.order,
+        catalog.lessons.len()
+    ));
 }
 
 #[test]
@@ -94,7 +102,12 @@ fn a_lesson_has_previous_and_next_buttons() {
     click(&mut h, "Lessons", 2);
     let catalog = tplab_lessons::Catalog::embedded().unwrap();
     let total = catalog.lessons.len();
-    let title = |i: usize| catalog.lessons[i].title.get(tplab_lessons::Lang::En).to_string();
+    let title = |i: usize| {
+        catalog.lessons[i]
+            .title
+            .get(tplab_lessons::Lang::En)
+            .to_string()
+    };
     h.get_by_label(&format!("Lesson 1 of {total}"));
     assert!(h.query_by_label("◀ Previous lesson").is_none());
     // The button at the top (the same one ends the lesson's text).
@@ -104,4 +117,89 @@ fn a_lesson_has_previous_and_next_buttons() {
     h.get_by_label(&format!("Lesson 2 of {total}"));
     click(&mut h, "◀ Previous lesson", 2);
     h.get_by_label(&format!("Lesson 1 of {total}"));
+}
+
+#[test]
+fn eight_gpus_on_gpt2_small_show_why_and_offer_sixteen_heads() {
+    let mut h = harness(TplabApp::default());
+    click(&mut h, "TP=8", 2);
+    // The heads drawn by GPU, 8 placed and 4 left over, and why.
+    h.get_by_label("12 heads coloured by GPU: 1 per GPU, 4 left over");
+    h.get_by_label_contains("12 heads over 8 GPUs is 1 whole head(s) each with 4 left over");
+    click(
+        &mut h,
+        "Use 16 heads of size 48 (splits over 8 GPUs: one node)",
+        2,
+    );
+    let cfg = h.state().shared.scenario.config().clone();
+    assert_eq!((cfg.hidden, cfg.heads, cfg.tp), (768, 16, 8));
+    assert!(h.state().shared.scenario.derived().is_ok());
+    h.get_by_label_contains("W_qkv [768, 2304]");
+}
+
+#[test]
+fn the_timeline_opens_on_lesson_ones_numbers() {
+    // Lesson 1: GPT-2 small at TP=4 on H100s takes 112.1 µs, 78.6 µs of it communication.
+    let mut h = harness(TplabApp::default());
+    click(&mut h, "Timeline", 3);
+    h.get_by_label(
+        "Makespan 112.1 µs, of which 78.6 µs (70%) is communication every GPU waits for.",
+    );
+}
+
+#[test]
+fn precision_and_train_start_by_themselves_when_first_shown() {
+    let mut app = TplabApp::default();
+    // The app's own start-up turns this on (`TplabApp::new`); `default()` leaves it off.
+    app.shared.autostart_jobs = true;
+    // A small layer: the sweep is quick.
+    app.shared
+        .scenario
+        .set_config(tplab_engine::Preset::Tiny.config());
+    let mut h = harness(app);
+    click(&mut h, "Precision", 2);
+    let started = h.query_by_label_contains("forward passes (").is_some()
+        || h.query_by_label_contains("Reference: max|y|").is_some();
+    assert!(started, "the sweep did not start");
+    assert!(h.query_by_label("Run the sweep").is_none());
+    assert!(common::wait_until(&mut h, 3000, 10, |h| h
+        .query_by_label_contains("Reference: max|y|")
+        .is_some()));
+    // Training starts too: its button is Stop while it runs.
+    click(&mut h, "Train", 2);
+    h.get_by_label("Stop");
+    click(&mut h, "Stop", 2);
+    assert!(common::wait_until(&mut h, 3000, 10, |h| h
+        .query_by_label("Start training")
+        .is_some()));
+    // Shown again, it does not start a second time by itself.
+    click(&mut h, "Playground", 2);
+    click(&mut h, "Train", 2);
+    h.get_by_label("Start training");
+}
+
+#[test]
+fn each_view_links_the_lesson_that_explains_it() {
+    let mut h = harness(TplabApp::default());
+    let catalog = tplab_lessons::Catalog::embedded().unwrap();
+    let en = tplab_lessons::Lang::En;
+    for (view, slug) in [
+        ("Playground", "what-is-tp"),
+        ("Walkthrough", "f-and-g"),
+        ("Collectives", "all-reduce"),
+        ("Vocabulary", "vocab-parallel"),
+    ] {
+        click(&mut h, view, 2);
+        let lesson = catalog.get(slug).unwrap();
+        let link = format!("Lesson {}: {}", lesson.order, lesson.title.get(en));
+        click(&mut h, &link, 3);
+        assert_eq!(h.state().active_id(), "lessons", "{view}");
+        h.get_by_label(&format!(
+            "Lesson {} of {}",
+            lesson.order,
+            catalog.lessons.len()
+        ));
+    }
+    // The Lessons and Quiz views have no such link.
+    assert!(h.query_by_label_contains("Lesson 1: ").is_none());
 }

@@ -197,7 +197,10 @@ fn screen_texts(harness: &Harness<'static, TplabApp>) -> Vec<String> {
     let mut out = Vec::new();
     for node in harness.query_all(By::new()) {
         let n = node.accesskit_node();
-        for t in [n.label(), n.value(), n.description()].into_iter().flatten() {
+        for t in [n.label(), n.value(), n.description()]
+            .into_iter()
+            .flatten()
+        {
             if !t.trim().is_empty() {
                 out.push(t);
             }
@@ -300,11 +303,19 @@ fn walk_everything(lang: Lang) -> Walk {
         layers: 1,
         ..w.harness.state().shared.scenario.config().clone()
     };
-    w.harness.state_mut().shared.scenario.set_config(cfg.clone());
+    w.harness
+        .state_mut()
+        .shared
+        .scenario
+        .set_config(cfg.clone());
     w.harness.run_steps(2);
     w.press_through("step", walk_presses(&cfg));
     let numbers = tplab::views::step::numbers_config();
-    w.harness.state_mut().shared.scenario.set_config(numbers.clone());
+    w.harness
+        .state_mut()
+        .shared
+        .scenario
+        .set_config(numbers.clone());
     assert!(w
         .harness
         .state_mut()

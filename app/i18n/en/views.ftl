@@ -395,3 +395,6 @@ sm-gpus = { $n } GPUs
 sm-per-node = { $n } per node
 sm-event = { $pass } at "{ $op }"
 pr-layer = a layer with hidden size { $hidden }, { $heads } heads, FFN width { $ffn } and { $tokens } tokens
+pg-heads-why = Why: { $heads } heads over { $tp } GPUs is { $each } whole head(s) each with { $over } left over (marked ?): every GPU must hold the same whole number of heads, because a head's Q, K and V columns cannot be cut.
+pg-heads-a11y = { $heads } heads coloured by GPU: { $each } per GPU, { $over } left over
+pg-heads-fix = Use { $heads } heads of size { $size } (splits over { $tp } GPUs: one node)

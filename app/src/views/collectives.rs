@@ -203,7 +203,11 @@ impl View for Collectives {
                 .show_ui(ui, |ui| {
                     for a in Algorithm::ALL {
                         if ui
-                            .selectable_value(&mut self.algorithm, a, super::algorithm_name(lang, a))
+                            .selectable_value(
+                                &mut self.algorithm,
+                                a,
+                                super::algorithm_name(lang, a),
+                            )
                             .changed()
                         {
                             self.position = 0.0;

@@ -81,6 +81,63 @@ pub fn target_words(lang: tplab_lessons::Lang, target: &super::ShowMe) -> String
     parts.join(", ")
 }
 
+/// The lesson that explains the view `view_id`: the one whose Show me buttons open it most
+/// often (the earliest on a tie), from the lessons' own targets. `None` for the Lessons and
+/// Quiz views and for a view no lesson opens.
+pub fn lesson_for_view(view_id: &str) -> Option<&'static tplab_lessons::Lesson> {
+    if matches!(view_id, "lessons" | "quiz") {
+        return None;
+    }
+    let cat = embedded()?;
+    let count = |l: &tplab_lessons::Lesson| {
+        l.show_me
+            .iter()
+            .filter(|t| t.view.name() == view_id)
+            .count()
+    };
+    cat.lessons
+        .iter()
+        .filter(|l| count(l) > 0)
+        .min_by_key(|l| (std::cmp::Reverse(count(l)), l.order))
+}
+
+/// A small link "Lesson N: title" at the top right of a view's page, to the lesson that
+/// explains the view ([`lesson_for_view`]). Drawn over the page's first row without taking
+/// room from it (the view's own heading starts at the left edge as before).
+pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
+    let Some(lesson) = lesson_for_view(view_id) else {
+        return;
+    };
+    let lang = crate::i18n::current_lang(ui.ctx());
+    let text = t_args(
+        lang,
+        "lesson-link",
+        &[
+            ("n", lesson.order.to_string()),
+            ("title", lesson.title.get(lang).to_string()),
+        ],
+    );
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let resp_id = egui::Id::new(("view-lesson-link", view_id));
+    let hovered = ui.ctx().read_response(resp_id).is_some_and(|r| r.hovered());
+    let color = ui.visuals().hyperlink_color;
+    let galley = ui.painter().layout_no_wrap(text.clone(), font, color);
+    let area = ui.max_rect();
+    let rect = egui::Align2::RIGHT_TOP.align_size_within_rect(galley.size(), area);
+    let resp = ui
+        .interact(rect, resp_id, egui::Sense::click())
+        .on_hover_cursor(egui::CursorIcon::PointingHand);
+    if hovered {
+        ui.painter()
+            .hline(rect.x_range(), rect.bottom(), egui::Stroke::new(1.0, color));
+    }
+    ui.painter().galley(rect.min, galley, color);
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Link, true, &text));
+    if resp.clicked() {
+        open(shared, &lesson.slug);
+    }
+}
+
 /// Opens the Lessons view on the lesson `slug`.
 pub fn open(shared: &mut Shared, slug: &str) {
     shared.open_lesson = Some(slug.to_string());
@@ -160,7 +217,9 @@ impl View for Lessons {
             ui.separator();
             ui.vertical(|ui| {
                 let at = cat.lessons.iter().position(|l| l.slug == current.slug);
-                let previous = at.and_then(|i| i.checked_sub(1)).and_then(|i| cat.lessons.get(i));
+                let previous = at
+                    .and_then(|i| i.checked_sub(1))
+                    .and_then(|i| cat.lessons.get(i));
                 let next = at.and_then(|i| cat.lessons.get(i + 1));
                 ui.horizontal_wrapped(|ui| {
                     ui.label(t_args(
@@ -177,7 +236,11 @@ impl View for Lessons {
                         }
                     }
                     if let Some(n) = next {
-                        let text = t_args(lang, "lesson-next", &[("title", n.title.get(lang).to_string())]);
+                        let text = t_args(
+                            lang,
+                            "lesson-next",
+                            &[("title", n.title.get(lang).to_string())],
+                        );
                         if ui.button(text).clicked() {
                             pick = Some(n.slug.clone());
                         }

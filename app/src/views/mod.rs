@@ -198,6 +198,9 @@ pub struct Shared {
     pub keys: KeyActions,
     /// A lesson (its slug) the Lessons view opens next: set by a "Lesson N" link elsewhere.
     pub open_lesson: Option<String>,
+    /// Views with a long background job (Precision, Train) start it when first shown, so
+    /// they never open empty (on in the app, off in tests unless a test turns it on).
+    pub autostart_jobs: bool,
     pending: Vec<ShowMe>,
 }
 

@@ -359,8 +359,7 @@ impl Quiz {
                                 super::lessons::lesson_link(ui, shared, slug);
                             }
                             if let Some(target) = &q.show_me {
-                                let caption =
-                                    format!(
+                                let caption = format!(
                                     "{}: {}",
                                     t(lang, "show-me"),
                                     super::lessons::target_words(lang, target)

@@ -398,3 +398,5 @@ pr-layer = a layer with hidden size { $hidden }, { $heads } heads, FFN width { $
 pg-heads-why = Why: { $heads } heads over { $tp } GPUs is { $each } whole head(s) each with { $over } left over (marked ?): every GPU must hold the same whole number of heads, because a head's Q, K and V columns cannot be cut.
 pg-heads-a11y = { $heads } heads coloured by GPU: { $each } per GPU, { $over } left over
 pg-heads-fix = Use { $heads } heads of size { $size } (splits over { $tp } GPUs: one node)
+st-strip-bias-residual = bias + residual
+st-ring-caption = { $algorithm } step { $k }/{ $rounds } ({ $phase })

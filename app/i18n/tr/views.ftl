@@ -394,3 +394,5 @@ pr-layer = gizli boyutu { $hidden }, { $heads } kafalı, FFN genişliği { $ffn 
 pg-heads-why = Neden: { $heads } kafa { $tp } GPU'ya bölününce her birine { $each } tam kafa düşer ve { $over } kafa artar (? ile işaretli): bir kafanın Q, K ve V sütunları kesilemediği için her GPU aynı sayıda tam kafa tutmalıdır.
 pg-heads-a11y = GPU'ya göre renklendirilmiş { $heads } kafa: GPU başına { $each }, { $over } kafa artıyor
 pg-heads-fix = { $size } boyutlu { $heads } kafa kullan ({ $tp } GPU'ya bölünür: tek düğüm)
+st-strip-bias-residual = bias + artık
+st-ring-caption = { $algorithm }: adım { $k }/{ $rounds } ({ $phase })

@@ -118,7 +118,7 @@ pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
         ],
     );
     let font = egui::TextStyle::Body.resolve(ui.style());
-    let resp_id = egui::Id::new(("view-lesson-link", view_id));
+    let resp_id = egui::Id::NULL.with(("view-lesson-link", view_id));
     let hovered = ui.ctx().read_response(resp_id).is_some_and(|r| r.hovered());
     let color = ui.visuals().hyperlink_color;
     let galley = ui.painter().layout_no_wrap(text.clone(), font, color);

@@ -865,12 +865,18 @@ fn pass_strip(
                     ));
                     if w > 40.0 {
                         let label = short.rsplit('.').next().unwrap_or(short);
+                        // Words, not the op's code name `bias_residual`.
+                        let label = if label == "bias_residual" {
+                            crate::i18n::t(super::lang(ui), "st-strip-bias-residual")
+                        } else {
+                            label.to_string()
+                        };
                         // Shrunk to fit its box; a long name that would shrink below the
-                        // others' size goes on two lines ("bias_" over "residual").
+                        // others' size goes on two lines ("bias +" over "residual").
                         let fit = |s: &str| (w - 6.0) / (0.55 * s.chars().count().max(1) as f32);
-                        let label = match label.split_once('_') {
-                            Some((a, b)) if fit(label) < 9.0 => format!("{a}_\n{b}"),
-                            _ => label.to_string(),
+                        let label = match label.split_once(" + ") {
+                            Some((a, b)) if fit(&label) < 9.0 => format!("{a} +\n{b}"),
+                            _ => label,
                         };
                         let longest = label.lines().map(fit).fold(f32::INFINITY, f32::min);
                         shapes.push(text_shape(
@@ -1055,13 +1061,20 @@ fn messages(
             painter,
             box_rect(0).left_bottom() + Vec2::new(0.0, 34.0),
             Align2::LEFT_TOP,
-            format!(
-                "{} step {}/{} ({})",
-                plan.algorithm.name(),
-                round + 1,
-                rounds,
-                first.phase.name()
-            ),
+            {
+                // The ring-step caption in the learner's language.
+                let lang = crate::i18n::current_lang(painter.ctx());
+                crate::i18n::t_args(
+                    lang,
+                    "st-ring-caption",
+                    &[
+                        ("algorithm", super::algorithm_name(lang, plan.algorithm)),
+                        ("k", (round + 1).to_string()),
+                        ("rounds", rounds.to_string()),
+                        ("phase", super::phase_name(lang, first.phase)),
+                    ],
+                )
+            },
             12.0,
             weak,
         ));

@@ -203,3 +203,52 @@ fn each_view_links_the_lesson_that_explains_it() {
     // The Lessons and Quiz views have no such link.
     assert!(h.query_by_label_contains("Lesson 1: ").is_none());
 }
+
+/// The Playground at TP=8 on GPT-2 small (12 heads: 4 left over), at a desk and on a projector.
+#[test]
+fn heads_that_do_not_split_snapshots() {
+    use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+    use tplab_lessons::Lang;
+    let mut results = egui_kittest::SnapshotResults::new();
+    for (w, hgt, lang, theme, presenter, name) in [
+        (
+            1280.0,
+            720.0,
+            Lang::En,
+            ThemeChoice::Light,
+            false,
+            "1280x720_en_light",
+        ),
+        (
+            1600.0,
+            1000.0,
+            Lang::Tr,
+            ThemeChoice::Light,
+            false,
+            "1600x1000_tr_light",
+        ),
+        (
+            1920.0,
+            1080.0,
+            Lang::Tr,
+            ThemeChoice::Dark,
+            true,
+            "1920x1080_tr_dark_presenter",
+        ),
+    ] {
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.shared.presenter = presenter;
+        app.shared.scenario.set_tp(8);
+        let mut h = common::gl_harness_pixels(app, (w, hgt), lang, "playground");
+        if !presenter {
+            h.mask(egui::Rect::from_min_max(
+                egui::pos2(0.0, 0.0),
+                egui::pos2(SIDE_BAR_WIDTH + 2.0, hgt),
+            ));
+        }
+        h.snapshot_options(format!("heads_tp8_{name}"), &common::snapshot_options());
+        results.extend_harness(&mut h);
+    }
+    results.unwrap();
+}

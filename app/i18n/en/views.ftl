@@ -400,3 +400,4 @@ pg-heads-a11y = { $heads } heads coloured by GPU: { $each } per GPU, { $over } l
 pg-heads-fix = Use { $heads } heads of size { $size } (splits over { $tp } GPUs: one node)
 st-strip-bias-residual = bias + residual
 st-ring-caption = { $algorithm } step { $k }/{ $rounds } ({ $phase })
+st-gpu-box = { $op }, output [{ $rows }, { $cols }]

@@ -396,3 +396,4 @@ pg-heads-a11y = GPU'ya göre renklendirilmiş { $heads } kafa: GPU başına { $e
 pg-heads-fix = { $size } boyutlu { $heads } kafa kullan ({ $tp } GPU'ya bölünür: tek düğüm)
 st-strip-bias-residual = bias + artık
 st-ring-caption = { $algorithm }: adım { $k }/{ $rounds } ({ $phase })
+st-gpu-box = { $op }, çıktı [{ $rows }, { $cols }]

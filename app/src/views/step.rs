@@ -986,14 +986,27 @@ fn gpus_ui(
         if tp <= 8 {
             if let Some(e) = events.iter().find(|e| e.on_rank(r)) {
                 let [rows_, cols] = e.output;
-                shapes.push(text_shape(
-                    &painter,
-                    rect.center() + Vec2::new(0.0, 6.0),
-                    Align2::CENTER_CENTER,
-                    format!("{}\n-> [{rows_}, {cols}]", step.op),
-                    11.0,
+                // The op in words and its output's shape, wrapped to the box (not the trace's
+                // `mlp.g -> [128, 768]`).
+                let lang = super::lang(ui);
+                let caption = crate::i18n::t_args(
+                    lang,
+                    "st-gpu-box",
+                    &[
+                        ("op", super::op_label(lang, step.op)),
+                        ("rows", rows_.to_string()),
+                        ("cols", cols.to_string()),
+                    ],
+                );
+                let galley = painter.layout(
+                    caption,
+                    egui::FontId::proportional(11.0),
                     ink,
-                ));
+                    (rect.width() - 8.0).max(20.0),
+                );
+                let at = Align2::CENTER_CENTER
+                    .anchor_size(rect.center() + Vec2::new(0.0, 8.0), galley.size());
+                shapes.push(egui::Shape::galley(at.min, galley, ink));
             }
         }
     }

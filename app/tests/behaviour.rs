@@ -70,7 +70,7 @@ fn stepping_through_forward_counts_the_all_reduces() {
     for _ in 0..6 {
         press(&mut harness, egui::Key::ArrowRight, 1);
     }
-    harness.get_by_label_contains("· output bias and residual:");
+    harness.get_by_label_contains("· forward · output bias and residual — bias + residual,");
 }
 
 #[test]

@@ -713,8 +713,15 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
             } else {
                 format!("{name} — {kind}")
             };
+            // The op's label starts the sentence: the head without it (not "fc2: fc2").
+            let head = format!(
+                "Step {}/{n} · layer {} · {}",
+                cur + 1,
+                step.layer,
+                step.pass.name()
+            );
             format!(
-                "{head}: {label}, {} on every GPU, inputs {shapes}, output [{}, {}]",
+                "{head} · {label}, {} on every GPU, inputs {shapes}, output [{}, {}]",
                 parallel.label(),
                 e.output[0],
                 e.output[1]

@@ -301,6 +301,9 @@ impl TplabApp {
     /// Restores the saved state, if any.
     pub fn new(cc: &eframe::CreationContext<'_>, launch: &Launch) -> Self {
         let mut app = Self::default();
+        // The learner's app runs the Precision sweep and the training on first show; tests
+        // (built from `default()`) start them only when they ask.
+        app.shared.autostart_jobs = true;
         match cc
             .storage
             .and_then(|s| eframe::get_value::<Saved>(s, STORAGE_KEY))
@@ -468,6 +471,9 @@ impl TplabApp {
             self.applied_theme = Some(self.theme);
         }
         self.shared.keys = Default::default();
+        // Digits are answers where the learner types or reads (a number typed in the Quiz, a
+        // lesson), not TP sizes, even when the answer field has lost its focus.
+        let typing_view = matches!(self.active_id(), "quiz" | "lessons");
         if !ctx.egui_wants_keyboard_input() {
             ctx.input_mut(|i| {
                 use egui::{Key, Modifiers};
@@ -505,7 +511,7 @@ impl TplabApp {
                     Key::Num8,
                 ];
                 for (n, key) in digits.into_iter().enumerate() {
-                    if i.consume_key(Modifiers::NONE, key) {
+                    if !typing_view && i.consume_key(Modifiers::NONE, key) {
                         self.shared.scenario.set_tp(n + 1);
                     }
                 }
@@ -550,6 +556,8 @@ impl TplabApp {
             if self.welcome {
                 self.welcome_ui(ui);
             } else if let Some(v) = self.views.get_mut(self.active) {
+                // The lesson that explains the view, a link at the top right of its page.
+                crate::views::lessons::view_lesson_link(ui, &mut self.shared, v.id());
                 v.ui(ui, &mut self.shared);
             }
         });
@@ -660,7 +668,8 @@ impl TplabApp {
         let t = |id: &str| crate::i18n::t(lang, id);
         ui.add_space(4.0);
         ui.heading("tplab");
-        // The scenario in words (its file-name label, h768-a12-…, means nothing to a learner).
+        // The scenario in words (its file-name label, h768-a12-…, means nothing to a learner,
+        // not even on hover).
         let cfg = self.shared.scenario.config();
         ui.label(crate::i18n::t_args(
             lang,
@@ -671,8 +680,7 @@ impl TplabApp {
                 ("tp", cfg.tp.to_string()),
                 ("dtype", cfg.dtype.to_string()),
             ],
-        ))
-        .on_hover_text(cfg.label());
+        ));
         ui.separator();
         egui::ScrollArea::vertical()
             .id_salt("side-bar")

@@ -69,13 +69,13 @@ fn stepping_through_forward_counts_the_all_reduces() {
     for _ in 0..5 {
         click(&mut harness, "Next step", 1);
     }
-    harness.get_by_label_contains("· attn.g:");
+    harness.get_by_label_contains("· g after attention:");
     harness.get_by_label_contains("issued so far: forward 1, backward 0");
     // Keyboard: each → is one of the ring's 6 rounds, then the bias+residual.
     for _ in 0..6 {
         press(&mut harness, egui::Key::ArrowRight, 1);
     }
-    harness.get_by_label_contains("· attn.bias_residual:");
+    harness.get_by_label_contains("· forward · output bias and residual — bias + residual,");
 }
 
 #[test]
@@ -122,7 +122,7 @@ fn show_me_lands_on_the_named_event() {
     harness.run_steps(2);
     assert_eq!(harness.state().active_id(), "step");
     assert_eq!(harness.state().shared.scenario.config().tp, 2);
-    harness.get_by_label_contains("· backward · mlp.f.bwd:");
+    harness.get_by_label_contains("· backward · f backward: input gradient summed:");
 }
 
 #[test]

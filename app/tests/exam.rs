@@ -172,7 +172,16 @@ fn nothing_is_marked_before_submission_and_a_retake_draws_new_questions() {
     press(&mut h, egui::Key::Enter, 2); // Enter starts the exam too.
     let first = sitting_seed(&h).expect("a sitting started");
     h.get_by_label_contains("20 unanswered");
+    // Submitting with questions unanswered asks first (issue 22, item 7g); "Keep answering"
+    // goes back to the sitting, "Submit anyway" submits.
     click(&mut h, "Submit the exam", 2);
+    h.get_by_label("20 questions are unanswered (they count as wrong). Submit anyway?");
+    assert!(h.query_by_label_contains("Not passed").is_none());
+    click(&mut h, "Keep answering", 2);
+    assert!(h.query_by_label_contains("Submit anyway?").is_none());
+    assert_eq!(sitting_seed(&h), Some(first), "still sitting");
+    click(&mut h, "Submit the exam", 2);
+    click(&mut h, "Submit anyway", 2);
     h.get_by_label("Not passed: 0 of 20 right (0%); the pass mark is 80%.");
     // A failed sitting shows topics to revisit, never the answers.
     assert_eq!(
@@ -357,6 +366,11 @@ fn exam_failed_result_snapshots() {
             Lang::Tr => "Sınavı gönder",
         };
         click(&mut harness, submit, 2);
+        let anyway = match lang {
+            Lang::En => "Submit anyway",
+            Lang::Tr => "Yine de gönder",
+        };
+        click(&mut harness, anyway, 2);
         let heading = match lang {
             Lang::En => "Topics to revisit",
             Lang::Tr => "Tekrar çalışılacak konular",

@@ -28,7 +28,7 @@ fn lesson_show_me_lands_on_the_step_view_at_the_event() {
     h.run_steps(2);
     assert_eq!(h.state().active_id(), "step");
     assert_eq!(h.state().shared.scenario.config().tp, 4);
-    h.get_by_label_contains("· forward · mlp.g:");
+    h.get_by_label_contains("· forward · g after the MLP:");
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn sequence_parallel_lesson_turns_it_on_and_other_targets_turn_it_off() {
     let cfg = h.state().shared.scenario.config().clone();
     assert!(cfg.sequence_parallel);
     assert_eq!(cfg.tp, 4);
-    h.get_by_label_contains("· forward · attn.g:");
+    h.get_by_label_contains("· forward · g after attention:");
     h.get_by_label_contains("all-gathers and reduce-scatters: forward 4, backward 6");
     // A target without the field opens its preset as it is: sequence parallelism off.
     show_me_from_lesson(

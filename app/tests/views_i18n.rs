@@ -110,7 +110,7 @@ fn the_tiny_preset_keeps_only_a_tp_it_can_use() {
     let mut harness = harness();
     harness.get_by_label("TP=8").click();
     harness.run_steps(1);
-    harness.get_by_label("tiny").click();
+    harness.get_by_label("tiny layer").click();
     harness.run_steps(2);
     let cfg = harness.state().shared.scenario.config().clone();
     // The tiny layer's 4 heads cannot be split over 8 GPUs: it comes with its own TP.
@@ -124,9 +124,9 @@ fn the_tiny_preset_keeps_only_a_tp_it_can_use() {
     // A TP it can use is kept.
     harness.get_by_label("TP=4").click();
     harness.run_steps(1);
-    harness.get_by_label("gpt2-small").click();
+    harness.get_by_label("GPT-2 small").click();
     harness.run_steps(1);
-    harness.get_by_label("tiny").click();
+    harness.get_by_label("tiny layer").click();
     harness.run_steps(1);
     assert_eq!(harness.state().shared.scenario.config().tp, 4);
 }

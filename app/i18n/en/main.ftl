@@ -232,3 +232,15 @@ restore-scenario = scenario
 restore-range = { $what }: { $field } = { $value } is outside { $min }..={ $max }
 restore-unreadable = { $what }: unreadable ({ $error })
 restore-ok = OK
+
+# --- First-hour fixes (issue 22, item 7) ---
+quiz-right-choice = the right answer
+exam-confirm = { $count ->
+    [one] 1 question is unanswered (it counts as wrong). Submit anyway?
+   *[other] { $count } questions are unanswered (they count as wrong). Submit anyway?
+}
+exam-confirm-submit = Submit anyway
+exam-confirm-back = Keep answering
+lesson-link = Lesson { $n }: { $title }
+lesson-previous = ◀ Previous lesson
+lesson-next = Next lesson: { $title } ▶

@@ -11,12 +11,12 @@ use-tp = Use TP={ $tp }
 err-zero = { $field } must be at least 1 (got 0)
 err-over-limit = { $field } { $value } is over the limit of { $max }; use a { $field } of at most { $max }
 err-tp-range = TP size must be between 1 and { $max } (got { $tp })
-err-heads-tp = { $heads } heads cannot be split over { $tp } GPUs: each GPU must hold whole heads (heads % tp == 0); valid TP sizes: { $valid }
-err-ffn-tp = FFN width { $ffn } cannot be split over { $tp } GPUs: fc1's columns and fc2's rows must divide evenly (ffn % tp == 0); valid TP sizes: { $valid }
+err-heads-tp = { $heads } heads cannot be split over { $tp } GPUs: each GPU must hold whole heads (the heads must divide evenly by the GPUs); valid TP sizes: { $valid }
+err-ffn-tp = FFN width { $ffn } cannot be split over { $tp } GPUs: fc1's columns and fc2's rows must divide evenly (the FFN width must divide evenly by the GPUs); valid TP sizes: { $valid }
 err-too-large = this scenario needs about { $needed } of tensors, over the { $limit } guard; reduce seq, batch, hidden or layers
-err-seq-tp = sequence parallelism splits the sequence over the GPUs: seq { $seq } cannot be split over { $tp } GPUs (seq % tp == 0); valid TP sizes: { $valid }; or make seq a multiple of { $tp }
-err-kv-heads = { $kv } KV heads cannot serve { $heads } query heads: each KV head must serve the same number of query heads (heads % kv_heads == 0); valid KV head counts: { $valid }
-err-kv-tp = { $kv } KV heads cannot be spread over { $tp } GPUs: each GPU needs whole KV heads (kv_heads % tp == 0) or an equal share of one (tp % kv_heads == 0); valid TP sizes: { $valid }
+err-seq-tp = sequence parallelism splits the sequence over the GPUs: seq { $seq } cannot be split over { $tp } GPUs (the sequence length must divide evenly by the GPUs); valid TP sizes: { $valid }; or make seq a multiple of { $tp }
+err-kv-heads = { $kv } KV heads cannot serve { $heads } query heads: each KV head must serve the same number of query heads (the query heads must divide evenly by the KV heads); valid KV head counts: { $valid }
+err-kv-tp = { $kv } KV heads cannot be spread over { $tp } GPUs: each GPU needs whole KV heads (the KV heads divide evenly by the GPUs) or an equal share of one (the GPUs divide evenly by the KV heads); valid TP sizes: { $valid }
 err-dtype = dtype { $dtype } cannot run on the CPU engine; use f32 or f64
 
 ## Side bar.
@@ -76,8 +76,8 @@ pg-grid-cell = grid cell = { $cell }x{ $cell } elements
 pg-matrices-a11y = Weight matrices over { $tp } GPUs: { $summary }
 pg-gqa-head = grouped-query attention: { $heads } query heads share { $kv } KV heads ({ $per } per KV head)
 pg-gqa-holders = GPU { $gpus } hold KV head { $k }
-pg-gqa-replicated = { $head }; TP={ $tp } > { $kv } KV heads, so each KV head is replicated on { $copies } GPUs (vLLM's rule, tp % kv_heads == 0): { $holders }. The copies' K/V gradients are all-reduced within each group.
-pg-gqa-split = { $head }; each GPU holds { $per } whole KV head(s) (Megatron-LM's rule, kv_heads % tp == 0), no copies.
+pg-gqa-replicated = { $head }; TP={ $tp } > { $kv } KV heads, so each KV head is replicated on { $copies } GPUs (vLLM's rule: the GPUs divide evenly by the KV heads): { $holders }. The copies' K/V gradients are all-reduced within each group.
+pg-gqa-split = { $head }; each GPU holds { $per } whole KV head(s) (Megatron-LM's rule: the KV heads divide evenly by the GPUs), no copies.
 pg-activations = Activations on each GPU (layer 0, forward)
 pg-each-of = Each of
 pg-holds = holds:
@@ -143,7 +143,7 @@ st-issued = issued so far: forward { $f }, backward { $b }
 st-counter = all-reduces this layer: forward { $f }, backward { $b }
 st-counter-kv = ; plus { $kv } all-reduce(s) of replicated KV heads' gradients, one per group of copies
 st-counter-other = ; all-gathers and reduce-scatters: forward { $f }, backward { $b }
-st-describe = Step { $n }/{ $total } · layer { $layer } · { $pass } · { $op }: { $label }, inputs { $inputs } -> [{ $rows }, { $cols }]
+st-describe = Step { $n }/{ $total } · layer { $layer } · { $pass } · { $label }, inputs { $inputs }, output [{ $rows }, { $cols }]
 st-strip-a11y = Layer { $layer } ops with f and g marked; current: { $current }
 
 ## Ops of the block program in words (Turkish only needs them; English uses the engine's labels).
@@ -215,7 +215,7 @@ vf-stage-verify = comparing
 
 ## Precision.
 pr-title = Precision: the same block in four dtypes and at every TP
-pr-intro = Forward pass of { $label } in f64, f32, bf16 and f16 (bf16 and f16 emulated: f32 arithmetic, rounded at every op boundary and in the all-reduce) at TP { $tps }. Each result is compared with the unsharded f64 reference, and with TP=1 in the same dtype: the effect of summation order alone.
+pr-intro = Forward pass of { $label }, in f64, f32, bf16 and f16 (bf16 and f16 emulated: f32 arithmetic, rounded at every op boundary and in the all-reduce) at TP { $tps }. Each result is compared with the unsharded f64 reference, and with TP=1 in the same dtype: the effect of summation order alone.
 pr-running = running { $count } forward passes ({ $seconds } s)
 pr-run = Run the sweep
 pr-run-again = Run again
@@ -486,3 +486,35 @@ walk-predict-answer = The answer: { $answer }
 walk-predict-tally = You predicted { $right } of { $total } right.
 walk-predict-lesson-fg = Lesson 6 (the f and g operators) explains what each collective leaves on each GPU.
 walk-predict-lesson-ring = Lesson 7 (how an all-reduce works) counts the bytes each GPU sends.
+
+# --- Words, not code (issue 22, item 6) ---
+preset-gpt2-small = GPT-2 small
+preset-tiny = tiny layer
+alg-ring = ring
+alg-recursive-halving-doubling = recursive halving and doubling
+alg-tree = tree
+alg-direct = direct
+phase-reduce-scatter = reduce-scatter
+phase-all-gather = all-gather
+phase-reduce = reduce to one GPU
+phase-broadcast = broadcast from it
+phase-fold-in = fold-in
+phase-fold-out = fold-out
+phase-direct = direct exchange
+cl-chunks-a11y = Chunks after round { $k }: { $held }
+st-lanes-moving = { $tp } GPUs exchanging data: { $op }
+st-lanes-running = { $tp } GPUs running: { $op }
+sm-layers = { $n } layers
+sm-kv = { $n } KV heads
+sm-sp = sequence parallel
+sm-algorithm = { $algorithm } all-reduce
+sm-gpus = { $n } GPUs
+sm-per-node = { $n } per node
+sm-event = { $pass } at "{ $op }"
+pr-layer = a layer with hidden size { $hidden }, { $heads } heads, FFN width { $ffn } and { $tokens } tokens
+pg-heads-why = Why: { $heads } heads over { $tp } GPUs is { $each } whole head(s) each with { $over } left over (marked ?): every GPU must hold the same whole number of heads, because a head's Q, K and V columns cannot be cut.
+pg-heads-a11y = { $heads } heads coloured by GPU: { $each } per GPU, { $over } left over
+pg-heads-fix = Use { $heads } heads of size { $size } (splits over { $tp } GPUs: one node)
+st-strip-bias-residual = bias + residual
+st-ring-caption = { $algorithm } step { $k }/{ $rounds } ({ $phase })
+st-gpu-box = { $op }, output [{ $rows }, { $cols }]

@@ -232,3 +232,15 @@ restore-scenario = senaryo
 restore-range = { $what }: { $field } = { $value }, { $min }..={ $max } aralığının dışında
 restore-unreadable = { $what }: okunamadı ({ $error })
 restore-ok = Tamam
+
+# --- İlk saatin pürüzleri (konu 22, madde 7) ---
+quiz-right-choice = doğru cevap
+exam-confirm = { $count ->
+    [one] 1 soru cevapsız (yanlış sayılır). Yine de gönderilsin mi?
+   *[other] { $count } soru cevapsız (yanlış sayılır). Yine de gönderilsin mi?
+}
+exam-confirm-submit = Yine de gönder
+exam-confirm-back = Cevaplamaya devam et
+lesson-link = Ders { $n }: { $title }
+lesson-previous = ◀ Önceki ders
+lesson-next = Sonraki ders: { $title } ▶

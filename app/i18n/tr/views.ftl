@@ -11,12 +11,12 @@ use-tp = TP={ $tp } kullan
 err-zero = { $field } en az 1 olmalı (0 verildi)
 err-over-limit = { $field } = { $value }, { $max } sınırının üzerinde; en fazla { $max } kullanın
 err-tp-range = TP boyutu 1 ile { $max } arasında olmalı ({ $tp } verildi)
-err-heads-tp = { $heads } kafa { $tp } GPU'ya bölünemez: her GPU tam kafalar tutmalı (heads % tp == 0); geçerli TP boyutları: { $valid }
-err-ffn-tp = { $ffn } FFN genişliği { $tp } GPU'ya bölünemez: fc1'in sütunları ve fc2'nin satırları eşit bölünmeli (ffn % tp == 0); geçerli TP boyutları: { $valid }
+err-heads-tp = { $heads } kafa { $tp } GPU'ya bölünemez: her GPU tam kafalar tutmalı (kafa sayısı GPU sayısına tam bölünmeli); geçerli TP boyutları: { $valid }
+err-ffn-tp = { $ffn } FFN genişliği { $tp } GPU'ya bölünemez: fc1'in sütunları ve fc2'nin satırları eşit bölünmeli (FFN genişliği GPU sayısına tam bölünmeli); geçerli TP boyutları: { $valid }
 err-too-large = bu senaryo yaklaşık { $needed } tensör belleği ister, { $limit } sınırının üzerinde; dizi uzunluğunu, partiyi, gizli boyutu ya da katman sayısını küçültün
-err-seq-tp = dizi paralelliği diziyi GPU'lara böler: seq = { $seq }, { $tp } GPU'ya bölünemez (seq % tp == 0); geçerli TP boyutları: { $valid }; ya da seq'i { $tp } ile tam bölünen bir değer yapın
-err-kv-heads = { $kv } KV kafası { $heads } sorgu kafasına hizmet edemez: her KV kafası aynı sayıda sorgu kafasına hizmet etmeli (heads % kv_heads == 0); geçerli KV kafası sayıları: { $valid }
-err-kv-tp = { $kv } KV kafası { $tp } GPU'ya dağıtılamaz: her GPU ya tam KV kafaları (kv_heads % tp == 0) ya da bir KV kafasının eşit bir payını (tp % kv_heads == 0) tutmalı; geçerli TP boyutları: { $valid }
+err-seq-tp = dizi paralelliği diziyi GPU'lara böler: { $seq } uzunluğundaki dizi { $tp } GPU'ya bölünemez (dizi uzunluğu GPU sayısına tam bölünmeli); geçerli TP boyutları: { $valid }; ya da dizi uzunluğunu { $tp } ile tam bölünen bir değer yapın
+err-kv-heads = { $kv } KV kafası { $heads } sorgu kafasına hizmet edemez: her KV kafası aynı sayıda sorgu kafasına hizmet etmeli (sorgu kafaları KV kafalarına tam bölünmeli); geçerli KV kafası sayıları: { $valid }
+err-kv-tp = { $kv } KV kafası { $tp } GPU'ya dağıtılamaz: her GPU ya tam KV kafaları (KV kafaları GPU'lara tam bölünür) ya da bir KV kafasının eşit bir payını (GPU'lar KV kafalarına tam bölünür) tutmalı; geçerli TP boyutları: { $valid }
 err-dtype = { $dtype } veri tipi CPU motorunda çalışamaz; f32 ya da f64 kullanın
 
 ## Side bar.
@@ -76,8 +76,8 @@ pg-grid-cell = ızgara hücresi = { $cell }x{ $cell } eleman
 pg-matrices-a11y = { $tp } GPU'ya bölünmüş ağırlık matrisleri: { $summary }
 pg-gqa-head = gruplanmış sorgu dikkati: { $heads } sorgu kafası { $kv } KV kafasını paylaşır (KV kafası başına { $per })
 pg-gqa-holders = GPU { $gpus }: KV kafası { $k }
-pg-gqa-replicated = { $head }; TP={ $tp } > { $kv } KV kafası, bu yüzden her KV kafası { $copies } GPU'da kopyalanır (vLLM kuralı, tp % kv_heads == 0): { $holders }. Kopyaların K/V gradyanları her grubun içinde all-reduce ile toplanır.
-pg-gqa-split = { $head }; her GPU { $per } tam KV kafası tutar (Megatron-LM kuralı, kv_heads % tp == 0), kopya yok.
+pg-gqa-replicated = { $head }; TP={ $tp } > { $kv } KV kafası, bu yüzden her KV kafası { $copies } GPU'da kopyalanır (vLLM kuralı: GPU'lar KV kafalarına tam bölünür): { $holders }. Kopyaların K/V gradyanları her grubun içinde all-reduce ile toplanır.
+pg-gqa-split = { $head }; her GPU { $per } tam KV kafası tutar (Megatron-LM kuralı: KV kafaları GPU'lara tam bölünür), kopya yok.
 pg-activations = Her GPU'daki aktivasyonlar (katman 0, ileri geçiş)
 pg-each-of = Şu GPU'ların her biri
 pg-holds = şunları tutar:
@@ -139,7 +139,7 @@ st-issued = şimdiye kadar yapılan: ileri { $f }, geri { $b }
 st-counter = bu katmandaki all-reduce'lar: ileri { $f }, geri { $b }
 st-counter-kv = ; ayrıca kopyalanmış KV kafalarının gradyanları için { $kv } all-reduce, her kopya grubu için bir tane
 st-counter-other = ; all-gather ve reduce-scatter'lar: ileri { $f }, geri { $b }
-st-describe = Adım { $n }/{ $total } · katman { $layer } · { $pass } · { $op }: { $label }, girişler { $inputs } -> [{ $rows }, { $cols }]
+st-describe = Adım { $n }/{ $total } · katman { $layer } · { $pass } · { $label }, girişler { $inputs }, çıktı [{ $rows }, { $cols }]
 st-strip-a11y = Katman { $layer } işlemleri, f ve g işaretli; şu anki: { $current }
 
 ## Ops of the block program in words (Turkish only needs them; English uses the engine's labels).
@@ -514,3 +514,35 @@ walk-predict-answer = Cevap: { $answer }
 walk-predict-tally = { $total } tahminden { $right } tanesi doğru.
 walk-predict-lesson-fg = Ders 6 (f ve g operatörleri) her kolektifin her GPU'da ne bıraktığını açıklar.
 walk-predict-lesson-ring = Ders 7 (all-reduce nasıl çalışır) her GPU'nun gönderdiği baytları sayar.
+
+# --- Kod değil, sözcükler (konu 22, madde 6) ---
+preset-gpt2-small = GPT-2 small
+preset-tiny = minik katman
+alg-ring = halka
+alg-recursive-halving-doubling = özyinelemeli yarılama ve ikiye katlama
+alg-tree = ağaç
+alg-direct = doğrudan
+phase-reduce-scatter = reduce-scatter
+phase-all-gather = all-gather
+phase-reduce = tek GPU'da toplama
+phase-broadcast = ondan herkese dağıtma
+phase-fold-in = içe katlama
+phase-fold-out = dışa açma
+phase-direct = doğrudan değiş tokuş
+cl-chunks-a11y = { $k }. turdan sonra parçalar: { $held }
+st-lanes-moving = { $tp } GPU veri alışverişinde: { $op }
+st-lanes-running = { $tp } GPU çalışıyor: { $op }
+sm-layers = { $n } katman
+sm-kv = { $n } KV kafası
+sm-sp = dizi paralelliği
+sm-algorithm = { $algorithm } algoritmasıyla all-reduce
+sm-gpus = { $n } GPU
+sm-per-node = düğüm başına { $n }
+sm-event = { $pass }: "{ $op }"
+pr-layer = gizli boyutu { $hidden }, { $heads } kafalı, FFN genişliği { $ffn } olan { $tokens } token'lık bir katmanın
+pg-heads-why = Neden: { $heads } kafa { $tp } GPU'ya bölününce her birine { $each } tam kafa düşer ve { $over } kafa artar (? ile işaretli): bir kafanın Q, K ve V sütunları kesilemediği için her GPU aynı sayıda tam kafa tutmalıdır.
+pg-heads-a11y = GPU'ya göre renklendirilmiş { $heads } kafa: GPU başına { $each }, { $over } kafa artıyor
+pg-heads-fix = { $size } boyutlu { $heads } kafa kullan ({ $tp } GPU'ya bölünür: tek düğüm)
+st-strip-bias-residual = bias + artık
+st-ring-caption = { $algorithm }: adım { $k }/{ $rounds } ({ $phase })
+st-gpu-box = { $op }, çıktı [{ $rows }, { $cols }]

@@ -199,11 +199,15 @@ impl View for Collectives {
         ui.heading(tr("cl-title"));
         ui.horizontal_wrapped(|ui| {
             egui::ComboBox::from_label(tr("cl-algorithm"))
-                .selected_text(self.algorithm.name())
+                .selected_text(super::algorithm_name(lang, self.algorithm))
                 .show_ui(ui, |ui| {
                     for a in Algorithm::ALL {
                         if ui
-                            .selectable_value(&mut self.algorithm, a, a.name())
+                            .selectable_value(
+                                &mut self.algorithm,
+                                a,
+                                super::algorithm_name(lang, a),
+                            )
                             .changed()
                         {
                             self.position = 0.0;
@@ -270,7 +274,7 @@ impl View for Collectives {
                 &[
                     ("k", (k + 1).to_string()),
                     ("rounds", rounds.to_string()),
-                    ("phase", s.phase.name().to_string()),
+                    ("phase", super::phase_name(lang, s.phase)),
                 ],
             ),
             None => crate::i18n::t_args(lang, "cl-finished", &[("rounds", rounds.to_string())]),
@@ -463,7 +467,14 @@ fn chunks_ui(
         })
         .collect::<Vec<_>>()
         .join("; ");
-    a11y_label(&resp, &format!("Chunks after round {k}: {held}"));
+    a11y_label(
+        &resp,
+        &crate::i18n::t_args(
+            super::lang(ui),
+            "cl-chunks-a11y",
+            &[("k", k.to_string()), ("held", held)],
+        ),
+    );
 }
 
 /// Steps, bytes per GPU, busiest link and total for every algorithm on the scenario's payload.
@@ -528,7 +539,7 @@ fn comparison_ui(
                     }
                     ui.end_row();
                     for (a, p) in Algorithm::ALL.iter().zip(plans) {
-                        ui.label(a.name());
+                        ui.label(super::algorithm_name(lang, *a));
                         match p {
                             Ok(p) => {
                                 let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);

@@ -532,7 +532,7 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
                 |v: Option<f64>, d: usize| v.map_or_else(|| "-".into(), |v| num(lang, v, d));
             for o in &r.ops {
                 ui.label(super::pass_name(lang, o.pass));
-                ui.label(o.op.name());
+                ui.label(super::op_label(lang, o.op));
                 ui.label(or_dash(o.measured_ms, 4));
                 ui.label(num(lang, o.predicted_ms, 4));
                 ui.label(or_dash(o.share_ratio, 2));

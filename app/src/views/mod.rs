@@ -200,6 +200,11 @@ pub struct Shared {
     pub keys: KeyActions,
     /// The learner's name (the Quiz's and the design lab's progress are saved under it).
     pub learner: String,
+    /// A lesson (its slug) the Lessons view opens next: set by a "Lesson N" link elsewhere.
+    pub open_lesson: Option<String>,
+    /// Views with a long background job (Precision, Train) start it when first shown, so
+    /// they never open empty (on in the app, off in tests unless a test turns it on).
+    pub autostart_jobs: bool,
     pending: Vec<ShowMe>,
 }
 
@@ -411,8 +416,24 @@ pub fn op_label(lang: Lang, op: tplab_engine::block::Op) -> String {
     }
 }
 
-/// The engine's error for an invalid configuration in the learner's language (English: the
-/// engine's own sentence; a suggestion list in words, not a debug list).
+/// A preset in the learner's words ("GPT-2 small", "tiny layer"; the engine's `gpt2-small` is
+/// for the CLI and the TOML files).
+pub fn preset_name(lang: Lang, preset: tplab_engine::config::Preset) -> String {
+    t(lang, &format!("preset-{}", preset.name()))
+}
+
+/// An all-reduce algorithm in the learner's words ("ring" / "halka").
+pub fn algorithm_name(lang: Lang, algorithm: tplab_engine::Algorithm) -> String {
+    t(lang, &format!("alg-{}", algorithm.name()))
+}
+
+/// A phase of a collective's plan in the learner's words.
+pub fn phase_name(lang: Lang, phase: tplab_engine::collectives::Phase) -> String {
+    t(lang, &format!("phase-{}", phase.name()))
+}
+
+/// The engine's error for an invalid configuration in the learner's language (the rule in
+/// words, not the engine's `heads % tp == 0`; a suggestion list in words, not a debug list).
 pub fn config_error_text(lang: Lang, err: &ConfigError) -> String {
     let n = |v: usize| v.to_string();
     let a = |pairs: &[(&str, String)], id: &str| t_args(lang, id, pairs);
@@ -421,7 +442,6 @@ pub fn config_error_text(lang: Lang, err: &ConfigError) -> String {
             &[("hidden", n(*hidden)), ("heads", n(*heads))],
             "err-hidden-heads",
         ),
-        _ if lang == Lang::En => err.to_string(),
         ConfigError::Zero { field } => a(&[("field", field.to_string())], "err-zero"),
         ConfigError::OverLimit { field, value, max } => a(
             &[

@@ -66,6 +66,14 @@ impl View for Playground {
         ui.separator();
         let config = shared.scenario.config().clone();
         let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
+            // Why the heads do not split, drawn, and a head count that does.
+            if let Err(tplab_engine::ConfigError::HeadsNotDivisible { .. }) =
+                shared.scenario.derived()
+            {
+                if let Some(c) = heads_over_gpus_ui(ui, lang, &config) {
+                    shared.scenario.set_config(c);
+                }
+            }
             return;
         };
         ui.checkbox(&mut self.hide_activations, t(lang, "pg-hide-activations"));
@@ -120,6 +128,129 @@ impl View for Playground {
     }
 }
 
+/// Why `config.heads` do not split over `config.tp` GPUs, drawn: each GPU's whole heads in its
+/// colour, the heads left over marked; and a button for the nearest head count that does split
+/// (the hidden size kept when it divides), e.g. 16 heads for one node of 8 GPUs. Returns the
+/// configuration picked.
+fn heads_over_gpus_ui(ui: &mut egui::Ui, lang: Lang, config: &Config) -> Option<Config> {
+    let (heads, tp) = (config.heads, config.tp.max(1));
+    if heads == 0 {
+        return None;
+    }
+    let each = heads / tp;
+    let over = heads - each * tp;
+    let dark = ui.visuals().dark_mode;
+    ui.add_space(6.0);
+    ui.label(t_args(
+        lang,
+        "pg-heads-why",
+        &[
+            ("heads", heads.to_string()),
+            ("tp", tp.to_string()),
+            ("each", each.to_string()),
+            ("over", over.to_string()),
+        ],
+    ));
+    let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    let cell = (2.2 * size).min((ui.available_width() - 8.0) / heads as f32);
+    let (resp, painter) = ui.allocate_painter(
+        egui::vec2(heads as f32 * cell + 4.0, 2.4 * cell),
+        egui::Sense::hover(),
+    );
+    let mut shapes = Vec::new();
+    let weak = ui.visuals().weak_text_color();
+    let error = ui.visuals().error_fg_color;
+    for h in 0..heads {
+        let rect = egui::Rect::from_min_size(
+            resp.rect.min + egui::vec2(2.0 + h as f32 * cell, 2.0),
+            egui::vec2(cell - 3.0, cell - 3.0),
+        );
+        let owner = (h < each * tp).then(|| h / each.max(1));
+        match owner {
+            Some(r) => {
+                let fill = gpu_color(r, dark);
+                shapes.push(egui::Shape::rect_filled(rect, 3.0, fill));
+                shapes.push(text_shape(
+                    &painter,
+                    rect.center(),
+                    egui::Align2::CENTER_CENTER,
+                    h,
+                    0.5 * cell,
+                    text_on(fill),
+                ));
+                shapes.push(text_shape(
+                    &painter,
+                    rect.center_bottom() + egui::vec2(0.0, 2.0),
+                    egui::Align2::CENTER_TOP,
+                    format!("GPU {r}"),
+                    (0.32 * cell).max(9.0),
+                    weak,
+                ));
+            }
+            None => {
+                shapes.push(egui::Shape::rect_stroke(
+                    rect,
+                    3.0,
+                    egui::Stroke::new(2.0, error),
+                    egui::StrokeKind::Inside,
+                ));
+                shapes.push(text_shape(
+                    &painter,
+                    rect.center(),
+                    egui::Align2::CENTER_CENTER,
+                    h,
+                    0.5 * cell,
+                    error,
+                ));
+                shapes.push(text_shape(
+                    &painter,
+                    rect.center_bottom() + egui::vec2(0.0, 2.0),
+                    egui::Align2::CENTER_TOP,
+                    "?",
+                    (0.4 * cell).max(9.0),
+                    error,
+                ));
+            }
+        }
+    }
+    painter.extend(shapes);
+    let summary = t_args(
+        lang,
+        "pg-heads-a11y",
+        &[
+            ("heads", heads.to_string()),
+            ("tp", tp.to_string()),
+            ("each", each.to_string()),
+            ("over", over.to_string()),
+        ],
+    );
+    a11y_label(&resp, &summary);
+    // The nearest head count that splits over these GPUs and divides the hidden size.
+    let fit = (1..=8)
+        .map(|k| k * tp)
+        .filter(|&h| config.hidden.is_multiple_of(h))
+        // A tie goes to more heads (12 heads on 8 GPUs: 16, one node's worth, not 8).
+        .min_by_key(|&h| (h.abs_diff(heads), h < heads))?;
+    let picked = Config {
+        heads: fit,
+        kv_heads: None,
+        ..config.clone()
+    };
+    if picked.validate_shapes().is_err() {
+        return None;
+    }
+    let text = t_args(
+        lang,
+        "pg-heads-fix",
+        &[
+            ("heads", fit.to_string()),
+            ("size", (config.hidden / fit).to_string()),
+            ("tp", tp.to_string()),
+        ],
+    );
+    ui.button(text).clicked().then_some(picked)
+}
+
 fn labelled_drag(ui: &mut egui::Ui, label: &str, value: &mut usize, max: usize) {
     let l = ui.label(label);
     ui.add(egui::DragValue::new(value).range(1..=max).speed(1.0))
@@ -143,7 +274,7 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
     ui.horizontal_wrapped(|ui| {
         ui.label(tr("pg-preset"));
         for p in Preset::ALL {
-            if ui.button(p.name()).clicked() {
+            if ui.button(super::preset_name(lang, p)).clicked() {
                 *config = preset_config(p, config.tp);
             }
         }
@@ -187,10 +318,10 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
                 }
             });
         egui::ComboBox::from_label(tr("pg-algorithm"))
-            .selected_text(config.algorithm.name())
+            .selected_text(super::algorithm_name(lang, config.algorithm))
             .show_ui(ui, |ui| {
                 for a in Algorithm::ALL {
-                    ui.selectable_value(&mut config.algorithm, a, a.name());
+                    ui.selectable_value(&mut config.algorithm, a, super::algorithm_name(lang, a));
                 }
             });
         ui.checkbox(&mut config.sequence_parallel, tr("pg-sp"))
@@ -516,9 +647,6 @@ fn matrices_ui(
 
 /// The grouped-query attention sentence: which GPUs hold which KV head.
 fn gqa_note(lang: Lang, config: &Config) -> String {
-    if lang == Lang::En {
-        return config.gqa_note().unwrap_or_default();
-    }
     let (a, kv, tp) = (config.heads, config.kv_heads(), config.tp.max(1));
     let head = t_args(
         lang,
@@ -619,7 +747,7 @@ fn activations_ui(
                 }),
                 _ => String::new(),
             };
-            ui.label(e.name());
+            ui.label(super::op_label(lang, e.op));
             ui.label(format!("[{r}, {c}]"));
             ui.label(crate::i18n::bytes(
                 lang,

@@ -69,10 +69,26 @@ impl View for Precision {
             lang,
             "pr-intro",
             &[
-                ("label", cfg.label()),
+                (
+                    "label",
+                    t_args(
+                        lang,
+                        "pr-layer",
+                        &[
+                            ("hidden", cfg.hidden.to_string()),
+                            ("heads", cfg.heads.to_string()),
+                            ("ffn", cfg.ffn.to_string()),
+                            ("tokens", cfg.tokens().to_string()),
+                        ],
+                    ),
+                ),
                 ("tps", super::list_words(lang, &tps)),
             ],
         ));
+        // First shown: the sweep starts by itself, in the background worker.
+        if shared.autostart_jobs && self.ran_for.is_none() && self.job.is_none() {
+            self.start(ui.ctx(), cfg.clone(), tps.clone());
+        }
         let stale = self.ran_for.as_ref().is_some_and(|r| !same_shape(r, &cfg));
         ui.horizontal(|ui| {
             if let Some(job) = &self.job {

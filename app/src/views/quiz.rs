@@ -121,6 +121,9 @@ pub struct Quiz {
     /// the outer error: no data folder.
     #[serde(skip)]
     issuer_status: Option<Result<Result<Option<String>, String>, String>>,
+    /// Submit was pressed with questions unanswered: the exam asks before it submits.
+    #[serde(skip)]
+    confirm_submit: bool,
 }
 
 fn question_set(seed: u64) -> Result<Vec<Question>, String> {
@@ -145,20 +148,39 @@ fn load_exam() -> Result<Exam, String> {
     Exam::embedded(&bank).map_err(|d| d.to_string())
 }
 
+/// Questions of a sitting still unanswered.
+fn missing_now(total: usize, answered: usize) -> usize {
+    total.saturating_sub(answered)
+}
+
 fn letter(p: usize) -> char {
     char::from(b'A' + (p % 26) as u8)
 }
 
-/// The answer widgets of `q` as shown by `pres`, editing `d`; disabled when `locked`.
+/// The answer widgets of `q` as shown by `pres`, editing `d`; disabled when `locked`. When
+/// `reveal` (the practice answer has been checked), each right choice is marked as right.
 fn answer_ui(
     ui: &mut egui::Ui,
     d: &mut Draft,
     q: &Question,
     pres: &Presentation,
     lang: Lang,
-    locked: bool,
+    (locked, reveal): (bool, bool),
 ) {
-    let lines = pres.lines(q, lang);
+    let right_mark = t(lang, "quiz-right-choice");
+    let lines: Vec<(char, String)> = pres
+        .lines(q, lang)
+        .into_iter()
+        .enumerate()
+        .map(|(p, (label, text))| {
+            let right = pres.order.get(p).is_some_and(|&i| q.is_correct_choice(i));
+            if reveal && right {
+                (label, format!("{text}   ✔ {right_mark}"))
+            } else {
+                (label, text.to_string())
+            }
+        })
+        .collect();
     ui.add_enabled_ui(!locked, |ui| match &q.kind {
         QuestionKind::Single { .. } => {
             ui.label(t(lang, "quiz-single-hint"));
@@ -300,7 +322,7 @@ impl Quiz {
             .show(ui, |ui| {
                 prompt(ui, q, lang);
                 let locked = self.feedback.is_some();
-                answer_ui(ui, &mut self.draft, q, &pres, lang, locked);
+                answer_ui(ui, &mut self.draft, q, &pres, lang, (locked, locked));
                 ui.add_space(6.0);
                 if let Some(e) = &self.error {
                     ui.colored_label(ui.visuals().warn_fg_color, e.as_str());
@@ -332,9 +354,16 @@ impl Quiz {
                         ui.add(egui::Label::new(q.explanation(lang)).wrap());
                         let mut go_next = enter;
                         ui.horizontal_wrapped(|ui| {
+                            // The lesson the question's bank entry cites.
+                            if let Some(slug) = &q.lesson {
+                                super::lessons::lesson_link(ui, shared, slug);
+                            }
                             if let Some(target) = &q.show_me {
-                                let caption =
-                                    format!("{}: {}", t(lang, "show-me"), target.describe_in(lang));
+                                let caption = format!(
+                                    "{}: {}",
+                                    t(lang, "show-me"),
+                                    super::lessons::target_words(lang, target)
+                                );
                                 if ui.button(caption).clicked() {
                                     shared.navigate(target.clone());
                                 }
@@ -411,7 +440,7 @@ impl Quiz {
             .auto_shrink([false, false])
             .show(ui, |ui| {
                 prompt(ui, q, lang);
-                answer_ui(ui, &mut state.drafts[i], q, pres, lang, false);
+                answer_ui(ui, &mut state.drafts[i], q, pres, lang, (false, false));
                 ui.add_space(8.0);
                 let last = i + 1 == total;
                 ui.horizontal_wrapped(|ui| {
@@ -424,13 +453,18 @@ impl Quiz {
                     if !last && (ui.button(t(lang, "exam-next")).clicked() || enter) {
                         state.index = i + 1;
                     }
+                    let missing = total - answered;
                     let submit_button =
                         egui::Button::new(egui::RichText::new(t(lang, "exam-submit")).strong());
-                    if ui.add(submit_button).clicked() || (last && enter) {
-                        submit = true;
+                    if ui.add(submit_button).clicked() || (last && enter && !self.confirm_submit) {
+                        // Unanswered questions count as wrong: ask first.
+                        if missing > 0 {
+                            self.confirm_submit = true;
+                        } else {
+                            submit = true;
+                        }
                     }
-                    let missing = total - answered;
-                    if missing > 0 {
+                    if missing > 0 && !self.confirm_submit {
                         ui.weak(t_args(
                             lang,
                             "exam-unanswered",
@@ -438,6 +472,32 @@ impl Quiz {
                         ));
                     }
                 });
+                if self.confirm_submit && missing_now(total, answered) > 0 {
+                    ui.add_space(6.0);
+                    egui::Frame::group(ui.style()).show(ui, |ui| {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            egui::RichText::new(crate::i18n::t_count(
+                                lang,
+                                "exam-confirm",
+                                ("count", (total - answered) as u64),
+                                &[],
+                            ))
+                            .strong(),
+                        );
+                        ui.horizontal_wrapped(|ui| {
+                            if ui.button(t(lang, "exam-confirm-submit")).clicked() {
+                                submit = true;
+                                self.confirm_submit = false;
+                            }
+                            if ui.button(t(lang, "exam-confirm-back")).clicked() {
+                                self.confirm_submit = false;
+                            }
+                        });
+                    });
+                } else {
+                    self.confirm_submit = false;
+                }
             });
         if submit {
             self.submit(&exam, sitting, &state, lang, ui.ctx());

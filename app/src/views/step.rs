@@ -301,6 +301,9 @@ impl StepThrough {
         };
         let last = steps.len().saturating_sub(1) as f32;
         self.position = self.position.clamp(0.0, last);
+        // A new program (another layer, TP or algorithm) has rounds of its own: the round shown
+        // of the old one would read "round 3 of 2".
+        self.round = (0, 0);
         self.cache = Some(Cache {
             generation,
             steps,
@@ -998,12 +1001,13 @@ impl StepThrough {
 
 /// One sentence about the current step.
 fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> String {
+    // The op in words (its label), not its trace name (`attn.g`).
     let head = format!(
         "Step {}/{n} · layer {} · {} · {}",
         cur + 1,
         step.layer,
         step.pass.name(),
-        step.op
+        step.op.label()
     );
     match &e.kind {
         EventKind::Compute { op, parallel } => {
@@ -1015,8 +1019,15 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
             } else {
                 format!("{name} — {kind}")
             };
+            // The op's label starts the sentence: the head without it (not "fc2: fc2").
+            let head = format!(
+                "Step {}/{n} · layer {} · {}",
+                cur + 1,
+                step.layer,
+                step.pass.name()
+            );
             format!(
-                "{head}: {label}, {} on every GPU, inputs {shapes} -> [{}, {}]",
+                "{head} · {label}, {} on every GPU, inputs {shapes}, output [{}, {}]",
                 parallel.label(),
                 e.output[0],
                 e.output[1]
@@ -1167,12 +1178,18 @@ fn pass_strip(
                     ));
                     if w > 40.0 {
                         let label = short.rsplit('.').next().unwrap_or(short);
+                        // Words, not the op's code name `bias_residual`.
+                        let label = if label == "bias_residual" {
+                            crate::i18n::t(super::lang(ui), "st-strip-bias-residual")
+                        } else {
+                            label.to_string()
+                        };
                         // Shrunk to fit its box; a long name that would shrink below the
-                        // others' size goes on two lines ("bias_" over "residual").
+                        // others' size goes on two lines ("bias +" over "residual").
                         let fit = |s: &str| (w - 6.0) / (0.55 * s.chars().count().max(1) as f32);
-                        let label = match label.split_once('_') {
-                            Some((a, b)) if fit(label) < 9.0 => format!("{a}_\n{b}"),
-                            _ => label.to_string(),
+                        let label = match label.split_once(" + ") {
+                            Some((a, b)) if fit(&label) < 9.0 => format!("{a} +\n{b}"),
+                            _ => label,
                         };
                         let longest = label.lines().map(fit).fold(f32::INFINITY, f32::min);
                         shapes.push(text_shape(
@@ -1213,7 +1230,7 @@ fn pass_strip(
             "st-strip-a11y",
             &[
                 ("layer", layer.to_string()),
-                ("current", current.to_string()),
+                ("current", super::op_label(super::lang(ui), current)),
             ],
         ),
     );
@@ -1282,14 +1299,27 @@ fn gpus_ui(
         if tp <= 8 {
             if let Some(e) = events.iter().find(|e| e.on_rank(r)) {
                 let [rows_, cols] = e.output;
-                shapes.push(text_shape(
-                    &painter,
-                    rect.center() + Vec2::new(0.0, 6.0),
-                    Align2::CENTER_CENTER,
-                    format!("{}\n-> [{rows_}, {cols}]", step.op),
-                    11.0,
+                // The op in words and its output's shape, wrapped to the box (not the trace's
+                // `mlp.g -> [128, 768]`).
+                let lang = super::lang(ui);
+                let caption = crate::i18n::t_args(
+                    lang,
+                    "st-gpu-box",
+                    &[
+                        ("op", super::op_label(lang, step.op)),
+                        ("rows", rows_.to_string()),
+                        ("cols", cols.to_string()),
+                    ],
+                );
+                let galley = painter.layout(
+                    caption,
+                    egui::FontId::proportional(11.0),
                     ink,
-                ));
+                    (rect.width() - 8.0).max(20.0),
+                );
+                let at = Align2::CENTER_CENTER
+                    .anchor_size(rect.center() + Vec2::new(0.0, 8.0), galley.size());
+                shapes.push(egui::Shape::galley(at.min, galley, ink));
             }
         }
     }
@@ -1318,11 +1348,19 @@ fn gpus_ui(
         }
     }
     painter.extend(shapes);
-    let what = if moving {
-        format!("{tp} GPUs exchanging data: {}", step.op)
-    } else {
-        format!("{tp} GPUs running {}", step.op)
-    };
+    let lang = super::lang(ui);
+    let what = crate::i18n::t_args(
+        lang,
+        if moving {
+            "st-lanes-moving"
+        } else {
+            "st-lanes-running"
+        },
+        &[
+            ("tp", tp.to_string()),
+            ("op", super::op_label(lang, step.op)),
+        ],
+    );
     a11y_label(&resp, &what);
 }
 
@@ -1349,13 +1387,20 @@ fn messages(
             painter,
             box_rect(0).left_bottom() + Vec2::new(0.0, 34.0),
             Align2::LEFT_TOP,
-            format!(
-                "{} step {}/{} ({})",
-                plan.algorithm.name(),
-                round + 1,
-                rounds,
-                first.phase.name()
-            ),
+            {
+                // The ring-step caption in the learner's language.
+                let lang = crate::i18n::current_lang(painter.ctx());
+                crate::i18n::t_args(
+                    lang,
+                    "st-ring-caption",
+                    &[
+                        ("algorithm", super::algorithm_name(lang, plan.algorithm)),
+                        ("k", (round + 1).to_string()),
+                        ("rounds", rounds.to_string()),
+                        ("phase", super::phase_name(lang, first.phase)),
+                    ],
+                )
+            },
             12.0,
             weak,
         ));

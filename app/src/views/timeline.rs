@@ -18,7 +18,7 @@ const MAX_BARS: usize = 6000;
 const GPUS_PER_NODE: usize = 8;
 
 /// Timeline state.
-#[derive(Default, Serialize, Deserialize)]
+#[derive(Serialize, Deserialize)]
 #[serde(default)]
 pub struct Timeline {
     /// Layer shown when the whole trace is too large to draw at once.
@@ -27,6 +27,19 @@ pub struct Timeline {
     pub gpu: Option<String>,
     #[serde(skip)]
     modeled: Option<(u64, String, Result<Trace, String>)>,
+}
+
+impl Default for Timeline {
+    /// Opens on the cost model's H100 times, the numbers lesson 1 quotes (GPT-2 small at TP=4:
+    /// 112.1 µs, 70% of it communication). The proportional times (FLOPs and bytes at nominal
+    /// rates) are for comparing bars, not for the lesson's microseconds.
+    fn default() -> Self {
+        Self {
+            layer: 0,
+            gpu: Catalogue::default().gpu("h100").ok().map(|g| g.name),
+            modeled: None,
+        }
+    }
 }
 
 /// The trace with the cost model's times for `gpu`: a TP group of `tp` GPUs, nodes of
@@ -105,6 +118,9 @@ pub fn gantt_plot(
             continue; // identity f/g: nothing to draw
         }
         let (start, dur) = (e.timing.start_s * 1e6, e.timing.duration_s * 1e6);
+        // The op in words ("g after attention"), not its trace name (`attn.g`).
+        let op = super::op_label(lang, e.op);
+        let hover_name = format!("{op} ({})", super::pass_name(lang, e.pass));
         for &r in &e.ranks {
             let y = (tp - 1 - r) as f64;
             // A 1-pixel outline in the plot's background colour: consecutive ops of one colour
@@ -113,19 +129,13 @@ pub fn gantt_plot(
                 .base_offset(start)
                 .width(0.7)
                 .stroke(egui::Stroke::new(1.0, separator))
-                .name(e.label());
+                .name(&hover_name);
             let fill = if e.is_collective() {
                 comm_color(dark)
             } else {
                 gpu_color(r, dark)
             };
-            labels.push((
-                start + dur / 2.0,
-                y,
-                dur,
-                e.name().to_string(),
-                text_on(fill),
-            ));
+            labels.push((start + dur / 2.0, y, dur, op.clone(), text_on(fill)));
             if e.is_collective() {
                 comm.push(bar.fill(fill));
             } else if let Some(v) = per_rank.get_mut(r) {

@@ -23,6 +23,9 @@ pub struct Train {
     pub config: TrainConfig,
     #[serde(skip)]
     job: Option<Background<Result<Curves, TrainError>>>,
+    /// Whether the first show has started the training (once per run of the app).
+    #[serde(skip)]
+    autostarted: bool,
     #[serde(skip)]
     live: Arc<Mutex<Vec<Vec<f64>>>>,
     #[serde(skip)]
@@ -180,7 +183,15 @@ impl View for Train {
         }
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        // First shown: the training starts by itself (its curves grow while the learner reads).
+        if shared.autostart_jobs && !self.autostarted {
+            self.autostarted = true;
+            if self.job.is_none() && self.result.is_none() {
+                self.start(ui.ctx());
+            }
+        }
+        let _shared = shared;
         // The page scrolls: at 1280x720 in presenter mode its lower half ran below the window.
         super::scrolling_page(ui, "train-page", |ui| self.page(ui, _shared));
     }

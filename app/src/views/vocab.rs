@@ -297,8 +297,7 @@ impl Vocab {
                             .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
                         {
                             ui.label(super::pass_name(lang, e.pass));
-                            ui.label(e.name())
-                                .on_hover_text(super::op_label(lang, e.op));
+                            ui.label(super::op_label(lang, e.op));
                             ui.label(match e.collective_kind() {
                                 Some(k) => k.name().to_string(),
                                 None => tr("vo-compute"),

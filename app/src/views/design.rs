@@ -1048,7 +1048,7 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
             };
             let resp = ui.interact(
                 cellr,
-                ui.id().with(("design-lane", rank, i)),
+                ui.scope_id().with(("design-lane", rank, i)),
                 egui::Sense::hover(),
             );
             super::a11y_label(&resp, &words);

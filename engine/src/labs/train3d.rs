@@ -222,6 +222,9 @@ struct HeadGrads<T> {
     lnf: Vec<(Array2<T>, Array2<T>)>,
 }
 
+/// Adam's first and second moments of one GPU's parameters.
+type Moments<T> = (GpuParams<T>, GpuParams<T>);
+
 /// A 3D training run in progress: `gpus[dp][stage][tp]`.
 #[derive(Debug, Clone)]
 pub struct Trainer3d<T> {
@@ -229,7 +232,7 @@ pub struct Trainer3d<T> {
     pub layout: Layout,
     pub corpus: Corpus,
     pub gpus: Vec<Vec<Vec<GpuParams<T>>>>,
-    moments: Vec<Vec<Vec<(GpuParams<T>, GpuParams<T>)>>>,
+    moments: Vec<Vec<Vec<Moments<T>>>>,
     pub pipeline: PipelineRun,
     pub step: usize,
     pub losses: Vec<f64>,
@@ -270,7 +273,7 @@ impl<T: Element> Trainer3d<T> {
         };
         cfg.validate(&corpus)?;
         let chunks = pcfg.chunks();
-        if cfg.layers % chunks != 0 {
+        if !cfg.layers.is_multiple_of(chunks) {
             return Err(Train3dError::LayersNotDivisible {
                 layers: cfg.layers,
                 chunks,
@@ -279,7 +282,7 @@ impl<T: Element> Trainer3d<T> {
             });
         }
         let parts = layout.dp * layout.microbatches;
-        if cfg.batch % parts != 0 {
+        if !cfg.batch.is_multiple_of(parts) {
             return Err(Train3dError::BatchNotDivisible {
                 batch: cfg.batch,
                 dp: layout.dp,
@@ -588,9 +591,8 @@ impl<T: Element> Trainer3d<T> {
                     } else {
                         let mut tabs = Vec::with_capacity(tp);
                         let mut poss = Vec::with_capacity(tp);
-                        for r in 0..tp {
-                            let dx0 = &bwd.grad_inputs[r];
-                            let shape = rep[s][r].table.as_ref().ok_or_else(missing)?.dim();
+                        for (r, (gpu, dx0)) in rep[s].iter().zip(&bwd.grad_inputs).enumerate() {
+                            let shape = gpu.table.as_ref().ok_or_else(missing)?.dim();
                             let mut table = Array2::<T>::zeros(shape);
                             vocab::scatter_grad(&vcfg, r, &ids[rows(j)], dx0, &mut table);
                             let mut pos = Array2::<T>::zeros((mcfg.seq, mcfg.hidden));

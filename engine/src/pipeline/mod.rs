@@ -244,7 +244,7 @@ impl PipelineConfig {
                 if v < 2 {
                     return Err(PipelineError::InterleavedNeedsChunks { virtual_stages: v });
                 }
-                if m % p != 0 {
+                if !m.is_multiple_of(p) {
                     let lower = m / p * p;
                     return Err(PipelineError::MicrobatchesNotMultiple {
                         microbatches: m,

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 /// Every configuration the Done-when names: P ≤ 8, M ≤ 32, V 2 and 3 where valid.
 fn all_configs(costs: Costs) -> Vec<PipelineConfig> {
     let mut out = Vec::new();
-    for p in 1..=8 {
-        for m in 1..=32 {
+    for p in 1..=8usize {
+        for m in 1..=32usize {
             for schedule in Schedule::ALL {
                 let vs: &[usize] = if schedule == Schedule::Interleaved {
-                    if m % p != 0 {
+                    if !m.is_multiple_of(p) {
                         continue;
                     }
                     &[2, 3]

@@ -66,7 +66,11 @@ enum Command {
     Precision(cli::precision::PrecisionArgs),
     /// Vocabulary parallelism: split embedding and cross-entropy over sharded logits.
     Vocab(cli::vocab::VocabArgs),
-    /// Train a tiny character-level GPT on the guide at TP 1, 2, 4: the loss curves coincide.
+    /// Pipeline schedules (gpipe, 1f1b, interleaved, zb-h1): each stage's order, the timeline,
+    /// the bubble measured beside its formula, peak activations and sends.
+    Pipeline(cli::pipeline::PipelineArgs),
+    /// Train a tiny character-level GPT on the guide at TP 1, 2, 4: the loss curves coincide;
+    /// with --pp/--dp/--schedule, on TP × PP × DP virtual GPUs beside one GPU.
     Train(cli::train::TrainArgs),
     /// Serving with TP: modeled time per token for a model, or the tiny model decoded on virtual GPUs (--tiny).
     Serve(cli::serve::ServeArgs),
@@ -175,6 +179,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Cert(args)) => cli::cert::run(args),
         Some(Command::Precision(args)) => cli::precision::run(args),
         Some(Command::Vocab(args)) => cli::vocab::run(args),
+        Some(Command::Pipeline(args)) => cli::pipeline::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
     }

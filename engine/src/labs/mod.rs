@@ -1,5 +1,6 @@
 //! The labs built on the block: precision ([`precision`]), vocabulary parallelism ([`vocab`]),
-//! a tiny model trained at several TP sizes ([`train`]), and serving: decode on virtual GPUs
+//! a tiny model trained at several TP sizes ([`train`]) and with TP × PP × DP together
+//! ([`train3d`]), and serving: decode on virtual GPUs
 //! ([`serve`]) and its cost model ([`serve_cost`]).
 
 pub mod precision;
@@ -7,4 +8,5 @@ pub mod serve;
 pub mod serve_cost;
 pub mod serve_published;
 pub mod train;
+pub mod train3d;
 pub mod vocab;

@@ -516,7 +516,7 @@ impl<T: Element> Trainer<T> {
     }
 }
 
-fn update<T: Element>(
+pub(crate) fn update<T: Element>(
     opt: Optimizer,
     lr: f64,
     t: i32,

@@ -1,7 +1,9 @@
 //! The labs built on the block: precision ([`precision`]), vocabulary parallelism ([`vocab`]),
 //! a tiny model trained at several TP sizes ([`train`]), and serving: decode on virtual GPUs
-//! ([`serve`]) and its cost model ([`serve_cost`]).
+//! ([`serve`]) and its cost model ([`serve_cost`]); Mixture-of-Experts with expert parallelism
+//! ([`moe`]).
 
+pub mod moe;
 pub mod precision;
 pub mod serve;
 pub mod serve_cost;

@@ -66,6 +66,9 @@ enum Command {
     Precision(cli::precision::PrecisionArgs),
     /// Vocabulary parallelism: split embedding and cross-entropy over sharded logits.
     Vocab(cli::vocab::VocabArgs),
+    /// Mixture-of-Experts on virtual GPUs: expert parallelism (all-to-all dispatch and combine)
+    /// and expert-tensor parallelism, checked against the unsharded reference.
+    Moe(cli::moe::MoeArgs),
     /// Train a tiny character-level GPT on the guide at TP 1, 2, 4: the loss curves coincide.
     Train(cli::train::TrainArgs),
     /// Serving with TP: modeled time per token for a model, or the tiny model decoded on virtual GPUs (--tiny).
@@ -175,6 +178,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Cert(args)) => cli::cert::run(args),
         Some(Command::Precision(args)) => cli::precision::run(args),
         Some(Command::Vocab(args)) => cli::vocab::run(args),
+        Some(Command::Moe(args)) => cli::moe::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
     }

@@ -68,6 +68,7 @@ pub mod design;
 pub mod gpu;
 pub mod lessons;
 pub mod memory;
+pub mod moe;
 pub mod plan;
 pub mod precision;
 pub mod quiz;

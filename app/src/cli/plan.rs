@@ -78,6 +78,11 @@ pub struct ModelClusterArgs {
     /// ZeRO stage over the data-parallel group (0–3).
     #[arg(long, default_value_t = 1)]
     pub zero: u8,
+    /// Expert-parallel size for a Mixture-of-Experts model (with --layout, or the rows of
+    /// `tplab memory`): experts split over EP of the data-parallel ranks (DP % EP == 0). The
+    /// planner tries every valid EP itself.
+    #[arg(long)]
+    pub ep: Option<usize>,
     /// Do not overlap the data-parallel gradient all-reduce with the last backward pass.
     #[arg(long)]
     pub no_overlap: bool,
@@ -250,6 +255,7 @@ impl ModelClusterArgs {
             sp: self.sp,
             recompute: self.recompute.unwrap_or_default(),
             zero: self.zero,
+            ep: self.ep.unwrap_or(1),
         })
     }
 

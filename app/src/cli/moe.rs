@@ -204,7 +204,8 @@ fn print(report: &MoeReport) {
     let verdict = if report.passed() { "PASS" } else { "FAIL" };
     outln!(
         "\nagainst the unsharded f64 reference: max relative error {:.1e} over {} tensors \
-         (tolerance {:.0e}: reordered sums differ by rounding only); routing and drops {}: {verdict}",
+         (tolerance {:.0e}: reordered sums differ by rounding only); routing and drops {}\n\
+         result: {verdict}",
         report.max_rel_error,
         report.checks.len(),
         report.tolerance,

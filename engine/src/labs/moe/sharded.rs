@@ -895,6 +895,48 @@ mod tests {
         );
     }
 
+    /// Under balanced routing the executor sends exactly what the cost model prices per GPU,
+    /// `tokens·k·h·bytes·(EP−1)/EP`: top-1, token `t` to expert `t mod 4`, EP 2, 4 tokens and
+    /// h = 4 per GPU: `4·1·4·8·(1/2) = 64` bytes (the cost model's 2-byte activations: 16).
+    #[test]
+    fn balanced_routing_sends_what_the_cost_model_prices() {
+        let cfg = MoeConfig {
+            tokens: 8,
+            hidden: 4,
+            ffn: 4,
+            experts: 4,
+            top_k: 1,
+            ep: 2,
+            etp: 1,
+            capacity_factor: None,
+            ..MoeConfig::default()
+        };
+        let report = run_with(&cfg, &one_hot(&cfg)).expect("valid");
+        assert!(report.passed());
+        assert_eq!(report.routing.tokens_per_expert, vec![2, 2, 2, 2]);
+        let spec = crate::models::ModelSpec {
+            experts: 4,
+            experts_per_token: 1,
+            hidden: 4,
+            ..crate::models::ModelPreset::Mixtral8x7b.spec()
+        };
+        let priced = crate::cost::moe_all_to_all_bytes_per_gpu(&spec, 4, 2);
+        assert_eq!(priced, 16);
+        let f64_over_bf16 = (F64_BYTES / 2) as u64;
+        for name in [
+            "moe.dispatch",
+            "moe.combine",
+            "moe.combine.bwd",
+            "moe.dispatch.bwd",
+        ] {
+            assert_eq!(
+                report.comm(name).map(|c| c.bytes_sent_per_gpu.clone()),
+                Some(vec![priced * f64_over_bf16; 2]),
+                "{name}"
+            );
+        }
+    }
+
     /// The comparison catches a wrong number: the check is not vacuous.
     #[test]
     fn a_wrong_gradient_shard_is_caught() {

@@ -411,6 +411,7 @@ fn closed_pipe_and_full_disk_are_handled() {
         ],
         &["precision", "--preset", "tiny", "--tp", "1,2"],
         &["train", "--steps", "3"],
+        &["moe", "--tokens", "16"],
         &["lessons", "list"],
         &["gpu", "info"],
     ];

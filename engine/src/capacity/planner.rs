@@ -882,7 +882,10 @@ mod tests {
             candidates(&moe).iter().map(|l| (l.dp, l.ep)).collect();
         // Every EP that divides both the 8 experts and DP, and no other.
         for &(dp, ep) in &eps {
-            assert!(dp % ep == 0 && 8 % ep == 0, "DP={dp} EP={ep}");
+            assert!(
+                dp.is_multiple_of(ep) && 8usize.is_multiple_of(ep),
+                "DP={dp} EP={ep}"
+            );
         }
         assert!(eps.contains(&(64, 8)) && eps.contains(&(8, 8)) && eps.contains(&(2, 2)));
         assert!(!eps.contains(&(2, 4)));

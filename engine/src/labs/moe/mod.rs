@@ -219,7 +219,7 @@ pub enum MoeError {
 
 fn divisors_up_to(n: usize, max: usize) -> String {
     (1..=max.min(n))
-        .filter(|d| n % d == 0)
+        .filter(|&d| n.is_multiple_of(d))
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join(", ")
@@ -259,14 +259,14 @@ impl MoeConfig {
                 experts: self.experts,
             });
         }
-        if self.experts % self.ep != 0 {
+        if !self.experts.is_multiple_of(self.ep) {
             return Err(MoeError::ExpertsNotDivisible {
                 experts: self.experts,
                 ep: self.ep,
                 valid: divisors_up_to(self.experts, MAX_EP),
             });
         }
-        if self.ffn % self.etp != 0 {
+        if !self.ffn.is_multiple_of(self.etp) {
             return Err(MoeError::FfnNotDivisible {
                 ffn: self.ffn,
                 etp: self.etp,

@@ -182,6 +182,42 @@ fn moe_runs_expert_parallel_against_the_reference_and_counts_the_all_to_all_byte
     assert_eq!(back.iter().sum::<u64>(), there.iter().sum::<u64>());
 }
 
+/// `tplab memory --ep`: Mixtral 8x7B at TP 1, DP 8, EP 8 holds 7,242,780,672 parameters per GPU
+/// (hand count in `engine/src/capacity/memory.rs`), an EP that does not divide the experts is
+/// refused with the valid sizes.
+#[test]
+fn memory_takes_an_expert_parallel_size() {
+    let base = [
+        "memory",
+        "--model",
+        "mixtral-8x7b",
+        "--gpu",
+        "h100",
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "8",
+        "--global-batch",
+        "64",
+        "--seq",
+        "4096",
+        "--layout",
+        "1,1,8",
+    ];
+    let (ok, out, err) = tplab(&[&base[..], &["--ep", "8", "--json"]].concat());
+    assert!(ok, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let row = &v["layouts"][0];
+    assert_eq!(row["ep"], 8);
+    assert_eq!(
+        row["memory_per_gpu_bytes"]["params_per_gpu"],
+        7_242_780_672u64
+    );
+    assert_eq!(row["memory_per_gpu_bytes"]["weights"], 14_485_561_344u64);
+    let (ok, _, err) = tplab(&[&base[..], &["--ep", "3"]].concat());
+    assert!(!ok && err.contains("valid EP sizes: [1, 2, 4, 8]"), "{err}");
+}
+
 #[test]
 fn moe_refuses_invalid_layouts_with_the_rule() {
     for (args, want) in [

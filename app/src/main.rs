@@ -69,6 +69,9 @@ enum Command {
     /// Pipeline schedules (gpipe, 1f1b, interleaved, zb-h1): each stage's order, the timeline,
     /// the bubble measured beside its formula, peak activations and sends.
     Pipeline(cli::pipeline::PipelineArgs),
+    /// Mixture-of-Experts on virtual GPUs: expert parallelism (all-to-all dispatch and combine)
+    /// and expert-tensor parallelism, checked against the unsharded reference.
+    Moe(cli::moe::MoeArgs),
     /// Train a tiny character-level GPT on the guide at TP 1, 2, 4: the loss curves coincide;
     /// with --pp/--dp/--schedule, on TP × PP × DP virtual GPUs beside one GPU.
     Train(cli::train::TrainArgs),
@@ -180,6 +183,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Precision(args)) => cli::precision::run(args),
         Some(Command::Vocab(args)) => cli::vocab::run(args),
         Some(Command::Pipeline(args)) => cli::pipeline::run(args),
+        Some(Command::Moe(args)) => cli::moe::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
     }

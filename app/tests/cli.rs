@@ -119,6 +119,133 @@ fn train_prints_coinciding_curves_and_refuses_an_invalid_tp() {
     assert!(!ok && err.contains("valid TP sizes"), "{err}");
 }
 
+#[test]
+fn moe_runs_expert_parallel_against_the_reference_and_counts_the_all_to_all_bytes() {
+    for (ep, etp) in [("1", "1"), ("2", "2"), ("4", "1"), ("4", "2")] {
+        let out = tplab_passes(&format!(
+            "moe --experts 8 --top-k 2 --ep {ep} --etp {etp} --capacity-factor 1.0 --tokens 32 \
+             --hidden 8 --ffn 16"
+        ));
+        assert!(out.contains("PASS"), "{out}");
+        assert!(
+            out.contains("moe.dispatch") && out.contains("moe.combine.bwd"),
+            "{out}"
+        );
+    }
+    // JSON: the hand-checked numbers of a drop-free run (every assignment computed) and of
+    // a capacity of 1.0 (each expert takes at most ceil(1·2·32/8) = 8).
+    let (ok, out, err) = tplab(&[
+        "moe",
+        "--experts",
+        "8",
+        "--ep",
+        "4",
+        "--tokens",
+        "32",
+        "--hidden",
+        "8",
+        "--ffn",
+        "16",
+        "--capacity-factor",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["capacity"], 8);
+    assert_eq!(v["equal_to_reference"], true);
+    let per_expert: Vec<u64> = v["tokens_per_expert"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_u64()).collect())
+        .unwrap_or_default();
+    assert!(per_expert.iter().all(|&n| n <= 8), "{per_expert:?}");
+    let dropped = v["dropped"].as_array().map_or(0, |a| a.len()) as u64;
+    assert_eq!(per_expert.iter().sum::<u64>() + dropped, 64, "{out}");
+    // Dispatch bytes: every row that leaves its rank is hidden (8) × 8 bytes, and the combine
+    // sends the same rows back.
+    let records = v["collectives"].as_array().cloned().unwrap_or_default();
+    let sent = |name: &str| -> Vec<u64> {
+        records
+            .iter()
+            .find(|r| r["name"] == name)
+            .and_then(|r| r["bytes_sent_per_gpu"].as_array())
+            .map(|a| a.iter().filter_map(|x| x.as_u64()).collect())
+            .unwrap_or_default()
+    };
+    let dispatch = sent("moe.dispatch");
+    assert_eq!(dispatch.len(), 4);
+    assert!(dispatch.iter().all(|b| b % 64 == 0) && dispatch.iter().any(|&b| b > 0));
+    let mut back = sent("moe.combine");
+    back.sort_unstable();
+    let mut there = dispatch.clone();
+    there.sort_unstable();
+    assert_eq!(back.iter().sum::<u64>(), there.iter().sum::<u64>());
+}
+
+/// `tplab memory --ep`: Mixtral 8x7B at TP 1, DP 8, EP 8 holds 7,242,780,672 parameters per GPU
+/// (hand count in `engine/src/capacity/memory.rs`), an EP that does not divide the experts is
+/// refused with the valid sizes.
+#[test]
+fn memory_takes_an_expert_parallel_size() {
+    let base = [
+        "memory",
+        "--model",
+        "mixtral-8x7b",
+        "--gpu",
+        "h100",
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "8",
+        "--global-batch",
+        "64",
+        "--seq",
+        "4096",
+        "--layout",
+        "1,1,8",
+    ];
+    let (ok, out, err) = tplab(&[&base[..], &["--ep", "8", "--json"]].concat());
+    assert!(ok, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let row = &v["layouts"][0];
+    assert_eq!(row["ep"], 8);
+    assert_eq!(
+        row["memory_per_gpu_bytes"]["params_per_gpu"],
+        7_242_780_672u64
+    );
+    assert_eq!(row["memory_per_gpu_bytes"]["weights"], 14_485_561_344u64);
+    let (ok, _, err) = tplab(&[&base[..], &["--ep", "3"]].concat());
+    assert!(!ok && err.contains("valid EP sizes: [1, 2, 4, 8]"), "{err}");
+}
+
+#[test]
+fn moe_refuses_invalid_layouts_with_the_rule() {
+    for (args, want) in [
+        ("moe --experts 6 --ep 4", "valid EP sizes: 1, 2, 3, 6"),
+        ("moe --ffn 30 --etp 4", "ffn % etp == 0"),
+        ("moe --experts 4 --ep 1 --top-k 5", "k ≤ experts"),
+        (
+            "moe --capacity-factor 0",
+            "capacity factor 0 must be a number above 0",
+        ),
+        ("moe --capacity-factor -1", "must be a number above 0"),
+        ("moe --capacity-factor nan", "must be a number above 0"),
+        ("moe --tokens 100000000", "tokens 100000000 is over"),
+        (
+            "moe --experts 256 --ep 1 --hidden 4096 --ffn 4096",
+            "reduce experts, hidden or ffn",
+        ),
+        ("moe --ep 0", "ep must be at least 1"),
+        ("moe --gate sigmoid", "renormalized"),
+    ] {
+        let argv: Vec<&str> = args.split(' ').collect();
+        let (ok, out, err) = tplab(&argv);
+        assert!(!ok, "{args}: {out}");
+        assert!(err.contains(want), "{args}: {err}");
+        assert!(!err.contains("panicked"), "{args}: {err}");
+    }
+}
+
 /// Runs `tplab` with a 60 s watchdog (a hang fails the test instead of blocking it), returning
 /// (exit code, stdout, stderr).
 fn tplab_within(args: &[&str]) -> (Option<i32>, String, String) {
@@ -320,6 +447,7 @@ fn closed_pipe_and_full_disk_are_handled() {
         ],
         &["precision", "--preset", "tiny", "--tp", "1,2"],
         &["train", "--steps", "3"],
+        &["moe", "--tokens", "16"],
         &["lessons", "list"],
         &["gpu", "info"],
     ];

@@ -42,7 +42,7 @@ pub mod trace;
 // Short paths to every module (`tplab_engine::sharded`, `crate::cost`, …).
 pub use block::{ops, plan, reference, sharded, verify};
 pub use capacity::{cost, hardware, memory, models, planner};
-pub use labs::{precision, serve, serve_cost, serve_published, train, train3d, vocab};
+pub use labs::{moe, precision, serve, serve_cost, serve_published, train, train3d, vocab};
 
 pub use collectives::Algorithm;
 pub use config::{Config, ConfigError, Preset};

@@ -283,6 +283,7 @@ fn predict(fig: &Figure) -> f64 {
         sp: fig.tp > 1,
         recompute: Recompute::None,
         zero: fig.zero,
+        ep: 1,
     };
     let setup = TrainSetup::new(fig.seq, fig.global_batch);
     let st = Stack {

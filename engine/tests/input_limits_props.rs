@@ -155,6 +155,7 @@ proptest! {
                 Cluster::new(&Catalogue::default(), "h100", 64, 8, "ib400").expect("cluster");
             let layout = Layout {
                 tp, pp, dp, micro_batch: micro, sp: true, recompute: Recompute::Selective, zero,
+                ep: 1,
             };
             let setup = TrainSetup { seq, global_batch, overlap_dp: true };
             if let Ok(it) = cost::iteration_time(&model, &setup, &cluster, &layout) {

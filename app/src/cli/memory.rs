@@ -54,13 +54,14 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             let n = r.cluster.gpus;
+            let ep = common.ep.unwrap_or(1);
             let mut v = Vec::new();
             for tp in planner::valid_tp_sizes(&r.model, &r.cluster) {
                 for pp in tplab_engine::config::divisors(r.model.layers)
                     .into_iter()
                     .filter(|&p| (n / tp).is_multiple_of(p))
                 {
-                    v.push(Layout {
+                    let l = Layout {
                         tp,
                         pp,
                         dp: n / (tp * pp),
@@ -68,8 +69,21 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                         sp: common.sp,
                         recompute: common.recompute.unwrap_or_default(),
                         zero: common.zero,
-                    });
+                        ep,
+                    };
+                    // With --ep, the rows whose DP holds it.
+                    if memory::check_layout(&r.model, &l).is_ok() {
+                        v.push(l);
+                    }
                 }
+            }
+            if v.is_empty() {
+                // No (TP, PP) row takes this EP: the rule, for the first one.
+                let l = Layout {
+                    ep,
+                    ..Layout::new(1, 1, n)
+                };
+                memory::check_layout(&r.model, &l)?;
             }
             v
         }
@@ -85,7 +99,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         let v: Vec<Value> = rows
             .iter()
             .map(|(l, m)| {
-                json!({"layout": l.label(), "tp": l.tp, "pp": l.pp, "dp": l.dp,
+                json!({"layout": l.label(), "tp": l.tp, "pp": l.pp, "dp": l.dp, "ep": l.ep,
                                  "memory_per_gpu_bytes": memory_json(m, limit)})
             })
             .collect();

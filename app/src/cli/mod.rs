@@ -69,6 +69,7 @@ pub mod gpu;
 pub mod lessons;
 pub mod memory;
 pub mod pipeline;
+pub mod moe;
 pub mod plan;
 pub mod precision;
 pub mod quiz;

@@ -78,6 +78,11 @@ pub struct ModelClusterArgs {
     /// ZeRO stage over the data-parallel group (0–3).
     #[arg(long, default_value_t = 1)]
     pub zero: u8,
+    /// Expert-parallel size for a Mixture-of-Experts model (with --layout, or the rows of
+    /// `tplab memory`): experts split over EP of the data-parallel ranks (DP % EP == 0). The
+    /// planner tries every valid EP itself.
+    #[arg(long)]
+    pub ep: Option<usize>,
     /// Do not overlap the data-parallel gradient all-reduce with the last backward pass.
     #[arg(long)]
     pub no_overlap: bool,
@@ -250,6 +255,7 @@ impl ModelClusterArgs {
             sp: self.sp,
             recompute: self.recompute.unwrap_or_default(),
             zero: self.zero,
+            ep: self.ep.unwrap_or(1),
         })
     }
 
@@ -556,6 +562,7 @@ fn print_stack(r: &StackIteration, what_if: &[WhatIf]) {
             Some(b.pp_comm_hidden_s),
         ),
         ("CP exchange", b.cp_comm_s, None),
+        ("EP all-to-alls", r.it.ep_comm_s, None),
     ] {
         if s == 0.0 {
             continue;
@@ -631,12 +638,16 @@ fn print_layout(it: &IterationTime) {
     let rows = [
         ("compute", it.compute_s, ""),
         ("TP communication", it.tp_comm_s, tp_note),
+        ("EP all-to-alls", it.ep_comm_s, ""),
         ("pipeline sends", it.pp_comm_s, ""),
         ("pipeline bubble", it.pipeline_bubble_s, ""),
         ("DP communication", it.dp_comm_s, dp_note),
         ("optimizer step", it.optimizer_s, ""),
     ];
     for (name, s, note) in rows {
+        if name == "EP all-to-alls" && l.ep <= 1 {
+            continue;
+        }
         outln!(
             "  {name:<18} {:>10}  {:>5.1}%{note}",
             secs(s),

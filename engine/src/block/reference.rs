@@ -254,7 +254,7 @@ mod tests {
 /// path with the executors' optimised kernels ([`crate::ops`]), only the data types of what it
 /// saves (so the verification can read both) and the constants of the model (`LN_EPS`, GeLU's tanh
 /// approximation).
-mod plain {
+pub(crate) mod plain {
     use crate::dtype::Element;
     use crate::ops::{AttnCache, LnCache, LN_EPS};
     use ndarray::{s, Array1, Array2, ArrayView2, Axis};

@@ -11,6 +11,14 @@
 //!   recomputation) and their TP collectives; 1F1B runs `m + p − 1` such slots, so the bubble
 //!   is `(p−1)/m` of the useful time (Narayanan et al. 2021, §2.2.1); then the data-parallel
 //!   gradient all-reduce (optionally overlapped with the last backward) and the optimizer step.
+//! - Expert parallelism (MoE, `Layout::ep > 1`): each MoE layer's dispatch and combine
+//!   all-to-alls, forward and backward (4 per layer per micro-batch, 6 with full recomputation),
+//!   each sending `tokens·k·h·2·(ep−1)/ep` bytes per GPU under balanced routing
+//!   ([`moe_all_to_all_bytes_per_gpu`]), priced α–β as a pairwise exchange of `ep − 1` steps
+//!   ([`all_to_all_time_s`]) over the EP group's link (its ranks are TP apart, Megatron-Core's
+//!   rank order tp-cp-ep-dp-pp). They are not overlapped. Expert gradients reduce over `dp/ep`
+//!   ranks instead of `dp`; a ring's bytes per rank, `2(n−1)/n` of the buffer, barely depend on
+//!   `n`, so the model prices all gradients over `dp`.
 //! - FLOPs: Narayanan et al. 2021, Eq. 3, `96·B·s·l·h²·(1 + s/(6h) + V/(16lh))` with full
 //!   recomputation, generalised to GQA, gated MLPs and MoE by counting matmul weights.
 //!
@@ -244,12 +252,79 @@ pub struct LayerTime {
     pub tp_comm_s: f64,
     /// TP collectives per layer per micro-batch (all-reduces, or RS+AG pairs with SP).
     pub tp_collectives: usize,
+    /// MoE all-to-alls (dispatch and combine, forward and backward) over the EP group.
+    #[serde(default)]
+    pub ep_comm_s: f64,
+    /// MoE all-to-alls per layer per micro-batch (0 without expert parallelism).
+    #[serde(default)]
+    pub ep_all_to_alls: usize,
 }
 
 impl LayerTime {
     pub fn total_s(&self) -> f64 {
-        self.forward_compute_s + self.backward_compute_s + self.recompute_s + self.tp_comm_s
+        self.forward_compute_s
+            + self.backward_compute_s
+            + self.recompute_s
+            + self.tp_comm_s
+            + self.ep_comm_s
     }
+}
+
+/// Bytes one GPU sends in one MoE all-to-all (the dispatch or the combine, forward or
+/// backward) for `tokens` tokens with top-`k` routing over `ep` ranks, 2-byte activations:
+/// `tokens·k·h·2·(ep−1)/ep`. Under balanced routing each of a token's `k` rows of `h` goes to
+/// an expert on another rank with probability `(ep−1)/ep` (GShard, Lepikhin et al. 2020;
+/// Megatron-Core's all-to-all token dispatcher); `tplab moe` counts the same rows exactly.
+pub fn moe_all_to_all_bytes_per_gpu(model: &ModelSpec, tokens: u64, ep: usize) -> u64 {
+    if ep <= 1 || model.experts <= 1 {
+        return 0;
+    }
+    let e = ep as u128;
+    let bytes = u128::from(tokens)
+        * model.experts_per_token as u128
+        * model.hidden as u128
+        * u128::from(memory::ACTIVATION_BYTES)
+        * (e - 1)
+        / e;
+    u64::try_from(bytes).unwrap_or(u64::MAX)
+}
+
+/// α–β time of an all-to-all in which every one of `n` ranks sends `bytes_sent_per_rank`: a
+/// pairwise exchange of `n − 1` steps (NCCL runs it as `n − 1` send/receive pairs; the design
+/// lab's price of an all-to-all counts the same steps), `(n−1)·α + bytes/(B·η_link)`.
+pub fn all_to_all_time_s(n: usize, bytes_sent_per_rank: u64, link: &LinkSpec) -> f64 {
+    if n <= 1 {
+        return 0.0;
+    }
+    (n - 1) as f64 * link.latency_us * 1e-6
+        + bytes_sent_per_rank as f64 / (link.bandwidth_bytes_per_s() * LINK_EFFICIENCY)
+}
+
+/// The MoE all-to-alls of one layer and micro-batch of `tok` tokens: their time and count.
+/// Each GPU dispatches its own tokens: a TP rank's `1/t` with sequence parallelism, the whole
+/// micro-batch without it (every TP rank holds it whole).
+pub(crate) fn moe_layer_comm(
+    model: &ModelSpec,
+    tok: f64,
+    layout: &Layout,
+    cluster: &Cluster,
+) -> (f64, usize) {
+    if layout.ep <= 1 || model.experts <= 1 {
+        return (0.0, 0);
+    }
+    let tokens = if layout.sp {
+        tok / layout.tp.max(1) as f64
+    } else {
+        tok
+    };
+    let n = 4 + if layout.recompute == Recompute::Full {
+        2
+    } else {
+        0
+    };
+    let bytes = moe_all_to_all_bytes_per_gpu(model, tokens.ceil() as u64, layout.ep);
+    let link = cluster.group_link(layout.tp, layout.ep);
+    (n as f64 * all_to_all_time_s(layout.ep, bytes, link), n)
 }
 
 /// Roofline time of a `[m,k]·[k,n]` GEMM in bf16.
@@ -328,12 +403,15 @@ pub fn layer_time(model: &ModelSpec, seq: usize, layout: &Layout, cluster: &Clus
     } else {
         ring_time_s(CollectiveKind::AllReduce, layout.tp, size, link)
     };
+    let (ep_comm_s, ep_all_to_alls) = moe_layer_comm(model, tok, layout, cluster);
     LayerTime {
         forward_compute_s: forward,
         backward_compute_s: backward,
         recompute_s,
         tp_comm_s: n_coll as f64 * one,
         tp_collectives: n_coll,
+        ep_comm_s,
+        ep_all_to_alls,
     }
 }
 
@@ -346,6 +424,9 @@ pub struct IterationTime {
     pub compute_s: f64,
     /// TP collectives of all micro-batches.
     pub tp_comm_s: f64,
+    /// MoE all-to-alls of all micro-batches (0 without expert parallelism).
+    #[serde(default)]
+    pub ep_comm_s: f64,
     /// Pipeline point-to-point sends of activations and their gradients.
     pub pp_comm_s: f64,
     /// 1F1B fill and drain: `(p−1)` micro-batch slots.
@@ -447,6 +528,7 @@ pub fn iteration_time(
         * (layer.forward_compute_s + layer.backward_compute_s + layer.recompute_s)
         + logits_s;
     let stage_tp = layers_per_stage * layer.tp_comm_s;
+    let stage_ep = layers_per_stage * layer.ep_comm_s;
     // Pipeline sends: activations forward, gradients backward, `2sbh` bytes each, split over
     // the t ranks of the stage (Narayanan et al. 2021, §4.1 scatter/gather).
     let pp_stride = t * d;
@@ -458,9 +540,10 @@ pub fn iteration_time(
     } else {
         0.0
     };
-    let slot = stage_compute + stage_tp + p2p_s;
+    let slot = stage_compute + stage_tp + stage_ep + p2p_s;
     let compute_s = m as f64 * stage_compute;
     let tp_comm_s = m as f64 * stage_tp;
+    let ep_comm_s = m as f64 * stage_ep;
     let pp_comm_s = m as f64 * p2p_s;
     let pipeline_bubble_s = (p - 1) as f64 * slot;
     // Data-parallel gradient reduction of the 2-byte gradients (ZeRO 1/2: reduce-scatter +
@@ -483,7 +566,7 @@ pub fn iteration_time(
     };
     let optimizer_s = stream_s(ADAM_STEP_BYTES_PER_PARAM * opt_params, gpu);
     let iteration_time_s =
-        compute_s + tp_comm_s + pp_comm_s + pipeline_bubble_s + dp_comm_s + optimizer_s;
+        compute_s + tp_comm_s + ep_comm_s + pp_comm_s + pipeline_bubble_s + dp_comm_s + optimizer_s;
     let model_flops = flops_per_iteration(model, setup.seq, setup.global_batch, Recompute::None);
     let hardware_flops =
         flops_per_iteration(model, setup.seq, setup.global_batch, layout.recompute);
@@ -499,6 +582,7 @@ pub fn iteration_time(
         iteration_time_s,
         compute_s,
         tp_comm_s,
+        ep_comm_s,
         pp_comm_s,
         pipeline_bubble_s,
         dp_comm_s,
@@ -562,6 +646,45 @@ mod tests {
             bandwidth_gbs: bw,
             latency_us: lat,
         }
+    }
+
+    /// Mixtral 8x7B, one sequence of 4096 tokens per GPU, EP 8: each all-to-all sends
+    /// `4096·2·4096·2·(8−1)/8 = 58,720,256` bytes per GPU (56 MiB: 2 rows of 8 KiB per token,
+    /// 7/8 of them to other GPUs); a layer runs 4 (dispatch and combine, forward and backward),
+    /// each `7·α + bytes/(B·η)` on the EP group's link.
+    #[test]
+    fn moe_all_to_alls_are_priced_from_their_bytes() {
+        let m = crate::models::ModelPreset::Mixtral8x7b.spec();
+        assert_eq!(moe_all_to_all_bytes_per_gpu(&m, 4096, 8), 58_720_256);
+        assert_eq!(moe_all_to_all_bytes_per_gpu(&m, 4096, 1), 0);
+        let dense = crate::models::ModelPreset::Llama3_8b.spec();
+        assert_eq!(moe_all_to_all_bytes_per_gpu(&dense, 4096, 8), 0);
+        let cluster = Cluster::new(&Catalogue::default(), "h100", 8, 8, "ib400").unwrap();
+        let layout = Layout {
+            ep: 8,
+            ..Layout::new(1, 1, 8)
+        };
+        let lt = layer_time(&m, 4096, &layout, &cluster);
+        let nv = cluster.group_link(1, 8);
+        let one = 7.0 * nv.latency_us * 1e-6
+            + 58_720_256.0 / (nv.bandwidth_bytes_per_s() * LINK_EFFICIENCY);
+        assert_eq!(lt.ep_all_to_alls, 4);
+        assert!((lt.ep_comm_s - 4.0 * one).abs() < 1e-12, "{}", lt.ep_comm_s);
+        // Across nodes (EP 16 on 2 nodes of 8) the same bytes cross InfiniBand: slower.
+        let two_nodes = Cluster::new(&Catalogue::default(), "h100", 16, 8, "ib400").unwrap();
+        let wide = Layout {
+            ep: 8,
+            ..Layout::new(2, 1, 8)
+        };
+        let across = layer_time(&m, 4096, &wide, &two_nodes);
+        assert!(two_nodes.group_spans_nodes(2, 8));
+        assert!(across.ep_comm_s > lt.ep_comm_s);
+        // The iteration adds them; a dense layout has none.
+        let setup = TrainSetup::new(4096, 64);
+        let it = iteration_time(&m, &setup, &cluster, &layout).unwrap();
+        assert!((it.ep_comm_s - it.micro_batches as f64 * 32.0 * lt.ep_comm_s).abs() < 1e-9);
+        let no_ep = iteration_time(&m, &setup, &cluster, &Layout::new(1, 1, 8)).unwrap();
+        assert_eq!(no_ep.ep_comm_s, 0.0);
     }
 
     #[test]

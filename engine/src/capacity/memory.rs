@@ -15,6 +15,16 @@
 //!   with full recomputation. Built here term by term from the tensors each op saves, so the
 //!   closed forms are a test, not the implementation. The first pipeline stage holds `p`
 //!   micro-batches in flight under 1F1B (§4.2.3).
+//! - Expert parallelism (Mixture-of-Experts models, `Layout::ep`): Megatron-Core carves the
+//!   expert-parallel group out of the data-parallel ranks (`dp % ep == 0`, `experts % ep == 0`;
+//!   Megatron-Core MoE README, `--expert-model-parallel-size`): each GPU holds `experts/ep`
+//!   whole experts, each split by TP as the dense MLP is (expert-tensor parallelism equal to TP,
+//!   Megatron-Core's default `--expert-tensor-parallel-size`), while attention, norms and the
+//!   router stay replicated over the EP group. The expert weights' data-parallel group is the
+//!   `dp/ep` ranks that hold the same experts, so ZeRO shards their gradients and optimizer
+//!   states over `dp/ep` instead of `dp`. Activations are unchanged under balanced routing:
+//!   each GPU's experts process, on average, the `k` expert passes of as many tokens as it
+//!   dispatched.
 //! - KV cache: `2 · layers · kv_heads · head_dim` elements per token; with TP each GPU holds
 //!   `kv_heads / tp` heads, and when `tp > kv_heads` one replicated head (vLLM's rule).
 
@@ -83,6 +93,14 @@ pub struct Layout {
     pub recompute: Recompute,
     /// ZeRO stage 0–3 over the data-parallel group.
     pub zero: u8,
+    /// Expert-parallel size (MoE): experts split over `ep` of the data-parallel ranks
+    /// (`dp % ep == 0`); 1 for dense models and layouts saved before EP existed.
+    #[serde(default = "one")]
+    pub ep: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl Layout {
@@ -98,6 +116,7 @@ impl Layout {
             sp: false,
             recompute: Recompute::None,
             zero: 0,
+            ep: 1,
         }
     }
 
@@ -106,13 +125,18 @@ impl Layout {
         self.tp.saturating_mul(self.pp).saturating_mul(self.dp)
     }
 
-    /// `TP=8 PP=8 DP=16 b=1 SP sel ZeRO-1`.
+    /// `TP=8 PP=8 DP=16 b=1 SP sel ZeRO-1` (`DP=16 EP=8` with expert parallelism).
     pub fn label(&self) -> String {
         format!(
-            "TP={} PP={} DP={} b={}{}{}{}",
+            "TP={} PP={} DP={}{} b={}{}{}{}",
             self.tp,
             self.pp,
             self.dp,
+            if self.ep > 1 {
+                format!(" EP={}", self.ep)
+            } else {
+                String::new()
+            },
             self.micro_batch,
             if self.sp { " SP" } else { "" },
             match self.recompute {
@@ -215,6 +239,22 @@ pub enum LayoutError {
         kv_heads: usize,
         valid: Vec<usize>,
     },
+    #[error(
+        "EP={ep} does not divide the {experts} experts: each expert-parallel rank holds the same \
+         number of whole experts (a dense model has 1 expert and takes EP=1 only); valid EP \
+         sizes: {valid:?}"
+    )]
+    ExpertsNotDivisibleByEp {
+        ep: usize,
+        experts: usize,
+        valid: Vec<usize>,
+    },
+    #[error(
+        "EP={ep} does not divide DP={dp}: the expert-parallel group is made of data-parallel \
+         ranks (Megatron-Core), so DP must be a multiple of EP; choose EP among the divisors of \
+         {dp}"
+    )]
+    EpNotDividingDp { ep: usize, dp: usize },
 }
 
 use crate::config::divisors;
@@ -291,10 +331,24 @@ pub fn check_layout(model: &ModelSpec, layout: &Layout) -> Result<(), LayoutErro
         ("pp", layout.pp),
         ("dp", layout.dp),
         ("micro_batch", layout.micro_batch),
+        ("ep", layout.ep),
     ] {
         if v == 0 {
             return Err(LayoutError::Zero { field });
         }
+    }
+    if !model.experts.max(1).is_multiple_of(layout.ep) {
+        return Err(LayoutError::ExpertsNotDivisibleByEp {
+            ep: layout.ep,
+            experts: model.experts,
+            valid: divisors(model.experts.max(1)),
+        });
+    }
+    if !layout.dp.is_multiple_of(layout.ep) {
+        return Err(LayoutError::EpNotDividingDp {
+            ep: layout.ep,
+            dp: layout.dp,
+        });
     }
     if layout.zero > 3 {
         return Err(LayoutError::BadZero { zero: layout.zero });
@@ -367,6 +421,30 @@ impl MemoryBreakdown {
 /// Parameters of one transformer block held by one TP rank: matrices and column-parallel
 /// biases split `1/t`; norms, row-parallel biases and the MoE router replicated.
 pub fn layer_params_per_rank(model: &ModelSpec, tp: usize) -> u64 {
+    layer_params_per_rank_ep(model, tp, 1)
+}
+
+/// One block's expert-MLP parameters on one GPU of a TP × EP layout: `experts/ep` experts,
+/// each split `1/tp` (0 for a dense model, whose MLP is not an expert).
+pub fn expert_params_per_rank(model: &ModelSpec, tp: usize, ep: usize) -> u64 {
+    if model.experts <= 1 {
+        return 0;
+    }
+    let (t, e) = (tp.max(1) as u128, ep.max(1) as u128);
+    let (h, f) = (model.hidden as u128, model.ffn as u128);
+    let mats = if model.gated_mlp { 3 } else { 2 };
+    let mlp_w = mats * h * f / t;
+    let mlp_b = if model.biases {
+        (mats - 1) * f / t + h
+    } else {
+        0
+    };
+    sat((model.experts as u128 / e) * (mlp_w + mlp_b))
+}
+
+/// [`layer_params_per_rank`] with the experts split over `ep` ranks as well (attention, norms
+/// and the router replicated over them).
+pub fn layer_params_per_rank_ep(model: &ModelSpec, tp: usize, ep: usize) -> u64 {
     let t = tp.max(1) as u128;
     let (h, kv, f) = (
         model.hidden as u128,
@@ -392,20 +470,26 @@ pub fn layer_params_per_rank(model: &ModelSpec, tp: usize) -> u64 {
     } else {
         0
     };
-    sat(attn_w
-        + attn_b
-        + (model.experts as u128) * (mlp_w + mlp_b)
-        + router
-        + u128::from(model.norm_params_per_layer()))
+    let mlp = if model.experts > 1 {
+        u128::from(expert_params_per_rank(model, tp, ep))
+    } else {
+        mlp_w + mlp_b
+    };
+    sat(attn_w + attn_b + mlp + router + u128::from(model.norm_params_per_layer()))
 }
 
 /// Parameters on the busiest pipeline stage's GPU: `l/p` blocks, plus the vocabulary-parallel
 /// embedding and learned positions on the first stage, the output projection (a second copy
 /// when tied and `p > 1`, as Megatron keeps) and the final norm on the last.
 pub fn params_per_gpu(model: &ModelSpec, tp: usize, pp: usize) -> u64 {
+    params_per_gpu_ep(model, tp, pp, 1)
+}
+
+/// [`params_per_gpu`] with the experts split over `ep` ranks.
+pub fn params_per_gpu_ep(model: &ModelSpec, tp: usize, pp: usize, ep: usize) -> u64 {
     let (t, p) = (tp.max(1) as u128, pp.max(1) as u128);
     let h = model.hidden as u128;
-    let blocks = (model.layers as u128 / p) * u128::from(layer_params_per_rank(model, tp));
+    let blocks = (model.layers as u128 / p) * u128::from(layer_params_per_rank_ep(model, tp, ep));
     let vocab_shard = model.vocab as u128 * h / t;
     let positions = if model.learned_positions {
         model.seq as u128 * h
@@ -426,6 +510,27 @@ pub fn params_per_gpu(model: &ModelSpec, tp: usize, pp: usize) -> u64 {
     } else {
         blocks + first.max(last)
     })
+}
+
+/// [`model_state_bytes`] with `expert` of the `params` sharded over the expert-data-parallel
+/// group (`dp/ep` ranks) and the rest over `dp`; exactly [`model_state_bytes`] at `ep = 1`.
+pub fn model_state_bytes_ep(
+    params: u64,
+    expert: u64,
+    dp: usize,
+    ep: usize,
+    zero: u8,
+) -> (u64, u64, u64) {
+    if ep <= 1 || expert == 0 {
+        return model_state_bytes(params, dp, zero);
+    }
+    let dense = model_state_bytes(params.saturating_sub(expert), dp, zero);
+    let experts = model_state_bytes(expert, (dp / ep).max(1), zero);
+    (
+        dense.0.saturating_add(experts.0),
+        dense.1.saturating_add(experts.1),
+        dense.2.saturating_add(experts.2),
+    )
 }
 
 /// Weights, gradients and optimizer bytes for `params` parameters on one GPU with
@@ -554,9 +659,14 @@ pub fn training_memory(
     global_batch: usize,
     layout: &Layout,
 ) -> MemoryBreakdown {
-    let params = params_per_gpu(model, layout.tp, layout.pp);
+    let params = params_per_gpu_ep(model, layout.tp, layout.pp, layout.ep);
+    let expert = u64::try_from(
+        (model.layers / layout.pp.max(1)) as u128
+            * u128::from(expert_params_per_rank(model, layout.tp, layout.ep)),
+    )
+    .unwrap_or(u64::MAX);
     let (weights_bytes, gradients_bytes, optimizer_bytes) =
-        model_state_bytes(params, layout.dp, layout.zero);
+        model_state_bytes_ep(params, expert, layout.dp, layout.ep, layout.zero);
     MemoryBreakdown {
         params_per_gpu: params,
         weights_bytes,
@@ -719,6 +829,97 @@ pub fn config_memory_by_tp(cfg: &Config) -> Vec<ConfigMemory> {
 mod tests {
     use super::*;
     use crate::models::ModelPreset;
+
+    /// Mixtral 8x7B (32 layers, h 4096, 32 heads, 8 KV heads of 128, SwiGLU FFN 14336, 8
+    /// experts, vocab 32000, untied, no biases) trained on 8 GPUs at TP 1, PP 1, DP 8, ZeRO-1,
+    /// by hand:
+    /// - attention per layer `h·(q + 2kv) + q·h = 4096·6144 + 4096·4096 = 41,943,040`; RMSNorms
+    ///   `2h = 8,192`; router `h·E = 32,768`; one expert `3·h·F = 3·4096·14336 = 176,160,768`.
+    /// - EP 1: `32·(41,943,040 + 8,192 + 32,768 + 8·176,160,768) + 2·32000·4096 + 4096 =
+    ///   46,702,792,704` parameters per GPU (all of Mixtral's 46.7B).
+    /// - EP 8: one expert per GPU: `32·(41,984,000 + 176,160,768) + 262,148,096 =
+    ///   7,242,780,672`, of which `32·176,160,768 = 5,637,144,576` expert weights.
+    /// - States, ZeRO-1 (2 + 2 bytes, 12 bytes sharded): EP 1: `2·46,702,792,704 =
+    ///   93,405,585,408` weights and as many gradient bytes, `12·46,702,792,704/8 =
+    ///   70,054,189,056` optimizer. EP 8: `14,485,561,344` weights and gradients; optimizer: the
+    ///   dense `12·1,605,636,096/8 = 2,408,454,144` plus the expert `12·5,637,144,576 =
+    ///   67,645,734,912` (its data-parallel group is `dp/ep = 1` GPU: nothing to shard over),
+    ///   70,054,189,056 again. EP cuts weights and gradients 6.4×; the optimizer that ZeRO-1
+    ///   already sharded over 8 stays the same.
+    #[test]
+    fn mixtral_memory_per_gpu_at_ep_8_against_ep_1_by_hand() {
+        let m = ModelPreset::Mixtral8x7b.spec();
+        let base = Layout {
+            zero: 1,
+            ..Layout::new(1, 1, 8)
+        };
+        let ep1 = training_memory(&m, 4096, 64, &base);
+        let ep8 = training_memory(&m, 4096, 64, &Layout { ep: 8, ..base });
+        assert_eq!(ep1.params_per_gpu, 46_702_792_704);
+        assert_eq!(ep8.params_per_gpu, 7_242_780_672);
+        assert_eq!(expert_params_per_rank(&m, 1, 8) * 32, 5_637_144_576);
+        assert_eq!(
+            (ep1.weights_bytes, ep1.gradients_bytes, ep1.optimizer_bytes),
+            (93_405_585_408, 93_405_585_408, 70_054_189_056)
+        );
+        assert_eq!(
+            (ep8.weights_bytes, ep8.gradients_bytes, ep8.optimizer_bytes),
+            (14_485_561_344, 14_485_561_344, 70_054_189_056)
+        );
+        // Activations do not change under balanced routing.
+        assert_eq!(ep1.activations_bytes, ep8.activations_bytes);
+        // EP 2 at TP 2: 4 experts per GPU, each split in two.
+        assert_eq!(expert_params_per_rank(&m, 2, 2), 4 * 3 * 4096 * 14336 / 2);
+        // EP 1 is the model without EP, to the byte (every preset).
+        for p in ModelPreset::ALL {
+            let spec = p.spec();
+            assert_eq!(
+                params_per_gpu_ep(&spec, 1, 1, 1),
+                params_per_gpu(&spec, 1, 1)
+            );
+        }
+    }
+
+    #[test]
+    fn ep_must_divide_the_experts_and_dp() {
+        let m = ModelPreset::Mixtral8x7b.spec();
+        let l = Layout::new(1, 1, 8);
+        assert!(check_layout(&m, &Layout { ep: 8, ..l }).is_ok());
+        assert_eq!(
+            check_layout(
+                &m,
+                &Layout {
+                    ep: 3,
+                    ..Layout::new(1, 1, 6)
+                }
+            ),
+            Err(LayoutError::ExpertsNotDivisibleByEp {
+                ep: 3,
+                experts: 8,
+                valid: vec![1, 2, 4, 8]
+            })
+        );
+        assert_eq!(
+            check_layout(
+                &m,
+                &Layout {
+                    ep: 8,
+                    ..Layout::new(2, 1, 4)
+                }
+            ),
+            Err(LayoutError::EpNotDividingDp { ep: 8, dp: 4 })
+        );
+        assert_eq!(
+            check_layout(&m, &Layout { ep: 0, ..l }),
+            Err(LayoutError::Zero { field: "ep" })
+        );
+        let dense = ModelPreset::Llama3_8b.spec();
+        assert!(matches!(
+            check_layout(&dense, &Layout { ep: 2, ..l }),
+            Err(LayoutError::ExpertsNotDivisibleByEp { experts: 1, .. })
+        ));
+        assert_eq!(Layout { ep: 8, ..l }.label(), "TP=1 PP=1 DP=8 EP=8 b=1");
+    }
 
     #[test]
     fn zero_paper_figure_1() {

@@ -176,8 +176,22 @@ fn candidates(req: &PlanRequest) -> Vec<Layout> {
     out
 }
 
-/// The layouts of one `TP × PP × DP` split: every micro-batch size, sequence-parallel choice
-/// (only with TP > 1) and recomputation `req` leaves open, in that nesting.
+/// Expert-parallel sizes for a Mixture-of-Experts model whose data-parallel size is `dp`: the
+/// common divisors of the expert count and `dp` (Megatron-Core draws the EP group from the
+/// data-parallel ranks); `[1]` for a dense model.
+pub fn valid_ep_sizes(model: &ModelSpec, dp: usize) -> Vec<usize> {
+    if model.experts <= 1 {
+        return vec![1];
+    }
+    crate::config::divisors(model.experts)
+        .into_iter()
+        .filter(|&e| dp.is_multiple_of(e))
+        .collect()
+}
+
+/// The layouts of one `TP × PP × DP` split: every expert-parallel size (MoE models), micro-batch
+/// size, sequence-parallel choice (only with TP > 1) and recomputation `req` leaves open, in
+/// that nesting.
 fn layouts_of(req: &PlanRequest, tp: usize, pp: usize, dp: usize) -> Vec<Layout> {
     let micro: Vec<usize> = match req.micro_batch {
         Some(b) => vec![b],
@@ -193,18 +207,21 @@ fn layouts_of(req: &PlanRequest, tp: usize, pp: usize, dp: usize) -> Vec<Layout>
         (None, _) => vec![false, true],
     };
     let mut out = Vec::new();
-    for &micro_batch in &micro {
-        for &sp in &sps {
-            for &rc in &recompute {
-                out.push(Layout {
-                    tp,
-                    pp,
-                    dp,
-                    micro_batch,
-                    sp,
-                    recompute: rc,
-                    zero: req.zero,
-                });
+    for ep in valid_ep_sizes(&req.model, dp) {
+        for &micro_batch in &micro {
+            for &sp in &sps {
+                for &rc in &recompute {
+                    out.push(Layout {
+                        tp,
+                        pp,
+                        dp,
+                        micro_batch,
+                        sp,
+                        recompute: rc,
+                        zero: req.zero,
+                        ep,
+                    });
+                }
             }
         }
     }
@@ -856,6 +873,47 @@ mod tests {
     fn request(model: ModelPreset, gpu: &str, gpus: usize, batch: usize) -> PlanRequest {
         let cluster = Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib200").unwrap();
         PlanRequest::new(model.spec(), TrainSetup::new(2048, batch), cluster)
+    }
+
+    #[test]
+    fn the_planner_tries_expert_parallelism_for_moe_models_only() {
+        let moe = request(ModelPreset::Mixtral8x7b, "h100", 64, 64);
+        let eps: std::collections::BTreeSet<(usize, usize)> =
+            candidates(&moe).iter().map(|l| (l.dp, l.ep)).collect();
+        // Every EP that divides both the 8 experts and DP, and no other.
+        for &(dp, ep) in &eps {
+            assert!(
+                dp.is_multiple_of(ep) && 8usize.is_multiple_of(ep),
+                "DP={dp} EP={ep}"
+            );
+        }
+        assert!(eps.contains(&(64, 8)) && eps.contains(&(8, 8)) && eps.contains(&(2, 2)));
+        assert!(!eps.contains(&(2, 4)));
+        let dense = request(ModelPreset::Llama3_8b, "h100", 64, 64);
+        assert!(candidates(&dense).iter().all(|l| l.ep == 1));
+        // Mixtral on 64 H100s: pure data parallelism (TP 1, PP 1) fits only with the experts
+        // split (EP 1 holds all 46.7B parameters' weights and gradients, 187 GB, per GPU).
+        let p = plan(&moe);
+        let pure_dp = |ep: usize| {
+            p.ranked
+                .iter()
+                .any(|it| it.layout.tp == 1 && it.layout.pp == 1 && it.layout.ep == ep)
+        };
+        assert!(pure_dp(8) && !pure_dp(1));
+        assert!(p
+            .ranked
+            .iter()
+            .filter(|it| it.layout.ep > 1)
+            .all(|it| it.ep_comm_s > 0.0));
+        let lay = |ep| Layout {
+            zero: 1,
+            ep,
+            ..Layout::new(1, 1, 64)
+        };
+        let ep1 = evaluate(&moe, &lay(1)).unwrap();
+        let ep8 = evaluate(&moe, &lay(8)).unwrap();
+        assert!(ep8.memory.total_bytes < ep1.memory.total_bytes);
+        assert_eq!(ep1.ep_comm_s, 0.0);
     }
 
     #[test]

@@ -376,6 +376,11 @@ pub struct LayerCost {
     pub tp_exposed_s: f64,
     /// Context-parallel K/V exchange not hidden behind attention.
     pub cp_exposed_s: f64,
+    /// MoE all-to-alls over the EP group (not overlapped).
+    #[serde(default)]
+    pub ep_comm_s: f64,
+    #[serde(default)]
+    pub ep_all_to_alls: usize,
     /// The forward part of the compute (for overlap accounting).
     pub forward_s: f64,
     /// The backward part of the compute (incl. recompute).
@@ -548,6 +553,7 @@ pub fn layer_cost(
     } else {
         0.0
     };
+    let (ep_comm_s, ep_all_to_alls) = cost::moe_layer_comm(model, tok, layout, cluster);
     LayerCost {
         gemm_s,
         attention_s,
@@ -556,6 +562,8 @@ pub fn layer_cost(
         tp_comm_s,
         tp_exposed_s,
         cp_exposed_s,
+        ep_comm_s,
+        ep_all_to_alls,
         forward_s: forward,
         backward_s: 2.0 * gemm_fwd + attn_bwd + 2.0 * ew_fwd + recompute_s,
     }
@@ -695,7 +703,8 @@ pub fn training_memory(
     };
     let shard_dp = layout.dp.saturating_mul(cp);
     // Parameters: the busiest stage (first stage: embedding; last: output and final norm).
-    let per_layer = memory::layer_params_per_rank(model, layout.tp) as u128;
+    let per_layer = memory::layer_params_per_rank_ep(model, layout.tp, layout.ep) as u128;
+    let expert_per_layer = memory::expert_params_per_rank(model, layout.tp, layout.ep) as u128;
     let t = layout.tp.max(1) as u128;
     let h = model.hidden as u128;
     let vocab_shard = model.vocab as u128 * h / t;
@@ -723,9 +732,16 @@ pub fn training_memory(
             x
         })
         .collect();
-    let params = u64::try_from(stage_params.iter().copied().max().unwrap_or(0)).unwrap_or(u64::MAX);
+    let busiest = (0..stage_params.len())
+        .max_by_key(|&i| stage_params[i])
+        .unwrap_or(0);
+    let params = u64::try_from(stage_params.get(busiest).copied().unwrap_or(0)).unwrap_or(u64::MAX);
+    // Expert weights shard over the `d·cp/ep` ranks holding the same experts.
+    let expert =
+        u64::try_from(stages.get(busiest).copied().unwrap_or(0) as u128 * expert_per_layer)
+            .unwrap_or(u64::MAX);
     let (weights_bytes, gradients_bytes, optimizer_bytes) =
-        memory::model_state_bytes(params, shard_dp, zero);
+        memory::model_state_bytes_ep(params, expert, shard_dp, layout.ep, zero);
     // Activations: FlashAttention keeps no s² scores (as selective recomputation), CP holds
     // s/cp tokens; the first stage holds min(p, m) micro-batches (1F1B).
     let rc = if stack.flash_attention && layout.recompute == Recompute::None {
@@ -824,7 +840,7 @@ pub fn iteration_time(
             Precision::Bf16,
         );
     let logits_ew = 3.0 * stream_time(4.0 * 2.0 * tok * model.vocab as f64 / t as f64, gpu);
-    let layer_total = layer.compute_s() + layer.tp_exposed_s + layer.cp_exposed_s;
+    let layer_total = layer.compute_s() + layer.tp_exposed_s + layer.cp_exposed_s + layer.ep_comm_s;
     let stage_time = |i: usize| {
         let n = stages[i] as f64;
         n * layer_total
@@ -847,6 +863,7 @@ pub fn iteration_time(
         };
     let stage_tp = n_busy * layer.tp_exposed_s;
     let stage_cp = n_busy * layer.cp_exposed_s;
+    let stage_ep = n_busy * layer.ep_comm_s;
     // Pipeline sends: `2sbh/t` bytes each way per chunk boundary (v per micro-batch).
     let pp_stride = t * d * cp;
     let pp_link = cluster.group_link(pp_stride, p);
@@ -859,9 +876,10 @@ pub fn iteration_time(
         0.0
     };
     let p2p_exposed = if stack.pp_overlap { 0.0 } else { p2p_total };
-    let slot = stage_compute + stage_tp + stage_cp + p2p_exposed;
+    let slot = stage_compute + stage_tp + stage_cp + stage_ep + p2p_exposed;
     let compute_s = m as f64 * stage_compute;
     let tp_comm_s = m as f64 * (stage_tp + stage_cp);
+    let ep_comm_s = m as f64 * stage_ep;
     let pp_comm_s = m as f64 * p2p_exposed;
     let pipeline_bubble_s = (p - 1) as f64 * slot / v as f64;
     // Data-parallel gradient reduction over d·cp ranks (stride t).
@@ -918,8 +936,13 @@ pub fn iteration_time(
         mem.params_per_gpu as f64
     };
     let optimizer_s = stream_time(cost::ADAM_STEP_BYTES_PER_PARAM * opt_params, gpu);
-    let iteration_time_s =
-        compute_s + tp_comm_s + pp_comm_s + pipeline_bubble_s + dp_exposed + optimizer_s;
+    let iteration_time_s = compute_s
+        + tp_comm_s
+        + ep_comm_s
+        + pp_comm_s
+        + pipeline_bubble_s
+        + dp_exposed
+        + optimizer_s;
     let model_flops = flops_per_iteration(model, setup.seq, setup.global_batch, Recompute::None);
     let mut hardware_flops =
         flops_per_iteration(model, setup.seq, setup.global_batch, layout.recompute);
@@ -941,6 +964,7 @@ pub fn iteration_time(
         iteration_time_s,
         compute_s,
         tp_comm_s,
+        ep_comm_s,
         pp_comm_s,
         pipeline_bubble_s,
         dp_comm_s: dp_exposed,
@@ -969,6 +993,8 @@ pub fn iteration_time(
             } else {
                 0
             },
+            ep_comm_s: layer.ep_comm_s,
+            ep_all_to_alls: layer.ep_all_to_alls,
         },
         fits: mem.total_bytes <= rates.memory_limit_bytes,
         memory: mem,

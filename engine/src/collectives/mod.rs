@@ -1299,9 +1299,96 @@ pub fn broadcast<T: Element>(
     })
 }
 
+/// What an all-to-all delivered, and the bytes each rank moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AllToAllOutcome<T> {
+    /// `outputs[dst][src]`: the piece rank `src` addressed to rank `dst`.
+    pub outputs: Vec<Vec<Vec<T>>>,
+    /// Bytes each rank sent to the others (its piece for itself is a local copy, not counted).
+    pub bytes_sent_per_rank: Vec<u64>,
+    pub bytes_received_per_rank: Vec<u64>,
+    /// Rounds of the pairwise exchange: `n − 1` (in round `r` rank `i` sends to `(i + r) % n`).
+    pub rounds: usize,
+}
+
+/// A personalised all-to-all (`all-to-allv`: pieces may differ in length): `send[src][dst]` is
+/// the piece rank `src` sends rank `dst`; rank `dst` receives every rank's piece for it, in rank
+/// order. Used by the MoE token dispatch and combine ([`crate::labs::moe`]).
+///
+/// **Errors** when the group is empty or a rank does not pass exactly one piece per rank.
+pub fn all_to_all<T: Clone>(
+    send: &[Vec<Vec<T>>],
+    elem_bytes: usize,
+) -> Result<AllToAllOutcome<T>, CollectiveError> {
+    let n = send.len();
+    if n == 0 {
+        return Err(CollectiveError::EmptyGroup);
+    }
+    for (rank, pieces) in send.iter().enumerate() {
+        if pieces.len() != n {
+            return Err(CollectiveError::LengthMismatch {
+                rank,
+                expected: n,
+                found: pieces.len(),
+            });
+        }
+    }
+    let mut sent = vec![0u64; n];
+    let mut received = vec![0u64; n];
+    let outputs = (0..n)
+        .map(|dst| {
+            (0..n)
+                .map(|src| {
+                    let piece = &send[src][dst];
+                    if src != dst {
+                        let bytes = (piece.len() as u64).saturating_mul(elem_bytes as u64);
+                        sent[src] += bytes;
+                        received[dst] += bytes;
+                    }
+                    piece.clone()
+                })
+                .collect()
+        })
+        .collect();
+    Ok(AllToAllOutcome {
+        outputs,
+        bytes_sent_per_rank: sent,
+        bytes_received_per_rank: received,
+        rounds: n - 1,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_to_all_delivers_each_piece_and_counts_only_what_leaves_a_rank() {
+        // Rank s sends rank d a piece of s + d elements, each holding 10·s + d.
+        let n = 3;
+        let send: Vec<Vec<Vec<f64>>> = (0..n)
+            .map(|s| (0..n).map(|d| vec![(10 * s + d) as f64; s + d]).collect())
+            .collect();
+        let out = all_to_all(&send, 8).expect("valid");
+        for d in 0..n {
+            for s in 0..n {
+                assert_eq!(out.outputs[d][s], vec![(10 * s + d) as f64; s + d]);
+            }
+        }
+        // Rank 0 sends 1 + 2 elements, rank 1 sends 1 + 3, rank 2 sends 2 + 3 (8 bytes each).
+        assert_eq!(out.bytes_sent_per_rank, vec![24, 32, 40]);
+        assert_eq!(out.bytes_received_per_rank, vec![24, 32, 40]);
+        assert_eq!(out.rounds, 2);
+        assert_eq!(
+            all_to_all(&[vec![vec![1.0]], vec![]], 8),
+            Err(CollectiveError::LengthMismatch {
+                rank: 0,
+                expected: 2,
+                found: 1
+            })
+        );
+        assert_eq!(all_to_all::<f64>(&[], 8), Err(CollectiveError::EmptyGroup));
+    }
 
     #[test]
     fn max_all_reduce_gives_every_rank_the_elementwise_max_with_every_algorithm() {

@@ -237,3 +237,26 @@ fn the_design_view_at_every_size_language_and_theme() {
     }
     results.unwrap();
 }
+
+/// The English Fluent file words each challenge exactly as the engine does (the CLI prints the
+/// engine's), and the Turkish file has every part of every challenge.
+#[test]
+fn the_challenges_read_the_same_in_the_app_and_the_cli_and_exist_in_turkish() {
+    use tplab::views::design::challenge_text;
+    for c in challenge::all() {
+        for (part, want) in [
+            ("title", c.title),
+            ("goal", c.goal_text),
+            ("hint", c.hint),
+            ("why", c.why),
+        ] {
+            assert_eq!(challenge_text(Lang::En, &c, part), want, "{} {part}", c.id);
+            let tr = challenge_text(Lang::Tr, &c, part);
+            assert!(
+                !tr.starts_with("design-ch-") && tr != want,
+                "{} {part}: {tr}",
+                c.id
+            );
+        }
+    }
+}

@@ -26,7 +26,10 @@ fn text(node: &egui_kittest::Node<'_>) -> String {
 
 #[test]
 fn the_walkthroughs_round_starts_again_when_the_layer_changes() {
-    let mut h = harness(TplabApp::default());
+    let mut app = TplabApp::default();
+    // Rounds, not predictions (a new scenario would ask at this step again).
+    app.load_view_state("step", r#"{"predict": false}"#);
+    let mut h = harness(app);
     // GPT-2 small on 4 GPUs, at the g after attention: a ring all-reduce of 6 rounds.
     h.state_mut().show_me(&ShowMe {
         view: tplab_lessons::View::Step,

@@ -112,7 +112,7 @@ fn the_walkthrough_asks_before_each_collective_and_counts_the_answers() {
         .click();
     h.run_steps(2);
     h.get_by_label_contains("✖ Not quite: the answer is C");
-    h.get_by_label_contains("Lesson 6");
+    h.get_by_label_contains("Lesson 6 (the f and g operators) explains");
     h.get_by_label_contains("You predicted 1 of 2 right.");
     // The backward's first collective asks for bytes; the right option is the trace's count.
     let mut guard = 0;

@@ -329,7 +329,7 @@ fn design_split(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         Ok(c) => c,
         Err(e) => unreachable!("stage {stage} is listed: {e}"),
     };
-    let solves = |p: &ShardingPlan| solves_challenge(&c, p);
+
     // Every assignment of the free weights, in a drawn order.
     let mut candidates: Vec<ShardingPlan> = vec![c.start.clone()];
     for w in &c.free {
@@ -348,20 +348,28 @@ fn design_split(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         let j = rng.random_range(0..=i);
         candidates.swap(i, j);
     }
-    let mut wrong: Vec<ShardingPlan> = Vec::new();
+    let mut wrong: Vec<(ShardingPlan, challenge::Missing)> = Vec::new();
     for p in &candidates {
         if wrong.len() == 3 {
             break;
         }
-        if *p != c.answer && !solves(p) {
-            wrong.push(p.clone());
+        if *p != c.answer {
+            if let Some(m) = grade_challenge(&c, p) {
+                wrong.push((p.clone(), m));
+            }
         }
     }
     let right_at = rng.random_range(0..=wrong.len());
-    let mut plans = wrong;
-    plans.insert(right_at, c.answer.clone());
+    let mut plans: Vec<(ShardingPlan, Option<challenge::Missing>)> =
+        wrong.into_iter().map(|(p, m)| (p, Some(m))).collect();
+    plans.insert(right_at, (c.answer.clone(), None));
     let weights = c.free.clone();
-    let choices: Vec<Localized> = plans.iter().map(|p| plan_words(p, &weights)).collect();
+    let choices: Vec<Localized> = plans.iter().map(|(p, _)| plan_words(p, &weights)).collect();
+    // Each wrong plan's feedback is the engine's own grade of it.
+    let choice_feedback: Vec<Option<Localized>> = plans
+        .iter()
+        .map(|(_, m)| m.as_ref().map(missing_words))
+        .collect();
     let (t_en, t_tr) = (c.config.tp, c.config.tp);
     let sp_en = if c.start.sequence_parallel {
         " Sequence parallelism is on."
@@ -393,29 +401,93 @@ fn design_split(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         lesson: Some(if matches!(stage, 2 | 7) { "attention-heads" } else { "mlp-split" }.into()),
         show_me: Some(ShowMe {
             view: View::Design,
+            // The challenge's own layer, so the scenario the button sets is the one the text
+            // describes.
+            scenario: Overrides {
+                preset: Some(tplab_engine::Preset::Tiny),
+                hidden: Some(c.config.hidden),
+                heads: Some(c.config.heads),
+                kv_heads: c.config.kv_heads,
+                ffn: Some(c.config.ffn),
+                seq: Some(c.config.seq),
+                batch: Some(c.config.batch),
+                layers: Some(c.config.layers),
+                tp: Some(c.config.tp),
+                sequence_parallel: Some(c.start.sequence_parallel),
+                ..Default::default()
+            },
             challenge: Some(stage),
             ..Default::default()
         }),
-        choice_feedback: Vec::new(),
+        choice_feedback,
     }
 }
 
-/// Whether the engine's grade of `plan` solves `c`, remembered: a grade runs the plan forward
-/// and backward against the reference, and the exam draws the same few plans again and again.
-fn solves_challenge(c: &challenge::Challenge, plan: &ShardingPlan) -> bool {
+/// The engine's grade of `plan` for `c`: `None` when it solves it, else the first thing it
+/// lacks. Remembered: a grade runs the plan forward and backward against the reference, and the
+/// exam draws the same few plans again and again.
+fn grade_challenge(c: &challenge::Challenge, plan: &ShardingPlan) -> Option<challenge::Missing> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static GRADES: OnceLock<Mutex<HashMap<(usize, ShardingPlan), bool>>> = OnceLock::new();
+    type Grades = HashMap<(usize, ShardingPlan), Option<challenge::Missing>>;
+    static GRADES: OnceLock<Mutex<Grades>> = OnceLock::new();
     let grades = GRADES.get_or_init(|| Mutex::new(HashMap::new()));
     let key = (c.stage, plan.clone());
-    if let Some(&known) = grades.lock().ok().as_ref().and_then(|g| g.get(&key)) {
-        return known;
+    if let Some(known) = grades.lock().ok().as_ref().and_then(|g| g.get(&key)) {
+        return known.clone();
     }
-    let solved = c.grade(plan, false).is_ok_and(|g| g.solved);
+    let missing = match c.grade(plan, false) {
+        Ok(g) if g.solved => None,
+        Ok(g) => Some(
+            g.missing
+                .into_iter()
+                .next()
+                .unwrap_or(challenge::Missing::Differs),
+        ),
+        Err(e) => Some(challenge::Missing::Refused {
+            rule: e.to_string(),
+        }),
+    };
     if let Ok(mut g) = grades.lock() {
-        g.insert(key, solved);
+        g.insert(key, missing.clone());
     }
-    solved
+    missing
+}
+
+/// Why a plan misses a challenge, in both languages (the engine's grade, worded).
+fn missing_words(m: &challenge::Missing) -> Localized {
+    use challenge::Missing as M;
+    let tr = match m {
+        M::Refused { .. } => "kurallar bu programı reddeder: bir işlem bir tensörü kullanamayacağı biçimde okur".to_string(),
+        M::Differs => "sayıları referanstan farklıdır".to_string(),
+        M::ForwardCollectives {
+            all_reduce,
+            others,
+            want_all_reduce,
+            want_others,
+        } => format!(
+            "ileri geçişinde {all_reduce} all-reduce ve {others} başka kolektif var; hedef {want_all_reduce} all-reduce ve {want_others} başka kolektif"
+        ),
+        M::TooCheap { have, want } => format!(
+            "en iyi bölmenin yalnızca {} katı bayt gönderir; hedef en az {want:.0} katı",
+            format_fixed(*have, 1, Lang::Tr)
+        ),
+        M::PlaceByHand => "kolektifler elle yerleştirilmelidir".to_string(),
+        M::RefusedElsewhere { .. } => "program reddedilir ama hedefin istediği yerde değil".to_string(),
+        M::NotRefused => "program geçerlidir: hiçbir işlem bir kısmi toplam okumaz".to_string(),
+        M::SequenceParallelOff => "dizi paralelliği kapalı".to_string(),
+        M::StillAllReduces(n) => format!("ileri geçişinde hâlâ {n} all-reduce var"),
+        M::WholeWeight => "bir ağırlık her GPU'da bölünmemiş kalıyor: bu tensör paralelliği değildir".to_string(),
+    };
+    let mut en = m.to_string();
+    if let Some(first) = en.get(..1) {
+        en = first.to_uppercase() + &en[1..];
+    }
+    let mut tr_cap = tr.clone();
+    if let Some(c) = tr.chars().next() {
+        tr_cap = c.to_uppercase().collect::<String>() + &tr[c.len_utf8()..];
+    }
+    loc(format!("{en}."), format!("{tr_cap}."))
 }
 
 /// A challenge's goal in Turkish (the app's Fluent file words the same).

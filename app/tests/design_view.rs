@@ -260,3 +260,47 @@ fn the_challenges_read_the_same_in_the_app_and_the_cli_and_exist_in_turkish() {
         }
     }
 }
+
+/// A walkthrough prediction (before attention's g, GPT-2 small on 4 GPUs) at a desk and on a
+/// projector: the question and its options are whole at every size, in both languages.
+#[test]
+fn a_walkthrough_prediction_at_every_size_language_and_theme() {
+    let mut results = SnapshotResults::new();
+    for (size, lang, theme, presenter) in [
+        ((1280.0, 720.0), Lang::En, ThemeChoice::Light, false),
+        ((1600.0, 1000.0), Lang::Tr, ThemeChoice::Dark, false),
+        ((1920.0, 1080.0), Lang::En, ThemeChoice::Dark, false),
+        ((1280.0, 720.0), Lang::Tr, ThemeChoice::Light, true),
+        ((1600.0, 1000.0), Lang::En, ThemeChoice::Light, true),
+        ((1920.0, 1080.0), Lang::Tr, ThemeChoice::Dark, true),
+    ] {
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.shared.presenter = presenter;
+        assert!(app.select("step"));
+        let mut harness = common::gl_harness_pixels(app, size, lang, "prediction");
+        // ln1, f, qkv, core, out: the next step, attention's g, asks first.
+        for _ in 0..5 {
+            common::press(&mut harness, egui::Key::ArrowRight, 1);
+        }
+        harness.run_steps(2);
+        let asked = match lang {
+            Lang::En => "Predict: after this all-reduce",
+            Lang::Tr => "Tahmin et: bu all-reduce",
+        };
+        harness.get_by_label_contains(asked);
+        if !presenter {
+            harness.mask(egui::Rect::from_min_max(
+                egui::pos2(0.0, 0.0),
+                egui::pos2(SIDE_BAR_WIDTH + 2.0, size.1),
+            ));
+        }
+        let name = format!(
+            "predict_{}",
+            shot_name("attn_g", size, lang, theme, presenter)
+        );
+        harness.snapshot_options(&name, &snapshot_options());
+        results.extend_harness(&mut harness);
+    }
+    results.unwrap();
+}

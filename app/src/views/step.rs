@@ -614,8 +614,7 @@ impl View for StepThrough {
                     self.step_by(1, trace);
                 }
             }
-            ui.checkbox(&mut self.predict, tr("walk-predict-toggle"))
-                .on_hover_text(tr("walk-predict-toggle-hint"));
+
             if ui.button(tr("st-restart")).on_hover_text("Home").clicked() {
                 self.restart();
             }
@@ -667,15 +666,23 @@ impl View for StepThrough {
                 ui.set_width(ui.available_width());
                 ui.strong(heading);
                 let body = ui.style().text_styles[&egui::TextStyle::Body].size;
-                ui.label(egui::RichText::new(&q.question).size(1.35 * body).strong());
+                // On a projector the question fills the lane area in large type.
+                let (q_size, o_size) = if shared.presenter {
+                    (1.9 * body, 1.6 * body)
+                } else {
+                    (1.35 * body, 1.1 * body)
+                };
+                ui.label(egui::RichText::new(&q.question).size(q_size).strong());
                 ui.add_space(6.0);
                 if shared.presenter {
                     // The class answers aloud; the presenter reveals.
                     for (i, o) in q.options.iter().enumerate() {
                         ui.label(
                             egui::RichText::new(format!("{}  {o}", option_letter(i)))
-                                .size(1.2 * body),
+                                .size(o_size)
+                                .color(ui.visuals().strong_text_color()),
                         );
+                        ui.add_space(4.0);
                     }
                     ui.add_space(6.0);
                     if ui.button(tr("walk-predict-reveal")).clicked() {
@@ -686,7 +693,7 @@ impl View for StepThrough {
                         if ui
                             .button(
                                 egui::RichText::new(format!("{}  {o}", option_letter(i)))
-                                    .size(1.1 * body),
+                                    .size(o_size),
                             )
                             .clicked()
                         {
@@ -699,6 +706,8 @@ impl View for StepThrough {
                     }
                 }
                 ui.weak(tr("walk-predict-wait"));
+                ui.checkbox(&mut self.predict, tr("walk-predict-toggle"))
+                    .on_hover_text(tr("walk-predict-toggle-hint"));
             });
             let answers = self.predictions.of(generation);
             if let Some(i) = picked {
@@ -767,6 +776,7 @@ impl View for StepThrough {
                 ui.label(crate::i18n::t_args(lang, "walk-one-gpu", &[]));
             }
         });
+        let (right, total) = self.tally();
         ui.horizontal_wrapped(|ui| {
             ui.strong(counter_text_in(lang, trace, step.layer));
             let (f, b) = issued_so_far(trace, step.layer, step.first_event);
@@ -775,7 +785,6 @@ impl View for StepThrough {
                 "st-issued",
                 &[("f", f.to_string()), ("b", b.to_string())],
             ));
-            let (right, total) = self.tally();
             if total > 0 {
                 ui.label(crate::i18n::t_args(
                     lang,
@@ -783,6 +792,8 @@ impl View for StepThrough {
                     &[("right", right.to_string()), ("total", total.to_string())],
                 ));
             }
+            ui.checkbox(&mut self.predict, tr("walk-predict-toggle"))
+                .on_hover_text(tr("walk-predict-toggle-hint"));
         });
         let line = if lang == tplab_lessons::Lang::En {
             describe(event, step, cur, n, trace.config.tp)

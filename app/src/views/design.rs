@@ -11,6 +11,7 @@
 use super::{gpu_color, load_json, save_json, text_on, Shared, View};
 use crate::i18n::{t, t_args};
 use serde::{Deserialize, Serialize};
+use std::sync::{Arc, OnceLock};
 use tplab_engine::block::design::challenge::{self, Challenge, Grade, Missing};
 use tplab_engine::block::design::{
     design, DesignOptions, DesignReport, Fix, ManualCollective, ManualKind, Move, Norm, Place,
@@ -18,6 +19,12 @@ use tplab_engine::block::design::{
 };
 use tplab_engine::config::{human_bytes, Config, Preset};
 use tplab_lessons::Lang;
+
+/// The challenges, built once (the view reads them every frame).
+fn challenges() -> &'static [Challenge] {
+    static ALL: OnceLock<Vec<Challenge>> = OnceLock::new();
+    ALL.get_or_init(challenge::all)
+}
 
 /// A plan as the view keeps it (and saves it across restarts).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -141,7 +148,7 @@ pub struct Design {
     /// Run a refused program anyway.
     run_anyway: bool,
     #[serde(skip)]
-    cache: Option<(Key, Result<DesignReport, String>)>,
+    cache: Option<(Key, Result<Arc<DesignReport>, String>)>,
     #[serde(skip)]
     grade: Option<(Key, Result<Grade, String>)>,
     /// Where the last solved challenge was saved, or why it was not.
@@ -176,7 +183,7 @@ impl View for Design {
 
     fn load(&mut self, json: &str) {
         load_json(self, json);
-        if self.stage > challenge::all().len() {
+        if self.stage > challenges().len() {
             self.stage = 0;
         }
         if !FREE_TPS.contains(&self.free_tp) {
@@ -188,9 +195,7 @@ impl View for Design {
 impl Design {
     /// The challenge on screen, if any.
     fn challenge(&self) -> Option<Challenge> {
-        (self.stage > 0)
-            .then(|| challenge::stage(self.stage).ok())
-            .flatten()
+        challenges().iter().find(|c| c.stage == self.stage).cloned()
     }
 
     /// Opens a challenge (0: the free design) at its starting plan.
@@ -230,7 +235,7 @@ impl Design {
     }
 
     /// The engine's report of the plan on screen (recomputed only when the plan changes).
-    fn report(&mut self) -> Result<&DesignReport, String> {
+    fn report(&mut self) -> Result<Arc<DesignReport>, String> {
         let key = self.key();
         if self.cache.as_ref().is_none_or(|(k, _)| *k != key) {
             let cfg = self.config();
@@ -238,11 +243,14 @@ impl Design {
                 allow_wrong: self.run_anyway,
                 execute: true,
             };
-            let r = design(&cfg, &self.setup.plan(), None, &opts).map_err(|e| e.to_string());
+            let r = design(&cfg, &self.setup.plan(), None, &opts)
+                .map(Arc::new)
+                .map_err(|e| e.to_string());
             self.cache = Some((key, r));
         }
         match &self.cache {
-            Some((_, Ok(r))) => Ok(r),
+            // A shared handle: the frame draws the cached report without copying it.
+            Some((_, Ok(r))) => Ok(Arc::clone(r)),
             Some((_, Err(e))) => Err(e.clone()),
             None => Err(String::new()),
         }
@@ -253,7 +261,7 @@ impl Design {
         self.challenge_bar(ui, shared, lang);
         ui.separator();
         let report = match self.report() {
-            Ok(r) => r.clone(),
+            Ok(r) => r,
             Err(e) => {
                 ui.colored_label(ui.visuals().error_fg_color, e);
                 return;
@@ -281,7 +289,7 @@ impl Design {
 
     /// The challenge picker, its goal, hint, stars and the check.
     fn challenge_bar(&mut self, ui: &mut egui::Ui, shared: &mut Shared, lang: Lang) {
-        let all = challenge::all();
+        let all = challenges();
         let n = all.len();
         ui.horizontal_wrapped(|ui| {
             let current = match self.challenge() {
@@ -294,7 +302,7 @@ impl Design {
                 .width(ui.available_width().min(460.0))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut pick, 0, t(lang, "design-free"));
-                    for c in &all {
+                    for c in all {
                         let stars = self.stars.get(c.id).copied().unwrap_or(0);
                         ui.selectable_value(
                             &mut pick,

@@ -3,7 +3,13 @@
 //   1. the app starts with no console error and no uncaught exception,
 //   2. its screenshot is not blank (many distinct colours),
 //   3. a click on the Playground's "TP=4" button makes the scenario TP=4 and changes the split
-//      drawn (the weight matrices, cut per GPU), and pressing "2" brings back the first picture.
+//      drawn (the weight matrices, cut per GPU), and pressing "2" brings back the first picture,
+//   4. a progress file imported through the file picker exports back unchanged,
+//   5. the design lab's first challenge, opened from the URL, is solved by clicking its matrices
+//      and graded three stars by the engine,
+//   6. every other view opens from ?view= without an error.
+// Controls are clicked where the app says it drew them (window.tplab.target), not at fixed
+// coordinates.
 // Screenshots go to $WEB_TEST_OUT (default: web/out/).
 import { mkdtemp, mkdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,15 +21,8 @@ const here = new URL(".", import.meta.url).pathname;
 const dist = resolve(here, "..", "dist");
 const out = resolve(process.env.WEB_TEST_OUT ?? join(here, "out"));
 
-// Where the Playground's "TP=4" button is at 1280x800 (egui lays out deterministically: side bar
-// 170 px, then the preset row, the size controls and the TP row). Found on a screenshot; if the
-// Playground's layout changes, the test says the click did not reach the button.
-const TP4_BUTTON = { x: Number(process.env.TP4_X ?? 386), y: Number(process.env.TP4_Y ?? 65) };
 // Where the mouse rests between shots (the empty bottom of the side bar: no hover highlight).
 const REST = { x: 60, y: 790 };
-// The side bar's progress buttons (web edition only), below Export PNG.
-const EXPORT = { x: 35, y: 527 };
-const IMPORT = { x: 98, y: 527 };
 
 /** Decodes an 8-bit RGBA or RGB, non-interlaced PNG (what chromium's screenshots are). */
 export function decodePng(buf) {
@@ -118,6 +117,44 @@ async function clickFor(page, at, event) {
   }
 }
 
+/** Where the app last drew the control named `name` (`platform::mark`), in page pixels. */
+async function target(page, name) {
+  const handle = await page.waitForFunction(
+    (n) => {
+      const at = window.tplab.target(n);
+      return at.length === 2 ? { x: at[0], y: at[1] } : null;
+    },
+    name,
+    { timeout: 5000 },
+  );
+  return handle.jsonValue();
+}
+
+/** What the view `id` saves, parsed. */
+async function viewState(page, id) {
+  return JSON.parse((await page.evaluate((v) => window.tplab.viewState(v), id)) || "{}");
+}
+
+// Clicks the control named `name` until `done(state of view)` holds (a click can go unseen
+// under load, and a click moves the layout: the control is looked up again before each try).
+async function clickUntil(page, name, view, done, what) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const at = await target(page, name);
+    await page.mouse.move(at.x, at.y);
+    await page.waitForTimeout(150);
+    await page.mouse.down();
+    await page.waitForTimeout(80);
+    await page.mouse.up();
+    await page.mouse.move(REST.x, REST.y);
+    for (let i = 0; i < 20; i++) {
+      await page.waitForTimeout(100);
+      if (done(await viewState(page, view))) return;
+    }
+    console.log(`note: ${what} did not happen after click ${attempt} on ${name}; clicking again`);
+  }
+  throw new Error(`FAILED: ${what} (three clicks on ${name})`);
+}
+
 function check(ok, what) {
   if (!ok) throw new Error(`FAILED: ${what}`);
   console.log(`ok: ${what}`);
@@ -154,14 +191,15 @@ async function main() {
     const colours = distinctColours(before);
     check(colours >= 50, `the screenshot is not blank (${colours} distinct colours)`);
 
-    if (TP4_BUTTON.x > 0) {
-      await page.mouse.click(TP4_BUTTON.x, TP4_BUTTON.y);
+    {
+      const tp4 = await target(page, "playground-tp4");
+      await page.mouse.click(tp4.x, tp4.y);
       await page.mouse.move(REST.x, REST.y);
       await page
         .waitForFunction(() => window.tplab.tp() === 4, null, { timeout: 5000 })
         .catch(() => {});
       const tp = await page.evaluate(() => window.tplab.tp());
-      check(tp === 4, `a click on "TP=4" at (${TP4_BUTTON.x}, ${TP4_BUTTON.y}) set TP=4 (TP is ${tp})`);
+      check(tp === 4, `a click on "TP=4" at (${Math.round(tp4.x)}, ${Math.round(tp4.y)}) set TP=4 (TP is ${tp})`);
       await page.waitForTimeout(800);
       const after = await shot("tp4.png");
       // The central panel: right of the 170-px side bar.
@@ -190,14 +228,14 @@ async function main() {
       exams: [],
       lessons_read: ["01-why"],
     };
-    const chooser = await clickFor(page, IMPORT, "filechooser");
+    const chooser = await clickFor(page, await target(page, "progress-import"), "filechooser");
     await chooser.setFiles({
       name: "ada-test.json",
       mimeType: "application/json",
       buffer: Buffer.from(JSON.stringify(progress)),
     });
     await page.waitForTimeout(500);
-    const download = await clickFor(page, EXPORT, "download");
+    const download = await clickFor(page, await target(page, "progress-export"), "download");
     const exported = JSON.parse(await readFile(await download.path(), "utf8"));
     check(
       /^tplab-progress-ada-test-[0-9a-f]{8}\.json$/.test(download.suggestedFilename()) &&
@@ -207,6 +245,19 @@ async function main() {
       `a progress file imported through the file picker exports back as ${download.suggestedFilename()}`,
     );
     await page.mouse.move(REST.x, REST.y);
+
+    // The design lab: challenge 1 opened from the URL, solved by clicking the matrices (fc1 by
+    // columns: one click; fc2 by rows: two), checked by the engine, its stars saved.
+    await page.goto(`${server.url}?view=design&challenge=1`);
+    await waitForApp(page);
+    check((await viewState(page, "design")).stage === 1, "?view=design&challenge=1 opens challenge 1");
+    await clickUntil(page, "design-matrix-W1", "design", (s) => s.setup?.fc1 === "columns", "fc1 split by columns");
+    await clickUntil(page, "design-matrix-W2", "design", (s) => s.setup?.fc2 === "columns", "fc2 split by columns");
+    await clickUntil(page, "design-matrix-W2", "design", (s) => s.setup?.fc2 === "rows", "fc2 split by rows");
+    await clickUntil(page, "design-check", "design", (s) => (s.stars?.["mlp-one-all-reduce"] ?? 0) > 0, "the check");
+    const stars = (await viewState(page, "design")).stars["mlp-one-all-reduce"];
+    await page.screenshot({ path: join(out, "design-solved.png") });
+    check(stars === 3, `challenge 1 solved by clicking: fc1 by columns, fc2 by rows, graded ${stars} stars`);
 
     // Every other view opens from the URL and draws without an error (Verify runs the sharded
     // pass against the reference on open; the GPU view explains that real GPUs need the desktop).

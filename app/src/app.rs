@@ -325,6 +325,7 @@ impl TplabApp {
         {
             self.show_me(&ShowMe {
                 view,
+                challenge: launch.challenge,
                 ..Default::default()
             });
         }
@@ -873,9 +874,30 @@ pub struct Launch {
     pub presenter: bool,
     pub lang: Option<tplab_lessons::Lang>,
     pub theme: Option<ThemeChoice>,
+    /// A design-lab challenge to open (1 to 8; implies the Design view).
+    pub challenge: Option<usize>,
 }
 
 impl Launch {
+    /// Opens a design-lab challenge: `n` must be one of the challenges, and the view (if one was
+    /// asked for) the Design view. A teacher links `?view=design&challenge=3` or runs
+    /// `tplab --challenge 3`.
+    pub fn with_challenge(mut self, n: Option<usize>) -> anyhow::Result<Self> {
+        let Some(n) = n else { return Ok(self) };
+        let total = tplab_engine::block::design::challenge::all().len();
+        if !(1..=total).contains(&n) {
+            anyhow::bail!("challenge {n}: the design lab's challenges are numbered 1 to {total}");
+        }
+        match self.view.as_deref() {
+            None | Some("design") => self.view = Some("design".to_string()),
+            Some(other) => anyhow::bail!(
+                "challenge {n} opens in the Design view, not '{other}': drop the view or choose design"
+            ),
+        }
+        self.challenge = Some(n);
+        Ok(self)
+    }
+
     /// Checks the view name against the app's views: an unknown one is an error naming them all.
     pub fn new(
         view: Option<&str>,
@@ -906,6 +928,7 @@ impl Launch {
             presenter,
             lang,
             theme,
+            challenge: None,
         })
     }
 }

@@ -37,6 +37,9 @@ struct Cli {
     /// light or dark.
     #[arg(long)]
     theme: Option<tplab::app::ThemeChoice>,
+    /// Open a challenge of the design lab (1 to 8; the Design view).
+    #[arg(long)]
+    challenge: Option<usize>,
 }
 
 /// One variant per subcommand; each lives in `cli/<name>.rs` with `Args` and `run`.
@@ -165,12 +168,10 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 #[cfg(not(target_arch = "wasm32"))]
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        None => tplab::run(tplab::app::Launch::new(
-            cli.view.as_deref(),
-            cli.presenter,
-            cli.lang,
-            cli.theme,
-        )?),
+        None => tplab::run(
+            tplab::app::Launch::new(cli.view.as_deref(), cli.presenter, cli.lang, cli.theme)?
+                .with_challenge(cli.challenge)?,
+        ),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::Design(args)) => cli::design::run(args),
         Some(Command::Plan(args)) => cli::plan::run(args),

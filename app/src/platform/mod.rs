@@ -30,6 +30,17 @@ pub type Picked = Result<(String, String), String>;
 /// True in the web edition.
 pub const WEB: bool = cfg!(target_arch = "wasm32");
 
+/// Remembers where a control was drawn this frame under `name`, so the browser test clicks it
+/// where it is (`window.tplab.target(name)`) instead of at coordinates a layout change moves.
+/// Nothing on the desktop.
+#[inline]
+pub fn mark(name: &str, rect: egui::Rect) {
+    #[cfg(target_arch = "wasm32")]
+    web::remember_target(name, rect);
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (name, rect);
+}
+
 /// Encodes an egui image as PNG bytes.
 pub fn png_bytes(image: &egui::ColorImage) -> anyhow::Result<Vec<u8>> {
     use anyhow::Context as _;
@@ -72,6 +83,7 @@ pub struct UrlLaunch {
 /// choices, as the desktop's flags are.
 pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
     let (mut view, mut tp, mut lang, mut theme, mut presenter) = (None, None, None, None, false);
+    let mut challenge = None;
     for pair in query
         .trim_start_matches('?')
         .split('&')
@@ -109,11 +121,18 @@ pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
                 })
             }
             "presenter" => presenter = v != "0",
+            "challenge" => {
+                challenge = Some(v.parse::<usize>().map_err(|_| {
+                    format!("challenge={v}: a challenge is a number (1 for the first)")
+                })?)
+            }
             // Other parameters belong to whoever links here (analytics, cache busting).
             _ => {}
         }
     }
-    let launch = Launch::new(view.as_deref(), presenter, lang, theme).map_err(|e| e.to_string())?;
+    let launch = Launch::new(view.as_deref(), presenter, lang, theme)
+        .and_then(|l| l.with_challenge(challenge))
+        .map_err(|e| e.to_string())?;
     Ok(UrlLaunch { launch, tp })
 }
 
@@ -201,6 +220,24 @@ mod tests {
         }
         let e = parse_query("?view=nope").expect_err("unknown view");
         assert!(e.contains("playground"), "{e}");
+    }
+
+    #[test]
+    fn query_opens_a_challenge_in_the_design_view_and_names_the_range() {
+        let u = parse_query("?challenge=3").expect("ok");
+        assert_eq!(u.launch.view.as_deref(), Some("design"));
+        assert_eq!(u.launch.challenge, Some(3));
+        let u = parse_query("?view=design&challenge=8").expect("ok");
+        assert_eq!(u.launch.challenge, Some(8));
+        for (bad, says) in [
+            ("?challenge=0", "1 to 8"),
+            ("?challenge=9", "1 to 8"),
+            ("?challenge=x", "a number"),
+            ("?view=memory&challenge=2", "Design view"),
+        ] {
+            let e = parse_query(bad).expect_err(bad);
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -316,18 +316,18 @@ impl SideBar {
         ui.separator();
         ui.label(egui::RichText::new(t("web-progress-title")).small());
         ui.horizontal(|ui| {
-            if ui
+            let export = ui
                 .small_button(t("web-progress-export"))
-                .on_hover_text(t("web-progress-export-hover"))
-                .clicked()
-            {
+                .on_hover_text(t("web-progress-export-hover"));
+            super::mark("progress-export", export.rect);
+            if export.clicked() {
                 self.status = Some(LearnerStore::open().and_then(|s| s.export(lang)));
             }
-            if ui
+            let import = ui
                 .small_button(t("web-progress-import"))
-                .on_hover_text(t("web-progress-import-hover"))
-                .clicked()
-            {
+                .on_hover_text(t("web-progress-import-hover"));
+            super::mark("progress-import", import.rect);
+            if import.clicked() {
                 self.picking = Some(pick_text_file(ui.ctx(), ".json,application/json"));
             }
         });
@@ -408,6 +408,40 @@ impl eframe::App for WebApp {
 
 thread_local! {
     static RUNNER: RefCell<Option<eframe::WebRunner>> = const { RefCell::new(None) };
+    /// Where named controls were last drawn ([`super::mark`]), in CSS pixels.
+    static TARGETS: RefCell<std::collections::HashMap<String, egui::Rect>> =
+        RefCell::new(std::collections::HashMap::new());
+}
+
+pub(super) fn remember_target(name: &str, rect: egui::Rect) {
+    TARGETS.with(|t| {
+        let mut t = t.borrow_mut();
+        match t.get_mut(name) {
+            Some(r) => *r = rect,
+            None => {
+                t.insert(name.to_string(), rect);
+            }
+        }
+    });
+}
+
+/// The centre `[x, y]` of the control last drawn under `name` (for the browser test); empty if
+/// none was drawn.
+#[wasm_bindgen]
+pub fn tplab_target(name: &str) -> Vec<f32> {
+    TARGETS.with(|t| {
+        t.borrow()
+            .get(name)
+            .map(|r| vec![r.center().x, r.center().y])
+            .unwrap_or_default()
+    })
+}
+
+/// What a view saves (its JSON, as the desktop stores it), for the browser test; empty if no
+/// view has that id.
+#[wasm_bindgen]
+pub fn tplab_view_state(id: &str) -> String {
+    with_app(|a| a.view_state(id)).flatten().unwrap_or_default()
 }
 
 /// The TP of the scenario on screen (for the browser test); 0 before the app started.

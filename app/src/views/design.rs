@@ -360,7 +360,9 @@ impl Design {
             {
                 self.hints.push(c.stage);
             }
-            if ui.button(t(lang, "design-check")).clicked() {
+            let check = ui.button(t(lang, "design-check"));
+            crate::platform::mark("design-check", check.rect);
+            if check.clicked() {
                 let used_hint = self.hints.contains(&c.stage);
                 let g = c
                     .grade(&self.setup.plan(), used_hint)
@@ -496,6 +498,10 @@ impl Design {
                             let can = free.contains(weight);
                             let resp =
                                 matrix_button(ui, lang, *weight, split, cfg.tp, can, reader_error);
+                            crate::platform::mark(
+                                &format!("design-matrix-{}", weight.symbol()),
+                                resp.rect,
+                            );
                             if resp.clicked() && can {
                                 let mut next = self.setup.clone();
                                 *next.split_mut(*weight) = cycle(split);

@@ -301,10 +301,11 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
     ui.horizontal_wrapped(|ui| {
         ui.label("TP:");
         for tp in 1..=8 {
-            if ui
-                .selectable_label(config.tp == tp, format!("TP={tp}"))
-                .clicked()
-            {
+            let button = ui.selectable_label(config.tp == tp, format!("TP={tp}"));
+            if tp == 4 {
+                crate::platform::mark("playground-tp4", button.rect);
+            }
+            if button.clicked() {
                 config.tp = tp;
             }
         }

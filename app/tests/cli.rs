@@ -671,9 +671,29 @@ fn design_export_of_another_plan_writes_its_shards_and_program() {
         &out_s,
     ]);
     assert!(ok, "{err}");
-    for f in ["tensors.safetensors", "shards.safetensors", "design.json"] {
+    for f in [
+        "tensors.safetensors",
+        "shards.safetensors",
+        "design.json",
+        "trace.json",
+    ] {
         assert!(out.join(f).is_file(), "{f}");
     }
+    // The plan's own Chrome trace: the all-gathers its column-split out-projection and fc2 need
+    // (Megatron's plan has none).
+    let trace = std::fs::read_to_string(out.join("trace.json")).expect("trace.json");
+    let v: serde_json::Value = serde_json::from_str(&trace).expect("JSON");
+    let names: Vec<String> = v["traceEvents"]
+        .as_array()
+        .expect("traceEvents")
+        .iter()
+        .filter_map(|e| e["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        names.iter().any(|n| n.contains("all-gather")),
+        "{:?}",
+        &names[..names.len().min(40)]
+    );
 }
 
 #[test]

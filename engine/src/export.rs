@@ -661,8 +661,9 @@ pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, Engi
 /// The export of a design (`tplab design --export`) for a plan other than Megatron's, whose
 /// export is [`export`]'s: the same `tensors.safetensors` (the reference's tensors do not
 /// depend on the split), `shards.safetensors` with each rank's shards and gradients as *this*
-/// plan splits them (same names, `rank{r}.<name>`), and `design.json`, the propagated program
-/// and its price (in place of the trace, which exists for Megatron's program only).
+/// plan splits them (same names, `rank{r}.<name>`), `design.json`, the propagated program and
+/// its price, and `trace.json`, the program's Chrome trace ([`crate::block::design::trace`]),
+/// unless the plan needs an all-to-all (no schedule to draw; `design.json` says so).
 pub fn export_design<T: Element>(
     cfg: &crate::config::Config,
     report: &crate::block::design::DesignReport,
@@ -709,12 +710,22 @@ pub fn export_design<T: Element>(
         "shards.safetensors",
         &safetensors_bytes(cfg.dtype, &s, meta)?,
     )?;
+    let trace = crate::block::design::trace::trace(&cfg, program);
     let json = serde_json::to_vec_pretty(&serde_json::json!({
         "report": report,
         "program": program,
+        "trace": match &trace {
+            Ok(_) => "trace.json".to_string(),
+            Err(e) => e.to_string(),
+        },
     }))
     .map_err(|e| EngineError::Export(e.to_string()))?;
     set.write("design.json", &json)?;
+    if let Ok(t) = trace {
+        let json = serde_json::to_vec_pretty(&t.to_chrome_json())
+            .map_err(|e| EngineError::Export(e.to_string()))?;
+        set.write("trace.json", &json)?;
+    }
     set.commit()
 }
 

@@ -59,8 +59,8 @@ pub struct DesignArgs {
     /// Precision of the CPU run: f32 or f64.
     #[arg(long, default_value = "f32")]
     pub dtype: DType,
-    /// Write tensors.safetensors, shards.safetensors and trace.json (Megatron's plan) or
-    /// design.json (any other plan) into this folder.
+    /// Write tensors.safetensors, shards.safetensors and trace.json (the Chrome trace of the
+    /// plan's program) into this folder; any plan other than Megatron's adds design.json.
     #[arg(long)]
     pub export: Option<PathBuf>,
     /// One JSON object instead of the text report.

@@ -31,6 +31,10 @@ pub enum Role {
     LnBiasGradSync,
     /// Vocabulary parallelism: the masked lookups summed, the LM head's `f`, the loss statistics.
     Vocabulary,
+    /// A change of placement a learner's sharding plan needs where Megatron's split has none
+    /// ([`crate::block::design`]): e.g. the partial sum of `A` summed before GeLU when fc1 is
+    /// split by rows.
+    Move,
 }
 
 macro_rules! ops {
@@ -124,6 +128,33 @@ ops! {
     PosEmbed = "embed.pos", Forward, Compute(BiasResidual), "position embedding added";
     FinalLn = "lnf", Forward, Compute(LayerNorm), "final LayerNorm";
     LogitsGather = "lm_head.gather", Forward, Collective(Vocabulary), "logits gathered for sampling";
+
+    // A learner's sharding plan (`block::design`): the changes of placement Megatron's split
+    // does not need, and a row-split weight's bias added on its own before a reader other than
+    // the residual. (Changes of H1, Z, H2 and M keep Megatron's names f and g.)
+    XMove = "block.input.move", Forward, Collective(Role::Move), "block input redistributed";
+    QkvMove = "attn.qkv.move", Forward, Collective(Role::Move), "QKV redistributed";
+    CtxMove = "attn.core.move", Forward, Collective(Role::Move), "attention output redistributed";
+    X1Move = "attn.residual.move", Forward, Collective(Role::Move), "residual stream redistributed";
+    AMove = "mlp.fc1.move", Forward, Collective(Role::Move), "fc1 output redistributed";
+    UMove = "mlp.gelu.move", Forward, Collective(Role::Move), "GeLU output redistributed";
+    YMove = "block.output.move", Forward, Collective(Role::Move), "block output redistributed";
+    QkvBias = "attn.qkv.bias", Forward, Compute(Bias), "QKV bias added";
+    OutBias = "attn.out.bias", Forward, Compute(Bias), "output projection bias added";
+    Fc1Bias = "mlp.fc1.bias", Forward, Compute(Bias), "fc1 bias added";
+    Fc2Bias = "mlp.fc2.bias", Forward, Compute(Bias), "fc2 bias added";
+    QkvBiasBwd = "attn.qkv.bias.bwd", Backward, Compute(BiasBackward), "QKV bias gradient";
+    OutBiasBwd = "attn.out.bias.bwd", Backward, Compute(BiasBackward), "output projection bias gradient";
+    Fc1BiasBwd = "mlp.fc1.bias.bwd", Backward, Compute(BiasBackward), "fc1 bias gradient";
+    Fc2BiasBwd = "mlp.fc2.bias.bwd", Backward, Compute(BiasBackward), "fc2 bias gradient";
+    YMoveBwd = "block.output.move.bwd", Backward, Collective(Role::Move), "output gradient redistributed";
+    UMoveBwd = "mlp.gelu.move.bwd", Backward, Collective(Role::Move), "GeLU output gradient redistributed";
+    AMoveBwd = "mlp.fc1.move.bwd", Backward, Collective(Role::Move), "fc1 output gradient redistributed";
+    X1MoveBwd = "attn.residual.move.bwd", Backward, Collective(Role::Move), "residual stream gradient redistributed";
+    CtxMoveBwd = "attn.core.move.bwd", Backward, Collective(Role::Move), "attention output gradient redistributed";
+    QkvMoveBwd = "attn.qkv.move.bwd", Backward, Collective(Role::Move), "QKV gradient redistributed";
+    XMoveBwd = "block.input.move.bwd", Backward, Collective(Role::Move), "input gradient redistributed";
+    ParamGradGather = "grads.gather", Backward, Collective(Role::Move), "a bias gradient gathered";
 }
 
 impl Op {
@@ -178,7 +209,11 @@ impl Op {
             | MlpGBwd | Fc2Bwd | GeluBwd | MlpFBwdGather | Fc1Bwd | MlpFBwd | Ln2Bwd => {
                 BlockPart::Mlp
             }
-            SpGrads => BlockPart::Block,
+            SpGrads | ParamGradGather => BlockPart::Block,
+            XMove | QkvMove | CtxMove | X1Move | QkvBias | OutBias | QkvBiasBwd | OutBiasBwd
+            | X1MoveBwd | CtxMoveBwd | QkvMoveBwd | XMoveBwd => BlockPart::Attention,
+            AMove | UMove | YMove | Fc1Bias | Fc2Bias | Fc1BiasBwd | Fc2BiasBwd | YMoveBwd
+            | UMoveBwd | AMoveBwd => BlockPart::Mlp,
             EmbedLookup | EmbedG | LmHead | CeLocal | CeMax | CeSumExp | CeTarget | CeBwd
             | LmHeadBwd | LmHeadFBwd | EmbedBwd | PosEmbed | FinalLn | LogitsGather => {
                 BlockPart::Ends

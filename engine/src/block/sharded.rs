@@ -1160,6 +1160,36 @@ fn walk<'a, T: Element>(
                     tensor: "a block tensor (this op is not part of the block program)",
                 })
             }
+            // A learner's plan's own moves and biases: its program runs on `design::exec`.
+            Op::XMove
+            | Op::QkvMove
+            | Op::CtxMove
+            | Op::X1Move
+            | Op::AMove
+            | Op::UMove
+            | Op::YMove
+            | Op::QkvBias
+            | Op::OutBias
+            | Op::Fc1Bias
+            | Op::Fc2Bias
+            | Op::QkvBiasBwd
+            | Op::OutBiasBwd
+            | Op::Fc1BiasBwd
+            | Op::Fc2BiasBwd
+            | Op::YMoveBwd
+            | Op::UMoveBwd
+            | Op::AMoveBwd
+            | Op::X1MoveBwd
+            | Op::CtxMoveBwd
+            | Op::QkvMoveBwd
+            | Op::XMoveBwd
+            | Op::ParamGradGather => {
+                return Err(CollectiveError::ProgramOrder {
+                    op: op.name(),
+                    tensor:
+                        "a tensor of Megatron's split (this op belongs to another sharding plan)",
+                })
+            }
         }
     }
     if !options.backward || cfg.layers == 0 {

@@ -95,6 +95,9 @@ pub enum ComputeOp {
     Gelu,
     /// `y = x + a + b`: row-parallel bias added once after the all-reduce, plus the residual.
     BiasResidual,
+    /// `y = x + b`: a bias added on its own (a learner's plan that sums a row-split output before
+    /// an op other than the residual reads it).
+    Bias,
     LayerNormBackward,
     /// Weight, bias and input gradient of a linear layer.
     LinearBackward {
@@ -104,6 +107,8 @@ pub enum ComputeOp {
     GeluBackward,
     /// Bias gradient of a row-parallel bias (sum over tokens) and the residual's pass-through.
     BiasResidualBackward,
+    /// A bias's gradient (sum over tokens) and the input gradient's pass-through.
+    BiasBackward,
     /// Vocabulary-parallel embedding lookup: the rank's rows, zeros for ids it does not hold.
     Embedding,
     /// Local statistics of a vocabulary-parallel cross-entropy (row max, sum of exp, target).
@@ -138,11 +143,13 @@ impl ComputeOp {
             ComputeOp::Attention => "attention",
             ComputeOp::Gelu => "GeLU",
             ComputeOp::BiasResidual => "bias + residual",
+            ComputeOp::Bias => "bias",
             ComputeOp::LayerNormBackward => "LayerNorm backward",
             ComputeOp::LinearBackward { .. } => "matrix product backward",
             ComputeOp::AttentionBackward => "attention backward",
             ComputeOp::GeluBackward => "GeLU backward",
             ComputeOp::BiasResidualBackward => "bias gradient",
+            ComputeOp::BiasBackward => "bias gradient (alone)",
             ComputeOp::Embedding => "embedding lookup",
             ComputeOp::CrossEntropy => "cross-entropy statistics",
             ComputeOp::CrossEntropyBackward => "cross-entropy backward",

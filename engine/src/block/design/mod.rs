@@ -13,6 +13,7 @@ pub mod challenge;
 pub mod exec;
 pub mod plan;
 pub mod program;
+pub mod trace;
 
 pub use plan::{
     ManualCollective, ManualKind, NamedPlan, PlanError, ShardingPlan, Site, Split, Weight,

@@ -439,6 +439,7 @@ impl TplabApp {
 
     /// Applies a "Show me" target: scenario, view, then the view's own jump.
     pub fn show_me(&mut self, target: &ShowMe) {
+        self.shared.settle_walk();
         self.shared.apply_scenario(target);
         if self.select(target.view.name()) {
             let shared = &self.shared;

@@ -304,3 +304,98 @@ fn a_walkthrough_prediction_at_every_size_language_and_theme() {
     }
     results.unwrap();
 }
+
+/// "Step through my plan": the walkthrough walks the learner's own program (the engine's trace
+/// of it), says whose plan it is, words each step from the trace (fc1 split by rows leaves a
+/// partial sum of A that is summed before GeLU), and "Megatron's split" goes back.
+#[test]
+fn my_plan_is_stepped_through_in_the_walkthrough() {
+    let mut harness = harness();
+    open(&mut harness, 1);
+    let c = challenge::stage(1).unwrap_or_else(|e| panic!("{e}"));
+    let rows_first = ShardingPlan {
+        fc1: Split::Rows,
+        fc2: Split::Columns,
+        ..c.start.clone()
+    };
+    set_splits(&mut harness, &c.start, &rows_first);
+    click(&mut harness, "Step through my plan", 3);
+    assert_eq!(harness.state().active_id(), "step");
+    harness.get_by_label_contains("Your plan on 2 GPUs");
+    // Predictions have their own tests: here the steps play without asking.
+    harness
+        .state_mut()
+        .load_view_state("step", r#"{"predict": false}"#);
+    harness.run_steps(2);
+    // ln1, qkv, attention, out, residual, ln2, fc1: then fc1's partial sums summed, each GPU
+    // keeping its tokens (GeLU can run on them; fc2 split by columns gathers U again).
+    let mut seen_fc1 = false;
+    let mut seen_sum = false;
+    for _ in 0..12 {
+        common::press(&mut harness, egui::Key::ArrowRight, 2);
+        seen_fc1 |= harness
+            .query_by_label_contains("fc1 (row-parallel): each GPU reads")
+            .is_some();
+        seen_sum |= harness
+            .query_by_label_contains(
+                "reduce-scatter over 2 GPUs: A goes from partial sum to its tokens",
+            )
+            .is_some();
+    }
+    assert!(seen_fc1 && seen_sum, "fc1 {seen_fc1}, sum {seen_sum}");
+    click(&mut harness, "Megatron's split", 3);
+    assert!(harness
+        .query_by_label_contains("Your plan on 2 GPUs")
+        .is_none());
+    // A lesson's Show me after a walk lands on Megatron's split too.
+    assert!(harness.state().shared.plan_walk.is_none());
+}
+
+/// The walkthrough on a learner's plan at a desk and on a projector, both languages: the banner,
+/// the narration and the lanes are whole.
+#[test]
+fn a_plan_walk_at_a_desk_and_on_a_projector() {
+    use tplab_engine::block::design::{propagate, trace::trace, NamedPlan};
+    let mut results = SnapshotResults::new();
+    for (size, lang, theme, presenter) in [
+        ((1280.0, 720.0), Lang::En, ThemeChoice::Light, false),
+        ((1920.0, 1080.0), Lang::Tr, ThemeChoice::Dark, true),
+    ] {
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.shared.presenter = presenter;
+        let cfg = tplab_engine::Config {
+            tp: 4,
+            layers: 1,
+            ..tplab_engine::config::Preset::Tiny.config()
+        };
+        let plan = NamedPlan::RowsThenColumns.plan();
+        let t = trace(&cfg, &propagate(&cfg, &plan)).unwrap_or_else(|e| panic!("{e}"));
+        app.shared.walk_plan(tplab::views::PlanWalk {
+            plan,
+            trace: std::sync::Arc::new(t),
+            generation: 1,
+        });
+        app.load_view_state("step", r#"{"predict": false}"#);
+        let mut harness = common::gl_harness_pixels(app, size, lang, "plan walk");
+        // ln1, qkv, attention, out, the residual stream's all-gather of Z, residual, ln2: fc1
+        // split by rows reads its slice of H2.
+        for _ in 0..7 {
+            common::press(&mut harness, egui::Key::ArrowRight, 1);
+        }
+        harness.run_steps(3);
+        if !presenter {
+            harness.mask(egui::Rect::from_min_max(
+                egui::pos2(0.0, 0.0),
+                egui::pos2(SIDE_BAR_WIDTH + 2.0, size.1),
+            ));
+        }
+        let name = format!(
+            "walk_{}",
+            shot_name("rows_then_columns", size, lang, theme, presenter)
+        );
+        harness.snapshot_options(&name, &snapshot_options());
+        results.extend_harness(&mut harness);
+    }
+    results.unwrap();
+}

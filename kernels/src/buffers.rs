@@ -87,7 +87,45 @@ macro_rules! model_ends {
             | ::tplab_engine::block::Op::LogitsGather
     };
 }
-pub(crate) use {block_collectives, model_ends};
+
+/// A learner's sharding plan's own moves and lone biases (the engine's `block::design`): its
+/// programs run on the engine's design executor; the GPU walks Megatron's split only.
+macro_rules! design_ops {
+    () => {
+        ::tplab_engine::block::Op::XMove
+            | ::tplab_engine::block::Op::H1Move
+            | ::tplab_engine::block::Op::ZMove
+            | ::tplab_engine::block::Op::H2Move
+            | ::tplab_engine::block::Op::MMove
+            | ::tplab_engine::block::Op::H1MoveBwd
+            | ::tplab_engine::block::Op::ZMoveBwd
+            | ::tplab_engine::block::Op::H2MoveBwd
+            | ::tplab_engine::block::Op::MMoveBwd
+            | ::tplab_engine::block::Op::QkvMove
+            | ::tplab_engine::block::Op::CtxMove
+            | ::tplab_engine::block::Op::X1Move
+            | ::tplab_engine::block::Op::AMove
+            | ::tplab_engine::block::Op::UMove
+            | ::tplab_engine::block::Op::YMove
+            | ::tplab_engine::block::Op::QkvBias
+            | ::tplab_engine::block::Op::OutBias
+            | ::tplab_engine::block::Op::Fc1Bias
+            | ::tplab_engine::block::Op::Fc2Bias
+            | ::tplab_engine::block::Op::QkvBiasBwd
+            | ::tplab_engine::block::Op::OutBiasBwd
+            | ::tplab_engine::block::Op::Fc1BiasBwd
+            | ::tplab_engine::block::Op::Fc2BiasBwd
+            | ::tplab_engine::block::Op::YMoveBwd
+            | ::tplab_engine::block::Op::UMoveBwd
+            | ::tplab_engine::block::Op::AMoveBwd
+            | ::tplab_engine::block::Op::X1MoveBwd
+            | ::tplab_engine::block::Op::CtxMoveBwd
+            | ::tplab_engine::block::Op::QkvMoveBwd
+            | ::tplab_engine::block::Op::XMoveBwd
+            | ::tplab_engine::block::Op::ParamGradGather
+    };
+}
+pub(crate) use {block_collectives, design_ops, model_ends};
 
 /// The activations and activation gradients of the block program (the engine's
 /// `block::program::tensors`).
@@ -508,7 +546,7 @@ impl RankLayout {
                 Some((r, w))
             }
             Op::Ln1Bwd => ln_bwd(T::DH1, T::X, P::Ln1Weight, P::Ln1Bias, T::DX1, T::DX),
-            block_collectives!() | model_ends!() => None,
+            block_collectives!() | model_ends!() | design_ops!() => None,
         }
     }
 
@@ -575,7 +613,7 @@ impl RankLayout {
                 count: self.len(B::SpPack),
                 pack: Some(Pack::SpVectors(layer)),
             }),
-            block_compute!() | model_ends!() => None,
+            block_compute!() | model_ends!() | design_ops!() => None,
         }
     }
 }
@@ -727,14 +765,15 @@ mod tests {
         use tplab_engine::block::BlockPart;
         for &op in Op::ALL {
             let ends = op.block_part() == BlockPart::Ends;
+            let design = matches!(op, design_ops!());
             let parts = [
                 matches!(op, block_compute!()),
                 matches!(op, block_collectives!()),
                 matches!(op, model_ends!()),
             ];
             let want = [
-                !ends && !op.is_collective(),
-                !ends && op.is_collective(),
+                !ends && !design && !op.is_collective(),
+                !ends && !design && op.is_collective(),
                 ends,
             ];
             assert_eq!(parts, want, "{op}");

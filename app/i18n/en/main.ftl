@@ -200,6 +200,9 @@ walk-attn-f-bwd = { $mode ->
 }
 walk-ln1-bwd = Each GPU runs LayerNorm 1 backward and adds the residual's gradient: dX = dX1 + the LayerNorm 1 gradient, which goes to the layer below.
 walk-sp-grads = With sequence parallelism each GPU saw only its tokens, so its LayerNorm and bias gradients are partial sums: one small all-reduce adds them.
+walk-plan-compute = { $op }: each GPU reads { $reads } and writes { $writes }.
+walk-plan-collective = { $kind } over { $tp } GPUs: { $tensor } goes from { $from } to { $to }; each GPU sends { $bytes }.
+walk-plan-slice = Each GPU keeps its slice of { $tensor } ({ $from } to { $to }): nothing moves between GPUs.
 walk-placement-whole = whole copy
 walk-placement-rows = its rows
 walk-placement-cols = its columns

@@ -154,6 +154,12 @@ pub struct Design {
     /// Where the last solved challenge was saved, or why it was not.
     #[serde(skip)]
     saved: Option<Result<String, String>>,
+    /// The trace of the plan on screen, for "Step through my plan" (or why it has none).
+    #[serde(skip)]
+    walk: Option<(Key, Result<Arc<tplab_engine::trace::Trace>, String>)>,
+    /// Walks opened so far (each one's key in the walkthrough).
+    #[serde(skip)]
+    walks: u64,
 }
 
 impl View for Design {
@@ -275,6 +281,7 @@ impl Design {
             ui.columns_const(|[left, right]| {
                 self.block_ui(left, &report, &cfg, lang, shared.presenter);
                 self.costs_ui(right, &report, &cfg, lang);
+                self.walk_ui(right, &report, &cfg, lang, shared);
                 right.separator();
                 lanes_ui(right, &report, &cfg, lang);
             });
@@ -282,8 +289,49 @@ impl Design {
             self.block_ui(ui, &report, &cfg, lang, shared.presenter);
             ui.separator();
             self.costs_ui(ui, &report, &cfg, lang);
+            self.walk_ui(ui, &report, &cfg, lang, shared);
             ui.separator();
             lanes_ui(ui, &report, &cfg, lang);
+        }
+    }
+
+    /// "Step through my plan": the walkthrough on this plan's own trace, drawn as Megatron's
+    /// split is; a refused plan, or one that needs an all-to-all, says why it has none.
+    fn walk_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        r: &DesignReport,
+        cfg: &Config,
+        lang: Lang,
+        shared: &mut Shared,
+    ) {
+        let key = self.key();
+        if self.walk.as_ref().is_none_or(|(k, _)| *k != key) {
+            let t = tplab_engine::block::design::trace::trace(cfg, &r.program)
+                .map(Arc::new)
+                .map_err(|e| walk_error_text(lang, &e));
+            self.walk = Some((key, t));
+        }
+        let Some((_, walk)) = &self.walk else { return };
+        let button = ui
+            .horizontal(|ui| {
+                ui.add_enabled(walk.is_ok(), egui::Button::new(t(lang, "design-walk")))
+            })
+            .inner;
+        crate::platform::mark("design-walk", button.rect);
+        let button = match walk {
+            Ok(_) => button.on_hover_text(t(lang, "design-walk-hint")),
+            Err(why) => button.on_disabled_hover_text(why.as_str()),
+        };
+        if button.clicked() {
+            if let Ok(trace) = walk {
+                self.walks += 1;
+                shared.walk_plan(super::PlanWalk {
+                    plan: self.setup.plan(),
+                    trace: Arc::clone(trace),
+                    generation: self.walks,
+                });
+            }
         }
     }
 
@@ -1295,6 +1343,19 @@ pub fn missing_text(lang: Lang, m: &Missing) -> String {
             t_args(lang, "design-miss-still-ar", &[("n", n.to_string())])
         }
         Missing::WholeWeight => t(lang, "design-miss-whole"),
+    }
+}
+
+/// Why a plan has no trace to step through, in the learner's language.
+fn walk_error_text(lang: Lang, e: &tplab_engine::block::design::trace::TraceError) -> String {
+    use tplab_engine::block::design::trace::TraceError;
+    match e {
+        TraceError::Refused(_) => t(lang, "design-walk-refused"),
+        TraceError::AllToAll(tensor) => t_args(
+            lang,
+            "design-walk-all-to-all",
+            &[("tensor", tensor.to_string())],
+        ),
     }
 }
 

@@ -50,6 +50,65 @@ pub fn narration(lang: Lang, trace: &Trace, e: &Event) -> String {
     )
 }
 
+/// One sentence about a step of a learner's plan (the Design view's "Step through my plan"),
+/// read off the trace alone: what the op reads and writes on the first GPU, or what a
+/// collective changes and what each GPU sends. (Megatron's split has a sentence written for each
+/// op, [`narration`]; a learner's plan can split any weight any way.)
+pub fn plan_narration(lang: Lang, trace: &Trace, e: &Event) -> String {
+    let words = |ts: &[TensorPlacement]| -> String {
+        ts.iter()
+            .filter_map(|t| {
+                let p = t.on(0)?;
+                Some(format!(
+                    "{} ({})",
+                    symbol(&t.tensor),
+                    badge(lang, &t.tensor, p)
+                ))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let first = |ts: &[TensorPlacement]| -> (String, String) {
+        ts.first()
+            .and_then(|t| Some((symbol(&t.tensor), badge(lang, &t.tensor, t.on(0)?))))
+            .unwrap_or_default()
+    };
+    match e.collective_kind() {
+        None => t_args(
+            lang,
+            "walk-plan-compute",
+            &[
+                ("op", super::trace_op_label(lang, trace, e.op)),
+                ("reads", words(&e.reads)),
+                ("writes", words(&e.writes)),
+            ],
+        ),
+        Some(kind) => {
+            let (tensor, from) = first(&e.reads);
+            let (_, to) = first(&e.writes);
+            t_args(
+                lang,
+                if kind == tplab_engine::trace::CollectiveKind::Identity {
+                    "walk-plan-slice"
+                } else {
+                    "walk-plan-collective"
+                },
+                &[
+                    ("kind", kind.name().to_string()),
+                    ("tp", e.ranks.len().to_string()),
+                    ("tensor", tensor),
+                    ("from", from),
+                    ("to", to),
+                    (
+                        "bytes",
+                        tplab_engine::config::human_bytes(e.bytes_sent_per_rank),
+                    ),
+                ],
+            )
+        }
+    }
+}
+
 /// "Step 3/28 · layer 0 · forward".
 pub fn step_heading(lang: Lang, n: usize, total: usize, layer: usize, pass: Pass) -> String {
     let pass = super::pass_name(lang, pass);

@@ -205,7 +205,22 @@ pub struct Shared {
     /// Views with a long background job (Precision, Train) start it when first shown, so
     /// they never open empty (on in the app, off in tests unless a test turns it on).
     pub autostart_jobs: bool,
+    /// A learner's plan the walkthrough steps through instead of Megatron's split (the Design
+    /// view's "Step through my plan"); `None`: the scenario's Megatron split.
+    pub plan_walk: Option<PlanWalk>,
+    /// A walk asked for this frame: it replaces `plan_walk` when the navigation is applied (any
+    /// other navigation, a lesson's Show me say, goes back to Megatron's split).
+    pending_walk: Option<PlanWalk>,
     pending: Vec<ShowMe>,
+}
+
+/// The trace of a learner's plan, for the walkthrough.
+#[derive(Clone)]
+pub struct PlanWalk {
+    pub plan: tplab_engine::block::design::ShardingPlan,
+    pub trace: std::sync::Arc<tplab_engine::trace::Trace>,
+    /// Tells one walk from the next (the walkthrough's cache and predictions key).
+    pub generation: u64,
 }
 
 impl Shared {
@@ -217,6 +232,20 @@ impl Shared {
     /// Takes the pending navigation requests (used by the app).
     pub fn take_navigation(&mut self) -> Vec<ShowMe> {
         std::mem::take(&mut self.pending)
+    }
+
+    /// Opens the walkthrough on a learner's plan.
+    pub fn walk_plan(&mut self, walk: PlanWalk) {
+        self.pending_walk = Some(walk);
+        self.navigate(ShowMe {
+            view: tplab_lessons::View::Step,
+            ..Default::default()
+        });
+    }
+
+    /// Called by the app as it applies a navigation: the walk asked for with it, or none.
+    pub fn settle_walk(&mut self) {
+        self.plan_walk = self.pending_walk.take();
     }
 
     /// Applies a target's scenario ([`tplab_engine::Overrides::apply`]): a target that names
@@ -413,6 +442,52 @@ pub fn op_label(lang: Lang, op: tplab_engine::block::Op) -> String {
     match t(lang, &id) {
         s if s == id => op.label().to_string(),
         s => s,
+    }
+}
+
+/// An op as the trace runs it: [`op_label`], except where a learner's plan (the Design view's
+/// "Step through my plan") splits a weight otherwise than Megatron-LM, whose split the op's own
+/// label names ("QKV projection (column-parallel)"): then the split the trace's events record.
+pub fn trace_op_label(
+    lang: Lang,
+    trace: &tplab_engine::trace::Trace,
+    op: tplab_engine::block::Op,
+) -> String {
+    use tplab_engine::block::Op;
+    use tplab_engine::trace::{EventKind, Parallel};
+    let parallel = trace.events.iter().find_map(|e| match e.kind {
+        EventKind::Compute { parallel, .. } if e.op == op => Some(parallel),
+        _ => None,
+    });
+    let megatron = match op {
+        Op::Qkv | Op::Fc1 => Parallel::Column,
+        Op::AttnOut | Op::Fc2 => Parallel::Row,
+        Op::AttnCore if parallel == Some(Parallel::Replicated) => {
+            return t(lang, "op-attn-core-all");
+        }
+        _ => return op_label(lang, op),
+    };
+    match parallel {
+        Some(p) if p != megatron => {
+            let how = match p {
+                Parallel::Column => "op-split-column",
+                Parallel::Row => "op-split-row",
+                Parallel::Sequence => "op-split-sequence",
+                Parallel::Replicated | Parallel::Local => "op-split-whole",
+            };
+            t_args(
+                lang,
+                "op-linear-as",
+                &[
+                    (
+                        "op",
+                        t(lang, &format!("op-base-{}", op.name().replace('.', "-"))),
+                    ),
+                    ("how", t(lang, how)),
+                ],
+            )
+        }
+        _ => op_label(lang, op),
     }
 }
 

@@ -254,7 +254,7 @@ impl Default for StepThrough {
 
 impl StepThrough {
     fn refresh(&mut self, shared: &Shared) {
-        let generation = shared.scenario.generation();
+        let generation = walk_generation(shared);
         if self
             .cache
             .as_ref()
@@ -262,9 +262,14 @@ impl StepThrough {
         {
             return;
         }
-        let (steps, plans) = match shared.scenario.derived() {
-            Ok(d) => {
-                let cfg = &d.trace.config;
+        let walked = shared.plan_walk.as_ref().map(|w| w.trace.clone());
+        let source = match &walked {
+            Some(t) => Ok(t.as_ref()),
+            None => shared.scenario.derived().map(|d| &d.trace),
+        };
+        let (steps, plans) = match source {
+            Ok(trace) => {
+                let cfg = &trace.config;
                 let elems = cfg.tokens() * cfg.hidden;
                 let gs = tplab_engine::trace::gather_scatter_algorithm(cfg);
                 let full = [
@@ -275,7 +280,7 @@ impl StepThrough {
                 // Subgroup collectives (one per group, all alike): one plan per kind and size.
                 let mut groups: Vec<(CollectiveKind, tplab_engine::Algorithm, usize, usize)> =
                     Vec::new();
-                for e in d.trace.events.iter().filter(|e| e.ranks.len() < cfg.tp) {
+                for e in trace.events.iter().filter(|e| e.ranks.len() < cfg.tp) {
                     if let EventKind::Collective {
                         kind, algorithm, ..
                     } = e.kind
@@ -295,7 +300,7 @@ impl StepThrough {
                             .map(|p| (kind, n, p))
                     })
                     .collect();
-                (walk_steps(&d.trace), plans)
+                (walk_steps(trace), plans)
             }
             Err(_) => (Vec::new(), Vec::new()),
         };
@@ -472,6 +477,7 @@ fn input_shapes(e: &Event) -> String {
 /// The step's technical line in the learner's language: where it is, the op in words, shapes.
 fn describe_short(
     lang: tplab_lessons::Lang,
+    trace: &Trace,
     e: &Event,
     step: &WalkStep,
     cur: usize,
@@ -488,7 +494,7 @@ fn describe_short(
             ("layer", step.layer.to_string()),
             ("pass", pass),
             ("op", step.op.to_string()),
-            ("label", super::op_label(lang, e.op)),
+            ("label", super::trace_op_label(lang, trace, e.op)),
             ("inputs", shapes),
             ("rows", e.output[0].to_string()),
             ("cols", e.output[1].to_string()),
@@ -533,11 +539,15 @@ impl View for StepThrough {
         if shared.keys.restart {
             self.restart();
         }
-        let Ok(derived) = shared.scenario.derived() else {
-            return;
+        let generation = walk_generation(shared);
+        let walked = shared.plan_walk.as_ref().map(|w| w.trace.clone());
+        let trace = match &walked {
+            Some(t) => t.as_ref(),
+            None => match shared.scenario.derived() {
+                Ok(d) => &d.trace,
+                Err(_) => return,
+            },
         };
-        let trace = &derived.trace;
-        let generation = shared.scenario.generation();
         let mut presses = shared.keys.step;
         // A step that waits for a prediction: the first press forward reveals its answer (the
         // presenter's clicker asks the class, then reveals), the next one plays it.
@@ -574,11 +584,21 @@ impl View for StepThrough {
         let lang = super::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("st-title"));
-        let generation = shared.scenario.generation();
-        let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
-            return;
+        let generation = walk_generation(shared);
+        let walked = shared.plan_walk.clone();
+        if let Some(w) = &walked {
+            if plan_walk_banner(ui, lang, w, shared) {
+                return;
+            }
+        }
+        let walked_trace = walked.as_ref().map(|w| w.trace.clone());
+        let trace: &Trace = match &walked_trace {
+            Some(t) => t,
+            None => match super::derived_or_fixes(ui, &mut shared.scenario) {
+                Some(d) => &d.trace,
+                None => return,
+            },
         };
-        let trace = &derived.trace;
         let n = self.step_count();
         if n == 0 {
             ui.label(tr("st-empty"));
@@ -769,8 +789,12 @@ impl View for StepThrough {
                 }
             }
             ui.label(
-                egui::RichText::new(lanes::narration(lang, trace, event))
-                    .size(1.15 * ui.style().text_styles[&egui::TextStyle::Body].size),
+                egui::RichText::new(if walked_trace.is_some() {
+                    lanes::plan_narration(lang, trace, event)
+                } else {
+                    lanes::narration(lang, trace, event)
+                })
+                .size(1.15 * ui.style().text_styles[&egui::TextStyle::Body].size),
             );
             if trace.config.tp <= 1 {
                 ui.label(crate::i18n::t_args(lang, "walk-one-gpu", &[]));
@@ -798,7 +822,7 @@ impl View for StepThrough {
         let line = if lang == tplab_lessons::Lang::En {
             describe(event, step, cur, n, trace.config.tp)
         } else {
-            describe_short(lang, event, step, cur, n)
+            describe_short(lang, trace, event, step, cur, n)
         };
         if !shared.presenter {
             // The technical line (op names, shapes) is for a desk, not for a class.
@@ -830,8 +854,11 @@ impl View for StepThrough {
                     gpus_ui(ui, trace, step, &cache.plans, frac);
                 }
             });
-        let key = (step.layer, step.pass, step.op);
-        self.numbers_ui(ui, shared, lang, key);
+        // The numbers run Megatron's split on the scenario: not a learner's plan.
+        if walked_trace.is_none() {
+            let key = (step.layer, step.pass, step.op);
+            self.numbers_ui(ui, shared, lang, key);
+        }
     }
 
     fn show_me(&mut self, target: &ShowMe, shared: &Shared) {
@@ -850,7 +877,7 @@ impl View for StepThrough {
         if let Some(i) = found {
             self.position = i as f32;
             // A lesson's button shows its step; it does not ask first.
-            let generation = shared.scenario.generation();
+            let generation = walk_generation(shared);
             self.predictions.of(generation).entry(i).or_insert(None);
         }
         self.playing = false;
@@ -1050,7 +1077,14 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
             steps,
         } => {
             let op = e.conjugate.map_or("", |c| c.name());
+            let planned = matches!(
+                e.op.kind(),
+                tplab_engine::block::OpKind::Collective(tplab_engine::block::Role::Move)
+            );
             match kind {
+                CollectiveKind::Identity if op.is_empty() => {
+                    format!("{head}: each GPU keeps its slice — no communication")
+                }
                 CollectiveKind::Identity => format!(
                     "{head}: the {op} operator is the identity here — no communication"
                 ),
@@ -1065,6 +1099,8 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         )
+                    } else if op.is_empty() && planned {
+                        "a".to_string()
                     } else if op.is_empty() {
                         "a sequence-parallel".to_string()
                     } else {
@@ -1189,11 +1225,23 @@ fn pass_strip(
                     ));
                     if w > 40.0 {
                         let label = short.rsplit('.').next().unwrap_or(short);
-                        // Words, not the op's code name `bias_residual`.
-                        let label = if label == "bias_residual" {
-                            crate::i18n::t(super::lang(ui), "st-strip-bias-residual")
-                        } else {
-                            label.to_string()
+                        // Words, not the op's code name `bias_residual`; a learner's plan's own
+                        // moves by what they do.
+                        let planned = matches!(
+                            e.op.kind(),
+                            tplab_engine::block::OpKind::Collective(
+                                tplab_engine::block::Role::Move
+                            )
+                        );
+                        let label = match e.collective_kind() {
+                            Some(CollectiveKind::Identity) if planned => {
+                                crate::i18n::t(super::lang(ui), "st-strip-slice")
+                            }
+                            Some(kind) if planned => kind.name().to_string(),
+                            _ if label == "bias_residual" => {
+                                crate::i18n::t(super::lang(ui), "st-strip-bias-residual")
+                            }
+                            _ => label.to_string(),
                         };
                         // Shrunk to fit its box; a long name that would shrink below the
                         // others' size goes on two lines ("bias +" over "residual").
@@ -1241,7 +1289,10 @@ fn pass_strip(
             "st-strip-a11y",
             &[
                 ("layer", layer.to_string()),
-                ("current", super::op_label(super::lang(ui), current)),
+                (
+                    "current",
+                    super::trace_op_label(super::lang(ui), trace, current),
+                ),
             ],
         ),
     );
@@ -1317,7 +1368,7 @@ fn gpus_ui(
                     lang,
                     "st-gpu-box",
                     &[
-                        ("op", super::op_label(lang, step.op)),
+                        ("op", super::trace_op_label(lang, trace, step.op)),
                         ("rows", rows_.to_string()),
                         ("cols", cols.to_string()),
                     ],
@@ -1369,7 +1420,7 @@ fn gpus_ui(
         },
         &[
             ("tp", tp.to_string()),
-            ("op", super::op_label(lang, step.op)),
+            ("op", super::trace_op_label(lang, trace, step.op)),
         ],
     );
     a11y_label(&resp, &what);
@@ -1450,4 +1501,69 @@ fn messages(
 /// "A", "B", … for the options of a prediction.
 fn option_letter(i: usize) -> char {
     char::from(b'A' + (i % 26) as u8)
+}
+
+/// The cache and predictions key: the scenario's generation, or the learner's plan's walk.
+fn walk_generation(shared: &Shared) -> u64 {
+    match &shared.plan_walk {
+        Some(w) => (1 << 63) | w.generation,
+        None => shared.scenario.generation(),
+    }
+}
+
+/// The banner over a learner's plan: what is walked, and the ways back. True when the learner
+/// left the plan this frame (the view draws Megatron's split from the next frame).
+fn plan_walk_banner(
+    ui: &mut egui::Ui,
+    lang: tplab_lessons::Lang,
+    w: &super::PlanWalk,
+    shared: &mut Shared,
+) -> bool {
+    use super::design::{split_words, weight_words};
+    use tplab_engine::block::design::Weight;
+    let splits = Weight::ALL
+        .iter()
+        .map(|&wt| {
+            format!(
+                "{} {}",
+                weight_words(lang, wt),
+                split_words(lang, w.plan.split(wt))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let sp = if w.plan.sequence_parallel {
+        format!(" · {}", crate::i18n::t(lang, "st-plan-sp"))
+    } else {
+        String::new()
+    };
+    let mut left = false;
+    egui::Frame::group(ui.style())
+        .stroke(egui::Stroke::new(1.5, ui.visuals().selection.stroke.color))
+        .show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                ui.strong(crate::i18n::t_args(
+                    lang,
+                    "st-plan-walk",
+                    &[
+                        ("splits", format!("{splits}{sp}")),
+                        ("tp", w.trace.config.tp.to_string()),
+                    ],
+                ));
+                if ui.button(crate::i18n::t(lang, "st-plan-back")).clicked() {
+                    shared.navigate(ShowMe {
+                        view: tplab_lessons::View::Design,
+                        ..Default::default()
+                    });
+                }
+                if ui
+                    .button(crate::i18n::t(lang, "st-plan-megatron"))
+                    .clicked()
+                {
+                    shared.plan_walk = None;
+                    left = true;
+                }
+            });
+        });
+    left
 }

@@ -133,6 +133,10 @@ ops! {
     // does not need, and a row-split weight's bias added on its own before a reader other than
     // the residual. (Changes of H1, Z, H2 and M keep Megatron's names f and g.)
     XMove = "block.input.move", Forward, Collective(Role::Move), "block input redistributed";
+    H1Move = "ln1.move", Forward, Collective(Role::Move), "LayerNorm 1 output redistributed";
+    ZMove = "attn.out.move", Forward, Collective(Role::Move), "output projection's output redistributed";
+    H2Move = "ln2.move", Forward, Collective(Role::Move), "LayerNorm 2 output redistributed";
+    MMove = "mlp.fc2.move", Forward, Collective(Role::Move), "fc2 output redistributed";
     QkvMove = "attn.qkv.move", Forward, Collective(Role::Move), "QKV redistributed";
     CtxMove = "attn.core.move", Forward, Collective(Role::Move), "attention output redistributed";
     X1Move = "attn.residual.move", Forward, Collective(Role::Move), "residual stream redistributed";
@@ -154,6 +158,10 @@ ops! {
     CtxMoveBwd = "attn.core.move.bwd", Backward, Collective(Role::Move), "attention output gradient redistributed";
     QkvMoveBwd = "attn.qkv.move.bwd", Backward, Collective(Role::Move), "QKV gradient redistributed";
     XMoveBwd = "block.input.move.bwd", Backward, Collective(Role::Move), "input gradient redistributed";
+    H1MoveBwd = "ln1.move.bwd", Backward, Collective(Role::Move), "LayerNorm 1 output gradient redistributed";
+    ZMoveBwd = "attn.out.move.bwd", Backward, Collective(Role::Move), "output projection's output gradient redistributed";
+    H2MoveBwd = "ln2.move.bwd", Backward, Collective(Role::Move), "LayerNorm 2 output gradient redistributed";
+    MMoveBwd = "mlp.fc2.move.bwd", Backward, Collective(Role::Move), "fc2 output gradient redistributed";
     ParamGradGather = "grads.gather", Backward, Collective(Role::Move), "a bias gradient gathered";
 }
 
@@ -210,10 +218,11 @@ impl Op {
                 BlockPart::Mlp
             }
             SpGrads | ParamGradGather => BlockPart::Block,
-            XMove | QkvMove | CtxMove | X1Move | QkvBias | OutBias | QkvBiasBwd | OutBiasBwd
-            | X1MoveBwd | CtxMoveBwd | QkvMoveBwd | XMoveBwd => BlockPart::Attention,
-            AMove | UMove | YMove | Fc1Bias | Fc2Bias | Fc1BiasBwd | Fc2BiasBwd | YMoveBwd
-            | UMoveBwd | AMoveBwd => BlockPart::Mlp,
+            XMove | H1Move | QkvMove | CtxMove | ZMove | X1Move | QkvBias | OutBias
+            | QkvBiasBwd | OutBiasBwd | X1MoveBwd | ZMoveBwd | CtxMoveBwd | QkvMoveBwd
+            | H1MoveBwd | XMoveBwd => BlockPart::Attention,
+            H2Move | AMove | UMove | MMove | YMove | Fc1Bias | Fc2Bias | Fc1BiasBwd
+            | Fc2BiasBwd | YMoveBwd | MMoveBwd | UMoveBwd | AMoveBwd | H2MoveBwd => BlockPart::Mlp,
             EmbedLookup | EmbedG | LmHead | CeLocal | CeMax | CeSumExp | CeTarget | CeBwd
             | LmHeadBwd | LmHeadFBwd | EmbedBwd | PosEmbed | FinalLn | LogitsGather => {
                 BlockPart::Ends

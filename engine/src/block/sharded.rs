@@ -1162,6 +1162,14 @@ fn walk<'a, T: Element>(
             }
             // A learner's plan's own moves and biases: its program runs on `design::exec`.
             Op::XMove
+            | Op::H1Move
+            | Op::ZMove
+            | Op::H2Move
+            | Op::MMove
+            | Op::H1MoveBwd
+            | Op::ZMoveBwd
+            | Op::H2MoveBwd
+            | Op::MMoveBwd
             | Op::QkvMove
             | Op::CtxMove
             | Op::X1Move

@@ -97,9 +97,30 @@ pub fn trace(cfg: &Config, program: &Program) -> Result<Trace, TraceError> {
     Ok(trace)
 }
 
-/// The op that changes the placement of `t` (forward) or of its gradient (backward).
-fn move_op(t: Tensor, pass: Pass) -> Op {
+/// The op that changes the placement of `t` (forward) or of its gradient (backward). Megatron's
+/// names f and g are kept where they mean what they mean: before a column-split QKV or fc1 (on
+/// H1, H2) and after a row-split out-projection or fc2 (on Z, M).
+fn move_op(plan: &super::plan::ShardingPlan, t: Tensor, pass: Pass) -> Op {
     let fwd = pass == Pass::Forward;
+    let megatron = match t {
+        Tensor::H1 => plan.qkv == Split::Columns,
+        Tensor::Z => plan.out == Split::Rows,
+        Tensor::H2 => plan.fc1 == Split::Columns,
+        Tensor::M => plan.fc2 == Split::Rows,
+        _ => true,
+    };
+    if !megatron {
+        return match (t, fwd) {
+            (Tensor::H1, true) => Op::H1Move,
+            (Tensor::H1, false) => Op::H1MoveBwd,
+            (Tensor::Z, true) => Op::ZMove,
+            (Tensor::Z, false) => Op::ZMoveBwd,
+            (Tensor::H2, true) => Op::H2Move,
+            (Tensor::H2, false) => Op::H2MoveBwd,
+            (Tensor::M, true) => Op::MMove,
+            _ => Op::MMoveBwd,
+        };
+    }
     match t {
         Tensor::X if fwd => Op::XMove,
         Tensor::X => Op::XMoveBwd,
@@ -166,7 +187,12 @@ impl Builder<'_> {
         match place {
             Place::Replicate => Placement::Replicate,
             Place::Partial => Placement::Partial,
-            Place::Tokens => Placement::shard(0, self.cfg.token_rows(r)),
+            // An even share of the token rows, with or without sequence parallelism (the
+            // rules may leave a sum split by tokens in any plan).
+            Place::Tokens => {
+                let [a, b] = super::program::even(self.cfg.tokens(), self.tp(), r);
+                Placement::shard(0, a..b)
+            }
             Place::Features => Placement::Shard {
                 dim: 1,
                 ranges: feature_ranges(self.cfg, t.shape(self.cfg)[1], t == Tensor::Qkv, r),
@@ -349,6 +375,14 @@ impl Builder<'_> {
         }
     }
 
+    /// Attention runs on each GPU's own heads (QKV split by heads), or on every head.
+    fn heads_parallel(&self, qkv: Place) -> Parallel {
+        match qkv {
+            Place::Features => Parallel::Local,
+            _ => Parallel::Replicated,
+        }
+    }
+
     /// Rows of `t` rank `r` holds (tokens) and its columns.
     fn rc(t: &Tn, r: usize) -> (u64, u64) {
         let [a, b] = Self::local(t, r);
@@ -401,7 +435,9 @@ impl Builder<'_> {
                     (cols / cfg.head_dim().max(1)) as u64
                 };
                 let (bt, s, d) = (cfg.batch as u64, cfg.seq as u64, cfg.head_dim() as u64);
-                self.compute(Op::AttnCore, Parallel::Local, &[&qt], &[&ct], |r| {
+                // Each GPU's own heads, or (QKV whole) every head on every GPU.
+                let par = self.heads_parallel(self.p.value(*qkv).place);
+                self.compute(Op::AttnCore, par, &[&qt], &[&ct], |r| {
                     let hl = local_heads(r);
                     let (t, qc) = Self::rc(&qt, r);
                     let (_, hc) = Self::rc(&ct, r);
@@ -466,7 +502,7 @@ impl Builder<'_> {
             }
             Step::Redistribute(rd) => {
                 let (ft, tt) = (self.value(rd.from), self.value(rd.to));
-                let op = move_op(self.p.value(rd.from).tensor, Pass::Forward);
+                let op = move_op(&self.p.plan, self.p.value(rd.from).tensor, Pass::Forward);
                 let ranks = self.all();
                 self.collective(op, kind_of(rd.mv), ranks, &[&ft], &[&tt]);
             }
@@ -488,7 +524,7 @@ impl Builder<'_> {
                 let (ft, tt) = (self.grad(t, *from), self.grad(t, *to));
                 let ranks = self.all();
                 self.collective(
-                    move_op(t, Pass::Backward),
+                    move_op(&self.p.plan, t, Pass::Backward),
                     kind_of(*mv),
                     ranks,
                     &[&ft],
@@ -501,7 +537,7 @@ impl Builder<'_> {
                 let op = match t {
                     Tensor::H1 => Op::AttnFBwdGather,
                     Tensor::H2 => Op::MlpFBwdGather,
-                    other => move_op(other, Pass::Backward),
+                    other => move_op(&self.p.plan, other, Pass::Backward),
                 };
                 let mv = Move::between(values[*source].place, values[*value].place)
                     .unwrap_or(Move::AllGather);
@@ -638,21 +674,16 @@ impl Builder<'_> {
                 let dq = self.grad(qv.tensor, qv.place.grad());
                 let ct = self.value(*ctx);
                 let (bt, s, d) = (cfg.batch as u64, cfg.seq as u64, cfg.head_dim() as u64);
-                self.compute(
-                    Op::AttnCoreBwd,
-                    Parallel::Local,
-                    &[&dctx, &qt],
-                    &[&dq],
-                    |r| {
-                        let hl = (Self::local(&ct, r)[1] / cfg.head_dim().max(1)) as u64;
-                        let (t, qc) = Self::rc(&qt, r);
-                        let (_, hc) = Self::rc(&ct, r);
-                        Work {
-                            flops: 2 * work::attention_flops(bt * hl, s * s, d),
-                            elems: 2 * (t * qc + t * hc + 2 * bt * hl * s * s),
-                        }
-                    },
-                );
+                let par = self.heads_parallel(qv.place);
+                self.compute(Op::AttnCoreBwd, par, &[&dctx, &qt], &[&dq], |r| {
+                    let hl = (Self::local(&ct, r)[1] / cfg.head_dim().max(1)) as u64;
+                    let (t, qc) = Self::rc(&qt, r);
+                    let (_, hc) = Self::rc(&ct, r);
+                    Work {
+                        flops: 2 * work::attention_flops(bt * hl, s * s, d),
+                        elems: 2 * (t * qc + t * hc + 2 * bt * hl * s * s),
+                    }
+                });
             }
             Step::Gelu { a, u } => {
                 let (av, uv) = (values[*a], values[*u]);

@@ -139,12 +139,12 @@ impl<T: GpuElem> Rank<T> {
             // reads [dH1 (summed), X, ln1.w, dX1], writes [dX, grad ln1.w, grad ln1.b]
             Op::Ln1Bwd => ln_bwd([st[0], st[1]]),
             // Collectives are not compute events; the vocabulary ends are not in the block.
-            crate::buffers::block_collectives!() | crate::buffers::model_ends!() => {
-                Err(GpuError::Unsupported(format!(
-                    "`{op}` ({}) is not a compute op of the block",
-                    op.label()
-                )))
-            }
+            crate::buffers::block_collectives!()
+            | crate::buffers::model_ends!()
+            | crate::buffers::design_ops!() => Err(GpuError::Unsupported(format!(
+                "`{op}` ({}) is not a compute op of the block",
+                op.label()
+            ))),
         }
     }
 

@@ -13,6 +13,7 @@
 //!   Performance" (docs.nvidia.com/nemo-framework/user-guide/latest/performance/llama.html),
 //!   TensorRT-LLM, "Chatbot Conversation" (128 in, 20 out), average request latency: the context
 //!   phase yields the first token, then 19 decode steps.
+//!   Its Megatron-530B table has a TP 8 × PP 3 column (three nodes, one stage each).
 //! - **TRT**: NVIDIA/TensorRT-LLM `docs/source/performance.md` (release 0.6 docs, data from
 //!   v0.5), "Low Latency", A100 FP16, first-token latency.
 
@@ -53,6 +54,8 @@ pub struct Published {
     /// The network between nodes (for TP groups wider than 8).
     pub inter_node: &'static str,
     pub tp: usize,
+    /// Pipeline stages (1: none).
+    pub pp: usize,
     pub batch: usize,
     pub prompt: usize,
     pub output: usize,
@@ -102,6 +105,7 @@ fn row(
         gpu,
         inter_node: "ib-hdr-200",
         tp,
+        pp: 1,
         batch,
         prompt,
         output,
@@ -164,6 +168,12 @@ pub fn published() -> Vec<Published> {
             HeldOut,
         )
     };
+    // FasterTransformer's Megatron-530B table with pipeline stages: TP 8 in each of 3 nodes.
+    let ft_pp = |tp, pp, prompt, output, ms| {
+        let mut r = ft("megatron-530b", tp, 1, prompt, output, ms, HeldOut);
+        r.pp = pp;
+        r
+    };
     vec![
         // Fit: the eager fixed costs (serve_cost::EAGER_LAYER_S, EAGER_STEP_S).
         ft("gpt-350m", 1, 1, 512, 32, 92.01, Fit),
@@ -199,6 +209,13 @@ pub fn published() -> Vec<Published> {
         ft("megatron-530b", 16, 1, 60, 20, 1379.0, HeldOut),
         ft("megatron-530b", 32, 1, 20, 8, 431.0, HeldOut),
         ft("megatron-530b", 32, 1, 60, 20, 1037.0, HeldOut),
+        // The same table's batch-1 rows with input 128, and its TP 8 × PP 3 column (3 nodes of
+        // 8: one stage per node, the stage-to-stage sends over InfiniBand), all batch 1.
+        ft("megatron-530b", 16, 1, 128, 8, 585.0, HeldOut),
+        ft("megatron-530b", 32, 1, 128, 8, 451.0, HeldOut),
+        ft_pp(8, 3, 20, 8, 842.0),
+        ft_pp(8, 3, 60, 20, 2085.0),
+        ft_pp(8, 3, 128, 8, 866.0),
         // NeMo / TensorRT-LLM, Llama-2-7B, batch 1, 128 in / 20 out.
         nemo("a100-80gb", 1, 234.0),
         nemo("a100-80gb", 2, 171.7),
@@ -230,6 +247,7 @@ impl Published {
     pub fn setup(&self, all_reduce: AllReduceImpl) -> ServeSetup {
         ServeSetup {
             tp: self.tp,
+            pp: self.pp,
             batch: self.batch,
             context: self.prompt,
             all_reduce,
@@ -237,13 +255,14 @@ impl Published {
         }
     }
 
-    /// The cluster the figure ran on: nodes of 8 GPUs, enough of them for the TP group.
+    /// The cluster the figure ran on: nodes of 8 GPUs, enough of them for `tp × pp`.
     pub fn cluster(&self) -> Result<Cluster, ServeCostError> {
-        Cluster::covering(&Catalogue::default(), self.gpu, self.tp, 8, self.inter_node).map_err(
-            |e| ServeCostError::Nccl {
+        let gpus = self.tp.saturating_mul(self.pp);
+        Cluster::covering(&Catalogue::default(), self.gpu, gpus, 8, self.inter_node).map_err(|e| {
+            ServeCostError::Nccl {
                 detail: e.to_string(),
-            },
-        )
+            }
+        })
     }
 
     /// The model's milliseconds for this figure (NCCL all-reduces, as the published engines

@@ -20,7 +20,7 @@
 use crate::hardware::{Catalogue, Cluster};
 use crate::models::ModelSpec;
 use crate::serve_cost::{
-    decode_time, prefill_time, AllReduceImpl, Launch, ServeCostError, ServeSetup,
+    decode_time, prefill_time, AllReduceImpl, DecodeTime, Launch, ServeCostError, ServeSetup,
 };
 use serde::Serialize;
 
@@ -83,6 +83,31 @@ pub fn model(name: &str) -> Option<ModelSpec> {
         "llama2-70b" => ModelSpec::llama(name, 80, 8192, 64, 8, 28672, 32000, 4096),
         _ => return None,
     })
+}
+
+/// The model's name as its source writes it, for people (`megatron-530b` → `Megatron 530B`).
+pub fn model_title(name: &str) -> &'static str {
+    match name {
+        "gpt-350m" => "GPT 350M",
+        "gpt-1.3b" => "GPT 1.3B",
+        "gpt-6.7b" => "GPT 6.7B",
+        "gpt-20b" => "GPT 20B",
+        "gpt-89b" => "GPT 89B",
+        "gpt-175b" => "GPT 175B",
+        "megatron-530b" => "Megatron 530B",
+        "llama2-7b" => "Llama-2 7B",
+        "llama2-70b" => "Llama-2 70B",
+        _ => "?",
+    }
+}
+
+/// Which publication a row comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    FasterTransformer,
+    NeMo,
+    TensorRtLlm,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -265,6 +290,36 @@ impl Published {
         })
     }
 
+    /// The publication the row comes from.
+    pub fn source_kind(&self) -> Source {
+        if self.source.starts_with("FT") {
+            Source::FasterTransformer
+        } else if self.source.starts_with("NeMo") {
+            Source::NeMo
+        } else {
+            Source::TensorRtLlm
+        }
+    }
+
+    /// The modeled decode step of a request row (at the mean context, as [`Self::predict_ms`]
+    /// prices it); `None` for a first-token row.
+    pub fn decode_step(&self) -> Result<Option<DecodeTime>, ServeCostError> {
+        let Measure::Request { decode_steps } = self.measure else {
+            return Ok(None);
+        };
+        if decode_steps == 0 {
+            return Ok(None);
+        }
+        let m = model(self.model).ok_or_else(|| ServeCostError::Nccl {
+            detail: format!("no shape for {}", self.model),
+        })?;
+        let setup = ServeSetup {
+            context: self.prompt + self.output / 2,
+            ..self.setup(AllReduceImpl::Nccl)
+        };
+        decode_time(&m, &self.cluster()?, setup).map(Some)
+    }
+
     /// The model's milliseconds for this figure (NCCL all-reduces, as the published engines
     /// of the table ran them).
     pub fn predict_ms(&self) -> Result<f64, ServeCostError> {
@@ -311,4 +366,29 @@ pub fn summary(rows: &[Prediction], band: f64) -> (usize, usize, f64) {
         rows.iter().map(|r| r.error.abs()).sum::<f64>() / rows.len() as f64
     };
     (within, rows.len(), mae)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_a_shape_a_title_and_a_source() {
+        for p in published() {
+            assert!(model(p.model).is_some(), "{}", p.model);
+            assert_ne!(model_title(p.model), "?", "{}", p.model);
+            let step = p.decode_step().unwrap();
+            assert_eq!(
+                step.is_some(),
+                matches!(p.measure, Measure::Request { decode_steps } if decode_steps > 0)
+            );
+            if let Some(d) = step {
+                assert_eq!((d.setup.tp, d.setup.pp), (p.tp, p.pp));
+            }
+        }
+        let kinds: Vec<Source> = published().iter().map(|p| p.source_kind()).collect();
+        for k in [Source::FasterTransformer, Source::NeMo, Source::TensorRtLlm] {
+            assert!(kinds.contains(&k));
+        }
+    }
 }

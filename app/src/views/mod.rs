@@ -376,58 +376,6 @@ pub fn nice_grid(gap: f64) -> Box<dyn Fn(egui_plot::GridInput) -> Vec<egui_plot:
     })
 }
 
-#[cfg(test)]
-mod axis_tests {
-    use super::*;
-
-    #[test]
-    fn ticks_of_1_2_5_steps_print_their_value() {
-        assert_eq!(step_decimals(0.5), 1);
-        assert_eq!(step_decimals(0.2), 1);
-        assert_eq!(step_decimals(0.1), 1);
-        assert_eq!(step_decimals(0.05), 2);
-        assert_eq!(step_decimals(0.01), 2);
-        assert_eq!(step_decimals(1.0), 0);
-        assert_eq!(step_decimals(20.0), 0);
-        assert_eq!(step_decimals(f64::NAN), 0);
-        assert_eq!(nice_step(0.13), 0.2);
-        assert_eq!(nice_step(0.2), 0.2);
-        assert_eq!(nice_step(0.21), 0.5);
-        assert_eq!(nice_step(7.0), 10.0);
-        assert_eq!(nice_step(0.0), 1.0);
-    }
-
-    /// The values a grid labels on an axis of `bounds` drawn `points` tall: egui_plot labels a
-    /// mark when its step is more than 20 points apart.
-    fn labelled(
-        spacer: &dyn Fn(egui_plot::GridInput) -> Vec<egui_plot::GridMark>,
-        bounds: (f64, f64),
-        points: f64,
-    ) -> Vec<f64> {
-        let per_point = (bounds.1 - bounds.0) / points;
-        spacer(egui_plot::GridInput {
-            bounds,
-            base_step_size: per_point * 8.0,
-        })
-        .iter()
-        .filter(|m| m.step_size / per_point > 20.0)
-        .map(|m| m.value)
-        .collect()
-    }
-
-    #[test]
-    fn a_short_axis_keeps_several_labelled_values() {
-        // The token-time charts: about 100 points of plot, 0 to 0.95 ms or, with a slow first
-        // token, 0 to 5.5 ms. egui_plot's powers of ten labelled 0 alone on both.
-        let default = egui_plot::log_grid_spacer(10);
-        assert_eq!(labelled(&default, (0.0, 0.95), 100.0), vec![0.0]);
-        assert_eq!(labelled(&default, (0.0, 5.5), 100.0), vec![0.0]);
-        let nice = nice_grid(30.0);
-        assert_eq!(labelled(&nice, (0.0, 0.95), 100.0), vec![0.0, 0.5]);
-        assert_eq!(labelled(&nice, (0.0, 5.5), 100.0), vec![0.0, 2.0, 4.0]);
-    }
-}
-
 /// A slider's or drag value's number as the learner's language writes it (`custom_formatter`).
 pub fn widget_number(lang: Lang) -> impl Fn(f64, std::ops::RangeInclusive<usize>) -> String {
     move |v, decimals| {
@@ -703,4 +651,56 @@ pub fn text_shape(
 /// Gives a painted area an accessible label (screen readers, kittest queries).
 pub fn a11y_label(resp: &egui::Response, text: &str) {
     resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Figure, true, text));
+}
+
+#[cfg(test)]
+mod axis_tests {
+    use super::*;
+
+    #[test]
+    fn ticks_of_1_2_5_steps_print_their_value() {
+        assert_eq!(step_decimals(0.5), 1);
+        assert_eq!(step_decimals(0.2), 1);
+        assert_eq!(step_decimals(0.1), 1);
+        assert_eq!(step_decimals(0.05), 2);
+        assert_eq!(step_decimals(0.01), 2);
+        assert_eq!(step_decimals(1.0), 0);
+        assert_eq!(step_decimals(20.0), 0);
+        assert_eq!(step_decimals(f64::NAN), 0);
+        assert_eq!(nice_step(0.13), 0.2);
+        assert_eq!(nice_step(0.2), 0.2);
+        assert_eq!(nice_step(0.21), 0.5);
+        assert_eq!(nice_step(7.0), 10.0);
+        assert_eq!(nice_step(0.0), 1.0);
+    }
+
+    /// The values a grid labels on an axis of `bounds` drawn `points` tall: egui_plot labels a
+    /// mark when its step is more than 20 points apart.
+    fn labelled(
+        spacer: &dyn Fn(egui_plot::GridInput) -> Vec<egui_plot::GridMark>,
+        bounds: (f64, f64),
+        points: f64,
+    ) -> Vec<f64> {
+        let per_point = (bounds.1 - bounds.0) / points;
+        spacer(egui_plot::GridInput {
+            bounds,
+            base_step_size: per_point * 8.0,
+        })
+        .iter()
+        .filter(|m| m.step_size / per_point > 20.0)
+        .map(|m| m.value)
+        .collect()
+    }
+
+    #[test]
+    fn a_short_axis_keeps_several_labelled_values() {
+        // The token-time charts: about 100 points of plot, 0 to 0.95 ms or, with a slow first
+        // token, 0 to 5.5 ms. egui_plot's powers of ten labelled 0 alone on both.
+        let default = egui_plot::log_grid_spacer(10);
+        assert_eq!(labelled(&default, (0.0, 0.95), 100.0), vec![0.0]);
+        assert_eq!(labelled(&default, (0.0, 5.5), 100.0), vec![0.0]);
+        let nice = nice_grid(30.0);
+        assert_eq!(labelled(&nice, (0.0, 0.95), 100.0), vec![0.0, 0.5]);
+        assert_eq!(labelled(&nice, (0.0, 5.5), 100.0), vec![0.0, 2.0, 4.0]);
+    }
 }

@@ -159,3 +159,62 @@ fn tiny_defaults_to_the_shipped_model() {
     );
     assert_eq!(out.matches("PASS").count(), 3, "{out}");
 }
+
+#[test]
+fn pipeline_stages_add_sends_and_split_memory() {
+    // Megatron-530B-sized GPT on A100s: TP 8 × PP 3 (3 nodes) against TP 8 alone.
+    let args = |pp: &'static str| {
+        vec![
+            "serve",
+            "--model",
+            "gpt3-175b",
+            "--gpu",
+            "a100",
+            "--tp",
+            "8",
+            "--pp",
+            pp,
+            "--json",
+        ]
+    };
+    let row = |pp| {
+        let (ok, out, err) = tplab(&args(pp));
+        assert!(ok, "{out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        v["sweep"]["rows"][0].clone()
+    };
+    let (one, three) = (row("1"), row("3"));
+    assert_eq!(three["setup"]["pp"].as_u64(), Some(3));
+    let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+    assert_eq!(f(&one, "pipeline_send_s"), 0.0);
+    assert!(f(&three, "pipeline_send_s") > 0.0);
+    assert_eq!(three["pipeline_sends_across_nodes"].as_u64(), Some(2));
+    // The stages run in turn: the same time per token plus the sends, a third of the memory.
+    let extra = f(&three, "step_s") - f(&one, "step_s");
+    assert!(
+        (extra - f(&three, "pipeline_send_s")).abs() < 1e-9,
+        "{extra}"
+    );
+    assert!(f(&three, "memory_per_gpu_bytes") < 0.4 * f(&one, "memory_per_gpu_bytes"));
+    let (ok, out, err) = tplab(&["serve", "--model", "gpt3-175b", "--tp", "8", "--pp", "3"]);
+    assert!(
+        ok && out.contains("stage sends") && out.contains("3 pipeline stages"),
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn bad_pipeline_sizes_name_the_rule() {
+    // Llama 3 70B has 80 layers: PP 3 does not split them.
+    let (ok, _, err) = tplab(&["serve", "--model", "llama3-70b", "--tp", "8", "--pp", "3"]);
+    assert!(
+        !ok && err.contains("layers % pp == 0") && err.contains("valid PP sizes"),
+        "{err}"
+    );
+    let (ok, _, err) = tplab(&["serve", "--pp", "0"]);
+    assert!(!ok && err.contains("pp must be at least 1"), "{err}");
+    let (ok, _, err) = tplab(&["serve", "--tiny", "--pp", "2"]);
+    assert!(!ok && err.contains("drop --pp or --tiny"), "{err}");
+    let (ok, out, err) = tplab(&["serve", "--pp", "18446744073709551615"]);
+    assert!(!ok && !err.contains("panicked"), "{out}{err}");
+}

@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// Comma-separated TP sizes (default: 1,2,4,8,16 for a model, 1,2,4 with --tiny).
     #[arg(long = "tp", value_delimiter = ',')]
     pub tps: Vec<usize>,
+    /// Pipeline stages: each TP group holds layers/PP layers, a token passes the stages in turn
+    /// (TP × PP GPUs per row; the layers must split evenly).
+    #[arg(long, default_value_t = 1)]
+    pub pp: usize,
     /// Concurrent sequences decoded together.
     #[arg(long, default_value_t = 1)]
     pub batch: usize,
@@ -99,6 +103,12 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if a.tiny {
+        if a.pp != 1 {
+            anyhow::bail!(
+                "--pp prices pipeline stages with the cost model; the tiny model decodes with TP \
+                 only: drop --pp or --tiny"
+            );
+        }
         return run_tiny(a);
     }
     if a.prompt_tokens == 0 {
@@ -108,6 +118,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4, 8, 16])?;
     let base = ServeSetup {
         tp: 1,
+        pp: a.pp,
         batch: a.batch,
         context: a.context,
         all_reduce: a.all_reduce,
@@ -122,6 +133,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 &cluster,
                 ServeSetup {
                     tp,
+                    pp: a.pp,
                     context: a.prompt_tokens,
                     ..base
                 },
@@ -134,12 +146,22 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "tplab serve: {} on {} ({} GPUs per node, {} between nodes), batch {}, context {} \
+        "tplab serve: {} on {} ({} GPUs per node, {} between nodes){}, batch {}, context {} \
          tokens, prompt {} tokens, bf16 weights and KV cache, {} all-reduce, {} launches",
         model.summary(),
         cluster.gpu.name,
         cluster.gpus_per_node,
         cluster.inter_node.name,
+        if a.pp > 1 {
+            format!(
+                ", {} pipeline stages of {} layers (TP × {} GPUs a row)",
+                a.pp,
+                model.layers / a.pp,
+                a.pp
+            )
+        } else {
+            String::new()
+        },
         a.batch,
         a.context,
         a.prompt_tokens,
@@ -154,7 +176,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     );
     outln!();
     outln!(
-        "  {:>3}  {:>10}  {:>9}  {:>9}  {:>9}  {:>11}  {:>9}  {:>17}  {:>10}  {:>9}  {:>11}  {:>10}  {}",
+        "  {:>3}  {:>10}  {:>9}  {:>9}  {:>9}  {:>11}  {:>9}{}  {:>17}  {:>10}  {:>9}  {:>11}  {:>10}  {}",
         "TP",
         "ms/token",
         "weights",
@@ -162,6 +184,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         "fixed",
         "all-reduces",
         "one, µs",
+        if a.pp > 1 {
+            format!("  {:>11}", "stage sends")
+        } else {
+            String::new()
+        },
         "runs as",
         "tokens/s",
         "TTFT ms",
@@ -171,7 +198,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     );
     for (r, p) in sweep.rows.iter().zip(&prefill) {
         outln!(
-            "  {:>3}  {:>10.2}  {:>9.2}  {:>9.2}  {:>9.2}  {:>11.2}  {:>9.1}  {:>17}  {:>10.1}  {:>9.1}  {:>11}  {:>10}  {}",
+            "  {:>3}  {:>10.2}  {:>9.2}  {:>9.2}  {:>9.2}  {:>11.2}  {:>9.1}{}  {:>17}  {:>10.1}  {:>9.1}  {:>11}  {:>10}  {}",
             r.setup.tp,
             r.step_s * 1e3,
             r.weights_s * 1e3,
@@ -179,6 +206,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             r.fixed_s * 1e3,
             r.collective_s * 1e3,
             r.all_reduce_s * 1e6,
+            if a.pp > 1 {
+                format!("  {:>11.3}", r.pipeline_send_s * 1e3)
+            } else {
+                String::new()
+            },
             if r.setup.tp > 1 { r.all_reduce_how.as_str() } else { "-" },
             r.tokens_per_s,
             p.total_s * 1e3,
@@ -202,6 +234,24 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         a.batch * model.hidden,
         2
     );
+    if a.pp > 1 {
+        let across = sweep
+            .rows
+            .iter()
+            .map(|r| r.pipeline_sends_across_nodes)
+            .max()
+            .unwrap_or(0);
+        outln!(
+            "Pipeline: each token passes the {} stages in turn, so the weights, KV cache, fixed \
+             costs and all-reduces add up over the stages as at PP=1; \"stage sends\" is the {} \
+             sends of the activation between stages ({} of them across nodes at the widest TP), \
+             the only time PP adds. PP cuts the memory per GPU (shown for the last stage, which \
+             also holds the output projection), not the time per token.",
+            a.pp,
+            a.pp - 1,
+            across
+        );
+    }
     if let Some(best) = sweep.best_tp {
         outln!("Lowest time per token among the settings that fit: TP={best}.");
     }
@@ -348,7 +398,7 @@ fn tps_and_cluster(a: &ServeArgs, default: &[usize]) -> anyhow::Result<(Vec<usiz
     let cluster = Cluster::covering(
         &Catalogue::default(),
         &a.gpu,
-        widest,
+        widest.saturating_mul(a.pp.max(1)),
         a.gpus_per_node,
         &a.inter_node,
     )?;

@@ -367,10 +367,42 @@ pub fn lang(ui: &egui::Ui) -> Lang {
 pub fn axis_numbers(
     lang: Lang,
 ) -> impl Fn(egui_plot::GridMark, &std::ops::RangeInclusive<f64>) -> String {
-    move |mark, _| {
-        let decimals = (-mark.step_size.log10().round()).clamp(0.0, 6.0) as usize;
-        crate::i18n::num(lang, mark.value, decimals)
+    move |mark, _| crate::i18n::num(lang, mark.value, step_decimals(mark.step_size))
+}
+
+/// Decimals a tick of a grid of `step` needs: 1 for steps of 0.1, 0.2 and 0.5 (rounding the
+/// logarithm gave 0 for 0.5 and printed 0.5 as "1"), 2 for 0.05, 0 from 1 up.
+pub fn step_decimals(step: f64) -> usize {
+    if !(step.is_finite() && step > 0.0) {
+        return 0;
     }
+    (-step.log10() - 1e-6).ceil().clamp(0.0, 6.0) as usize
+}
+
+/// The smallest of 1, 2 and 5 times a power of ten that is at least `at_least` (1 for
+/// nonsense input).
+pub fn nice_step(at_least: f64) -> f64 {
+    if !(at_least.is_finite() && at_least > 0.0) {
+        return 1.0;
+    }
+    let p = 10f64.powf(at_least.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v >= at_least * (1.0 - 1e-9))
+        .unwrap_or(10.0 * p)
+}
+
+/// A grid of 1-2-5 steps whose labelled step is at least `gap` points apart. egui_plot's
+/// default grid steps by powers of ten only: on a short axis (a 150-point chart from 0 to 0.9)
+/// the tenths are too close to carry labels and the next power, 1, is off the axis, so the
+/// axis showed "0" alone.
+pub fn nice_grid(gap: f64) -> Box<dyn Fn(egui_plot::GridInput) -> Vec<egui_plot::GridMark>> {
+    egui_plot::uniform_grid_spacer(move |input| {
+        // `base_step_size` is the value of egui_plot's least grid spacing, 8 points.
+        let step = nice_step(input.base_step_size / 8.0 * gap);
+        [step / 5.0, step, step * 10.0]
+    })
 }
 
 /// A slider's or drag value's number as the learner's language writes it (`custom_formatter`).
@@ -694,4 +726,56 @@ pub fn text_shape(
 /// Gives a painted area an accessible label (screen readers, kittest queries).
 pub fn a11y_label(resp: &egui::Response, text: &str) {
     resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Figure, true, text));
+}
+
+#[cfg(test)]
+mod axis_tests {
+    use super::*;
+
+    #[test]
+    fn ticks_of_1_2_5_steps_print_their_value() {
+        assert_eq!(step_decimals(0.5), 1);
+        assert_eq!(step_decimals(0.2), 1);
+        assert_eq!(step_decimals(0.1), 1);
+        assert_eq!(step_decimals(0.05), 2);
+        assert_eq!(step_decimals(0.01), 2);
+        assert_eq!(step_decimals(1.0), 0);
+        assert_eq!(step_decimals(20.0), 0);
+        assert_eq!(step_decimals(f64::NAN), 0);
+        assert_eq!(nice_step(0.13), 0.2);
+        assert_eq!(nice_step(0.2), 0.2);
+        assert_eq!(nice_step(0.21), 0.5);
+        assert_eq!(nice_step(7.0), 10.0);
+        assert_eq!(nice_step(0.0), 1.0);
+    }
+
+    /// The values a grid labels on an axis of `bounds` drawn `points` tall: egui_plot labels a
+    /// mark when its step is more than 20 points apart.
+    fn labelled(
+        spacer: &dyn Fn(egui_plot::GridInput) -> Vec<egui_plot::GridMark>,
+        bounds: (f64, f64),
+        points: f64,
+    ) -> Vec<f64> {
+        let per_point = (bounds.1 - bounds.0) / points;
+        spacer(egui_plot::GridInput {
+            bounds,
+            base_step_size: per_point * 8.0,
+        })
+        .iter()
+        .filter(|m| m.step_size / per_point > 20.0)
+        .map(|m| m.value)
+        .collect()
+    }
+
+    #[test]
+    fn a_short_axis_keeps_several_labelled_values() {
+        // The token-time charts: about 100 points of plot, 0 to 0.95 ms or, with a slow first
+        // token, 0 to 5.5 ms. egui_plot's powers of ten labelled 0 alone on both.
+        let default = egui_plot::log_grid_spacer(10);
+        assert_eq!(labelled(&default, (0.0, 0.95), 100.0), vec![0.0]);
+        assert_eq!(labelled(&default, (0.0, 5.5), 100.0), vec![0.0]);
+        let nice = nice_grid(30.0);
+        assert_eq!(labelled(&nice, (0.0, 0.95), 100.0), vec![0.0, 0.5]);
+        assert_eq!(labelled(&nice, (0.0, 5.5), 100.0), vec![0.0, 2.0, 4.0]);
+    }
 }

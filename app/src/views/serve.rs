@@ -2,7 +2,9 @@
 //! virtual GPUs (the engine's [`serve::Decoder`], on a worker thread); each token's measured
 //! time split into compute and collectives, the KV cache per GPU growing, and the check against
 //! the unsharded reference at the end. Below, the guide's 70B TP=4 serving scenario from the
-//! serving cost model ([`serve_cost`]) and its time per token against TP.
+//! serving cost model ([`serve_cost`]), a published measurement of tensor-parallel inference
+//! the learner picks beside tplab's prediction of it ([`serve_published`]), and the scenario's
+//! time per token against TP.
 
 use super::planner::{plot_key, KeyMark};
 use super::{gpu_color, load_json, save_json, Shared, View};
@@ -17,7 +19,8 @@ use tplab_engine::serve::{
     self, compare, reference_generate, sample, Decoder, Generation, Phase, Sampling, StepRecord,
     TinyModel,
 };
-use tplab_engine::serve_cost::{self, TpSweep};
+use tplab_engine::serve_cost::{self, DecodeTime, TpSweep};
+use tplab_engine::serve_published::{self, Measure, Published, Source, Split};
 use tplab_engine::{Algorithm, DType};
 
 /// The TP sizes decoded side by side (the tiny model has 4 heads).
@@ -28,6 +31,38 @@ pub const CURVE_TPS: [usize; 5] = [1, 2, 4, 8, 16];
 pub const MAX_TOKENS: usize = 48;
 /// Most training steps before serving.
 pub const MAX_TRAIN_STEPS: usize = 2000;
+/// Highest sampling temperature (0: greedy).
+pub const MAX_TEMPERATURE: f64 = 2.0;
+/// The seed of the sampled decode: the same draws at every TP and in the reference.
+const SAMPLING_SEED: u64 = 1;
+
+/// One published figure and tplab's prediction of it: (predicted ms, its modeled decode step).
+struct PublishedRow {
+    figure: Published,
+    predicted: Result<(f64, Option<DecodeTime>), String>,
+}
+
+/// Every published figure with its prediction.
+fn published_rows() -> Vec<PublishedRow> {
+    serve_published::published()
+        .into_iter()
+        .map(|figure| {
+            let predicted = figure
+                .predict_ms()
+                .and_then(|ms| Ok((ms, figure.decode_step()?)))
+                .map_err(|e| e.to_string());
+            PublishedRow { figure, predicted }
+        })
+        .collect()
+}
+
+/// The published figure nearest to the guide's scenario (a 70B model at TP 4).
+fn nearest_to_scenario() -> usize {
+    serve_published::published()
+        .iter()
+        .position(|p| p.model == "llama2-70b" && p.tp == 4 && p.pp == 1 && p.prompt >= 2048)
+        .unwrap_or(0)
+}
 
 /// One TP size's column, filled while it decodes.
 #[derive(Clone, Default)]
@@ -49,6 +84,7 @@ struct Live {
 /// The finished run: each TP's comparison with the reference.
 #[derive(Clone)]
 struct Done {
+    sampling: Sampling,
     reference: String,
     /// (tp, same text, max logits error, passed)
     checks: Vec<(usize, bool, f64, bool)>,
@@ -68,6 +104,12 @@ pub struct Serve {
     pub gqa: bool,
     /// Serve the model tplab ships (multi-head attention) instead of training one.
     pub shipped: bool,
+    /// Sampling temperature; 0 decodes greedily.
+    pub temperature: f64,
+    /// The published figure shown beside its prediction (index into the published table).
+    pub published: usize,
+    #[serde(skip)]
+    published_rows: Option<Vec<PublishedRow>>,
     #[serde(skip)]
     job: Option<Background<Done>>,
     #[serde(skip)]
@@ -75,7 +117,7 @@ pub struct Serve {
     #[serde(skip)]
     result: Option<Result<Done, String>>,
     #[serde(skip)]
-    sweep: Option<Result<ScenarioSweeps, String>>,
+    sweep: Option<Arc<Result<ScenarioSweeps, String>>>,
 }
 
 impl Default for Serve {
@@ -86,6 +128,9 @@ impl Default for Serve {
             train_steps: 300,
             gqa: false,
             shipped: true,
+            temperature: 0.0,
+            published: nearest_to_scenario(),
+            published_rows: None,
             job: None,
             live: Arc::default(),
             result: None,
@@ -100,6 +145,7 @@ fn serve_job(
     tokens: usize,
     train_steps: Option<usize>,
     gqa: bool,
+    sampling: Sampling,
     live: &Mutex<Live>,
     repaint: &egui::Context,
 ) -> Result<Done, String> {
@@ -136,7 +182,7 @@ fn serve_job(
         for (k, dec) in decoders.iter_mut().enumerate() {
             let position = dec.len();
             let so = dec.step(&next[k]).map_err(err)?;
-            let token = sample(&so.logits, Sampling::Greedy, i);
+            let token = sample(&so.logits, sampling, i);
             let kv = dec.kv_cache_bytes_per_rank();
             if let Ok(mut l) = live.lock() {
                 let c = &mut l.columns[k];
@@ -163,7 +209,7 @@ fn serve_job(
         }
         repaint.request_repaint();
     }
-    let reference = reference_generate(&model, &prompt, tokens, Sampling::Greedy).map_err(err)?;
+    let reference = reference_generate(&model, &prompt, tokens, sampling).map_err(err)?;
     let tol = serve::logits_tolerance(&model, DType::F64);
     let checks = TPS
         .iter()
@@ -181,6 +227,7 @@ fn serve_job(
         })
         .collect();
     Ok(Done {
+        sampling,
         reference: reference.text,
         checks,
         tolerance: tol.relative,
@@ -211,6 +258,7 @@ fn scenario_sweep() -> Result<ScenarioSweeps, String> {
             &CURVE_TPS,
             serve_cost::ServeSetup {
                 tp: 1,
+                pp: 1,
                 batch: 1,
                 context: s.seq,
                 all_reduce,
@@ -229,6 +277,14 @@ impl Serve {
         // The shipped model has one KV head per head; grouped-query attention trains its own.
         let steps = (!self.shipped || self.gqa).then_some(self.train_steps);
         let (prompt, tokens, gqa) = (self.prompt.clone(), self.tokens, self.gqa);
+        let sampling = if self.temperature > 0.0 {
+            Sampling::Seeded {
+                seed: SAMPLING_SEED,
+                temperature: self.temperature,
+            }
+        } else {
+            Sampling::Greedy
+        };
         if let Ok(mut l) = self.live.lock() {
             *l = Live {
                 training: steps.is_some_and(|s| s > 0),
@@ -245,7 +301,7 @@ impl Serve {
         let repaint = ctx.clone();
         self.result = None;
         self.job = Some(Background::once(ctx, move |_| {
-            serve_job(prompt, tokens, steps, gqa, &live, &repaint)
+            serve_job(prompt, tokens, steps, gqa, sampling, &live, &repaint)
         }));
     }
 
@@ -345,6 +401,7 @@ impl Serve {
             .height(150.0)
             .include_y(0.0)
             .include_y(y_max)
+            .y_grid_spacer(super::nice_grid(30.0))
             .x_axis_label(t(lang, "serve-axis-token"))
             .y_axis_label(t(lang, "serve-axis-ms"))
             .x_axis_formatter(super::axis_numbers(lang))
@@ -385,8 +442,8 @@ impl Serve {
 
     fn scenario_ui(&mut self, ui: &mut egui::Ui) {
         let lang = current_lang(ui.ctx());
-        let sweep = self.sweep.get_or_insert_with(scenario_sweep);
-        let (s, sw, custom) = match sweep {
+        let sweep = Arc::clone(self.sweep.get_or_insert_with(|| Arc::new(scenario_sweep())));
+        let (s, sw, custom) = match &*sweep {
             Ok(v) => (&v.0, &v.1, &v.2),
             Err(e) => {
                 ui.colored_label(ui.visuals().error_fg_color, e.as_str());
@@ -402,7 +459,7 @@ impl Serve {
                 lang,
                 "serve-scenario-tp4",
                 &[
-                    ("gpu", s.gpu.replace('-', " ").to_uppercase()),
+                    ("gpu", gpu_title(s.gpu)),
                     ("context", s.seq.to_string()),
                     ("ms", ms(r.step_s)),
                     ("tps", crate::i18n::num(lang, r.tokens_per_s, 0)),
@@ -425,6 +482,7 @@ impl Serve {
                 &[("tp", d.to_string())],
             ));
         }
+        self.published_ui(ui);
         let dark = ui.visuals().dark_mode;
         let pts: Vec<[f64; 2]> = sw
             .rows
@@ -509,6 +567,233 @@ impl Serve {
     }
 }
 
+/// A catalogue GPU as people write it (`h100-sxm` → `H100 SXM`).
+fn gpu_title(gpu: &str) -> String {
+    gpu.replace('-', " ").to_uppercase()
+}
+
+/// A signed percentage in the learner's numbers (`+0.3`, `−5.5`).
+fn signed_percent(lang: tplab_lessons::Lang, fraction: f64) -> String {
+    let v = fraction * 100.0;
+    let digits = crate::i18n::num(lang, v.abs(), 1);
+    if v >= 0.05 {
+        format!("+{digits}")
+    } else if v <= -0.05 {
+        format!("−{digits}")
+    } else {
+        digits
+    }
+}
+
+/// The published figure's one-line name in the picker.
+fn published_label(lang: tplab_lessons::Lang, p: &Published) -> String {
+    let layout = if p.pp > 1 {
+        t_args(
+            lang,
+            "serve-pub-layout-pp",
+            &[("tp", p.tp.to_string()), ("pp", p.pp.to_string())],
+        )
+    } else {
+        t_args(lang, "serve-pub-layout-tp", &[("tp", p.tp.to_string())])
+    };
+    let tokens = match p.measure {
+        Measure::FirstToken => t_args(
+            lang,
+            "serve-pub-tokens-first",
+            &[("prompt", p.prompt.to_string())],
+        ),
+        Measure::Request { .. } => t_args(
+            lang,
+            "serve-pub-tokens-request",
+            &[
+                ("prompt", p.prompt.to_string()),
+                ("output", p.output.to_string()),
+            ],
+        ),
+    };
+    t_args(
+        lang,
+        "serve-pub-row",
+        &[
+            ("model", serve_published::model_title(p.model).to_string()),
+            ("gpus", (p.tp * p.pp).to_string()),
+            ("gpu", gpu_title(p.gpu)),
+            ("layout", layout),
+            ("batch", p.batch.to_string()),
+            ("tokens", tokens),
+        ],
+    )
+}
+
+impl Serve {
+    /// A published measurement the learner picks, beside tplab's prediction of it.
+    fn published_ui(&mut self, ui: &mut egui::Ui) {
+        let lang = current_lang(ui.ctx());
+        let rows = self.published_rows.get_or_insert_with(published_rows);
+        if rows.is_empty() {
+            return;
+        }
+        self.published = self.published.min(rows.len() - 1);
+        ui.add_space(6.0);
+        ui.strong(t(lang, "serve-pub-title"));
+        ui.add(egui::Label::new(t(lang, "serve-pub-intro")).wrap());
+        ui.horizontal_wrapped(|ui| {
+            let l = ui.label(t(lang, "serve-pub-pick"));
+            egui::ComboBox::from_id_salt("serve-published")
+                .selected_text(published_label(lang, &rows[self.published].figure))
+                .width(ui.available_width().min(560.0))
+                .height(420.0)
+                .show_ui(ui, |ui| {
+                    for (i, r) in rows.iter().enumerate() {
+                        ui.selectable_value(
+                            &mut self.published,
+                            i,
+                            published_label(lang, &r.figure),
+                        );
+                    }
+                })
+                .response
+                .labelled_by(l.id);
+            if self.published != nearest_to_scenario()
+                && ui.button(t(lang, "serve-pub-nearest")).clicked()
+            {
+                self.published = nearest_to_scenario();
+            }
+        });
+        let r = &rows[self.published.min(rows.len() - 1)];
+        let p = &r.figure;
+        ui.add(
+            egui::Label::new(t(
+                lang,
+                match p.source_kind() {
+                    Source::FasterTransformer => "serve-pub-source-ft",
+                    Source::NeMo => "serve-pub-source-nemo",
+                    Source::TensorRtLlm => "serve-pub-source-trt",
+                },
+            ))
+            .wrap(),
+        );
+        ui.label(match p.measure {
+            Measure::FirstToken => t_args(
+                lang,
+                "serve-pub-measure-first",
+                &[("prompt", p.prompt.to_string())],
+            ),
+            Measure::Request { decode_steps } => t_args(
+                lang,
+                "serve-pub-measure-request",
+                &[
+                    ("prompt", p.prompt.to_string()),
+                    ("steps", decode_steps.to_string()),
+                ],
+            ),
+        });
+        let (predicted, step) = match &r.predicted {
+            Ok(v) => v,
+            Err(e) => {
+                ui.colored_label(ui.visuals().error_fg_color, e.as_str());
+                return;
+            }
+        };
+        let error = (predicted - p.published_ms) / p.published_ms;
+        let ms = |v: f64| crate::i18n::num(lang, v, 1);
+        egui::Grid::new("serve-published-grid")
+            .num_columns(3)
+            .spacing([28.0, 4.0])
+            .show(ui, |ui| {
+                ui.strong(t(lang, "serve-pub-measured"));
+                ui.strong(t(lang, "serve-pub-predicted"));
+                ui.strong(t(lang, "serve-pub-error"));
+                ui.end_row();
+                let size = ui
+                    .style()
+                    .text_styles
+                    .get(&egui::TextStyle::Heading)
+                    .map_or(20.0, |f| f.size);
+                let big = move |v: String| egui::RichText::new(v).size(size);
+                ui.label(big(t_args(
+                    lang,
+                    "serve-pub-ms",
+                    &[("ms", ms(p.published_ms))],
+                )));
+                ui.label(big(t_args(lang, "serve-pub-ms", &[("ms", ms(*predicted))])));
+                let within = error.abs() <= 0.25;
+                let color = if within {
+                    ui.visuals().text_color()
+                } else {
+                    ui.visuals().warn_fg_color
+                };
+                ui.colored_label(
+                    color,
+                    big(t_args(
+                        lang,
+                        "serve-pub-percent",
+                        &[("error", signed_percent(lang, error))],
+                    )),
+                );
+                ui.end_row();
+            });
+        if let Some(d) = step {
+            let key = if d.setup.pp > 1 {
+                "serve-pub-split-pp"
+            } else {
+                "serve-pub-split"
+            };
+            ui.add(
+                egui::Label::new(t_args(
+                    lang,
+                    key,
+                    &[
+                        ("step", crate::i18n::num(lang, d.step_s * 1e3, 2)),
+                        ("weights", crate::i18n::num(lang, d.weights_s * 1e3, 2)),
+                        ("kv", crate::i18n::num(lang, d.kv_s * 1e3, 2)),
+                        ("allreduce", crate::i18n::num(lang, d.collective_s * 1e3, 2)),
+                        ("fixed", crate::i18n::num(lang, d.fixed_s * 1e3, 2)),
+                        ("sends", crate::i18n::num(lang, d.pipeline_send_s * 1e3, 2)),
+                        ("pp", d.setup.pp.to_string()),
+                    ],
+                ))
+                .wrap(),
+            );
+        }
+        ui.add(
+            egui::Label::new(t(
+                lang,
+                if p.split == Split::Fit {
+                    "serve-pub-fitted"
+                } else {
+                    "serve-pub-held-out"
+                },
+            ))
+            .wrap(),
+        );
+        let held: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.figure.split == Split::HeldOut)
+            .filter_map(|r| {
+                r.predicted
+                    .as_ref()
+                    .ok()
+                    .map(|(ms, _)| (ms - r.figure.published_ms) / r.figure.published_ms)
+            })
+            .collect();
+        if !held.is_empty() {
+            let within = held.iter().filter(|e| e.abs() <= 0.25).count();
+            let mae = held.iter().map(|e| e.abs()).sum::<f64>() / held.len() as f64;
+            ui.label(t_args(
+                lang,
+                "serve-pub-summary",
+                &[
+                    ("n", held.len().to_string()),
+                    ("within", within.to_string()),
+                    ("mae", crate::i18n::num(lang, mae * 100.0, 1)),
+                ],
+            ));
+        }
+        ui.add_space(6.0);
+    }
+}
+
 /// The scenario plot's least height in points: taller than its rotated y-axis label in either
 /// language, with room for several ticks.
 const SCENARIO_PLOT_MIN_HEIGHT: f32 = 260.0;
@@ -550,16 +835,29 @@ impl View for Serve {
                         .on_hover_text(t(lang, "serve-gqa-hint"));
                     ui.checkbox(&mut self.shipped, t(lang, "serve-shipped"))
                         .on_hover_text(t(lang, "serve-shipped-hint"));
-                    ui.add_enabled_ui(!self.shipped || self.gqa, |ui| {
-                        let l = ui.label(t(lang, "serve-train-steps"));
-                        ui.add(
-                            egui::DragValue::new(&mut self.train_steps).range(0..=MAX_TRAIN_STEPS),
-                        )
-                        .labelled_by(l.id);
-                    });
                 });
             });
+            // The second row does not wrap: a label stays beside its number.
             ui.horizontal(|ui| {
+                ui.add_enabled_ui(!running && (!self.shipped || self.gqa), |ui| {
+                    let l = ui.label(t(lang, "serve-train-steps"));
+                    ui.add(egui::DragValue::new(&mut self.train_steps).range(0..=MAX_TRAIN_STEPS))
+                        .labelled_by(l.id);
+                });
+                ui.add_space(12.0);
+                ui.add_enabled_ui(!running, |ui| {
+                    let l = ui.label(t(lang, "serve-temperature"));
+                    ui.add(
+                        egui::DragValue::new(&mut self.temperature)
+                            .range(0.0..=MAX_TEMPERATURE)
+                            .speed(0.05)
+                            .fixed_decimals(2)
+                            .custom_formatter(|v, _| crate::i18n::num(lang, v, 2))
+                            .custom_parser(super::parse_number),
+                    )
+                    .labelled_by(l.id)
+                    .on_hover_text(t(lang, "serve-temperature-hint"));
+                });
                 if !running && ui.button(t(lang, "serve-generate")).clicked() {
                     self.start(ui.ctx());
                 }
@@ -614,6 +912,18 @@ impl View for Serve {
                         });
                     }
                 });
+                let sampling = done.as_ref().map(|d| d.sampling);
+                ui.add(
+                    egui::Label::new(match sampling {
+                        Some(Sampling::Seeded { temperature, .. }) => t_args(
+                            lang,
+                            "serve-sampled-note",
+                            &[("temperature", crate::i18n::num(lang, temperature, 2))],
+                        ),
+                        _ => t(lang, "serve-greedy-note"),
+                    })
+                    .wrap(),
+                );
                 ui.label(t(lang, "serve-measured-note"));
             }
             ui.separator();
@@ -630,6 +940,15 @@ impl View for Serve {
         // A saved file is user data: keep its numbers inside the controls' ranges.
         self.tokens = self.tokens.clamp(1, MAX_TOKENS);
         self.train_steps = self.train_steps.min(MAX_TRAIN_STEPS);
+        self.temperature = if self.temperature.is_finite() {
+            self.temperature.clamp(0.0, MAX_TEMPERATURE)
+        } else {
+            0.0
+        };
+        let rows = serve_published::published().len();
+        if self.published >= rows {
+            self.published = nearest_to_scenario();
+        }
         if self.prompt.chars().count() > 40 {
             self.prompt = self.prompt.chars().take(40).collect();
         }

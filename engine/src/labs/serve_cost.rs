@@ -26,6 +26,20 @@
 //!   NCCL. They are small, so their time is mostly latency: it does not shrink with `tp`, and
 //!   across the node boundary each one pays InfiniBand.
 //!
+//! # Pipeline stages (TP × PP)
+//! With `pp` stages (GPUs ordered TP fastest, then PP: stage `s` holds GPUs `s·tp … s·tp+tp−1`
+//! and `l/pp` consecutive layers; the first also the embedding, the last the output projection
+//! and the sampling), a step's token passes through every stage in turn: stage `s+1` cannot
+//! start its layers before stage `s` has sent it the activation. The time of one step is the sum
+//! of the stages' own times (each a roofline of its bytes and FLOPs on its GPUs, its layers'
+//! fixed costs, its TP all-reduces) plus the `pp − 1` sends of the `batch·h` 16-bit activation
+//! from each rank to its peer in the next stage ([`pipeline_send_s`]): over NVLink when both
+//! stages are in one node, over the inter-node link otherwise. Decoding one batch, stages wait
+//! for each other, so pipeline stages add memory (each GPU holds `1/(tp·pp)` of the weights)
+//! but never cut the time per token: TP 8 × PP 3 decodes at about TP 8's pace, plus the sends.
+//! (Engines that keep several batches in flight, one per stage, raise throughput, not one
+//! request's latency; not modeled.)
+//!
 //! # Prefill (time to first token)
 //! The prompt's `batch·prompt` tokens go through every weight at once: `2·tokens` FLOPs per
 //! weight plus causal attention's `2·prompt²·h` per sequence per layer, split `1/tp`; the roofline
@@ -292,6 +306,9 @@ fn nccl_how(algo: nccl::NcclAlgo, proto: nccl::NcclProto) -> &'static str {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServeSetup {
     pub tp: usize,
+    /// Pipeline stages (1: none); each holds `layers / pp` layers on its own `tp` GPUs.
+    #[serde(default = "one_stage")]
+    pub pp: usize,
     /// Concurrent sequences decoded together.
     pub batch: usize,
     /// Tokens each sequence already holds in the KV cache.
@@ -300,6 +317,10 @@ pub struct ServeSetup {
     pub all_reduce: AllReduceImpl,
     /// CUDA graphs or eager launches.
     pub launch: Launch,
+}
+
+fn one_stage() -> usize {
+    1
 }
 
 /// Why a serving setting cannot be modeled.
@@ -318,6 +339,26 @@ pub enum ServeCostError {
         kv: usize,
         valid: Vec<usize>,
     },
+    #[error(
+        "PP={pp} does not split {model}'s {layers} layers into equal stages: pipeline stages \
+         need layers % pp == 0; valid PP sizes up to 64: {valid:?}"
+    )]
+    BadPp {
+        pp: usize,
+        model: String,
+        layers: usize,
+        valid: Vec<usize>,
+    },
+    #[error(
+        "TP × PP = {tp} × {pp} = {need} GPUs, but the cluster has {have}; give more GPUs \
+         (more nodes) or a smaller TP or PP"
+    )]
+    TooFewGpus {
+        tp: usize,
+        pp: usize,
+        need: usize,
+        have: usize,
+    },
     #[error("{what} overflows: {detail}; use smaller numbers")]
     Overflow { what: &'static str, detail: String },
     #[error("the TP group's collective cannot be priced: {detail}")]
@@ -335,11 +376,31 @@ pub fn valid_tp(model: &ModelSpec) -> Vec<usize> {
         .collect()
 }
 
-fn check(model: &ModelSpec, s: &ServeSetup) -> Result<(), ServeCostError> {
-    for (field, v) in [("tp", s.tp), ("batch", s.batch), ("context", s.context)] {
+/// Pipeline sizes up to 64 that split `model`'s layers into equal stages.
+pub fn valid_pp(model: &ModelSpec) -> Vec<usize> {
+    (1..=64.min(model.layers.max(1)))
+        .filter(|&p| model.layers.is_multiple_of(p))
+        .collect()
+}
+
+fn check(model: &ModelSpec, cluster: &Cluster, s: &ServeSetup) -> Result<(), ServeCostError> {
+    for (field, v) in [
+        ("tp", s.tp),
+        ("pp", s.pp),
+        ("batch", s.batch),
+        ("context", s.context),
+    ] {
         if v == 0 {
             return Err(ServeCostError::Zero { field });
         }
+    }
+    if !model.layers.is_multiple_of(s.pp) || s.pp > 64 {
+        return Err(ServeCostError::BadPp {
+            pp: s.pp,
+            model: model.name.clone(),
+            layers: model.layers,
+            valid: valid_pp(model),
+        });
     }
     if !valid_tp(model).contains(&s.tp) {
         return Err(ServeCostError::BadTp {
@@ -350,6 +411,15 @@ fn check(model: &ModelSpec, s: &ServeSetup) -> Result<(), ServeCostError> {
             valid: valid_tp(model),
         });
     }
+    let need = s.tp.saturating_mul(s.pp);
+    if need > cluster.gpus {
+        return Err(ServeCostError::TooFewGpus {
+            tp: s.tp,
+            pp: s.pp,
+            need,
+            have: cluster.gpus,
+        });
+    }
     let tokens = s
         .batch
         .checked_mul(s.context)
@@ -357,7 +427,7 @@ fn check(model: &ModelSpec, s: &ServeSetup) -> Result<(), ServeCostError> {
             what: "batch × context",
             detail: format!("{} × {}", s.batch, s.context),
         })?;
-    let per = memory::kv_cache_bytes_per_token_per_gpu(model, s.tp, 1, SERVE_BYTES);
+    let per = memory::kv_cache_bytes_per_token_per_gpu(model, s.tp, s.pp, SERVE_BYTES);
     (tokens as u64)
         .checked_mul(per)
         .ok_or(ServeCostError::Overflow {
@@ -371,6 +441,18 @@ fn check(model: &ModelSpec, s: &ServeSetup) -> Result<(), ServeCostError> {
 /// experts the batch's tokens are routed to, at most all of them) and its vocabulary rows of
 /// the output projection.
 pub fn decode_weight_bytes_per_gpu(model: &ModelSpec, tp: usize, batch: usize) -> u64 {
+    stage_weight_bytes_per_gpu(model, tp, batch, model.layers, true)
+}
+
+/// [`decode_weight_bytes_per_gpu`] for one pipeline stage of `layers` layers; the `last` stage
+/// also holds the output projection and the final norm.
+pub fn stage_weight_bytes_per_gpu(
+    model: &ModelSpec,
+    tp: usize,
+    batch: usize,
+    layers: usize,
+    last: bool,
+) -> u64 {
     let t = tp.max(1) as u64;
     let mut layer = memory::layer_params_per_rank(model, tp);
     if model.experts > 1 {
@@ -378,11 +460,50 @@ pub fn decode_weight_bytes_per_gpu(model: &ModelSpec, tp: usize, batch: usize) -
         let untouched = model.experts as u64 - touched;
         layer = layer.saturating_sub(untouched * model.mlp_params_per_expert() / t);
     }
-    let head = (model.vocab as u64 * model.hidden as u64).div_ceil(t);
-    SERVE_BYTES * (model.layers as u64 * layer + head + model.final_norm_params())
+    let head = if last {
+        (model.vocab as u64 * model.hidden as u64).div_ceil(t) + model.final_norm_params()
+    } else {
+        0
+    };
+    SERVE_BYTES * (layers as u64 * layer + head)
 }
 
-/// One decode step's modeled time on one GPU of the TP group.
+/// The links the `pp − 1` sends between consecutive stages cross (GPUs ordered TP fastest,
+/// then PP), with whether each crosses the node boundary: the inter-node link where some
+/// rank's peer in the next stage is on another node, the intra-node link otherwise.
+pub fn pipeline_links(
+    cluster: &Cluster,
+    tp: usize,
+    pp: usize,
+) -> Vec<(bool, &crate::hardware::LinkSpec)> {
+    let gpn = cluster.gpus_per_node.max(1);
+    (0..pp.saturating_sub(1))
+        .map(|s| {
+            let crosses = (0..tp).any(|j| {
+                let from = s * tp + j;
+                from / gpn != (from + tp) / gpn
+            });
+            if crosses {
+                (true, &cluster.inter_node)
+            } else {
+                (false, &cluster.intra_node)
+            }
+        })
+        .collect()
+}
+
+/// One send of `bytes` from every rank of a stage to its peer in the next, over `link`, seconds:
+/// the link's latency, NCCL's per-call overhead ([`nccl::NCCL_CALL_OVERHEAD_US`], as the
+/// serving all-reduces pay it) and the bytes at the link's rate × [`crate::cost::LINK_EFFICIENCY`]
+/// (each rank has its own NVLink ports and, across nodes, its own NIC).
+pub fn pipeline_send_s(link: &crate::hardware::LinkSpec, bytes: u64) -> f64 {
+    (link.latency_us + nccl::NCCL_CALL_OVERHEAD_US) * 1e-6
+        + bytes as f64 / (link.bandwidth_bytes_per_s() * crate::cost::LINK_EFFICIENCY)
+}
+
+/// One decode step's modeled time: with pipeline stages, the byte and FLOP counts are those of
+/// one GPU of the last stage (the heaviest: it also holds the output projection), the times
+/// the sum over the stages a token passes through.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecodeTime {
     pub setup: ServeSetup,
@@ -404,7 +525,14 @@ pub struct DecodeTime {
     /// How that all-reduce runs (`"nccl ring LL"`, `"custom one-shot"`, …).
     pub all_reduce_how: String,
     pub all_reduces: usize,
-    /// `compute_s + fixed_s + collective_s`: the time per output token of each sequence.
+    /// The `pp − 1` sends of the activation between pipeline stages (0 without stages).
+    #[serde(default)]
+    pub pipeline_send_s: f64,
+    /// Of those sends, how many cross the node boundary.
+    #[serde(default)]
+    pub pipeline_sends_across_nodes: usize,
+    /// `compute_s + fixed_s + collective_s + pipeline_send_s`: the time per output token of
+    /// each sequence.
     pub step_s: f64,
     /// `batch / step_s`.
     pub tokens_per_s: f64,
@@ -422,23 +550,42 @@ pub fn decode_time(
     cluster: &Cluster,
     setup: ServeSetup,
 ) -> Result<DecodeTime, ServeCostError> {
-    check(model, &setup)?;
+    check(model, cluster, &setup)?;
     let gpu = &cluster.gpu;
-    let (tp, b, c) = (setup.tp, setup.batch as f64, setup.context as f64);
+    let (tp, pp, b, c) = (setup.tp, setup.pp, setup.batch as f64, setup.context as f64);
     let t = tp as f64;
     let h = model.hidden as f64;
-    let weight_bytes_per_gpu = decode_weight_bytes_per_gpu(model, tp, setup.batch);
-    let kv_per_token = memory::kv_cache_bytes_per_token_per_gpu(model, tp, 1, SERVE_BYTES);
+    let stage_layers = model.layers / pp;
+    let kv_per_token = memory::kv_cache_bytes_per_token_per_gpu(model, tp, pp, SERVE_BYTES);
     let kv_bytes_per_gpu = (setup.batch * setup.context) as u64 * kv_per_token;
-    let matmul_weights = model.layers as f64 * model.matmul_params_per_layer_active() as f64 / t
-        + model.vocab as f64 * h / t;
-    let flops_per_gpu = b
-        * (2.0 * matmul_weights
-            + model.layers as f64 * 4.0 * c * (model.heads as f64 / t) * model.head_dim() as f64);
-    let bytes = weight_bytes_per_gpu as f64 + kv_bytes_per_gpu as f64;
-    let compute_s = serve_roofline_s(flops_per_gpu, bytes, gpu);
-    let weights_s = serve_roofline_s(0.0, weight_bytes_per_gpu as f64, gpu);
-    let kv_s = serve_roofline_s(0.0, kv_bytes_per_gpu as f64, gpu);
+    // One stage: its weight bytes per GPU, FLOPs per GPU, and the roofline times of the whole
+    // step, the weights alone and the KV cache alone.
+    let stage = |layers: usize, last: bool| {
+        let weight_bytes = stage_weight_bytes_per_gpu(model, tp, setup.batch, layers, last);
+        let matmul_weights = layers as f64 * model.matmul_params_per_layer_active() as f64 / t
+            + if last {
+                model.vocab as f64 * h / t
+            } else {
+                0.0
+            };
+        let flops = b
+            * (2.0 * matmul_weights
+                + layers as f64 * 4.0 * c * (model.heads as f64 / t) * model.head_dim() as f64);
+        let bytes = weight_bytes as f64 + kv_bytes_per_gpu as f64;
+        (
+            weight_bytes,
+            flops,
+            serve_roofline_s(flops, bytes, gpu),
+            serve_roofline_s(0.0, weight_bytes as f64, gpu),
+        )
+    };
+    // The pp − 1 stages before the last are alike; the last adds the output projection.
+    let (_, _, mid_s, mid_weights_s) = stage(stage_layers, false);
+    let (weight_bytes_per_gpu, flops_per_gpu, last_s, last_weights_s) = stage(stage_layers, true);
+    let before = (pp - 1) as f64;
+    let compute_s = before * mid_s + last_s;
+    let weights_s = before * mid_weights_s + last_weights_s;
+    let kv_s = pp as f64 * serve_roofline_s(0.0, kv_bytes_per_gpu as f64, gpu);
     let fixed_s = model.layers as f64 * setup.launch.layer_s() + setup.launch.step_s();
     let act = setup.batch as u64 * model.hidden as u64 * SERVE_BYTES;
     let ar = all_reduce_price(cluster, tp, act, setup.all_reduce)?;
@@ -453,8 +600,11 @@ pub fn decode_time(
         0.0
     };
     let collective_s = all_reduces as f64 * ar.time_s + embed_s + gather_s;
-    let step_s = compute_s + fixed_s + collective_s;
-    let mem = memory::serving_memory(model, tp, 1, setup.batch, setup.context);
+    let links = pipeline_links(cluster, tp, pp);
+    let pipeline_send_s = links.iter().map(|l| pipeline_send_s(l.1, act)).sum::<f64>();
+    let pipeline_sends_across_nodes = links.iter().filter(|l| l.0).count();
+    let step_s = compute_s + fixed_s + collective_s + pipeline_send_s;
+    let mem = memory::serving_memory(model, tp, pp, setup.batch, setup.context);
     Ok(DecodeTime {
         setup,
         weight_bytes_per_gpu,
@@ -468,6 +618,8 @@ pub fn decode_time(
         all_reduce_s: ar.time_s,
         all_reduce_how: ar.how.to_string(),
         all_reduces,
+        pipeline_send_s,
+        pipeline_sends_across_nodes,
         step_s,
         tokens_per_s: b / step_s,
         spans_nodes: cluster.group_spans_nodes(1, tp),
@@ -480,6 +632,8 @@ pub fn decode_time(
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrefillTime {
     pub tp: usize,
+    #[serde(default = "one_stage")]
+    pub pp: usize,
     pub batch: usize,
     pub prompt: usize,
     pub flops_per_gpu: f64,
@@ -487,6 +641,9 @@ pub struct PrefillTime {
     /// Fixed costs of the prefill's layers and its step (as one decode step's).
     pub fixed_s: f64,
     pub collective_s: f64,
+    /// The `pp − 1` sends of the prompt's activations between pipeline stages.
+    #[serde(default)]
+    pub pipeline_send_s: f64,
     pub total_s: f64,
 }
 
@@ -496,35 +653,61 @@ pub fn prefill_time(
     cluster: &Cluster,
     setup: ServeSetup,
 ) -> Result<PrefillTime, ServeCostError> {
-    check(model, &setup)?;
-    let (tp, b, s) = (setup.tp, setup.batch as f64, setup.context as f64);
+    check(model, cluster, &setup)?;
+    let (tp, pp, b, s) = (setup.tp, setup.pp, setup.batch as f64, setup.context as f64);
     let t = tp as f64;
     let h = model.hidden as f64;
     let l = model.layers as f64;
     let tokens = b * s;
-    let flops_per_gpu = tokens * 2.0 * l * model.matmul_params_per_layer_active() as f64 / t
-        + b * l * 2.0 * s * s * h / t
-        + b * 2.0 * model.vocab as f64 * h / t;
-    let weights = decode_weight_bytes_per_gpu(model, tp, setup.batch.saturating_mul(setup.context));
     let act_bytes = tokens * h * SERVE_BYTES as f64;
-    let compute_s = serve_roofline_s(
-        flops_per_gpu,
-        weights as f64 + 2.0 * l * 4.0 * act_bytes,
-        &cluster.gpu,
-    );
+    // One stage of `layers` layers (the last with the output projection): FLOPs per GPU and
+    // its roofline time. The stages run one after the other.
+    let stage = |layers: usize, last: bool| {
+        let ls = layers as f64;
+        let flops = tokens * 2.0 * ls * model.matmul_params_per_layer_active() as f64 / t
+            + b * ls * 2.0 * s * s * h / t
+            + if last {
+                b * 2.0 * model.vocab as f64 * h / t
+            } else {
+                0.0
+            };
+        let weights = stage_weight_bytes_per_gpu(
+            model,
+            tp,
+            setup.batch.saturating_mul(setup.context),
+            layers,
+            last,
+        );
+        let time = serve_roofline_s(
+            flops,
+            weights as f64 + 2.0 * ls * 4.0 * act_bytes,
+            &cluster.gpu,
+        );
+        (flops, time)
+    };
+    let stage_layers = model.layers / pp;
+    let (_, mid_s) = stage(stage_layers, false);
+    let (flops_per_gpu, last_s) = stage(stage_layers, true);
+    let compute_s = (pp - 1) as f64 * mid_s + last_s;
     let fixed_s = l * setup.launch.layer_s() + setup.launch.step_s();
     let n = if tp > 1 { 2 * model.layers + 1 } else { 0 };
     let ar = all_reduce_price(cluster, tp, act_bytes as u64, setup.all_reduce)?;
     let collective_s = n as f64 * ar.time_s;
+    let pipeline_send_s = pipeline_links(cluster, tp, pp)
+        .iter()
+        .map(|link| pipeline_send_s(link.1, act_bytes as u64))
+        .sum::<f64>();
     Ok(PrefillTime {
         tp,
+        pp,
         batch: setup.batch,
         prompt: setup.context,
         flops_per_gpu,
         compute_s,
         fixed_s,
         collective_s,
-        total_s: compute_s + fixed_s + collective_s,
+        pipeline_send_s,
+        total_s: compute_s + fixed_s + collective_s + pipeline_send_s,
     })
 }
 
@@ -616,6 +799,7 @@ mod tests {
     fn setup(tp: usize, batch: usize, context: usize) -> ServeSetup {
         ServeSetup {
             tp,
+            pp: 1,
             batch,
             context,
             all_reduce: AllReduceImpl::Nccl,
@@ -759,6 +943,7 @@ mod all_reduce_tests {
         let m = crate::models::ModelPreset::Llama3_70b.spec();
         let s = |all_reduce| ServeSetup {
             tp: 4,
+            pp: 1,
             batch: 1,
             context: 4096,
             all_reduce,
@@ -780,6 +965,7 @@ mod all_reduce_tests {
         let c = node("h100-sxm", 8);
         let s = |launch| ServeSetup {
             tp: 1,
+            pp: 1,
             batch: 1,
             context: 1024,
             all_reduce: AllReduceImpl::Nccl,
@@ -793,5 +979,130 @@ mod all_reduce_tests {
             "custom".parse::<AllReduceImpl>().is_ok() && "ring".parse::<AllReduceImpl>().is_err()
         );
         assert!("eager".parse::<Launch>().is_ok() && "lazy".parse::<Launch>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod pipeline_tests {
+    use super::*;
+    use crate::hardware::Catalogue;
+    use crate::models::ModelPreset;
+
+    fn cluster(gpu: &str, gpus: usize) -> Cluster {
+        Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib-hdr-200").unwrap()
+    }
+
+    fn setup(tp: usize, pp: usize, batch: usize) -> ServeSetup {
+        ServeSetup {
+            tp,
+            pp,
+            batch,
+            context: 1024,
+            all_reduce: AllReduceImpl::Nccl,
+            launch: Launch::Eager,
+        }
+    }
+
+    #[test]
+    fn pp1_is_the_single_roofline_of_the_whole_model() {
+        // Without stages the step is today's formula: one roofline of every weight (plus the KV
+        // cache) and every FLOP on one GPU of the TP group, plus the fixed costs and the TP
+        // collectives, nothing for sends. Exactly, not approximately.
+        let m = ModelPreset::Llama3_70b.spec();
+        let c = cluster("h100-sxm", 16);
+        for tp in [1, 2, 4, 8, 16] {
+            let d = decode_time(&m, &c, setup(tp, 1, 4)).unwrap();
+            let t = tp as f64;
+            let w = decode_weight_bytes_per_gpu(&m, tp, 4);
+            let kv = 4 * 1024 * memory::kv_cache_bytes_per_token_per_gpu(&m, tp, 1, 2);
+            let mm = m.layers as f64 * m.matmul_params_per_layer_active() as f64 / t
+                + m.vocab as f64 * m.hidden as f64 / t;
+            let flops = 4.0
+                * (2.0 * mm
+                    + m.layers as f64 * 4.0 * 1024.0 * (m.heads as f64 / t) * m.head_dim() as f64);
+            assert_eq!(d.weight_bytes_per_gpu, w);
+            assert_eq!(d.kv_bytes_per_gpu, kv);
+            assert_eq!(d.flops_per_gpu, flops);
+            assert_eq!(
+                d.compute_s,
+                serve_roofline_s(flops, w as f64 + kv as f64, &c.gpu)
+            );
+            assert_eq!(d.pipeline_send_s, 0.0);
+            assert_eq!(d.step_s, d.compute_s + d.fixed_s + d.collective_s);
+            let p = prefill_time(&m, &c, setup(tp, 1, 4)).unwrap();
+            assert_eq!(p.pipeline_send_s, 0.0);
+            assert_eq!(p.total_s, p.compute_s + p.fixed_s + p.collective_s);
+        }
+    }
+
+    #[test]
+    fn stages_run_in_turn_plus_the_sends() {
+        // Llama 3 8B (32 layers, hidden 4096) at TP 2 × PP 2 on one 8-GPU A100 node, batch 1:
+        // stage 0 holds GPUs 0-1, stage 1 GPUs 2-3; one send of 4096 × 2 bytes per rank over
+        // NVLink 3 (300 GB/s a direction, 3 µs): 3 + 7 µs + 8192 / (300e9 · 0.8) s.
+        let m = ModelPreset::Llama3_8b.spec();
+        let c = cluster("a100-80gb", 8);
+        let one = decode_time(&m, &c, setup(2, 1, 1)).unwrap();
+        let two = decode_time(&m, &c, setup(2, 2, 1)).unwrap();
+        let send = 10e-6 + 8192.0 / (300e9 * 0.8);
+        assert!(
+            (two.pipeline_send_s - send).abs() < 1e-15,
+            "{}",
+            two.pipeline_send_s
+        );
+        assert_eq!(two.pipeline_sends_across_nodes, 0);
+        // The stages' layers add up to the whole model's: the same bytes, read in turn.
+        assert!((two.compute_s - one.compute_s).abs() < 1e-12 * one.compute_s);
+        assert_eq!(two.fixed_s, one.fixed_s);
+        assert_eq!(two.collective_s, one.collective_s);
+        let extra = two.step_s - one.step_s;
+        assert!((extra - send).abs() < 1e-12, "{extra} vs {send}");
+        // Each GPU holds half the layers: about half the weights and the KV cache.
+        assert_eq!(two.kv_bytes_per_gpu * 2, one.kv_bytes_per_gpu);
+        assert!(two.memory_per_gpu_bytes < one.memory_per_gpu_bytes * 6 / 10);
+    }
+
+    #[test]
+    fn tp8_pp3_sends_cross_infiniband_between_nodes() {
+        // Megatron 530B (105 layers) at TP 8 × PP 3 on 3 nodes: each stage one node, the two
+        // sends over HDR InfiniBand (25 GB/s, 6 µs): 2 · (13 µs + 20480·2 / (25e9 · 0.8)).
+        let m = crate::serve_published::model("megatron-530b").unwrap();
+        let c = cluster("a100-80gb", 24);
+        let d = decode_time(&m, &c, setup(8, 3, 1)).unwrap();
+        assert_eq!(d.pipeline_sends_across_nodes, 2);
+        let want = 2.0 * (13e-6 + 40960.0 / (25e9 * 0.8));
+        assert!((d.pipeline_send_s - want).abs() < 1e-15);
+        assert!(!d.spans_nodes, "each stage's TP group stays in its node");
+        assert!(d.fits, "a third of 530B per node fits on 8 × 80 GB");
+        let tp8 = decode_time(&m, &c, setup(8, 1, 1)).unwrap();
+        assert!(!tp8.fits, "530B does not fit on one node");
+        assert!((d.step_s - tp8.step_s - want).abs() < 1e-9);
+        // TP 4 × PP 2 in one node: the send between GPUs 3 and 4 stays on NVLink.
+        let links = pipeline_links(&c, 4, 2);
+        assert_eq!(links.len(), 1);
+        assert!(!links[0].0);
+        // TP 4 × PP 4 on 2 nodes: stage 1 → 2 crosses, the others do not.
+        let links: Vec<bool> = pipeline_links(&c, 4, 4).iter().map(|l| l.0).collect();
+        assert_eq!(links, vec![false, true, false]);
+    }
+
+    #[test]
+    fn bad_pipeline_settings_name_the_rule_and_the_fix() {
+        let m = crate::serve_published::model("megatron-530b").unwrap(); // 105 layers
+        let c = cluster("a100-80gb", 32);
+        let e = decode_time(&m, &c, setup(8, 2, 1)).unwrap_err().to_string();
+        assert!(
+            e.contains("layers % pp == 0") && e.contains("[1, 3, 5, 7, 15, 21, 35]"),
+            "{e}"
+        );
+        let e = decode_time(&m, &c, setup(8, 0, 1)).unwrap_err().to_string();
+        assert!(e.contains("pp must be at least 1"), "{e}");
+        let e = decode_time(&m, &c, setup(8, 5, 1)).unwrap_err().to_string();
+        assert!(
+            e.contains("40 GPUs") && e.contains("the cluster has 32"),
+            "{e}"
+        );
+        let e = prefill_time(&m, &c, setup(16, 7, 1)).unwrap_err();
+        assert!(matches!(e, ServeCostError::TooFewGpus { .. }), "{e}");
     }
 }

@@ -13,13 +13,14 @@
 //!   Performance" (docs.nvidia.com/nemo-framework/user-guide/latest/performance/llama.html),
 //!   TensorRT-LLM, "Chatbot Conversation" (128 in, 20 out), average request latency: the context
 //!   phase yields the first token, then 19 decode steps.
+//!   Its Megatron-530B table has a TP 8 × PP 3 column (three nodes, one stage each).
 //! - **TRT**: NVIDIA/TensorRT-LLM `docs/source/performance.md` (release 0.6 docs, data from
 //!   v0.5), "Low Latency", A100 FP16, first-token latency.
 
 use crate::hardware::{Catalogue, Cluster};
 use crate::models::ModelSpec;
 use crate::serve_cost::{
-    decode_time, prefill_time, AllReduceImpl, Launch, ServeCostError, ServeSetup,
+    decode_time, prefill_time, AllReduceImpl, DecodeTime, Launch, ServeCostError, ServeSetup,
 };
 use serde::Serialize;
 
@@ -53,6 +54,8 @@ pub struct Published {
     /// The network between nodes (for TP groups wider than 8).
     pub inter_node: &'static str,
     pub tp: usize,
+    /// Pipeline stages (1: none).
+    pub pp: usize,
     pub batch: usize,
     pub prompt: usize,
     pub output: usize,
@@ -82,6 +85,31 @@ pub fn model(name: &str) -> Option<ModelSpec> {
     })
 }
 
+/// The model's name as its source writes it, for people (`megatron-530b` → `Megatron 530B`).
+pub fn model_title(name: &str) -> &'static str {
+    match name {
+        "gpt-350m" => "GPT 350M",
+        "gpt-1.3b" => "GPT 1.3B",
+        "gpt-6.7b" => "GPT 6.7B",
+        "gpt-20b" => "GPT 20B",
+        "gpt-89b" => "GPT 89B",
+        "gpt-175b" => "GPT 175B",
+        "megatron-530b" => "Megatron 530B",
+        "llama2-7b" => "Llama-2 7B",
+        "llama2-70b" => "Llama-2 70B",
+        _ => "?",
+    }
+}
+
+/// Which publication a row comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    FasterTransformer,
+    NeMo,
+    TensorRtLlm,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn row(
     source: &'static str,
@@ -102,6 +130,7 @@ fn row(
         gpu,
         inter_node: "ib-hdr-200",
         tp,
+        pp: 1,
         batch,
         prompt,
         output,
@@ -164,6 +193,12 @@ pub fn published() -> Vec<Published> {
             HeldOut,
         )
     };
+    // FasterTransformer's Megatron-530B table with pipeline stages: TP 8 in each of 3 nodes.
+    let ft_pp = |tp, pp, prompt, output, ms| {
+        let mut r = ft("megatron-530b", tp, 1, prompt, output, ms, HeldOut);
+        r.pp = pp;
+        r
+    };
     vec![
         // Fit: the eager fixed costs (serve_cost::EAGER_LAYER_S, EAGER_STEP_S).
         ft("gpt-350m", 1, 1, 512, 32, 92.01, Fit),
@@ -199,6 +234,13 @@ pub fn published() -> Vec<Published> {
         ft("megatron-530b", 16, 1, 60, 20, 1379.0, HeldOut),
         ft("megatron-530b", 32, 1, 20, 8, 431.0, HeldOut),
         ft("megatron-530b", 32, 1, 60, 20, 1037.0, HeldOut),
+        // The same table's batch-1 rows with input 128, and its TP 8 × PP 3 column (3 nodes of
+        // 8: one stage per node, the stage-to-stage sends over InfiniBand), all batch 1.
+        ft("megatron-530b", 16, 1, 128, 8, 585.0, HeldOut),
+        ft("megatron-530b", 32, 1, 128, 8, 451.0, HeldOut),
+        ft_pp(8, 3, 20, 8, 842.0),
+        ft_pp(8, 3, 60, 20, 2085.0),
+        ft_pp(8, 3, 128, 8, 866.0),
         // NeMo / TensorRT-LLM, Llama-2-7B, batch 1, 128 in / 20 out.
         nemo("a100-80gb", 1, 234.0),
         nemo("a100-80gb", 2, 171.7),
@@ -230,6 +272,7 @@ impl Published {
     pub fn setup(&self, all_reduce: AllReduceImpl) -> ServeSetup {
         ServeSetup {
             tp: self.tp,
+            pp: self.pp,
             batch: self.batch,
             context: self.prompt,
             all_reduce,
@@ -237,13 +280,44 @@ impl Published {
         }
     }
 
-    /// The cluster the figure ran on: nodes of 8 GPUs, enough of them for the TP group.
+    /// The cluster the figure ran on: nodes of 8 GPUs, enough of them for `tp × pp`.
     pub fn cluster(&self) -> Result<Cluster, ServeCostError> {
-        Cluster::covering(&Catalogue::default(), self.gpu, self.tp, 8, self.inter_node).map_err(
-            |e| ServeCostError::Nccl {
+        let gpus = self.tp.saturating_mul(self.pp);
+        Cluster::covering(&Catalogue::default(), self.gpu, gpus, 8, self.inter_node).map_err(|e| {
+            ServeCostError::Nccl {
                 detail: e.to_string(),
-            },
-        )
+            }
+        })
+    }
+
+    /// The publication the row comes from.
+    pub fn source_kind(&self) -> Source {
+        if self.source.starts_with("FT") {
+            Source::FasterTransformer
+        } else if self.source.starts_with("NeMo") {
+            Source::NeMo
+        } else {
+            Source::TensorRtLlm
+        }
+    }
+
+    /// The modeled decode step of a request row (at the mean context, as [`Self::predict_ms`]
+    /// prices it); `None` for a first-token row.
+    pub fn decode_step(&self) -> Result<Option<DecodeTime>, ServeCostError> {
+        let Measure::Request { decode_steps } = self.measure else {
+            return Ok(None);
+        };
+        if decode_steps == 0 {
+            return Ok(None);
+        }
+        let m = model(self.model).ok_or_else(|| ServeCostError::Nccl {
+            detail: format!("no shape for {}", self.model),
+        })?;
+        let setup = ServeSetup {
+            context: self.prompt + self.output / 2,
+            ..self.setup(AllReduceImpl::Nccl)
+        };
+        decode_time(&m, &self.cluster()?, setup).map(Some)
     }
 
     /// The model's milliseconds for this figure (NCCL all-reduces, as the published engines
@@ -292,4 +366,29 @@ pub fn summary(rows: &[Prediction], band: f64) -> (usize, usize, f64) {
         rows.iter().map(|r| r.error.abs()).sum::<f64>() / rows.len() as f64
     };
     (within, rows.len(), mae)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_has_a_shape_a_title_and_a_source() {
+        for p in published() {
+            assert!(model(p.model).is_some(), "{}", p.model);
+            assert_ne!(model_title(p.model), "?", "{}", p.model);
+            let step = p.decode_step().unwrap();
+            assert_eq!(
+                step.is_some(),
+                matches!(p.measure, Measure::Request { decode_steps } if decode_steps > 0)
+            );
+            if let Some(d) = step {
+                assert_eq!((d.setup.tp, d.setup.pp), (p.tp, p.pp));
+            }
+        }
+        let kinds: Vec<Source> = published().iter().map(|p| p.source_kind()).collect();
+        for k in [Source::FasterTransformer, Source::NeMo, Source::TensorRtLlm] {
+            assert!(kinds.contains(&k));
+        }
+    }
 }

@@ -122,7 +122,9 @@ pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
     let hovered = ui.ctx().read_response(resp_id).is_some_and(|r| r.hovered());
     let color = ui.visuals().hyperlink_color;
     let galley = ui.painter().layout_no_wrap(text.clone(), font, color);
-    let area = ui.max_rect();
+    // Clear of a view's vertical scroll bar, which is drawn over the page's right edge.
+    let mut area = ui.max_rect();
+    area.max.x -= ui.spacing().scroll.allocated_width();
     let rect = egui::Align2::RIGHT_TOP.align_size_within_rect(galley.size(), area);
     let resp = ui
         .interact(rect, resp_id, egui::Sense::click())

@@ -399,3 +399,47 @@ fn a_plan_walk_at_a_desk_and_on_a_projector() {
     }
     results.unwrap();
 }
+
+/// A plan with sequence parallelism and QKV split by rows moves H1 from its tokens to its
+/// columns: the walkthrough steps through the all-to-all round by round like any collective.
+#[test]
+fn an_all_to_all_is_stepped_through_round_by_round() {
+    use tplab_engine::block::design::{propagate, trace::trace, NamedPlan};
+    let cfg = tplab_engine::Config {
+        tp: 4,
+        layers: 1,
+        sequence_parallel: true,
+        ..tplab_engine::config::Preset::Tiny.config()
+    };
+    let plan = ShardingPlan {
+        qkv: Split::Rows,
+        sequence_parallel: true,
+        ..NamedPlan::Megatron.plan()
+    };
+    let t = trace(&cfg, &propagate(&cfg, &plan)).unwrap_or_else(|e| panic!("{e}"));
+    let mut app = TplabApp::default();
+    app.shared.walk_plan(tplab::views::PlanWalk {
+        plan,
+        trace: std::sync::Arc::new(t),
+        generation: 7,
+    });
+    app.load_view_state("step", r#"{"predict": false}"#);
+    let mut harness = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    harness.run_steps(3);
+    let mut rounds = 0;
+    for _ in 0..8 {
+        common::press(&mut harness, egui::Key::ArrowRight, 2);
+        if harness
+            .query_by_label_contains(
+                "all-to-all over 4 GPUs: H1 goes from its tokens to its columns",
+            )
+            .is_some()
+        {
+            rounds += 1;
+        }
+    }
+    // Pairwise exchange on 4 GPUs: 3 rounds, one press each.
+    assert_eq!(rounds, 3);
+}

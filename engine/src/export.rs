@@ -662,8 +662,8 @@ pub fn export<T: Element>(run: &Run<T>, dir: &Path) -> Result<Vec<PathBuf>, Engi
 /// export is [`export`]'s: the same `tensors.safetensors` (the reference's tensors do not
 /// depend on the split), `shards.safetensors` with each rank's shards and gradients as *this*
 /// plan splits them (same names, `rank{r}.<name>`), `design.json`, the propagated program and
-/// its price, and `trace.json`, the program's Chrome trace ([`crate::block::design::trace`]),
-/// unless the plan needs an all-to-all (no schedule to draw; `design.json` says so).
+/// its price, and `trace.json`, the program's Chrome trace ([`crate::block::design::trace`])
+/// unless the program is refused (`design.json` then says why).
 pub fn export_design<T: Element>(
     cfg: &crate::config::Config,
     report: &crate::block::design::DesignReport,

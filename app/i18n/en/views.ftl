@@ -425,7 +425,6 @@ design-free-intro = Click a matrix to choose how it is split: whole on every GPU
 design-walk = Step through my plan
 design-walk-hint = Opens the walkthrough on this plan: every op and collective of its forward and backward pass, GPU by GPU.
 design-walk-refused = This plan is refused: only a program every op can read can be stepped through. Fix it first.
-design-walk-all-to-all = This plan moves { $tensor } between its tokens and its columns (an all-to-all); the walkthrough draws all-reduces, all-gathers and reduce-scatters only.
 design-gpus = GPUs:
 design-tp = TP={ $n }
 design-solved-count = { $solved } of { $total } challenges solved

@@ -421,7 +421,6 @@ design-free-intro = Bir matrisin nasıl bölüneceğini seçmek için üzerine t
 design-walk = Planımı adım adım izle
 design-walk-hint = Adım adım görünümünü bu planla açar: ileri ve geri geçişin her işlemi ve kolektifi, GPU GPU.
 design-walk-refused = Bu plan reddedildi: yalnızca her işlemin okuyabildiği bir program adım adım izlenebilir. Önce düzelt.
-design-walk-all-to-all = Bu plan { $tensor } tensörünü token'ları ile sütunları arasında taşır (bir all-to-all); Adım adım görünümü yalnızca all-reduce, all-gather ve reduce-scatter çizer.
 design-gpus = GPU'lar:
 design-tp = TP={ $n }
 design-solved-count = { $total } görevden { $solved } tanesi çözüldü

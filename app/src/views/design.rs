@@ -296,7 +296,7 @@ impl Design {
     }
 
     /// "Step through my plan": the walkthrough on this plan's own trace, drawn as Megatron's
-    /// split is; a refused plan, or one that needs an all-to-all, says why it has none.
+    /// split is; a refused plan says why it has none.
     fn walk_ui(
         &mut self,
         ui: &mut egui::Ui,
@@ -1351,11 +1351,6 @@ fn walk_error_text(lang: Lang, e: &tplab_engine::block::design::trace::TraceErro
     use tplab_engine::block::design::trace::TraceError;
     match e {
         TraceError::Refused(_) => t(lang, "design-walk-refused"),
-        TraceError::AllToAll(tensor) => t_args(
-            lang,
-            "design-walk-all-to-all",
-            &[("tensor", tensor.to_string())],
-        ),
     }
 }
 

@@ -146,7 +146,9 @@ fn asks(trace: &Trace, step: &WalkStep) -> Option<(Ask, usize)> {
             let to = e.writes.first()?.kind()?;
             let right = match (from, to) {
                 (K::Partial, K::Replicate) => 2,
-                (K::Partial, K::Shard(_)) => 1,
+                // "Its tokens of the sum": a sum a learner's plan leaves split by columns is
+                // not one of the options, so it is not asked.
+                (K::Partial, K::Shard(0)) => 1,
                 (K::Shard(_), K::Replicate) => 3,
                 _ => return None,
             };
@@ -276,6 +278,8 @@ impl StepThrough {
                     (CollectiveKind::AllReduce, cfg.algorithm, cfg.tp, elems),
                     (CollectiveKind::AllGather, gs, cfg.tp, elems),
                     (CollectiveKind::ReduceScatter, gs, cfg.tp, elems),
+                    // A learner's plan may move a tensor between tokens and features.
+                    (CollectiveKind::AllToAll, gs, cfg.tp, elems),
                 ];
                 // Subgroup collectives (one per group, all alike): one plan per kind and size.
                 let mut groups: Vec<(CollectiveKind, tplab_engine::Algorithm, usize, usize)> =

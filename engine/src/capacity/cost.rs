@@ -113,6 +113,9 @@ pub fn busbw_factor(kind: CollectiveKind, n: usize) -> f64 {
     match kind {
         CollectiveKind::AllReduce => 2.0 * (n - 1.0) / n,
         CollectiveKind::AllGather | CollectiveKind::ReduceScatter => (n - 1.0) / n,
+        // Each rank sends (n−1)/n of its 1/n share: nccl-tests' alltoall factor (n−1)/n of
+        // the per-rank buffer.
+        CollectiveKind::AllToAll => (n - 1.0) / n,
         CollectiveKind::Broadcast => 1.0,
         CollectiveKind::Identity => 0.0,
     }

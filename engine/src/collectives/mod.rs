@@ -63,6 +63,12 @@ pub enum CollectiveKind {
     Broadcast,
     /// A conjugate operator's no-communication side (f forward, g backward): drawn, costs nothing.
     Identity,
+    /// Each rank's share split `n` ways, piece `d` sent to rank `d`: a tensor split by tokens
+    /// becomes one split by features (a learner's plan that moves between the two). Pairwise
+    /// exchange: `n − 1` rounds, in round `k` rank `r` sends to rank `r + k`. The buffer is the
+    /// whole tensor (every rank's share): `n²` chunks, chunk `r·n + d` what rank `r` holds for
+    /// rank `d`.
+    AllToAll,
 }
 
 impl CollectiveKind {
@@ -73,6 +79,7 @@ impl CollectiveKind {
             CollectiveKind::ReduceScatter => "reduce-scatter",
             CollectiveKind::Broadcast => "broadcast",
             CollectiveKind::Identity => "identity",
+            CollectiveKind::AllToAll => "all-to-all",
         }
     }
 }
@@ -609,6 +616,7 @@ fn build(
             return Err(unsupported(kind, algorithm, "tree, ring, direct"))
         }
         (CollectiveKind::Broadcast, _) => 1,
+        (CollectiveKind::AllToAll, _) => n * n,
     };
     let mut p = Planner::new(record, n, elems, elem_bytes, chunks);
     match (kind, algorithm) {
@@ -691,6 +699,15 @@ fn build(
             p.next_round();
         }
         (CollectiveKind::Broadcast, _) => p.tree_broadcast(n, root),
+        (CollectiveKind::AllToAll, _) => {
+            for k in 1..n {
+                for src in 0..n {
+                    let dst = (src + k) % n;
+                    p.push(Phase::Direct, src, dst, src * n + dst, false);
+                }
+                p.next_round();
+            }
+        }
     }
     Ok(p)
 }
@@ -774,6 +791,14 @@ pub fn summary(
             steps: 0,
             max_bytes_sent: 0,
         },
+        (CollectiveKind::AllToAll, _) => {
+            // Rank 0 sends chunks 1..n of the n² (the lowest indices, so the largest).
+            let (base, rem) = split(n64 * n64);
+            Summary {
+                steps: n - 1,
+                max_bytes_sent: (n64 - 1) * base + rem.min(n64).saturating_sub(1),
+            }
+        }
         (CollectiveKind::AllReduce, Algorithm::Ring) => {
             // Rank r sends every chunk but r in the reduce-scatter and every chunk but r+1 in the
             // all-gather: 2P − (c_r + c_{r+1}), largest where two adjacent chunks are smallest.
@@ -1505,6 +1530,7 @@ mod tests {
             CollectiveKind::ReduceScatter,
             CollectiveKind::Broadcast,
             CollectiveKind::Identity,
+            CollectiveKind::AllToAll,
         ] {
             for a in Algorithm::ALL {
                 for n in 1..=17 {
@@ -1524,6 +1550,35 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// All-to-all: in each of the n−1 rounds every rank sends one piece to another, and over
+    /// the rounds rank r sends its piece for rank d (chunk r·n + d) to d exactly once.
+    #[test]
+    fn all_to_all_sends_each_piece_to_its_rank_once() {
+        for n in 2..=6 {
+            let p = plan(CollectiveKind::AllToAll, Algorithm::Ring, n, 36 * 5, 2).unwrap();
+            assert_eq!(p.step_count(), n - 1);
+            let mut sent = vec![vec![0; n]; n];
+            for s in &p.steps {
+                assert_eq!(s.chunk, s.src * n + s.dst, "n {n}");
+                assert!(!s.reduce);
+                sent[s.src][s.dst] += 1;
+            }
+            for (r, row) in sent.iter().enumerate() {
+                for (d, &k) in row.iter().enumerate() {
+                    assert_eq!(k, usize::from(r != d), "n {n}: {r} to {d}");
+                }
+            }
+            // Each rank sends (n−1)/n of its 1/n share.
+            let total = (36 * 5 * 2) as u64;
+            let want = total * (n as u64 - 1) / (n * n) as u64;
+            let max = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
+            assert!(
+                max.abs_diff(want) <= 2 * (n as u64),
+                "n {n}: {max} vs {want}"
+            );
         }
     }
 
@@ -1756,6 +1811,7 @@ mod tests {
             K::ReduceScatter,
             K::Broadcast,
             K::Identity,
+            K::AllToAll,
         ];
         let algos = [
             Algorithm::Ring,

@@ -190,7 +190,8 @@ impl Move {
             Move::AllReduce => Some(CollectiveKind::AllReduce),
             Move::ReduceScatter => Some(CollectiveKind::ReduceScatter),
             Move::AllGather => Some(CollectiveKind::AllGather),
-            Move::AllToAll | Move::Slice => None,
+            Move::AllToAll => Some(CollectiveKind::AllToAll),
+            Move::Slice => None,
         }
     }
 
@@ -693,9 +694,8 @@ impl Reader {
 }
 
 /// Bytes the busiest rank sends for `mv` of a tensor of `elems` elements of `elem_bytes` over
-/// `n` ranks, and the steps: from the collectives module's own schedules for all-reduce,
-/// reduce-scatter and all-gather; a pairwise exchange for all-to-all (`n−1` steps, each rank
-/// sends `1/n` of its `1/n` share to each of the `n−1` others).
+/// `n` ranks, and the steps: from the collectives module's own schedules (all-to-all: a pairwise
+/// exchange, `n−1` steps, each rank sends `1/n` of its `1/n` share to each of the `n−1` others).
 pub fn move_cost(cfg: &Config, mv: Move, n: usize, elems: u64) -> (usize, u64) {
     let eb = cfg.dtype.size_bytes() as u64;
     if n <= 1 {
@@ -703,10 +703,6 @@ pub fn move_cost(cfg: &Config, mv: Move, n: usize, elems: u64) -> (usize, u64) {
     }
     match mv {
         Move::Slice => (0, 0),
-        Move::AllToAll => {
-            let n64 = n as u64;
-            (n - 1, elems.saturating_mul(eb) * (n64 - 1) / (n64 * n64))
-        }
         _ => {
             let kind = mv.collective().unwrap_or(CollectiveKind::AllReduce);
             let algorithm = match kind {

@@ -6,7 +6,8 @@
 //! Changes of placement on `H1`, `Z`, `H2` and `M` keep Megatron's names (`attn.f`, `attn.g`,
 //! `mlp.f`, `mlp.g` and their backward); the others are the plan's own moves
 //! ([`Op::AMove`], …). A local slice (`Replicate → Shard`, no communication) is an identity
-//! event whose writes show the slice. On Megatron's plan the collectives that communicate are
+//! event whose writes show the slice; a move between tokens and features is the collectives
+//! module's all-to-all. On Megatron's plan the collectives that communicate are
 //! exactly [`crate::trace::schedule`]'s (test `megatrons_plan_traces_megatrons_collectives`);
 //! the schedule's identity halves of f and g (drawn, never run) are not repeated here.
 
@@ -35,35 +36,12 @@ pub enum TraceError {
         "this plan is refused ({0}); only a program every op can read has a trace to step through"
     )]
     Refused(String),
-    #[error(
-        "this plan moves {0} from its tokens to its columns (an all-to-all); the walkthrough and \
-         the trace draw all-reduces, all-gathers and reduce-scatters only"
-    )]
-    AllToAll(&'static str),
 }
 
 /// The trace of `program` on `cfg` (its TP, layers and scenario), every layer alike.
 pub fn trace(cfg: &Config, program: &Program) -> Result<Trace, TraceError> {
     if let Some(e) = program.errors.first() {
         return Err(TraceError::Refused(e.rule.clone()));
-    }
-    let all_to_all = |t: Tensor| TraceError::AllToAll(t.name());
-    for s in &program.forward {
-        if let Step::Redistribute(r) = s {
-            if r.mv == Move::AllToAll {
-                return Err(all_to_all(program.value(r.from).tensor));
-            }
-        }
-    }
-    for s in &program.backward {
-        if let BackStep::GradMove {
-            value,
-            mv: Move::AllToAll,
-            ..
-        } = s
-        {
-            return Err(all_to_all(program.value(*value).tensor));
-        }
     }
     let mut b = Builder {
         cfg,
@@ -848,34 +826,24 @@ mod tests {
         }
     }
 
-    /// Every plan of the 81 × sequence parallelism on and off × TP 2 and 4 has a trace (or,
-    /// for the plans that need an all-to-all, says so), whose every read finds the tensor in
-    /// the placement the last write left on that GPU, and whose collectives are the ones the
-    /// plan is priced by: the same kinds, groups and bytes, in order.
+    /// Every plan of the 81 × sequence parallelism on and off × TP 2 and 4 has a trace whose
+    /// every read finds the tensor in the placement the last write left on that GPU, and whose
+    /// collectives (all-to-alls included) are the ones the plan is priced by: the same kinds,
+    /// groups and bytes, in order.
     #[test]
     fn every_plan_traces_what_it_reads_and_is_priced_by() {
         let mut traced = 0;
-        // Plans that need an all-to-all (no schedule in the collectives module): without and
-        // with sequence parallelism.
-        let mut skipped = [0, 0];
+        let mut all_to_alls = 0;
         for tp in [2, 4] {
             for sp in [false, true] {
                 let cfg = tiny(tp, sp, 2);
                 for plan in ShardingPlan::all_assignments(sp) {
                     let p = propagate(&cfg, &plan);
-                    let all_to_alls = price(&cfg, &p, None)
-                        .steps
+                    let t = trace(&cfg, &p).unwrap_or_else(|e| panic!("{}: {e}", plan.describe()));
+                    all_to_alls += communicating(&t)
                         .iter()
-                        .filter(|s| s.kind == "all-to-all")
+                        .filter(|s| s.3 == CollectiveKind::AllToAll)
                         .count();
-                    let t = match trace(&cfg, &p) {
-                        Ok(t) => t,
-                        Err(TraceError::AllToAll(_)) if all_to_alls > 0 => {
-                            skipped[usize::from(sp)] += 1;
-                            continue;
-                        }
-                        Err(e) => panic!("{}: {e}", plan.describe()),
-                    };
                     traced += 1;
                     let name = plan.describe();
                     // (layer, rank, tensor) → placement last written.
@@ -921,16 +889,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(traced + skipped[0] + skipped[1], 324);
-        // Measured: 116 traced; the other 208 move a tensor between tokens and columns.
-        assert!(
-            traced >= 100,
-            "only {traced} of 324 programs traced ({skipped:?} need an all-to-all)"
-        );
-        eprintln!(
-            "traced {traced}; all-to-all without SP {}, with SP {}",
-            skipped[0], skipped[1]
-        );
+        assert_eq!(traced, 324);
+        // Most plans with sequence parallelism move a tensor between tokens and features.
+        assert!(all_to_alls > 0);
     }
 
     #[test]

@@ -332,6 +332,11 @@ impl ClusterView {
         if let Some(n) = overview_ui(ui, &p, &layout, &cluster, self.color_by, self.node) {
             self.node = n;
         }
+        ui.label(tr(match self.color_by {
+            ColorBy::Tp => "cu-key-tp",
+            ColorBy::Stage => "cu-key-stage",
+            ColorBy::Replica => "cu-key-replica",
+        }));
         ui.add_space(6.0);
         node_ui(ui, &p, &layout, &cluster, self.color_by, self.node);
         links_ui(ui, &layout, &cluster);
@@ -436,9 +441,11 @@ fn overview_ui(
     let cell = if nodes <= 16 { 14.0 } else { 5.0 };
     let node_w = cols_in_node as f32 * cell + 6.0;
     let node_h = rows_in_node as f32 * cell + 6.0;
-    let per_row = (((width + gap) / (node_w + gap)).floor() as usize).max(1);
+    let per_row = (((width - 6.0 + gap) / (node_w + gap)).floor() as usize).max(1);
     let rows = nodes.div_ceil(per_row);
-    let height = rows as f32 * (node_h + gap);
+    // A margin for the selected node's outline, drawn outside its box.
+    let margin = 3.0;
+    let height = rows as f32 * (node_h + gap) + 2.0 * margin;
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::click());
     let painter = ui.painter_at(rect);
     let mut shapes = Vec::new();
@@ -448,7 +455,9 @@ fn overview_ui(
     let node_rect = |n: usize| {
         let (r, c) = (n / per_row, n % per_row);
         egui::Rect::from_min_size(
-            rect.min + egui::vec2(c as f32 * (node_w + gap), r as f32 * (node_h + gap)),
+            rect.min
+                + egui::vec2(margin, margin)
+                + egui::vec2(c as f32 * (node_w + gap), r as f32 * (node_h + gap)),
             egui::vec2(node_w, node_h),
         )
     };
@@ -539,28 +548,57 @@ fn node_ui(
     let min_card = 13.0 * small;
     let cols = (((width + gap) / (min_card + gap)).floor() as usize).clamp(1, per.min(8));
     let card_w = (width - gap * (cols - 1) as f32) / cols as f32;
-    let line = small * 1.3;
-    let card_h = 4.0 * line + 8.0;
+    let (t, pp) = (layout.tp.max(1), layout.pp.max(1));
+    let layers_per_stage = spec.layers / pp;
+    let heads_per = spec.heads / t;
+    let ffn_per = spec.ffn / t;
+    // Each card's lines first, wrapped to the card: the cards are as tall as the tallest.
+    let cards: Vec<Option<(Place, Vec<String>)>> = (0..per)
+        .map(|g| {
+            let rank = node * per + g;
+            (rank < used).then(|| {
+                let pl = place(layout, rank);
+                let mut lines = gpu_lines(lang, g, &pl, layers_per_stage, heads_per, ffn_per);
+                lines.push(gpu_links(lang, layout, cluster, &pl));
+                (pl, lines)
+            })
+        })
+        .collect();
+    let font = egui::FontId::proportional(small);
+    let wrap = |text: &str, color| {
+        ui.painter()
+            .layout(text.to_string(), font.clone(), color, card_w - 8.0)
+    };
+    let laid: Vec<Option<(Place, Vec<std::sync::Arc<egui::Galley>>, Vec<String>)>> = cards
+        .into_iter()
+        .map(|c| {
+            c.map(|(pl, lines)| {
+                let fill = gpu_color(color_index(&pl, by), dark);
+                let galleys = lines.iter().map(|l| wrap(l, text_on(fill))).collect();
+                (pl, galleys, lines)
+            })
+        })
+        .collect();
+    let card_h = laid
+        .iter()
+        .flatten()
+        .map(|(_, g, _)| g.iter().map(|x| x.size().y).sum::<f32>())
+        .fold(2.0 * small, f32::max)
+        + 8.0;
     let rows = per.div_ceil(cols);
     let height = rows as f32 * (card_h + gap);
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
     let painter = ui.painter_at(rect);
     let mut shapes = Vec::new();
-    let (t, pp) = (layout.tp.max(1), layout.pp.max(1));
-    let layers_per_stage = spec.layers / pp;
-    let heads_per = spec.heads / t;
-    let ffn_per = spec.ffn / t;
-    let ink = ui.visuals().text_color();
     let frame = ui.visuals().weak_text_color();
     let mut texts = Vec::new();
-    for g in 0..per {
-        let rank = node * per + g;
+    for (g, card_lines) in laid.into_iter().enumerate() {
         let (r, c) = (g / cols, g % cols);
         let card = egui::Rect::from_min_size(
             rect.min + egui::vec2(c as f32 * (card_w + gap), r as f32 * (card_h + gap)),
             egui::vec2(card_w, card_h),
         );
-        if rank >= used {
+        let Some((pl, galleys, lines)) = card_lines else {
             shapes.push(egui::Shape::rect_stroke(
                 card,
                 3.0,
@@ -578,73 +616,96 @@ fn node_ui(
             ));
             texts.push(text);
             continue;
-        }
-        let pl = place(layout, rank);
+        };
         let fill = gpu_color(color_index(&pl, by), dark);
-        let on = text_on(fill);
         shapes.push(egui::Shape::rect_filled(card, 3.0, fill));
-        let first = pl.stage * layers_per_stage;
-        let lines = [
-            t_args(
-                lang,
-                "cu-gpu-title",
-                &[("gpu", g.to_string()), ("rank", rank.to_string())],
-            ),
-            t_args(
-                lang,
-                "cu-gpu-place",
-                &[
-                    ("tp", pl.tp_rank.to_string()),
-                    ("stage", pl.stage.to_string()),
-                    ("replica", pl.dp_rank.to_string()),
-                ],
-            ),
-            t_args(
-                lang,
-                "cu-gpu-layers",
-                &[
-                    ("first", first.to_string()),
-                    (
-                        "last",
-                        (first + layers_per_stage).saturating_sub(1).to_string(),
-                    ),
-                ],
-            ),
-            t_args(
-                lang,
-                "cu-gpu-slice",
-                &[
-                    ("h0", (pl.tp_rank * heads_per).to_string()),
-                    (
-                        "h1",
-                        ((pl.tp_rank + 1) * heads_per).saturating_sub(1).to_string(),
-                    ),
-                    ("f0", (pl.tp_rank * ffn_per).to_string()),
-                    (
-                        "f1",
-                        ((pl.tp_rank + 1) * ffn_per).saturating_sub(1).to_string(),
-                    ),
-                ],
-            ),
-        ];
-        for (i, text) in lines.iter().enumerate() {
-            let galley = painter.layout(
-                text.clone(),
-                egui::FontId::proportional(small),
-                on,
-                card_w - 8.0,
-            );
+        let mut y = card.top() + 4.0;
+        for galley in galleys {
+            let h = galley.size().y;
             shapes.push(egui::Shape::galley(
-                card.min + egui::vec2(4.0, 4.0 + i as f32 * line),
+                egui::pos2(card.left() + 4.0, y),
                 galley,
-                on,
+                text_on(fill),
             ));
+            y += h;
         }
         texts.push(lines.join(", "));
     }
-    let _ = ink;
     painter.extend(shapes);
     a11y_label(&resp, &texts.join("; "));
+}
+
+/// A GPU card's lines: its name, its place, its layers, its heads and its FFN columns.
+fn gpu_lines(
+    lang: tplab_lessons::Lang,
+    g: usize,
+    pl: &Place,
+    layers_per_stage: usize,
+    heads_per: usize,
+    ffn_per: usize,
+) -> Vec<String> {
+    let first = pl.stage * layers_per_stage;
+    let range = |per: usize| {
+        (
+            (pl.tp_rank * per).to_string(),
+            ((pl.tp_rank + 1) * per).saturating_sub(1).to_string(),
+        )
+    };
+    let (h0, h1) = range(heads_per);
+    let (f0, f1) = range(ffn_per);
+    vec![
+        t_args(
+            lang,
+            "cu-gpu-title",
+            &[("gpu", g.to_string()), ("rank", pl.rank.to_string())],
+        ),
+        t_args(
+            lang,
+            "cu-gpu-place",
+            &[
+                ("tp", pl.tp_rank.to_string()),
+                ("stage", pl.stage.to_string()),
+                ("replica", pl.dp_rank.to_string()),
+            ],
+        ),
+        t_args(
+            lang,
+            "cu-gpu-layers",
+            &[
+                ("first", first.to_string()),
+                (
+                    "last",
+                    (first + layers_per_stage).saturating_sub(1).to_string(),
+                ),
+            ],
+        ),
+        t_args(lang, "cu-gpu-heads", &[("h0", h0), ("h1", h1)]),
+        t_args(lang, "cu-gpu-ffn", &[("f0", f0), ("f1", f1)]),
+    ]
+}
+
+/// The links one GPU's collectives use: its TP group's, the send to its next stage's and its
+/// DP group's, each the node's NVLink unless the group crosses a node.
+fn gpu_links(lang: tplab_lessons::Lang, layout: &Layout, cluster: &Cluster, pl: &Place) -> String {
+    let (t, p, d) = (layout.tp.max(1), layout.pp.max(1), layout.dp.max(1));
+    let per = cluster.gpus_per_node.max(1);
+    // A group's link: the inter-node one when its ranks are on more than one node.
+    let link = |ranks: &mut dyn Iterator<Item = usize>| {
+        let nodes: Vec<usize> = ranks.map(|r| r / per).collect();
+        match nodes.first() {
+            _ if nodes.len() < 2 => "—".to_string(),
+            Some(first) if nodes.iter().all(|n| n == first) => cluster.intra_node.name.clone(),
+            _ => cluster.inter_node.name.clone(),
+        }
+    };
+    let tp = link(&mut (pl.tp_group * t..(pl.tp_group + 1) * t));
+    let pp = if pl.stage + 1 < p {
+        link(&mut [pl.rank, pl.rank + t * d].into_iter())
+    } else {
+        "—".to_string()
+    };
+    let dp = link(&mut (0..d).map(|j| pl.tp_rank + t * (j + d * pl.stage)));
+    t_args(lang, "cu-gpu-links", &[("tp", tp), ("pp", pp), ("dp", dp)])
 }
 
 /// Which link each collective uses, for the drawn layout.

@@ -28,7 +28,7 @@ pp-bubble-formula = Formül { $expression } = { $num }/{ $den } ({ $source }).
 pp-source-gpipe = Huang ve ark. 2019, GPipe
 pp-source-1f1b = Narayanan ve ark. 2021, Megatron-LM
 pp-source-interleaved = Narayanan ve ark. 2021, Megatron-LM, dönüşümlü çizelge
-pp-source-zb-h1 = Qi ve ark. 2023, Zero Bubble Pipeline Parallelism
+pp-source-zb-h1 = Qi ve ark. 2023, sıfır boşluklu ardışık düzen paralelliği
 pp-bubble-no-formula = Bu süreler için kapalı bir formül yok: boşluk yalnızca ölçülüyor.
 pp-predict-right = Tahminin { $said }: doğru.
 pp-predict-wrong = Tahminin { $said }; çizelge başka diyor. Her satırdaki boş alanı say.

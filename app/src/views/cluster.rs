@@ -569,7 +569,7 @@ fn node_ui(
         ui.painter()
             .layout(text.to_string(), font.clone(), color, card_w - 8.0)
     };
-    let laid: Vec<Option<(Place, Vec<std::sync::Arc<egui::Galley>>, Vec<String>)>> = cards
+    let laid: Vec<Option<Card>> = cards
         .into_iter()
         .map(|c| {
             c.map(|(pl, lines)| {
@@ -634,6 +634,9 @@ fn node_ui(
     painter.extend(shapes);
     a11y_label(&resp, &texts.join("; "));
 }
+
+/// A GPU card: its place, its lines laid out, and the lines (for the accessible label).
+type Card = (Place, Vec<std::sync::Arc<egui::Galley>>, Vec<String>);
 
 /// A GPU card's lines: its name, its place, its layers, its heads and its FFN columns.
 fn gpu_lines(

@@ -550,6 +550,21 @@ impl ShowMe {
         if let Some(n) = self.gpus_per_node {
             add(format!("{n} per node"), format!("düğüm başına {n}"));
         }
+        if let Some(sc) = &self.schedule {
+            add(format!("{sc} schedule"), format!("{sc} çizelgesi"));
+        }
+        if let Some(n) = self.stages {
+            add(format!("{n} stages"), format!("{n} aşama"));
+        }
+        if let Some(n) = self.microbatches {
+            add(format!("{n} micro-batches"), format!("{n} mikro parti"));
+        }
+        if let Some(n) = self.virtual_stages {
+            add(format!("{n} virtual stages"), format!("{n} sanal aşama"));
+        }
+        if let Some(c) = &self.cluster {
+            add(format!("cluster {c}"), format!("küme {c}"));
+        }
         if let Some(e) = &self.event {
             let pass_tr = match self.pass() {
                 Pass::Forward => "ileri",
@@ -758,6 +773,71 @@ mod tests {
 
     fn parse(s: &str) -> ShowMe {
         toml::from_str(s).unwrap()
+    }
+
+    /// Pipeline and Cluster targets: their fields parse, belong to their view, and a schedule
+    /// the engine refuses (or the view cannot draw) is refused with the engine's rule.
+    #[test]
+    fn pipeline_and_cluster_targets() {
+        let t = parse(
+            r#"view = "pipeline"
+schedule = "zb-h1"
+stages = 4
+microbatches = 8"#,
+        );
+        assert_eq!(t.validate(), Ok(()));
+        assert!(t
+            .describe()
+            .contains("zb-h1 schedule, 4 stages, 8 micro-batches"));
+        let cfg = t.pipeline_config().unwrap();
+        assert_eq!(
+            (cfg.stages, cfg.microbatches, cfg.virtual_stages),
+            (4, 8, 1)
+        );
+        let interleaved = parse(
+            r#"view = "pipeline"
+schedule = "interleaved"
+microbatches = 6"#,
+        );
+        let e = interleaved.validate().unwrap_err().to_string();
+        assert!(e.contains("use 4 or 8 micro-batches"), "{e}");
+        let wide = parse(
+            r#"view = "pipeline"
+stages = 9"#,
+        );
+        let e = wide.validate().unwrap_err().to_string();
+        assert!(e.contains("use at most 8"), "{e}");
+        let bad = parse(
+            r#"view = "pipeline"
+schedule = "pipedream-2bw""#,
+        );
+        assert!(bad.validate().unwrap_err().to_string().contains("zb-h1"));
+        let misplaced = parse(
+            r#"view = "planner"
+microbatches = 8"#,
+        );
+        assert!(matches!(
+            misplaced.validate(),
+            Err(ShowMeError::FieldNotForView {
+                field: "microbatches",
+                ..
+            })
+        ));
+        for c in CLUSTERS {
+            let t = parse(&format!("view = \"cluster\"\ncluster = \"{c}\""));
+            assert_eq!(t.validate(), Ok(()), "{c}");
+        }
+        let unknown = parse(
+            r#"view = "cluster"
+cluster = "2t-4d""#,
+        );
+        let e = unknown.validate().unwrap_err().to_string();
+        assert!(e.contains("1t-3d"), "{e}");
+        let elsewhere = parse(
+            r#"view = "pipeline"
+cluster = "1t-3d""#,
+        );
+        assert!(elsewhere.validate().is_err());
     }
 
     #[test]

@@ -582,6 +582,11 @@ impl Pipeline {
         let lang = super::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
+            keep_together(
+                ui,
+                &[&schedule_name(lang, self.schedule), &tr("pp-schedule")],
+                COMBO_EXTRA,
+            );
             egui::ComboBox::from_label(tr("pp-schedule"))
                 .selected_text(schedule_name(lang, self.schedule))
                 .show_ui(ui, |ui| {
@@ -589,12 +594,15 @@ impl Pipeline {
                         ui.selectable_value(&mut self.schedule, s, schedule_name(lang, s));
                     }
                 });
+            keep_together(ui, &[&tr("pp-stages")], slider_extra(ui));
             ui.add(egui::Slider::new(&mut self.stages, 1..=MAX_STAGES).text(tr("pp-stages")));
+            keep_together(ui, &[&tr("pp-microbatches")], slider_extra(ui));
             ui.add(
                 egui::Slider::new(&mut self.microbatches, 1..=MAX_MICROBATCHES)
                     .text(tr("pp-microbatches")),
             );
             if self.schedule == Schedule::Interleaved {
+                keep_together(ui, &[&tr("pp-virtual")], slider_extra(ui));
                 ui.add(
                     egui::Slider::new(&mut self.virtual_stages, 2..=MAX_VIRTUAL)
                         .text(tr("pp-virtual")),
@@ -608,6 +616,7 @@ impl Pipeline {
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
             let before = self.model;
+            keep_together(ui, &[self.model.name(), &tr("pp-model")], COMBO_EXTRA);
             egui::ComboBox::from_label(tr("pp-model"))
                 .selected_text(self.model.name())
                 .show_ui(ui, |ui| {
@@ -625,6 +634,7 @@ impl Pipeline {
                     .max()
                     .unwrap_or(1);
             }
+            keep_together(ui, &[&self.gpu, &tr("pp-gpu")], COMBO_EXTRA);
             egui::ComboBox::from_label(tr("pp-gpu"))
                 .selected_text(self.gpu.as_str())
                 .show_ui(ui, |ui| {
@@ -632,11 +642,13 @@ impl Pipeline {
                         ui.selectable_value(&mut self.gpu, g.name.clone(), g.name.as_str());
                     }
                 });
+            keep_together(ui, &[&tr("pp-tp"), "1 2 4 8"], 60.0);
             ui.label(tr("pp-tp"));
             let valid = training_tp_sizes(&self.model.spec());
             for tp in TP_CHOICES.into_iter().filter(|t| valid.contains(t)) {
                 ui.selectable_value(&mut self.tp, tp, tp.to_string());
             }
+            keep_together(ui, &[&tr("pp-dp"), "64"], 30.0);
             let l = ui.label(tr("pp-dp"));
             ui.add(egui::DragValue::new(&mut self.dp).range(1..=MAX_DP))
                 .labelled_by(l.id);
@@ -819,6 +831,7 @@ impl Pipeline {
                 self.clock = 0.0;
                 self.playing = false;
             }
+            keep_together(ui, &[&tr("pp-speed")], slider_extra(ui));
             ui.add(
                 egui::Slider::new(&mut self.speed, 0.25..=4.0)
                     .logarithmic(true)
@@ -830,6 +843,31 @@ impl Pipeline {
             ui.label(t_args(lang, "pp-clock", &[("time", duration(lang, now_s))]));
         });
     }
+}
+
+/// Points a combo box adds to its texts (the arrow, the padding and the gaps).
+const COMBO_EXTRA: f32 = 48.0;
+
+/// Points a slider adds to its label: the rail, the value box and the gaps.
+fn slider_extra(ui: &egui::Ui) -> f32 {
+    ui.spacing().slider_width + ui.spacing().interact_size.x + 4.0 * ui.spacing().item_spacing.x
+}
+
+/// In a wrapping row: starts the next row unless a widget with these texts and `extra` points
+/// still fits in this one (a slider or a combo box is laid out as one piece: it would run off
+/// the window rather than wrap).
+fn keep_together(ui: &mut egui::Ui, texts: &[&str], extra: f32) {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let width: f32 = texts
+        .iter()
+        .map(|t| {
+            ui.painter()
+                .layout_no_wrap(t.to_string(), font.clone(), egui::Color32::PLACEHOLDER)
+                .size()
+                .x
+        })
+        .sum();
+    super::planner::keep_on_one_row(ui, width + extra);
 }
 
 /// What the times assume, in one paragraph.
@@ -872,7 +910,7 @@ fn pass_letter(p: Pass) -> char {
     }
 }
 
-/// A box's fill: its micro-batch's colour, lighter for B and lighter still for W; a second
+/// A box's fill: its micro-batch's colour, paler for B and palest for W; a second
 /// chunk darker (so chunks differ even where the label does not fit).
 fn box_fill(o: &Timed, dark: bool, bg: egui::Color32) -> egui::Color32 {
     let base = gpu_color(o.microbatch, dark);

@@ -505,7 +505,7 @@ fn labelled_drag(ui: &mut egui::Ui, label: &str, v: &mut usize, max: usize) {
 
 /// In a wrapping row: starts the next row unless `width` points still fit in this one (so that
 /// what follows, that many points wide, stays together).
-fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
+pub(super) fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
     if ui.available_size_before_wrap().x < width && ui.cursor().left() > ui.max_rect().left() {
         ui.end_row();
         // The new row as tall as a field, so that a label starting it sits on the fields' line.

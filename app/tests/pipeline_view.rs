@@ -359,6 +359,11 @@ fn the_pipeline_view_at_every_size_language_and_theme() {
             shot,
         );
     }
+    // Mid-animation: the clock line, the boxes it has passed filled, the others outlined.
+    let playing = r#"{"schedule":"1f1b","stages":4,"microbatches":8,"clock":0.4,"predict":false}"#;
+    for shot in [SHOTS[2], SHOTS[3]] {
+        shoot(&mut results, "pipeline", playing, "clock", shot);
+    }
     results.unwrap();
 }
 

@@ -246,6 +246,40 @@ fn a_cluster_preset_selects_its_layout() {
     assert!(shown, "the planner's best ({want}) never showed");
 }
 
+/// The Planner's winner for the learner's own inputs, drawn on its GPUs from the Planner's
+/// button: the Cluster view shows the planner's layout for those inputs.
+#[test]
+fn the_planners_winner_opens_on_its_gpus() {
+    let mut harness = harness();
+    let inputs = tplab::views::planner::PlannerInputs {
+        model: tplab_engine::models::ModelPreset::Llama3_8b,
+        gpus: 16,
+        ..Default::default()
+    };
+    let state = serde_json::json!({ "inputs": inputs }).to_string();
+    assert!(harness.state_mut().load_view_state("planner", &state));
+    assert!(harness.state_mut().select("planner"));
+    let best = tplab::views::planner::run_planner(&inputs)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .plan
+        .ranked[0]
+        .layout;
+    let button = format!("See the winner, {}, on its GPUs", best.label());
+    let ready = wait_until(&mut harness, 30_000, 10, |h| {
+        h.query_by_label(&button).is_some()
+    });
+    assert!(ready, "no button '{button}'");
+    click(&mut harness, &button, 3);
+    assert_eq!(harness.state().active_id(), "cluster");
+    let want = format!("TP {} × PP {} × DP {} = 16 GPUs", best.tp, best.pp, best.dp);
+    let shown = wait_until(&mut harness, 30_000, 10, |h| {
+        h.query_by_label_contains(&want).is_some()
+    });
+    assert!(shown, "the Cluster view never drew {want}");
+    harness.get_by_label_contains("Your Planner inputs: llama3-8b on 16 a100 GPUs");
+    assert_eq!(state(&harness, "cluster")["preset"], "custom");
+}
+
 /// A Show me target opens its cluster, and one naming a field of another view is refused.
 #[test]
 fn show_me_targets_open_a_cluster_and_check_their_fields() {

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use tplab_engine::cost::TrainSetup;
 use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::memory::{Layout, Recompute};
-use tplab_engine::models::{ModelPreset, Scenario};
+use tplab_engine::models::{ModelSpec, Scenario};
 use tplab_engine::planner::{self, PlanRequest};
 
 /// What colours the GPUs.
@@ -43,20 +43,17 @@ pub enum Source {
     Planner,
 }
 
-/// A preset: a model on a cluster, and the layout the guide names for it.
+/// A preset: a model on a cluster (as the Planner view's inputs), and the layout the guide
+/// names for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preset {
-    pub id: &'static str,
-    pub model: ModelPreset,
-    pub gpu: String,
-    pub gpus: usize,
-    pub gpus_per_node: usize,
-    pub inter_node: String,
-    pub seq: usize,
-    pub global_batch: usize,
+    /// One of [`tplab_lessons::CLUSTERS`], or `custom` (the Planner view's inputs).
+    pub id: String,
+    pub inputs: PlannerInputs,
     /// Served (weights only), not trained.
     pub serving: bool,
-    pub layout: Layout,
+    /// The guide's layout (`None` for the Planner view's inputs: the planner's best only).
+    pub layout: Option<Layout>,
 }
 
 /// The preset with this id ([`tplab_lessons::CLUSTERS`]).
@@ -70,17 +67,11 @@ pub fn preset(id: &str) -> Option<Preset> {
     if id == "planner-64" {
         let d = PlannerInputs::default();
         return Some(Preset {
-            id: "planner-64",
-            model: d.model,
-            gpu: d.gpu,
-            gpus: d.gpus,
-            gpus_per_node: d.gpus_per_node,
-            inter_node: d.inter_node,
-            seq: d.seq,
-            global_batch: d.global_batch,
+            id: "planner-64".into(),
+            inputs: d,
             serving: false,
             // Korthikanti et al. 2022 trained GPT-3 175B on 64 GPUs as TP 8 × PP 8.
-            layout: layout(8, 8, 1),
+            layout: Some(layout(8, 8, 1)),
         });
     }
     let s = Scenario::by_id(id).ok()?;
@@ -92,41 +83,54 @@ pub fn preset(id: &str) -> Option<Preset> {
         _ => return None,
     };
     Some(Preset {
-        id: s.id,
-        model: s.model,
-        gpu: s.gpu.to_string(),
-        gpus: s.gpus,
-        gpus_per_node: s.gpus_per_node,
-        inter_node: s.inter_node.to_string(),
-        seq: s.seq,
-        global_batch: s.global_batch,
+        id: s.id.to_string(),
+        inputs: PlannerInputs {
+            model: s.model,
+            custom: None,
+            gpu: s.gpu.to_string(),
+            gpus: s.gpus,
+            gpus_per_node: s.gpus_per_node,
+            inter_node: s.inter_node.to_string(),
+            seq: s.seq,
+            global_batch: s.global_batch,
+            todays_stack: false,
+        },
         serving: matches!(s.workload, tplab_engine::models::Workload::Serve { .. }),
-        layout: layout(t, p, d),
+        layout: Some(layout(t, p, d)),
     })
 }
 
 impl Preset {
-    fn planner_inputs(&self) -> PlannerInputs {
-        PlannerInputs {
-            model: self.model,
-            custom: None,
-            gpu: self.gpu.clone(),
-            gpus: self.gpus,
-            gpus_per_node: self.gpus_per_node,
-            inter_node: self.inter_node.clone(),
-            seq: self.seq,
-            global_batch: self.global_batch,
-            todays_stack: false,
+    /// The Planner view's inputs, drawn with the planner's best layout.
+    pub fn custom(inputs: PlannerInputs) -> Self {
+        Preset {
+            id: "custom".into(),
+            inputs,
+            serving: false,
+            layout: None,
         }
     }
 
+    fn spec(&self) -> ModelSpec {
+        self.inputs.model_spec()
+    }
+
+    /// The model's name: the preset's, or the loaded config.json's.
+    fn model_name(&self) -> String {
+        self.inputs
+            .custom
+            .as_ref()
+            .map_or_else(|| self.inputs.model.name().to_string(), |c| c.label())
+    }
+
     fn cluster(&self) -> Result<Cluster, String> {
+        let i = &self.inputs;
         Cluster::new(
             &Catalogue::default(),
-            &self.gpu,
-            self.gpus,
-            self.gpus_per_node,
-            &self.inter_node,
+            &i.gpu,
+            i.gpus,
+            i.gpus_per_node,
+            &i.inter_node,
         )
         .map_err(|e| e.to_string())
     }
@@ -165,6 +169,8 @@ pub struct ClusterView {
     pub source: Source,
     /// The node drawn in detail.
     pub node: usize,
+    /// The Planner view's inputs, when the learner came from there (preset `custom`).
+    pub custom: Option<PlannerInputs>,
     #[serde(skip)]
     job: Option<(String, Background<PlannerResult>)>,
     /// The planner's answers, by preset id.
@@ -179,6 +185,7 @@ impl Default for ClusterView {
             color_by: ColorBy::Tp,
             source: Source::Guide,
             node: 0,
+            custom: None,
             job: None,
             planned: Vec::new(),
         }
@@ -194,23 +201,51 @@ impl ClusterView {
             .map(|(_, r)| r)
     }
 
-    /// The layout drawn, and whether it is the guide's (the planner's has not come, or nothing
-    /// fits).
+    /// The preset on screen.
+    pub fn current(&self) -> Option<Preset> {
+        match (self.preset.as_str(), &self.custom) {
+            ("custom", Some(inputs)) => Some(Preset::custom(inputs.clone())),
+            (id, _) => preset(id),
+        }
+    }
+
+    /// Where the layout comes from: the planner's, always, for the Planner view's inputs.
+    fn source(&self) -> Source {
+        if self.preset == "custom" {
+            Source::Planner
+        } else {
+            self.source
+        }
+    }
+
+    /// The preset and the layout drawn: the planner's best when asked for and it has come and
+    /// something fits, else the guide's (none for the Planner view's inputs).
     pub fn layout(&self) -> Option<(Preset, Layout)> {
-        let p = preset(&self.preset)?;
-        let layout = match (self.source, self.planned()) {
-            (Source::Planner, Some(Ok(Some(l)))) => *l,
+        let p = self.current()?;
+        let layout = match (self.source(), self.planned()) {
+            (Source::Planner, Some(Ok(Some(l)))) => Some(*l),
             _ => p.layout,
-        };
+        }?;
         Some((p, layout))
     }
 
     /// Opens a preset.
     pub fn select(&mut self, id: &str) {
-        if preset(id).is_some() {
+        if preset(id).is_some() || (id == "custom" && self.custom.is_some()) {
             self.preset = id.to_string();
             self.node = 0;
         }
+    }
+
+    /// Opens the Planner view's inputs, drawn with the planner's best layout.
+    pub fn open_custom(&mut self, inputs: PlannerInputs) {
+        self.custom = Some(inputs);
+        self.planned.retain(|(id, _)| id != "custom");
+        if self.job.as_ref().is_some_and(|(id, _)| id == "custom") {
+            self.job = None;
+        }
+        self.preset = "custom".into();
+        self.node = 0;
     }
 }
 
@@ -223,7 +258,10 @@ impl View for ClusterView {
         "Cluster"
     }
 
-    fn logic(&mut self, ctx: &egui::Context, _shared: &mut Shared) {
+    fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
+        if let Some(inputs) = shared.cluster_request.take() {
+            self.open_custom(inputs);
+        }
         if let Some((id, job)) = &mut self.job {
             if let Some(r) = job.poll(Some(ctx)) {
                 let id = id.clone();
@@ -233,10 +271,10 @@ impl View for ClusterView {
                 self.job = None;
             }
         }
-        let wanted = self.source == Source::Planner && self.planned().is_none();
+        let wanted = self.source() == Source::Planner && self.planned().is_none();
         if wanted && self.job.is_none() {
-            if let Some(p) = preset(&self.preset) {
-                let inputs = p.planner_inputs();
+            if let Some(p) = self.current() {
+                let inputs = p.inputs;
                 let job = Background::once(ctx, move |_| run_planner(&inputs));
                 self.job = Some((self.preset.clone(), job));
             }
@@ -262,7 +300,16 @@ impl View for ClusterView {
 
     fn load(&mut self, json: &str) {
         load_json(self, json);
-        if preset(&self.preset).is_none() {
+        if let Some(c) = &self.custom {
+            // A saved config.json model is checked as the importer checks a file.
+            if c.custom
+                .as_ref()
+                .is_some_and(|m| m.spec.validate().is_err())
+            {
+                self.custom = None;
+            }
+        }
+        if self.current().is_none() {
             self.preset = ClusterView::default().preset;
         }
     }
@@ -278,7 +325,8 @@ impl ClusterView {
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
             ui.label(tr("cu-presets"));
-            for id in tplab_lessons::CLUSTERS {
+            let custom = self.custom.is_some().then_some("custom");
+            for id in tplab_lessons::CLUSTERS.into_iter().chain(custom) {
                 if ui
                     .selectable_label(self.preset == id, tr(&format!("cu-preset-{id}")))
                     .clicked()
@@ -289,25 +337,47 @@ impl ClusterView {
         });
         ui.horizontal_wrapped(|ui| {
             ui.label(tr("cu-layout-from"));
-            ui.selectable_value(&mut self.source, Source::Guide, tr("cu-source-guide"));
-            ui.selectable_value(&mut self.source, Source::Planner, tr("cu-source-planner"));
+            if self.preset == "custom" {
+                let _ = ui.selectable_label(true, tr("cu-source-planner"));
+            } else {
+                ui.selectable_value(&mut self.source, Source::Guide, tr("cu-source-guide"));
+                ui.selectable_value(&mut self.source, Source::Planner, tr("cu-source-planner"));
+            }
             ui.add_space(12.0);
             ui.label(tr("cu-colour-by"));
             ui.selectable_value(&mut self.color_by, ColorBy::Tp, tr("cu-by-tp"));
             ui.selectable_value(&mut self.color_by, ColorBy::Stage, tr("cu-by-stage"));
             ui.selectable_value(&mut self.color_by, ColorBy::Replica, tr("cu-by-replica"));
         });
-        let Some((p, layout)) = self.layout() else {
+        let Some(p) = self.current() else {
             return;
         };
-        ui.label(tr(&format!("cu-story-{}", p.id)));
-        if self.source == Source::Planner {
+        if p.id == "custom" {
+            let i = &p.inputs;
+            ui.label(t_args(
+                lang,
+                "cu-story-custom",
+                &[
+                    ("model", p.model_name()),
+                    ("gpus", i.gpus.to_string()),
+                    ("gpu", i.gpu.clone()),
+                    ("per_node", i.gpus_per_node.to_string()),
+                    ("link", i.inter_node.clone()),
+                ],
+            ));
+        } else {
+            ui.label(tr(&format!("cu-story-{}", p.id)));
+        }
+        if self.source() == Source::Planner {
             match self.planned() {
                 None => {
                     ui.horizontal(|ui| {
                         ui.spinner();
                         ui.label(tr("cu-planning"));
                     });
+                }
+                Some(Ok(None)) if p.layout.is_none() => {
+                    ui.colored_label(ui.visuals().warn_fg_color, tr("cu-planner-nothing-custom"));
                 }
                 Some(Ok(None)) => {
                     ui.colored_label(ui.visuals().warn_fg_color, tr("cu-planner-nothing"));
@@ -318,6 +388,9 @@ impl ClusterView {
                 Some(Ok(Some(_))) => {}
             }
         }
+        let Some((p, layout)) = self.layout() else {
+            return;
+        };
         let cluster = match p.cluster() {
             Ok(c) => c,
             Err(e) => {
@@ -355,7 +428,7 @@ fn color_index(pl: &Place, by: ColorBy) -> usize {
 /// "TP 8 × PP 8 × DP 1 on 64 GPUs (8 nodes of 8)", the model, and memory per GPU.
 fn summary_ui(ui: &mut egui::Ui, p: &Preset, layout: &Layout, cluster: &Cluster) {
     let lang = super::lang(ui);
-    let spec = p.model.spec();
+    let spec = p.spec();
     ui.label(
         egui::RichText::new(t_args(
             lang,
@@ -367,7 +440,7 @@ fn summary_ui(ui: &mut egui::Ui, p: &Preset, layout: &Layout, cluster: &Cluster)
                 ("gpus", layout.gpus().to_string()),
                 ("nodes", cluster.nodes().to_string()),
                 ("per_node", cluster.gpus_per_node.to_string()),
-                ("model", p.model.name().to_string()),
+                ("model", p.model_name()),
                 ("gpu", cluster.gpu.name.clone()),
             ],
         ))
@@ -387,7 +460,7 @@ fn summary_ui(ui: &mut egui::Ui, p: &Preset, layout: &Layout, cluster: &Cluster)
     }
     let req = PlanRequest::new(
         spec.clone(),
-        TrainSetup::new(p.seq, p.global_batch),
+        TrainSetup::new(p.inputs.seq, p.inputs.global_batch),
         cluster.clone(),
     );
     match planner::evaluate(&req, layout) {
@@ -507,7 +580,7 @@ fn overview_ui(
             &[
                 ("nodes", nodes.to_string()),
                 ("gpus", used.to_string()),
-                ("model", p.model.name().to_string()),
+                ("model", p.model_name()),
             ],
         ),
     );
@@ -530,7 +603,7 @@ fn node_ui(
 ) {
     let lang = super::lang(ui);
     let dark = ui.visuals().dark_mode;
-    let spec = p.model.spec();
+    let spec = p.spec();
     let per = cluster.gpus_per_node.max(1);
     let used = layout.gpus().min(cluster.gpus);
     ui.strong(t_args(

@@ -210,6 +210,9 @@ pub struct Shared {
     /// Views with a long background job (Precision, Train) start it when first shown, so
     /// they never open empty (on in the app, off in tests unless a test turns it on).
     pub autostart_jobs: bool,
+    /// The Planner view's inputs, for the Cluster view to draw the winner of (set by the
+    /// Planner's "on its GPUs" button, taken by the Cluster view).
+    pub cluster_request: Option<planner::PlannerInputs>,
     pending: Vec<ShowMe>,
 }
 

@@ -256,8 +256,8 @@ fn the_planners_winner_opens_on_its_gpus() {
         gpus: 16,
         ..Default::default()
     };
-    let state = serde_json::json!({ "inputs": inputs }).to_string();
-    assert!(harness.state_mut().load_view_state("planner", &state));
+    let saved = serde_json::json!({ "inputs": inputs }).to_string();
+    assert!(harness.state_mut().load_view_state("planner", &saved));
     assert!(harness.state_mut().select("planner"));
     let best = tplab::views::planner::run_planner(&inputs)
         .unwrap_or_else(|e| panic!("{e}"))

@@ -229,6 +229,22 @@ fn a_cluster_preset_selects_its_layout() {
     click(&mut harness, "pipeline stage", 2);
     assert_eq!(state(&harness, "cluster")["color_by"], "stage");
 
+    // Clicking a node of the overview draws that node's GPUs: on 64 GPUs as TP 8 × PP 8, node
+    // n is stage n.
+    click(&mut harness, "GPT-3 175B on 64 A100s", 2);
+    click(&mut harness, "the guide's", 2);
+    harness
+        .get_by_label_contains("Cluster: 8 node(s), 64 GPUs in use")
+        .click();
+    harness.run_steps(2);
+    let node = state(&harness, "cluster")["node"].as_u64().unwrap_or(0);
+    assert!(node > 0, "the click selected no other node");
+    harness.get_by_label_contains(&format!("Node {node} of 8"));
+    harness.get_by_label_contains(&format!(
+        "GPU 0 (rank {}), TP rank 0 · stage {node} · replica 0",
+        8 * node
+    ));
+
     // The planner's best on its default cluster is the planner's own winner.
     click(&mut harness, "GPT-3 175B on 64 A100s", 2);
     click(&mut harness, "the planner's best", 2);

@@ -172,6 +172,19 @@ fn the_interleaved_rule_is_explained_with_a_fix() {
     harness.get_by_label_contains("4 aşamaya 6 mikro parti; 4 ya da 8 mikro parti kullanın");
 }
 
+/// On a projector the class answers aloud: the clicker's first press (→) reveals the bubble
+/// without a prediction recorded.
+#[test]
+fn a_clicker_press_reveals_the_bubble() {
+    let mut harness = harness();
+    open(&mut harness, "gpipe", 4, 8);
+    harness.get_by_label_contains("Predict first");
+    common::press(&mut harness, egui::Key::PageDown, 2);
+    assert!(harness.query_by_label_contains("Predict first").is_none());
+    harness.get_by_label_contains("Bubble measured from the schedule: 3/11");
+    assert!(harness.query_by_label_contains("You predicted").is_none());
+}
+
 /// The clock: Home takes it to the start, → moves it to the next box edge, Space plays it to
 /// the end.
 #[test]

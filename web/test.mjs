@@ -263,7 +263,8 @@ async function main() {
     // pass against the reference on open; the GPU view explains that real GPUs need the desktop).
     const views = { walkthrough: "step", collectives: "collectives", timeline: "timeline",
       memory: "memory", verify: "verify", precision: "precision", vocab: "vocab", train: "train",
-      serve: "serve", planner: "planner", lessons: "lessons", quiz: "quiz", gpu: "gpu" };
+      serve: "serve", planner: "planner", pipeline: "pipeline", cluster: "cluster", lessons: "lessons",
+      quiz: "quiz", gpu: "gpu" };
     for (const [name, id] of Object.entries(views)) {
       await page.goto(`${server.url}?view=${name}`);
       await waitForApp(page);

@@ -1,5 +1,5 @@
 //! UI strings from Fluent files (`app/i18n/<lang>/<area>.ftl`: `main`, `views`, `capacity`,
-//! `web`, `cli`), and the learner's language, kept in egui's persisted memory so it survives a
+//! `web`, `cli`, `pipeline`), and the learner's language, kept in egui's persisted memory so it survives a
 //! restart. Every area file of one language goes into that language's bundle; an id defined twice
 //! is a load error.
 
@@ -20,17 +20,19 @@ macro_rules! ftl {
 }
 
 /// The Fluent sources compiled into the binary: (language, file, text).
-pub const SOURCES: [(Lang, &str, &str); 10] = [
+pub const SOURCES: [(Lang, &str, &str); 12] = [
     ftl!(Lang::En, "en", "main"),
     ftl!(Lang::En, "en", "views"),
     ftl!(Lang::En, "en", "capacity"),
     ftl!(Lang::En, "en", "web"),
     ftl!(Lang::En, "en", "cli"),
+    ftl!(Lang::En, "en", "pipeline"),
     ftl!(Lang::Tr, "tr", "main"),
     ftl!(Lang::Tr, "tr", "views"),
     ftl!(Lang::Tr, "tr", "capacity"),
     ftl!(Lang::Tr, "tr", "web"),
     ftl!(Lang::Tr, "tr", "cli"),
+    ftl!(Lang::Tr, "tr", "pipeline"),
 ];
 
 /// One bundle per language.

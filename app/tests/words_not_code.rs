@@ -83,6 +83,21 @@ fn view_terms(view: &str) -> &'static [&'static str] {
         "timeline" => &["compute", "communication"],
         "quiz" => &["question", "answer", "check", "exam"],
         "serve" => &["tokens per second", "sample"],
+        "pipeline" => &[
+            "stage",
+            "stages",
+            "micro-batch",
+            "micro-batches",
+            "bubble",
+            "schedule",
+            "chunk",
+            "peak",
+            "idle",
+            "weight gradient",
+        ],
+        "cluster" => &[
+            "node", "nodes", "stage", "replica", "unused", "heads", "links",
+        ],
         _ => &[],
     }
 }
@@ -335,6 +350,29 @@ fn walk_everything(lang: Lang) -> Walk {
         w.open("collectives");
         w.read("collectives");
         w.press_through("collectives", 7);
+    }
+    // The Pipeline view's chart, hovered boxes aside, for every schedule (its question first),
+    // and every cluster the Cluster view draws.
+    w.open("pipeline");
+    w.read("pipeline (question)");
+    for schedule in ["gpipe", "1f1b", "interleaved", "zb-h1"] {
+        let state =
+            format!(r#"{{"schedule":"{schedule}","stages":4,"microbatches":8,"predict":false}}"#);
+        assert!(w.harness.state_mut().load_view_state("pipeline", &state));
+        w.open("pipeline");
+        w.read(&format!("pipeline ({schedule})"));
+    }
+    let refused = r#"{"schedule":"interleaved","stages":4,"microbatches":6,"predict":false}"#;
+    assert!(w.harness.state_mut().load_view_state("pipeline", refused));
+    w.open("pipeline");
+    w.read("pipeline (interleaved, 6 micro-batches)");
+    for preset in tplab_lessons::CLUSTERS {
+        for color_by in ["tp", "stage", "replica"] {
+            let state = format!(r#"{{"preset":"{preset}","color_by":"{color_by}"}}"#);
+            assert!(w.harness.state_mut().load_view_state("cluster", &state));
+            w.open("cluster");
+            w.read(&format!("cluster ({preset})"));
+        }
     }
     // Every lesson's Show me targets, as the buttons open them.
     let catalog = tplab_lessons::Catalog::embedded().expect("the embedded lessons load");

@@ -16,6 +16,14 @@ pub const PLANNER_DEFAULT_GPUS: usize = 64;
 pub const PLANNER_DEFAULT_GPUS_PER_NODE: usize = 8;
 const PLANNER_INTER_NODE: &str = "ib-hdr-200";
 
+/// The most stages, micro-batches and virtual stages the Pipeline view draws.
+pub const PIPELINE_MAX_STAGES: usize = 8;
+pub const PIPELINE_MAX_MICROBATCHES: usize = 32;
+pub const PIPELINE_MAX_VIRTUAL: usize = 4;
+
+/// The Cluster view's presets: the guide's scenarios, and the planner's default cluster.
+pub const CLUSTERS: [&str; 4] = ["175b-one-node", "70b-serve-tp4", "1t-3d", "planner-64"];
+
 /// The app's views, by the names used in content files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -36,10 +44,12 @@ pub enum View {
     Quiz,
     Serve,
     Design,
+    Pipeline,
+    Cluster,
 }
 
 impl View {
-    pub const ALL: [View; 15] = [
+    pub const ALL: [View; 17] = [
         View::Playground,
         View::Step,
         View::Collectives,
@@ -55,6 +65,8 @@ impl View {
         View::Quiz,
         View::Serve,
         View::Design,
+        View::Pipeline,
+        View::Cluster,
     ];
 
     pub fn name(self) -> &'static str {
@@ -74,6 +86,8 @@ impl View {
             View::Quiz => "quiz",
             View::Serve => "serve",
             View::Design => "design",
+            View::Pipeline => "pipeline",
+            View::Cluster => "cluster",
         }
     }
 
@@ -95,6 +109,8 @@ impl View {
             View::Quiz => "Quiz",
             View::Serve => "Serve",
             View::Design => "Design",
+            View::Pipeline => "Pipeline",
+            View::Cluster => "Cluster",
         }
     }
 
@@ -116,6 +132,8 @@ impl View {
             View::Quiz => "Kısa sınav",
             View::Serve => "Çıkarım",
             View::Design => "Tasarım",
+            View::Pipeline => "Ardışık düzen",
+            View::Cluster => "Küme",
         }
     }
 
@@ -178,6 +196,22 @@ pub struct ShowMe {
     /// Design: the challenge to open (1 to 8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub challenge: Option<usize>,
+    /// Pipeline: the schedule (`gpipe`, `1f1b`, `interleaved`, `zb-h1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Pipeline: the stages P.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<usize>,
+    /// Pipeline: the micro-batches M.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microbatches: Option<usize>,
+    /// Pipeline: the virtual stages V of the interleaved schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_stages: Option<usize>,
+    /// Cluster: one of the guide's scenarios (`175b-one-node`, `70b-serve-tp4`, `1t-3d`) or
+    /// `planner-64` (GPT-3 175B on the planner's 64 A100s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     /// Button caption.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<Localized>,
@@ -196,7 +230,8 @@ fn course_scenario<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, 
 
 /// The fields a "Show me" target may have, for the unknown-field error.
 const FIELDS: &str = "view, preset, hidden, heads, kv_heads, ffn, seq, batch, layers, tp, \
-    sequence_parallel, algorithm, seed, model, gpu, gpus, gpus_per_node, pass, event, layer, challenge, label";
+    sequence_parallel, algorithm, seed, model, gpu, gpus, gpus_per_node, pass, event, layer, challenge, schedule, stages, microbatches, \
+    virtual_stages, cluster, label";
 
 /// Reads what no other field of a [`ShowMe`] took and refuses it, naming the field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -242,6 +277,11 @@ pub enum ShowMeError {
     Model(String),
     #[error("challenge {stage} does not exist: the design lab's challenges are 1 to {stages}")]
     NoChallenge { stage: usize, stages: usize },
+    /// The engine's pipeline error, as text.
+    #[error("Show me target's pipeline is invalid: {0}")]
+    Pipeline(String),
+    #[error("no cluster '{name}'; use one of: {known}")]
+    UnknownCluster { name: String, known: String },
     /// The engine's hardware error, as text (it holds floating-point values).
     #[error("Show me target's hardware is invalid: {0}")]
     Hardware(String),
@@ -306,6 +346,40 @@ impl ShowMe {
                 belongs: "view = \"design\"",
             });
         }
+        let pipeline = self.view == View::Pipeline;
+        let pipeline_fields: [(&'static str, bool); 4] = [
+            ("schedule", self.schedule.is_some()),
+            ("stages", self.stages.is_some()),
+            ("microbatches", self.microbatches.is_some()),
+            ("virtual_stages", self.virtual_stages.is_some()),
+        ];
+        for (field, set) in pipeline_fields {
+            if set && !pipeline {
+                return Err(ShowMeError::FieldNotForView {
+                    field,
+                    view: self.view,
+                    belongs: "view = \"pipeline\"",
+                });
+            }
+        }
+        if pipeline {
+            self.pipeline_config()?;
+        }
+        if let Some(c) = &self.cluster {
+            if self.view != View::Cluster {
+                return Err(ShowMeError::FieldNotForView {
+                    field: "cluster",
+                    view: self.view,
+                    belongs: "view = \"cluster\"",
+                });
+            }
+            if !CLUSTERS.contains(&c.as_str()) {
+                return Err(ShowMeError::UnknownCluster {
+                    name: c.clone(),
+                    known: CLUSTERS.join(", "),
+                });
+            }
+        }
         let stages = tplab_engine::block::design::challenge::all().len();
         if let Some(n) = self.challenge.filter(|&n| n == 0 || n > stages) {
             return Err(ShowMeError::NoChallenge { stage: n, stages });
@@ -320,6 +394,43 @@ impl ShowMe {
             Catalogue::default().gpu(gpu)?;
         }
         Ok(())
+    }
+
+    /// The pipeline schedule a Pipeline target opens: its fields over the view's defaults
+    /// (1F1B, 4 stages, 8 micro-batches, 2 virtual stages for the interleaved schedule).
+    /// **Errors** with the engine's rule when the schedule cannot be built.
+    pub fn pipeline_config(&self) -> Result<tplab_engine::pipeline::PipelineConfig, ShowMeError> {
+        use tplab_engine::pipeline::{PipelineConfig, Schedule};
+        let schedule = match &self.schedule {
+            Some(s) => s.parse::<Schedule>().map_err(ShowMeError::Pipeline)?,
+            None => Schedule::OneFOneB,
+        };
+        let virtual_stages = match schedule {
+            Schedule::Interleaved => self.virtual_stages.unwrap_or(2),
+            _ => self.virtual_stages.unwrap_or(1),
+        };
+        let cfg = PipelineConfig {
+            virtual_stages,
+            ..PipelineConfig::new(
+                schedule,
+                self.stages.unwrap_or(4),
+                self.microbatches.unwrap_or(8),
+            )
+        };
+        cfg.validate()
+            .map_err(|e| ShowMeError::Pipeline(e.to_string()))?;
+        for (field, value, max) in [
+            ("stages", cfg.stages, PIPELINE_MAX_STAGES),
+            ("microbatches", cfg.microbatches, PIPELINE_MAX_MICROBATCHES),
+            ("virtual_stages", cfg.virtual_stages, PIPELINE_MAX_VIRTUAL),
+        ] {
+            if value > max {
+                return Err(ShowMeError::Pipeline(format!(
+                    "{field} = {value} is more than the Pipeline view draws ({max}); use at most {max}"
+                )));
+            }
+        }
+        Ok(cfg)
     }
 
     /// The pass of the event (forward unless set).
@@ -438,6 +549,21 @@ impl ShowMe {
         }
         if let Some(n) = self.gpus_per_node {
             add(format!("{n} per node"), format!("düğüm başına {n}"));
+        }
+        if let Some(sc) = &self.schedule {
+            add(format!("{sc} schedule"), format!("{sc} çizelgesi"));
+        }
+        if let Some(n) = self.stages {
+            add(format!("{n} stages"), format!("{n} aşama"));
+        }
+        if let Some(n) = self.microbatches {
+            add(format!("{n} micro-batches"), format!("{n} mikro parti"));
+        }
+        if let Some(n) = self.virtual_stages {
+            add(format!("{n} virtual stages"), format!("{n} sanal aşama"));
+        }
+        if let Some(c) = &self.cluster {
+            add(format!("cluster {c}"), format!("küme {c}"));
         }
         if let Some(e) = &self.event {
             let pass_tr = match self.pass() {
@@ -647,6 +773,71 @@ mod tests {
 
     fn parse(s: &str) -> ShowMe {
         toml::from_str(s).unwrap()
+    }
+
+    /// Pipeline and Cluster targets: their fields parse, belong to their view, and a schedule
+    /// the engine refuses (or the view cannot draw) is refused with the engine's rule.
+    #[test]
+    fn pipeline_and_cluster_targets() {
+        let t = parse(
+            r#"view = "pipeline"
+schedule = "zb-h1"
+stages = 4
+microbatches = 8"#,
+        );
+        assert_eq!(t.validate(), Ok(()));
+        assert!(t
+            .describe()
+            .contains("zb-h1 schedule, 4 stages, 8 micro-batches"));
+        let cfg = t.pipeline_config().unwrap();
+        assert_eq!(
+            (cfg.stages, cfg.microbatches, cfg.virtual_stages),
+            (4, 8, 1)
+        );
+        let interleaved = parse(
+            r#"view = "pipeline"
+schedule = "interleaved"
+microbatches = 6"#,
+        );
+        let e = interleaved.validate().unwrap_err().to_string();
+        assert!(e.contains("use 4 or 8 micro-batches"), "{e}");
+        let wide = parse(
+            r#"view = "pipeline"
+stages = 9"#,
+        );
+        let e = wide.validate().unwrap_err().to_string();
+        assert!(e.contains("use at most 8"), "{e}");
+        let bad = parse(
+            r#"view = "pipeline"
+schedule = "pipedream-2bw""#,
+        );
+        assert!(bad.validate().unwrap_err().to_string().contains("zb-h1"));
+        let misplaced = parse(
+            r#"view = "planner"
+microbatches = 8"#,
+        );
+        assert!(matches!(
+            misplaced.validate(),
+            Err(ShowMeError::FieldNotForView {
+                field: "microbatches",
+                ..
+            })
+        ));
+        for c in CLUSTERS {
+            let t = parse(&format!("view = \"cluster\"\ncluster = \"{c}\""));
+            assert_eq!(t.validate(), Ok(()), "{c}");
+        }
+        let unknown = parse(
+            r#"view = "cluster"
+cluster = "2t-4d""#,
+        );
+        let e = unknown.validate().unwrap_err().to_string();
+        assert!(e.contains("1t-3d"), "{e}");
+        let elsewhere = parse(
+            r#"view = "pipeline"
+cluster = "1t-3d""#,
+        );
+        assert!(elsewhere.validate().is_err());
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! elsewhere, a view calls [`Shared::navigate`] with a [`ShowMe`] target; the app applies the
 //! scenario, switches view and calls the target view's [`View::show_me`].
 
+pub mod cluster;
 pub mod collectives;
 pub mod design;
 // The CUDA executor is the desktop's; the web edition explains that (platform::web::GpuNotice).
@@ -23,6 +24,7 @@ pub mod gpu;
 pub mod lanes;
 pub mod lessons;
 pub mod memory;
+pub mod pipeline;
 pub mod planner;
 pub mod playground;
 pub mod precision;
@@ -44,7 +46,8 @@ use tplab_lessons::Lang;
 /// One view of the app.
 pub trait View {
     /// Stable id: `"playground"`, `"step"`, `"collectives"`, `"timeline"`, `"memory"`,
-    /// `"verify"`, `"precision"`, `"vocab"`, `"train"`, `"planner"`, `"lessons"`, `"quiz"`, `"gpu"`.
+    /// `"verify"`, `"precision"`, `"vocab"`, `"train"`, `"planner"`, `"pipeline"`, `"cluster"`, `"lessons"`, `"quiz"`,
+    /// `"gpu"`.
     fn id(&self) -> &'static str;
     /// Side-bar label.
     fn title(&self) -> &'static str;
@@ -93,6 +96,8 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(train::Train::default()),
         Box::new(serve::Serve::default()),
         Box::new(planner::Planner::default()),
+        Box::new(pipeline::Pipeline::default()),
+        Box::new(cluster::ClusterView::default()),
         Box::new(lessons::Lessons::default()),
         Box::new(quiz::Quiz::default()),
         #[cfg(not(target_arch = "wasm32"))]
@@ -211,6 +216,9 @@ pub struct Shared {
     /// A walk asked for this frame: it replaces `plan_walk` when the navigation is applied (any
     /// other navigation, a lesson's Show me say, goes back to Megatron's split).
     pending_walk: Option<PlanWalk>,
+    /// The Planner view's inputs, for the Cluster view to draw the winner of (set by the
+    /// Planner's "on its GPUs" button, taken by the Cluster view).
+    pub cluster_request: Option<planner::PlannerInputs>,
     pending: Vec<ShowMe>,
 }
 

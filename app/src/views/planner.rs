@@ -243,7 +243,7 @@ impl Planner {
 
     /// The view below its heading: the inputs, then the plan (`window_h`: the window's height
     /// below the heading, for the plot's height).
-    fn page_ui(&mut self, ui: &mut egui::Ui, window_h: f32) {
+    fn page_ui(&mut self, ui: &mut egui::Ui, window_h: f32, shared: &mut Shared) {
         let lang = super::lang(ui);
         inputs_ui(ui, &mut self.inputs);
         self.config_ui(ui);
@@ -263,7 +263,23 @@ impl Planner {
             Some(Err(e)) => {
                 ui.colored_label(ui.visuals().error_fg_color, e);
             }
-            Some(Ok(r)) => result_ui(ui, r, window_h),
+            Some(Ok(r)) => {
+                if let Some(w) = r.plan.ranked.first() {
+                    let text = crate::i18n::t_args(
+                        lang,
+                        "pl-on-its-gpus",
+                        &[("layout", w.layout.label())],
+                    );
+                    if ui.button(text).clicked() {
+                        shared.cluster_request = Some(self.inputs.clone());
+                        shared.navigate(ShowMe {
+                            view: tplab_lessons::View::Cluster,
+                            ..Default::default()
+                        });
+                    }
+                }
+                result_ui(ui, r, window_h);
+            }
         }
     }
 
@@ -378,13 +394,13 @@ impl View for Planner {
         }
     }
 
-    fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = super::lang(ui);
         ui.heading(crate::i18n::t(lang, "pl-title"));
         // The window's height, before the page scrolls: the plot's height follows it.
         let window_h = ui.available_height();
         // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
-        super::scrolling_page(ui, "pl-page", |ui| self.page_ui(ui, window_h));
+        super::scrolling_page(ui, "pl-page", |ui| self.page_ui(ui, window_h, shared));
     }
 
     /// A lesson's planner target: the default inputs with the target's model and cluster
@@ -505,7 +521,7 @@ fn labelled_drag(ui: &mut egui::Ui, label: &str, v: &mut usize, max: usize) {
 
 /// In a wrapping row: starts the next row unless `width` points still fit in this one (so that
 /// what follows, that many points wide, stays together).
-fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
+pub(super) fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
     if ui.available_size_before_wrap().x < width && ui.cursor().left() > ui.max_rect().left() {
         ui.end_row();
         // The new row as tall as a field, so that a label starting it sits on the fields' line.

@@ -273,14 +273,20 @@ pub fn number(lang: Lang, v: f64) -> String {
         let s = format!("{v:.4}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     };
-    localize(&plain, lang)
+    localize(&plain, lang, 5)
 }
 
 /// `v` with exactly `decimals` decimals as `lang` writes numbers: `1.25` and `12,345.50` in
 /// English, `1,25` and `12.345,50` in Turkish (thousands grouped from five integer digits on).
 /// Every number shown with a fraction goes through here, so Turkish never shows a decimal point.
 pub fn num(lang: Lang, v: f64, decimals: usize) -> String {
-    localize(&format!("{v:.decimals$}"), lang)
+    localize(&format!("{v:.decimals$}"), lang, 5)
+}
+
+/// An integer with every thousand grouped, as the lessons' prose writes counts: `3,200` /
+/// `3.200`, `327,680` / `327.680` (unlike [`number`], which leaves four digits ungrouped).
+pub fn grouped(lang: Lang, n: u64) -> String {
+    localize(&n.to_string(), lang, 4)
 }
 
 /// A percentage with `decimals` decimals as `lang` writes it: `85%` / `%85`, `12.5%` / `%12,5`.
@@ -324,8 +330,8 @@ pub fn sci(lang: Lang, v: f64, decimals: usize) -> String {
 }
 
 /// Rewrites a number Rust printed (`-1234567.25`) with `lang`'s marks, grouping thousands from
-/// five integer digits on.
-fn localize(plain: &str, lang: Lang) -> String {
+/// `group_from` integer digits on.
+fn localize(plain: &str, lang: Lang, group_from: usize) -> String {
     if !plain
         .chars()
         .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
@@ -342,7 +348,7 @@ fn localize(plain: &str, lang: Lang) -> String {
         None => (rest, None),
     };
     let mut out = String::from(sign);
-    if int.len() >= 5 {
+    if int.len() >= group_from {
         for (k, c) in int.chars().enumerate() {
             if k > 0 && (int.len() - k).is_multiple_of(3) {
                 out.push(grp);
@@ -455,6 +461,9 @@ mod tests {
         assert_eq!(number(Lang::En, -12_345.0), "-12,345");
         assert_eq!(number(Lang::Tr, 0.328125), "0,3281");
         assert_eq!(number(Lang::En, -0.00001), "0");
+        assert_eq!(grouped(Lang::En, 3200), "3,200");
+        assert_eq!(grouped(Lang::Tr, 327_680), "327.680");
+        assert_eq!(grouped(Lang::Tr, 320), "320");
         assert_eq!(percent(Lang::En, 85.0, 0), "85%");
         assert_eq!(percent(Lang::Tr, 12.5, 1), "%12,5");
         assert_eq!(bytes(Lang::Tr, 3 * 1024 * 1024 / 2), "1,5 MiB");

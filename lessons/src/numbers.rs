@@ -1,7 +1,7 @@
 //! The numbers the lessons quote, recomputed from the engine: if the engine's model changes,
 //! these tests name the lesson and the line to update. (Test-only module.)
 
-use crate::i18n::{num, number, percent};
+use crate::i18n::{grouped, num, percent};
 use crate::{Catalog, Lang};
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
@@ -168,7 +168,7 @@ fn lesson_8_quotes_the_planner_at_tp_8_and_16() {
     for tp in [8, 16] {
         let hundreds = (tokens(tp) / 100.0).round() as u64 * 100;
         for lang in Lang::ALL {
-            assert_quotes("inside-a-node", lang, &number(lang, hundreds as f64));
+            assert_quotes("inside-a-node", lang, &grouped(lang, hundreds));
         }
     }
     assert!(tokens(16) < tokens(8) / 2.0);
@@ -181,12 +181,12 @@ fn lesson_12_kv_cache_is_the_engine_s() {
     assert_quotes(
         "real-world",
         Lang::En,
-        &format!("{} bytes", number(Lang::En, per_token as f64)),
+        &format!("{} bytes", grouped(Lang::En, per_token)),
     );
     assert_quotes(
         "real-world",
         Lang::Tr,
-        &format!("{} bayt", number(Lang::Tr, per_token as f64)),
+        &format!("{} bayt", grouped(Lang::Tr, per_token)),
     );
     for lang in Lang::ALL {
         assert_quotes("real-world", lang, &format!("{} KiB", per_token / 1024));

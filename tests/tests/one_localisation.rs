@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// Source trees scanned: everything shipped (test modules excluded, see [`shipped_part`]).
+/// Source trees scanned: everything shipped (test modules excluded, see [`test_modules`]).
 const SCANNED: [&str; 5] = [
     "engine/src",
     "kernels/src",
@@ -170,27 +170,61 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The source up to its unit-test module (`#[cfg(test)]` then `mod tests`), which by the
-/// workspace's convention ends the file.
-fn shipped_part(src: &str) -> &str {
-    let mut at = 0;
-    for line in src.split_inclusive('\n') {
-        if line.trim() == "#[cfg(test)]" {
-            let rest = &src[at + line.len()..];
-            if rest.trim_start().starts_with("mod tests") {
-                return &src[..at];
-            }
+/// The char ranges of `#[cfg(test)] mod … { … }` blocks in `code` (source whose comments and
+/// literals are blanked, so braces inside them do not count).
+fn test_modules(code: &[char]) -> Vec<(usize, usize)> {
+    let text: String = code.iter().collect();
+    let mut out = Vec::new();
+    for (byte_at, _) in text.match_indices("#[cfg(test)]") {
+        let at = text[..byte_at].chars().count();
+        let after: String = code[at + 12..].iter().collect();
+        let rest = after.trim_start();
+        if !rest.starts_with("mod ") {
+            continue;
         }
-        at += line.len();
+        let Some(open) = code[at..].iter().position(|&ch| ch == '{' || ch == ';') else {
+            continue;
+        };
+        let mut i = at + open;
+        if code[i] == ';' {
+            continue; // `mod x;`: a test-only file, listed in TEST_ONLY_FILES
+        }
+        let mut depth = 0;
+        while i < code.len() {
+            match code[i] {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        out.push((at, i));
     }
-    src
+    out
 }
 
-/// Every string and character literal of Rust source `src`, with its line: comments skipped,
-/// escapes and raw strings (`r#"…"#`) handled, lifetimes (`'a`) told from characters.
-fn literals(src: &str) -> Vec<(usize, String)> {
+/// The Turkish-scannable literals of shipped code: every literal outside test modules.
+fn shipped_literals(src: &str) -> Vec<(usize, String)> {
+    let (lits, blanked) = literals(src);
+    let tests = test_modules(&blanked);
+    lits.into_iter()
+        .filter(|(_, at, _)| !tests.iter().any(|(a, b)| (*a..=*b).contains(at)))
+        .map(|(line, _, s)| (line, s))
+        .collect()
+}
+
+/// Every string and character literal of Rust source `src`, with its line and char position:
+/// comments skipped, escapes and raw strings (`r#"…"#`) handled, lifetimes (`'a`) told from
+/// characters. Also the source with comments and literals blanked out.
+fn literals(src: &str) -> (Vec<(usize, usize, String)>, Vec<char>) {
     let c: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
     let (mut i, mut line) = (0, 1);
     let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
     while i < c.len() {
@@ -200,11 +234,14 @@ fn literals(src: &str) -> Vec<(usize, String)> {
                 i += 1;
             }
             '/' if c.get(i + 1) == Some(&'/') => {
+                let from = i;
                 while i < c.len() && c[i] != '\n' {
                     i += 1;
                 }
+                spans.push((from, i));
             }
             '/' if c.get(i + 1) == Some(&'*') => {
+                let from = i;
                 let mut depth = 0;
                 while i < c.len() {
                     if c[i] == '/' && c.get(i + 1) == Some(&'*') {
@@ -221,6 +258,7 @@ fn literals(src: &str) -> Vec<(usize, String)> {
                         i += 1;
                     }
                 }
+                spans.push((from, i));
             }
             'r' if (i == 0 || !ident(c[i - 1]) || c[i - 1] == 'b')
                 && matches!(c.get(i + 1), Some('#' | '"')) =>
@@ -246,7 +284,8 @@ fn literals(src: &str) -> Vec<(usize, String)> {
                     s.push(c[j]);
                     j += 1;
                 }
-                out.push((start_line, s));
+                out.push((start_line, i, s));
+                spans.push((i, j + 1 + hashes));
                 i = j + 1 + hashes;
             }
             '"' => {
@@ -264,7 +303,8 @@ fn literals(src: &str) -> Vec<(usize, String)> {
                     }
                     j += 1;
                 }
-                out.push((start_line, s));
+                out.push((start_line, i, s));
+                spans.push((i, j + 1));
                 i = j + 1;
             }
             '\'' => {
@@ -274,10 +314,12 @@ fn literals(src: &str) -> Vec<(usize, String)> {
                     while j < c.len() && c[j] != '\'' {
                         j += 1;
                     }
-                    out.push((line, c[i + 1..j].iter().collect()));
+                    out.push((line, i, c[i + 1..j].iter().collect()));
+                    spans.push((i, j + 1));
                     i = j + 1;
                 } else if c.get(i + 2) == Some(&'\'') {
-                    out.push((line, c[i + 1].to_string()));
+                    out.push((line, i, c[i + 1].to_string()));
+                    spans.push((i, i + 3));
                     i += 3;
                 } else {
                     i += 1;
@@ -286,7 +328,15 @@ fn literals(src: &str) -> Vec<(usize, String)> {
             _ => i += 1,
         }
     }
-    out
+    let mut blanked = c.clone();
+    for (a, b) in spans {
+        for ch in blanked.iter_mut().take(b.min(c.len())).skip(a) {
+            if *ch != '\n' {
+                *ch = ' ';
+            }
+        }
+    }
+    (out, blanked)
 }
 
 fn allowed(file: &str, literal: &str) -> bool {
@@ -298,7 +348,7 @@ fn allowed(file: &str, literal: &str) -> bool {
 #[test]
 fn the_scanner_finds_literals_and_skips_comments() {
     let src = "// 'ş' in a comment\nlet a = \"Göster\"; /* \"Kafa\" ğ */ let b: &'a str = r#\"x \"ş\" y\"#;\nlet c = 'ç'; let d = '\\'';\n";
-    let found: Vec<(usize, String)> = literals(src)
+    let found: Vec<(usize, String)> = shipped_literals(src)
         .into_iter()
         .filter(|(_, s)| turkish(s))
         .collect();
@@ -310,10 +360,10 @@ fn the_scanner_finds_literals_and_skips_comments() {
             (3, "ç".to_string())
         ]
     );
-    assert_eq!(
-        shipped_part("fn a() {}\n#[cfg(test)]\nmod tests {\n \"ş\"\n}\n"),
-        "fn a() {}\n"
-    );
+    // A test module is skipped, braces in its strings notwithstanding; code after it is not.
+    let src =
+        "fn a() {}\n#[cfg(test)]\nmod tests {\n fn t() { \"ş}\" }\n}\nconst B: &str = \"ğ\";\n";
+    assert_eq!(shipped_literals(src), [(6, "ğ".to_string())]);
 }
 
 #[test]
@@ -339,7 +389,7 @@ fn no_turkish_string_literal_outside_fluent_and_content() {
             continue;
         }
         let src = std::fs::read_to_string(path).unwrap_or_default();
-        for (line, lit) in literals(shipped_part(&src)) {
+        for (line, lit) in shipped_literals(&src) {
             if !turkish(&lit) {
                 continue;
             }

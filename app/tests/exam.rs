@@ -105,13 +105,9 @@ fn answer_right(h: &mut Harness<'static, TplabApp>, sitting: &Sitting, i: usize,
             }
         }
         QuestionKind::Numeric { answer, .. } => {
-            let typed = format!("{answer}");
             type_name(
                 h,
-                &match lang {
-                    Lang::En => typed,
-                    Lang::Tr => typed.replace('.', ","),
-                },
+                &tplab_lessons::i18n::num_text(lang, &format!("{answer}")),
             );
         }
     }

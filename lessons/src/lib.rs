@@ -4,11 +4,15 @@
 //! embedded at build time, so the binary works from any directory. [`Catalog::embedded`] loads it;
 //! [`Catalog::from_files`] loads any set of files (tests, authors' folders). Loading collects every
 //! problem as a [`Diagnostic`] with file, line and message instead of stopping at the first.
+//!
+//! [`i18n`] owns every translated string of the workspace (Fluent files in `lessons/i18n/`) and
+//! the one number formatter.
 
 mod catalog;
 mod diag;
 pub mod english;
 pub mod glossary;
+pub mod i18n;
 mod lang;
 #[cfg(test)]
 mod numbers;

@@ -1,6 +1,7 @@
 //! The numbers the lessons quote, recomputed from the engine: if the engine's model changes,
 //! these tests name the lesson and the line to update. (Test-only module.)
 
+use crate::i18n::{grouped, num, percent};
 use crate::{Catalog, Lang};
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
@@ -67,39 +68,6 @@ fn gpt3_layer_ms(tp: usize) -> (f64, f64, bool) {
     )
 }
 
-/// `x` with `decimals` places in the lesson's language: `5.34` / `5,34`.
-fn dec(x: f64, decimals: usize, lang: Lang) -> String {
-    let s = format!("{x:.decimals$}");
-    match lang {
-        Lang::En => s,
-        Lang::Tr => s.replace('.', ","),
-    }
-}
-
-/// An integer with thousands grouped the language's way: `327,680` / `327.680`.
-fn int(n: u64, lang: Lang) -> String {
-    let digits = n.to_string();
-    let sep = match lang {
-        Lang::En => ',',
-        Lang::Tr => '.',
-    };
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(sep);
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn percent(p: f64, lang: Lang) -> String {
-    match lang {
-        Lang::En => format!("{p:.0}%"),
-        Lang::Tr => format!("%{p:.0}"),
-    }
-}
-
 #[test]
 fn lesson_1_quotes_the_timeline_of_tp_1_2_4() {
     for tp in [1, 2, 4] {
@@ -107,8 +75,8 @@ fn lesson_1_quotes_the_timeline_of_tp_1_2_4() {
         for lang in Lang::ALL {
             let row = format!(
                 "| {tp} | {} µs | {} µs |",
-                dec(step, 1, lang),
-                dec(comm, 1, lang)
+                num(lang, step, 1),
+                num(lang, comm, 1)
             );
             assert_quotes("what-is-tp", lang, &row);
         }
@@ -118,7 +86,7 @@ fn lesson_1_quotes_the_timeline_of_tp_1_2_4() {
     let (c8, m8, _) = gpt3_layer_ms(8);
     for lang in Lang::ALL {
         assert_quotes("what-is-tp", lang, &format!("{c1:.0} ms"));
-        assert_quotes("what-is-tp", lang, &format!("{} ms", dec(c8 + m8, 1, lang)));
+        assert_quotes("what-is-tp", lang, &format!("{} ms", num(lang, c8 + m8, 1)));
     }
     // The lesson's point: TP = 2 beats TP = 1, and TP = 4 loses to TP = 2 at this size.
     assert!(gpt2_layer_us(2).0 < gpt2_layer_us(1).0);
@@ -133,10 +101,10 @@ fn lesson_8_table_is_the_cost_model_s() {
         for lang in Lang::ALL {
             let row = format!(
                 "| {} ms | {} ms | {} | {} ms |",
-                dec(compute, 2, lang),
-                dec(comm, 2, lang),
-                percent(100.0 * comm / compute, lang),
-                dec(compute + comm, 2, lang)
+                num(lang, compute, 2),
+                num(lang, comm, 2),
+                percent(lang, 100.0 * comm / compute, 0),
+                num(lang, compute + comm, 2)
             );
             assert_quotes("inside-a-node", lang, &format!("| {tp} | "));
             assert_quotes("inside-a-node", lang, &row);
@@ -150,10 +118,10 @@ fn lesson_8_table_is_the_cost_model_s() {
         for lang in Lang::ALL {
             let row = format!(
                 "| {} ms | {} ms | {} ms | {} ms |",
-                dec(compute, 2, lang),
-                dec(comm, 2, lang),
-                dec(compute + comm, 2, lang),
-                dec(compute.max(comm), 2, lang)
+                num(lang, compute, 2),
+                num(lang, comm, 2),
+                num(lang, compute + comm, 2),
+                num(lang, compute.max(comm), 2)
             );
             assert_quotes("overlap", lang, &row);
         }
@@ -170,7 +138,7 @@ fn lesson_8_table_is_the_cost_model_s() {
 fn lesson_8_quotes_gpt2_small_s_communication_share() {
     let (step, comm) = gpt2_layer_us(4);
     for lang in Lang::ALL {
-        let share = percent(100.0 * comm / step, lang);
+        let share = percent(lang, 100.0 * comm / step, 0);
         assert_quotes("inside-a-node", lang, &share);
     }
 }
@@ -200,7 +168,7 @@ fn lesson_8_quotes_the_planner_at_tp_8_and_16() {
     for tp in [8, 16] {
         let hundreds = (tokens(tp) / 100.0).round() as u64 * 100;
         for lang in Lang::ALL {
-            assert_quotes("inside-a-node", lang, &int(hundreds, lang));
+            assert_quotes("inside-a-node", lang, &grouped(lang, hundreds));
         }
     }
     assert!(tokens(16) < tokens(8) / 2.0);
@@ -213,12 +181,12 @@ fn lesson_12_kv_cache_is_the_engine_s() {
     assert_quotes(
         "real-world",
         Lang::En,
-        &format!("{} bytes", int(per_token, Lang::En)),
+        &format!("{} bytes", grouped(Lang::En, per_token)),
     );
     assert_quotes(
         "real-world",
         Lang::Tr,
-        &format!("{} bayt", int(per_token, Lang::Tr)),
+        &format!("{} bayt", grouped(Lang::Tr, per_token)),
     );
     for lang in Lang::ALL {
         assert_quotes("real-world", lang, &format!("{} KiB", per_token / 1024));
@@ -317,8 +285,8 @@ fn lesson_8_closed_form_uses_the_presets_and_the_ring() {
             let row = format!(
                 "| {:.0} | {} | {} |",
                 f / bw,
-                percent(100.0 * closed(8.0, f, bw), lang),
-                percent(100.0 * closed(16.0, f, bw), lang)
+                percent(lang, 100.0 * closed(8.0, f, bw), 0),
+                percent(lang, 100.0 * closed(16.0, f, bw), 0)
             );
             assert_quotes("inside-a-node", lang, &row);
         }
@@ -330,6 +298,6 @@ fn lesson_8_closed_form_uses_the_presets_and_the_ring() {
     };
     let bound = 9.0 * h * l.bandwidth_bytes_per_s() / (4.0 * g.peak_bf16_tflops * 1e12);
     for lang in Lang::ALL {
-        assert_quotes("inside-a-node", lang, &format!("≈ {}", dec(bound, 1, lang)));
+        assert_quotes("inside-a-node", lang, &format!("≈ {}", num(lang, bound, 1)));
     }
 }

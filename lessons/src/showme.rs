@@ -1,5 +1,6 @@
 //! "Show me" targets: a view of the app, a scenario and a step of the trace.
 
+use crate::i18n::{t, t_args};
 use crate::lang::{Lang, Localized};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -114,27 +115,9 @@ impl View {
         }
     }
 
-    /// The view's name in Turkish.
-    pub fn name_tr(self) -> &'static str {
-        match self {
-            View::Playground => "Oyun alanı",
-            View::Step => "Adım adım",
-            View::Collectives => "Kolektifler",
-            View::Timeline => "Zaman çizelgesi",
-            View::Memory => "Bellek",
-            View::Verify => "Doğrulama",
-            View::Precision => "Hassasiyet",
-            View::Vocab => "Sözlük",
-            View::Train => "Eğitim",
-            View::Planner => "Planlayıcı",
-            View::Gpu => "GPU",
-            View::Lessons => "Dersler",
-            View::Quiz => "Kısa sınav",
-            View::Serve => "Çıkarım",
-            View::Design => "Tasarım",
-            View::Pipeline => "Ardışık düzen",
-            View::Cluster => "Küme",
-        }
+    /// The view's name in `lang`, the app's side-bar title (`view-<name>` in the Fluent files).
+    pub fn name_in(self, lang: Lang) -> String {
+        t(lang, &format!("view-{}", self.name()))
     }
 
     /// Whether the view follows a trace event (so `event` means something there).
@@ -493,89 +476,81 @@ impl ShowMe {
     }
 
     /// The description in `lang`; in Turkish, e.g. `Adım adım görünümü (Walkthrough),
-    /// gpt2-small, TP=4, ileri geçişte mlp.g` (the app's side bar names views in English).
+    /// gpt2-small, TP=4, ileri geçişte mlp.g` (the app's side bar names views in English). The
+    /// words are the Fluent messages `showme-*` and the app's `sm-*`.
     pub fn describe_in(&self, lang: Lang) -> String {
         let cfg = self.config();
-        let tr = lang == Lang::Tr;
-        let mut s = if tr {
-            format!(
-                "{} görünümü ({}), {}, TP={}",
-                self.view.name_tr(),
-                self.view.title(),
-                self.scenario.preset().name(),
-                cfg.tp
-            )
-        } else {
-            format!(
-                "{} view, {}, TP={}",
-                self.view,
-                self.scenario.preset().name(),
-                cfg.tp
-            )
-        };
-        let mut add = |en: String, tr_text: String| {
-            s.push_str(", ");
-            s.push_str(if tr { &tr_text } else { &en });
-        };
+        let mut parts = vec![t_args(
+            lang,
+            "showme-view",
+            &[
+                ("view", self.view.name().to_string()),
+                ("name", self.view.name_in(lang)),
+                ("title", self.view.title().to_string()),
+                ("preset", self.scenario.preset().name().to_string()),
+                ("tp", cfg.tp.to_string()),
+            ],
+        )];
+        let n = |id: &str, v: usize| t_args(lang, id, &[("n", v.to_string())]);
         if cfg.layers != 1 {
-            add(
-                format!("{} layers", cfg.layers),
-                format!("{} katman", cfg.layers),
-            );
+            parts.push(n("sm-layers", cfg.layers));
         }
         if cfg.is_gqa() {
-            add(
-                format!("{} KV heads", cfg.kv_heads()),
-                format!("{} KV kafası", cfg.kv_heads()),
-            );
+            parts.push(n("sm-kv", cfg.kv_heads()));
         }
         if cfg.sequence_parallel {
-            add("sequence parallel".into(), "dizi paralelliği".into());
+            parts.push(t(lang, "sm-sp"));
         }
         if let Some(a) = self.scenario.algorithm {
-            add(
-                format!("{a} all-reduce"),
-                format!("{a} algoritmasıyla all-reduce"),
-            );
+            parts.push(t_args(
+                lang,
+                "sm-algorithm",
+                &[("algorithm", a.to_string())],
+            ));
         }
         if let Some(m) = &self.model {
-            add(format!("model {m}"), format!("model {m}"));
+            parts.push(t_args(lang, "showme-model", &[("model", m.clone())]));
         }
         if let Some(g) = &self.gpu {
-            add(g.clone(), g.clone());
+            parts.push(g.clone());
         }
-        if let Some(n) = self.gpus {
-            add(format!("{n} GPUs"), format!("{n} GPU"));
+        if let Some(v) = self.gpus {
+            parts.push(n("sm-gpus", v));
         }
-        if let Some(n) = self.gpus_per_node {
-            add(format!("{n} per node"), format!("düğüm başına {n}"));
+        if let Some(v) = self.gpus_per_node {
+            parts.push(n("sm-per-node", v));
         }
         if let Some(sc) = &self.schedule {
-            add(format!("{sc} schedule"), format!("{sc} çizelgesi"));
+            parts.push(t_args(
+                lang,
+                "showme-schedule",
+                &[("schedule", sc.to_string())],
+            ));
         }
-        if let Some(n) = self.stages {
-            add(format!("{n} stages"), format!("{n} aşama"));
+        if let Some(v) = self.stages {
+            parts.push(n("showme-stages", v));
         }
-        if let Some(n) = self.microbatches {
-            add(format!("{n} micro-batches"), format!("{n} mikro parti"));
+        if let Some(v) = self.microbatches {
+            parts.push(n("showme-microbatches", v));
         }
-        if let Some(n) = self.virtual_stages {
-            add(format!("{n} virtual stages"), format!("{n} sanal aşama"));
+        if let Some(v) = self.virtual_stages {
+            parts.push(n("showme-virtual-stages", v));
         }
         if let Some(c) = &self.cluster {
-            add(format!("cluster {c}"), format!("küme {c}"));
+            parts.push(t_args(
+                lang,
+                "showme-cluster",
+                &[("cluster", c.to_string())],
+            ));
         }
         if let Some(e) = &self.event {
-            let pass_tr = match self.pass() {
-                Pass::Forward => "ileri",
-                Pass::Backward => "geri",
+            let id = match self.pass() {
+                Pass::Forward => "showme-forward-at",
+                Pass::Backward => "showme-backward-at",
             };
-            add(
-                format!("{} pass at {e}", self.pass().name()),
-                format!("{pass_tr} geçişte {e}"),
-            );
+            parts.push(t_args(lang, id, &[("op", e.clone())]));
         }
-        s
+        parts.join(", ")
     }
 }
 

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+use tplab_lessons::i18n::{percent, t, t_args};
 use tplab_lessons::Lang;
 
 /// The record format this version writes and reads.
@@ -712,38 +713,24 @@ impl Certificate {
         c.frame(30, 6, navy);
         c.frame(48, 2, gold);
         let issuer = self.issuer().map(|k| k.fingerprint());
-        let (title, course, certifies, passed, date_l, signed, verify_l) = match self.lang {
-            Lang::En => (
-                "Certificate of Completion".to_string(),
-                "Tensor Parallelism for Large Models".to_string(),
-                "This certifies that".to_string(),
-                format!(
-                    "passed the tplab exam {} with a score of {}%",
-                    self.exam_version, self.score_percent
-                ),
-                "Date",
-                match &issuer {
-                    Some(f) => format!("Signed by issuer key {f}"),
-                    None => "Unsigned: anyone could have made this picture".to_string(),
-                },
-                "Check it with: tplab cert verify FILE --issuer KEY",
-            ),
-            Lang::Tr => (
-                "Başarı Sertifikası".to_string(),
-                "Büyük Modeller için Tensör Paralelliği".to_string(),
-                "Bu belge".to_string(),
-                format!(
-                    "adlı kişinin tplab sınavını ({}) %{} puanla geçtiğini onaylar",
-                    self.exam_version, self.score_percent
-                ),
-                "Tarih",
-                match &issuer {
-                    Some(f) => format!("İmzalayan anahtar: {f}"),
-                    None => "İmzasız: bu resmi herkes yapabilirdi".to_string(),
-                },
-                "Doğrulamak için: tplab cert verify DOSYA --issuer ANAHTAR",
-            ),
+        let lang = self.lang;
+        let title = t(lang, "cert-pic-title");
+        let course = t(lang, "cert-pic-course");
+        let certifies = t(lang, "cert-pic-certifies");
+        let passed = t_args(
+            lang,
+            "cert-pic-passed",
+            &[
+                ("exam", self.exam_version.clone()),
+                ("score", percent(lang, f64::from(self.score_percent), 0)),
+            ],
+        );
+        let date_l = t(lang, "cert-pic-date");
+        let signed = match &issuer {
+            Some(f) => t_args(lang, "cert-pic-signed", &[("key", f.to_string())]),
+            None => t(lang, "cert-pic-unsigned"),
         };
+        let verify_l = t(lang, "cert-pic-verify");
         c.text_centered(&font, &title, 64.0, 190.0, navy);
         c.text_centered(&font, &course, 40.0, 270.0, gold);
         c.text_centered(&font, &certifies, 30.0, 390.0, [60, 60, 60]);
@@ -757,7 +744,7 @@ impl Certificate {
             navy,
         );
         c.text_centered(&font, &signed, 24.0, 800.0, [70, 70, 70]);
-        c.text_centered(&font, verify_l, 22.0, 850.0, [90, 90, 90]);
+        c.text_centered(&font, &verify_l, 22.0, 850.0, [90, 90, 90]);
         Ok(c.px)
     }
 

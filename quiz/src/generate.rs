@@ -3,11 +3,13 @@
 //! An id `gen:<kind>:<seed>` names one question exactly, so a generated question can be saved,
 //! re-asked and put in the exam. The right answer always comes from `tplab-engine` (the trace's
 //! all-reduce model, the config's validation, the shard plan, the schedule, the memory model),
-//! never from a number typed here. Numbers in the Turkish text are written the Turkish way
-//! (`1.048.576`, `0,25`), as the grader reads them ([`crate::grade::parse_number`]).
+//! never from a number typed here. The words are Fluent messages (`gen-*` in
+//! `lessons/i18n/<lang>/quiz.ftl`; a design-lab challenge's goal and reasons are the design view's
+//! own `design-ch-*` messages), and numbers in each language are written that language's way
+//! (`1.048.576`, `0,25` in Turkish) by the one formatter, [`tplab_lessons::i18n`], as the grader
+//! reads them ([`crate::grade::parse_number`]).
 
 use crate::bank::{Question, QuestionKind};
-use crate::grade::{format_fixed, format_number};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
@@ -18,7 +20,8 @@ use tplab_engine::memory::{kv_cache_bytes_per_token_per_gpu, layer_params_per_ra
 use tplab_engine::models::ModelSpec;
 use tplab_engine::trace::{all_reduce_bytes_sent_per_rank, schedule, CollectiveKind, Pass};
 use tplab_engine::{Config, ConfigError, DType, Overrides};
-use tplab_lessons::{Lang, Localized, ShowMe, View};
+use tplab_lessons::i18n::{ablative, dative, msg, Arg};
+use tplab_lessons::{Localized, ShowMe, View};
 
 /// Bytes in a MiB, the unit generated memory questions use.
 pub const MIB: f64 = 1024.0 * 1024.0;
@@ -212,43 +215,27 @@ impl ModelShape {
     }
 
     fn describe(&self) -> Localized {
-        let (block_en, block_tr) = if self.llama {
-            (
-                "; SwiGLU MLP, RMSNorm, no biases",
-                "; SwiGLU MLP, RMSNorm, bias yok",
-            )
-        } else {
-            ("", "")
+        let heads = match self.kv_heads {
+            Some(1) => msg("gen-heads-mqa", &[("heads", self.heads.into())]),
+            Some(kv) => msg(
+                "gen-heads-gqa",
+                &[("heads", self.heads.into()), ("kv", kv.into())],
+            ),
+            None => msg("gen-heads-mha", &[("heads", self.heads.into())]),
         };
-        let (heads_en, heads_tr) = match self.kv_heads {
-            Some(1) => (
-                format!(
-                    "{} query heads sharing one KV head (multi-query attention)",
-                    self.heads
-                ),
-                format!(
-                    "tek bir KV kafasını paylaşan {} sorgu kafası (çoklu sorgu dikkati)",
-                    self.heads
-                ),
-            ),
-            Some(kv) => (
-                format!("{} query heads, {kv} KV heads", self.heads),
-                format!("{} sorgu kafası, {kv} KV kafası", self.heads),
-            ),
-            None => (
-                format!("{} heads", self.heads),
-                format!("{} kafa", self.heads),
-            ),
-        };
-        Localized::new(
-            format!(
-                "{} (hidden {}, {heads_en}, FFN {}, {} layers{block_en})",
-                self.name, self.hidden, self.ffn, self.layers
-            ),
-            format!(
-                "{} (gizli boyut {}, {heads_tr}, FFN {}, {} katman{block_tr})",
-                self.name, self.hidden, self.ffn, self.layers
-            ),
+        msg(
+            if self.llama {
+                "gen-model-llama"
+            } else {
+                "gen-model-gpt"
+            },
+            &[
+                ("name", self.name.into()),
+                ("hidden", self.hidden.into()),
+                ("heads", heads.into()),
+                ("ffn", self.ffn.into()),
+                ("layers", self.layers.into()),
+            ],
         )
     }
 }
@@ -288,34 +275,37 @@ pub fn generate(kind: GenKind, seed: u64) -> Question {
 
 /// A plan's splits of `weights`, in words.
 fn plan_words(plan: &ShardingPlan, weights: &[Weight]) -> Localized {
-    let en = |w: Weight| match w {
-        Weight::Qkv => "QKV projection",
-        Weight::Out => "output projection",
-        Weight::Fc1 => "fc1",
-        Weight::Fc2 => "fc2",
+    let weight = |w: Weight| match w {
+        Weight::Qkv => "gen-weight-qkv",
+        Weight::Out => "gen-weight-out",
+        Weight::Fc1 => "gen-weight-fc1",
+        Weight::Fc2 => "gen-weight-fc2",
     };
-    let tr = |w: Weight| match w {
-        Weight::Qkv => "QKV projeksiyonu",
-        Weight::Out => "çıkış projeksiyonu",
-        Weight::Fc1 => "fc1",
-        Weight::Fc2 => "fc2",
+    let split = |s: Split| match s {
+        Split::Replicate => "gen-split-replicate",
+        Split::Columns => "gen-split-columns",
+        Split::Rows => "gen-split-rows",
     };
-    let split_en = |s: Split| match s {
-        Split::Replicate => "whole on every GPU",
-        Split::Columns => "by columns",
-        Split::Rows => "by rows",
-    };
-    let split_tr = |s: Split| match s {
-        Split::Replicate => "her GPU'da bölünmemiş",
-        Split::Columns => "sütunlarına göre",
-        Split::Rows => "satırlarına göre",
-    };
-    let join =
-        |f: &dyn Fn(Weight) -> String| weights.iter().map(|w| f(*w)).collect::<Vec<_>>().join("; ");
-    loc(
-        join(&|w| format!("{} {}", en(w), split_en(plan.split(w)))),
-        join(&|w| format!("{} {}", tr(w), split_tr(plan.split(w)))),
-    )
+    let parts: Vec<Localized> = weights
+        .iter()
+        .map(|&w| {
+            msg(
+                "gen-weight-split",
+                &[
+                    ("weight", Arg::msg(weight(w), &[])),
+                    ("split", Arg::msg(split(plan.split(w)), &[])),
+                ],
+            )
+        })
+        .collect();
+    join(&parts, "; ")
+}
+
+/// `parts` joined by `sep` in every language.
+fn join(parts: &[Localized], sep: &str) -> Localized {
+    let each =
+        |f: fn(&Localized) -> &String| parts.iter().map(f).cloned().collect::<Vec<_>>().join(sep);
+    Localized::new(each(|l| &l.en), each(|l| &l.tr))
 }
 
 /// The exam's practical part: one of the design lab's challenges that asks only for splits;
@@ -370,35 +360,36 @@ fn design_split(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         .iter()
         .map(|(_, m)| m.as_ref().map(missing_words))
         .collect();
-    let (t_en, t_tr) = (c.config.tp, c.config.tp);
-    let sp_en = if c.start.sequence_parallel {
-        " Sequence parallelism is on."
+    // The challenge's goal and reasons are the design view's own messages (one copy).
+    let text = |part: &str| Arg::msg(&format!("design-ch-{}-{part}", c.id), &[]);
+    let prompt_id = if c.start.sequence_parallel {
+        "gen-design-prompt-sp"
     } else {
-        ""
-    };
-    let sp_tr = if c.start.sequence_parallel {
-        " Dizi paralelliği açık."
-    } else {
-        ""
+        "gen-design-prompt"
     };
     Question {
         id: id(GenKind::DesignSplit, seed),
-        prompt: loc(
-            format!(
-                "Design lab, challenge {stage} (on {t_en} GPUs): {}{sp_en} Which split does it? tplab runs each plan against the unsharded reference and counts its collectives.",
-                c.goal_text
-            ),
-            format!(
-                "Tasarım laboratuvarı, görev {stage} ({t_tr} GPU): {}{sp_tr} Hangi bölme bunu yapar? tplab her planı bölünmemiş referansa karşı çalıştırır ve kolektiflerini sayar.",
-                design_goal_tr(stage)
-            ),
+        prompt: msg(
+            prompt_id,
+            &[
+                ("stage", stage.into()),
+                ("tp", c.config.tp.into()),
+                ("goal", text("goal")),
+            ],
         ),
         kind: QuestionKind::Single {
             choices,
             correct: right_at,
         },
-        explanation: loc(c.why.to_string(), design_why_tr(stage).to_string()),
-        lesson: Some(if matches!(stage, 2 | 7) { "attention-heads" } else { "mlp-split" }.into()),
+        explanation: msg(&format!("design-ch-{}-why", c.id), &[]),
+        lesson: Some(
+            if matches!(stage, 2 | 7) {
+                "attention-heads"
+            } else {
+                "mlp-split"
+            }
+            .into(),
+        ),
         show_me: Some(ShowMe {
             view: View::Design,
             // The challenge's own layer, so the scenario the button sets is the one the text
@@ -457,60 +448,39 @@ fn grade_challenge(c: &challenge::Challenge, plan: &ShardingPlan) -> Option<chal
 /// Why a plan misses a challenge, in both languages (the engine's grade, worded).
 fn missing_words(m: &challenge::Missing) -> Localized {
     use challenge::Missing as M;
-    let tr = match m {
-        M::Refused { .. } => "kurallar bu programı reddeder: bir işlem bir tensörü kullanamayacağı biçimde okur".to_string(),
-        M::Differs => "sayıları referanstan farklıdır".to_string(),
+    match m {
+        M::Refused { rule } => msg("gen-miss-refused", &[("rule", rule.as_str().into())]),
+        M::Differs => msg("gen-miss-differs", &[]),
         M::ForwardCollectives {
             all_reduce,
             others,
             want_all_reduce,
             want_others,
-        } => format!(
-            "ileri geçişinde {all_reduce} all-reduce ve {others} başka kolektif var; hedef {want_all_reduce} all-reduce ve {want_others} başka kolektif"
+        } => msg(
+            "gen-miss-count",
+            &[
+                ("ar", (*all_reduce).into()),
+                ("others", (*others).into()),
+                ("goalar", (*want_all_reduce).into()),
+                ("goalothers", (*want_others).into()),
+            ],
         ),
-        M::TooCheap { have, want } => format!(
-            "en iyi bölmenin yalnızca {} katı bayt gönderir; hedef en az {want:.0} katı",
-            format_fixed(*have, 1, Lang::Tr)
+        M::TooCheap { have, want } => msg(
+            "gen-miss-cheap",
+            &[
+                ("have", Arg::fixed(*have, 1)),
+                ("want", Arg::fixed(*want, 0)),
+            ],
         ),
-        M::PlaceByHand => "kolektifler elle yerleştirilmelidir".to_string(),
-        M::RefusedElsewhere { .. } => "program reddedilir ama hedefin istediği yerde değil".to_string(),
-        M::NotRefused => "program geçerlidir: hiçbir işlem bir kısmi toplam okumaz".to_string(),
-        M::SequenceParallelOff => "dizi paralelliği kapalı".to_string(),
-        M::StillAllReduces(n) => format!("ileri geçişinde hâlâ {n} all-reduce var"),
-        M::WholeWeight => "bir ağırlık her GPU'da bölünmemiş kalıyor: bu tensör paralelliği değildir".to_string(),
-    };
-    let mut en = m.to_string();
-    if let Some(first) = en.get(..1) {
-        en = first.to_uppercase() + &en[1..];
-    }
-    let mut tr_cap = tr.clone();
-    if let Some(c) = tr.chars().next() {
-        tr_cap = c.to_uppercase().collect::<String>() + &tr[c.len_utf8()..];
-    }
-    loc(format!("{en}."), format!("{tr_cap}."))
-}
-
-/// A challenge's goal in Turkish (the app's Fluent file words the same).
-fn design_goal_tr(stage: usize) -> &'static str {
-    match stage {
-        1 => "fc1 ve fc2'yi, MLP'nin ileri geçişi tek bir all-reduce gerektirecek biçimde böl.",
-        2 => "QKV ve çıkış projeksiyonlarını, dikkatin ileri geçişi tek bir all-reduce gerektirecek biçimde böl.",
-        3 => "Dört ağırlığı da, katmanın ileri geçişi tam olarak iki all-reduce gerektirecek biçimde böl.",
-        4 => "Referansla hâlâ eşit olan ama her GPU'ya en iyi MLP bölmesinin en az 3 katı bayt gönderten bir MLP bölmesi bul.",
-        6 => "Dizi paralelliği açıkken katmanı, ileri geçişinde hiç all-reduce olmayacak biçimde böl.",
-        _ => "8 sorgu kafası 2 KV kafasını paylaşıyor; katmanı 4 GPU'ya, ileri geçişte iki all-reduce olacak biçimde böl.",
-    }
-}
-
-/// Why a challenge's best answer is best, in Turkish.
-fn design_why_tr(stage: usize) -> &'static str {
-    match stage {
-        1 => "fc1 sütunlarına göre bölününce her GPU A'nın bazı sütunlarını tam olarak tutar, GeLU yerel çalışır; fc2 satırlarına göre bölününce tam o sütunları çarpar ve kısmi toplamlar bırakır, bunlar bir kez toplanır.",
-        2 => "QKV sütunlarına göre bölününce her GPU kafaların tamamını tutar ve dikkat kafa kafa çalışır; çıkış projeksiyonu satırlarına göre bölününce kısmi toplamlar kalır, bunlar bir kez toplanır.",
-        3 => "Bu Megatron-LM'in bölmesidir: her yarı sütun paralel bir katman, yerel bir işlem ve satır paralel bir katmandır, bu yüzden her yarı bir kez toplar (g).",
-        4 => "fc1 satırlarına göre bölününce 4h genişliğindeki A'nın kısmi toplamları kalır ve GeLU tam değerlere ihtiyaç duyar: toplama dört kat geniş bir tensörü taşır. Sayılar aynı, baytlar yaklaşık 4,5 kat.",
-        6 => "Megatron'un bölmesi ve token'lara göre bölünmüş artık akışla her g bir reduce-scatter, her f bir all-gather olur: iki all-reduce ile aynı bayt.",
-        _ => "Her GPU 2 sorgu kafası ve onların okuduğu KV kafasının bir kopyasını tutar, böylece dikkat yerel kalır; geri geçişte kopyaların K ve V gradyanları toplanır.",
+        M::PlaceByHand => msg("gen-miss-by-hand", &[]),
+        M::RefusedElsewhere { op, rule } => msg(
+            "gen-miss-elsewhere",
+            &[("op", (*op).into()), ("rule", rule.as_str().into())],
+        ),
+        M::NotRefused => msg("gen-miss-not-refused", &[]),
+        M::SequenceParallelOff => msg("gen-miss-sp", &[]),
+        M::StillAllReduces(n) => msg("gen-miss-still", &[("n", (*n).into())]),
+        M::WholeWeight => msg("gen-miss-whole", &[]),
     }
 }
 
@@ -518,72 +488,12 @@ fn pick<T: Copy>(rng: &mut ChaCha8Rng, xs: &[T]) -> T {
     xs[rng.random_range(0..xs.len())]
 }
 
-fn loc(en: String, tr: String) -> Localized {
-    Localized::new(en, tr)
-}
-
-/// An integer in both languages' notation: `(589,824, 589.824)`.
-fn int2(v: u64) -> (String, String) {
-    (
-        format_number(v as f64, Lang::En),
-        format_number(v as f64, Lang::Tr),
-    )
-}
-
-/// A value with `d` decimals in both languages' notation.
-fn fixed2(v: f64, d: usize) -> (String, String) {
-    (format_fixed(v, d, Lang::En), format_fixed(v, d, Lang::Tr))
-}
-
-/// The last word of `n` read aloud in Turkish, which decides its suffixes' vowels.
-fn tr_last_word(n: u64) -> &'static str {
-    const UNITS: [&str; 10] = [
-        "sıfır", "bir", "iki", "üç", "dört", "beş", "altı", "yedi", "sekiz", "dokuz",
-    ];
-    const TENS: [&str; 10] = [
-        "", "on", "yirmi", "otuz", "kırk", "elli", "altmış", "yetmiş", "seksen", "doksan",
-    ];
-    if n == 0 {
-        UNITS[0]
-    } else if !n.is_multiple_of(10) {
-        UNITS[(n % 10) as usize]
-    } else if !n.is_multiple_of(100) {
-        TENS[((n / 10) % 10) as usize]
-    } else if !n.is_multiple_of(1000) {
-        "yüz"
-    } else if !n.is_multiple_of(1_000_000) {
-        "bin"
-    } else {
-        "milyon"
+/// Two sentences (or a sentence and nothing) in every language, a space between.
+fn then(a: Localized, b: Option<Localized>) -> Localized {
+    match b {
+        Some(b) => Localized::new(format!("{} {}", a.en, b.en), format!("{} {}", a.tr, b.tr)),
+        None => a,
     }
-}
-
-/// `(back vowel?, ends in a vowel?, ends in a voiceless consonant?)` of a Turkish word.
-fn tr_sounds(word: &str) -> (bool, bool, bool) {
-    let back = word
-        .chars()
-        .rev()
-        .find(|c| "aıoueiöü".contains(*c))
-        .is_some_and(|c| "aıou".contains(c));
-    let last = word.chars().last().unwrap_or('a');
-    (back, "aıoueiöü".contains(last), "çfhkpsşt".contains(last))
-}
-
-/// `n` with the Turkish dative suffix: `6'ya`, `3'e`, `2'ye`, `10'a`.
-fn tr_dative(n: u64) -> String {
-    let (back, vowel, _) = tr_sounds(tr_last_word(n));
-    let y = if vowel { "y" } else { "" };
-    format!("{n}'{y}{}", if back { "a" } else { "e" })
-}
-
-/// `n` with the Turkish ablative suffix: `8'den`, `4'ten`, `6'dan`, `3'ten`.
-fn tr_ablative(n: u64) -> String {
-    let (back, _, hard) = tr_sounds(tr_last_word(n));
-    format!(
-        "{n}'{}{}n",
-        if hard { "t" } else { "d" },
-        if back { "a" } else { "e" }
-    )
 }
 
 fn valid_list(cfg: &Config) -> String {
@@ -605,36 +515,38 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let payload_bytes = (tokens * hidden * dtype.size_bytes()) as u64;
     let sent_bytes = all_reduce_bytes_sent_per_rank(Algorithm::Ring, tp, payload_bytes);
     let answer = sent_bytes as f64 / MIB;
-    let payload_mib = fixed2(payload_bytes as f64 / MIB, 4);
-    let (pay_en, pay_tr) = int2(payload_bytes);
-    let (sent_en, sent_tr) = int2(sent_bytes);
-    let ans = fixed2(answer, 4);
-    let size = dtype.size_bytes();
     Question {
         id: id(GenKind::RingBytes, seed),
-        prompt: loc(
-            format!(
-                "A ring all-reduce sums a [{tokens}, {hidden}] {dtype} activation (batch {batch} × sequence {seq} tokens, hidden {hidden}) over TP={tp} GPUs. How many MiB does each GPU send? (1 MiB = 1,048,576 bytes; two decimals are enough, with a decimal point.)"
-            ),
-            format!(
-                "Bir halka all-reduce, [{tokens}, {hidden}] boyutunda {dtype} bir aktivasyonu (parti {batch} × dizi {seq} token, gizli boyut {hidden}) TP={tp} GPU üzerinde topluyor. Her GPU kaç MiB gönderir? (1 MiB = 1.048.576 bayt; iki ondalık yeterli, ondalık işareti virgül.)"
-            ),
+        prompt: msg(
+            "gen-ring-prompt",
+            &[
+                ("tokens", tokens.into()),
+                ("hidden", hidden.into()),
+                ("dtype", dtype.to_string().into()),
+                ("batch", batch.into()),
+                ("seq", seq.into()),
+                ("tp", tp.into()),
+            ],
         ),
         kind: QuestionKind::Numeric {
             answer,
             // The prompt asks for two decimals: rounding moves the answer by at most 0.005 MiB.
             tolerance: 0.01,
-            unit: Some(loc("MiB".into(), "MiB".into())),
+            unit: Some(msg("gen-unit-mib", &[])),
         },
-        explanation: loc(
-            format!(
-                "The tensor is {tokens} × {hidden} × {size} bytes = {pay_en} bytes ({} MiB). A ring all-reduce sends 2(N−1)/N of it from each GPU: 2·{}/{tp} × {pay_en} = {sent_en} bytes = {} MiB ({} steps of reduce-scatter, then {} of all-gather).",
-                payload_mib.0, tp - 1, ans.0, tp - 1, tp - 1
-            ),
-            format!(
-                "Tensör {tokens} × {hidden} × {size} bayt = {pay_tr} bayttır ({} MiB). Halka all-reduce'ta her GPU bunun 2(N−1)/N'ini gönderir: 2·{}/{tp} × {pay_tr} = {sent_tr} bayt = {} MiB ({} reduce-scatter adımı, ardından {} all-gather adımı).",
-                payload_mib.1, tp - 1, ans.1, tp - 1, tp - 1
-            ),
+        explanation: msg(
+            "gen-ring-why",
+            &[
+                ("tokens", tokens.into()),
+                ("hidden", hidden.into()),
+                ("size", dtype.size_bytes().into()),
+                ("payload", Arg::int(payload_bytes)),
+                ("payloadmib", Arg::fixed(payload_bytes as f64 / MIB, 4)),
+                ("steps", (tp - 1).into()),
+                ("tp", tp.into()),
+                ("sent", Arg::int(sent_bytes)),
+                ("answer", Arg::fixed(answer, 4)),
+            ],
         ),
         lesson: Some("all-reduce".into()),
         show_me: Some(target(View::Collectives, tplab_engine::Preset::Tiny, tp)),
@@ -642,21 +554,9 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     }
 }
 
-/// The answer choices of a TP-validity question, in authored order (shown shuffled).
-pub const VALIDITY_CHOICES: [(&str, &str); 3] = [
-    (
-        "Valid: every GPU gets whole heads and an equal share of the FFN",
-        "Geçerli: her GPU tam kafalar ve FFN'den eşit pay alır",
-    ),
-    (
-        "Invalid: the heads cannot be divided evenly over the GPUs (heads % TP ≠ 0)",
-        "Geçersiz: kafalar GPU'lara eşit bölünemez (kafa % TP ≠ 0)",
-    ),
-    (
-        "Invalid only because of the FFN: the heads divide, but FFN % TP ≠ 0",
-        "Yalnızca FFN yüzünden geçersiz: kafalar bölünür ama FFN % TP ≠ 0",
-    ),
-];
+/// The answer choices of a TP-validity question, in authored order (shown shuffled): their
+/// message ids.
+pub const VALIDITY_CHOICES: [&str; 3] = ["gen-tp-valid", "gen-tp-heads-fail", "gen-tp-ffn-fail"];
 
 /// A Show me target: `view` on `preset` at TP=`tp`, the TP size the question asks about. Where
 /// the preset's heads do not divide over `tp` (GPT-2 small's 12 at TP=8), the layer gets `tp`
@@ -739,45 +639,33 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     // The right answer is the engine's verdict for the drawn case (the draw only chose it).
     let correct = tp_verdict(&model, tp).unwrap_or(0);
     let (h, f) = (model.heads, model.ffn);
-    let d = model.describe();
+    let (hmod, fmod) = (modulo(h, tp), modulo(f, tp));
     let why = match correct {
-        0 => (
-            format!(
-                "{} and {}: each GPU holds {} heads and {} FFN columns.",
-                modulo(h, tp),
-                modulo(f, tp),
-                h / tp,
-                f / tp
-            ),
-            format!(
-                "{} ve {}: her GPU {} kafa ve {} FFN sütunu tutar.",
-                modulo(h, tp),
-                modulo(f, tp),
-                h / tp,
-                f / tp
-            ),
+        0 => msg(
+            "gen-tp-why-valid",
+            &[
+                ("hmod", hmod.as_str().into()),
+                ("fmod", fmod.as_str().into()),
+                ("each", (h / tp).into()),
+                ("columns", (f / tp).into()),
+            ],
         ),
-        1 => (
-            format!(
-                "{}: {h} heads cannot be split over {tp} GPUs, and a head cannot be cut (its softmax needs all of its columns).",
-                modulo(h, tp)
-            ),
-            format!(
-                "{}: {h} kafa {tp} GPU'ya bölünemez ve bir kafa parçalanamaz (softmax'ı kafanın tüm sütunlarına ihtiyaç duyar).",
-                modulo(h, tp)
-            ),
+        1 => msg(
+            "gen-tp-why-heads",
+            &[
+                ("hmod", hmod.as_str().into()),
+                ("heads", h.into()),
+                ("tp", tp.into()),
+            ],
         ),
-        _ => (
-            format!(
-                "{} divides, but {}: fc1's {f} columns cannot be shared equally over {tp} GPUs.",
-                modulo(h, tp),
-                modulo(f, tp)
-            ),
-            format!(
-                "{} bölünür ama {}: fc1'in {f} sütunu {tp} GPU'ya eşit paylaştırılamaz.",
-                modulo(h, tp),
-                modulo(f, tp)
-            ),
+        _ => msg(
+            "gen-tp-why-ffn",
+            &[
+                ("hmod", hmod.as_str().into()),
+                ("fmod", fmod.as_str().into()),
+                ("ffn", f.into()),
+                ("tp", tp.into()),
+            ],
         ),
     };
     // Why each wrong choice fails, from the same two remainders.
@@ -785,47 +673,18 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         if i == correct {
             return None;
         }
-        Some(match i {
-            0 if h % tp != 0 => loc(
-                format!(
-                    "{}: some GPU would get a fraction of a head.",
-                    modulo(h, tp)
-                ),
-                format!("{}: bir GPU'ya kafanın bir kesri düşerdi.", modulo(h, tp)),
-            ),
-            0 => loc(
-                format!(
-                    "{}: the FFN columns do not share out equally.",
-                    modulo(f, tp)
-                ),
-                format!("{}: FFN sütunları eşit paylaşılamaz.", modulo(f, tp)),
-            ),
-            1 => loc(
-                format!("{}: the heads divide evenly.", modulo(h, tp)),
-                format!("{}: kafalar eşit bölünür.", modulo(h, tp)),
-            ),
-            _ if h % tp != 0 => loc(
-                format!(
-                    "{}: the heads already fail, so the FFN is not the only reason.",
-                    modulo(h, tp)
-                ),
-                format!(
-                    "{}: kafalar zaten bölünmüyor, yani tek sebep FFN değil.",
-                    modulo(h, tp)
-                ),
-            ),
-            _ => loc(
-                format!("{}: the FFN width divides evenly.", modulo(f, tp)),
-                format!("{}: FFN genişliği eşit bölünür.", modulo(f, tp)),
-            ),
-        })
+        let (id, m) = match i {
+            0 if h % tp != 0 => ("gen-tp-fb-fraction", &hmod),
+            0 => ("gen-tp-fb-ffn-unequal", &fmod),
+            1 => ("gen-tp-fb-heads-divide", &hmod),
+            _ if h % tp != 0 => ("gen-tp-fb-heads-already", &hmod),
+            _ => ("gen-tp-fb-ffn-divides", &fmod),
+        };
+        Some(msg(id, &[("mod", m.as_str().into())]))
     };
-    let prompt = loc(
-        format!("Can {} be split with tensor parallelism TP={tp}?", d.en),
-        format!(
-            "{} tensör paralelliği ile TP={tp} olarak bölünebilir mi?",
-            d.tr
-        ),
+    let prompt = msg(
+        "gen-tp-prompt",
+        &[("model", model.describe().into()), ("tp", tp.into())],
     );
     let answer = SplitAnswer { correct, why, cfg };
     split_question(
@@ -838,42 +697,34 @@ fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     )
 }
 
-/// The answer to a "can it be split at this TP" question: the right choice, why (English,
-/// Turkish), and the configuration asked about.
+/// The answer to a "can it be split at this TP" question: the right choice, why, and the
+/// configuration asked about.
 struct SplitAnswer<'a> {
     correct: usize,
-    why: (String, String),
+    why: Localized,
     cfg: &'a Config,
 }
 
-/// A "can it be split at this TP" question: the choices, the answer, and why each wrong choice
-/// fails; the explanation ends with the model's valid TP sizes.
+/// A "can it be split at this TP" question: the choices (message ids), the answer, and why each
+/// wrong choice fails; the explanation ends with the model's valid TP sizes.
 fn split_question(
     kind: GenKind,
     seed: u64,
     prompt: Localized,
-    choices: &[(&str, &str)],
-    SplitAnswer {
-        correct,
-        why: (why_en, why_tr),
-        cfg,
-    }: SplitAnswer,
+    choices: &[&str],
+    SplitAnswer { correct, why, cfg }: SplitAnswer,
     fb: impl Fn(usize) -> Option<Localized>,
 ) -> Question {
-    let valid = valid_list(cfg);
     Question {
         id: id(kind, seed),
         prompt,
         kind: QuestionKind::Single {
-            choices: choices
-                .iter()
-                .map(|(en, tr)| Localized::new(*en, *tr))
-                .collect(),
+            choices: choices.iter().map(|id| msg(id, &[])).collect(),
             correct,
         },
-        explanation: loc(
-            format!("{why_en} Valid TP sizes up to 16 for this model: {valid}."),
-            format!("{why_tr} Bu model için 16'ya kadar geçerli TP boyutları: {valid}."),
+        explanation: msg(
+            "gen-split-why",
+            &[("why", why.into()), ("valid", valid_list(cfg).into())],
         ),
         lesson: Some("attention-heads".into()),
         show_me: None,
@@ -886,7 +737,11 @@ pub type GqaModel = (&'static str, usize, usize, usize, usize, usize);
 
 /// Grouped-query-attention models, from their published configs (Hugging Face `config.json`:
 /// Llama 3 8B and 70B, Mistral 7B, Qwen2 7B and 1.5B, Phi-3 medium). Their head counts give
-/// every verdict of [`GQA_CHOICES`] some TP size in 2..=16.
+/// every verdict of [`GQA_CHOICES`] some TP size in 2..=16. Checked against the configs
+/// (hidden_size, num_attention_heads, num_key_value_heads, intermediate_size,
+/// num_hidden_layers): `Qwen/Qwen2-1.5B` 1536, 12, 2, 8960, 28;
+/// `microsoft/Phi-3-medium-4k-instruct` 5120, 40, 10, 17920, 40; `Qwen/Qwen2-7B-Instruct` 3584,
+/// 28, 4, 18944, 28.
 pub const GQA_MODELS: [GqaModel; 6] = [
     ("Llama 3 8B", 4096, 32, 8, 14336, 32),
     ("Llama 3 70B", 8192, 64, 8, 28672, 80),
@@ -897,35 +752,13 @@ pub const GQA_MODELS: [GqaModel; 6] = [
 ];
 
 /// The answer choices of a grouped-query validity question, in authored order (shown
-/// shuffled).
-pub const GQA_CHOICES: [(&str, &str); 4] = [
-    (
-        "Valid: each GPU holds whole KV heads of its own (kv_heads % TP == 0)",
-        "Geçerli: her GPU kendine ait tam KV kafaları tutar (kv_heads % TP == 0)",
-    ),
-    (
-        "Valid only by sharing each KV head among TP / kv_heads GPUs (TP % kv_heads == 0)",
-        "Yalnızca her KV kafası TP / kv_heads GPU arasında paylaşılarak geçerli (TP % kv_heads == 0)",
-    ),
-    (
-        "Invalid: the query heads cannot be divided evenly (heads % TP ≠ 0)",
-        "Geçersiz: sorgu kafaları eşit bölünemez (kafa % TP ≠ 0)",
-    ),
-    (
-        "Invalid: the KV heads can be neither split nor evenly shared",
-        "Geçersiz: KV kafaları ne bölünebilir ne de eşit paylaşılabilir",
-    ),
+/// shuffled): their message ids.
+pub const GQA_CHOICES: [&str; 4] = [
+    "gen-gqa-own",
+    "gen-gqa-share",
+    "gen-gqa-heads-fail",
+    "gen-gqa-kv-fail",
 ];
-
-/// How the frameworks handle TP > kv_heads, dated (the rules change between releases).
-const GQA_MECHANISMS_EN: &str = "Both frameworks accept it today (2025): vLLM replicates the KV \
-    weights on each group of GPUs (num_kv_head_replicas), as tplab does; current Megatron-Core \
-    keeps the KV weights split and all-gathers the QKV activations instead. Earlier Megatron-LM \
-    releases required kv_heads % TP == 0 and refused it.";
-const GQA_MECHANISMS_TR: &str = "İki çerçeve de bugün (2025) bunu kabul eder: vLLM, tplab gibi KV \
-    ağırlıklarını her GPU grubunda kopyalar (num_kv_head_replicas); güncel Megatron-Core ise KV \
-    ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. \
-    Daha eski Megatron-LM sürümleri kv_heads % TP == 0 şartını arar ve bunu reddederdi.";
 
 /// One layer of a grouped-query model at `tp` (bf16, 1024 tokens), for the GQA questions.
 fn gqa_config(hidden: usize, heads: usize, kv: usize, ffn: usize, tp: usize) -> Config {
@@ -961,54 +794,43 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let (name, hidden, heads, kv, ffn, _) = model;
     let cfg = &gqa_config(hidden, heads, kv, ffn, tp);
     let correct = gqa_verdict(&model, tp).unwrap_or(0);
+    let (hmod, kvmod, tpmod) = (modulo(heads, tp), modulo(kv, tp), modulo(tp, kv));
     let why = match correct {
-        0 => (
-            format!(
-                "{}: each GPU holds {} KV head(s) and the {} query heads that read them.",
-                modulo(kv, tp),
-                kv / tp,
-                heads / tp
-            ),
-            format!(
-                "{}: her GPU {} KV kafası ve onları okuyan {} sorgu kafasını tutar.",
-                modulo(kv, tp),
-                kv / tp,
-                heads / tp
-            ),
+        0 => msg(
+            "gen-gqa-why-own",
+            &[
+                ("kvmod", kvmod.as_str().into()),
+                ("kvper", (kv / tp).into()),
+                ("qper", (heads / tp).into()),
+            ],
         ),
-        1 => (
-            format!(
-                "{tp} > {kv} KV heads but {}: each KV head serves the query heads of {} GPUs. {GQA_MECHANISMS_EN}",
-                modulo(tp, kv),
-                tp / kv
-            ),
-            format!(
-                "{tp} > {kv} KV kafası ama {}: her KV kafası {} GPU'nun sorgu kafalarına hizmet eder. {GQA_MECHANISMS_TR}",
-                modulo(tp, kv),
-                tp / kv
-            ),
+        // How the frameworks handle TP > kv_heads, dated (the rules change between releases).
+        1 => msg(
+            "gen-gqa-why-share",
+            &[
+                ("tp", tp.into()),
+                ("kv", kv.into()),
+                ("tpmod", tpmod.as_str().into()),
+                ("groups", (tp / kv).into()),
+                ("mechanisms", Arg::msg("gen-gqa-mechanisms", &[])),
+            ],
         ),
-        2 => (
-            format!(
-                "{}: the {heads} query heads cannot be split over {tp} GPUs, whatever the KV heads.",
-                modulo(heads, tp)
-            ),
-            format!(
-                "{}: KV kafaları ne olursa olsun {heads} sorgu kafası {tp} GPU'ya bölünemez.",
-                modulo(heads, tp)
-            ),
+        2 => msg(
+            "gen-gqa-why-heads",
+            &[
+                ("hmod", hmod.as_str().into()),
+                ("heads", heads.into()),
+                ("tp", tp.into()),
+            ],
         ),
-        _ => (
-            format!(
-                "{} and {}: the {kv} KV heads can be neither split over {tp} GPUs nor shared by equal groups of them.",
-                modulo(kv, tp),
-                modulo(tp, kv)
-            ),
-            format!(
-                "{} ve {}: {kv} KV kafası ne {tp} GPU'ya bölünebilir ne de eşit GPU gruplarınca paylaşılabilir.",
-                modulo(kv, tp),
-                modulo(tp, kv)
-            ),
+        _ => msg(
+            "gen-gqa-why-kv",
+            &[
+                ("kvmod", kvmod.as_str().into()),
+                ("tpmod", tpmod.as_str().into()),
+                ("kv", kv.into()),
+                ("tp", tp.into()),
+            ],
         ),
     };
     let heads_ok = heads.is_multiple_of(tp);
@@ -1016,74 +838,33 @@ fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         if i == correct {
             return None;
         }
-        Some(match i {
-            0 | 1 if !heads_ok => loc(
-                format!("{}: the query heads already fail.", modulo(heads, tp)),
-                format!("{}: sorgu kafaları zaten bölünmüyor.", modulo(heads, tp)),
-            ),
-            0 => loc(
-                format!(
-                    "{}: {tp} GPUs cannot each hold whole KV heads.",
-                    modulo(kv, tp)
-                ),
-                format!(
-                    "{}: {tp} GPU'nun her biri tam KV kafası tutamaz.",
-                    modulo(kv, tp)
-                ),
-            ),
-            1 if kv.is_multiple_of(tp) => loc(
-                format!(
-                    "{}: no sharing is needed, every GPU has whole KV heads.",
-                    modulo(kv, tp)
-                ),
-                format!(
-                    "{}: paylaşmaya gerek yok, her GPU'da tam KV kafaları var.",
-                    modulo(kv, tp)
-                ),
-            ),
-            1 => loc(
-                format!(
-                    "{}: equal groups of GPUs cannot share the KV heads.",
-                    modulo(tp, kv)
-                ),
-                format!(
-                    "{}: eşit GPU grupları KV kafalarını paylaşamaz.",
-                    modulo(tp, kv)
-                ),
-            ),
-            2 => loc(
-                format!("{}: the query heads divide evenly.", modulo(heads, tp)),
-                format!("{}: sorgu kafaları eşit bölünür.", modulo(heads, tp)),
-            ),
-            _ if !heads_ok => loc(
-                format!(
-                    "{}: it is the query heads that fail here.",
-                    modulo(heads, tp)
-                ),
-                format!(
-                    "{}: burada bölünmeyen sorgu kafalarıdır.",
-                    modulo(heads, tp)
-                ),
-            ),
-            _ => loc(
-                format!("One rule holds: {} or {}.", modulo(kv, tp), modulo(tp, kv)),
-                format!(
-                    "Kurallardan biri sağlanır: {} ya da {}.",
-                    modulo(kv, tp),
-                    modulo(tp, kv)
-                ),
-            ),
-        })
+        let id = match i {
+            0 | 1 if !heads_ok => "gen-gqa-fb-heads-already",
+            0 => "gen-gqa-fb-not-whole",
+            1 if kv.is_multiple_of(tp) => "gen-gqa-fb-no-sharing",
+            1 => "gen-gqa-fb-no-groups",
+            2 => "gen-gqa-fb-heads-divide",
+            _ if !heads_ok => "gen-gqa-fb-heads-fail-here",
+            _ => "gen-gqa-fb-one-rule",
+        };
+        Some(msg(
+            id,
+            &[
+                ("hmod", hmod.as_str().into()),
+                ("kvmod", kvmod.as_str().into()),
+                ("tpmod", tpmod.as_str().into()),
+                ("tp", tp.into()),
+            ],
+        ))
     };
-    let prompt = loc(
-        format!(
-            "{name} has {heads} query heads and {kv} KV heads (grouped-query attention). Can \
-             its attention be split with TP={tp}?"
-        ),
-        format!(
-            "{name} modelinin {heads} sorgu kafası ve {kv} KV kafası var (gruplanmış sorgu \
-             dikkati). Dikkat katmanı TP={tp} ile bölünebilir mi?"
-        ),
+    let prompt = msg(
+        "gen-gqa-prompt",
+        &[
+            ("name", name.into()),
+            ("heads", heads.into()),
+            ("kv", kv.into()),
+            ("tp", tp.into()),
+        ],
     );
     let answer = SplitAnswer { correct, why, cfg };
     split_question(GenKind::GqaValidity, seed, prompt, &GQA_CHOICES, answer, fb)
@@ -1106,54 +887,36 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let bytes = per_layer * model.layers as u64 * 2;
     let answer = bytes as f64 / MIB;
     let full_params = spec.params_per_layer();
-    let full_mib = fixed2((full_params * model.layers as u64 * 2) as f64 / MIB, 1);
     let (h, f) = (model.hidden as u64, model.ffn as u64);
-    let (bytes_en, bytes_tr) = int2(bytes);
-    let (full_en, full_tr) = int2(full_params);
-    let ans = fixed2(answer, 1);
-    let d = model.describe();
-    let (count_en, count_tr, split_en, split_tr) = if model.llama {
+    let shape: [(&str, Arg); 5] = [
+        ("h", h.into()),
+        ("h3", (3 * h).into()),
+        ("h4", (4 * h).into()),
+        ("f", f.into()),
+        ("full", Arg::int(full_params)),
+    ];
+    let (count, split) = if model.llama {
         (
-            format!(
-                "QKV {h}·{} and out-proj {h}·{h} (no biases), the SwiGLU MLP's gate and up {h}·{f} each and down {f}·{h}, two RMSNorms {h} each = {full_en} parameters",
-                3 * h
+            msg("gen-mem-count-llama", &shape),
+            msg(
+                "gen-mem-split-llama",
+                &[("ways", dative(tp as u64)), ("norms", (2 * h).into())],
             ),
-            format!(
-                "QKV {h}·{} ve çıkış projeksiyonu {h}·{h} (bias yok), SwiGLU MLP'nin gate ve up matrisleri (her biri {h}·{f}) ve down {f}·{h}, iki RMSNorm (her biri {h}) = {full_tr} parametre",
-                3 * h
-            ),
-            format!("All matrices are split {tp} ways; only the two RMSNorms ({} values per layer) are replicated.", 2 * h),
-            format!("Tüm matrisler {} bölünür; yalnızca iki RMSNorm (katman başına {} değer) kopyalanır.", tr_dative(tp as u64), 2 * h),
         )
     } else {
         (
-            format!(
-                "QKV {h}·{} + {}, out-proj {h}·{h} + {h}, fc1 {h}·{f} + {f}, fc2 {f}·{h} + {h}, two LayerNorms {} = {full_en} parameters",
-                3 * h,
-                3 * h,
-                4 * h
+            msg("gen-mem-count-gpt", &shape),
+            msg(
+                "gen-mem-split-gpt",
+                &[("ways", dative(tp as u64)), ("values", Arg::int(6 * h))],
             ),
-            format!(
-                "QKV {h}·{} + {}, çıkış projeksiyonu {h}·{h} + {h}, fc1 {h}·{f} + {f}, fc2 {f}·{h} + {h}, iki LayerNorm {} = {full_tr} parametre",
-                3 * h,
-                3 * h,
-                4 * h
-            ),
-            format!("QKV, out-proj, fc1, fc2 and the QKV and fc1 biases are split {tp} ways; the LayerNorms and the two row-parallel biases ({} values per layer) are replicated.", int2(6 * h).0),
-            format!("QKV, çıkış projeksiyonu, fc1, fc2 ile QKV ve fc1 bias'ları {} bölünür; LayerNorm'lar ve iki satır paralel bias (katman başına {} değer) kopyalanır.", tr_dative(tp as u64), int2(6 * h).1),
         )
     };
     Question {
         id: id(GenKind::WeightMemory, seed),
-        prompt: loc(
-            format!(
-                "{} is split with TP={tp}, weights in bf16 (2 bytes). How many MiB of Transformer-block weights does each GPU hold (embeddings excluded)?",
-                d.en
-            ),
-            format!(
-                "{} TP={tp} ile bölünüyor, ağırlıklar bf16 (2 bayt). Her GPU kaç MiB Transformer bloğu ağırlığı tutar (gömme katmanları hariç)?",
-                d.tr
-            ),
+        prompt: msg(
+            "gen-mem-prompt",
+            &[("model", model.describe().into()), ("tp", tp.into())],
         ),
         kind: QuestionKind::Numeric {
             answer,
@@ -1161,17 +924,21 @@ fn weight_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             // every weight N ways still passes, while forgetting the split (×N), the dtype (×2)
             // or the third SwiGLU matrix (LLaMA: −22%) does not.
             tolerance: answer * 0.01,
-            unit: Some(loc("MiB".into(), "MiB".into())),
+            unit: Some(msg("gen-unit-mib", &[])),
         },
-        explanation: loc(
-            format!(
-                "Per layer: {count_en}; all {} layers in bf16: {} MiB. {split_en} Per GPU: {bytes_en} bytes = {} MiB.",
-                model.layers, full_mib.0, ans.0
-            ),
-            format!(
-                "Katman başına: {count_tr}; {} katmanın tamamı bf16'da: {} MiB. {split_tr} GPU başına: {bytes_tr} bayt = {} MiB.",
-                model.layers, full_mib.1, ans.1
-            ),
+        explanation: msg(
+            "gen-mem-why",
+            &[
+                ("count", count.into()),
+                ("layers", model.layers.into()),
+                (
+                    "fullmib",
+                    Arg::fixed((full_params * model.layers as u64 * 2) as f64 / MIB, 1),
+                ),
+                ("split", split.into()),
+                ("bytes", Arg::int(bytes)),
+                ("answer", Arg::fixed(answer, 1)),
+            ],
         ),
         lesson: Some("real-world".into()),
         show_me: memory_target(&model, tp),
@@ -1197,15 +964,9 @@ fn memory_target(model: &ModelShape, tp: usize) -> Option<ShowMe> {
             tp: Some(tp),
             ..Overrides::default()
         },
-        label: Some(loc(
-            format!(
-                "{}'s blocks at TP={tp} in the Memory view (it counts f32: twice the bf16 bytes)",
-                model.name
-            ),
-            format!(
-                "Bellek görünümünde TP={tp} ile {} blokları (görünüm f32 sayar: bf16 baytlarının iki katı)",
-                model.name
-            ),
+        label: Some(msg(
+            "gen-mem-show-me",
+            &[("name", model.name.into()), ("tp", tp.into())],
         )),
         ..ShowMe::default()
     })
@@ -1243,24 +1004,19 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let total = counts.forward_all_reduce + counts.backward_all_reduce;
     Question {
         id: id(GenKind::AllReduceCount, seed),
-        prompt: loc(
-            format!(
-                "A model of {layers} Megatron-style Transformer layers runs at TP={tp}. How many all-reduces do its layers issue in one forward plus backward pass (no sequence parallelism, no activation recomputation, embeddings excluded)?"
-            ),
-            format!(
-                "{layers} Megatron tarzı Transformer katmanlı bir model TP={tp} ile çalışıyor. Katmanları bir ileri artı geri geçişte kaç all-reduce yapar (dizi paralelliği yok, aktivasyonlar yeniden hesaplanmıyor, gömme katmanları hariç)?"
-            ),
+        prompt: msg(
+            "gen-ar-prompt",
+            &[("layers", layers.into()), ("tp", tp.into())],
         ),
         kind: count_answer(total),
-        explanation: loc(
-            format!(
-                "Per layer: forward 2 (g after the attention out-proj, g after fc2), backward 2 (f before fc1, f before QKV). The engine's schedule for {layers} layers issues {} forward + {} backward = {total}. TP does not change the count, only the bytes. (Full recomputation would re-run the two forward all-reduces, 6 per layer; a vocabulary-parallel embedding and loss add their own.)",
-                counts.forward_all_reduce, counts.backward_all_reduce
-            ),
-            format!(
-                "Katman başına: ileri geçişte 2 (dikkat çıkış projeksiyonundan sonra g, fc2'den sonra g), geri geçişte 2 (fc1'den önce f, QKV'den önce f). Motorun {layers} katman için çizelgesi ileri geçişte {} + geri geçişte {} = {total} all-reduce yapar. TP sayıyı değil, yalnızca baytları değiştirir. (Tam yeniden hesaplama iki ileri geçiş all-reduce'unu yeniden çalıştırır, katman başına 6 olur; sözlük paralel gömme ve kayıp kendi all-reduce'larını ekler.)",
-                counts.forward_all_reduce, counts.backward_all_reduce
-            ),
+        explanation: msg(
+            "gen-ar-why",
+            &[
+                ("layers", layers.into()),
+                ("forward", counts.forward_all_reduce.into()),
+                ("backward", counts.backward_all_reduce.into()),
+                ("total", total.into()),
+            ],
         ),
         lesson: Some("f-and-g".into()),
         show_me: Some(gpt2_backward_at("attn.f.bwd", tp)),
@@ -1301,49 +1057,36 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         .count();
     let fwd = collective_names(&trace, kind, Pass::Forward);
     let bwd = collective_names(&trace, kind, Pass::Backward);
-    let (what_en, what_tr) = match kind {
-        CollectiveKind::AllGather => ("all-gathers", "all-gather"),
-        _ => ("reduce-scatters", "reduce-scatter"),
-    };
-    let (note_en, note_tr) = match kind {
-        CollectiveKind::AllGather => (
-            "Forward: f before each column-parallel layer gathers the sequence shards. Backward: g's conjugate gathers the output gradient, and each column-parallel layer gathers its input again for the weight gradient, because only the shard was kept (Megatron overlaps this with the input-gradient product).",
-            "İleri geçişte: her sütun paralel katmandan önce f dizi parçalarını bir araya getirir. Geri geçişte: g'nin eşleniği çıkış gradyanını toplar ve her sütun paralel katman ağırlık gradyanı için girişini yeniden toplar, çünkü yalnızca parçası saklanmıştı (Megatron bunu giriş gradyanı çarpımıyla örtüştürür).",
-        ),
-        _ => (
-            "Forward: g after each row-parallel layer sums the partial outputs and leaves each GPU its 1/N of the tokens. Backward: f's conjugate does the same to the input gradient.",
-            "İleri geçişte: her satır paralel katmandan sonra g kısmi çıktıları toplar ve her GPU'ya token'ların 1/N'ini bırakır. Geri geçişte: f'nin eşleniği aynısını giriş gradyanına yapar.",
-        ),
+    let (what, note) = match kind {
+        CollectiveKind::AllGather => ("gen-sp-what-ag", "gen-sp-note-ag"),
+        _ => ("gen-sp-what-rs", "gen-sp-note-rs"),
     };
     let per_layer = fwd.len() + bwd.len();
     let mut show_me = gpt2_backward_at("mlp.f.bwd.gather", tp);
     show_me.scenario.sequence_parallel = Some(true);
     Question {
         id: id(GenKind::SpCollectives, seed),
-        prompt: loc(
-            format!(
-                "A model of {layers} Megatron-style Transformer layers runs at TP={tp} with sequence parallelism. How many {what_en} do its layers issue in one forward plus backward pass?"
-            ),
-            format!(
-                "{layers} Megatron tarzı Transformer katmanlı bir model TP={tp} ile, dizi paralelliği açık olarak çalışıyor. Katmanları bir ileri artı geri geçişte kaç {what_tr} yapar?"
-            ),
+        prompt: msg(
+            "gen-sp-prompt",
+            &[
+                ("layers", layers.into()),
+                ("tp", tp.into()),
+                ("what", Arg::msg(what, &[])),
+            ],
         ),
         kind: count_answer(total),
-        explanation: loc(
-            format!(
-                "Per layer the engine's trace has {} forward ({}) and {} backward ({}), {per_layer} in all; × {layers} layers = {total}. {note_en}",
-                fwd.len(),
-                fwd.join(", "),
-                bwd.len(),
-                bwd.join(", ")
-            ),
-            format!(
-                "Motorun izinde katman başına ileri geçişte {} ({}) ve geri geçişte {} ({}) tane, toplam {per_layer}; × {layers} katman = {total}. {note_tr}",
-                fwd.len(),
-                fwd.join(", "),
-                bwd.len(),
-                bwd.join(", ")
-            ),
+        explanation: msg(
+            "gen-sp-why",
+            &[
+                ("nforward", fwd.len().into()),
+                ("forward", fwd.join(", ").into()),
+                ("nbackward", bwd.len().into()),
+                ("backward", bwd.join(", ").into()),
+                ("perlayer", per_layer.into()),
+                ("layers", layers.into()),
+                ("total", total.into()),
+                ("note", Arg::msg(note, &[])),
+            ],
         ),
         lesson: Some("sequence-parallel".into()),
         show_me: Some(show_me),
@@ -1372,56 +1115,40 @@ fn valid_tp_sizes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let correct: BTreeSet<usize> = (0..shown.len()).filter(|&i| ok(shown[i])).collect();
     let (h, f) = (model.heads, model.ffn);
     let reason = |t: usize| -> Localized {
-        if ok(t) {
-            loc(
-                format!("TP={t} works: {} and {}.", modulo(h, t), modulo(f, t)),
-                format!("TP={t} olur: {} ve {}.", modulo(h, t), modulo(f, t)),
-            )
+        let id = if ok(t) {
+            "gen-vt-works"
         } else if !h.is_multiple_of(t) {
-            loc(
-                format!("TP={t} fails: {}, heads cannot be cut.", modulo(h, t)),
-                format!("TP={t} olmaz: {}, kafalar parçalanamaz.", modulo(h, t)),
-            )
+            "gen-vt-heads"
         } else {
-            loc(
-                format!(
-                    "TP={t} fails: {}, the FFN does not share out.",
-                    modulo(f, t)
-                ),
-                format!("TP={t} olmaz: {}, FFN eşit paylaşılamaz.", modulo(f, t)),
-            )
-        }
+            "gen-vt-ffn"
+        };
+        msg(
+            id,
+            &[
+                ("tp", t.into()),
+                ("hmod", modulo(h, t).into()),
+                ("fmod", modulo(f, t).into()),
+            ],
+        )
     };
-    let d = model.describe();
     let cfg = model.config(1, DType::Bf16);
     Question {
         id: id(GenKind::ValidTpSizes, seed),
-        prompt: loc(
-            format!(
-                "Which tensor-parallel sizes can split {}? (Select all that apply.)",
-                d.en
-            ),
-            format!(
-                "{} hangi tensör paralel boyutlarıyla bölünebilir? (Uygun olanların hepsini seçin.)",
-                d.tr
-            ),
-        ),
+        prompt: msg("gen-vt-prompt", &[("model", model.describe().into())]),
         kind: QuestionKind::Multiple {
             choices: shown
                 .iter()
-                .map(|t| loc(format!("TP={t}"), format!("TP={t}")))
+                .map(|&t| msg("gen-vt-choice", &[("tp", t.into())]))
                 .collect(),
             correct,
         },
-        explanation: loc(
-            format!(
-                "A TP size must divide the heads ({h}) and the FFN width ({f}). Valid sizes up to 16: {}.",
-                valid_list(&cfg)
-            ),
-            format!(
-                "Bir TP boyutu kafa sayısını ({h}) ve FFN genişliğini ({f}) bölmelidir. 16'ya kadar geçerli boyutlar: {}.",
-                valid_list(&cfg)
-            ),
+        explanation: msg(
+            "gen-vt-why",
+            &[
+                ("heads", h.into()),
+                ("ffn", f.into()),
+                ("valid", valid_list(&cfg).into()),
+            ],
         ),
         lesson: Some("attention-heads".into()),
         show_me: None,
@@ -1442,47 +1169,47 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let answer = bytes as f64 / 1024.0;
     let hd = spec.head_dim();
     let per_gpu = (kv / tp).max(1);
-    let (bytes_en, bytes_tr) = int2(bytes);
-    let (ans_en, ans_tr) = (
-        format_number(answer, Lang::En),
-        format_number(answer, Lang::Tr),
-    );
-    let (rep_en, rep_tr) = if tp > kv {
-        (
-            format!(
-                " TP={tp} > {kv} KV heads: each GPU keeps a copy of one KV head's cache, so beyond TP={kv} the cache per GPU stops shrinking."
-            ),
-            format!(
-                " TP={tp} > {kv} KV kafası: her GPU bir KV kafasının önbelleğinin kopyasını tutar, bu yüzden TP={} sonra GPU başına önbellek küçülmez.", tr_ablative(kv as u64)
-            ),
+    let replicated = (tp > kv).then(|| {
+        msg(
+            "gen-kv-replicated",
+            &[
+                ("tp", tp.into()),
+                ("kv", kv.into()),
+                ("kvfrom", ablative(kv as u64)),
+            ],
         )
-    } else {
-        (String::new(), String::new())
-    };
+    });
     Question {
         id: id(GenKind::KvCache, seed),
-        prompt: loc(
-            format!(
-                "{name} ({layers} layers, {kv} KV heads of size {hd}) is served in bf16 with TP={tp}. How many KiB of KV cache does each GPU hold per token of context, over all layers? (1 KiB = 1024 bytes)"
-            ),
-            format!(
-                "{name} ({layers} katman, {hd} boyutlu {kv} KV kafası) bf16 ile TP={tp} olarak çıkarımda çalıştırılıyor. Bağlamdaki her token için her GPU, tüm katmanlarda kaç KiB KV önbelleği tutar? (1 KiB = 1024 bayt)"
-            ),
+        prompt: msg(
+            "gen-kv-prompt",
+            &[
+                ("name", name.into()),
+                ("layers", layers.into()),
+                ("kv", kv.into()),
+                ("hd", hd.into()),
+                ("tp", tp.into()),
+            ],
         ),
         kind: QuestionKind::Numeric {
             answer,
             // head_dim is 128 for every model here, so the answer is a whole number of KiB;
             // ±0.5 accepts exactly that integer.
             tolerance: 0.5,
-            unit: Some(loc("KiB".into(), "KiB".into())),
+            unit: Some(msg("gen-unit-kib", &[])),
         },
-        explanation: loc(
-            format!(
-                "K and V, per layer, per KV head on the GPU: 2 × {layers} layers × {per_gpu} KV head(s) × {hd} × 2 bytes = {bytes_en} bytes = {ans_en} KiB.{rep_en}"
+        explanation: then(
+            msg(
+                "gen-kv-why",
+                &[
+                    ("layers", layers.into()),
+                    ("pergpu", per_gpu.into()),
+                    ("hd", hd.into()),
+                    ("bytes", Arg::int(bytes)),
+                    ("answer", Arg::number(answer)),
+                ],
             ),
-            format!(
-                "K ve V, katman başına, GPU'daki KV kafası başına: 2 × {layers} katman × {per_gpu} KV kafası × {hd} × 2 bayt = {bytes_tr} bayt = {ans_tr} KiB.{rep_tr}"
-            ),
+            replicated,
         ),
         lesson: Some("real-world".into()),
         // The Serve view decodes Llama 3 70B at TP 1, 2 and 4; no view draws the other models'
@@ -1498,6 +1225,7 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tplab_lessons::Lang;
 
     fn numeric(q: &Question) -> (f64, f64) {
         match q.kind {
@@ -1694,32 +1422,6 @@ mod tests {
     }
 
     #[test]
-    fn turkish_number_suffixes_follow_vowel_harmony() {
-        let dat: Vec<String> = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16, 20, 40, 100, 1000]
-            .into_iter()
-            .map(tr_dative)
-            .collect();
-        assert_eq!(
-            dat,
-            [
-                "1'e", "2'ye", "3'e", "4'e", "5'e", "6'ya", "7'ye", "8'e", "9'a", "10'a", "12'ye",
-                "16'ya", "20'ye", "40'a", "100'e", "1000'e"
-            ]
-        );
-        let abl: Vec<String> = [1, 2, 3, 4, 5, 6, 8, 9, 10, 16]
-            .into_iter()
-            .map(tr_ablative)
-            .collect();
-        assert_eq!(
-            abl,
-            [
-                "1'den", "2'den", "3'ten", "4'ten", "5'ten", "6'dan", "8'den", "9'dan", "10'dan",
-                "16'dan"
-            ]
-        );
-    }
-
-    #[test]
     fn sp_collectives_count_gathers_and_scatters() {
         let mut kinds = BTreeSet::new();
         for seed in 0..30 {
@@ -1814,7 +1516,7 @@ mod tests {
                 // A grouped number like 1,048,576 is English notation.
                 if let QuestionKind::Numeric { answer, .. } = q.kind {
                     if answer >= 10_000.0 && answer.fract() == 0.0 {
-                        let en = crate::grade::format_number(answer, Lang::En);
+                        let en = tplab_lessons::i18n::number(Lang::En, answer);
                         assert!(!tr.contains(&en), "{}: English {en} in {tr}", q.id);
                     }
                 }

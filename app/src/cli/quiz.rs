@@ -438,11 +438,7 @@ mod tests {
     fn right_answer(q: &Question, p: &Presentation, lang: Lang) -> String {
         match q.kind {
             QuestionKind::Numeric { answer, .. } => {
-                let s = format!("{answer}");
-                match lang {
-                    Lang::Tr => s.replace('.', ","),
-                    Lang::En => s,
-                }
+                tplab_lessons::i18n::num_text(lang, &format!("{answer}"))
             }
             _ => expected_answer(q, p, lang),
         }

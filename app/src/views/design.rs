@@ -9,7 +9,7 @@
 //! report; solved ones are saved with the learner's quiz progress.
 
 use super::{gpu_color, load_json, save_json, text_on, Shared, View};
-use crate::i18n::{t, t_args};
+use crate::i18n::{num, t, t_args};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 use tplab_engine::block::design::challenge::{self, Challenge, Grade, Missing};
@@ -789,7 +789,7 @@ impl Design {
                 ui.end_row();
                 ui.label(t(lang, "design-bytes"));
                 let vs = match r.vs_megatron.bytes_ratio {
-                    Some(x) => t_args(lang, "design-vs-megatron", &[("x", format!("{x:.1}"))]),
+                    Some(x) => t_args(lang, "design-vs-megatron", &[("x", num(lang, x, 1))]),
                     None => String::new(),
                 };
                 ui.label(format!("{} {vs}", human_bytes(r.price.bytes_sent_per_rank)));
@@ -1330,10 +1330,7 @@ pub fn missing_text(lang: Lang, m: &Missing) -> String {
         Missing::TooCheap { have, want } => t_args(
             lang,
             "design-miss-cheap",
-            &[
-                ("have", format!("{have:.1}")),
-                ("want", format!("{want:.0}")),
-            ],
+            &[("have", num(lang, *have, 1)), ("want", num(lang, *want, 0))],
         ),
         Missing::PlaceByHand => t(lang, "design-miss-by-hand"),
         Missing::RefusedElsewhere { .. } => t(lang, "design-miss-elsewhere"),

@@ -1,0 +1,125 @@
+## The quiz crate's words: reading a typed answer, the certificate picture and the generated
+## questions (gen:<kind>:<seed>). Numbers arrive already written the language's way.
+
+## Reading a typed answer. $last is the last choice letter shown.
+quiz-err-one-letter = type one letter from A to { $last }
+quiz-err-letters = type the letters of every right choice (A to { $last }), e.g. "A, C"
+quiz-err-not-a-number = '{ $input }' is not a number; type digits, e.g. 589,824 or 589824, or 0.5 (decimal point)
+quiz-err-ordering = type every letter from A to { $last } exactly once, in the right order, e.g. "C A B"
+quiz-number-hint = decimal point ".", thousands optionally grouped with ",": 589,824 or 589824; 0.25
+
+## The certificate picture. $score is a percentage already written the language's way.
+cert-pic-title = Certificate of Completion
+cert-pic-course = Tensor Parallelism for Large Models
+cert-pic-certifies = This certifies that
+cert-pic-passed = passed the tplab exam { $exam } with a score of { $score }
+cert-pic-date = Date
+cert-pic-signed = Signed by issuer key { $key }
+cert-pic-unsigned = Unsigned: anyone could have made this picture
+cert-pic-verify = Check it with: tplab cert verify FILE --issuer KEY
+
+## Generated questions. A model in words: $heads is one of the gen-heads-* messages.
+gen-model-gpt = { $name } (hidden { $hidden }, { $heads }, FFN { $ffn }, { $layers } layers)
+gen-model-llama = { $name } (hidden { $hidden }, { $heads }, FFN { $ffn }, { $layers } layers; SwiGLU MLP, RMSNorm, no biases)
+gen-heads-mqa = { $heads } query heads sharing one KV head (multi-query attention)
+gen-heads-gqa = { $heads } query heads, { $kv } KV heads
+gen-heads-mha = { $heads } heads
+gen-unit-mib = MiB
+gen-unit-kib = KiB
+
+## The design lab's challenges (gen:design-split). $goal and $why are the design view's
+## design-ch-<id>-goal and -why; a plan is its weights' splits, joined by "; ".
+gen-weight-qkv = QKV projection
+gen-weight-out = output projection
+gen-weight-fc1 = fc1
+gen-weight-fc2 = fc2
+gen-split-replicate = whole on every GPU
+gen-split-columns = by columns
+gen-split-rows = by rows
+gen-weight-split = { $weight } { $split }
+gen-design-prompt = Design lab, challenge { $stage } (on { $tp } GPUs): { $goal } Which split does it? tplab runs each plan against the unsharded reference and counts its collectives.
+gen-design-prompt-sp = Design lab, challenge { $stage } (on { $tp } GPUs): { $goal } Sequence parallelism is on. Which split does it? tplab runs each plan against the unsharded reference and counts its collectives.
+gen-miss-refused = The program is refused: { $rule }.
+gen-miss-differs = Its numbers differ from the reference.
+gen-miss-count = Its forward pass has { $ar } all-reduce(s) and { $others } other collective(s); the goal is { $goalar } all-reduce(s) and { $goalothers } other(s).
+gen-miss-cheap = It sends { $have } times the best split's bytes; the goal is at least { $want } times.
+gen-miss-by-hand = Place the collectives yourself (manual mode).
+gen-miss-elsewhere = The program is refused, but at { $op } ({ $rule }), not where the goal asks.
+gen-miss-not-refused = The program is valid: nothing reads a partial sum.
+gen-miss-sp = Turn sequence parallelism on.
+gen-miss-still = Its forward pass still has { $n } all-reduce(s).
+gen-miss-whole = Split every weight: a whole weight on every GPU is not tensor parallelism.
+
+## Ring all-reduce bytes (gen:ring-bytes).
+gen-ring-prompt = A ring all-reduce sums a [{ $tokens }, { $hidden }] { $dtype } activation (batch { $batch } × sequence { $seq } tokens, hidden { $hidden }) over TP={ $tp } GPUs. How many MiB does each GPU send? (1 MiB = 1,048,576 bytes; two decimals are enough, with a decimal point.)
+gen-ring-why = The tensor is { $tokens } × { $hidden } × { $size } bytes = { $payload } bytes ({ $payloadmib } MiB). A ring all-reduce sends 2(N−1)/N of it from each GPU: 2·{ $steps }/{ $tp } × { $payload } = { $sent } bytes = { $answer } MiB ({ $steps } steps of reduce-scatter, then { $steps } of all-gather).
+
+## Can a model be split at this TP (gen:tp-validity); $hmod and $fmod are "a % b = r".
+gen-tp-valid = Valid: every GPU gets whole heads and an equal share of the FFN
+gen-tp-heads-fail = Invalid: the heads cannot be divided evenly over the GPUs (heads % TP ≠ 0)
+gen-tp-ffn-fail = Invalid only because of the FFN: the heads divide, but FFN % TP ≠ 0
+gen-tp-prompt = Can { $model } be split with tensor parallelism TP={ $tp }?
+gen-tp-why-valid = { $hmod } and { $fmod }: each GPU holds { $each } heads and { $columns } FFN columns.
+gen-tp-why-heads = { $hmod }: { $heads } heads cannot be split over { $tp } GPUs, and a head cannot be cut (its softmax needs all of its columns).
+gen-tp-why-ffn = { $hmod } divides, but { $fmod }: fc1's { $ffn } columns cannot be shared equally over { $tp } GPUs.
+gen-tp-fb-fraction = { $mod }: some GPU would get a fraction of a head.
+gen-tp-fb-ffn-unequal = { $mod }: the FFN columns do not share out equally.
+gen-tp-fb-heads-divide = { $mod }: the heads divide evenly.
+gen-tp-fb-heads-already = { $mod }: the heads already fail, so the FFN is not the only reason.
+gen-tp-fb-ffn-divides = { $mod }: the FFN width divides evenly.
+gen-split-why = { $why } Valid TP sizes up to 16 for this model: { $valid }.
+
+## Grouped-query attention at this TP (gen:gqa-validity); $tpmod is "TP % kv = r".
+gen-gqa-own = Valid: each GPU holds whole KV heads of its own (kv_heads % TP == 0)
+gen-gqa-share = Valid only by sharing each KV head among TP / kv_heads GPUs (TP % kv_heads == 0)
+gen-gqa-heads-fail = Invalid: the query heads cannot be divided evenly (heads % TP ≠ 0)
+gen-gqa-kv-fail = Invalid: the KV heads can be neither split nor evenly shared
+gen-gqa-prompt = { $name } has { $heads } query heads and { $kv } KV heads (grouped-query attention). Can its attention be split with TP={ $tp }?
+gen-gqa-mechanisms = Both frameworks accept it today (2025): vLLM replicates the KV weights on each group of GPUs (num_kv_head_replicas), as tplab does; current Megatron-Core keeps the KV weights split and all-gathers the QKV activations instead. Earlier Megatron-LM releases required kv_heads % TP == 0 and refused it.
+gen-gqa-why-own = { $kvmod }: each GPU holds { $kvper } KV head(s) and the { $qper } query heads that read them.
+gen-gqa-why-share = { $tp } > { $kv } KV heads but { $tpmod }: each KV head serves the query heads of { $groups } GPUs. { $mechanisms }
+gen-gqa-why-heads = { $hmod }: the { $heads } query heads cannot be split over { $tp } GPUs, whatever the KV heads.
+gen-gqa-why-kv = { $kvmod } and { $tpmod }: the { $kv } KV heads can be neither split over { $tp } GPUs nor shared by equal groups of them.
+gen-gqa-fb-heads-already = { $hmod }: the query heads already fail.
+gen-gqa-fb-not-whole = { $kvmod }: { $tp } GPUs cannot each hold whole KV heads.
+gen-gqa-fb-no-sharing = { $kvmod }: no sharing is needed, every GPU has whole KV heads.
+gen-gqa-fb-no-groups = { $tpmod }: equal groups of GPUs cannot share the KV heads.
+gen-gqa-fb-heads-divide = { $hmod }: the query heads divide evenly.
+gen-gqa-fb-heads-fail-here = { $hmod }: it is the query heads that fail here.
+gen-gqa-fb-one-rule = One rule holds: { $kvmod } or { $tpmod }.
+
+## Weight memory per GPU (gen:weight-memory). $ways is the TP size (with a case suffix where
+## the language needs one).
+gen-mem-prompt = { $model } is split with TP={ $tp }, weights in bf16 (2 bytes). How many MiB of Transformer-block weights does each GPU hold (embeddings excluded)?
+gen-mem-count-llama = QKV { $h }·{ $h3 } and out-proj { $h }·{ $h } (no biases), the SwiGLU MLP's gate and up { $h }·{ $f } each and down { $f }·{ $h }, two RMSNorms { $h } each = { $full } parameters
+gen-mem-count-gpt = QKV { $h }·{ $h3 } + { $h3 }, out-proj { $h }·{ $h } + { $h }, fc1 { $h }·{ $f } + { $f }, fc2 { $f }·{ $h } + { $h }, two LayerNorms { $h4 } = { $full } parameters
+gen-mem-split-llama = All matrices are split { $ways } ways; only the two RMSNorms ({ $norms } values per layer) are replicated.
+gen-mem-split-gpt = QKV, out-proj, fc1, fc2 and the QKV and fc1 biases are split { $ways } ways; the LayerNorms and the two row-parallel biases ({ $values } values per layer) are replicated.
+gen-mem-why = Per layer: { $count }; all { $layers } layers in bf16: { $fullmib } MiB. { $split } Per GPU: { $bytes } bytes = { $answer } MiB.
+gen-mem-show-me = { $name }'s blocks at TP={ $tp } in the Memory view (it counts f32: twice the bf16 bytes)
+
+## All-reduces of L layers (gen:all-reduce-count).
+gen-ar-prompt = A model of { $layers } Megatron-style Transformer layers runs at TP={ $tp }. How many all-reduces do its layers issue in one forward plus backward pass (no sequence parallelism, no activation recomputation, embeddings excluded)?
+gen-ar-why = Per layer: forward 2 (g after the attention out-proj, g after fc2), backward 2 (f before fc1, f before QKV). The engine's schedule for { $layers } layers issues { $forward } forward + { $backward } backward = { $total }. TP does not change the count, only the bytes. (Full recomputation would re-run the two forward all-reduces, 6 per layer; a vocabulary-parallel embedding and loss add their own.)
+
+## Sequence parallelism's collectives (gen:sp-collectives).
+gen-sp-what-ag = all-gathers
+gen-sp-what-rs = reduce-scatters
+gen-sp-note-ag = Forward: f before each column-parallel layer gathers the sequence shards. Backward: g's conjugate gathers the output gradient, and each column-parallel layer gathers its input again for the weight gradient, because only the shard was kept (Megatron overlaps this with the input-gradient product).
+gen-sp-note-rs = Forward: g after each row-parallel layer sums the partial outputs and leaves each GPU its 1/N of the tokens. Backward: f's conjugate does the same to the input gradient.
+gen-sp-prompt = A model of { $layers } Megatron-style Transformer layers runs at TP={ $tp } with sequence parallelism. How many { $what } do its layers issue in one forward plus backward pass?
+gen-sp-why = Per layer the engine's trace has { $nforward } forward ({ $forward }) and { $nbackward } backward ({ $backward }), { $perlayer } in all; × { $layers } layers = { $total }. { $note }
+
+## Which TP sizes split a model (gen:valid-tp-sizes).
+gen-vt-prompt = Which tensor-parallel sizes can split { $model }? (Select all that apply.)
+gen-vt-choice = TP={ $tp }
+gen-vt-works = TP={ $tp } works: { $hmod } and { $fmod }.
+gen-vt-heads = TP={ $tp } fails: { $hmod }, heads cannot be cut.
+gen-vt-ffn = TP={ $tp } fails: { $fmod }, the FFN does not share out.
+gen-vt-why = A TP size must divide the heads ({ $heads }) and the FFN width ({ $ffn }). Valid sizes up to 16: { $valid }.
+
+## KV cache per token on one GPU (gen:kv-cache). $kvfrom is the KV head count (with the
+## ablative suffix where the language needs one).
+gen-kv-prompt = { $name } ({ $layers } layers, { $kv } KV heads of size { $hd }) is served in bf16 with TP={ $tp }. How many KiB of KV cache does each GPU hold per token of context, over all layers? (1 KiB = 1024 bytes)
+gen-kv-why = K and V, per layer, per KV head on the GPU: 2 × { $layers } layers × { $pergpu } KV head(s) × { $hd } × 2 bytes = { $bytes } bytes = { $answer } KiB.
+gen-kv-replicated = TP={ $tp } > { $kv } KV heads: each GPU keeps a copy of one KV head's cache, so beyond TP={ $kv } the cache per GPU stops shrinking.

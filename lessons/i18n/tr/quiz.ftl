@@ -1,0 +1,124 @@
+## Kısa sınav kasasının sözleri: yazılan bir cevabın okunması, sertifika resmi ve üretilen
+## sorular (gen:<tür>:<tohum>). Sayılar dilin yazdığı biçimde gelir.
+
+## Yazılan bir cevabın okunması. $last gösterilen son seçeneğin harfi.
+quiz-err-one-letter = A'dan { $last }'ye kadar tek bir harf yazın
+quiz-err-letters = doğru olan her seçeneğin harfini yazın (A'dan { $last }'ye), örn. "A, C"
+quiz-err-not-a-number = '{ $input }' bir sayı değil; rakamlarla yazın, örn. 589.824 ya da 589824, ya da 0,5 (ondalık virgül)
+quiz-err-ordering = A'dan { $last }'ye kadar her harfi bir kez, doğru sırada yazın, örn. "C A B"
+quiz-number-hint = ondalık işareti ",", binlikler isteğe bağlı "." ile ayrılır: 589.824 ya da 589824; 0,25
+
+## Sertifika resmi. $score dilin yazdığı biçimde bir yüzde.
+cert-pic-title = Başarı Sertifikası
+cert-pic-course = Büyük Modeller için Tensör Paralelliği
+cert-pic-certifies = Bu belge
+cert-pic-passed = adlı kişinin tplab sınavını ({ $exam }) { $score } puanla geçtiğini onaylar
+cert-pic-date = Tarih
+cert-pic-signed = İmzalayan anahtar: { $key }
+cert-pic-unsigned = İmzasız: bu resmi herkes yapabilirdi
+cert-pic-verify = Doğrulamak için: tplab cert verify DOSYA --issuer ANAHTAR
+
+## Üretilen sorular. Sözlerle bir model: $heads gen-heads-* iletilerinden biri.
+gen-model-gpt = { $name } (gizli boyut { $hidden }, { $heads }, FFN { $ffn }, { $layers } katman)
+gen-model-llama = { $name } (gizli boyut { $hidden }, { $heads }, FFN { $ffn }, { $layers } katman; SwiGLU MLP, RMSNorm, bias yok)
+gen-heads-mqa = tek bir KV kafasını paylaşan { $heads } sorgu kafası (çoklu sorgu dikkati)
+gen-heads-gqa = { $heads } sorgu kafası, { $kv } KV kafası
+gen-heads-mha = { $heads } kafa
+gen-unit-mib = MiB
+gen-unit-kib = KiB
+
+## Tasarım laboratuvarının görevleri (gen:design-split). $goal tasarım görünümünün
+## design-ch-<id>-goal iletisi; bir plan ağırlıklarının bölmeleridir, "; " ile birleştirilir.
+gen-weight-qkv = QKV projeksiyonu
+gen-weight-out = çıkış projeksiyonu
+gen-weight-fc1 = fc1
+gen-weight-fc2 = fc2
+gen-split-replicate = her GPU'da bölünmemiş
+gen-split-columns = sütunlarına göre
+gen-split-rows = satırlarına göre
+gen-weight-split = { $weight } { $split }
+gen-design-prompt = Tasarım laboratuvarı, görev { $stage } ({ $tp } GPU): { $goal } Hangi bölme bunu yapar? tplab her planı bölünmemiş referansa karşı çalıştırır ve kolektiflerini sayar.
+gen-design-prompt-sp = Tasarım laboratuvarı, görev { $stage } ({ $tp } GPU): { $goal } Dizi paralelliği açık. Hangi bölme bunu yapar? tplab her planı bölünmemiş referansa karşı çalıştırır ve kolektiflerini sayar.
+gen-miss-refused = Kurallar bu programı reddeder: bir işlem bir tensörü kullanamayacağı biçimde okur.
+gen-miss-differs = Sayıları referanstan farklıdır.
+gen-miss-count = İleri geçişinde { $ar } all-reduce ve { $others } başka kolektif var; hedef { $goalar } all-reduce ve { $goalothers } başka kolektif.
+gen-miss-cheap = En iyi bölmenin yalnızca { $have } katı bayt gönderir; hedef en az { $want } katı.
+gen-miss-by-hand = Kolektifler elle yerleştirilmelidir.
+gen-miss-elsewhere = Program reddedilir ama hedefin istediği yerde değil.
+gen-miss-not-refused = Program geçerlidir: hiçbir işlem bir kısmi toplam okumaz.
+gen-miss-sp = Dizi paralelliği kapalı.
+gen-miss-still = İleri geçişinde hâlâ { $n } all-reduce var.
+gen-miss-whole = Bir ağırlık her GPU'da bölünmemiş kalıyor: bu tensör paralelliği değildir.
+
+## Halka all-reduce baytları (gen:ring-bytes).
+gen-ring-prompt = Bir halka all-reduce, [{ $tokens }, { $hidden }] boyutunda { $dtype } bir aktivasyonu (parti { $batch } × dizi { $seq } token, gizli boyut { $hidden }) TP={ $tp } GPU üzerinde topluyor. Her GPU kaç MiB gönderir? (1 MiB = 1.048.576 bayt; iki ondalık yeterli, ondalık işareti virgül.)
+gen-ring-why = Tensör { $tokens } × { $hidden } × { $size } bayt = { $payload } bayttır ({ $payloadmib } MiB). Halka all-reduce'ta her GPU bunun 2(N−1)/N'ini gönderir: 2·{ $steps }/{ $tp } × { $payload } = { $sent } bayt = { $answer } MiB ({ $steps } reduce-scatter adımı, ardından { $steps } all-gather adımı).
+
+## Bir model bu TP ile bölünebilir mi (gen:tp-validity); $hmod ve $fmod "a % b = r".
+gen-tp-valid = Geçerli: her GPU tam kafalar ve FFN'den eşit pay alır
+gen-tp-heads-fail = Geçersiz: kafalar GPU'lara eşit bölünemez (kafa % TP ≠ 0)
+gen-tp-ffn-fail = Yalnızca FFN yüzünden geçersiz: kafalar bölünür ama FFN % TP ≠ 0
+gen-tp-prompt = { $model } tensör paralelliği ile TP={ $tp } olarak bölünebilir mi?
+gen-tp-why-valid = { $hmod } ve { $fmod }: her GPU { $each } kafa ve { $columns } FFN sütunu tutar.
+gen-tp-why-heads = { $hmod }: { $heads } kafa { $tp } GPU'ya bölünemez ve bir kafa parçalanamaz (softmax'ı kafanın tüm sütunlarına ihtiyaç duyar).
+gen-tp-why-ffn = { $hmod } bölünür ama { $fmod }: fc1'in { $ffn } sütunu { $tp } GPU'ya eşit paylaştırılamaz.
+gen-tp-fb-fraction = { $mod }: bir GPU'ya kafanın bir kesri düşerdi.
+gen-tp-fb-ffn-unequal = { $mod }: FFN sütunları eşit paylaşılamaz.
+gen-tp-fb-heads-divide = { $mod }: kafalar eşit bölünür.
+gen-tp-fb-heads-already = { $mod }: kafalar zaten bölünmüyor, yani tek sebep FFN değil.
+gen-tp-fb-ffn-divides = { $mod }: FFN genişliği eşit bölünür.
+gen-split-why = { $why } Bu model için 16'ya kadar geçerli TP boyutları: { $valid }.
+
+## Bu TP ile gruplanmış sorgu dikkati (gen:gqa-validity); $tpmod "TP % kv = r".
+gen-gqa-own = Geçerli: her GPU kendine ait tam KV kafaları tutar (kv_heads % TP == 0)
+gen-gqa-share = Yalnızca her KV kafası TP / kv_heads GPU arasında paylaşılarak geçerli (TP % kv_heads == 0)
+gen-gqa-heads-fail = Geçersiz: sorgu kafaları eşit bölünemez (kafa % TP ≠ 0)
+gen-gqa-kv-fail = Geçersiz: KV kafaları ne bölünebilir ne de eşit paylaşılabilir
+gen-gqa-prompt = { $name } modelinin { $heads } sorgu kafası ve { $kv } KV kafası var (gruplanmış sorgu dikkati). Dikkat katmanı TP={ $tp } ile bölünebilir mi?
+gen-gqa-mechanisms = İki çerçeve de bugün (2025) bunu kabul eder: vLLM, tplab gibi KV ağırlıklarını her GPU grubunda kopyalar (num_kv_head_replicas); güncel Megatron-Core ise KV ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. Daha eski Megatron-LM sürümleri kv_heads % TP == 0 şartını arar ve bunu reddederdi.
+gen-gqa-why-own = { $kvmod }: her GPU { $kvper } KV kafası ve onları okuyan { $qper } sorgu kafasını tutar.
+gen-gqa-why-share = { $tp } > { $kv } KV kafası ama { $tpmod }: her KV kafası { $groups } GPU'nun sorgu kafalarına hizmet eder. { $mechanisms }
+gen-gqa-why-heads = { $hmod }: KV kafaları ne olursa olsun { $heads } sorgu kafası { $tp } GPU'ya bölünemez.
+gen-gqa-why-kv = { $kvmod } ve { $tpmod }: { $kv } KV kafası ne { $tp } GPU'ya bölünebilir ne de eşit GPU gruplarınca paylaşılabilir.
+gen-gqa-fb-heads-already = { $hmod }: sorgu kafaları zaten bölünmüyor.
+gen-gqa-fb-not-whole = { $kvmod }: { $tp } GPU'nun her biri tam KV kafası tutamaz.
+gen-gqa-fb-no-sharing = { $kvmod }: paylaşmaya gerek yok, her GPU'da tam KV kafaları var.
+gen-gqa-fb-no-groups = { $tpmod }: eşit GPU grupları KV kafalarını paylaşamaz.
+gen-gqa-fb-heads-divide = { $hmod }: sorgu kafaları eşit bölünür.
+gen-gqa-fb-heads-fail-here = { $hmod }: burada bölünmeyen sorgu kafalarıdır.
+gen-gqa-fb-one-rule = Kurallardan biri sağlanır: { $kvmod } ya da { $tpmod }.
+
+## GPU başına ağırlık belleği (gen:weight-memory). $ways yönelme ekiyle TP boyutu (4'e).
+gen-mem-prompt = { $model } TP={ $tp } ile bölünüyor, ağırlıklar bf16 (2 bayt). Her GPU kaç MiB Transformer bloğu ağırlığı tutar (gömme katmanları hariç)?
+gen-mem-count-llama = QKV { $h }·{ $h3 } ve çıkış projeksiyonu { $h }·{ $h } (bias yok), SwiGLU MLP'nin gate ve up matrisleri (her biri { $h }·{ $f }) ve down { $f }·{ $h }, iki RMSNorm (her biri { $h }) = { $full } parametre
+gen-mem-count-gpt = QKV { $h }·{ $h3 } + { $h3 }, çıkış projeksiyonu { $h }·{ $h } + { $h }, fc1 { $h }·{ $f } + { $f }, fc2 { $f }·{ $h } + { $h }, iki LayerNorm { $h4 } = { $full } parametre
+gen-mem-split-llama = Tüm matrisler { $ways } bölünür; yalnızca iki RMSNorm (katman başına { $norms } değer) kopyalanır.
+gen-mem-split-gpt = QKV, çıkış projeksiyonu, fc1, fc2 ile QKV ve fc1 bias'ları { $ways } bölünür; LayerNorm'lar ve iki satır paralel bias (katman başına { $values } değer) kopyalanır.
+gen-mem-why = Katman başına: { $count }; { $layers } katmanın tamamı bf16'da: { $fullmib } MiB. { $split } GPU başına: { $bytes } bayt = { $answer } MiB.
+gen-mem-show-me = Bellek görünümünde TP={ $tp } ile { $name } blokları (görünüm f32 sayar: bf16 baytlarının iki katı)
+
+## L katmanın all-reduce'ları (gen:all-reduce-count).
+gen-ar-prompt = { $layers } Megatron tarzı Transformer katmanlı bir model TP={ $tp } ile çalışıyor. Katmanları bir ileri artı geri geçişte kaç all-reduce yapar (dizi paralelliği yok, aktivasyonlar yeniden hesaplanmıyor, gömme katmanları hariç)?
+gen-ar-why = Katman başına: ileri geçişte 2 (dikkat çıkış projeksiyonundan sonra g, fc2'den sonra g), geri geçişte 2 (fc1'den önce f, QKV'den önce f). Motorun { $layers } katman için çizelgesi ileri geçişte { $forward } + geri geçişte { $backward } = { $total } all-reduce yapar. TP sayıyı değil, yalnızca baytları değiştirir. (Tam yeniden hesaplama iki ileri geçiş all-reduce'unu yeniden çalıştırır, katman başına 6 olur; sözlük paralel gömme ve kayıp kendi all-reduce'larını ekler.)
+
+## Dizi paralelliğinin kolektifleri (gen:sp-collectives).
+gen-sp-what-ag = all-gather
+gen-sp-what-rs = reduce-scatter
+gen-sp-note-ag = İleri geçişte: her sütun paralel katmandan önce f dizi parçalarını bir araya getirir. Geri geçişte: g'nin eşleniği çıkış gradyanını toplar ve her sütun paralel katman ağırlık gradyanı için girişini yeniden toplar, çünkü yalnızca parçası saklanmıştı (Megatron bunu giriş gradyanı çarpımıyla örtüştürür).
+gen-sp-note-rs = İleri geçişte: her satır paralel katmandan sonra g kısmi çıktıları toplar ve her GPU'ya token'ların 1/N'ini bırakır. Geri geçişte: f'nin eşleniği aynısını giriş gradyanına yapar.
+gen-sp-prompt = { $layers } Megatron tarzı Transformer katmanlı bir model TP={ $tp } ile, dizi paralelliği açık olarak çalışıyor. Katmanları bir ileri artı geri geçişte kaç { $what } yapar?
+gen-sp-why = Motorun izinde katman başına ileri geçişte { $nforward } ({ $forward }) ve geri geçişte { $nbackward } ({ $backward }) tane, toplam { $perlayer }; × { $layers } katman = { $total }. { $note }
+
+## Bir modeli hangi TP boyutları böler (gen:valid-tp-sizes).
+gen-vt-prompt = { $model } hangi tensör paralel boyutlarıyla bölünebilir? (Uygun olanların hepsini seçin.)
+gen-vt-choice = TP={ $tp }
+gen-vt-works = TP={ $tp } olur: { $hmod } ve { $fmod }.
+gen-vt-heads = TP={ $tp } olmaz: { $hmod }, kafalar parçalanamaz.
+gen-vt-ffn = TP={ $tp } olmaz: { $fmod }, FFN eşit paylaşılamaz.
+gen-vt-why = Bir TP boyutu kafa sayısını ({ $heads }) ve FFN genişliğini ({ $ffn }) bölmelidir. 16'ya kadar geçerli boyutlar: { $valid }.
+
+## Bir GPU'da token başına KV önbelleği (gen:kv-cache). $kvfrom ayrılma ekiyle KV kafası sayısı
+## (2'den).
+gen-kv-prompt = { $name } ({ $layers } katman, { $hd } boyutlu { $kv } KV kafası) bf16 ile TP={ $tp } olarak çıkarımda çalıştırılıyor. Bağlamdaki her token için her GPU, tüm katmanlarda kaç KiB KV önbelleği tutar? (1 KiB = 1024 bayt)
+gen-kv-why = K ve V, katman başına, GPU'daki KV kafası başına: 2 × { $layers } katman × { $pergpu } KV kafası × { $hd } × 2 bayt = { $bytes } bayt = { $answer } KiB.
+gen-kv-replicated = TP={ $tp } > { $kv } KV kafası: her GPU bir KV kafasının önbelleğinin kopyasını tutar, bu yüzden TP={ $kvfrom } sonra GPU başına önbellek küçülmez.

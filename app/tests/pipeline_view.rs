@@ -60,8 +60,9 @@ fn engine_run(harness: &Harness<'static, TplabApp>) -> pipeline::PipelineRun {
     run
 }
 
-fn percent(f: f64) -> String {
-    format!("{:.1}%", 100.0 * f)
+/// What the view shows for a fraction, in English.
+fn shown(f: f64) -> String {
+    tplab::i18n::percent(tplab_lessons::Lang::En, 100.0 * f, 1)
 }
 
 /// GPipe on 4 stages and 8 micro-batches: the question comes first; the right answer is the
@@ -82,12 +83,12 @@ fn the_bubble_is_predicted_first_and_then_equals_the_engines() {
     let answer = format!(
         "{}  {}",
         char::from(b'A' + right as u8),
-        percent(options[right])
+        shown(options[right])
     );
     click(&mut harness, &answer, 3);
     harness.get_by_label_contains(&format!(
         "Bubble measured from the schedule: 3/11 = {}",
-        percent(3.0 / 11.0)
+        shown(3.0 / 11.0)
     ));
     harness.get_by_label_contains("Formula (P−1)/(M+P−1) = 3/11");
     harness.get_by_label_contains("You predicted 27.3%: right.");
@@ -101,7 +102,7 @@ fn the_bubble_is_predicted_first_and_then_equals_the_engines() {
     let answer = format!(
         "{}  {}",
         char::from(b'A' + wrong as u8),
-        percent(options[wrong])
+        shown(options[wrong])
     );
     click(&mut harness, &answer, 3);
     harness.get_by_label_contains("the schedule says otherwise");
@@ -123,7 +124,7 @@ fn the_controls_change_what_is_drawn_and_the_bubble_stays_the_engines() {
     assert!(zb.bubble_fraction < 3.0 / 11.0, "ZB-H1 fills 1F1B's drain");
     harness.get_by_label_contains(&format!(
         "Pipeline chart: ZB-H1 (zero bubble), 4 stages, 8 micro-batches, bubble {}",
-        percent(zb.bubble_fraction)
+        shown(zb.bubble_fraction)
     ));
     harness.get_by_label_contains(&format!(
         "Bubble measured from the schedule: {}/{}",
@@ -135,7 +136,7 @@ fn the_controls_change_what_is_drawn_and_the_bubble_stays_the_engines() {
     assert_eq!(state(&harness, "pipeline")["tp"], 2);
     let zb2 = engine_run(&harness);
     assert_ne!(zb.costs, zb2.costs, "TP changes the boxes' times");
-    harness.get_by_label_contains(&format!("bubble {}", percent(zb2.bubble_fraction)));
+    harness.get_by_label_contains(&format!("bubble {}", shown(zb2.bubble_fraction)));
     // Eight stages through Show me: the chart has eight rows.
     open(&mut harness, "gpipe", 8, 8);
     harness.get_by_label_contains("Pipeline chart: GPipe, 8 stages, 8 micro-batches");

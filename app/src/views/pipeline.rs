@@ -418,9 +418,9 @@ pub fn duration(lang: Lang, s: f64) -> String {
     }
 }
 
-/// A fraction as a percentage with one decimal.
-fn percent(lang: Lang, f: f64) -> String {
-    format!("{}%", num(lang, 100.0 * f, 1))
+/// A fraction as a percentage with one decimal (the one formatter's: `27.3%`, `%27,3`).
+fn share(lang: Lang, f: f64) -> String {
+    crate::i18n::percent(lang, 100.0 * f, 1)
 }
 
 /// The answers offered for the bubble: the measured one and three others, ascending; returns
@@ -719,7 +719,7 @@ impl Pipeline {
             ui.add_space(6.0);
             ui.horizontal_wrapped(|ui| {
                 for (i, o) in options.iter().enumerate() {
-                    let text = format!("{}  {}", char::from(b'A' + i as u8), percent(lang, *o));
+                    let text = format!("{}  {}", char::from(b'A' + i as u8), share(lang, *o));
                     if ui.button(egui::RichText::new(text).size(o_size)).clicked() {
                         picked = Some(i);
                     }
@@ -749,7 +749,7 @@ impl Pipeline {
             &[
                 ("num", run.bubble.num.to_string()),
                 ("den", run.bubble.den.to_string()),
-                ("percent", percent(lang, run.bubble_fraction)),
+                ("percent", share(lang, run.bubble_fraction)),
             ],
         );
         let formula = match &run.formula {
@@ -777,13 +777,13 @@ impl Pipeline {
             if i == right {
                 ui.colored_label(
                     super::ok_ink(ui),
-                    t_args(lang, "pp-predict-right", &[("said", percent(lang, said))]),
+                    t_args(lang, "pp-predict-right", &[("said", share(lang, said))]),
                 );
             } else {
                 ui.label(t_args(
                     lang,
                     "pp-predict-wrong",
-                    &[("said", percent(lang, said))],
+                    &[("said", share(lang, said))],
                 ));
             }
         }
@@ -1178,7 +1178,7 @@ fn chart_ui(ui: &mut egui::Ui, b: &Built, clock: f64, presenter: bool) {
                 ("schedule", schedule_name(lang, run.schedule)),
                 ("p", p.to_string()),
                 ("m", run.microbatches.to_string()),
-                ("percent", percent(lang, run.bubble_fraction)),
+                ("percent", share(lang, run.bubble_fraction)),
                 (
                     "peaks",
                     run.peak_activations

@@ -546,10 +546,12 @@ impl Design {
                             let can = free.contains(weight);
                             let resp =
                                 matrix_button(ui, lang, *weight, split, cfg.tp, can, reader_error);
-                            crate::platform::mark(
-                                &format!("design-matrix-{}", weight.symbol()),
-                                resp.rect,
-                            );
+                            if crate::platform::WEB {
+                                crate::platform::mark(
+                                    &format!("design-matrix-{}", weight.symbol()),
+                                    resp.rect,
+                                );
+                            }
                             if resp.clicked() && can {
                                 let mut next = self.setup.clone();
                                 *next.split_mut(*weight) = cycle(split);

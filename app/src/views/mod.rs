@@ -495,6 +495,10 @@ pub fn trace_op_label(
 ) -> String {
     use tplab_engine::block::Op;
     use tplab_engine::trace::{EventKind, Parallel};
+    if !matches!(op, Op::Qkv | Op::Fc1 | Op::AttnOut | Op::Fc2 | Op::AttnCore) {
+        return op_label(lang, op);
+    }
+    // The op's first event (forward ops come first in a trace: a short scan).
     let parallel = trace.events.iter().find_map(|e| match e.kind {
         EventKind::Compute { parallel, .. } if e.op == op => Some(parallel),
         _ => None,

@@ -369,3 +369,51 @@ fn show_me_sets_every_scenario_field_and_leaves_nothing_over() {
     });
     assert_eq!(app.shared.scenario.config().tp, 4);
 }
+
+/// At the first backward step the walkthrough asks which operator's backward makes the GPUs
+/// communicate: f before the MLP (its backward all-reduces the input gradient), not g, GeLU or
+/// LayerNorm — read off the trace. With sequence parallelism g's backward communicates too, so
+/// the question is not asked there.
+#[test]
+fn the_first_backward_step_asks_which_operator_communicates() {
+    let cfg = Config {
+        tp: 4,
+        layers: 1,
+        ..Preset::Tiny.config()
+    };
+    let trace = schedule(&cfg);
+    let steps = walk_steps(&trace);
+    let first_bwd = steps
+        .iter()
+        .position(|s| s.pass == tplab_engine::trace::Pass::Backward)
+        .unwrap_or_else(|| panic!("no backward"));
+    let mut h = predicting(&cfg, Lang::En, false);
+    let mut guard = 0;
+    while h
+        .query_by_label_contains("which of these makes the GPUs communicate")
+        .is_none()
+    {
+        press_next(&mut h, 1);
+        guard += 1;
+        assert!(guard < 80, "never asked");
+    }
+    // It is the first backward step that asks (the forward's questions were revealed on the way).
+    assert!(h
+        .query_by_label_contains(&format!("Step {}/", first_bwd + 1))
+        .is_some());
+    h.get_by_label("C  f before the MLP").click();
+    h.run_steps(2);
+    h.get_by_label("✔ Right: C  f before the MLP");
+
+    let sp = Config {
+        sequence_parallel: true,
+        ..cfg
+    };
+    let trace = schedule(&sp);
+    let steps = walk_steps(&trace);
+    let step = steps
+        .iter()
+        .find(|s| s.pass == tplab_engine::trace::Pass::Backward)
+        .unwrap_or_else(|| panic!("no backward"));
+    assert!(tplab::views::step::prediction(Lang::En, &trace, step).is_none());
+}

@@ -117,6 +117,45 @@ pub enum Ask {
     Holds,
     /// How many bytes each GPU sends (backward).
     Bytes,
+    /// Which operator's backward makes the GPUs communicate (the first backward step).
+    Which,
+}
+
+/// The operators the "which communicates backward?" question offers, in order: the MLP's g,
+/// GeLU, the MLP's f and LayerNorm 2, each with its backward op.
+const WHICH: [(Op, Op); 4] = [
+    (Op::MlpG, Op::MlpGBwd),
+    (Op::Gelu, Op::GeluBwd),
+    (Op::MlpF, Op::MlpFBwd),
+    (Op::Ln2, Op::Ln2Bwd),
+];
+
+/// At the first backward step of a Megatron trace without sequence parallelism (there g's
+/// backward communicates too): which of [`WHICH`] communicates in the backward pass, from the
+/// trace's own events of that layer; `None` unless exactly one does.
+fn which_communicates(trace: &Trace, step: &WalkStep) -> Option<usize> {
+    let first_bwd = trace.events.iter().position(|e| e.pass == Pass::Backward)?;
+    if step.first_event != first_bwd || trace.config.sequence_parallel || trace.config.tp < 2 {
+        return None;
+    }
+    let communicates = |op: Op| {
+        trace.events.iter().any(|e| {
+            e.op == op
+                && e.layer == step.layer
+                && e.collective_kind()
+                    .is_some_and(|k| k != CollectiveKind::Identity)
+        })
+    };
+    let hits: Vec<usize> = WHICH
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, bwd))| communicates(*bwd))
+        .map(|(i, _)| i)
+        .collect();
+    match hits.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
 }
 
 /// A question asked before a step plays, with its answer computed from the trace.
@@ -134,6 +173,9 @@ pub struct Prediction {
 /// GPUs. The answer is the trace's: what the collective reads and writes on each rank, and the
 /// bytes its schedule sends.
 fn asks(trace: &Trace, step: &WalkStep) -> Option<(Ask, usize)> {
+    if let Some(right) = which_communicates(trace, step) {
+        return Some((Ask::Which, right));
+    }
     let e = trace.events.get(step.first_event)?;
     let kind = e.collective_kind()?;
     if kind == CollectiveKind::Identity || e.ranks.len() < 2 || step.layer != 0 {
@@ -216,6 +258,16 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
                 lesson: tr("walk-predict-lesson-fg"),
             }
         }
+        Ask::Which => Prediction {
+            ask,
+            question: tr("walk-predict-which"),
+            options: WHICH
+                .iter()
+                .map(|(op, _)| super::op_label(lang, *op))
+                .collect(),
+            right,
+            lesson: tr("walk-predict-lesson-fg"),
+        },
         Ask::Bytes => Prediction {
             ask,
             question: ta(

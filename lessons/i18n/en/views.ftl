@@ -551,9 +551,10 @@ design-ch-repair-missing-g-why = fc2 by rows leaves a partial sum on each GPU, a
 
 ## The walkthrough's predictions.
 walk-predict-toggle = Predict first
-walk-predict-toggle-hint = Before each collective of the first layer, say what it will do; the step plays after your answer.
+walk-predict-toggle-hint = Before each collective of the first layer, and at the first backward step, say what will happen; the step plays after your answer.
 walk-predict-holds = Predict: after this { $kind }, what will GPU { $gpu } hold of { $tensor }?
 walk-predict-bytes = Predict: how many bytes will each of the { $n } GPUs send in this { $kind }?
+walk-predict-which = Predict: going backward through this layer, which of these makes the GPUs communicate?
 walk-predict-own-partial = only its own partial sum, unchanged
 walk-predict-its-tokens = the sum, but only its own tokens (rows)
 walk-predict-whole-sum = the whole sum, the same on every GPU

@@ -547,9 +547,10 @@ design-ch-repair-missing-g-why = fc2 satırlarına göre bölününce her GPU'da
 
 ## The walkthrough's predictions.
 walk-predict-toggle = Önce tahmin et
-walk-predict-toggle-hint = İlk katmandaki her kolektiften önce ne yapacağını söyle; adım cevabından sonra oynar.
+walk-predict-toggle-hint = İlk katmandaki her kolektiften önce ve ilk geri geçiş adımında ne olacağını söyle; adım cevabından sonra oynar.
 walk-predict-holds = Tahmin et: bu { $kind } işleminden sonra GPU { $gpu }, { $tensor } tensörünün neyini tutacak?
 walk-predict-bytes = Tahmin et: bu { $kind } işleminde { $n } GPU'nun her biri kaç bayt gönderecek?
+walk-predict-which = Tahmin et: bu katmanda geriye doğru giderken bunlardan hangisi GPU'ların haberleşmesini gerektirir?
 walk-predict-own-partial = yalnızca kendi kısmi toplamını, değişmeden
 walk-predict-its-tokens = toplamı, ama yalnızca kendi token'larını (satırlarını)
 walk-predict-whole-sum = toplamın tamamını, her GPU'da aynı

@@ -354,3 +354,25 @@ fn lesson_16_pipeline_table_is_the_engine_s() {
         );
     }
 }
+
+/// Lesson 16's all-to-all: Mixtral 8x7B (h = 4096, top-2, bf16) at EP = 8 with 4096 tokens per
+/// GPU sends 56 MiB in each exchange, by the planner's cost model; and the valid EP sizes it
+/// lists for 8 experts are the memory model's.
+#[test]
+fn lesson_16_all_to_all_bytes_are_the_cost_model_s() {
+    let spec = ModelPreset::Mixtral8x7b.spec();
+    assert_eq!((spec.hidden, spec.experts_per_token), (4096, 2));
+    let bytes = cost::moe_all_to_all_bytes_per_gpu(&spec, 4096, 8);
+    assert_eq!(bytes, 56 * 1024 * 1024);
+    for lang in [Lang::En, Lang::Tr] {
+        assert_quotes(
+            "pipeline-and-experts",
+            lang,
+            "4096 · 2 · 4096 · 2 · 7/8 = 56 MiB",
+        );
+    }
+    let valid: Vec<usize> = (1..=8)
+        .filter(|&ep| spec.experts.is_multiple_of(ep))
+        .collect();
+    assert_eq!(valid, [1, 2, 4, 8]);
+}

@@ -103,7 +103,9 @@ pub const GLOSSARY: &[Term] = &[
         concept: "pipeline (parallelism)",
         use_tr: "ardışık düzen",
         rejected: "pipeline (allowed once as a gloss after ardışık düzen)",
-        matches: |prev, w, _| w == "pipeline" && prev != "düzen",
+        // Also the English view title a Show me description glosses after the Turkish one:
+        // `Ardışık düzen görünümü (Pipeline)`.
+        matches: |prev, w, _| w == "pipeline" && prev != "düzen" && prev != "görünümü",
     },
     Term {
         concept: "optimizer",
@@ -339,7 +341,7 @@ mod tests {
         let ok = "GPU başına, katman başına; her GPU bir parçayla başlar ve başlıca iş başlıyor. \
                   Dil modeli başlığı, dil modeli başlığının ağırlıkları. Sınava kimin girdiğini. \
                   Bugünkü yazılım yığını, yazılım yığınının parçası. Sunum modu (F11). Kalibrasyon \
-                  yaşamı. Ardışık düzen (pipeline) paralelliği. İç yüzey, içeri. Belirtecek. \
+                  yaşamı. Ardışık düzen (pipeline) paralelliği. Ardışık düzen görünümü (Pipeline). İç yüzey, içeri. Belirtecek. \
                   Doldurma katı 128. Kafa, token'lar, parti, giriş, projeksiyon, boşluk, çıkarım.";
         assert_eq!(words_found(ok), Vec::<String>::new());
     }

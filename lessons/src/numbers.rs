@@ -301,3 +301,78 @@ fn lesson_8_closed_form_uses_the_presets_and_the_ring() {
         assert_quotes("inside-a-node", lang, &format!("≈ {}", num(lang, bound, 1)));
     }
 }
+
+/// Lesson 16's table: each schedule at P = 4, M = 8 (V = 2 interleaved) run by the engine, its
+/// measured bubble (as a fraction and a percentage) and its peak activations per stage; and
+/// 1F1B's bubble at M = 32.
+#[test]
+fn lesson_16_pipeline_table_is_the_engine_s() {
+    use tplab_engine::pipeline::{run, PipelineConfig, Schedule};
+    let rows = [
+        (Schedule::GPipe, 1),
+        (Schedule::OneFOneB, 1),
+        (Schedule::Interleaved, 2),
+        (Schedule::ZbH1, 1),
+    ];
+    for (schedule, v) in rows {
+        let cfg = PipelineConfig {
+            virtual_stages: v,
+            ..PipelineConfig::new(schedule, 4, 8)
+        };
+        let r = match run(&cfg) {
+            Ok(r) => r,
+            Err(e) => panic!("{schedule}: {e}"),
+        };
+        let peaks = r
+            .peak_activations
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        // The table keeps the unreduced numerator P − 1 = 3.
+        let (num3, den) = (3, 3 * r.bubble.den / r.bubble.num);
+        assert_eq!(r.bubble.num * den, 3 * r.bubble.den, "{schedule}");
+        for lang in [Lang::En, Lang::Tr] {
+            let pct = percent(lang, 100.0 * r.bubble_fraction, 1);
+            assert_quotes(
+                "pipeline-and-experts",
+                lang,
+                &format!("{num3}/{den} = {pct}"),
+            );
+            assert_quotes("pipeline-and-experts", lang, &format!("| {peaks} "));
+        }
+    }
+    let m32 = match run(&PipelineConfig::new(Schedule::OneFOneB, 4, 32)) {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    for lang in [Lang::En, Lang::Tr] {
+        assert_quotes(
+            "pipeline-and-experts",
+            lang,
+            &percent(lang, 100.0 * m32.bubble_fraction, 1),
+        );
+    }
+}
+
+/// Lesson 16's all-to-all: Mixtral 8x7B (h = 4096, top-2, bf16) at EP = 8 with 4096 tokens per
+/// GPU sends 56 MiB in each exchange, by the planner's cost model; and the valid EP sizes it
+/// lists for 8 experts are the memory model's.
+#[test]
+fn lesson_16_all_to_all_bytes_are_the_cost_model_s() {
+    let spec = ModelPreset::Mixtral8x7b.spec();
+    assert_eq!((spec.hidden, spec.experts_per_token), (4096, 2));
+    let bytes = cost::moe_all_to_all_bytes_per_gpu(&spec, 4096, 8);
+    assert_eq!(bytes, 56 * 1024 * 1024);
+    for lang in [Lang::En, Lang::Tr] {
+        assert_quotes(
+            "pipeline-and-experts",
+            lang,
+            "4096 · 2 · 4096 · 2 · 7/8 = 56 MiB",
+        );
+    }
+    let valid: Vec<usize> = (1..=8)
+        .filter(|&ep| spec.experts.is_multiple_of(ep))
+        .collect();
+    assert_eq!(valid, [1, 2, 4, 8]);
+}

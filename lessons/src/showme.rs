@@ -675,10 +675,31 @@ impl ShowMe {
             }
             return out;
         }
-        // Views without a scenario of their own (training curves, serving, lists).
+        // The Cluster view opens a scenario's model (planner-64: the planner's GPT-3 175B), not
+        // the learner's layer: a model the text names must be that one.
+        if self.view == View::Cluster {
+            let opens = match self.cluster.as_deref() {
+                Some("planner-64") => Some("gpt3-175b"),
+                Some(id) => tplab_engine::models::Scenario::by_id(id)
+                    .ok()
+                    .map(|s| s.model.name()),
+                None => None,
+            };
+            if let (Some(m), false) = (opens, models.is_empty()) {
+                if !models.iter().any(|(_, p)| *p == m) {
+                    out.push(format!(
+                        "the text names {:?} but the cluster opens {m}",
+                        models.iter().map(|m| m.1).collect::<Vec<_>>()
+                    ));
+                }
+            }
+            return out;
+        }
+        // Views without a scenario of their own (training curves, serving, lists, pipeline
+        // schedules).
         if matches!(
             self.view,
-            View::Train | View::Serve | View::Lessons | View::Quiz
+            View::Train | View::Serve | View::Lessons | View::Quiz | View::Pipeline
         ) {
             return out;
         }
@@ -748,6 +769,33 @@ mod tests {
 
     fn parse(s: &str) -> ShowMe {
         toml::from_str(s).unwrap()
+    }
+
+    /// A Cluster label is checked against the scenario's model, not the learner's layer; a
+    /// Pipeline label has no layer to disagree with.
+    #[test]
+    fn cluster_and_pipeline_labels_are_checked_against_what_they_open() {
+        let t = parse(
+            r#"view = "cluster"
+cluster = "1t-3d""#,
+        );
+        assert!(t.disagreements("A trillion parameters").is_empty());
+        let d = t.disagreements("GPT-3 on 3072 GPUs");
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].contains("the cluster opens megatron-1t"), "{d:?}");
+        let planner = parse(
+            r#"view = "cluster"
+cluster = "planner-64""#,
+        );
+        assert!(planner.disagreements("GPT-3 175B on 64 A100s").is_empty());
+        assert!(!planner.disagreements("A 70B model").is_empty());
+        let p = parse(
+            r#"view = "pipeline"
+schedule = "1f1b"
+stages = 4
+microbatches = 8"#,
+        );
+        assert!(p.disagreements("1F1B with 4 stages").is_empty());
     }
 
     /// Pipeline and Cluster targets: their fields parse, belong to their view, and a schedule

@@ -48,11 +48,14 @@ pub enum GenKind {
     /// The exam's practical part: a design-lab challenge; the plans offered are run against the
     /// reference and graded by the engine.
     DesignSplit,
+    /// The bubble of a pipeline schedule (GPipe, 1F1B, interleaved, ZB-H1) at P stages and M
+    /// micro-batches, as the engine's run measures it.
+    PipelineBubble,
 }
 
 impl GenKind {
     /// Every kind, in a fixed order (the exam and practice sets iterate over it).
-    pub const ALL: [GenKind; 9] = [
+    pub const ALL: [GenKind; 10] = [
         GenKind::RingBytes,
         GenKind::TpValidity,
         GenKind::WeightMemory,
@@ -62,6 +65,7 @@ impl GenKind {
         GenKind::ValidTpSizes,
         GenKind::KvCache,
         GenKind::DesignSplit,
+        GenKind::PipelineBubble,
     ];
 
     pub fn name(self) -> &'static str {
@@ -75,6 +79,7 @@ impl GenKind {
             GenKind::ValidTpSizes => "valid-tp-sizes",
             GenKind::KvCache => "kv-cache",
             GenKind::DesignSplit => "design-split",
+            GenKind::PipelineBubble => "pipeline-bubble",
         }
     }
 
@@ -270,6 +275,7 @@ pub fn generate(kind: GenKind, seed: u64) -> Question {
         GenKind::ValidTpSizes => valid_tp_sizes(&mut rng, seed),
         GenKind::KvCache => kv_cache(&mut rng, seed),
         GenKind::DesignSplit => design_split(&mut rng, seed),
+        GenKind::PipelineBubble => pipeline_bubble(&mut rng, seed),
     }
 }
 
@@ -1222,6 +1228,77 @@ fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     }
 }
 
+/// The bubble of a schedule drawn at random, in percent: the engine builds the schedule, runs it
+/// with unit costs (forward 1, backward 2, or 1 + 1 where ZB-H1 splits it) and measures the idle
+/// share; the explanation gives the closed form it equals.
+fn pipeline_bubble(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    use tplab_engine::pipeline::{run, PipelineConfig, Schedule};
+    let schedule = pick(rng, &Schedule::ALL);
+    let stages = pick(rng, &[2, 4, 8]);
+    let (microbatches, virtual_stages) = if schedule == Schedule::Interleaved {
+        // Megatron-LM's rule: M a multiple of P.
+        (stages * pick(rng, &[1, 2, 4]), pick(rng, &[2, 4]))
+    } else {
+        (pick(rng, &[4, 8, 12, 16, 32]), 1)
+    };
+    let cfg = PipelineConfig {
+        virtual_stages,
+        ..PipelineConfig::new(schedule, stages, microbatches)
+    };
+    // Every draw above is within the engine's limits (P ≤ 8, M ≤ 32, V ≤ 4, M a multiple of P
+    // for the interleaved schedule); the test `pipeline_bubble_is_the_engine_s_run` runs them all.
+    let (answer, fraction, expression) = match run(&cfg) {
+        Ok(r) => (
+            100.0 * r.bubble_fraction,
+            r.bubble.to_string(),
+            r.formula.map(|f| f.expression).unwrap_or_default(),
+        ),
+        Err(e) => unreachable!("a drawn pipeline is valid: {e}"),
+    };
+    let name = msg(&format!("gen-bubble-{}", schedule.name()), &[]);
+    let prompt_id = if virtual_stages > 1 {
+        "gen-bubble-prompt-virtual"
+    } else {
+        "gen-bubble-prompt"
+    };
+    Question {
+        id: id(GenKind::PipelineBubble, seed),
+        prompt: msg(
+            prompt_id,
+            &[
+                ("schedule", name.into()),
+                ("stages", stages.into()),
+                ("microbatches", microbatches.into()),
+                ("virtual", virtual_stages.into()),
+            ],
+        ),
+        kind: QuestionKind::Numeric {
+            answer,
+            // The prompt asks for one decimal: rounding moves the answer by at most 0.05.
+            tolerance: 0.1,
+            unit: Some(msg("gen-unit-percent", &[])),
+        },
+        explanation: msg(
+            "gen-bubble-why",
+            &[
+                ("expression", expression.into()),
+                ("fraction", fraction.into()),
+                ("answer", Arg::fixed(answer, 1)),
+            ],
+        ),
+        lesson: Some("pipeline-and-experts".into()),
+        show_me: Some(ShowMe {
+            view: View::Pipeline,
+            schedule: Some(schedule.name().into()),
+            stages: Some(stages),
+            microbatches: Some(microbatches),
+            virtual_stages: (virtual_stages > 1).then_some(virtual_stages),
+            ..ShowMe::default()
+        }),
+        choice_feedback: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1532,6 +1609,41 @@ mod tests {
     /// tp-validity questions is 27σ out. Multiple choice: the
     /// simple rules a guesser might use (select all, select the powers of two, select the even
     /// sizes) are right on at most half the questions. Numeric: the answers vary.
+    /// The bubble question's answer is the engine's run of the schedule it names (not its
+    /// formula typed here), and the closed form agrees with the measurement; the Show me opens
+    /// that schedule, and every schedule comes up.
+    #[test]
+    fn pipeline_bubble_is_the_engine_s_run() {
+        use tplab_engine::pipeline::{formula, run, PipelineConfig, Schedule};
+        let mut seen = BTreeSet::new();
+        for seed in 0..300 {
+            let q = generate(GenKind::PipelineBubble, seed);
+            let t = q.show_me.clone().expect("a Pipeline Show me");
+            assert_eq!(t.view, View::Pipeline);
+            assert_eq!(t.validate(), Ok(()), "{}", q.id);
+            let schedule: Schedule = t.schedule.as_deref().unwrap().parse().unwrap();
+            let cfg = PipelineConfig {
+                virtual_stages: t.virtual_stages.unwrap_or(1),
+                ..PipelineConfig::new(schedule, t.stages.unwrap(), t.microbatches.unwrap())
+            };
+            let r = run(&cfg).unwrap();
+            let (answer, _) = numeric(&q);
+            assert_eq!(answer, 100.0 * r.bubble_fraction, "{}", q.id);
+            assert_eq!(formula(&cfg).unwrap().fraction, r.bubble, "{}", q.id);
+            let en = q.prompt.get(Lang::En);
+            assert!(
+                en.contains(&format!("{} stages", cfg.stages))
+                    && en.contains(&format!("{} micro-batches", cfg.microbatches)),
+                "{en}"
+            );
+            seen.insert(schedule.name());
+        }
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        // 1F1B at P = 4, M = 8: (P−1)/(M+P−1) = 3/11.
+        let r = run(&PipelineConfig::new(Schedule::OneFOneB, 4, 8)).unwrap();
+        assert_eq!(r.bubble.to_string(), "3/11");
+    }
+
     #[test]
     fn right_answers_are_spread_for_every_generated_kind() {
         const N: u64 = 1200;

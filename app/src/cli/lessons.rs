@@ -211,7 +211,7 @@ mod tests {
         let (l, b) = shipped();
         let (d, summary) = check_all(&l, &b, tplab_quiz::exam::EMBEDDED);
         assert!(d.is_empty(), "{d}");
-        assert!(summary.contains("15 lessons"), "{summary}");
+        assert!(summary.contains("16 lessons"), "{summary}");
     }
 
     #[test]

@@ -123,3 +123,14 @@ gen-vt-why = A TP size must divide the heads ({ $heads }) and the FFN width ({ $
 gen-kv-prompt = { $name } ({ $layers } layers, { $kv } KV heads of size { $hd }) is served in bf16 with TP={ $tp }. How many KiB of KV cache does each GPU hold per token of context, over all layers? (1 KiB = 1024 bytes)
 gen-kv-why = K and V, per layer, per KV head on the GPU: 2 × { $layers } layers × { $pergpu } KV head(s) × { $hd } × 2 bytes = { $bytes } bytes = { $answer } KiB.
 gen-kv-replicated = TP={ $tp } > { $kv } KV heads: each GPU keeps a copy of one KV head's cache, so beyond TP={ $kv } the cache per GPU stops shrinking.
+
+## The bubble of a pipeline schedule (gen:pipeline-bubble). $schedule is one of the names below;
+## $expression is the engine's closed form, $fraction the measured idle share in lowest terms.
+gen-bubble-gpipe = GPipe
+gen-bubble-1f1b = 1F1B
+gen-bubble-interleaved = interleaved 1F1B
+gen-bubble-zb-h1 = ZB-H1
+gen-bubble-prompt = A pipeline of { $stages } stages runs { $microbatches } micro-batches per step with the { $schedule } schedule (a forward costs 1, a backward 2). What percentage of the stages' time is bubble (idle)? Give one decimal.
+gen-bubble-prompt-virtual = A pipeline of { $stages } stages, each holding { $virtual } chunks of layers (virtual stages), runs { $microbatches } micro-batches per step with the { $schedule } schedule (a forward costs 1, a backward 2, per chunk). What percentage of the stages' time is bubble (idle)? Give one decimal.
+gen-bubble-why = The schedule's bubble is { $expression } = { $fraction } of the stages' time: { $answer }%.
+gen-unit-percent = %

@@ -122,3 +122,14 @@ gen-vt-why = Bir TP boyutu kafa sayısını ({ $heads }) ve FFN genişliğini ({
 gen-kv-prompt = { $name } ({ $layers } katman, { $hd } boyutlu { $kv } KV kafası) bf16 ile TP={ $tp } olarak çıkarımda çalıştırılıyor. Bağlamdaki her token için her GPU, tüm katmanlarda kaç KiB KV önbelleği tutar? (1 KiB = 1024 bayt)
 gen-kv-why = K ve V, katman başına, GPU'daki KV kafası başına: 2 × { $layers } katman × { $pergpu } KV kafası × { $hd } × 2 bayt = { $bytes } bayt = { $answer } KiB.
 gen-kv-replicated = TP={ $tp } > { $kv } KV kafası: her GPU bir KV kafasının önbelleğinin kopyasını tutar, bu yüzden TP={ $kvfrom } sonra GPU başına önbellek küçülmez.
+
+## Bir ardışık düzen çizelgesinin boşluğu (gen:pipeline-bubble). $schedule aşağıdaki adlardan
+## biri; $expression motorun kapalı formu, $fraction ölçülen boşta kalma payı (sadeleştirilmiş).
+gen-bubble-gpipe = GPipe
+gen-bubble-1f1b = 1F1B
+gen-bubble-interleaved = dönüşümlü 1F1B
+gen-bubble-zb-h1 = ZB-H1
+gen-bubble-prompt = { $stages } aşamalı bir ardışık düzen, adım başına { $microbatches } mikro partiyi { $schedule } çizelgesiyle çalıştırıyor (bir ileri geçiş 1, bir geri geçiş 2 birim sürer). Aşamaların zamanının yüzde kaçı boşluktur (boşta geçer)? Bir ondalık basamakla yanıtlayın.
+gen-bubble-prompt-virtual = Her biri { $virtual } katman parçası (sanal aşama) tutan { $stages } aşamalı bir ardışık düzen, adım başına { $microbatches } mikro partiyi { $schedule } çizelgesiyle çalıştırıyor (parça başına bir ileri geçiş 1, bir geri geçiş 2 birim sürer). Aşamaların zamanının yüzde kaçı boşluktur (boşta geçer)? Bir ondalık basamakla yanıtlayın.
+gen-bubble-why = Çizelgenin boşluğu { $expression } = aşamaların zamanının { $fraction } kadarı: %{ $answer }.
+gen-unit-percent = %

@@ -212,28 +212,6 @@ impl Builder<'_> {
         tensors: &[Tn],
         to: Hold,
     ) {
-        let n = ranks.len();
-        let algorithm = match kind {
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter => {
-                gather_scatter_algorithm(self.cfg)
-            }
-            _ => self.cfg.algorithm,
-        };
-        let shape = match tensors {
-            [one] => one.shape,
-            many => [1, many.iter().map(|t| t.shape[0] * t.shape[1]).sum()],
-        };
-        let elems = (shape[0] * shape[1]) as u64;
-        let (steps, sent, flops) =
-            collective_costs(kind, algorithm, n, elems, elem_bytes(self.cfg));
-        // `shape` is the full `[t, h]` buffer; a reduce-scatter leaves, and an all-gather starts
-        // from, each rank's `1/n` of its rows.
-        let part = [shape[0] / n.max(1), shape[1]];
-        let (input, output) = match kind {
-            CollectiveKind::AllGather => (part, shape),
-            CollectiveKind::ReduceScatter => (shape, part),
-            _ => (shape, shape),
-        };
         let reads = self.resolve(tensors, &ranks);
         let moved: Vec<Tn> = tensors
             .iter()
@@ -243,28 +221,73 @@ impl Builder<'_> {
             })
             .collect();
         let writes = self.resolve(&moved, &ranks);
-        self.events.push(Event {
-            index: self.events.len(),
-            layer: self.layer,
-            pass: self.pass,
-            op,
-            kind: EventKind::Collective {
-                kind,
-                algorithm,
-                steps,
-            },
-            ranks,
-            inputs: vec![input],
-            output,
-            flops,
-            bytes: elems * elem_bytes(self.cfg),
-            bytes_sent_per_rank: sent,
-            conjugate: op.conjugate(),
-            reads,
-            writes,
-            timing: Timing::default(),
-            measured: None,
-        });
+        let shapes: Vec<[usize; 2]> = tensors.iter().map(|t| t.shape).collect();
+        let (layer, pass, index) = (self.layer, self.pass, self.events.len());
+        self.events.push(collective_event(
+            self.cfg, index, layer, pass, op, kind, ranks, &shapes, reads, writes,
+        ));
+    }
+}
+
+/// The trace event of a collective `op` of `kind` over the group `ranks` on tensors of global
+/// `shapes` (packed into one buffer when there are several), reading and writing the given
+/// placements: its algorithm (the configured one; sequence parallelism's rule for gathers and
+/// scatters), steps, bytes and additions from the collectives module's schedule, and the
+/// buffer each rank starts from and ends with. Megatron's schedule and a learner's plan's trace
+/// ([`crate::block::design::trace`]) both write their collectives with it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn collective_event(
+    cfg: &Config,
+    index: usize,
+    layer: usize,
+    pass: Pass,
+    op: Op,
+    kind: CollectiveKind,
+    ranks: Vec<usize>,
+    shapes: &[[usize; 2]],
+    reads: Vec<TensorPlacement>,
+    writes: Vec<TensorPlacement>,
+) -> Event {
+    let n = ranks.len();
+    let algorithm = match kind {
+        CollectiveKind::AllGather | CollectiveKind::ReduceScatter => gather_scatter_algorithm(cfg),
+        _ => cfg.algorithm,
+    };
+    let shape = match shapes {
+        [one] => *one,
+        many => [1, many.iter().map(|s| s[0] * s[1]).sum()],
+    };
+    let elems = (shape[0] * shape[1]) as u64;
+    let (steps, sent, flops) = collective_costs(kind, algorithm, n, elems, elem_bytes(cfg));
+    // `shape` is the full `[t, h]` buffer; a reduce-scatter leaves, and an all-gather starts
+    // from, each rank's `1/n` of its rows.
+    let part = [shape[0] / n.max(1), shape[1]];
+    let (input, output) = match kind {
+        CollectiveKind::AllGather => (part, shape),
+        CollectiveKind::ReduceScatter => (shape, part),
+        _ => (shape, shape),
+    };
+    Event {
+        index,
+        layer,
+        pass,
+        op,
+        kind: EventKind::Collective {
+            kind,
+            algorithm,
+            steps,
+        },
+        ranks,
+        inputs: vec![input],
+        output,
+        flops,
+        bytes: elems * elem_bytes(cfg),
+        bytes_sent_per_rank: sent,
+        conjugate: op.conjugate(),
+        reads,
+        writes,
+        timing: Timing::default(),
+        measured: None,
     }
 }
 

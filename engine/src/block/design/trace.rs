@@ -18,7 +18,7 @@ use super::program::{
 };
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
-use crate::block::program::{collective_costs, gather_scatter_algorithm};
+use crate::block::program::collective_event;
 use crate::block::work::{self, Work};
 use crate::collectives::CollectiveKind;
 use crate::config::Config;
@@ -295,47 +295,23 @@ impl Builder<'_> {
         from: &[&Tn],
         to: &[&Tn],
     ) {
-        let n = ranks.len();
-        let algorithm = match kind {
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter => {
-                gather_scatter_algorithm(self.cfg)
-            }
-            _ => self.cfg.algorithm,
-        };
-        let shape = match from {
-            [one] => one.shape,
-            many => [1, many.iter().map(|t| t.shape[0] * t.shape[1]).sum()],
-        };
-        let elems = (shape[0] * shape[1]) as u64;
-        let (steps, sent, flops) = collective_costs(kind, algorithm, n, elems, self.eb());
-        let part = [shape[0] / n.max(1), shape[1]];
-        let (input, output) = match kind {
-            CollectiveKind::AllGather => (part, shape),
-            CollectiveKind::ReduceScatter => (shape, part),
-            _ => (shape, shape),
-        };
-        self.events.push(Event {
-            index: self.events.len(),
-            layer: self.layer,
-            pass: self.pass,
+        let shapes: Vec<[usize; 2]> = from.iter().map(|t| t.shape).collect();
+        let (reads, writes) = (
+            Self::resolve(from, None, &ranks),
+            Self::resolve(to, None, &ranks),
+        );
+        self.events.push(collective_event(
+            self.cfg,
+            self.events.len(),
+            self.layer,
+            self.pass,
             op,
-            kind: EventKind::Collective {
-                kind,
-                algorithm,
-                steps,
-            },
-            inputs: vec![input],
-            output,
-            flops,
-            bytes: elems * self.eb(),
-            bytes_sent_per_rank: sent,
-            conjugate: op.conjugate(),
-            reads: Self::resolve(from, None, &ranks),
-            writes: Self::resolve(to, None, &ranks),
+            kind,
             ranks,
-            timing: Timing::default(),
-            measured: None,
-        });
+            &shapes,
+            reads,
+            writes,
+        ));
     }
 
     fn all(&self) -> Vec<usize> {

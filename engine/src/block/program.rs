@@ -172,27 +172,20 @@ impl Builder<'_> {
         };
         for rank in 0..self.cfg.tp {
             let (reads, writes) = (self.resolve(reads, &[rank]), self.resolve(writes, &[rank]));
-            self.events.push(Event {
-                index: self.events.len(),
-                layer: self.layer,
-                pass: self.pass,
-                op,
-                kind: EventKind::Compute {
+            let (layer, pass, index) = (self.layer, self.pass, self.events.len());
+            self.events.push(compute_event(
+                self.cfg,
+                (index, layer, pass, op),
+                EventKind::Compute {
                     op: compute,
                     parallel,
                 },
-                ranks: vec![rank],
-                inputs: inputs.clone(),
-                output,
-                flops: work.flops,
-                bytes: work.elems * elem_bytes(self.cfg),
-                bytes_sent_per_rank: 0,
-                conjugate: None,
+                rank,
+                (inputs.clone(), output),
+                work,
                 reads,
                 writes,
-                timing: Timing::default(),
-                measured: None,
-            });
+            ));
         }
     }
 
@@ -226,6 +219,40 @@ impl Builder<'_> {
         self.events.push(collective_event(
             self.cfg, index, layer, pass, op, kind, ranks, &shapes, reads, writes,
         ));
+    }
+}
+
+/// The trace event of a compute op on `rank`: `at` is (index, layer, pass, op), `shapes` its
+/// local input shapes and output shape, `work` its FLOPs and elements touched. Megatron's
+/// schedule and a learner's plan's trace write their compute events with it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn compute_event(
+    cfg: &Config,
+    (index, layer, pass, op): (usize, usize, Pass, Op),
+    kind: EventKind,
+    rank: usize,
+    (inputs, output): (Vec<[usize; 2]>, [usize; 2]),
+    work: Work,
+    reads: Vec<TensorPlacement>,
+    writes: Vec<TensorPlacement>,
+) -> Event {
+    Event {
+        index,
+        layer,
+        pass,
+        op,
+        kind,
+        ranks: vec![rank],
+        inputs,
+        output,
+        flops: work.flops,
+        bytes: work.elems * elem_bytes(cfg),
+        bytes_sent_per_rank: 0,
+        conjugate: None,
+        reads,
+        writes,
+        timing: Timing::default(),
+        measured: None,
     }
 }
 

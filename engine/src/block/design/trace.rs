@@ -18,14 +18,12 @@ use super::program::{
 };
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
-use crate::block::program::collective_event;
+use crate::block::program::{collective_event, compute_event};
 use crate::block::work::{self, Work};
 use crate::collectives::CollectiveKind;
 use crate::config::Config;
 use crate::params::ParamKind;
-use crate::trace::{
-    proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Timing, Trace,
-};
+use crate::trace::{proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Trace};
 use std::borrow::Cow;
 use thiserror::Error;
 
@@ -156,10 +154,6 @@ impl Builder<'_> {
         self.cfg.tp.max(1)
     }
 
-    fn eb(&self) -> u64 {
-        self.cfg.dtype.size_bytes() as u64
-    }
-
     /// What rank `r` holds of activation `t` held as `place`.
     fn placement(&self, t: Tensor, place: Place, r: usize) -> Placement {
         match place {
@@ -261,27 +255,19 @@ impl Builder<'_> {
             let w = work(r);
             let inputs = reads.iter().map(|t| Self::local(t, r)).collect();
             let output = writes.first().map_or([0, 0], |t| Self::local(t, r));
-            self.events.push(Event {
-                index: self.events.len(),
-                layer: self.layer,
-                pass: self.pass,
-                op,
-                kind: EventKind::Compute {
+            self.events.push(compute_event(
+                self.cfg,
+                (self.events.len(), self.layer, self.pass, op),
+                EventKind::Compute {
                     op: compute,
                     parallel,
                 },
-                ranks: vec![r],
-                inputs,
-                output,
-                flops: w.flops,
-                bytes: w.elems * self.eb(),
-                bytes_sent_per_rank: 0,
-                conjugate: None,
-                reads: Self::resolve(reads, Some(r), &[]),
-                writes: Self::resolve(writes, Some(r), &[]),
-                timing: Timing::default(),
-                measured: None,
-            });
+                r,
+                (inputs, output),
+                w,
+                Self::resolve(reads, Some(r), &[]),
+                Self::resolve(writes, Some(r), &[]),
+            ));
         }
     }
 

@@ -471,7 +471,7 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
 
 fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
     let events: Vec<&Event> = trace.events.iter().collect();
-    gantt_plot(ui, super::lang(ui), id, trace, &events, Some(height));
+    gantt_plot(ui, super::lang(ui), id, trace, &events, Some(height), None);
 }
 
 /// Why a 16-bit run's tolerance is `4e-2·√layers`, in the learner's language (English: the

@@ -183,6 +183,20 @@ pub fn held(t: &TensorPlacement, p: &Placement) -> String {
 /// square root of its rows and columns, so that a [128, 3072] activation and a [3072, 768]
 /// weight both stay visible and still compare the right way round.
 pub fn lanes_ui(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], reserve: f32) {
+    lanes_sized(ui, lang, trace, events, reserve, None);
+}
+
+/// [`lanes_ui`], with the height left shared by `lanes` lanes when given (two programs side by
+/// side: both drawn to the scale at which the one with more GPUs fits, so that a slice of 1/4
+/// looks half as wide as a slice of 1/2).
+pub fn lanes_sized(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    trace: &Trace,
+    events: &[Event],
+    reserve: f32,
+    lanes_for_height: Option<usize>,
+) {
     let tp = trace.config.tp.max(1);
     let dark = ui.visuals().dark_mode;
     let text = ui.visuals().text_color();
@@ -197,13 +211,20 @@ pub fn lanes_ui(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], 
     let label_w = 5.0 * size;
     let arrow_w = 2.6 * size;
     let gap = 1.2 * size;
-    let caption_size = 0.85 * size;
+    // Side by side, on a projector's small screen: slightly smaller captions and gaps.
+    let compact = lanes_for_height.is_some();
+    let caption_size = if compact { 0.78 } else { 0.85 } * size;
+    let lane_gap = if compact { 0.5 } else { 0.9 } * size;
     // The lanes take the height left (a collective's message picture needs some below them),
     // so a projector at 1920×1080 shows larger blocks than a laptop at 1280×720. The height is
     // the one the window would have without presenter mode's zoom, so that the pictures keep
     // their size next to the text and grow with it (what no longer fits scrolls).
     let zoom = ui.ctx().zoom_factor();
-    let unzoomed = ui.ctx().content_rect().height() * (zoom - 1.0).max(0.0);
+    let unzoomed = match lanes_for_height {
+        // Side by side, the lanes fit the height there is: nothing of the step scrolls.
+        Some(_) => 0.0,
+        None => ui.ctx().content_rect().height() * (zoom - 1.0).max(0.0),
+    };
     let room = (ui.available_height() + unzoomed - reserve - 2.0 * size).max(0.0);
     let caption_h = 2.4 * caption_size;
     let root = |d: usize| (d.max(1) as f32).sqrt();
@@ -214,8 +235,10 @@ pub fn lanes_ui(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], 
     let max_rows = all.iter().map(|t| root(t.shape[0])).fold(1.0f32, f32::max);
     // The tallest block fills its lane's share of the room; the longest side stays between
     // 2.5 and 9 lines of text.
-    let per_lane = room / lanes as f32 - caption_h - 0.9 * size;
-    let mut scale = (per_lane / max_rows).clamp(2.5 * size / max_root, 9.0 * size / max_root);
+    let per_lane = room / lanes_for_height.unwrap_or(lanes).max(1) as f32 - caption_h - lane_gap;
+    // Side by side the longest side may shrink to 1.2 lines, so that both programs fit.
+    let shortest = if lanes_for_height.is_some() { 1.2 } else { 2.5 };
+    let mut scale = (per_lane / max_rows).clamp(shortest * size / max_root, 9.0 * size / max_root);
     let min_side = 0.35 * size;
     let measure = ui.painter().clone();
     let caption = |t: &TensorPlacement, p: &Placement| {
@@ -264,7 +287,7 @@ pub fn lanes_ui(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], 
         .iter()
         .map(|t| (root(t.shape[0]) * scale).max(min_side))
         .fold(min_side, f32::max);
-    let lane_h = tallest + caption_h + 0.9 * size;
+    let lane_h = tallest + caption_h + lane_gap;
     let (resp, painter) =
         ui.allocate_painter(Vec2::new(width, lanes as f32 * lane_h), Sense::hover());
     let mut shapes = Vec::new();

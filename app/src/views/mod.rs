@@ -15,6 +15,7 @@
 //! elsewhere, a view calls [`Shared::navigate`] with a [`ShowMe`] target; the app applies the
 //! scenario, switches view and calls the target view's [`View::show_me`].
 
+pub mod beside;
 pub mod cluster;
 pub mod collectives;
 pub mod design;
@@ -219,6 +220,9 @@ pub struct Shared {
     /// The Planner view's inputs, for the Cluster view to draw the winner of (set by the
     /// Planner's "on its GPUs" button, taken by the Cluster view).
     pub cluster_request: Option<planner::PlannerInputs>,
+    /// What the Playground, the walkthrough and the Timeline draw beside the scenario (another
+    /// TP size, or Megatron's split beside a learner's plan).
+    pub beside: beside::BesideState,
     pending: Vec<ShowMe>,
 }
 

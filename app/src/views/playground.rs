@@ -10,6 +10,7 @@
 //! Very large matrices are drawn as an aggregated grid: only the plan's ranges are used, no
 //! tensor is allocated.
 
+use super::beside::{self, Beside};
 use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, View};
 use crate::i18n::{t, t_args};
 use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
@@ -65,6 +66,10 @@ impl View for Playground {
         shared.scenario.set_config(config);
         ui.separator();
         let config = shared.scenario.config().clone();
+        let other = shared
+            .beside
+            .other(&shared.scenario, None)
+            .filter(|o| matches!(o.with, Beside::Tp(_)));
         let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
             // Why the heads do not split, drawn, and a head count that does.
             if let Err(tplab_engine::ConfigError::HeadsNotDivisible { .. }) =
@@ -76,8 +81,60 @@ impl View for Playground {
             }
             return;
         };
-        ui.checkbox(&mut self.hide_activations, t(lang, "pg-hide-activations"));
+        ui.horizontal_wrapped(|ui| {
+            ui.checkbox(&mut self.hide_activations, t(lang, "pg-hide-activations"));
+            ui.add_space(12.0);
+            if beside::picker(ui, lang, "playground", &mut shared.beside, &config, false) {
+                ui.ctx().request_repaint();
+            }
+        });
         let presenter = shared.presenter;
+        if let Some(other) = other {
+            // Two TP sizes side by side: each one's matrices and what each GPU holds and sends.
+            egui::ScrollArea::both()
+                .id_salt("playground-beside")
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    ui.columns(2, |cols| {
+                        cols[0].strong(t_args(
+                            lang,
+                            "beside-this",
+                            &[("tp", config.tp.to_string())],
+                        ));
+                        cols[0].label(holds_text(lang, &derived.trace));
+                        matrices_ui(
+                            &mut cols[0],
+                            lang,
+                            &config,
+                            &derived.plan.params,
+                            presenter,
+                            true,
+                        );
+                        cols[1].strong(other.label(lang));
+                        match &other.derived {
+                            Ok(d) => {
+                                cols[1].label(holds_text(lang, &d.trace));
+                                matrices_ui(
+                                    &mut cols[1],
+                                    lang,
+                                    &other.config,
+                                    &d.plan.params,
+                                    presenter,
+                                    true,
+                                );
+                            }
+                            Err(e) => {
+                                let red = cols[1].visuals().error_fg_color;
+                                cols[1].colored_label(
+                                    red,
+                                    t_args(lang, "beside-error", &[("error", e.to_string())]),
+                                );
+                            }
+                        }
+                    });
+                });
+            return;
+        }
         let size = ui.style().text_styles[&egui::TextStyle::Body].size;
         // The activation table beside the matrices when there is room (about 30 lines of
         // text), below them otherwise (a narrow window, presenter mode's large type).
@@ -97,7 +154,7 @@ impl View for Playground {
                         };
                         ui.vertical(|ui| {
                             ui.set_width(matrix_w);
-                            matrices_ui(ui, lang, &config, &derived.plan.params, presenter);
+                            matrices_ui(ui, lang, &config, &derived.plan.params, presenter, false);
                         });
                         if !self.hide_activations {
                             ui.vertical(|ui| {
@@ -109,7 +166,7 @@ impl View for Playground {
                 } else {
                     ui.vertical(|ui| {
                         ui.set_width(ui.available_width());
-                        matrices_ui(ui, lang, &config, &derived.plan.params, presenter);
+                        matrices_ui(ui, lang, &config, &derived.plan.params, presenter, false);
                     });
                     if !self.hide_activations {
                         ui.separator();
@@ -126,6 +183,29 @@ impl View for Playground {
     fn load(&mut self, json: &str) {
         load_json(self, json);
     }
+}
+
+/// "Each GPU holds 1/4 of every weight matrix and sends 4.5 MiB per layer, forward and
+/// backward": from the trace's first layer.
+fn holds_text(lang: Lang, trace: &tplab_engine::trace::Trace) -> String {
+    let tp = trace.config.tp;
+    if tp <= 1 {
+        return t(lang, "beside-holds-one");
+    }
+    let sent: u64 = trace
+        .events
+        .iter()
+        .filter(|e| e.layer == 0 && e.is_collective() && e.ranks.len() > 1 && e.on_rank(0))
+        .map(|e| e.bytes_sent_per_rank)
+        .sum();
+    t_args(
+        lang,
+        "beside-holds",
+        &[
+            ("share", format!("1/{tp}")),
+            ("bytes", crate::i18n::bytes(lang, sent)),
+        ],
+    )
 }
 
 /// Why `config.heads` do not split over `config.tp` GPUs, drawn: each GPU's whole heads in its
@@ -389,6 +469,7 @@ fn matrices_ui(
     config: &Config,
     params: &[ParamShard],
     presenter: bool,
+    beside: bool,
 ) {
     let dark = ui.visuals().dark_mode;
     let shards: Vec<(&ParamShard, &str)> = WEIGHTS
@@ -409,9 +490,18 @@ fn matrices_ui(
     let avail = ui.available_size();
     // The room the window would give without presenter mode's zoom: the matrices keep their
     // size next to the text, and grow with it (in more rows, scrolling, when they must).
-    let zoom = ui.ctx().zoom_factor().max(1.0);
+    // Beside another TP size, both sets fit the height there is (two rows of matrices each).
+    let zoom = if beside {
+        1.0
+    } else {
+        ui.ctx().zoom_factor().max(1.0)
+    };
     let usable_w = (avail.x * zoom - gap * (shards.len() as f32)).max(100.0);
-    let usable_h = (ui.ctx().content_rect().height() * zoom * 0.45).max(8.0 * size);
+    let usable_h = if beside {
+        (avail.y * 0.3).max(4.0 * size)
+    } else {
+        (ui.ctx().content_rect().height() * zoom * 0.45).max(8.0 * size)
+    };
     // One scale for all four, so that sizes compare.
     let scale = (usable_w / total_cols.max(1.0)).min(usable_h / max_rows);
     let text_color = ui.visuals().text_color();

@@ -7,6 +7,7 @@
 //!
 //! Animation is time-based (`stable_dt` × speed) and requests repaints only while playing.
 
+use super::beside::{self, Other};
 use super::{
     a11y_label, gpu_color, lanes, load_json, save_json, text_on, text_shape, Shared, ShowMe, View,
 };
@@ -86,6 +87,21 @@ pub struct StepThrough {
     pub predict: bool,
     #[serde(skip)]
     predictions: Predictions,
+    /// The program stepped beside this one (another TP size, or Megatron's split beside a
+    /// learner's plan), its steps matched to this one's.
+    #[serde(skip)]
+    beside: Option<BesideWalk>,
+}
+
+/// The program drawn beside the walk, with its steps and messages, and for each step of the
+/// walk the step of this program shown with it.
+struct BesideWalk {
+    /// The walk's generation the steps were matched for.
+    generation: u64,
+    other: std::sync::Arc<Other>,
+    steps: Vec<WalkStep>,
+    plans: Vec<(CollectiveKind, usize, Plan)>,
+    pairs: Vec<(usize, bool)>,
 }
 
 /// Steps answered: the option picked and whether it was right (`None`: revealed without an
@@ -302,6 +318,7 @@ impl Default for StepThrough {
             cache: None,
             predict: true,
             predictions: Predictions::default(),
+            beside: None,
         }
     }
 }
@@ -322,42 +339,7 @@ impl StepThrough {
             None => shared.scenario.derived().map(|d| &d.trace),
         };
         let (steps, plans) = match source {
-            Ok(trace) => {
-                let cfg = &trace.config;
-                let elems = cfg.tokens() * cfg.hidden;
-                let gs = tplab_engine::trace::gather_scatter_algorithm(cfg);
-                let full = [
-                    (CollectiveKind::AllReduce, cfg.algorithm, cfg.tp, elems),
-                    (CollectiveKind::AllGather, gs, cfg.tp, elems),
-                    (CollectiveKind::ReduceScatter, gs, cfg.tp, elems),
-                    // A learner's plan may move a tensor between tokens and features.
-                    (CollectiveKind::AllToAll, gs, cfg.tp, elems),
-                ];
-                // Subgroup collectives (one per group, all alike): one plan per kind and size.
-                let mut groups: Vec<(CollectiveKind, tplab_engine::Algorithm, usize, usize)> =
-                    Vec::new();
-                for e in trace.events.iter().filter(|e| e.ranks.len() < cfg.tp) {
-                    if let EventKind::Collective {
-                        kind, algorithm, ..
-                    } = e.kind
-                    {
-                        let n = e.ranks.len();
-                        if !groups.iter().any(|g| g.0 == kind && g.2 == n) {
-                            groups.push((kind, algorithm, n, e.output[0] * e.output[1]));
-                        }
-                    }
-                }
-                let plans = full
-                    .into_iter()
-                    .chain(groups)
-                    .filter_map(|(kind, algorithm, n, elems)| {
-                        collectives::plan(kind, algorithm, n, elems, cfg.dtype.size_bytes())
-                            .ok()
-                            .map(|p| (kind, n, p))
-                    })
-                    .collect();
-                (walk_steps(trace), plans)
-            }
+            Ok(trace) => (walk_steps(trace), message_plans(trace)),
             Err(_) => (Vec::new(), Vec::new()),
         };
         let last = steps.len().saturating_sub(1) as f32;
@@ -558,6 +540,146 @@ fn describe_short(
     )
 }
 
+/// The planned messages of the collectives `trace` issues, by kind and group size (the whole TP
+/// group, or the copies of one replicated KV head): what a collective step animates.
+fn message_plans(trace: &Trace) -> Vec<(CollectiveKind, usize, Plan)> {
+    let cfg = &trace.config;
+    let elems = cfg.tokens() * cfg.hidden;
+    let gs = tplab_engine::trace::gather_scatter_algorithm(cfg);
+    let full = [
+        (CollectiveKind::AllReduce, cfg.algorithm, cfg.tp, elems),
+        (CollectiveKind::AllGather, gs, cfg.tp, elems),
+        (CollectiveKind::ReduceScatter, gs, cfg.tp, elems),
+        // A learner's plan may move a tensor between tokens and features.
+        (CollectiveKind::AllToAll, gs, cfg.tp, elems),
+    ];
+    // Subgroup collectives (one per group, all alike): one plan per kind and size.
+    let mut groups: Vec<(CollectiveKind, tplab_engine::Algorithm, usize, usize)> = Vec::new();
+    for e in trace.events.iter().filter(|e| e.ranks.len() < cfg.tp) {
+        if let EventKind::Collective {
+            kind, algorithm, ..
+        } = e.kind
+        {
+            let n = e.ranks.len();
+            if !groups.iter().any(|g| g.0 == kind && g.2 == n) {
+                groups.push((kind, algorithm, n, e.output[0] * e.output[1]));
+            }
+        }
+    }
+    full.into_iter()
+        .chain(groups)
+        .filter_map(|(kind, algorithm, n, elems)| {
+            collectives::plan(kind, algorithm, n, elems, cfg.dtype.size_bytes())
+                .ok()
+                .map(|p| (kind, n, p))
+        })
+        .collect()
+}
+
+/// "Each GPU has sent 1.5 MiB so far": what GPU 0 has sent in the collectives up to and
+/// including trace event `upto`.
+fn sent_so_far(lang: Lang, trace: &Trace, upto: usize) -> String {
+    let sent: u64 = trace
+        .events
+        .iter()
+        .take(upto + 1)
+        .filter(|e| e.is_collective() && e.ranks.len() > 1 && e.on_rank(0))
+        .map(|e| e.bytes_sent_per_rank)
+        .sum();
+    crate::i18n::t_args(
+        lang,
+        "beside-sent",
+        &[("bytes", crate::i18n::bytes(lang, sent))],
+    )
+}
+
+/// The program beside the walk at the step matched to the walk's step `cur`: its name, where it
+/// is, what it has sent, its lanes and, for a collective, its messages at the same fraction of
+/// the collective as the walk's.
+fn beside_pane(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    b: &BesideWalk,
+    cur: usize,
+    frac: f32,
+    reserve: f32,
+    lanes_n: Option<usize>,
+) {
+    let trace = match &b.other.derived {
+        Ok(d) => &d.trace,
+        Err(e) => {
+            ui.strong(b.other.label(lang));
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                crate::i18n::t_args(lang, "beside-error", &[("error", e.to_string())]),
+            );
+            return;
+        }
+    };
+    let Some(&(j, same)) = b.pairs.get(cur) else {
+        return;
+    };
+    let Some(step) = b.steps.get(j) else {
+        return;
+    };
+    let events = &trace.events[step.first_event..step.first_event + step.events];
+    let Some(event) = events.first() else {
+        return;
+    };
+    ui.label(
+        egui::RichText::new(format!(
+            "{} · {}",
+            b.other.label(lang),
+            sent_so_far(lang, trace, event.index)
+        ))
+        .strong(),
+    );
+    // The same op as the walk's: the narration above says what it does on both.
+    if !same {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            crate::i18n::t_args(lang, "beside-no-step", &[("k", (j + 1).to_string())]),
+        );
+    }
+    lanes::lanes_sized(ui, lang, trace, events, reserve, lanes_n);
+    if same && event.is_collective() {
+        ui.add_space(4.0);
+        gpus_ui(ui, trace, step, &b.plans, frac);
+    }
+}
+
+impl StepThrough {
+    /// Matches the program beside the walk (if any) to the walk's steps, once per change.
+    fn match_beside(&mut self, other: Option<std::sync::Arc<Other>>, generation: u64) {
+        let Some(other) = other else {
+            self.beside = None;
+            return;
+        };
+        let fresh = self.beside.as_ref().is_some_and(|b| {
+            b.generation == generation && std::sync::Arc::ptr_eq(&b.other, &other)
+        });
+        if fresh {
+            return;
+        }
+        let Some(cache) = &self.cache else {
+            self.beside = None;
+            return;
+        };
+        let (steps, plans) = match &other.derived {
+            Ok(d) => (walk_steps(&d.trace), message_plans(&d.trace)),
+            Err(_) => (Vec::new(), Vec::new()),
+        };
+        let pairs = beside::align(&cache.steps, &steps);
+        self.beside = Some(BesideWalk {
+            generation,
+            other,
+            steps,
+            plans,
+            pairs,
+        });
+    }
+}
+
 /// Communicating collectives issued in `layer` up to and including trace event `upto`.
 fn issued_so_far(trace: &Trace, layer: usize, upto: usize) -> (usize, usize) {
     let mut fwd_bwd = (0, 0);
@@ -641,6 +763,9 @@ impl View for StepThrough {
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("st-title"));
         let generation = walk_generation(shared);
+        let other = shared
+            .beside
+            .other(&shared.scenario, shared.plan_walk.as_ref());
         let walked = shared.plan_walk.clone();
         if let Some(w) = &walked {
             if plan_walk_banner(ui, lang, w, shared) {
@@ -711,7 +836,18 @@ impl View for StepThrough {
                     .custom_parser(super::parse_number)
                     .text(tr("st-speed")),
             );
+            if beside::picker(
+                ui,
+                lang,
+                "step",
+                &mut shared.beside,
+                &trace.config,
+                walked.is_some(),
+            ) {
+                ui.ctx().request_repaint();
+            }
         });
+        self.match_beside(other, generation);
         let Some(cache) = &self.cache else {
             return;
         };
@@ -884,34 +1020,75 @@ impl View for StepThrough {
             // The technical line (op names, shapes) is for a desk, not for a class.
             ui.label(egui::RichText::new(line).weak());
         }
-        ui.add_space(6.0);
-        pass_strip(
-            ui,
-            trace,
-            &cache.steps,
-            cur,
-            &mut self.position,
-            &mut self.playing,
-        );
+        // On a projector with two programs side by side, the lanes need the strip's room (the
+        // heading says where the step is).
+        if !(shared.presenter && self.beside.is_some()) {
+            ui.add_space(6.0);
+            pass_strip(
+                ui,
+                trace,
+                &cache.steps,
+                cur,
+                &mut self.position,
+                &mut self.playing,
+            );
+        }
         ui.add_space(8.0);
         // A collective's message picture goes under the lanes: leave it room.
         let reserve = if event.is_collective() { 190.0 } else { 0.0 };
         // What does not fit (large type, a small screen) scrolls instead of being cut off; the
         // Numbers switch stays below, in view.
         let row = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
+        let beside_walk = self.beside.as_ref();
+        // Rows kept below the lanes for the Numbers switch (not drawn beside another program).
+        let below = if beside_walk.is_some() { 0.0 } else { 1.5 };
         egui::ScrollArea::vertical()
             .id_salt("walk-lanes")
-            .max_height((ui.available_height() - 1.5 * row).max(4.0 * row))
+            .max_height((ui.available_height() - below * row).max(4.0 * row))
             .auto_shrink([false, true])
-            .show(ui, |ui| {
-                lanes::lanes_ui(ui, lang, trace, events, reserve);
-                if event.is_collective() {
-                    ui.add_space(4.0);
-                    gpus_ui(ui, trace, step, &cache.plans, frac);
+            .show(ui, |ui| match beside_walk {
+                None => {
+                    lanes::lanes_ui(ui, lang, trace, events, reserve);
+                    if event.is_collective() {
+                        ui.add_space(4.0);
+                        gpus_ui(ui, trace, step, &cache.plans, frac);
+                    }
+                }
+                Some(b) => {
+                    ui.columns(2, |cols| {
+                        let caption = if walked_trace.is_some() {
+                            crate::i18n::t_args(
+                                lang,
+                                "beside-your-plan",
+                                &[("tp", trace.config.tp.to_string())],
+                            )
+                        } else {
+                            crate::i18n::t_args(
+                                lang,
+                                "beside-this",
+                                &[("tp", trace.config.tp.to_string())],
+                            )
+                        };
+                        let lanes_n =
+                            Some(trace.config.tp.max(b.other.config.tp).min(lanes::MAX_LANES));
+                        cols[0].label(
+                            egui::RichText::new(format!(
+                                "{caption} · {}",
+                                sent_so_far(lang, trace, event.index)
+                            ))
+                            .strong(),
+                        );
+                        lanes::lanes_sized(&mut cols[0], lang, trace, events, reserve, lanes_n);
+                        if event.is_collective() {
+                            cols[0].add_space(4.0);
+                            gpus_ui(&mut cols[0], trace, step, &cache.plans, frac);
+                        }
+                        beside_pane(&mut cols[1], lang, b, cur, frac, reserve, lanes_n);
+                    });
                 }
             });
-        // The numbers run Megatron's split on the scenario: not a learner's plan.
-        if walked_trace.is_none() {
+        // The numbers run Megatron's split on the scenario: not a learner's plan, nor two.
+        if walked_trace.is_none() && self.beside.is_none() {
             let key = (step.layer, step.pass, step.op);
             self.numbers_ui(ui, shared, lang, key);
         }

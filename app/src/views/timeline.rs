@@ -1,6 +1,7 @@
 //! Timeline: a Gantt chart (egui_plot) of the trace, one row per GPU, compute in the GPU's
 //! colour and communication in grey, with the time source the engine reports.
 
+use super::beside::{self, Beside};
 use super::{gpu_color, load_json, save_json, text_on, Shared, ShowMe, View};
 use crate::i18n::{t, t_args};
 use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text, VLine};
@@ -17,6 +18,9 @@ const MAX_BARS: usize = 6000;
 /// GPUs per node assumed for modeled times: a TP group larger than this spans nodes.
 const GPUS_PER_NODE: usize = 8;
 
+/// A trace with the cost model's times: what it was made for, the GPU, and the trace (or why not).
+type Timed<K> = (K, String, Result<Trace, String>);
+
 /// Timeline state.
 #[derive(Serialize, Deserialize)]
 #[serde(default)]
@@ -25,8 +29,12 @@ pub struct Timeline {
     pub layer: usize,
     /// GPU whose cost model sets the times; `None` keeps the trace's proportional times.
     pub gpu: Option<String>,
+    /// The trace with modeled times, for the (scenario, walk) generations and GPU it was made for.
     #[serde(skip)]
-    modeled: Option<(u64, String, Result<Trace, String>)>,
+    modeled: Option<Timed<(u64, u64)>>,
+    /// The same for the program drawn beside it.
+    #[serde(skip)]
+    modeled_beside: Option<Timed<beside::Key>>,
 }
 
 impl Default for Timeline {
@@ -38,6 +46,7 @@ impl Default for Timeline {
             layer: 0,
             gpu: Catalogue::default().gpu("h100").ok().map(|g| g.name),
             modeled: None,
+            modeled_beside: None,
         }
     }
 }
@@ -106,6 +115,7 @@ pub fn gantt_plot(
     trace: &Trace,
     events: &[&Event],
     height: Option<f32>,
+    x_max_us: Option<f64>,
 ) {
     let dark = ui.visuals().dark_mode;
     let separator = ui.visuals().extreme_bg_color;
@@ -173,8 +183,10 @@ pub fn gantt_plot(
     let plot_h = height.unwrap_or_else(|| ui.available_height()).max(120.0);
     let legend_px = (tp + 2) as f32 * (size + 6.0) + 12.0;
     let rows = tp as f64;
-    let band = if plot_h > legend_px + 40.0 {
-        rows * f64::from(legend_px) / f64::from(plot_h - legend_px)
+    // The time axis (ticks and its name) takes about three lines of the plot's height.
+    let data_h = plot_h - 3.0 * size;
+    let band = if data_h > legend_px + 40.0 {
+        rows * f64::from(legend_px) / f64::from(data_h - legend_px)
     } else {
         rows
     };
@@ -192,7 +204,7 @@ pub fn gantt_plot(
             }
         })
         .include_x(0.0)
-        .include_x(makespan_us)
+        .include_x(x_max_us.unwrap_or(makespan_us).max(makespan_us))
         .include_y(-0.5)
         .include_y(rows - 0.5 + band)
         .set_margin_fraction(egui::Vec2::new(0.03, 0.0))
@@ -249,6 +261,42 @@ pub fn gantt_plot(
     });
 }
 
+/// The events drawn: all of them, or layer `layer`'s when there are too many bars.
+fn events_shown(trace: &Trace, one_layer: bool, layer: usize) -> Vec<&Event> {
+    trace
+        .events
+        .iter()
+        .filter(|e| !one_layer || e.layer == layer)
+        .collect()
+}
+
+/// "Makespan 112.1 µs, of which 78.4 µs (70%) is communication every GPU waits for."
+fn makespan_text(lang: Lang, trace: &Trace) -> String {
+    let makespan_us = trace.makespan_s() * 1e6;
+    let comm_us: f64 = trace
+        .events
+        .iter()
+        .filter(|e| e.is_collective())
+        .map(|e| e.timing.duration_s * 1e6)
+        .sum();
+    t_args(
+        lang,
+        "tl-makespan",
+        &[
+            ("makespan", crate::i18n::num(lang, makespan_us, 1)),
+            ("comm", crate::i18n::num(lang, comm_us, 1)),
+            (
+                "share",
+                crate::i18n::num(
+                    lang,
+                    100.0 * comm_us / makespan_us.max(f64::MIN_POSITIVE),
+                    0,
+                ),
+            ),
+        ],
+    )
+}
+
 /// The strongest text colour of the theme (lines drawn over the bars).
 fn ui_strong(dark: bool) -> egui::Color32 {
     if dark {
@@ -270,85 +318,165 @@ impl View for Timeline {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = super::lang(ui);
         ui.heading(t(lang, "tl-title"));
-        let generation = shared.scenario.generation();
+        let other = shared
+            .beside
+            .other(&shared.scenario, shared.plan_walk.as_ref());
+        let walk = shared.plan_walk.clone();
+        let scenario_generation = shared.scenario.generation();
         let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
             return;
+        };
+        // Beside Megatron's split, the learner's plan (from the design lab) is what is timed.
+        let plan_shown = matches!(other.as_ref().map(|o| o.with), Some(Beside::Megatron));
+        let (base, walk_generation) = match (&walk, plan_shown) {
+            (Some(w), true) => (w.trace.as_ref(), w.generation),
+            _ => (&derived.trace, 0),
         };
         let catalogue = Catalogue::default();
         let proportional = t(lang, "tl-times-proportional");
         let model = |g: &str| t_args(lang, "tl-times-model", &[("gpu", g.to_string())]);
-        egui::ComboBox::from_label(t(lang, "tl-times"))
-            .selected_text(match &self.gpu {
-                None => proportional.clone(),
-                Some(g) => model(g),
-            })
-            .show_ui(ui, |ui| {
-                ui.selectable_value(&mut self.gpu, None, proportional.clone());
-                for g in &catalogue.gpus {
-                    ui.selectable_value(&mut self.gpu, Some(g.name.clone()), model(&g.name));
-                }
-            });
+        ui.horizontal_wrapped(|ui| {
+            egui::ComboBox::from_label(t(lang, "tl-times"))
+                .selected_text(match &self.gpu {
+                    None => proportional.clone(),
+                    Some(g) => model(g),
+                })
+                .show_ui(ui, |ui| {
+                    ui.selectable_value(&mut self.gpu, None, proportional.clone());
+                    for g in &catalogue.gpus {
+                        ui.selectable_value(&mut self.gpu, Some(g.name.clone()), model(&g.name));
+                    }
+                });
+            ui.add_space(12.0);
+            if beside::picker(
+                ui,
+                lang,
+                "timeline",
+                &mut shared.beside,
+                &base.config,
+                walk.is_some(),
+            ) {
+                ui.ctx().request_repaint();
+            }
+        });
+        let key = (scenario_generation, walk_generation);
         let trace = match &self.gpu {
-            None => &derived.trace,
+            None => base,
             Some(gpu) => {
                 let stale = self
                     .modeled
                     .as_ref()
-                    .is_none_or(|(g, name, _)| *g != generation || name != gpu);
+                    .is_none_or(|(k, name, _)| *k != key || name != gpu);
                 if stale {
-                    let t = modeled_trace(&derived.trace, gpu);
-                    self.modeled = Some((generation, gpu.clone(), t));
+                    let t = modeled_trace(base, gpu);
+                    self.modeled = Some((key, gpu.clone(), t));
                 }
                 match self.modeled.as_ref().map(|m| &m.2) {
                     Some(Ok(t)) => t,
                     Some(Err(e)) => {
                         ui.colored_label(ui.visuals().error_fg_color, e);
-                        &derived.trace
+                        base
                     }
-                    None => &derived.trace,
+                    None => base,
                 }
             }
         };
-        let cfg = &trace.config;
         ui.label(time_source_text(lang, trace.time_source));
-        let bar_count: usize = trace.events.iter().map(|e| e.ranks.len()).sum();
-        let events: Vec<&Event> = if bar_count > MAX_BARS {
+        let beside_trace: Option<(String, &Trace)> = match &other {
+            None => None,
+            Some(o) => match &o.derived {
+                Err(e) => {
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        t_args(lang, "beside-error", &[("error", e.to_string())]),
+                    );
+                    None
+                }
+                Ok(d) => {
+                    let other_key = (scenario_generation, walk_generation, o.with);
+                    let timed = match &self.gpu {
+                        None => None,
+                        Some(gpu) => {
+                            let stale = self
+                                .modeled_beside
+                                .as_ref()
+                                .is_none_or(|(k, name, _)| *k != other_key || name != gpu);
+                            if stale {
+                                self.modeled_beside =
+                                    Some((other_key, gpu.clone(), modeled_trace(&d.trace, gpu)));
+                            }
+                            self.modeled_beside.as_ref().and_then(|m| m.2.as_ref().ok())
+                        }
+                    };
+                    Some((o.label(lang), timed.unwrap_or(&d.trace)))
+                }
+            },
+        };
+        let cfg = &trace.config;
+        let bar_count: usize = trace.events.iter().map(|e| e.ranks.len()).sum::<usize>()
+            + beside_trace.as_ref().map_or(0, |(_, b)| {
+                b.events.iter().map(|e| e.ranks.len()).sum::<usize>()
+            });
+        let one_layer = bar_count > MAX_BARS;
+        if one_layer {
             ui.horizontal(|ui| {
                 ui.label(t(lang, "tl-too-many"));
                 ui.add(egui::DragValue::new(&mut self.layer).range(0..=cfg.layers - 1));
             });
-            trace
-                .events
-                .iter()
-                .filter(|e| e.layer == self.layer)
-                .collect()
-        } else {
-            trace.events.iter().collect()
-        };
-        let makespan_us = trace.makespan_s() * 1e6;
-        let comm_us: f64 = trace
-            .events
-            .iter()
-            .filter(|e| e.is_collective())
-            .map(|e| e.timing.duration_s * 1e6)
-            .sum();
-        ui.label(t_args(
-            lang,
-            "tl-makespan",
-            &[
-                ("makespan", crate::i18n::num(lang, makespan_us, 1)),
-                ("comm", crate::i18n::num(lang, comm_us, 1)),
-                (
-                    "share",
-                    crate::i18n::num(
+        }
+        let layer = self.layer;
+        let shown = |trace| events_shown(trace, one_layer, layer);
+        let events = shown(trace);
+        match beside_trace {
+            None => {
+                ui.label(makespan_text(lang, trace));
+                gantt_plot(ui, lang, "timeline", trace, &events, None, None);
+            }
+            Some((label, other_trace)) => {
+                // Both on one time axis: the longer program sets it, so bars compare in µs.
+                let other_events = shown(other_trace);
+                let end = |ev: &[&Event]| {
+                    ev.iter()
+                        .map(|e| (e.timing.start_s + e.timing.duration_s) * 1e6)
+                        .fold(0.0, f64::max)
+                };
+                let x_max = end(&events).max(end(&other_events));
+                let line = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
+                // Each plot's share of the height grows with its rows (GPUs and legend).
+                let room = (ui.available_height() - 2.0 * line).max(240.0);
+                let weight = |t: &Trace| (t.config.tp.max(1) + 4) as f32;
+                let share = weight(trace) / (weight(trace) + weight(other_trace));
+                let (height, other_height) = (room * share, room * (1.0 - share));
+                let this = match (&walk, plan_shown) {
+                    (Some(_), true) => t_args(
                         lang,
-                        100.0 * comm_us / makespan_us.max(f64::MIN_POSITIVE),
-                        0,
+                        "beside-your-plan",
+                        &[("tp", trace.config.tp.to_string())],
                     ),
-                ),
-            ],
-        ));
-        gantt_plot(ui, lang, "timeline", trace, &events, None);
+                    _ => t_args(lang, "beside-this", &[("tp", trace.config.tp.to_string())]),
+                };
+                ui.label(format!("{this} · {}", makespan_text(lang, trace)));
+                gantt_plot(
+                    ui,
+                    lang,
+                    "timeline",
+                    trace,
+                    &events,
+                    Some(height),
+                    Some(x_max),
+                );
+                ui.label(format!("{label} · {}", makespan_text(lang, other_trace)));
+                gantt_plot(
+                    ui,
+                    lang,
+                    "timeline-beside",
+                    other_trace,
+                    &other_events,
+                    Some(other_height),
+                    Some(x_max),
+                );
+            }
+        }
     }
 
     /// A target's `gpu` switches to the cost model's times for that GPU.

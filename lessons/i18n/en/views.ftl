@@ -600,3 +600,15 @@ pg-heads-fix = Use { $heads } heads of size { $size } (splits over { $tp } GPUs:
 st-strip-bias-residual = bias + residual
 st-ring-caption = { $algorithm } step { $k }/{ $rounds } ({ $phase })
 st-gpu-box = { $op }, output [{ $rows }, { $cols }]
+beside-label = beside it
+beside-nothing = nothing
+beside-tp = TP = { $tp }
+beside-megatron = Megatron's split
+beside-megatron-on = Megatron's split on { $tp } GPUs
+beside-this = This scenario: TP = { $tp }
+beside-your-plan = Your plan on { $tp } GPUs
+beside-no-step = Nothing like this step here: still at its step { $k }.
+beside-sent = Each GPU has sent { $bytes } so far.
+beside-holds = Each GPU holds { $share } of every weight matrix and sends { $bytes } per layer, forward and backward.
+beside-holds-one = One GPU holds every matrix whole and sends nothing.
+beside-error = Cannot be drawn: { $error }

@@ -596,3 +596,15 @@ pg-heads-fix = { $size } boyutlu { $heads } kafa kullan ({ $tp } GPU'ya bölün�
 st-strip-bias-residual = bias + artık
 st-ring-caption = { $algorithm }: adım { $k }/{ $rounds } ({ $phase })
 st-gpu-box = { $op }, çıktı [{ $rows }, { $cols }]
+beside-label = yanında
+beside-nothing = hiçbir şey
+beside-tp = TP = { $tp }
+beside-megatron = Megatron'un bölmesi
+beside-megatron-on = { $tp } GPU'da Megatron'un bölmesi
+beside-this = Bu senaryo: TP = { $tp }
+beside-your-plan = { $tp } GPU'da sizin planınız
+beside-no-step = Burada bu adımın karşılığı yok: hâlâ kendi { $k }. adımında.
+beside-sent = Her GPU şimdiye kadar { $bytes } gönderdi.
+beside-holds = Her GPU her ağırlık matrisinin { $share } kadarını tutar ve katman başına ileri ve geri { $bytes } gönderir.
+beside-holds-one = Tek GPU her matrisi bütün olarak tutar ve hiçbir şey göndermez.
+beside-error = Çizilemiyor: { $error }

@@ -441,6 +441,11 @@ impl TplabApp {
     pub fn show_me(&mut self, target: &ShowMe) {
         self.shared.settle_walk();
         self.shared.apply_scenario(target);
+        // A target opens exactly what it names: another TP size beside the scenario, or none.
+        self.shared.beside.with = target.beside.map_or(
+            crate::views::beside::Beside::Nothing,
+            crate::views::beside::Beside::Tp,
+        );
         if self.select(target.view.name()) {
             let shared = &self.shared;
             if let Some(v) = self.views.get_mut(self.active) {

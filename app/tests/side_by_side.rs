@@ -321,3 +321,27 @@ fn side_by_side_at_every_size_language_and_theme() {
     }
     results.unwrap();
 }
+
+/// A lesson's Show me can open two sizes side by side (`beside = 4`); the next target that names
+/// none opens one program again.
+#[test]
+fn a_lesson_opens_two_sizes_side_by_side_and_the_next_target_one() {
+    let catalog = tplab_lessons::Catalog::embedded().unwrap_or_else(|e| panic!("{e:?}"));
+    let targets: Vec<&tplab::views::ShowMe> = catalog.show_me_targets().map(|(_, t)| t).collect();
+    let beside = targets
+        .iter()
+        .find(|t| t.beside == Some(4) && t.view == tplab_lessons::View::Timeline)
+        .expect("a lesson shows TP=4 beside another size in the Timeline");
+    let plain = targets
+        .iter()
+        .find(|t| t.beside.is_none() && t.view == tplab_lessons::View::Timeline)
+        .expect("a plain Timeline target");
+    let mut harness = open("lessons", &tiny(2), Lang::En);
+    harness.state_mut().show_me(beside);
+    harness.run_steps(3);
+    assert_eq!(harness.state().shared.beside.with, Beside::Tp(4));
+    assert!(text_of(&harness).contains("TP = 4 · Makespan"));
+    harness.state_mut().show_me(plain);
+    harness.run_steps(3);
+    assert_eq!(harness.state().shared.beside.with, Beside::Nothing);
+}

@@ -195,6 +195,10 @@ pub struct ShowMe {
     /// `planner-64` (GPT-3 175B on the planner's 64 A100s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<String>,
+    /// Walkthrough, Timeline and Playground: another TP size drawn beside the scenario's (the
+    /// same layer on `beside` GPUs), e.g. `tp = 2, beside = 4`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beside: Option<usize>,
     /// Button caption.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<Localized>,
@@ -214,7 +218,7 @@ fn course_scenario<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, 
 /// The fields a "Show me" target may have, for the unknown-field error.
 const FIELDS: &str = "view, preset, hidden, heads, kv_heads, ffn, seq, batch, layers, tp, \
     sequence_parallel, algorithm, seed, model, gpu, gpus, gpus_per_node, pass, event, layer, challenge, schedule, stages, microbatches, \
-    virtual_stages, cluster, label";
+    virtual_stages, cluster, beside, label";
 
 /// Reads what no other field of a [`ShowMe`] took and refuses it, naming the field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -268,6 +272,10 @@ pub enum ShowMeError {
     /// The engine's hardware error, as text (it holds floating-point values).
     #[error("Show me target's hardware is invalid: {0}")]
     Hardware(String),
+    #[error("`beside = {tp}` is the scenario's own TP: choose another size to compare with, or remove beside")]
+    BesideItself { tp: usize },
+    #[error("`beside = {tp}`: the layer cannot be split over {tp} GPUs: {error}")]
+    Beside { tp: usize, error: ConfigError },
 }
 
 impl From<HardwareError> for ShowMeError {
@@ -362,6 +370,26 @@ impl ShowMe {
                     known: CLUSTERS.join(", "),
                 });
             }
+        }
+        if let Some(tp) = self.beside {
+            if !matches!(self.view, View::Step | View::Timeline | View::Playground) {
+                return Err(ShowMeError::FieldNotForView {
+                    field: "beside",
+                    view: self.view,
+                    belongs: "view = \"step\", \"timeline\" or \"playground\"",
+                });
+            }
+            let config = self.config();
+            if tp == config.tp {
+                return Err(ShowMeError::BesideItself { tp });
+            }
+            Config {
+                tp,
+                sequence_parallel: config.sequence_parallel && tp > 1,
+                ..config
+            }
+            .validate_shapes()
+            .map_err(|e| ShowMeError::Beside { tp, error: e })?;
         }
         let stages = tplab_engine::block::design::challenge::all().len();
         if let Some(n) = self.challenge.filter(|&n| n == 0 || n > stages) {
@@ -710,7 +738,14 @@ impl ShowMe {
                 cfg.tp
             ));
         }
-        if !counts.is_empty() && !counts.contains(&cfg.tp) {
+        if let Some(b) = self.beside.filter(|b| !tps.is_empty() && !tps.contains(b)) {
+            out.push(format!(
+                "the target draws TP={b} beside TP={} but the text says TP {tps:?}",
+                cfg.tp
+            ));
+        }
+        let opens = |n: &usize| *n == cfg.tp || self.beside == Some(*n);
+        if !counts.is_empty() && !counts.iter().any(opens) {
             out.push(format!(
                 "the text counts {counts:?} GPUs but the target opens TP={}",
                 cfg.tp
@@ -861,6 +896,30 @@ cluster = "2t-4d""#,
 cluster = "1t-3d""#,
         );
         assert!(elsewhere.validate().is_err());
+    }
+
+    #[test]
+    fn beside_is_another_tp_size_the_layer_splits_over_on_a_view_that_draws_two() {
+        let ok = parse("view = \"timeline\"\ntp = 2\nbeside = 4");
+        assert_eq!(ok.validate(), Ok(()));
+        assert!(ok.disagreements("TP=2 and TP=4 side by side").is_empty());
+        assert!(!ok.disagreements("TP=2 and TP=8 side by side").is_empty());
+        let itself = parse("view = \"step\"\ntp = 4\nbeside = 4");
+        assert_eq!(itself.validate(), Err(ShowMeError::BesideItself { tp: 4 }));
+        // GPT-2 small's 12 heads do not split over 8 GPUs.
+        let heads = parse("view = \"playground\"\ntp = 4\nbeside = 8");
+        assert!(matches!(
+            heads.validate(),
+            Err(ShowMeError::Beside { tp: 8, .. })
+        ));
+        let wrong_view = parse("view = \"memory\"\ntp = 4\nbeside = 2");
+        assert!(matches!(
+            wrong_view.validate(),
+            Err(ShowMeError::FieldNotForView {
+                field: "beside",
+                ..
+            })
+        ));
     }
 
     #[test]

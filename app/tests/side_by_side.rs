@@ -264,6 +264,23 @@ fn side_by_side_at_every_size_language_and_theme() {
             ThemeChoice::Light,
             true,
         ),
+        // g after the MLP: both all-reduces' messages, at the same fraction of each.
+        (
+            "step",
+            13,
+            (1600.0, 1000.0),
+            Lang::En,
+            ThemeChoice::Light,
+            false,
+        ),
+        (
+            "step",
+            13,
+            (1920.0, 1080.0),
+            Lang::Tr,
+            ThemeChoice::Dark,
+            true,
+        ),
         (
             "timeline",
             0,
@@ -315,7 +332,11 @@ fn side_by_side_at_every_size_language_and_theme() {
                 egui::pos2(SIDE_BAR_WIDTH + 2.0, size.1),
             ));
         }
-        let name = format!("beside_{}", shot_name(view, size, lang, theme, presenter));
+        let view_name = if presses == 13 { "step_g" } else { view };
+        let name = format!(
+            "beside_{}",
+            shot_name(view_name, size, lang, theme, presenter)
+        );
         harness.snapshot_options(&name, &snapshot_options());
         results.extend_harness(&mut harness);
     }

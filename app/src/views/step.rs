@@ -576,7 +576,7 @@ fn message_plans(trace: &Trace) -> Vec<(CollectiveKind, usize, Plan)> {
         .collect()
 }
 
-/// "Each GPU has sent 1.5 MiB so far": what GPU 0 has sent in the collectives up to and
+/// "By the end of this step each GPU has sent 1.5 MiB": what GPU 0 sends in the collectives up to and
 /// including trace event `upto`.
 fn sent_so_far(lang: Lang, trace: &Trace, upto: usize) -> String {
     let sent: u64 = trace

@@ -608,7 +608,7 @@ beside-megatron-on = Megatron's split on { $tp } GPUs
 beside-this = This scenario: TP = { $tp }
 beside-your-plan = Your plan on { $tp } GPUs
 beside-no-step = Nothing like this step here: still at its step { $k }.
-beside-sent = Each GPU has sent { $bytes } so far.
+beside-sent = By the end of this step each GPU has sent { $bytes }.
 beside-holds = Each GPU holds { $share } of every weight matrix and sends { $bytes } per layer, forward and backward.
 beside-holds-one = One GPU holds every matrix whole and sends nothing.
 beside-error = Cannot be drawn: { $error }

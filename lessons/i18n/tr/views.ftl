@@ -604,7 +604,7 @@ beside-megatron-on = { $tp } GPU'da Megatron'un bölmesi
 beside-this = Bu senaryo: TP = { $tp }
 beside-your-plan = { $tp } GPU'da sizin planınız
 beside-no-step = Burada bu adımın karşılığı yok: hâlâ kendi { $k }. adımında.
-beside-sent = Her GPU şimdiye kadar { $bytes } gönderdi.
+beside-sent = Bu adımın sonunda her GPU toplam { $bytes } göndermiş olur.
 beside-holds = Her GPU her ağırlık matrisinin { $share } kadarını tutar ve katman başına ileri ve geri { $bytes } gönderir.
 beside-holds-one = Tek GPU her matrisi bütün olarak tutar ve hiçbir şey göndermez.
 beside-error = Çizilemiyor: { $error }

@@ -77,6 +77,8 @@ use tplab_quiz::progress::Progress;
 pub struct UrlLaunch {
     pub launch: Launch,
     pub tp: Option<usize>,
+    /// Another TP size drawn beside the scenario's (`beside=4`).
+    pub beside: Option<usize>,
 }
 
 /// Reads `?view=…&tp=…&lang=…&theme=…&presenter=1`; an unknown value is an error naming the
@@ -84,6 +86,7 @@ pub struct UrlLaunch {
 pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
     let (mut view, mut tp, mut lang, mut theme, mut presenter) = (None, None, None, None, false);
     let mut challenge = None;
+    let mut beside = None;
     for pair in query
         .trim_start_matches('?')
         .split('&')
@@ -92,20 +95,24 @@ pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         match k {
             "view" => view = Some(v.to_string()),
-            "tp" => {
+            "tp" | "beside" => {
                 let n: usize = v.parse().map_err(|_| {
                     format!(
-                        "tp={v}: TP must be a whole number from 1 to {}",
+                        "{k}={v}: TP must be a whole number from 1 to {}",
                         tplab_engine::config::MAX_TP
                     )
                 })?;
                 if !(1..=tplab_engine::config::MAX_TP).contains(&n) {
                     return Err(format!(
-                        "tp={v}: TP must be from 1 to {}",
+                        "{k}={v}: TP must be from 1 to {}",
                         tplab_engine::config::MAX_TP
                     ));
                 }
-                tp = Some(n);
+                if k == "tp" {
+                    tp = Some(n);
+                } else {
+                    beside = Some(n);
+                }
             }
             "lang" => {
                 lang = Some(
@@ -133,7 +140,7 @@ pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
     let launch = Launch::new(view.as_deref(), presenter, lang, theme)
         .and_then(|l| l.with_challenge(challenge))
         .map_err(|e| e.to_string())?;
-    Ok(UrlLaunch { launch, tp })
+    Ok(UrlLaunch { launch, tp, beside })
 }
 
 /// Adds to `into` the answers, exams and lessons of `from` it does not hold yet; returns how
@@ -220,6 +227,19 @@ mod tests {
         }
         let e = parse_query("?view=nope").expect_err("unknown view");
         assert!(e.contains("playground"), "{e}");
+    }
+
+    #[test]
+    fn query_draws_another_tp_size_beside_and_names_the_range() {
+        let u = parse_query("?view=timeline&tp=2&beside=4").expect("ok");
+        assert_eq!((u.tp, u.beside), (Some(2), Some(4)));
+        let e = parse_query("?beside=0").expect_err("out of range");
+        assert!(e.contains("beside=0") && e.contains("from 1 to"), "{e}");
+        let e = parse_query("?beside=two").expect_err("not a number");
+        assert!(
+            e.contains("beside=two") && e.contains("whole number"),
+            "{e}"
+        );
     }
 
     #[test]

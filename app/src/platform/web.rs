@@ -517,6 +517,9 @@ pub fn start() {
                     if let Some(tp) = url.tp {
                         app.shared.scenario.set_tp(tp);
                     }
+                    if let Some(tp) = url.beside {
+                        app.shared.beside.with = crate::views::beside::Beside::Tp(tp);
+                    }
                     Ok(Box::new(WebApp {
                         app,
                         first_frame_marked: false,

@@ -297,15 +297,72 @@ const SMALL: [(usize, u64, f64, &str); 3] = [
 const MID_NOT_REPRODUCED: [(u64, f64); 2] = [(2 * M, 28.0), (4 * M, 39.0)];
 
 /// 4×H100, eager nccl-tests on a shared cloud host (waynehacking8/nccl-collectives-bench,
-/// `results/quiet/all_reduce.txt`, NCCL 2.18.3, out-of-place µs): launch-bound, 23–28 µs from
-/// 8 B to 512 KiB. Not reproduced: the model's per-call overhead (7 µs) is the graph-captured
-/// one; these are listed to show by how much an eager, launch-bound host is slower.
+/// `results/quiet/all_reduce.txt`: nccl-tests 2.18.3 with NCCL 2.29.2, `nccl-library=22902`;
+/// `nThread 1 nGpus 4`, one thread driving the 4 GPUs; `graph: 0`; out-of-place µs):
+/// launch-bound, 23–28 µs from 8 B to 512 KiB. Not reproduced: the model's per-call overhead
+/// (7 µs) is the graph-captured one (the same host with a CUDA graph: [`GRAPH_4XH100`]); these
+/// are listed to show by how much an eager, launch-bound host is slower.
 const EAGER_FLOOR: [(u64, f64); 4] = [
     (8, 23.30),
     (8 * K, 23.75),
     (32 * K, 25.05),
     (512 * K, 27.88),
 ];
+
+/// The same 4×H100 host, the same nccl-tests and NCCL 2.29.2, the sweep captured in a CUDA graph
+/// (`results/symmetric/all_reduce_reg0_graph1.txt`: `graph: 1`, no buffer registration;
+/// out-of-place µs), NCCL's own algorithm and protocol: (size, published µs). Held out: nothing
+/// was fitted on it.
+const GRAPH_4XH100: [(u64, f64); 22] = [
+    (8, 16.08),
+    (16, 15.33),
+    (32, 15.76),
+    (64, 16.40),
+    (128, 16.34),
+    (256, 17.03),
+    (512, 16.78),
+    (K, 16.88),
+    (2 * K, 15.25),
+    (4 * K, 15.52),
+    (8 * K, 15.46),
+    (16 * K, 16.19),
+    (32 * K, 16.77),
+    (64 * K, 16.76),
+    (128 * K, 17.26),
+    (256 * K, 17.38),
+    (512 * K, 20.12),
+    (M, 24.00),
+    (2 * M, 34.62),
+    (4 * M, 47.78),
+    (8 * M, 67.73),
+    (16 * M, 105.81),
+];
+
+#[test]
+fn graph_captured_4xh100_nccl_tests_sweep() {
+    let f = node(4);
+    let (mut within, mut sum) = (0, 0.0);
+    for (size, us) in GRAPH_4XH100 {
+        let c = nccl::predict(CollectiveKind::AllReduce, size, &f, None, None).unwrap();
+        let got = c.time_s * 1e6;
+        let err = got / us - 1.0;
+        let ok = err.abs() < 0.15;
+        within += usize::from(ok);
+        sum += err.abs();
+        eprintln!(
+            "4xH100 graph {size:>9} B  published {us:>6.2} µs  predicted {got:>6.2} µs ({} {})  {:+.1}%{}",
+            c.algo.name(),
+            c.proto.name(),
+            100.0 * err,
+            if ok { "" } else { "  MISS" }
+        );
+    }
+    eprintln!(
+        "4xH100 CUDA-graph nccl-tests: {within}/{} within ±15%, mean |error| {:.1}%",
+        GRAPH_4XH100.len(),
+        100.0 * sum / GRAPH_4XH100.len() as f64
+    );
+}
 
 fn node(n: usize) -> Fabric {
     let cat = Catalogue::default();

@@ -108,11 +108,22 @@ impl std::str::FromStr for NcclProto {
     }
 }
 
-/// NCCL `tuning.cc` `baseLat` (µs): Tree {LL, LL128, Simple}, Ring {LL, LL128, Simple}.
-pub const BASE_LAT_US: [[f64; 3]; 2] = [[4.4, 4.4, 0.0], [3.6, 10.0, 8.4]];
-/// NCCL `tuning.cc` `hwLat` (µs per step) for NVLink, PCIe and network: Tree, Ring rows.
+/// NCCL `tuning.cc` `baseLat` (µs): Tree {LL, LL128, Simple}, Ring {LL, LL128, Simple}, as
+/// NCCL 2.26 to 2.29 have it (`ncclTunerConstantsDefaults.baseLatencies` in 2.29.7); the ring
+/// rows are the same from 2.18.1 on (2.18–2.25 have 0 for tree Simple).
+pub const BASE_LAT_US: [[f64; 3]; 2] = [[6.8, 14.0, 8.4], [6.6, 14.0, 8.4]];
+/// NCCL `tuning.cc` `hwLat` (µs per step) for NVLink, PCIe and network: Tree, Ring rows, NCCL
+/// 2.26 to 2.29 (the ring rows unchanged since 2.18.1; 2.19–2.25 have 28 for tree Simple).
 pub const HW_LAT_US: [[[f64; 3]; 2]; 3] = [
-    [[0.52, 1.2, 28.0], [0.47, 1.9, 3.4]],
+    [[0.6, 1.25, 4.0], [0.6, 1.9, 3.4]],
+    [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7]],
+    [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0]],
+];
+/// `baseLat` of NCCL 2.7.3 to 2.17 (`tuning.cc` before 2.18.1), for `--nccl 2.17` and older.
+pub const BASE_LAT_US_2_17: [[f64; 3]; 2] = [[4.4, 4.4, 0.0], [3.6, 10.0, 8.4]];
+/// `hwLat` of NCCL 2.7.3 to 2.17.
+pub const HW_LAT_US_2_17: [[[f64; 3]; 2]; 3] = [
+    [[0.52, 1.25, 28.0], [0.47, 1.9, 3.4]],
     [[1.0, 1.9, 28.0], [1.0, 2.5, 5.7]],
     [[5.0, 8.5, 50.0], [2.7, 4.0, 9.6]],
 ];
@@ -168,15 +179,18 @@ pub const NVLS_RAMP_FROM_BYTES: u64 = 4 << 20;
 pub const NVLS_RAMP_TO_BYTES: u64 = 512 << 20;
 /// What one NCCL call costs on top of NCCL's own latency model for ring and tree, µs: the
 /// kernel's launch, its proxy and flag handshake and the completion that nccl-tests' per-call
-/// time includes and `tuning.cc`'s `baseLat + steps·hwLat` leaves out. **Fitted** to the
-/// published small-message times where the tuner's figure is far below them: 4×H100 through
-/// vLLM's PyNccl in a CUDA graph, 21 µs for 512 KiB where the tuner alone gives 12.0 (vllm-project/vllm
-/// PR #24532, "TP = 4" table); 8×H200 nccl-tests, about 18 µs for 32 KiB where the tuner gives
-/// 10.6 (the figure quoted in tplab issue 25). Eager nccl-tests on a shared 4×H100 host floor
-/// at 23.3 µs (waynehacking8/nccl-collectives-bench `results/quiet/all_reduce.txt`, NCCL 2.18.3)
-/// and Azure's 8×A100 at 45 µs: launch-bound hosts, 1.7–3.4× this model (docs/calibration.md).
-/// NVLS's [`NVLS_LATENCY_US`] was fitted to whole nccl-tests times and already contains it.
-pub const NCCL_CALL_OVERHEAD_US: f64 = 7.0;
+/// time includes and `tuning.cc`'s `baseLat + steps·hwLat` leaves out. **Fitted** (the value
+/// with the smallest largest error over the two points) to: 4×H100 through vLLM's PyNccl in a
+/// CUDA graph, 21 µs for 512 KiB where NCCL ≥ 2.18's tuner gives 15.8 (vllm-project/vllm PR
+/// #24532, "TP = 4" table); 8×H200 nccl-tests, about 18 µs for 32 KiB where the tuner gives
+/// 15.4 (the figure quoted in tplab issue 25). Checked on a whole CUDA-graph nccl-tests sweep of
+/// 4×H100 with NCCL 2.29.2 (waynehacking8/nccl-collectives-bench
+/// `results/symmetric/all_reduce_reg0_graph1.txt`). Eager nccl-tests with one thread driving
+/// 4 GPUs on the same host floor at 23.3 µs (`results/quiet/all_reduce.txt`) and Azure's 8×A100
+/// at 45 µs: launch-bound, 1.6–3.2× this model (docs/calibration.md). NVLS's
+/// [`NVLS_LATENCY_US`] was fitted to whole nccl-tests times and already contains it. (With
+/// NCCL ≤ 2.17's smaller latencies the same two points gave 7 µs.)
+pub const NCCL_CALL_OVERHEAD_US: f64 = 3.8;
 /// Bus bandwidth of NCCL's ring LL inside one NVLink 4 (Hopper) node, bytes/s: NCCL's tuner
 /// prices it at 141 GB/s (`tuning.cc` `llMaxBws`, Hopper single node), more than a quarter of
 /// the NVLink 4 rate × [`LINK_EFFICIENCY`] (90 GB/s). Read in NCCL 2.29's own tuner table
@@ -222,6 +236,17 @@ impl NcclVersion {
     /// `min(size, nHeads · chunk)`.
     pub fn nvls_contiguous_split(self) -> bool {
         self >= NcclVersion::CONTIGUOUS_SPLIT
+    }
+
+    /// `tuning.cc`'s (`baseLat`, `hwLat`) of this release: NCCL 2.18.1 raised the ring LL base
+    /// latency from 3.6 to 6.6 µs and the NVLink LL step from 0.47 to 0.6 µs
+    /// ([`BASE_LAT_US`], [`HW_LAT_US`]; before: [`BASE_LAT_US_2_17`], [`HW_LAT_US_2_17`]).
+    pub fn latencies(self) -> (&'static [[f64; 3]; 2], &'static [[[f64; 3]; 2]; 3]) {
+        if self >= NcclVersion::new(2, 18) {
+            (&BASE_LAT_US, &HW_LAT_US)
+        } else {
+            (&BASE_LAT_US_2_17, &HW_LAT_US_2_17)
+        }
     }
 }
 
@@ -473,6 +498,7 @@ pub fn price(
     let nodes = fabric.nodes();
     let p = proto.index();
     let intra_kind = fabric.intra_kind();
+    let (base_lat, hw_lat) = fabric.nccl.latencies();
     let ll128_ok = intra_kind == LinkKind::NvLink;
     if proto == NcclProto::Ll128 && !ll128_ok {
         return Err(NcclError::ProtoUnsupported {
@@ -490,12 +516,12 @@ pub fn price(
                 CollectiveKind::AllReduce => 2 * (nodes - 1),
                 _ => nodes - 1,
             };
-            let mut intra_lat = HW_LAT_US[intra_kind.index()][1][p];
+            let mut intra_lat = hw_lat[intra_kind.index()][1][p];
             if nodes > 1 && proto == NcclProto::Ll {
                 intra_lat *= 1.8;
             }
-            let net_lat = HW_LAT_US[LinkKind::Net.index()][1][p];
-            let mut lat = BASE_LAT_US[1][p]
+            let net_lat = hw_lat[LinkKind::Net.index()][1][p];
+            let mut lat = base_lat[1][p]
                 + s.steps.saturating_sub(inter_steps) as f64 * intra_lat
                 + inter_steps as f64 * net_lat;
             // NCCL: "plateau effect of ring" for multi-node all-reduce of large messages.
@@ -539,15 +565,15 @@ pub fn price(
                     why: "NCCL runs only all-reduce on trees",
                 });
             }
-            let intra_lat = HW_LAT_US[intra_kind.index()][0][p]
+            let intra_lat = hw_lat[intra_kind.index()][0][p]
                 * if nodes > 1 && proto == NcclProto::Ll {
                     1.8
                 } else {
                     1.0
                 };
-            let net_lat = HW_LAT_US[LinkKind::Net.index()][0][p];
+            let net_lat = hw_lat[LinkKind::Net.index()][0][p];
             let log2_nodes = (usize::BITS - 1 - nodes.max(1).leading_zeros()) as f64;
-            let lat = BASE_LAT_US[0][p]
+            let lat = base_lat[0][p]
                 + 2.0
                     * ((fabric.ranks_per_node.saturating_sub(1)) as f64 * intra_lat
                         + log2_nodes * net_lat);
@@ -857,7 +883,7 @@ mod tests {
         .unwrap();
         assert!((ag.busbw - ag.algbw * 7.0 / 8.0).abs() < 1e-6 * ag.busbw);
         // Large ring busbw approaches the link rate × η.
-        // (latency: 8.4 + 14·3.4 + 7 µs of 5.2 ms, 1.2%)
+        // (latency: 8.4 + 14·3.4 + 3.8 µs of 5.2 ms, 1.1%)
         assert!((c.busbw / (450e9 * LINK_EFFICIENCY) - 1.0).abs() < 0.02);
     }
 

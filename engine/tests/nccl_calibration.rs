@@ -290,17 +290,17 @@ const SMALL: [(usize, u64, f64, &str); 3] = [
     (8, 32 * K, 18.0, "issue 25 (8xH200 nccl-tests)"),
 ];
 
-/// vLLM PR #24532's 2 and 4 MB PyNccl points, 28 and 39 µs: not reproduced (the model's NCCL
-/// gives about 36 and 47 µs; NCCL 2.29's own tuner, read in the log cited at
-/// `nccl::HOPPER_LL_BUS_BW`, gives 32.5 and 42 µs: the measured times beat NCCL's own model
-/// there).
+/// vLLM PR #24532's 2 and 4 MB PyNccl points, 28 and 39 µs: not reproduced (the model gives
+/// about 36 and 48 µs, as nccl-tests itself measures on 4×H100 in a CUDA graph, 34.6 and
+/// 47.8 µs: [`GRAPH_4XH100`]; NCCL 2.29's own tuner, read in the log cited at
+/// `nccl::HOPPER_LL_BUS_BW`, gives 32.5 and 42 µs: vLLM's times beat both).
 const MID_NOT_REPRODUCED: [(u64, f64); 2] = [(2 * M, 28.0), (4 * M, 39.0)];
 
 /// 4×H100, eager nccl-tests on a shared cloud host (waynehacking8/nccl-collectives-bench,
 /// `results/quiet/all_reduce.txt`: nccl-tests 2.18.3 with NCCL 2.29.2, `nccl-library=22902`;
 /// `nThread 1 nGpus 4`, one thread driving the 4 GPUs; `graph: 0`; out-of-place µs):
 /// launch-bound, 23–28 µs from 8 B to 512 KiB. Not reproduced: the model's per-call overhead
-/// (7 µs) is the graph-captured one (the same host with a CUDA graph: [`GRAPH_4XH100`]); these
+/// (3.8 µs) is the graph-captured one (the same host with a CUDA graph: [`GRAPH_4XH100`]); these
 /// are listed to show by how much an eager, launch-bound host is slower.
 const EAGER_FLOOR: [(u64, f64); 4] = [
     (8, 23.30),
@@ -342,6 +342,7 @@ const GRAPH_4XH100: [(u64, f64); 22] = [
 fn graph_captured_4xh100_nccl_tests_sweep() {
     let f = node(4);
     let (mut within, mut sum) = (0, 0.0);
+    let mut misses = Vec::new();
     for (size, us) in GRAPH_4XH100 {
         let c = nccl::predict(CollectiveKind::AllReduce, size, &f, None, None).unwrap();
         let got = c.time_s * 1e6;
@@ -349,6 +350,9 @@ fn graph_captured_4xh100_nccl_tests_sweep() {
         let ok = err.abs() < 0.15;
         within += usize::from(ok);
         sum += err.abs();
+        if !ok {
+            misses.push(size);
+        }
         eprintln!(
             "4xH100 graph {size:>9} B  published {us:>6.2} µs  predicted {got:>6.2} µs ({} {})  {:+.1}%{}",
             c.algo.name(),
@@ -362,6 +366,9 @@ fn graph_captured_4xh100_nccl_tests_sweep() {
         GRAPH_4XH100.len(),
         100.0 * sum / GRAPH_4XH100.len() as f64
     );
+    // The only misses: three tiny sizes where the table itself scatters (15.3 to 17.0 µs).
+    assert_eq!(misses, vec![256, 512, K], "rows outside ±15%");
+    assert!(sum / (GRAPH_4XH100.len() as f64) < 0.11);
 }
 
 fn node(n: usize) -> Fabric {
@@ -403,4 +410,35 @@ fn small_all_reduces_within_15_percent_of_published_times() {
         // The model stays below the launch-bound floor, and above half of it.
         assert!(got < us && got > 0.45 * us, "{size}: {got} vs {us}");
     }
+}
+
+/// Issue 25's count over every published row above: the Azure tables, the small-message rows
+/// (fit, not reproduced and eager alike) and the CUDA-graph sweep, within ±15%.
+#[test]
+fn overall_share_within_15_percent() {
+    let (azure_within, azure_rows, _, _) = azure_table();
+    let f4 = node(4);
+    let time_us = |n: usize, size: u64| {
+        let f = if n == 4 { f4.clone() } else { node(n) };
+        nccl::predict(CollectiveKind::AllReduce, size, &f, None, None)
+            .unwrap()
+            .time_s
+            * 1e6
+    };
+    let mut small: Vec<(usize, u64, f64)> = SMALL.iter().map(|&(n, s, us, _)| (n, s, us)).collect();
+    small.extend(MID_NOT_REPRODUCED.iter().map(|&(s, us)| (4, s, us)));
+    small.extend(EAGER_FLOOR.iter().map(|&(s, us)| (4, s, us)));
+    small.extend(GRAPH_4XH100.iter().map(|&(s, us)| (4, s, us)));
+    let small_within = small
+        .iter()
+        .filter(|&&(n, s, us)| (time_us(n, s) / us - 1.0).abs() < 0.15)
+        .count();
+    let within = azure_within + small_within;
+    let rows = azure_rows + small.len();
+    eprintln!(
+        "overall: {within} of {rows} published rows within ±15% ({:.1}%): Azure {azure_within}/{azure_rows}, small-message {small_within}/{}",
+        100.0 * within as f64 / rows as f64,
+        small.len()
+    );
+    assert!(within * 10 >= rows * 9, "{within} of {rows}");
 }

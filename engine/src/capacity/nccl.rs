@@ -202,7 +202,8 @@ pub const HOPPER_LL_BUS_BW: f64 = 141e9;
 pub const AMPERE_BUS_CAP_GBS: f64 = 235.0;
 
 /// The NCCL release a prediction follows, `major.minor` (the patch level changes nothing the
-/// model prices). What depends on it: how an NVLS all-reduce is split over its channels
+/// model prices). What depends on it: `tuning.cc`'s ring and tree latencies
+/// ([`NcclVersion::latencies`]) and how an NVLS all-reduce is split over its channels
 /// ([`NcclVersion::nvls_contiguous_split`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct NcclVersion {

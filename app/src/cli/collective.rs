@@ -7,7 +7,9 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tplab_engine::capacity::nccl::{self, Fabric, NcclAlgo, NcclProto, MAX_MESSAGE_BYTES};
+use tplab_engine::capacity::nccl::{
+    self, Fabric, NcclAlgo, NcclProto, NcclVersion, MAX_MESSAGE_BYTES,
+};
 use tplab_engine::trace::CollectiveKind;
 
 /// Flags of `tplab collective`.
@@ -40,6 +42,10 @@ pub struct CollectiveArgs {
     /// Force one protocol (NCCL_PROTO): LL, LL128, Simple.
     #[arg(long)]
     pub proto: Option<NcclProto>,
+    /// NCCL release to price (e.g. 2.18.5): up to 2.19 NVLS fills its channels one by one,
+    /// from 2.20 it splits a message evenly over them (docs/calibration.md). Default 2.26.
+    #[arg(long, default_value = "2.26")]
+    pub nccl: NcclVersion,
     /// Smallest message (bytes; K, M, G suffixes are powers of 1024), default 8.
     #[arg(long, default_value = "8", value_parser = parse_size)]
     pub min: u64,
@@ -121,7 +127,8 @@ pub fn fabric(args: &CollectiveArgs) -> anyhow::Result<Fabric> {
         intra,
         inter,
         nvls,
-    )?)
+    )?
+    .with_nccl(args.nccl))
 }
 
 pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
@@ -147,6 +154,7 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
             "intra_node": f.intra.name,
             "inter_node": f.inter.name,
             "nvls": f.nvls,
+            "nccl": f.nccl.to_string(),
             "algorithm_forced": args.algo.map(|a| a.name()),
             "protocol_forced": args.proto.map(|p| p.name()),
             "busbw_factor": tplab_engine::cost::busbw_factor(args.op, f.ranks),
@@ -177,8 +185,9 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
         f.inter.bandwidth_gbs
     );
     outln!(
-        "busbw = algbw x {:.3} (nccl-tests); algorithm and protocol as NCCL's tuner picks them{}",
+        "busbw = algbw x {:.3} (nccl-tests); algorithm and protocol as NCCL {}'s tuner picks them{}",
         tplab_engine::cost::busbw_factor(args.op, f.ranks),
+        f.nccl,
         match (args.algo, args.proto) {
             (None, None) => String::new(),
             (a, p) => format!(
@@ -226,6 +235,7 @@ mod tests {
             no_nvls: false,
             algo: None,
             proto: None,
+            nccl: NcclVersion::DEFAULT,
             min: 8,
             max: 16 << 30,
             size: None,
@@ -259,6 +269,12 @@ mod tests {
         })
         .unwrap();
         assert!(!no.nvls);
+        let old = fabric(&CollectiveArgs {
+            nccl: "2.18.5".parse().unwrap(),
+            ..args()
+        })
+        .unwrap();
+        assert_eq!(old.nccl, NcclVersion::new(2, 18));
         let bad = fabric(&CollectiveArgs { gpus: 12, ..args() });
         assert!(bad.is_err());
         let pcie = fabric(&CollectiveArgs {

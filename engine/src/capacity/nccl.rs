@@ -15,11 +15,12 @@
 //!   tree bandwidth and its medium-size correction table.
 //! - **NVLS** (all-reduce inside one NVSwitch node of Hopper or Blackwell): the switch reduces,
 //!   so each GPU sends its buffer once and receives the result once (`size·(n+1)/n` each way
-//!   with the reduce-scatter/all-gather split); Simple protocol only. NCCL runs few channels
-//!   for mid-size messages and adds them as the size grows, so NVLS is priced as
-//!   `latency + max(plateau(size), bytes / bandwidth(size))` ([`nvls_time_us`]): a 28 µs
-//!   latency, a fixed extra wait that rises from 0 at 8 KiB to 8.9 µs at 64 KiB and hides the
-//!   transfer until the transfer is longer, and a bandwidth that ramps with log2(size).
+//!   with the reduce-scatter/all-gather split); Simple protocol only. Priced as the larger of
+//!   one pass of NCCL's NVLS channels (a 28 µs latency + the busiest channel's bytes at one
+//!   channel's rate, where the busiest channel's share depends on the NCCL release: ≤ 2.19
+//!   fills 16 KiB chunks channel by channel, ≥ 2.20 splits the message evenly) and the
+//!   transfer at a bandwidth that ramps with log2(size) as NCCL grows its chunks
+//!   ([`nvls_time_us`], [`NcclVersion`]).
 //! - Protocols (NCCL): LL carries 4 bytes of data per 8 (bandwidth ×1/4 for all-reduce, ×1/3
 //!   otherwise, in NCCL's accounting) at the lowest latency; LL128 120 of 128 bytes (×0.92);
 //!   Simple all of it at the highest latency.
@@ -107,11 +108,22 @@ impl std::str::FromStr for NcclProto {
     }
 }
 
-/// NCCL `tuning.cc` `baseLat` (µs): Tree {LL, LL128, Simple}, Ring {LL, LL128, Simple}.
-pub const BASE_LAT_US: [[f64; 3]; 2] = [[4.4, 4.4, 0.0], [3.6, 10.0, 8.4]];
-/// NCCL `tuning.cc` `hwLat` (µs per step) for NVLink, PCIe and network: Tree, Ring rows.
+/// NCCL `tuning.cc` `baseLat` (µs): Tree {LL, LL128, Simple}, Ring {LL, LL128, Simple}, as
+/// NCCL 2.26 to 2.29 have it (`ncclTunerConstantsDefaults.baseLatencies` in 2.29.7); the ring
+/// rows are the same from 2.18.1 on (2.18–2.25 have 0 for tree Simple).
+pub const BASE_LAT_US: [[f64; 3]; 2] = [[6.8, 14.0, 8.4], [6.6, 14.0, 8.4]];
+/// NCCL `tuning.cc` `hwLat` (µs per step) for NVLink, PCIe and network: Tree, Ring rows, NCCL
+/// 2.26 to 2.29 (the ring rows unchanged since 2.18.1; 2.19–2.25 have 28 for tree Simple).
 pub const HW_LAT_US: [[[f64; 3]; 2]; 3] = [
-    [[0.52, 1.2, 28.0], [0.47, 1.9, 3.4]],
+    [[0.6, 1.25, 4.0], [0.6, 1.9, 3.4]],
+    [[1.0, 1.9, 4.0], [1.0, 2.5, 5.7]],
+    [[5.0, 8.5, 14.0], [2.7, 4.0, 14.0]],
+];
+/// `baseLat` of NCCL 2.7.3 to 2.17 (`tuning.cc` before 2.18.1), for `--nccl 2.17` and older.
+pub const BASE_LAT_US_2_17: [[f64; 3]; 2] = [[4.4, 4.4, 0.0], [3.6, 10.0, 8.4]];
+/// `hwLat` of NCCL 2.7.3 to 2.17.
+pub const HW_LAT_US_2_17: [[[f64; 3]; 2]; 3] = [
+    [[0.52, 1.25, 28.0], [0.47, 1.9, 3.4]],
     [[1.0, 1.9, 28.0], [1.0, 2.5, 5.7]],
     [[5.0, 8.5, 50.0], [2.7, 4.0, 9.6]],
 ];
@@ -134,15 +146,25 @@ pub const TREE_CORRECTION: [[f64; 22]; 3] = [
 /// middle of the two Azure nccl-tests runs with NCCL_ALGO=NVLS at 1–8 KiB, 25.6–27.0 µs
 /// (ND H100 v5, NCCL 2.18.5) and 29.9–31.2 µs (ND H200 v5, NCCL 2.20.5).
 pub const NVLS_LATENCY_US: f64 = 28.0;
-/// NVLS time floor from 64 KiB on, µs: the published times are flat there (H100 ~42 µs up to
-/// 2 MiB, H200 ~31 µs up to 512 KiB) while the transfer is hidden under NCCL's per-channel
-/// synchronisation. **Fitted**: the middle of the two tables from 64 KiB to 512 KiB (which
-/// differ by 37%: no single value is within ±15% of both, 36.9 µs is within ±16.5%).
-pub const NVLS_PLATEAU_US: f64 = 36.9;
-/// The floor rises log-linearly in the size from [`NVLS_LATENCY_US`] at this size ...
-pub const NVLS_PLATEAU_FROM_BYTES: u64 = 8 << 10;
-/// ... to [`NVLS_PLATEAU_US`] at this size (the published times rise from 8 KiB to 64 KiB).
-pub const NVLS_PLATEAU_TO_BYTES: u64 = 64 << 10;
+/// NVLS channels (thread blocks) one all-reduce runs on NVLink 4: NCCL's `NVLS_NCHANNELS`
+/// default, 16 (`src/transport/nvls.cc`, 2.18 to 2.29; `NVLS_NCHANNELS_SM90`). NVLink 5
+/// (Blackwell) runs 32 (`NVLS_NCHANNELS_SM100`, NCCL 2.26).
+pub const NVLS_CHANNELS_NVLINK4: u32 = 16;
+/// ... and on NVLink 5.
+pub const NVLS_CHANNELS_NVLINK5: u32 = 32;
+/// NCCL's NVLS chunk (bytes per head per step) for messages below 8 MiB on 8 GPUs: `enqueue.cc`
+/// halves NVLS's 128 KiB chunk to 16 KiB when `nBytes < 2·nChannels·nHeads·32 KiB` (the same
+/// rule in 2.18.5 and 2.20.5).
+pub const NVLS_SMALL_CHUNK_BYTES: u64 = 16 << 10;
+/// How fast one NVLS channel (one thread block: scatter, multimem reduce, gather warps) moves
+/// its share of a mid-size message, bytes/s. A pass over the message costs
+/// [`NVLS_LATENCY_US`] + (bytes of the busiest channel) / this rate ([`nvls_channel_bytes`]).
+/// **Fitted** on two points of one table: ND H200 v5 (NCCL 2.20.5) at 1 MiB (34.65 µs, 64 KiB
+/// per channel: 9.86 GB/s) and 2 MiB (41.34 µs, 128 KiB per channel: 9.83 GB/s). Checked,
+/// not fitted, against the ND H200 v5 rerun with NCCL 2.26.2 and against the ND H100 v5 run
+/// with NCCL 2.18.5 from 64 KiB to 2 MiB, where NCCL ≤ 2.19's partition gives every busy
+/// channel 128 KiB (docs/calibration.md).
+pub const NVLS_CHANNEL_BYTES_PER_S: f64 = 9.85e9;
 /// Achievable fraction of the NVLink per-direction peak for NVLS traffic of ≤ 4 MiB (NCCL runs
 /// few channels). **Fitted**: to the Azure H100/H200 points from 4 MiB to 64 MiB.
 pub const NVLS_START_EFFICIENCY: f64 = 0.322;
@@ -157,15 +179,18 @@ pub const NVLS_RAMP_FROM_BYTES: u64 = 4 << 20;
 pub const NVLS_RAMP_TO_BYTES: u64 = 512 << 20;
 /// What one NCCL call costs on top of NCCL's own latency model for ring and tree, µs: the
 /// kernel's launch, its proxy and flag handshake and the completion that nccl-tests' per-call
-/// time includes and `tuning.cc`'s `baseLat + steps·hwLat` leaves out. **Fitted** to the
-/// published small-message times where the tuner's figure is far below them: 4×H100 through
-/// vLLM's PyNccl in a CUDA graph, 21 µs for 512 KiB where the tuner alone gives 12.0 (vllm-project/vllm
-/// PR #24532, "TP = 4" table); 8×H200 nccl-tests, about 18 µs for 32 KiB where the tuner gives
-/// 10.6 (the figure quoted in tplab issue 25). Eager nccl-tests on a shared 4×H100 host floor
-/// at 23.3 µs (waynehacking8/nccl-collectives-bench `results/quiet/all_reduce.txt`, NCCL 2.18.3)
-/// and Azure's 8×A100 at 45 µs: launch-bound hosts, 1.7–3.4× this model (docs/calibration.md).
-/// NVLS's [`NVLS_LATENCY_US`] was fitted to whole nccl-tests times and already contains it.
-pub const NCCL_CALL_OVERHEAD_US: f64 = 7.0;
+/// time includes and `tuning.cc`'s `baseLat + steps·hwLat` leaves out. **Fitted** (the value
+/// with the smallest largest error over the two points) to: 4×H100 through vLLM's PyNccl in a
+/// CUDA graph, 21 µs for 512 KiB where NCCL ≥ 2.18's tuner gives 15.8 (vllm-project/vllm PR
+/// #24532, "TP = 4" table); 8×H200 nccl-tests, about 18 µs for 32 KiB where the tuner gives
+/// 15.4 (the figure quoted in tplab issue 25). Checked on a whole CUDA-graph nccl-tests sweep of
+/// 4×H100 with NCCL 2.29.2 (waynehacking8/nccl-collectives-bench
+/// `results/symmetric/all_reduce_reg0_graph1.txt`). Eager nccl-tests with one thread driving
+/// 4 GPUs on the same host floor at 23.3 µs (`results/quiet/all_reduce.txt`) and Azure's 8×A100
+/// at 45 µs: launch-bound, 1.6–3.2× this model (docs/calibration.md). NVLS's
+/// [`NVLS_LATENCY_US`] was fitted to whole nccl-tests times and already contains it. (With
+/// NCCL ≤ 2.17's smaller latencies the same two points gave 7 µs.)
+pub const NCCL_CALL_OVERHEAD_US: f64 = 3.8;
 /// Bus bandwidth of NCCL's ring LL inside one NVLink 4 (Hopper) node, bytes/s: NCCL's tuner
 /// prices it at 141 GB/s (`tuning.cc` `llMaxBws`, Hopper single node), more than a quarter of
 /// the NVLink 4 rate × [`LINK_EFFICIENCY`] (90 GB/s). Read in NCCL 2.29's own tuner table
@@ -175,6 +200,83 @@ pub const NCCL_CALL_OVERHEAD_US: f64 = 7.0;
 pub const HOPPER_LL_BUS_BW: f64 = 141e9;
 /// NCCL's cap on A100 bus bandwidth (`compCap80`: `busBw = min(busBw, 235)`), GB/s.
 pub const AMPERE_BUS_CAP_GBS: f64 = 235.0;
+
+/// The NCCL release a prediction follows, `major.minor` (the patch level changes nothing the
+/// model prices). What depends on it: `tuning.cc`'s ring and tree latencies
+/// ([`NcclVersion::latencies`]) and how an NVLS all-reduce is split over its channels
+/// ([`NcclVersion::nvls_contiguous_split`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NcclVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl NcclVersion {
+    /// The release the model follows unless told otherwise: 2.26 (Azure's latest H200 run,
+    /// NCCL 2.26.2; everything from 2.20 on prices the same).
+    pub const DEFAULT: NcclVersion = NcclVersion {
+        major: 2,
+        minor: 26,
+    };
+    /// The first release that splits one collective into contiguous per-channel slices.
+    pub const CONTIGUOUS_SPLIT: NcclVersion = NcclVersion {
+        major: 2,
+        minor: 20,
+    };
+
+    pub const fn new(major: u32, minor: u32) -> NcclVersion {
+        NcclVersion { major, minor }
+    }
+
+    /// NCCL 2.20 (2.20.3's "Optimize aggregated operations to better utilize all channels":
+    /// `addTunedCollToPlan` in `src/enqueue.cc`, the `oneNode` branch of the NVLS kernel in
+    /// `src/device/all_reduce.h`) gives each of the NVLS channels a contiguous slice of
+    /// `size / nChannels`. Up to 2.19 the kernel strides over the message in loops of
+    /// `nChannels · nHeads · chunk` (2 MiB on 8 GPUs), so a message below that fills channel
+    /// 0 first (`nHeads` chunks of 16 KiB, 128 KiB) and the busiest channel carries
+    /// `min(size, nHeads · chunk)`.
+    pub fn nvls_contiguous_split(self) -> bool {
+        self >= NcclVersion::CONTIGUOUS_SPLIT
+    }
+
+    /// `tuning.cc`'s (`baseLat`, `hwLat`) of this release: NCCL 2.18.1 raised the ring LL base
+    /// latency from 3.6 to 6.6 µs and the NVLink LL step from 0.47 to 0.6 µs
+    /// ([`BASE_LAT_US`], [`HW_LAT_US`]; before: [`BASE_LAT_US_2_17`], [`HW_LAT_US_2_17`]).
+    pub fn latencies(self) -> (&'static [[f64; 3]; 2], &'static [[[f64; 3]; 2]; 3]) {
+        if self >= NcclVersion::new(2, 18) {
+            (&BASE_LAT_US, &HW_LAT_US)
+        } else {
+            (&BASE_LAT_US_2_17, &HW_LAT_US_2_17)
+        }
+    }
+}
+
+impl Default for NcclVersion {
+    fn default() -> Self {
+        NcclVersion::DEFAULT
+    }
+}
+
+impl std::fmt::Display for NcclVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl std::str::FromStr for NcclVersion {
+    type Err = String;
+    /// `2.18`, `2.18.5` or `2.18.5-1`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("unknown NCCL version '{s}'; expected e.g. 2.18 or 2.20.5");
+        let mut it = s.trim().split(['.', '-']);
+        let major = it.next().and_then(|x| x.parse().ok()).ok_or_else(bad)?;
+        let minor = it.next().and_then(|x| x.parse().ok()).ok_or_else(bad)?;
+        if major != 2 {
+            return Err(bad());
+        }
+        Ok(NcclVersion { major, minor })
+    }
+}
 
 /// The hardware class of a link, as NCCL's latency table distinguishes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +320,10 @@ pub struct Fabric {
     pub inter: LinkSpec,
     /// NVSwitch reduction (NVLS) available inside a node.
     pub nvls: bool,
+    /// The NCCL release priced ([`NcclVersion::DEFAULT`] unless set with
+    /// [`Fabric::with_nccl`]).
+    #[serde(default)]
+    pub nccl: NcclVersion,
 }
 
 /// Why a collective cannot be predicted.
@@ -276,7 +382,14 @@ impl Fabric {
             intra,
             inter,
             nvls,
+            nccl: NcclVersion::DEFAULT,
         })
+    }
+
+    /// The same fabric priced as NCCL `version` runs it.
+    pub fn with_nccl(mut self, version: NcclVersion) -> Fabric {
+        self.nccl = version;
+        self
     }
 
     /// The fabric of a group of `size` ranks at rank stride `stride` in `cluster` (TP:
@@ -386,6 +499,7 @@ pub fn price(
     let nodes = fabric.nodes();
     let p = proto.index();
     let intra_kind = fabric.intra_kind();
+    let (base_lat, hw_lat) = fabric.nccl.latencies();
     let ll128_ok = intra_kind == LinkKind::NvLink;
     if proto == NcclProto::Ll128 && !ll128_ok {
         return Err(NcclError::ProtoUnsupported {
@@ -403,12 +517,12 @@ pub fn price(
                 CollectiveKind::AllReduce => 2 * (nodes - 1),
                 _ => nodes - 1,
             };
-            let mut intra_lat = HW_LAT_US[intra_kind.index()][1][p];
+            let mut intra_lat = hw_lat[intra_kind.index()][1][p];
             if nodes > 1 && proto == NcclProto::Ll {
                 intra_lat *= 1.8;
             }
-            let net_lat = HW_LAT_US[LinkKind::Net.index()][1][p];
-            let mut lat = BASE_LAT_US[1][p]
+            let net_lat = hw_lat[LinkKind::Net.index()][1][p];
+            let mut lat = base_lat[1][p]
                 + s.steps.saturating_sub(inter_steps) as f64 * intra_lat
                 + inter_steps as f64 * net_lat;
             // NCCL: "plateau effect of ring" for multi-node all-reduce of large messages.
@@ -452,15 +566,15 @@ pub fn price(
                     why: "NCCL runs only all-reduce on trees",
                 });
             }
-            let intra_lat = HW_LAT_US[intra_kind.index()][0][p]
+            let intra_lat = hw_lat[intra_kind.index()][0][p]
                 * if nodes > 1 && proto == NcclProto::Ll {
                     1.8
                 } else {
                     1.0
                 };
-            let net_lat = HW_LAT_US[LinkKind::Net.index()][0][p];
+            let net_lat = hw_lat[LinkKind::Net.index()][0][p];
             let log2_nodes = (usize::BITS - 1 - nodes.max(1).leading_zeros()) as f64;
-            let lat = BASE_LAT_US[0][p]
+            let lat = base_lat[0][p]
                 + 2.0
                     * ((fabric.ranks_per_node.saturating_sub(1)) as f64 * intra_lat
                         + log2_nodes * net_lat);
@@ -508,7 +622,7 @@ pub fn price(
                     why: "NVLS runs the Simple protocol only",
                 });
             }
-            let t = nvls_time_us(size, n, fabric.intra.bandwidth_bytes_per_s());
+            let t = nvls_time_us(size, n, &fabric.intra, fabric.nccl.nvls_contiguous_split());
             (NVLS_LATENCY_US, t)
         }
     };
@@ -537,19 +651,41 @@ fn log_ramp(size: u64, s0: u64, v0: f64, s1: u64, v1: f64) -> f64 {
     }
 }
 
-/// NVLS all-reduce time (µs) of `size` bytes over `n` GPUs of one NVSwitch node whose links
-/// carry `link_bytes_per_s` per direction: each GPU sends and receives `size·(n+1)/n`, at the
-/// link rate × an efficiency that ramps from [`NVLS_START_EFFICIENCY`] (≤ 4 MiB) to
-/// [`NVLS_EFFICIENCY`] (≥ 512 MiB); below the floor that rises from [`NVLS_LATENCY_US`]
-/// (≤ 8 KiB) to [`NVLS_PLATEAU_US`] (≥ 64 KiB), the transfer is hidden.
-pub fn nvls_time_us(size: u64, n: usize, link_bytes_per_s: f64) -> f64 {
-    let floor = log_ramp(
-        size,
-        NVLS_PLATEAU_FROM_BYTES,
-        NVLS_LATENCY_US,
-        NVLS_PLATEAU_TO_BYTES,
-        NVLS_PLATEAU_US,
-    );
+/// NVLS channels on `link` ([`NVLS_CHANNELS_NVLINK4`], [`NVLS_CHANNELS_NVLINK5`]).
+pub fn nvls_channels(link: &LinkSpec) -> u32 {
+    if link.name.eq_ignore_ascii_case("nvlink5") {
+        NVLS_CHANNELS_NVLINK5
+    } else {
+        NVLS_CHANNELS_NVLINK4
+    }
+}
+
+/// Bytes the busiest NVLS channel carries in its first step of an all-reduce of `size` over
+/// `n` GPUs on `channels` channels; a step holds at most one 16 KiB chunk per head, `n · 16 KiB`
+/// ([`NVLS_SMALL_CHUNK_BYTES`]). NCCL ≥ 2.20 splits the message evenly, `size / channels` per
+/// channel; ≤ 2.19 strides over it in loops of `channels · n · 16 KiB`, so channel 0 takes the
+/// first `n · 16 KiB` ([`NcclVersion::nvls_contiguous_split`]).
+pub fn nvls_channel_bytes(size: u64, n: usize, channels: u32, contiguous: bool) -> f64 {
+    let step = (n.max(1) as u64 * NVLS_SMALL_CHUNK_BYTES) as f64;
+    let share = if contiguous {
+        size as f64 / channels.max(1) as f64
+    } else {
+        size as f64
+    };
+    share.min(step)
+}
+
+/// NVLS all-reduce time (µs) of `size` bytes over `n` GPUs of one NVSwitch node on `link`:
+/// the larger of
+/// - one step of the channels: [`NVLS_LATENCY_US`] + the busiest channel's bytes in it
+///   ([`nvls_channel_bytes`], by NCCL release) / [`NVLS_CHANNEL_BYTES_PER_S`];
+/// - the transfer: each GPU sends and receives `size·(n+1)/n` at the link's per-direction rate
+///   × an efficiency that ramps from [`NVLS_START_EFFICIENCY`] (≤ 4 MiB) to
+///   [`NVLS_EFFICIENCY`] (≥ 512 MiB), after [`NVLS_LATENCY_US`].
+pub fn nvls_time_us(size: u64, n: usize, link: &LinkSpec, contiguous: bool) -> f64 {
+    let pass = NVLS_LATENCY_US
+        + nvls_channel_bytes(size, n, nvls_channels(link), contiguous) / NVLS_CHANNEL_BYTES_PER_S
+            * 1e6;
     let eff = log_ramp(
         size,
         NVLS_RAMP_FROM_BYTES,
@@ -559,7 +695,7 @@ pub fn nvls_time_us(size: u64, n: usize, link_bytes_per_s: f64) -> f64 {
     );
     let n = n.max(1) as f64;
     let bytes = size as f64 * (n + 1.0) / n;
-    floor.max(NVLS_LATENCY_US + bytes / (link_bytes_per_s * eff) * 1e6)
+    pass.max(NVLS_LATENCY_US + bytes / (link.bandwidth_bytes_per_s() * eff) * 1e6)
 }
 
 /// Every (algorithm, protocol) NCCL has for `kind` on `fabric`, priced.
@@ -748,7 +884,7 @@ mod tests {
         .unwrap();
         assert!((ag.busbw - ag.algbw * 7.0 / 8.0).abs() < 1e-6 * ag.busbw);
         // Large ring busbw approaches the link rate × η.
-        // (latency: 8.4 + 14·3.4 + 7 µs of 5.2 ms, 1.2%)
+        // (latency: 8.4 + 14·3.4 + 3.8 µs of 5.2 ms, 1.1%)
         assert!((c.busbw / (450e9 * LINK_EFFICIENCY) - 1.0).abs() < 0.02);
     }
 
@@ -781,24 +917,67 @@ mod tests {
     }
 
     #[test]
-    fn nvls_floor_hides_the_transfer_then_bandwidth_ramps_to_the_asymptote() {
-        let link = 450e9;
-        // ≤ 8 KiB: the latency; ≥ 64 KiB up to ~1 MiB: the floor, the transfer hidden.
-        assert!((nvls_time_us(1 << 10, 8, link) - NVLS_LATENCY_US).abs() < 0.1);
-        for size in [64u64 << 10, 512 << 10] {
-            assert_eq!(nvls_time_us(size, 8, link), NVLS_PLATEAU_US);
+    fn nvls_pass_follows_the_nccl_release_then_bandwidth_ramps_to_the_asymptote() {
+        let link = Catalogue::default().link("nvlink4").unwrap();
+        let rate = link.bandwidth_bytes_per_s();
+        for contiguous in [false, true] {
+            // A tiny message: the latency.
+            let t = nvls_time_us(1 << 10, 8, &link, contiguous);
+            assert!((NVLS_LATENCY_US..NVLS_LATENCY_US + 0.2).contains(&t), "{t}");
+            // Time never falls as the size doubles, though the efficiency grows.
+            let mut prev = 0.0;
+            for k in 0..=34 {
+                let t = nvls_time_us(1u64 << k, 8, &link, contiguous);
+                assert!(t >= prev, "2^{k}: {t} < {prev}");
+                prev = t;
+            }
+            // 8 GiB: latency + size·9/8 at link × NVLS_EFFICIENCY.
+            let size = 8u64 << 30;
+            let want = NVLS_LATENCY_US + size as f64 * 9.0 / 8.0 / (rate * NVLS_EFFICIENCY) * 1e6;
+            assert!((nvls_time_us(size, 8, &link, contiguous) - want).abs() < 1e-6 * want);
         }
-        // Time never falls as the size doubles, though the efficiency grows.
-        let mut prev = 0.0;
-        for k in 0..=34 {
-            let t = nvls_time_us(1u64 << k, 8, link);
-            assert!(t >= prev, "2^{k}: {t} < {prev}");
-            prev = t;
+        // NCCL ≤ 2.19: from 128 KiB to 2 MiB the busiest channel carries 8 chunks of 16 KiB,
+        // so the time is flat; ≥ 2.20 splits 512 KiB over 16 channels, 32 KiB each.
+        let flat = NVLS_LATENCY_US + (128u64 << 10) as f64 / NVLS_CHANNEL_BYTES_PER_S * 1e6;
+        for size in [128u64 << 10, 512 << 10, 1 << 20] {
+            assert!((nvls_time_us(size, 8, &link, false) - flat).abs() < 1e-9);
         }
-        // 8 GiB: latency + size·9/8 at link × NVLS_EFFICIENCY.
-        let size = 8u64 << 30;
-        let want = NVLS_LATENCY_US + size as f64 * 9.0 / 8.0 / (link * NVLS_EFFICIENCY) * 1e6;
-        assert!((nvls_time_us(size, 8, link) - want).abs() < 1e-6 * want);
+        assert_eq!(
+            nvls_channel_bytes(512 << 10, 8, 16, true),
+            (32u64 << 10) as f64
+        );
+        assert_eq!(
+            nvls_channel_bytes(32 << 10, 8, 16, false),
+            (16u64 << 10) as f64 * 2.0
+        );
+        assert_eq!(
+            nvls_channel_bytes(4 << 20, 8, 16, false),
+            (128u64 << 10) as f64
+        );
+        assert_eq!(
+            nvls_channel_bytes(4 << 20, 8, 16, true),
+            (128u64 << 10) as f64
+        );
+        assert!(nvls_time_us(512 << 10, 8, &link, true) < nvls_time_us(512 << 10, 8, &link, false));
+        // The release travels with the fabric.
+        let f = node("nvlink4", 8);
+        assert_eq!(f.nccl, NcclVersion::DEFAULT);
+        let old = f.clone().with_nccl("2.18.5".parse().unwrap());
+        let at = |f: &Fabric| {
+            price(
+                CollectiveKind::AllReduce,
+                256 << 10,
+                f,
+                NcclAlgo::Nvls,
+                NcclProto::Simple,
+            )
+            .unwrap()
+            .time_s
+        };
+        assert!(at(&old) > at(&f));
+        assert!("3.1".parse::<NcclVersion>().is_err() && "x".parse::<NcclVersion>().is_err());
+        assert!(!NcclVersion::new(2, 19).nvls_contiguous_split());
+        assert!(NcclVersion::new(2, 20).nvls_contiguous_split());
     }
 
     #[test]

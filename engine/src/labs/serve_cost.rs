@@ -1039,12 +1039,13 @@ mod pipeline_tests {
     fn stages_run_in_turn_plus_the_sends() {
         // Llama 3 8B (32 layers, hidden 4096) at TP 2 × PP 2 on one 8-GPU A100 node, batch 1:
         // stage 0 holds GPUs 0-1, stage 1 GPUs 2-3; one send of 4096 × 2 bytes per rank over
-        // NVLink 3 (300 GB/s a direction, 3 µs): 3 + 7 µs + 8192 / (300e9 · 0.8) s.
+        // NVLink 3 (300 GB/s a direction, 3 µs): 3 µs + NCCL's per-call overhead + 8192 /
+        // (300e9 · 0.8) s.
         let m = ModelPreset::Llama3_8b.spec();
         let c = cluster("a100-80gb", 8);
         let one = decode_time(&m, &c, setup(2, 1, 1)).unwrap();
         let two = decode_time(&m, &c, setup(2, 2, 1)).unwrap();
-        let send = 10e-6 + 8192.0 / (300e9 * 0.8);
+        let send = (3.0 + nccl::NCCL_CALL_OVERHEAD_US) * 1e-6 + 8192.0 / (300e9 * 0.8);
         assert!(
             (two.pipeline_send_s - send).abs() < 1e-15,
             "{}",
@@ -1065,12 +1066,13 @@ mod pipeline_tests {
     #[test]
     fn tp8_pp3_sends_cross_infiniband_between_nodes() {
         // Megatron 530B (105 layers) at TP 8 × PP 3 on 3 nodes: each stage one node, the two
-        // sends over HDR InfiniBand (25 GB/s, 6 µs): 2 · (13 µs + 20480·2 / (25e9 · 0.8)).
+        // sends over HDR InfiniBand (25 GB/s, 6 µs): 2 · (6 µs + NCCL's per-call overhead +
+        // 20480·2 / (25e9 · 0.8)).
         let m = crate::serve_published::model("megatron-530b").unwrap();
         let c = cluster("a100-80gb", 24);
         let d = decode_time(&m, &c, setup(8, 3, 1)).unwrap();
         assert_eq!(d.pipeline_sends_across_nodes, 2);
-        let want = 2.0 * (13e-6 + 40960.0 / (25e9 * 0.8));
+        let want = 2.0 * ((6.0 + nccl::NCCL_CALL_OVERHEAD_US) * 1e-6 + 40960.0 / (25e9 * 0.8));
         assert!((d.pipeline_send_s - want).abs() < 1e-15);
         assert!(!d.spans_nodes, "each stage's TP group stays in its node");
         assert!(d.fits, "a third of 530B per node fits on 8 × 80 GB");

@@ -181,7 +181,7 @@ gen-a2a-fb-every-rank = { $mib } MiB sends every row to all EP − 1 other GPUs,
 gen-a2a-why = Each of the { $tokens } tokens sends its hidden vector to each of its k = { $k } experts, and the 1/EP of those rows that are for the GPU's own experts never leave it: tokens · k · h · 2 bytes · (EP − 1)/EP = { $tokens } · { $k } · { $hidden } · 2 · { $epm }/{ $ep } = { $bytes } bytes = { $mib } MiB (the engine's cost model). The combine sends as much back, and the backward pass repeats both.
 
 ## Which expert-parallel layout is valid (gen:ep-layout). $mod is a remainder, e.g. "8 % 3 = 2".
-gen-ep-prompt = { $name } ({ $experts } experts per MoE layer, { $heads } attention heads, { $kv } KV heads, expert FFN width { $ffn }, { $layers } layers) is trained on { $gpus } GPUs with Megatron-Core's expert parallelism. Which layout is valid?
+gen-ep-prompt = { $name } ({ $experts } experts per MoE layer, { $heads } attention heads, { $kv } KV heads, expert FFN width { $ffn }, { $layers } layers) is trained on { $gpus } GPUs with Megatron-Core's expert parallelism. Which layout is valid (by the layout rules alone, memory aside)?
 gen-ep-choice = TP { $tp } × PP { $pp } × DP { $dp }, EP { $ep }
 gen-ep-fb-dp = EP { $ep } does not divide DP { $dp } ({ $mod }): the expert-parallel groups are made of data-parallel ranks, so DP must be a multiple of EP.
 gen-ep-fb-experts = EP { $ep } does not divide the { $experts } experts ({ $mod }): every EP rank must hold the same number of whole experts.

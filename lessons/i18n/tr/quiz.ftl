@@ -180,7 +180,7 @@ gen-a2a-fb-every-rank = { $mib } MiB her satırı, yayın gibi, diğer EP − 1 
 gen-a2a-why = { $tokens } token'ın her biri gizli vektörünü k = { $k } uzmanının her birine gönderir ve bu satırların GPU'nun kendi uzmanlarına giden 1/EP'lik kısmı GPU'dan hiç çıkmaz: token · k · h · 2 bayt · (EP − 1)/EP = { $tokens } · { $k } · { $hidden } · 2 · { $epm }/{ $ep } = { $bytes } bayt = { $mib } MiB (motorun maliyet modeli). Birleştirme aynı miktarı geri gönderir; geri geçiş ikisini de tekrarlar.
 
 ## Hangi uzman paralel yerleşim geçerli (gen:ep-layout). $mod bir kalan, örneğin "8 % 3 = 2".
-gen-ep-prompt = { $name } (MoE katmanı başına { $experts } uzman, { $heads } dikkat kafası, { $kv } KV kafası, uzman FFN genişliği { $ffn }, { $layers } katman) { $gpus } GPU'da Megatron-Core'un uzman paralelliğiyle eğitiliyor. Hangi yerleşim geçerlidir?
+gen-ep-prompt = { $name } (MoE katmanı başına { $experts } uzman, { $heads } dikkat kafası, { $kv } KV kafası, uzman FFN genişliği { $ffn }, { $layers } katman) { $gpus } GPU'da Megatron-Core'un uzman paralelliğiyle eğitiliyor. Hangi yerleşim geçerlidir (bellek bir yana, yalnızca yerleşim kurallarına göre)?
 gen-ep-choice = TP { $tp } × PP { $pp } × DP { $dp }, EP { $ep }
 gen-ep-fb-dp = EP { $ep }, DP { $dp } değerini bölmez ({ $mod }): uzman paralel gruplar veri paralel rank'lerden oluşur; bu yüzden DP, EP'nin katı olmalıdır.
 gen-ep-fb-experts = EP { $ep }, { $experts } uzmanı bölmez ({ $mod }): her EP rank'i aynı sayıda bütün uzman tutmalıdır.

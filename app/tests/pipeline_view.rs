@@ -226,10 +226,11 @@ fn a_cluster_preset_selects_its_layout() {
     harness.get_by_label_contains("TP 8 × PP 8 × DP 1 = 64 GPUs (8 node(s) of 8)");
     click(&mut harness, "A trillion parameters on 3072 GPUs", 3);
     harness.get_by_label_contains("TP 8 × PP 64 × DP 6 = 3072 GPUs (384 node(s) of 8)");
-    harness
-        .get_by_label_contains("Pipeline sends between 64 stages: across nodes, over ib-hdr-200");
     harness.get_by_label_contains(
-        "TP all-reduces (groups of 8, two per layer each way): inside the node, over nvlink3",
+        "Pipeline sends between 64 stages: across nodes, over InfiniBand HDR 200 Gb/s",
+    );
+    harness.get_by_label_contains(
+        "TP all-reduces (groups of 8, two per layer each way): inside the node, over NVLink 3",
     );
     click(&mut harness, "70B served at TP 4", 3);
     harness.get_by_label_contains("TP 4 × PP 1 × DP 1 = 4 GPUs (1 node(s) of 8)");
@@ -306,7 +307,7 @@ fn the_planners_winner_opens_on_its_gpus() {
         h.query_by_label_contains(&want).is_some()
     });
     assert!(shown, "the Cluster view never drew {want}");
-    harness.get_by_label_contains("Your Planner inputs: llama3-8b on 16 a100 GPUs");
+    harness.get_by_label_contains("Your Planner inputs: Llama 3 8B on 16 A100 80GB GPUs");
     assert_eq!(state(&harness, "cluster")["preset"], "custom");
 }
 

@@ -112,6 +112,24 @@ const KEPT_IN_ENGLISH: &[&str] = &[
     "send/recv",
 ];
 
+/// The hardware catalogue's and the Planner's keys that a learner must read as names
+/// (`a100-80gb` is "A100 80GB", `ib-ndr-400` "InfiniBand NDR 400 Gb/s", `gpt3-175b` "GPT-3
+/// 175B"): every GPU, link and model preset whose key is not a word of its own display name
+/// (`h200` is "H200").
+fn catalogue_keys() -> Vec<String> {
+    let cat = tplab_engine::hardware::Catalogue::default();
+    let gpus = cat.gpus.iter().map(|g| (g.name.clone(), g.display_name()));
+    let links = cat.links.iter().map(|l| (l.name.clone(), l.display_name()));
+    let models = tplab_engine::models::ModelPreset::ALL
+        .into_iter()
+        .map(|m| (m.name().to_string(), m.display_name()));
+    gpus.chain(links)
+        .chain(models)
+        .filter(|(key, shown)| !has_word(&shown.to_lowercase(), key))
+        .map(|(key, _)| key)
+        .collect()
+}
+
 /// Maximal runs of characters that can make a dotted or snake_case name.
 fn runs(text: &str, also: &[char]) -> Vec<String> {
     let mut out = Vec::new();
@@ -191,6 +209,14 @@ fn problems(text: &str, lang: Lang, view: &str) -> Vec<String> {
     for c in CODE_STRINGS {
         if lower.contains(c) {
             found.push(format!("code `{c}`"));
+        }
+    }
+    // A command line the learner types keeps the keys (`tplab serve --model llama3-70b`).
+    if !lower.contains("tplab ") {
+        for key in catalogue_keys() {
+            if has_word(&lower, &key) {
+                found.push(format!("catalogue key `{key}`"));
+            }
         }
     }
     if lang == Lang::Tr {
@@ -398,6 +424,26 @@ fn the_checks_find_code_and_english_in_sample_text() {
     assert!(!problems("Tur 3 / 6 · ring", Lang::Tr, "collectives").is_empty());
     assert!(problems("Tur 3 / 6 · all-reduce'u", Lang::Tr, "collectives").is_empty());
     assert!(!problems("heads % tp == 0", Lang::En, "playground").is_empty());
+    // Catalogue keys, not names: in both languages, and only the keys.
+    assert_eq!(catalogue_keys().len(), 24, "{:?}", catalogue_keys());
+    for key in [
+        "GPU: a100-80gb",
+        "ib-ndr-400 between nodes",
+        "gpt3-175b on 64 GPUs",
+    ] {
+        for lang in [Lang::En, Lang::Tr] {
+            assert!(!problems(key, lang, "planner").is_empty(), "{key}");
+        }
+    }
+    for name in [
+        "A100 80GB",
+        "InfiniBand NDR 400 Gb/s",
+        "GPT-3 175B",
+        "H200, NVLink 4",
+    ] {
+        assert!(problems(name, Lang::En, "planner").is_empty(), "{name}");
+    }
+    assert!(problems("tplab plan --model gpt3-175b", Lang::En, "lessons").is_empty());
 }
 
 #[test]

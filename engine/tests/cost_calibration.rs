@@ -267,6 +267,7 @@ fn bubble_is_p_minus_one_over_m() {
 fn nccl_tests_busbw_convention() {
     let link = LinkSpec {
         name: "nvlink3".into(),
+        display: String::new(),
         bandwidth_gbs: 300.0,
         latency_us: 3.0,
     };

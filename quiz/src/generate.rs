@@ -51,11 +51,18 @@ pub enum GenKind {
     /// The bubble of a pipeline schedule (GPipe, 1F1B, interleaved, ZB-H1) at P stages and M
     /// micro-batches, as the engine's run measures it.
     PipelineBubble,
+    /// The peak activations one pipeline stage holds under a schedule, as the engine's run
+    /// counts them.
+    StageMemory,
+    /// Bytes each GPU sends in an MoE layer's dispatch all-to-all, the cost model's count.
+    AllToAllBytes,
+    /// Which `TP × PP × DP, EP` layout of an MoE model the engine's layout rules accept.
+    EpLayout,
 }
 
 impl GenKind {
     /// Every kind, in a fixed order (the exam and practice sets iterate over it).
-    pub const ALL: [GenKind; 10] = [
+    pub const ALL: [GenKind; 13] = [
         GenKind::RingBytes,
         GenKind::TpValidity,
         GenKind::WeightMemory,
@@ -66,6 +73,9 @@ impl GenKind {
         GenKind::KvCache,
         GenKind::DesignSplit,
         GenKind::PipelineBubble,
+        GenKind::StageMemory,
+        GenKind::AllToAllBytes,
+        GenKind::EpLayout,
     ];
 
     pub fn name(self) -> &'static str {
@@ -80,6 +90,9 @@ impl GenKind {
             GenKind::KvCache => "kv-cache",
             GenKind::DesignSplit => "design-split",
             GenKind::PipelineBubble => "pipeline-bubble",
+            GenKind::StageMemory => "stage-memory",
+            GenKind::AllToAllBytes => "all-to-all-bytes",
+            GenKind::EpLayout => "ep-layout",
         }
     }
 
@@ -276,6 +289,9 @@ pub fn generate(kind: GenKind, seed: u64) -> Question {
         GenKind::KvCache => kv_cache(&mut rng, seed),
         GenKind::DesignSplit => design_split(&mut rng, seed),
         GenKind::PipelineBubble => pipeline_bubble(&mut rng, seed),
+        GenKind::StageMemory => stage_memory(&mut rng, seed),
+        GenKind::AllToAllBytes => all_to_all_bytes(&mut rng, seed),
+        GenKind::EpLayout => ep_layout(&mut rng, seed),
     }
 }
 
@@ -1299,6 +1315,584 @@ fn pipeline_bubble(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     }
 }
 
+/// The answer choices of a question with one right choice: `right` and up to three of
+/// `mistakes` (each a value and the feedback that says why it is wrong), the first ones whose
+/// words differ from the right one's and from each other; the right one's place drawn uniformly.
+/// `words` writes a value as a choice.
+fn choices_with_mistakes<T>(
+    rng: &mut ChaCha8Rng,
+    right: T,
+    mistakes: Vec<(T, Localized)>,
+    words: impl Fn(&T) -> Localized,
+) -> (Vec<Localized>, usize, Vec<Option<Localized>>) {
+    let right_words = words(&right);
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    seen.insert(right_words.en.clone());
+    let mut wrong: Vec<(Localized, Localized)> = Vec::new();
+    for (value, why) in mistakes {
+        if wrong.len() == 3 {
+            break;
+        }
+        let w = words(&value);
+        if seen.insert(w.en.clone()) {
+            wrong.push((w, why));
+        }
+    }
+    let right_at = rng.random_range(0..=wrong.len());
+    let mut choices: Vec<Localized> = Vec::with_capacity(wrong.len() + 1);
+    let mut feedback: Vec<Option<Localized>> = Vec::with_capacity(wrong.len() + 1);
+    for (w, why) in wrong {
+        choices.push(w);
+        feedback.push(Some(why));
+    }
+    choices.insert(right_at, right_words);
+    feedback.insert(right_at, None);
+    (choices, right_at, feedback)
+}
+
+/// `items` shuffled with `rng` (Fisher–Yates).
+fn shuffled<T>(rng: &mut ChaCha8Rng, mut items: Vec<T>) -> Vec<T> {
+    for i in (1..items.len()).rev() {
+        let j = rng.random_range(0..=i);
+        items.swap(i, j);
+    }
+    items
+}
+
+/// Peak activations held by one pipeline stage: the engine builds the drawn schedule, runs it
+/// and counts, per stage, the micro-batches (chunks, for the interleaved schedule) whose
+/// activations are alive at once, from each forward's start to the end of the backward that
+/// frees them (the `W` where ZB-H1 splits the backward). The distractors are the counts of the
+/// classic mistakes: another schedule's count, the warm-up forwards alone, the stages counted
+/// from the wrong end, one micro-batch at a time.
+fn stage_memory(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    use tplab_engine::pipeline::{run, PipelineConfig, Schedule};
+    let schedule = pick(rng, &Schedule::ALL);
+    let p = pick(rng, &[4usize, 6, 8]);
+    let (m, v) = if schedule == Schedule::Interleaved {
+        // Megatron-LM's rule: M a multiple of P. (M = P runs every chunk forward first, and
+        // then the mistakes below run out of distinct counts.)
+        (p * pick(rng, &[2usize, 3]), pick(rng, &[2usize, 3]))
+    } else {
+        // M = P would make P's mistakes the right answer; every other M is drawn.
+        let ms: Vec<usize> = [4usize, 8, 12, 16, 24]
+            .into_iter()
+            .filter(|&m| m != p)
+            .collect();
+        (pick(rng, &ms), 1)
+    };
+    let s = rng.random_range(0..p);
+    let cfg = PipelineConfig {
+        virtual_stages: v,
+        ..PipelineConfig::new(schedule, p, m)
+    };
+    // Every draw is within the engine's limits (P ≤ 8, M ≤ 24, V ≤ 3, M a multiple of P for the
+    // interleaved schedule); `stage_memory_is_the_engine_s_run` runs them all.
+    let peaks = match run(&cfg) {
+        Ok(r) => r.peak_activations,
+        Err(e) => unreachable!("a drawn pipeline is valid: {e}"),
+    };
+    let peak = peaks.get(s).copied().unwrap_or(0);
+    let name = msg(&format!("gen-bubble-{}", schedule.name()), &[]);
+    let args = |n: usize| -> Vec<(&'static str, Arg)> {
+        vec![
+            ("n", n.into()),
+            ("p", p.into()),
+            ("m", m.into()),
+            ("v", v.into()),
+            ("s", s.into()),
+            ("ps", (p - s).into()),
+            ("all", (m * v).into()),
+        ]
+    };
+    let fb = |id: &str, n: usize| (n, msg(id, &args(n)));
+    let mistakes: Vec<(usize, Localized)> = match schedule {
+        Schedule::GPipe => vec![
+            fb("gen-sm-gpipe-fb-1f1b", p - s),
+            fb("gen-sm-fb-one", 1),
+            fb("gen-sm-gpipe-fb-stages", p),
+            fb("gen-sm-gpipe-fb-warmup", p - s - 1),
+            fb("gen-sm-gpipe-fb-slots", m + p - 1),
+        ]
+        .into_iter()
+        .chain(
+            m.is_multiple_of(p)
+                .then(|| fb("gen-sm-gpipe-fb-share", m / p)),
+        )
+        .collect(),
+        Schedule::OneFOneB => vec![
+            fb("gen-sm-1f1b-fb-all", m),
+            fb("gen-sm-1f1b-fb-warmup", p - s - 1),
+            fb("gen-sm-1f1b-fb-reversed", s + 1),
+            fb("gen-sm-1f1b-fb-first", p),
+            fb("gen-sm-fb-one", 1),
+            fb("gen-sm-1f1b-fb-uncapped", p - s),
+        ],
+        Schedule::ZbH1 => vec![
+            fb("gen-sm-zb-fb-1f1b", p - s),
+            fb("gen-sm-zb-fb-all", m),
+            fb("gen-sm-fb-one", 1),
+            fb("gen-sm-zb-fb-lag", p - 1),
+            fb("gen-sm-zb-fb-stages", p),
+        ],
+        Schedule::Interleaved => vec![
+            fb("gen-sm-int-fb-1f1b", p - s),
+            fb("gen-sm-int-fb-times-v", v * (p - s)),
+            fb("gen-sm-int-fb-all", m * v),
+            fb("gen-sm-int-fb-warmup", peak.saturating_sub(1)),
+        ],
+    };
+    let choice_id = if v > 1 {
+        "gen-sm-choice-chunks"
+    } else {
+        "gen-sm-choice"
+    };
+    let (choices, correct, choice_feedback) =
+        choices_with_mistakes(rng, peak, mistakes, |&n| msg(choice_id, &[("n", n.into())]));
+    let list = peaks
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let why_id = match schedule {
+        Schedule::GPipe => "gen-sm-why-gpipe",
+        Schedule::OneFOneB => "gen-sm-why-1f1b",
+        Schedule::ZbH1 => "gen-sm-why-zb-h1",
+        Schedule::Interleaved => "gen-sm-why-interleaved",
+    };
+    let mut why_args = args(peak);
+    why_args.extend([
+        ("peaks", list.into()),
+        ("warmup", (p - s - 1).into()),
+        ("chunkwarmup", (2 * (p - s - 1) + (v - 1) * p).into()),
+    ]);
+    let prompt_id = if v > 1 {
+        "gen-sm-prompt-virtual"
+    } else {
+        "gen-sm-prompt"
+    };
+    Question {
+        id: id(GenKind::StageMemory, seed),
+        prompt: msg(
+            prompt_id,
+            &[
+                ("schedule", name.into()),
+                ("stages", p.into()),
+                ("microbatches", m.into()),
+                ("virtual", v.into()),
+                ("s", s.into()),
+            ],
+        ),
+        kind: QuestionKind::Single { choices, correct },
+        explanation: msg(why_id, &why_args),
+        lesson: Some("pipeline-and-experts".into()),
+        show_me: Some(ShowMe {
+            view: View::Pipeline,
+            schedule: Some(schedule.name().into()),
+            stages: Some(p),
+            microbatches: Some(m),
+            virtual_stages: (v > 1).then_some(v),
+            ..ShowMe::default()
+        }),
+        choice_feedback,
+    }
+}
+
+/// A Mixture-of-Experts model the expert-parallel questions draw from, from its published
+/// Hugging Face `config.json` (hidden_size, num_hidden_layers, num_attention_heads,
+/// num_key_value_heads, the experts' intermediate size, the routed experts, the experts per
+/// token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoeShape {
+    pub name: &'static str,
+    pub layers: usize,
+    pub hidden: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    /// Each expert's MLP width.
+    pub ffn: usize,
+    pub experts: usize,
+    pub top_k: usize,
+}
+
+/// `mistralai/Mixtral-8x7B-v0.1` (32, 4096, 32, 8, 14336, 8 experts, top-2; Jiang et al. 2024),
+/// `mistralai/Mixtral-8x22B-v0.1` (56, 6144, 48, 8, 16384, 8, top-2),
+/// `Qwen/Qwen1.5-MoE-A2.7B` (24, 2048, 16, 16, moe_intermediate_size 1408, 60 routed experts,
+/// top-4; its shared expert is not dispatched), `allenai/OLMoE-1B-7B-0924` (16, 2048, 16, 16,
+/// 1024, 64 experts, top-8; Muennighoff et al. 2024).
+pub const MOE_MODELS: [MoeShape; 4] = [
+    MoeShape {
+        name: "Mixtral 8x7B",
+        layers: 32,
+        hidden: 4096,
+        heads: 32,
+        kv_heads: 8,
+        ffn: 14336,
+        experts: 8,
+        top_k: 2,
+    },
+    MoeShape {
+        name: "Mixtral 8x22B",
+        layers: 56,
+        hidden: 6144,
+        heads: 48,
+        kv_heads: 8,
+        ffn: 16384,
+        experts: 8,
+        top_k: 2,
+    },
+    MoeShape {
+        name: "Qwen1.5-MoE-A2.7B",
+        layers: 24,
+        hidden: 2048,
+        heads: 16,
+        kv_heads: 16,
+        ffn: 1408,
+        experts: 60,
+        top_k: 4,
+    },
+    MoeShape {
+        name: "OLMoE-1B-7B",
+        layers: 16,
+        hidden: 2048,
+        heads: 16,
+        kv_heads: 16,
+        ffn: 1024,
+        experts: 64,
+        top_k: 8,
+    },
+];
+
+impl MoeShape {
+    /// The engine's description of the model (a Llama-style block with `experts` MLPs).
+    pub fn spec(&self) -> ModelSpec {
+        ModelSpec {
+            experts: self.experts,
+            experts_per_token: self.top_k,
+            ..ModelSpec::llama(
+                self.name,
+                self.layers,
+                self.hidden,
+                self.heads,
+                self.kv_heads,
+                self.ffn,
+                32000,
+                4096,
+            )
+        }
+    }
+
+    /// The Planner on this model, where one of its presets is it (Mixtral 8x7B), on `gpus`.
+    fn planner(&self, gpus: usize) -> Option<ShowMe> {
+        (self.name == "Mixtral 8x7B").then(|| ShowMe {
+            view: View::Planner,
+            model: Some(tplab_engine::models::ModelPreset::Mixtral8x7b.name().into()),
+            gpus: Some(gpus),
+            label: Some(msg(
+                "gen-moe-show-me",
+                &[("name", self.name.into()), ("gpus", gpus.into())],
+            )),
+            ..ShowMe::default()
+        })
+    }
+}
+
+/// Bytes one GPU sends in one all-to-all of an MoE layer (the dispatch) under balanced routing:
+/// the cost model's count, `tokens·k·h·2·(EP−1)/EP` for bf16 activations (the rows whose
+/// expert is on the GPU itself stay). The distractors are the classic mistakes: counting the
+/// local rows, sending each token once instead of `k` times, keeping `(EP−1)/EP` instead of
+/// sending it, counting the combine too, sending every row to every other rank.
+fn all_to_all_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    let model = pick(rng, &MOE_MODELS);
+    let tokens = pick(rng, &[1024u64, 2048, 4096, 8192]);
+    // EP 2 makes (EP−1)/EP and 1/EP the same number: from 4 up, every mistake differs.
+    let eps: Vec<usize> = [4usize, 8, 16, 32]
+        .into_iter()
+        .filter(|&e| model.experts.is_multiple_of(e))
+        .collect();
+    let ep = pick(rng, &eps);
+    let spec = model.spec();
+    let bytes = tplab_engine::cost::moe_all_to_all_bytes_per_gpu(&spec, tokens, ep);
+    let (k, h, e) = (model.top_k as u64, model.hidden as u64, ep as u64);
+    let every_row = tokens * k * h * 2;
+    let fb = |id: &str, b: u64| {
+        (
+            b,
+            msg(
+                id,
+                &[
+                    ("mib", Arg::fixed(b as f64 / MIB, 2)),
+                    ("ep", ep.into()),
+                    ("k", k.into()),
+                ],
+            ),
+        )
+    };
+    let mistakes = shuffled(
+        rng,
+        vec![
+            fb("gen-a2a-fb-local", every_row),
+            fb("gen-a2a-fb-k", tokens * h * 2 * (e - 1) / e),
+            fb("gen-a2a-fb-over-ep", every_row / e),
+            fb("gen-a2a-fb-both", 2 * bytes),
+            fb("gen-a2a-fb-every-rank", every_row * (e - 1)),
+        ],
+    );
+    let (choices, correct, choice_feedback) = choices_with_mistakes(rng, bytes, mistakes, |&b| {
+        msg("gen-a2a-choice", &[("mib", Arg::fixed(b as f64 / MIB, 2))])
+    });
+    Question {
+        id: id(GenKind::AllToAllBytes, seed),
+        prompt: msg(
+            "gen-a2a-prompt",
+            &[
+                ("name", model.name.into()),
+                ("hidden", model.hidden.into()),
+                ("experts", model.experts.into()),
+                ("k", model.top_k.into()),
+                ("ep", ep.into()),
+                ("tokens", Arg::int(tokens)),
+            ],
+        ),
+        kind: QuestionKind::Single { choices, correct },
+        explanation: msg(
+            "gen-a2a-why",
+            &[
+                ("tokens", Arg::int(tokens)),
+                ("k", k.into()),
+                ("hidden", model.hidden.into()),
+                ("ep", ep.into()),
+                ("epm", (ep - 1).into()),
+                ("bytes", Arg::int(bytes)),
+                ("mib", Arg::fixed(bytes as f64 / MIB, 2)),
+            ],
+        ),
+        lesson: Some("pipeline-and-experts".into()),
+        show_me: model.planner(8 * ep),
+        choice_feedback,
+    }
+}
+
+/// The cluster the expert-parallel layouts are checked on: `gpus` H100s, 8 a node. The layout
+/// rules read only its GPU count.
+fn ep_cluster(gpus: usize) -> tplab_engine::hardware::Cluster {
+    use tplab_engine::hardware::{Catalogue, Cluster};
+    Cluster::new(&Catalogue::default(), "h100-sxm", gpus, 8, "ib-ndr-400")
+        .unwrap_or_else(|e| unreachable!("the catalogue has the H100 and NDR: {e}"))
+}
+
+/// The engine's verdict on a training layout of `model` on `cluster` (the planner's checks:
+/// TP × PP × DP = GPUs, EP divides the experts and DP, TP the heads, KV heads and FFN width,
+/// PP the layers). The global batch, 3072 sequences, divides over every DP drawn here.
+fn ep_layout_verdict(
+    model: &ModelSpec,
+    cluster: &tplab_engine::hardware::Cluster,
+    layout: &tplab_engine::memory::Layout,
+) -> Result<(), tplab_engine::memory::LayoutError> {
+    use tplab_engine::cost::{check_training_layout, TrainSetup};
+    check_training_layout(model, &TrainSetup::new(4096, 3072), cluster, layout)
+}
+
+/// Why a drawn layout is invalid, in words (the engine's error, worded); `None` for an error
+/// the question does not draw.
+fn layout_error_words(e: &tplab_engine::memory::LayoutError) -> Option<Localized> {
+    use tplab_engine::memory::LayoutError as E;
+    let m = |a: usize, b: usize| Arg::from(modulo(a, b));
+    Some(match *e {
+        E::EpNotDividingDp { ep, dp } => msg(
+            "gen-ep-fb-dp",
+            &[("ep", ep.into()), ("dp", dp.into()), ("mod", m(dp, ep))],
+        ),
+        E::ExpertsNotDivisibleByEp { ep, experts, .. } => msg(
+            "gen-ep-fb-experts",
+            &[
+                ("ep", ep.into()),
+                ("experts", experts.into()),
+                ("mod", m(experts, ep)),
+            ],
+        ),
+        E::GpuCountMismatch {
+            tp,
+            pp,
+            dp,
+            needed,
+            gpus,
+        } => msg(
+            "gen-ep-fb-gpus",
+            &[
+                ("tp", tp.into()),
+                ("pp", pp.into()),
+                ("dp", dp.into()),
+                ("needed", needed.into()),
+                ("gpus", gpus.into()),
+            ],
+        ),
+        E::HeadsNotDivisible { tp, heads, .. } => msg(
+            "gen-ep-fb-heads",
+            &[("tp", tp.into()), ("mod", m(heads, tp))],
+        ),
+        E::KvHeadsNotDivisible { tp, kv_heads, .. } => msg(
+            "gen-ep-fb-kv",
+            &[("tp", tp.into()), ("mod", m(kv_heads, tp))],
+        ),
+        E::FfnNotDivisible { tp, ffn } => {
+            msg("gen-ep-fb-ffn", &[("tp", tp.into()), ("mod", m(ffn, tp))])
+        }
+        E::LayersNotDivisible { pp, layers } => msg(
+            "gen-ep-fb-layers",
+            &[("pp", pp.into()), ("mod", m(layers, pp))],
+        ),
+        _ => return None,
+    })
+}
+
+/// Which of four `TP × PP × DP, EP` layouts of an MoE model on N GPUs is valid: one the engine
+/// accepts, and three it refuses, each for a different reason (EP does not divide DP, EP does
+/// not divide the experts, EP counted as a fourth dimension of GPUs, TP or PP does not divide
+/// the model), the reason being the engine's error.
+fn ep_layout(rng: &mut ChaCha8Rng, seed: u64) -> Question {
+    use tplab_engine::memory::{Layout, LayoutError};
+    let model = pick(rng, &MOE_MODELS);
+    let spec = model.spec();
+    let layout = |tp: usize, pp: usize, dp: usize, ep: usize| Layout {
+        ep,
+        ..Layout::new(tp, pp, dp)
+    };
+    // Every TP × PP × DP of the GPUs (and of the GPUs over EP, for the fourth-factor mistake)
+    // with an EP of 2 or more, sorted by the engine's verdict: the valid ones, and the ones
+    // that break one rule only, by the rule: [EP ∤ DP, EP ∤ experts, GPU count, TP or PP].
+    let sort = |gpus: usize| -> (Vec<Layout>, [Vec<Layout>; 4]) {
+        let cluster = ep_cluster(gpus);
+        let verdict = |l: &Layout| ep_layout_verdict(&spec, &cluster, l);
+        let shape_ok = |l: &Layout| tplab_engine::memory::check_layout(&spec, l).is_ok();
+        let mut valid: Vec<Layout> = Vec::new();
+        let mut invalid: [Vec<Layout>; 4] = Default::default();
+        for tp in [1usize, 2, 4, 8, 16] {
+            for pp in [1usize, 2, 3, 4, 8, 16] {
+                for ep in [2usize, 3, 4, 6, 8, 16, 32, 64] {
+                    if gpus.is_multiple_of(tp * pp) {
+                        let l = layout(tp, pp, gpus / (tp * pp), ep);
+                        // EP breaks one of its two rules, and without EP the layout is valid.
+                        let ep_only = verdict(&Layout { ep: 1, ..l }).is_ok();
+                        let ep_ok = spec.experts.is_multiple_of(ep) && l.dp.is_multiple_of(ep);
+                        // TP or PP breaks the model's shape, not both.
+                        let one_shape =
+                            shape_ok(&Layout { tp: 1, ..l }) != shape_ok(&Layout { pp: 1, ..l });
+                        match verdict(&l) {
+                            Ok(()) => valid.push(l),
+                            Err(LayoutError::EpNotDividingDp { .. })
+                                if ep_only && spec.experts.is_multiple_of(ep) =>
+                            {
+                                invalid[0].push(l)
+                            }
+                            Err(LayoutError::ExpertsNotDivisibleByEp { .. })
+                                if ep_only && l.dp.is_multiple_of(ep) =>
+                            {
+                                invalid[1].push(l)
+                            }
+                            Err(
+                                LayoutError::HeadsNotDivisible { .. }
+                                | LayoutError::KvHeadsNotDivisible { .. }
+                                | LayoutError::FfnNotDivisible { .. }
+                                | LayoutError::LayersNotDivisible { .. },
+                            ) if ep_ok && one_shape => invalid[3].push(l),
+                            Err(_) => {}
+                        }
+                    }
+                    if gpus.is_multiple_of(tp * pp * ep) {
+                        let l = layout(tp, pp, gpus / (tp * pp * ep), ep);
+                        if matches!(verdict(&l), Err(LayoutError::GpuCountMismatch { .. })) {
+                            invalid[2].push(l);
+                        }
+                    }
+                }
+            }
+        }
+        (valid, invalid)
+    };
+    // The GPU counts in a drawn order, the first with a valid layout and three kinds of
+    // mistake (OLMoE's 64 experts and 16 layers take every EP and PP a power of two allows:
+    // only 24 or 48 GPUs give an EP that misses the experts or a PP that misses the layers).
+    let mut sorted = None;
+    for gpus in shuffled(rng, vec![16usize, 24, 32, 48, 64]) {
+        let (valid, invalid) = sort(gpus);
+        let kinds = invalid.iter().filter(|k| !k.is_empty()).count();
+        if !valid.is_empty() && kinds >= 3 {
+            sorted = Some((gpus, valid, invalid));
+            break;
+        }
+    }
+    // Every model has such a GPU count (a test draws every model); were none there, the
+    // question would be a well-formed one with a single valid choice.
+    let (gpus, valid, invalid) = sorted.unwrap_or_else(|| (64, Vec::new(), Default::default()));
+    let cluster = ep_cluster(gpus);
+    let verdict = |l: &Layout| ep_layout_verdict(&spec, &cluster, l);
+    let right = if valid.is_empty() {
+        layout(1, 1, gpus, 1)
+    } else {
+        pick(rng, &valid)
+    };
+    let kinds = shuffled(rng, (0..4).filter(|&k| !invalid[k].is_empty()).collect());
+    let mistakes: Vec<(Layout, Localized)> = kinds
+        .into_iter()
+        .filter_map(|k| {
+            let l = pick(rng, &invalid[k]);
+            let why = verdict(&l).err().and_then(|e| layout_error_words(&e))?;
+            Some((l, why))
+        })
+        .collect();
+    let words = |l: &Layout| {
+        msg(
+            "gen-ep-choice",
+            &[
+                ("tp", l.tp.into()),
+                ("pp", l.pp.into()),
+                ("dp", l.dp.into()),
+                ("ep", l.ep.into()),
+            ],
+        )
+    };
+    let (choices, correct, choice_feedback) = choices_with_mistakes(rng, right, mistakes, words);
+    let eps = tplab_engine::planner::valid_ep_sizes(&spec, right.dp)
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Question {
+        id: id(GenKind::EpLayout, seed),
+        prompt: msg(
+            "gen-ep-prompt",
+            &[
+                ("name", model.name.into()),
+                ("experts", model.experts.into()),
+                ("heads", model.heads.into()),
+                ("kv", model.kv_heads.into()),
+                ("ffn", model.ffn.into()),
+                ("layers", model.layers.into()),
+                ("gpus", gpus.into()),
+            ],
+        ),
+        kind: QuestionKind::Single { choices, correct },
+        explanation: msg(
+            "gen-ep-why",
+            &[
+                ("gpus", gpus.into()),
+                ("experts", model.experts.into()),
+                ("layout", words(&right).into()),
+                ("tp", right.tp.into()),
+                ("pp", right.pp.into()),
+                ("dp", right.dp.into()),
+                ("dpmod", modulo(right.dp, right.ep).into()),
+                ("emod", modulo(model.experts, right.ep).into()),
+                ("eps", eps.into()),
+            ],
+        ),
+        lesson: Some("pipeline-and-experts".into()),
+        show_me: model.planner(gpus),
+        choice_feedback,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1642,6 +2236,251 @@ mod tests {
         // 1F1B at P = 4, M = 8: (P−1)/(M+P−1) = 3/11.
         let r = run(&PipelineConfig::new(Schedule::OneFOneB, 4, 8)).unwrap();
         assert_eq!(r.bubble.to_string(), "3/11");
+    }
+
+    /// The choice texts of a single-choice question in `lang`, its right one, and the feedback
+    /// of each choice; checks the shape every one-right-of-four question has.
+    fn four_choices(q: &Question) -> (Vec<String>, usize) {
+        let QuestionKind::Single { choices, correct } = &q.kind else {
+            panic!("{} is not single-choice", q.id)
+        };
+        assert_eq!(choices.len(), 4, "{} {}", q.id, q.prompt.en);
+        let en: Vec<String> = choices.iter().map(|c| c.en.clone()).collect();
+        let distinct: BTreeSet<&String> = en.iter().collect();
+        assert_eq!(distinct.len(), 4, "{}: {en:?}", q.id);
+        for i in 0..4 {
+            for lang in Lang::ALL {
+                assert_eq!(
+                    q.choice_feedback(i, lang).is_none(),
+                    i == *correct,
+                    "{} choice {i}",
+                    q.id
+                );
+            }
+        }
+        (en, *correct)
+    }
+
+    /// The number after `before` in `text` (digits and thousands commas).
+    fn number_after(text: &str, before: &str) -> usize {
+        let at = text
+            .find(before)
+            .unwrap_or_else(|| panic!("{before:?} in {text}"));
+        let digits: String = text[at + before.len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    }
+
+    /// The stage-memory answer is the engine's run of the schedule the Show me opens: recounted
+    /// here from the run's timeline (each forward holds its activations until the backward
+    /// that frees them ends, the W where ZB-H1 splits the backward), and equal to each
+    /// schedule's closed form (GPipe M; 1F1B min(P − s, M); ZB-H1 min(P, M); interleaved
+    /// Megatron's warm-up 2(P − s − 1) + (V − 1)·P plus one, M being 2P or 3P).
+    #[test]
+    fn stage_memory_is_the_engine_s_run() {
+        use tplab_engine::pipeline::{run, Pass as P, PipelineConfig, Schedule};
+        let mut seen = BTreeSet::new();
+        for seed in 0..400 {
+            let q = generate(GenKind::StageMemory, seed);
+            let t = q.show_me.clone().expect("a Pipeline Show me");
+            assert_eq!(t.view, View::Pipeline);
+            assert_eq!(t.validate(), Ok(()), "{}", q.id);
+            let schedule: Schedule = t.schedule.as_deref().unwrap().parse().unwrap();
+            let (p, m, v) = (
+                t.stages.unwrap(),
+                t.microbatches.unwrap(),
+                t.virtual_stages.unwrap_or(1),
+            );
+            let en = q.prompt.get(Lang::En).to_string();
+            assert!(
+                en.contains(&format!("{p} stages")) && en.contains(&format!("{m} micro-batches")),
+                "{en}"
+            );
+            let s = number_after(&en, "does stage ");
+            let r = run(&PipelineConfig {
+                virtual_stages: v,
+                ..PipelineConfig::new(schedule, p, m)
+            })
+            .unwrap();
+            let release = if schedule == Schedule::ZbH1 {
+                P::W
+            } else {
+                P::B
+            };
+            let mut events: Vec<(u64, i64)> = Vec::new();
+            for o in &r.timeline[s] {
+                if o.op == P::F {
+                    events.push((o.start, 1));
+                } else if o.op == release {
+                    events.push((o.end, -1));
+                }
+            }
+            events.sort_unstable();
+            let (mut live, mut recount) = (0i64, 0i64);
+            for (_, d) in events {
+                live += d;
+                recount = recount.max(live);
+            }
+            let closed = match schedule {
+                Schedule::GPipe => m,
+                Schedule::OneFOneB => (p - s).min(m),
+                Schedule::ZbH1 => p.min(m),
+                Schedule::Interleaved => 2 * (p - s - 1) + (v - 1) * p + 1,
+            };
+            assert_eq!(recount as usize, closed, "{}: {en}", q.id);
+            let (choices, correct) = four_choices(&q);
+            assert_eq!(numbers_in(&choices[correct])[0] as usize, closed, "{en}");
+            // The explanation gives the answer and the engine's peak of every stage.
+            let peaks: Vec<String> = r.peak_activations.iter().map(|n| n.to_string()).collect();
+            for lang in Lang::ALL {
+                let x = q.explanation.get(lang);
+                assert!(x.contains(&peaks.join(", ")), "{x}");
+                assert!(x.contains(&format!("= {closed}")), "{x}");
+            }
+            seen.insert(schedule.name());
+        }
+        assert_eq!(seen.len(), 4, "{seen:?}");
+    }
+
+    /// The all-to-all answer is what the MoE lab's executor sends: it runs the question's
+    /// experts, top-k and EP on virtual GPUs with routing made balanced (token t picks experts
+    /// t, t + 1, …, t + k − 1 mod E, and each GPU holds a multiple of E tokens), counts the
+    /// bytes of the dispatch row by row (f64, 8 bytes), and the count scales to the question's
+    /// tokens, hidden size and bf16 (every row is h numbers; the rows grow with the tokens).
+    #[test]
+    fn all_to_all_bytes_are_what_the_moe_lab_sends() {
+        use std::collections::BTreeMap;
+        use tplab_engine::moe::{run_with, MoeConfig, MoeModel};
+        // (experts, k, EP) → (bytes one GPU sent, tokens per GPU, h) of the lab's run.
+        let mut lab: BTreeMap<(usize, usize, usize), (u64, u64, u64)> = BTreeMap::new();
+        let mut seen = BTreeSet::new();
+        for seed in 0..300 {
+            let q = generate(GenKind::AllToAllBytes, seed);
+            let en = q.prompt.get(Lang::En).to_string();
+            let model = MOE_MODELS.iter().find(|m| en.starts_with(m.name)).unwrap();
+            let ep = number_after(&en, "EP = ");
+            let tokens = number_after(&en, "bf16 activations and ") as u64;
+            let &mut (sent, per_gpu, h) = lab
+                .entry((model.experts, model.top_k, ep))
+                .or_insert_with(|| {
+                    let e = model.experts;
+                    let cfg = MoeConfig {
+                        tokens: e * ep,
+                        hidden: e,
+                        ffn: 4,
+                        experts: e,
+                        top_k: model.top_k,
+                        ep,
+                        etp: 1,
+                        capacity_factor: None,
+                        ..MoeConfig::default()
+                    };
+                    let mut layer = MoeModel::random(&cfg);
+                    layer.x.fill(0.0);
+                    for t in 0..cfg.tokens {
+                        for i in 0..model.top_k {
+                            layer.x[[t, (t + i) % e]] = (model.top_k - i) as f64;
+                        }
+                    }
+                    layer.router.fill(0.0);
+                    for j in 0..e {
+                        layer.router[[j, j]] = 5.0;
+                    }
+                    let report = run_with(&cfg, &layer).unwrap();
+                    assert!(report.passed());
+                    let each = cfg.tokens * model.top_k / e;
+                    assert!(report.routing.tokens_per_expert.iter().all(|&n| n == each));
+                    let sent = &report.comm("moe.dispatch").unwrap().bytes_sent_per_gpu;
+                    assert!(sent.iter().all(|&b| b == sent[0]), "{sent:?}");
+                    (sent[0], e as u64, e as u64)
+                });
+            // bf16 bytes of the question = lab bytes · (tokens / lab tokens) · (h / lab h) · 2/8.
+            let num = u128::from(sent) * u128::from(tokens) * model.hidden as u128 * 2;
+            let den = u128::from(per_gpu) * u128::from(h) * 8;
+            assert_eq!(num % den, 0, "{en}");
+            let want = (num / den) as u64;
+            let (choices, correct) = four_choices(&q);
+            assert_eq!(
+                choices[correct],
+                format!(
+                    "{} MiB",
+                    tplab_lessons::i18n::num(Lang::En, want as f64 / MIB, 2)
+                ),
+                "{en}"
+            );
+            let x = q.explanation.get(Lang::En);
+            assert!(
+                x.contains(&format!(
+                    "= {} bytes",
+                    tplab_lessons::i18n::number(Lang::En, want as f64)
+                )),
+                "{x}"
+            );
+            seen.insert(model.name);
+        }
+        assert_eq!(seen.len(), MOE_MODELS.len(), "{seen:?}");
+        // Lesson 16's worked example: Mixtral 8x7B, EP 8, 4096 tokens: 56 MiB each way.
+        let (e, k, ep) = (8, 2, 8);
+        let &(sent, per_gpu, h) = lab.get(&(e, k, ep)).expect("Mixtral at EP 8 is asked");
+        assert_eq!(sent * 4096 * 4096 * 2 / (per_gpu * h * 8), 56 << 20);
+    }
+
+    /// The EP-layout answer is the one layout the rules accept, checked here by hand: TP × PP ×
+    /// DP = GPUs, EP divides DP and the experts, TP the heads, KV heads and FFN width, PP the
+    /// layers; each distractor breaks one of them, and over the seeds every reason comes up.
+    #[test]
+    fn ep_layout_answer_is_the_one_the_rules_accept() {
+        let mut reasons = BTreeSet::new();
+        for seed in 0..300 {
+            let q = generate(GenKind::EpLayout, seed);
+            let en = q.prompt.get(Lang::En).to_string();
+            let model = MOE_MODELS.iter().find(|m| en.starts_with(m.name)).unwrap();
+            let gpus = number_after(&en, "trained on ");
+            let (choices, correct) = four_choices(&q);
+            for (i, c) in choices.iter().enumerate() {
+                let n = numbers_in(c);
+                let (tp, pp, dp, ep) = (n[0] as usize, n[1] as usize, n[2] as usize, n[3] as usize);
+                let broken: Vec<&str> = [
+                    ("gpus", tp * pp * dp != gpus),
+                    ("ep-dp", dp % ep != 0),
+                    ("ep-experts", model.experts % ep != 0),
+                    (
+                        "tp",
+                        model.heads % tp != 0 || model.kv_heads % tp != 0 || model.ffn % tp != 0,
+                    ),
+                    ("pp", model.layers % pp != 0),
+                ]
+                .into_iter()
+                .filter(|r| r.1)
+                .map(|r| r.0)
+                .collect();
+                if i == correct {
+                    assert!(broken.is_empty(), "{en}: {c} breaks {broken:?}");
+                    assert!(ep >= 2, "{en}: {c}");
+                } else {
+                    assert_eq!(broken.len(), 1, "{en}: {c} breaks {broken:?}");
+                    reasons.insert(broken[0]);
+                    let fb = q.choice_feedback(i, Lang::En).unwrap();
+                    let names = match broken[0] {
+                        "gpus" => "not a fourth factor",
+                        "ep-dp" => "does not divide DP",
+                        "ep-experts" => "experts",
+                        "tp" => "TP",
+                        _ => "PP",
+                    };
+                    assert!(fb.contains(names), "{c}: {fb}");
+                }
+            }
+            if model.name == "Mixtral 8x7B" {
+                let t = q.show_me.clone().expect("Mixtral 8x7B opens the Planner");
+                assert_eq!((t.view, t.gpus), (View::Planner, Some(gpus)));
+                assert_eq!(t.validate(), Ok(()));
+            }
+        }
+        assert_eq!(reasons.len(), 5, "{reasons:?}");
     }
 
     #[test]

@@ -117,10 +117,10 @@ impl Preset {
 
     /// The model's name: the preset's, or the loaded config.json's.
     fn model_name(&self) -> String {
-        self.inputs
-            .custom
-            .as_ref()
-            .map_or_else(|| self.inputs.model.name().to_string(), |c| c.label())
+        self.inputs.custom.as_ref().map_or_else(
+            || self.inputs.model.display_name().to_string(),
+            |c| c.label(),
+        )
     }
 
     fn cluster(&self) -> Result<Cluster, String> {
@@ -360,9 +360,9 @@ impl ClusterView {
                 &[
                     ("model", p.model_name()),
                     ("gpus", i.gpus.to_string()),
-                    ("gpu", i.gpu.clone()),
+                    ("gpu", super::gpu_name(&i.gpu)),
                     ("per_node", i.gpus_per_node.to_string()),
-                    ("link", i.inter_node.clone()),
+                    ("link", super::link_name(&i.inter_node)),
                 ],
             ));
         } else {
@@ -441,7 +441,7 @@ fn summary_ui(ui: &mut egui::Ui, p: &Preset, layout: &Layout, cluster: &Cluster)
                 ("nodes", cluster.nodes().to_string()),
                 ("per_node", cluster.gpus_per_node.to_string()),
                 ("model", p.model_name()),
-                ("gpu", cluster.gpu.name.clone()),
+                ("gpu", cluster.gpu.display_name().to_string()),
             ],
         ))
         .strong(),
@@ -770,8 +770,10 @@ fn gpu_links(lang: tplab_lessons::Lang, layout: &Layout, cluster: &Cluster, pl: 
         let nodes: Vec<usize> = ranks.map(|r| r / per).collect();
         match nodes.first() {
             _ if nodes.len() < 2 => "—".to_string(),
-            Some(first) if nodes.iter().all(|n| n == first) => cluster.intra_node.name.clone(),
-            _ => cluster.inter_node.name.clone(),
+            Some(first) if nodes.iter().all(|n| n == first) => {
+                cluster.intra_node.display_name().to_string()
+            }
+            _ => cluster.inter_node.display_name().to_string(),
         }
     };
     let tp = link(&mut (pl.tp_group * t..(pl.tp_group + 1) * t));
@@ -790,7 +792,7 @@ fn links_ui(ui: &mut egui::Ui, layout: &Layout, cluster: &Cluster) {
     let (tp, p, d) = (layout.tp.max(1), layout.pp.max(1), layout.dp.max(1));
     let link = |stride: usize, size: usize| {
         let spans = cluster.group_spans_nodes(stride, size);
-        let name = cluster.group_link(stride, size).name.clone();
+        let name = cluster.group_link(stride, size).display_name().to_string();
         let id = if spans {
             "cu-link-across"
         } else {

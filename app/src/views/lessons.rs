@@ -61,10 +61,10 @@ pub fn target_words(lang: tplab_lessons::Lang, target: &super::ShowMe) -> String
         parts.push(t_args(lang, "sm-algorithm", &[("algorithm", algorithm)]));
     }
     if let Some(m) = &target.model {
-        parts.push(m.clone());
+        parts.push(super::model_name(m));
     }
     if let Some(g) = &target.gpu {
-        parts.push(g.to_uppercase());
+        parts.push(super::gpu_name(g));
     }
     if let Some(v) = target.gpus {
         parts.push(n("sm-gpus", v));

@@ -545,6 +545,30 @@ pub fn preset_name(lang: Lang, preset: tplab_engine::config::Preset) -> String {
     t(lang, &format!("preset-{}", preset.name()))
 }
 
+/// A GPU of the hardware catalogue by the name a reader knows ("A100 80GB" for the key
+/// `a100-80gb`, which stays in the CLI, the JSON and the file names); a key the catalogue does
+/// not know, as it is.
+pub fn gpu_name(key: &str) -> String {
+    tplab_engine::hardware::Catalogue::default()
+        .gpu(key)
+        .map_or_else(|_| key.to_string(), |g| g.display_name().to_string())
+}
+
+/// A link of the hardware catalogue by the name a reader knows ("InfiniBand NDR 400 Gb/s" for
+/// `ib-ndr-400`); a key the catalogue does not know, as it is.
+pub fn link_name(key: &str) -> String {
+    tplab_engine::hardware::Catalogue::default()
+        .link(key)
+        .map_or_else(|_| key.to_string(), |l| l.display_name().to_string())
+}
+
+/// A model preset of the Planner by the name a reader knows ("GPT-3 175B" for `gpt3-175b`); a
+/// name that is no preset, as it is.
+pub fn model_name(key: &str) -> String {
+    key.parse::<tplab_engine::models::ModelPreset>()
+        .map_or_else(|_| key.to_string(), |m| m.display_name().to_string())
+}
+
 /// An all-reduce algorithm in the learner's words ("ring" / "halka").
 pub fn algorithm_name(lang: Lang, algorithm: tplab_engine::Algorithm) -> String {
     t(lang, &format!("alg-{}", algorithm.name()))

@@ -347,7 +347,7 @@ fn build(inputs: &Inputs) -> Result<Built, BuildError> {
     } else {
         0
     };
-    let tp_link = cluster.group_link(1, t).name.clone();
+    let tp_link = cluster.group_link(1, t).display_name().to_string();
     let b_s = if inputs.schedule.splits_backward() {
         input_s
     } else {
@@ -365,8 +365,8 @@ fn build(inputs: &Inputs) -> Result<Built, BuildError> {
             send_s,
             dp_reduce_s,
             tp_link,
-            pp_link: pp_link.name,
-            dp_link: dp_link.name,
+            pp_link: pp_link.display_name().to_string(),
+            dp_link: dp_link.display_name().to_string(),
         },
         run,
         dp_ticks,
@@ -616,12 +616,16 @@ impl Pipeline {
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
             let before = self.model;
-            keep_together(ui, &[self.model.name(), &tr("pp-model")], COMBO_EXTRA);
+            keep_together(
+                ui,
+                &[self.model.display_name(), &tr("pp-model")],
+                COMBO_EXTRA,
+            );
             egui::ComboBox::from_label(tr("pp-model"))
-                .selected_text(self.model.name())
+                .selected_text(self.model.display_name())
                 .show_ui(ui, |ui| {
                     for m in ModelPreset::ALL {
-                        ui.selectable_value(&mut self.model, m, m.name());
+                        ui.selectable_value(&mut self.model, m, m.display_name());
                     }
                 });
             if self.model != before {
@@ -634,12 +638,13 @@ impl Pipeline {
                     .max()
                     .unwrap_or(1);
             }
-            keep_together(ui, &[&self.gpu, &tr("pp-gpu")], COMBO_EXTRA);
+            let gpu = super::gpu_name(&self.gpu);
+            keep_together(ui, &[&gpu, &tr("pp-gpu")], COMBO_EXTRA);
             egui::ComboBox::from_label(tr("pp-gpu"))
-                .selected_text(self.gpu.as_str())
+                .selected_text(gpu)
                 .show_ui(ui, |ui| {
                     for g in &Catalogue::default().gpus {
-                        ui.selectable_value(&mut self.gpu, g.name.clone(), g.name.as_str());
+                        ui.selectable_value(&mut self.gpu, g.name.clone(), g.display_name());
                     }
                 });
             keep_together(ui, &[&tr("pp-tp"), "1 2 4 8"], 60.0);
@@ -882,8 +887,8 @@ fn assumptions(lang: Lang, v: &Pipeline, b: &Built) -> String {
         lang,
         "pp-assumes",
         &[
-            ("model", v.model.name().to_string()),
-            ("gpu", v.gpu.clone()),
+            ("model", v.model.display_name().to_string()),
+            ("gpu", super::gpu_name(&v.gpu)),
             ("tp", v.tp.to_string()),
             ("tp_link", tm.tp_link.clone()),
             ("seq", SEQ.min(v.model.spec().seq).to_string()),

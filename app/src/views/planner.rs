@@ -447,10 +447,10 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
     let lang = super::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     ui.horizontal_wrapped(|ui| {
-        let shown = inputs
-            .custom
-            .as_ref()
-            .map_or_else(|| inputs.model.name().to_string(), ConfigModel::label);
+        let shown = inputs.custom.as_ref().map_or_else(
+            || inputs.model.display_name().to_string(),
+            ConfigModel::label,
+        );
         egui::ComboBox::from_label(tr("pl-model"))
             .selected_text(shown)
             .show_ui(ui, |ui| {
@@ -459,17 +459,17 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
                 }
                 for m in ModelPreset::ALL {
                     let on = inputs.custom.is_none() && inputs.model == m;
-                    if ui.selectable_label(on, m.name()).clicked() {
+                    if ui.selectable_label(on, m.display_name()).clicked() {
                         inputs.model = m;
                         inputs.custom = None;
                     }
                 }
             });
         egui::ComboBox::from_label(tr("pl-gpu"))
-            .selected_text(inputs.gpu.as_str())
+            .selected_text(super::gpu_name(&inputs.gpu))
             .show_ui(ui, |ui| {
                 for g in &catalogue.gpus {
-                    ui.selectable_value(&mut inputs.gpu, g.name.clone(), g.name.as_str());
+                    ui.selectable_value(&mut inputs.gpu, g.name.clone(), g.display_name());
                 }
             });
         for (label, v, max) in [
@@ -479,10 +479,10 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             labelled_drag(ui, &tr(label), v, max);
         }
         egui::ComboBox::from_label(tr("pl-between-nodes"))
-            .selected_text(inputs.inter_node.as_str())
+            .selected_text(super::link_name(&inputs.inter_node))
             .show_ui(ui, |ui| {
                 for l in &catalogue.links {
-                    ui.selectable_value(&mut inputs.inter_node, l.name.clone(), l.name.as_str());
+                    ui.selectable_value(&mut inputs.inter_node, l.name.clone(), l.display_name());
                 }
             });
         for (label, v, max) in [

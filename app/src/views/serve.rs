@@ -459,7 +459,7 @@ impl Serve {
                 lang,
                 "serve-scenario-tp4",
                 &[
-                    ("gpu", gpu_title(s.gpu)),
+                    ("gpu", super::gpu_name(s.gpu)),
                     ("context", s.seq.to_string()),
                     ("ms", ms(r.step_s)),
                     ("tps", crate::i18n::num(lang, r.tokens_per_s, 0)),
@@ -567,11 +567,6 @@ impl Serve {
     }
 }
 
-/// A catalogue GPU as people write it (`h100-sxm` → `H100 SXM`).
-fn gpu_title(gpu: &str) -> String {
-    gpu.replace('-', " ").to_uppercase()
-}
-
 /// A signed percentage in the learner's numbers (`+0.3`, `−5.5`).
 fn signed_percent(lang: tplab_lessons::Lang, fraction: f64) -> String {
     let v = fraction * 100.0;
@@ -617,7 +612,7 @@ fn published_label(lang: tplab_lessons::Lang, p: &Published) -> String {
         &[
             ("model", serve_published::model_title(p.model).to_string()),
             ("gpus", (p.tp * p.pp).to_string()),
-            ("gpu", gpu_title(p.gpu)),
+            ("gpu", super::gpu_name(p.gpu)),
             ("layout", layout),
             ("batch", p.batch.to_string()),
             ("tokens", tokens),

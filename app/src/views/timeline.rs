@@ -334,7 +334,7 @@ impl View for Timeline {
         };
         let catalogue = Catalogue::default();
         let proportional = t(lang, "tl-times-proportional");
-        let model = |g: &str| t_args(lang, "tl-times-model", &[("gpu", g.to_string())]);
+        let model = |g: &str| t_args(lang, "tl-times-model", &[("gpu", super::gpu_name(g))]);
         ui.horizontal_wrapped(|ui| {
             egui::ComboBox::from_label(t(lang, "tl-times"))
                 .selected_text(match &self.gpu {

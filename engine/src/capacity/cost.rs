@@ -646,6 +646,7 @@ mod tests {
     fn link(bw: f64, lat: f64) -> LinkSpec {
         LinkSpec {
             name: "test".into(),
+            display: String::new(),
             bandwidth_gbs: bw,
             latency_us: lat,
         }

@@ -20,8 +20,12 @@ pub const MAX_GPUS: usize = 1 << 24;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuSpec {
-    /// Catalogue key, e.g. `a100-80gb`.
+    /// Catalogue key, e.g. `a100-80gb` (command-line flags, JSON and file names use it).
     pub name: String,
+    /// The name a reader knows it by, e.g. "A100 80GB" ([`GpuSpec::display_name`]); a GPU
+    /// loaded from a file without one is shown by its key.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub display: String,
     /// Dense (no 2:4 sparsity) fp16/bf16 tensor-core peak, TFLOP/s.
     pub peak_bf16_tflops: f64,
     /// Dense TF32 tensor-core peak, TFLOP/s (0 where the GPU has none).
@@ -58,10 +62,29 @@ impl GpuSpec {
         self.memory_gb * 1e9
     }
 
+    /// The name to show a reader: the display name, or the key where there is none.
+    pub fn display_name(&self) -> &str {
+        if self.display.is_empty() {
+            &self.name
+        } else {
+            &self.display
+        }
+    }
+
     /// The built-in GPUs.
     pub fn catalogue() -> Vec<GpuSpec> {
         let g = |name: &str, bf16, tf32, fp32, fp64, mem, bw, link: &str| GpuSpec {
             name: name.to_string(),
+            display: match name {
+                "v100" => "V100 32GB",
+                "a100-40gb" => "A100 40GB",
+                "a100-80gb" => "A100 80GB",
+                "h100-sxm" => "H100 SXM",
+                "h200" => "H200",
+                "b200" => "B200",
+                other => other,
+            }
+            .to_string(),
             peak_bf16_tflops: bf16,
             peak_tf32_tflops: tf32,
             peak_fp32_tflops: fp32,
@@ -124,8 +147,13 @@ impl GpuSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
-    /// Catalogue key, e.g. `nvlink3`, `ib-ndr-400`.
+    /// Catalogue key, e.g. `nvlink3`, `ib-ndr-400` (command-line flags, JSON and file names
+    /// use it).
     pub name: String,
+    /// The name a reader knows it by, e.g. "InfiniBand NDR 400 Gb/s"
+    /// ([`LinkSpec::display_name`]); a link loaded from a file without one is shown by its key.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub display: String,
     /// Peak bandwidth per GPU per direction, GB/s.
     pub bandwidth_gbs: f64,
     /// Latency α per communication step, microseconds.
@@ -138,12 +166,36 @@ impl LinkSpec {
         self.bandwidth_gbs * 1e9
     }
 
+    /// The name to show a reader: the display name, or the key where there is none.
+    pub fn display_name(&self) -> &str {
+        if self.display.is_empty() {
+            &self.name
+        } else {
+            &self.display
+        }
+    }
+
     /// The built-in links. Bandwidths are per GPU per direction (vendors quote NVLink totals
     /// in both directions; we halve them). Latencies are assumptions of the order nccl-tests
     /// shows for small messages (see docs/calibration.md), not datasheet figures.
     pub fn catalogue() -> Vec<LinkSpec> {
         let l = |name: &str, bw, lat| LinkSpec {
             name: name.to_string(),
+            display: match name {
+                "nvlink2" => "NVLink 2",
+                "nvlink3" => "NVLink 3",
+                "nvlink4" => "NVLink 4",
+                "nvlink5" => "NVLink 5",
+                "pcie4" => "PCIe 4.0 x16",
+                "pcie5" => "PCIe 5.0 x16",
+                "ib-hdr-200" => "InfiniBand HDR 200 Gb/s",
+                "ib-ndr-400" => "InfiniBand NDR 400 Gb/s",
+                "ib-xdr-800" => "InfiniBand XDR 800 Gb/s",
+                "roce-400" => "RoCE 400 GbE",
+                "eth-100" => "Ethernet 100 GbE",
+                other => other,
+            }
+            .to_string(),
             bandwidth_gbs: bw,
             latency_us: lat,
         };

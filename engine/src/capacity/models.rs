@@ -312,6 +312,23 @@ impl ModelPreset {
         }
     }
 
+    /// The name a reader knows the model by, e.g. "GPT-3 175B" (the key, [`ModelPreset::name`],
+    /// stays in command-line flags, JSON and file names).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            ModelPreset::Gpt2Small => "GPT-2 small",
+            ModelPreset::Llama3_8b => "Llama 3 8B",
+            ModelPreset::Llama3_70b => "Llama 3 70B",
+            ModelPreset::Gpt3_175b => "GPT-3 175B",
+            ModelPreset::Mixtral8x7b => "Mixtral 8x7B",
+            ModelPreset::Megatron1t => "Megatron 1T",
+            ModelPreset::Llama31_405b => "Llama 3.1 405B",
+            ModelPreset::Gemma2_9b => "Gemma 2 9B",
+            ModelPreset::Llama2_7b => "Llama 2 7B",
+            ModelPreset::Llama2_70b => "Llama 2 70B",
+        }
+    }
+
     /// The preset's shape. Sources in comments.
     pub fn spec(self) -> ModelSpec {
         match self {

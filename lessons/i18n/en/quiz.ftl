@@ -134,3 +134,60 @@ gen-bubble-prompt = A pipeline of { $stages } stages runs { $microbatches } micr
 gen-bubble-prompt-virtual = A pipeline of { $stages } stages, each holding { $virtual } chunks of layers (virtual stages), runs { $microbatches } micro-batches per step with the { $schedule } schedule (a forward costs 1, a backward 2, per chunk). What percentage of the stages' time is bubble (idle)? Give one decimal.
 gen-bubble-why = The schedule's bubble is { $expression } = { $fraction } of the stages' time: { $answer }%.
 gen-unit-percent = %
+
+## Peak activations of one pipeline stage (gen:stage-memory). $n is the count a choice or the
+## answer names; $p, $m, $v the stages, micro-batches and virtual stages; $s the stage asked
+## about; $ps is P − s; $all is V·M; $peaks the engine's peak of every stage, in order.
+gen-sm-prompt = A pipeline of { $stages } stages (numbered from 0; stage 0 holds the first layers) runs { $microbatches } micro-batches per step with the { $schedule } schedule. At its peak, the activations of how many micro-batches does stage { $s } hold at once?
+gen-sm-prompt-virtual = A pipeline of { $stages } stages (numbered from 0), each holding { $virtual } chunks of layers (virtual stages), runs { $microbatches } micro-batches per step with the { $schedule } schedule. At its peak, how many chunk activations (one micro-batch through one chunk) does stage { $s } hold at once?
+gen-sm-choice = { $n } × one micro-batch's activations
+gen-sm-choice-chunks = { $n } × one micro-batch's activations in one chunk
+gen-sm-fb-one = A micro-batch's activations are not freed when its forward moves on to the next stage: they are kept until its backward has used them.
+gen-sm-gpipe-fb-1f1b = { $n } = P − s is 1F1B's count for stage { $s }. GPipe runs all { $m } forwards before its first backward, so nothing is freed until then.
+gen-sm-gpipe-fb-stages = { $n } is the number of stages, not of micro-batches held: GPipe keeps all { $m } forwards' activations until the backwards start.
+gen-sm-gpipe-fb-warmup = { $n } = P − s − 1 is 1F1B's warm-up for stage { $s }. GPipe has no warm-up limit: all { $m } forwards run first.
+gen-sm-gpipe-fb-slots = { $n } = M + P − 1 is the number of forward time slots the pipeline needs to push { $m } micro-batches through { $p } stages (the bubble formula's denominator), not the activations a stage holds.
+gen-sm-gpipe-fb-share = { $n } = M / P shares the micro-batches out among the stages, but every stage runs every micro-batch through its own layers and keeps all { $m }.
+gen-sm-1f1b-fb-all = { $n } is GPipe's count, every micro-batch of the step. 1F1B starts its backwards early: after stage { $s }'s warm-up, each backward frees one micro-batch as each forward adds one.
+gen-sm-1f1b-fb-warmup = { $n } = P − s − 1 counts the warm-up forwards alone; one forward more is held before stage { $s }'s first backward frees anything (and never more than the { $m } micro-batches of the step).
+gen-sm-1f1b-fb-reversed = { $n } = s + 1 counts from the wrong end: stage 0 waits longest for its first backward, which comes back through every stage, so it holds the most, and stage s holds P − s.
+gen-sm-1f1b-fb-first = { $n } = P is stage 0's count. Later stages get their first backward sooner: stage s holds P − s (at most M).
+gen-sm-1f1b-fb-uncapped = { $n } = P − s would be right with at least P − s micro-batches in the step, but there are only { $m }: no stage ever holds more than M.
+gen-sm-zb-fb-1f1b = { $n } = P − s would be 1F1B's count, which frees a micro-batch at its backward. ZB-H1 frees it only after its W (the weight gradient needs the activations), which trails its forward by P − 1 micro-batches on every stage.
+gen-sm-zb-fb-all = { $n } is GPipe's count, every micro-batch of the step. ZB-H1 frees each micro-batch after its W, P − 1 micro-batches behind its forward.
+gen-sm-zb-fb-lag = { $n } = P − 1 counts the W's lag but not the forward in flight: with the W trailing by P − 1 micro-batches, P are alive at once (at most M).
+gen-sm-zb-fb-stages = { $n } = P needs at least P micro-batches in the step; with { $m }, at most { $m } are ever alive.
+gen-sm-int-fb-1f1b = { $n } = P − s is plain 1F1B's count in whole micro-batches. Interleaved, stage { $s } holds { $v } chunks and warms up with 2(P − s − 1) + (V − 1)·P chunk forwards, so it holds more chunk activations.
+gen-sm-int-fb-times-v = { $n } = V·(P − s) scales 1F1B's count by the chunks, but Megatron-LM's interleaved warm-up is 2(P − s − 1) + (V − 1)·P chunk forwards, plus the one in flight.
+gen-sm-int-fb-all = { $n } = V·M is every chunk of every micro-batch: a stage holds them all only when it runs every forward first (M = P). Here the backwards start after the warm-up.
+gen-sm-int-fb-warmup = { $n } counts the warm-up chunk forwards alone, 2(P − s − 1) + (V − 1)·P; one chunk forward more is held before the first backward frees one.
+gen-sm-why-gpipe = GPipe runs all { $m } forwards before the first backward, so at its peak every stage holds the activations of all M = { $n } micro-batches. The engine's run, stage by stage: { $peaks }.
+gen-sm-why-1f1b = Stage { $s } runs P − s − 1 = { $warmup } warm-up forwards, then one forward more before its first backward frees one: min(P − s, M) = min({ $ps }, { $m }) = { $n }. The engine's run, stage by stage: { $peaks }.
+gen-sm-why-zb-h1 = ZB-H1 frees a micro-batch's activations only after its W, which trails its forward by P − 1 micro-batches on every stage, so each stage holds min(P, M) = min({ $p }, { $m }) = { $n }. The engine's run, stage by stage: { $peaks }.
+gen-sm-why-interleaved = Megatron-LM's interleaved schedule warms stage { $s } up with 2(P − s − 1) + (V − 1)·P = { $chunkwarmup } chunk forwards, then one more before its first backward frees one: { $chunkwarmup } + 1 = { $n } chunk activations, each 1/{ $v } of the stage's layers (never more than V·M = { $all }). The engine's run, stage by stage: { $peaks }.
+
+## An MoE model in the Planner (the Show me of the expert-parallel questions).
+gen-moe-show-me = { $name } on { $gpus } GPUs in the Planner, which prices its expert-parallel layouts
+
+## Bytes of an MoE dispatch all-to-all (gen:all-to-all-bytes). $mib is a byte count in MiB, two
+## decimals; $epm is EP − 1.
+gen-a2a-prompt = { $name } (hidden { $hidden }, { $experts } experts, top-{ $k } routing) runs with expert parallelism EP = { $ep }, bf16 activations and { $tokens } tokens on each GPU. With the routing balanced, how many bytes does each GPU send to other GPUs in one dispatch all-to-all? (1 MiB = 1024 × 1024 bytes)
+gen-a2a-choice = { $mib } MiB
+gen-a2a-fb-local = { $mib } MiB counts every row, but 1/EP of them are for experts on the GPU itself and never leave it: multiply by (EP − 1)/EP.
+gen-a2a-fb-k = { $mib } MiB sends each token once, but a token goes to each of its k = { $k } experts: k rows, usually on different GPUs.
+gen-a2a-fb-over-ep = { $mib } MiB is the 1/EP that stays: the rows for the GPU's own experts. The other (EP − 1)/EP leave.
+gen-a2a-fb-both = { $mib } MiB adds the combine (the results coming back) to the dispatch; the question asks for one all-to-all.
+gen-a2a-fb-every-rank = { $mib } MiB sends every row to all EP − 1 other GPUs, like a broadcast; an all-to-all sends each row only to the GPU that holds its expert.
+gen-a2a-why = Each of the { $tokens } tokens sends its hidden vector to each of its k = { $k } experts, and the 1/EP of those rows that are for the GPU's own experts never leave it: tokens · k · h · 2 bytes · (EP − 1)/EP = { $tokens } · { $k } · { $hidden } · 2 · { $epm }/{ $ep } = { $bytes } bytes = { $mib } MiB (the engine's cost model). The combine sends as much back, and the backward pass repeats both.
+
+## Which expert-parallel layout is valid (gen:ep-layout). $mod is a remainder, e.g. "8 % 3 = 2".
+gen-ep-prompt = { $name } ({ $experts } experts per MoE layer, { $heads } attention heads, { $kv } KV heads, expert FFN width { $ffn }, { $layers } layers) is trained on { $gpus } GPUs with Megatron-Core's expert parallelism. Which layout is valid (by the layout rules alone, memory aside)?
+gen-ep-choice = TP { $tp } × PP { $pp } × DP { $dp }, EP { $ep }
+gen-ep-fb-dp = EP { $ep } does not divide DP { $dp } ({ $mod }): the expert-parallel groups are made of data-parallel ranks, so DP must be a multiple of EP.
+gen-ep-fb-experts = EP { $ep } does not divide the { $experts } experts ({ $mod }): every EP rank must hold the same number of whole experts.
+gen-ep-fb-gpus = TP × PP × DP = { $tp } × { $pp } × { $dp } = { $needed }, not { $gpus }: EP is not a fourth factor of the GPU count. It is drawn from the DP ranks, so this layout leaves GPUs without work.
+gen-ep-fb-heads = TP { $tp } does not divide the attention heads ({ $mod }): each GPU must hold whole heads.
+gen-ep-fb-kv = TP { $tp } does not divide the KV heads ({ $mod }): in training each GPU holds whole KV heads.
+gen-ep-fb-ffn = TP { $tp } does not divide the FFN width ({ $mod }): the columns of fc1 must share out equally.
+gen-ep-fb-layers = PP { $pp } does not divide the layers ({ $mod }): every pipeline stage gets the same number of layers.
+gen-ep-why = A layout is valid when TP × PP × DP = { $gpus } GPUs (EP adds no GPUs: the expert-parallel groups are drawn from the data-parallel ranks), EP divides DP and the { $experts } experts, TP divides the heads, KV heads and FFN width, and PP divides the layers. { $layout }: { $tp } × { $pp } × { $dp } = { $gpus }, { $dpmod }, { $emod }. At DP { $dp } the planner allows EP { $eps }.

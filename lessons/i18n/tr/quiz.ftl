@@ -133,3 +133,60 @@ gen-bubble-prompt = { $stages } aşamalı bir ardışık düzen, adım başına 
 gen-bubble-prompt-virtual = Her biri { $virtual } katman parçası (sanal aşama) tutan { $stages } aşamalı bir ardışık düzen, adım başına { $microbatches } mikro partiyi { $schedule } çizelgesiyle çalıştırıyor (parça başına bir ileri geçiş 1, bir geri geçiş 2 birim sürer). Aşamaların zamanının yüzde kaçı boşluktur (boşta geçer)? Bir ondalık basamakla yanıtlayın.
 gen-bubble-why = Çizelgenin boşluğu { $expression } = aşamaların zamanının { $fraction } kadarı: %{ $answer }.
 gen-unit-percent = %
+
+## Bir ardışık düzen aşamasının en yoğun anındaki aktivasyonları (gen:stage-memory). $n bir
+## seçeneğin ya da yanıtın sayısı; $p, $m, $v aşama, mikro parti ve sanal aşama sayıları; $s
+## sorulan aşama; $ps P − s; $all V·M; $peaks motorun her aşama için en yüksek sayısı, sırayla.
+gen-sm-prompt = { $stages } aşamalı bir ardışık düzen (aşamalar 0'dan başlayarak numaralanır; ilk katmanlar 0. aşamadadır) adım başına { $microbatches } mikro partiyi { $schedule } çizelgesiyle çalıştırıyor. { $s }. aşama en yoğun anında aynı anda kaç mikro partinin aktivasyonlarını tutar?
+gen-sm-prompt-virtual = Her biri { $virtual } katman parçası (sanal aşama) tutan { $stages } aşamalı bir ardışık düzen (aşamalar 0'dan başlayarak numaralanır) adım başına { $microbatches } mikro partiyi { $schedule } çizelgesiyle çalıştırıyor. { $s }. aşama en yoğun anında aynı anda kaç parça aktivasyonu (bir mikro partinin bir parçadaki aktivasyonları) tutar?
+gen-sm-choice = { $n } × bir mikro partinin aktivasyonları
+gen-sm-choice-chunks = { $n } × bir mikro partinin bir parçadaki aktivasyonları
+gen-sm-fb-one = Bir mikro partinin aktivasyonları, ileri geçişi sonraki aşamaya geçince serbest kalmaz: geri geçişi onları kullanana kadar saklanır.
+gen-sm-gpipe-fb-1f1b = { $n } = P − s, 1F1B'de { $s }. aşamanın sayısıdır. GPipe ilk geri geçişten önce { $m } ileri geçişin hepsini çalıştırır; o zamana kadar hiçbir şey serbest kalmaz.
+gen-sm-gpipe-fb-stages = { $n } aşama sayısıdır, tutulan mikro parti sayısı değil: GPipe { $m } ileri geçişin hepsinin aktivasyonlarını geri geçişler başlayana kadar saklar.
+gen-sm-gpipe-fb-warmup = { $n } = P − s − 1, 1F1B'de { $s }. aşamanın ısınma ileri geçişleridir. GPipe'ta ısınma sınırı yoktur: { $m } ileri geçişin hepsi önce çalışır.
+gen-sm-gpipe-fb-slots = { $n } = M + P − 1, ardışık düzenin { $m } mikro partiyi { $p } aşamadan geçirmek için gereken ileri geçiş zaman dilimi sayısıdır (boşluk formülünün paydası); bir aşamanın tuttuğu aktivasyon sayısı değil.
+gen-sm-gpipe-fb-share = { $n } = M / P mikro partileri aşamalar arasında paylaştırır; oysa her aşama her mikro partiyi kendi katmanlarından geçirir ve { $m } mikro partinin hepsini saklar.
+gen-sm-1f1b-fb-all = { $n } GPipe'ın sayısıdır, adımdaki mikro partilerin hepsi. 1F1B geri geçişlere erken başlar: { $s }. aşamanın ısınmasından sonra her ileri geçiş bir mikro parti eklerken her geri geçiş bir tanesini serbest bırakır.
+gen-sm-1f1b-fb-warmup = { $n } = P − s − 1 yalnızca ısınma ileri geçişlerini sayar; { $s }. aşamanın ilk geri geçişi bir şeyi serbest bırakmadan önce bir ileri geçiş daha tutulur (ve hiçbir zaman adımdaki { $m } mikro partiden fazlası tutulmaz).
+gen-sm-1f1b-fb-reversed = { $n } = s + 1 yanlış uçtan sayar: ilk geri geçişini en uzun bekleyen 0. aşamadır, çünkü geri geçiş bütün aşamalardan geçerek gelir; bu yüzden en çoğunu o tutar ve s. aşama P − s tutar.
+gen-sm-1f1b-fb-first = { $n } = P, 0. aşamanın sayısıdır. Sonraki aşamalar ilk geri geçişlerine daha erken kavuşur: s. aşama P − s tutar (en çok M).
+gen-sm-1f1b-fb-uncapped = { $n } = P − s, adımda en az P − s mikro parti olsaydı doğru olurdu; ama yalnızca { $m } tane var: hiçbir aşama M'den fazlasını tutmaz.
+gen-sm-zb-fb-1f1b = { $n } = P − s, bir mikro partiyi geri geçişinde serbest bırakan 1F1B'nin sayısı olurdu. ZB-H1 onu ancak W'sinden sonra serbest bırakır (ağırlık gradyanı aktivasyonlara gerek duyar) ve W her aşamada ileri geçişin P − 1 mikro parti gerisinden gelir.
+gen-sm-zb-fb-all = { $n } GPipe'ın sayısıdır, adımdaki mikro partilerin hepsi. ZB-H1 her mikro partiyi, ileri geçişinin P − 1 mikro parti gerisinden gelen W'sinden sonra serbest bırakır.
+gen-sm-zb-fb-lag = { $n } = P − 1, W'nin gecikmesini sayar ama yoldaki ileri geçişi saymaz: W, P − 1 mikro parti geriden gelirken aynı anda P mikro parti canlıdır (en çok M).
+gen-sm-zb-fb-stages = { $n } = P için adımda en az P mikro parti gerekir; { $m } mikro partiyle en çok { $m } tanesi aynı anda canlı olur.
+gen-sm-int-fb-1f1b = { $n } = P − s, düz 1F1B'nin bütün mikro parti cinsinden sayısıdır. Dönüşümlü çizelgede { $s }. aşama { $v } parça tutar ve 2(P − s − 1) + (V − 1)·P parça ileri geçişiyle ısınır; bu yüzden daha çok parça aktivasyonu tutar.
+gen-sm-int-fb-times-v = { $n } = V·(P − s), 1F1B'nin sayısını parça sayısıyla büyütür; oysa Megatron-LM'in dönüşümlü ısınması 2(P − s − 1) + (V − 1)·P parça ileri geçişi, artı yoldaki bir tanedir.
+gen-sm-int-fb-all = { $n } = V·M, her mikro partinin her parçasıdır: bir aşama bunların hepsini ancak bütün ileri geçişleri önce çalıştırdığında tutar (M = P). Burada geri geçişler ısınmadan sonra başlar.
+gen-sm-int-fb-warmup = { $n } yalnızca ısınma parça ileri geçişlerini sayar, 2(P − s − 1) + (V − 1)·P; ilk geri geçiş birini serbest bırakmadan önce bir parça ileri geçişi daha tutulur.
+gen-sm-why-gpipe = GPipe ilk geri geçişten önce { $m } ileri geçişin hepsini çalıştırır; bu yüzden en yoğun anında her aşama M = { $n } mikro partinin hepsinin aktivasyonlarını tutar. Motorun çalıştırması, aşama aşama: { $peaks }.
+gen-sm-why-1f1b = { $s }. aşama P − s − 1 = { $warmup } ısınma ileri geçişi yapar, sonra ilk geri geçişi birini serbest bırakmadan önce bir ileri geçiş daha: min(P − s, M) = min({ $ps }, { $m }) = { $n }. Motorun çalıştırması, aşama aşama: { $peaks }.
+gen-sm-why-zb-h1 = ZB-H1 bir mikro partinin aktivasyonlarını ancak W'sinden sonra serbest bırakır ve W her aşamada ileri geçişin P − 1 mikro parti gerisinden gelir; bu yüzden her aşama min(P, M) = min({ $p }, { $m }) = { $n } tutar. Motorun çalıştırması, aşama aşama: { $peaks }.
+gen-sm-why-interleaved = Megatron-LM'in dönüşümlü çizelgesi { $s }. aşamayı 2(P − s − 1) + (V − 1)·P = { $chunkwarmup } parça ileri geçişiyle ısıtır, sonra ilk geri geçiş birini serbest bırakmadan önce bir tane daha: { $chunkwarmup } + 1 = { $n } parça aktivasyonu, her biri aşamanın katmanlarının 1/{ $v } kadarı (hiçbir zaman V·M = { $all } üstünde değil). Motorun çalıştırması, aşama aşama: { $peaks }.
+
+## Planlayıcıda bir MoE modeli (uzman paralelliği sorularının Göster düğmesi).
+gen-moe-show-me = Planlayıcıda { $gpus } GPU'da { $name }; planlayıcı uzman paralel yerleşimlerinin bedelini hesaplar
+
+## Bir MoE dağıtım all-to-all'unun baytları (gen:all-to-all-bytes). $mib MiB cinsinden bir bayt
+## sayısı, iki ondalık; $epm EP − 1.
+gen-a2a-prompt = { $name } (gizli boyut { $hidden }, { $experts } uzman, top-{ $k } yönlendirme) uzman paralelliği EP = { $ep } ile, bf16 aktivasyonlarla ve her GPU'da { $tokens } token'la çalışıyor. Yönlendirme dengeliyken her GPU bir dağıtım (dispatch) all-to-all'unda diğer GPU'lara kaç bayt gönderir? (1 MiB = 1024 × 1024 bayt)
+gen-a2a-choice = { $mib } MiB
+gen-a2a-fb-local = { $mib } MiB her satırı sayar; oysa satırların 1/EP'si GPU'nun kendi uzmanları içindir ve GPU'dan hiç çıkmaz: (EP − 1)/EP ile çarpın.
+gen-a2a-fb-k = { $mib } MiB her token'ı bir kez gönderir; oysa bir token k = { $k } uzmanının her birine gider: genellikle farklı GPU'lardaki k satır.
+gen-a2a-fb-over-ep = { $mib } MiB kalan 1/EP'liktir: GPU'nun kendi uzmanlarına giden satırlar. Çıkan, geri kalan (EP − 1)/EP'liktir.
+gen-a2a-fb-both = { $mib } MiB dağıtıma birleştirmeyi (geri dönen sonuçları) da ekler; soru tek bir all-to-all'u soruyor.
+gen-a2a-fb-every-rank = { $mib } MiB her satırı, yayın gibi, diğer EP − 1 GPU'nun hepsine gönderir; all-to-all her satırı yalnızca uzmanını tutan GPU'ya gönderir.
+gen-a2a-why = { $tokens } token'ın her biri gizli vektörünü k = { $k } uzmanının her birine gönderir ve bu satırların GPU'nun kendi uzmanlarına giden 1/EP'lik kısmı GPU'dan hiç çıkmaz: token · k · h · 2 bayt · (EP − 1)/EP = { $tokens } · { $k } · { $hidden } · 2 · { $epm }/{ $ep } = { $bytes } bayt = { $mib } MiB (motorun maliyet modeli). Birleştirme aynı miktarı geri gönderir; geri geçiş ikisini de tekrarlar.
+
+## Hangi uzman paralel yerleşim geçerli (gen:ep-layout). $mod bir kalan, örneğin "8 % 3 = 2".
+gen-ep-prompt = { $name } (MoE katmanı başına { $experts } uzman, { $heads } dikkat kafası, { $kv } KV kafası, uzman FFN genişliği { $ffn }, { $layers } katman) { $gpus } GPU'da Megatron-Core'un uzman paralelliğiyle eğitiliyor. Hangi yerleşim geçerlidir (bellek bir yana, yalnızca yerleşim kurallarına göre)?
+gen-ep-choice = TP { $tp } × PP { $pp } × DP { $dp }, EP { $ep }
+gen-ep-fb-dp = EP { $ep }, DP { $dp } değerini bölmez ({ $mod }): uzman paralel gruplar veri paralel rank'lerden oluşur; bu yüzden DP, EP'nin katı olmalıdır.
+gen-ep-fb-experts = EP { $ep }, { $experts } uzmanı bölmez ({ $mod }): her EP rank'i aynı sayıda bütün uzman tutmalıdır.
+gen-ep-fb-gpus = TP × PP × DP = { $tp } × { $pp } × { $dp } = { $needed }, { $gpus } değil: EP, GPU sayısının dördüncü çarpanı değildir. DP rank'lerinden alınır; bu yüzden bu yerleşim bazı GPU'ları işsiz bırakır.
+gen-ep-fb-heads = TP { $tp } dikkat kafalarını bölmez ({ $mod }): her GPU bütün kafalar tutmalıdır.
+gen-ep-fb-kv = TP { $tp } KV kafalarını bölmez ({ $mod }): eğitimde her GPU bütün KV kafaları tutar.
+gen-ep-fb-ffn = TP { $tp } FFN genişliğini bölmez ({ $mod }): fc1'in sütunları eşit paylaşılmalıdır.
+gen-ep-fb-layers = PP { $pp } katmanları bölmez ({ $mod }): her ardışık düzen aşaması aynı sayıda katman alır.
+gen-ep-why = Bir yerleşim şu durumda geçerlidir: TP × PP × DP = { $gpus } GPU (EP yeni GPU eklemez: uzman paralel gruplar veri paralel rank'lerden alınır), EP hem DP'yi hem { $experts } uzmanı böler, TP kafaları, KV kafalarını ve FFN genişliğini böler, PP de katmanları böler. { $layout }: { $tp } × { $pp } × { $dp } = { $gpus }, { $dpmod }, { $emod }. DP { $dp } iken planlayıcı EP { $eps } değerlerine izin verir.

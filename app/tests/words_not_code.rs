@@ -400,6 +400,26 @@ fn walk_everything(lang: Lang) -> Walk {
             w.read(&format!("cluster ({preset})"));
         }
     }
+    // Verify's finished run (it starts when the view opens; the walk waits for its verdict):
+    // the scenario, the worst tensor and the collectives in words.
+    w.harness
+        .state_mut()
+        .shared
+        .scenario
+        .set_config(tplab_engine::Config::default());
+    w.open("verify");
+    let verdict = tplab::i18n::t(w.lang, "vf-passed");
+    let verdict = verdict.split(':').next().unwrap_or_default().to_string();
+    let started = std::time::Instant::now();
+    while w.harness.query_by_label_contains(&verdict).is_none() {
+        assert!(
+            started.elapsed().as_secs() < 300,
+            "Verify's run did not finish in 300 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        w.harness.run_steps(1);
+    }
+    w.read("verify (finished)");
     // Every lesson's Show me targets, as the buttons open them.
     let catalog = tplab_lessons::Catalog::embedded().expect("the embedded lessons load");
     let targets: Vec<ShowMe> = catalog.show_me_targets().map(|(_, t)| t.clone()).collect();

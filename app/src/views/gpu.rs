@@ -19,7 +19,8 @@ use tplab_lessons::Lang;
 
 /// What a finished run shows.
 struct RunView {
-    label: String,
+    /// The scenario run (shown in words).
+    config: Config,
     /// The devices' names (the view runs on device 0, the ranks as CUDA streams).
     devices: String,
     tp: usize,
@@ -115,7 +116,7 @@ fn execute(cfg: Config, iters: usize, lang: Lang, progress: &Reporter) -> Result
     let mut its = run.iteration_ms.clone();
     its.sort_by(f64::total_cmp);
     Ok(RunView {
-        label: cfg.label(),
+        config: cfg.clone(),
         devices: run.devices.join(", "),
         tp: cfg.tp,
         ops: op_table(&run.trace),
@@ -125,41 +126,6 @@ fn execute(cfg: Config, iters: usize, lang: Lang, progress: &Reporter) -> Result
         low_precision: tplab_kernels::verify::low_precision_reason(&cfg),
         iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
     })
-}
-
-/// The scenario in words (`hidden 768, 12 heads, …, TP=4, f32`), not its id (`h768-a12-…`).
-fn scenario_words(lang: Lang, cfg: &Config) -> String {
-    let kv = if cfg.is_gqa() {
-        t_args(
-            lang,
-            "gpu-scenario-kv",
-            &[("kv", cfg.kv_heads().to_string())],
-        )
-    } else {
-        String::new()
-    };
-    let sp = if cfg.sequence_parallel {
-        t(lang, "gpu-scenario-sp")
-    } else {
-        String::new()
-    };
-    let n = |v: usize| v.to_string();
-    t_args(
-        lang,
-        "gpu-scenario-words",
-        &[
-            ("hidden", n(cfg.hidden)),
-            ("heads", n(cfg.heads)),
-            ("kv", kv),
-            ("ffn", n(cfg.ffn)),
-            ("seq", n(cfg.seq)),
-            ("batch", n(cfg.batch)),
-            ("layers", n(cfg.layers)),
-            ("tp", n(cfg.tp)),
-            ("sp", sp),
-            ("dtype", cfg.dtype.to_string()),
-        ],
-    )
 }
 
 /// A library's name in the learner's language (only the driver's is a word, the rest are names).
@@ -487,7 +453,7 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
         lang,
         "gpu-on",
         &[
-            ("label", r.label.clone()),
+            ("label", super::scenario_words(lang, &r.config)),
             (
                 "devices",
                 t_args(
@@ -504,7 +470,12 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
         &[("ms", num(lang, r.iteration_ms, 3))],
     ));
     let reason = r.low_precision.map(|p| low_precision_text(lang, &p));
-    super::verify::verdict_ui(ui, &r.verification, &r.label, reason);
+    super::verify::verdict_ui(
+        ui,
+        &r.verification,
+        &super::scenario_words(lang, &r.config),
+        reason,
+    );
     ui.columns(2, |cols| {
         cols[0].strong(tr("gpu-measured"));
         gantt(&mut cols[0], "gpu-measured", &r.measured, 220.0);
@@ -606,7 +577,7 @@ impl Gpu {
             ui.label(crate::i18n::t_args(
                 lang,
                 "gpu-scenario",
-                &[("label", scenario_words(lang, &cfg))],
+                &[("label", super::scenario_words(lang, &cfg))],
             ));
             egui::ComboBox::from_label(tr("pg-dtype"))
                 .selected_text(self.dtype.name())

@@ -477,6 +477,41 @@ pub fn list_words(lang: Lang, items: &[usize]) -> String {
     }
 }
 
+/// The scenario in words (`hidden 768, 12 heads, …, TP=4, f32`), not its id (`h768-a12-…`).
+pub fn scenario_words(lang: Lang, cfg: &Config) -> String {
+    let kv = if cfg.is_gqa() {
+        t_args(
+            lang,
+            "gpu-scenario-kv",
+            &[("kv", cfg.kv_heads().to_string())],
+        )
+    } else {
+        String::new()
+    };
+    let sp = if cfg.sequence_parallel {
+        t(lang, "gpu-scenario-sp")
+    } else {
+        String::new()
+    };
+    let n = |v: usize| v.to_string();
+    t_args(
+        lang,
+        "gpu-scenario-words",
+        &[
+            ("hidden", n(cfg.hidden)),
+            ("heads", n(cfg.heads)),
+            ("kv", kv),
+            ("ffn", n(cfg.ffn)),
+            ("seq", n(cfg.seq)),
+            ("batch", n(cfg.batch)),
+            ("layers", n(cfg.layers)),
+            ("tp", n(cfg.tp)),
+            ("sp", sp),
+            ("dtype", cfg.dtype.to_string()),
+        ],
+    )
+}
+
 /// An op of the block program in the learner's words (`Op::label` in English).
 pub fn op_label(lang: Lang, op: tplab_engine::block::Op) -> String {
     if lang == Lang::En {

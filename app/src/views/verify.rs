@@ -183,7 +183,7 @@ struct CollectiveMaps {
     /// Which all-reduce: layer, pass, op.
     layer: usize,
     pass: tplab_engine::trace::Pass,
-    op: String,
+    op: tplab_engine::block::Op,
     partials: Vec<Heatmap>,
     result: Heatmap,
     reference: Heatmap,
@@ -195,10 +195,17 @@ struct CollectiveMaps {
 }
 
 impl CollectiveMaps {
-    /// `L0 forward attn.g` (`L0 ileri geçiş attn.g`).
+    /// `layer 0, forward: g after attention`, in the learner's language.
     fn label(&self, lang: tplab_lessons::Lang) -> String {
-        let pass = super::pass_name(lang, self.pass);
-        format!("L{} {pass} {}", self.layer, self.op)
+        crate::i18n::t_args(
+            lang,
+            "vf-collective-label",
+            &[
+                ("layer", self.layer.to_string()),
+                ("pass", super::pass_name(lang, self.pass)),
+                ("op", super::op_label(lang, self.op)),
+            ],
+        )
     }
 }
 
@@ -245,7 +252,7 @@ fn build_maps(ctx: &egui::Context, report: &RunReport) -> Vec<CollectiveMaps> {
             CollectiveMaps {
                 layer: c.layer,
                 pass: c.pass,
-                op: c.op.to_string(),
+                op: c.op,
                 partials: c
                     .partials
                     .iter()
@@ -358,7 +365,12 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
     let tr = |id: &str| crate::i18n::t(lang, id);
     let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
     let report = &shown.report;
-    verdict_ui(ui, &report.verification, &report.config.label(), None);
+    verdict_ui(
+        ui,
+        &report.verification,
+        &super::scenario_words(lang, &report.config),
+        None,
+    );
     ui.separator();
     if shown.maps.is_empty() {
         ui.label(tr("vf-tp1"));
@@ -490,7 +502,7 @@ pub(crate) fn verdict_ui(
         let resp = ui.label(ta(
             "vf-worst",
             &[
-                ("name", w.name.clone()),
+                ("name", check_words(lang, &w.name)),
                 (
                     "rank",
                     w.rank.map(|r| format!(" (GPU {r})")).unwrap_or_default(),
@@ -515,6 +527,48 @@ pub(crate) fn verdict_ui(
         .wrap(),
     );
     a11y_label(&tol, "tolerance: relative");
+}
+
+/// A checked tensor in words: `grad.layers.0.mlp.fc1.weight` is "the gradient of W1 (layer 0)",
+/// `layers.0.mlp.g` is "the output of g after the MLP (layer 0)"; an unknown name is left as is.
+fn check_words(lang: tplab_lessons::Lang, name: &str) -> String {
+    use crate::i18n::{t, t_args};
+    let in_layer = |rest: &str| -> Option<(usize, String)> {
+        let rest = rest.strip_prefix("layers.")?;
+        let (layer, what) = rest.split_once('.')?;
+        Some((layer.parse().ok()?, what.to_string()))
+    };
+    match name {
+        "output" => return t(lang, "vf-check-output"),
+        "grad.input" => return t(lang, "vf-check-grad-input"),
+        "rank count" => return t(lang, "vf-check-rank-count"),
+        _ => {}
+    }
+    if let Some((layer, suffix)) = name.strip_prefix("grad.").and_then(in_layer) {
+        if let Some(k) = tplab_engine::params::ParamKind::from_suffix(&suffix) {
+            return t_args(
+                lang,
+                "vf-check-grad",
+                &[
+                    ("param", k.symbol().to_string()),
+                    ("layer", layer.to_string()),
+                ],
+            );
+        }
+    }
+    if let Some((layer, op)) = in_layer(name) {
+        if let Some(op) = tplab_engine::block::Op::from_name(&op) {
+            return t_args(
+                lang,
+                "vf-check-op",
+                &[
+                    ("op", super::op_label(lang, op)),
+                    ("layer", layer.to_string()),
+                ],
+            );
+        }
+    }
+    name.to_string()
 }
 
 /// The tolerance's reason in the learner's language (English: the engine's sentence).

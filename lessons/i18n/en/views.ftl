@@ -247,6 +247,12 @@ vf-worst = worst: { $name }{ $rank } max abs error { $abs }, max relative error 
 vf-tolerance = tolerance: relative { $tol } — { $reason }
 vf-tp1 = TP=1: no all-reduce to show; the output check above compares the whole run.
 vf-all-reduce = all-reduce
+vf-collective-label = layer { $layer }, { $pass }: { $op }
+vf-check-output = the layer's output
+vf-check-grad-input = the input gradient
+vf-check-rank-count = the number of GPUs
+vf-check-grad = the gradient of { $param } (layer { $layer })
+vf-check-op = the output of { $op } (layer { $layer })
 vf-before = Before: each GPU's partial output [{ $rows }, { $cols }] (blue negative, orange positive; one scale)
 vf-more-gpus = … { $count } more GPUs
 vf-after = After: the all-reduced sum

@@ -243,6 +243,12 @@ vf-worst = en kötüsü: { $name }{ $rank } en büyük mutlak hata { $abs }, en 
 vf-tolerance = tolerans: göreli { $tol } — { $reason }
 vf-tp1 = TP=1: gösterilecek all-reduce yok; yukarıdaki çıktı denetimi tüm çalıştırmayı karşılaştırır.
 vf-all-reduce = all-reduce
+vf-collective-label = katman { $layer }, { $pass }: { $op }
+vf-check-output = katmanın çıktısı
+vf-check-grad-input = girdi gradyanı
+vf-check-rank-count = GPU sayısı
+vf-check-grad = { $param } gradyanı (katman { $layer })
+vf-check-op = { $op } çıktısı (katman { $layer })
 vf-before = Önce: her GPU'nun kısmi çıktısı [{ $rows }, { $cols }] (mavi negatif, turuncu pozitif; tek ölçek)
 vf-more-gpus = … { $count } GPU daha
 vf-after = Sonra: all-reduce ile toplanmış sonuç

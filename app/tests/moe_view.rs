@@ -68,7 +68,10 @@ fn the_layer_is_stepped_through_with_the_engines_numbers() {
     open(&mut harness);
     let b = engine(&harness);
     let c = b.config().clone();
-    assert_eq!((c.experts, c.top_k, c.ep, c.etp, c.tokens), (8, 2, 4, 1, 64));
+    assert_eq!(
+        (c.experts, c.top_k, c.ep, c.etp, c.tokens),
+        (8, 2, 4, 1, 64)
+    );
     harness.get_by_label_contains("Step 1/7 · forward · router and top-k");
     // Token 0's picks, best first, with the reference's gates.
     let (j0, j1) = (b.routing.chosen[0][0], b.routing.chosen[0][1]);
@@ -101,10 +104,7 @@ fn the_layer_is_stepped_through_with_the_engines_numbers() {
         human_bytes(options[right])
     );
     click(&mut harness, &answer, 3);
-    harness.get_by_label_contains(&format!(
-        "You predicted {}: right.",
-        human_bytes(sent[0])
-    ));
+    harness.get_by_label_contains(&format!("You predicted {}: right.", human_bytes(sent[0])));
     let listed: Vec<String> = sent
         .iter()
         .enumerate()
@@ -185,7 +185,11 @@ fn the_dispatch_prediction_is_answered_and_revealed() {
     harness.get_by_label_contains("Predict first");
     press(&mut harness, egui::Key::PageDown, 2);
     assert!(harness.query_by_label_contains("Predict first").is_none());
-    assert_eq!(position(&harness), 2.0, "the press revealed, it did not move on");
+    assert_eq!(
+        position(&harness),
+        2.0,
+        "the press revealed, it did not move on"
+    );
     harness.get_by_label_contains("Dispatch all-to-all, bytes sent");
     assert!(harness.query_by_label_contains("You predicted").is_none());
 }
@@ -217,12 +221,20 @@ fn a_low_capacity_factor_drops_picks_and_shows_them() {
         dropped.len()
     ));
     // Without the limit nothing is dropped.
-    click(&mut harness, "Limit each expert's tokens (capacity factor)", 3);
+    click(
+        &mut harness,
+        "Limit each expert's tokens (capacity factor)",
+        3,
+    );
     assert_eq!(state(&harness)["capacity_limited"], false);
     assert_eq!(state(&harness)["preset"], "custom");
     harness.get_by_label_contains("Capacity: 32 tokens × 8 experts, 0 picks dropped");
     // Step 6 with the limit back: the tokens that lost a part.
-    click(&mut harness, "Limit each expert's tokens (capacity factor)", 3);
+    click(
+        &mut harness,
+        "Limit each expert's tokens (capacity factor)",
+        3,
+    );
     click(&mut harness, "6 weighted sum", 3);
     harness.get_by_label_contains(&format!("{} picks were dropped", dropped.len()));
     harness.get_by_label_contains(&format!(

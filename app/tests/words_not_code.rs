@@ -390,7 +390,11 @@ fn walk_everything(lang: Lang) -> Walk {
             w.read(&format!("moe ({preset:?}, step {})", step + 1));
         }
     }
-    for refused in [r#"{"ep":3}"#, r#"{"etp":3}"#, r#"{"experts":2,"ep":2,"top_k":3}"#] {
+    for refused in [
+        r#"{"ep":3}"#,
+        r#"{"etp":3}"#,
+        r#"{"experts":2,"ep":2,"top_k":3}"#,
+    ] {
         assert!(w.harness.state_mut().load_view_state("moe", refused));
         w.open("moe");
         w.read("moe (refused)");

@@ -703,12 +703,7 @@ impl ShowMe {
         // schedules, the MoE layer).
         if matches!(
             self.view,
-            View::Train
-                | View::Serve
-                | View::Lessons
-                | View::Quiz
-                | View::Pipeline
-                | View::Moe
+            View::Train | View::Serve | View::Lessons | View::Quiz | View::Pipeline | View::Moe
         ) {
             return out;
         }

@@ -227,7 +227,11 @@ pub fn dispatch_options(b: &Built) -> (Vec<u64>, usize) {
             break;
         }
         // Distinct as the learner reads them (KiB with one decimal).
-        if x > 0 && options.iter().all(|&o| bytes(Lang::En, o) != bytes(Lang::En, x)) {
+        if x > 0
+            && options
+                .iter()
+                .all(|&o| bytes(Lang::En, o) != bytes(Lang::En, x))
+        {
             options.push(x);
         }
     }
@@ -263,9 +267,7 @@ impl Moe {
     fn apply_preset(&mut self, preset: Preset) {
         self.preset = preset;
         let (experts, top_k, ep, etp, tokens, capacity, gate) = match preset {
-            Preset::Mixtral | Preset::Custom => {
-                (8, 2, 4, 1, 64, None, GateChoice::Renormalized)
-            }
+            Preset::Mixtral | Preset::Custom => (8, 2, 4, 1, 64, None, GateChoice::Renormalized),
             Preset::Switch => (8, 1, 4, 1, 32, Some(1.0), GateChoice::Softmax),
             Preset::Etp => (4, 2, 2, 2, 32, None, GateChoice::Renormalized),
         };
@@ -562,8 +564,19 @@ fn rank_color(c: &MoeConfig, e: usize, dark: bool) -> egui::Color32 {
 impl Moe {
     fn page_ui(&mut self, ui: &mut egui::Ui, presenter: bool) {
         let lang = super::lang(ui);
-        self.presets_ui(ui);
-        self.controls_ui(ui);
+        if presenter {
+            // On a projector the step fills the screen; the layer's settings fold away.
+            egui::CollapsingHeader::new(t(lang, "moe-settings"))
+                .id_salt("moe-settings")
+                .default_open(false)
+                .show(ui, |ui| {
+                    self.presets_ui(ui);
+                    self.controls_ui(ui);
+                });
+        } else {
+            self.presets_ui(ui);
+            self.controls_ui(ui);
+        }
         let built = match self.built() {
             Ok(b) => b.clone(),
             Err(e) => {
@@ -1035,8 +1048,7 @@ pub fn narration(lang: Lang, b: &Built, step: usize) -> String {
             let sent = b.sent(name);
             let row = c.hidden as u64 * NUMBER_BYTES;
             let local = c.rank_tokens(0).len() as u64;
-            let balanced =
-                local * c.top_k as u64 * row * (c.ep as u64 - 1) / (c.ep as u64).max(1);
+            let balanced = local * c.top_k as u64 * row * (c.ep as u64 - 1) / (c.ep as u64).max(1);
             t_args(
                 lang,
                 id,
@@ -1154,9 +1166,8 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool) {
     let x0 = rect.left() + left;
     let plot_w = (rect.width() - left - right).max(50.0);
     let col_w = plot_w / c.tokens.max(1) as f32;
-    let row_top = |j: usize| {
-        rect.top() + header_h + j as f32 * row_h + (j / per_rank) as f32 * group_gap
-    };
+    let row_top =
+        |j: usize| rect.top() + header_h + j as f32 * row_h + (j / per_rank) as f32 * group_gap;
     let mut shapes = Vec::new();
     // The token header: each EP rank's tokens in its colour.
     for e in 0..c.ep {
@@ -1166,7 +1177,11 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool) {
             egui::pos2(x0 + r.end as f32 * col_w, rect.top() + header_h - 3.0),
         );
         let fill = rank_color(c, e, dark);
-        shapes.push(egui::Shape::rect_filled(strip.shrink2(egui::vec2(1.0, 0.0)), 2.0, fill));
+        shapes.push(egui::Shape::rect_filled(
+            strip.shrink2(egui::vec2(1.0, 0.0)),
+            2.0,
+            fill,
+        ));
         let long = t_args(
             lang,
             "moe-tokens-of",
@@ -1214,7 +1229,8 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool) {
             super::gpu_ink(e * c.etp, dark),
         ));
         if drops {
-            let lost = b.report.routing.routed_per_expert[j] > b.report.routing.tokens_per_expert[j];
+            let lost =
+                b.report.routing.routed_per_expert[j] > b.report.routing.tokens_per_expert[j];
             shapes.push(text_shape(
                 &painter,
                 egui::pos2(rect.right(), top + row_h / 2.0),
@@ -1407,10 +1423,7 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
                 },
                 &[(
                     "bytes",
-                    bytes(
-                        lang,
-                        if back { received[g] } else { sent[g] },
-                    ),
+                    bytes(lang, if back { received[g] } else { sent[g] }),
                 )],
             ),
         )
@@ -1565,7 +1578,11 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
         }
     }
     painter.extend(shapes);
-    let kind = if back { "moe-flow-combine" } else { "moe-flow-dispatch" };
+    let kind = if back {
+        "moe-flow-combine"
+    } else {
+        "moe-flow-dispatch"
+    };
     a11y_label(
         &resp,
         &t_args(
@@ -1653,10 +1670,8 @@ fn experts_ui(ui: &mut egui::Ui, b: &Built) {
         let spare = (plot_w - per_rank as f32 * min_w).max(0.0);
         for j in c.rank_experts(e) {
             let w = min_w + spare * kept[j] as f32 / max_rank_rows;
-            let r = egui::Rect::from_min_max(
-                egui::pos2(x, top),
-                egui::pos2(x + w - 2.0, top + lane_h),
-            );
+            let r =
+                egui::Rect::from_min_max(egui::pos2(x, top), egui::pos2(x + w - 2.0, top + lane_h));
             let fill = gpu_color(g, dark);
             shapes.push(egui::Shape::rect_filled(r, 3.0, fill));
             let long = if c.etp > 1 {
@@ -1892,7 +1907,10 @@ fn backward_ui(ui: &mut egui::Ui, b: &Built) {
                     },
                 ));
                 for g in 0..shown_gpus {
-                    ui.label(bytes(lang, rec.bytes_sent_per_gpu.get(g).copied().unwrap_or(0)));
+                    ui.label(bytes(
+                        lang,
+                        rec.bytes_sent_per_gpu.get(g).copied().unwrap_or(0),
+                    ));
                 }
                 if c.gpus() > shown_gpus {
                     ui.label(bytes(lang, rec.max_bytes_sent()));

@@ -2,6 +2,7 @@
 
 view-moe = MoE
 moe-title = Mixture of Experts: router, all-to-all, experts
+moe-settings = The layer: experts, k, EP, ETP, tokens, capacity
 moe-presets = Start from:
 moe-preset-mixtral = Mixtral-like: 8 experts, top-2 (scaled down)
 moe-preset-switch = Switch-like: top-1, capacity factor 1

@@ -2,6 +2,7 @@
 
 view-moe = Uzmanlar (MoE)
 moe-title = Uzmanların Karması: yönlendirici, all-to-all, uzmanlar
+moe-settings = Katman: uzmanlar, k, EP, ETP, token sayısı, kapasite
 moe-presets = Başlangıç:
 moe-preset-mixtral = Mixtral benzeri: 8 uzman, token başına 2 (küçültülmüş)
 moe-preset-switch = Switch benzeri: token başına 1, kapasite katsayısı 1

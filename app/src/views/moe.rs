@@ -1494,6 +1494,8 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
         }
     }
     // The bands: within each ETP index, from EP rank s (tokens) to EP rank d (experts).
+    let panel = ui.visuals().panel_fill;
+    let mut labels = Vec::new();
     let xl = rect.left() + box_w;
     let xr = rect.right() - box_w;
     let label_gap = m.small * 1.1;
@@ -1547,18 +1549,20 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
                     } else {
                         t_args(lang, "moe-band-rows", &[("rows", rows.to_string())])
                     };
-                    shapes.push(text_shape(
-                        &painter,
-                        egui::pos2(at_send.x + if back { -4.0 } else { 4.0 }, at_send.y),
-                        if back {
-                            egui::Align2::RIGHT_BOTTOM
-                        } else {
-                            egui::Align2::LEFT_BOTTOM
-                        },
-                        word,
-                        m.small,
-                        ink,
+                    let anchor = if back {
+                        egui::Align2::RIGHT_BOTTOM
+                    } else {
+                        egui::Align2::LEFT_BOTTOM
+                    };
+                    let pos = egui::pos2(at_send.x + if back { -4.0 } else { 4.0 }, at_send.y);
+                    // A backing so that the count reads over the other bands.
+                    let size = egui::vec2(text_width(ui, &word, m.small), m.small * 1.2);
+                    labels.push(egui::Shape::rect_filled(
+                        anchor.anchor_size(pos, size).expand(1.0),
+                        2.0,
+                        panel.gamma_multiply(0.85),
                     ));
+                    labels.push(text_shape(&painter, pos, anchor, word, m.small, ink));
                 }
                 // Rows on their way.
                 if let Some(f) = frac {
@@ -1578,6 +1582,7 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
         }
     }
     painter.extend(shapes);
+    painter.extend(labels);
     let kind = if back {
         "moe-flow-combine"
     } else {
@@ -1807,7 +1812,8 @@ fn sum_ui(ui: &mut egui::Ui, b: &Built) {
             );
             shapes.push(egui::Shape::rect_filled(bar, 1.0, bg));
             let gates = &b.routing.gates[tok];
-            let total: f64 = gates.iter().sum::<f64>().max(1e-12);
+            // Renormalised gates fill the bar; softmax gates over all experts leave the rest.
+            let total: f64 = gates.iter().sum::<f64>().max(1.0);
             let mut y = bar.bottom();
             for ((&j, &g), &kept) in b.routing.chosen[tok]
                 .iter()

@@ -186,14 +186,14 @@ pub fn build(cfg: &MoeConfig) -> Result<Built, MoeError> {
     let routing = moe::reference::route(cfg, &model);
     let per_rank = cfg.experts_per_rank().max(1);
     let mut rows = vec![vec![0; cfg.ep]; cfg.ep];
-    for e in 0..cfg.ep {
+    for (e, from) in rows.iter_mut().enumerate() {
         for t in cfg.rank_tokens(e) {
             let (Some(chosen), Some(kept)) = (routing.chosen.get(t), routing.kept.get(t)) else {
                 continue;
             };
             for (&j, &k) in chosen.iter().zip(kept) {
                 if k {
-                    rows[e][(j / per_rank).min(cfg.ep - 1)] += 1;
+                    from[(j / per_rank).min(cfg.ep - 1)] += 1;
                 }
             }
         }

@@ -263,7 +263,7 @@ async function main() {
     // pass against the reference on open; the GPU view explains that real GPUs need the desktop).
     const views = { walkthrough: "step", collectives: "collectives", timeline: "timeline",
       memory: "memory", verify: "verify", precision: "precision", vocab: "vocab", train: "train",
-      serve: "serve", planner: "planner", pipeline: "pipeline", cluster: "cluster", lessons: "lessons",
+      serve: "serve", planner: "planner", pipeline: "pipeline", cluster: "cluster", moe: "moe", lessons: "lessons",
       quiz: "quiz", gpu: "gpu" };
     for (const [name, id] of Object.entries(views)) {
       await page.goto(`${server.url}?view=${name}`);

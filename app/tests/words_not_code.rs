@@ -98,6 +98,10 @@ fn view_terms(view: &str) -> &'static [&'static str] {
         "cluster" => &[
             "node", "nodes", "stage", "replica", "unused", "heads", "links",
         ],
+        "moe" => &[
+            "expert", "experts", "router", "capacity", "dropped", "gate", "gates", "dispatch",
+            "combine", "rows", "kept",
+        ],
         _ => &[],
     }
 }
@@ -420,6 +424,27 @@ fn walk_everything(lang: Lang) -> Walk {
         w.harness.run_steps(1);
     }
     w.read("verify (finished)");
+    // The MoE view: every step of each preset (the dispatch's question first), and a refusal.
+    for preset in tplab::views::moe::Preset::ALL {
+        for step in 0..tplab::views::moe::STEPS {
+            let mut view = tplab::views::moe::Moe::with_preset(preset);
+            view.position = step as f32;
+            view.predict = step == tplab::views::moe::DISPATCH_STEP;
+            let json = serde_json::to_string(&view).expect("the view's state serialises");
+            assert!(w.harness.state_mut().load_view_state("moe", &json));
+            w.open("moe");
+            w.read(&format!("moe ({preset:?}, step {})", step + 1));
+        }
+    }
+    for refused in [
+        r#"{"ep":3}"#,
+        r#"{"etp":3}"#,
+        r#"{"experts":2,"ep":2,"top_k":3}"#,
+    ] {
+        assert!(w.harness.state_mut().load_view_state("moe", refused));
+        w.open("moe");
+        w.read("moe (refused)");
+    }
     // Every lesson's Show me targets, as the buttons open them.
     let catalog = tplab_lessons::Catalog::embedded().expect("the embedded lessons load");
     let targets: Vec<ShowMe> = catalog.show_me_targets().map(|(_, t)| t.clone()).collect();

@@ -26,7 +26,7 @@ macro_rules! ftl {
 }
 
 /// The Fluent sources compiled into the binary: (language, file, text).
-pub const SOURCES: [(Lang, &str, &str); 16] = [
+pub const SOURCES: [(Lang, &str, &str); 18] = [
     ftl!(Lang::En, "en", "main"),
     ftl!(Lang::En, "en", "views"),
     ftl!(Lang::En, "en", "capacity"),
@@ -35,6 +35,7 @@ pub const SOURCES: [(Lang, &str, &str); 16] = [
     ftl!(Lang::En, "en", "quiz"),
     ftl!(Lang::En, "en", "lessons"),
     ftl!(Lang::En, "en", "pipeline"),
+    ftl!(Lang::En, "en", "moe"),
     ftl!(Lang::Tr, "tr", "main"),
     ftl!(Lang::Tr, "tr", "views"),
     ftl!(Lang::Tr, "tr", "capacity"),
@@ -43,6 +44,7 @@ pub const SOURCES: [(Lang, &str, &str); 16] = [
     ftl!(Lang::Tr, "tr", "quiz"),
     ftl!(Lang::Tr, "tr", "lessons"),
     ftl!(Lang::Tr, "tr", "pipeline"),
+    ftl!(Lang::Tr, "tr", "moe"),
 ];
 
 /// One bundle per language.

@@ -47,10 +47,11 @@ pub enum View {
     Design,
     Pipeline,
     Cluster,
+    Moe,
 }
 
 impl View {
-    pub const ALL: [View; 17] = [
+    pub const ALL: [View; 18] = [
         View::Playground,
         View::Step,
         View::Collectives,
@@ -68,6 +69,7 @@ impl View {
         View::Design,
         View::Pipeline,
         View::Cluster,
+        View::Moe,
     ];
 
     pub fn name(self) -> &'static str {
@@ -89,6 +91,7 @@ impl View {
             View::Design => "design",
             View::Pipeline => "pipeline",
             View::Cluster => "cluster",
+            View::Moe => "moe",
         }
     }
 
@@ -112,6 +115,7 @@ impl View {
             View::Design => "Design",
             View::Pipeline => "Pipeline",
             View::Cluster => "Cluster",
+            View::Moe => "MoE",
         }
     }
 
@@ -724,10 +728,10 @@ impl ShowMe {
             return out;
         }
         // Views without a scenario of their own (training curves, serving, lists, pipeline
-        // schedules).
+        // schedules, the MoE layer).
         if matches!(
             self.view,
-            View::Train | View::Serve | View::Lessons | View::Quiz | View::Pipeline
+            View::Train | View::Serve | View::Lessons | View::Quiz | View::Pipeline | View::Moe
         ) {
             return out;
         }

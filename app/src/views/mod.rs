@@ -25,6 +25,7 @@ pub mod gpu;
 pub mod lanes;
 pub mod lessons;
 pub mod memory;
+pub mod moe;
 pub mod pipeline;
 pub mod planner;
 pub mod playground;
@@ -47,7 +48,7 @@ use tplab_lessons::Lang;
 /// One view of the app.
 pub trait View {
     /// Stable id: `"playground"`, `"step"`, `"collectives"`, `"timeline"`, `"memory"`,
-    /// `"verify"`, `"precision"`, `"vocab"`, `"train"`, `"planner"`, `"pipeline"`, `"cluster"`, `"lessons"`, `"quiz"`,
+    /// `"verify"`, `"precision"`, `"vocab"`, `"train"`, `"planner"`, `"pipeline"`, `"cluster"`, `"moe"`, `"lessons"`, `"quiz"`,
     /// `"gpu"`.
     fn id(&self) -> &'static str;
     /// Side-bar label.
@@ -99,6 +100,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(planner::Planner::default()),
         Box::new(pipeline::Pipeline::default()),
         Box::new(cluster::ClusterView::default()),
+        Box::new(moe::Moe::default()),
         Box::new(lessons::Lessons::default()),
         Box::new(quiz::Quiz::default()),
         #[cfg(not(target_arch = "wasm32"))]

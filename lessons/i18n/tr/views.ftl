@@ -245,7 +245,7 @@ vf-tp1 = TP=1: gösterilecek all-reduce yok; yukarıdaki çıktı denetimi tüm 
 vf-all-reduce = all-reduce
 vf-collective-label = katman { $layer }, { $pass }: { $op }
 vf-check-output = katmanın çıktısı
-vf-check-grad-input = girdi gradyanı
+vf-check-grad-input = giriş gradyanı
 vf-check-rank-count = GPU sayısı
 vf-check-grad = { $param } gradyanı (katman { $layer })
 vf-check-op = { $op } çıktısı (katman { $layer })

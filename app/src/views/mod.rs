@@ -479,6 +479,36 @@ pub fn list_words(lang: Lang, items: &[usize]) -> String {
     }
 }
 
+/// Which of a player's buttons were clicked this frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pressed {
+    pub play: bool,
+    pub previous: bool,
+    pub next: bool,
+    pub restart: bool,
+}
+
+/// A player's buttons — Play (Pause while `playing`), Previous, Next and Restart — with their keys
+/// in the hover text (Space, ←, →, Home), as the walkthrough, the Pipeline and the MoE views draw
+/// them. `ids`: the Fluent ids of play, pause, previous, next and restart.
+pub fn player_buttons(ui: &mut egui::Ui, lang: Lang, playing: bool, ids: [&str; 5]) -> Pressed {
+    let tr = |id: &str| t(lang, id);
+    let [play, pause, previous, next, restart] = ids;
+    let label = if playing { tr(pause) } else { tr(play) };
+    Pressed {
+        play: ui.button(label).on_hover_text(tr("st-key-space")).clicked(),
+        previous: ui
+            .button(tr(previous))
+            .on_hover_text(tr("st-key-left"))
+            .clicked(),
+        next: ui
+            .button(tr(next))
+            .on_hover_text(tr("st-key-right"))
+            .clicked(),
+        restart: ui.button(tr(restart)).on_hover_text("Home").clicked(),
+    }
+}
+
 /// The scenario in words (`hidden 768, 12 heads, …, TP=4, f32`), not its id (`h768-a12-…`).
 pub fn scenario_words(lang: Lang, cfg: &Config) -> String {
     let kv = if cfg.is_gqa() {

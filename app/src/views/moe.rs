@@ -759,33 +759,32 @@ impl Moe {
         let lang = super::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
-            let label = if self.playing {
-                tr("st-pause")
-            } else {
-                tr("st-play")
-            };
-            if ui.button(label).on_hover_text(tr("st-key-space")).clicked() {
+            let pressed = super::player_buttons(
+                ui,
+                lang,
+                self.playing,
+                [
+                    "st-play",
+                    "st-pause",
+                    "st-previous",
+                    "st-next",
+                    "st-restart",
+                ],
+            );
+            if pressed.play {
                 self.toggle_play();
             }
-            if ui
-                .button(tr("st-previous"))
-                .on_hover_text(tr("st-key-left"))
-                .clicked()
-            {
+            if pressed.previous {
                 self.step_by(-1);
             }
-            if ui
-                .button(tr("st-next"))
-                .on_hover_text(tr("st-key-right"))
-                .clicked()
-            {
+            if pressed.next {
                 if self.waiting() {
                     self.reveal(None);
                 } else {
                     self.step_by(1);
                 }
             }
-            if ui.button(tr("st-restart")).on_hover_text("Home").clicked() {
+            if pressed.restart {
                 self.restart();
             }
             keep_together(ui, &[&tr("st-speed")], slider_extra(ui));
@@ -1271,21 +1270,7 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool) {
                 ));
             }
             if is_dropped {
-                let stroke = egui::Stroke::new(2.0, error);
-                shapes.push(egui::Shape::rect_stroke(
-                    cell,
-                    1.0,
-                    stroke,
-                    egui::StrokeKind::Inside,
-                ));
-                shapes.push(egui::Shape::line_segment(
-                    [cell.left_top(), cell.right_bottom()],
-                    stroke,
-                ));
-                shapes.push(egui::Shape::line_segment(
-                    [cell.left_bottom(), cell.right_top()],
-                    stroke,
-                ));
+                crossed_out(&mut shapes, cell, 1.0, egui::Stroke::new(2.0, error));
             }
         }
     }
@@ -1832,21 +1817,7 @@ fn sum_ui(ui: &mut egui::Ui, b: &Built) {
                         rank_color(c, j / per_rank, dark),
                     ));
                 } else {
-                    let stroke = egui::Stroke::new(1.5, error);
-                    shapes.push(egui::Shape::rect_stroke(
-                        seg,
-                        0.0,
-                        stroke,
-                        egui::StrokeKind::Inside,
-                    ));
-                    shapes.push(egui::Shape::line_segment(
-                        [seg.left_top(), seg.right_bottom()],
-                        stroke,
-                    ));
-                    shapes.push(egui::Shape::line_segment(
-                        [seg.left_bottom(), seg.right_top()],
-                        stroke,
-                    ));
+                    crossed_out(&mut shapes, seg, 0.0, egui::Stroke::new(1.5, error));
                 }
                 y -= h;
             }
@@ -1959,4 +1930,27 @@ fn check_ui(ui: &mut egui::Ui, b: &Built) {
         ui.colored_label(ui.visuals().error_fg_color, t(lang, "moe-check-failed"));
     }
     ui.label(t(lang, "moe-check-why"));
+}
+
+/// A dropped assignment: `rect` outlined and crossed out in `stroke` (the error colour).
+fn crossed_out(
+    shapes: &mut Vec<egui::Shape>,
+    rect: egui::Rect,
+    rounding: f32,
+    stroke: egui::Stroke,
+) {
+    shapes.push(egui::Shape::rect_stroke(
+        rect,
+        rounding,
+        stroke,
+        egui::StrokeKind::Inside,
+    ));
+    shapes.push(egui::Shape::line_segment(
+        [rect.left_top(), rect.right_bottom()],
+        stroke,
+    ));
+    shapes.push(egui::Shape::line_segment(
+        [rect.left_bottom(), rect.right_top()],
+        stroke,
+    ));
 }

@@ -810,29 +810,28 @@ impl Pipeline {
         let lang = super::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
-            let label = if self.playing {
-                tr("pp-pause")
-            } else {
-                tr("pp-play")
-            };
-            if ui.button(label).on_hover_text(tr("st-key-space")).clicked() {
+            let pressed = super::player_buttons(
+                ui,
+                lang,
+                self.playing,
+                [
+                    "pp-play",
+                    "pp-pause",
+                    "pp-previous",
+                    "pp-next",
+                    "pp-restart",
+                ],
+            );
+            if pressed.play {
                 self.toggle_play();
             }
-            if ui
-                .button(tr("pp-previous"))
-                .on_hover_text(tr("st-key-left"))
-                .clicked()
-            {
+            if pressed.previous {
                 self.step_clock(-1);
             }
-            if ui
-                .button(tr("pp-next"))
-                .on_hover_text(tr("st-key-right"))
-                .clicked()
-            {
+            if pressed.next {
                 self.step_clock(1);
             }
-            if ui.button(tr("pp-restart")).on_hover_text("Home").clicked() {
+            if pressed.restart {
                 self.clock = 0.0;
                 self.playing = false;
             }

@@ -786,37 +786,35 @@ impl View for StepThrough {
             return;
         }
         ui.horizontal_wrapped(|ui| {
-            let label = if self.playing {
-                tr("st-pause")
-            } else {
-                tr("st-play")
-            };
-            if ui.button(label).on_hover_text(tr("st-key-space")).clicked() {
+            let pressed = super::player_buttons(
+                ui,
+                lang,
+                self.playing,
+                [
+                    "st-play",
+                    "st-pause",
+                    "st-previous",
+                    "st-next",
+                    "st-restart",
+                ],
+            );
+            if pressed.play {
                 if !self.playing && self.current() + 1 >= n {
                     self.position = 0.0;
                 }
                 self.playing = !self.playing;
             }
-            if ui
-                .button(tr("st-previous"))
-                .on_hover_text(tr("st-key-left"))
-                .clicked()
-            {
+            if pressed.previous {
                 self.step_by(-1, trace);
             }
-            if ui
-                .button(tr("st-next"))
-                .on_hover_text(tr("st-key-right"))
-                .clicked()
-            {
+            if pressed.next {
                 if self.waiting(trace, generation) {
                     self.reveal(generation);
                 } else {
                     self.step_by(1, trace);
                 }
             }
-
-            if ui.button(tr("st-restart")).on_hover_text("Home").clicked() {
+            if pressed.restart {
                 self.restart();
             }
             // A separate integer: a slider bound to `position` would round away the fraction.

@@ -219,6 +219,39 @@ mod tests {
     }
 
     #[test]
+    fn every_compute_step_has_its_twin_with_sequence_parallelism_and_grouped_query_attention() {
+        for (sp, kv) in [(true, None), (false, Some(2)), (true, Some(2))] {
+            let at = |tp: usize| {
+                let config = Config {
+                    tp,
+                    sequence_parallel: sp,
+                    kv_heads: kv,
+                    layers: 2,
+                    ..Preset::Tiny.config()
+                };
+                config.validate_shapes().expect("valid");
+                schedule(&config)
+            };
+            for (a, b) in [(2, 4), (4, 2), (4, 1)] {
+                let (ta, tb) = (at(a), at(b));
+                let (sa, sb) = (walk_steps(&ta), walk_steps(&tb));
+                let pairs = align(&sa, &sb);
+                for (i, s) in sa.iter().enumerate() {
+                    let (j, same) = pairs[i];
+                    assert!(j < sb.len());
+                    if !ta.events[s.first_event].is_collective() {
+                        assert!(
+                            same,
+                            "sp {sp}, kv {kv:?}: TP {a}'s {} has no twin at TP {b}",
+                            s.op
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn one_gpu_has_no_collectives_to_match() {
         let four = trace_at(4, false);
         let (a, b) = (walk_steps(&four), walk_steps(&trace_at(1, false)));

@@ -1378,8 +1378,10 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
         .comm(name)
         .map(|r| r.bytes_received_per_gpu.clone())
         .unwrap_or_else(|| vec![0; gpus]);
-    let lane_h = (m.body * 2.6).max(30.0);
     let gap = 6.0;
+    // As the experts' lanes: 2.6 lines, fewer when the GPUs would not fit the height left.
+    let fit = (ui.available_height() - 4.5 * m.body) / gpus.max(1) as f32 - gap;
+    let lane_h = (m.body * 2.6).min(fit).max((m.body * 2.0).max(30.0));
     let width = ui.available_width().max(300.0);
     let height = gpus as f32 * (lane_h + gap);
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
@@ -1610,8 +1612,11 @@ fn experts_ui(ui: &mut egui::Ui, b: &Built) {
     let gpus = c.gpus();
     let etp_bytes = b.sent("moe.etp");
     let kept = &b.report.routing.tokens_per_expert;
-    let lane_h = (m.body * 2.8).max(32.0);
     let gap = 6.0;
+    // As tall as 2.8 lines, shorter (down to one line of text) when the GPUs would not fit the
+    // height left above the reference check (a projector's 1280×720).
+    let fit = (ui.available_height() - 4.5 * m.body) / gpus.max(1) as f32 - gap;
+    let lane_h = (m.body * 2.8).min(fit).max((m.body * 1.5).max(24.0));
     let width = ui.available_width().max(300.0);
     let gpu_label = |g: usize| t_args(lang, "moe-gpu", &[("g", g.to_string())]);
     let left = text_width(ui, &gpu_label(gpus.saturating_sub(1)), m.body) + 12.0;

@@ -436,3 +436,26 @@ fn the_moe_view_at_every_size_language_and_theme() {
         shoot(&mut results, shot);
     }
 }
+
+/// Every MoE layer a Show me target may name opens in the view, and lesson 16's Switch target
+/// opens the layer that drops tokens.
+#[test]
+fn every_moe_layer_a_target_names_opens() {
+    for layer in tplab_lessons::MOE_LAYERS {
+        let target = tplab::views::ShowMe {
+            view: tplab_lessons::View::Moe,
+            moe: Some(layer.to_string()),
+            ..Default::default()
+        };
+        assert_eq!(target.validate(), Ok(()), "{layer}");
+        let mut app = tplab::TplabApp::default();
+        app.show_me(&target);
+        let saved = app
+            .view_state("moe")
+            .unwrap_or_else(|| panic!("no MoE state"));
+        assert!(
+            saved.contains(&format!("\"preset\":\"{layer}\"")),
+            "{layer}: the view opened {saved}"
+        );
+    }
+}

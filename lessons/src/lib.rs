@@ -22,7 +22,9 @@ pub use catalog::{Catalog, Lesson};
 pub use diag::{line_col, Diagnostic, Diagnostics};
 pub use lang::{Lang, LangParseError, Localized};
 pub use showme::{ShowMe, ShowMeError, View};
-pub use showme::{CLUSTERS, PIPELINE_MAX_MICROBATCHES, PIPELINE_MAX_STAGES, PIPELINE_MAX_VIRTUAL};
+pub use showme::{
+    CLUSTERS, MOE_LAYERS, PIPELINE_MAX_MICROBATCHES, PIPELINE_MAX_STAGES, PIPELINE_MAX_VIRTUAL,
+};
 pub use showme::{PLANNER_DEFAULT_GPU, PLANNER_DEFAULT_GPUS, PLANNER_DEFAULT_GPUS_PER_NODE};
 
 mod embedded {

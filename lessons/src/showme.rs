@@ -25,6 +25,10 @@ pub const PIPELINE_MAX_VIRTUAL: usize = 4;
 /// The Cluster view's presets: the guide's scenarios, and the planner's default cluster.
 pub const CLUSTERS: [&str; 4] = ["175b-one-node", "70b-serve-tp4", "1t-3d", "planner-64"];
 
+/// The MoE view's layers a target may open: Mixtral's top-2, Switch Transformer's top-1 with a
+/// capacity factor of 1 (tokens dropped), experts split by expert-tensor parallelism.
+pub const MOE_LAYERS: [&str; 3] = ["mixtral", "switch", "etp"];
+
 /// The app's views, by the names used in content files.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -199,6 +203,9 @@ pub struct ShowMe {
     /// `planner-64` (GPT-3 175B on the planner's 64 A100s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<String>,
+    /// MoE view: the layer to open, one of [`MOE_LAYERS`] (default `mixtral`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moe: Option<String>,
     /// Walkthrough, Timeline and Playground: another TP size drawn beside the scenario's (the
     /// same layer on `beside` GPUs), e.g. `tp = 2, beside = 4`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -222,7 +229,7 @@ fn course_scenario<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Overrides, 
 /// The fields a "Show me" target may have, for the unknown-field error.
 const FIELDS: &str = "view, preset, hidden, heads, kv_heads, ffn, seq, batch, layers, tp, \
     sequence_parallel, algorithm, seed, model, gpu, gpus, gpus_per_node, pass, event, layer, challenge, schedule, stages, microbatches, \
-    virtual_stages, cluster, beside, label";
+    virtual_stages, cluster, moe, beside, label";
 
 /// Reads what no other field of a [`ShowMe`] took and refuses it, naming the field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -276,6 +283,8 @@ pub enum ShowMeError {
     /// The engine's hardware error, as text (it holds floating-point values).
     #[error("Show me target's hardware is invalid: {0}")]
     Hardware(String),
+    #[error("no MoE layer '{name}'; use one of: {known}")]
+    UnknownMoeLayer { name: String, known: String },
     #[error("`beside = {tp}` is the scenario's own TP: choose another size to compare with, or remove beside")]
     BesideItself { tp: usize },
     #[error("`beside = {tp}`: the layer cannot be split over {tp} GPUs: {error}")]
@@ -372,6 +381,21 @@ impl ShowMe {
                 return Err(ShowMeError::UnknownCluster {
                     name: c.clone(),
                     known: CLUSTERS.join(", "),
+                });
+            }
+        }
+        if let Some(layer) = &self.moe {
+            if self.view != View::Moe {
+                return Err(ShowMeError::FieldNotForView {
+                    field: "moe",
+                    view: self.view,
+                    belongs: "view = \"moe\"",
+                });
+            }
+            if !MOE_LAYERS.contains(&layer.as_str()) {
+                return Err(ShowMeError::UnknownMoeLayer {
+                    name: layer.clone(),
+                    known: MOE_LAYERS.join(", "),
                 });
             }
         }
@@ -900,6 +924,19 @@ cluster = "2t-4d""#,
 cluster = "1t-3d""#,
         );
         assert!(elsewhere.validate().is_err());
+    }
+
+    #[test]
+    fn a_moe_target_names_one_of_the_view_s_layers() {
+        assert_eq!(parse("view = \"moe\"\nmoe = \"switch\"").validate(), Ok(()));
+        assert!(matches!(
+            parse("view = \"moe\"\nmoe = \"gshard\"").validate(),
+            Err(ShowMeError::UnknownMoeLayer { .. })
+        ));
+        assert!(matches!(
+            parse("view = \"pipeline\"\nmoe = \"switch\"").validate(),
+            Err(ShowMeError::FieldNotForView { field: "moe", .. })
+        ));
     }
 
     #[test]

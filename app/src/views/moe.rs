@@ -411,10 +411,16 @@ impl View for Moe {
         super::scrolling_page(ui, "moe-page", |ui| self.page_ui(ui, shared.presenter));
     }
 
-    fn show_me(&mut self, _target: &super::ShowMe, _shared: &Shared) {
+    /// A target's `moe` names the layer (one of [`tplab_lessons::MOE_LAYERS`]; Mixtral's when
+    /// it names none).
+    fn show_me(&mut self, target: &super::ShowMe, _shared: &Shared) {
         let predict = self.predict;
         let answers = std::mem::take(&mut self.answers);
-        *self = Self::with_preset(Preset::Mixtral);
+        let preset = Preset::ALL
+            .into_iter()
+            .find(|p| target.moe.as_deref() == Some(p.id()))
+            .unwrap_or(Preset::Mixtral);
+        *self = Self::with_preset(preset);
         self.predict = predict;
         self.answers = answers;
     }

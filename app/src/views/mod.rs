@@ -479,6 +479,31 @@ pub fn list_words(lang: Lang, items: &[usize]) -> String {
     }
 }
 
+/// Points a combo box adds to its texts (the arrow, the padding and the gaps).
+pub const COMBO_EXTRA: f32 = 48.0;
+
+/// Points a slider adds to its label: the rail, the value box and the gaps.
+pub fn slider_extra(ui: &egui::Ui) -> f32 {
+    ui.spacing().slider_width + ui.spacing().interact_size.x + 4.0 * ui.spacing().item_spacing.x
+}
+
+/// In a wrapping row: starts the next row unless a widget with these texts and `extra` points
+/// still fits in this one (a slider or a combo box is laid out as one piece: it would run off
+/// the window rather than wrap).
+pub fn keep_together(ui: &mut egui::Ui, texts: &[&str], extra: f32) {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let width: f32 = texts
+        .iter()
+        .map(|t| {
+            ui.painter()
+                .layout_no_wrap(t.to_string(), font.clone(), egui::Color32::PLACEHOLDER)
+                .size()
+                .x
+        })
+        .sum();
+    planner::keep_on_one_row(ui, width + extra);
+}
+
 /// Which of a player's buttons were clicked this frame.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Pressed {

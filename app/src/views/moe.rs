@@ -16,7 +16,10 @@
 //!   step 1-2: the routing      step 3 and 5: the all-to-all    step 4: the experts
 //! ```
 
-use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, View};
+use super::{
+    a11y_label, gpu_color, keep_together, load_json, save_json, slider_extra, text_on, text_shape,
+    Shared, View, COMBO_EXTRA,
+};
 use crate::i18n::{bytes, num, sci, t, t_args};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -869,29 +872,6 @@ impl Moe {
             ui.label(t_args(lang, "moe-predict-wrong", &[("said", said)]));
         }
     }
-}
-
-/// Points a combo box adds to its texts (the arrow, the padding and the gaps).
-const COMBO_EXTRA: f32 = 48.0;
-
-/// Points a slider adds to its label: the rail, the value box and the gaps.
-fn slider_extra(ui: &egui::Ui) -> f32 {
-    ui.spacing().slider_width + ui.spacing().interact_size.x + 4.0 * ui.spacing().item_spacing.x
-}
-
-/// In a wrapping row: starts the next row unless a widget with these texts still fits.
-fn keep_together(ui: &mut egui::Ui, texts: &[&str], extra: f32) {
-    let font = egui::TextStyle::Body.resolve(ui.style());
-    let width: f32 = texts
-        .iter()
-        .map(|s| {
-            ui.painter()
-                .layout_no_wrap(s.to_string(), font.clone(), egui::Color32::PLACEHOLDER)
-                .size()
-                .x
-        })
-        .sum();
-    super::planner::keep_on_one_row(ui, width + extra);
 }
 
 /// The layer and its layout in one line.

@@ -11,7 +11,10 @@
 //! view only turns ticks into the cost model's seconds (one tick = 1/[`TICKS_PER_FORWARD`] of a
 //! chunk's forward).
 
-use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, View};
+use super::{
+    a11y_label, gpu_color, keep_together, load_json, save_json, slider_extra, text_on, text_shape,
+    Shared, View, COMBO_EXTRA,
+};
 use crate::i18n::{num, t, t_args};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -847,31 +850,6 @@ impl Pipeline {
             ui.label(t_args(lang, "pp-clock", &[("time", duration(lang, now_s))]));
         });
     }
-}
-
-/// Points a combo box adds to its texts (the arrow, the padding and the gaps).
-const COMBO_EXTRA: f32 = 48.0;
-
-/// Points a slider adds to its label: the rail, the value box and the gaps.
-fn slider_extra(ui: &egui::Ui) -> f32 {
-    ui.spacing().slider_width + ui.spacing().interact_size.x + 4.0 * ui.spacing().item_spacing.x
-}
-
-/// In a wrapping row: starts the next row unless a widget with these texts and `extra` points
-/// still fits in this one (a slider or a combo box is laid out as one piece: it would run off
-/// the window rather than wrap).
-fn keep_together(ui: &mut egui::Ui, texts: &[&str], extra: f32) {
-    let font = egui::TextStyle::Body.resolve(ui.style());
-    let width: f32 = texts
-        .iter()
-        .map(|t| {
-            ui.painter()
-                .layout_no_wrap(t.to_string(), font.clone(), egui::Color32::PLACEHOLDER)
-                .size()
-                .x
-        })
-        .sum();
-    super::planner::keep_on_one_row(ui, width + extra);
 }
 
 /// What the times assume, in one paragraph.

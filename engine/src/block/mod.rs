@@ -20,5 +20,5 @@ pub mod sharded;
 pub mod verify;
 pub mod work;
 
-pub use op::{BlockPart, Op, OpKind, Role};
+pub use op::{BlockPart, ComputeOp, Conjugate, Op, OpKind, Parallel, Pass, Role};
 pub use placement::{Placement, PlacementKind, TensorPlacement};

@@ -1,13 +1,143 @@
 //! The block's op vocabulary: every op and collective role of a tensor-parallel transformer
-//! block, forward and backward, plus the vocabulary-parallel embedding and loss.
+//! block, forward and backward, plus the vocabulary-parallel embedding and loss; beside it the
+//! words every op is described in: its [`Pass`], the [`Conjugate`] operator a collective
+//! implements, how a linear layer is split ([`Parallel`]) and what a compute op does
+//! ([`ComputeOp`]). This module depends on nothing else in the engine; the trace reads it.
 //!
 //! One closed enum: every executor, exporter and view matches on [`Op`], never on a name, so
 //! adding an op makes the compiler list every place that must learn it. [`Op::name`] is the
 //! dotted name the exports and the Chrome trace use (`attn.qkv`, `mlp.g.bwd`, …); [`Op::label`]
 //! is the words a learner reads.
 
-use crate::trace::{ComputeOp, Conjugate, Pass};
 use serde::{Deserialize, Serialize};
+
+/// Forward or backward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pass {
+    Forward,
+    Backward,
+}
+
+impl Pass {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Forward => "forward",
+            Pass::Backward => "backward",
+        }
+    }
+}
+
+/// Megatron's conjugate operators (Shoeybi et al. 2019, Fig. 3).
+///
+/// `f`: identity in forward, all-reduce in backward; sits before each column-parallel layer.
+/// `g`: all-reduce in forward, identity in backward; sits after each row-parallel layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Conjugate {
+    F,
+    G,
+}
+
+impl Conjugate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Conjugate::F => "f",
+            Conjugate::G => "g",
+        }
+    }
+}
+
+/// How a linear layer is split (Megatron-LM's class names; PyTorch's `ColwiseParallel` /
+/// `RowwiseParallel` are the same splits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Parallel {
+    /// `ColumnParallelLinear`: each rank holds a block of output columns.
+    Column,
+    /// `RowParallelLinear`: each rank holds a block of input rows; outputs are partial sums.
+    Row,
+    /// Every rank holds the whole tensor (LayerNorms, row-parallel biases).
+    Replicated,
+    /// The op runs on rank-local data with no weight (attention core, GeLU).
+    Local,
+    /// Sequence parallelism: the op runs on the rank's `1/tp` of the token rows, with replicated
+    /// weights (LayerNorms, row-parallel biases, residual adds).
+    Sequence,
+}
+
+/// Compute op kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ComputeOp {
+    LayerNorm,
+    /// `y = x·W (+ b)`.
+    Linear {
+        bias: bool,
+    },
+    /// Causal multi-head attention core on the rank's heads: `softmax(QKᵀ/√d)·V`.
+    Attention,
+    Gelu,
+    /// `y = x + a + b`: row-parallel bias added once after the all-reduce, plus the residual.
+    BiasResidual,
+    /// `y = x + b`: a bias added on its own (a learner's plan that sums a row-split output before
+    /// an op other than the residual reads it).
+    Bias,
+    LayerNormBackward,
+    /// Weight, bias and input gradient of a linear layer.
+    LinearBackward {
+        bias: bool,
+    },
+    AttentionBackward,
+    GeluBackward,
+    /// Bias gradient of a row-parallel bias (sum over tokens) and the residual's pass-through.
+    BiasResidualBackward,
+    /// A bias's gradient (sum over tokens) and the input gradient's pass-through.
+    BiasBackward,
+    /// Vocabulary-parallel embedding lookup: the rank's rows, zeros for ids it does not hold.
+    Embedding,
+    /// Local statistics of a vocabulary-parallel cross-entropy (row max, sum of exp, target).
+    CrossEntropy,
+    /// `softmax − onehot` on the rank's vocabulary columns.
+    CrossEntropyBackward,
+    /// Scatter-add of the embedded tokens' gradient into the rank's rows.
+    EmbeddingBackward,
+}
+
+impl ComputeOp {
+    /// Words for the op, e.g. "matrix product + bias", "attention".
+    pub fn label(self) -> &'static str {
+        match self {
+            ComputeOp::LayerNorm => "LayerNorm",
+            ComputeOp::Linear { bias: true } => "matrix product + bias",
+            ComputeOp::Linear { bias: false } => "matrix product",
+            ComputeOp::Attention => "attention",
+            ComputeOp::Gelu => "GeLU",
+            ComputeOp::BiasResidual => "bias + residual",
+            ComputeOp::Bias => "bias",
+            ComputeOp::LayerNormBackward => "LayerNorm backward",
+            ComputeOp::LinearBackward { .. } => "matrix product backward",
+            ComputeOp::AttentionBackward => "attention backward",
+            ComputeOp::GeluBackward => "GeLU backward",
+            ComputeOp::BiasResidualBackward => "bias gradient",
+            ComputeOp::BiasBackward => "bias gradient (alone)",
+            ComputeOp::Embedding => "embedding lookup",
+            ComputeOp::CrossEntropy => "cross-entropy statistics",
+            ComputeOp::CrossEntropyBackward => "cross-entropy backward",
+            ComputeOp::EmbeddingBackward => "embedding backward",
+        }
+    }
+}
+
+impl Parallel {
+    /// Words for the split, e.g. "column-parallel".
+    pub fn label(self) -> &'static str {
+        match self {
+            Parallel::Column => "column-parallel",
+            Parallel::Row => "row-parallel",
+            Parallel::Replicated => "replicated",
+            Parallel::Local => "local",
+            Parallel::Sequence => "sequence-parallel",
+        }
+    }
+}
 
 /// What an op is: a computation on each rank, or a collective over a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -61,7 +191,7 @@ macro_rules! ops {
 
             /// Compute or collective, and which.
             pub fn kind(self) -> OpKind {
-                use crate::trace::Conjugate::{F, G};
+                use Conjugate::{F, G};
                 use ComputeOp::*;
                 use OpKind::{Collective, Compute};
                 use Role::{KvCopyGradSync, LnBiasGradSync, SequenceRegather, Vocabulary};
@@ -268,7 +398,7 @@ mod tests {
 
     #[test]
     fn the_halves_are_forward_in_schedule_order_with_f_and_g() {
-        use crate::trace::Conjugate;
+        use super::Conjugate;
         for (half, part) in [
             (Op::ATTENTION_HALF, BlockPart::Attention),
             (Op::MLP_HALF, BlockPart::Mlp),

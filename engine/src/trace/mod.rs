@@ -18,7 +18,9 @@
 
 mod chrome;
 
+// The op vocabulary, the passes and the splits live beside `Op` in the block; reachable here too.
 use crate::block::op::Op;
+pub use crate::block::op::{ComputeOp, Conjugate, Parallel, Pass};
 use crate::block::placement::TensorPlacement;
 use crate::collectives::Algorithm;
 use crate::config::Config;
@@ -28,96 +30,6 @@ use serde::{Deserialize, Serialize};
 pub use crate::block::program::{
     collective_costs, gather_scatter_algorithm, schedule, tensors, SP_GRAD_VECTORS,
 };
-
-/// Forward or backward.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pass {
-    Forward,
-    Backward,
-}
-
-impl Pass {
-    pub fn name(self) -> &'static str {
-        match self {
-            Pass::Forward => "forward",
-            Pass::Backward => "backward",
-        }
-    }
-}
-
-/// Megatron's conjugate operators (Shoeybi et al. 2019, Fig. 3).
-///
-/// `f`: identity in forward, all-reduce in backward; sits before each column-parallel layer.
-/// `g`: all-reduce in forward, identity in backward; sits after each row-parallel layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Conjugate {
-    F,
-    G,
-}
-
-impl Conjugate {
-    pub fn name(self) -> &'static str {
-        match self {
-            Conjugate::F => "f",
-            Conjugate::G => "g",
-        }
-    }
-}
-
-/// How a linear layer is split (Megatron-LM's class names; PyTorch's `ColwiseParallel` /
-/// `RowwiseParallel` are the same splits).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Parallel {
-    /// `ColumnParallelLinear`: each rank holds a block of output columns.
-    Column,
-    /// `RowParallelLinear`: each rank holds a block of input rows; outputs are partial sums.
-    Row,
-    /// Every rank holds the whole tensor (LayerNorms, row-parallel biases).
-    Replicated,
-    /// The op runs on rank-local data with no weight (attention core, GeLU).
-    Local,
-    /// Sequence parallelism: the op runs on the rank's `1/tp` of the token rows, with replicated
-    /// weights (LayerNorms, row-parallel biases, residual adds).
-    Sequence,
-}
-
-/// Compute op kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum ComputeOp {
-    LayerNorm,
-    /// `y = x·W (+ b)`.
-    Linear {
-        bias: bool,
-    },
-    /// Causal multi-head attention core on the rank's heads: `softmax(QKᵀ/√d)·V`.
-    Attention,
-    Gelu,
-    /// `y = x + a + b`: row-parallel bias added once after the all-reduce, plus the residual.
-    BiasResidual,
-    /// `y = x + b`: a bias added on its own (a learner's plan that sums a row-split output before
-    /// an op other than the residual reads it).
-    Bias,
-    LayerNormBackward,
-    /// Weight, bias and input gradient of a linear layer.
-    LinearBackward {
-        bias: bool,
-    },
-    AttentionBackward,
-    GeluBackward,
-    /// Bias gradient of a row-parallel bias (sum over tokens) and the residual's pass-through.
-    BiasResidualBackward,
-    /// A bias's gradient (sum over tokens) and the input gradient's pass-through.
-    BiasBackward,
-    /// Vocabulary-parallel embedding lookup: the rank's rows, zeros for ids it does not hold.
-    Embedding,
-    /// Local statistics of a vocabulary-parallel cross-entropy (row max, sum of exp, target).
-    CrossEntropy,
-    /// `softmax − onehot` on the rank's vocabulary columns.
-    CrossEntropyBackward,
-    /// Scatter-add of the embedded tokens' gradient into the rank's rows.
-    EmbeddingBackward,
-}
 
 pub use crate::collectives::CollectiveKind;
 
@@ -131,44 +43,6 @@ pub fn all_reduce_steps(algorithm: Algorithm, n: usize) -> usize {
 /// collectives module's plan (ring: 2(n-1)/n of the payload; tree: the root's ceil(log2 n) sends).
 pub fn all_reduce_bytes_sent_per_rank(algorithm: Algorithm, n: usize, payload_bytes: u64) -> u64 {
     crate::collectives::all_reduce_max_bytes_sent_per_rank(algorithm, n, payload_bytes)
-}
-
-impl ComputeOp {
-    /// Words for the op, e.g. "matrix product + bias", "attention".
-    pub fn label(self) -> &'static str {
-        match self {
-            ComputeOp::LayerNorm => "LayerNorm",
-            ComputeOp::Linear { bias: true } => "matrix product + bias",
-            ComputeOp::Linear { bias: false } => "matrix product",
-            ComputeOp::Attention => "attention",
-            ComputeOp::Gelu => "GeLU",
-            ComputeOp::BiasResidual => "bias + residual",
-            ComputeOp::Bias => "bias",
-            ComputeOp::LayerNormBackward => "LayerNorm backward",
-            ComputeOp::LinearBackward { .. } => "matrix product backward",
-            ComputeOp::AttentionBackward => "attention backward",
-            ComputeOp::GeluBackward => "GeLU backward",
-            ComputeOp::BiasResidualBackward => "bias gradient",
-            ComputeOp::BiasBackward => "bias gradient (alone)",
-            ComputeOp::Embedding => "embedding lookup",
-            ComputeOp::CrossEntropy => "cross-entropy statistics",
-            ComputeOp::CrossEntropyBackward => "cross-entropy backward",
-            ComputeOp::EmbeddingBackward => "embedding backward",
-        }
-    }
-}
-
-impl Parallel {
-    /// Words for the split, e.g. "column-parallel".
-    pub fn label(self) -> &'static str {
-        match self {
-            Parallel::Column => "column-parallel",
-            Parallel::Row => "row-parallel",
-            Parallel::Replicated => "replicated",
-            Parallel::Local => "local",
-            Parallel::Sequence => "sequence-parallel",
-        }
-    }
 }
 
 /// What an event does.

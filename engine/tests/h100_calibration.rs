@@ -375,7 +375,7 @@ fn h100_training_figures_within_15_percent() {
 
 /// Narayanan et al. 2021, Table 1 under the 2021 stack (`cost::iteration_time`, A100 80GB, HDR
 /// InfiniBand, full recomputation): (what, published TFLOP/s per GPU, predicted).
-fn narayanan_rows() -> Vec<(String, f64, f64)> {
+fn narayanan_rows() -> Vec<Row> {
     let cat = Catalogue::default();
     NARAYANAN_TABLE1
         .iter()
@@ -396,6 +396,9 @@ fn narayanan_rows() -> Vec<(String, f64, f64)> {
         .collect()
 }
 
+/// One run of a set: (what, published, predicted).
+type Row = (String, f64, f64);
+
 /// n, mean absolute error, worst error (signed, largest in size) of `(published, predicted)`.
 fn stats(rows: &[(f64, f64)]) -> (usize, f64, f64) {
     let errs: Vec<f64> = rows.iter().map(|&(p, g)| g / p - 1.0).collect();
@@ -412,7 +415,7 @@ fn stats(rows: &[(f64, f64)]) -> (usize, f64, f64) {
 /// `cargo test -p tplab-engine --test h100_calibration training_runs_summary -- --nocapture`.
 #[test]
 fn training_runs_summary() {
-    let mut sets: Vec<(&str, Vec<(String, f64, f64)>)> = Vec::new();
+    let mut sets: Vec<(&str, Vec<Row>)> = Vec::new();
     sets.push((
         "Narayanan et al. 2021, Table 1 (A100, TFLOP/s per GPU, 2021 stack)",
         narayanan_rows(),

@@ -1222,4 +1222,54 @@ mod tests {
             .unwrap();
         assert!(fa.change.unwrap() > 0.05, "{fa:?}");
     }
+
+    #[test]
+    fn cp_merges_count_transformer_engines_passes() {
+        assert_eq!(cp_merge_bytes(100.0, 10.0, 1), (0.0, 0.0));
+        // cp = 2: forward 8·kv + 4·q + (6·q + 4·kv); backward 8·kv + 4·q + 8·kv + (6·q + 16·kv).
+        assert_eq!(cp_merge_bytes(100.0, 10.0, 2), (1120.0, 1320.0));
+        // Each further step adds one merge, forward and backward.
+        let (f2, b2) = cp_merge_bytes(100.0, 10.0, 2);
+        let (f4, b4) = cp_merge_bytes(100.0, 10.0, 4);
+        assert_eq!((f4 - f2, b4 - b2), (2.0 * 640.0, 2.0 * 760.0));
+    }
+
+    #[test]
+    fn cp_costs_merges_and_exposes_sends_per_step() {
+        let cat = Catalogue::default();
+        let m = ModelPreset::Llama3_8b.spec();
+        let lay = Layout::new(1, 1, 4);
+        let cp2 = Stack {
+            context_parallel: 2,
+            ..Stack::current()
+        };
+        // Over NVLink the K/V sends hide behind each step's attention; the merges cost HBM time.
+        let c = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
+        let with = layer_cost(&m, 8192, &lay, &c, &cp2);
+        let without = layer_cost(&m, 4096, &lay, &c, &Stack::current());
+        assert_eq!(with.cp_exposed_s, 0.0);
+        assert!(with.cp_merge_s > 0.0);
+        let (f, b) = cp_merge_bytes(4096.0 * 4096.0, 4096.0 * 1024.0, 2);
+        let expect = (f + b) / (c.gpu.memory_bandwidth_gbs * 1e9 * cost::MEMORY_EFFICIENCY);
+        assert!((with.cp_merge_s - expect).abs() < 1e-12);
+        // Same tokens per GPU, twice the keys per query: the GEMMs match, attention doubles.
+        assert!((with.gemm_s - without.gemm_s).abs() < 1e-12);
+        assert!(with.compute_s() > without.compute_s() + without.attention_s);
+        // Across nodes on 100 GbE, 32K tokens at TP 8: a send outlasts its step's attention
+        // and shows, where the whole layer's attention would have hidden all three.
+        let slow = Cluster::new(&cat, "h100", 16, 8, "eth100").unwrap();
+        let lay8 = Layout::new(8, 1, 1);
+        let cp = Stack {
+            context_parallel: 2,
+            ..Stack::current()
+        };
+        let l = layer_cost(&m, 32768, &lay8, &slow, &cp);
+        assert!(l.cp_exposed_s > 0.0, "{l:?}");
+        let kv_bytes = 2.0 * 2.0 * 16384.0 * 1024.0 / 8.0;
+        let ring = nccl::group_time_s(&slow, CollectiveKind::AllGather, 8, 2, 2 * kv_bytes as u64);
+        assert!(
+            3.0 * ring < l.attention_s,
+            "hidden behind the whole layer's attention"
+        );
+    }
 }

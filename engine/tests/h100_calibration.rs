@@ -1,5 +1,9 @@
 //! Today's stack against published H100 training throughput (docs/calibration.md, "H100/H200
 //! training"). Each figure: tokens/s per GPU as published, our prediction within ±15%.
+//! `training_runs_summary` reprints every published training set the engine is checked against
+//! (these, torchtitan's A100 rows and Narayanan et al.'s Table 1) with n, mean absolute error
+//! and worst error per set and overall:
+//! `cargo test -p tplab-engine --test h100_calibration training_runs_summary -- --nocapture`.
 
 // Helpers outside #[test] fns unwrap the fixed, known-good fixtures (clippy.toml allows it
 // only inside tests).

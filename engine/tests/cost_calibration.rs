@@ -19,6 +19,10 @@ use tplab_engine::models::{ModelError, ModelPreset, ModelSpec};
 use tplab_engine::trace::CollectiveKind;
 use tplab_engine::Algorithm;
 
+#[path = "common/narayanan.rs"]
+mod narayanan;
+use narayanan::NARAYANAN_TABLE1;
+
 /// Korthikanti et al. 2022, Table 3: (name, heads, hidden, layers) at s = 2048, V = 51200.
 const KORTHIKANTI_MODELS: [(&str, usize, usize, usize); 4] = [
     ("22B", 64, 6144, 48),
@@ -121,38 +125,6 @@ fn korthikanti_five_times_less_activation_memory() {
         assert!((4.9..=6.3).contains(&ratio), "{name}: {ratio}");
     }
 }
-
-/// Narayanan et al. 2021, Table 1: (params B, heads, hidden, layers, TP, PP, GPUs, batch,
-/// achieved TFLOP/s per GPU, % of peak, aggregate PFLOP/s). s = 2048, V = 51200.
-#[allow(clippy::type_complexity)]
-const NARAYANAN_TABLE1: [(
-    f64,
-    usize,
-    usize,
-    usize,
-    usize,
-    usize,
-    usize,
-    usize,
-    f64,
-    f64,
-    f64,
-); 10] = [
-    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137.0, 44.0, 4.4),
-    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138.0, 44.0, 8.8),
-    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142.0, 46.0, 18.2),
-    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135.0, 43.0, 34.6),
-    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138.0, 44.0, 70.8),
-    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140.0, 45.0, 143.8),
-    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148.0, 47.0, 227.1),
-    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155.0, 50.0, 297.4),
-    (
-        529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163.0, 52.0, 410.2,
-    ),
-    (
-        1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163.0, 52.0, 502.0,
-    ),
-];
 
 #[test]
 fn narayanan_eq2_parameters_match_table1() {

@@ -32,10 +32,11 @@
 //!   `⌊l/p⌋` each, the lighter stages first at both ends (they also hold the embedding and the
 //!   output layer), as Llama 3 405B puts 126 layers on 16 stages (Dubey et al. 2024, §3.3.2:
 //!   one layer fewer on the first and the last stage). [`stage_layers`] is the rule.
-//! - `context_parallel`: `cp` GPUs share each sequence (Megatron's CP, ring attention): each holds
-//!   `s/cp` tokens, computes `1/cp` of the attention (load-balanced causal), passes K and V
-//!   around the ring behind the attention compute; the DP gradient reduction spans `d·cp`.
-//!   `t·p·d·cp` must equal the cluster.
+//! - `context_parallel`: `cp` GPUs share each sequence (Megatron's CP, Transformer Engine's P2P
+//!   ring attention): each holds `s/cp` tokens, computes `1/cp` of the attention (load-balanced
+//!   causal) in `cp` steps, each step's K/V send hidden behind that step's attention only, and
+//!   pays the merges of the partial results ([`cp_merge_bytes`]); the DP gradient reduction
+//!   spans `d·cp`. `t·p·d·cp` must equal the cluster.
 //!
 //! Every constant is listed with its source in `docs/calibration.md`; fitted ones say so.
 
@@ -376,6 +377,10 @@ pub struct LayerCost {
     pub tp_exposed_s: f64,
     /// Context-parallel K/V exchange not hidden behind attention.
     pub cp_exposed_s: f64,
+    /// Context-parallel bookkeeping around the ring's attention calls, forward + backward
+    /// ([`cp_merge_bytes`]): memory-bound passes, not overlapped.
+    #[serde(default)]
+    pub cp_merge_s: f64,
     /// MoE all-to-alls over the EP group (not overlapped).
     #[serde(default)]
     pub ep_comm_s: f64,
@@ -389,8 +394,36 @@ pub struct LayerCost {
 
 impl LayerCost {
     pub fn compute_s(&self) -> f64 {
-        self.gemm_s + self.attention_s + self.elementwise_s + self.recompute_s
+        self.gemm_s + self.attention_s + self.cp_merge_s + self.elementwise_s + self.recompute_s
     }
+}
+
+/// HBM bytes, forward and backward, of context parallelism's bookkeeping around the ring
+/// attention of one layer and micro-batch, on the busiest CP rank (the last: it uses all of
+/// its Q rows on every step), for `q_elems` = tokens·q_dim/t and `kv_elems` = tokens·kv_dim/t
+/// elements of K (as many of V), bf16. Counted from Transformer Engine's
+/// `AttnFuncWithCPAndKVP2P` (`transformer_engine/pytorch/attention/dot_product_attention/
+/// context_parallel.py`):
+///
+/// - forward: K and V concatenated into the ring buffer (read + write, `8·kv`); the first
+///   step's output rescaled into the accumulator (read + write, `4·q`); each later step's
+///   partial output rescaled by `exp(lse_step − lse)` and added (read both, write, `6·q`) and
+///   the half of K/V that step needs copied contiguous (`4·kv`);
+/// - backward: K/V copied into the ring buffer (`8·kv`), the first step's dQ, dK, dV copied
+///   (`4·q + 8·kv`), each later step's dQ added (`6·q`), dK and dV added (`12·kv`) and the K/V
+///   halves copied (`4·kv`).
+///
+/// The softmax statistics (`heads/t` floats per token, 1/head_dim of the output) are left out.
+pub fn cp_merge_bytes(q_elems: f64, kv_elems: f64, cp: usize) -> (f64, f64) {
+    if cp < 2 {
+        return (0.0, 0.0);
+    }
+    let later = (cp - 1) as f64;
+    let fwd = 8.0 * kv_elems + 4.0 * q_elems + later * (6.0 * q_elems + 4.0 * kv_elems);
+    let bwd = 8.0 * kv_elems
+        + (4.0 * q_elems + 8.0 * kv_elems)
+        + later * (6.0 * q_elems + 16.0 * kv_elems);
+    (fwd, bwd)
 }
 
 fn gemm_time(flops: f64, gpu: &GpuSpec, stack: &Stack, precision: Precision) -> f64 {
@@ -537,21 +570,41 @@ pub fn layer_cost(
     } else {
         tp_comm_s
     };
-    // CP: K and V of the other `cp − 1` chunks pass around the ring forward, their gradients
-    // backward, hidden behind the attention compute.
-    let cp_exposed_s = if stack.context_parallel > 1 {
+    // CP (Transformer Engine's `AttnFuncWithCPAndKVP2P`, load-balanced causal): `cp` ring steps
+    // forward and backward, each one FlashAttention call on this rank's Q against one K/V chunk
+    // (`1/cp` of the attention each). The K/V of step `i + 1` travels while step `i` computes:
+    // forward, `cp − 1` sends of K/V; backward, K/V at step 0, K/V with the partial dK/dV on the
+    // middle steps, dK/dV alone on the last (TE sends them together in one buffer). Each send
+    // hides only behind its own step's attention, not behind the whole layer's.
+    let (cp_exposed_s, cp_merge_s, cp_merge_fwd_s) = if stack.context_parallel > 1 {
+        let steps = stack.context_parallel;
         let kv_bytes = 2.0 * 2.0 * tok * kv / t; // K and V, 2 bytes
-        let per_hop = nccl::group_time_s(
-            cluster,
-            CollectiveKind::AllGather,
-            layout.tp,
-            stack.context_parallel,
-            (kv_bytes * cp) as u64,
-        );
-        let comm = 3.0 * per_hop; // forward all-gather, backward all-gather + reduce-scatter
-        (comm - attention_s).max(0.0)
+                                                 // One hop of the ring: the ring all-gather of the CP group moves `cp − 1` hops.
+        let hop = |bytes: f64| {
+            nccl::group_time_s(
+                cluster,
+                CollectiveKind::AllGather,
+                layout.tp,
+                steps,
+                (bytes * cp) as u64,
+            ) / (cp - 1.0)
+        };
+        let fwd_step = attn_fwd / cp;
+        let bwd_step = attn_bwd / cp;
+        let mut exposed = (cp - 1.0) * (hop(kv_bytes) - fwd_step).max(0.0);
+        for i in 0..steps {
+            let bytes = if i == 0 || i == steps - 1 {
+                kv_bytes
+            } else {
+                2.0 * kv_bytes
+            };
+            exposed += (hop(bytes) - bwd_step).max(0.0);
+        }
+        let (merge_fwd, merge_bwd) = cp_merge_bytes(tok * q / t, tok * kv / t, steps);
+        let (f, bw) = (stream_time(merge_fwd, gpu), stream_time(merge_bwd, gpu));
+        (exposed, f + bw, f)
     } else {
-        0.0
+        (0.0, 0.0, 0.0)
     };
     let (ep_comm_s, ep_all_to_alls) = cost::moe_layer_comm(model, tok, layout, cluster);
     LayerCost {
@@ -562,10 +615,15 @@ pub fn layer_cost(
         tp_comm_s,
         tp_exposed_s,
         cp_exposed_s,
+        cp_merge_s,
         ep_comm_s,
         ep_all_to_alls,
-        forward_s: forward,
-        backward_s: 2.0 * gemm_fwd + attn_bwd + 2.0 * ew_fwd + recompute_s,
+        forward_s: forward + cp_merge_fwd_s,
+        backward_s: 2.0 * gemm_fwd
+            + attn_bwd
+            + 2.0 * ew_fwd
+            + recompute_s
+            + (cp_merge_s - cp_merge_fwd_s),
     }
 }
 
@@ -577,7 +635,7 @@ pub struct StackBreakdown {
     pub stage_layers: Vec<usize>,
     /// Linear-layer GEMMs of all micro-batches on the busiest stage (incl. the logits).
     pub gemm_s: f64,
-    /// Attention core.
+    /// Attention core (with context parallelism, the merges of its ring steps).
     pub attention_s: f64,
     /// Element-wise passes.
     pub elementwise_s: f64,
@@ -1004,7 +1062,7 @@ pub fn iteration_time(
         stack: *stack,
         stage_layers: stages.clone(),
         gemm_s: layer_share(layer.gemm_s) + if with_logits { mf * logits_gemm } else { 0.0 },
-        attention_s: layer_share(layer.attention_s),
+        attention_s: layer_share(layer.attention_s + layer.cp_merge_s),
         elementwise_s: layer_share(layer.elementwise_s)
             + if with_logits { mf * logits_ew } else { 0.0 },
         recompute_s: layer_share(layer.recompute_s),
@@ -1163,5 +1221,55 @@ mod tests {
             .find(|r| r.switch == Switch::FlashAttention)
             .unwrap();
         assert!(fa.change.unwrap() > 0.05, "{fa:?}");
+    }
+
+    #[test]
+    fn cp_merges_count_transformer_engines_passes() {
+        assert_eq!(cp_merge_bytes(100.0, 10.0, 1), (0.0, 0.0));
+        // cp = 2: forward 8·kv + 4·q + (6·q + 4·kv); backward 8·kv + 4·q + 8·kv + (6·q + 16·kv).
+        assert_eq!(cp_merge_bytes(100.0, 10.0, 2), (1120.0, 1320.0));
+        // Each further step adds one merge, forward and backward.
+        let (f2, b2) = cp_merge_bytes(100.0, 10.0, 2);
+        let (f4, b4) = cp_merge_bytes(100.0, 10.0, 4);
+        assert_eq!((f4 - f2, b4 - b2), (2.0 * 640.0, 2.0 * 760.0));
+    }
+
+    #[test]
+    fn cp_costs_merges_and_exposes_sends_per_step() {
+        let cat = Catalogue::default();
+        let m = ModelPreset::Llama3_8b.spec();
+        let lay = Layout::new(1, 1, 4);
+        let cp2 = Stack {
+            context_parallel: 2,
+            ..Stack::current()
+        };
+        // Over NVLink the K/V sends hide behind each step's attention; the merges cost HBM time.
+        let c = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
+        let with = layer_cost(&m, 8192, &lay, &c, &cp2);
+        let without = layer_cost(&m, 4096, &lay, &c, &Stack::current());
+        assert_eq!(with.cp_exposed_s, 0.0);
+        assert!(with.cp_merge_s > 0.0);
+        let (f, b) = cp_merge_bytes(4096.0 * 4096.0, 4096.0 * 1024.0, 2);
+        let expect = (f + b) / (c.gpu.memory_bandwidth_gbs * 1e9 * cost::MEMORY_EFFICIENCY);
+        assert!((with.cp_merge_s - expect).abs() < 1e-12);
+        // Same tokens per GPU, twice the keys per query: the GEMMs match, attention doubles.
+        assert!((with.gemm_s - without.gemm_s).abs() < 1e-12);
+        assert!(with.compute_s() > without.compute_s() + without.attention_s);
+        // Across nodes on 100 GbE, 32K tokens at TP 8: a send outlasts its step's attention
+        // and shows, where the whole layer's attention would have hidden all three.
+        let slow = Cluster::new(&cat, "h100", 16, 8, "eth100").unwrap();
+        let lay8 = Layout::new(8, 1, 1);
+        let cp = Stack {
+            context_parallel: 2,
+            ..Stack::current()
+        };
+        let l = layer_cost(&m, 32768, &lay8, &slow, &cp);
+        assert!(l.cp_exposed_s > 0.0, "{l:?}");
+        let kv_bytes = 2.0 * 2.0 * 16384.0 * 1024.0 / 8.0;
+        let ring = nccl::group_time_s(&slow, CollectiveKind::AllGather, 8, 2, 2 * kv_bytes as u64);
+        assert!(
+            3.0 * ring < l.attention_s,
+            "hidden behind the whole layer's attention"
+        );
     }
 }

@@ -1,10 +1,10 @@
 //! Prints the median time of each forward kernel of one GPT-2-small layer (t=512) on the CPU,
-//! at TP=1, as the sharded executor runs them ([`tplab_engine::block::kernels`]): where the
+//! at TP=1, as the sharded executor runs them ([`tplab_engine::block::exec::kernels`]): where the
 //! block's forward time goes. `op_times walk TP [REPS]` instead times the sharded executor's
 //! forward and backward of that layer at one TP (REPS medians of 9 runs, default 3), to profile one TP
 //! alone: `perf record -g target/release/examples/op_times walk 6`.
 use std::time::Instant;
-use tplab_engine::block::kernels;
+use tplab_engine::block::exec::kernels;
 use tplab_engine::params::{LayerParams, Model};
 use tplab_engine::plan::ShardPlan;
 use tplab_engine::sharded::{run_on_shards, Options};

@@ -669,7 +669,8 @@ pub fn export_design<T: Element>(
     report: &crate::block::design::DesignReport,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, EngineError> {
-    use crate::block::design::{exec, program};
+    use crate::block::design::program;
+    use crate::block::exec::design as exec;
     let cfg = crate::config::Config {
         dtype: T::DTYPE,
         ..cfg.clone()

@@ -40,7 +40,8 @@ pub mod text;
 pub mod trace;
 
 // Short paths to every module (`tplab_engine::sharded`, `crate::cost`, …).
-pub use block::{ops, plan, reference, sharded, verify};
+pub use block::exec::sharded;
+pub use block::{ops, plan, reference, verify};
 pub use capacity::{cost, hardware, memory, models, planner};
 pub use labs::{moe, precision, serve, serve_cost, serve_published, train, train3d, vocab};
 

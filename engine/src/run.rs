@@ -1,5 +1,6 @@
 //! One call: the sharded pass on virtual GPUs, the reference, their comparison and the trace.
 
+use crate::block::exec::sharded::{self, ShardedRun};
 use crate::block::Op;
 use crate::collectives::CollectiveError;
 use crate::config::{Config, ConfigError};
@@ -7,7 +8,6 @@ use crate::dtype::{DType, Element};
 use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
 use crate::reference::{self, ReferenceRun};
-use crate::sharded::{self, ShardedRun};
 use crate::trace::{schedule, Pass, Trace};
 use crate::verify::{compare, error_matrix, Check, Tolerance, Verification};
 use ndarray::Array2;

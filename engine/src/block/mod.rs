@@ -1,22 +1,21 @@
 //! The block as one program: the op vocabulary ([`op::Op`]), the placements every op's tensors
 //! have on each rank ([`placement`]), the program itself ([`program::schedule`], which writes
 //! the trace), the check that it is consistent ([`check::check_placements`]), the shard plan
-//! ([`plan`]), the executors that walk it ([`sharded`], with its precision hook), its fused
-//! kernels ([`kernels`]) and the plain ones the labs use ([`ops`]), the plain unsharded
+//! ([`plan`]), the executors that walk it and their fused kernels ([`exec`]: Megatron's fast path with its
+//! precision hook, and any design plan's program) and the plain ones the labs use ([`ops`]), the plain unsharded
 //! reference that is the oracle ([`reference`](mod@reference): it does not share the sharded
 //! code path), the verification against it ([`verify`]), and the FLOPs and
 //! elements each op does, counted once for every schedule ([`work`]).
 
 pub mod check;
 pub mod design;
-pub mod kernels;
+pub mod exec;
 pub mod op;
 pub mod ops;
 pub mod placement;
 pub mod plan;
 pub mod program;
 pub mod reference;
-pub mod sharded;
 pub mod verify;
 pub mod work;
 

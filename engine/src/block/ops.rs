@@ -1,7 +1,7 @@
 //! Plain CPU kernels: matrix products, LayerNorm, GeLU, causal attention, and their backward
 //! passes, used by the labs (training, serving, vocabulary) and the GPU layout tests, and the
 //! cache types ([`LnCache`], [`AttnCache`]) every executor saves. The sharded executor runs the
-//! fused kernels of [`crate::block::kernels`] instead, whose tests check them against these.
+//! fused kernels of [`crate::block::exec::kernels`] instead, whose tests check them against these.
 //! Every function is generic over [`Element`] (`f32`, `f64`).
 //!
 //! The fast matrix product ([`matmul`]) uses the `gemm` crate, which reads arbitrary strides, so a
@@ -305,7 +305,7 @@ pub fn attention<T: Element>(
     )
 }
 
-/// The frame of causal attention's forward (here and in [`crate::block::kernels`]): `head` takes
+/// The frame of causal attention's forward (here and in [`crate::block::exec::kernels`]): `head` takes
 /// one (batch, query head)'s `[Q, K, V]` views, the score scale `1/√d` and the head's `[s, d]`
 /// block of the context, which it fills, and returns the head's probabilities `[s, s]`. The
 /// (batch, head) pairs are independent and run on the thread pool, each writing its own block of

@@ -26,13 +26,13 @@
 //! the engine's f32 sharded run bit for bit. f64 runs the engine's sharded executor in f64. The
 //! reference is the unsharded f64 block ([`crate::reference::forward`]) on the unrounded weights.
 
+use crate::block::exec::sharded::{self, Options, Rounding};
 use crate::block::Op;
 use crate::config::Config;
 use crate::dtype::DType;
 use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
 use crate::run::EngineError;
-use crate::sharded::{self, Options, Rounding};
 use ndarray::Array2;
 use serde::Serialize;
 

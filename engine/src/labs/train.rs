@@ -22,13 +22,13 @@
 //! (f64) and 1e-4 (f32): two orders above the measurements, far below any real bug (a wrong shard
 //! or a missing all-reduce changes the loss in the first decimal).
 
+use crate::block::exec::sharded::{self, Options};
 use crate::collectives::{Algorithm, CollectiveError};
 use crate::config::{Config, ConfigError};
 use crate::dtype::{DType, Element};
 use crate::ops;
 use crate::params::{LayerParams, Model};
 use crate::plan::ShardPlan;
-use crate::sharded::{self, Options};
 use crate::vocab::{self, VocabConfig, VocabError};
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};

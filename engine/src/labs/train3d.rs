@@ -14,7 +14,7 @@
 //!   a copy of the (vocabulary-sharded) table and add their gradients before the update, as
 //!   Megatron's embedding group all-reduce does.
 //! - **Tensor**: each stage is a TP group; a chunk runs on the engine's sharded executor
-//!   ([`crate::sharded::run_on_shards`], Megatron's column/row split with its all-reduces), the
+//!   ([`crate::block::exec::sharded::run_on_shards`], Megatron's column/row split with its all-reduces), the
 //!   embedding and the head are vocabulary-parallel ([`crate::vocab`]).
 //! - **Micro-batches** flow in the order of a [`Schedule`] from [`crate::pipeline`]: the ops of
 //!   [`PipelineRun::execution_order`] run one by one, each `F` receiving the previous chunk's
@@ -39,12 +39,12 @@
 //! moves in the first few decimals). In f32 the gap follows the TP one there: 6.4e-7 over the
 //! same 200 steps; the tests allow 1e-4, as `train`'s do.
 
+use crate::block::exec::sharded::{self, Options};
 use crate::collectives::{self, CollectiveError};
 use crate::dtype::Element;
 use crate::ops;
 use crate::params::LayerParams;
 use crate::pipeline::{self, Pass, PipelineConfig, PipelineError, PipelineRun, Schedule};
-use crate::sharded::{self, Options};
 use crate::train::{self, Corpus, FullModel, TrainConfig, TrainError, Trainer};
 use crate::vocab::{self, VocabConfig};
 use ndarray::Array2;

@@ -4,13 +4,12 @@
 //!   auto or hand-placed collectives) and the named plans a lesson can cite;
 //! - [`program`]: propagation, DTensor-style: each op's placement rules insert the cheapest
 //!   redistribution, or name the rule a hand-placed program breaks; the backward is derived;
-//! - [`exec`]: the executor of any propagated program on virtual GPUs;
+//! - the executor of any propagated program on virtual GPUs is [`crate::block::exec::design`];
 //! - this module: [`design`], which ties them to the unsharded reference and prices the plan
 //!   (collectives per layer, bytes each GPU sends, memory per GPU, modeled time, the comparison
 //!   with Megatron's plan).
 
 pub mod challenge;
-pub mod exec;
 pub mod plan;
 pub mod program;
 pub mod trace;
@@ -23,6 +22,7 @@ pub use program::{
     Step, Tensor,
 };
 
+use crate::block::exec::design as design_exec;
 use crate::block::work;
 use crate::config::{Config, ConfigError};
 use crate::cost;
@@ -44,7 +44,7 @@ pub enum DesignRunError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("the program could not run: {0}")]
-    Exec(#[from] exec::ExecError),
+    Exec(#[from] crate::block::exec::design::ExecError),
 }
 
 /// Collectives of one layer by pass and kind: `{"forward": {"all-reduce": 1}, ...}`.
@@ -561,7 +561,7 @@ fn run_and_compare<T: Element>(
     };
     let model = Model::<T>::random(&cfg);
     let want = reference::run(&cfg, &model);
-    let got = exec::run_program(&cfg, program, &model)?;
+    let got = design_exec::run_program(&cfg, program, &model)?;
     let tol = Tolerance::for_run(&cfg, cfg.dtype, want.layer_norm_condition());
     let mut checks = Vec::new();
     for (name, local, reference) in [
@@ -573,11 +573,11 @@ fn run_and_compare<T: Element>(
         let per_rank: Vec<Array2<f64>> = match local.place {
             Place::Replicate => local.ranks.iter().map(widen).collect(),
             _ => {
-                let l = exec::Local {
+                let l = design_exec::Local {
                     place: local.place,
                     ranks: local.ranks.iter().map(widen).collect(),
                 };
-                vec![exec::assemble(&cfg, &l, shape, false)]
+                vec![design_exec::assemble(&cfg, &l, shape, false)]
             }
         };
         let worst = per_rank
@@ -607,7 +607,7 @@ fn run_and_compare<T: Element>(
                     .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
             } else {
                 let refs: Vec<&Array2<f64>> = shards.iter().collect();
-                let full = exec::assemble_param(&cfg, layout, kind, &refs);
+                let full = design_exec::assemble_param(&cfg, layout, kind, &refs);
                 Some(compare(name, None, full.view(), want_full.view(), &tol))
             };
             checks.extend(check);

@@ -332,7 +332,8 @@ fn megatrons_plan_gives_the_sharded_executors_numbers() {
     for sp in [false, true] {
         let cfg = tiny(4, sp, 2);
         let model = Model::<f64>::random(&cfg);
-        let fast = crate::sharded::run(&cfg, &crate::plan::ShardPlan::new(&cfg), &model);
+        let fast =
+            crate::block::exec::sharded::run(&cfg, &crate::plan::ShardPlan::new(&cfg), &model);
         let fast = match fast {
             Ok(f) => f,
             Err(e) => panic!("{e}"),
@@ -341,10 +342,11 @@ fn megatrons_plan_gives_the_sharded_executors_numbers() {
             sequence_parallel: sp,
             ..ShardingPlan::default()
         };
-        let got = match exec::run_program(&cfg, &propagate(&cfg, &plan), &model) {
-            Ok(g) => g,
-            Err(e) => panic!("{e}"),
-        };
+        let got =
+            match crate::block::exec::design::run_program(&cfg, &propagate(&cfg, &plan), &model) {
+                Ok(g) => g,
+                Err(e) => panic!("{e}"),
+            };
         let tol = Tolerance::for_config(&cfg, cfg.dtype).relative;
         let close = |a: &Array2<f64>, b: &Array2<f64>, what: &str| {
             assert_eq!(a.dim(), b.dim(), "{what}");

@@ -11,11 +11,11 @@
 //! exactly [`crate::trace::schedule`]'s (test `megatrons_plan_traces_megatrons_collectives`);
 //! the schedule's identity halves of f and g (drawn, never run) are not repeated here.
 
-use super::exec::linear_grad_input;
 use super::plan::{Split, Weight};
 use super::program::{
     feature_ranges, weight_param, BackStep, Move, Norm, Place, Program, Step, Tensor, ValueId,
 };
+use crate::block::exec::design::linear_grad_input;
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
 use crate::block::program::{collective_event, compute_event};

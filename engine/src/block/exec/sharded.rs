@@ -6,7 +6,7 @@
 //! program ([`crate::block::program::schedule`]): it issues exactly the program's events, in the
 //! same order (op by op, rank by rank), each collective of the kind the program names, and
 //! records them so that tests can check it. Its kernels are the fused ones of
-//! [`crate::block::kernels`]; where one op's output feeds only the next op (a bias-and-residual
+//! [`super::kernels`]; where one op's output feeds only the next op (a bias-and-residual
 //! pass and the LayerNorm after it, a LayerNorm backward and the bias gradient after it), the two
 //! run in one pass at the first one's step, with the same values bit for bit, and the second is
 //! still recorded at its own step. Per rank and block:
@@ -17,7 +17,7 @@
 //! backward: the mirror image; g is the identity and f all-reduces the LayerNorm-output gradients.
 //! ```
 
-use crate::block::kernels;
+use super::kernels;
 use crate::block::program::tensors;
 use crate::block::Op;
 use crate::collectives::{self, CollectiveError, CollectiveKind};
@@ -1160,7 +1160,7 @@ fn walk<'a, T: Element>(
                     tensor: "a block tensor (this op is not part of the block program)",
                 })
             }
-            // A learner's plan's own moves and biases: its program runs on `design::exec`.
+            // A learner's plan's own moves and biases: its program runs on `exec::design`.
             Op::XMove
             | Op::H1Move
             | Op::ZMove

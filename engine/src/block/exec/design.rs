@@ -8,8 +8,8 @@
 //! (a partial sum as the whole sum; its own slice, zeros elsewhere, as the whole tensor), which
 //! is exactly what the GPUs of such a program would compute.
 
-use super::plan::Weight;
-use super::program::{
+use crate::block::design::plan::Weight;
+use crate::block::design::program::{
     feature_ranges, param_layout, weight_param, BackStep, ParamLayout, Place, Program, Step,
     Tensor, Value, ValueId,
 };
@@ -66,7 +66,7 @@ fn dims<T>(a: &Array2<T>) -> [usize; 2] {
 
 /// Rank `r`'s even share of `rows` rows (the tokens of an activation, a weight's input rows).
 fn row_share(cfg: &Config, rows: usize, r: usize) -> std::ops::Range<usize> {
-    let [a, b] = super::program::even(rows, cfg.tp, r);
+    let [a, b] = crate::block::design::program::even(rows, cfg.tp, r);
     a..b
 }
 
@@ -256,8 +256,8 @@ pub fn assemble_param<T: Element>(
 }
 
 /// The placement of a linear layer's input gradient `dX = dY·Wᵀ`.
-pub fn linear_grad_input(split: super::plan::Split, x: Place) -> Place {
-    use super::plan::Split;
+pub fn linear_grad_input(split: crate::block::design::plan::Split, x: Place) -> Place {
+    use crate::block::design::plan::Split;
     match (split, x) {
         (Split::Columns, _) => Place::Partial,
         (Split::Rows, _) => Place::Features,

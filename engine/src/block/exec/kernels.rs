@@ -2,7 +2,7 @@
 //! attention, each one pass over contiguous rows with no temporary arrays, written so that the
 //! compiler vectorises them (sums in `LANES` independent lanes, a branch-free `exp`).
 //!
-//! Only the sharded executor ([`crate::sharded`]) calls these. The unsharded reference keeps its
+//! Only the sharded executor ([`crate::block::exec::sharded`]) calls these. The unsharded reference keeps its
 //! own plain kernels and ndarray's `dot` ([`mod@crate::reference`]), so a mistake here shows up as a
 //! verification failure instead of being shared by both sides. The simple kernels of
 //! [`crate::ops`] stay as they were for the other callers (the labs, the GPU layout tests).

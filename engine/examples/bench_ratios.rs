@@ -7,6 +7,8 @@
 //! every case of a round alike instead of one case, so the ratios between cases hold.
 
 use std::time::Instant;
+use tplab_engine::block::design::{plan::ShardingPlan, program::propagate};
+use tplab_engine::block::exec::design::run_program;
 use tplab_engine::ops::matmul;
 use tplab_engine::params::{LayerParams, Model};
 use tplab_engine::plan::ShardPlan;
@@ -51,6 +53,16 @@ fn layer_case(cfg: Config, backward: bool) -> Case {
     })
 }
 
+/// Megatron's plan as data, propagated and run by the design executor (the one that runs any
+/// plan): forward and backward, parameters sharded inside the call as `tplab design` does.
+fn design_case(cfg: Config) -> Case {
+    let model = Model::<f32>::random(&cfg);
+    let program = propagate(&cfg, &ShardingPlan::default());
+    case(move || {
+        let _ = std::hint::black_box(run_program(&cfg, &program, &model));
+    })
+}
+
 fn main() {
     // GPT-2 small's layer (the default config) at tokens 512.
     let base = Config {
@@ -81,6 +93,10 @@ fn main() {
         },
         false,
     ));
+    let design_tps = [1usize, 2, 4];
+    for &tp in &design_tps {
+        cases.push(design_case(Config { tp, ..base.clone() }));
+    }
     // The block's four forward products: (m, k, n).
     let shapes = [
         (512, 768, 2304),
@@ -116,17 +132,27 @@ fn main() {
         .map(|(tp, s)| format!("\"{tp}\": {s:.6}"))
         .collect();
     let fwd = med[tps.len()];
+    // The design executor over the sharded executor on the same TP (both fwd+bwd).
+    let design: Vec<String> = design_tps
+        .iter()
+        .enumerate()
+        .map(|(i, &tp)| {
+            let sharded = med[tps.iter().position(|&t| t == tp).unwrap_or(0)];
+            format!("\"{tp}\": {:.3}", med[tps.len() + 1 + i] / sharded)
+        })
+        .collect();
     let gemm: Vec<String> = shapes
         .iter()
-        .zip(&med[tps.len() + 1..])
+        .zip(&med[tps.len() + 1 + design_tps.len()..])
         .map(|((m, k, n), s)| format!("\"{m}x{k}x{n}\": {:.3}", 2.0 * (m * k * n) as f64 / s / 1e9))
         .collect();
     println!(
-        "{{\"threads\": {}, \"fwd_bwd_s\": {{{}}}, \"fwd_s\": {fwd:.6}, \"fwd_bwd_gflop\": {:.4}, \"gemm_gflops\": {{{}}}}}",
+        "{{\"threads\": {}, \"fwd_bwd_s\": {{{}}}, \"fwd_s\": {fwd:.6}, \"fwd_bwd_gflop\": {:.4}, \"gemm_gflops\": {{{}}}, \"design_over_sharded\": {{{}}}}}",
         rayon_threads(),
         fwd_bwd.join(", "),
         model_gflop(&base),
-        gemm.join(", ")
+        gemm.join(", "),
+        design.join(", ")
     );
 }
 

@@ -1,6 +1,7 @@
 //! The block as one program: the op vocabulary ([`op::Op`]), the placements every op's tensors
 //! have on each rank ([`placement`]), the program itself ([`program::schedule`], which writes
-//! the trace), the check that it is consistent ([`check::check_placements`]), the shard plan
+//! the trace), the decode step's program ([`decode::program`]), the check that they are
+//! consistent ([`check::check_placements`]), the shard plan
 //! ([`plan`]), the executors that walk it ([`sharded`], with its precision hook), its fused
 //! kernels ([`kernels`]) and the plain ones the labs use ([`ops`]), the plain unsharded
 //! reference that is the oracle ([`reference`](mod@reference): it does not share the sharded
@@ -8,6 +9,7 @@
 //! elements each op does, counted once for every schedule ([`work`]).
 
 pub mod check;
+pub mod decode;
 pub mod design;
 pub mod kernels;
 pub mod op;

@@ -117,6 +117,8 @@ pub enum ComputeOp {
     CrossEntropyBackward,
     /// Scatter-add of the embedded tokens' gradient into the rank's rows.
     EmbeddingBackward,
+    /// Serving: the new rows' K and V copied into the rank's KV cache.
+    CacheAppend,
 }
 
 pub use crate::collectives::CollectiveKind;
@@ -154,6 +156,7 @@ impl ComputeOp {
             ComputeOp::CrossEntropy => "cross-entropy statistics",
             ComputeOp::CrossEntropyBackward => "cross-entropy backward",
             ComputeOp::EmbeddingBackward => "embedding backward",
+            ComputeOp::CacheAppend => "KV-cache append",
         }
     }
 }

@@ -646,3 +646,38 @@ impl Decoder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk's steps are the program's ops in order, one per op and layer, and its timed
+    /// collectives (all but the identity `f`s) are the ones `Decoder::new` allocates events for:
+    /// the embedding's all-reduce, two per layer and the logits' gather.
+    #[test]
+    fn the_walk_follows_the_decode_program() {
+        for kv in [None, Some(2), Some(1)] {
+            let cfg = serve::tiny_serving_config(kv, tplab_engine::DType::F64);
+            let m = TinyModel::<f64>::random(&cfg);
+            for tp in [1, 2, 4] {
+                let lay = DecodeLayout::new(&m, tp).unwrap_or_else(|e| panic!("{e}"));
+                for (n, ctx) in [(7, 7), (1, 12)] {
+                    let program = serve::step_trace(&m, tp, Algorithm::Ring, n, ctx);
+                    let steps = decode_steps(&program);
+                    let mut ops: Vec<(usize, Op)> =
+                        program.events.iter().map(|e| (e.layer, e.op)).collect();
+                    ops.dedup();
+                    let walked: Vec<(usize, Op)> = steps.iter().map(|s| (s.layer, s.op)).collect();
+                    assert_eq!(walked, ops);
+                    let timed = steps
+                        .iter()
+                        .filter(|s| s.collective.is_some_and(|k| k != CollectiveKind::Identity))
+                        .count();
+                    assert_eq!(timed, 2 + 2 * lay.layers);
+                    let appends = steps.iter().filter(|s| s.op == Op::KvAppend).count();
+                    assert_eq!(appends, lay.layers);
+                }
+            }
+        }
+    }
+}

@@ -412,7 +412,7 @@ pub fn program(cfg: &Config, vcfg: &VocabConfig, context: usize) -> Trace {
             [nt, qc],
             work::linear(n, h64, qc as u64, true),
             &[whole(D::H1, x), param(P::QkvWeight), param(P::QkvBias)],
-            &[qkv.clone()],
+            std::slice::from_ref(&qkv),
         );
         b.compute(
             layer,
@@ -422,7 +422,7 @@ pub fn program(cfg: &Config, vcfg: &VocabConfig, context: usize) -> Trace {
             [context, 2 * kvp * d],
             append,
             &[qkv.clone(), (D::KvPast, [start, kv_cols], Hold::KvHeads)],
-            &[kv.clone()],
+            std::slice::from_ref(&kv),
         );
         b.compute(
             layer,
@@ -432,7 +432,7 @@ pub fn program(cfg: &Config, vcfg: &VocabConfig, context: usize) -> Trace {
             [nt, hr],
             attention,
             &[qkv.clone(), kv.clone()],
-            &[ctx_t.clone()],
+            std::slice::from_ref(&ctx_t),
         );
         b.compute(
             layer,
@@ -489,7 +489,7 @@ pub fn program(cfg: &Config, vcfg: &VocabConfig, context: usize) -> Trace {
             [nt, fr],
             work::linear(n, h64, fr as u64, true),
             &[whole(D::H2, x), param(P::Fc1Weight), param(P::Fc1Bias)],
-            &[a.clone()],
+            std::slice::from_ref(&a),
         );
         b.compute(
             layer,
@@ -498,8 +498,8 @@ pub fn program(cfg: &Config, vcfg: &VocabConfig, context: usize) -> Trace {
             vec![[nt, fr]],
             [nt, fr],
             work::gelu(n, fr as u64),
-            &[a.clone()],
-            &[u.clone()],
+            std::slice::from_ref(&a),
+            std::slice::from_ref(&u),
         );
         b.compute(
             layer,
@@ -555,7 +555,7 @@ pub fn program(cfg: &Config, vcfg: &VocabConfig, context: usize) -> Trace {
         [1, vr],
         work::linear(1, h64, vr as u64, false),
         &[whole(D::Hf, one), table],
-        &[logits.clone()],
+        std::slice::from_ref(&logits),
     );
     let gather = b.collective(
         last,

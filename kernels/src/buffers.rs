@@ -125,7 +125,14 @@ macro_rules! design_ops {
             | ::tplab_engine::block::Op::ParamGradGather
     };
 }
-pub(crate) use {block_collectives, design_ops, model_ends};
+/// The serving decode step's own ops (the engine's `block::decode`): the GPU decode
+/// (`cuda::exec::decode`) runs them, not the block's executor.
+macro_rules! decode_ops {
+    () => {
+        ::tplab_engine::block::Op::KvAppend
+    };
+}
+pub(crate) use {block_collectives, decode_ops, design_ops, model_ends};
 
 /// The activations and activation gradients of the block program (the engine's
 /// `block::program::tensors`).
@@ -546,7 +553,7 @@ impl RankLayout {
                 Some((r, w))
             }
             Op::Ln1Bwd => ln_bwd(T::DH1, T::X, P::Ln1Weight, P::Ln1Bias, T::DX1, T::DX),
-            block_collectives!() | model_ends!() | design_ops!() => None,
+            block_collectives!() | model_ends!() | design_ops!() | decode_ops!() => None,
         }
     }
 
@@ -613,7 +620,7 @@ impl RankLayout {
                 count: self.len(B::SpPack),
                 pack: Some(Pack::SpVectors(layer)),
             }),
-            block_compute!() | model_ends!() | design_ops!() => None,
+            block_compute!() | model_ends!() | design_ops!() | decode_ops!() => None,
         }
     }
 }
@@ -765,7 +772,7 @@ mod tests {
         use tplab_engine::block::BlockPart;
         for &op in Op::ALL {
             let ends = op.block_part() == BlockPart::Ends;
-            let design = matches!(op, design_ops!());
+            let design = matches!(op, design_ops!() | decode_ops!());
             let parts = [
                 matches!(op, block_compute!()),
                 matches!(op, block_collectives!()),

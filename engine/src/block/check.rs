@@ -7,7 +7,7 @@
 //! placement that differs from the plan's; a collective of the wrong kind as a change that kind
 //! does not make.
 
-use super::placement::{change_kind, Placement};
+use super::placement::{change_kind, Placement, TensorPlacement};
 use crate::config::Config;
 use crate::params::ParamKind;
 use crate::plan::ShardPlan;
@@ -60,15 +60,10 @@ fn token_placement(cfg: &Config, r: usize) -> Placement {
 
 /// Walks `trace` (a block program from [`crate::trace::schedule`]) and checks it.
 pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
-    use crate::trace::tensors::{DX, DY, X, Y};
+    use crate::trace::tensors::{DY, X};
     let cfg = &trace.config;
-    let plan = ShardPlan::new(cfg);
-    let params: HashMap<&str, ParamKind> =
-        ParamKind::ALL.iter().map(|k| (k.suffix(), *k)).collect();
-    // (layer, tensor, rank) -> every placement produced so far.
-    let mut held: HashMap<(usize, String, usize), Vec<Placement>> = HashMap::new();
-    let tp = cfg.tp.max(1);
-    for r in 0..tp {
+    let mut held: Held = HashMap::new();
+    for r in 0..cfg.tp.max(1) {
         held.entry((0, X.into(), r))
             .or_default()
             .push(token_placement(cfg, r));
@@ -78,6 +73,43 @@ pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
                 .push(token_placement(cfg, r));
         }
     }
+    check_held(trace, held)
+}
+
+/// (layer, tensor, rank) -> every placement produced so far.
+type Held = HashMap<(usize, String, usize), Vec<Placement>>;
+
+/// Checks a program whose ranks start out holding `inputs` (each on its layer, placed on ranks
+/// `0..tp`) besides the shard plan's parameters, e.g. the decode step's
+/// ([`crate::block::decode::inputs`]).
+pub fn check_placements_from(
+    trace: &Trace,
+    inputs: &[(usize, TensorPlacement)],
+) -> Result<(), PlacementError> {
+    let mut held: Held = HashMap::new();
+    for (layer, t) in inputs {
+        for (r, p) in t.per_rank.iter().enumerate() {
+            held.entry((*layer, t.tensor.to_string(), r))
+                .or_default()
+                .push(p.clone());
+        }
+    }
+    check_held(trace, held)
+}
+
+/// Whether a rank holding `have` holds `want`: the same placement, or rows or columns of a
+/// tensor it holds whole.
+fn holds(have: &[Placement], want: &Placement) -> bool {
+    have.contains(want)
+        || (matches!(want, Placement::Shard { .. }) && have.contains(&Placement::Replicate))
+}
+
+fn check_held(trace: &Trace, mut held: Held) -> Result<(), PlacementError> {
+    use crate::trace::tensors::{DX, DY, X, Y};
+    let cfg = &trace.config;
+    let plan = ShardPlan::new(cfg);
+    let params: HashMap<&str, ParamKind> =
+        ParamKind::ALL.iter().map(|k| (k.suffix(), *k)).collect();
     for e in &trace.events {
         let fail = |problem: String| PlacementError {
             event: e.label(),
@@ -101,7 +133,7 @@ pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
                     continue;
                 }
                 let have = held.get(&(e.layer, t.tensor.to_string(), r));
-                if !have.is_some_and(|h| h.contains(p)) {
+                if !have.is_some_and(|h| holds(h, p)) {
                     return Err(fail(format!(
                         "rank {r} reads {} but holds {}",
                         p.index_notation(&t.tensor),

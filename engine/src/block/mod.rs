@@ -1,13 +1,15 @@
 //! The block as one program: the op vocabulary ([`op::Op`]), the placements every op's tensors
 //! have on each rank ([`placement`]), the program itself ([`program::schedule`], which writes
-//! the trace), the check that it is consistent ([`check::check_placements`]), the shard plan
-//! ([`plan`]), the executors that walk it and their fused kernels ([`exec`]: Megatron's fast path with its
-//! precision hook, and any design plan's program) and the plain ones the labs use ([`ops`]), the plain unsharded
-//! reference that is the oracle ([`reference`](mod@reference): it does not share the sharded
-//! code path), the verification against it ([`verify`]), and the FLOPs and
+//! the trace), the decode step's program ([`decode::program`]), the check that they are
+//! consistent ([`check::check_placements`]), the shard plan ([`plan`]), the executors that walk
+//! the block's programs and their fused kernels ([`exec`]: Megatron's fast path with its
+//! precision hook, and any design plan's program), the plain kernels the labs use ([`ops`]),
+//! the plain unsharded reference that is the oracle ([`reference`](mod@reference): it does not
+//! share the sharded code path), the verification against it ([`verify`]), and the FLOPs and
 //! elements each op does, counted once for every schedule ([`work`]).
 
 pub mod check;
+pub mod decode;
 pub mod design;
 pub mod exec;
 pub mod op;

@@ -99,6 +99,8 @@ pub enum ComputeOp {
     CrossEntropyBackward,
     /// Scatter-add of the embedded tokens' gradient into the rank's rows.
     EmbeddingBackward,
+    /// Serving: the new rows' K and V copied into the rank's KV cache.
+    CacheAppend,
 }
 
 impl ComputeOp {
@@ -122,6 +124,7 @@ impl ComputeOp {
             ComputeOp::CrossEntropy => "cross-entropy statistics",
             ComputeOp::CrossEntropyBackward => "cross-entropy backward",
             ComputeOp::EmbeddingBackward => "embedding backward",
+            ComputeOp::CacheAppend => "KV-cache append",
         }
     }
 }
@@ -293,6 +296,10 @@ ops! {
     H2MoveBwd = "ln2.move.bwd", Backward, Collective(Role::Move), "LayerNorm 2 output gradient redistributed";
     MMoveBwd = "mlp.fc2.move.bwd", Backward, Collective(Role::Move), "fc2 output gradient redistributed";
     ParamGradGather = "grads.gather", Backward, Collective(Role::Move), "a bias gradient gathered";
+
+    // The decode step of serving (`block::decode`): the new rows' K and V written into the
+    // rank's KV cache, which attention then reads.
+    KvAppend = "attn.kv_append", Forward, Compute(CacheAppend), "K and V appended to this GPU's cache";
 }
 
 impl Op {
@@ -342,7 +349,7 @@ impl Op {
         match self {
             Ln1 | AttnF | Qkv | AttnCore | AttnOut | AttnG | AttnBiasResidual
             | AttnBiasResidualBwd | AttnGBwd | AttnOutBwd | AttnCoreBwd | AttnFBwdGather
-            | QkvBwd | KvGrads | AttnFBwd | Ln1Bwd => BlockPart::Attention,
+            | QkvBwd | KvGrads | AttnFBwd | Ln1Bwd | KvAppend => BlockPart::Attention,
             Ln2 | MlpF | Fc1 | Gelu | Fc2 | MlpG | MlpBiasResidual | MlpBiasResidualBwd
             | MlpGBwd | Fc2Bwd | GeluBwd | MlpFBwdGather | Fc1Bwd | MlpFBwd | Ln2Bwd => {
                 BlockPart::Mlp

@@ -10,6 +10,10 @@
 //!            ─▶ +b_out +x ─▶ ln2 ─▶ fc1,r ─▶ GeLU ─▶ fc2,r ─▶ mlp.g (all-reduce) ─▶ +b_2 +x1
 //! head:  lnf ─▶ z·E_rᵀ (its vocabulary rows, last position only) ─▶ head.gather (all-gather)
 //! ```
+//! The step is a program ([`step_trace`], built by [`crate::block::decode::program`]): its
+//! events, with each tensor's placement on every rank, are what the [`Decoder`] walks (one match
+//! arm per op), what the CUDA decode walks, and what the cost model prices.
+//!
 //! The KV cache follows the block's split ([`Config::kv_heads_per_rank`]): with `tp <= kv_heads`
 //! each rank keeps `kv/tp` whole KV heads (Megatron-LM's rule), with `tp > kv_heads` each KV head
 //! is cached on `tp/kv` ranks (vLLM's replication), so the cache per GPU stops shrinking at
@@ -31,14 +35,13 @@
 //! two orders below. The sampled text must be *identical*: each step's sample is drawn from each
 //! path's own logits with the same uniform number, and the tests fail if a token differs.
 
-use crate::block::work::{self, Work};
 use crate::block::Op;
 use crate::collectives::{self, Algorithm, CollectiveError};
 use crate::config::Config;
 use crate::dtype::{DType, Element};
 use crate::ops;
 use crate::params::{LayerParams, ParamKind};
-use crate::trace::{CollectiveKind, Event, EventKind, Parallel, Pass, TimeSource, Timing, Trace};
+use crate::trace::{CollectiveKind, EventKind, Trace};
 use crate::train::{Corpus, FullModel, RankParams, TrainConfig, TrainError, Trainer};
 use crate::verify::Tolerance;
 use crate::vocab::VocabConfig;
@@ -336,7 +339,7 @@ struct LayerKv<T> {
     v: Vec<T>,
 }
 
-/// One event the decoder issued (compared with [`step_trace`] in tests).
+/// One event the decoder issued (the walk of [`step_trace`]'s program; tests compare them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Issued {
     pub layer: usize,
@@ -350,7 +353,6 @@ pub struct Decoder<'m, T> {
     model: &'m TinyModel<T>,
     tp: usize,
     algorithm: Algorithm,
-    block: Config,
     vcfg: VocabConfig,
     ranks: Vec<RankParams<T>>,
     /// `[rank][layer]`.
@@ -386,7 +388,6 @@ impl<'m, T: Element> Decoder<'m, T> {
             model,
             tp,
             algorithm,
-            block: model.block(tp, 1),
             vcfg: model.vocab_cfg(tp, algorithm),
             cache: vec![vec![LayerKv::default(); cfg.layers]; tp],
             ranks,
@@ -418,91 +419,85 @@ impl<'m, T: Element> Decoder<'m, T> {
             .collect()
     }
 
+    /// Runs compute step `step` on each of its ranks side by side, recording one issued event
+    /// per rank.
     fn op<R: Send>(
         &mut self,
         clock: &mut Clock,
-        layer: usize,
-        op: Op,
+        step: &Step,
         f: impl Fn(usize) -> R + Sync + Send,
     ) -> Vec<R> {
-        for r in 0..self.tp {
+        for &r in &step.ranks {
             self.issued.push(Issued {
-                layer,
-                op,
+                layer: step.layer,
+                op: step.op,
                 ranks: vec![r],
             });
         }
         let t0 = Instant::now();
-        let out = (0..self.tp).into_par_iter().map(f).collect();
+        let out = step.ranks.par_iter().map(|&r| f(r)).collect();
         clock.compute_s += t0.elapsed().as_secs_f64();
         out
     }
 
-    fn group(&mut self, layer: usize, op: Op) {
-        self.issued.push(Issued {
-            layer,
-            op,
-            ranks: (0..self.tp).collect(),
-        });
-    }
-
-    /// One half of a block on every rank, as Megatron-LM splits both: LayerNorm, `f` (the
-    /// identity forward), the column-parallel linear with its bias, `local` (the attention core
-    /// or GeLU, on the linear's output), the row-parallel linear, `g` (the all-reduce of its
-    /// partial sums), bias and residual. Returns the half's output.
-    fn run_half(
+    /// The collective of step `step` on every rank's `parts`, of the kind and by the algorithm
+    /// the program names: the identity, the engine's all-reduce, or its all-gather of one-row
+    /// buffers (the logits' columns).
+    fn collective(
         &mut self,
         clock: &mut Clock,
-        ranks: &[RankParams<T>],
-        layer: usize,
-        half: &Half,
-        x: &[Array2<T>],
-        local: impl FnOnce(&mut Self, &mut Clock, Vec<Array2<T>>) -> Vec<Array2<T>>,
-    ) -> Result<Vec<Array2<T>>, ServeError> {
-        let [ln, f, column, _, row, g, bias_residual] = half.ops;
-        let [ln_w, ln_b, column_w, column_b, row_w, bias] = half.params;
-        let p = |r: usize| -> &LayerParams<T> { &ranks[r].layers[layer] };
-        let normed = self.op(clock, layer, ln, |r| {
-            ops::layer_norm(x[r].view(), p(r).get(ln_w).view(), p(r).get(ln_b).view()).0
-        });
-        self.group(layer, f);
-        let opened = self.op(clock, layer, column, |r| {
-            let mut y = ops::matmul(normed[r].view(), p(r).get(column_w).view());
-            ops::add_row(&mut y, p(r).get(column_b).view());
-            y
-        });
-        let inner = local(self, clock, opened);
-        let part = self.op(clock, layer, row, |r| {
-            ops::matmul(inner[r].view(), p(r).get(row_w).view())
-        });
-        let reduced = self.all_reduce(clock, layer, g, part)?;
-        Ok(self.op(clock, layer, bias_residual, |r| {
-            let mut y = &x[r] + &reduced[r];
-            ops::add_row(&mut y, p(r).get(bias).view());
-            y
-        }))
-    }
-
-    /// The engine's all-reduce over every rank's `[n, h]` partial.
-    fn all_reduce(
-        &mut self,
-        clock: &mut Clock,
-        layer: usize,
-        op: Op,
+        step: &Step,
         parts: Vec<Array2<T>>,
     ) -> Result<Vec<Array2<T>>, ServeError> {
-        self.group(layer, op);
-        let dim = parts[0].dim();
+        let Some((kind, algorithm)) = step.collective else {
+            return Err(program_error(step.op, "a collective"));
+        };
+        self.issued.push(Issued {
+            layer: step.layer,
+            op: step.op,
+            ranks: step.ranks.clone(),
+        });
+        let (rows, cols) = parts.first().map_or((0, 0), |p| p.dim());
+        let shape = |v: Vec<T>, dim: (usize, usize)| {
+            Array2::from_shape_vec(dim, v).map_err(|e| ServeError::Invalid(e.to_string()))
+        };
+        let bufs = |parts: Vec<Array2<T>>| -> Vec<Vec<T>> {
+            parts
+                .into_iter()
+                .map(|p| p.iter().copied().collect())
+                .collect()
+        };
         let t0 = Instant::now();
-        let mut bufs: Vec<Vec<T>> = parts
-            .into_iter()
-            .map(|p| p.iter().copied().collect())
-            .collect();
-        collectives::all_reduce_in_place(&mut bufs, self.algorithm)?;
+        let out = match kind {
+            CollectiveKind::Identity => return Ok(parts),
+            CollectiveKind::AllReduce => {
+                let mut b = bufs(parts);
+                collectives::all_reduce_in_place(&mut b, algorithm)?;
+                b.into_iter()
+                    .map(|v| shape(v, (rows, cols)))
+                    .collect::<Result<_, _>>()?
+            }
+            CollectiveKind::AllGather if rows == 1 => {
+                let gathered = collectives::all_gather(&bufs(parts), algorithm)?;
+                gathered
+                    .outputs
+                    .into_iter()
+                    .map(|v| {
+                        let len = v.len();
+                        shape(v, (1, len))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            other => {
+                return Err(ServeError::Invalid(format!(
+                    "the decoder has no {} for `{}`",
+                    other.name(),
+                    step.op
+                )))
+            }
+        };
         clock.collective_s += t0.elapsed().as_secs_f64();
-        bufs.into_iter()
-            .map(|v| Array2::from_shape_vec(dim, v).map_err(|e| ServeError::Invalid(e.to_string())))
-            .collect()
+        Ok(out)
     }
 
     /// Runs `ids` at the next positions through every rank (the prompt, or one token) and
@@ -528,10 +523,9 @@ impl<'m, T: Element> Decoder<'m, T> {
         }
         self.issued.clear();
         let mut clock = Clock::default();
-        let cfg = self.block.clone();
-        let vcfg = self.vcfg.clone();
+        let program = step_trace(self.model, self.tp, self.algorithm, n, self.len + n);
         let ranks = std::mem::take(&mut self.ranks);
-        let out = self.run_step(&ranks, &cfg, &vcfg, ids, &mut clock);
+        let out = self.walk(&ranks, &program, ids, &mut clock);
         self.ranks = ranks;
         let logits = out?;
         self.len += n;
@@ -542,132 +536,375 @@ impl<'m, T: Element> Decoder<'m, T> {
         })
     }
 
-    fn run_step(
+    /// The walk of the step's program ([`step_trace`]): one match arm per [`Op`], in the
+    /// program's order, each collective of the kind the program names. Nothing here lists the
+    /// step's ops a second time.
+    fn walk(
         &mut self,
         ranks: &[RankParams<T>],
-        cfg: &Config,
-        vcfg: &VocabConfig,
+        program: &Trace,
         ids: &[usize],
         clock: &mut Clock,
     ) -> Result<Vec<f64>, ServeError> {
+        use ParamKind as P;
         let n = ids.len();
         let tp = self.tp;
         let start = self.len;
+        let cfg = &program.config;
+        let vcfg = self.vcfg.clone();
         let (hp, kvp, d) = (
             cfg.heads_per_rank(),
             cfg.kv_heads_per_rank(),
             cfg.head_dim(),
         );
         let (qw, kw) = (hp * d, kvp * d);
-        // Embedding: each rank its rows, the all-reduce sums them; positions are replicated.
-        let partial = self.op(clock, 0, Op::EmbedLookup, |r| {
-            let range = vcfg.rank_range(r);
-            let mut x = Array2::<T>::zeros((n, cfg.hidden));
-            for (i, &id) in ids.iter().enumerate() {
-                if range.contains(&id) {
-                    x.row_mut(i).assign(&ranks[r].table.row(id - range.start));
+        let mut live = Live::<T>::default();
+        for step in steps(program, tp)? {
+            let (layer, op) = (step.layer, step.op);
+            let p = |r: usize| -> &LayerParams<T> { &ranks[r].layers[layer] };
+            match op {
+                // Each rank its vocabulary rows (zeros for ids it does not hold); `embed.g`
+                // sums them; the positions are replicated.
+                Op::EmbedLookup => {
+                    let e = self.op(clock, &step, |r| {
+                        let range = vcfg.rank_range(r);
+                        let mut x = Array2::<T>::zeros((n, cfg.hidden));
+                        for (i, &id) in ids.iter().enumerate() {
+                            if range.contains(&id) {
+                                x.row_mut(i).assign(&ranks[r].table.row(id - range.start));
+                            }
+                        }
+                        x
+                    });
+                    live.e = Some(e);
                 }
-            }
-            x
-        });
-        let embedded = self.all_reduce(clock, 0, Op::EmbedG, partial)?;
-        let mut x = self.op(clock, 0, Op::PosEmbed, |r| {
-            let mut y = embedded[r].clone();
-            for (i, mut row) in y.outer_iter_mut().enumerate() {
-                row += &ranks[r].pos.row(start + i);
-            }
-            y
-        });
-        for layer in 0..cfg.layers {
-            let attend = |dec: &mut Self, clock: &mut Clock, qkv: Vec<Array2<T>>| {
-                // Append the new K and V rows to each rank's cache (ranks own their caches).
-                let t0 = Instant::now();
-                for (r, q) in qkv.iter().enumerate() {
-                    let c = &mut dec.cache[r][layer];
-                    for row in q.outer_iter() {
-                        c.k.extend(row.slice(s![qw..qw + kw]).iter().copied());
-                        c.v.extend(row.slice(s![qw + kw..qw + 2 * kw]).iter().copied());
+                Op::EmbedG => {
+                    let e = take(&mut live.e, op, "E")?;
+                    live.e = Some(self.collective(clock, &step, e)?);
+                }
+                Op::PosEmbed => {
+                    let e = take(&mut live.e, op, "E")?;
+                    live.x = Some(self.op(clock, &step, |r| {
+                        let mut y = e[r].clone();
+                        for (i, mut row) in y.outer_iter_mut().enumerate() {
+                            row += &ranks[r].pos.row(start + i);
+                        }
+                        y
+                    }));
+                }
+                Op::Ln1 | Op::Ln2 => {
+                    let (src, w, b) = if op == Op::Ln1 {
+                        (peek(&live.x, op, "X")?, P::Ln1Weight, P::Ln1Bias)
+                    } else {
+                        (peek(&live.x1, op, "X1")?, P::Ln2Weight, P::Ln2Bias)
+                    };
+                    let normed = self.op(clock, &step, |r| {
+                        ops::layer_norm(src[r].view(), p(r).get(w).view(), p(r).get(b).view()).0
+                    });
+                    live.h = Some(normed);
+                }
+                // `f`: the identity forward.
+                Op::AttnF | Op::MlpF => {
+                    let h = take(&mut live.h, op, "H")?;
+                    live.h = Some(self.collective(clock, &step, h)?);
+                }
+                Op::Qkv | Op::Fc1 => {
+                    let h = peek(&live.h, op, "H")?;
+                    let (w, b) = if op == Op::Qkv {
+                        (P::QkvWeight, P::QkvBias)
+                    } else {
+                        (P::Fc1Weight, P::Fc1Bias)
+                    };
+                    let y = self.op(clock, &step, |r| {
+                        let mut y = ops::matmul(h[r].view(), p(r).get(w).view());
+                        ops::add_row(&mut y, p(r).get(b).view());
+                        y
+                    });
+                    if op == Op::Qkv {
+                        live.qkv = Some(y);
+                    } else {
+                        live.a = Some(y);
                     }
                 }
-                clock.compute_s += t0.elapsed().as_secs_f64();
-                let caches: Vec<&LayerKv<T>> = (0..tp).map(|r| &dec.cache[r][layer]).collect();
-                for r in 0..tp {
-                    dec.issued.push(Issued {
-                        layer,
-                        op: Op::AttnCore,
-                        ranks: vec![r],
-                    });
+                // The new rows' K and V columns appended to each rank's cache (ranks own their
+                // caches).
+                Op::KvAppend => {
+                    let qkv = peek(&live.qkv, op, "QKV")?;
+                    let t0 = Instant::now();
+                    for &r in &step.ranks {
+                        self.issued.push(Issued {
+                            layer,
+                            op,
+                            ranks: vec![r],
+                        });
+                        let c = &mut self.cache[r][layer];
+                        for row in qkv[r].outer_iter() {
+                            c.k.extend(row.slice(s![qw..qw + kw]).iter().copied());
+                            c.v.extend(row.slice(s![qw + kw..qw + 2 * kw]).iter().copied());
+                        }
+                    }
+                    clock.compute_s += t0.elapsed().as_secs_f64();
                 }
-                let t0 = Instant::now();
-                let out: Vec<Array2<T>> = (0..tp)
-                    .into_par_iter()
-                    .map(|r| cached_attention(qkv[r].view(), caches[r], start, hp, kvp, d))
-                    .collect();
-                clock.compute_s += t0.elapsed().as_secs_f64();
-                out
-            };
-            let x1 = self.run_half(clock, ranks, layer, &ATTENTION, &x, attend)?;
-            let gelu = |dec: &mut Self, clock: &mut Clock, fc1: Vec<Array2<T>>| {
-                dec.op(clock, layer, Op::Gelu, |r| ops::gelu(fc1[r].view()))
-            };
-            x = self.run_half(clock, ranks, layer, &MLP, &x1, gelu)?;
+                Op::AttnCore => {
+                    let qkv = take(&mut live.qkv, op, "QKV")?;
+                    let caches: Vec<&LayerKv<T>> = (0..tp).map(|r| &self.cache[r][layer]).collect();
+                    // The new rows' K and V must be in the cache (`attn.kv_append` before).
+                    if caches.iter().any(|c| c.k.len() < (start + n) * kw) {
+                        return Err(program_error(op, "the KV cache's new rows"));
+                    }
+                    for &r in &step.ranks {
+                        self.issued.push(Issued {
+                            layer,
+                            op,
+                            ranks: vec![r],
+                        });
+                    }
+                    let t0 = Instant::now();
+                    let out: Vec<Array2<T>> = step
+                        .ranks
+                        .par_iter()
+                        .map(|&r| cached_attention(qkv[r].view(), caches[r], start, hp, kvp, d))
+                        .collect();
+                    clock.compute_s += t0.elapsed().as_secs_f64();
+                    live.ctx = Some(out);
+                }
+                Op::Gelu => {
+                    let a = take(&mut live.a, op, "A")?;
+                    live.u = Some(self.op(clock, &step, |r| ops::gelu(a[r].view())));
+                }
+                Op::AttnOut | Op::Fc2 => {
+                    let (src, w) = if op == Op::AttnOut {
+                        (take(&mut live.ctx, op, "Ctx")?, P::OutWeight)
+                    } else {
+                        (take(&mut live.u, op, "U")?, P::Fc2Weight)
+                    };
+                    live.part = Some(self.op(clock, &step, |r| {
+                        ops::matmul(src[r].view(), p(r).get(w).view())
+                    }));
+                }
+                // `g`: the all-reduce of the row-parallel partial sums.
+                Op::AttnG | Op::MlpG => {
+                    let part = take(&mut live.part, op, "Z")?;
+                    live.part = Some(self.collective(clock, &step, part)?);
+                }
+                Op::AttnBiasResidual | Op::MlpBiasResidual => {
+                    let reduced = take(&mut live.part, op, "Z")?;
+                    let (res, bias) = if op == Op::AttnBiasResidual {
+                        (take(&mut live.x, op, "X")?, P::OutBias)
+                    } else {
+                        (take(&mut live.x1, op, "X1")?, P::Fc2Bias)
+                    };
+                    let y = self.op(clock, &step, |r| {
+                        let mut y = &res[r] + &reduced[r];
+                        ops::add_row(&mut y, p(r).get(bias).view());
+                        y
+                    });
+                    if op == Op::AttnBiasResidual {
+                        live.x = Some(res);
+                        live.x1 = Some(y);
+                    } else {
+                        live.x = Some(y);
+                    }
+                }
+                // The head runs on the last position only: that is all sampling needs.
+                Op::FinalLn => {
+                    let x = take(&mut live.x, op, "Y")?;
+                    live.hf = Some(self.op(clock, &step, |r| {
+                        let last = x[r].slice(s![n - 1..n, ..]);
+                        ops::layer_norm(last, ranks[r].lnf_w.view(), ranks[r].lnf_b.view()).0
+                    }));
+                }
+                Op::LmHead => {
+                    let z = take(&mut live.hf, op, "Hf")?;
+                    live.logits = Some(self.op(clock, &step, |r| {
+                        ops::matmul(z[r].view(), ranks[r].table.t())
+                    }));
+                }
+                Op::LogitsGather => {
+                    let local = take(&mut live.logits, op, "logits")?;
+                    live.logits = Some(self.collective(clock, &step, local)?);
+                }
+                // Training's ops and a learner's plan's moves are not in the decode program.
+                Op::CeLocal
+                | Op::CeMax
+                | Op::CeSumExp
+                | Op::CeTarget
+                | Op::CeBwd
+                | Op::LmHeadBwd
+                | Op::LmHeadFBwd
+                | Op::EmbedBwd
+                | Op::MlpBiasResidualBwd
+                | Op::MlpGBwd
+                | Op::Fc2Bwd
+                | Op::GeluBwd
+                | Op::MlpFBwdGather
+                | Op::Fc1Bwd
+                | Op::MlpFBwd
+                | Op::Ln2Bwd
+                | Op::AttnBiasResidualBwd
+                | Op::AttnGBwd
+                | Op::AttnOutBwd
+                | Op::AttnCoreBwd
+                | Op::AttnFBwdGather
+                | Op::QkvBwd
+                | Op::KvGrads
+                | Op::AttnFBwd
+                | Op::Ln1Bwd
+                | Op::SpGrads
+                | Op::XMove
+                | Op::H1Move
+                | Op::ZMove
+                | Op::H2Move
+                | Op::MMove
+                | Op::QkvMove
+                | Op::CtxMove
+                | Op::X1Move
+                | Op::AMove
+                | Op::UMove
+                | Op::YMove
+                | Op::QkvBias
+                | Op::OutBias
+                | Op::Fc1Bias
+                | Op::Fc2Bias
+                | Op::QkvBiasBwd
+                | Op::OutBiasBwd
+                | Op::Fc1BiasBwd
+                | Op::Fc2BiasBwd
+                | Op::YMoveBwd
+                | Op::UMoveBwd
+                | Op::AMoveBwd
+                | Op::X1MoveBwd
+                | Op::CtxMoveBwd
+                | Op::QkvMoveBwd
+                | Op::XMoveBwd
+                | Op::H1MoveBwd
+                | Op::ZMoveBwd
+                | Op::H2MoveBwd
+                | Op::MMoveBwd
+                | Op::ParamGradGather => {
+                    return Err(ServeError::Invalid(format!(
+                        "`{op}` ({}) is not an op of the decode step",
+                        op.label()
+                    )))
+                }
+            }
         }
-        let last_layer = cfg.layers.saturating_sub(1);
-        // The head runs on the last position only: that is all sampling needs.
-        let z = self.op(clock, last_layer, Op::FinalLn, |r| {
-            let last = x[r].slice(s![n - 1..n, ..]);
-            ops::layer_norm(last, ranks[r].lnf_w.view(), ranks[r].lnf_b.view()).0
-        });
-        let local = self.op(clock, last_layer, Op::LmHead, |r| {
-            ops::matmul(z[r].view(), ranks[r].table.t())
-        });
-        self.group(last_layer, Op::LogitsGather);
-        let t0 = Instant::now();
-        let bufs: Vec<Vec<T>> = local
-            .into_iter()
-            .map(|p| p.iter().copied().collect())
-            .collect();
-        let algorithm = crate::trace::gather_scatter_algorithm(&Config {
-            algorithm: self.algorithm,
-            ..cfg.clone()
-        });
-        let gathered = collectives::all_gather(&bufs, algorithm)?;
-        clock.collective_s += t0.elapsed().as_secs_f64();
         // Every rank holds the whole padded row; drop the padding.
+        let gathered = take(&mut live.logits, Op::LogitsGather, "logits")?;
+        let row = gathered
+            .first()
+            .ok_or_else(|| program_error(Op::LogitsGather, "logits"))?;
         let mut logits = Vec::with_capacity(self.model.vocab());
         for r in 0..tp {
             let real = vcfg.real_range(r).len();
-            let row = &gathered.outputs[0][r * vcfg.rows_per_rank()..];
-            logits.extend(row[..real].iter().map(|&v| v.to_f64()));
+            let from = r * vcfg.rows_per_rank();
+            logits.extend(row.iter().skip(from).take(real).map(|&v| v.to_f64()));
         }
         Ok(logits)
     }
 }
 
-/// One half of a block as the decoder runs it: its forward ops, in order ([`Op::ATTENTION_HALF`],
-/// [`Op::MLP_HALF`]), and its parameters: the LayerNorm's weight and bias, the column-parallel
-/// linear's weight and bias, the row-parallel linear's weight, and the bias added with the
-/// residual.
-struct Half {
-    ops: [Op; 7],
-    params: [ParamKind; 6],
+/// One step of the walk: a compute op on every rank (the program's per-rank events of it), or
+/// one collective.
+#[derive(Debug, Clone)]
+struct Step {
+    layer: usize,
+    op: Op,
+    ranks: Vec<usize>,
+    collective: Option<(CollectiveKind, Algorithm)>,
 }
 
-const ATTENTION: Half = {
-    use ParamKind::*;
-    Half {
-        ops: Op::ATTENTION_HALF,
-        params: [Ln1Weight, Ln1Bias, QkvWeight, QkvBias, OutWeight, OutBias],
+/// The program's events grouped into [`Step`]s, in issue order. **Errors** if a compute op
+/// does not run on every rank `0..tp` in order (the decoder runs them side by side).
+fn steps(program: &Trace, tp: usize) -> Result<Vec<Step>, ServeError> {
+    let mut out: Vec<Step> = Vec::new();
+    for e in &program.events {
+        let collective = match e.kind {
+            EventKind::Collective {
+                kind, algorithm, ..
+            } => Some((kind, algorithm)),
+            EventKind::Compute { .. } => None,
+        };
+        if let Some(last) = out.last_mut() {
+            if collective.is_none()
+                && last.collective.is_none()
+                && (last.layer, last.op) == (e.layer, e.op)
+            {
+                last.ranks.extend(&e.ranks);
+                continue;
+            }
+        }
+        out.push(Step {
+            layer: e.layer,
+            op: e.op,
+            ranks: e.ranks.clone(),
+            collective,
+        });
     }
-};
+    let all: Vec<usize> = (0..tp).collect();
+    if let Some(s) = out.iter().find(|s| s.ranks != all) {
+        return Err(ServeError::Invalid(format!(
+            "the decode program runs `{}` on ranks {:?}; the decoder runs every op on all {tp}",
+            s.op, s.ranks
+        )));
+    }
+    Ok(out)
+}
 
-const MLP: Half = {
-    use ParamKind::*;
-    Half {
-        ops: Op::MLP_HALF,
-        params: [Ln2Weight, Ln2Bias, Fc1Weight, Fc1Bias, Fc2Weight, Fc2Bias],
+/// Each rank's tensors between the ops of a step, named as in the program
+/// ([`crate::block::decode::DecodeTensor`]); `None` until an op writes them.
+struct Live<T> {
+    /// `E`: the looked-up embeddings, partial until `embed.g`.
+    e: Option<Vec<Array2<T>>>,
+    /// `X`, the block input (after a block, `Y`).
+    x: Option<Vec<Array2<T>>>,
+    /// `H1` or `H2`, a LayerNorm's output.
+    h: Option<Vec<Array2<T>>>,
+    qkv: Option<Vec<Array2<T>>>,
+    ctx: Option<Vec<Array2<T>>>,
+    /// `Z` or `M`: a row-parallel product, partial until `g` sums it.
+    part: Option<Vec<Array2<T>>>,
+    x1: Option<Vec<Array2<T>>>,
+    a: Option<Vec<Array2<T>>>,
+    u: Option<Vec<Array2<T>>>,
+    hf: Option<Vec<Array2<T>>>,
+    /// The rank's logit columns, then the gathered row.
+    logits: Option<Vec<Array2<T>>>,
+}
+
+impl<T> Default for Live<T> {
+    fn default() -> Self {
+        Self {
+            e: None,
+            x: None,
+            h: None,
+            qkv: None,
+            ctx: None,
+            part: None,
+            x1: None,
+            a: None,
+            u: None,
+            hf: None,
+            logits: None,
+        }
     }
-};
+}
+
+fn program_error(op: Op, tensor: &str) -> ServeError {
+    ServeError::Invalid(format!(
+        "the decode program's `{op}` reads {tensor} before an op wrote it"
+    ))
+}
+
+/// Takes a tensor out of the walk's state.
+fn take<V>(slot: &mut Option<V>, op: Op, tensor: &str) -> Result<V, ServeError> {
+    slot.take().ok_or_else(|| program_error(op, tensor))
+}
+
+/// Borrows a tensor of the walk's state.
+fn peek<'a, V>(slot: &'a Option<V>, op: Op, tensor: &str) -> Result<&'a V, ServeError> {
+    slot.as_ref().ok_or_else(|| program_error(op, tensor))
+}
 
 /// The logits and times of one [`Decoder::step`].
 #[derive(Debug, Clone, PartialEq)]
@@ -865,10 +1102,12 @@ pub fn compare(got: &Generation, want: &Generation, tolerance: &Tolerance) -> Co
     }
 }
 
-/// The events of one serving step on `tp` ranks: `new_tokens` rows at positions ending at
-/// `context` (the cache length after the step), in issue order, as the engine's [`Trace`] (layer
-/// numbers as in training; the embedding on layer 0, the head on the last layer). Times are
-/// proportional until a cost model is applied ([`crate::cost::apply_to_trace`]).
+/// The program of one serving step on `tp` ranks ([`crate::block::decode::program`]):
+/// `new_tokens` rows at positions ending at `context` (the cache length after the step), every
+/// op and collective in issue order with its tensors' placements, as the engine's [`Trace`]
+/// (layer numbers as in training; the embedding on layer 0, the head on the last layer). The
+/// [`Decoder`] and the CUDA decode walk it. Times are proportional until a cost model is applied
+/// ([`crate::cost::apply_to_trace`]).
 pub fn step_trace<T: Element>(
     model: &TinyModel<T>,
     tp: usize,
@@ -876,249 +1115,11 @@ pub fn step_trace<T: Element>(
     new_tokens: usize,
     context: usize,
 ) -> Trace {
-    let dtype = model.cfg.dtype;
     let cfg = Config {
         algorithm,
         ..model.block(tp, new_tokens)
     };
-    let vcfg = model.vocab_cfg(tp, algorithm);
-    let e = dtype.size_bytes() as u64;
-    let (n, h) = (new_tokens as u64, cfg.hidden as u64);
-    let tpn = tp.max(1);
-    let (hp, kvp, d) = (
-        cfg.heads_per_rank(),
-        cfg.kv_heads_per_rank(),
-        cfg.head_dim(),
-    );
-    // Per rank: QKV columns, FFN columns, attention width; vocabulary rows.
-    let (qc, fr, hr) = (cfg.qkv_cols_per_rank(), cfg.ffn_per_rank(), hp * d);
-    let vr = vcfg.rows_per_rank() as u64;
-    let ctx = context as u64;
-    let nt = new_tokens;
-    let mut events: Vec<Event> = Vec::new();
-    let push = |events: &mut Vec<Event>,
-                layer: usize,
-                op: Op,
-                kind: EventKind,
-                ranks: Vec<usize>,
-                inputs: Vec<[usize; 2]>,
-                output: [usize; 2],
-                flops: u64,
-                bytes: u64,
-                sent: u64| {
-        events.push(Event {
-            index: events.len(),
-            layer,
-            pass: Pass::Forward,
-            op,
-            kind,
-            ranks,
-            inputs,
-            output,
-            flops,
-            bytes,
-            bytes_sent_per_rank: sent,
-            conjugate: op.conjugate(),
-            reads: Vec::new(),
-            writes: Vec::new(),
-            timing: Timing::default(),
-            measured: None,
-        });
-    };
-    let compute = |events: &mut Vec<Event>,
-                   layer: usize,
-                   op: Op,
-                   parallel: Parallel,
-                   inputs: Vec<[usize; 2]>,
-                   output: [usize; 2],
-                   work: Work| {
-        let Some(compute) = op.compute() else {
-            return;
-        };
-        for r in 0..tpn {
-            push(
-                events,
-                layer,
-                op,
-                EventKind::Compute {
-                    op: compute,
-                    parallel,
-                },
-                vec![r],
-                inputs.clone(),
-                output,
-                work.flops,
-                work.elems * e,
-                0,
-            );
-        }
-    };
-    let collective = |events: &mut Vec<Event>,
-                      layer: usize,
-                      op: Op,
-                      kind: CollectiveKind,
-                      input: [usize; 2],
-                      output: [usize; 2]| {
-        let elems = (output[0] * output[1]) as u64;
-        let payload = elems * e;
-        let algo = match kind {
-            CollectiveKind::AllGather => crate::trace::gather_scatter_algorithm(&cfg),
-            _ => algorithm,
-        };
-        // The trace's one account of a collective's costs, from the collectives' schedules.
-        let (steps, sent, flops) = crate::trace::collective_costs(kind, algo, tpn, elems, e);
-        push(
-            events,
-            layer,
-            op,
-            EventKind::Collective {
-                kind,
-                algorithm: algo,
-                steps,
-            },
-            (0..tpn).collect(),
-            vec![input],
-            output,
-            flops,
-            payload,
-            sent,
-        );
-    };
-    let x = [nt, cfg.hidden];
-    compute(
-        &mut events,
-        0,
-        Op::EmbedLookup,
-        Parallel::Row,
-        vec![[nt, 1], [vcfg.rows_per_rank(), cfg.hidden]],
-        x,
-        Work {
-            flops: 0,
-            elems: 2 * n * h,
-        },
-    );
-    collective(&mut events, 0, Op::EmbedG, CollectiveKind::AllReduce, x, x);
-    compute(
-        &mut events,
-        0,
-        Op::PosEmbed,
-        Parallel::Replicated,
-        vec![x, [nt, cfg.hidden]],
-        x,
-        Work {
-            flops: n * h,
-            elems: 3 * n * h,
-        },
-    );
-    // Each new row's query heads read the cache up to its position: on average
-    // `ctx − (n−1)/2` positions; K and V of the rank's KV heads for every cached position.
-    let keys = n * ctx - n * (n - 1) / 2;
-    let kv_w = (kvp * d) as u64;
-    let attention = Work {
-        flops: work::attention_flops(hp as u64, keys, d as u64),
-        elems: n * qc as u64 + 2 * ctx * kv_w + n * hr as u64,
-    };
-    // Each half of a block, as Megatron-LM splits both: LayerNorm; `f` (the identity forward); a
-    // column-parallel linear to `cols` columns a rank (bias included); the local op on
-    // `local_inputs`, `width` columns out, doing `local`; the row-parallel linear back to the
-    // hidden width; `g` (the all-reduce); bias and residual.
-    let attention_inputs = vec![[nt, qc], [context, 2 * kvp * d]];
-    let gelu = work::gelu(n, fr as u64);
-    let halves = [
-        (Op::ATTENTION_HALF, qc, attention_inputs, hr, attention),
-        (Op::MLP_HALF, fr, vec![[nt, fr]], fr, gelu),
-    ];
-    for layer in 0..cfg.layers {
-        for (half_ops, cols, local_inputs, width, local) in halves.clone() {
-            let [ln, f, column, core, row, g, residual] = half_ops;
-            let hidden = cfg.hidden;
-            compute(
-                &mut events,
-                layer,
-                ln,
-                Parallel::Replicated,
-                vec![x, [1, hidden]],
-                x,
-                work::layer_norm(n, h),
-            );
-            collective(&mut events, layer, f, CollectiveKind::Identity, x, x);
-            compute(
-                &mut events,
-                layer,
-                column,
-                Parallel::Column,
-                vec![x, [hidden, cols]],
-                [nt, cols],
-                work::linear(n, h, cols as u64, true),
-            );
-            compute(
-                &mut events,
-                layer,
-                core,
-                Parallel::Local,
-                local_inputs,
-                [nt, width],
-                local,
-            );
-            compute(
-                &mut events,
-                layer,
-                row,
-                Parallel::Row,
-                vec![[nt, width], [width, hidden]],
-                x,
-                work::linear(n, width as u64, h, false),
-            );
-            collective(&mut events, layer, g, CollectiveKind::AllReduce, x, x);
-            compute(
-                &mut events,
-                layer,
-                residual,
-                Parallel::Replicated,
-                vec![x, x, [1, hidden]],
-                x,
-                work::bias_residual(n, h),
-            );
-        }
-    }
-    let last = cfg.layers.saturating_sub(1);
-    let one = [1, cfg.hidden];
-    compute(
-        &mut events,
-        last,
-        Op::FinalLn,
-        Parallel::Replicated,
-        vec![one, one],
-        one,
-        work::layer_norm(1, h),
-    );
-    compute(
-        &mut events,
-        last,
-        Op::LmHead,
-        Parallel::Column,
-        vec![one, [vr as usize, cfg.hidden]],
-        [1, vr as usize],
-        work::linear(1, h, vr, false),
-    );
-    collective(
-        &mut events,
-        last,
-        Op::LogitsGather,
-        CollectiveKind::AllGather,
-        [1, vr as usize],
-        [1, vcfg.padded_vocab()],
-    );
-    let mut trace = Trace {
-        config: cfg,
-        events,
-        time_source: TimeSource::Proportional,
-    };
-    trace.assign_times(
-        TimeSource::Proportional,
-        crate::trace::proportional_duration_s,
-    );
-    trace
+    crate::block::decode::program(&cfg, &model.vocab_cfg(tp, algorithm), context)
 }
 
 /// The traces of a whole generation: the prefill of `prompt` tokens, then one per decoded token.
@@ -1391,5 +1392,73 @@ impl<T: Element> TinyModel<T> {
     /// The model tplab ships ([`SHIPPED_TINY`]).
     pub fn shipped() -> Result<Self, ServeError> {
         Self::from_safetensors(SHIPPED_TINY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::check::check_placements_from;
+
+    fn tiny(kv_heads: Option<usize>) -> TinyModel<f64> {
+        TinyModel::random(&TrainConfig {
+            hidden: 32,
+            heads: 4,
+            kv_heads,
+            ffn: 64,
+            seq: 24,
+            layers: 2,
+            ..tiny_serving_config(kv_heads, DType::F64)
+        })
+    }
+
+    /// The decoder runs exactly its step's program, event by event, and that program's
+    /// placements are consistent (the KV cache split by KV heads, replicated past them).
+    #[test]
+    fn the_decoder_walks_the_step_program_and_its_placements_check() {
+        for kv in [None, Some(2), Some(1)] {
+            let model = tiny(kv);
+            let ids = model.encode("Tensor").unwrap_or_default();
+            for tp in [1, 2, 4] {
+                let mut dec = Decoder::new(&model, tp, Algorithm::Ring).expect("splits");
+                for (step, n) in [(0, ids.len()), (1, 1), (2, 1)] {
+                    let context = dec.len() + n;
+                    dec.step(&ids[..n]).expect("runs");
+                    let program = step_trace(&model, tp, Algorithm::Ring, n, context);
+                    let want: Vec<Issued> = program
+                        .events
+                        .iter()
+                        .map(|e| Issued {
+                            layer: e.layer,
+                            op: e.op,
+                            ranks: e.ranks.clone(),
+                        })
+                        .collect();
+                    assert_eq!(dec.issued, want, "kv={kv:?} tp={tp} step {step}");
+                    let appends = want.iter().filter(|i| i.op == Op::KvAppend).count();
+                    assert_eq!(appends, tp * model.cfg.layers);
+                    let cfg = &program.config;
+                    let vcfg = model.vocab_cfg(tp, Algorithm::Ring);
+                    let inputs = crate::block::decode::inputs(cfg, &vcfg, context);
+                    if let Err(e) = check_placements_from(&program, &inputs) {
+                        panic!("kv={kv:?} tp={tp} step {step}: {e}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A program without the cache append is refused by the walk, not run on a short cache.
+    #[test]
+    fn a_program_without_the_append_is_refused() {
+        let model = tiny(Some(2));
+        let mut dec = Decoder::new(&model, 2, Algorithm::Ring).expect("splits");
+        let mut program = step_trace(&model, 2, Algorithm::Ring, 3, 3);
+        program.events.retain(|e| e.op != Op::KvAppend);
+        let ranks = std::mem::take(&mut dec.ranks);
+        let err = dec
+            .walk(&ranks, &program, &[1, 2, 3], &mut Clock::default())
+            .expect_err("refused");
+        assert!(err.to_string().contains("KV cache"), "{err}");
     }
 }

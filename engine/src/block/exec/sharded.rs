@@ -1139,8 +1139,8 @@ fn walk<'a, T: Element>(
                 }
             }
             Op::SpGrads => ex.sp_grads_all_reduce(&mut grads, layer)?,
-            // The vocabulary-parallel ends are not part of the block program
-            // ([`crate::vocab`] runs them).
+            // The vocabulary-parallel ends and the decode step's cache append are not part of
+            // the block program ([`crate::vocab`] and [`crate::serve::Decoder`] run them).
             Op::EmbedLookup
             | Op::EmbedG
             | Op::LmHead
@@ -1154,7 +1154,8 @@ fn walk<'a, T: Element>(
             | Op::EmbedBwd
             | Op::PosEmbed
             | Op::FinalLn
-            | Op::LogitsGather => {
+            | Op::LogitsGather
+            | Op::KvAppend => {
                 return Err(CollectiveError::ProgramOrder {
                     op: op.name(),
                     tensor: "a block tensor (this op is not part of the block program)",

@@ -5,11 +5,16 @@
 //! LayerNorm, fc1, GeLU, fc2, `mlp.g` (all-reduce), bias and residual; then the final LayerNorm
 //! of the last position, its logits over the rank's vocabulary rows and their all-gather.
 //! Rank 0's gathered row is read back and sampled on the host by the engine's `serve::sample`.
+//!
+//! The sequence is not written here: each step walks the engine's program of it
+//! (`serve::step_trace`, the events the CPU decoder walks and the cost model prices), one match
+//! arm per op, each rank's launches on its own stream.
 
 use super::*;
 use crate::decode::{DecodeLayout, DecodeOptions, StepTime};
 use std::time::Instant;
-use tplab_engine::serve::{Generation, Phase, StepRecord, TinyModel};
+use tplab_engine::collectives::Algorithm;
+use tplab_engine::serve::{self, Generation, Phase, StepRecord, TinyModel};
 
 /// What the device produced: the generation and each step's measured times.
 pub(crate) struct DecodeRun {
@@ -68,6 +73,39 @@ enum Site {
     X,
     Z,
     Logits,
+}
+
+/// One step of the walk: a compute op on every rank (the program's per-rank events of it), or
+/// one collective (with its kind).
+#[derive(Debug, Clone)]
+struct DecodeStep {
+    layer: usize,
+    op: Op,
+    collective: Option<CollectiveKind>,
+}
+
+/// The program's events grouped into [`DecodeStep`]s, in issue order.
+fn decode_steps(program: &Trace) -> Vec<DecodeStep> {
+    let mut out: Vec<DecodeStep> = Vec::new();
+    for e in &program.events {
+        let collective = match e.kind {
+            EventKind::Collective { kind, .. } => Some(kind),
+            EventKind::Compute { .. } => None,
+        };
+        let same = out.last().is_some_and(|last| {
+            collective.is_none()
+                && last.collective.is_none()
+                && (last.layer, last.op) == (e.layer, e.op)
+        });
+        if !same {
+            out.push(DecodeStep {
+                layer: e.layer,
+                op: e.op,
+                collective,
+            });
+        }
+    }
+    out
 }
 
 pub(crate) fn decode(
@@ -281,9 +319,46 @@ impl Decoder {
         Ok(())
     }
 
-    /// One step: `ids` at positions `start..`; returns the real logits of the last position and
-    /// the step's measured times.
-    fn step(&mut self, ids: &[usize], start: usize) -> Result<(Vec<f64>, StepTime), GpuError> {
+    /// The collective of `step` on `site` (`len` elements), of the kind the program names:
+    /// nothing for the identity (`f`), else the next timed collective of the step.
+    fn collective_step(
+        &mut self,
+        step: &DecodeStep,
+        site: Site,
+        len: usize,
+        ci: &mut usize,
+    ) -> Result<(), GpuError> {
+        let want = match site {
+            Site::X | Site::Z => CollectiveKind::AllReduce,
+            Site::Logits => CollectiveKind::AllGather,
+        };
+        match step.collective {
+            Some(CollectiveKind::Identity) => Ok(()),
+            Some(kind) if kind == want && *ci < self.coll_evs.len() => {
+                self.collective(site, len, *ci)?;
+                *ci += 1;
+                Ok(())
+            }
+            other => Err(GpuError::Unsupported(format!(
+                "the GPU decode has no {} for `{}` (collective {} of {})",
+                other.map_or("compute op", |k| k.name()),
+                step.op,
+                *ci + 1,
+                self.coll_evs.len()
+            ))),
+        }
+    }
+
+    /// One step: walks `program` (the engine's decode-step program, `serve::step_trace`, for
+    /// `ids` at positions `start..`) event by event, one match arm per op, each rank's launches
+    /// on its own stream; returns the real logits of the last position and the step's measured
+    /// times.
+    fn step(
+        &mut self,
+        program: &Trace,
+        ids: &[usize],
+        start: usize,
+    ) -> Result<(Vec<f64>, StepTime), GpuError> {
         let wall = Instant::now();
         let lay = self.lay.clone();
         let (n, h, qc, fr) = (ids.len(), lay.h, lay.qc, lay.fr);
@@ -311,112 +386,168 @@ impl Decoder {
                 }
             }
         }
-        for (r, (rk, b)) in self.ranks.iter().zip(&self.b).enumerate() {
-            rk.stream.memcpy_htod(&host_ids, &mut self.ids[r])?;
-            let (pid, _sync) = self.ids[r].device_ptr(&rk.stream);
-            rk.embed(Embed::Lookup, pid, b.table, b.x, n, h, r * lay.vr, lay.vr)?;
-        }
-        let mut ci = 0;
-        self.collective(Site::X, n * h, ci)?;
-        ci += 1;
-        for (rk, b) in self.ranks.iter().zip(&self.b) {
-            rk.launch(
-                "add_inplace",
-                launch::elementwise(n * h),
-                &[
-                    KArg::Ptr(rk.addr(b.x)),
-                    KArg::Ptr(rk.addr(b.pos) + (start * h * 4) as u64),
-                    KArg::I64((n * h) as i64),
-                ],
-            )?;
-        }
         use ParamKind as P;
         let scale = 1.0 / (lay.d as f32).sqrt();
         let attn = launch::cached_attention(n, lay.hp, start + n).map_err(GpuError::Unsupported)?;
-        // LayerNorm of the step's rows into `xn`, then the column-parallel projection of `xn`
-        // into `y` (`cols` columns with their bias), as in both halves of a layer.
-        let ln_col_linear =
-            |rk: &Rank<f32>, b: &DBufs, l: usize, x, [lw, lb, cw, cb]: [P; 4], y, cols| {
-                let w = |k: P| b.w[l][widx(k)];
-                rk.ln_fwd(x, w(lw), w(lb), b.xn, b.stats[0], b.stats[1], n, h)?;
-                rk.linear(b.xn, w(cw), Some(w(cb)), y, n, h, cols)
-            };
-        for l in 0..lay.layers {
-            for (rk, b) in self.ranks.iter().zip(&self.b) {
-                let w = |k: P| b.w[l][widx(k)];
-                let qkv = [P::Ln1Weight, P::Ln1Bias, P::QkvWeight, P::QkvBias];
-                ln_col_linear(rk, b, l, b.x, qkv, b.qkv, qc)?;
-                rk.launch(
-                    "kv_append",
-                    launch::elementwise(n * kw),
-                    &[
-                        KArg::Ptr(rk.addr(b.qkv)),
-                        KArg::Ptr(rk.addr(b.kc[l])),
-                        KArg::Ptr(rk.addr(b.vc[l])),
-                        KArg::I32(n as i32),
-                        KArg::I32(qc as i32),
-                        KArg::I32(hr as i32),
-                        KArg::I32(kw as i32),
-                        KArg::I32(start as i32),
-                    ],
-                )?;
-                rk.launch(
-                    "cached_attention",
-                    attn,
-                    &[
-                        KArg::Ptr(rk.addr(b.qkv)),
-                        KArg::Ptr(rk.addr(b.kc[l])),
-                        KArg::Ptr(rk.addr(b.vc[l])),
-                        KArg::Ptr(rk.addr(b.actx)),
-                        KArg::I32(lay.hp as i32),
-                        KArg::I32(lay.kvp as i32),
-                        KArg::I32(lay.d as i32),
-                        KArg::I32(qc as i32),
-                        KArg::I32(start as i32),
-                        KArg::F32(scale),
-                    ],
-                )?;
-                rk.linear(b.actx, w(P::OutWeight), None, b.z, n, hr, h)?;
+        let mut ci = 0;
+        for step in decode_steps(program) {
+            let l = step.layer;
+            if l >= lay.layers {
+                return Err(GpuError::Unsupported(format!(
+                    "the decode program's `{}` is on layer {l} of {}",
+                    step.op, lay.layers
+                )));
             }
-            self.collective(Site::Z, n * h, ci)?;
-            ci += 1;
-            for (rk, b) in self.ranks.iter().zip(&self.b) {
-                let w = |k: P| b.w[l][widx(k)];
-                rk.bias_residual(b.x, b.z, w(P::OutBias), b.x1, n, h)?;
-                let fc1 = [P::Ln2Weight, P::Ln2Bias, P::Fc1Weight, P::Fc1Bias];
-                ln_col_linear(rk, b, l, b.x1, fc1, b.a, fr)?;
-                rk.gelu(b.a, b.u, n * fr)?;
-                rk.linear(b.u, w(P::Fc2Weight), None, b.z, n, fr, h)?;
-            }
-            self.collective(Site::Z, n * h, ci)?;
-            ci += 1;
-            for (rk, b) in self.ranks.iter().zip(&self.b) {
-                let w = |k: P| b.w[l][widx(k)];
-                rk.bias_residual(b.x1, b.z, w(P::Fc2Bias), b.x, n, h)?;
+            let w = |b: &DBufs, k: P| b.w[l][widx(k)];
+            match step.op {
+                // Each rank its vocabulary rows (zeros for ids it does not hold).
+                Op::EmbedLookup => {
+                    for (r, (rk, b)) in self.ranks.iter().zip(&self.b).enumerate() {
+                        rk.stream.memcpy_htod(&host_ids, &mut self.ids[r])?;
+                        let (pid, _sync) = self.ids[r].device_ptr(&rk.stream);
+                        rk.embed(Embed::Lookup, pid, b.table, b.x, n, h, r * lay.vr, lay.vr)?;
+                    }
+                }
+                Op::EmbedG => self.collective_step(&step, Site::X, n * h, &mut ci)?,
+                Op::PosEmbed => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.launch(
+                            "add_inplace",
+                            launch::elementwise(n * h),
+                            &[
+                                KArg::Ptr(rk.addr(b.x)),
+                                KArg::Ptr(rk.addr(b.pos) + (start * h * 4) as u64),
+                                KArg::I64((n * h) as i64),
+                            ],
+                        )?;
+                    }
+                }
+                Op::Ln1 | Op::Ln2 => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        let (x, lw, lb) = if step.op == Op::Ln1 {
+                            (b.x, P::Ln1Weight, P::Ln1Bias)
+                        } else {
+                            (b.x1, P::Ln2Weight, P::Ln2Bias)
+                        };
+                        rk.ln_fwd(x, w(b, lw), w(b, lb), b.xn, b.stats[0], b.stats[1], n, h)?;
+                    }
+                }
+                // `f`: the identity forward.
+                Op::AttnF | Op::MlpF => self.collective_step(&step, Site::X, n * h, &mut ci)?,
+                Op::Qkv => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        let (cw, cb) = (w(b, P::QkvWeight), w(b, P::QkvBias));
+                        rk.linear(b.xn, cw, Some(cb), b.qkv, n, h, qc)?;
+                    }
+                }
+                Op::KvAppend => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.launch(
+                            "kv_append",
+                            launch::elementwise(n * kw),
+                            &[
+                                KArg::Ptr(rk.addr(b.qkv)),
+                                KArg::Ptr(rk.addr(b.kc[l])),
+                                KArg::Ptr(rk.addr(b.vc[l])),
+                                KArg::I32(n as i32),
+                                KArg::I32(qc as i32),
+                                KArg::I32(hr as i32),
+                                KArg::I32(kw as i32),
+                                KArg::I32(start as i32),
+                            ],
+                        )?;
+                    }
+                }
+                Op::AttnCore => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.launch(
+                            "cached_attention",
+                            attn,
+                            &[
+                                KArg::Ptr(rk.addr(b.qkv)),
+                                KArg::Ptr(rk.addr(b.kc[l])),
+                                KArg::Ptr(rk.addr(b.vc[l])),
+                                KArg::Ptr(rk.addr(b.actx)),
+                                KArg::I32(lay.hp as i32),
+                                KArg::I32(lay.kvp as i32),
+                                KArg::I32(lay.d as i32),
+                                KArg::I32(qc as i32),
+                                KArg::I32(start as i32),
+                                KArg::F32(scale),
+                            ],
+                        )?;
+                    }
+                }
+                Op::AttnOut => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.linear(b.actx, w(b, P::OutWeight), None, b.z, n, hr, h)?;
+                    }
+                }
+                // `g`: the all-reduce of the row-parallel partial sums.
+                Op::AttnG | Op::MlpG => self.collective_step(&step, Site::Z, n * h, &mut ci)?,
+                Op::AttnBiasResidual => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.bias_residual(b.x, b.z, w(b, P::OutBias), b.x1, n, h)?;
+                    }
+                }
+                Op::Fc1 => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        let (cw, cb) = (w(b, P::Fc1Weight), w(b, P::Fc1Bias));
+                        rk.linear(b.xn, cw, Some(cb), b.a, n, h, fr)?;
+                    }
+                }
+                Op::Gelu => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.gelu(b.a, b.u, n * fr)?;
+                    }
+                }
+                Op::Fc2 => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.linear(b.u, w(b, P::Fc2Weight), None, b.z, n, fr, h)?;
+                    }
+                }
+                Op::MlpBiasResidual => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.bias_residual(b.x1, b.z, w(b, P::Fc2Bias), b.x, n, h)?;
+                    }
+                }
+                // The head runs on the last position only.
+                Op::FinalLn => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        // SAFETY: `x` holds at least n rows of h f32 values, `last` h of them.
+                        unsafe {
+                            cudarc::driver::result::memcpy_dtod_async(
+                                rk.addr(b.last),
+                                rk.addr(b.x) + ((n - 1) * h * 4) as u64,
+                                h * 4,
+                                rk.stream.cu_stream(),
+                            )
+                        }?;
+                        rk.ln_fwd(
+                            b.last, b.lnf[0], b.lnf[1], b.zf, b.stats[0], b.stats[1], 1, h,
+                        )?;
+                    }
+                }
+                Op::LmHead => {
+                    for (rk, b) in self.ranks.iter().zip(&self.b) {
+                        rk.gemm(
+                            &RowGemm::plain(1, lay.vr, h, false, true),
+                            (b.zf, 0),
+                            (b.table, 0),
+                            (b.logits, 0),
+                        )?;
+                    }
+                }
+                Op::LogitsGather => self.collective_step(&step, Site::Logits, lay.vr, &mut ci)?,
+                // Training's ops and a learner's plan's moves are not in the decode program.
+                other => {
+                    return Err(GpuError::Unsupported(format!(
+                        "`{other}` ({}) is not an op of the decode step",
+                        other.label()
+                    )))
+                }
             }
         }
-        for (rk, b) in self.ranks.iter().zip(&self.b) {
-            // SAFETY: `x` holds at least n rows of h f32 values, `last` h of them.
-            unsafe {
-                cudarc::driver::result::memcpy_dtod_async(
-                    rk.addr(b.last),
-                    rk.addr(b.x) + ((n - 1) * h * 4) as u64,
-                    h * 4,
-                    rk.stream.cu_stream(),
-                )
-            }?;
-            rk.ln_fwd(
-                b.last, b.lnf[0], b.lnf[1], b.zf, b.stats[0], b.stats[1], 1, h,
-            )?;
-            rk.gemm(
-                &RowGemm::plain(1, lay.vr, h, false, true),
-                (b.zf, 0),
-                (b.table, 0),
-                (b.logits, 0),
-            )?;
-        }
-        self.collective(Site::Logits, lay.vr, ci)?;
-        ci += 1;
         let ts = self.timing_stream();
         self.t1.record(&ts)?;
         self.t1.synchronize()?;
@@ -453,7 +584,15 @@ impl Decoder {
         let mut steps = Vec::with_capacity(opts.tokens);
         let mut times = Vec::with_capacity(opts.tokens);
         for i in 0..opts.tokens {
-            let (logits, time) = self.step(&next, len)?;
+            // The step's program: what this walk runs, and what the cost model prices.
+            let program = serve::step_trace(
+                model,
+                self.lay.tp,
+                Algorithm::Ring,
+                next.len(),
+                len + next.len(),
+            );
+            let (logits, time) = self.step(&program, &next, len)?;
             let token = tplab_engine::serve::sample(&logits, opts.sampling, i);
             let position = len;
             len += next.len();
@@ -505,5 +644,40 @@ impl Decoder {
             devices,
             mode,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk's steps are the program's ops in order, one per op and layer, and its timed
+    /// collectives (all but the identity `f`s) are the ones `Decoder::new` allocates events for:
+    /// the embedding's all-reduce, two per layer and the logits' gather.
+    #[test]
+    fn the_walk_follows_the_decode_program() {
+        for kv in [None, Some(2), Some(1)] {
+            let cfg = serve::tiny_serving_config(kv, tplab_engine::DType::F64);
+            let m = TinyModel::<f64>::random(&cfg);
+            for tp in [1, 2, 4] {
+                let lay = DecodeLayout::new(&m, tp).unwrap_or_else(|e| panic!("{e}"));
+                for (n, ctx) in [(7, 7), (1, 12)] {
+                    let program = serve::step_trace(&m, tp, Algorithm::Ring, n, ctx);
+                    let steps = decode_steps(&program);
+                    let mut ops: Vec<(usize, Op)> =
+                        program.events.iter().map(|e| (e.layer, e.op)).collect();
+                    ops.dedup();
+                    let walked: Vec<(usize, Op)> = steps.iter().map(|s| (s.layer, s.op)).collect();
+                    assert_eq!(walked, ops);
+                    let timed = steps
+                        .iter()
+                        .filter(|s| s.collective.is_some_and(|k| k != CollectiveKind::Identity))
+                        .count();
+                    assert_eq!(timed, 2 + 2 * lay.layers);
+                    let appends = steps.iter().filter(|s| s.op == Op::KvAppend).count();
+                    assert_eq!(appends, lay.layers);
+                }
+            }
+        }
     }
 }

@@ -141,7 +141,8 @@ impl<T: GpuElem> Rank<T> {
             // Collectives are not compute events; the vocabulary ends are not in the block.
             crate::buffers::block_collectives!()
             | crate::buffers::model_ends!()
-            | crate::buffers::design_ops!() => Err(GpuError::Unsupported(format!(
+            | crate::buffers::design_ops!()
+            | crate::buffers::decode_ops!() => Err(GpuError::Unsupported(format!(
                 "`{op}` ({}) is not a compute op of the block",
                 op.label()
             ))),

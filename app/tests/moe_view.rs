@@ -287,7 +287,7 @@ fn an_invalid_layout_is_refused_with_fixes_that_work() {
     view.ep = 3;
     open_state(&mut harness, &view);
     harness.get_by_label_contains("8 uzman EP 3 üzerine paylaştırılamaz");
-    harness.get_by_label("EP 4 kullanın");
+    harness.get_by_label("EP 4 kullan");
 }
 
 /// Lesson 16 has a Show me into the MoE view; it validates and opens lesson 16's layer.

@@ -98,3 +98,4 @@ moe-routing-same = Yönlendirme ve düşürmeler: referansınkiyle aynı.
 moe-routing-differ = Yönlendirme ve düşürmeler: referansınkiyle AYNI DEĞİL.
 moe-check-failed = Bölünmüş çalıştırma referansla eşleşmiyor: bu, tplab'de bir hatadır.
 moe-check-why = Neden bir tolerans: GPU'lar aynı sayıları başka bir sırayla toplar (fc2'nin toplamları ETP ile bölünür, yönlendiricinin gradyanı EP rank'leri üzerinden toplanır), bu yüzden yalnızca yuvarlama, adım başına yaklaşık 1e-16, farklı olabilir; yanlış uzmana gönderilmiş bir token ya da eksik bir all-reduce yaklaşık 1 kadar saptırırdı.
+moe-check-short = ✔ Bölünmemiş f64 referansıyla aynı: çıkışlar en fazla { $out }, gradyanlar en fazla { $grad } farklı (tolerans { $tol }); yönlendirme ve düşürmeler aynı.

@@ -281,6 +281,23 @@ fn side_by_side_at_every_size_language_and_theme() {
             ThemeChoice::Dark,
             true,
         ),
+        // On a projector's 1280×720: the compact message pictures, nothing scrolls.
+        (
+            "step",
+            13,
+            (1280.0, 720.0),
+            Lang::En,
+            ThemeChoice::Light,
+            true,
+        ),
+        (
+            "step",
+            13,
+            (1280.0, 720.0),
+            Lang::Tr,
+            ThemeChoice::Dark,
+            true,
+        ),
         (
             "timeline",
             0,

@@ -1535,10 +1535,12 @@ fn pass_strip(
 }
 
 /// A GPU's box in the compact message picture (two programs side by side): its name's height.
-const COMPACT_BOX_H: f32 = 26.0;
-/// The compact message picture's height for up to 8 GPUs: the boxes, the arrows and dots below
-/// them and the ring-step caption ([`gpus_ui`]'s `gap_y`).
-const COMPACT_MESSAGES_H: f32 = COMPACT_BOX_H + 60.0;
+const COMPACT_BOX_H: f32 = 22.0;
+/// Below a compact box: the arrows and dots close under it, no ring-step caption (the heading
+/// says which round it is).
+const COMPACT_GAP_Y: f32 = 30.0;
+/// The compact message picture's height for up to 8 GPUs.
+const COMPACT_MESSAGES_H: f32 = COMPACT_BOX_H + COMPACT_GAP_Y;
 
 /// One box per GPU with its current op; a collective's messages as moving dots.
 fn gpus_ui(
@@ -1563,7 +1565,7 @@ fn gpus_ui(
     } else {
         84.0
     };
-    let gap_y = 60.0;
+    let gap_y = if compact { COMPACT_GAP_Y } else { 60.0 };
     let height = rows as f32 * (box_h + gap_y);
     let (resp, painter) = ui.allocate_painter(Vec2::new(width, height), Sense::hover());
     let text = ui.visuals().text_color();
@@ -1660,6 +1662,7 @@ fn gpus_ui(
                     rank_of,
                     dark,
                     weak,
+                    compact,
                 );
             }
         }
@@ -1682,7 +1685,8 @@ fn gpus_ui(
 }
 
 /// Arrows for the messages of the current round of `plan`, with a dot travelling along each;
-/// `rank_of` maps the plan's ranks to GPUs.
+/// `rank_of` maps the plan's ranks to GPUs. `compact`: the arrows close under the boxes and no
+/// ring-step caption.
 #[allow(clippy::too_many_arguments)]
 fn messages(
     painter: &egui::Painter,
@@ -1693,13 +1697,14 @@ fn messages(
     rank_of: impl Fn(usize) -> usize,
     dark: bool,
     weak: egui::Color32,
+    compact: bool,
 ) {
     let rounds = plan.step_count().max(1);
     let t = frac.clamp(0.0, 0.999) * rounds as f32;
     let round = t.floor() as usize;
     let along = t - round as f32;
     let round_steps: Vec<_> = plan.steps.iter().filter(|s| s.index == round).collect();
-    if let Some(first) = round_steps.first() {
+    if let Some(first) = round_steps.first().filter(|_| !compact) {
         shapes.push(text_shape(
             painter,
             box_rect(0).left_bottom() + Vec2::new(0.0, 34.0),
@@ -1727,7 +1732,12 @@ fn messages(
         let (a, b) = (box_rect(src), box_rect(dst));
         let (from, to) = if (a.center().y - b.center().y).abs() < 1.0 {
             // Same row: arc below the boxes so opposite directions do not overlap.
-            let lift = if src < dst { 14.0 } else { 26.0 };
+            let lift = match (compact, src < dst) {
+                (false, true) => 14.0,
+                (false, false) => 26.0,
+                (true, true) => 7.0,
+                (true, false) => 16.0,
+            };
             (
                 a.center_bottom() + Vec2::new(0.0, lift),
                 b.center_bottom() + Vec2::new(0.0, lift),

@@ -336,7 +336,11 @@ fn every_step_fits_a_projector_at_1280x720() {
                     .query_all_by_label_contains("f64")
                     .map(|n| n.rect())
                     .collect();
-                assert_eq!(check.len(), 1, "{lang:?} {preset:?} step {step}: one check line");
+                assert_eq!(
+                    check.len(),
+                    1,
+                    "{lang:?} {preset:?} step {step}: one check line"
+                );
                 let right = harness.ctx.content_rect().right();
                 assert!(
                     check[0].right() <= right,

@@ -390,7 +390,11 @@ fn a_collective_beside_another_fits_a_projector_at_1280x720() {
                 .iter()
                 .flat_map(|l| harness.query_all_by_label_contains(l).map(|n| n.rect()))
                 .collect();
-            assert_eq!(pictures.len(), 2, "{lang:?}: a message picture in each pane");
+            assert_eq!(
+                pictures.len(),
+                2,
+                "{lang:?}: a message picture in each pane"
+            );
             for p in &pictures {
                 assert!(
                     p.bottom() <= bottom,

@@ -94,8 +94,7 @@ fn is_label(text: &str) -> bool {
     let outside = strip(text, '(', ')');
     let chars: Vec<char> = outside.chars().collect();
     let punctuation = chars.iter().enumerate().any(|(i, &c)| {
-        matches!(c, '?' | '!' | ';')
-            || (c == '.' && !(i > 0 && chars[i - 1].is_ascii_digit()))
+        matches!(c, '?' | '!' | ';') || (c == '.' && !(i > 0 && chars[i - 1].is_ascii_digit()))
     });
     !punctuation && words(&outside).len() <= 8
 }
@@ -115,7 +114,10 @@ fn sen_forms(text: &str) -> Vec<String> {
                 .cloned(),
         );
         for pair in ws.windows(2) {
-            if SEN_PHRASES.iter().any(|p| pair[0] == p[0] && pair[1] == p[1]) {
+            if SEN_PHRASES
+                .iter()
+                .any(|p| pair[0] == p[0] && pair[1] == p[1])
+            {
                 found.push(format!("{} {}", pair[0], pair[1]));
             }
         }
@@ -154,15 +156,22 @@ fn messages(text: &str) -> Vec<(usize, String, String)> {
 fn the_scanner_tells_sen_from_siz() {
     assert!(sen_forms("Oynat").is_empty());
     assert!(sen_forms("Baştan başla").is_empty());
-    assert!(sen_forms("Sayılar katmanını kullan (4 token, gizli boyut 8, 2 kafa, TP 2)").is_empty());
+    assert!(
+        sen_forms("Sayılar katmanını kullan (4 token, gizli boyut 8, 2 kafa, TP 2)").is_empty()
+    );
     assert!(sen_forms("1. dersle başla").is_empty());
-    assert_eq!(sen_forms("Tahmin et: GPU 0 kaç bayt gönderecek?"), ["tahmin et"]);
+    assert_eq!(
+        sen_forms("Tahmin et: GPU 0 kaç bayt gönderecek?"),
+        ["tahmin et"]
+    );
     assert!(sen_forms("Tahmin edin: GPU 0 kaç bayt gönderecek?").is_empty());
     assert_eq!(
         sen_forms("Bir matrisi seçmek için üzerine tıkla: tamamı ya da sütunları."),
         ["tıkla"]
     );
-    assert!(sen_forms("Bir matrisi seçmek için üzerine tıklayın: tamamı ya da sütunları.").is_empty());
+    assert!(
+        sen_forms("Bir matrisi seçmek için üzerine tıklayın: tamamı ya da sütunları.").is_empty()
+    );
     assert_eq!(sen_forms("GPU'da senin planın"), ["senin"]);
     assert!(sen_forms("GPU'da sizin planınız").is_empty());
     assert_eq!(sen_forms("Önce satırları, sonra sütunları dene."), ["dene"]);

@@ -1403,12 +1403,15 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>, reserve:
     let gap = 6.0;
     // As the experts' lanes: 2.6 lines, fewer when the GPUs would not fit the height left
     // above the reference check.
-    let fit = (ui.available_height() - reserve) / gpus.max(1) as f32 - gap;
+    // Room above the first lane for its bands' row counts (drawn just above each band).
+    let pad = m.small;
+    let fit = (ui.available_height() - reserve - pad) / gpus.max(1) as f32 - gap;
     let lane_h = (m.body * 2.6).min(fit).max((m.body * 2.0).max(30.0));
     let width = ui.available_width().max(300.0);
-    let height = gpus as f32 * (lane_h + gap);
-    let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
-    let painter = ui.painter_at(rect);
+    let height = pad + gpus as f32 * (lane_h + gap);
+    let (full, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
+    let painter = ui.painter_at(full);
+    let rect = full.with_min_y(full.top() + pad);
     let box_w = (rect.width() * 0.3).min(360.0);
     let lane = |g: usize| {
         let top = rect.top() + g as f32 * (lane_h + gap);

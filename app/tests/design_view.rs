@@ -180,7 +180,7 @@ fn a_solved_challenge_is_saved_with_the_quiz_progress_and_turkish_is_turkish() {
 
     tplab::i18n::set_lang(&harness.ctx, Lang::Tr);
     open(&mut harness, 5);
-    harness.get_by_label_contains("Kolektifleri kendin yerleştir ve fc1'i");
+    harness.get_by_label_contains("Kolektifleri kendiniz yerleştirin ve fc1'i");
     let c5 = challenge::stage(5).unwrap_or_else(|e| panic!("{e}"));
     let fc1_rows = ShardingPlan {
         fc1: Split::Rows,
@@ -286,7 +286,7 @@ fn a_walkthrough_prediction_at_every_size_language_and_theme() {
         harness.run_steps(2);
         let asked = match lang {
             Lang::En => "Predict: after this all-reduce",
-            Lang::Tr => "Tahmin et: bu all-reduce",
+            Lang::Tr => "Tahmin edin: bu all-reduce",
         };
         harness.get_by_label_contains(asked);
         if !presenter {

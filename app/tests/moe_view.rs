@@ -287,7 +287,7 @@ fn an_invalid_layout_is_refused_with_fixes_that_work() {
     view.ep = 3;
     open_state(&mut harness, &view);
     harness.get_by_label_contains("8 uzman EP 3 üzerine paylaştırılamaz");
-    harness.get_by_label("EP 4 kullanın");
+    harness.get_by_label("EP 4 kullan");
 }
 
 /// Lesson 16 has a Show me into the MoE view; it validates and opens lesson 16's layer.
@@ -311,6 +311,51 @@ fn lesson_16_shows_the_moe_view() {
     assert_eq!(state(&harness)["preset"], "mixtral");
     harness.get_by_label_contains("Step 1/7");
     harness.get_by_label_contains("64 tokens, hidden 32, FFN 64 per expert, 8 experts, top-2");
+}
+
+/// On a projector at 1280×720 every step of every preset fits, in English and in Turkish: the
+/// reference check, drawn last, ends above the window's bottom and inside its right edge
+/// (nothing scrolls, nothing is cut off).
+#[test]
+fn every_step_fits_a_projector_at_1280x720() {
+    for lang in [Lang::En, Lang::Tr] {
+        for preset in Preset::ALL {
+            for step in 0..tplab::views::moe::STEPS {
+                let mut app = TplabApp::default();
+                app.shared.presenter = true;
+                assert!(app.select("moe"));
+                let mut view = Moe::with_preset(preset);
+                view.position = step as f32;
+                view.predict = false;
+                let json = serde_json::to_string(&view).unwrap_or_else(|e| panic!("{e}"));
+                assert!(app.load_view_state("moe", &json));
+                let mut harness = common::gl_harness_pixels(app, (1280.0, 720.0), lang, "moe");
+                harness.run_steps(3);
+                let bottom = harness.ctx.content_rect().bottom();
+                let check: Vec<egui::Rect> = harness
+                    .query_all_by_label_contains("f64")
+                    .map(|n| n.rect())
+                    .collect();
+                assert_eq!(
+                    check.len(),
+                    1,
+                    "{lang:?} {preset:?} step {step}: one check line"
+                );
+                let right = harness.ctx.content_rect().right();
+                assert!(
+                    check[0].right() <= right,
+                    "{lang:?} {preset:?} step {}: the page is wider than the window",
+                    step + 1
+                );
+                assert!(
+                    check[0].bottom() <= bottom,
+                    "{lang:?} {preset:?} step {}: the check ends at {} of {bottom} points",
+                    step + 1,
+                    check[0].bottom()
+                );
+            }
+        }
+    }
 }
 
 /// What each snapshot shows: the preset and the step (0-based), with the prediction answered

@@ -281,6 +281,23 @@ fn side_by_side_at_every_size_language_and_theme() {
             ThemeChoice::Dark,
             true,
         ),
+        // On a projector's 1280×720: the compact message pictures, nothing scrolls.
+        (
+            "step",
+            13,
+            (1280.0, 720.0),
+            Lang::En,
+            ThemeChoice::Light,
+            true,
+        ),
+        (
+            "step",
+            13,
+            (1280.0, 720.0),
+            Lang::Tr,
+            ThemeChoice::Dark,
+            true,
+        ),
         (
             "timeline",
             0,
@@ -341,6 +358,52 @@ fn side_by_side_at_every_size_language_and_theme() {
         results.extend_harness(&mut harness);
     }
     results.unwrap();
+}
+
+/// On a projector at 1280×720, a collective step with TP 4 beside TP 2 (GPT-2 small) fits in
+/// both languages: both programs' message pictures, drawn last, end above the window's bottom,
+/// so nothing of the step scrolls.
+#[test]
+fn a_collective_beside_another_fits_a_projector_at_1280x720() {
+    let gpt2 = Config {
+        tp: 2,
+        ..Preset::Gpt2Small.config()
+    };
+    for lang in [Lang::En, Lang::Tr] {
+        // 13 presses: g after the MLP, an all-reduce on both.
+        for presses in [13] {
+            let mut app = TplabApp::default();
+            app.shared.presenter = true;
+            app.shared.scenario.set_config(gpt2.clone());
+            app.shared.beside.with = Beside::Tp(4);
+            app.load_view_state("step", r#"{"predict": false}"#);
+            assert!(app.select("step"));
+            let mut harness = common::gl_harness_pixels(app, (1280.0, 720.0), lang, "step");
+            for _ in 0..presses {
+                common::press(&mut harness, egui::Key::ArrowRight, 1);
+            }
+            harness.run_steps(3);
+            let bottom = harness.ctx.content_rect().bottom();
+            let moving = tplab::i18n::t_args(lang, "st-lanes-moving", &[("tp", "2".into())]);
+            let moving = moving.split(':').next().unwrap_or_default().to_string();
+            let pictures: Vec<egui::Rect> = [moving.clone(), moving.replace('2', "4")]
+                .iter()
+                .flat_map(|l| harness.query_all_by_label_contains(l).map(|n| n.rect()))
+                .collect();
+            assert_eq!(
+                pictures.len(),
+                2,
+                "{lang:?}: a message picture in each pane"
+            );
+            for p in &pictures {
+                assert!(
+                    p.bottom() <= bottom,
+                    "{lang:?}, {presses} presses: a message picture ends at {} of {bottom} points",
+                    p.bottom()
+                );
+            }
+        }
+    }
 }
 
 /// A lesson's Show me can open two sizes side by side (`beside = 4`); the next target that names

@@ -155,7 +155,7 @@ fn on_a_projector_the_next_key_reveals_and_sequence_parallelism_changes_the_answ
     };
     let mut h = predicting(&cfg, Lang::Tr, true);
     let mut guard = 0;
-    while h.query_by_label_contains("Tahmin et:").is_none() {
+    while h.query_by_label_contains("Tahmin edin:").is_none() {
         press_next(&mut h, 1);
         guard += 1;
         assert!(guard < 20, "no question");

@@ -17,7 +17,7 @@ use tplab_engine::block::design::{
     design, DesignOptions, DesignReport, Fix, ManualCollective, ManualKind, Move, Norm, Place,
     Rule, ShardingPlan, Site, Split, Step, Weight,
 };
-use tplab_engine::config::{human_bytes, Config, Preset};
+use tplab_engine::config::{Config, Preset};
 use tplab_lessons::Lang;
 
 /// The challenges, built once (the view reads them every frame).
@@ -794,7 +794,10 @@ impl Design {
                     Some(x) => t_args(lang, "design-vs-megatron", &[("x", num(lang, x, 1))]),
                     None => String::new(),
                 };
-                ui.label(format!("{} {vs}", human_bytes(r.price.bytes_sent_per_rank)));
+                ui.label(format!(
+                    "{} {vs}",
+                    crate::i18n::bytes(lang, r.price.bytes_sent_per_rank)
+                ));
                 ui.end_row();
                 ui.label(t(lang, "design-weights"));
                 let whole = whole_weight_bytes(cfg);
@@ -802,13 +805,16 @@ impl Design {
                     lang,
                     "design-of-whole",
                     &[
-                        ("have", human_bytes(r.price.weight_bytes_per_gpu)),
-                        ("whole", human_bytes(whole)),
+                        (
+                            "have",
+                            crate::i18n::bytes(lang, r.price.weight_bytes_per_gpu),
+                        ),
+                        ("whole", crate::i18n::bytes(lang, whole)),
                     ],
                 ));
                 ui.end_row();
                 ui.label(t(lang, "design-activations"));
-                ui.label(human_bytes(r.price.activation_bytes_per_gpu));
+                ui.label(crate::i18n::bytes(lang, r.price.activation_bytes_per_gpu));
                 ui.end_row();
             });
         ui.weak(t_args(
@@ -1286,7 +1292,7 @@ pub fn fix_text(lang: Lang, f: &Fix) -> String {
             &[
                 ("kind", kind.name().to_string()),
                 ("op", site_words(lang, after)),
-                ("bytes", human_bytes(bytes)),
+                ("bytes", crate::i18n::bytes(lang, bytes)),
                 ("to", place_words(lang, to)),
             ],
         ),

@@ -574,11 +574,18 @@ impl Moe {
     fn page_ui(&mut self, ui: &mut egui::Ui, presenter: bool) {
         let lang = super::lang(ui);
         if presenter {
-            // On a projector the step fills the screen; the layer's settings fold away.
-            egui::CollapsingHeader::new(t(lang, "moe-settings"))
-                .id_salt("moe-settings")
-                .default_open(false)
-                .show(ui, |ui| {
+            // On a projector the step fills the screen; the layer's settings fold away under
+            // the layer's summary (one row less than a heading of their own).
+            let title = match self.built() {
+                Ok(b) => summary(lang, b),
+                Err(_) => t(lang, "moe-settings"),
+            };
+            let id = ui.make_persistent_id("moe-settings");
+            egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, false)
+                .show_header(ui, |ui| {
+                    ui.add(egui::Label::new(title).wrap());
+                })
+                .body(|ui| {
                     self.presets_ui(ui);
                     self.controls_ui(ui);
                 });
@@ -594,10 +601,12 @@ impl Moe {
                 return;
             }
         };
-        ui.label(summary(lang, &built));
+        if !presenter {
+            ui.label(summary(lang, &built));
+        }
         ui.add_space(4.0);
-        self.stepper_ui(ui);
-        steps_strip(ui, self);
+        self.stepper_ui(ui, presenter);
+        steps_strip(ui, self, presenter);
         ui.add_space(4.0);
         let cur = self.current();
         if self.waiting() {
@@ -618,17 +627,21 @@ impl Moe {
         } else {
             None
         };
+        // The pictures take the height left above the reference check (a projector's
+        // 1280×720 shows the whole step without scrolling).
+        let check_gap = 6.0;
+        let reserve = check_height(ui, &built, presenter) + check_gap;
         match cur {
-            0 => routing_ui(ui, &built, false),
-            1 => routing_ui(ui, &built, true),
-            2 => flow_ui(ui, &built, false, frac),
-            3 => experts_ui(ui, &built),
-            4 => flow_ui(ui, &built, true, frac),
-            5 => sum_ui(ui, &built),
+            0 => routing_ui(ui, &built, false, reserve),
+            1 => routing_ui(ui, &built, true, reserve),
+            2 => flow_ui(ui, &built, false, frac, reserve),
+            3 => experts_ui(ui, &built, reserve),
+            4 => flow_ui(ui, &built, true, frac, reserve),
+            5 => sum_ui(ui, &built, reserve),
             _ => backward_ui(ui, &built),
         }
-        ui.add_space(6.0);
-        check_ui(ui, &built);
+        ui.add_space(check_gap);
+        check_ui(ui, &built, presenter);
     }
 
     fn presets_ui(&mut self, ui: &mut egui::Ui) {
@@ -764,7 +777,9 @@ impl Moe {
         });
     }
 
-    fn stepper_ui(&mut self, ui: &mut egui::Ui) {
+    /// The player; at a desk the prediction switch too (on a projector it goes beside the steps'
+    /// strip, see [`steps_strip`]).
+    fn stepper_ui(&mut self, ui: &mut egui::Ui, presenter: bool) {
         let lang = super::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
@@ -804,7 +819,9 @@ impl Moe {
                     .custom_parser(super::parse_number)
                     .text(tr("st-speed")),
             );
-            ui.checkbox(&mut self.predict, tr("moe-predict-toggle"));
+            if !presenter {
+                ui.checkbox(&mut self.predict, tr("moe-predict-toggle"));
+            }
         });
     }
 
@@ -925,8 +942,10 @@ pub fn heading(lang: Lang, step: usize) -> String {
     )
 }
 
-/// The strip of steps: where we are; a click jumps there.
-fn steps_strip(ui: &mut egui::Ui, v: &mut Moe) {
+/// The strip of steps: where we are; a click jumps there. On a projector (`compact`) only the
+/// current step is named, the others are numbers (named on hover), and the prediction switch
+/// follows on the same row.
+fn steps_strip(ui: &mut egui::Ui, v: &mut Moe, compact: bool) {
     let lang = super::lang(ui);
     let cur = v.current();
     ui.horizontal_wrapped(|ui| {
@@ -935,10 +954,23 @@ fn steps_strip(ui: &mut egui::Ui, v: &mut Moe) {
                 ui.label("›");
             }
             let text = format!("{} {}", i + 1, t(lang, &format!("moe-step-{id}")));
-            if ui.selectable_label(i == cur, text).clicked() {
+            let shown = if compact && i != cur {
+                (i + 1).to_string()
+            } else {
+                text.clone()
+            };
+            let mut resp = ui.selectable_label(i == cur, shown);
+            if compact && i != cur {
+                resp = resp.on_hover_text(text);
+            }
+            if resp.clicked() {
                 v.position = i as f32;
                 v.playing = false;
             }
+        }
+        if compact {
+            ui.add_space(ui.spacing().item_spacing.x * 3.0);
+            ui.checkbox(&mut v.predict, t(lang, "moe-predict-toggle"));
         }
     });
 }
@@ -1110,7 +1142,7 @@ fn text_width(ui: &egui::Ui, s: &str, size: f32) -> f32 {
 /// grouped by the EP rank holding them); a filled cell is a pick, its shade the gate; with
 /// `drops`, the assignments the capacity dropped are crossed out in the error colour and each
 /// expert's row says how many it took of how many that picked it.
-fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool) {
+fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool, reserve: f32) {
     let lang = super::lang(ui);
     let c = b.config();
     let m = metrics(ui);
@@ -1140,11 +1172,15 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool) {
     } else {
         4.0
     };
-    let row_h = (m.body * 1.5).max(16.0);
     let group_gap = 4.0;
     let header_h = m.body * 1.6;
-    let width = ui.available_width().max(300.0);
     let groups = c.ep as f32;
+    // 1.5 lines an expert, fewer (down to its label's height) when the experts would not fit the
+    // height left above the reference check.
+    let fit = (ui.available_height() - reserve - header_h - (groups - 1.0) * group_gap - 4.0)
+        / c.experts.max(1) as f32;
+    let row_h = (m.body * 1.5).min(fit).max((m.body * 1.1).max(14.0));
+    let width = ui.available_width().max(300.0);
     let height = header_h + c.experts as f32 * row_h + (groups - 1.0) * group_gap + 4.0;
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
     let painter = ui.painter_at(rect);
@@ -1349,7 +1385,7 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool) {
 /// experts on the right; a band from a token's GPU to its expert's GPU as thick as the rows it
 /// carries (the dispatch left to right, the combine back). Rows whose expert is on the same EP
 /// rank stay (a grey band, not counted in the bytes). While playing, rows move along the bands.
-fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
+fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>, reserve: f32) {
     let lang = super::lang(ui);
     let c = b.config();
     let m = metrics(ui);
@@ -1365,13 +1401,17 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
         .map(|r| r.bytes_received_per_gpu.clone())
         .unwrap_or_else(|| vec![0; gpus]);
     let gap = 6.0;
-    // As the experts' lanes: 2.6 lines, fewer when the GPUs would not fit the height left.
-    let fit = (ui.available_height() - 4.5 * m.body) / gpus.max(1) as f32 - gap;
+    // As the experts' lanes: 2.6 lines, fewer when the GPUs would not fit the height left
+    // above the reference check.
+    // Room above the first lane for its bands' row counts (drawn just above each band).
+    let pad = m.small;
+    let fit = (ui.available_height() - reserve - pad) / gpus.max(1) as f32 - gap;
     let lane_h = (m.body * 2.6).min(fit).max((m.body * 2.0).max(30.0));
     let width = ui.available_width().max(300.0);
-    let height = gpus as f32 * (lane_h + gap);
-    let (rect, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
-    let painter = ui.painter_at(rect);
+    let height = pad + gpus as f32 * (lane_h + gap);
+    let (full, resp) = ui.allocate_exact_size(egui::vec2(width, height), egui::Sense::hover());
+    let painter = ui.painter_at(full);
+    let rect = full.with_min_y(full.top() + pad);
     let box_w = (rect.width() * 0.3).min(360.0);
     let lane = |g: usize| {
         let top = rect.top() + g as f32 * (lane_h + gap);
@@ -1589,7 +1629,7 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>) {
 
 /// Step 4: each GPU's experts, as wide as the rows they took; with ETP, the slice of fc1's
 /// columns and fc2's rows each GPU holds and the all-reduce that completes fc2's partial sums.
-fn experts_ui(ui: &mut egui::Ui, b: &Built) {
+fn experts_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
     let lang = super::lang(ui);
     let c = b.config();
     let m = metrics(ui);
@@ -1601,7 +1641,7 @@ fn experts_ui(ui: &mut egui::Ui, b: &Built) {
     let gap = 6.0;
     // As tall as 2.8 lines, shorter (down to one line of text) when the GPUs would not fit the
     // height left above the reference check (a projector's 1280×720).
-    let fit = (ui.available_height() - 4.5 * m.body) / gpus.max(1) as f32 - gap;
+    let fit = (ui.available_height() - reserve) / gpus.max(1) as f32 - gap;
     let lane_h = (m.body * 2.8).min(fit).max((m.body * 1.5).max(24.0));
     let width = ui.available_width().max(300.0);
     let gpu_label = |g: usize| t_args(lang, "moe-gpu", &[("g", g.to_string())]);
@@ -1742,7 +1782,7 @@ fn experts_ui(ui: &mut egui::Ui, b: &Built) {
 
 /// Step 6: each token's output as a bar of its experts' gates (the weights of the sum), in the
 /// experts' GPUs' colours; a dropped term crossed out in the error colour.
-fn sum_ui(ui: &mut egui::Ui, b: &Built) {
+fn sum_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
     let lang = super::lang(ui);
     let c = b.config();
     let m = metrics(ui);
@@ -1750,8 +1790,11 @@ fn sum_ui(ui: &mut egui::Ui, b: &Built) {
     let bg = ui.visuals().extreme_bg_color;
     let error = ui.visuals().error_fg_color;
     let per_rank = c.experts_per_rank().max(1);
-    let lane_h = (m.body * 3.2).max(40.0);
     let gap = 6.0;
+    // 3.2 lines an EP rank, fewer (down to two) when the ranks would not fit the height left
+    // above the reference check.
+    let fit = (ui.available_height() - reserve) / c.ep.max(1) as f32 - gap;
+    let lane_h = (m.body * 3.2).min(fit).max((m.body * 2.0).max(28.0));
     let width = ui.available_width().max(300.0);
     let lane_label = |e: usize| rank_gpus(lang, c, e);
     let left = (0..c.ep)
@@ -1888,11 +1931,20 @@ fn backward_ui(ui: &mut egui::Ui, b: &Built) {
         });
 }
 
-/// The sharded run against the unsharded reference, in words.
-fn check_ui(ui: &mut egui::Ui, b: &Built) {
-    let lang = super::lang(ui);
+/// How a line of the reference check is inked.
+#[derive(Clone, Copy)]
+enum CheckInk {
+    Ok,
+    Error,
+    Plain,
+}
+
+/// The sharded run against the unsharded reference, in words: at a desk the whole check and
+/// why a tolerance; on a projector, when it passed, one short line (the rest on hover). With
+/// the whole text, for the hover.
+fn check_lines(lang: Lang, b: &Built, presenter: bool) -> (Vec<(String, CheckInk)>, String) {
     let (out, grad) = b.max_differences();
-    let text = t_args(
+    let full = t_args(
         lang,
         "moe-check",
         &[
@@ -1914,13 +1966,62 @@ fn check_ui(ui: &mut egui::Ui, b: &Built) {
             ),
         ],
     );
-    if b.report.passed() {
-        ui.colored_label(super::ok_ink(ui), text);
-    } else {
-        ui.colored_label(ui.visuals().error_fg_color, text);
-        ui.colored_label(ui.visuals().error_fg_color, t(lang, "moe-check-failed"));
+    let why = t(lang, "moe-check-why");
+    let hover = format!("{full}\n\n{why}");
+    let passed = b.report.passed() && b.report.routing_equal;
+    if presenter && passed {
+        let short = t_args(
+            lang,
+            "moe-check-short",
+            &[
+                ("out", sci(lang, out, 1)),
+                ("grad", sci(lang, grad, 1)),
+                ("tol", sci(lang, b.report.tolerance, 0)),
+            ],
+        );
+        return (vec![(short, CheckInk::Ok)], hover);
     }
-    ui.label(t(lang, "moe-check-why"));
+    let mut lines = Vec::new();
+    if b.report.passed() {
+        lines.push((full, CheckInk::Ok));
+    } else {
+        lines.push((full, CheckInk::Error));
+        lines.push((t(lang, "moe-check-failed"), CheckInk::Error));
+    }
+    lines.push((why, CheckInk::Plain));
+    (lines, hover)
+}
+
+/// The height [`check_ui`] takes at the width available.
+fn check_height(ui: &egui::Ui, b: &Built, presenter: bool) -> f32 {
+    let (lines, _) = check_lines(super::lang(ui), b, presenter);
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let width = ui.available_width();
+    lines
+        .into_iter()
+        .map(|(text, _)| {
+            ui.painter()
+                .layout(text, font.clone(), egui::Color32::PLACEHOLDER, width)
+                .size()
+                .y
+                + ui.spacing().item_spacing.y
+        })
+        .sum()
+}
+
+fn check_ui(ui: &mut egui::Ui, b: &Built, presenter: bool) {
+    let (lines, hover) = check_lines(super::lang(ui), b, presenter);
+    let short = lines.len() == 1;
+    for (text, ink) in lines {
+        let resp = match ink {
+            CheckInk::Ok => ui.colored_label(super::ok_ink(ui), text),
+            CheckInk::Error => ui.colored_label(ui.visuals().error_fg_color, text),
+            CheckInk::Plain => ui.label(text),
+        };
+        if short {
+            resp.on_hover_text(hover.clone());
+        }
+    }
 }
 
 /// A dropped assignment: `rect` outlined and crossed out in `stroke` (the error colour).

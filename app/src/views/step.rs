@@ -644,7 +644,7 @@ fn beside_pane(
     lanes::lanes_sized(ui, lang, trace, events, reserve, lanes_n);
     if same && event.is_collective() {
         ui.add_space(4.0);
-        gpus_ui(ui, trace, step, &b.plans, frac);
+        gpus_ui(ui, trace, step, &b.plans, frac, true);
     }
 }
 
@@ -1032,8 +1032,13 @@ impl View for StepThrough {
             );
         }
         ui.add_space(8.0);
-        // A collective's message picture goes under the lanes: leave it room.
-        let reserve = if event.is_collective() { 190.0 } else { 0.0 };
+        // A collective's message picture goes under the lanes: leave it room (two programs side
+        // by side draw it compact, the GPUs' names only: see [`gpus_ui`]).
+        let reserve = match (event.is_collective(), self.beside.is_some()) {
+            (false, _) => 0.0,
+            (true, false) => 190.0,
+            (true, true) => COMPACT_MESSAGES_H + 12.0,
+        };
         // What does not fit (large type, a small screen) scrolls instead of being cut off; the
         // Numbers switch stays below, in view.
         let row = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
@@ -1049,7 +1054,7 @@ impl View for StepThrough {
                     lanes::lanes_ui(ui, lang, trace, events, reserve);
                     if event.is_collective() {
                         ui.add_space(4.0);
-                        gpus_ui(ui, trace, step, &cache.plans, frac);
+                        gpus_ui(ui, trace, step, &cache.plans, frac, false);
                     }
                 }
                 Some(b) => {
@@ -1079,7 +1084,7 @@ impl View for StepThrough {
                         lanes::lanes_sized(&mut cols[0], lang, trace, events, reserve, lanes_n);
                         if event.is_collective() {
                             cols[0].add_space(4.0);
-                            gpus_ui(&mut cols[0], trace, step, &cache.plans, frac);
+                            gpus_ui(&mut cols[0], trace, step, &cache.plans, frac, true);
                         }
                         beside_pane(&mut cols[1], lang, b, cur, frac, reserve, lanes_n);
                     });
@@ -1529,6 +1534,14 @@ fn pass_strip(
     );
 }
 
+/// A GPU's box in the compact message picture (two programs side by side): its name's height.
+const COMPACT_BOX_H: f32 = 22.0;
+/// Below a compact box: the arrows and dots close under it, no ring-step caption (the heading
+/// says which round it is).
+const COMPACT_GAP_Y: f32 = 30.0;
+/// The compact message picture's height for up to 8 GPUs.
+const COMPACT_MESSAGES_H: f32 = COMPACT_BOX_H + COMPACT_GAP_Y;
+
 /// One box per GPU with its current op; a collective's messages as moving dots.
 fn gpus_ui(
     ui: &mut egui::Ui,
@@ -1536,6 +1549,7 @@ fn gpus_ui(
     step: &WalkStep,
     plans: &[(CollectiveKind, usize, Plan)],
     frac: f32,
+    compact: bool,
 ) {
     let tp = trace.config.tp.max(1);
     let dark = ui.visuals().dark_mode;
@@ -1543,8 +1557,15 @@ fn gpus_ui(
     let rows = tp.div_ceil(per_row);
     let width = ui.available_width();
     let box_w = (width / per_row as f32 - 16.0).clamp(40.0, 180.0);
-    let box_h = if tp > 8 { 44.0 } else { 84.0 };
-    let gap_y = 60.0;
+    // Compact (two programs side by side): the GPUs' names only, the op is in the narration.
+    let box_h = if compact {
+        COMPACT_BOX_H
+    } else if tp > 8 {
+        44.0
+    } else {
+        84.0
+    };
+    let gap_y = if compact { COMPACT_GAP_Y } else { 60.0 };
     let height = rows as f32 * (box_h + gap_y);
     let (resp, painter) = ui.allocate_painter(Vec2::new(width, height), Sense::hover());
     let text = ui.visuals().text_color();
@@ -1581,15 +1602,20 @@ fn gpus_ui(
             StrokeKind::Inside,
         ));
         let ink = if computing { text_on(color) } else { text };
+        let (at, align) = if compact {
+            (rect.center(), Align2::CENTER_CENTER)
+        } else {
+            (rect.center_top() + Vec2::new(0.0, 4.0), Align2::CENTER_TOP)
+        };
         shapes.push(text_shape(
             &painter,
-            rect.center_top() + Vec2::new(0.0, 4.0),
-            Align2::CENTER_TOP,
+            at,
+            align,
             format!("GPU {r}"),
             if tp > 8 { 11.0 } else { 14.0 },
             ink,
         ));
-        if tp <= 8 {
+        if tp <= 8 && !compact {
             if let Some(e) = events.iter().find(|e| e.on_rank(r)) {
                 let [rows_, cols] = e.output;
                 // The op in words and its output's shape, wrapped to the box (not the trace's
@@ -1636,6 +1662,7 @@ fn gpus_ui(
                     rank_of,
                     dark,
                     weak,
+                    compact,
                 );
             }
         }
@@ -1658,7 +1685,8 @@ fn gpus_ui(
 }
 
 /// Arrows for the messages of the current round of `plan`, with a dot travelling along each;
-/// `rank_of` maps the plan's ranks to GPUs.
+/// `rank_of` maps the plan's ranks to GPUs. `compact`: the arrows close under the boxes and no
+/// ring-step caption.
 #[allow(clippy::too_many_arguments)]
 fn messages(
     painter: &egui::Painter,
@@ -1669,13 +1697,14 @@ fn messages(
     rank_of: impl Fn(usize) -> usize,
     dark: bool,
     weak: egui::Color32,
+    compact: bool,
 ) {
     let rounds = plan.step_count().max(1);
     let t = frac.clamp(0.0, 0.999) * rounds as f32;
     let round = t.floor() as usize;
     let along = t - round as f32;
     let round_steps: Vec<_> = plan.steps.iter().filter(|s| s.index == round).collect();
-    if let Some(first) = round_steps.first() {
+    if let Some(first) = round_steps.first().filter(|_| !compact) {
         shapes.push(text_shape(
             painter,
             box_rect(0).left_bottom() + Vec2::new(0.0, 34.0),
@@ -1703,7 +1732,12 @@ fn messages(
         let (a, b) = (box_rect(src), box_rect(dst));
         let (from, to) = if (a.center().y - b.center().y).abs() < 1.0 {
             // Same row: arc below the boxes so opposite directions do not overlap.
-            let lift = if src < dst { 14.0 } else { 26.0 };
+            let lift = match (compact, src < dst) {
+                (false, true) => 14.0,
+                (false, false) => 26.0,
+                (true, true) => 7.0,
+                (true, false) => 16.0,
+            };
             (
                 a.center_bottom() + Vec2::new(0.0, lift),
                 b.center_bottom() + Vec2::new(0.0, lift),

@@ -98,3 +98,4 @@ moe-routing-same = Routing and drops: identical to the reference's.
 moe-routing-differ = Routing and drops: NOT the reference's.
 moe-check-failed = The sharded run does not match the reference: this is a bug in tplab.
 moe-check-why = Why a tolerance: the GPUs add the same numbers in another order (fc2's sums cut by ETP, the router's gradient summed over EP ranks), so only rounding, about 1e-16 per step, may differ; a token sent to the wrong expert or a missing all-reduce would be off by about 1.
+moe-check-short = ✔ Same as the unsharded f64 reference: outputs within { $out }, gradients within { $grad } (tolerance { $tol }); same routing and drops.

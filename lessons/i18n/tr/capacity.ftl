@@ -1,6 +1,6 @@
 # capacity strings (tr). Keep the ids identical in en/ and tr/.
 cap-todays-stack = bugünkü yazılım yığını
-cap-todays-stack-hover = Megatron-Core ve NeMo'nun bugün çalıştırdığıyla planla: FlashAttention, birleştirilmiş çekirdekler, GPU kuşağına göre GEMM hızları, TP/DP/PP örtüşmesi, dağıtık optimize edici, eşit olmayan ardışık düzen aşamaları. Kapalıyken: derslerin aktardığı 2021 Megatron-LM yazılım yığını.
+cap-todays-stack-hover = Megatron-Core ve NeMo'nun bugün çalıştırdığıyla planlayın: FlashAttention, birleştirilmiş çekirdekler, GPU kuşağına göre GEMM hızları, TP/DP/PP örtüşmesi, dağıtık optimize edici, eşit olmayan ardışık düzen aşamaları. Kapalıyken: derslerin aktardığı 2021 Megatron-LM yazılım yığını.
 cap-what-if-title = Bugünkü yazılım yığınının her parçası ne kazandırıyor (kazanan düzen, tek anahtar çevrilmiş)
 cap-what-if-switch = anahtar
 cap-what-if-flip = çevrilince

@@ -22,10 +22,10 @@ moe-gate-softmax = tüm uzmanlar üzerinde softmax (Switch Transformer)
 moe-err-ep = { $experts } uzman EP { $ep } üzerine paylaştırılamaz: her EP rank'i aynı sayıda bütün uzman tutar, bu yüzden EP uzman sayısını bölmelidir. Geçerli EP boyutları: { $valid }.
 moe-err-etp = Her uzmanın FFN genişliği { $ffn }, { $etp } eşit dilime (fc1'in sütunları ve fc2'nin satırları) kesilemez: ETP bu genişliği bölmelidir. Geçerli ETP boyutları: { $valid }.
 moe-err-top-k = Bir token { $k } farklı uzman seçer, ama yalnızca { $experts } uzman var: k en fazla uzman sayısı kadar olabilir.
-moe-use-ep = EP { $ep } kullanın
-moe-use-etp = ETP { $etp } kullanın
-moe-use-top-k = k = { $k } kullanın
-moe-use-preset = Mixtral benzeri katmana dönün
+moe-use-ep = EP { $ep } kullan
+moe-use-etp = ETP { $etp } kullan
+moe-use-top-k = k = { $k } kullan
+moe-use-preset = Mixtral benzeri katmana dön
 moe-predict-toggle = Dağıtımı göstermeden önce tahminimi sor
 moe-predict-question = Önce tahmin edin: GPU 0, { $tokens } token ve { $experts } numaralı uzmanları tutuyor; her token { $k } uzmana gidiyor, bir satır 8 baytlık { $h } sayı, EP { $ep }. GPU 0 dağıtımda kaç bayt gönderir?
 moe-predict-skip = Geç, dağıtımı göster
@@ -98,3 +98,4 @@ moe-routing-same = Yönlendirme ve düşürmeler: referansınkiyle aynı.
 moe-routing-differ = Yönlendirme ve düşürmeler: referansınkiyle AYNI DEĞİL.
 moe-check-failed = Bölünmüş çalıştırma referansla eşleşmiyor: bu, tplab'de bir hatadır.
 moe-check-why = Neden bir tolerans: GPU'lar aynı sayıları başka bir sırayla toplar (fc2'nin toplamları ETP ile bölünür, yönlendiricinin gradyanı EP rank'leri üzerinden toplanır), bu yüzden yalnızca yuvarlama, adım başına yaklaşık 1e-16, farklı olabilir; yanlış uzmana gönderilmiş bir token ya da eksik bir all-reduce yaklaşık 1 kadar saptırırdı.
+moe-check-short = ✔ Bölünmemiş f64 referansıyla aynı: çıkışlar en fazla { $out }, gradyanlar en fazla { $grad } farklı (tolerans { $tol }); yönlendirme ve düşürmeler aynı.

@@ -1,4 +1,14 @@
 # views strings (tr). Keep the ids identical in en/ and tr/.
+#
+# Hitap kuralı (the app's form of address, all tr/*.ftl files), as in the lessons: *siz*.
+# - A control's own label (a button, checkbox or menu entry naming the command it runs, at most
+#   eight words outside parentheses, no sentence punctuation . ? ! ;) is a bare verb, as Turkish
+#   software writes commands: "Oynat", "Baştan başla", "PNG olarak kaydet", "TP=4 kullan".
+# - Everything else (sentences, hints, prompts, questions, goals, tooltips, fixes in running
+#   text) addresses the learner as siz: imperatives in -(y)In ("seçin", "tıklayın", "deneyin",
+#   "bakın", "tahmin edin"), possessives in -(I)nIz ("planınız", "tahmininiz", "adınız"),
+#   "sizin", "kendiniz". No sen forms anywhere (sen, senin, sana, kendin, "-(I)n planın").
+# tests/tests/turkish_address.rs checks both.
 
 ## Shared by the views: errors of an invalid scenario and their fixes.
 list-or = veya
@@ -141,7 +151,7 @@ st-counter-kv = ; ayrıca kopyalanmış KV kafalarının gradyanları için { $k
 st-counter-other = ; all-gather ve reduce-scatter'lar: ileri { $f }, geri { $b }
 st-describe = Adım { $n }/{ $total } · katman { $layer } · { $pass } · { $label }, girişler { $inputs }, çıktı [{ $rows }, { $cols }]
 st-strip-a11y = Katman { $layer } işlemleri, f ve g işaretli; şu anki: { $current }
-st-plan-walk = { $tp } GPU'da senin planın: { $splits }
+st-plan-walk = { $tp } GPU'da sizin planınız: { $splits }
 st-plan-sp = dizi paralelliği
 st-plan-back = Tasarım laboratuvarına dön
 st-plan-megatron = Megatron'un bölmesi
@@ -420,13 +430,13 @@ vf-bound = { $dtype } ε={ $eps } × √K (K={ $k }: en uzun toplama, yani gizli
 
 ## Design: the learner shards the block.
 view-design = Tasarım
-design-title = Tasarım: katmanı kendin böl
+design-title = Tasarım: katmanı kendiniz bölün
 design-free = Serbest tasarım
 design-challenge = Görev
-design-free-intro = Bir matrisin nasıl bölüneceğini seçmek için üzerine tıkla: her GPU'da tamamı, sütunları ya da satırları. Kurallar bölmenin gerektirdiği kolektifleri yerleştirir, programı sanal GPU'larda bölünmemiş referansa karşı çalıştırır ve maliyetini Megatron-LM'in bölmesinin yanında gösterir.
+design-free-intro = Bir matrisin nasıl bölüneceğini seçmek için üzerine tıklayın: her GPU'da tamamı, sütunları ya da satırları. Kurallar bölmenin gerektirdiği kolektifleri yerleştirir, programı sanal GPU'larda bölünmemiş referansa karşı çalıştırır ve maliyetini Megatron-LM'in bölmesinin yanında gösterir.
 design-walk = Planımı adım adım izle
 design-walk-hint = Adım adım görünümünü bu planla açar: ileri ve geri geçişin her işlemi ve kolektifi, GPU GPU.
-design-walk-refused = Bu plan reddedildi: yalnızca her işlemin okuyabildiği bir program adım adım izlenebilir. Önce düzelt.
+design-walk-refused = Bu plan reddedildi: yalnızca her işlemin okuyabildiği bir program adım adım izlenebilir. Önce düzeltin.
 design-gpus = GPU'lar:
 design-tp = TP={ $n }
 design-solved-count = { $total } görevden { $solved } tanesi çözüldü
@@ -441,26 +451,26 @@ design-solved = Çözüldü { $stars }
 design-why = Neden: { $why }
 design-saved = { $name } adlı öğrencinin sınav ilerlemesiyle kaydedildi.
 design-not-yet = Henüz değil:
-design-name = Yıldızlarının sınav ilerlemenle saklanması için adın:
-design-block = Senin katmanın
-design-click-matrix = Bir matrise tıklayınca bölmesi sırayla değişir: tamamı, sonra sütunları, sonra satırları. Kolektifler bölmenin gerektirdiği yerde belirir; nedenini görmek için birinin üzerine gel.
+design-name = Yıldızlarınızın sınav ilerlemenizle saklanması için adınız:
+design-block = Sizin katmanınız
+design-click-matrix = Bir matrise tıklayınca bölmesi sırayla değişir: tamamı, sonra sütunları, sonra satırları. Kolektifler bölmenin gerektirdiği yerde belirir; nedenini görmek için birinin üzerine gelin.
 design-nothing-here = burada hiçbir şey yok
 design-slice = kendi dilimini al (ücretsiz)
 design-slice-why = Her GPU tamamını tuttuğu bir tensörden kendi parçasını alır: iletişim yok.
 design-collective-why = { $tensor }: önce { $from }, sonra { $to }
-design-click-remove = Kaldırmak için tıkla.
+design-click-remove = Kaldırmak için tıklayın.
 design-add-here = { $op } sonrasına bir kolektif yerleştir
-design-sp = Dizi paralelliği (artık akışı token'lara göre böl)
+design-sp = Dizi paralelliği (artık akış token'lara göre bölünür)
 design-by-hand = Kolektifleri ben yerleştireyim
-design-by-hand-hint = Kuralların yerleştirdiklerinden başlar; birini kaldır ya da bir işlemin ardındaki + ile ekle.
-design-fixes = Düzelt:
-design-run-anyway = Yine de çalıştır ve ne kadar yanlış olduğunu gör
-design-cycle = Bölmeyi değiştirmek için tıkla: tamamı, sonra sütunları, sonra satırları
+design-by-hand-hint = Kuralların yerleştirdiklerinden başlar; birini kaldırın ya da bir işlemin ardındaki + ile ekleyin.
+design-fixes = Düzeltmeler:
+design-run-anyway = Yine de çalıştır ve yanlışı gör
+design-cycle = Bölmeyi değiştirmek için tıklayın: tamamı, sonra sütunları, sonra satırları
 design-fixed-weight = Bu görev bu matrisi olduğu gibi bırakır.
 design-costs = Maliyeti ve doğruluğu
 design-equal = ✔ Bölünmemiş referansla eşit (en büyük bağıl hata { $error }, tolerans { $tol })
 design-differs = ✖ Referanstan farklı: en büyük bağıl hata { $error } (tolerans { $tol })
-design-refused = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (soldaki kurala bak)
+design-refused = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (soldaki kurala bakın)
 design-tensors = { $total } çıktı ve gradyandan { $passed } tanesi referansla eşit
 design-none = yok
 design-forward = İleri geçişteki kolektifler
@@ -501,69 +511,69 @@ design-rule-norm-columns = GPU { $gpu } üzerindeki LayerNorm, { $tensor } tens�
 design-rule-columns-need-whole = GPU { $gpu } üzerindeki { $weight }, { $tensor } tensöründen şunu okuyor: { $holds }; ama sütunlarına göre bölünmüş: her GPU girişin tamamını kendi sütunlarıyla çarpar.
 design-rule-rows-need-columns = GPU { $gpu } üzerindeki { $weight }, { $tensor } tensöründen şunu okuyor: { $holds }; ama satırlarına göre bölünmüş: her GPU girişin kendi sütunlarını kendi satırlarıyla çarpar, bu yüzden tam olarak o sütunlara ihtiyaç duyar.
 design-rule-whole-needs-rows = GPU { $gpu } üzerindeki { $weight }, { $tensor } tensörünün yalnızca kendi sütunlarını okuyor ama bölünmemiş: bölünmemiş bir ağırlık girişinin satırlarının tamamını çarpar.
-design-rule-residual-partial = GPU { $gpu } üzerindeki artık toplama, artık akış { $stream } iken { $tensor } tensörünün bir kısmi toplamını okuyor: her GPU'nun kısmi toplamını akışın kendi kopyasına eklemek toplamı vermez. Önce { $tensor } tensörünü topla.
+design-rule-residual-partial = GPU { $gpu } üzerindeki artık toplama, artık akış { $stream } iken { $tensor } tensörünün bir kısmi toplamını okuyor: her GPU'nun kısmi toplamını akışın kendi kopyasına eklemek toplamı vermez. Önce { $tensor } tensörünü toplayın.
 design-rule-residual-mismatch = GPU { $gpu } üzerindeki artık toplama, artık akış { $stream } iken { $tensor } tensöründen şunu okuyor: { $holds }; iki tarafın da aynı biçimde tutulması gerekir.
 design-rule-nothing-to-do = { $op } sonrasındaki { $kind } işlemi boşa çalışır: her GPU { $tensor } tensöründen şunu tutuyor: { $holds }.
 design-rule-other = GPU { $gpu } üzerindeki bir işlem, { $tensor } tensöründen şunu okuyamaz: { $holds }.
 design-fix-collective = { $op } sonrasına { $kind } (GPU başına { $bytes }); böylece şunu okur: { $to }
 design-fix-split = { $weight } matrisini şöyle böl: { $split }
 design-fix-remove = { $op } sonrasındaki { $kind } işlemini kaldır
-design-miss-refused = kurallar programı reddediyor (katmanının altındaki kurala bak)
+design-miss-refused = kurallar programı reddediyor (katmanınızın altındaki kurala bakın)
 design-miss-differs = sayıları referanstan farklı
 design-miss-count = ileri geçişinde { $ar } all-reduce ve { $others } başka kolektif var; hedef { $goalar } all-reduce ve { $goalothers } başka kolektif
 design-miss-cheap = en iyi bölmenin { $have } katı bayt gönderiyor; hedef en az { $want } katı
-design-miss-by-hand = kolektifleri kendin yerleştir (“Kolektifleri ben yerleştireyim” kutusunu işaretle)
+design-miss-by-hand = kolektifleri kendiniz yerleştirin (“Kolektifleri ben yerleştireyim” kutusunu işaretleyin)
 design-miss-elsewhere = program reddediliyor ama hedefin istediği yerde değil
 design-miss-not-refused = program geçerli: henüz hiçbir işlem bir kısmi toplam okumuyor
-design-miss-sp = dizi paralelliğini aç
+design-miss-sp = dizi paralelliğini açın
 design-miss-still-ar = ileri geçişinde hâlâ { $n } all-reduce var
-design-miss-whole = her ağırlığı böl: her GPU'da bölünmemiş bir ağırlık tensör paralelliği değildir
+design-miss-whole = her ağırlığı bölün: her GPU'da bölünmemiş bir ağırlık tensör paralelliği değildir
 design-ch-mlp-one-all-reduce-title = 2 GPU'da tek all-reduce ile MLP
-design-ch-mlp-one-all-reduce-goal = fc1 ve fc2'yi, MLP'nin ileri geçişi tek bir all-reduce gerektirecek biçimde böl.
+design-ch-mlp-one-all-reduce-goal = fc1 ve fc2'yi, MLP'nin ileri geçişi tek bir all-reduce gerektirecek biçimde bölün.
 design-ch-mlp-one-all-reduce-hint = GeLU değer değer çalışır: her GPU A'nın bazı sütunlarının değerlerini tam olarak tutuyorsa diğerlerinden hiçbir şeye ihtiyacı yoktur.
 design-ch-mlp-one-all-reduce-why = fc1 sütunlarına göre bölününce her GPU A'nın bazı sütunlarını tam olarak tutar, GeLU yerel çalışır; fc2 satırlarına göre bölününce tam o sütunları çarpar ve kısmi toplamlar bırakır, bunlar bir kez toplanır. Diğer her bölme 4h genişliğindeki A'yı toplar ya da bütün bir tensörü toplar.
 design-ch-attention-one-all-reduce-title = 4 GPU'da tek all-reduce ile dikkat
-design-ch-attention-one-all-reduce-goal = QKV ve çıkış projeksiyonlarını, dikkatin ileri geçişi tek bir all-reduce gerektirecek biçimde böl.
+design-ch-attention-one-all-reduce-goal = QKV ve çıkış projeksiyonlarını, dikkatin ileri geçişi tek bir all-reduce gerektirecek biçimde bölün.
 design-ch-attention-one-all-reduce-hint = Kafalar birbirine bakmaz: bir kafanın Q, K ve V'sini tutan GPU o kafayı tek başına çalıştırabilir.
 design-ch-attention-one-all-reduce-why = QKV sütunlarına göre bölününce her GPU kafaların tamamını tutar ve dikkat kafa kafa çalışır; çıkış projeksiyonu satırlarına göre bölününce her GPU kendi kafalarının bağlamını eşleşen satırlarla çarpar ve kısmi toplamlar bırakır, bunlar bir kez toplanır.
 design-ch-layer-two-all-reduces-title = İleri geçişte iki all-reduce ile bütün bir katman
-design-ch-layer-two-all-reduces-goal = Dört ağırlığı da, katmanın ileri geçişi tam olarak iki all-reduce gerektirecek biçimde böl.
-design-ch-layer-two-all-reduces-hint = Dikkat için de MLP'de yaptığını yap: önce sütunlara göre bir bölme, sonra satırlara göre bir bölme.
+design-ch-layer-two-all-reduces-goal = Dört ağırlığı da, katmanın ileri geçişi tam olarak iki all-reduce gerektirecek biçimde bölün.
+design-ch-layer-two-all-reduces-hint = Dikkat için de MLP'de yaptığınızı yapın: önce sütunlara göre bir bölme, sonra satırlara göre bir bölme.
 design-ch-layer-two-all-reduces-why = Bu Megatron-LM'in bölmesidir: her yarı sütun paralel bir katman, yerel bir işlem ve satır paralel bir katmandır, bu yüzden her yarı bir kez toplar (g). Geri geçişte toplamlar girişlere taşınır (f): iki tane daha.
 design-ch-mlp-correct-but-costly-title = Doğru ama dört kat trafik
-design-ch-mlp-correct-but-costly-goal = Referansla hâlâ eşit olan ama her GPU'ya en iyi MLP bölmesinin en az 3 katı bayt gönderten bir MLP bölmesi bul.
-design-ch-mlp-correct-but-costly-hint = Önce satır bölmesini, sonra sütun bölmesini dene.
+design-ch-mlp-correct-but-costly-goal = Referansla hâlâ eşit olan ama her GPU'ya en iyi MLP bölmesinin en az 3 katı bayt gönderten bir MLP bölmesi bulun.
+design-ch-mlp-correct-but-costly-hint = Önce satır bölmesini, sonra sütun bölmesini deneyin.
 design-ch-mlp-correct-but-costly-why = fc1 satırlarına göre bölününce 4h genişliğindeki A'nın kısmi toplamları kalır ve GeLU tam değerlere ihtiyaç duyar: toplama artık dört kat geniş bir tensörü taşır, fc2 sütunlarına göre bölününce de artık toplamanın birleştirmesi gereken dilimler kalır. Sayılar aynı, baytlar yaklaşık 4,5 kat: bölme boyutlarını seçmek işin ta kendisidir.
-design-ch-gelu-of-a-partial-sum-title = GeLU'ya bir kısmi toplam okut
-design-ch-gelu-of-a-partial-sum-goal = Kolektifleri kendin yerleştir ve fc1'i, GeLU'ya bir kısmi toplam verilecek biçimde böl; sonra yine de çalıştır ve neyin bozulduğunu gör.
-design-ch-gelu-of-a-partial-sum-hint = fc1'i satırlarına göre böl ve fc1 ile GeLU arasına hiçbir kolektif koyma.
+design-ch-gelu-of-a-partial-sum-title = GeLU'ya bir kısmi toplam okutun
+design-ch-gelu-of-a-partial-sum-goal = Kolektifleri kendiniz yerleştirin ve fc1'i, GeLU'ya bir kısmi toplam verilecek biçimde bölün; sonra yine de çalıştırın ve neyin bozulduğunu görün.
+design-ch-gelu-of-a-partial-sum-hint = fc1'i satırlarına göre bölün ve fc1 ile GeLU arasına hiçbir kolektif koymayın.
 design-ch-gelu-of-a-partial-sum-why = GeLU(a)+GeLU(b) ≠ GeLU(a+b): bir kısmi toplamın doğrusal olmayan bir fonksiyonu hiçbir şeyin kısmi toplamı değildir. Motor programı reddeder; yine de çalıştırılırsa çıktıları referanstan çok uzaktır.
 design-ch-sequence-parallel-no-all-reduce-title = Dizi paralelliği: hiç all-reduce yok
-design-ch-sequence-parallel-no-all-reduce-goal = Dizi paralelliği açıkken katmanı, ileri geçişinde hiç all-reduce olmayacak biçimde böl.
-design-ch-sequence-parallel-no-all-reduce-hint = Bir all-reduce, bir reduce-scatter ile ardından gelen bir all-gather'dır; aralarında artık akışı token'lara göre bölünmüş tut.
+design-ch-sequence-parallel-no-all-reduce-goal = Dizi paralelliği açıkken katmanı, ileri geçişinde hiç all-reduce olmayacak biçimde bölün.
+design-ch-sequence-parallel-no-all-reduce-hint = Bir all-reduce, bir reduce-scatter ile ardından gelen bir all-gather'dır; aralarında artık akışı token'lara göre bölünmüş tutun.
 design-ch-sequence-parallel-no-all-reduce-why = Megatron'un bölmesi ve token'lara göre bölünmüş artık akışla her g bir reduce-scatter olur (her GPU toplamın kendi token'larını tutar) ve her f bir all-gather: iki all-reduce ile aynı bayt, üstelik LayerNorm, sapma ve artık toplama token'ların dörtte birinde çalışır.
 design-ch-gqa-more-gpus-than-kv-heads-title = KV kafasından çok GPU ile gruplanmış sorgu dikkati
-design-ch-gqa-more-gpus-than-kv-heads-goal = 8 sorgu kafası 2 KV kafasını paylaşıyor; katmanı 4 GPU'ya, ileri geçişte iki all-reduce olacak biçimde böl.
+design-ch-gqa-more-gpus-than-kv-heads-goal = 8 sorgu kafası 2 KV kafasını paylaşıyor; katmanı 4 GPU'ya, ileri geçişte iki all-reduce olacak biçimde bölün.
 design-ch-gqa-more-gpus-than-kv-heads-hint = Megatron'un bölmesi yine çalışır: bir sorgu kafasını tutan GPU'nun o kafanın KV kafasının bir kopyasına ihtiyacı vardır.
 design-ch-gqa-more-gpus-than-kv-heads-why = Her GPU 2 sorgu kafası ve onların okuduğu KV kafasının bir kopyasını tutar (vLLM'in kuralı), böylece dikkat yerel kalır; kopyaların K ve V gradyanları yalnızca kendi sorgu kafalarını kapsar, bu yüzden geri geçişte her kopya çifti bunları toplar.
-design-ch-repair-missing-g-title = Bozuk bir programı onar
-design-ch-repair-missing-g-goal = Kolektifleri elle yerleştirilmiş bu program bir kolektifi unutmuş. Eksik olanı ekle ki referansla eşit olsun.
-design-ch-repair-missing-g-hint = fc2'nin çıktısını izle: artık toplama onu okurken her GPU ne tutuyor?
+design-ch-repair-missing-g-title = Bozuk bir programı onarın
+design-ch-repair-missing-g-goal = Kolektifleri elle yerleştirilmiş bu program bir kolektifi unutmuş. Eksik olanı ekleyin ki referansla eşit olsun.
+design-ch-repair-missing-g-hint = fc2'nin çıktısını izleyin: artık toplama onu okurken her GPU ne tutuyor?
 design-ch-repair-missing-g-why = fc2 satırlarına göre bölününce her GPU'da bir kısmi toplam kalır ve bir kısmi toplamı her GPU'nun artık akış kopyasına eklemek akışı GPU başına bir kez sayar: önce toplam (g, bir all-reduce) gelmelidir.
 
 ## The walkthrough's predictions.
 walk-predict-toggle = Önce tahmin et
-walk-predict-toggle-hint = İlk katmandaki her kolektiften önce ve ilk geri geçiş adımında ne olacağını söyle; adım cevabından sonra oynar.
-walk-predict-holds = Tahmin et: bu { $kind } işleminden sonra GPU { $gpu }, { $tensor } tensörünün neyini tutacak?
-walk-predict-bytes = Tahmin et: bu { $kind } işleminde { $n } GPU'nun her biri kaç bayt gönderecek?
-walk-predict-which = Tahmin et: bu katmanda geriye doğru giderken bunlardan hangisi GPU'ların haberleşmesini gerektirir?
+walk-predict-toggle-hint = İlk katmandaki her kolektiften önce ve ilk geri geçiş adımında ne olacağını söyleyin; adım cevabınızdan sonra oynar.
+walk-predict-holds = Tahmin edin: bu { $kind } işleminden sonra GPU { $gpu }, { $tensor } tensörünün neyini tutacak?
+walk-predict-bytes = Tahmin edin: bu { $kind } işleminde { $n } GPU'nun her biri kaç bayt gönderecek?
+walk-predict-which = Tahmin edin: bu katmanda geriye doğru giderken bunlardan hangisi GPU'ların haberleşmesini gerektirir?
 walk-predict-own-partial = yalnızca kendi kısmi toplamını, değişmeden
 walk-predict-its-tokens = toplamı, ama yalnızca kendi token'larını (satırlarını)
 walk-predict-whole-sum = toplamın tamamını, her GPU'da aynı
 walk-predict-joined = tensörün tamamını, her GPU'nun diliminden birleştirilmiş
 walk-predict-reveal = Cevabı göster (sağ ok tuşu)
 walk-predict-skip = Geç: göster (sağ ok tuşu)
-walk-predict-wait = Adım, sen cevap verince oynar.
+walk-predict-wait = Adım, siz cevap verince oynar.
 walk-predict-right = ✔ Doğru: { $answer }
 walk-predict-wrong = ✖ Tam değil: cevap { $answer }. { $lesson }
 walk-predict-answer = Cevap: { $answer }

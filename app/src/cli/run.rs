@@ -9,6 +9,7 @@ use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::trace::{EventKind, Pass, Trace};
 use tplab_engine::{run, DType, Element, Overrides};
+use tplab_engine::verify::Checked;
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -171,11 +172,14 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
             if c.check.passed { "ok" } else { "FAIL" }
         );
     }
-    for name in ["output", "grad.input"] {
+    for (name, what) in [
+        ("output", Checked::Output),
+        ("grad.input", Checked::GradInput),
+    ] {
         if let Some(c) = v
             .checks
             .iter()
-            .filter(|c| c.name == name)
+            .filter(|c| c.what == what)
             .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
         {
             outln!(
@@ -190,7 +194,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
     let grads: Vec<_> = v
         .checks
         .iter()
-        .filter(|c| c.name.starts_with("grad.layers"))
+        .filter(|c| matches!(c.what, Checked::ParamGrad { .. }))
         .collect();
     if let Some(w) = grads
         .iter()

@@ -185,9 +185,16 @@ pub enum CollectiveError {
          sharded executor disagree; this is a bug in tplab, please report it"
     )]
     ProgramOrder {
-        op: &'static str,
-        tensor: &'static str,
+        op: crate::block::Op,
+        tensor: crate::block::TensorName,
     },
+    /// An executor met an op of another program (the block's executor an op of the vocabulary
+    /// pass or of a learner's sharding plan): a bug, not a user error.
+    #[error(
+        "the executor met {op}, an op its program does not have: the schedule and the executor \
+         disagree; this is a bug in tplab, please report it"
+    )]
+    ForeignOp { op: crate::block::Op },
 }
 
 /// The part of an algorithm a step belongs to.

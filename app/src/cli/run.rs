@@ -8,8 +8,8 @@ use tplab_engine::config::human_bytes;
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::trace::{EventKind, Pass, Trace};
-use tplab_engine::{run, DType, Element, Overrides};
 use tplab_engine::verify::Checked;
+use tplab_engine::{run, DType, Element, Overrides};
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {

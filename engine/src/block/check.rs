@@ -8,10 +8,10 @@
 //! does not make.
 
 use super::placement::{change_kind, Placement};
+use crate::block::tensor::TensorName;
 use crate::config::Config;
 use crate::params::ParamKind;
 use crate::plan::ShardPlan;
-use crate::block::tensor::TensorName;
 use crate::trace::{Event, EventKind, Parallel, Pass, Trace};
 use std::collections::HashMap;
 use thiserror::Error;
@@ -168,9 +168,9 @@ pub fn check_events(
                     && local.is_some_and(|[rows, n]| {
                         rows == 1
                             && e.output == [e.writes.len(), n]
-                            && e.writes.iter().all(|w| {
-                                w.on(0).map(|p| p.local_shape(w.shape)) == Some([1, n])
-                            })
+                            && e.writes
+                                .iter()
+                                .all(|w| w.on(0).map(|p| p.local_shape(w.shape)) == Some([1, n]))
                     });
                 if local != Some(e.output) && !packed {
                     return Err(fail(format!(
@@ -201,9 +201,7 @@ pub fn check_events(
             if let Some((layer, name)) = carry(e.pass, t.tensor, e.layer) {
                 for (i, &r) in e.ranks.iter().enumerate() {
                     if let Some(p) = t.on(i) {
-                        held.entry((layer, name, r))
-                            .or_default()
-                            .push(p.clone());
+                        held.entry((layer, name, r)).or_default().push(p.clone());
                     }
                 }
             }

@@ -17,9 +17,9 @@
 //! columns), so a shard carries a list of ranges. Replicated KV heads (grouped-query attention with
 //! `tp > kv_heads`) are a shard several ranks hold the same range of.
 
+use super::tensor::TensorName;
 use crate::collectives::CollectiveKind;
 use serde::{Deserialize, Serialize};
-use super::tensor::TensorName;
 
 /// What one rank holds of a tensor.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -634,11 +634,7 @@ fn take<V>(slot: &mut Option<V>, op: Op, tensor: TensorName) -> Result<V, Collec
 }
 
 /// Borrows a tensor of the walk's state.
-fn peek<'a, V>(
-    slot: &'a Option<V>,
-    op: Op,
-    tensor: TensorName,
-) -> Result<&'a V, CollectiveError> {
+fn peek<'a, V>(slot: &'a Option<V>, op: Op, tensor: TensorName) -> Result<&'a V, CollectiveError> {
     slot.as_ref()
         .ok_or(CollectiveError::ProgramOrder { op, tensor })
 }
@@ -652,9 +648,7 @@ fn saved<'a, T, V>(
 ) -> Result<Vec<&'a V>, CollectiveError> {
     layer
         .iter()
-        .map(|s| {
-            field(s).ok_or(CollectiveError::ProgramOrder { op, tensor })
-        })
+        .map(|s| field(s).ok_or(CollectiveError::ProgramOrder { op, tensor }))
         .collect()
 }
 
@@ -865,7 +859,11 @@ fn walk<'a, T: Element>(
                 }));
             }
             Op::AttnG | Op::MlpG => {
-                let name = if op == Op::AttnG { tensors::Z } else { tensors::M };
+                let name = if op == Op::AttnG {
+                    tensors::Z
+                } else {
+                    tensors::M
+                };
                 let part = take(&mut live.partial, op, name)?;
                 live.partial = Some(ex.exit(op, step.collective, part)?);
             }
@@ -1163,9 +1161,7 @@ fn walk<'a, T: Element>(
             | Op::EmbedBwd
             | Op::PosEmbed
             | Op::FinalLn
-            | Op::LogitsGather => {
-                return Err(CollectiveError::ForeignOp { op })
-            }
+            | Op::LogitsGather => return Err(CollectiveError::ForeignOp { op }),
             // A learner's plan's own moves and biases: its program runs on `design::exec`.
             Op::XMove
             | Op::H1Move
@@ -1197,9 +1193,7 @@ fn walk<'a, T: Element>(
             | Op::CtxMoveBwd
             | Op::QkvMoveBwd
             | Op::XMoveBwd
-            | Op::ParamGradGather => {
-                return Err(CollectiveError::ForeignOp { op })
-            }
+            | Op::ParamGradGather => return Err(CollectiveError::ForeignOp { op }),
         }
     }
     if !options.backward || cfg.layers == 0 {

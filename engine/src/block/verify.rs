@@ -262,25 +262,29 @@ pub fn check_outputs(
     let mut checks = Vec::new();
     for (r, y) in got.output_per_rank.iter().enumerate() {
         let rows = rows_of(y, r, want.output);
-        checks.push(compare(
-            "output",
-            Some(r),
-            y.view(),
-            want.output.slice(ndarray::s![rows, ..]),
-            tol,
-        )
-        .about(Checked::Output));
+        checks.push(
+            compare(
+                "output",
+                Some(r),
+                y.view(),
+                want.output.slice(ndarray::s![rows, ..]),
+                tol,
+            )
+            .about(Checked::Output),
+        );
     }
     for (r, dx) in got.grad_input_per_rank.iter().enumerate() {
         let rows = rows_of(dx, r, want.grad_input);
-        checks.push(compare(
-            "grad.input",
-            Some(r),
-            dx.view(),
-            want.grad_input.slice(ndarray::s![rows, ..]),
-            tol,
-        )
-        .about(Checked::GradInput));
+        checks.push(
+            compare(
+                "grad.input",
+                Some(r),
+                dx.view(),
+                want.grad_input.slice(ndarray::s![rows, ..]),
+                tol,
+            )
+            .about(Checked::GradInput),
+        );
     }
     for (layer, full) in want.grads.iter().enumerate() {
         for k in crate::params::ParamKind::ALL {
@@ -290,26 +294,30 @@ pub fn check_outputs(
                     continue;
                 };
                 let slice = shard.extract(full.get(k).view(), r);
-                checks.push(compare(
-                    format!("grad.{}", k.name(layer)),
-                    Some(r),
-                    lp.get(k).view(),
-                    slice.view(),
-                    tol,
-                )
-                .about(Checked::ParamGrad { layer, kind: k }));
+                checks.push(
+                    compare(
+                        format!("grad.{}", k.name(layer)),
+                        Some(r),
+                        lp.get(k).view(),
+                        slice.view(),
+                        tol,
+                    )
+                    .about(Checked::ParamGrad { layer, kind: k }),
+                );
             }
         }
     }
     if got.grads.len() != tp || got.output_per_rank.len() != tp {
-        checks.push(compare(
-            "rank count",
-            None,
-            Array2::from_elem((1, 1), got.grads.len() as f64).view(),
-            Array2::from_elem((1, 1), tp as f64).view(),
-            tol,
-        )
-        .about(Checked::RankCount));
+        checks.push(
+            compare(
+                "rank count",
+                None,
+                Array2::from_elem((1, 1), got.grads.len() as f64).view(),
+                Array2::from_elem((1, 1), tp as f64).view(),
+                tol,
+            )
+            .about(Checked::RankCount),
+        );
     }
     checks
 }

@@ -178,11 +178,12 @@ pub enum CollectiveError {
         "contribution masks track at most {max} ranks, got {n}; animate a group of at most {max}"
     )]
     TooManyRanks { n: usize, max: usize },
-    /// The sharded executor's walk of the block program found an op before the op that writes
-    /// its input (the program and the executor disagree: a bug, not a user error).
+    /// An executor's walk of its program (the block's, the vocabulary pass's) found an op before
+    /// the op that writes its input (the program and the executor disagree: a bug, not a user
+    /// error).
     #[error(
-        "the block program runs {op} before any op produced {tensor}: the schedule and the \
-         sharded executor disagree; this is a bug in tplab, please report it"
+        "the program runs {op} before any op produced {tensor}: the schedule and its executor \
+         disagree; this is a bug in tplab, please report it"
     )]
     ProgramOrder {
         op: crate::block::Op,

@@ -28,6 +28,15 @@
 //! weight gradient `dlogits_rᵀ·X` lands on rank `r`'s rows; its input gradient is a partial sum
 //! over ranks (`lm_head.f.bwd`, all-reduce); the embedding gradient scatters it into the rows of
 //! the looked-up ids each rank holds (`embed.bwd`), added to the tied weight's gradient.
+//!
+//! # The program
+//! The pass is a program like the block's: [`events`] writes its ops ([`crate::block::Op`]),
+//! in issue order, with the tensors each reads and writes ([`VocabTensor`]) and their placement
+//! on every rank, shapes, FLOPs and bytes. [`sharded`] runs it by [`walk`]ing those events, one
+//! match arm per op, calling the per-op kernels ([`lookup_rank`], [`logits_rank`],
+//! [`local_max`], …) and the all-reduces; the kernels crate walks the same events on the GPU,
+//! the vocabulary view lists them, and [`check_program`] checks their placements with the
+//! block program's checker.
 
 use crate::block::{work, Op, Placement, TensorName, TensorPlacement, VocabTensor};
 use crate::collectives::{self, Algorithm, CollectiveError, ReduceOp};
@@ -483,9 +492,7 @@ pub fn ce_losses<T: Element>(
 ) -> (Array1<T>, T) {
     let t = max.ncols();
     let inv_t = T::from_f64(1.0 / t as f64);
-    let losses = Array1::from_shape_fn(t, |i| {
-        sum[(0, i)].ln() - (target[(0, i)] - max[(0, i)])
-    });
+    let losses = Array1::from_shape_fn(t, |i| sum[(0, i)].ln() - (target[(0, i)] - max[(0, i)]));
     let loss = losses.sum() * inv_t;
     (losses, loss)
 }
@@ -622,20 +629,14 @@ fn reduce_slots<T: Element>(
 ) -> Result<(), CollectiveError> {
     let mut parts = Vec::with_capacity(ranks.len());
     for &r in ranks {
-        parts.push(
-            slots
-                .get_mut(r)
-                .and_then(Option::take)
-                .ok_or(CollectiveError::ProgramOrder {
-                    op,
-                    tensor: TensorName::Vocab(tensor),
-                })?,
-        );
+        parts.push(slots.get_mut(r).and_then(Option::take).ok_or(
+            CollectiveError::ProgramOrder {
+                op,
+                tensor: TensorName::Vocab(tensor),
+            },
+        )?);
     }
-    for (&r, v) in ranks
-        .iter()
-        .zip(all_reduce_rows(parts, algorithm, reduce)?)
-    {
+    for (&r, v) in ranks.iter().zip(all_reduce_rows(parts, algorithm, reduce)?) {
         slots[r] = Some(v);
     }
     Ok(())
@@ -686,12 +687,9 @@ pub fn walk<T: Element>(
                     live.e[r] = Some(lookup_rank(cfg, table(r)?, r, &m.ids));
                 }
             }
-            Op::EmbedG => reduce_slots(
-                &mut live.e,
-                &e.ranks,
-                algorithm,
-                (op, V::E, ReduceOp::Sum),
-            )?,
+            Op::EmbedG => {
+                reduce_slots(&mut live.e, &e.ranks, algorithm, (op, V::E, ReduceOp::Sum))?
+            }
             Op::LmHead => {
                 for &r in &e.ranks {
                     let x = held(&live.e, r, op, V::E)?;
@@ -996,8 +994,15 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             [t, h],
             head_bwd.flops,
             head_bwd.elems * e,
-            vec![(n(V::DLogits), [t, vp], Cols), (n(V::E), [t, h], Whole), table],
-            vec![(n(V::DE), [t, h], Partial), (n(V::EmbeddingGrad), [vp, h], Rows)],
+            vec![
+                (n(V::DLogits), [t, vp], Cols),
+                (n(V::E), [t, h], Whole),
+                table,
+            ],
+            vec![
+                (n(V::DE), [t, h], Partial),
+                (n(V::EmbeddingGrad), [vp, h], Rows),
+            ],
         ),
         all_reduce(Op::LmHeadFBwd, n(V::DE), [t, h]),
         compute(
@@ -1069,7 +1074,12 @@ pub fn check_program(
     let vr = cfg.rows_per_rank();
     let mut inputs = Vec::new();
     for r in 0..cfg.tp.max(1) {
-        inputs.push((0, TensorName::Vocab(VocabTensor::Ids), r, Placement::Replicate));
+        inputs.push((
+            0,
+            TensorName::Vocab(VocabTensor::Ids),
+            r,
+            Placement::Replicate,
+        ));
         inputs.push((
             0,
             TensorName::Vocab(VocabTensor::Embedding),
@@ -1315,7 +1325,9 @@ mod tests {
         assert!(
             matches!(
                 err,
-                Some(VocabError::Collective(CollectiveError::ForeignOp { op: Op::Fc1 }))
+                Some(VocabError::Collective(CollectiveError::ForeignOp {
+                    op: Op::Fc1
+                }))
             ),
             "{err:?}"
         );

@@ -19,12 +19,12 @@ use super::program::{
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
 use crate::block::program::{collective_event, compute_event};
+use crate::block::tensor::TensorName;
 use crate::block::work::{self, Work};
 use crate::collectives::CollectiveKind;
 use crate::config::Config;
 use crate::params::ParamKind;
 use crate::trace::{proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Trace};
-use crate::block::tensor::TensorName;
 use thiserror::Error;
 
 /// Why a program has no trace.
@@ -810,7 +810,9 @@ mod tests {
                         // copy the forward last wrote under the same name.
                         let regather = e.pass == Pass::Backward
                             && e.is_collective()
-                            && e.reads.iter().all(|r| !matches!(r.tensor, TensorName::Grad(_)));
+                            && e.reads.iter().all(|r| {
+                                !matches!(r.tensor, TensorName::Grad(_) | TensorName::KvGrad)
+                            });
                         for (i, &r) in e.ranks.iter().enumerate() {
                             for rd in e.reads.iter().filter(|_| !regather) {
                                 let key = (e.layer, r, rd.tensor);
@@ -825,10 +827,7 @@ mod tests {
                                 }
                             }
                             for w in &e.writes {
-                                held.insert(
-                                    (e.layer, r, w.tensor),
-                                    w.per_rank[i].clone(),
-                                );
+                                held.insert((e.layer, r, w.tensor), w.per_rank[i].clone());
                             }
                         }
                     }

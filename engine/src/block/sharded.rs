@@ -634,7 +634,7 @@ fn take<V>(slot: &mut Option<V>, op: Op, tensor: TensorName) -> Result<V, Collec
 }
 
 /// Borrows a tensor of the walk's state.
-fn peek<'a, V>(slot: &'a Option<V>, op: Op, tensor: TensorName) -> Result<&'a V, CollectiveError> {
+fn peek<V>(slot: &Option<V>, op: Op, tensor: TensorName) -> Result<&V, CollectiveError> {
     slot.as_ref()
         .ok_or(CollectiveError::ProgramOrder { op, tensor })
 }

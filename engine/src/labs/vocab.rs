@@ -642,6 +642,9 @@ fn reduce_slots<T: Element>(
     Ok(())
 }
 
+/// An event the walk ran: its op and its ranks.
+pub type Ran = (Op, Vec<usize>);
+
 /// The executor of the vocabulary program: walks `program` event by event, one arm per
 /// [`Op`], each compute event on its rank and each collective over its group, and returns the
 /// pass's results with the (op, ranks) of every event it ran, in order.
@@ -654,7 +657,7 @@ pub fn walk<T: Element>(
     cfg: &VocabConfig,
     m: &VocabModel<T>,
     program: &[Event],
-) -> Result<(VocabResult<T>, Vec<(Op, Vec<usize>)>), VocabError> {
+) -> Result<(VocabResult<T>, Vec<Ran>), VocabError> {
     cfg.validate()?;
     let tp = cfg.tp;
     let tables: Vec<Array2<T>> = (0..tp)

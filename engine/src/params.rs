@@ -67,6 +67,24 @@ impl ParamKind {
         }
     }
 
+    /// Its gradient's name inside a block, e.g. `grad.attn.qkv.weight`.
+    pub fn grad_name(self) -> &'static str {
+        match self {
+            ParamKind::Ln1Weight => "grad.ln1.weight",
+            ParamKind::Ln1Bias => "grad.ln1.bias",
+            ParamKind::QkvWeight => "grad.attn.qkv.weight",
+            ParamKind::QkvBias => "grad.attn.qkv.bias",
+            ParamKind::OutWeight => "grad.attn.out.weight",
+            ParamKind::OutBias => "grad.attn.out.bias",
+            ParamKind::Ln2Weight => "grad.ln2.weight",
+            ParamKind::Ln2Bias => "grad.ln2.bias",
+            ParamKind::Fc1Weight => "grad.mlp.fc1.weight",
+            ParamKind::Fc1Bias => "grad.mlp.fc1.bias",
+            ParamKind::Fc2Weight => "grad.mlp.fc2.weight",
+            ParamKind::Fc2Bias => "grad.mlp.fc2.bias",
+        }
+    }
+
     /// The symbol a learner reads, as in Megatron-LM's paper: `W1` for `mlp.fc1.weight`.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -152,7 +152,11 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
             result.view(),
             want.view(),
             &tol,
-        );
+        )
+        .about(crate::verify::Checked::OpResult {
+            layer: c.layer,
+            op: c.op,
+        });
         checks.push(check.clone());
         let event_index = trace
             .events

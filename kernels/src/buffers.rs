@@ -12,7 +12,7 @@
 //! reduce-scatters a `[t, h]` partial into a `[tl, h]` one ([`BufId::Reduced`]), and the
 //! backward gathers the output gradients into [`BufId::DFull`].
 
-use tplab_engine::block::Op;
+use tplab_engine::block::{Op, TensorName};
 use tplab_engine::collectives::CollectiveKind;
 use tplab_engine::params::ParamKind;
 use tplab_engine::plan::ShardPlan;
@@ -164,7 +164,7 @@ pub enum Tensor {
 
 impl Tensor {
     /// The engine's name of the tensor (what its placements are recorded under).
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> TensorName {
         use tplab_engine::trace::tensors as n;
         match self {
             Tensor::X => n::X,
@@ -215,11 +215,11 @@ pub enum Operand {
 
 impl Operand {
     /// The engine's name of the tensor.
-    pub fn name(self) -> String {
+    pub fn name(self) -> TensorName {
         match self {
-            Operand::Act(t, _) => t.name().to_string(),
-            Operand::Param(k) => k.suffix().to_string(),
-            Operand::Grad(k) => format!("grad.{}", k.suffix()),
+            Operand::Act(t, _) => t.name(),
+            Operand::Param(k) => TensorName::Param(k),
+            Operand::Grad(k) => TensorName::ParamGrad(k),
         }
     }
 }
@@ -672,9 +672,8 @@ mod tests {
                         let (r, w) = lay.io(e.op).expect("a compute op of the block");
                         let (rb, wb) = lay.io_buffers(e.op, e.layer).unwrap();
                         for (list, bufs, placed) in [(&r, &rb, &e.reads), (&w, &wb, &e.writes)] {
-                            let names: Vec<String> = list.iter().map(|o| o.name()).collect();
-                            let want: Vec<String> =
-                                placed.iter().map(|p| p.tensor.to_string()).collect();
+                            let names: Vec<TensorName> = list.iter().map(|o| o.name()).collect();
+                            let want: Vec<TensorName> = placed.iter().map(|p| p.tensor).collect();
                             assert_eq!(names, want, "{what}");
                             for (b, p) in bufs.iter().zip(placed.iter()) {
                                 assert!(all.contains(b), "{what}: {b:?} is not allocated");

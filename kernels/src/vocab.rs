@@ -17,7 +17,7 @@
 
 use crate::error::GpuError;
 use ndarray::{s, Array1, Array2, Axis};
-use tplab_engine::block::Op;
+use tplab_engine::block::{Op, TensorName, VocabTensor};
 use tplab_engine::collectives::ReduceOp;
 use tplab_engine::verify::{compare, Check, Tolerance};
 use tplab_engine::vocab::{self, VocabConfig, VocabModel, VocabReport};
@@ -47,6 +47,28 @@ pub enum VBuf {
     DE,
     /// The gradient of the rank's table rows `[vr, h]`.
     Grad,
+}
+
+impl VBuf {
+    /// The tensor of the engine's vocabulary program the buffer holds (`None` for the GPU's
+    /// own: the targets, read by the kernels, and the rank's maxima kept for the rescale).
+    pub fn tensor(self) -> Option<TensorName> {
+        use VocabTensor as V;
+        let v = match self {
+            VBuf::Ids => V::Ids,
+            VBuf::Table => V::Embedding,
+            VBuf::E => V::E,
+            VBuf::Logits => V::Logits,
+            VBuf::Max => V::RowMax,
+            VBuf::Sum => V::SumExp,
+            VBuf::Target => V::TargetLogit,
+            VBuf::DLogits => V::DLogits,
+            VBuf::DE => V::DE,
+            VBuf::Grad => V::EmbeddingGrad,
+            VBuf::Targets | VBuf::LocalMax => return None,
+        };
+        Some(TensorName::Vocab(v))
+    }
 }
 
 /// Shapes of the vocabulary pass on each rank.
@@ -302,6 +324,7 @@ mod tests {
                         for (bufs, placed) in [(&r, &e.reads), (&w, &e.writes)] {
                             assert_eq!(bufs.len(), placed.len(), "{}", e.label());
                             for (b, p) in bufs.iter().zip(placed) {
+                                assert_eq!(b.tensor(), Some(p.tensor), "{}", e.label());
                                 let local = p.on(0).unwrap().local_shape(p.shape);
                                 assert_eq!(lay.shape(*b), local, "{}: {}", e.label(), p.tensor);
                             }
@@ -310,6 +333,7 @@ mod tests {
                     EventKind::Collective { .. } => {
                         let c = VocabLayout::collective(e.op).expect("a GPU collective");
                         let p = &e.reads[0];
+                        assert_eq!(c.buf.tensor(), Some(p.tensor), "{}", e.label());
                         assert_eq!(lay.shape(c.buf), p.on(0).unwrap().local_shape(p.shape));
                         assert_eq!(c.op == ReduceOp::Max, e.op == Op::CeMax);
                     }

@@ -8,6 +8,7 @@ use tplab_engine::config::human_bytes;
 use tplab_engine::cost;
 use tplab_engine::hardware::{Catalogue, Cluster};
 use tplab_engine::trace::{EventKind, Pass, Trace};
+use tplab_engine::verify::Checked;
 use tplab_engine::{run, DType, Element, Overrides};
 
 #[derive(Args, Clone, Debug)]
@@ -171,11 +172,14 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
             if c.check.passed { "ok" } else { "FAIL" }
         );
     }
-    for name in ["output", "grad.input"] {
+    for (name, what) in [
+        ("output", Checked::Output),
+        ("grad.input", Checked::GradInput),
+    ] {
         if let Some(c) = v
             .checks
             .iter()
-            .filter(|c| c.name == name)
+            .filter(|c| c.what == what)
             .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
         {
             outln!(
@@ -190,7 +194,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
     let grads: Vec<_> = v
         .checks
         .iter()
-        .filter(|c| c.name.starts_with("grad.layers"))
+        .filter(|c| matches!(c.what, Checked::ParamGrad { .. }))
         .collect();
     if let Some(w) = grads
         .iter()

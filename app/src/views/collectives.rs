@@ -691,6 +691,7 @@ pub fn collective_error_text(
             "cl-err-program-order",
             &[("op", op.to_string()), ("tensor", tensor.to_string())],
         ),
+        E::ForeignOp { op } => a("cl-err-foreign-op", &[("op", op.to_string())]),
     }
 }
 
@@ -724,8 +725,11 @@ mod tests {
             },
             E::TooManyRanks { n: 80, max: 64 },
             E::ProgramOrder {
-                op: "mlp.fc2.bwd",
-                tensor: "d_h",
+                op: tplab_engine::block::Op::Fc2Bwd,
+                tensor: tplab_engine::trace::tensors::DY,
+            },
+            E::ForeignOp {
+                op: tplab_engine::block::Op::EmbedLookup,
             },
         ];
         let words = |s: &str| -> std::collections::BTreeSet<String> {

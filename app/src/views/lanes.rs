@@ -6,8 +6,7 @@
 use super::{gpu_color, text_shape};
 use crate::i18n::t_args;
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
-use tplab_engine::block::{Placement, TensorPlacement};
-use tplab_engine::params::ParamKind;
+use tplab_engine::block::{Placement, TensorName, TensorPlacement};
 use tplab_engine::trace::{Event, Pass, Trace};
 use tplab_lessons::Lang;
 
@@ -61,8 +60,8 @@ pub fn plan_narration(lang: Lang, trace: &Trace, e: &Event) -> String {
                 let p = t.on(0)?;
                 Some(format!(
                     "{} ({})",
-                    symbol(&t.tensor),
-                    badge(lang, &t.tensor, p)
+                    symbol(t.tensor),
+                    badge(lang, t.tensor, p)
                 ))
             })
             .collect::<Vec<_>>()
@@ -70,7 +69,7 @@ pub fn plan_narration(lang: Lang, trace: &Trace, e: &Event) -> String {
     };
     let first = |ts: &[TensorPlacement]| -> (String, String) {
         ts.first()
-            .and_then(|t| Some((symbol(&t.tensor), badge(lang, &t.tensor, t.on(0)?))))
+            .and_then(|t| Some((symbol(t.tensor), badge(lang, t.tensor, t.on(0)?))))
             .unwrap_or_default()
     };
     match e.collective_kind() {
@@ -124,19 +123,13 @@ pub fn step_heading(lang: Lang, n: usize, total: usize, layer: usize, pass: Pass
     )
 }
 
-/// Whether `tensor` is a parameter or its gradient (a split along dim 0 is then "its rows";
-/// for an activation it is "its tokens").
-fn is_parameter(tensor: &str) -> bool {
-    let name = tensor.strip_prefix("grad.").unwrap_or(tensor);
-    ParamKind::from_suffix(name).is_some()
-}
-
 /// The placement in words: "whole copy", "its columns", "its rows", "its tokens", "partial sum".
-pub fn badge(lang: Lang, tensor: &str, p: &Placement) -> String {
+pub fn badge(lang: Lang, tensor: TensorName, p: &Placement) -> String {
     let id = match p {
         Placement::Replicate => "walk-placement-whole",
         Placement::Partial => "walk-placement-partial",
-        Placement::Shard { dim: 0, .. } if !is_parameter(tensor) => "walk-placement-tokens",
+        // A weight's split along dim 0 is its rows; an activation's, its tokens.
+        Placement::Shard { dim: 0, .. } if !tensor.is_parameter() => "walk-placement-tokens",
         Placement::Shard { dim: 0, .. } => "walk-placement-rows",
         Placement::Shard { .. } => "walk-placement-cols",
     };
@@ -157,23 +150,16 @@ fn lane_event(events: &[Event], r: usize) -> Option<(&Event, usize)> {
 
 /// The short symbol a learner reads for a tensor: `W1` for `mlp.fc1.weight`, `dW1` for its
 /// gradient; activations keep their names (`X`, `H1`, `A`).
-pub fn symbol(tensor: &str) -> String {
-    let (grad, name) = match tensor.strip_prefix("grad.") {
-        Some(rest) => ("d", rest),
-        None => ("", tensor),
-    };
-    match ParamKind::from_suffix(name) {
-        Some(k) => format!("{grad}{}", k.symbol()),
-        None => format!("{grad}{name}"),
-    }
+pub fn symbol(tensor: TensorName) -> String {
+    tensor.symbol()
 }
 
 /// A tensor as a rank holds it, in the JAX scaling book's notation: `W1[:, 768:1536]`, `X[0:64, :]`
 /// (the placement's words say whether it is a whole copy or a partial sum).
 pub fn held(t: &TensorPlacement, p: &Placement) -> String {
     match p {
-        Placement::Shard { .. } => p.index_notation(&symbol(&t.tensor)),
-        Placement::Replicate | Placement::Partial => symbol(&t.tensor),
+        Placement::Shard { .. } => p.index_notation(&symbol(t.tensor)),
+        Placement::Replicate | Placement::Partial => symbol(t.tensor),
     }
 }
 
@@ -243,7 +229,7 @@ pub fn lanes_sized(
     let measure = ui.painter().clone();
     let caption = |t: &TensorPlacement, p: &Placement| {
         measure.layout_no_wrap(
-            format!("{}\n{}", held(t, p), badge(lang, &t.tensor, p)),
+            format!("{}\n{}", held(t, p), badge(lang, t.tensor, p)),
             egui::FontId::proportional(caption_size),
             text,
         )

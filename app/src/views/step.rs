@@ -250,8 +250,15 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
     let tensor = e
         .writes
         .first()
+        // Activations and their gradients: a weight's name is not a word of the question.
+        .filter(|w| {
+            use tplab_engine::block::{TensorName as N, VocabTensor};
+            !matches!(
+                w.tensor,
+                N::Param(_) | N::ParamGrad(_) | N::Vocab(VocabTensor::EmbeddingGrad)
+            )
+        })
         .map(|w| w.tensor.to_string())
-        .filter(|t| !t.contains('.'))
         .unwrap_or_default();
     let tr = |id: &str| crate::i18n::t(lang, id);
     let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);

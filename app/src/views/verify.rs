@@ -502,7 +502,7 @@ pub(crate) fn verdict_ui(
         let resp = ui.label(ta(
             "vf-worst",
             &[
-                ("name", check_words(lang, &w.name)),
+                ("name", check_words(lang, w)),
                 (
                     "rank",
                     w.rank.map(|r| format!(" (GPU {r})")).unwrap_or_default(),
@@ -529,46 +529,34 @@ pub(crate) fn verdict_ui(
     a11y_label(&tol, "tolerance: relative");
 }
 
-/// A checked tensor in words: `grad.layers.0.mlp.fc1.weight` is "the gradient of W1 (layer 0)",
-/// `layers.0.mlp.g` is "the output of g after the MLP (layer 0)"; an unknown name is left as is.
-fn check_words(lang: tplab_lessons::Lang, name: &str) -> String {
+/// A checked tensor in words, from what the check says it compares: the gradient of W1 in
+/// layer 0 is "the gradient of W1 (layer 0)", `g` after the MLP "the output of g after the MLP
+/// (layer 0)"; a lab's own check keeps its name.
+fn check_words(lang: tplab_lessons::Lang, check: &tplab_engine::verify::Check) -> String {
     use crate::i18n::{t, t_args};
-    let in_layer = |rest: &str| -> Option<(usize, String)> {
-        let rest = rest.strip_prefix("layers.")?;
-        let (layer, what) = rest.split_once('.')?;
-        Some((layer.parse().ok()?, what.to_string()))
-    };
-    match name {
-        "output" => return t(lang, "vf-check-output"),
-        "grad.input" => return t(lang, "vf-check-grad-input"),
-        "rank count" => return t(lang, "vf-check-rank-count"),
-        _ => {}
+    use tplab_engine::verify::Checked;
+    match check.what {
+        Checked::Output => t(lang, "vf-check-output"),
+        Checked::GradInput => t(lang, "vf-check-grad-input"),
+        Checked::RankCount => t(lang, "vf-check-rank-count"),
+        Checked::ParamGrad { layer, kind } => t_args(
+            lang,
+            "vf-check-grad",
+            &[
+                ("param", kind.symbol().to_string()),
+                ("layer", layer.to_string()),
+            ],
+        ),
+        Checked::OpResult { layer, op } => t_args(
+            lang,
+            "vf-check-op",
+            &[
+                ("op", super::op_label(lang, op)),
+                ("layer", layer.to_string()),
+            ],
+        ),
+        Checked::Other => check.name.clone(),
     }
-    if let Some((layer, suffix)) = name.strip_prefix("grad.").and_then(in_layer) {
-        if let Some(k) = tplab_engine::params::ParamKind::from_suffix(&suffix) {
-            return t_args(
-                lang,
-                "vf-check-grad",
-                &[
-                    ("param", k.symbol().to_string()),
-                    ("layer", layer.to_string()),
-                ],
-            );
-        }
-    }
-    if let Some((layer, op)) = in_layer(name) {
-        if let Some(op) = tplab_engine::block::Op::from_name(&op) {
-            return t_args(
-                lang,
-                "vf-check-op",
-                &[
-                    ("op", super::op_label(lang, op)),
-                    ("layer", layer.to_string()),
-                ],
-            );
-        }
-    }
-    name.to_string()
 }
 
 /// The tolerance's reason in the learner's language (English: the engine's sentence).

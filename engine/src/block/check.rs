@@ -8,10 +8,11 @@
 //! does not make.
 
 use super::placement::{change_kind, Placement, TensorPlacement};
+use crate::block::tensor::TensorName;
 use crate::config::Config;
 use crate::params::ParamKind;
 use crate::plan::ShardPlan;
-use crate::trace::{EventKind, Parallel, Pass, Trace};
+use crate::trace::{Event, EventKind, Parallel, Pass, Trace};
 use std::collections::HashMap;
 use thiserror::Error;
 
@@ -60,41 +61,57 @@ fn token_placement(cfg: &Config, r: usize) -> Placement {
 
 /// Walks `trace` (a block program from [`crate::trace::schedule`]) and checks it.
 pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
-    use crate::trace::tensors::{DY, X};
+    use crate::trace::tensors::{DX, DY, X, Y};
     let cfg = &trace.config;
-    let mut held: Held = HashMap::new();
+    let plan = ShardPlan::new(cfg);
+    let mut inputs = Vec::new();
     for r in 0..cfg.tp.max(1) {
-        held.entry((0, X.into(), r))
-            .or_default()
-            .push(token_placement(cfg, r));
+        inputs.push((0, X, r, token_placement(cfg, r)));
         if let Some(last) = cfg.layers.checked_sub(1) {
-            held.entry((last, DY.into(), r))
-                .or_default()
-                .push(token_placement(cfg, r));
+            inputs.push((last, DY, r, token_placement(cfg, r)));
         }
     }
-    check_held(trace, held)
+    let weights = |t: TensorName, r: usize| match t {
+        TensorName::Param(kind) => Some(param_placement(&plan, kind, r)),
+        _ => None,
+    };
+    // A block's output is the next block's input; its input gradient the previous block's
+    // output gradient.
+    let carry = |pass: Pass, t: TensorName, layer: usize| match (pass, t) {
+        (Pass::Forward, t) if t == Y => Some((layer + 1, X)),
+        (Pass::Backward, t) if t == DX && layer > 0 => Some((layer - 1, DY)),
+        _ => None,
+    };
+    check_events(&trace.events, &inputs, &weights, &carry)
 }
 
-/// (layer, tensor, rank) -> every placement produced so far.
-type Held = HashMap<(usize, String, usize), Vec<Placement>>;
-
-/// Checks a program whose ranks start out holding `inputs` (each on its layer, placed on ranks
-/// `0..tp`) besides the shard plan's parameters, e.g. the decode step's
-/// ([`crate::block::decode::inputs`]).
+/// Checks a block-shaped program whose ranks start out holding `inputs` (each on its layer,
+/// placed on ranks `0..tp`) besides the shard plan's parameters, e.g. the decode step's
+/// ([`crate::block::decode::inputs`]); a block's output is the next block's input.
 pub fn check_placements_from(
     trace: &Trace,
     inputs: &[(usize, TensorPlacement)],
 ) -> Result<(), PlacementError> {
-    let mut held: Held = HashMap::new();
-    for (layer, t) in inputs {
-        for (r, p) in t.per_rank.iter().enumerate() {
-            held.entry((*layer, t.tensor.to_string(), r))
-                .or_default()
-                .push(p.clone());
-        }
-    }
-    check_held(trace, held)
+    use crate::trace::tensors::{X, Y};
+    let plan = ShardPlan::new(&trace.config);
+    let inputs: Vec<(usize, TensorName, usize, Placement)> = inputs
+        .iter()
+        .flat_map(|(layer, t)| {
+            t.per_rank
+                .iter()
+                .enumerate()
+                .map(move |(r, p)| (*layer, t.tensor, r, p.clone()))
+        })
+        .collect();
+    let weights = |t: TensorName, r: usize| match t {
+        TensorName::Param(kind) => Some(param_placement(&plan, kind, r)),
+        _ => None,
+    };
+    let carry = |pass: Pass, t: TensorName, layer: usize| match (pass, t) {
+        (Pass::Forward, t) if t == Y => Some((layer + 1, X)),
+        _ => None,
+    };
+    check_events(&trace.events, &inputs, &weights, &carry)
 }
 
 /// Whether a rank holding `have` holds `want`: the same placement, or rows or columns of a
@@ -104,13 +121,26 @@ fn holds(have: &[Placement], want: &Placement) -> bool {
         || (matches!(want, Placement::Shard { .. }) && have.contains(&Placement::Replicate))
 }
 
-fn check_held(trace: &Trace, mut held: Held) -> Result<(), PlacementError> {
-    use crate::trace::tensors::{DX, DY, X, Y};
-    let cfg = &trace.config;
-    let plan = ShardPlan::new(cfg);
-    let params: HashMap<&str, ParamKind> =
-        ParamKind::ALL.iter().map(|k| (k.suffix(), *k)).collect();
-    for e in &trace.events {
+/// The checks of [`check_placements`] on any program's `events`: `inputs` are the tensors held
+/// before the first event (layer, tensor, rank, placement), `weights` the placement a weight
+/// must be read in on a rank (`None` for a tensor that is not a fixed weight), and `carry`
+/// where a tensor a pass writes is read again under another layer and name (a block's output
+/// as the next block's input).
+///
+/// A compute op's output is its first write's local shape, or, for an op that writes several
+/// statistics of one row each (the cross-entropy's), those rows packed: `[writes, n]`.
+pub fn check_events(
+    events: &[Event],
+    inputs: &[(usize, TensorName, usize, Placement)],
+    weights: &dyn Fn(TensorName, usize) -> Option<Placement>,
+    carry: &dyn Fn(Pass, TensorName, usize) -> Option<(usize, TensorName)>,
+) -> Result<(), PlacementError> {
+    // (layer, tensor, rank) -> every placement produced so far.
+    let mut held: HashMap<(usize, TensorName, usize), Vec<Placement>> = HashMap::new();
+    for (layer, t, r, p) in inputs {
+        held.entry((*layer, *t, *r)).or_default().push(p.clone());
+    }
+    for e in events {
         let fail = |problem: String| PlacementError {
             event: e.label(),
             problem,
@@ -121,25 +151,24 @@ fn check_held(trace: &Trace, mut held: Held) -> Result<(), PlacementError> {
                 let Some(p) = t.on(i) else {
                     return Err(fail(format!("{} has no placement for rank {r}", t.tensor)));
                 };
-                if let Some(&kind) = params.get(t.tensor.as_ref()) {
-                    let want = param_placement(&plan, kind, r);
+                if let Some(want) = weights(t.tensor, r) {
                     if *p != want {
                         return Err(fail(format!(
                             "rank {r} reads {} but the shard plan gives it {}",
-                            p.index_notation(&t.tensor),
-                            want.index_notation(&t.tensor)
+                            p.index_notation(t.tensor.name()),
+                            want.index_notation(t.tensor.name())
                         )));
                     }
                     continue;
                 }
-                let have = held.get(&(e.layer, t.tensor.to_string(), r));
+                let have = held.get(&(e.layer, t.tensor, r));
                 if !have.is_some_and(|h| holds(h, p)) {
                     return Err(fail(format!(
                         "rank {r} reads {} but holds {}",
-                        p.index_notation(&t.tensor),
+                        p.index_notation(t.tensor.name()),
                         have.map_or("nothing of it".to_string(), |h| h
                             .iter()
-                            .map(|q| q.index_notation(&t.tensor))
+                            .map(|q| q.index_notation(t.tensor.name()))
                             .collect::<Vec<_>>()
                             .join(" and "))
                     )));
@@ -171,7 +200,15 @@ fn check_held(trace: &Trace, mut held: Held) -> Result<(), PlacementError> {
                     return Err(fail("a compute op must write a tensor".into()));
                 };
                 let local = first.on(0).map(|p| p.local_shape(first.shape));
-                if local != Some(e.output) {
+                let packed = e.writes.len() > 1
+                    && local.is_some_and(|[rows, n]| {
+                        rows == 1
+                            && e.output == [e.writes.len(), n]
+                            && e.writes
+                                .iter()
+                                .all(|w| w.on(0).map(|p| p.local_shape(w.shape)) == Some([1, n]))
+                    });
+                if local != Some(e.output) && !packed {
                     return Err(fail(format!(
                         "writes {} of local shape {local:?}, but the event's output is {:?}",
                         first.tensor, e.output
@@ -192,24 +229,15 @@ fn check_held(trace: &Trace, mut held: Held) -> Result<(), PlacementError> {
         for t in &e.writes {
             for (i, &r) in e.ranks.iter().enumerate() {
                 if let Some(p) = t.on(i) {
-                    held.entry((e.layer, t.tensor.to_string(), r))
+                    held.entry((e.layer, t.tensor, r))
                         .or_default()
                         .push(p.clone());
                 }
             }
-            // A block's output is the next block's input; its input gradient the previous
-            // block's output gradient.
-            let next = match (e.pass, t.tensor.as_ref()) {
-                (Pass::Forward, name) if name == Y => Some((e.layer + 1, X)),
-                (Pass::Backward, name) if name == DX && e.layer > 0 => Some((e.layer - 1, DY)),
-                _ => None,
-            };
-            if let Some((layer, name)) = next {
+            if let Some((layer, name)) = carry(e.pass, t.tensor, e.layer) {
                 for (i, &r) in e.ranks.iter().enumerate() {
                     if let Some(p) = t.on(i) {
-                        held.entry((layer, name.into(), r))
-                            .or_default()
-                            .push(p.clone());
+                        held.entry((layer, name, r)).or_default().push(p.clone());
                     }
                 }
             }

@@ -25,7 +25,8 @@
 
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
-use crate::block::program::{collective_event, compute_event, tensors};
+use crate::block::program::{collective_event, compute_event};
+use crate::block::tensor::{Activation, ServeTensor, TensorName, VocabTensor};
 use crate::block::work::{self, Work};
 use crate::collectives::CollectiveKind;
 use crate::config::Config;
@@ -33,7 +34,6 @@ use crate::params::ParamKind;
 use crate::plan::ShardPlan;
 use crate::trace::{proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Trace};
 use crate::vocab::VocabConfig;
-use std::borrow::Cow;
 use std::ops::Range;
 
 /// Every tensor the decode step reads or writes. Activations are named as in the block program
@@ -78,34 +78,39 @@ pub enum DecodeTensor {
 }
 
 impl DecodeTensor {
-    /// The name in the trace's placements (a parameter's is its engine name, which the
-    /// placement checker looks up in the shard plan).
-    pub fn name(self) -> &'static str {
+    /// Its typed name in the trace's placements (a parameter's is the block parameter, which
+    /// the placement checker looks up in the shard plan).
+    pub fn typed(self) -> TensorName {
         use DecodeTensor::*;
         match self {
-            Ids => "ids",
-            Embedding => "embedding",
-            E => "E",
-            Pos => "pos",
-            X => tensors::X,
-            H1 => tensors::H1,
-            Qkv => tensors::QKV,
-            KvPast => "KV (past)",
-            Kv => "KV",
-            Ctx => tensors::CTX,
-            Z => tensors::Z,
-            X1 => tensors::X1,
-            H2 => tensors::H2,
-            A => tensors::A,
-            U => tensors::U,
-            M => tensors::M,
-            Y => tensors::Y,
-            LnfWeight => "lnf.weight",
-            LnfBias => "lnf.bias",
-            Hf => "Hf",
-            Logits => "logits",
-            Param(k) => k.suffix(),
+            Ids => TensorName::Vocab(VocabTensor::Ids),
+            Embedding => TensorName::Vocab(VocabTensor::Embedding),
+            E => TensorName::Vocab(VocabTensor::E),
+            Pos => TensorName::Serve(ServeTensor::Pos),
+            X => TensorName::Act(Activation::X),
+            H1 => TensorName::Act(Activation::H1),
+            Qkv => TensorName::Act(Activation::Qkv),
+            KvPast => TensorName::Serve(ServeTensor::KvPast),
+            Kv => TensorName::Serve(ServeTensor::Kv),
+            Ctx => TensorName::Act(Activation::Ctx),
+            Z => TensorName::Act(Activation::Z),
+            X1 => TensorName::Act(Activation::X1),
+            H2 => TensorName::Act(Activation::H2),
+            A => TensorName::Act(Activation::A),
+            U => TensorName::Act(Activation::U),
+            M => TensorName::Act(Activation::M),
+            Y => TensorName::Act(Activation::Y),
+            LnfWeight => TensorName::Serve(ServeTensor::LnfWeight),
+            LnfBias => TensorName::Serve(ServeTensor::LnfBias),
+            Hf => TensorName::Serve(ServeTensor::Hf),
+            Logits => TensorName::Vocab(VocabTensor::Logits),
+            Param(k) => TensorName::Param(k),
         }
+    }
+
+    /// The name the exports and traces write.
+    pub fn name(self) -> &'static str {
+        self.typed().name()
     }
 }
 
@@ -203,7 +208,7 @@ impl<'a> Places<'a> {
         ranks: &[usize],
     ) -> TensorPlacement {
         TensorPlacement {
-            tensor: Cow::Borrowed(t.name()),
+            tensor: t.typed(),
             shape,
             per_rank: ranks.iter().map(|&r| self.place(hold, r)).collect(),
         }
@@ -684,7 +689,7 @@ mod tests {
             ranges: vec![[8 * k, 8 * k + 8], [16 + 8 * k, 16 + 8 * k + 8]],
         };
         assert_eq!(holds, vec![kv(0), kv(0), kv(1), kv(1)]);
-        assert_eq!(tr.events[0].writes[0].tensor, "E");
+        assert_eq!(tr.events[0].writes[0].tensor, DecodeTensor::E.typed());
     }
 
     #[test]

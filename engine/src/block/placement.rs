@@ -17,9 +17,9 @@
 //! columns), so a shard carries a list of ranges. Replicated KV heads (grouped-query attention with
 //! `tp > kv_heads`) are a shard several ranks hold the same range of.
 
+use super::tensor::TensorName;
 use crate::collectives::CollectiveKind;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 
 /// What one rank holds of a tensor.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -121,8 +121,8 @@ pub fn change_kind(from: PlacementKind, to: PlacementKind) -> Option<CollectiveK
 /// One tensor an op reads or writes, with what each rank of the op holds of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorPlacement {
-    /// The tensor's name in the block, e.g. `X`, `W1`, `dY`, `attn.qkv.weight`.
-    pub tensor: Cow<'static, str>,
+    /// The tensor, e.g. `X`, `dY`, `attn.qkv.weight` (serialized as that name).
+    pub tensor: TensorName,
     /// The global (unsharded) shape `[rows, cols]`.
     pub shape: [usize; 2],
     /// One placement per rank of the event, in the event's rank order.

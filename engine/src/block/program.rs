@@ -9,6 +9,7 @@
 
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
+use crate::block::tensor::TensorName;
 use crate::block::work::{self, Work};
 use crate::collectives::{Algorithm, CollectiveKind};
 use crate::config::Config;
@@ -17,7 +18,6 @@ use crate::plan::ShardPlan;
 use crate::trace::{
     proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Timing, Trace,
 };
-use std::borrow::Cow;
 
 /// Bytes per element used by the trace's byte counts.
 fn elem_bytes(cfg: &Config) -> u64 {
@@ -47,17 +47,13 @@ enum Hold {
 /// A tensor an op reads or writes: its name, global shape and what each rank holds.
 #[derive(Debug, Clone)]
 struct Tn {
-    name: Cow<'static, str>,
+    name: TensorName,
     shape: [usize; 2],
     hold: Hold,
 }
 
-fn tn(name: &'static str, shape: [usize; 2], hold: Hold) -> Tn {
-    Tn {
-        name: Cow::Borrowed(name),
-        shape,
-        hold,
-    }
+fn tn(name: TensorName, shape: [usize; 2], hold: Hold) -> Tn {
+    Tn { name, shape, hold }
 }
 
 /// The costs of a collective of `kind` by `algorithm` over `n` ranks on a buffer of `elems`
@@ -149,7 +145,7 @@ impl Builder<'_> {
         tensors
             .iter()
             .map(|t| TensorPlacement {
-                tensor: t.name.clone(),
+                tensor: t.name,
                 shape: t.shape,
                 per_rank: ranks.iter().map(|&r| self.place(t.hold, r)).collect(),
             })
@@ -337,35 +333,31 @@ pub const SP_GRAD_VECTORS: usize = 6;
 /// The tensor names of the block program (the same in every layer). Activations are named as
 /// in Megatron-LM's paper: `X` the block input, `H1 = LN1(X)`, `Z` the attention output, `X1`
 /// the residual stream after attention, `H2 = LN2(X1)`, `A = H2·W1`, `U = GeLU(A)`, `M = U·W2`,
-/// `Y` the block output; `dT` is the gradient of `T`.
+/// `Y` the block output; `dT` is the gradient of `T` ([`TensorName`]).
 pub mod tensors {
-    pub const X: &str = "X";
-    pub const H1: &str = "H1";
-    pub const QKV: &str = "QKV";
-    pub const CTX: &str = "Ctx";
-    pub const Z: &str = "Z";
-    pub const X1: &str = "X1";
-    pub const H2: &str = "H2";
-    pub const A: &str = "A";
-    pub const U: &str = "U";
-    pub const M: &str = "M";
-    pub const Y: &str = "Y";
-    pub const DY: &str = "dY";
-    pub const DU: &str = "dU";
-    pub const DA: &str = "dA";
-    pub const DH2: &str = "dH2";
-    pub const DX1: &str = "dX1";
-    pub const DCTX: &str = "dCtx";
-    pub const DQKV: &str = "dQKV";
-    pub const DH1: &str = "dH1";
-    pub const DX: &str = "dX";
+    use crate::block::tensor::{Activation as Act, TensorName};
+    pub const X: TensorName = TensorName::Act(Act::X);
+    pub const H1: TensorName = TensorName::Act(Act::H1);
+    pub const QKV: TensorName = TensorName::Act(Act::Qkv);
+    pub const CTX: TensorName = TensorName::Act(Act::Ctx);
+    pub const Z: TensorName = TensorName::Act(Act::Z);
+    pub const X1: TensorName = TensorName::Act(Act::X1);
+    pub const H2: TensorName = TensorName::Act(Act::H2);
+    pub const A: TensorName = TensorName::Act(Act::A);
+    pub const U: TensorName = TensorName::Act(Act::U);
+    pub const M: TensorName = TensorName::Act(Act::M);
+    pub const Y: TensorName = TensorName::Act(Act::Y);
+    pub const DY: TensorName = TensorName::Grad(Act::Y);
+    pub const DU: TensorName = TensorName::Grad(Act::U);
+    pub const DA: TensorName = TensorName::Grad(Act::A);
+    pub const DH2: TensorName = TensorName::Grad(Act::H2);
+    pub const DX1: TensorName = TensorName::Grad(Act::X1);
+    pub const DCTX: TensorName = TensorName::Grad(Act::Ctx);
+    pub const DQKV: TensorName = TensorName::Grad(Act::Qkv);
+    pub const DH1: TensorName = TensorName::Grad(Act::H1);
+    pub const DX: TensorName = TensorName::Grad(Act::X);
     /// The K and V columns of the QKV gradients that replicated KV heads sum within their group.
-    pub const DKV: &str = "dW_qkv[K,V]";
-}
-
-/// The gradient tensor name of parameter `kind`: `grad.attn.qkv.weight`.
-fn grad_name(kind: ParamKind) -> Cow<'static, str> {
-    Cow::Owned(format!("grad.{}", kind.suffix()))
+    pub const DKV: TensorName = TensorName::KvGrad;
 }
 
 /// The events of a forward and backward pass of `cfg`, in issue order, with proportional times.
@@ -406,16 +398,16 @@ pub fn schedule(cfg: &Config) -> Trace {
     };
     let (tok, whole, partial) = (Hold::Tokens, Hold::Whole, Hold::Partial);
     let param = |k: P| Tn {
-        name: Cow::Borrowed(k.suffix()),
+        name: TensorName::Param(k),
         shape: k.shape(cfg),
         hold: Hold::Param(k),
     };
     let grad = |k: P| Tn {
-        name: grad_name(k),
+        name: TensorName::ParamGrad(k),
         shape: k.shape(cfg),
         hold: Hold::Grad(k),
     };
-    let act = |name: &'static str, shape: [usize; 2], hold: Hold| tn(name, shape, hold);
+    let act = |name: TensorName, shape: [usize; 2], hold: Hold| tn(name, shape, hold);
     // FLOPs of the full s×s score matrix per head: what the GPU executor computes (the CPU kernel
     // skips the masked blocks above the diagonal, about half at long sequences).
     let attn_flops = work::attention_flops((bt * hp) as u64, (s * s) as u64, d as u64);

@@ -111,11 +111,35 @@ pub fn layer_norm_condition(rows: ArrayView2<f64>, rstd: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// What a check compares, as a type: the views word it from this, never from the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checked {
+    /// The block stack's output.
+    Output,
+    /// The gradient of the stack's input.
+    GradInput,
+    /// The number of ranks that produced results.
+    RankCount,
+    /// The gradient of parameter `kind` of layer `layer`.
+    ParamGrad {
+        layer: usize,
+        kind: crate::params::ParamKind,
+    },
+    /// What op `op` of layer `layer` produced (a collective's result).
+    OpResult { layer: usize, op: crate::block::Op },
+    /// Anything else (the labs' own checks), known by its name only.
+    #[default]
+    Other,
+}
+
 /// One tensor compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
     /// Tensor name, e.g. `output`, `grad.layers.0.mlp.fc1.weight`, `layers.0.mlp.g`.
     pub name: String,
+    /// What it compares, as a type (not exported: the name is).
+    #[serde(skip)]
+    pub what: Checked,
     /// The rank whose copy or shard was compared (`None` for replicated values checked on rank 0).
     pub rank: Option<usize>,
     pub max_abs_error: f64,
@@ -150,6 +174,13 @@ impl Verification {
     }
 }
 
+impl Check {
+    /// The check, saying what it compares.
+    pub fn about(self, what: Checked) -> Self {
+        Self { what, ..self }
+    }
+}
+
 /// Compares `got` with `want` (shapes must match; a mismatch fails the check with infinite error).
 pub fn compare(
     name: impl Into<String>,
@@ -177,6 +208,7 @@ pub fn compare(
     let max_rel_error = max_abs_error / reference_max_abs.max(1.0);
     Check {
         name: name.into(),
+        what: Checked::Other,
         rank,
         max_abs_error,
         max_rel_error,
@@ -230,23 +262,29 @@ pub fn check_outputs(
     let mut checks = Vec::new();
     for (r, y) in got.output_per_rank.iter().enumerate() {
         let rows = rows_of(y, r, want.output);
-        checks.push(compare(
-            "output",
-            Some(r),
-            y.view(),
-            want.output.slice(ndarray::s![rows, ..]),
-            tol,
-        ));
+        checks.push(
+            compare(
+                "output",
+                Some(r),
+                y.view(),
+                want.output.slice(ndarray::s![rows, ..]),
+                tol,
+            )
+            .about(Checked::Output),
+        );
     }
     for (r, dx) in got.grad_input_per_rank.iter().enumerate() {
         let rows = rows_of(dx, r, want.grad_input);
-        checks.push(compare(
-            "grad.input",
-            Some(r),
-            dx.view(),
-            want.grad_input.slice(ndarray::s![rows, ..]),
-            tol,
-        ));
+        checks.push(
+            compare(
+                "grad.input",
+                Some(r),
+                dx.view(),
+                want.grad_input.slice(ndarray::s![rows, ..]),
+                tol,
+            )
+            .about(Checked::GradInput),
+        );
     }
     for (layer, full) in want.grads.iter().enumerate() {
         for k in crate::params::ParamKind::ALL {
@@ -256,24 +294,30 @@ pub fn check_outputs(
                     continue;
                 };
                 let slice = shard.extract(full.get(k).view(), r);
-                checks.push(compare(
-                    format!("grad.{}", k.name(layer)),
-                    Some(r),
-                    lp.get(k).view(),
-                    slice.view(),
-                    tol,
-                ));
+                checks.push(
+                    compare(
+                        format!("grad.{}", k.name(layer)),
+                        Some(r),
+                        lp.get(k).view(),
+                        slice.view(),
+                        tol,
+                    )
+                    .about(Checked::ParamGrad { layer, kind: k }),
+                );
             }
         }
     }
     if got.grads.len() != tp || got.output_per_rank.len() != tp {
-        checks.push(compare(
-            "rank count",
-            None,
-            Array2::from_elem((1, 1), got.grads.len() as f64).view(),
-            Array2::from_elem((1, 1), tp as f64).view(),
-            tol,
-        ));
+        checks.push(
+            compare(
+                "rank count",
+                None,
+                Array2::from_elem((1, 1), got.grads.len() as f64).view(),
+                Array2::from_elem((1, 1), tp as f64).view(),
+                tol,
+            )
+            .about(Checked::RankCount),
+        );
     }
     checks
 }

@@ -127,14 +127,22 @@ pub enum CollectiveError {
         "contribution masks track at most {max} ranks, got {n}; animate a group of at most {max}"
     )]
     TooManyRanks { n: usize, max: usize },
-    /// The sharded executor's walk of the block program found an op before the op that writes
-    /// its input (the program and the executor disagree: a bug, not a user error).
+    /// An executor's walk of its program (the block's, the vocabulary pass's) found an op before
+    /// the op that writes its input (the program and the executor disagree: a bug, not a user
+    /// error).
     #[error(
-        "the block program runs {op} before any op produced {tensor}: the schedule and the \
-         sharded executor disagree; this is a bug in tplab, please report it"
+        "the program runs {op} before any op produced {tensor}: the schedule and its executor \
+         disagree; this is a bug in tplab, please report it"
     )]
     ProgramOrder {
-        op: &'static str,
-        tensor: &'static str,
+        op: crate::block::Op,
+        tensor: crate::block::TensorName,
     },
+    /// An executor met an op of another program (the block's executor an op of the vocabulary
+    /// pass or of a learner's sharding plan): a bug, not a user error.
+    #[error(
+        "the executor met {op}, an op its program does not have: the schedule and the executor \
+         disagree; this is a bug in tplab, please report it"
+    )]
+    ForeignOp { op: crate::block::Op },
 }

@@ -28,8 +28,17 @@
 //! weight gradient `dlogits_rᵀ·X` lands on rank `r`'s rows; its input gradient is a partial sum
 //! over ranks (`lm_head.f.bwd`, all-reduce); the embedding gradient scatters it into the rows of
 //! the looked-up ids each rank holds (`embed.bwd`), added to the tied weight's gradient.
+//!
+//! # The program
+//! The pass is a program like the block's: [`events`] writes its ops ([`crate::block::Op`]),
+//! in issue order, with the tensors each reads and writes ([`VocabTensor`]) and their placement
+//! on every rank, shapes, FLOPs and bytes. [`sharded`] runs it by [`walk`]ing those events, one
+//! match arm per op, calling the per-op kernels ([`lookup_rank`], [`logits_rank`],
+//! [`local_max`], …) and the all-reduces; the kernels crate walks the same events on the GPU,
+//! the vocabulary view lists them, and [`check_program`] checks their placements with the
+//! block program's checker.
 
-use crate::block::{work, Op, Placement, TensorPlacement};
+use crate::block::{work, Op, Placement, TensorName, TensorPlacement, VocabTensor};
 use crate::collectives::{self, Algorithm, CollectiveError, ReduceOp};
 use crate::config::human_bytes;
 use crate::dtype::{DType, Element};
@@ -372,6 +381,24 @@ fn all_reduce_rows<T: Element>(
         .collect()
 }
 
+/// Rank `r`'s masked lookup (`embed.lookup`): the rows of `table` (its padded vocabulary rows)
+/// for the ids it holds, zeros for the others; `[T, h]`, one term of the sum `embed.g` takes.
+pub fn lookup_rank<T: Element>(
+    cfg: &VocabConfig,
+    table: &Array2<T>,
+    r: usize,
+    ids: &[usize],
+) -> Array2<T> {
+    let range = cfg.rank_range(r);
+    let mut x = Array2::<T>::zeros((ids.len(), cfg.hidden));
+    for (i, &id) in ids.iter().enumerate() {
+        if range.contains(&id) {
+            x.row_mut(i).assign(&table.row(id - range.start));
+        }
+    }
+    x
+}
+
 /// The vocabulary-parallel embedding: each rank looks up the ids it holds (zeros for the
 /// others) and an all-reduce adds the partial results. Returns each rank's copy of `[T, h]`.
 pub fn lookup_sharded<T: Element>(
@@ -379,18 +406,8 @@ pub fn lookup_sharded<T: Element>(
     tables: &[Array2<T>],
     ids: &[usize],
 ) -> Result<Vec<Array2<T>>, CollectiveError> {
-    let h = cfg.hidden;
     let partial: Vec<Array2<T>> = (0..cfg.tp)
-        .map(|r| {
-            let range = cfg.rank_range(r);
-            let mut x = Array2::<T>::zeros((ids.len(), h));
-            for (i, &id) in ids.iter().enumerate() {
-                if range.contains(&id) {
-                    x.row_mut(i).assign(&tables[r].row(id - range.start));
-                }
-            }
-            x
-        })
+        .map(|r| lookup_rank(cfg, &tables[r], r, ids))
         .collect();
     all_reduce_rows(partial, cfg.algorithm, ReduceOp::Sum)
 }
@@ -413,6 +430,99 @@ pub fn scatter_grad<T: Element>(
     }
 }
 
+/// Rank `r`'s logits `x·E_rᵀ` on its vocabulary columns (`lm_head`), `[T, Vp/tp]`.
+pub fn logits_rank<T: Element>(x: &Array2<T>, table: &Array2<T>) -> Array2<T> {
+    ops::matmul(x.view(), table.t())
+}
+
+/// Each token's maximum over rank `r`'s real (not padding) logit columns, `[1, T]`.
+pub fn local_max<T: Element>(cfg: &VocabConfig, r: usize, logits: &Array2<T>) -> Array2<T> {
+    let n = cfg.real_range(r).len();
+    Array2::from_shape_fn((1, logits.nrows()), |(_, i)| {
+        logits
+            .slice(s![i, ..n])
+            .iter()
+            .copied()
+            .fold(T::neg_infinity(), T::max)
+    })
+}
+
+/// Each token's `Σ exp(z − max)` over rank `r`'s real logit columns, `max` the row maxima over
+/// all ranks (after `ce.max`), `[1, T]`.
+pub fn local_sum_exp<T: Element>(
+    cfg: &VocabConfig,
+    r: usize,
+    logits: &Array2<T>,
+    max: &Array2<T>,
+) -> Array2<T> {
+    let n = cfg.real_range(r).len();
+    Array2::from_shape_fn((1, logits.nrows()), |(_, i)| {
+        let mx = max[(0, i)];
+        logits
+            .slice(s![i, ..n])
+            .iter()
+            .fold(T::zero(), |acc, &z| acc + (z - mx).exp())
+    })
+}
+
+/// Each token's target logit where rank `r` holds the target's column, else 0, `[1, T]`.
+pub fn local_target<T: Element>(
+    cfg: &VocabConfig,
+    r: usize,
+    logits: &Array2<T>,
+    targets: &[usize],
+) -> Array2<T> {
+    let range = cfg.rank_range(r);
+    Array2::from_shape_fn((1, logits.nrows()), |(_, i)| {
+        let target = targets[i];
+        if range.contains(&target) {
+            logits[(i, target - range.start)]
+        } else {
+            T::zero()
+        }
+    })
+}
+
+/// The per-token losses `log Σexp − (z_target − max)` and their mean, from the reduced
+/// statistics (every rank holds the same; any rank's give the loss).
+pub fn ce_losses<T: Element>(
+    max: &Array2<T>,
+    sum: &Array2<T>,
+    target: &Array2<T>,
+) -> (Array1<T>, T) {
+    let t = max.ncols();
+    let inv_t = T::from_f64(1.0 / t as f64);
+    let losses = Array1::from_shape_fn(t, |i| sum[(0, i)].ln() - (target[(0, i)] - max[(0, i)]));
+    let loss = losses.sum() * inv_t;
+    (losses, loss)
+}
+
+/// Rank `r`'s gradient of the mean loss on its logit columns (`ce.bwd`):
+/// `(softmax − onehot)/T`, zero on the padding columns.
+pub fn dlogits_rank<T: Element>(
+    cfg: &VocabConfig,
+    r: usize,
+    logits: &Array2<T>,
+    (max, sum): (&Array2<T>, &Array2<T>),
+    targets: &[usize],
+) -> Array2<T> {
+    let range = cfg.rank_range(r);
+    let n = cfg.real_range(r).len();
+    let inv_t = T::from_f64(1.0 / logits.nrows() as f64);
+    Array2::from_shape_fn(logits.dim(), |(i, j)| {
+        if j >= n {
+            return T::zero();
+        }
+        let p = (logits[(i, j)] - max[(0, i)]).exp() / sum[(0, i)];
+        let onehot = if range.start + j == targets[i] {
+            T::one()
+        } else {
+            T::zero()
+        };
+        (p - onehot) * inv_t
+    })
+}
+
 /// The tied LM head and the cross-entropy over vocabulary-sharded logits, forward and backward.
 #[derive(Debug, Clone)]
 pub struct HeadResult<T> {
@@ -429,81 +539,29 @@ pub struct HeadResult<T> {
 
 /// Logits `x_r·E_rᵀ` on each rank, the loss from the max / sum-exp / target all-reduces, and
 /// the backward of the mean loss (see the module docs). `x` is each rank's copy of `[T, h]`.
+/// The same kernels as the vocabulary program's walk ([`sharded`]), for the training labs'
+/// pipelines that run the head inside a step of their own.
 pub fn head_sharded<T: Element>(
     cfg: &VocabConfig,
     tables: &[Array2<T>],
     x: &[Array2<T>],
     targets: &[usize],
 ) -> Result<HeadResult<T>, CollectiveError> {
-    let (tp, t) = (cfg.tp, x[0].nrows());
-    let logits: Vec<Array2<T>> = (0..tp)
-        .map(|r| ops::matmul(x[r].view(), tables[r].t()))
+    let tp = cfg.tp;
+    let logits: Vec<Array2<T>> = (0..tp).map(|r| logits_rank(&x[r], &tables[r])).collect();
+    let local: Vec<Array2<T>> = (0..tp).map(|r| local_max(cfg, r, &logits[r])).collect();
+    let max = all_reduce_rows(local, cfg.algorithm, ReduceOp::Max)?;
+    let local: Vec<Array2<T>> = (0..tp)
+        .map(|r| local_sum_exp(cfg, r, &logits[r], &max[r]))
         .collect();
-    // Masked local statistics: real columns only.
-    let real_cols = |r: usize| cfg.real_range(r).len();
-    let local_max: Vec<Array2<T>> = (0..tp)
-        .map(|r| {
-            let n = real_cols(r);
-            Array2::from_shape_fn((1, t), |(_, i)| {
-                logits[r]
-                    .slice(s![i, ..n])
-                    .iter()
-                    .copied()
-                    .fold(T::neg_infinity(), T::max)
-            })
-        })
+    let sum = all_reduce_rows(local, cfg.algorithm, ReduceOp::Sum)?;
+    let local: Vec<Array2<T>> = (0..tp)
+        .map(|r| local_target(cfg, r, &logits[r], targets))
         .collect();
-    let max = all_reduce_rows(local_max, cfg.algorithm, ReduceOp::Max)?;
-    let local_sum: Vec<Array2<T>> = (0..tp)
-        .map(|r| {
-            let n = real_cols(r);
-            Array2::from_shape_fn((1, t), |(_, i)| {
-                let mx = max[r][(0, i)];
-                logits[r]
-                    .slice(s![i, ..n])
-                    .iter()
-                    .fold(T::zero(), |acc, &z| acc + (z - mx).exp())
-            })
-        })
-        .collect();
-    let sum = all_reduce_rows(local_sum, cfg.algorithm, ReduceOp::Sum)?;
-    let local_target: Vec<Array2<T>> = (0..tp)
-        .map(|r| {
-            let range = cfg.rank_range(r);
-            Array2::from_shape_fn((1, t), |(_, i)| {
-                let target = targets[i];
-                if range.contains(&target) {
-                    logits[r][(i, target - range.start)]
-                } else {
-                    T::zero()
-                }
-            })
-        })
-        .collect();
-    let target = all_reduce_rows(local_target, cfg.algorithm, ReduceOp::Sum)?;
-    let inv_t = T::from_f64(1.0 / t as f64);
-    // Every rank holds the same statistics; rank 0's give the loss.
-    let losses = Array1::from_shape_fn(t, |i| {
-        sum[0][(0, i)].ln() - (target[0][(0, i)] - max[0][(0, i)])
-    });
-    let loss = losses.sum() * inv_t;
+    let target = all_reduce_rows(local, cfg.algorithm, ReduceOp::Sum)?;
+    let (losses, loss) = ce_losses(&max[0], &sum[0], &target[0]);
     let dlogits: Vec<Array2<T>> = (0..tp)
-        .map(|r| {
-            let range = cfg.rank_range(r);
-            let n = real_cols(r);
-            Array2::from_shape_fn(logits[r].dim(), |(i, j)| {
-                if j >= n {
-                    return T::zero();
-                }
-                let p = (logits[r][(i, j)] - max[r][(0, i)]).exp() / sum[r][(0, i)];
-                let onehot = if range.start + j == targets[i] {
-                    T::one()
-                } else {
-                    T::zero()
-                };
-                (p - onehot) * inv_t
-            })
-        })
+        .map(|r| dlogits_rank(cfg, r, &logits[r], (&max[r], &sum[r]), targets))
         .collect();
     let dx_partial: Vec<Array2<T>> = (0..tp)
         .map(|r| ops::matmul(dlogits[r].view(), tables[r].view()))
@@ -521,32 +579,290 @@ pub fn head_sharded<T: Element>(
     })
 }
 
-/// The vocabulary-parallel pass on `cfg.tp` virtual GPUs (see the module docs).
+/// The vocabulary-parallel pass on `cfg.tp` virtual GPUs (see the module docs): the walk of
+/// its program, [`events`].
 pub fn sharded<T: Element>(
     cfg: &VocabConfig,
     m: &VocabModel<T>,
 ) -> Result<VocabResult<T>, VocabError> {
     cfg.validate()?;
-    let tables: Vec<Array2<T>> = (0..cfg.tp)
+    let program = events(cfg, T::DTYPE);
+    walk(cfg, m, &program).map(|(result, _)| result)
+}
+
+/// What the walk holds between events: one slot per rank for each tensor of the pass, `None`
+/// until an event writes it (see [`VocabTensor`]).
+struct Live<T> {
+    e: Vec<Option<Array2<T>>>,
+    logits: Vec<Option<Array2<T>>>,
+    max: Vec<Option<Array2<T>>>,
+    sum: Vec<Option<Array2<T>>>,
+    target: Vec<Option<Array2<T>>>,
+    dlogits: Vec<Option<Array2<T>>>,
+    de: Vec<Option<Array2<T>>>,
+    grad: Vec<Option<Array2<T>>>,
+}
+
+/// Rank `r`'s `tensor` as the walk holds it, or the program-order error naming `op`.
+fn held<T>(
+    slots: &[Option<Array2<T>>],
+    r: usize,
+    op: Op,
+    tensor: VocabTensor,
+) -> Result<&Array2<T>, CollectiveError> {
+    slots
+        .get(r)
+        .and_then(Option::as_ref)
+        .ok_or(CollectiveError::ProgramOrder {
+            op,
+            tensor: TensorName::Vocab(tensor),
+        })
+}
+
+/// The all-reduce of a collective event over its `ranks`: takes each rank's buffer out of
+/// `slots` and puts the reduced copies back.
+fn reduce_slots<T: Element>(
+    slots: &mut [Option<Array2<T>>],
+    ranks: &[usize],
+    algorithm: Algorithm,
+    (op, tensor, reduce): (Op, VocabTensor, ReduceOp),
+) -> Result<(), CollectiveError> {
+    let mut parts = Vec::with_capacity(ranks.len());
+    for &r in ranks {
+        parts.push(slots.get_mut(r).and_then(Option::take).ok_or(
+            CollectiveError::ProgramOrder {
+                op,
+                tensor: TensorName::Vocab(tensor),
+            },
+        )?);
+    }
+    for (&r, v) in ranks.iter().zip(all_reduce_rows(parts, algorithm, reduce)?) {
+        slots[r] = Some(v);
+    }
+    Ok(())
+}
+
+/// An event the walk ran: its op and its ranks.
+pub type Ran = (Op, Vec<usize>);
+
+/// The executor of the vocabulary program: walks `program` event by event, one arm per
+/// [`Op`], each compute event on its rank and each collective over its group, and returns the
+/// pass's results with the (op, ranks) of every event it ran, in order.
+///
+/// `ce.local` computes each rank's row maximum and target logit; the terms of the sum of
+/// exponentials are taken relative to the maximum over all ranks, so they wait for `ce.max`
+/// and are computed at `ce.sumexp`, just before its all-reduce (the GPU computes them at
+/// `ce.local` against its own maximum and rescales them there: the same sum in another order).
+pub fn walk<T: Element>(
+    cfg: &VocabConfig,
+    m: &VocabModel<T>,
+    program: &[Event],
+) -> Result<(VocabResult<T>, Vec<Ran>), VocabError> {
+    cfg.validate()?;
+    let tp = cfg.tp;
+    let tables: Vec<Array2<T>> = (0..tp)
         .map(|r| shard_table(cfg, m.embedding.view(), r))
         .collect();
-    let x = lookup_sharded(cfg, &tables, &m.ids)?;
-    let head = head_sharded(cfg, &tables, &x, &m.targets)?;
-    let mut grad_embedding = head.grad_tables;
-    for (r, g) in grad_embedding.iter_mut().enumerate() {
-        scatter_grad(cfg, r, &m.ids, &head.dx[r], g);
+    let none = || (0..tp).map(|_| None).collect::<Vec<Option<Array2<T>>>>();
+    let mut live = Live {
+        e: none(),
+        logits: none(),
+        max: none(),
+        sum: none(),
+        target: none(),
+        dlogits: none(),
+        de: none(),
+        grad: none(),
+    };
+    let mut ran = Vec::with_capacity(program.len());
+    let algorithm = cfg.algorithm;
+    let table = |r: usize| {
+        tables
+            .get(r)
+            .ok_or(CollectiveError::RootOutOfRange { root: r, n: tp })
+    };
+    use VocabTensor as V;
+    for e in program {
+        let op = e.op;
+        match op {
+            Op::EmbedLookup => {
+                for &r in &e.ranks {
+                    live.e[r] = Some(lookup_rank(cfg, table(r)?, r, &m.ids));
+                }
+            }
+            Op::EmbedG => {
+                reduce_slots(&mut live.e, &e.ranks, algorithm, (op, V::E, ReduceOp::Sum))?
+            }
+            Op::LmHead => {
+                for &r in &e.ranks {
+                    let x = held(&live.e, r, op, V::E)?;
+                    live.logits[r] = Some(logits_rank(x, table(r)?));
+                }
+            }
+            Op::CeLocal => {
+                for &r in &e.ranks {
+                    let z = held(&live.logits, r, op, V::Logits)?;
+                    live.max[r] = Some(local_max(cfg, r, z));
+                    live.target[r] = Some(local_target(cfg, r, z, &m.targets));
+                }
+            }
+            Op::CeMax => reduce_slots(
+                &mut live.max,
+                &e.ranks,
+                algorithm,
+                (op, V::RowMax, ReduceOp::Max),
+            )?,
+            Op::CeSumExp => {
+                for &r in &e.ranks {
+                    let z = held(&live.logits, r, op, V::Logits)?;
+                    let mx = held(&live.max, r, op, V::RowMax)?;
+                    live.sum[r] = Some(local_sum_exp(cfg, r, z, mx));
+                }
+                reduce_slots(
+                    &mut live.sum,
+                    &e.ranks,
+                    algorithm,
+                    (op, V::SumExp, ReduceOp::Sum),
+                )?;
+            }
+            Op::CeTarget => reduce_slots(
+                &mut live.target,
+                &e.ranks,
+                algorithm,
+                (op, V::TargetLogit, ReduceOp::Sum),
+            )?,
+            Op::CeBwd => {
+                for &r in &e.ranks {
+                    let z = held(&live.logits, r, op, V::Logits)?;
+                    let mx = held(&live.max, r, op, V::RowMax)?;
+                    let sum = held(&live.sum, r, op, V::SumExp)?;
+                    live.dlogits[r] = Some(dlogits_rank(cfg, r, z, (mx, sum), &m.targets));
+                }
+            }
+            Op::LmHeadBwd => {
+                for &r in &e.ranks {
+                    let d = held(&live.dlogits, r, op, V::DLogits)?;
+                    let x = held(&live.e, r, op, V::E)?;
+                    live.de[r] = Some(ops::matmul(d.view(), table(r)?.view()));
+                    live.grad[r] = Some(ops::matmul(d.t(), x.view()));
+                }
+            }
+            Op::LmHeadFBwd => reduce_slots(
+                &mut live.de,
+                &e.ranks,
+                algorithm,
+                (op, V::DE, ReduceOp::Sum),
+            )?,
+            Op::EmbedBwd => {
+                for &r in &e.ranks {
+                    let dx = held(&live.de, r, op, V::DE)?;
+                    let mut g = live.grad[r].take().ok_or(CollectiveError::ProgramOrder {
+                        op,
+                        tensor: TensorName::Vocab(V::EmbeddingGrad),
+                    })?;
+                    scatter_grad(cfg, r, &m.ids, dx, &mut g);
+                    live.grad[r] = Some(g);
+                }
+            }
+            // The block's ops, the serving step's and a learner's plan's: not this program's.
+            Op::Ln1
+            | Op::AttnF
+            | Op::Qkv
+            | Op::AttnCore
+            | Op::AttnOut
+            | Op::AttnG
+            | Op::AttnBiasResidual
+            | Op::Ln2
+            | Op::MlpF
+            | Op::Fc1
+            | Op::Gelu
+            | Op::Fc2
+            | Op::MlpG
+            | Op::MlpBiasResidual
+            | Op::MlpBiasResidualBwd
+            | Op::MlpGBwd
+            | Op::Fc2Bwd
+            | Op::GeluBwd
+            | Op::MlpFBwdGather
+            | Op::Fc1Bwd
+            | Op::MlpFBwd
+            | Op::Ln2Bwd
+            | Op::AttnBiasResidualBwd
+            | Op::AttnGBwd
+            | Op::AttnOutBwd
+            | Op::AttnCoreBwd
+            | Op::AttnFBwdGather
+            | Op::QkvBwd
+            | Op::KvGrads
+            | Op::AttnFBwd
+            | Op::Ln1Bwd
+            | Op::SpGrads
+            | Op::PosEmbed
+            | Op::FinalLn
+            | Op::LogitsGather
+            | Op::XMove
+            | Op::H1Move
+            | Op::ZMove
+            | Op::H2Move
+            | Op::MMove
+            | Op::QkvMove
+            | Op::CtxMove
+            | Op::X1Move
+            | Op::AMove
+            | Op::UMove
+            | Op::YMove
+            | Op::QkvBias
+            | Op::OutBias
+            | Op::Fc1Bias
+            | Op::Fc2Bias
+            | Op::QkvBiasBwd
+            | Op::OutBiasBwd
+            | Op::Fc1BiasBwd
+            | Op::Fc2BiasBwd
+            | Op::YMoveBwd
+            | Op::UMoveBwd
+            | Op::AMoveBwd
+            | Op::X1MoveBwd
+            | Op::CtxMoveBwd
+            | Op::QkvMoveBwd
+            | Op::XMoveBwd
+            | Op::H1MoveBwd
+            | Op::ZMoveBwd
+            | Op::H2MoveBwd
+            | Op::MMoveBwd
+            | Op::ParamGradGather
+            | Op::KvAppend => return Err(CollectiveError::ForeignOp { op }.into()),
+        }
+        ran.push((op, e.ranks.clone()));
     }
-    let (t, h) = (cfg.tokens, cfg.hidden);
-    Ok(VocabResult {
-        embedded: x
+    // The loss from the reduced statistics (every rank holds the same; rank 0's).
+    let (losses, loss) = ce_losses(
+        held(&live.max, 0, Op::CeMax, V::RowMax)?,
+        held(&live.sum, 0, Op::CeSumExp, V::SumExp)?,
+        held(&live.target, 0, Op::CeTarget, V::TargetLogit)?,
+    );
+    let all = |slots: Vec<Option<Array2<T>>>, op, tensor| -> Result<Vec<Array2<T>>, VocabError> {
+        slots
             .into_iter()
-            .next()
-            .unwrap_or_else(|| Array2::zeros((t, h))),
-        losses: head.losses,
-        loss: head.loss,
-        grad_embedding,
-        logits: head.logits,
-    })
+            .map(|v| {
+                v.ok_or(VocabError::Collective(CollectiveError::ProgramOrder {
+                    op,
+                    tensor: TensorName::Vocab(tensor),
+                }))
+            })
+            .collect()
+    };
+    let embedded = held(&live.e, 0, Op::LmHead, V::E)?.clone();
+    Ok((
+        VocabResult {
+            embedded,
+            losses,
+            loss,
+            grad_embedding: all(live.grad, Op::EmbedBwd, V::EmbeddingGrad)?,
+            logits: all(live.logits, Op::CeLocal, V::Logits)?,
+        },
+        ran,
+    ))
 }
 
 /// What each rank holds of a tensor in the vocabulary-parallel pass.
@@ -570,13 +886,16 @@ struct Spec {
     flops: u64,
     bytes: u64,
     sent: u64,
-    reads: Vec<(&'static str, [usize; 2], Held)>,
-    writes: Vec<(&'static str, [usize; 2], Held)>,
+    reads: Vec<(TensorName, [usize; 2], Held)>,
+    writes: Vec<(TensorName, [usize; 2], Held)>,
 }
 
-/// The events of the vocabulary-parallel pass in issue order, in the trace's own [`Event`]s
-/// (layer 0; one event per rank for compute, one per group for collectives; payloads in bytes
-/// of `dtype`), with each tensor's placement per rank.
+/// The program of the vocabulary-parallel pass: its events in issue order, in the trace's own
+/// [`Event`]s (layer 0; one event per rank for compute, one per group for collectives; payloads
+/// in bytes of `dtype`), each with the [`Op`], the tensors it reads and writes
+/// ([`VocabTensor`]) and their placement per rank, shapes, FLOPs and bytes. [`walk`] executes
+/// it on the CPU, the kernels crate on the GPU, the vocabulary view draws it, and
+/// [`check_program`] checks its placements.
 pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
     let (tp, t, h) = (cfg.tp.max(1), cfg.tokens, cfg.hidden);
     let (vr, vp) = (cfg.rows_per_rank(), cfg.padded_vocab());
@@ -597,7 +916,7 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
         writes,
     };
     // One model of a collective's costs: the trace's, from the collectives' plans.
-    let all_reduce = |op, name: &'static str, shape: [usize; 2]| {
+    let all_reduce = |op, name: TensorName, shape: [usize; 2]| {
         let elems = (shape[0] * shape[1]) as u64;
         let (steps, sent, flops) =
             crate::trace::collective_costs(CollectiveKind::AllReduce, cfg.algorithm, tp, elems, e);
@@ -618,7 +937,9 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
         }
     };
     use Held::{Cols, Partial, Rows, Whole};
-    let table = ("embedding", [vp, h], Rows);
+    use VocabTensor as V;
+    let n = TensorName::Vocab;
+    let table = (n(V::Embedding), [vp, h], Rows);
     let head = work::linear(t64, h64, vr64, false);
     let head_bwd = work::linear_backward(t64, h64, vr64, false);
     let specs = [
@@ -629,10 +950,10 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             [t, h],
             0,
             2 * t64 * h64 * e,
-            vec![("ids", [t, 1], Whole), table],
-            vec![("E", [t, h], Partial)],
+            vec![(n(V::Ids), [t, 1], Whole), table],
+            vec![(n(V::E), [t, h], Partial)],
         ),
-        all_reduce(Op::EmbedG, "E", [t, h]),
+        all_reduce(Op::EmbedG, n(V::E), [t, h]),
         compute(
             Op::LmHead,
             Parallel::Column,
@@ -640,8 +961,8 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             [t, vr],
             head.flops,
             head.elems * e,
-            vec![("E", [t, h], Whole), table],
-            vec![("logits", [t, vp], Cols)],
+            vec![(n(V::E), [t, h], Whole), table],
+            vec![(n(V::Logits), [t, vp], Cols)],
         ),
         compute(
             Op::CeLocal,
@@ -650,16 +971,16 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             [3, t],
             3 * t64 * vr64,
             t64 * vr64 * e,
-            vec![("logits", [t, vp], Cols)],
+            vec![(n(V::Logits), [t, vp], Cols)],
             vec![
-                ("row max", [1, t], Partial),
-                ("sum of exp", [1, t], Partial),
-                ("target logit", [1, t], Partial),
+                (n(V::RowMax), [1, t], Partial),
+                (n(V::SumExp), [1, t], Partial),
+                (n(V::TargetLogit), [1, t], Partial),
             ],
         ),
-        all_reduce(Op::CeMax, "row max", [1, t]),
-        all_reduce(Op::CeSumExp, "sum of exp", [1, t]),
-        all_reduce(Op::CeTarget, "target logit", [1, t]),
+        all_reduce(Op::CeMax, n(V::RowMax), [1, t]),
+        all_reduce(Op::CeSumExp, n(V::SumExp), [1, t]),
+        all_reduce(Op::CeTarget, n(V::TargetLogit), [1, t]),
         compute(
             Op::CeBwd,
             Parallel::Local,
@@ -667,8 +988,8 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             [t, vr],
             4 * t64 * vr64,
             2 * t64 * vr64 * e,
-            vec![("logits", [t, vp], Cols), ("row max", [1, t], Whole)],
-            vec![("dlogits", [t, vp], Cols)],
+            vec![(n(V::Logits), [t, vp], Cols), (n(V::RowMax), [1, t], Whole)],
+            vec![(n(V::DLogits), [t, vp], Cols)],
         ),
         compute(
             Op::LmHeadBwd,
@@ -677,10 +998,17 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             [t, h],
             head_bwd.flops,
             head_bwd.elems * e,
-            vec![("dlogits", [t, vp], Cols), ("E", [t, h], Whole), table],
-            vec![("dE", [t, h], Partial), ("grad.embedding", [vp, h], Rows)],
+            vec![
+                (n(V::DLogits), [t, vp], Cols),
+                (n(V::E), [t, h], Whole),
+                table,
+            ],
+            vec![
+                (n(V::DE), [t, h], Partial),
+                (n(V::EmbeddingGrad), [vp, h], Rows),
+            ],
         ),
-        all_reduce(Op::LmHeadFBwd, "dE", [t, h]),
+        all_reduce(Op::LmHeadFBwd, n(V::DE), [t, h]),
         compute(
             Op::EmbedBwd,
             Parallel::Row,
@@ -688,8 +1016,8 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
             [vr, h],
             t64 * h64,
             2 * t64 * h64 * e,
-            vec![("dE", [t, h], Whole)],
-            vec![("grad.embedding", [vp, h], Rows)],
+            vec![(n(V::DE), [t, h], Whole)],
+            vec![(n(V::EmbeddingGrad), [vp, h], Rows)],
         ),
     ];
     let place = |held: Held, r: usize| match held {
@@ -699,10 +1027,10 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
         Cols => Placement::shard(1, r * vr..(r + 1) * vr),
     };
     let resolve =
-        |ts: &[(&'static str, [usize; 2], Held)], ranks: &[usize]| -> Vec<TensorPlacement> {
+        |ts: &[(TensorName, [usize; 2], Held)], ranks: &[usize]| -> Vec<TensorPlacement> {
             ts.iter()
                 .map(|&(name, shape, held)| TensorPlacement {
-                    tensor: name.into(),
+                    tensor: name,
                     shape,
                     per_rank: ranks.iter().map(|&r| place(held, r)).collect(),
                 })
@@ -737,6 +1065,33 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
         }
     }
     out
+}
+
+/// The placement checker of the block program ([`crate::block::check::check_events`]) on the
+/// vocabulary program: every tensor an event reads is held, on each rank, in the placement an
+/// earlier event wrote (the ids whole and the table by rows before the first), and every
+/// collective is the change of placement its kind makes.
+pub fn check_program(
+    cfg: &VocabConfig,
+    program: &[Event],
+) -> Result<(), crate::block::check::PlacementError> {
+    let vr = cfg.rows_per_rank();
+    let mut inputs = Vec::new();
+    for r in 0..cfg.tp.max(1) {
+        inputs.push((
+            0,
+            TensorName::Vocab(VocabTensor::Ids),
+            r,
+            Placement::Replicate,
+        ));
+        inputs.push((
+            0,
+            TensorName::Vocab(VocabTensor::Embedding),
+            r,
+            Placement::shard(0, r * vr..(r + 1) * vr),
+        ));
+    }
+    crate::block::check::check_events(program, &inputs, &|_, _| None, &|_, _, _| None)
 }
 
 /// Bytes each rank sends for the cross-entropy's three reductions, and what gathering the full
@@ -923,6 +1278,84 @@ mod tests {
         }
         let r = run::<f32>(&small(4)).unwrap();
         assert!(r.passed());
+    }
+
+    /// The executor runs exactly the program's events, in order, and its values are the
+    /// kernels' (the head and lookup the training labs call) bit for bit.
+    #[test]
+    fn the_walk_runs_the_program_event_by_event() {
+        for tp in [1, 2, 3, 4] {
+            let cfg = small(tp);
+            let m = VocabModel::<f64>::random(&cfg);
+            let program = events(&cfg, DType::F64);
+            let (got, ran) = walk(&cfg, &m, &program).unwrap();
+            let want: Vec<(Op, Vec<usize>)> =
+                program.iter().map(|e| (e.op, e.ranks.clone())).collect();
+            assert_eq!(ran, want);
+            let tables: Vec<Array2<f64>> = (0..tp)
+                .map(|r| shard_table(&cfg, m.embedding.view(), r))
+                .collect();
+            let x = lookup_sharded(&cfg, &tables, &m.ids).unwrap();
+            let head = head_sharded(&cfg, &tables, &x, &m.targets).unwrap();
+            assert_eq!(got.embedded, x[0]);
+            assert_eq!(got.logits, head.logits);
+            assert_eq!(got.losses, head.losses);
+            assert_eq!(got.loss.to_bits(), head.loss.to_bits());
+            let mut grads = head.grad_tables;
+            for (r, g) in grads.iter_mut().enumerate() {
+                scatter_grad(&cfg, r, &m.ids, &head.dx[r], g);
+            }
+            assert_eq!(got.grad_embedding, grads);
+        }
+    }
+
+    /// The walk follows the program it is given: without `ce.max` the cross-entropy backward
+    /// finds no row maximum and says so; an op of the block is refused.
+    #[test]
+    fn the_walk_follows_the_program_it_is_given() {
+        let cfg = small(2);
+        let m = VocabModel::<f64>::random(&cfg);
+        let mut program = events(&cfg, DType::F64);
+        program.retain(|e| e.op != Op::CeLocal);
+        let err = walk(&cfg, &m, &program).err().map(|e| e.to_string());
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e.contains("ce.max") && e.contains("row max")),
+            "{err:?}"
+        );
+        let mut program = events(&cfg, DType::F64);
+        program[0].op = Op::Fc1;
+        let err = walk(&cfg, &m, &program).err();
+        assert!(
+            matches!(
+                err,
+                Some(VocabError::Collective(CollectiveError::ForeignOp {
+                    op: Op::Fc1
+                }))
+            ),
+            "{err:?}"
+        );
+    }
+
+    /// The block's placement checker passes the vocabulary program at every TP size and catches
+    /// a missing reduction.
+    #[test]
+    fn the_program_passes_the_placement_checker() {
+        for tp in [1, 2, 3, 4, 8] {
+            let cfg = small(tp);
+            let program = events(&cfg, DType::F32);
+            if let Err(e) = check_program(&cfg, &program) {
+                panic!("tp={tp}: {e}");
+            }
+        }
+        let cfg = small(4);
+        let mut program = events(&cfg, DType::F32);
+        program.retain(|e| e.op != Op::CeMax);
+        let err = check_program(&cfg, &program)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("ce.bwd") && err.contains("row max"), "{err}");
     }
 
     #[test]

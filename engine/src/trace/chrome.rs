@@ -58,7 +58,7 @@ impl Trace {
                             Some(json!({
                                 "tensor": t.tensor, "shape": t.shape,
                                 "placement": p.kind().dtensor(),
-                                "holds": p.index_notation(&t.tensor),
+                                "holds": p.index_notation(t.tensor.name()),
                             }))
                         })
                         .collect()

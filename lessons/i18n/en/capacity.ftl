@@ -142,4 +142,5 @@ cl-err-root = broadcast root { $root } is out of range for a group of { $n } ran
 cl-err-unsupported = { $kind } has no { $algorithm } schedule; use one of: { $supported }
 cl-err-power-of-two = recursive halving/doubling { $kind } needs a power-of-two group, got { $n } ranks; use ring or direct (the all-reduce folds extra ranks in and supports any group size)
 cl-err-too-many = contribution masks track at most { $max } ranks, got { $n }; animate a group of at most { $max }
-cl-err-program-order = the block program runs { $op } before any op produced { $tensor }: the schedule and the sharded executor disagree; this is a bug in tplab, please report it
+cl-err-program-order = the program runs { $op } before any op produced { $tensor }: the schedule and its executor disagree; this is a bug in tplab, please report it
+cl-err-foreign-op = the executor met { $op }, an op its program does not have: the schedule and the executor disagree; this is a bug in tplab, please report it

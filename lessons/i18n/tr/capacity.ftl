@@ -142,4 +142,5 @@ cl-err-root = broadcast kökü { $root }, { $n } GPU'luk bir grup için aralık 
 cl-err-unsupported = { $kind } için { $algorithm } çizelgesi yok; şunlardan birini kullanın: { $supported }
 cl-err-power-of-two = özyinelemeli yarılama/ikiye katlama ile { $kind } için GPU sayısı ikinin kuvveti olmalı, { $n } GPU verildi; halka ya da doğrudan yöntemi kullanın (all-reduce fazla GPU'ları katlayarak içeri alır ve her grup boyutunu destekler)
 cl-err-too-many = katkı maskeleri en fazla { $max } GPU izleyebilir, { $n } verildi; en fazla { $max } GPU'luk bir grubu canlandırın
-cl-err-program-order = blok programı { $op } işlemini, { $tensor } tensörünü üreten bir işlemden önce çalıştırıyor: çizelge ile parçalı yürütücü uyuşmuyor; bu tplab'de bir hata, lütfen bildirin
+cl-err-program-order = program { $op } işlemini, { $tensor } tensörünü üreten bir işlemden önce çalıştırıyor: çizelge ile yürütücüsü uyuşmuyor; bu tplab'de bir hata, lütfen bildirin
+cl-err-foreign-op = yürütücü, programında olmayan { $op } işlemiyle karşılaştı: çizelge ile yürütücü uyuşmuyor; bu tplab'de bir hata, lütfen bildirin

@@ -31,7 +31,7 @@ use crate::hardware::Cluster;
 use crate::params::{LayerParams, Model, ParamKind};
 use crate::reference;
 use crate::trace::Pass;
-use crate::verify::{compare, Check, Tolerance};
+use crate::verify::{compare, Check, Checked, Tolerance};
 use ndarray::Array2;
 use program::{move_cost, param_layout, ValueId};
 use serde::Serialize;
@@ -564,9 +564,14 @@ fn run_and_compare<T: Element>(
     let got = design_exec::run_program(&cfg, program, &model)?;
     let tol = Tolerance::for_run(&cfg, cfg.dtype, want.layer_norm_condition());
     let mut checks = Vec::new();
-    for (name, local, reference) in [
-        ("output", &got.output, &want.output),
-        ("grad.input", &got.grad_input, &want.grad_input),
+    for (name, what, local, reference) in [
+        ("output", Checked::Output, &got.output, &want.output),
+        (
+            "grad.input",
+            Checked::GradInput,
+            &got.grad_input,
+            &want.grad_input,
+        ),
     ] {
         let want = widen(reference);
         let shape = [want.nrows(), want.ncols()];
@@ -583,7 +588,7 @@ fn run_and_compare<T: Element>(
         let worst = per_rank
             .iter()
             .enumerate()
-            .map(|(r, g)| compare(name, Some(r), g.view(), want.view(), &tol))
+            .map(|(r, g)| compare(name, Some(r), g.view(), want.view(), &tol).about(what))
             .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error));
         checks.extend(worst);
     }
@@ -599,16 +604,19 @@ fn run_and_compare<T: Element>(
                 .collect();
             let want_full = want_layer.get(kind);
             let name = format!("grad.{}", kind.name(layer));
+            let what = Checked::ParamGrad { layer, kind };
             let check = if layout == program::ParamLayout::Whole {
                 shards
                     .iter()
                     .enumerate()
-                    .map(|(r, g)| compare(name.clone(), Some(r), g.view(), want_full.view(), &tol))
+                    .map(|(r, g)| {
+                        compare(name.clone(), Some(r), g.view(), want_full.view(), &tol).about(what)
+                    })
                     .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
             } else {
                 let refs: Vec<&Array2<f64>> = shards.iter().collect();
                 let full = design_exec::assemble_param(&cfg, layout, kind, &refs);
-                Some(compare(name, None, full.view(), want_full.view(), &tol))
+                Some(compare(name, None, full.view(), want_full.view(), &tol).about(what))
             };
             checks.extend(check);
         }

@@ -70,65 +70,8 @@ impl Place {
     }
 }
 
-/// The activations of a block (Megatron-LM's names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Tensor {
-    /// The block input.
-    X,
-    /// `LN1(X)`.
-    H1,
-    /// `H1·W_qkv + b`.
-    Qkv,
-    /// Attention's context (heads side by side).
-    Ctx,
-    /// `Ctx·W_out` (before its bias).
-    Z,
-    /// `X + Z + b_out`.
-    X1,
-    /// `LN2(X1)`.
-    H2,
-    /// `H2·W1 + b1`.
-    A,
-    /// `GeLU(A)`.
-    U,
-    /// `U·W2` (before its bias).
-    M,
-    /// The block output `X1 + M + b2`.
-    Y,
-}
-
-impl Tensor {
-    pub fn name(self) -> &'static str {
-        match self {
-            Tensor::X => "X",
-            Tensor::H1 => "H1",
-            Tensor::Qkv => "QKV",
-            Tensor::Ctx => "Ctx",
-            Tensor::Z => "Z",
-            Tensor::X1 => "X1",
-            Tensor::H2 => "H2",
-            Tensor::A => "A",
-            Tensor::U => "U",
-            Tensor::M => "M",
-            Tensor::Y => "Y",
-        }
-    }
-
-    /// The global shape `[tokens, features]`.
-    pub fn shape(self, cfg: &Config) -> [usize; 2] {
-        let t = cfg.tokens();
-        match self {
-            Tensor::Qkv => [t, cfg.qkv_width()],
-            Tensor::A | Tensor::U => [t, cfg.ffn],
-            _ => [t, cfg.hidden],
-        }
-    }
-
-    pub fn elems(self, cfg: &Config) -> usize {
-        let [r, c] = self.shape(cfg);
-        r * c
-    }
-}
+/// The activations of a block (Megatron-LM's names), as the typed tensor names have them.
+pub use crate::block::tensor::Activation as Tensor;
 
 /// One value of the program: a tensor in one placement (a redistribution makes a new value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -311,7 +254,8 @@ pub struct DesignError {
     /// Where, as a type (the app and the challenges match on this, never on `op`).
     #[serde(skip)]
     pub at: ErrorAt,
-    pub tensor: &'static str,
+    /// The tensor read in the wrong placement (serialized as its name, `M`).
+    pub tensor: crate::block::TensorName,
     /// The first GPU that reads it wrongly (every GPU does, in these programs).
     pub rank: usize,
     /// DTensor's spelling of what the GPU holds: `Partial()`.
@@ -870,7 +814,7 @@ impl Builder<'_> {
                         op,
                         op_words: words,
                         at: reader.at(),
-                        tensor: tensor.name(),
+                        tensor: crate::block::TensorName::Act(tensor),
                         rank: 0,
                         placement: have.place.kind().dtensor(),
                         holds: have.place,
@@ -973,7 +917,7 @@ impl Builder<'_> {
                             op: site.name(),
                             op_words: "your collective",
                             at: ErrorAt::Collective(site),
-                            tensor: have.tensor.name(),
+                            tensor: crate::block::TensorName::Act(have.tensor),
                             rank: 0,
                             placement: have.place.kind().dtensor(),
                             holds: have.place,

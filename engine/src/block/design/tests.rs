@@ -228,7 +228,11 @@ fn a_plan_missing_g_is_refused_at_the_residual_add() {
     let e = &r.errors[0];
     assert_eq!(
         (e.at, e.tensor, e.pass),
-        (program::ErrorAt::Residual, "M", Pass::Forward)
+        (
+            program::ErrorAt::Residual,
+            crate::block::TensorName::Act(Tensor::M),
+            Pass::Forward
+        )
     );
     assert_eq!(e.op, "residual");
     assert_eq!(e.placement, "Partial()");
@@ -260,7 +264,13 @@ fn gelu_of_a_partial_sum_is_named() {
     let cfg = tiny(2, false, 1);
     let r = run(&cfg, &plan, true);
     let e = &r.errors[0];
-    assert_eq!((e.at, e.tensor), (program::ErrorAt::Op(Site::Gelu), "A"));
+    assert_eq!(
+        (e.at, e.tensor),
+        (
+            program::ErrorAt::Op(Site::Gelu),
+            crate::block::TensorName::Act(Tensor::A)
+        )
+    );
     assert_eq!(e.op, "mlp.gelu");
     assert!(e.rule.contains("GeLU(a)+GeLU(b) ≠ GeLU(a+b)"), "{}", e.rule);
     assert!(

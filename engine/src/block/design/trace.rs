@@ -19,12 +19,12 @@ use crate::block::exec::design::linear_grad_input;
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
 use crate::block::program::{collective_event, compute_event};
+use crate::block::tensor::TensorName;
 use crate::block::work::{self, Work};
 use crate::collectives::CollectiveKind;
 use crate::config::Config;
 use crate::params::ParamKind;
 use crate::trace::{proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Trace};
-use std::borrow::Cow;
 use thiserror::Error;
 
 /// Why a program has no trace.
@@ -123,11 +123,6 @@ fn move_op(plan: &super::plan::ShardingPlan, t: Tensor, pass: Pass) -> Op {
     }
 }
 
-/// The gradient's name of an activation: `dA`.
-fn grad_name(t: Tensor) -> Cow<'static, str> {
-    Cow::Owned(format!("d{}", t.name()))
-}
-
 /// The collective a change of placement is, for the trace (a slice is an identity: nothing
 /// moves between GPUs).
 fn kind_of(mv: Move) -> CollectiveKind {
@@ -144,7 +139,7 @@ struct Builder<'a> {
 
 /// A tensor an event reads or writes: its name, global shape and what each rank holds.
 struct Tn {
-    name: Cow<'static, str>,
+    name: TensorName,
     shape: [usize; 2],
     per_rank: Vec<Placement>,
 }
@@ -174,7 +169,7 @@ impl Builder<'_> {
 
     fn act(&self, t: Tensor, place: Place) -> Tn {
         Tn {
-            name: Cow::Borrowed(t.name()),
+            name: TensorName::Act(t),
             shape: t.shape(self.cfg),
             per_rank: (0..self.tp())
                 .map(|r| self.placement(t, place, r))
@@ -189,14 +184,14 @@ impl Builder<'_> {
 
     fn grad(&self, t: Tensor, place: Place) -> Tn {
         Tn {
-            name: grad_name(t),
+            name: TensorName::Grad(t),
             ..self.act(t, place)
         }
     }
 
     fn param(&self, kind: ParamKind) -> Tn {
         Tn {
-            name: Cow::Borrowed(kind.suffix()),
+            name: TensorName::Param(kind),
             shape: kind.shape(self.cfg),
             per_rank: (0..self.tp())
                 .map(|r| self.p.param_placement(self.cfg, kind, r))
@@ -209,7 +204,7 @@ impl Builder<'_> {
     /// (`partial`), until the layer's gradient sum.
     fn param_grad(&self, kind: ParamKind, partial: bool) -> Tn {
         let mut t = self.param(kind);
-        t.name = Cow::Owned(format!("grad.{}", kind.suffix()));
+        t.name = TensorName::ParamGrad(kind);
         if partial {
             for pl in t
                 .per_rank
@@ -229,7 +224,7 @@ impl Builder<'_> {
     fn resolve(ts: &[&Tn], r: Option<usize>, ranks: &[usize]) -> Vec<TensorPlacement> {
         ts.iter()
             .map(|t| TensorPlacement {
-                tensor: t.name.clone(),
+                tensor: t.name,
                 shape: t.shape,
                 per_rank: match r {
                     Some(r) => vec![t.per_rank[r].clone()],
@@ -491,7 +486,7 @@ impl Builder<'_> {
                 let kv_cols = cfg.qkv_cols_per_rank() - cfg.heads_per_rank() * cfg.head_dim();
                 let shape = [h + 1, kv_cols];
                 let mk = |pl: Placement| Tn {
-                    name: Cow::Borrowed(crate::block::program::tensors::DKV),
+                    name: TensorName::KvGrad,
                     shape,
                     per_rank: vec![pl; self.tp()],
                 };
@@ -809,16 +804,18 @@ mod tests {
                     traced += 1;
                     let name = plan.describe();
                     // (layer, rank, tensor) → placement last written.
-                    let mut held: HashMap<(usize, usize, String), Placement> = HashMap::new();
+                    let mut held: HashMap<(usize, usize, TensorName), Placement> = HashMap::new();
                     for e in &t.events {
                         // A regather reads the slices kept in the forward, not the gathered
                         // copy the forward last wrote under the same name.
                         let regather = e.pass == Pass::Backward
                             && e.is_collective()
-                            && e.reads.iter().all(|r| !r.tensor.starts_with('d'));
+                            && e.reads.iter().all(|r| {
+                                !matches!(r.tensor, TensorName::Grad(_) | TensorName::KvGrad)
+                            });
                         for (i, &r) in e.ranks.iter().enumerate() {
                             for rd in e.reads.iter().filter(|_| !regather) {
-                                let key = (e.layer, r, rd.tensor.to_string());
+                                let key = (e.layer, r, rd.tensor);
                                 if let Some(have) = held.get(&key) {
                                     assert_eq!(
                                         have,
@@ -830,10 +827,7 @@ mod tests {
                                 }
                             }
                             for w in &e.writes {
-                                held.insert(
-                                    (e.layer, r, w.tensor.to_string()),
-                                    w.per_rank[i].clone(),
-                                );
+                                held.insert((e.layer, r, w.tensor), w.per_rank[i].clone());
                             }
                         }
                     }

@@ -19,7 +19,7 @@
 
 use super::kernels;
 use crate::block::program::tensors;
-use crate::block::Op;
+use crate::block::{Op, TensorName};
 use crate::collectives::{self, CollectiveError, CollectiveKind};
 use crate::config::Config;
 use crate::dtype::Element;
@@ -628,40 +628,27 @@ impl<T> Default for Live<'_, T> {
 }
 
 /// Takes a tensor out of the walk's state.
-fn take<V>(slot: &mut Option<V>, op: Op, tensor: &'static str) -> Result<V, CollectiveError> {
-    slot.take().ok_or(CollectiveError::ProgramOrder {
-        op: op.name(),
-        tensor,
-    })
+fn take<V>(slot: &mut Option<V>, op: Op, tensor: TensorName) -> Result<V, CollectiveError> {
+    slot.take()
+        .ok_or(CollectiveError::ProgramOrder { op, tensor })
 }
 
 /// Borrows a tensor of the walk's state.
-fn peek<'a, V>(
-    slot: &'a Option<V>,
-    op: Op,
-    tensor: &'static str,
-) -> Result<&'a V, CollectiveError> {
-    slot.as_ref().ok_or(CollectiveError::ProgramOrder {
-        op: op.name(),
-        tensor,
-    })
+fn peek<V>(slot: &Option<V>, op: Op, tensor: TensorName) -> Result<&V, CollectiveError> {
+    slot.as_ref()
+        .ok_or(CollectiveError::ProgramOrder { op, tensor })
 }
 
 /// Each rank's saved value `field` of one layer.
 fn saved<'a, T, V>(
     layer: &'a [Saved<T>],
     op: Op,
-    tensor: &'static str,
+    tensor: TensorName,
     field: impl Fn(&'a Saved<T>) -> Option<&'a V>,
 ) -> Result<Vec<&'a V>, CollectiveError> {
     layer
         .iter()
-        .map(|s| {
-            field(s).ok_or(CollectiveError::ProgramOrder {
-                op: op.name(),
-                tensor,
-            })
-        })
+        .map(|s| field(s).ok_or(CollectiveError::ProgramOrder { op, tensor }))
         .collect()
 }
 
@@ -872,11 +859,21 @@ fn walk<'a, T: Element>(
                 }));
             }
             Op::AttnG | Op::MlpG => {
-                let part = take(&mut live.partial, op, tensors::Z)?;
+                let name = if op == Op::AttnG {
+                    tensors::Z
+                } else {
+                    tensors::M
+                };
+                let part = take(&mut live.partial, op, name)?;
                 live.partial = Some(ex.exit(op, step.collective, part)?);
             }
             Op::AttnBiasResidual | Op::MlpBiasResidual => {
-                let part = take(&mut live.partial, op, tensors::Z)?;
+                let name = if op == Op::AttnBiasResidual {
+                    tensors::Z
+                } else {
+                    tensors::M
+                };
+                let part = take(&mut live.partial, op, name)?;
                 let res = if op == Op::AttnBiasResidual {
                     views(peek(&live.x, op, tensors::X)?)
                 } else {
@@ -1074,11 +1071,21 @@ fn walk<'a, T: Element>(
                 ex.kv_grads_all_reduce(&step.ranks, &mut grads, layer)?;
             }
             Op::MlpFBwd | Op::AttnFBwd => {
-                let dh = take(&mut live.dh, op, tensors::DH2)?;
+                let name = if op == Op::MlpFBwd {
+                    tensors::DH2
+                } else {
+                    tensors::DH1
+                };
+                let dh = take(&mut live.dh, op, name)?;
                 live.dh = Some(ex.exit(op, step.collective, dh)?);
             }
             Op::Ln2Bwd | Op::Ln1Bwd => {
-                let dh = take(&mut live.dh, op, tensors::DH2)?;
+                let name = if op == Op::Ln2Bwd {
+                    tensors::DH2
+                } else {
+                    tensors::DH1
+                };
+                let dh = take(&mut live.dh, op, name)?;
                 let res = if op == Op::Ln2Bwd {
                     views(peek(&live.dy, op, tensors::DY)?)
                 } else {
@@ -1155,12 +1162,7 @@ fn walk<'a, T: Element>(
             | Op::PosEmbed
             | Op::FinalLn
             | Op::LogitsGather
-            | Op::KvAppend => {
-                return Err(CollectiveError::ProgramOrder {
-                    op: op.name(),
-                    tensor: "a block tensor (this op is not part of the block program)",
-                })
-            }
+            | Op::KvAppend => return Err(CollectiveError::ForeignOp { op }),
             // A learner's plan's own moves and biases: its program runs on `exec::design`.
             Op::XMove
             | Op::H1Move
@@ -1192,13 +1194,7 @@ fn walk<'a, T: Element>(
             | Op::CtxMoveBwd
             | Op::QkvMoveBwd
             | Op::XMoveBwd
-            | Op::ParamGradGather => {
-                return Err(CollectiveError::ProgramOrder {
-                    op: op.name(),
-                    tensor:
-                        "a tensor of Megatron's split (this op belongs to another sharding plan)",
-                })
-            }
+            | Op::ParamGradGather => return Err(CollectiveError::ForeignOp { op }),
         }
     }
     if !options.backward || cfg.layers == 0 {
@@ -1247,6 +1243,36 @@ mod tests {
         (cfg, model, shards)
     }
 
+    /// The shared arms of the attention and MLP halves name the tensor of their own half: a
+    /// program missing fc2 fails at `mlp.g` naming `M` (not attention's `Z`), one missing the
+    /// QKV backward at `attn.f.bwd` naming `dH1` (not the MLP's `dH2`).
+    #[test]
+    fn the_shared_arms_name_their_own_halfs_tensor() {
+        let (cfg, model, shards) = tiny(2, false);
+        for (cut, op, tensor, word) in [
+            (Op::Fc2, Op::MlpG, tensors::M, "M"),
+            (Op::QkvBwd, Op::AttnFBwd, tensors::DH1, "dH1"),
+            (Op::AttnOut, Op::AttnG, tensors::Z, "Z"),
+            (Op::Fc1Bwd, Op::MlpFBwd, tensors::DH2, "dH2"),
+        ] {
+            let mut program = crate::block::program::schedule(&cfg);
+            program.events.retain(|e| e.op != cut);
+            let err = walk(
+                &cfg,
+                &program,
+                &shards,
+                &model.input,
+                &model.grad_output,
+                Options::default(),
+                &Exact,
+            )
+            .err();
+            assert_eq!(err, Some(CollectiveError::ProgramOrder { op, tensor }));
+            let message = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(message.contains(&format!(" {word}:")), "{message}");
+        }
+    }
+
     /// The walk executes the program it is given, not a list of its own: a program missing
     /// LayerNorm 1 fails at the first op that reads its output, naming both, and a program
     /// whose backward is cut off yields no gradients for the cut layers.
@@ -1269,7 +1295,7 @@ mod tests {
         assert_eq!(
             err,
             Some(CollectiveError::ProgramOrder {
-                op: "attn.f",
+                op: Op::AttnF,
                 tensor: tensors::H1,
             })
         );

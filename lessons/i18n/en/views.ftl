@@ -455,6 +455,7 @@ design-collective-why = { $tensor } goes from { $from } to { $to }
 design-click-remove = Click to remove it.
 design-add-here = Place a collective after { $op }
 design-sp = Sequence parallelism (split the residual stream by tokens)
+design-sp-short = Sequence parallelism
 design-by-hand = Place the collectives myself
 design-by-hand-hint = Starts from what the rules placed; remove one, or add one with + after an op.
 design-fixes = Fix:

@@ -461,6 +461,7 @@ design-collective-why = { $tensor }: önce { $from }, sonra { $to }
 design-click-remove = Kaldırmak için tıklayın.
 design-add-here = { $op } sonrasına bir kolektif yerleştir
 design-sp = Dizi paralelliği (artık akış token'lara göre bölünür)
+design-sp-short = Dizi paralelliği
 design-by-hand = Kolektifleri ben yerleştireyim
 design-by-hand-hint = Kuralların yerleştirdiklerinden başlar; birini kaldırın ya da bir işlemin ardındaki + ile ekleyin.
 design-fixes = Düzeltmeler:

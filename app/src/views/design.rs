@@ -280,7 +280,7 @@ impl Design {
         if wide {
             ui.columns_const(|[left, right]| {
                 self.block_ui(left, &report, &cfg, lang, shared.presenter);
-                self.costs_ui(right, &report, &cfg, lang);
+                self.costs_ui(right, &report, &cfg, lang, true);
                 self.walk_ui(right, &report, &cfg, lang, shared);
                 right.separator();
                 lanes_ui(right, &report, &cfg, lang);
@@ -288,7 +288,7 @@ impl Design {
         } else {
             self.block_ui(ui, &report, &cfg, lang, shared.presenter);
             ui.separator();
-            self.costs_ui(ui, &report, &cfg, lang);
+            self.costs_ui(ui, &report, &cfg, lang, false);
             self.walk_ui(ui, &report, &cfg, lang, shared);
             ui.separator();
             lanes_ui(ui, &report, &cfg, lang);
@@ -747,7 +747,16 @@ impl Design {
     }
 
     /// The verdict against the reference and the price beside Megatron's plan.
-    fn costs_ui(&self, ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
+    /// `beside`: drawn to the right of the layer (else below it), where the refusal points to
+    /// the broken rule.
+    fn costs_ui(
+        &self,
+        ui: &mut egui::Ui,
+        r: &DesignReport,
+        cfg: &Config,
+        lang: Lang,
+        beside: bool,
+    ) {
         ui.label(egui::RichText::new(t(lang, "design-costs")).strong());
         let ok = super::ok_ink(ui);
         let bad = ui.visuals().error_fg_color;
@@ -776,7 +785,12 @@ impl Design {
                 );
             }
             (false, None) => {
-                ui.colored_label(bad, t(lang, "design-refused"));
+                let id = if beside {
+                    "design-refused"
+                } else {
+                    "design-refused-above"
+                };
+                ui.colored_label(bad, t(lang, id));
             }
             _ => {}
         }

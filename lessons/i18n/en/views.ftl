@@ -466,6 +466,7 @@ design-costs = What it costs, and whether it is right
 design-equal = ✔ Equal to the unsharded reference (largest relative error { $error }, tolerance { $tol })
 design-differs = ✖ Differs from the reference: largest relative error { $error } (tolerance { $tol })
 design-refused = ✖ Refused: an op reads a tensor held in a way it cannot use (see the rule on the left)
+design-refused-above = ✖ Refused: an op reads a tensor held in a way it cannot use (see the rule above)
 design-tensors = { $passed } of { $total } outputs and gradients equal the reference
 design-none = none
 design-forward = Forward collectives

@@ -472,6 +472,7 @@ design-costs = Maliyeti ve doğruluğu
 design-equal = ✔ Bölünmemiş referansla eşit (en büyük bağıl hata { $error }, tolerans { $tol })
 design-differs = ✖ Referanstan farklı: en büyük bağıl hata { $error } (tolerans { $tol })
 design-refused = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (soldaki kurala bakın)
+design-refused-above = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (yukarıdaki kurala bakın)
 design-tensors = { $total } çıktı ve gradyandan { $passed } tanesi referansla eşit
 design-none = yok
 design-forward = İleri geçişteki kolektifler

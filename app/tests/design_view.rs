@@ -204,6 +204,7 @@ fn the_design_view_at_every_size_language_and_theme() {
         ((1600.0, 1000.0), Lang::Tr, ThemeChoice::Dark, false),
         ((1920.0, 1080.0), Lang::En, ThemeChoice::Dark, false),
         ((1280.0, 720.0), Lang::Tr, ThemeChoice::Light, true),
+        ((1280.0, 720.0), Lang::En, ThemeChoice::Dark, true),
         ((1600.0, 1000.0), Lang::En, ThemeChoice::Light, true),
         ((1920.0, 1080.0), Lang::Tr, ThemeChoice::Dark, true),
     ] {
@@ -236,6 +237,79 @@ fn the_design_view_at_every_size_language_and_theme() {
         results.extend_harness(&mut harness);
     }
     results.unwrap();
+}
+
+/// On a projector (1280×720 in presenter mode), a refused plan shows the whole chain, the broken
+/// rule and every one of its fix buttons without scrolling, in both languages: the fixes are what
+/// the class is asked to choose between.
+#[test]
+fn a_refused_plan_and_its_fixes_fit_a_projector_at_1280x720() {
+    use tplab::views::design::{fix_text, rule_text};
+    use tplab_engine::block::design::{design, DesignOptions, Fix};
+    let c = challenge::stage(5).unwrap_or_else(|e| panic!("{e}"));
+    let plan = ShardingPlan {
+        fc1: Split::Rows,
+        ..c.start.clone()
+    };
+    let opts = DesignOptions {
+        allow_wrong: false,
+        execute: true,
+    };
+    let report = design(&c.config, &plan, None, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let error = report
+        .errors
+        .first()
+        .unwrap_or_else(|| panic!("stage 5 with fc1 split by rows is refused"));
+    for lang in [Lang::En, Lang::Tr] {
+        let mut app = TplabApp::default();
+        app.shared.presenter = true;
+        app.show_me(&ShowMe {
+            view: View::Design,
+            challenge: Some(5),
+            ..Default::default()
+        });
+        let mut harness = common::gl_harness_pixels(app, (1280.0, 720.0), lang, "design");
+        let fc1 = match lang {
+            Lang::En => "fc1 · its columns",
+            Lang::Tr => "fc1 · sütunları",
+        };
+        harness.get_by_label(fc1).click();
+        harness.run_steps(3);
+        // The page scrolls inside the central panel, whose margin (8 points) hides what ends
+        // below it; 8 more so that the last row is not cut by the fold (before this layout the
+        // last Turkish fix ended 10.5 points above the window's bottom and was cut in the PNG).
+        let window = harness.ctx.content_rect();
+        let fold = window.bottom() - 16.0;
+        let mut shown = vec![(
+            "the broken rule".to_string(),
+            harness
+                .get_by_label(&rule_text(lang, error.kind, error))
+                .rect(),
+        )];
+        for fix in error.actions.iter().filter(|f| !matches!(f, Fix::Slice)) {
+            let label = fix_text(lang, fix);
+            let rect = harness.get_by_label(&label).rect();
+            shown.push((label, rect));
+        }
+        assert!(shown.len() > 2, "{lang:?}: the error offers fixes");
+        // The error box's last line, under its fixes.
+        let anyway = match lang {
+            Lang::En => "Run it anyway and see how wrong it is",
+            Lang::Tr => "Yine de",
+        };
+        let rect = harness.get_by_label_contains(anyway).rect();
+        shown.push(("run it anyway".to_string(), rect));
+        for (what, rect) in shown {
+            assert!(
+                rect.bottom() <= fold && rect.right() <= window.right(),
+                "{lang:?}: {what} ends at ({}, {}), below the fold at {fold} or right of the \
+                 {} point wide window",
+                rect.right(),
+                rect.bottom(),
+                window.right()
+            );
+        }
+    }
 }
 
 /// The English Fluent file words each challenge exactly as the engine does (the CLI prints the

@@ -280,7 +280,7 @@ impl Design {
         if wide {
             ui.columns_const(|[left, right]| {
                 self.block_ui(left, &report, &cfg, lang, shared.presenter);
-                self.costs_ui(right, &report, &cfg, lang);
+                self.costs_ui(right, &report, &cfg, lang, true);
                 self.walk_ui(right, &report, &cfg, lang, shared);
                 right.separator();
                 lanes_ui(right, &report, &cfg, lang);
@@ -288,7 +288,7 @@ impl Design {
         } else {
             self.block_ui(ui, &report, &cfg, lang, shared.presenter);
             ui.separator();
-            self.costs_ui(ui, &report, &cfg, lang);
+            self.costs_ui(ui, &report, &cfg, lang, false);
             self.walk_ui(ui, &report, &cfg, lang, shared);
             ui.separator();
             lanes_ui(ui, &report, &cfg, lang);
@@ -339,15 +339,18 @@ impl Design {
     fn challenge_bar(&mut self, ui: &mut egui::Ui, shared: &mut Shared, lang: Lang) {
         let all = challenges();
         let n = all.len();
+        let presenter = shared.presenter;
         ui.horizontal_wrapped(|ui| {
             let current = match self.challenge() {
                 Some(c) => stage_title(lang, &c),
                 None => t(lang, "design-free"),
             };
             let mut pick = self.stage;
+            // On a projector the picker, the buttons and the stars share one row.
+            let width = if presenter { 280.0 } else { 460.0 };
             egui::ComboBox::from_label(t(lang, "design-challenge"))
                 .selected_text(current)
-                .width(ui.available_width().min(460.0))
+                .width(ui.available_width().min(width))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut pick, 0, t(lang, "design-free"));
                     for c in all {
@@ -363,11 +366,19 @@ impl Design {
                 self.select_stage(pick);
             }
             let solved = self.stars.values().filter(|s| **s > 0).count();
-            ui.label(t_args(
+            let count = t_args(
                 lang,
                 "design-solved-count",
                 &[("solved", solved.to_string()), ("total", n.to_string())],
-            ));
+            );
+            match self.challenge() {
+                Some(c) if presenter => {
+                    self.challenge_buttons(ui, shared, &c, Some(count));
+                }
+                _ => {
+                    ui.label(count);
+                }
+            }
         });
         let Some(c) = self.challenge() else {
             ui.label(t(lang, "design-free-intro"));
@@ -388,8 +399,7 @@ impl Design {
             return;
         };
         ui.label(egui::RichText::new(challenge_text(lang, &c, "goal")).strong());
-        let hinted = self.hints.contains(&c.stage);
-        if hinted {
+        if self.hints.contains(&c.stage) {
             ui.label(
                 egui::RichText::new(t_args(
                     lang,
@@ -399,39 +409,9 @@ impl Design {
                 .italics(),
             );
         }
-        ui.horizontal_wrapped(|ui| {
-            if !hinted
-                && ui
-                    .button(t(lang, "design-hint"))
-                    .on_hover_text(t(lang, "design-hint-cost"))
-                    .clicked()
-            {
-                self.hints.push(c.stage);
-            }
-            let check = ui.button(t(lang, "design-check"));
-            crate::platform::mark("design-check", check.rect);
-            if check.clicked() {
-                let used_hint = self.hints.contains(&c.stage);
-                let g = c
-                    .grade(&self.setup.plan(), used_hint)
-                    .map_err(|e| e.to_string());
-                if let Ok(g) = &g {
-                    if g.solved {
-                        self.record(shared, &c, g.stars);
-                    }
-                }
-                self.grade = Some((self.key(), g));
-            }
-            if ui.button(t(lang, "design-restart")).clicked() {
-                self.select_stage(c.stage);
-            }
-            let best = self.stars.get(c.id).copied().unwrap_or(0);
-            ui.label(egui::RichText::new(star_text(best)).size(20.0))
-                .on_hover_text(t(lang, "design-stars-rule"));
-            if c.stage < n && best > 0 && ui.button(t(lang, "design-next")).clicked() {
-                self.select_stage(c.stage + 1);
-            }
-        });
+        if !presenter {
+            ui.horizontal_wrapped(|ui| self.challenge_buttons(ui, shared, &c, None));
+        }
         let key = self.key();
         if let Some((k, g)) = &self.grade {
             let fresh = *k == key;
@@ -479,6 +459,55 @@ impl Design {
     }
 
     /// Saves a solved challenge: locally, and with the learner's quiz progress if a name is set.
+    /// The hint, check and restart buttons, the best stars and the next challenge's button.
+    fn challenge_buttons(
+        &mut self,
+        ui: &mut egui::Ui,
+        shared: &mut Shared,
+        c: &Challenge,
+        count: Option<String>,
+    ) {
+        let lang = super::lang(ui);
+        let n = challenges().len();
+        let hinted = self.hints.contains(&c.stage);
+        if !hinted
+            && ui
+                .button(t(lang, "design-hint"))
+                .on_hover_text(t(lang, "design-hint-cost"))
+                .clicked()
+        {
+            self.hints.push(c.stage);
+        }
+        let check = ui.button(t(lang, "design-check"));
+        crate::platform::mark("design-check", check.rect);
+        if check.clicked() {
+            let used_hint = self.hints.contains(&c.stage);
+            let g = c
+                .grade(&self.setup.plan(), used_hint)
+                .map_err(|e| e.to_string());
+            if let Ok(g) = &g {
+                if g.solved {
+                    self.record(shared, c, g.stars);
+                }
+            }
+            self.grade = Some((self.key(), g));
+        }
+        if ui.button(t(lang, "design-restart")).clicked() {
+            self.select_stage(c.stage);
+        }
+        let best = self.stars.get(c.id).copied().unwrap_or(0);
+        let stars = ui
+            .label(egui::RichText::new(star_text(best)).size(20.0))
+            .on_hover_text(t(lang, "design-stars-rule"));
+        // On a projector the count of solved challenges is one hover away.
+        if let Some(count) = count {
+            stars.on_hover_text(count);
+        }
+        if c.stage < n && best > 0 && ui.button(t(lang, "design-next")).clicked() {
+            self.select_stage(c.stage + 1);
+        }
+    }
+
     fn record(&mut self, shared: &Shared, c: &Challenge, stars: u8) {
         let best = self.stars.entry(c.id.to_string()).or_insert(0);
         *best = (*best).max(stars);
@@ -508,11 +537,11 @@ impl Design {
         let free: Vec<Weight> = self
             .challenge()
             .map_or_else(|| Weight::ALL.to_vec(), |c| c.free.clone());
-        let title = ui.label(egui::RichText::new(t(lang, "design-block")).strong());
-        if presenter {
-            // A class is shown the layer; the instructions stay one hover away.
-            title.on_hover_text(t(lang, "design-click-matrix"));
-        } else {
+        // A class is shown the layer: on a projector its title opens the chain's first row (the
+        // instructions one hover away) and the switches close its last, so that the error and
+        // its fixes fit above the fold at 1280×720.
+        if !presenter {
+            ui.label(egui::RichText::new(t(lang, "design-block")).strong());
             ui.weak(t(lang, "design-click-matrix"));
         }
         let p = &r.program;
@@ -534,9 +563,16 @@ impl Design {
         });
         let manual = self.setup.manual.is_some();
         let mut change: Option<Setup> = None;
-        let mut row = |ui: &mut egui::Ui, steps: &[(usize, &Step)]| {
+        let mut row = |ui: &mut egui::Ui, steps: &[(usize, &Step)], first: bool, last: bool| {
             ui.horizontal_wrapped(|ui| {
                 ui.spacing_mut().item_spacing.x = 4.0;
+                if presenter {
+                    ui.spacing_mut().item_spacing.y = 2.0;
+                }
+                if first && presenter {
+                    ui.label(egui::RichText::new(t(lang, "design-block")).strong())
+                        .on_hover_text(t(lang, "design-click-matrix"));
+                }
                 for &(i, s) in steps {
                     let reader_error = error_step == Some(i);
                     let site = step_site(s, i, p);
@@ -644,6 +680,10 @@ impl Design {
                     }
                     ui.label("›");
                 }
+                if last && presenter {
+                    ui.add_space(8.0);
+                    switches(ui, lang, &self.setup, r, true, &mut change);
+                }
             });
         };
         let steps: Vec<(usize, &Step)> = p.forward.iter().enumerate().collect();
@@ -659,31 +699,13 @@ impl Design {
                 )
             })
             .unwrap_or(steps.len());
-        row(ui, &steps[..split_at]);
-        row(ui, &steps[split_at..]);
-        ui.horizontal_wrapped(|ui| {
-            let mut sp = self.setup.sequence_parallel;
-            if ui.checkbox(&mut sp, t(lang, "design-sp")).changed() {
-                let mut next = self.setup.clone();
-                next.sequence_parallel = sp;
-                change = Some(next);
-            }
-            let mut by_hand = manual;
-            if ui
-                .checkbox(&mut by_hand, t(lang, "design-by-hand"))
-                .on_hover_text(t(lang, "design-by-hand-hint"))
-                .changed()
-            {
-                let mut next = self.setup.clone();
-                next.manual = if by_hand {
-                    // Start from what the rules placed: the learner removes or moves from there.
-                    Some(placed_collectives(r))
-                } else {
-                    None
-                };
-                change = Some(next);
-            }
-        });
+        row(ui, &steps[..split_at], true, false);
+        row(ui, &steps[split_at..], false, true);
+        if !presenter {
+            ui.horizontal_wrapped(|ui| {
+                switches(ui, lang, &self.setup, r, false, &mut change);
+            });
+        }
         if let Some(e) = r.errors.first() {
             ui.add_space(4.0);
             egui::Frame::group(ui.style())
@@ -725,7 +747,16 @@ impl Design {
     }
 
     /// The verdict against the reference and the price beside Megatron's plan.
-    fn costs_ui(&self, ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
+    /// `beside`: drawn to the right of the layer (else below it), where the refusal points to
+    /// the broken rule.
+    fn costs_ui(
+        &self,
+        ui: &mut egui::Ui,
+        r: &DesignReport,
+        cfg: &Config,
+        lang: Lang,
+        beside: bool,
+    ) {
         ui.label(egui::RichText::new(t(lang, "design-costs")).strong());
         let ok = super::ok_ink(ui);
         let bad = ui.visuals().error_fg_color;
@@ -754,7 +785,12 @@ impl Design {
                 );
             }
             (false, None) => {
-                ui.colored_label(bad, t(lang, "design-refused"));
+                let id = if beside {
+                    "design-refused"
+                } else {
+                    "design-refused-above"
+                };
+                ui.colored_label(bad, t(lang, id));
             }
             _ => {}
         }
@@ -837,6 +873,54 @@ const MANUAL_KINDS: [ManualKind; 4] = [
     ManualKind::AllGather,
     ManualKind::AllToAll,
 ];
+
+/// The sequence-parallelism and place-it-myself switches (`short`: the first one's label
+/// without its explanation); a switch flipped writes the plan it asks for into `change`.
+fn switches(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    setup: &Setup,
+    r: &DesignReport,
+    short: bool,
+    change: &mut Option<Setup>,
+) {
+    let mut sp = setup.sequence_parallel;
+    // Short on a projector: the whole sentence is one hover away.
+    let label = t(
+        lang,
+        if short {
+            "design-sp-short"
+        } else {
+            "design-sp"
+        },
+    );
+    let check = ui.checkbox(&mut sp, label);
+    let check = if short {
+        check.on_hover_text(t(lang, "design-sp"))
+    } else {
+        check
+    };
+    if check.changed() {
+        let mut next = setup.clone();
+        next.sequence_parallel = sp;
+        *change = Some(next);
+    }
+    let mut by_hand = setup.manual.is_some();
+    if ui
+        .checkbox(&mut by_hand, t(lang, "design-by-hand"))
+        .on_hover_text(t(lang, "design-by-hand-hint"))
+        .changed()
+    {
+        let mut next = setup.clone();
+        next.manual = if by_hand {
+            // Start from what the rules placed: the learner removes or moves from there.
+            Some(placed_collectives(r))
+        } else {
+            None
+        };
+        *change = Some(next);
+    }
+}
 
 /// The collectives the rules placed, as a hand-placed list (where "by hand" starts).
 fn placed_collectives(r: &DesignReport) -> Vec<(Site, ManualKind)> {

@@ -14,7 +14,7 @@ fn main() -> anyhow::Result<()> {
     let mut app = TplabApp::default();
     app.shared.navigate(ShowMe {
         view: tplab_lessons::View::Step,
-        pass: Some(tplab_engine::trace::Pass::Forward),
+        pass: Some(tplab_engine::block::op::Pass::Forward),
         event: Some("mlp.fc2".into()),
         ..Default::default()
     });

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use tplab_engine::config::{Config, ConfigError, MAX_TP};
-use tplab_engine::train::{Corpus, TrainConfig, TrainError};
+use tplab_engine::labs::train::{Corpus, TrainConfig, TrainError};
 
 /// Persistence key of the app state.
 const STORAGE_KEY: &str = "tplab-app";
@@ -993,7 +993,7 @@ mod tests {
         app.set_theme(ThemeChoice::Dark);
         app.show_me(&ShowMe {
             view: tplab_lessons::View::Step,
-            pass: Some(tplab_engine::trace::Pass::Backward),
+            pass: Some(tplab_engine::block::op::Pass::Backward),
             event: Some("mlp.f.bwd".into()),
             ..Default::default()
         });
@@ -1087,7 +1087,7 @@ mod tests {
         // The Train view's refusal by the engine: its rule, in Turkish too.
         let refusal = Refusal::Train(TrainError::TooManySteps {
             steps: 2_000_000,
-            max: tplab_engine::train::MAX_STEPS,
+            max: tplab_engine::labs::train::MAX_STEPS,
         });
         assert_eq!(
             refusal.text(Lang::En),

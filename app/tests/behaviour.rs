@@ -15,7 +15,7 @@ fn harness() -> Harness<'static, TplabApp> {
 use common::{click, gqa_tp8, press, wait_until};
 
 /// Sets the scenario's configuration, as the Playground's controls do.
-fn set_config(harness: &mut Harness<'static, TplabApp>, cfg: tplab_engine::Config) {
+fn set_config(harness: &mut Harness<'static, TplabApp>, cfg: tplab_engine::config::Config) {
     harness.state_mut().shared.scenario.set_config(cfg);
 }
 
@@ -114,12 +114,12 @@ fn show_me_lands_on_the_named_event() {
     let mut harness = harness();
     harness.state_mut().shared.navigate(ShowMe {
         view: tplab_lessons::View::Step,
-        scenario: tplab_engine::Overrides {
-            preset: Some(tplab_engine::Preset::Gpt2Small),
+        scenario: tplab_engine::overrides::Overrides {
+            preset: Some(tplab_engine::config::Preset::Gpt2Small),
             tp: Some(2),
             ..Default::default()
         },
-        pass: Some(tplab_engine::trace::Pass::Backward),
+        pass: Some(tplab_engine::block::op::Pass::Backward),
         event: Some("mlp.f.bwd".into()),
         ..Default::default()
     });
@@ -214,7 +214,7 @@ fn presenter_key_toggles_large_type() {
 #[test]
 fn a_huge_config_is_drawn_aggregated_and_refused_for_execution() {
     let mut harness = harness();
-    let huge = tplab_engine::Config {
+    let huge = tplab_engine::config::Config {
         hidden: 16384,
         heads: 128,
         ffn: 65536,
@@ -335,7 +335,7 @@ fn grouped_query_attention_shows_which_gpu_holds_which_kv_copy() {
     harness.state_mut().shared.scenario.set_tp(6);
     harness.run_steps(2);
     harness.get_by_label_contains("8 heads cannot be split over 6 GPUs");
-    let cfg = tplab_engine::Config {
+    let cfg = tplab_engine::config::Config {
         heads: 12,
         kv_heads: Some(4),
         hidden: 768,

@@ -3,8 +3,8 @@
 
 use std::process::Command;
 use tplab::views::step::counter_text;
-use tplab_engine::trace::schedule;
-use tplab_engine::{Config, Preset};
+use tplab_engine::block::program::schedule;
+use tplab_engine::{config::Config, config::Preset};
 
 #[test]
 fn cli_and_step_view_count_alike_with_gqa_and_sequence_parallelism() {

@@ -438,7 +438,7 @@ fn a_plan_walk_at_a_desk_and_on_a_projector() {
         let mut app = TplabApp::default();
         app.set_theme(theme);
         app.shared.presenter = presenter;
-        let cfg = tplab_engine::Config {
+        let cfg = tplab_engine::config::Config {
             tp: 4,
             layers: 1,
             ..tplab_engine::config::Preset::Tiny.config()
@@ -479,7 +479,7 @@ fn a_plan_walk_at_a_desk_and_on_a_projector() {
 #[test]
 fn an_all_to_all_is_stepped_through_round_by_round() {
     use tplab_engine::block::design::{propagate, trace::trace, NamedPlan};
-    let cfg = tplab_engine::Config {
+    let cfg = tplab_engine::config::Config {
         tp: 4,
         layers: 1,
         sequence_parallel: true,

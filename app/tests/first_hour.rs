@@ -158,7 +158,7 @@ fn precision_and_train_start_by_themselves_when_first_shown() {
     // A small layer: the sweep is quick.
     app.shared
         .scenario
-        .set_config(tplab_engine::Preset::Tiny.config());
+        .set_config(tplab_engine::config::Preset::Tiny.config());
     let mut h = harness(app);
     click(&mut h, "Precision", 2);
     let started = h.query_by_label_contains("forward passes (").is_some()

@@ -283,7 +283,7 @@ fn a_cluster_preset_selects_its_layout() {
 fn the_planners_winner_opens_on_its_gpus() {
     let mut harness = harness();
     let inputs = tplab::views::planner::PlannerInputs {
-        model: tplab_engine::models::ModelPreset::Llama3_8b,
+        model: tplab_engine::capacity::models::ModelPreset::Llama3_8b,
         gpus: 16,
         ..Default::default()
     };

@@ -116,7 +116,7 @@ fn saved_state_out_of_range_is_clamped() {
 
 /// The published figure shown by default: the one nearest to the guide's 70B TP=4 scenario.
 fn published_row(model: &str, tp: usize, pp: usize, prompt: usize) -> (f64, f64) {
-    let p = tplab_engine::serve_published::published()
+    let p = tplab_engine::labs::serve_published::published()
         .into_iter()
         .find(|p| p.model == model && p.tp == tp && p.pp == pp && p.prompt == prompt)
         .expect("a published row");
@@ -136,7 +136,7 @@ fn a_published_run_sits_beside_its_prediction() {
     h.get_by_label_contains("held-out runs");
     // FasterTransformer's Megatron 530B at TP 8 × PP 3 on 3 nodes, picked (the picker keeps
     // its choice in the view's state).
-    let index = tplab_engine::serve_published::published()
+    let index = tplab_engine::labs::serve_published::published()
         .iter()
         .position(|p| p.model == "megatron-530b" && p.pp == 3 && p.prompt == 20)
         .expect("the TP 8 × PP 3 row");
@@ -208,7 +208,7 @@ fn serve_snapshots() {
         }
     }
     // A run with pipeline stages picked: its parts, summed over the stages, below the numbers.
-    let index = tplab_engine::serve_published::published()
+    let index = tplab_engine::labs::serve_published::published()
         .iter()
         .position(|p| p.model == "megatron-530b" && p.pp == 3 && p.prompt == 20)
         .expect("the TP 8 × PP 3 row");

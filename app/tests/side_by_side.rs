@@ -11,8 +11,8 @@ use tplab::views::beside::Beside;
 use tplab::views::lanes::placements_text;
 use tplab::views::step::walk_steps;
 use tplab::TplabApp;
-use tplab_engine::trace::schedule;
-use tplab_engine::{Config, Preset};
+use tplab_engine::block::program::schedule;
+use tplab_engine::{config::Config, config::Preset};
 use tplab_lessons::Lang;
 
 fn tiny(tp: usize) -> Config {
@@ -102,7 +102,7 @@ fn the_walkthrough_steps_two_tp_sizes_together() {
             match e.kind {
                 tplab_engine::trace::EventKind::Collective {
                     kind, algorithm, ..
-                } if kind != tplab_engine::trace::CollectiveKind::Identity => {
+                } if kind != tplab_engine::collectives::CollectiveKind::Identity => {
                     tplab_engine::collectives::plan(
                         kind,
                         algorithm,

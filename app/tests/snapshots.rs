@@ -32,7 +32,7 @@ fn app_at(theme: ThemeChoice, show_me: ShowMe) -> TplabApp {
 fn walkthrough_at(event: &str) -> ShowMe {
     ShowMe {
         view: tplab_lessons::View::Step,
-        pass: Some(tplab_engine::trace::Pass::Forward),
+        pass: Some(tplab_engine::block::op::Pass::Forward),
         event: Some(event.into()),
         ..Default::default()
     }

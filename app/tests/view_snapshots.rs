@@ -21,7 +21,7 @@ use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
 use tplab::views::planner::{self, Planner};
 use tplab::views::View;
 use tplab::TplabApp;
-use tplab_engine::models::{ModelError, ModelPreset};
+use tplab_engine::capacity::models::{ModelError, ModelPreset};
 use tplab_lessons::Lang;
 
 const VIEWS: [&str; 12] = [

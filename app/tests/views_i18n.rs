@@ -70,7 +70,7 @@ fn the_side_bar_switches_every_view_to_turkish_and_back_live() {
 #[test]
 fn an_invalid_hidden_size_offers_head_counts_in_words_not_tp_buttons() {
     let mut harness = harness();
-    let config = tplab_engine::Config {
+    let config = tplab_engine::config::Config {
         hidden: 770,
         ..Default::default()
     };

@@ -10,14 +10,14 @@ use tplab::views::lanes::{narration, placements_text};
 use tplab::views::step::walk_steps;
 use tplab::views::ShowMe;
 use tplab::TplabApp;
-use tplab_engine::trace::schedule;
-use tplab_engine::{Config, Preset};
+use tplab_engine::block::program::schedule;
+use tplab_engine::{config::Config, config::Preset};
 use tplab_lessons::Lang;
 
 /// Key presses a step takes: one per round of a collective (ring all-reduce on 4 GPUs: 6), one
 /// for anything else.
 fn presses(trace: &tplab_engine::trace::Trace, first_event: usize) -> usize {
-    use tplab_engine::trace::{CollectiveKind, EventKind};
+    use tplab_engine::{collectives::CollectiveKind, trace::EventKind};
     let e = &trace.events[first_event];
     match e.kind {
         EventKind::Collective {
@@ -99,7 +99,9 @@ fn the_walkthrough_asks_before_each_collective_and_counts_the_answers() {
     // The ring's rounds, the residual, then the MLP's ops up to mlp.g, which asks again.
     let mlp_g = steps
         .iter()
-        .position(|s| s.op.to_string() == "mlp.g" && s.pass == tplab_engine::trace::Pass::Forward)
+        .position(|s| {
+            s.op.to_string() == "mlp.g" && s.pass == tplab_engine::block::op::Pass::Forward
+        })
         .unwrap_or_else(|| panic!("no mlp.g"));
     let mut guard = 0;
     while h.query_by_label_contains("Predict:").is_none() {
@@ -125,10 +127,10 @@ fn the_walkthrough_asks_before_each_collective_and_counts_the_answers() {
         .events
         .iter()
         .find(|e| {
-            e.pass == tplab_engine::trace::Pass::Backward
+            e.pass == tplab_engine::block::op::Pass::Backward
                 && e.ranks.len() > 1
                 && e.collective_kind()
-                    .is_some_and(|k| k != tplab_engine::trace::CollectiveKind::Identity)
+                    .is_some_and(|k| k != tplab_engine::collectives::CollectiveKind::Identity)
         })
         .unwrap_or_else(|| panic!("no backward collective"));
     let right = tplab_engine::config::human_bytes(bwd.bytes_sent_per_rank);
@@ -346,20 +348,20 @@ fn the_first_screen_leads_to_a_lesson_the_walkthrough_or_the_quiz() {
 fn show_me_sets_every_scenario_field_and_leaves_nothing_over() {
     let mut app = TplabApp::default();
     let mut cfg = app.shared.scenario.config().clone();
-    cfg.algorithm = tplab_engine::Algorithm::Tree;
+    cfg.algorithm = tplab_engine::collectives::Algorithm::Tree;
     cfg.sequence_parallel = true;
     cfg.layers = 5;
     app.shared.scenario.set_config(cfg);
     app.show_me(&ShowMe {
         view: tplab_lessons::View::Collectives,
-        scenario: tplab_engine::Overrides {
+        scenario: tplab_engine::overrides::Overrides {
             tp: Some(4),
             ..Default::default()
         },
         ..Default::default()
     });
     let now = app.shared.scenario.config();
-    assert_eq!(now.algorithm, tplab_engine::Algorithm::Ring);
+    assert_eq!(now.algorithm, tplab_engine::collectives::Algorithm::Ring);
     assert!(!now.sequence_parallel);
     assert_eq!((now.layers, now.tp, now.hidden), (1, 4, 768));
     // A target naming no scenario field keeps the learner's.
@@ -385,7 +387,7 @@ fn the_first_backward_step_asks_which_operator_communicates() {
     let steps = walk_steps(&trace);
     let first_bwd = steps
         .iter()
-        .position(|s| s.pass == tplab_engine::trace::Pass::Backward)
+        .position(|s| s.pass == tplab_engine::block::op::Pass::Backward)
         .unwrap_or_else(|| panic!("no backward"));
     let mut h = predicting(&cfg, Lang::En, false);
     let mut guard = 0;
@@ -413,7 +415,7 @@ fn the_first_backward_step_asks_which_operator_communicates() {
     let steps = walk_steps(&trace);
     let step = steps
         .iter()
-        .find(|s| s.pass == tplab_engine::trace::Pass::Backward)
+        .find(|s| s.pass == tplab_engine::block::op::Pass::Backward)
         .unwrap_or_else(|| panic!("no backward"));
     assert!(tplab::views::step::prediction(Lang::En, &trace, step).is_none());
 }

@@ -121,10 +121,10 @@ const KEPT_IN_ENGLISH: &[&str] = &[
 /// 175B"): every GPU, link and model preset whose key is not a word of its own display name
 /// (`h200` is "H200").
 fn catalogue_keys() -> Vec<String> {
-    let cat = tplab_engine::hardware::Catalogue::default();
+    let cat = tplab_engine::capacity::hardware::Catalogue::default();
     let gpus = cat.gpus.iter().map(|g| (g.name.clone(), g.display_name()));
     let links = cat.links.iter().map(|l| (l.name.clone(), l.display_name()));
-    let models = tplab_engine::models::ModelPreset::ALL
+    let models = tplab_engine::capacity::models::ModelPreset::ALL
         .into_iter()
         .map(|m| (m.name().to_string(), m.display_name()));
     gpus.chain(links)
@@ -306,9 +306,9 @@ impl Walk {
 
 /// Key presses that walk the whole trace of `cfg` in the walkthrough (one per round of a
 /// collective, one per other step).
-fn walk_presses(cfg: &tplab_engine::Config) -> usize {
-    use tplab_engine::trace::{CollectiveKind, EventKind};
-    let trace = tplab_engine::trace::schedule(cfg);
+fn walk_presses(cfg: &tplab_engine::config::Config) -> usize {
+    use tplab_engine::{collectives::CollectiveKind, trace::EventKind};
+    let trace = tplab_engine::block::program::schedule(cfg);
     tplab::views::step::walk_steps(&trace)
         .iter()
         .map(|s| match trace.events[s.first_event].kind {
@@ -344,7 +344,7 @@ fn walk_everything(lang: Lang) -> Walk {
     w.harness.state_mut().shared.scenario.set_tp(4);
     // The walkthrough, through a whole layer (its rounds too), then the numbers layer.
     w.open("step");
-    let cfg = tplab_engine::Config {
+    let cfg = tplab_engine::config::Config {
         layers: 1,
         ..w.harness.state().shared.scenario.config().clone()
     };
@@ -373,7 +373,7 @@ fn walk_everything(lang: Lang) -> Walk {
         .state_mut()
         .shared
         .scenario
-        .set_config(tplab_engine::Config::default());
+        .set_config(tplab_engine::config::Config::default());
     for algorithm in ["ring", "recursive-halving-doubling", "tree", "direct"] {
         let state = format!(r#"{{"algorithm":"{algorithm}","ranks":4,"position":0.0}}"#);
         assert!(w.harness.state_mut().load_view_state("collectives", &state));
@@ -410,7 +410,7 @@ fn walk_everything(lang: Lang) -> Walk {
         .state_mut()
         .shared
         .scenario
-        .set_config(tplab_engine::Config::default());
+        .set_config(tplab_engine::config::Config::default());
     w.open("verify");
     let verdict = tplab::i18n::t(w.lang, "vf-passed");
     let verdict = verdict.split(':').next().unwrap_or_default().to_string();

@@ -4,10 +4,10 @@
 //! Ratios against numpy/OpenBLAS: `scripts/bench-ratios.sh`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use tplab_engine::block::exec::sharded::{run_on_shards, Options};
+use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::params::Model;
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::sharded::{run_on_shards, Options};
-use tplab_engine::{Config, DType};
+use tplab_engine::{config::Config, dtype::DType};
 
 /// GPT-2 small's layer (the default config: hidden 768, 12 heads, ffn 3072, batch 1, one layer,
 /// f32) at tokens 512.

@@ -9,11 +9,11 @@
 use std::time::Instant;
 use tplab_engine::block::design::{plan::ShardingPlan, program::propagate};
 use tplab_engine::block::exec::design::run_program;
-use tplab_engine::ops::matmul;
+use tplab_engine::block::exec::sharded::{run_on_shards, Options};
+use tplab_engine::block::ops::matmul;
+use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::params::{LayerParams, Model};
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::sharded::{run_on_shards, Options};
-use tplab_engine::{Config, DType};
+use tplab_engine::{config::Config, dtype::DType};
 
 const REPS: usize = 15;
 

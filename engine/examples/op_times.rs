@@ -5,10 +5,10 @@
 //! alone: `perf record -g target/release/examples/op_times walk 6`.
 use std::time::Instant;
 use tplab_engine::block::exec::kernels;
+use tplab_engine::block::exec::sharded::{run_on_shards, Options};
+use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::params::{LayerParams, Model};
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::sharded::{run_on_shards, Options};
-use tplab_engine::{Config, DType};
+use tplab_engine::{config::Config, dtype::DType};
 
 fn med(mut f: impl FnMut()) -> f64 {
     f();

@@ -1,11 +1,11 @@
-//! Trains the tiny model tplab serves (`tplab_engine::serve::tiny_serving_config`, multi-head
+//! Trains the tiny model tplab serves (`tplab_engine::labs::serve::tiny_serving_config`, multi-head
 //! attention, 300 Adam steps on the guide at TP=1, in f64) and writes its weights, rounded to
 //! f32, to `engine/data/tiny_serve.safetensors` (atomically).
 //!
 //! `cargo run --release -p tplab-engine --example train_tiny_serve [OUT]`
 
-use tplab_engine::serve::{tiny_serving_config, TinyModel};
-use tplab_engine::DType;
+use tplab_engine::dtype::DType;
+use tplab_engine::labs::serve::{tiny_serving_config, TinyModel};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = std::env::args().nth(1).unwrap_or_else(|| {

@@ -189,8 +189,9 @@ fn recover_stale(target: &Path) -> Result<(), EngineError> {
         }
         let journal = staging.join(JOURNAL);
         if journal.is_file() {
-            let text = crate::models::read_input_file(&journal, "export journal", 1 << 16)
-                .map_err(|e| EngineError::Export(e.to_string()))?;
+            let text =
+                crate::capacity::models::read_input_file(&journal, "export journal", 1 << 16)
+                    .map_err(|e| EngineError::Export(e.to_string()))?;
             let err = |e: std::io::Error| {
                 EngineError::Export(format!(
                     "finishing the interrupted export in {}: {e}",
@@ -528,10 +529,10 @@ impl Drop for ExportSet {
 /// `rank{r}.logits` `[T, Vp/tp]` and `rank{r}.grad.embedding`. Metadata: the config and the
 /// padded vocabulary. Returns the path.
 pub fn export_vocab<T: Element>(
-    cfg: &crate::vocab::VocabConfig,
+    cfg: &crate::labs::vocab::VocabConfig,
     dir: &Path,
 ) -> Result<PathBuf, EngineError> {
-    use crate::vocab;
+    use crate::labs::vocab;
     let err = |e: vocab::VocabError| EngineError::Export(e.to_string());
     cfg.validate().map_err(err)?;
     let m = vocab::VocabModel::<T>::random(cfg);
@@ -589,7 +590,7 @@ pub fn export_vocab<T: Element>(
 /// upstream gradient, and the reference's input and parameter gradients.
 fn reference_tensors<T: Element>(
     model: &crate::params::Model<T>,
-    reference: &crate::reference::ReferenceRun<T>,
+    reference: &crate::block::reference::ReferenceRun<T>,
 ) -> Vec<Owned> {
     let mut t = vec![owned("input".into(), &model.input, false)];
     for (name, a) in model.named_params() {
@@ -677,7 +678,7 @@ pub fn export_design<T: Element>(
     };
     let program = &report.program;
     let model = crate::params::Model::<T>::random(&cfg);
-    let want = crate::reference::run(&cfg, &model);
+    let want = crate::block::reference::run(&cfg, &model);
     let got =
         exec::run_program(&cfg, program, &model).map_err(|e| EngineError::Export(e.to_string()))?;
     let mut set = ExportSet::new(dir)?;

@@ -2,7 +2,7 @@
 //!
 //! # Conventions (exports and other checks rely on them)
 //! - A GPT-2-style pre-LayerNorm block: `x1 = x + Attn(LN1(x))`, `y = x1 + MLP(LN2(x1))`;
-//!   LayerNorm eps = 1e-5 ([`ops::LN_EPS`]); causal multi-head attention with packed QKV;
+//!   LayerNorm eps = 1e-5 ([`block::ops::LN_EPS`]); causal multi-head attention with packed QKV;
 //!   `MLP(x) = fc2(GeLU(fc1(x)))` with the tanh approximation of GeLU.
 //! - Linear layers compute `y = x·W + b` with `W` stored `[in, out]`. The packed QKV weight is
 //!   `[h, 3h]`, laid out `[Q | K | V]`, heads contiguous inside each part.
@@ -18,7 +18,7 @@
 //! of keeping it, and one all-reduce per layer (`sp.grads`) sums the LayerNorm and row-parallel
 //! bias gradients that each rank computed over its rows. The forward output is bit-identical to
 //! the all-reduce version with the ring algorithm (a ring all-reduce is a reduce-scatter then an
-//! all-gather); saved activations are exactly `1/tp` of TP=1's ([`memory::config_memory`]).
+//! all-gather); saved activations are exactly `1/tp` of TP=1's ([`capacity::memory::config_memory`]).
 //!
 //! One call, [`run::run`], gives the sharded forward and backward pass on `tp` virtual GPUs,
 //! the same pass on the unsharded reference, their comparison, and the [`trace::Trace`].
@@ -38,14 +38,3 @@ pub mod pipeline;
 pub mod run;
 pub mod text;
 pub mod trace;
-
-// Short paths to every module (`tplab_engine::sharded`, `crate::cost`, …).
-pub use block::exec::sharded;
-pub use block::{ops, plan, reference, verify};
-pub use capacity::{cost, hardware, memory, models, planner};
-pub use labs::{moe, precision, serve, serve_cost, serve_published, train, train3d, vocab};
-
-pub use collectives::Algorithm;
-pub use config::{Config, ConfigError, Preset};
-pub use dtype::{DType, Element};
-pub use overrides::Overrides;

@@ -2,8 +2,8 @@
 //! line's scenario flags (`#[command(flatten)]`, with the `clap` feature), the lessons' and the
 //! quiz's "Show me" targets (flattened into their TOML) and the app's navigation.
 
+use crate::collectives::Algorithm;
 use crate::config::{Config, Preset};
-use crate::Algorithm;
 use serde::{Deserialize, Serialize};
 
 /// A preset and the fields set on top of it; `None` keeps the preset's value.

@@ -1,15 +1,15 @@
 //! One call: the sharded pass on virtual GPUs, the reference, their comparison and the trace.
 
 use crate::block::exec::sharded::{self, ShardedRun};
+use crate::block::plan::ShardPlan;
+use crate::block::reference::{self, ReferenceRun};
+use crate::block::verify::{compare, error_matrix, Check, Tolerance, Verification};
 use crate::block::Op;
 use crate::collectives::CollectiveError;
 use crate::config::{Config, ConfigError};
 use crate::dtype::{DType, Element};
 use crate::params::{LayerParams, Model};
-use crate::plan::ShardPlan;
-use crate::reference::{self, ReferenceRun};
-use crate::trace::{schedule, Pass, Trace};
-use crate::verify::{compare, error_matrix, Check, Tolerance, Verification};
+use crate::{block::op::Pass, block::program::schedule, trace::Trace};
 use ndarray::Array2;
 use thiserror::Error;
 
@@ -118,14 +118,14 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
         .collect();
     let reference_grads: Vec<LayerParams<f64>> =
         reference.grads.iter().map(LayerParams::cast).collect();
-    let mut checks = crate::verify::check_outputs(
+    let mut checks = crate::block::verify::check_outputs(
         &cfg,
-        crate::verify::Outputs {
+        crate::block::verify::Outputs {
             output_per_rank: &outputs,
             grad_input_per_rank: &grad_inputs,
             grads: &grads,
         },
-        crate::verify::Expected {
+        crate::block::verify::Expected {
             output: &reference_output,
             grad_input: &reference_grad_input,
             grads: &reference_grads,
@@ -153,7 +153,7 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
             want.view(),
             &tol,
         )
-        .about(crate::verify::Checked::OpResult {
+        .about(crate::block::verify::Checked::OpResult {
             layer: c.layer,
             op: c.op,
         });
@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn sequence_parallel_matches_the_reference_with_gathers_and_scatters() {
-        use crate::trace::CollectiveKind as K;
+        use crate::collectives::CollectiveKind as K;
         for tp in [2, 4] {
             let cfg = Config {
                 tp,
@@ -326,7 +326,8 @@ mod tests {
             for tp in [1, 2, 4] {
                 let cfg = Config { tp, ..base.clone() };
                 let run = run_typed::<f64>(&cfg, &|_, _| {}).unwrap();
-                let modeled = crate::memory::config_memory(&cfg).activations_bytes_per_rank;
+                let modeled =
+                    crate::capacity::memory::config_memory(&cfg).activations_bytes_per_rank;
                 for &n in &run.sharded.saved_elements_per_rank {
                     assert_eq!(n as u64 * 8, modeled, "tp={tp} sp={sequence_parallel}");
                 }
@@ -371,7 +372,8 @@ mod tests {
                     .filter(|e| e.0 == 0 && e.2 == Op::KvGrads)
                     .count();
                 assert_eq!(kv_grads, groups, "tp={tp}");
-                let modeled = crate::memory::config_memory(&cfg).activations_bytes_per_rank;
+                let modeled =
+                    crate::capacity::memory::config_memory(&cfg).activations_bytes_per_rank;
                 for &n in &run.sharded.saved_elements_per_rank {
                     assert_eq!(n as u64 * 8, modeled, "tp={tp}");
                 }

@@ -12,7 +12,7 @@ use tplab_engine::collectives::{
     all_gather, all_reduce, broadcast, chunk_range, plan, reduce_scatter, Algorithm, Plan,
 };
 use tplab_engine::dtype::Element;
-use tplab_engine::trace::{all_reduce_steps, CollectiveKind};
+use tplab_engine::{collectives::CollectiveKind, trace::all_reduce_steps};
 
 const CASES: u32 = 64;
 

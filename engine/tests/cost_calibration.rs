@@ -12,12 +12,12 @@
 //!
 //! See docs/calibration.md for every constant.
 
-use tplab_engine::cost::{self, TrainSetup};
-use tplab_engine::hardware::{Catalogue, Cluster, HardwareError, LinkSpec};
-use tplab_engine::memory::{self, Layout, LayoutError, Recompute};
-use tplab_engine::models::{ModelError, ModelPreset, ModelSpec};
-use tplab_engine::trace::CollectiveKind;
-use tplab_engine::Algorithm;
+use tplab_engine::capacity::cost::{self, TrainSetup};
+use tplab_engine::capacity::hardware::{Catalogue, Cluster, HardwareError, LinkSpec};
+use tplab_engine::capacity::memory::{self, Layout, LayoutError, Recompute};
+use tplab_engine::capacity::models::{ModelError, ModelPreset, ModelSpec};
+use tplab_engine::collectives::Algorithm;
+use tplab_engine::collectives::CollectiveKind;
 
 #[path = "common/narayanan.rs"]
 mod narayanan;

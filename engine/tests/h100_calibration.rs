@@ -9,11 +9,11 @@
 // only inside tests).
 #![allow(clippy::unwrap_used)]
 
+use tplab_engine::capacity::cost::{self, TrainSetup};
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::memory::{Layout, Recompute};
+use tplab_engine::capacity::models::{ModelPreset, ModelSpec};
 use tplab_engine::capacity::stack::{self, Precision, Stack};
-use tplab_engine::cost::{self, TrainSetup};
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::{Layout, Recompute};
-use tplab_engine::models::{ModelPreset, ModelSpec};
 
 #[path = "common/narayanan.rs"]
 mod narayanan;

@@ -7,14 +7,14 @@
 use proptest::prelude::*;
 use std::sync::mpsc;
 use std::time::Duration;
-use tplab_engine::cost::{self, TrainSetup};
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::{self, Layout, Recompute};
-use tplab_engine::models::{ModelPreset, ModelSpec};
-use tplab_engine::planner::{self, PlanRequest};
-use tplab_engine::train::{Corpus, TrainConfig};
-use tplab_engine::vocab::VocabConfig;
-use tplab_engine::{Config, DType};
+use tplab_engine::capacity::cost::{self, TrainSetup};
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::memory::{self, Layout, Recompute};
+use tplab_engine::capacity::models::{ModelPreset, ModelSpec};
+use tplab_engine::capacity::planner::{self, PlanRequest};
+use tplab_engine::labs::train::{Corpus, TrainConfig};
+use tplab_engine::labs::vocab::VocabConfig;
+use tplab_engine::{config::Config, dtype::DType};
 
 /// A hang guard, not a speed target: the call must return within a minute even in a loaded,
 /// unoptimised build (each takes milliseconds). A panic inside re-raises here.
@@ -121,7 +121,7 @@ proptest! {
             let mut m = ModelSpec::gpt("custom", layers, hidden, heads, vocab, seq.max(1));
             m.kv_heads = heads;
             m.validate().map_err(|e| e.to_string())?;
-            assert!(m.params() <= tplab_engine::models::MAX_PARAMS);
+            assert!(m.params() <= tplab_engine::capacity::models::MAX_PARAMS);
             let cluster = Cluster::new(&Catalogue::default(), "a100", gpus, per_node, "ib400")
                 .map_err(|e| e.to_string())?;
             let setup = TrainSetup { seq, global_batch, overlap_dp: true };

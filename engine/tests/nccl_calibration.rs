@@ -10,9 +10,9 @@
 // only inside tests).
 #![allow(clippy::unwrap_used)]
 
+use tplab_engine::capacity::hardware::Catalogue;
 use tplab_engine::capacity::nccl::{self, Fabric, NcclAlgo, NcclVersion};
-use tplab_engine::hardware::Catalogue;
-use tplab_engine::trace::CollectiveKind;
+use tplab_engine::collectives::CollectiveKind;
 
 const K: u64 = 1 << 10;
 const M: u64 = 1 << 20;

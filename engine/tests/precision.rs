@@ -2,12 +2,12 @@
 //! effects on seeded random data.
 
 use proptest::prelude::*;
+use tplab_engine::block::exec::sharded::{self, Options};
+use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::config::{Config, Preset};
+use tplab_engine::dtype::DType;
+use tplab_engine::labs::precision::{self, round_bf16, ulp_distance};
 use tplab_engine::params::Model;
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::precision::{self, round_bf16, ulp_distance};
-use tplab_engine::sharded::{self, Options};
-use tplab_engine::DType;
 
 /// A tiny block (h=16, 4 heads, ffn 64, 16 tokens): fast in debug builds.
 fn tiny(seed: u64) -> Config {

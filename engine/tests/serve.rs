@@ -4,12 +4,12 @@
 
 use tplab_engine::block::Op;
 use tplab_engine::collectives::Algorithm;
+use tplab_engine::collectives::CollectiveKind;
 use tplab_engine::dtype::{DType, Element};
-use tplab_engine::serve::{
+use tplab_engine::labs::serve::{
     self, compare, generate, reference_generate, Decoder, Phase, Sampling, ServeError, TinyModel,
 };
-use tplab_engine::trace::CollectiveKind;
-use tplab_engine::train::{Optimizer, TrainConfig};
+use tplab_engine::labs::train::{Optimizer, TrainConfig};
 
 fn tiny(kv_heads: Option<usize>, dtype: DType) -> TrainConfig {
     TrainConfig {

@@ -1,5 +1,5 @@
 //! The serving cost model against published latencies of tensor-parallel inference
-//! ([`tplab_engine::serve_published`]: FasterTransformer, NeMo/TensorRT-LLM, each row with its
+//! ([`tplab_engine::labs::serve_published`]: FasterTransformer, NeMo/TensorRT-LLM, each row with its
 //! source). Run with `-- --nocapture` to reprint the table of docs/calibration.md ("Serving").
 //!
 //! The held-out rows set nothing in the model; the targets are issue 25's: within ±25% for at
@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use tplab_engine::serve_published::{published, summary, Prediction, Split};
+use tplab_engine::labs::serve_published::{published, summary, Prediction, Split};
 
 fn predictions(split: Split) -> Vec<Prediction> {
     published()
@@ -38,8 +38,9 @@ fn print(rows: &[Prediction]) {
             f.prompt,
             f.output,
             match f.measure {
-                tplab_engine::serve_published::Measure::FirstToken => "first token".to_string(),
-                tplab_engine::serve_published::Measure::Request { decode_steps } =>
+                tplab_engine::labs::serve_published::Measure::FirstToken =>
+                    "first token".to_string(),
+                tplab_engine::labs::serve_published::Measure::Request { decode_steps } =>
                     format!("request ({decode_steps} steps)"),
             },
             f.published_ms,

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use tplab_engine::run::run_typed;
-use tplab_engine::{Algorithm, Config, ConfigError, DType};
+use tplab_engine::{collectives::Algorithm, config::Config, config::ConfigError, dtype::DType};
 
 fn small_config() -> impl Strategy<Value = Config> {
     (

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tplab_engine::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

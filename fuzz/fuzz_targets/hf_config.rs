@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tplab_engine::models::ModelSpec;
+use tplab_engine::capacity::models::ModelSpec;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -11,10 +11,10 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(m) = ModelSpec::from_hf_config(text) {
         assert!(m.validate().is_ok());
-        assert!(m.params() <= tplab_engine::models::MAX_PARAMS);
+        assert!(m.params() <= tplab_engine::capacity::models::MAX_PARAMS);
         let _ = (m.summary(), m.active_params(), m.kv_cache_bytes_per_token(2));
-        for tp in tplab_engine::memory::serving_tp_sizes(&m) {
-            let _ = tplab_engine::memory::serving_memory(&m, tp, 1, 64, m.seq);
+        for tp in tplab_engine::capacity::memory::serving_tp_sizes(&m) {
+            let _ = tplab_engine::capacity::memory::serving_memory(&m, tp, 1, 64, m.seq);
         }
     }
 });

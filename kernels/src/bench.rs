@@ -6,7 +6,7 @@ use crate::error::GpuError;
 use crate::summary::OpRow;
 use serde::Serialize;
 use tplab_engine::block::Op;
-use tplab_engine::Config;
+use tplab_engine::config::Config;
 
 /// What to benchmark.
 #[derive(Debug, Clone, PartialEq)]
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn shard_shapes_split_flops_evenly() {
-        let cfg = tplab_engine::Preset::Gpt2Small.config();
+        let cfg = tplab_engine::config::Preset::Gpt2Small.config();
         for tp in [1, 2, 4, 8] {
             for (name, shard, full) in linear_shapes(&cfg, tp) {
                 let ratio = gemm_flops(full) / gemm_flops(shard);

@@ -1,7 +1,7 @@
 //! The buffers of one rank of the CUDA executor, and which of them each op of the block program
 //! reads and writes. Host logic only: the executor allocates exactly [`RankLayout::buffers`] and
 //! takes every operand from [`RankLayout::io`] and [`RankLayout::collective`], and the tests
-//! here check both against the engine's own program (`tplab_engine::trace::schedule`): every
+//! here check both against the engine's own program (`tplab_engine::block::program::schedule`): every
 //! tensor an event reads or writes is bound to a buffer whose shape is that rank's placement of
 //! it (`Placement::local_shape`), for TP 1, 2, 4, with and without sequence parallelism and
 //! grouped-query attention.
@@ -12,11 +12,11 @@
 //! reduce-scatters a `[t, h]` partial into a `[tl, h]` one ([`BufId::Reduced`]), and the
 //! backward gathers the output gradients into [`BufId::DFull`].
 
+use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::block::{Op, TensorName};
 use tplab_engine::collectives::CollectiveKind;
+use tplab_engine::config::Config;
 use tplab_engine::params::ParamKind;
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::Config;
 
 // The engine's op vocabulary in the three parts the executor treats apart, as patterns, so that a
 // match on `Op` names each part once and stays exhaustive: an op added to the engine is
@@ -165,7 +165,7 @@ pub enum Tensor {
 impl Tensor {
     /// The engine's name of the tensor (what its placements are recorded under).
     pub fn name(self) -> TensorName {
-        use tplab_engine::trace::tensors as n;
+        use tplab_engine::block::program::tensors as n;
         match self {
             Tensor::X => n::X,
             Tensor::H1 => n::H1,
@@ -628,8 +628,8 @@ impl RankLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tplab_engine::trace::{schedule, EventKind};
-    use tplab_engine::Preset;
+    use tplab_engine::config::Preset;
+    use tplab_engine::{block::program::schedule, trace::EventKind};
 
     /// TP 1, 2, 4 × sequence parallelism × (multi-head, GQA split, GQA replicated).
     fn scenarios() -> Vec<Config> {

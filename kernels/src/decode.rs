@@ -1,5 +1,5 @@
 //! Decode on the GPU (`tplab serve --tiny --cuda`): the engine's serving decode
-//! (`tplab_engine::serve`) on CUDA. Prefill of the prompt, then one token per step; each rank
+//! (`tplab_engine::labs::serve`) on CUDA. Prefill of the prompt, then one token per step; each rank
 //! keeps the K and V of its KV heads (`Config::kv_heads_per_rank`, copies past the KV heads)
 //! in a cache of `context` rows per layer; per step the split embedding's all-reduce, two
 //! all-reduces per layer (`attn.g`, `mlp.g`) and the all-gather of the vocabulary-parallel LM
@@ -22,9 +22,9 @@
 use crate::error::GpuError;
 use crate::run::DeviceMode;
 use serde::Serialize;
-use tplab_engine::hardware::Cluster;
-use tplab_engine::serve::{self, Comparison, Generation, Sampling, TinyModel};
-use tplab_engine::Algorithm;
+use tplab_engine::capacity::hardware::Cluster;
+use tplab_engine::collectives::Algorithm;
+use tplab_engine::labs::serve::{self, Comparison, Generation, Sampling, TinyModel};
 
 /// Shapes of the decode on one rank of `tp`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -49,13 +49,13 @@ pub struct DecodeLayout {
 
 impl DecodeLayout {
     /// **Errors** if `tp` does not split the model (the engine's rule and fix).
-    pub fn new<T: tplab_engine::Element>(
+    pub fn new<T: tplab_engine::dtype::Element>(
         model: &TinyModel<T>,
         tp: usize,
     ) -> Result<Self, GpuError> {
         model.check_tp(tp)?;
         let cfg = model.block(tp, 1);
-        let vcfg = tplab_engine::train::TrainConfig {
+        let vcfg = tplab_engine::labs::train::TrainConfig {
             tp,
             ..model.cfg.clone()
         }
@@ -141,7 +141,7 @@ pub struct GpuDecode {
     pub generation: Generation,
     pub reference: Generation,
     pub comparison: Comparison,
-    pub tolerance: tplab_engine::verify::Tolerance,
+    pub tolerance: tplab_engine::block::verify::Tolerance,
     /// Per step (the first is the prefill).
     pub times: Vec<StepTime>,
     pub layout: DecodeLayout,
@@ -205,7 +205,7 @@ pub fn decode(
     }
     // The reference checks the request (prompt characters, tokens, context, temperature).
     let reference = serve::reference_generate(model, prompt, opts.tokens, opts.sampling)?;
-    let tolerance = serve::logits_tolerance(model, tplab_engine::DType::F32);
+    let tolerance = serve::logits_tolerance(model, tplab_engine::dtype::DType::F32);
     #[cfg(feature = "cuda")]
     {
         let run = crate::cuda::exec::decode(model, &layout, &reference.prompt, opts)?;
@@ -246,14 +246,14 @@ mod tests {
     use tplab_engine::trace::Event;
 
     fn tiny(kv: Option<usize>) -> TinyModel<f64> {
-        let cfg = serve::tiny_serving_config(kv, tplab_engine::DType::F64);
+        let cfg = serve::tiny_serving_config(kv, tplab_engine::dtype::DType::F64);
         TinyModel::random(&cfg)
     }
 
     /// The cluster the cost model prices the steps on: 4 H100s in nodes of 8, InfiniBand 400.
     fn h100s() -> Cluster {
         Cluster::covering(
-            &tplab_engine::hardware::Catalogue::default(),
+            &tplab_engine::capacity::hardware::Catalogue::default(),
             "h100",
             4,
             8,
@@ -300,7 +300,7 @@ mod tests {
     #[test]
     fn kv_cache_bytes_match_the_cpu_decoder() {
         for kv in [None, Some(2), Some(1)] {
-            let cfg = serve::tiny_serving_config(kv, tplab_engine::DType::F32);
+            let cfg = serve::tiny_serving_config(kv, tplab_engine::dtype::DType::F32);
             let m = TinyModel::<f32>::random(&cfg);
             for tp in [1, 2, 4] {
                 let lay = DecodeLayout::new(&m, tp).unwrap();

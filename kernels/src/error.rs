@@ -23,10 +23,10 @@ pub enum GpuError {
     NoDevice(String),
     /// The scenario is not valid (the engine's rule and its fix).
     #[error(transparent)]
-    Config(#[from] tplab_engine::ConfigError),
+    Config(#[from] tplab_engine::config::ConfigError),
     /// A serving request the model refuses (prompt, tokens, TP): the engine's rule and fix.
     #[error(transparent)]
-    Serve(#[from] tplab_engine::serve::ServeError),
+    Serve(#[from] tplab_engine::labs::serve::ServeError),
     /// A setting the GPU executor does not support.
     #[error("{0}")]
     Unsupported(String),

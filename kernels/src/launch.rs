@@ -1,7 +1,7 @@
 //! Host-side kernel bookkeeping: the `.cu` sources, how each is compiled, and launch shapes.
 //! Pure host logic, unit-tested without a GPU.
 
-use tplab_engine::DType;
+use tplab_engine::dtype::DType;
 
 /// Prelude prepended to every source (element type, block reductions).
 pub const COMMON: &str = include_str!("cu/common.cuh");

@@ -506,8 +506,9 @@ pub(crate) mod tests {
             let qkv = Array2::from_shape_vec((t, qc), rand_vec(&mut rng, t * qc)).unwrap();
             let dctx = Array2::from_shape_vec((t, hr), rand_vec(&mut rng, t * hr)).unwrap();
             let mm = |a: ndarray::ArrayView2<'_, f64>, b: ndarray::ArrayView2<'_, f64>| a.dot(&b);
-            let (want_ctx, cache) = tplab_engine::ops::attention(qkv.view(), batch, s, hp, kvp, mm);
-            let want = tplab_engine::ops::attention_backward(
+            let (want_ctx, cache) =
+                tplab_engine::block::ops::attention(qkv.view(), batch, s, hp, kvp, mm);
+            let want = tplab_engine::block::ops::attention_backward(
                 qkv.view(),
                 &cache,
                 dctx.view(),

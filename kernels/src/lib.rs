@@ -1,6 +1,6 @@
 //! tplab-kernels: the engine's shards on real GPUs.
 //!
-//! The same block program the simulator draws (`tplab_engine::trace::schedule`) is walked event
+//! The same block program the simulator draws (`tplab_engine::block::program::schedule`) is walked event
 //! by event on CUDA, matching on the engine's `Op`: NVRTC-compiled kernels (`src/cu/*.cu`) for
 //! LayerNorm, bias, GeLU, causal softmax, residual and the single-device collectives (all-reduce,
 //! all-gather, reduce-scatter, max), cuBLAS for the matrix products, CUDA events for the measured

@@ -4,7 +4,7 @@ use crate::error::GpuError;
 use ndarray::Array2;
 use tplab_engine::params::{LayerParams, Model, ParamKind};
 use tplab_engine::trace::Trace;
-use tplab_engine::{Config, DType};
+use tplab_engine::{config::Config, dtype::DType};
 
 /// Rounds `v` to the GPU storage type of `dtype` and back (what the device actually holds).
 pub fn round_to(dtype: DType, v: f64) -> f64 {

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 use tplab_engine::block::Op;
-use tplab_engine::trace::{Pass, Trace};
+use tplab_engine::{block::op::Pass, trace::Trace};
 
 /// Every compute op the GPU executor implements.
 pub const GPU_COMPUTE_OPS: [Op; 20] = [
@@ -123,8 +123,8 @@ pub fn op_table(trace: &Trace) -> Vec<OpRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tplab_engine::trace::{schedule, CollectiveKind, Timing};
-    use tplab_engine::{Config, Preset};
+    use tplab_engine::{block::program::schedule, collectives::CollectiveKind, trace::Timing};
+    use tplab_engine::{config::Config, config::Preset};
 
     #[test]
     fn the_executor_covers_every_event_of_the_trace() {

@@ -1,9 +1,9 @@
 //! Comparing a GPU run with the CPU reference, through the engine's own verification
-//! (`tplab_engine::verify::compare`): every rank's output copy, the input gradient and each
+//! (`tplab_engine::block::verify::compare`): every rank's output copy, the input gradient and each
 //! rank's shard gradients against the matching slice of the reference gradient.
 //!
 //! Tolerances per dtype (error relative to `max(max|ref|, 1)`, as the engine measures it):
-//! - f32: the engine's own f32 tolerance (`Tolerance::for_config`, see `tplab_engine::verify`):
+//! - f32: the engine's own f32 tolerance (`Tolerance::for_config`, see `tplab_engine::block::verify`):
 //!   the GPU, like the sharded CPU run, only reorders sums (cuBLAS runs in full f32, no TF32;
 //!   kernels use IEEE division and `expf`, not the fast intrinsics).
 //! - bf16: stored with 8 mantissa bits (unit roundoff 2⁻⁹ ≈ 2e-3), rounded at each of about 12
@@ -13,15 +13,15 @@
 //!   √layers: `4e-2·√layers`. A wrong index, a missing bias or a missed all-reduce gives errors
 //!   of order 1, far above either.
 
-use tplab_engine::verify::{check_outputs, Tolerance, Verification};
-use tplab_engine::{Config, DType};
+use tplab_engine::block::verify::{check_outputs, Tolerance, Verification};
+use tplab_engine::{config::Config, dtype::DType};
 
 /// An executor's results and the reference's: the engine's own types
-/// ([`tplab_engine::verify::Outputs`], [`tplab_engine::verify::Expected`]).
-pub use tplab_engine::verify::{Expected, Outputs};
+/// ([`tplab_engine::block::verify::Outputs`], [`tplab_engine::block::verify::Expected`]).
+pub use tplab_engine::block::verify::{Expected, Outputs};
 
 /// The reference results of a CPU reference run.
-pub fn expected(r: &tplab_engine::reference::ReferenceRun<f64>) -> Expected<'_> {
+pub fn expected(r: &tplab_engine::block::reference::ReferenceRun<f64>) -> Expected<'_> {
     Expected {
         output: &r.output,
         grad_input: &r.grad_input,
@@ -35,7 +35,7 @@ pub fn expected(r: &tplab_engine::reference::ReferenceRun<f64>) -> Expected<'_> 
 pub fn verify_run(
     cfg: &Config,
     run: &crate::run::GpuRun,
-    reference: &tplab_engine::reference::ReferenceRun<f64>,
+    reference: &tplab_engine::block::reference::ReferenceRun<f64>,
 ) -> Verification {
     compare(
         cfg,
@@ -118,9 +118,9 @@ pub fn summary(v: &Verification) -> String {
 mod tests {
     use super::*;
     use ndarray::Array2;
+    use tplab_engine::block::plan::ShardPlan;
+    use tplab_engine::config::Preset;
     use tplab_engine::params::{LayerParams, Model};
-    use tplab_engine::plan::ShardPlan;
-    use tplab_engine::Preset;
 
     fn fake(cfg: &Config) -> (Array2<f64>, Array2<f64>, Vec<LayerParams<f64>>) {
         let m = Model::<f64>::random(cfg);

@@ -1,5 +1,5 @@
 //! The vocabulary-parallel embedding and cross-entropy on the GPU (`tplab gpu vocab`): the
-//! engine's pass (`tplab_engine::vocab`, Megatron's `VocabParallelEmbedding` and
+//! engine's pass (`tplab_engine::labs::vocab`, Megatron's `VocabParallelEmbedding` and
 //! `vocab_parallel_cross_entropy`) walked event by event from `vocab::events`, in f32.
 //!
 //! Per rank: the masked lookup of its vocabulary rows and `embed.g` (all-reduce), the tied LM
@@ -17,11 +17,11 @@
 
 use crate::error::GpuError;
 use ndarray::{s, Array1, Array2, Axis};
+use tplab_engine::block::verify::{compare, Check, Tolerance};
 use tplab_engine::block::{Op, TensorName, VocabTensor};
 use tplab_engine::collectives::ReduceOp;
-use tplab_engine::verify::{compare, Check, Tolerance};
-use tplab_engine::vocab::{self, VocabConfig, VocabModel, VocabReport};
-use tplab_engine::DType;
+use tplab_engine::dtype::DType;
+use tplab_engine::labs::vocab::{self, VocabConfig, VocabModel, VocabReport};
 
 /// A buffer of one rank of the vocabulary pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -185,7 +185,7 @@ pub fn device_model(cfg: &VocabConfig) -> VocabModel<f64> {
     m
 }
 
-/// The engine's tolerance of its own f32 vocabulary run (see `tplab_engine::vocab::run`).
+/// The engine's tolerance of its own f32 vocabulary run (see `tplab_engine::labs::vocab::run`).
 pub fn tolerance(cfg: &VocabConfig) -> Tolerance {
     let eps = DType::F32.epsilon();
     let k = cfg.hidden.max(cfg.vocab);

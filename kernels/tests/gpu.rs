@@ -3,9 +3,9 @@
 //! early with a message, except under `TPLAB_REQUIRE_GPU=1` (set by scripts/gpu-check.sh),
 //! where a missing GPU fails.
 
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::reference::ReferenceRun;
-use tplab_engine::{Config, DType, Preset};
+use tplab_engine::block::plan::ShardPlan;
+use tplab_engine::block::reference::ReferenceRun;
+use tplab_engine::{config::Config, config::Preset, dtype::DType};
 use tplab_kernels::verify::{compare, expected, summary, Outputs};
 use tplab_kernels::{probe, DeviceMode, RunOptions};
 
@@ -48,7 +48,7 @@ fn check_scenario(test: &str, cfg: &Config) {
         dtype: DType::F64,
         ..cfg.clone()
     };
-    let cpu = tplab_engine::sharded::run(&cpu_cfg, &ShardPlan::new(&cpu_cfg), &model)
+    let cpu = tplab_engine::block::exec::sharded::run(&cpu_cfg, &ShardPlan::new(&cpu_cfg), &model)
         .unwrap_or_else(|e| panic!("{test}: CPU executor failed: {e}"));
     check_outputs(
         &format!("{test} [CPU executor]"),
@@ -242,11 +242,11 @@ fn bench_report() {
 /// reference and every step's logits within the engine's f32 tolerance.
 fn check_generation(
     test: &str,
-    got: &tplab_engine::serve::Generation,
-    reference: &tplab_engine::serve::Generation,
-    tol: &tplab_engine::verify::Tolerance,
+    got: &tplab_engine::labs::serve::Generation,
+    reference: &tplab_engine::labs::serve::Generation,
+    tol: &tplab_engine::block::verify::Tolerance,
 ) {
-    let c = tplab_engine::serve::compare(got, reference, tol);
+    let c = tplab_engine::labs::serve::compare(got, reference, tol);
     eprintln!(
         "{test}: text {:?} (reference {:?}), worst logits error {:.2e}, tolerance {:.2e}",
         got.text, reference.text, c.max_logits_error, c.tolerance
@@ -260,15 +260,15 @@ fn check_generation(
 /// decoder in f32 always, the GPU when present.
 #[test]
 fn decode_matches_the_reference() {
-    use tplab_engine::serve::{self, Sampling, TinyModel};
-    use tplab_engine::Algorithm;
+    use tplab_engine::collectives::Algorithm;
+    use tplab_engine::labs::serve::{self, Sampling, TinyModel};
     let shipped = TinyModel::<f64>::shipped().unwrap();
     let gqa_cfg = serve::tiny_serving_config(Some(2), DType::F64);
     let gqa = TinyModel::<f64>::random(&gqa_cfg);
     let prompt = "Tensor paralelli";
     let tokens = 12;
-    let cluster = tplab_engine::hardware::Cluster::covering(
-        &tplab_engine::hardware::Catalogue::default(),
+    let cluster = tplab_engine::capacity::hardware::Cluster::covering(
+        &tplab_engine::capacity::hardware::Catalogue::default(),
         "h100",
         4,
         8,
@@ -285,7 +285,7 @@ fn decode_matches_the_reference() {
         let m32 = TinyModel::<f32> {
             cfg: model.cfg.clone(),
             chars: model.chars.clone(),
-            full: tplab_engine::train::FullModel {
+            full: tplab_engine::labs::train::FullModel {
                 embedding: model.full.embedding.mapv(|v| v as f32),
                 pos: model.full.pos.mapv(|v| v as f32),
                 layers: model
@@ -350,14 +350,14 @@ fn decode_matches_the_reference() {
 #[test]
 fn vocabulary_parallel_cross_entropy() {
     for tp in [1, 2, 4] {
-        let cfg = tplab_engine::vocab::VocabConfig {
+        let cfg = tplab_engine::labs::vocab::VocabConfig {
             vocab: 5000,
             hidden: 64,
             tokens: 48,
             tp,
             ..Default::default()
         };
-        let cpu = tplab_engine::vocab::run::<f32>(&cfg).unwrap();
+        let cpu = tplab_engine::labs::vocab::run::<f32>(&cfg).unwrap();
         assert!(cpu.passed(), "vocab tp={tp} [CPU f32]");
         if !gpu_available("vocabulary_parallel_cross_entropy") {
             continue;

@@ -55,7 +55,11 @@ fn a_broken_kernel_reports_the_nvrtc_log() {
         code: "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }",
         kernels: &["broken"],
     };
-    match tplab_kernels::cuda::compile_source(&broken, tplab_engine::DType::F32, "compute_90") {
+    match tplab_kernels::cuda::compile_source(
+        &broken,
+        tplab_engine::dtype::DType::F32,
+        "compute_90",
+    ) {
         Err(GpuError::Compile {
             log, source_name, ..
         }) => {

@@ -3,13 +3,13 @@
 
 use crate::i18n::{grouped, num, percent};
 use crate::{Catalog, Lang};
-use tplab_engine::cost;
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::Layout;
-use tplab_engine::models::ModelPreset;
-use tplab_engine::trace::schedule;
-use tplab_engine::vocab::VocabConfig;
-use tplab_engine::Preset;
+use tplab_engine::block::program::schedule;
+use tplab_engine::capacity::cost;
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::memory::Layout;
+use tplab_engine::capacity::models::ModelPreset;
+use tplab_engine::config::Preset;
+use tplab_engine::labs::vocab::VocabConfig;
 
 fn body(slug: &str, lang: Lang) -> String {
     let cat = match Catalog::embedded() {
@@ -32,7 +32,7 @@ fn assert_quotes(slug: &str, lang: Lang, want: &str) {
 
 /// The timeline view's modeled times: GPT-2 small at `tp` on H100s (nodes of 8, NDR 400).
 fn gpt2_layer_us(tp: usize) -> (f64, f64) {
-    let cfg = tplab_engine::Config {
+    let cfg = tplab_engine::config::Config {
         tp,
         ..Preset::Gpt2Small.config()
     };
@@ -145,8 +145,8 @@ fn lesson_8_quotes_gpt2_small_s_communication_share() {
 
 #[test]
 fn lesson_8_quotes_the_planner_at_tp_8_and_16() {
-    use tplab_engine::cost::TrainSetup;
-    use tplab_engine::planner::{self, PlanRequest};
+    use tplab_engine::capacity::cost::TrainSetup;
+    use tplab_engine::capacity::planner::{self, PlanRequest};
     // The planner target of lesson 8: GPT-3 175B on 64 A100s, the planner view's other inputs.
     let cluster = match Cluster::new(&Catalogue::default(), "a100", 64, 8, "ib-hdr-200") {
         Ok(c) => c,
@@ -213,7 +213,8 @@ fn lesson_10_padding_and_bytes_are_the_engine_s() {
         }
     }
     let v = VocabConfig::default();
-    let (ce, gather) = tplab_engine::vocab::ce_bytes_sent_per_rank(&v, tplab_engine::DType::F32);
+    let (ce, gather) =
+        tplab_engine::labs::vocab::ce_bytes_sent_per_rank(&v, tplab_engine::dtype::DType::F32);
     for lang in Lang::ALL {
         assert_quotes("vocab-parallel", lang, &format!("= {ce} "));
         assert_quotes("vocab-parallel", lang, &format!("{}", gather / ce));
@@ -223,7 +224,7 @@ fn lesson_10_padding_and_bytes_are_the_engine_s() {
 #[test]
 fn lesson_9_sequence_parallel_sends_a_quarter_more() {
     let sent = |sp: bool| -> u64 {
-        let cfg = tplab_engine::Config {
+        let cfg = tplab_engine::config::Config {
             sequence_parallel: sp,
             ..Preset::Gpt2Small.config()
         };

@@ -5,10 +5,10 @@ use crate::lang::{Lang, Localized};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
-use tplab_engine::hardware::{Catalogue, Cluster, HardwareError};
-use tplab_engine::models::ModelPreset;
-use tplab_engine::trace::{schedule, Pass};
-use tplab_engine::{Config, ConfigError, Overrides, Preset};
+use tplab_engine::capacity::hardware::{Catalogue, Cluster, HardwareError};
+use tplab_engine::capacity::models::ModelPreset;
+use tplab_engine::{block::op::Pass, block::program::schedule};
+use tplab_engine::{config::Config, config::ConfigError, config::Preset, overrides::Overrides};
 
 /// The planner's cluster when a target names only some of it (the app's planner defaults):
 /// 64 A100s in nodes of 8, joined by InfiniBand HDR.
@@ -736,7 +736,7 @@ impl ShowMe {
         if self.view == View::Cluster {
             let opens = match self.cluster.as_deref() {
                 Some("planner-64") => Some("gpt3-175b"),
-                Some(id) => tplab_engine::models::Scenario::by_id(id)
+                Some(id) => tplab_engine::capacity::models::Scenario::by_id(id)
                     .ok()
                     .map(|s| s.model.name()),
                 None => None,

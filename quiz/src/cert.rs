@@ -90,7 +90,7 @@ pub enum CertError {
     #[error(transparent)]
     Store(#[from] crate::progress::StoreError),
     #[error(transparent)]
-    Input(#[from] tplab_engine::models::InputFileError),
+    Input(#[from] tplab_engine::capacity::models::InputFileError),
 }
 
 /// Why a certificate is not valid.
@@ -309,8 +309,12 @@ impl IssuerKey {
             path: path.to_path_buf(),
             reason,
         };
-        let bytes = tplab_engine::models::read_input_bytes(path, "secret key", MAX_KEY_FILE_BYTES)
-            .map_err(|e| key_err(e.to_string()))?;
+        let bytes = tplab_engine::capacity::models::read_input_bytes(
+            path,
+            "secret key",
+            MAX_KEY_FILE_BYTES,
+        )
+        .map_err(|e| key_err(e.to_string()))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| key_err("it is not text; make a key with `tplab cert keygen`".into()))?;
         let key = Self::from_file_text(&text).map_err(|e| {
@@ -388,12 +392,15 @@ impl IssuerPublic {
             reason,
         };
         // A FIFO, device or folder is refused before anything opens it.
-        let exists = tplab_engine::models::check_regular_file(path, "public key")
+        let exists = tplab_engine::capacity::models::check_regular_file(path, "public key")
             .map_err(|e| key_err(e.to_string()))?;
         if exists {
-            let bytes =
-                tplab_engine::models::read_input_bytes(path, "public key", MAX_KEY_FILE_BYTES)
-                    .map_err(|e| key_err(e.to_string()))?;
+            let bytes = tplab_engine::capacity::models::read_input_bytes(
+                path,
+                "public key",
+                MAX_KEY_FILE_BYTES,
+            )
+            .map_err(|e| key_err(e.to_string()))?;
             let text = String::from_utf8(bytes).map_err(|_| {
                 key_err("it is not text; give a .pub file made by `tplab cert keygen`".into())
             })?;
@@ -1018,7 +1025,8 @@ pub fn check(bytes: &[u8], issuer: Option<&IssuerPublic>) -> Verdict {
 /// Reads and checks a certificate file (see [`check`]): a regular file (a FIFO or device is
 /// refused before opening) of at most [`MAX_CERT_FILE_BYTES`].
 pub fn verify_file(path: &Path, issuer: Option<&IssuerPublic>) -> Result<Verdict, CertError> {
-    let bytes = tplab_engine::models::read_input_bytes(path, "certificate", MAX_CERT_FILE_BYTES)?;
+    let bytes =
+        tplab_engine::capacity::models::read_input_bytes(path, "certificate", MAX_CERT_FILE_BYTES)?;
     Ok(check(&bytes, issuer))
 }
 

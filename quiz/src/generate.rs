@@ -15,11 +15,14 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeSet;
 use tplab_engine::block::design::challenge;
 use tplab_engine::block::design::{ShardingPlan, Split, Weight};
+use tplab_engine::capacity::memory::{kv_cache_bytes_per_token_per_gpu, layer_params_per_rank};
+use tplab_engine::capacity::models::ModelSpec;
 use tplab_engine::collectives::Algorithm;
-use tplab_engine::memory::{kv_cache_bytes_per_token_per_gpu, layer_params_per_rank};
-use tplab_engine::models::ModelSpec;
-use tplab_engine::trace::{all_reduce_bytes_sent_per_rank, schedule, CollectiveKind, Pass};
-use tplab_engine::{Config, ConfigError, DType, Overrides};
+use tplab_engine::{
+    block::op::Pass, block::program::schedule, collectives::CollectiveKind,
+    trace::all_reduce_bytes_sent_per_rank,
+};
+use tplab_engine::{config::Config, config::ConfigError, dtype::DType, overrides::Overrides};
 use tplab_lessons::i18n::{ablative, dative, msg, Arg};
 use tplab_lessons::{Localized, ShowMe, View};
 
@@ -417,7 +420,7 @@ fn design_split(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             // The challenge's own layer, so the scenario the button sets is the one the text
             // describes.
             scenario: Overrides {
-                preset: Some(tplab_engine::Preset::Tiny),
+                preset: Some(tplab_engine::config::Preset::Tiny),
                 hidden: Some(c.config.hidden),
                 heads: Some(c.config.heads),
                 kv_heads: c.config.kv_heads,
@@ -571,7 +574,11 @@ fn ring_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
             ],
         ),
         lesson: Some("all-reduce".into()),
-        show_me: Some(target(View::Collectives, tplab_engine::Preset::Tiny, tp)),
+        show_me: Some(target(
+            View::Collectives,
+            tplab_engine::config::Preset::Tiny,
+            tp,
+        )),
         choice_feedback: Vec::new(),
     }
 }
@@ -583,7 +590,7 @@ pub const VALIDITY_CHOICES: [&str; 3] = ["gen-tp-valid", "gen-tp-heads-fail", "g
 /// A Show me target: `view` on `preset` at TP=`tp`, the TP size the question asks about. Where
 /// the preset's heads do not divide over `tp` (GPT-2 small's 12 at TP=8), the layer gets `tp`
 /// heads instead, so the button opens the TP size of the question.
-fn target(view: View, preset: tplab_engine::Preset, tp: usize) -> ShowMe {
+fn target(view: View, preset: tplab_engine::config::Preset, tp: usize) -> ShowMe {
     let heads = preset.config().heads;
     ShowMe {
         view,
@@ -602,7 +609,7 @@ fn gpt2_backward_at(event: &str, tp: usize) -> ShowMe {
     ShowMe {
         pass: Some(Pass::Backward),
         event: Some(event.into()),
-        ..target(View::Step, tplab_engine::Preset::Gpt2Small, tp)
+        ..target(View::Step, tplab_engine::config::Preset::Gpt2Small, tp)
     }
 }
 
@@ -978,7 +985,7 @@ fn memory_target(model: &ModelShape, tp: usize) -> Option<ShowMe> {
     Some(ShowMe {
         view: View::Memory,
         scenario: Overrides {
-            preset: Some(tplab_engine::Preset::Gpt2Small),
+            preset: Some(tplab_engine::config::Preset::Gpt2Small),
             hidden: Some(model.hidden),
             heads: Some(model.heads),
             ffn: Some(model.ffn),
@@ -1586,7 +1593,11 @@ impl MoeShape {
     fn planner(&self, gpus: usize) -> Option<ShowMe> {
         (self.name == "Mixtral 8x7B").then(|| ShowMe {
             view: View::Planner,
-            model: Some(tplab_engine::models::ModelPreset::Mixtral8x7b.name().into()),
+            model: Some(
+                tplab_engine::capacity::models::ModelPreset::Mixtral8x7b
+                    .name()
+                    .into(),
+            ),
             gpus: Some(gpus),
             label: Some(msg(
                 "gen-moe-show-me",
@@ -1612,7 +1623,7 @@ fn all_to_all_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         .collect();
     let ep = pick(rng, &eps);
     let spec = model.spec();
-    let bytes = tplab_engine::cost::moe_all_to_all_bytes_per_gpu(&spec, tokens, ep);
+    let bytes = tplab_engine::capacity::cost::moe_all_to_all_bytes_per_gpu(&spec, tokens, ep);
     let (k, h, e) = (model.top_k as u64, model.hidden as u64, ep as u64);
     let every_row = tokens * k * h * 2;
     let fb = |id: &str, b: u64| {
@@ -1675,8 +1686,8 @@ fn all_to_all_bytes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
 
 /// The cluster the expert-parallel layouts are checked on: `gpus` H100s, 8 a node. The layout
 /// rules read only its GPU count.
-fn ep_cluster(gpus: usize) -> tplab_engine::hardware::Cluster {
-    use tplab_engine::hardware::{Catalogue, Cluster};
+fn ep_cluster(gpus: usize) -> tplab_engine::capacity::hardware::Cluster {
+    use tplab_engine::capacity::hardware::{Catalogue, Cluster};
     Cluster::new(&Catalogue::default(), "h100-sxm", gpus, 8, "ib-ndr-400")
         .unwrap_or_else(|e| unreachable!("the catalogue has the H100 and NDR: {e}"))
 }
@@ -1686,17 +1697,17 @@ fn ep_cluster(gpus: usize) -> tplab_engine::hardware::Cluster {
 /// PP the layers). The global batch, 3072 sequences, divides over every DP drawn here.
 fn ep_layout_verdict(
     model: &ModelSpec,
-    cluster: &tplab_engine::hardware::Cluster,
-    layout: &tplab_engine::memory::Layout,
-) -> Result<(), tplab_engine::memory::LayoutError> {
-    use tplab_engine::cost::{check_training_layout, TrainSetup};
+    cluster: &tplab_engine::capacity::hardware::Cluster,
+    layout: &tplab_engine::capacity::memory::Layout,
+) -> Result<(), tplab_engine::capacity::memory::LayoutError> {
+    use tplab_engine::capacity::cost::{check_training_layout, TrainSetup};
     check_training_layout(model, &TrainSetup::new(4096, 3072), cluster, layout)
 }
 
 /// Why a drawn layout is invalid, in words (the engine's error, worded); `None` for an error
 /// the question does not draw.
-fn layout_error_words(e: &tplab_engine::memory::LayoutError) -> Option<Localized> {
-    use tplab_engine::memory::LayoutError as E;
+fn layout_error_words(e: &tplab_engine::capacity::memory::LayoutError) -> Option<Localized> {
+    use tplab_engine::capacity::memory::LayoutError as E;
     let m = |a: usize, b: usize| Arg::from(modulo(a, b));
     Some(match *e {
         E::EpNotDividingDp { ep, dp } => msg(
@@ -1751,7 +1762,7 @@ fn layout_error_words(e: &tplab_engine::memory::LayoutError) -> Option<Localized
 /// not divide the experts, EP counted as a fourth dimension of GPUs, TP or PP does not divide
 /// the model), the reason being the engine's error.
 fn ep_layout(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    use tplab_engine::memory::{Layout, LayoutError};
+    use tplab_engine::capacity::memory::{Layout, LayoutError};
     let model = pick(rng, &MOE_MODELS);
     let spec = model.spec();
     let layout = |tp: usize, pp: usize, dp: usize, ep: usize| Layout {
@@ -1764,7 +1775,7 @@ fn ep_layout(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let sort = |gpus: usize| -> (Vec<Layout>, [Vec<Layout>; 4]) {
         let cluster = ep_cluster(gpus);
         let verdict = |l: &Layout| ep_layout_verdict(&spec, &cluster, l);
-        let shape_ok = |l: &Layout| tplab_engine::memory::check_layout(&spec, l).is_ok();
+        let shape_ok = |l: &Layout| tplab_engine::capacity::memory::check_layout(&spec, l).is_ok();
         let mut valid: Vec<Layout> = Vec::new();
         let mut invalid: [Vec<Layout>; 4] = Default::default();
         for tp in [1usize, 2, 4, 8, 16] {
@@ -1853,7 +1864,7 @@ fn ep_layout(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         )
     };
     let (choices, correct, choice_feedback) = choices_with_mistakes(rng, right, mistakes, words);
-    let eps = tplab_engine::planner::valid_ep_sizes(&spec, right.dp)
+    let eps = tplab_engine::capacity::planner::valid_ep_sizes(&spec, right.dp)
         .iter()
         .map(|e| e.to_string())
         .collect::<Vec<_>>()
@@ -2075,7 +2086,7 @@ mod tests {
             if !m.llama {
                 // The GPT block is the one the executor shards: its shard plan agrees.
                 let cfg = m.config(tp as usize, DType::Bf16);
-                let plan = tplab_engine::plan::ShardPlan::new(&cfg);
+                let plan = tplab_engine::block::plan::ShardPlan::new(&cfg);
                 assert_eq!(
                     plan.weight_bytes_per_rank(&cfg, 0) as f64 / MIB,
                     answer,
@@ -2353,7 +2364,7 @@ mod tests {
     #[test]
     fn all_to_all_bytes_are_what_the_moe_lab_sends() {
         use std::collections::BTreeMap;
-        use tplab_engine::moe::{run_with, MoeConfig, MoeModel};
+        use tplab_engine::labs::moe::{run_with, MoeConfig, MoeModel};
         // (experts, k, EP) → (bytes one GPU sent, tokens per GPU, h) of the lab's run.
         let mut lab: BTreeMap<(usize, usize, usize), (u64, u64, u64)> = BTreeMap::new();
         let mut seen = BTreeSet::new();

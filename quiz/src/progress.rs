@@ -48,7 +48,7 @@ pub enum StoreError {
         source: std::io::Error,
     },
     #[error("{0}; move it away and try again")]
-    Input(tplab_engine::models::InputFileError),
+    Input(tplab_engine::capacity::models::InputFileError),
     #[error("cannot encode progress: {0}")]
     Encode(#[from] serde_json::Error),
     #[error(
@@ -345,7 +345,8 @@ impl Lock {
         fs::create_dir_all(dir).map_err(io("create folder", dir))?;
         let lock_path = suffixed(path, ".lock");
         // Opening a FIFO for writing blocks until someone reads it: refused before opening.
-        tplab_engine::models::check_regular_file(&lock_path, "lock").map_err(StoreError::Input)?;
+        tplab_engine::capacity::models::check_regular_file(&lock_path, "lock")
+            .map_err(StoreError::Input)?;
         let f = fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -432,7 +433,7 @@ pub const MAX_PROGRESS_FILE_BYTES: u64 = 64 << 20;
 /// [`MAX_PROGRESS_FILE_BYTES`]; a FIFO, device or folder in its place is refused from its
 /// metadata before anything opens it, and left as it is.
 fn read_bounded(path: &Path) -> Result<Option<Vec<u8>>, StoreError> {
-    use tplab_engine::models::{read_input_bytes, InputFileError};
+    use tplab_engine::capacity::models::{read_input_bytes, InputFileError};
     match read_input_bytes(path, "progress", MAX_PROGRESS_FILE_BYTES) {
         Ok(b) => Ok(Some(b)),
         Err(InputFileError::NotFound { .. }) => Ok(None),

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 use tplab_engine::run::run_typed;
-use tplab_engine::{Config, DType, Preset};
+use tplab_engine::{config::Config, config::Preset, dtype::DType};
 
 fn numpy_available() -> bool {
     Command::new("python3")
@@ -153,7 +153,7 @@ fn numpy_checks_the_vocabulary_parallel_export() {
         return;
     }
     for dtype in [DType::F64, DType::F32] {
-        let cfg = tplab_engine::vocab::VocabConfig {
+        let cfg = tplab_engine::labs::vocab::VocabConfig {
             vocab: 1000,
             hidden: 32,
             tokens: 24,

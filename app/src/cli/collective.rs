@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use tplab_engine::capacity::nccl::{
     self, Fabric, NcclAlgo, NcclProto, NcclVersion, MAX_MESSAGE_BYTES,
 };
-use tplab_engine::trace::CollectiveKind;
+use tplab_engine::collectives::CollectiveKind;
 
 /// Flags of `tplab collective`.
 #[derive(Args, Debug, Clone)]
@@ -157,7 +157,7 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
             "nccl": f.nccl.to_string(),
             "algorithm_forced": args.algo.map(|a| a.name()),
             "protocol_forced": args.proto.map(|p| p.name()),
-            "busbw_factor": tplab_engine::cost::busbw_factor(args.op, f.ranks),
+            "busbw_factor": tplab_engine::capacity::cost::busbw_factor(args.op, f.ranks),
             "points": points.iter().map(|c| json!({
                 "size_bytes": c.size_bytes,
                 "time_s": c.time_s,
@@ -186,7 +186,7 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
     );
     outln!(
         "busbw = algbw x {:.3} (nccl-tests); algorithm and protocol as NCCL {}'s tuner picks them{}",
-        tplab_engine::cost::busbw_factor(args.op, f.ranks),
+        tplab_engine::capacity::cost::busbw_factor(args.op, f.ranks),
         f.nccl,
         match (args.algo, args.proto) {
             (None, None) => String::new(),

@@ -9,10 +9,10 @@ use tplab_engine::block::design::{
     self, challenge, DesignOptions, DesignReport, ManualCollective, ManualKind, NamedPlan, Place,
     ShardingPlan, Site, Split, Step,
 };
+use tplab_engine::block::op::Pass;
+use tplab_engine::capacity::models::read_input_file;
 use tplab_engine::config::human_bytes;
-use tplab_engine::models::read_input_file;
-use tplab_engine::trace::Pass;
-use tplab_engine::{DType, Overrides};
+use tplab_engine::{dtype::DType, overrides::Overrides};
 
 /// A plan file is a few lines; anything larger is not one.
 const MAX_PLAN_FILE_BYTES: u64 = 64 * 1024;
@@ -314,7 +314,7 @@ pub fn run(args: DesignArgs) -> anyhow::Result<ExitCode> {
         return run_challenge(&args, stage);
     }
     let plan = plan_from_args(&args)?;
-    let cfg = tplab_engine::Config {
+    let cfg = tplab_engine::config::Config {
         dtype: args.dtype,
         sequence_parallel: plan.sequence_parallel,
         ..args.scenario.config()
@@ -447,8 +447,8 @@ pub fn run(args: DesignArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Megatron's plan exports exactly what `tplab run --export` writes.
-fn export_run<T: tplab_engine::Element>(
-    cfg: &tplab_engine::Config,
+fn export_run<T: tplab_engine::dtype::Element>(
+    cfg: &tplab_engine::config::Config,
     dir: &std::path::Path,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let r = tplab_engine::run::run_typed::<T>(cfg, &|_, _| {})?;

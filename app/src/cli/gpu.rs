@@ -4,7 +4,7 @@ use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tplab_engine::{Config, DType, Overrides, Preset};
+use tplab_engine::{config::Config, config::Preset, dtype::DType, overrides::Overrides};
 use tplab_kernels::bench::{BenchOptions, ALL_REDUCE_TARGET, GEMM_TARGET};
 use tplab_kernels::{DeviceMode, RunOptions};
 

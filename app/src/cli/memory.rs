@@ -7,10 +7,10 @@ use crate::cli::plan::{memory_json, print_header, print_memory, ModelClusterArgs
 use clap::Args;
 use serde_json::{json, Value};
 use std::process::ExitCode;
+use tplab_engine::capacity::cost;
+use tplab_engine::capacity::memory::{self, Layout};
+use tplab_engine::capacity::planner;
 use tplab_engine::config::human_bytes;
-use tplab_engine::cost;
-use tplab_engine::memory::{self, Layout};
-use tplab_engine::planner;
 
 /// Flags of `tplab memory` (the same as `tplab plan`'s).
 #[derive(Args, Debug, Clone, Default)]

@@ -5,9 +5,9 @@
 
 use clap::Args;
 use std::process::ExitCode;
+use tplab_engine::collectives::Algorithm;
 use tplab_engine::config::human_bytes;
-use tplab_engine::moe::{self, Gate, MoeConfig, MoeReport};
-use tplab_engine::Algorithm;
+use tplab_engine::labs::moe::{self, Gate, MoeConfig, MoeReport};
 
 #[derive(Args, Clone, Debug)]
 pub struct MoeArgs {

@@ -7,13 +7,13 @@ use clap::Args;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tplab_engine::capacity::cost::{IterationTime, TrainSetup};
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::memory::{self, Layout, MemoryBreakdown, Recompute};
+use tplab_engine::capacity::models::{ModelSpec, Scenario, Workload};
+use tplab_engine::capacity::planner::{self, PlanRequest};
 use tplab_engine::capacity::stack::{self, Precision, Stack, StackIteration, WhatIf};
 use tplab_engine::config::human_bytes;
-use tplab_engine::cost::{IterationTime, TrainSetup};
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::{self, Layout, MemoryBreakdown, Recompute};
-use tplab_engine::models::{ModelSpec, Scenario, Workload};
-use tplab_engine::planner::{self, PlanRequest};
 
 /// Model, cluster and layout flags shared by `tplab plan` and `tplab memory`.
 #[derive(Args, Debug, Clone, Default)]
@@ -125,10 +125,10 @@ pub fn catalogue(hardware: Option<&Path>) -> anyhow::Result<Catalogue> {
     let Some(path) = hardware else {
         return Ok(cat);
     };
-    let text = tplab_engine::models::read_input_file(
+    let text = tplab_engine::capacity::models::read_input_file(
         path,
         "hardware TOML",
-        tplab_engine::models::MAX_INPUT_FILE_BYTES,
+        tplab_engine::capacity::models::MAX_INPUT_FILE_BYTES,
     )
     .context("cannot read the hardware file")?;
     cat.from_toml(&text)

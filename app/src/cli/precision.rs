@@ -4,8 +4,8 @@
 use clap::Args;
 use std::process::ExitCode;
 use tplab_engine::config::Preset;
-use tplab_engine::precision::{self, UlpHistogram};
-use tplab_engine::{DType, Overrides};
+use tplab_engine::labs::precision::{self, UlpHistogram};
+use tplab_engine::{dtype::DType, overrides::Overrides};
 
 #[derive(Args, Clone, Debug)]
 pub struct PrecisionArgs {
@@ -84,7 +84,7 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         ..Overrides::default()
     };
-    let cfg = tplab_engine::Config {
+    let cfg = tplab_engine::config::Config {
         dtype: DType::F64,
         ..scenario.config()
     };

@@ -4,12 +4,15 @@ use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tplab_engine::block::verify::Checked;
+use tplab_engine::capacity::cost;
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
 use tplab_engine::config::human_bytes;
-use tplab_engine::cost;
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::trace::{EventKind, Pass, Trace};
-use tplab_engine::verify::Checked;
-use tplab_engine::{run, DType, Element, Overrides};
+use tplab_engine::{
+    block::op::Pass,
+    trace::{EventKind, Trace},
+};
+use tplab_engine::{dtype::DType, dtype::Element, overrides::Overrides, run};
 
 #[derive(Args, Clone, Debug)]
 pub struct RunArgs {
@@ -126,7 +129,10 @@ pub fn print_trace_table(trace: &Trace) {
     }
 }
 
-fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::Result<bool> {
+fn run_typed<T: Element>(
+    cfg: &tplab_engine::config::Config,
+    args: &RunArgs,
+) -> anyhow::Result<bool> {
     let cluster = args.cluster.cluster(cfg.tp)?;
     let mut r = run::run_typed::<T>(cfg, &|_, _| {})?;
     cost::apply_to_trace(&mut r.report.trace, &cluster);
@@ -226,7 +232,7 @@ fn run_typed<T: Element>(cfg: &tplab_engine::Config, args: &RunArgs) -> anyhow::
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let cfg = tplab_engine::Config {
+    let cfg = tplab_engine::config::Config {
         dtype: args.dtype,
         ..args.scenario.config()
     };

@@ -10,13 +10,13 @@
 
 use clap::Args;
 use std::process::ExitCode;
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::models::ModelSpec;
 use tplab_engine::config::human_bytes;
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::models::ModelSpec;
-use tplab_engine::serve::{self, Sampling, TinyModel};
-use tplab_engine::serve_cost::{self, AllReduceImpl, Launch, ServeSetup};
-use tplab_engine::train::TrainConfig;
-use tplab_engine::DType;
+use tplab_engine::dtype::DType;
+use tplab_engine::labs::serve::{self, Sampling, TinyModel};
+use tplab_engine::labs::serve_cost::{self, AllReduceImpl, Launch, ServeSetup};
+use tplab_engine::labs::train::TrainConfig;
 
 #[derive(Args, Clone, Debug)]
 pub struct ServeArgs {
@@ -444,7 +444,7 @@ struct TinyJob<'a> {
 
 /// The tiny model in `T` decoded on virtual GPUs at each TP size: the report and the model's
 /// configuration.
-fn tiny_report<T: tplab_engine::Element>(
+fn tiny_report<T: tplab_engine::dtype::Element>(
     job: &TinyJob,
 ) -> anyhow::Result<(serve::TinyReport, TrainConfig)> {
     let (a, m) = (job.args, tiny_model::<T>(&job.cfg, job.steps)?);
@@ -459,7 +459,7 @@ fn tiny_report<T: tplab_engine::Element>(
     Ok((r, m.cfg))
 }
 
-fn tiny_model<T: tplab_engine::Element>(
+fn tiny_model<T: tplab_engine::dtype::Element>(
     cfg: &TrainConfig,
     steps: Option<usize>,
 ) -> anyhow::Result<TinyModel<T>> {

@@ -1,16 +1,16 @@
 //! `tplab train`: a tiny character-level GPT trained on the guide at several TP sizes in
 //! lockstep; the loss curves must coincide. With `--pp`, `--dp`, `--schedule` or
 //! `--microbatches`: the same model on TP × PP × DP virtual GPUs, micro-batches in the
-//! schedule's order, beside one GPU ([`tplab_engine::train3d`]).
+//! schedule's order, beside one GPU ([`tplab_engine::labs::train3d`]).
 
 use super::gpu::progress_bar;
 use clap::Args;
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use tplab_engine::labs::train::{self, Corpus, Optimizer, TrainConfig};
+use tplab_engine::labs::train3d::{self, Layout};
 use tplab_engine::pipeline::Schedule;
-use tplab_engine::train::{self, Corpus, Optimizer, TrainConfig};
-use tplab_engine::train3d::{self, Layout};
-use tplab_engine::{Algorithm, DType};
+use tplab_engine::{collectives::Algorithm, dtype::DType};
 
 #[derive(Args, Clone, Debug)]
 pub struct TrainArgs {
@@ -170,7 +170,7 @@ pub fn run(a: TrainArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(
         "The split only reorders additions, so the curves differ by rounding; see \
-         tplab_engine::train for the argument."
+         tplab_engine::labs::train for the argument."
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -269,7 +269,7 @@ fn run_3d(a: &TrainArgs, cfg: &TrainConfig) -> anyhow::Result<ExitCode> {
     );
     outln!(
         "The schedule changes time (its bubble: {:.1}% with unit costs, see tplab pipeline), \
-         never the numbers: the curves differ by rounding; see tplab_engine::train3d.",
+         never the numbers: the curves differ by rounding; see tplab_engine::labs::train3d.",
         100.0 * cmp.bubble_fraction
     );
     Ok(ExitCode::SUCCESS)

@@ -5,9 +5,9 @@
 use clap::Args;
 use std::process::ExitCode;
 use tplab_engine::config::human_bytes;
+use tplab_engine::labs::vocab::{self, VocabConfig, VocabReport};
 use tplab_engine::trace::EventKind;
-use tplab_engine::vocab::{self, VocabConfig, VocabReport};
-use tplab_engine::{Algorithm, DType};
+use tplab_engine::{collectives::Algorithm, dtype::DType};
 
 /// The vocabulary-parallel shape flags, shared by `tplab vocab` and `tplab gpu vocab`.
 #[derive(Args, Clone, Debug)]

@@ -11,9 +11,9 @@ use super::step::WalkStep;
 use super::{Derived, PlanWalk, Scenario};
 use crate::i18n::{t, t_args};
 use std::sync::Arc;
+use tplab_engine::block::plan::ShardPlan;
+use tplab_engine::block::program::schedule;
 use tplab_engine::config::{Config, ConfigError};
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::trace::schedule;
 use tplab_lessons::Lang;
 
 /// TP sizes offered beside the scenario's (those its heads split over).
@@ -186,7 +186,7 @@ pub fn align(left: &[WalkStep], right: &[WalkStep]) -> Vec<(usize, bool)> {
 mod tests {
     use super::*;
     use crate::views::step::walk_steps;
-    use tplab_engine::Preset;
+    use tplab_engine::config::Preset;
 
     fn trace_at(tp: usize, sp: bool) -> tplab_engine::trace::Trace {
         let config = Config {

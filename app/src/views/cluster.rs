@@ -16,11 +16,11 @@ use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Sh
 use crate::background::Background;
 use crate::i18n::{bytes, num, t, t_args};
 use serde::{Deserialize, Serialize};
-use tplab_engine::cost::TrainSetup;
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::{Layout, Recompute};
-use tplab_engine::models::{ModelSpec, Scenario};
-use tplab_engine::planner::{self, PlanRequest};
+use tplab_engine::capacity::cost::TrainSetup;
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::memory::{Layout, Recompute};
+use tplab_engine::capacity::models::{ModelSpec, Scenario};
+use tplab_engine::capacity::planner::{self, PlanRequest};
 
 /// What colours the GPUs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,7 +95,10 @@ pub fn preset(id: &str) -> Option<Preset> {
             global_batch: s.global_batch,
             todays_stack: false,
         },
-        serving: matches!(s.workload, tplab_engine::models::Workload::Serve { .. }),
+        serving: matches!(
+            s.workload,
+            tplab_engine::capacity::models::Workload::Serve { .. }
+        ),
         layout: Some(layout(t, p, d)),
     })
 }

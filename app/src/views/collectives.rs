@@ -7,11 +7,11 @@ use super::{a11y_label, gpu_color, load_json, save_json, text_shape, Shared, Sho
 use crate::i18n::{bytes, num};
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
+use tplab_engine::capacity::cost;
+use tplab_engine::capacity::hardware::{Catalogue, LinkSpec};
+use tplab_engine::collectives::Algorithm;
+use tplab_engine::collectives::CollectiveKind;
 use tplab_engine::collectives::{self, Plan};
-use tplab_engine::cost;
-use tplab_engine::hardware::{Catalogue, LinkSpec};
-use tplab_engine::trace::CollectiveKind;
-use tplab_engine::Algorithm;
 
 /// Largest group animated (rows of chunks stay readable up to here).
 pub const MAX_ANIMATED_RANKS: usize = 16;
@@ -726,7 +726,7 @@ mod tests {
             E::TooManyRanks { n: 80, max: 64 },
             E::ProgramOrder {
                 op: tplab_engine::block::Op::Fc2Bwd,
-                tensor: tplab_engine::trace::tensors::DY,
+                tensor: tplab_engine::block::program::tensors::DY,
             },
             E::ForeignOp {
                 op: tplab_engine::block::Op::EmbedLookup,

@@ -7,9 +7,9 @@ use super::{load_json, save_json, Shared, View};
 use crate::background::{self, Background, Reporter};
 use crate::i18n::{num, t, t_args};
 use serde::{Deserialize, Serialize};
+use tplab_engine::block::verify::Verification;
 use tplab_engine::trace::{Event, Trace};
-use tplab_engine::verify::Verification;
-use tplab_engine::{Config, DType};
+use tplab_engine::{config::Config, dtype::DType};
 use tplab_kernels::summary::{op_table, OpRow};
 use tplab_kernels::verify::LowPrecisionReason;
 use tplab_kernels::{
@@ -792,7 +792,7 @@ mod tests {
     fn gpu_errors_read_as_the_executor_in_english_and_exist_in_turkish() {
         let errors = [
             GpuError::NotCompiled,
-            GpuError::Config(tplab_engine::ConfigError::TpOutOfRange { tp: 9, max: 8 }),
+            GpuError::Config(tplab_engine::config::ConfigError::TpOutOfRange { tp: 9, max: 8 }),
         ];
         for e in errors {
             let display = e.to_string();

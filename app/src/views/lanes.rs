@@ -7,7 +7,10 @@ use super::{gpu_color, text_shape};
 use crate::i18n::t_args;
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use tplab_engine::block::{Placement, TensorName, TensorPlacement};
-use tplab_engine::trace::{Event, Pass, Trace};
+use tplab_engine::{
+    block::op::Pass,
+    trace::{Event, Trace},
+};
 use tplab_lessons::Lang;
 
 /// Lanes drawn one per GPU; beyond this the view draws the first ones and says how many more.
@@ -87,7 +90,7 @@ pub fn plan_narration(lang: Lang, trace: &Trace, e: &Event) -> String {
             let (_, to) = first(&e.writes);
             t_args(
                 lang,
-                if kind == tplab_engine::trace::CollectiveKind::Identity {
+                if kind == tplab_engine::collectives::CollectiveKind::Identity {
                     "walk-plan-slice"
                 } else {
                     "walk-plan-collective"

@@ -6,7 +6,7 @@ use super::{load_json, save_json, Shared, View};
 use crate::i18n::{t, t_args, t_count};
 use egui_plot::{AxisHints, Bar, BarChart, HLine, Legend, Plot};
 use serde::{Deserialize, Serialize};
-use tplab_engine::memory::{self, ConfigMemory};
+use tplab_engine::capacity::memory::{self, ConfigMemory};
 
 /// The stacked terms, bottom to top, with their colours (Okabe–Ito).
 const TERMS: [(&str, egui::Color32); 4] = [
@@ -73,8 +73,8 @@ impl Memory {
             // A TP that does not divide is fine here: every *valid* TP is drawn.
             if !matches!(
                 err,
-                tplab_engine::ConfigError::HeadsNotDivisible { .. }
-                    | tplab_engine::ConfigError::FfnNotDivisible { .. }
+                tplab_engine::config::ConfigError::HeadsNotDivisible { .. }
+                    | tplab_engine::config::ConfigError::FfnNotDivisible { .. }
             ) {
                 ui.colored_label(
                     ui.visuals().error_fg_color,

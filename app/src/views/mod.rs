@@ -40,9 +40,9 @@ pub mod vocab;
 
 use crate::i18n::{t, t_args};
 use serde::{Deserialize, Serialize};
+use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::config::{Config, ConfigError};
-use tplab_engine::plan::ShardPlan;
-use tplab_engine::trace::{schedule, Trace};
+use tplab_engine::{block::program::schedule, trace::Trace};
 use tplab_lessons::Lang;
 
 /// One view of the app.
@@ -110,7 +110,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
     ]
 }
 
-/// A "Show me" target: a view, optionally with a scenario ([`tplab_engine::Overrides`]) and a
+/// A "Show me" target: a view, optionally with a scenario ([`tplab_engine::overrides::Overrides`]) and a
 /// point in the trace. The lessons' and the quiz's targets are the same type, so a button goes
 /// where its TOML says with nothing converted on the way.
 pub use tplab_lessons::ShowMe;
@@ -262,7 +262,7 @@ impl Shared {
         self.plan_walk = self.pending_walk.take();
     }
 
-    /// Applies a target's scenario ([`tplab_engine::Overrides::apply`]): a target that names
+    /// Applies a target's scenario ([`tplab_engine::overrides::Overrides::apply`]): a target that names
     /// any scenario field lands on its preset (GPT-2 small when it names none) with exactly the
     /// fields it names, so nothing left over from earlier (a tree algorithm, sequence
     /// parallelism, 5 layers) changes what the lesson shows; one that names none keeps the
@@ -453,12 +453,12 @@ pub fn hover_numbers(lang: Lang) -> impl Fn(&egui_plot::HoverPosition<'_>) -> Op
 }
 
 /// A pass in the learner's words: "forward" / "ileri geçiş".
-pub fn pass_name(lang: Lang, pass: tplab_engine::trace::Pass) -> String {
+pub fn pass_name(lang: Lang, pass: tplab_engine::block::op::Pass) -> String {
     t(
         lang,
         match pass {
-            tplab_engine::trace::Pass::Forward => "walk-forward",
-            tplab_engine::trace::Pass::Backward => "walk-backward",
+            tplab_engine::block::op::Pass::Forward => "walk-forward",
+            tplab_engine::block::op::Pass::Backward => "walk-backward",
         },
     )
 }
@@ -590,7 +590,7 @@ pub fn trace_op_label(
     op: tplab_engine::block::Op,
 ) -> String {
     use tplab_engine::block::Op;
-    use tplab_engine::trace::{EventKind, Parallel};
+    use tplab_engine::{block::op::Parallel, trace::EventKind};
     if !matches!(op, Op::Qkv | Op::Fc1 | Op::AttnOut | Op::Fc2 | Op::AttnCore) {
         return op_label(lang, op);
     }
@@ -641,7 +641,7 @@ pub fn preset_name(lang: Lang, preset: tplab_engine::config::Preset) -> String {
 /// `a100-80gb`, which stays in the CLI, the JSON and the file names); a key the catalogue does
 /// not know, as it is.
 pub fn gpu_name(key: &str) -> String {
-    tplab_engine::hardware::Catalogue::default()
+    tplab_engine::capacity::hardware::Catalogue::default()
         .gpu(key)
         .map_or_else(|_| key.to_string(), |g| g.display_name().to_string())
 }
@@ -649,7 +649,7 @@ pub fn gpu_name(key: &str) -> String {
 /// A link of the hardware catalogue by the name a reader knows ("InfiniBand NDR 400 Gb/s" for
 /// `ib-ndr-400`); a key the catalogue does not know, as it is.
 pub fn link_name(key: &str) -> String {
-    tplab_engine::hardware::Catalogue::default()
+    tplab_engine::capacity::hardware::Catalogue::default()
         .link(key)
         .map_or_else(|_| key.to_string(), |l| l.display_name().to_string())
 }
@@ -657,12 +657,12 @@ pub fn link_name(key: &str) -> String {
 /// A model preset of the Planner by the name a reader knows ("GPT-3 175B" for `gpt3-175b`); a
 /// name that is no preset, as it is.
 pub fn model_name(key: &str) -> String {
-    key.parse::<tplab_engine::models::ModelPreset>()
+    key.parse::<tplab_engine::capacity::models::ModelPreset>()
         .map_or_else(|_| key.to_string(), |m| m.display_name().to_string())
 }
 
 /// An all-reduce algorithm in the learner's words ("ring" / "halka").
-pub fn algorithm_name(lang: Lang, algorithm: tplab_engine::Algorithm) -> String {
+pub fn algorithm_name(lang: Lang, algorithm: tplab_engine::collectives::Algorithm) -> String {
     t(lang, &format!("alg-{}", algorithm.name()))
 }
 

@@ -23,8 +23,10 @@ use super::{
 use crate::i18n::{bytes, num, sci, t, t_args};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use tplab_engine::moe::{self, reference::Routing, Gate, MoeConfig, MoeError, MoeModel, MoeReport};
-use tplab_engine::Algorithm;
+use tplab_engine::collectives::Algorithm;
+use tplab_engine::labs::moe::{
+    self, reference::Routing, Gate, MoeConfig, MoeError, MoeModel, MoeReport,
+};
 use tplab_lessons::Lang;
 
 /// Hidden size and each expert's FFN width: the CLI's defaults, so a layer runs in milliseconds.

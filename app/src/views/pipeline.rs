@@ -18,14 +18,14 @@ use super::{
 use crate::i18n::{num, t, t_args};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use tplab_engine::cost::{self, LINK_EFFICIENCY};
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::{training_tp_sizes, Layout};
-use tplab_engine::models::ModelPreset;
+use tplab_engine::capacity::cost::{self, LINK_EFFICIENCY};
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::memory::{training_tp_sizes, Layout};
+use tplab_engine::capacity::models::ModelPreset;
+use tplab_engine::collectives::CollectiveKind;
 use tplab_engine::pipeline::{
     self, Costs, Pass, PipelineConfig, PipelineError, PipelineRun, Schedule, SendKind, Timed,
 };
-use tplab_engine::trace::CollectiveKind;
 use tplab_lessons::Lang;
 
 /// Ticks of one chunk's forward: the cost model's times are rounded to this many parts of it

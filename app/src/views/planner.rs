@@ -8,14 +8,14 @@ use crate::i18n::{bytes, num, num_text};
 use crate::platform::{self, PickedFile};
 use egui_plot::{AxisHints, Line, Plot, PlotPoints, Points, VLine};
 use serde::{Deserialize, Serialize};
-use tplab_engine::capacity::stack::{self, Stack, WhatIf};
-use tplab_engine::cost::TrainSetup;
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::memory::LayoutError;
-use tplab_engine::models::{
+use tplab_engine::capacity::cost::TrainSetup;
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::memory::LayoutError;
+use tplab_engine::capacity::models::{
     read_input_file, InputFileError, ModelError, ModelPreset, ModelSpec, MAX_INPUT_FILE_BYTES,
 };
-use tplab_engine::planner::{self, PlanRequest, TpPoint};
+use tplab_engine::capacity::planner::{self, PlanRequest, TpPoint};
+use tplab_engine::capacity::stack::{self, Stack, WhatIf};
 use tplab_lessons::Lang;
 
 /// Ranked layouts listed.

@@ -15,11 +15,11 @@ use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Sh
 use crate::i18n::{t, t_args};
 use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
+use tplab_engine::block::plan::ParamShard;
 use tplab_engine::config::{Config, Preset, MAX_TP};
 use tplab_engine::params::ParamKind;
-use tplab_engine::plan::ParamShard;
-use tplab_engine::trace::{Parallel, Pass};
-use tplab_engine::{Algorithm, DType};
+use tplab_engine::{block::op::Parallel, block::op::Pass};
+use tplab_engine::{collectives::Algorithm, dtype::DType};
 use tplab_lessons::Lang;
 
 /// The four weight matrices, in drawing order.
@@ -72,7 +72,7 @@ impl View for Playground {
             .filter(|o| matches!(o.with, Beside::Tp(_)));
         let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
             // Why the heads do not split, drawn, and a head count that does.
-            if let Err(tplab_engine::ConfigError::HeadsNotDivisible { .. }) =
+            if let Err(tplab_engine::config::ConfigError::HeadsNotDivisible { .. }) =
                 shared.scenario.derived()
             {
                 if let Some(c) = heads_over_gpus_ui(ui, lang, &config) {
@@ -634,7 +634,7 @@ fn matrices_ui(
                 for b in blocks {
                     // A block several ranks hold (replicated KV heads) is drawn as one band per
                     // holder, so every copy shows in its GPU's colour.
-                    let holds = |bl: &&Vec<tplab_engine::plan::Block>| bl.contains(b);
+                    let holds = |bl: &&Vec<tplab_engine::block::plan::Block>| bl.contains(b);
                     let n = p.blocks.iter().filter(holds).count().max(1) as f32;
                     let i = p.blocks[..rank].iter().filter(holds).count() as f32;
                     let (y0, y1) = (

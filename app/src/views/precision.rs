@@ -9,8 +9,8 @@ use crate::background::{self, Background};
 use crate::i18n::{t, t_args};
 use egui_plot::{uniform_grid_spacer, Bar, BarChart, Legend, Plot};
 use serde::{Deserialize, Serialize};
-use tplab_engine::precision::{self, PrecisionReport};
-use tplab_engine::{Config, DType};
+use tplab_engine::labs::precision::{self, PrecisionReport};
+use tplab_engine::{config::Config, dtype::DType};
 use tplab_lessons::Lang;
 
 /// The dtypes swept, in table order.

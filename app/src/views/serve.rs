@@ -13,15 +13,15 @@ use crate::i18n::{current_lang, t, t_args};
 use egui_plot::{Bar, BarChart, Line, Plot, PlotPoints, Points};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::models::Scenario;
-use tplab_engine::serve::{
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::models::Scenario;
+use tplab_engine::labs::serve::{
     self, compare, reference_generate, sample, Decoder, Generation, Phase, Sampling, StepRecord,
     TinyModel,
 };
-use tplab_engine::serve_cost::{self, DecodeTime, TpSweep};
-use tplab_engine::serve_published::{self, Measure, Published, Source, Split};
-use tplab_engine::{Algorithm, DType};
+use tplab_engine::labs::serve_cost::{self, DecodeTime, TpSweep};
+use tplab_engine::labs::serve_published::{self, Measure, Published, Source, Split};
+use tplab_engine::{collectives::Algorithm, dtype::DType};
 
 /// The TP sizes decoded side by side (the tiny model has 4 heads).
 pub const TPS: [usize; 3] = [1, 2, 4];
@@ -150,7 +150,7 @@ fn serve_job(
     repaint: &egui::Context,
 ) -> Result<Done, String> {
     let err = |e: serve::ServeError| e.to_string();
-    let cfg = tplab_engine::train::TrainConfig {
+    let cfg = tplab_engine::labs::train::TrainConfig {
         steps: train_steps.unwrap_or(1).max(1),
         ..serve::tiny_serving_config(gqa.then_some(2), DType::F64)
     };

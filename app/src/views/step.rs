@@ -17,7 +17,12 @@ use tplab_engine::block::Op;
 use tplab_engine::collectives::{self, Plan};
 use tplab_engine::config::human_bytes;
 use tplab_engine::run::CollectiveView;
-use tplab_engine::trace::{CollectiveKind, Conjugate, Event, EventKind, Pass, Trace};
+use tplab_engine::{
+    block::op::Conjugate,
+    block::op::Pass,
+    collectives::CollectiveKind,
+    trace::{Event, EventKind, Trace},
+};
 use tplab_lessons::Lang;
 
 /// Largest group whose messages are drawn one by one; larger groups draw one arrow per GPU.
@@ -552,7 +557,7 @@ fn describe_short(
 fn message_plans(trace: &Trace) -> Vec<(CollectiveKind, usize, Plan)> {
     let cfg = &trace.config;
     let elems = cfg.tokens() * cfg.hidden;
-    let gs = tplab_engine::trace::gather_scatter_algorithm(cfg);
+    let gs = tplab_engine::block::program::gather_scatter_algorithm(cfg);
     let full = [
         (CollectiveKind::AllReduce, cfg.algorithm, cfg.tp, elems),
         (CollectiveKind::AllGather, gs, cfg.tp, elems),
@@ -561,7 +566,12 @@ fn message_plans(trace: &Trace) -> Vec<(CollectiveKind, usize, Plan)> {
         (CollectiveKind::AllToAll, gs, cfg.tp, elems),
     ];
     // Subgroup collectives (one per group, all alike): one plan per kind and size.
-    let mut groups: Vec<(CollectiveKind, tplab_engine::Algorithm, usize, usize)> = Vec::new();
+    let mut groups: Vec<(
+        CollectiveKind,
+        tplab_engine::collectives::Algorithm,
+        usize,
+        usize,
+    )> = Vec::new();
     for e in trace.events.iter().filter(|e| e.ranks.len() < cfg.tp) {
         if let EventKind::Collective {
             kind, algorithm, ..
@@ -1151,8 +1161,8 @@ impl View for StepThrough {
 
 /// The numbers layer: 4 tokens, hidden 8, 2 heads, TP 2, in f64: small enough to print every
 /// value each GPU holds.
-pub fn numbers_config() -> tplab_engine::Config {
-    tplab_engine::Config {
+pub fn numbers_config() -> tplab_engine::config::Config {
+    tplab_engine::config::Config {
         hidden: 8,
         heads: 2,
         kv_heads: None,
@@ -1160,15 +1170,15 @@ pub fn numbers_config() -> tplab_engine::Config {
         seq: 4,
         batch: 1,
         layers: 1,
-        dtype: tplab_engine::DType::F64,
+        dtype: tplab_engine::dtype::DType::F64,
         tp: 2,
         sequence_parallel: false,
-        ..tplab_engine::Preset::Tiny.config()
+        ..tplab_engine::config::Preset::Tiny.config()
     }
 }
 
 /// Whether `cfg` is small enough for numbers mode (every recorded tensor printable).
-fn printable(cfg: &tplab_engine::Config) -> bool {
+fn printable(cfg: &tplab_engine::config::Config) -> bool {
     cfg.tokens() * cfg.hidden <= 64 && cfg.tp <= 4
 }
 

@@ -6,9 +6,9 @@ use super::{gpu_color, load_json, save_json, text_on, Shared, ShowMe, View};
 use crate::i18n::{t, t_args};
 use egui_plot::{Bar, BarChart, Legend, Plot, PlotPoint, Text, VLine};
 use serde::{Deserialize, Serialize};
-use tplab_engine::cost;
-use tplab_engine::hardware::{Catalogue, Cluster};
-use tplab_engine::trace::Pass;
+use tplab_engine::block::op::Pass;
+use tplab_engine::capacity::cost;
+use tplab_engine::capacity::hardware::{Catalogue, Cluster};
 use tplab_engine::trace::{Event, TimeSource, Trace};
 use tplab_lessons::Lang;
 

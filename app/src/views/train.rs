@@ -9,8 +9,10 @@ use egui_plot::{Legend, Line, Plot, PlotPoints};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use tplab_engine::train::{self, Corpus, Curves, Lockstep, Optimizer, TrainConfig, TrainError};
-use tplab_engine::{DType, Element};
+use tplab_engine::labs::train::{
+    self, Corpus, Curves, Lockstep, Optimizer, TrainConfig, TrainError,
+};
+use tplab_engine::{dtype::DType, dtype::Element};
 use tplab_lessons::Lang;
 
 /// The TP sizes trained side by side (the model has 4 heads).
@@ -465,7 +467,7 @@ mod tests {
     fn training_errors_read_as_the_engine_in_english_and_exist_in_turkish() {
         use tplab_engine::collectives::CollectiveError;
         use tplab_engine::config::ConfigError;
-        use tplab_engine::vocab::VocabError;
+        use tplab_engine::labs::vocab::VocabError;
         let errors = [
             TrainError::Config(ConfigError::Zero { field: "seq" }),
             TrainError::Vocab(VocabError::TpOutOfRange { tp: 9, max: 8 }),

@@ -182,7 +182,7 @@ fn heatmap(ctx: &egui::Context, name: &str, a: &Array2<f64>, scale: f64, error: 
 struct CollectiveMaps {
     /// Which all-reduce: layer, pass, op.
     layer: usize,
-    pass: tplab_engine::trace::Pass,
+    pass: tplab_engine::block::op::Pass,
     op: tplab_engine::block::Op,
     partials: Vec<Heatmap>,
     result: Heatmap,
@@ -246,7 +246,8 @@ fn build_maps(ctx: &egui::Context, report: &RunReport) -> Vec<CollectiveMaps> {
                 .collect();
             mags.sort_by(f64::total_cmp);
             let scale = mags.get(mags.len() * 99 / 100).copied().unwrap_or(1.0);
-            let err = tplab_engine::verify::error_matrix(c.result.view(), c.reference.view());
+            let err =
+                tplab_engine::block::verify::error_matrix(c.result.view(), c.reference.view());
             // Errors coloured against what the tolerance allows (log scale, see error_position).
             let err_scale = c.check.tolerance * c.check.reference_max_abs.max(1.0);
             CollectiveMaps {
@@ -473,7 +474,7 @@ fn stage_text(lang: tplab_lessons::Lang, stage: &str) -> String {
 /// `reason` for a tolerance that is not the engine's bound; `None`: the tolerance's own).
 pub(crate) fn verdict_ui(
     ui: &mut egui::Ui,
-    v: &tplab_engine::verify::Verification,
+    v: &tplab_engine::block::verify::Verification,
     label: &str,
     reason: Option<String>,
 ) {
@@ -532,9 +533,9 @@ pub(crate) fn verdict_ui(
 /// A checked tensor in words, from what the check says it compares: the gradient of W1 in
 /// layer 0 is "the gradient of W1 (layer 0)", `g` after the MLP "the output of g after the MLP
 /// (layer 0)"; a lab's own check keeps its name.
-fn check_words(lang: tplab_lessons::Lang, check: &tplab_engine::verify::Check) -> String {
+fn check_words(lang: tplab_lessons::Lang, check: &tplab_engine::block::verify::Check) -> String {
     use crate::i18n::{t, t_args};
-    use tplab_engine::verify::Checked;
+    use tplab_engine::block::verify::Checked;
     match check.what {
         Checked::Output => t(lang, "vf-check-output"),
         Checked::GradInput => t(lang, "vf-check-grad-input"),
@@ -588,7 +589,10 @@ mod tolerance_tests {
     #[test]
     fn the_tolerance_reads_the_same_as_the_engine_in_english_and_exists_in_turkish() {
         let cfg = tplab_engine::config::Config::default();
-        for dtype in [tplab_engine::DType::F64, tplab_engine::DType::F32] {
+        for dtype in [
+            tplab_engine::dtype::DType::F64,
+            tplab_engine::dtype::DType::F32,
+        ] {
             let tol = Tolerance::for_run(&cfg, dtype, 3.5);
             assert_eq!(tolerance_reason(tplab_lessons::Lang::En, &tol), tol.reason);
             let tr = tolerance_reason(tplab_lessons::Lang::Tr, &tol);

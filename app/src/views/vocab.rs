@@ -7,8 +7,8 @@ use super::{gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
 use egui::{Rect, Sense, Vec2};
 use serde::{Deserialize, Serialize};
-use tplab_engine::vocab::{self, VocabConfig, VocabReport};
-use tplab_engine::DType;
+use tplab_engine::dtype::DType;
+use tplab_engine::labs::vocab::{self, VocabConfig, VocabReport};
 
 /// Vocabulary view state.
 #[derive(Serialize, Deserialize)]

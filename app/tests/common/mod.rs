@@ -103,8 +103,8 @@ pub fn press(harness: &mut Harness<'static, TplabApp>, key: egui::Key, steps: us
 
 /// Grouped-query attention at TP=8: hidden 512, 8 heads sharing 2 KV heads (4 GPUs hold a copy
 /// of each), FFN 2048.
-pub fn gqa_tp8() -> tplab_engine::Config {
-    tplab_engine::Config {
+pub fn gqa_tp8() -> tplab_engine::config::Config {
+    tplab_engine::config::Config {
         hidden: 512,
         heads: 8,
         kv_heads: Some(2),

@@ -8,11 +8,15 @@
 //! does not make.
 
 use super::placement::{change_kind, Placement, TensorPlacement};
+use crate::block::plan::ShardPlan;
 use crate::block::tensor::TensorName;
 use crate::config::Config;
 use crate::params::ParamKind;
-use crate::plan::ShardPlan;
-use crate::trace::{Event, EventKind, Parallel, Pass, Trace};
+use crate::{
+    block::op::Parallel,
+    block::op::Pass,
+    trace::{Event, EventKind, Trace},
+};
 use std::collections::HashMap;
 use thiserror::Error;
 
@@ -59,9 +63,9 @@ fn token_placement(cfg: &Config, r: usize) -> Placement {
     }
 }
 
-/// Walks `trace` (a block program from [`crate::trace::schedule`]) and checks it.
+/// Walks `trace` (a block program from [`crate::block::program::schedule`]) and checks it.
 pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
-    use crate::trace::tensors::{DX, DY, X, Y};
+    use crate::block::program::tensors::{DX, DY, X, Y};
     let cfg = &trace.config;
     let plan = ShardPlan::new(cfg);
     let mut inputs = Vec::new();
@@ -92,7 +96,7 @@ pub fn check_placements_from(
     trace: &Trace,
     inputs: &[(usize, TensorPlacement)],
 ) -> Result<(), PlacementError> {
-    use crate::trace::tensors::{X, Y};
+    use crate::block::program::tensors::{X, Y};
     let plan = ShardPlan::new(&trace.config);
     let inputs: Vec<(usize, TensorName, usize, Placement)> = inputs
         .iter()
@@ -250,8 +254,8 @@ pub fn check_events(
 mod tests {
     use super::*;
     use crate::block::op::Op;
+    use crate::block::program::schedule;
     use crate::config::Preset;
-    use crate::trace::schedule;
 
     fn configs() -> Vec<Config> {
         let mut out = Vec::new();

@@ -1,8 +1,8 @@
 //! The decode step's program: for `n` new rows at cache length `context` (after the step) on
 //! `tp` ranks, every op and collective one serving step issues, in issue order, with each
 //! tensor's placement on every rank ([`crate::block::placement`]), its shapes, FLOPs and bytes.
-//! It is the [`Trace`] the CPU decoder ([`crate::serve::Decoder`]) and the CUDA decode walk, the
-//! serving views draw and the cost model prices ([`crate::serve::step_trace`]).
+//! It is the [`Trace`] the CPU decoder ([`crate::labs::serve::Decoder`]) and the CUDA decode walk, the
+//! serving views draw and the cost model prices ([`crate::labs::serve::step_trace`]).
 //!
 //! ```text
 //! embed.lookup (its vocabulary rows) ─▶ embed.g (all-reduce) ─▶ embed.pos
@@ -14,26 +14,30 @@
 //!
 //! Placements: the activations are replicated (decoding has no sequence parallelism); the QKV
 //! and fc1 weights are split by columns, the out-projection and fc2 by rows, as the shard plan
-//! gives them ([`crate::plan::ShardPlan`]); the KV cache by KV heads, each rank holding the K and
+//! gives them ([`crate::block::plan::ShardPlan`]); the KV cache by KV heads, each rank holding the K and
 //! V columns of its KV heads (with grouped-query attention and `tp > kv_heads` each KV head's
 //! columns are held by `tp/kv_heads` ranks, as the block's QKV split); the embedding table by
 //! vocabulary rows and the logits by vocabulary columns, as the vocabulary-parallel pass
-//! ([`crate::vocab`]).
+//! ([`crate::labs::vocab`]).
 //!
 //! Every tensor name of the program is a [`DecodeTensor`]; every placement is built by
 //! [`Places::tensor`].
 
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
+use crate::block::plan::ShardPlan;
 use crate::block::program::{collective_event, compute_event};
 use crate::block::tensor::{Activation, ServeTensor, TensorName, VocabTensor};
 use crate::block::work::{self, Work};
 use crate::collectives::CollectiveKind;
 use crate::config::Config;
+use crate::labs::vocab::VocabConfig;
 use crate::params::ParamKind;
-use crate::plan::ShardPlan;
-use crate::trace::{proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Trace};
-use crate::vocab::VocabConfig;
+use crate::{
+    block::op::Parallel,
+    block::op::Pass,
+    trace::{proportional_duration_s, Event, EventKind, TimeSource, Trace},
+};
 use std::ops::Range;
 
 /// Every tensor the decode step reads or writes. Activations are named as in the block program
@@ -303,7 +307,7 @@ impl Builder<'_> {
 /// ending at cache length `context`, on `cfg.tp` ranks with `cfg.algorithm`, the vocabulary
 /// split by `vcfg`. Layer numbers are the blocks'; the embedding is on layer 0, the head on the
 /// last layer. Times are proportional until a cost model is applied
-/// ([`crate::cost::apply_to_trace`]).
+/// ([`crate::capacity::cost::apply_to_trace`]).
 pub fn program(cfg: &Config, vcfg: &VocabConfig, context: usize) -> Trace {
     use DecodeTensor as D;
     use ParamKind as P;

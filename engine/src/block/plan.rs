@@ -24,10 +24,10 @@
 //! `mlp.fc2.bias`) and LayerNorms are replicated; a row-parallel bias is added once, after the
 //! all-reduce. PyTorch's `ColwiseParallel`/`RowwiseParallel` are the same splits.
 
+use crate::block::op::Parallel;
 use crate::config::Config;
 use crate::dtype::Element;
 use crate::params::{LayerParams, Model, ParamKind};
-use crate::trace::Parallel;
 use ndarray::{s, Array2, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;

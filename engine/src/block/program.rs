@@ -9,14 +9,16 @@
 
 use crate::block::op::Op;
 use crate::block::placement::{Placement, TensorPlacement};
+use crate::block::plan::ShardPlan;
 use crate::block::tensor::TensorName;
 use crate::block::work::{self, Work};
 use crate::collectives::{Algorithm, CollectiveKind};
 use crate::config::Config;
 use crate::params::ParamKind;
-use crate::plan::ShardPlan;
-use crate::trace::{
-    proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Timing, Trace,
+use crate::{
+    block::op::Parallel,
+    block::op::Pass,
+    trace::{proportional_duration_s, Event, EventKind, TimeSource, Timing, Trace},
 };
 
 /// Bytes per element used by the trace's byte counts.

@@ -7,9 +7,9 @@
 //! outputs before their bias, and the gradients at the LayerNorm outputs), and computes every
 //! gradient: the input's and every parameter's.
 
+use crate::block::ops::{AttnCache, LnCache};
 use crate::config::Config;
 use crate::dtype::Element;
-use crate::ops::{AttnCache, LnCache};
 use crate::params::{LayerParams, Model};
 use ndarray::Array2;
 
@@ -54,7 +54,7 @@ pub struct ReferenceRun<T> {
 
 impl<T: Element> ReferenceRun<T> {
     /// LayerNorm conditioning of this run's data, `κ = max_t rms(x_t)/σ(x_t)` over every row that
-    /// entered a LayerNorm (see [`crate::verify`]): the tolerance of a comparison grows with it.
+    /// entered a LayerNorm (see [`crate::block::verify`]): the tolerance of a comparison grows with it.
     pub fn layer_norm_condition(&self) -> f64 {
         self.caches
             .iter()
@@ -62,7 +62,7 @@ impl<T: Element> ReferenceRun<T> {
             .map(|(x, ln)| {
                 let rows = x.mapv(Element::to_f64);
                 let rstd: Vec<f64> = ln.rstd.iter().map(|&v| Element::to_f64(v)).collect();
-                crate::verify::layer_norm_condition(rows.view(), &rstd)
+                crate::block::verify::layer_norm_condition(rows.view(), &rstd)
             })
             .fold(0.0, f64::max)
     }
@@ -251,12 +251,12 @@ mod tests {
 }
 
 /// The reference's own kernels, written for clarity with ndarray and std alone: it shares no code
-/// path with the executors' optimised kernels ([`crate::ops`]), only the data types of what it
+/// path with the executors' optimised kernels ([`crate::block::ops`]), only the data types of what it
 /// saves (so the verification can read both) and the constants of the model (`LN_EPS`, GeLU's tanh
 /// approximation).
 pub(crate) mod plain {
+    use crate::block::ops::{AttnCache, LnCache, LN_EPS};
     use crate::dtype::Element;
-    use crate::ops::{AttnCache, LnCache, LN_EPS};
     use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
     /// Sum over rows: `[1, cols]`.

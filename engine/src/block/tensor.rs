@@ -99,7 +99,7 @@ impl Activation {
     }
 }
 
-/// The tensors of the vocabulary-parallel pass ([`crate::vocab`]).
+/// The tensors of the vocabulary-parallel pass ([`crate::labs::vocab`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VocabTensor {
     /// Token ids `[T, 1]`.

@@ -235,7 +235,7 @@ pub struct Expected<'a> {
     pub grad_input: &'a Array2<f64>,
     /// Full gradients per layer.
     pub grads: &'a [crate::params::LayerParams<f64>],
-    /// LayerNorm conditioning of the data ([`crate::reference::ReferenceRun::layer_norm_condition`]).
+    /// LayerNorm conditioning of the data ([`crate::block::reference::ReferenceRun::layer_norm_condition`]).
     pub layer_norm_condition: f64,
 }
 
@@ -249,7 +249,7 @@ pub fn check_outputs(
     want: Expected<'_>,
     tol: &Tolerance,
 ) -> Vec<Check> {
-    let plan = crate::plan::ShardPlan::new(cfg);
+    let plan = crate::block::plan::ShardPlan::new(cfg);
     let tp = cfg.tp.max(1);
     // A copy that covers every token, or rank `r`'s rows of them.
     let rows_of = |a: &Array2<f64>, r: usize, full: &Array2<f64>| {

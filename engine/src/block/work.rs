@@ -1,6 +1,6 @@
 //! What each compute op of the block does, counted once for every schedule that issues it: the
 //! training program ([`crate::block::program::schedule`]), the serving step
-//! ([`crate::serve::step_trace`]) and the vocabulary-parallel pass ([`crate::vocab::events`]).
+//! ([`crate::labs::serve::step_trace`]) and the vocabulary-parallel pass ([`crate::labs::vocab::events`]).
 //! A count is FLOPs and the elements the op reads and writes (the trace's bytes are the elements
 //! times the element size); every argument is a per-rank size.
 

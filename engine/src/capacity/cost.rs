@@ -24,12 +24,15 @@
 //!
 //! Every constant is listed with its source in `docs/calibration.md`.
 
+use crate::capacity::hardware::{Cluster, GpuSpec, LinkSpec};
+use crate::capacity::memory::{self, Layout, LayoutError, MemoryBreakdown, Recompute};
+use crate::capacity::models::ModelSpec;
 use crate::collectives::{self, Algorithm, CollectiveError};
 use crate::dtype::DType;
-use crate::hardware::{Cluster, GpuSpec, LinkSpec};
-use crate::memory::{self, Layout, LayoutError, MemoryBreakdown, Recompute};
-use crate::models::ModelSpec;
-use crate::trace::{CollectiveKind, Event, EventKind, TimeSource, Trace};
+use crate::{
+    collectives::CollectiveKind,
+    trace::{Event, EventKind, TimeSource, Trace},
+};
 use serde::{Deserialize, Serialize};
 
 /// Achievable fraction of peak tensor-core FLOP/s for large GEMMs (assumption: cuBLAS reaches
@@ -640,8 +643,8 @@ impl Rates {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capacity::hardware::Catalogue;
     use crate::config::Config;
-    use crate::hardware::Catalogue;
 
     fn link(bw: f64, lat: f64) -> LinkSpec {
         LinkSpec {
@@ -658,10 +661,10 @@ mod tests {
     /// each `7·α + bytes/(B·η)` on the EP group's link.
     #[test]
     fn moe_all_to_alls_are_priced_from_their_bytes() {
-        let m = crate::models::ModelPreset::Mixtral8x7b.spec();
+        let m = crate::capacity::models::ModelPreset::Mixtral8x7b.spec();
         assert_eq!(moe_all_to_all_bytes_per_gpu(&m, 4096, 8), 58_720_256);
         assert_eq!(moe_all_to_all_bytes_per_gpu(&m, 4096, 1), 0);
-        let dense = crate::models::ModelPreset::Llama3_8b.spec();
+        let dense = crate::capacity::models::ModelPreset::Llama3_8b.spec();
         assert_eq!(moe_all_to_all_bytes_per_gpu(&dense, 4096, 8), 0);
         let cluster = Cluster::new(&Catalogue::default(), "h100", 8, 8, "ib400").unwrap();
         let layout = Layout {
@@ -735,7 +738,7 @@ mod tests {
     fn tp_across_nodes_pays_infiniband() {
         let cat = Catalogue::default();
         let c = Cluster::new(&cat, "a100", 16, 8, "ib200").unwrap();
-        let m = crate::models::ModelPreset::Gpt3_175b.spec();
+        let m = crate::capacity::models::ModelPreset::Gpt3_175b.spec();
         let lay = |tp| Layout::new(tp, 1, 16 / tp);
         let t8 = layer_time(&m, 2048, &lay(8), &c);
         let t16 = layer_time(&m, 2048, &lay(16), &c);
@@ -753,7 +756,7 @@ mod tests {
         let cat = Catalogue::default();
         let c = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
         let cfg = Config::default();
-        let mut tr = crate::trace::schedule(&cfg);
+        let mut tr = crate::block::program::schedule(&cfg);
         apply_to_trace(&mut tr, &c);
         assert_eq!(tr.time_source, TimeSource::CostModel);
         let fc1 = tr

@@ -1,7 +1,7 @@
 //! GPUs, links and clusters for the cost model.
 //!
 //! Every built-in figure is a vendor datasheet peak, with its source next to it; the efficiency
-//! factors that turn peaks into achievable rates live in [`crate::cost`] and
+//! factors that turn peaks into achievable rates live in [`crate::capacity::cost`] and
 //! `docs/calibration.md`. Users add their own GPUs and links in a TOML file
 //! ([`Catalogue::from_toml`]).
 //!

@@ -28,8 +28,8 @@
 //! - KV cache: `2 · layers · kv_heads · head_dim` elements per token; with TP each GPU holds
 //!   `kv_heads / tp` heads, and when `tp > kv_heads` one replicated head (vLLM's rule).
 
+use crate::capacity::models::ModelSpec;
 use crate::config::Config;
-use crate::models::ModelSpec;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -828,7 +828,7 @@ pub fn config_memory_by_tp(cfg: &Config) -> Vec<ConfigMemory> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::ModelPreset;
+    use crate::capacity::models::ModelPreset;
 
     /// Mixtral 8x7B (32 layers, h 4096, 32 heads, 8 KV heads of 128, SwiGLU FFN 14336, 8
     /// experts, vocab 32000, untied, no biases) trained on 8 GPUs at TP 1, PP 1, DP 8, ZeRO-1,

@@ -862,11 +862,11 @@ pub struct Scenario {
     /// What the scenario shows, in a few sentences.
     pub story: &'static str,
     pub model: ModelPreset,
-    /// GPU name in [`crate::hardware::GpuSpec::catalogue`].
+    /// GPU name in [`crate::capacity::hardware::GpuSpec::catalogue`].
     pub gpu: &'static str,
     pub gpus: usize,
     pub gpus_per_node: usize,
-    /// Inter-node link name in [`crate::hardware::LinkSpec::catalogue`].
+    /// Inter-node link name in [`crate::capacity::hardware::LinkSpec::catalogue`].
     pub inter_node: &'static str,
     /// Global batch (sequences per iteration; concurrent sequences when serving).
     pub global_batch: usize,

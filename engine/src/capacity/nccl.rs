@@ -26,14 +26,14 @@
 //!   Simple all of it at the highest latency.
 //!
 //! The per-GPU bus bandwidth is the link's per-direction peak times
-//! [`crate::cost::LINK_EFFICIENCY`] (the bottleneck link when the group spans nodes), capped
+//! [`crate::capacity::cost::LINK_EFFICIENCY`] (the bottleneck link when the group spans nodes), capped
 //! at 235 GB/s on NVLink 3 as NCCL caps A100 (`compCap80`). Every constant is in
 //! `docs/calibration.md` with its source and what was fitted.
 
+use crate::capacity::cost::{busbw_factor, LINK_EFFICIENCY};
+use crate::capacity::hardware::{Cluster, LinkSpec};
+use crate::collectives::CollectiveKind;
 use crate::collectives::{self, Algorithm, CollectiveError};
-use crate::cost::{busbw_factor, LINK_EFFICIENCY};
-use crate::hardware::{Cluster, LinkSpec};
-use crate::trace::CollectiveKind;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -805,7 +805,7 @@ pub fn group_time_s(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::Catalogue;
+    use crate::capacity::hardware::Catalogue;
 
     fn node(link: &str, n: usize) -> Fabric {
         let cat = Catalogue::default();

@@ -9,23 +9,23 @@
 //! for the app's chart of the drop once TP spans nodes.
 //!
 //! # For the app's views
-//! - Planner: build a [`PlanRequest`] (model from [`crate::models::ModelPreset::spec`] or
+//! - Planner: build a [`PlanRequest`] (model from [`crate::capacity::models::ModelPreset::spec`] or
 //!   [`ModelSpec::from_hf_config`], cluster from [`Cluster::new`]), then [`plan`] for the ranked
 //!   table and [`Plan::explanations`], and [`throughput_vs_tp`] for the chart (x = `tp`,
 //!   y = `best.tokens_per_s`, mark `spans_nodes`). A 1024-GPU plan evaluates ~800 layouts in
 //!   well under a second in release builds; run it off the UI thread.
-//! - Memory: [`crate::memory::config_memory_by_tp`] gives weights, gradients, optimizer and
+//! - Memory: [`crate::capacity::memory::config_memory_by_tp`] gives weights, gradients, optimizer and
 //!   activations per rank for the engine's own [`crate::config::Config`] at each valid TP, with
-//!   the unsharded total; [`crate::memory::training_memory`] does the same for a model layout.
-//! - Collectives and Timeline: [`crate::cost::apply_to_trace`] fills a trace with modeled times
+//!   the unsharded total; [`crate::capacity::memory::training_memory`] does the same for a model layout.
+//! - Collectives and Timeline: [`crate::capacity::cost::apply_to_trace`] fills a trace with modeled times
 //!   for a [`Cluster`] (use [`Cluster::covering`] so that TP > gpus_per_node spans nodes).
 
+use crate::capacity::cost::{self, IterationTime, TrainSetup};
+use crate::capacity::hardware::Cluster;
+use crate::capacity::memory::{self, Layout, Recompute};
+use crate::capacity::models::ModelSpec;
 use crate::capacity::stack::{self, Stack, StackIteration};
 use crate::config::human_bytes;
-use crate::cost::{self, IterationTime, TrainSetup};
-use crate::hardware::Cluster;
-use crate::memory::{self, Layout, Recompute};
-use crate::models::ModelSpec;
 use serde::{Deserialize, Serialize};
 
 /// Micro-batch sizes tried when none is given.
@@ -813,7 +813,7 @@ pub fn smallest_fitting_cluster(req: &PlanRequest) -> Option<(usize, IterationTi
     let mut gpus = req.cluster.gpus.max(per_node);
     for _ in 0..6 {
         gpus = gpus.checked_mul(2)?;
-        if gpus > crate::hardware::MAX_GPUS {
+        if gpus > crate::capacity::hardware::MAX_GPUS {
             return None;
         }
         let bigger = PlanRequest {
@@ -867,8 +867,8 @@ pub fn throughput_vs_tp(req: &PlanRequest) -> Vec<TpPoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::Catalogue;
-    use crate::models::ModelPreset;
+    use crate::capacity::hardware::Catalogue;
+    use crate::capacity::models::ModelPreset;
 
     fn request(model: ModelPreset, gpu: &str, gpus: usize, batch: usize) -> PlanRequest {
         let cluster = Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib200").unwrap();
@@ -982,7 +982,7 @@ mod tests {
         assert!(p.ranked.iter().any(|r| r.it.layout.pp == 16));
         // The 1T scenario (3072 GPUs, hundreds of near-ties): the ranking is a total order
         // (a comparator that mixed a tolerance with the time panicked in the sort).
-        let one_t = crate::models::Scenario::by_id("1t-3d").unwrap();
+        let one_t = crate::capacity::models::Scenario::by_id("1t-3d").unwrap();
         let req_1t = PlanRequest::new(
             one_t.model.spec(),
             TrainSetup::new(one_t.seq, one_t.global_batch),

@@ -1,7 +1,7 @@
 //! Today's training stack as switches, and the cost model that prices them.
 //!
 //! [`Stack::megatron_2021`] is the stack of Narayanan et al. 2021 and Korthikanti et al. 2022,
-//! which [`crate::cost::iteration_time`] models (and which reproduces their A100 tables):
+//! which [`crate::capacity::cost::iteration_time`] models (and which reproduces their A100 tables):
 //! unfused softmax through HBM, every collective exposed except the DP all-reduce behind the
 //! last backward, plain 1F1B, equal pipeline stages, one GEMM efficiency for every GPU.
 //! [`Stack::current`] is what Megatron-Core / NeMo and torchtitan run on Hopper today, each part
@@ -40,13 +40,13 @@
 //!
 //! Every constant is listed with its source in `docs/calibration.md`; fitted ones say so.
 
+use crate::capacity::cost::{self, flops_per_iteration, IterationTime, TrainSetup};
+use crate::capacity::hardware::{Cluster, GpuSpec};
+use crate::capacity::memory::{self, Layout, LayoutError, MemoryBreakdown, Recompute};
+use crate::capacity::models::ModelSpec;
 use crate::capacity::nccl;
-use crate::cost::{self, flops_per_iteration, IterationTime, TrainSetup};
+use crate::collectives::CollectiveKind;
 use crate::dtype::DType;
-use crate::hardware::{Cluster, GpuSpec};
-use crate::memory::{self, Layout, LayoutError, MemoryBreakdown, Recompute};
-use crate::models::ModelSpec;
-use crate::trace::CollectiveKind;
 use serde::{Deserialize, Serialize};
 
 /// GEMM arithmetic precision.
@@ -1130,8 +1130,8 @@ pub fn what_if(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::Catalogue;
-    use crate::models::ModelPreset;
+    use crate::capacity::hardware::Catalogue;
+    use crate::capacity::models::ModelPreset;
 
     #[test]
     fn stage_split_rule() {

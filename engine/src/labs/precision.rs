@@ -10,7 +10,7 @@
 //! result. Neither order is "more correct"; [`sweep`] measures both against an f64 reference.
 //!
 //! # How bf16 and f16 are emulated (exactly what is rounded where)
-//! The CPU computes in f32 with the engine's own kernels ([`crate::ops`]) and rounds to the
+//! The CPU computes in f32 with the engine's own kernels ([`crate::block::ops`]) and rounds to the
 //! 2-byte dtype (round to nearest, ties to even) at every op boundary — what a GPU stores:
 //! - the input and every weight and bias are rounded once (storage precision);
 //! - each op's output is rounded: LN1, QKV (product + bias), attention context, LN2, fc1
@@ -24,14 +24,14 @@
 //!
 //! f32 goes through the same path with no rounding and the engine's own all-reduce, so it equals
 //! the engine's f32 sharded run bit for bit. f64 runs the engine's sharded executor in f64. The
-//! reference is the unsharded f64 block ([`crate::reference::forward`]) on the unrounded weights.
+//! reference is the unsharded f64 block ([`crate::block::reference::forward`]) on the unrounded weights.
 
 use crate::block::exec::sharded::{self, Options, Rounding};
+use crate::block::plan::ShardPlan;
 use crate::block::Op;
 use crate::config::Config;
 use crate::dtype::DType;
 use crate::params::{LayerParams, Model};
-use crate::plan::ShardPlan;
 use crate::run::EngineError;
 use ndarray::Array2;
 use serde::Serialize;
@@ -478,7 +478,7 @@ pub fn sweep(
         })
         .collect::<Result<_, _>>()?;
     let model = Model::<f64>::random(&base);
-    let reference = crate::reference::forward(&base, &model);
+    let reference = crate::block::reference::forward(&base, &model);
     let ref_max = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let ref_rms =
         (reference.iter().map(|v| v * v).sum::<f64>() / reference.len().max(1) as f64).sqrt();

@@ -1,4 +1,4 @@
-//! Serving the tiny character-level model ([`crate::train`]) on `tp` virtual GPUs: a prefill of
+//! Serving the tiny character-level model ([`crate::labs::train`]) on `tp` virtual GPUs: a prefill of
 //! the prompt, then token-by-token decode with a KV cache split by KV heads, two all-reduces per
 //! layer per step, and the vocabulary-parallel LM head; greedy or seeded sampling.
 //!
@@ -22,29 +22,32 @@
 //! # The oracle
 //! [`reference_generate`] shares nothing with the sharded path but the model's weights and the
 //! elementwise kernels: it keeps no cache and, for every step, runs the whole sequence so far
-//! through the unsharded CPU reference ([`crate::reference::block_forward`], ndarray's own `dot`,
+//! through the unsharded CPU reference ([`crate::block::reference::block_forward`], ndarray's own `dot`,
 //! the full causal score matrix), then the final LayerNorm and all of `z·Eᵀ`. So a wrong cache
 //! position, a missing all-reduce or a wrong shard changes its logits, not only the sharded ones.
 //!
 //! # Tolerance of the logits
 //! Both paths compute the same sums in another order (split row-parallel sums, gemm against
 //! ndarray's `dot`, the cached softmax over the past against the masked full one), so each
-//! step's logits differ by rounding: [`crate::verify::Tolerance`]'s bound
+//! step's logits differ by rounding: [`crate::block::verify::Tolerance`]'s bound
 //! `16·ε·√K·(L+1)·max(1, κ)` relative to `max(max|logit|, 1)`, with `K = max(h, ffn, context)`.
 //! For f64 at the test sizes that is ≈ 1e-13; for f32 ≈ 2e-5; measured differences are one to
 //! two orders below. The sampled text must be *identical*: each step's sample is drawn from each
 //! path's own logits with the same uniform number, and the tests fail if a token differs.
 
+use crate::block::ops;
+use crate::block::verify::Tolerance;
 use crate::block::Op;
 use crate::collectives::{self, Algorithm, CollectiveError};
 use crate::config::Config;
 use crate::dtype::{DType, Element};
-use crate::ops;
+use crate::labs::train::{Corpus, FullModel, RankParams, TrainConfig, TrainError, Trainer};
+use crate::labs::vocab::VocabConfig;
 use crate::params::{LayerParams, ParamKind};
-use crate::trace::{CollectiveKind, EventKind, Trace};
-use crate::train::{Corpus, FullModel, RankParams, TrainConfig, TrainError, Trainer};
-use crate::verify::Tolerance;
-use crate::vocab::VocabConfig;
+use crate::{
+    collectives::CollectiveKind,
+    trace::{EventKind, Trace},
+};
 use ndarray::{s, Array2};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -1023,7 +1026,7 @@ pub fn reference_generate<T: Element>(
         }
         let block = model.block(1, n);
         for layer in &f.layers {
-            x = crate::reference::block_forward(&block, layer, &x).0;
+            x = crate::block::reference::block_forward(&block, layer, &x).0;
         }
         let (z, _) = ops::layer_norm(x.slice(s![n - 1..n, ..]), f.lnf_w.view(), f.lnf_b.view());
         let logits: Vec<f64> = z
@@ -1107,7 +1110,7 @@ pub fn compare(got: &Generation, want: &Generation, tolerance: &Tolerance) -> Co
 /// op and collective in issue order with its tensors' placements, as the engine's [`Trace`]
 /// (layer numbers as in training; the embedding on layer 0, the head on the last layer). The
 /// [`Decoder`] and the CUDA decode walk it. Times are proportional until a cost model is applied
-/// ([`crate::cost::apply_to_trace`]).
+/// ([`crate::capacity::cost::apply_to_trace`]).
 pub fn step_trace<T: Element>(
     model: &TinyModel<T>,
     tp: usize,
@@ -1161,11 +1164,11 @@ pub struct ModeledStep {
     pub collective_s: f64,
 }
 
-/// Applies [`crate::cost::apply_to_trace`] to a copy of `trace`: the makespan, and the time in
+/// Applies [`crate::capacity::cost::apply_to_trace`] to a copy of `trace`: the makespan, and the time in
 /// collectives along it.
-pub fn modeled_step(trace: &Trace, cluster: &crate::hardware::Cluster) -> ModeledStep {
+pub fn modeled_step(trace: &Trace, cluster: &crate::capacity::hardware::Cluster) -> ModeledStep {
     let mut t = trace.clone();
-    crate::cost::apply_to_trace(&mut t, cluster);
+    crate::capacity::cost::apply_to_trace(&mut t, cluster);
     let collective_s = t
         .events
         .iter()
@@ -1232,7 +1235,7 @@ pub fn tiny_report<T: Element>(
     tokens: usize,
     tps: &[usize],
     sampling: Sampling,
-    cluster: &crate::hardware::Cluster,
+    cluster: &crate::capacity::hardware::Cluster,
 ) -> Result<TinyReport, ServeError> {
     if tps.is_empty() {
         return Err(ServeError::Invalid(

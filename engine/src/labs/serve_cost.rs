@@ -49,13 +49,13 @@
 //! Every constant, its source and the published figures it was fitted on or checked against are
 //! in `docs/calibration.md` ("Serving"); `engine/tests/serve_calibration.rs` reprints the table.
 
+use crate::capacity::cost::{MATMUL_EFFICIENCY, MEMORY_EFFICIENCY};
+use crate::capacity::hardware::{Cluster, GpuSpec};
+use crate::capacity::memory::{self, USABLE_MEMORY_FRACTION};
+use crate::capacity::models::ModelSpec;
 use crate::capacity::nccl;
-use crate::cost::{MATMUL_EFFICIENCY, MEMORY_EFFICIENCY};
+use crate::collectives::CollectiveKind;
 use crate::dtype::DType;
-use crate::hardware::{Cluster, GpuSpec};
-use crate::memory::{self, USABLE_MEMORY_FRACTION};
-use crate::models::ModelSpec;
-use crate::trace::CollectiveKind;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -226,7 +226,7 @@ pub fn custom_all_reduce_s(cluster: &Cluster, n: usize, size: u64) -> Option<(f6
     if n > 2 && nccl::LinkKind::of(link) != nccl::LinkKind::NvLink {
         return None;
     }
-    let bw = link.bandwidth_bytes_per_s() * crate::cost::LINK_EFFICIENCY;
+    let bw = link.bandwidth_bytes_per_s() * crate::capacity::cost::LINK_EFFICIENCY;
     let s = size as f64;
     let one_shot = n == 2 || (n <= 4 && size < 512 << 10) || (n <= 8 && size < 256 << 10);
     let nf = n as f64;
@@ -475,7 +475,7 @@ pub fn pipeline_links(
     cluster: &Cluster,
     tp: usize,
     pp: usize,
-) -> Vec<(bool, &crate::hardware::LinkSpec)> {
+) -> Vec<(bool, &crate::capacity::hardware::LinkSpec)> {
     let gpn = cluster.gpus_per_node.max(1);
     (0..pp.saturating_sub(1))
         .map(|s| {
@@ -494,11 +494,11 @@ pub fn pipeline_links(
 
 /// One send of `bytes` from every rank of a stage to its peer in the next, over `link`, seconds:
 /// the link's latency, NCCL's per-call overhead ([`nccl::NCCL_CALL_OVERHEAD_US`], as the
-/// serving all-reduces pay it) and the bytes at the link's rate × [`crate::cost::LINK_EFFICIENCY`]
+/// serving all-reduces pay it) and the bytes at the link's rate × [`crate::capacity::cost::LINK_EFFICIENCY`]
 /// (each rank has its own NVLink ports and, across nodes, its own NIC).
-pub fn pipeline_send_s(link: &crate::hardware::LinkSpec, bytes: u64) -> f64 {
+pub fn pipeline_send_s(link: &crate::capacity::hardware::LinkSpec, bytes: u64) -> f64 {
     (link.latency_us + nccl::NCCL_CALL_OVERHEAD_US) * 1e-6
-        + bytes as f64 / (link.bandwidth_bytes_per_s() * crate::cost::LINK_EFFICIENCY)
+        + bytes as f64 / (link.bandwidth_bytes_per_s() * crate::capacity::cost::LINK_EFFICIENCY)
 }
 
 /// One decode step's modeled time: with pipeline stages, the byte and FLOP counts are those of
@@ -789,8 +789,8 @@ pub fn sweep_tp(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::Catalogue;
-    use crate::models::ModelPreset;
+    use crate::capacity::hardware::Catalogue;
+    use crate::capacity::models::ModelPreset;
 
     fn h100() -> Cluster {
         Cluster::new(&Catalogue::default(), "h100-sxm", 16, 8, "ib-ndr-400").unwrap()
@@ -863,7 +863,8 @@ mod tests {
         let m = ModelPreset::Llama3_70b.spec();
         let c = h100();
         let p = prefill_time(&m, &c, setup(4, 1, 2048)).unwrap();
-        let t = p.flops_per_gpu / (c.gpu.peak_flops(DType::Bf16) * crate::cost::MATMUL_EFFICIENCY);
+        let t = p.flops_per_gpu
+            / (c.gpu.peak_flops(DType::Bf16) * crate::capacity::cost::MATMUL_EFFICIENCY);
         assert!((p.compute_s - t).abs() < 1e-9, "{} vs {t}", p.compute_s);
         assert!((p.total_s - p.compute_s - p.fixed_s - p.collective_s).abs() < 1e-12);
     }
@@ -890,7 +891,7 @@ mod tests {
 #[cfg(test)]
 mod all_reduce_tests {
     use super::*;
-    use crate::hardware::Catalogue;
+    use crate::capacity::hardware::Catalogue;
 
     fn node(gpu: &str, gpus: usize) -> Cluster {
         Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib-ndr-400").unwrap()
@@ -900,7 +901,7 @@ mod all_reduce_tests {
     fn custom_all_reduce_follows_vllm_limits_and_its_bytes() {
         let c = node("h100-sxm", 16);
         // One-shot below 512 KiB at 4 GPUs: latency + 3 buffers read from the peers.
-        let bw = 450e9 * crate::cost::LINK_EFFICIENCY;
+        let bw = 450e9 * crate::capacity::cost::LINK_EFFICIENCY;
         let (t, how) = custom_all_reduce_s(&c, 4, 256 << 10).unwrap();
         assert_eq!(how, "custom one-shot");
         let want = CUSTOM_AR_LATENCY_US * 1e-6 + 3.0 * (256u64 << 10) as f64 / bw;
@@ -940,7 +941,7 @@ mod all_reduce_tests {
         let cu = all_reduce_price(&c, 4, 16 << 10, AllReduceImpl::Custom).unwrap();
         assert!(cu.time_s < 0.6 * n.time_s, "{} vs {}", cu.time_s, n.time_s);
         // Decode with the custom all-reduce is faster, by the all-reduces only.
-        let m = crate::models::ModelPreset::Llama3_70b.spec();
+        let m = crate::capacity::models::ModelPreset::Llama3_70b.spec();
         let s = |all_reduce| ServeSetup {
             tp: 4,
             pp: 1,
@@ -961,7 +962,7 @@ mod all_reduce_tests {
 
     #[test]
     fn eager_launches_cost_more_than_graphs() {
-        let m = crate::models::ModelPreset::Llama3_8b.spec();
+        let m = crate::capacity::models::ModelPreset::Llama3_8b.spec();
         let c = node("h100-sxm", 8);
         let s = |launch| ServeSetup {
             tp: 1,
@@ -985,8 +986,8 @@ mod all_reduce_tests {
 #[cfg(test)]
 mod pipeline_tests {
     use super::*;
-    use crate::hardware::Catalogue;
-    use crate::models::ModelPreset;
+    use crate::capacity::hardware::Catalogue;
+    use crate::capacity::models::ModelPreset;
 
     fn cluster(gpu: &str, gpus: usize) -> Cluster {
         Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib-hdr-200").unwrap()
@@ -1068,7 +1069,7 @@ mod pipeline_tests {
         // Megatron 530B (105 layers) at TP 8 × PP 3 on 3 nodes: each stage one node, the two
         // sends over HDR InfiniBand (25 GB/s, 6 µs): 2 · (6 µs + NCCL's per-call overhead +
         // 20480·2 / (25e9 · 0.8)).
-        let m = crate::serve_published::model("megatron-530b").unwrap();
+        let m = crate::labs::serve_published::model("megatron-530b").unwrap();
         let c = cluster("a100-80gb", 24);
         let d = decode_time(&m, &c, setup(8, 3, 1)).unwrap();
         assert_eq!(d.pipeline_sends_across_nodes, 2);
@@ -1090,7 +1091,7 @@ mod pipeline_tests {
 
     #[test]
     fn bad_pipeline_settings_name_the_rule_and_the_fix() {
-        let m = crate::serve_published::model("megatron-530b").unwrap(); // 105 layers
+        let m = crate::labs::serve_published::model("megatron-530b").unwrap(); // 105 layers
         let c = cluster("a100-80gb", 32);
         let e = decode_time(&m, &c, setup(8, 2, 1)).unwrap_err().to_string();
         assert!(

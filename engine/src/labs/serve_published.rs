@@ -1,5 +1,5 @@
 //! Published latencies of tensor-parallel inference, with their sources, and the serving cost
-//! model's prediction of each ([`crate::serve_cost`]). The table is test data: a few rows
+//! model's prediction of each ([`crate::labs::serve_cost`]). The table is test data: a few rows
 //! ([`Split::Fit`]) fixed the eager fixed costs, every other row ([`Split::HeldOut`]) is only
 //! predicted. `engine/tests/serve_calibration.rs` prints predicted against published and holds
 //! the held-out rows to the targets; `docs/calibration.md` ("Serving") reprints the table.
@@ -17,9 +17,9 @@
 //! - **TRT**: NVIDIA/TensorRT-LLM `docs/source/performance.md` (release 0.6 docs, data from
 //!   v0.5), "Low Latency", A100 FP16, first-token latency.
 
-use crate::hardware::{Catalogue, Cluster};
-use crate::models::ModelSpec;
-use crate::serve_cost::{
+use crate::capacity::hardware::{Catalogue, Cluster};
+use crate::capacity::models::ModelSpec;
+use crate::labs::serve_cost::{
     decode_time, prefill_time, AllReduceImpl, DecodeTime, Launch, ServeCostError, ServeSetup,
 };
 use serde::Serialize;

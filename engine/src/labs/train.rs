@@ -6,14 +6,14 @@
 //! Every step runs the blocks twice on the sharded executor: a forward pass to get the output
 //! (and the loss), then the forward again with the backward (full activation recomputation, as
 //! Megatron's `--recompute-granularity full` does); the rest (positions, final LayerNorm, head,
-//! embedding) follows [`crate::vocab`]. Each rank updates only the parameters it holds; the
+//! embedding) follows [`crate::labs::vocab`]. Each rank updates only the parameters it holds; the
 //! replicated ones (positions, LayerNorms, row-parallel biases) receive the same gradient on every
 //! rank and stay identical.
 //!
 //! # Why the curves at TP=1, 2 and 4 agree, and how closely
 //! The split changes nothing but the order of additions (row-parallel sums, the softmax sum),
 //! so each step's loss and gradients differ between TP sizes by rounding: about the block
-//! tolerance `16·ε·√K·(L+1)` relative (see [`crate::verify`]). Training then feeds those
+//! tolerance `16·ε·√K·(L+1)` relative (see [`crate::block::verify`]). Training then feeds those
 //! differences back through the parameters, where a smooth loss and a small learning rate keep
 //! them from growing fast; Adam divides by `√v`, which amplifies differences in coordinates with
 //! tiny gradients, so the gap can grow over the steps. Measured with `tplab train` (the default
@@ -23,13 +23,13 @@
 //! or a missing all-reduce changes the loss in the first decimal).
 
 use crate::block::exec::sharded::{self, Options};
+use crate::block::ops;
+use crate::block::plan::ShardPlan;
 use crate::collectives::{Algorithm, CollectiveError};
 use crate::config::{Config, ConfigError};
 use crate::dtype::{DType, Element};
-use crate::ops;
+use crate::labs::vocab::{self, VocabConfig, VocabError};
 use crate::params::{LayerParams, Model};
-use crate::plan::ShardPlan;
-use crate::vocab::{self, VocabConfig, VocabError};
 use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -358,7 +358,7 @@ impl<T: Element> FullModel<T> {
             .collect()
     }
 
-    /// The loss of a batch on the unsharded reference (blocks by [`crate::reference`], full
+    /// The loss of a batch on the unsharded reference (blocks by [`crate::block::reference`], full
     /// logits, log-softmax cross-entropy).
     pub fn reference_loss(&self, cfg: &TrainConfig, ids: &[usize], targets: &[usize]) -> f64 {
         let block = Config {
@@ -376,7 +376,7 @@ impl<T: Element> FullModel<T> {
             layers: self.layers.clone(),
             grad_output: Array2::zeros((0, 0)),
         };
-        let y = crate::reference::forward(&block, &model);
+        let y = crate::block::reference::forward(&block, &model);
         let (z, _) = ops::layer_norm(y.view(), self.lnf_w.view(), self.lnf_b.view());
         let logits = ops::matmul(z.view(), self.embedding.t());
         let mut total = 0.0;

@@ -1,4 +1,4 @@
-//! 3D parallelism on virtual GPUs: the Train view's tiny character model ([`crate::train`])
+//! 3D parallelism on virtual GPUs: the Train view's tiny character model ([`crate::labs::train`])
 //! trained with tensor, pipeline and data parallelism together, `TP × PP × DP` virtual GPUs.
 //!
 //! ```text
@@ -15,7 +15,7 @@
 //!   Megatron's embedding group all-reduce does.
 //! - **Tensor**: each stage is a TP group; a chunk runs on the engine's sharded executor
 //!   ([`crate::block::exec::sharded::run_on_shards`], Megatron's column/row split with its all-reduces), the
-//!   embedding and the head are vocabulary-parallel ([`crate::vocab`]).
+//!   embedding and the head are vocabulary-parallel ([`crate::labs::vocab`]).
 //! - **Micro-batches** flow in the order of a [`Schedule`] from [`crate::pipeline`]: the ops of
 //!   [`PipelineRun::execution_order`] run one by one, each `F` receiving the previous chunk's
 //!   output (a send) and stashing its input, each `B` recomputing the chunk from the stash (full
@@ -32,7 +32,7 @@
 //! `M · DP` micro-batch losses (equal sizes), and the gradients are the sum over micro-batches
 //! and replicas divided by `M · DP`: the same function as one GPU's step over the whole batch,
 //! with the additions in another order. So each step differs from one GPU's by rounding, as the
-//! TP sizes do in [`crate::train`]. Measured in f64: at most 4.2e-16 relative over the tests'
+//! TP sizes do in [`crate::labs::train`]. Measured in f64: at most 4.2e-16 relative over the tests'
 //! 12 Adam steps (four layouts, four schedules), 5.5e-16 over 200 steps of `tplab train --tp 2
 //! --pp 2 --dp 2 --layers 2 --batch 4 --dtype f64`; the tests allow 1e-12, far below what a wrong
 //! shard, a missing all-reduce, a micro-batch run twice or a gradient not divided does (the loss
@@ -40,13 +40,13 @@
 //! same 200 steps; the tests allow 1e-4, as `train`'s do.
 
 use crate::block::exec::sharded::{self, Options};
+use crate::block::ops;
 use crate::collectives::{self, CollectiveError};
 use crate::dtype::Element;
-use crate::ops;
+use crate::labs::train::{self, Corpus, FullModel, TrainConfig, TrainError, Trainer};
+use crate::labs::vocab::{self, VocabConfig};
 use crate::params::LayerParams;
 use crate::pipeline::{self, Pass, PipelineConfig, PipelineError, PipelineRun, Schedule};
-use crate::train::{self, Corpus, FullModel, TrainConfig, TrainError, Trainer};
-use crate::vocab::{self, VocabConfig};
 use ndarray::Array2;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -762,7 +762,7 @@ mod tests {
     use super::*;
     use crate::collectives::Algorithm;
     use crate::dtype::DType;
-    use crate::train::Optimizer;
+    use crate::labs::train::Optimizer;
 
     fn tiny(dtype: DType) -> TrainConfig {
         TrainConfig {

@@ -38,13 +38,18 @@
 //! the vocabulary view lists them, and [`check_program`] checks their placements with the
 //! block program's checker.
 
+use crate::block::ops;
+use crate::block::verify::{compare, Check, Tolerance};
 use crate::block::{work, Op, Placement, TensorName, TensorPlacement, VocabTensor};
 use crate::collectives::{self, Algorithm, CollectiveError, ReduceOp};
 use crate::config::human_bytes;
 use crate::dtype::{DType, Element};
-use crate::ops;
-use crate::trace::{CollectiveKind, ComputeOp, Event, EventKind, Parallel, Timing};
-use crate::verify::{compare, Check, Tolerance};
+use crate::{
+    block::op::ComputeOp,
+    block::op::Parallel,
+    collectives::CollectiveKind,
+    trace::{Event, EventKind, Timing},
+};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -918,8 +923,13 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
     // One model of a collective's costs: the trace's, from the collectives' plans.
     let all_reduce = |op, name: TensorName, shape: [usize; 2]| {
         let elems = (shape[0] * shape[1]) as u64;
-        let (steps, sent, flops) =
-            crate::trace::collective_costs(CollectiveKind::AllReduce, cfg.algorithm, tp, elems, e);
+        let (steps, sent, flops) = crate::block::program::collective_costs(
+            CollectiveKind::AllReduce,
+            cfg.algorithm,
+            tp,
+            elems,
+            e,
+        );
         Spec {
             op,
             kind: EventKind::Collective {

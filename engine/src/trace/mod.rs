@@ -20,18 +20,13 @@ mod chrome;
 
 // The op vocabulary, the passes and the splits live beside `Op` in the block; reachable here too.
 use crate::block::op::Op;
-pub use crate::block::op::{ComputeOp, Conjugate, Parallel, Pass};
+use crate::block::op::{ComputeOp, Conjugate, Parallel, Pass};
 use crate::block::placement::TensorPlacement;
 use crate::collectives::Algorithm;
 use crate::config::Config;
 use serde::{Deserialize, Serialize};
 
-// The program that writes a trace out lives with the block; these names stay reachable here.
-pub use crate::block::program::{
-    collective_costs, gather_scatter_algorithm, schedule, tensors, SP_GRAD_VECTORS,
-};
-
-pub use crate::collectives::CollectiveKind;
+use crate::collectives::CollectiveKind;
 
 /// Communication steps of an all-reduce of `n` ranks by `algorithm`, from the collectives
 /// module's plan ([`crate::collectives::plan`]).
@@ -310,6 +305,7 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::program::schedule;
     use crate::config::Preset;
 
     #[test]

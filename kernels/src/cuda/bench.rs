@@ -5,7 +5,7 @@ use crate::bench::{
 };
 use crate::error::GpuError;
 use crate::run::{device_model, DeviceMode, RunOptions};
-use tplab_engine::{Config, DType};
+use tplab_engine::{config::Config, dtype::DType};
 
 use super::exec::Micro;
 

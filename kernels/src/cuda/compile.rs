@@ -6,7 +6,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tplab_engine::DType;
+use tplab_engine::dtype::DType;
 
 /// Fails with advice when NVRTC cannot be loaded (instead of cudarc's panic).
 pub(crate) fn require_nvrtc() -> Result<(), GpuError> {

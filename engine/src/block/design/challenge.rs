@@ -6,8 +6,8 @@
 use super::plan::{ManualCollective, ManualKind, ShardingPlan, Site, Split, Weight};
 use super::program::ErrorAt;
 use super::{design, DesignOptions, DesignReport, DesignRunError, Move, NamedPlan, Place};
+use crate::block::op::Pass;
 use crate::config::{Config, Preset};
-use crate::trace::Pass;
 use serde::Serialize;
 
 /// What a challenge asks of the report.

@@ -23,15 +23,15 @@ pub use program::{
 };
 
 use crate::block::exec::design as design_exec;
+use crate::block::op::Pass;
+use crate::block::reference;
+use crate::block::verify::{compare, Check, Checked, Tolerance};
 use crate::block::work;
+use crate::capacity::cost;
+use crate::capacity::hardware::Cluster;
 use crate::config::{Config, ConfigError};
-use crate::cost;
 use crate::dtype::{DType, Element};
-use crate::hardware::Cluster;
 use crate::params::{LayerParams, Model, ParamKind};
-use crate::reference;
-use crate::trace::Pass;
-use crate::verify::{compare, Check, Checked, Tolerance};
 use ndarray::Array2;
 use program::{move_cost, param_layout, ValueId};
 use serde::Serialize;

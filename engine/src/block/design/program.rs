@@ -17,12 +17,12 @@
 //! forward whose backward is the all-reduce LayerNorm's gradient asks for.
 
 use super::plan::{ManualCollective, ManualKind, ShardingPlan, Site, Split, Weight};
+use crate::block::op::Pass;
 use crate::block::placement::{Placement, PlacementKind};
+use crate::block::plan::ShardPlan;
 use crate::collectives::CollectiveKind;
 use crate::config::{human_bytes, Config};
 use crate::params::ParamKind;
-use crate::plan::ShardPlan;
-use crate::trace::Pass;
 use serde::Serialize;
 
 /// What every GPU holds of a tensor (the same kind on every GPU): DTensor's placements, with

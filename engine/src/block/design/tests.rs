@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::Preset;
-use crate::trace::{schedule, EventKind};
+use crate::{block::program::schedule, trace::EventKind};
 
 fn tiny(tp: usize, sp: bool, layers: usize) -> Config {
     Config {
@@ -98,7 +98,7 @@ fn megatrons_plan_derives_megatrons_collectives() {
 /// without sequence parallelism, at TP 2 and 4, on a two-layer f64 config: auto propagation
 /// makes each one a valid program whose output, input gradient and every parameter gradient
 /// equal the unsharded reference within the rounding tolerance (16·ε·√K·depth, see
-/// [`crate::verify`]: about 1e-13 here).
+/// [`crate::block::verify`]: about 1e-13 here).
 #[test]
 fn every_plan_runs_equal_to_the_reference() {
     for tp in [2, 4] {
@@ -318,7 +318,7 @@ fn megatron_in_f32_matches_and_is_timed() {
         dtype: DType::F32,
         ..tiny(4, false, 1)
     };
-    let cat = crate::hardware::Catalogue::default();
+    let cat = crate::capacity::hardware::Catalogue::default();
     let cluster = Cluster::covering(&cat, "h100", 4, 8, "ib400").ok();
     let r = design(
         &cfg,
@@ -342,8 +342,11 @@ fn megatrons_plan_gives_the_sharded_executors_numbers() {
     for sp in [false, true] {
         let cfg = tiny(4, sp, 2);
         let model = Model::<f64>::random(&cfg);
-        let fast =
-            crate::block::exec::sharded::run(&cfg, &crate::plan::ShardPlan::new(&cfg), &model);
+        let fast = crate::block::exec::sharded::run(
+            &cfg,
+            &crate::block::plan::ShardPlan::new(&cfg),
+            &model,
+        );
         let fast = match fast {
             Ok(f) => f,
             Err(e) => panic!("{e}"),

@@ -8,7 +8,7 @@
 //! ([`Op::AMove`], …). A local slice (`Replicate → Shard`, no communication) is an identity
 //! event whose writes show the slice; a move between tokens and features is the collectives
 //! module's all-to-all. On Megatron's plan the collectives that communicate are
-//! exactly [`crate::trace::schedule`]'s (test `megatrons_plan_traces_megatrons_collectives`);
+//! exactly [`crate::block::program::schedule`]'s (test `megatrons_plan_traces_megatrons_collectives`);
 //! the schedule's identity halves of f and g (drawn, never run) are not repeated here.
 
 use super::plan::{Split, Weight};
@@ -24,7 +24,11 @@ use crate::block::work::{self, Work};
 use crate::collectives::CollectiveKind;
 use crate::config::Config;
 use crate::params::ParamKind;
-use crate::trace::{proportional_duration_s, Event, EventKind, Parallel, Pass, TimeSource, Trace};
+use crate::{
+    block::op::Parallel,
+    block::op::Pass,
+    trace::{proportional_duration_s, Event, EventKind, TimeSource, Trace},
+};
 use thiserror::Error;
 
 /// Why a program has no trace.
@@ -762,7 +766,7 @@ mod tests {
                 ..NamedPlan::Megatron.plan()
             };
             let ours = trace(&cfg, &propagate(&cfg, &plan)).unwrap_or_else(|e| panic!("{e}"));
-            let megatron = crate::trace::schedule(&cfg);
+            let megatron = crate::block::program::schedule(&cfg);
             assert_eq!(
                 communicating(&ours),
                 communicating(&megatron),

@@ -1,7 +1,7 @@
 //! The executor of a propagated [`Program`]: every GPU's local tensors, step by step, forward and
 //! backward, with the collectives done on virtual GPUs. It knows no plan: Megatron's program is
-//! one input among all the others. The kernels are the engine's plain ones ([`crate::ops`]); the
-//! unsharded reference ([`crate::reference`]) stays the separate oracle it is compared with.
+//! one input among all the others. The kernels are the engine's plain ones ([`crate::block::ops`]); the
+//! unsharded reference ([`crate::block::reference`]) stays the separate oracle it is compared with.
 //!
 //! A program a learner broke (`allow_wrong`) runs too: where an op reads a value held in a
 //! placement it refuses, each GPU uses what it alone holds as if it were what the op needs
@@ -13,9 +13,9 @@ use crate::block::design::program::{
     feature_ranges, param_layout, weight_param, BackStep, ParamLayout, Place, Program, Step,
     Tensor, Value, ValueId,
 };
+use crate::block::ops::{self, AttnCache, LnCache};
 use crate::config::Config;
 use crate::dtype::Element;
-use crate::ops::{self, AttnCache, LnCache};
 use crate::params::{LayerParams, Model, ParamKind};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use thiserror::Error;

@@ -3,21 +3,21 @@
 //! compiler vectorises them (sums in `LANES` independent lanes, a branch-free `exp`).
 //!
 //! Only the sharded executor ([`crate::block::exec::sharded`]) calls these. The unsharded reference keeps its
-//! own plain kernels and ndarray's `dot` ([`mod@crate::reference`]), so a mistake here shows up as a
+//! own plain kernels and ndarray's `dot` ([`mod@crate::block::reference`]), so a mistake here shows up as a
 //! verification failure instead of being shared by both sides. The simple kernels of
-//! [`crate::ops`] stay as they were for the other callers (the labs, the GPU layout tests).
+//! [`crate::block::ops`] stay as they were for the other callers (the labs, the GPU layout tests).
 //!
 //! Rounding: every kernel computes the same formula as the reference, in another order (lane
 //! sums instead of one running sum, GeLU as `x·σ(2u)` instead of `½x(1 + tanh u)`, an `exp` within
 //! 2 ulps of the correctly rounded value, a bias added before the product's sum instead of after).
 //! Each of these changes the result by a few ε per element, far inside the verification's
-//! `16·ε·√K` ([`crate::verify`]), and the tests below bound each kernel against its reference.
+//! `16·ε·√K` ([`crate::block::verify`]), and the tests below bound each kernel against its reference.
 
-use crate::dtype::Element;
-use crate::ops::{
+use crate::block::ops::{
     attention_by_head, gemm_into, row_blocks, AttnCache, LnCache, QkvLayout, ATTN_BLOCK_ROWS,
     LN_EPS,
 };
+use crate::dtype::Element;
 use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 use std::any::TypeId;
@@ -288,7 +288,7 @@ fn standard<T: Element>(a: ArrayView2<'_, T>) -> Array2<T> {
 type Uninit<T> = ndarray::Array2<std::mem::MaybeUninit<T>>;
 
 /// Whether `T` is one of the two types the kernels specialise (every `Element` today); the
-/// kernels that write uninitialised buffers fall back to [`crate::ops`] otherwise.
+/// kernels that write uninitialised buffers fall back to [`crate::block::ops`] otherwise.
 fn is_f32_or_f64<T: 'static>() -> bool {
     TypeId::of::<T>() == TypeId::of::<f32>() || TypeId::of::<T>() == TypeId::of::<f64>()
 }
@@ -512,7 +512,7 @@ pub fn layer_norm<T: Element>(
     beta: ArrayView2<'_, T>,
 ) -> (Array2<T>, LnCache<T>) {
     if !is_f32_or_f64::<T>() {
-        return crate::ops::layer_norm(x, gamma, beta);
+        return crate::block::ops::layer_norm(x, gamma, beta);
     }
     let x = x.as_standard_layout();
     let (t, h) = x.dim();
@@ -838,7 +838,7 @@ const GELU_A: f64 = 0.044_715;
 /// `x·σ(2u) = x / (1 + e^{−2u})` (the same function: `½(1 + tanh u) = σ(2u)`).
 pub fn gelu<T: Element>(x: ArrayView2<'_, T>) -> Array2<T> {
     if !is_f32_or_f64::<T>() {
-        return crate::ops::gelu(x);
+        return crate::block::ops::gelu(x);
     }
     let x = x.as_standard_layout();
     let (r, c) = x.dim();
@@ -1116,7 +1116,7 @@ pub fn attention_backward<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops;
+    use crate::block::ops;
     use rand::{Rng, SeedableRng};
 
     fn rand_mat<T: Element>(r: usize, c: usize, seed: u64, amp: f64) -> Array2<T> {

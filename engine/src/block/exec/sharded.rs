@@ -18,21 +18,24 @@
 //! ```
 
 use super::kernels;
+use crate::block::ops::{AttnCache, LnCache};
+use crate::block::plan::ShardPlan;
 use crate::block::program::tensors;
 use crate::block::{Op, TensorName};
 use crate::collectives::{self, CollectiveError, CollectiveKind};
 use crate::config::Config;
 use crate::dtype::Element;
-use crate::ops::{AttnCache, LnCache};
 use crate::params::{LayerParams, Model};
-use crate::plan::ShardPlan;
-use crate::trace::{EventKind, Pass, Trace};
+use crate::{
+    block::op::Pass,
+    trace::{EventKind, Trace},
+};
 use ndarray::{Array2, ArrayBase, ArrayView2, CowArray, Ix2};
 use rayon::prelude::*;
 
 /// A hook on the executor's forward pass: the precision lab rounds every op's output to a
 /// 2-byte dtype and sums all-reduces in that dtype, on the same walk of the program rather than a
-/// copy of it ([`crate::precision`]).
+/// copy of it ([`crate::labs::precision`]).
 pub trait Rounding<T>: Sync {
     /// Called on the output each rank's forward op produces (before anything reads it).
     fn round(&self, _op: Op, _out: &mut Array2<T>) {}
@@ -93,7 +96,7 @@ pub struct ShardedRun<T> {
     /// ([`Config::token_rows`]).
     pub token_rows: Vec<std::ops::Range<usize>>,
     /// Elements each rank saved for the backward pass, summed over layers (what
-    /// [`crate::memory::config_memory`] models).
+    /// [`crate::capacity::memory::config_memory`] models).
     pub saved_elements_per_rank: Vec<usize>,
     /// Each rank's parameter-shard gradients, `[rank][layer]`.
     pub grads: Vec<Vec<LayerParams<T>>>,
@@ -128,7 +131,7 @@ fn stack_rows<T: Element>(parts: &[Array2<T>], rows: &[std::ops::Range<usize>]) 
 }
 
 /// What one rank keeps of one layer's forward for its backward (what
-/// [`crate::memory::config_memory`] counts).
+/// [`crate::capacity::memory::config_memory`] counts).
 #[derive(Default)]
 struct Saved<T> {
     ln1: Option<Array2<T>>,
@@ -256,7 +259,7 @@ impl<T: Element> Exec<'_, T> {
         self.issue_collective(op);
         let (rows, cols) = parts.first().map_or((0, 0), |p| p.dim());
         let n = parts.len();
-        let algorithm = crate::trace::gather_scatter_algorithm(self.cfg);
+        let algorithm = crate::block::program::gather_scatter_algorithm(self.cfg);
         let bufs: Vec<Vec<T>> = parts.iter().map(|p| p.iter().copied().collect()).collect();
         let out = collectives::all_gather(&bufs, algorithm)?;
         out.outputs
@@ -280,7 +283,7 @@ impl<T: Element> Exec<'_, T> {
         } else {
             Vec::new()
         };
-        let algorithm = crate::trace::gather_scatter_algorithm(self.cfg);
+        let algorithm = crate::block::program::gather_scatter_algorithm(self.cfg);
         let out = collectives::reduce_scatter(&to_bufs(partials), algorithm)?;
         let shards: Vec<Array2<T>> = out
             .outputs
@@ -1147,7 +1150,7 @@ fn walk<'a, T: Element>(
             }
             Op::SpGrads => ex.sp_grads_all_reduce(&mut grads, layer)?,
             // The vocabulary-parallel ends and the decode step's cache append are not part of
-            // the block program ([`crate::vocab`] and [`crate::serve::Decoder`] run them).
+            // the block program ([`crate::labs::vocab`] and [`crate::labs::serve::Decoder`] run them).
             Op::EmbedLookup
             | Op::EmbedG
             | Op::LmHead

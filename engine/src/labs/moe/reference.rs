@@ -1,10 +1,10 @@
 //! The unsharded MoE reference: the oracle. Plain loops and ndarray's `dot`, the block
-//! reference's own GeLU (`crate::reference::plain`), no code shared with the sharded executor's
+//! reference's own GeLU (`crate::block::reference::plain`), no code shared with the sharded executor's
 //! routing, dispatch or kernels. One token at a time, one expert at a time, in the order the
 //! module docs state.
 
 use super::{Dropped, ExpertParams, Gate, MoeConfig, MoeGrads, MoeModel, RoutingSummary};
-use crate::reference::plain;
+use crate::block::reference::plain;
 use ndarray::{Array2, Axis};
 
 /// The router's decisions for every token.

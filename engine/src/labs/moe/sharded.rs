@@ -5,14 +5,14 @@
 //! fc2's partial outputs, and a second all-to-all brings them home; the backward runs the
 //! conjugates. Each GPU is simulated separately (the ETP replicas of a token shard route and
 //! combine the same numbers, each its own copy), with the executors' `gemm` kernels
-//! ([`crate::ops`]) and the collectives module's all-reduce and all-gather schedules.
+//! ([`crate::block::ops`]) and the collectives module's all-reduce and all-gather schedules.
 
 use super::{
     max_abs_diff, CommRecord, Dropped, ExpertParams, Gate, MoeCheck, MoeConfig, MoeError, MoeModel,
     RoutingSummary,
 };
+use crate::block::ops;
 use crate::collectives::{self, all_to_all, Algorithm};
-use crate::ops;
 use ndarray::{s, Array2, ArrayView2};
 
 const F64_BYTES: usize = std::mem::size_of::<f64>();
@@ -914,13 +914,13 @@ mod tests {
         let report = run_with(&cfg, &one_hot(&cfg)).expect("valid");
         assert!(report.passed());
         assert_eq!(report.routing.tokens_per_expert, vec![2, 2, 2, 2]);
-        let spec = crate::models::ModelSpec {
+        let spec = crate::capacity::models::ModelSpec {
             experts: 4,
             experts_per_token: 1,
             hidden: 4,
-            ..crate::models::ModelPreset::Mixtral8x7b.spec()
+            ..crate::capacity::models::ModelPreset::Mixtral8x7b.spec()
         };
-        let priced = crate::cost::moe_all_to_all_bytes_per_gpu(&spec, 4, 2);
+        let priced = crate::capacity::cost::moe_all_to_all_bytes_per_gpu(&spec, 4, 2);
         assert_eq!(priced, 16);
         let f64_over_bf16 = (F64_BYTES / 2) as u64;
         for name in [

@@ -14,7 +14,7 @@ use super::*;
 use crate::decode::{DecodeLayout, DecodeOptions, StepTime};
 use std::time::Instant;
 use tplab_engine::collectives::Algorithm;
-use tplab_engine::serve::{self, Generation, Phase, StepRecord, TinyModel};
+use tplab_engine::labs::serve::{self, Generation, Phase, StepRecord, TinyModel};
 
 /// What the device produced: the generation and each step's measured times.
 pub(crate) struct DecodeRun {
@@ -124,7 +124,7 @@ pub(crate) fn decode(
 impl Decoder {
     fn new(model: &TinyModel<f64>, lay: &DecodeLayout, mode: DeviceMode) -> Result<Self, GpuError> {
         let tp = lay.tp;
-        let cfg = tplab_engine::train::TrainConfig {
+        let cfg = tplab_engine::labs::train::TrainConfig {
             tp,
             ..model.cfg.clone()
         };
@@ -593,7 +593,7 @@ impl Decoder {
                 len + next.len(),
             );
             let (logits, time) = self.step(&program, &next, len)?;
-            let token = tplab_engine::serve::sample(&logits, opts.sampling, i);
+            let token = tplab_engine::labs::serve::sample(&logits, opts.sampling, i);
             let position = len;
             len += next.len();
             steps.push(StepRecord {
@@ -657,7 +657,7 @@ mod tests {
     #[test]
     fn the_walk_follows_the_decode_program() {
         for kv in [None, Some(2), Some(1)] {
-            let cfg = serve::tiny_serving_config(kv, tplab_engine::DType::F64);
+            let cfg = serve::tiny_serving_config(kv, tplab_engine::dtype::DType::F64);
             let m = TinyModel::<f64>::random(&cfg);
             for tp in [1, 2, 4] {
                 let lay = DecodeLayout::new(&m, tp).unwrap_or_else(|e| panic!("{e}"));

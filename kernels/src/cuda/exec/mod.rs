@@ -19,12 +19,12 @@ use cudarc::driver::{
 use ndarray::Array2;
 use std::collections::HashMap;
 use std::sync::Arc;
+use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::block::Op;
 use tplab_engine::collectives::CollectiveKind;
 use tplab_engine::params::{LayerParams, Model, ParamKind};
-use tplab_engine::plan::ShardPlan;
 use tplab_engine::trace::{EventKind, Timing, Trace};
-use tplab_engine::{Config, DType};
+use tplab_engine::{config::Config, dtype::DType};
 
 use super::compile::{kernels_for, Kernels};
 
@@ -325,7 +325,7 @@ fn run_typed<T: GpuElem>(
 ) -> Result<GpuRun, GpuError> {
     super::require_runtime()?;
     progress("compiling kernels and uploading shards", 0.0);
-    let mut trace = tplab_engine::trace::schedule(cfg);
+    let mut trace = tplab_engine::block::program::schedule(cfg);
     let mut ex = Exec::<T>::new(cfg, model, opts.mode, &trace)?;
     let evs = ex.new_events(&trace)?;
     let t0: Vec<CudaEvent> = ex
@@ -434,7 +434,7 @@ pub(crate) fn graph_timing<T: GpuElem>(
     let model = device_model(cfg);
     crate::error::guard("CUDA graph capture", || {
         super::require_runtime()?;
-        let trace = tplab_engine::trace::schedule(cfg);
+        let trace = tplab_engine::block::program::schedule(cfg);
         let mut ex = Exec::<T>::new(cfg, &model, DeviceMode::SingleDevice(ordinal), &trace)?;
         let evs = ex.new_events(&trace)?;
         let ctx = ex.ranks[0].ctx.clone();
@@ -604,7 +604,7 @@ impl<T: GpuElem> Micro<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tplab_engine::Preset;
+    use tplab_engine::config::Preset;
 
     /// The all-reduce sites of the program are distinct buffers: per layer the attention's and
     /// the MLP's `g`, and the backward's input-gradient buffer shared by the layers' `f`s.
@@ -616,15 +616,15 @@ mod tests {
             ..Preset::Tiny.config()
         };
         let lay = RankLayout::new(&cfg);
-        let trace = tplab_engine::trace::schedule(&cfg);
+        let trace = tplab_engine::block::program::schedule(&cfg);
         let mut forward: Vec<BufId> = Vec::new();
         let mut backward: Vec<BufId> = Vec::new();
         for e in trace.events.iter().filter(|e| e.is_collective()) {
             let c = lay.collective(e.op, e.layer).unwrap();
             if c.kind == CollectiveKind::AllReduce {
                 match e.pass {
-                    tplab_engine::trace::Pass::Forward => forward.push(c.send),
-                    tplab_engine::trace::Pass::Backward => backward.push(c.send),
+                    tplab_engine::block::op::Pass::Forward => forward.push(c.send),
+                    tplab_engine::block::op::Pass::Backward => backward.push(c.send),
                 }
             }
         }
@@ -647,7 +647,7 @@ mod tests {
             tp: 4,
             ..cfg.clone()
         });
-        let params = tplab_engine::plan::ShardPlan::new(&Config {
+        let params = tplab_engine::block::plan::ShardPlan::new(&Config {
             tp: 4,
             ..cfg.clone()
         })

@@ -208,7 +208,7 @@ impl<T: GpuElem> Rank<T> {
                 KArg::Ptr(self.stat_addr(mean)),
                 KArg::Ptr(self.stat_addr(rstd)),
                 KArg::I32(h as i32),
-                KArg::F32(tplab_engine::ops::LN_EPS as f32),
+                KArg::F32(tplab_engine::block::ops::LN_EPS as f32),
             ],
         )
     }

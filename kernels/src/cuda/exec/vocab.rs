@@ -5,8 +5,8 @@ use super::*;
 use crate::vocab::{VBuf, VocabLayout, VocabOutputs};
 use ndarray::Array1;
 use tplab_engine::collectives::ReduceOp;
+use tplab_engine::labs::vocab::{self as ev, VocabConfig, VocabModel};
 use tplab_engine::trace::Event;
-use tplab_engine::vocab::{self as ev, VocabConfig, VocabModel};
 
 struct VRank {
     rk: Rank<f32>,

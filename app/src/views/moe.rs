@@ -172,7 +172,7 @@ impl Built {
     pub fn max_differences(&self) -> (f64, f64) {
         let mut out = (0.0f64, 0.0f64);
         for c in &self.report.checks {
-            if c.name == "output" {
+            if c.what == tplab_engine::labs::moe::MoeQuantity::Output {
                 out.0 = out.0.max(c.max_abs_error);
             } else {
                 out.1 = out.1.max(c.max_abs_error);

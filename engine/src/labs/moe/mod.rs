@@ -475,10 +475,21 @@ impl CommRecord {
     }
 }
 
+/// What a check compares: the layer's output or a gradient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MoeQuantity {
+    Output,
+    Gradient,
+}
+
 /// One comparison with the reference.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MoeCheck {
     pub name: String,
+    /// What it compares, as a type (the name is for the exports and the CLI).
+    #[serde(skip)]
+    pub what: MoeQuantity,
     pub gpu: usize,
     pub max_abs_error: f64,
     /// `max_abs_error / max(max|reference|, 1)`.

@@ -9,7 +9,7 @@
 
 use super::{
     max_abs_diff, CommRecord, Dropped, ExpertParams, Gate, MoeCheck, MoeConfig, MoeError, MoeModel,
-    RoutingSummary,
+    MoeQuantity, RoutingSummary,
 };
 use crate::block::ops;
 use crate::collectives::{self, all_to_all, Algorithm};
@@ -651,33 +651,38 @@ pub fn compare(
     want: &super::reference::ReferenceMoe,
 ) -> Vec<MoeCheck> {
     let mut checks = Vec::new();
-    let mut push = |name: String, gpu: usize, g: &Array2<f64>, w: ArrayView2<'_, f64>| {
-        let w = w.to_owned();
-        let max_abs_error = max_abs_diff(g, &w);
-        let scale = w.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1.0);
-        checks.push(MoeCheck {
-            name,
-            gpu,
-            max_abs_error,
-            max_rel_error: max_abs_error / scale,
-        });
-    };
+    let mut check =
+        |what: MoeQuantity, name: String, gpu: usize, g: &Array2<f64>, w: ArrayView2<'_, f64>| {
+            let w = w.to_owned();
+            let max_abs_error = max_abs_diff(g, &w);
+            let scale = w.iter().fold(0.0f64, |m, v| m.max(v.abs())).max(1.0);
+            checks.push(MoeCheck {
+                name,
+                what,
+                gpu,
+                max_abs_error,
+                max_rel_error: max_abs_error / scale,
+            });
+        };
     for (g, r) in got.gpus.iter().enumerate() {
         let (e, t) = (g / cfg.etp, g % cfg.etp);
         let rows = cfg.rank_tokens(e);
-        push(
+        check(
+            MoeQuantity::Output,
             "output".into(),
             g,
             &r.output,
             want.output.slice(s![rows.clone(), ..]),
         );
-        push(
+        check(
+            MoeQuantity::Gradient,
             "grad.input".into(),
             g,
             &r.grad_input,
             want.grads.input.slice(s![rows, ..]),
         );
-        push(
+        check(
+            MoeQuantity::Gradient,
             "grad.router".into(),
             g,
             &r.grad_router,
@@ -687,7 +692,8 @@ pub fn compare(
         let experts: Vec<usize> = cfg.rank_experts(e).collect();
         if r.grad_experts.len() != experts.len() {
             // A GPU with the wrong number of experts: an infinite error (empty against one).
-            push(
+            check(
+                MoeQuantity::Gradient,
                 "grad.experts (count)".into(),
                 g,
                 &Array2::zeros((0, 0)),
@@ -697,25 +703,34 @@ pub fn compare(
         }
         for (p, &j) in r.grad_experts.iter().zip(&experts) {
             let w = &want.grads.experts[j];
-            push(
+            check(
+                MoeQuantity::Gradient,
                 format!("grad.experts.{j}.fc1.weight"),
                 g,
                 &p.w1,
                 w.w1.slice(s![.., cols.clone()]),
             );
-            push(
+            check(
+                MoeQuantity::Gradient,
                 format!("grad.experts.{j}.fc1.bias"),
                 g,
                 &p.b1,
                 w.b1.slice(s![.., cols.clone()]),
             );
-            push(
+            check(
+                MoeQuantity::Gradient,
                 format!("grad.experts.{j}.fc2.weight"),
                 g,
                 &p.w2,
                 w.w2.slice(s![cols.clone(), ..]),
             );
-            push(format!("grad.experts.{j}.fc2.bias"), g, &p.b2, w.b2.view());
+            check(
+                MoeQuantity::Gradient,
+                format!("grad.experts.{j}.fc2.bias"),
+                g,
+                &p.b2,
+                w.b2.view(),
+            );
         }
     }
     checks

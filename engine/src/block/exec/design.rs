@@ -1,13 +1,16 @@
 //! The executor of a propagated [`Program`]: every GPU's local tensors, step by step, forward and
 //! backward, with the collectives done on virtual GPUs. It knows no plan: Megatron's program is
-//! one input among all the others. The kernels are the engine's plain ones ([`crate::block::ops`]); the
-//! unsharded reference ([`crate::block::reference`]) stays the separate oracle it is compared with.
+//! one input among all the others. The kernels are the sharded executor's ([`super::kernels`]:
+//! products into pooled buffers, blocked causal attention, row-wise LayerNorm) without its
+//! fusions, and the plain LayerNorm backward ([`crate::block::ops`]); the unsharded reference
+//! ([`crate::block::reference`]) stays the separate oracle it is compared with.
 //!
 //! A program a learner broke (`allow_wrong`) runs too: where an op reads a value held in a
 //! placement it refuses, each GPU uses what it alone holds as if it were what the op needs
 //! (a partial sum as the whole sum; its own slice, zeros elsewhere, as the whole tensor), which
 //! is exactly what the GPUs of such a program would compute.
 
+use super::kernels;
 use crate::block::design::plan::Weight;
 use crate::block::design::program::{
     feature_ranges, param_layout, weight_param, BackStep, ParamLayout, Place, Program, Step,
@@ -19,6 +22,20 @@ use crate::dtype::Element;
 use crate::params::{LayerParams, Model, ParamKind};
 use ndarray::{concatenate, s, Array2, ArrayView2, Axis};
 use thiserror::Error;
+
+/// `f` on every rank, the ranks side by side on the thread pool as on GPUs (one rank runs on the
+/// caller's thread, so its products keep the whole pool), results in rank order.
+fn each_rank<R: Send>(
+    tp: usize,
+    f: impl Fn(usize) -> Result<R, ExecError> + Sync + Send,
+) -> Result<Vec<R>, ExecError> {
+    use rayon::prelude::*;
+    if tp <= 1 {
+        (0..tp).map(f).collect()
+    } else {
+        (0..tp).into_par_iter().map(f).collect()
+    }
+}
 
 /// Why a program could not be run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -417,18 +434,17 @@ fn forward<T: Element>(
             Step::LayerNorm { norm, x, y } => {
                 let xl = get(&vals, *x, i, values)?;
                 let (wk, bk) = norm.params();
-                let mut outs = Vec::with_capacity(tp);
-                let mut cs = Vec::with_capacity(tp);
-                for r in 0..tp {
+                // The ranks side by side, as on GPUs.
+                let (outs, cs): (Vec<_>, Vec<_>) = each_rank(tp, |r| {
                     check_chain(i, "LayerNorm input", r, &xl.ranks[r], cfg.hidden)?;
-                    let (o, c) = ops::layer_norm(
+                    Ok(kernels::layer_norm(
                         xl.ranks[r].view(),
                         p[r].get(wk).view(),
                         p[r].get(bk).view(),
-                    );
-                    outs.push(o);
-                    cs.push(c);
-                }
+                    ))
+                })?
+                .into_iter()
+                .unzip();
                 caches.ln[i] = Some(cs);
                 vals[*y] = Some(Local {
                     place: values[*y].place,
@@ -438,16 +454,15 @@ fn forward<T: Element>(
             Step::Linear { weight, x, y, bias } => {
                 let xl = get(&vals, *x, i, values)?;
                 let (wk, bk) = weight_param(*weight);
-                let mut outs = Vec::with_capacity(tp);
-                for r in 0..tp {
+                let outs = each_rank(tp, |r| {
                     let w = p[r].get(wk);
                     check_chain(i, "linear input", r, &xl.ranks[r], w.nrows())?;
-                    let mut o = ops::matmul(xl.ranks[r].view(), w.view());
+                    let mut o = kernels::matmul(xl.ranks[r].view(), w.view());
                     if *bias {
                         o += &p[r].get(bk).view();
                     }
-                    outs.push(o);
-                }
+                    Ok(o)
+                })?;
                 vals[*y] = Some(Local {
                     place: values[*y].place,
                     ranks: outs,
@@ -457,17 +472,18 @@ fn forward<T: Element>(
                 let ql = get(&vals, *qkv, i, values)?;
                 let (hl, kvl) = local_heads(cfg, values[*qkv].place);
                 let want = (hl + 2 * kvl) * cfg.head_dim();
-                let mut outs = Vec::with_capacity(tp);
-                let mut cs = Vec::with_capacity(tp);
-                for r in 0..tp {
+                let (outs, cs): (Vec<_>, Vec<_>) = each_rank(tp, |r| {
                     check_chain(i, "attention's QKV", r, &ql.ranks[r], want)?;
-                    let (o, c) =
-                        ops::attention(ql.ranks[r].view(), cfg.batch, cfg.seq, hl, kvl, |a, b| {
-                            ops::matmul(a, b)
-                        });
-                    outs.push(o);
-                    cs.push(c);
-                }
+                    Ok(kernels::attention(
+                        ql.ranks[r].view(),
+                        cfg.batch,
+                        cfg.seq,
+                        hl,
+                        kvl,
+                    ))
+                })?
+                .into_iter()
+                .unzip();
                 caches.attn[i] = Some(cs);
                 vals[*ctx] = Some(Local {
                     place: values[*ctx].place,
@@ -476,7 +492,7 @@ fn forward<T: Element>(
             }
             Step::Gelu { a, u } => {
                 let al = get(&vals, *a, i, values)?;
-                let outs = al.ranks.iter().map(|x| ops::gelu(x.view())).collect();
+                let outs = al.ranks.iter().map(|x| kernels::gelu(x.view())).collect();
                 vals[*u] = Some(Local {
                     place: values[*u].place,
                     ranks: outs,
@@ -588,7 +604,7 @@ fn add_param<T: Element>(
 /// A bias's gradient on every GPU: the column sums of the gradient of what it was added to.
 fn add_bias_grads<T: Element>(acc: &mut [Vec<Option<Array2<T>>>], w: Weight, g: &Local<T>) {
     for (r, gr) in g.ranks.iter().enumerate() {
-        add_param(acc, weight_param(w).1, r, ops::col_sum(gr.view()));
+        add_param(acc, weight_param(w).1, r, kernels::col_sum(gr.view()));
     }
 }
 
@@ -748,7 +764,7 @@ fn backward<T: Element>(
                             .ranks
                             .iter()
                             .zip(&g.ranks)
-                            .map(|(av, gv)| ops::gelu_backward(av.view(), gv.view()))
+                            .map(|(av, gv)| kernels::gelu_backward(av.view(), gv.view()))
                             .collect();
                         let gx = Local {
                             place: values[*a].place.grad(),
@@ -767,7 +783,7 @@ fn backward<T: Element>(
                         })?;
                         let ranks = (0..tp)
                             .map(|r| {
-                                ops::attention_backward(
+                                kernels::attention_backward(
                                     ql.ranks[r].view(),
                                     &cs[r],
                                     g.ranks[r].view(),
@@ -775,7 +791,6 @@ fn backward<T: Element>(
                                     cfg.seq,
                                     hl,
                                     kvl,
-                                    |a, b| ops::matmul(a, b),
                                 )
                             })
                             .collect();
@@ -814,8 +829,9 @@ fn backward<T: Element>(
                         let g = take(&mut grads, *y, i)?;
                         let xl = get(vals, *x, i, values)?;
                         let (wk, bk) = weight_param(*weight);
-                        let mut ranks = Vec::with_capacity(tp);
-                        for r in 0..tp {
+                        // Each rank's input, weight and bias gradients side by side; the
+                        // parameter gradients are then added in rank order.
+                        let per_rank = each_rank(tp, |r| {
                             let w = p[r].get(wk);
                             check_chain(i, "output gradient", r, &g.ranks[r], w.ncols())?;
                             if xl.ranks[r].nrows() != g.ranks[r].nrows() {
@@ -827,15 +843,17 @@ fn backward<T: Element>(
                                     want: [g.ranks[r].nrows(), xl.ranks[r].ncols()],
                                 });
                             }
-                            ranks.push(ops::matmul(g.ranks[r].view(), w.t()));
-                            add_param(
-                                &mut pacc,
-                                wk,
-                                r,
-                                ops::matmul(xl.ranks[r].t(), g.ranks[r].view()),
-                            );
-                            if *bias {
-                                add_param(&mut pacc, bk, r, ops::col_sum(g.ranks[r].view()));
+                            let dx = kernels::matmul(g.ranks[r].view(), w.t());
+                            let dw = kernels::matmul(xl.ranks[r].t(), g.ranks[r].view());
+                            let db = bias.then(|| kernels::col_sum(g.ranks[r].view()));
+                            Ok((dx, dw, db))
+                        })?;
+                        let mut ranks = Vec::with_capacity(tp);
+                        for (r, (dx, dw, db)) in per_rank.into_iter().enumerate() {
+                            ranks.push(dx);
+                            add_param(&mut pacc, wk, r, dw);
+                            if let Some(db) = db {
+                                add_param(&mut pacc, bk, r, db);
                             }
                         }
                         let gx = Local {

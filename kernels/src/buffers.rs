@@ -88,43 +88,6 @@ macro_rules! model_ends {
     };
 }
 
-/// A learner's sharding plan's own moves and lone biases (the engine's `block::design`): its
-/// programs run on the engine's design executor; the GPU walks Megatron's split only.
-macro_rules! design_ops {
-    () => {
-        ::tplab_engine::block::Op::XMove
-            | ::tplab_engine::block::Op::H1Move
-            | ::tplab_engine::block::Op::ZMove
-            | ::tplab_engine::block::Op::H2Move
-            | ::tplab_engine::block::Op::MMove
-            | ::tplab_engine::block::Op::H1MoveBwd
-            | ::tplab_engine::block::Op::ZMoveBwd
-            | ::tplab_engine::block::Op::H2MoveBwd
-            | ::tplab_engine::block::Op::MMoveBwd
-            | ::tplab_engine::block::Op::QkvMove
-            | ::tplab_engine::block::Op::CtxMove
-            | ::tplab_engine::block::Op::X1Move
-            | ::tplab_engine::block::Op::AMove
-            | ::tplab_engine::block::Op::UMove
-            | ::tplab_engine::block::Op::YMove
-            | ::tplab_engine::block::Op::QkvBias
-            | ::tplab_engine::block::Op::OutBias
-            | ::tplab_engine::block::Op::Fc1Bias
-            | ::tplab_engine::block::Op::Fc2Bias
-            | ::tplab_engine::block::Op::QkvBiasBwd
-            | ::tplab_engine::block::Op::OutBiasBwd
-            | ::tplab_engine::block::Op::Fc1BiasBwd
-            | ::tplab_engine::block::Op::Fc2BiasBwd
-            | ::tplab_engine::block::Op::YMoveBwd
-            | ::tplab_engine::block::Op::UMoveBwd
-            | ::tplab_engine::block::Op::AMoveBwd
-            | ::tplab_engine::block::Op::X1MoveBwd
-            | ::tplab_engine::block::Op::CtxMoveBwd
-            | ::tplab_engine::block::Op::QkvMoveBwd
-            | ::tplab_engine::block::Op::XMoveBwd
-            | ::tplab_engine::block::Op::ParamGradGather
-    };
-}
 /// The serving decode step's own ops (the engine's `block::decode`): the GPU decode
 /// (`cuda::exec::decode`) runs them, not the block's executor.
 macro_rules! decode_ops {
@@ -132,7 +95,8 @@ macro_rules! decode_ops {
         ::tplab_engine::block::Op::KvAppend
     };
 }
-pub(crate) use {block_collectives, decode_ops, design_ops, model_ends};
+pub(crate) use tplab_engine::design_ops;
+pub(crate) use {block_collectives, decode_ops, model_ends};
 
 /// The activations and activation gradients of the block program (the engine's
 /// `block::program::tensors`).

@@ -368,6 +368,47 @@ impl Op {
     }
 }
 
+/// A pattern of every op of a learner's sharding plan that Megatron's split does not have (its
+/// moves, lone biases and their gradients, the bias-gradient gather; [`crate::block::design`]):
+/// the executors of the other programs (the block's fast path, the vocabulary pass, the decode
+/// step, the GPU's walks) refuse them together. A test holds it to the ops' kinds.
+#[macro_export]
+macro_rules! design_ops {
+    () => {
+        $crate::block::op::Op::XMove
+            | $crate::block::op::Op::H1Move
+            | $crate::block::op::Op::ZMove
+            | $crate::block::op::Op::H2Move
+            | $crate::block::op::Op::MMove
+            | $crate::block::op::Op::H1MoveBwd
+            | $crate::block::op::Op::ZMoveBwd
+            | $crate::block::op::Op::H2MoveBwd
+            | $crate::block::op::Op::MMoveBwd
+            | $crate::block::op::Op::QkvMove
+            | $crate::block::op::Op::CtxMove
+            | $crate::block::op::Op::X1Move
+            | $crate::block::op::Op::AMove
+            | $crate::block::op::Op::UMove
+            | $crate::block::op::Op::YMove
+            | $crate::block::op::Op::QkvBias
+            | $crate::block::op::Op::OutBias
+            | $crate::block::op::Op::Fc1Bias
+            | $crate::block::op::Op::Fc2Bias
+            | $crate::block::op::Op::QkvBiasBwd
+            | $crate::block::op::Op::OutBiasBwd
+            | $crate::block::op::Op::Fc1BiasBwd
+            | $crate::block::op::Op::Fc2BiasBwd
+            | $crate::block::op::Op::YMoveBwd
+            | $crate::block::op::Op::UMoveBwd
+            | $crate::block::op::Op::AMoveBwd
+            | $crate::block::op::Op::X1MoveBwd
+            | $crate::block::op::Op::CtxMoveBwd
+            | $crate::block::op::Op::QkvMoveBwd
+            | $crate::block::op::Op::XMoveBwd
+            | $crate::block::op::Op::ParamGradGather
+    };
+}
+
 /// Which part of the model an op belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BlockPart {
@@ -417,6 +458,18 @@ mod tests {
             }
             assert_eq!(half[1].conjugate(), Some(Conjugate::F));
             assert_eq!(half[5].conjugate(), Some(Conjugate::G));
+        }
+    }
+
+    #[test]
+    fn design_ops_are_exactly_a_plans_moves_and_lone_biases() {
+        for op in Op::ALL.iter().copied() {
+            let own = matches!(
+                op.kind(),
+                OpKind::Collective(Role::Move)
+                    | OpKind::Compute(ComputeOp::Bias | ComputeOp::BiasBackward)
+            );
+            assert_eq!(matches!(op, crate::design_ops!()), own, "{op}");
         }
     }
 

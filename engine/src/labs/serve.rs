@@ -754,37 +754,7 @@ impl<'m, T: Element> Decoder<'m, T> {
                 | Op::AttnFBwd
                 | Op::Ln1Bwd
                 | Op::SpGrads
-                | Op::XMove
-                | Op::H1Move
-                | Op::ZMove
-                | Op::H2Move
-                | Op::MMove
-                | Op::QkvMove
-                | Op::CtxMove
-                | Op::X1Move
-                | Op::AMove
-                | Op::UMove
-                | Op::YMove
-                | Op::QkvBias
-                | Op::OutBias
-                | Op::Fc1Bias
-                | Op::Fc2Bias
-                | Op::QkvBiasBwd
-                | Op::OutBiasBwd
-                | Op::Fc1BiasBwd
-                | Op::Fc2BiasBwd
-                | Op::YMoveBwd
-                | Op::UMoveBwd
-                | Op::AMoveBwd
-                | Op::X1MoveBwd
-                | Op::CtxMoveBwd
-                | Op::QkvMoveBwd
-                | Op::XMoveBwd
-                | Op::H1MoveBwd
-                | Op::ZMoveBwd
-                | Op::H2MoveBwd
-                | Op::MMoveBwd
-                | Op::ParamGradGather => {
+                | crate::design_ops!() => {
                     return Err(ServeError::Invalid(format!(
                         "`{op}` ({}) is not an op of the decode step",
                         op.label()

@@ -805,37 +805,7 @@ pub fn walk<T: Element>(
             | Op::PosEmbed
             | Op::FinalLn
             | Op::LogitsGather
-            | Op::XMove
-            | Op::H1Move
-            | Op::ZMove
-            | Op::H2Move
-            | Op::MMove
-            | Op::QkvMove
-            | Op::CtxMove
-            | Op::X1Move
-            | Op::AMove
-            | Op::UMove
-            | Op::YMove
-            | Op::QkvBias
-            | Op::OutBias
-            | Op::Fc1Bias
-            | Op::Fc2Bias
-            | Op::QkvBiasBwd
-            | Op::OutBiasBwd
-            | Op::Fc1BiasBwd
-            | Op::Fc2BiasBwd
-            | Op::YMoveBwd
-            | Op::UMoveBwd
-            | Op::AMoveBwd
-            | Op::X1MoveBwd
-            | Op::CtxMoveBwd
-            | Op::QkvMoveBwd
-            | Op::XMoveBwd
-            | Op::H1MoveBwd
-            | Op::ZMoveBwd
-            | Op::H2MoveBwd
-            | Op::MMoveBwd
-            | Op::ParamGradGather
+            | crate::design_ops!()
             | Op::KvAppend => return Err(CollectiveError::ForeignOp { op }.into()),
         }
         ran.push((op, e.ranks.clone()));

@@ -1167,37 +1167,7 @@ fn walk<'a, T: Element>(
             | Op::LogitsGather
             | Op::KvAppend => return Err(CollectiveError::ForeignOp { op }),
             // A learner's plan's own moves and biases: its program runs on `exec::design`.
-            Op::XMove
-            | Op::H1Move
-            | Op::ZMove
-            | Op::H2Move
-            | Op::MMove
-            | Op::H1MoveBwd
-            | Op::ZMoveBwd
-            | Op::H2MoveBwd
-            | Op::MMoveBwd
-            | Op::QkvMove
-            | Op::CtxMove
-            | Op::X1Move
-            | Op::AMove
-            | Op::UMove
-            | Op::YMove
-            | Op::QkvBias
-            | Op::OutBias
-            | Op::Fc1Bias
-            | Op::Fc2Bias
-            | Op::QkvBiasBwd
-            | Op::OutBiasBwd
-            | Op::Fc1BiasBwd
-            | Op::Fc2BiasBwd
-            | Op::YMoveBwd
-            | Op::UMoveBwd
-            | Op::AMoveBwd
-            | Op::X1MoveBwd
-            | Op::CtxMoveBwd
-            | Op::QkvMoveBwd
-            | Op::XMoveBwd
-            | Op::ParamGradGather => return Err(CollectiveError::ForeignOp { op }),
+            crate::design_ops!() => return Err(CollectiveError::ForeignOp { op }),
         }
     }
     if !options.backward || cfg.layers == 0 {

@@ -11,9 +11,7 @@ use super::placement::{change_kind, Placement, TensorPlacement};
 use crate::block::plan::ShardPlan;
 use crate::block::tensor::TensorName;
 use crate::config::Config;
-use crate::params::ParamKind;
 use crate::{
-    block::op::Parallel,
     block::op::Pass,
     trace::{Event, EventKind, Trace},
 };
@@ -27,31 +25,6 @@ pub struct PlacementError {
     /// The event's label, e.g. `L0 fwd attn.bias_residual r1`.
     pub event: String,
     pub problem: String,
-}
-
-/// What a parameter's placement is on rank `r`, straight from the shard plan.
-fn param_placement(plan: &ShardPlan, kind: ParamKind, r: usize) -> Placement {
-    let p = plan.param(kind);
-    let ranges = |rows: bool| {
-        p.blocks[r]
-            .iter()
-            .map(|b| {
-                let rg = if rows { &b.rows } else { &b.cols };
-                [rg.start, rg.end]
-            })
-            .collect()
-    };
-    match p.parallel {
-        Parallel::Column => Placement::Shard {
-            dim: 1,
-            ranges: ranges(false),
-        },
-        Parallel::Row => Placement::Shard {
-            dim: 0,
-            ranges: ranges(true),
-        },
-        _ => Placement::Replicate,
-    }
 }
 
 /// The placement the block's input (and the output gradient) has on rank `r`.
@@ -76,7 +49,7 @@ pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
         }
     }
     let weights = |t: TensorName, r: usize| match t {
-        TensorName::Param(kind) => Some(param_placement(&plan, kind, r)),
+        TensorName::Param(kind) => Some(plan.placement(kind, r)),
         _ => None,
     };
     // A block's output is the next block's input; its input gradient the previous block's
@@ -108,7 +81,7 @@ pub fn check_placements_from(
         })
         .collect();
     let weights = |t: TensorName, r: usize| match t {
-        TensorName::Param(kind) => Some(param_placement(&plan, kind, r)),
+        TensorName::Param(kind) => Some(plan.placement(kind, r)),
         _ => None,
     };
     let carry = |pass: Pass, t: TensorName, layer: usize| match (pass, t) {

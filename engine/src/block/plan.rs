@@ -25,6 +25,7 @@
 //! all-reduce. PyTorch's `ColwiseParallel`/`RowwiseParallel` are the same splits.
 
 use crate::block::op::Parallel;
+use crate::block::placement::Placement;
 use crate::config::Config;
 use crate::dtype::Element;
 use crate::params::{LayerParams, Model, ParamKind};
@@ -189,6 +190,43 @@ impl ShardPlan {
     pub fn param(&self, kind: ParamKind) -> &ParamShard {
         // `params` holds every ParamKind, in ParamKind::ALL order.
         &self.params[ParamKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)]
+    }
+
+    /// The index ranges rank `r` holds of parameter `kind` along its rows (`rows`) or columns.
+    pub fn ranges(&self, kind: ParamKind, r: usize, rows: bool) -> Vec<[usize; 2]> {
+        self.param(kind).blocks[r]
+            .iter()
+            .map(|b| {
+                let rg = if rows { &b.rows } else { &b.cols };
+                [rg.start, rg.end]
+            })
+            .collect()
+    }
+
+    /// What rank `r` holds of parameter `kind`: its columns (column-parallel), its rows
+    /// (row-parallel) or the whole tensor.
+    pub fn placement(&self, kind: ParamKind, r: usize) -> Placement {
+        match self.param(kind).parallel {
+            Parallel::Column => Placement::Shard {
+                dim: 1,
+                ranges: self.ranges(kind, r, false),
+            },
+            Parallel::Row => Placement::Shard {
+                dim: 0,
+                ranges: self.ranges(kind, r, true),
+            },
+            _ => Placement::Replicate,
+        }
+    }
+
+    /// What rank `r` holds of an activation whose columns follow parameter `kind`'s split: a
+    /// column-parallel weight's columns, or a row-parallel weight's rows (the attention context's
+    /// columns are `W_out`'s rows).
+    pub fn columns_of(&self, kind: ParamKind, r: usize) -> Placement {
+        Placement::Shard {
+            dim: 1,
+            ranges: self.ranges(kind, r, self.param(kind).parallel == Parallel::Row),
+        }
     }
 
     /// Rank `r`'s shards of one block's parameters.

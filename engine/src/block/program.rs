@@ -106,15 +106,6 @@ struct Builder<'a> {
 impl Builder<'_> {
     /// What rank `r` holds under `hold`.
     fn place(&self, hold: Hold, r: usize) -> Placement {
-        let ranges = |kind: ParamKind, rows: bool| -> Vec<[usize; 2]> {
-            self.plan.param(kind).blocks[r]
-                .iter()
-                .map(|b| {
-                    let rg = if rows { &b.rows } else { &b.cols };
-                    [rg.start, rg.end]
-                })
-                .collect()
-        };
         match hold {
             Hold::Whole => Placement::Replicate,
             Hold::Partial => Placement::Partial,
@@ -125,21 +116,8 @@ impl Builder<'_> {
             {
                 Placement::Partial
             }
-            Hold::Param(kind) | Hold::Grad(kind) => match self.plan.param(kind).parallel {
-                Parallel::Column => Placement::Shard {
-                    dim: 1,
-                    ranges: ranges(kind, false),
-                },
-                Parallel::Row => Placement::Shard {
-                    dim: 0,
-                    ranges: ranges(kind, true),
-                },
-                _ => Placement::Replicate,
-            },
-            Hold::ColsOf(kind) => Placement::Shard {
-                dim: 1,
-                ranges: ranges(kind, self.plan.param(kind).parallel == Parallel::Row),
-            },
+            Hold::Param(kind) | Hold::Grad(kind) => self.plan.placement(kind, r),
+            Hold::ColsOf(kind) => self.plan.columns_of(kind, r),
         }
     }
 

@@ -21,6 +21,8 @@ pub enum EngineError {
     Config(#[from] ConfigError),
     #[error("collective failed: {0}")]
     Collective(#[from] CollectiveError),
+    #[error(transparent)]
+    Exec(#[from] crate::block::exec::design::ExecError),
     #[error("export failed: {0}")]
     Export(String),
 }
@@ -206,7 +208,10 @@ mod tests {
 
     type Issue = (usize, Pass, Op, Vec<usize>);
 
-    /// What the executor issued and what the trace planned: (layer, pass, op, ranks) each.
+    /// What the executor issued and what its program's trace planned: (layer, pass, op, ranks)
+    /// each. The program is Megatron's plan propagated; its trace has the report's trace's
+    /// communicating collectives and compute events (`megatrons_plan_traces_megatrons_collectives`),
+    /// without the identity halves of f and g the report draws.
     fn issued_and_planned<T: Element>(run: &Run<T>) -> (Vec<Issue>, Vec<Issue>) {
         let issued = run
             .sharded
@@ -214,13 +219,17 @@ mod tests {
             .iter()
             .map(|i| (i.layer, i.pass, i.op, i.ranks.clone()))
             .collect();
-        let planned = run
-            .report
-            .trace
-            .events
-            .iter()
-            .map(|e| (e.layer, e.pass, e.op, e.ranks.clone()))
-            .collect();
+        let cfg = &run.report.config;
+        let trace =
+            crate::block::design::trace::trace(cfg, &crate::block::exec::sharded::program(cfg));
+        let planned = trace
+            .map(|t| {
+                t.events
+                    .iter()
+                    .map(|e| (e.layer, e.pass, e.op, e.ranks.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
         (issued, planned)
     }
 

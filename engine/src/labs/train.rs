@@ -114,6 +114,8 @@ pub enum TrainError {
     Vocab(#[from] VocabError),
     #[error(transparent)]
     Collective(#[from] CollectiveError),
+    #[error(transparent)]
+    Exec(#[from] crate::block::exec::design::ExecError),
     #[error("steps must be at least 1 (got 0)")]
     NoSteps,
     #[error("steps {steps} is over the limit of {max}; use fewer steps")]

@@ -90,6 +90,8 @@ pub enum Train3dError {
     Pipeline(#[from] PipelineError),
     #[error(transparent)]
     Collective(#[from] CollectiveError),
+    #[error(transparent)]
+    Exec(#[from] crate::block::exec::design::ExecError),
     #[error("the {what} size must be at least 1 (got 0)")]
     ZeroSize { what: &'static str },
     #[error(

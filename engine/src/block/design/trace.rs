@@ -56,9 +56,8 @@ pub fn trace(cfg: &Config, program: &Program) -> Result<Trace, TraceError> {
     for layer in 0..cfg.layers {
         b.layer = layer;
         b.pass = Pass::Forward;
-        let mut residuals = 0;
         for s in &program.forward {
-            b.forward(s, &mut residuals);
+            b.forward(s);
         }
     }
     for layer in (0..cfg.layers).rev() {
@@ -125,6 +124,94 @@ fn move_op(plan: &super::plan::ShardingPlan, t: Tensor, pass: Pass) -> Op {
         Tensor::Y if fwd => Op::YMove,
         Tensor::Y => Op::YMoveBwd,
     }
+}
+
+/// The op a forward step is, in the trace and in the executor's events (one source for both).
+pub fn forward_op(p: &Program, s: &Step) -> Op {
+    match s {
+        Step::LayerNorm {
+            norm: Norm::Ln1, ..
+        } => Op::Ln1,
+        Step::LayerNorm {
+            norm: Norm::Ln2, ..
+        } => Op::Ln2,
+        Step::Linear { weight, .. } => match weight {
+            Weight::Qkv => Op::Qkv,
+            Weight::Out => Op::AttnOut,
+            Weight::Fc1 => Op::Fc1,
+            Weight::Fc2 => Op::Fc2,
+        },
+        Step::Attention { .. } => Op::AttnCore,
+        Step::Gelu { .. } => Op::Gelu,
+        Step::Bias { weight, .. } => match weight {
+            Weight::Qkv => Op::QkvBias,
+            Weight::Out => Op::OutBias,
+            Weight::Fc1 => Op::Fc1Bias,
+            Weight::Fc2 => Op::Fc2Bias,
+        },
+        Step::Residual { y, .. } => {
+            if p.value(*y).tensor == Tensor::X1 {
+                Op::AttnBiasResidual
+            } else {
+                Op::MlpBiasResidual
+            }
+        }
+        Step::Redistribute(rd) => move_op(&p.plan, p.value(rd.from).tensor, Pass::Forward),
+    }
+}
+
+/// The op of a forward step's gradient rule (`None` for a redistribution: its conjugate is a
+/// backward step of its own).
+pub fn grad_op(p: &Program, s: &Step) -> Option<Op> {
+    Some(match s {
+        Step::LayerNorm {
+            norm: Norm::Ln1, ..
+        } => Op::Ln1Bwd,
+        Step::LayerNorm {
+            norm: Norm::Ln2, ..
+        } => Op::Ln2Bwd,
+        Step::Linear { weight, .. } => match weight {
+            Weight::Qkv => Op::QkvBwd,
+            Weight::Out => Op::AttnOutBwd,
+            Weight::Fc1 => Op::Fc1Bwd,
+            Weight::Fc2 => Op::Fc2Bwd,
+        },
+        Step::Attention { .. } => Op::AttnCoreBwd,
+        Step::Gelu { .. } => Op::GeluBwd,
+        Step::Bias { weight, .. } => match weight {
+            Weight::Qkv => Op::QkvBiasBwd,
+            Weight::Out => Op::OutBiasBwd,
+            Weight::Fc1 => Op::Fc1BiasBwd,
+            Weight::Fc2 => Op::Fc2BiasBwd,
+        },
+        Step::Residual { y, .. } => {
+            if p.value(*y).tensor == Tensor::X1 {
+                Op::AttnBiasResidualBwd
+            } else {
+                Op::MlpBiasResidualBwd
+            }
+        }
+        Step::Redistribute(_) => return None,
+    })
+}
+
+/// The op of a backward step that is not a gradient rule (for [`BackStep::Grad`], the forward
+/// step's [`grad_op`]).
+pub fn back_op(p: &Program, s: &BackStep) -> Option<Op> {
+    Some(match s {
+        BackStep::Grad { index } => return p.forward.get(*index).and_then(|f| grad_op(p, f)),
+        BackStep::GradMove { value, .. } => {
+            move_op(&p.plan, p.value(*value).tensor, Pass::Backward)
+        }
+        BackStep::Regather { value, .. } => match p.value(*value).tensor {
+            Tensor::H1 => Op::AttnFBwdGather,
+            Tensor::H2 => Op::MlpFBwdGather,
+            other => move_op(&p.plan, other, Pass::Backward),
+        },
+        BackStep::KvGradSum { .. } => Op::KvGrads,
+        BackStep::ParamGradSum { .. } => Op::SpGrads,
+        BackStep::ParamGradGather { .. } => Op::ParamGradGather,
+    })
 }
 
 /// The collective a change of placement is, for the trace (a slice is an identity: nothing
@@ -328,14 +415,11 @@ impl Builder<'_> {
         (a as u64, b as u64)
     }
 
-    fn forward(&mut self, s: &Step, residuals: &mut usize) {
+    fn forward(&mut self, s: &Step) {
         let cfg = self.cfg;
         match s {
             Step::LayerNorm { norm, x, y } => {
-                let (op, (wk, bk)) = match norm {
-                    Norm::Ln1 => (Op::Ln1, norm.params()),
-                    Norm::Ln2 => (Op::Ln2, norm.params()),
-                };
+                let (op, (wk, bk)) = (forward_op(self.p, s), norm.params());
                 let (xt, yt) = (self.value(*x), self.value(*y));
                 let (w, b) = (self.param(wk), self.param(bk));
                 let par = self.parallel(self.p.value(*x).place, None);
@@ -345,12 +429,7 @@ impl Builder<'_> {
                 });
             }
             Step::Linear { weight, x, y, bias } => {
-                let op = match weight {
-                    Weight::Qkv => Op::Qkv,
-                    Weight::Out => Op::AttnOut,
-                    Weight::Fc1 => Op::Fc1,
-                    Weight::Fc2 => Op::Fc2,
-                };
+                let op = forward_op(self.p, s);
                 let (wk, bk) = weight_param(*weight);
                 let (xt, yt, w) = (self.value(*x), self.value(*y), self.param(wk));
                 let bt = self.param(bk);
@@ -389,18 +468,13 @@ impl Builder<'_> {
             Step::Gelu { a, u } => {
                 let (at, ut) = (self.value(*a), self.value(*u));
                 let par = self.parallel(self.p.value(*a).place, None);
-                self.compute(Op::Gelu, par, &[&at], &[&ut], |r| {
+                self.compute(forward_op(self.p, s), par, &[&at], &[&ut], |r| {
                     let (t, f) = Self::rc(&at, r);
                     work::gelu(t, f)
                 });
             }
             Step::Bias { x, y, weight, .. } => {
-                let op = match weight {
-                    Weight::Qkv => Op::QkvBias,
-                    Weight::Out => Op::OutBias,
-                    Weight::Fc1 => Op::Fc1Bias,
-                    Weight::Fc2 => Op::Fc2Bias,
-                };
+                let op = forward_op(self.p, s);
                 let (xt, yt, bt) = (
                     self.value(*x),
                     self.value(*y),
@@ -421,12 +495,7 @@ impl Builder<'_> {
                 y,
                 bias,
             } => {
-                let op = if *residuals == 0 {
-                    Op::AttnBiasResidual
-                } else {
-                    Op::MlpBiasResidual
-                };
-                *residuals += 1;
+                let op = forward_op(self.p, s);
                 let (st, bt, yt) = (self.value(*stream), self.value(*branch), self.value(*y));
                 let bias_t = bias.map(|w| self.param(weight_param(w).1));
                 let mut reads = vec![&st, &bt];
@@ -441,7 +510,7 @@ impl Builder<'_> {
             }
             Step::Redistribute(rd) => {
                 let (ft, tt) = (self.value(rd.from), self.value(rd.to));
-                let op = move_op(&self.p.plan, self.p.value(rd.from).tensor, Pass::Forward);
+                let op = forward_op(self.p, s);
                 let ranks = self.all();
                 self.collective(op, kind_of(rd.mv), ranks, &[&ft], &[&tt]);
             }
@@ -462,22 +531,12 @@ impl Builder<'_> {
                 let t = values[*value].tensor;
                 let (ft, tt) = (self.grad(t, *from), self.grad(t, *to));
                 let ranks = self.all();
-                self.collective(
-                    move_op(&self.p.plan, t, Pass::Backward),
-                    kind_of(*mv),
-                    ranks,
-                    &[&ft],
-                    &[&tt],
-                );
+                let Some(op) = back_op(self.p, s) else { return };
+                self.collective(op, kind_of(*mv), ranks, &[&ft], &[&tt]);
             }
             BackStep::Regather { value, source } => {
-                let t = values[*value].tensor;
                 let (ft, tt) = (self.value(*source), self.value(*value));
-                let op = match t {
-                    Tensor::H1 => Op::AttnFBwdGather,
-                    Tensor::H2 => Op::MlpFBwdGather,
-                    other => move_op(&self.p.plan, other, Pass::Backward),
-                };
+                let Some(op) = back_op(self.p, s) else { return };
                 let mv = Move::between(values[*source].place, values[*value].place)
                     .unwrap_or(Move::AllGather);
                 let ranks = self.all();
@@ -559,10 +618,7 @@ impl Builder<'_> {
         let values = &self.p.values;
         match s {
             Step::LayerNorm { norm, x, y } => {
-                let op = match norm {
-                    Norm::Ln1 => Op::Ln1Bwd,
-                    Norm::Ln2 => Op::Ln2Bwd,
-                };
+                let Some(op) = grad_op(self.p, s) else { return };
                 let (wk, bk) = norm.params();
                 let (xv, yv) = (values[*x], values[*y]);
                 let dy = self.grad(yv.tensor, yv.place.grad());
@@ -578,12 +634,7 @@ impl Builder<'_> {
                 });
             }
             Step::Linear { weight, x, y, bias } => {
-                let op = match weight {
-                    Weight::Qkv => Op::QkvBwd,
-                    Weight::Out => Op::AttnOutBwd,
-                    Weight::Fc1 => Op::Fc1Bwd,
-                    Weight::Fc2 => Op::Fc2Bwd,
-                };
+                let Some(op) = grad_op(self.p, s) else { return };
                 let split = self.p.plan.split(*weight);
                 let (xv, yv) = (values[*x], values[*y]);
                 let (wk, bk) = weight_param(*weight);
@@ -636,12 +687,7 @@ impl Builder<'_> {
                 });
             }
             Step::Bias { x, y, weight, once } => {
-                let op = match weight {
-                    Weight::Qkv => Op::QkvBiasBwd,
-                    Weight::Out => Op::OutBiasBwd,
-                    Weight::Fc1 => Op::Fc1BiasBwd,
-                    Weight::Fc2 => Op::Fc2BiasBwd,
-                };
+                let Some(op) = grad_op(self.p, s) else { return };
                 let (xv, yv) = (values[*x], values[*y]);
                 let dy = self.grad(yv.tensor, yv.place.grad());
                 let dx = self.grad(xv.tensor, xv.place.grad());
@@ -661,11 +707,7 @@ impl Builder<'_> {
                 y,
                 bias,
             } => {
-                let op = if values[*y].tensor == Tensor::X1 {
-                    Op::AttnBiasResidualBwd
-                } else {
-                    Op::MlpBiasResidualBwd
-                };
+                let Some(op) = grad_op(self.p, s) else { return };
                 let (sv, bv, yv) = (values[*stream], values[*branch], values[*y]);
                 let dy = self.grad(yv.tensor, yv.place.grad());
                 let ds = self.grad(sv.tensor, yv.place.grad());

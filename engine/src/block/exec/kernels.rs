@@ -279,6 +279,14 @@ fn elems_mut<T: Element>(a: &mut Array2<T>) -> &mut [T] {
     a.as_slice_mut().unwrap_or(&mut [])
 }
 
+/// `a` in standard layout (a copy only when it is not one), so that an in-place kernel sees
+/// its elements in row order.
+fn make_standard<T: Element>(a: &mut Array2<T>) {
+    if !a.is_standard_layout() {
+        *a = standard(a.view());
+    }
+}
+
 /// A copy in standard layout when `a` is not one.
 fn standard<T: Element>(a: ArrayView2<'_, T>) -> Array2<T> {
     a.as_standard_layout().into_owned()
@@ -465,6 +473,7 @@ pub fn residual_bias_in_place<T: Element>(
     x: ArrayView2<'_, T>,
     bias: ArrayView2<'_, T>,
 ) {
+    make_standard(&mut *z);
     let x = x.as_standard_layout();
     let bias = standard(bias);
     let n = z.ncols().max(1);
@@ -494,6 +503,7 @@ wide_kernel! {
 
 /// `a ← a + b` in place (the residual gradient).
 pub fn add_in_place<T: Element>(a: &mut Array2<T>, b: ArrayView2<'_, T>) {
+    make_standard(&mut *a);
     let b = b.as_standard_layout();
     match b.as_slice() {
         Some(bs) if bs.len() == a.len() => elems_mut(a)
@@ -529,6 +539,7 @@ pub fn residual_bias_layer_norm<T: Element>(
     gamma: ArrayView2<'_, T>,
     beta: ArrayView2<'_, T>,
 ) -> (Array2<T>, LnCache<T>) {
+    make_standard(&mut *z);
     let (t, h) = z.dim();
     let (x, bias_row) = (x.as_standard_layout(), standard(bias));
     if !is_f32_or_f64::<T>() || x.dim() != (t, h) || bias_row.len() != h || !z.is_standard_layout()
@@ -727,6 +738,7 @@ pub fn layer_norm_backward_residual_in_place<T: Element>(
     residual: ArrayView2<'_, T>,
     with_col_sum: bool,
 ) -> (Array2<T>, Array2<T>, Option<Array2<T>>) {
+    make_standard(&mut *dy);
     let h = dy.ncols();
     let residual = residual.as_standard_layout();
     let gamma = standard(gamma);
@@ -873,6 +885,7 @@ wide_kernel! {
 /// GeLU backward in place: `dy ← dy · gelu'(x)`, `gelu'(x) = σ + 2xσ(1 − σ)·√(2/π)(1 +
 /// 3·0.044715x²)` with `σ = σ(2u)` (the derivative of `x·σ(2u)`, equal to the tanh form's).
 pub fn gelu_backward_in_place<T: Element>(x: ArrayView2<'_, T>, dy: &mut Array2<T>) {
+    make_standard(&mut *dy);
     let x = x.as_standard_layout();
     let xs = x.as_slice().unwrap_or(&[]);
     let ds = elems_mut(dy);

@@ -5,7 +5,8 @@
 #  - tplab matrix products over OpenBLAS sgemm on the same shapes (target >= 0.80)
 #  - forward+backward at TP=1: GFLOP/s of its matrix products (linear layers and the causal part
 #    of attention; element-wise work not counted) over the best sgemm rate of this run (>= 0.70)
-#  - the design executor (any plan) on Megatron's plan over the sharded executor, same TP
+#  - Megatron's plan as `tplab design` runs it (the same walk, parameters sharded inside each call)
+#    over the run on resident shards, same TP (the cost of slicing the weights every call)
 # The machine's load moves every figure: compare ratios from one run, and take several runs.
 # Needs numpy (pip install numpy). OPENBLAS_CORETYPE/L2_SIZE are unset for this command only,
 # since they slow a current numpy (see the workplace notes).

@@ -57,7 +57,7 @@ def main():
     rate = rust["fwd_bwd_gflop"] / fb["1"]
     print(f"\nforward+backward at TP=1: {rust['fwd_bwd_gflop']:.2f} GFLOP of products in {fb['1']*1e3:.2f} ms = "
           f"{rate:.1f} GFLOP/s, {rate / sgemm:.2f} of the best sgemm rate above ({sgemm:.1f})   (target >= 0.70)")
-    print("\nMegatron's plan as data on the design executor (any plan) over the sharded executor, fwd+bwd:")
+    print("\nMegatron's plan as `tplab design` runs it (the same walk, the parameters sharded inside each call)\nover the run on resident shards above, fwd+bwd:")
     for tp, r in rust.get("design_over_sharded", {}).items():
         print(f"  TP={tp}: {r:.2f}x")
 

@@ -53,8 +53,8 @@ fn layer_case(cfg: Config, backward: bool) -> Case {
     })
 }
 
-/// Megatron's plan as data, propagated and run by the design executor (the one that runs any
-/// plan): forward and backward, parameters sharded inside the call as `tplab design` does.
+/// Megatron's plan as data, propagated and walked as `tplab design` runs any plan: forward and
+/// backward, the parameters sharded inside the call (the run above reads resident shards).
 fn design_case(cfg: Config) -> Case {
     let model = Model::<f32>::random(&cfg);
     let program = propagate(&cfg, &ShardingPlan::default());
@@ -132,7 +132,7 @@ fn main() {
         .map(|(tp, s)| format!("\"{tp}\": {s:.6}"))
         .collect();
     let fwd = med[tps.len()];
-    // The design executor over the sharded executor on the same TP (both fwd+bwd).
+    // `tplab design`'s call over the run on resident shards, same TP (both fwd+bwd, one walk).
     let design: Vec<String> = design_tps
         .iter()
         .enumerate()

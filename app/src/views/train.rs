@@ -111,6 +111,12 @@ pub fn train_error_text(lang: Lang, e: &TrainError) -> String {
         TrainError::Config(c) => super::config_error_text(lang, c),
         TrainError::Vocab(v) => super::vocab::vocab_error_text(lang, v),
         TrainError::Collective(c) => super::collectives::collective_error_text(lang, c),
+        TrainError::Exec(tplab_engine::block::exec::design::ExecError::Collective(c)) => {
+            super::collectives::collective_error_text(lang, c)
+        }
+        // The walk's own errors mean the engine's program and shards disagree (a bug, not an
+        // input a learner can fix): the engine's sentence as it is.
+        TrainError::Exec(other) => other.to_string(),
         TrainError::NoSteps => a("tr-err-no-steps", &[]),
         TrainError::TooManySteps { steps, max } => a(
             "tr-err-too-many-steps",

@@ -3,7 +3,8 @@
 //! the trace), the typed names of its tensors ([`tensor::TensorName`]), the decode step's program
 //! ([`decode::program`]), the check that they are consistent ([`check::check_placements`]), the
 //! shard plan ([`plan`]), the executors that walk the block's programs and their fused kernels
-//! ([`exec`]: Megatron's fast path with its precision hook, and any design plan's program), the
+//! ([`exec`]: one walk for every propagated plan's program, Megatron's included, with fused
+//! passes and the precision hook), the
 //! plain kernels the labs use ([`ops`]), the plain unsharded reference that is the oracle
 //! ([`reference`](mod@reference): it does not share the sharded code path), the verification
 //! against it ([`verify`]), and the FLOPs and

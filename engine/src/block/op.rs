@@ -370,8 +370,8 @@ impl Op {
 
 /// A pattern of every op of a learner's sharding plan that Megatron's split does not have (its
 /// moves, lone biases and their gradients, the bias-gradient gather; [`crate::block::design`]):
-/// the executors of the other programs (the block's fast path, the vocabulary pass, the decode
-/// step, the GPU's walks) refuse them together. A test holds it to the ops' kinds.
+/// the executors of the other programs (the vocabulary pass, the decode step, the GPU's walks)
+/// refuse them together. A test holds it to the ops' kinds.
 #[macro_export]
 macro_rules! design_ops {
     () => {

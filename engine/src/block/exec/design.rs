@@ -675,6 +675,9 @@ fn local_heads(cfg: &Config, place: Place) -> (usize, usize) {
 
 type Forward<T> = (Vec<Option<Local<T>>>, Caches<T>);
 
+/// A LayerNorm's output and what its backward needs.
+type Normed<T> = (Array2<T>, LnCache<T>);
+
 fn to_bufs<T: Element>(parts: Vec<Array2<T>>) -> Vec<Vec<T>> {
     parts
         .into_iter()
@@ -764,7 +767,7 @@ impl<T: Element> Exec<'_, T> {
         if to.mislabelled {
             return Ok(misread(cfg, &l, to.place, shape, heads));
         }
-        let even_rows = shape[0] % tp == 0 && tp > 1;
+        let even_rows = shape[0].is_multiple_of(tp) && tp > 1;
 
         let uniform = l.ranks.iter().all(|a| a.dim() == l.ranks[0].dim());
         match (mv, l.place, to.place) {
@@ -872,7 +875,7 @@ impl<T: Element> Exec<'_, T> {
         vals[program.input] = Some(input);
         let full_bias = |w: Weight, r: usize| p[r].get(weight_param(w).1);
         // A LayerNorm computed by the residual pass before it (its input's only writer).
-        let mut fused_ln: Option<(ValueId, Vec<(Array2<T>, LnCache<T>)>)> = None;
+        let mut fused_ln: Option<(ValueId, Vec<Normed<T>>)> = None;
         for (i, step) in program.forward.iter().enumerate() {
             let op = forward_op(program, step);
             match step {
@@ -1014,7 +1017,7 @@ impl<T: Element> Exec<'_, T> {
                         }
                         _ => None,
                     };
-                    let done: Vec<(Array2<T>, Option<(Array2<T>, LnCache<T>)>)> = {
+                    let done: Vec<(Array2<T>, Option<Normed<T>>)> = {
                         use rayon::prelude::*;
                         branch_l
                             .ranks
@@ -1429,9 +1432,9 @@ impl<T: Element> Exec<'_, T> {
         let layer_grads = pacc
             .into_iter()
             .enumerate()
-            .map(|(r, acc)| {
+            .map(|(r, mut acc)| {
                 LayerParams::from_fn(|k| {
-                    acc[param_index(k)].clone().unwrap_or_else(|| {
+                    acc[param_index(k)].take().unwrap_or_else(|| {
                         let shard = p[r].get(k);
                         Array2::zeros(shard.dim())
                     })

@@ -1,8 +1,8 @@
-//! The sharded executor's fused CPU kernels: LayerNorm, GeLU, bias and residual passes, and causal
+//! The executor's fused CPU kernels: LayerNorm, GeLU, bias and residual passes, and causal
 //! attention, each one pass over contiguous rows with no temporary arrays, written so that the
 //! compiler vectorises them (sums in `LANES` independent lanes, a branch-free `exp`).
 //!
-//! Only the sharded executor ([`crate::block::exec::sharded`]) calls these. The unsharded reference keeps its
+//! Only the executor ([`crate::block::exec::design`]) calls these. The unsharded reference keeps its
 //! own plain kernels and ndarray's `dot` ([`mod@crate::block::reference`]), so a mistake here shows up as a
 //! verification failure instead of being shared by both sides. The simple kernels of
 //! [`crate::block::ops`] stay as they were for the other callers (the labs, the GPU layout tests).

@@ -1,15 +1,17 @@
-//! The executors of the block's programs on virtual GPUs, in one place:
+//! The executor of the block's programs on virtual GPUs, in one place:
 //!
-//! - [`sharded`]: walks the block program [`crate::block::program::schedule`] writes for
-//!   Megatron-LM's split (with sequence parallelism and grouped-query attention), with fused
-//!   passes, a buffer pool and the precision hook; the fast path `tplab run` and the labs use.
-//! - [`design`]: walks any program a [`crate::block::design`] plan propagates to, Megatron's
-//!   included (a test holds the two to the same numbers on Megatron's plan), and runs a broken
-//!   program when asked, to show how wrong it is.
-//! - [`kernels`]: the fused CPU kernels the sharded executor calls.
+//! - [`design`]: the one executor. It walks whatever program a [`crate::block::design`] plan
+//!   propagates to, Megatron-LM's among them (with sequence parallelism and grouped-query
+//!   attention), with fused passes, a buffer pool, collectives run through
+//!   [`crate::collectives`] and the precision hook, and runs a broken program when asked, to show
+//!   how wrong it is.
+//! - [`sharded`]: Megatron's split as the labs, `tplab run` and the views call it: its program
+//!   ([`sharded::program`]) handed to the walk, and what a run produces (outputs, gradients,
+//!   recorded collectives, issued events, saved elements).
+//! - [`kernels`]: the fused CPU kernels the walk calls.
 //!
 //! The unsharded reference ([`crate::block::reference`]) is not here on purpose: it is the oracle
-//! both executors are checked against and shares none of their code.
+//! the executor is checked against and shares none of its code.
 
 pub mod design;
 pub mod kernels;

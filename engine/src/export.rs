@@ -670,7 +670,6 @@ pub fn export_design<T: Element>(
     report: &crate::block::design::DesignReport,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, EngineError> {
-    use crate::block::design::program;
     use crate::block::exec::design as exec;
     let cfg = crate::config::Config {
         dtype: T::DTYPE,
@@ -693,20 +692,7 @@ pub fn export_design<T: Element>(
         "tensors.safetensors",
         &safetensors_bytes(cfg.dtype, &t, meta.clone())?,
     )?;
-    let shards: Vec<Vec<crate::params::LayerParams<T>>> = (0..cfg.tp)
-        .map(|r| {
-            model
-                .layers
-                .iter()
-                .map(|layer| {
-                    crate::params::LayerParams::from_fn(|k| {
-                        let layout = program::param_layout(&program.plan, k);
-                        exec::shard_param(&cfg, layout, k, layer.get(k).view(), r)
-                    })
-                })
-                .collect()
-        })
-        .collect();
+    let shards = exec::shard_model(&cfg, program, &model);
     let s = shard_tensors(&shards, &got.grads);
     set.write(
         "shards.safetensors",

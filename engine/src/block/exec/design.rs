@@ -675,6 +675,27 @@ fn local_heads(cfg: &Config, place: Place) -> (usize, usize) {
 
 type Forward<T> = (Vec<Option<Local<T>>>, Caches<T>);
 
+/// Value `v` for step `i` to own: moved out where nothing reads it again, else a copy.
+fn consume<T: Element>(
+    vals: &mut [Option<Local<T>>],
+    v: ValueId,
+    i: usize,
+    live: &Liveness,
+    program: &Program,
+) -> Result<Local<T>, ExecError> {
+    if live.dies_at(program, v, i) {
+        vals.get_mut(v)
+            .and_then(Option::take)
+            .ok_or(ExecError::Missing {
+                step: i,
+                tensor: program.values.get(v).map_or("?", |x| x.tensor.name()),
+                rank: 0,
+            })
+    } else {
+        get(vals, v, i, &program.values).cloned()
+    }
+}
+
 /// A LayerNorm's output and what its backward needs.
 type Normed<T> = (Array2<T>, LnCache<T>);
 
@@ -983,15 +1004,7 @@ impl<T: Element> Exec<'_, T> {
                 } => {
                     let place = values[*y].place;
                     // The branch is consumed in place where nothing reads it again.
-                    let branch_l = if live.dies_at(program, *branch, i) {
-                        vals[*branch].take().ok_or(ExecError::Missing {
-                            step: i,
-                            tensor: values[*branch].tensor.name(),
-                            rank: 0,
-                        })?
-                    } else {
-                        get(&vals, *branch, i, values)?.clone()
-                    };
+                    let branch_l = consume(&mut vals, *branch, i, live, program)?;
                     let sl = get(&vals, *stream, i, values)?;
                     for r in 0..tp {
                         if branch_l.ranks[r].dim() != sl.ranks[r].dim() {
@@ -1057,15 +1070,7 @@ impl<T: Element> Exec<'_, T> {
                     vals[*y] = Some(Local { place, ranks: outs });
                 }
                 Step::Redistribute(rd) => {
-                    let l = if live.dies_at(program, rd.from, i) {
-                        vals[rd.from].take().ok_or(ExecError::Missing {
-                            step: i,
-                            tensor: values[rd.from].tensor.name(),
-                            rank: 0,
-                        })?
-                    } else {
-                        get(&vals, rd.from, i, values)?.clone()
-                    };
+                    let l = consume(&mut vals, rd.from, i, live, program)?;
                     let moved = self.redistribute(op, l, values[rd.to], rd.mv)?;
                     vals[rd.to] = Some(moved);
                 }

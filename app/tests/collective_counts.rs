@@ -26,7 +26,9 @@ fn cli_and_step_view_count_alike_with_gqa_and_sequence_parallelism() {
             ..Preset::Tiny.config()
         };
         cfg.validate().expect("a valid mode");
-        let counts = schedule(&cfg).collective_counts(Some(0));
+        let counts = schedule(&cfg)
+            .expect("Megatron's plan propagates")
+            .collective_counts(Some(0));
         let mut args = vec![
             "run".to_string(),
             "--preset".into(),
@@ -53,7 +55,7 @@ fn cli_and_step_view_count_alike_with_gqa_and_sequence_parallelism() {
         assert!(out.status.success(), "{args:?}: {stdout}");
         let cli = format!("all-reduces per layer: {}", counts.describe());
         assert!(stdout.contains(&cli), "{args:?}: no «{cli}» in\n{stdout}");
-        let view = counter_text(&schedule(&cfg), 0);
+        let view = counter_text(&schedule(&cfg).expect("Megatron's plan propagates"), 0);
         assert_eq!(
             view,
             format!("all-reduces this layer: {}", counts.describe())

@@ -74,7 +74,10 @@ fn text_of(harness: &Harness<'static, TplabApp>) -> String {
 /// lanes the engine's placements on 2 and on 4 GPUs, and what each GPU has sent so far.
 #[test]
 fn the_walkthrough_steps_two_tp_sizes_together() {
-    let (two, four) = (schedule(&tiny(2)), schedule(&tiny(4)));
+    let (two, four) = (
+        schedule(&tiny(2)).expect("Megatron's plan propagates"),
+        schedule(&tiny(4)).expect("Megatron's plan propagates"),
+    );
     let (a, b) = (walk_steps(&two), walk_steps(&four));
     let mut harness = open("step", &tiny(2), Lang::En);
     pick(&mut harness, Lang::En, "TP = 4");
@@ -141,7 +144,7 @@ fn the_walkthrough_steps_two_tp_sizes_together() {
 /// One GPU has nothing to sum: beside TP 4's all-reduce, TP 1 says so and stays at its last step.
 #[test]
 fn beside_one_gpu_an_all_reduce_has_no_twin() {
-    let four = schedule(&tiny(4));
+    let four = schedule(&tiny(4)).expect("Megatron's plan propagates");
     let steps = walk_steps(&four);
     let first_collective = steps
         .iter()

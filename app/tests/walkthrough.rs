@@ -79,7 +79,7 @@ fn the_walkthrough_asks_before_each_collective_and_counts_the_answers() {
         layers: 1,
         ..Preset::Tiny.config()
     };
-    let trace = schedule(&cfg);
+    let trace = schedule(&cfg).expect("Megatron's plan propagates");
     let steps = walk_steps(&trace);
     let mut h = predicting(&cfg, Lang::En, false);
     // ln1, f (identity), qkv, core, out: then attn.g asks first.
@@ -198,7 +198,7 @@ fn every_step_of_a_layer_shows_the_engines_placements_and_narration() {
                 sequence_parallel: sp,
                 ..Preset::Tiny.config()
             };
-            let trace = schedule(&cfg);
+            let trace = schedule(&cfg).expect("Megatron's plan propagates");
             let steps = walk_steps(&trace);
             let lang = if tp == 2 { Lang::Tr } else { Lang::En };
             let mut harness = harness_on(&cfg, lang);
@@ -241,7 +241,7 @@ fn every_press_is_one_step_or_one_round() {
         layers: 1,
         ..Preset::Tiny.config()
     };
-    let trace = schedule(&cfg);
+    let trace = schedule(&cfg).expect("Megatron's plan propagates");
     let steps = walk_steps(&trace);
     let mut harness = harness_on(&cfg, Lang::En);
     // ln1, f (identity), qkv, core, out: five steps of one press each.
@@ -274,7 +274,7 @@ fn fc1_on_gpu_1_holds_the_second_quarter_of_w1() {
         ..Preset::Gpt2Small.config()
     };
     assert_eq!(cfg.tp, 4);
-    let trace = schedule(&cfg);
+    let trace = schedule(&cfg).expect("Megatron's plan propagates");
     let steps = walk_steps(&trace);
     let at = steps
         .iter()
@@ -383,7 +383,7 @@ fn the_first_backward_step_asks_which_operator_communicates() {
         layers: 1,
         ..Preset::Tiny.config()
     };
-    let trace = schedule(&cfg);
+    let trace = schedule(&cfg).expect("Megatron's plan propagates");
     let steps = walk_steps(&trace);
     let first_bwd = steps
         .iter()
@@ -411,7 +411,7 @@ fn the_first_backward_step_asks_which_operator_communicates() {
         sequence_parallel: true,
         ..cfg
     };
-    let trace = schedule(&sp);
+    let trace = schedule(&sp).expect("Megatron's plan propagates");
     let steps = walk_steps(&trace);
     let step = steps
         .iter()

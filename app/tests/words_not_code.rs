@@ -308,7 +308,7 @@ impl Walk {
 /// collective, one per other step).
 fn walk_presses(cfg: &tplab_engine::config::Config) -> usize {
     use tplab_engine::{collectives::CollectiveKind, trace::EventKind};
-    let trace = tplab_engine::block::program::schedule(cfg);
+    let trace = tplab_engine::block::program::schedule(cfg).expect("Megatron's plan propagates");
     tplab::views::step::walk_steps(&trace)
         .iter()
         .map(|s| match trace.events[s.first_event].kind {

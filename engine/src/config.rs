@@ -140,6 +140,10 @@ impl std::str::FromStr for Preset {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// The sharding rules refuse Megatron's program for this config (no config that passes
+    /// [`Config::validate_shapes`] is refused; this names the rule if one ever is).
+    #[error("the sharding rules refuse this config's program: {0}")]
+    Program(String),
     #[error("{field} must be at least 1 (got 0)")]
     Zero { field: &'static str },
     #[error("{field} {value} is over the limit of {max}; use a {field} of at most {max}")]

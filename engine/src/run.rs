@@ -23,6 +23,8 @@ pub enum EngineError {
     Collective(#[from] CollectiveError),
     #[error(transparent)]
     Exec(#[from] crate::block::exec::design::ExecError),
+    #[error(transparent)]
+    Trace(#[from] crate::block::program::TraceError),
     #[error("export failed: {0}")]
     Export(String),
 }
@@ -105,7 +107,7 @@ pub fn run_typed<T: Element>(cfg: &Config, progress: Progress<'_>) -> Result<Run
     progress("sharded", 0.45);
     let sharded = sharded::run(&cfg, &plan, &model)?;
     progress("verify", 0.85);
-    let trace = schedule(&cfg);
+    let trace = schedule(&cfg)?;
     let kappa = reference.layer_norm_condition();
     let tol = Tolerance::for_run(&cfg, cfg.dtype, kappa);
     let output = to_f64(&sharded.output());

@@ -627,7 +627,7 @@ mod tests {
             cfg.validate_shapes().unwrap();
             let lay = RankLayout::new(&cfg);
             let all = lay.buffers();
-            let trace = schedule(&cfg);
+            let trace = schedule(&cfg).expect("Megatron's plan propagates");
             let mut collectives = 0;
             for e in &trace.events {
                 let what = format!("{} ({})", e.label(), cfg.label());

@@ -27,6 +27,9 @@ pub enum GpuError {
     /// A serving request the model refuses (prompt, tokens, TP): the engine's rule and fix.
     #[error(transparent)]
     Serve(#[from] tplab_engine::labs::serve::ServeError),
+    /// The rules refuse the scenario's program (the rule it breaks).
+    #[error(transparent)]
+    Trace(#[from] tplab_engine::block::program::TraceError),
     /// A setting the GPU executor does not support.
     #[error("{0}")]
     Unsupported(String),

@@ -145,7 +145,7 @@ mod tests {
                     ..Preset::Tiny.config()
                 };
                 let lay = lay_of(&cfg);
-                for e in &schedule(&cfg).events {
+                for e in &schedule(&cfg).expect("Megatron's plan propagates").events {
                     match e.collective_kind() {
                         None => {
                             assert!(
@@ -183,7 +183,7 @@ mod tests {
             tp: 2,
             ..Preset::Tiny.config()
         };
-        let mut tr = schedule(&cfg);
+        let mut tr = schedule(&cfg).expect("Megatron's plan propagates");
         for e in &mut tr.events {
             // Rank 1 twice as slow as rank 0; collectives 1 ms.
             let d = if e.is_collective() {

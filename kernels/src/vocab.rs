@@ -51,7 +51,7 @@ pub enum VBuf {
 
 impl VBuf {
     /// The tensor of the engine's vocabulary program the buffer holds (`None` for the GPU's
-    /// own: the targets, read by the kernels, and the rank's maxima kept for the rescale).
+    /// own: the rank's maxima kept for the rescale).
     pub fn tensor(self) -> Option<TensorName> {
         use VocabTensor as V;
         let v = match self {
@@ -65,7 +65,8 @@ impl VBuf {
             VBuf::DLogits => V::DLogits,
             VBuf::DE => V::DE,
             VBuf::Grad => V::EmbeddingGrad,
-            VBuf::Targets | VBuf::LocalMax => return None,
+            VBuf::Targets => V::Targets,
+            VBuf::LocalMax => return None,
         };
         Some(TensorName::Vocab(v))
     }
@@ -144,8 +145,8 @@ impl VocabLayout {
         match op {
             Op::EmbedLookup => v(&[Ids, Table], &[E]),
             Op::LmHead => v(&[E, Table], &[Logits]),
-            Op::CeLocal => v(&[Logits], &[Max, Sum, Target]),
-            Op::CeBwd => v(&[Logits, Max], &[DLogits]),
+            Op::CeLocal => v(&[Logits, Targets], &[Max, Sum, Target]),
+            Op::CeBwd => v(&[Logits, Max, Sum, Targets], &[DLogits]),
             Op::LmHeadBwd => v(&[DLogits, E, Table], &[DE, Grad]),
             Op::EmbedBwd => v(&[DE], &[Grad]),
             _ => None,

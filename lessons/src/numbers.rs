@@ -36,7 +36,7 @@ fn gpt2_layer_us(tp: usize) -> (f64, f64) {
         tp,
         ..Preset::Gpt2Small.config()
     };
-    let mut trace = schedule(&cfg);
+    let mut trace = schedule(&cfg).expect("Megatron's plan propagates");
     let cluster = match Cluster::new(&Catalogue::default(), "h100", tp, 8, "ib-ndr-400") {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
@@ -229,6 +229,7 @@ fn lesson_9_sequence_parallel_sends_a_quarter_more() {
             ..Preset::Gpt2Small.config()
         };
         schedule(&cfg)
+            .expect("Megatron's plan propagates")
             .events
             .iter()
             .filter(|e| e.is_collective() && e.op != tplab_engine::block::Op::SpGrads)

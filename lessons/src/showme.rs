@@ -253,6 +253,8 @@ impl<'de> Deserialize<'de> for NoOtherFields {
 pub enum ShowMeError {
     #[error("Show me target's scenario is invalid: {0}")]
     Config(#[from] ConfigError),
+    #[error("Show me target's scenario has no trace: {0}")]
+    Trace(#[from] tplab_engine::block::program::TraceError),
     #[error("event '{event}' is set but the {view} view does not follow trace events; use view = \"step\", \"timeline\" or \"collectives\", or remove event")]
     EventOnStaticView { view: View, event: String },
     #[error("`pass` is set without `event`; name the event to stop at (e.g. event = \"mlp.g\")")]
@@ -503,7 +505,7 @@ impl ShowMe {
         }
         // The schedule of one layer has every event name; more layers only repeat them.
         let one_layer = Config { layers: 1, ..cfg };
-        let trace = schedule(&one_layer);
+        let trace = schedule(&one_layer)?;
         let pass = self.pass();
         let op = tplab_engine::block::Op::from_name(event);
         if trace

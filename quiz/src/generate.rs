@@ -1016,6 +1016,14 @@ fn counting_config(layers: usize, tp: usize) -> Config {
     }
 }
 
+/// Megatron's trace of a counting config. The rules refuse none of them: the sharding rules
+/// see one layer's shapes (the layer count does not enter) and test
+/// `every_counting_config_has_a_trace` walks every TP and sequence-parallel setting drawn here.
+fn counting_trace(cfg: &Config) -> tplab_engine::trace::Trace {
+    #[allow(clippy::expect_used)]
+    schedule(cfg).expect("a counting config propagates (every one is tested)")
+}
+
 /// A count as a numeric answer: only the exact number is right.
 fn count_answer(count: usize) -> QuestionKind {
     QuestionKind::Numeric {
@@ -1029,7 +1037,7 @@ fn all_reduce_count(rng: &mut ChaCha8Rng, seed: u64) -> Question {
     let layers = rng.random_range(1..=48usize);
     let tp = pick(rng, &[2, 4, 8]);
     let cfg = counting_config(layers, tp);
-    let counts = schedule(&cfg).collective_counts(None);
+    let counts = counting_trace(&cfg).collective_counts(None);
     let total = counts.forward_all_reduce + counts.backward_all_reduce;
     Question {
         id: id(GenKind::AllReduceCount, seed),
@@ -1078,7 +1086,7 @@ fn sp_collectives(rng: &mut ChaCha8Rng, seed: u64) -> Question {
         sequence_parallel: true,
         ..counting_config(layers, tp)
     };
-    let trace = schedule(&cfg);
+    let trace = counting_trace(&cfg);
     let total = trace
         .events
         .iter()
@@ -2589,6 +2597,19 @@ mod tests {
                     .any(|m| (2..=16).any(|tp| gqa_verdict(m, tp) == Some(v))),
                 "gqa-validity verdict {v}"
             );
+        }
+    }
+
+    #[test]
+    fn every_counting_config_has_a_trace() {
+        for tp in [2, 4, 8] {
+            for sp in [false, true] {
+                let cfg = Config {
+                    sequence_parallel: sp,
+                    ..counting_config(1, tp)
+                };
+                assert!(schedule(&cfg).is_ok(), "tp {tp} sp {sp}");
+            }
         }
     }
 

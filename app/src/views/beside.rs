@@ -119,9 +119,11 @@ impl BesideState {
             Beside::Tp(_) => None,
         };
         let other = config.map(|config| {
-            let derived = config.validate_shapes().map(|()| Derived {
-                plan: ShardPlan::new(&config),
-                trace: schedule(&config),
+            let derived = config.validate_shapes().and_then(|()| {
+                Ok(Derived {
+                    plan: ShardPlan::new(&config),
+                    trace: schedule(&config).map_err(|e| ConfigError::Program(e.to_string()))?,
+                })
             });
             Arc::new(Other {
                 with: self.with,
@@ -195,7 +197,7 @@ mod tests {
             layers: 2,
             ..Preset::Tiny.config()
         };
-        schedule(&config)
+        schedule(&config).expect("Megatron's plan propagates")
     }
 
     #[test]
@@ -230,7 +232,7 @@ mod tests {
                     ..Preset::Tiny.config()
                 };
                 config.validate_shapes().expect("valid");
-                schedule(&config)
+                schedule(&config).expect("Megatron's plan propagates")
             };
             for (a, b) in [(2, 4), (4, 2), (4, 1)] {
                 let (ta, tb) = (at(a), at(b));

@@ -88,6 +88,21 @@ pub fn plan_narration(lang: Lang, trace: &Trace, e: &Event) -> String {
         Some(kind) => {
             let (tensor, from) = first(&e.reads);
             let (_, to) = first(&e.writes);
+            if e.is_identity_half() {
+                let other = match e.pass {
+                    Pass::Forward => Pass::Backward,
+                    Pass::Backward => Pass::Forward,
+                };
+                return t_args(
+                    lang,
+                    "walk-plan-identity",
+                    &[
+                        ("tensor", tensor),
+                        ("from", from),
+                        ("other", super::pass_name(lang, other)),
+                    ],
+                );
+            }
             t_args(
                 lang,
                 if kind == tplab_engine::collectives::CollectiveKind::Identity {

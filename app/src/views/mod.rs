@@ -149,7 +149,7 @@ impl Scenario {
         config.validate_shapes()?;
         Ok(Derived {
             plan: ShardPlan::new(config),
-            trace: schedule(config),
+            trace: schedule(config).map_err(|e| ConfigError::Program(e.to_string()))?,
         })
     }
 

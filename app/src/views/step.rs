@@ -1335,6 +1335,9 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                 tplab_engine::block::OpKind::Collective(tplab_engine::block::Role::Move)
             );
             match kind {
+                CollectiveKind::Identity if op.is_empty() && e.is_identity_half() => format!(
+                    "{head}: the identity, the other half of an all-reduce in the other pass — no communication"
+                ),
                 CollectiveKind::Identity if op.is_empty() => {
                     format!("{head}: each GPU keeps its slice — no communication")
                 }
@@ -1487,6 +1490,9 @@ fn pass_strip(
                             )
                         );
                         let label = match e.collective_kind() {
+                            Some(CollectiveKind::Identity) if planned && e.is_identity_half() => {
+                                crate::i18n::t(super::lang(ui), "st-identity")
+                            }
                             Some(CollectiveKind::Identity) if planned => {
                                 crate::i18n::t(super::lang(ui), "st-strip-slice")
                             }

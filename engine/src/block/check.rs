@@ -10,7 +10,6 @@
 use super::placement::{change_kind, Placement, TensorPlacement};
 use crate::block::plan::ShardPlan;
 use crate::block::tensor::TensorName;
-use crate::config::Config;
 use crate::{
     block::op::Pass,
     trace::{Event, EventKind, Trace},
@@ -27,33 +26,35 @@ pub struct PlacementError {
     pub problem: String,
 }
 
-/// The placement the block's input (and the output gradient) has on rank `r`.
-fn token_placement(cfg: &Config, r: usize) -> Placement {
-    if cfg.sequence_parallel && cfg.tp > 1 {
-        Placement::shard(0, cfg.token_rows(r))
-    } else {
-        Placement::Replicate
-    }
+/// Walks `trace` (a block program from [`crate::block::program::schedule`]) and checks it: the
+/// checks of [`check_program_placements`] against Megatron's program for the trace's config.
+pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
+    check_program_placements(trace, &crate::block::exec::sharded::program(&trace.config))
 }
 
-/// Walks `trace` (a block program from [`crate::block::program::schedule`]) and checks it.
-pub fn check_placements(trace: &Trace) -> Result<(), PlacementError> {
+/// Walks the trace of any program the sharding rules propagated ([`crate::block::design`]) and
+/// checks it as [`check_placements`] checks Megatron's: the weights read as the program's plan
+/// places them, the block input and the output gradient held as the program receives them.
+pub fn check_program_placements(
+    trace: &Trace,
+    program: &crate::block::design::Program,
+) -> Result<(), PlacementError> {
+    use crate::block::design::trace::placement;
     use crate::block::program::tensors::{DX, DY, X, Y};
     let cfg = &trace.config;
-    let plan = ShardPlan::new(cfg);
+    let (input, output) = (program.value(program.input), program.value(program.output));
     let mut inputs = Vec::new();
     for r in 0..cfg.tp.max(1) {
-        inputs.push((0, X, r, token_placement(cfg, r)));
+        inputs.push((0, X, r, placement(cfg, input.tensor, input.place, r)));
         if let Some(last) = cfg.layers.checked_sub(1) {
-            inputs.push((last, DY, r, token_placement(cfg, r)));
+            let held = placement(cfg, output.tensor, output.place.grad(), r);
+            inputs.push((last, DY, r, held));
         }
     }
     let weights = |t: TensorName, r: usize| match t {
-        TensorName::Param(kind) => Some(plan.placement(kind, r)),
+        TensorName::Param(kind) => Some(program.param_placement(cfg, kind, r)),
         _ => None,
     };
-    // A block's output is the next block's input; its input gradient the previous block's
-    // output gradient.
     let carry = |pass: Pass, t: TensorName, layer: usize| match (pass, t) {
         (Pass::Forward, t) if t == Y => Some((layer + 1, X)),
         (Pass::Backward, t) if t == DX && layer > 0 => Some((layer - 1, DY)),
@@ -256,7 +257,7 @@ mod tests {
         let cfgs = configs();
         assert!(cfgs.len() >= 10, "{}", cfgs.len());
         for cfg in cfgs {
-            let tr = schedule(&cfg);
+            let tr = schedule(&cfg).expect("Megatron's plan propagates");
             if let Err(e) = check_placements(&tr) {
                 panic!("{}: {e}", cfg.label());
             }
@@ -269,7 +270,7 @@ mod tests {
             tp: 2,
             ..Preset::Tiny.config()
         };
-        let mut tr = schedule(&cfg);
+        let mut tr = schedule(&cfg).expect("Megatron's plan propagates");
         tr.events.retain(|e| e.op != Op::AttnG);
         let err = check_placements(&tr)
             .err()
@@ -287,7 +288,7 @@ mod tests {
             tp: 2,
             ..Preset::Tiny.config()
         };
-        let mut tr = schedule(&cfg);
+        let mut tr = schedule(&cfg).expect("Megatron's plan propagates");
         // Give rank 1's fc1 rank 0's columns of W1.
         let ev = tr
             .events
@@ -309,7 +310,7 @@ mod tests {
             tp: 2,
             ..Preset::Tiny.config()
         };
-        let mut tr = schedule(&cfg);
+        let mut tr = schedule(&cfg).expect("Megatron's plan propagates");
         if let Some(ev) = tr.events.iter_mut().find(|e| e.op == Op::MlpG) {
             if let EventKind::Collective { kind, .. } = &mut ev.kind {
                 *kind = crate::collectives::CollectiveKind::AllGather;

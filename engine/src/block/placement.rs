@@ -106,14 +106,17 @@ impl PlacementKind {
 }
 
 /// The collective that changes `from` into `to`, if one does; `None` for a pair no single
-/// collective makes (e.g. `Replicate → Partial`). `Replicate → Replicate` is the identity.
+/// collective makes (e.g. `Replicate → Partial`). `Replicate → Replicate` is the identity, and
+/// so is `Replicate → Shard`: each rank keeps its slice, nothing moves between ranks.
+/// `Shard(i) → Shard(j)` is an all-to-all.
 pub fn change_kind(from: PlacementKind, to: PlacementKind) -> Option<CollectiveKind> {
     use PlacementKind::*;
     match (from, to) {
         (Partial, Replicate) => Some(CollectiveKind::AllReduce),
         (Partial, Shard(_)) => Some(CollectiveKind::ReduceScatter),
         (Shard(_), Replicate) => Some(CollectiveKind::AllGather),
-        (Replicate, Replicate) => Some(CollectiveKind::Identity),
+        (Replicate, Replicate | Shard(_)) => Some(CollectiveKind::Identity),
+        (Shard(a), Shard(b)) if a != b => Some(CollectiveKind::AllToAll),
         _ => None,
     }
 }
@@ -165,6 +168,15 @@ mod tests {
             Some(CollectiveKind::AllGather)
         );
         assert_eq!(change_kind(Replicate, Partial), None);
+        assert_eq!(
+            change_kind(Replicate, Shard(1)),
+            Some(CollectiveKind::Identity)
+        );
+        assert_eq!(
+            change_kind(Shard(0), Shard(1)),
+            Some(CollectiveKind::AllToAll)
+        );
+        assert_eq!(change_kind(Shard(1), Shard(1)), None);
     }
 
     #[test]

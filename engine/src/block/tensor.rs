@@ -104,6 +104,8 @@ impl Activation {
 pub enum VocabTensor {
     /// Token ids `[T, 1]`.
     Ids,
+    /// Each token's target id `[T, 1]` (the next token).
+    Targets,
     /// The (tied) embedding table `[Vp, h]`.
     Embedding,
     /// The embedded tokens `[T, h]`.
@@ -125,10 +127,11 @@ pub enum VocabTensor {
 }
 
 impl VocabTensor {
-    pub const ALL: [VocabTensor; 10] = {
+    pub const ALL: [VocabTensor; 11] = {
         use VocabTensor::*;
         [
             Ids,
+            Targets,
             Embedding,
             E,
             Logits,
@@ -144,6 +147,7 @@ impl VocabTensor {
     pub fn name(self) -> &'static str {
         match self {
             VocabTensor::Ids => "ids",
+            VocabTensor::Targets => "targets",
             VocabTensor::Embedding => "embedding",
             VocabTensor::E => "E",
             VocabTensor::Logits => "logits",
@@ -295,7 +299,7 @@ mod tests {
     #[test]
     fn every_name_is_unique_and_round_trips_through_its_string_and_serde() {
         let all = TensorName::all();
-        assert_eq!(all.len(), 11 + 11 + 1 + 12 + 12 + 10 + 6);
+        assert_eq!(all.len(), 11 + 11 + 1 + 12 + 12 + 11 + 6);
         for (i, t) in all.iter().enumerate() {
             assert_eq!(TensorName::from_name(t.name()), Some(*t), "{t}");
             assert_eq!(t.to_string(), t.name());

@@ -756,7 +756,7 @@ mod tests {
         let cat = Catalogue::default();
         let c = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
         let cfg = Config::default();
-        let mut tr = crate::block::program::schedule(&cfg);
+        let mut tr = crate::block::program::schedule(&cfg).expect("Megatron's plan propagates");
         apply_to_trace(&mut tr, &c);
         assert_eq!(tr.time_source, TimeSource::CostModel);
         let fc1 = tr

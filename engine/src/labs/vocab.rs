@@ -947,11 +947,14 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
         compute(
             Op::CeLocal,
             Parallel::Local,
-            vec![[t, vr]],
+            vec![[t, vr], [t, 1]],
             [3, t],
             3 * t64 * vr64,
             t64 * vr64 * e,
-            vec![(n(V::Logits), [t, vp], Cols)],
+            vec![
+                (n(V::Logits), [t, vp], Cols),
+                (n(V::Targets), [t, 1], Whole),
+            ],
             vec![
                 (n(V::RowMax), [1, t], Partial),
                 (n(V::SumExp), [1, t], Partial),
@@ -964,11 +967,18 @@ pub fn events(cfg: &VocabConfig, dtype: DType) -> Vec<Event> {
         compute(
             Op::CeBwd,
             Parallel::Local,
-            vec![[t, vr]],
+            vec![[t, vr], [1, t], [1, t], [t, 1]],
             [t, vr],
             4 * t64 * vr64,
             2 * t64 * vr64 * e,
-            vec![(n(V::Logits), [t, vp], Cols), (n(V::RowMax), [1, t], Whole)],
+            // The softmax needs each row's maximum and sum of exponentials, the one-hot its
+            // target.
+            vec![
+                (n(V::Logits), [t, vp], Cols),
+                (n(V::RowMax), [1, t], Whole),
+                (n(V::SumExp), [1, t], Whole),
+                (n(V::Targets), [t, 1], Whole),
+            ],
             vec![(n(V::DLogits), [t, vp], Cols)],
         ),
         compute(
@@ -1061,6 +1071,12 @@ pub fn check_program(
         inputs.push((
             0,
             TensorName::Vocab(VocabTensor::Ids),
+            r,
+            Placement::Replicate,
+        ));
+        inputs.push((
+            0,
+            TensorName::Vocab(VocabTensor::Targets),
             r,
             Placement::Replicate,
         ));

@@ -140,6 +140,19 @@ impl Event {
         matches!(self.kind, EventKind::Collective { .. })
     }
 
+    /// An identity that leaves every tensor as each GPU holds it: the half of a conjugate pair
+    /// that moves nothing (Megatron's `f` forward, `g` backward), drawn beside the all-reduce in
+    /// the other pass. A local slice (`Replicate → Shard`) is an identity too, but not a half.
+    pub fn is_identity_half(&self) -> bool {
+        self.collective_kind() == Some(CollectiveKind::Identity)
+            && self.reads.len() == self.writes.len()
+            && self
+                .reads
+                .iter()
+                .zip(&self.writes)
+                .all(|(a, b)| a.per_rank == b.per_rank)
+    }
+
     pub fn collective_kind(&self) -> Option<CollectiveKind> {
         match self.kind {
             EventKind::Collective { kind, .. } => Some(kind),
@@ -316,7 +329,7 @@ mod tests {
                 tp,
                 ..Preset::Tiny.config()
             };
-            let tr = schedule(&cfg);
+            let tr = schedule(&cfg).expect("Megatron's plan propagates");
             // One GPU has nothing to combine.
             let each = if tp > 1 { 2 } else { 0 };
             for l in 0..3 {
@@ -344,7 +357,7 @@ mod tests {
 
     #[test]
     fn collectives_synchronise_ranks() {
-        let tr = schedule(&Preset::Tiny.config());
+        let tr = schedule(&Preset::Tiny.config()).expect("Megatron's plan propagates");
         for e in tr.events.iter().filter(|e| e.is_collective()) {
             for r in &e.ranks {
                 let before = tr.events[..e.index]

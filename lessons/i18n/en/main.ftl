@@ -230,6 +230,7 @@ walk-ln1-bwd = Each GPU runs LayerNorm 1 backward and adds the residual's gradie
 walk-sp-grads = With sequence parallelism each GPU saw only its tokens, so its LayerNorm and bias gradients are partial sums: one small all-reduce adds them.
 walk-plan-compute = { $op }: each GPU reads { $reads } and writes { $writes }.
 walk-plan-collective = { $kind } over { $tp } GPUs: { $tensor } goes from { $from } to { $to }; each GPU sends { $bytes }.
+walk-plan-identity = { $tensor } stays as every GPU holds it ({ $from }): this is the identity, the other half of an all-reduce in the { $other } pass. Nothing moves between GPUs.
 walk-plan-slice = Each GPU keeps its slice of { $tensor } ({ $from } to { $to }): nothing moves between GPUs.
 walk-placement-whole = whole copy
 walk-placement-rows = its rows

@@ -230,6 +230,7 @@ walk-ln1-bwd = Her GPU, LayerNorm 1'in geri geçişini hesaplar ve artık bağla
 walk-sp-grads = Dizi paralelliğinde her GPU yalnızca kendi token'larını gördüğü için LayerNorm ve bias gradyanları kısmi toplamlardır: küçük bir all-reduce onları toplar.
 walk-plan-compute = { $op }: her GPU { $reads } okur ve { $writes } yazar.
 walk-plan-collective = { $tp } GPU üzerinde bir { $kind }: { $tensor }, { $from } durumundan { $to } durumuna geçer; her GPU { $bytes } gönderir.
+walk-plan-identity = { $tensor } her GPU'da olduğu gibi kalır ({ $from }): bu birim işlemdir, { $other } içindeki all-reduce'un öbür yarısı. GPU'lar arasında hiçbir şey taşınmaz.
 walk-plan-slice = Her GPU { $tensor } tensörünün kendi dilimini tutar ({ $from } yerine { $to }): GPU'lar arasında hiçbir şey taşınmaz.
 walk-placement-whole = tam kopya
 walk-placement-rows = kendi satırları

@@ -337,7 +337,8 @@ pub fn price(cfg: &Config, p: &Program, cluster: Option<&Cluster>) -> Price {
                     false,
                 );
             }
-            BackStep::Grad { .. } => {}
+            // Identities cost nothing: nothing moves.
+            BackStep::Grad { .. } | BackStep::PassThrough { .. } => {}
         }
     }
     // KV-copy groups run side by side: the busiest GPU sends one group's bytes.

@@ -201,6 +201,19 @@ pub enum Step {
     Redistribute(Redistribution),
 }
 
+impl Step {
+    /// The values the step reads.
+    pub fn reads(&self) -> Vec<ValueId> {
+        match self {
+            Step::LayerNorm { x, .. } | Step::Linear { x, .. } | Step::Bias { x, .. } => vec![*x],
+            Step::Attention { qkv, .. } => vec![*qkv],
+            Step::Gelu { a, .. } => vec![*a],
+            Step::Residual { stream, branch, .. } => vec![*stream, *branch],
+            Step::Redistribute(rd) => vec![rd.from],
+        }
+    }
+}
+
 /// A change of placement in the forward program.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Redistribution {
@@ -229,6 +242,10 @@ pub enum BackStep {
         mv: Move,
         reason: String,
     },
+    /// The gradient of `value` passes back through a forward all-reduce unchanged: the
+    /// all-reduce's conjugate is the identity (Megatron's `g` backward). Nothing runs; the trace
+    /// draws it so that every communicating collective shows its other half.
+    PassThrough { value: ValueId, place: Place },
     /// A value an all-gather produced is gathered again for a weight gradient instead of being
     /// kept (Megatron's sequence parallelism saves the memory this way).
     Regather { value: ValueId, source: ValueId },
@@ -394,6 +411,38 @@ impl Program {
 
     pub fn value(&self, v: ValueId) -> &Value {
         &self.values[v]
+    }
+
+    /// The forward halves of the backward's own all-reduces: a value whose gradient the backward
+    /// sums (a partial sum its reader needs whole) while the forward never moved it has, as that
+    /// sum's conjugate, an identity in the forward (Megatron's `f`). Each is drawn before the
+    /// first forward step that reads the value: (that step's index, the value). Nothing runs.
+    pub fn forward_identities(&self) -> Vec<(usize, ValueId)> {
+        let moved = |v: ValueId| {
+            self.forward.iter().any(|s| match s {
+                Step::Redistribute(r) => r.from == v || r.to == v,
+                _ => false,
+            })
+        };
+        let mut out: Vec<(usize, ValueId)> = Vec::new();
+        for b in &self.backward {
+            let BackStep::GradMove {
+                value,
+                mv: Move::AllReduce,
+                ..
+            } = b
+            else {
+                continue;
+            };
+            if moved(*value) || out.iter().any(|(_, v)| v == value) {
+                continue;
+            }
+            if let Some(i) = self.forward.iter().position(|s| s.reads().contains(value)) {
+                out.push((i, *value));
+            }
+        }
+        out.sort();
+        out
     }
 
     /// The placement of a weight (or its bias) on rank `r`, with its index ranges.
@@ -1165,6 +1214,11 @@ fn derive_backward(
                                 values[r.from].tensor.name()
                             ),
                         });
+                    } else if have == target && r.mv.collective().is_some() {
+                        out.push(BackStep::PassThrough {
+                            value: r.to,
+                            place: have,
+                        });
                     }
                 }
                 out.push(BackStep::Grad { index });
@@ -1271,7 +1325,8 @@ fn derive_backward(
     let input = 0;
     settle(input, values[input].place.grad(), &mut grad, &mut out);
     if !partial_params.is_empty() {
-        partial_params.sort();
+        // The LayerNorms' first, then the linear layers' (Megatron-LM's order).
+        partial_params.sort_by_key(|k| (weight_of(*k).is_some(), *k));
         out.push(BackStep::ParamGradSum {
             params: partial_params,
         });

@@ -26,6 +26,7 @@ fn run(cfg: &Config, plan: &ShardingPlan, allow_wrong: bool) -> DesignReport {
 /// view draws): (pass, kind, group size, bytes the busiest rank sends).
 fn trace_collectives(cfg: &Config) -> Vec<(Pass, &'static str, usize, u64)> {
     schedule(cfg)
+        .expect("Megatron's plan propagates")
         .events
         .iter()
         .filter(|e| e.layer == 0 && e.ranks.len() > 1)

@@ -23,7 +23,7 @@ use crate::block::design::program::{
     feature_ranges, param_layout, weight_param, BackStep, Move, ParamLayout, Place, Program, Step,
     Tensor, Value, ValueId,
 };
-use crate::block::design::trace::{back_op, forward_op, grad_op};
+use crate::block::design::trace::{back_op, forward_op, grad_op, identity_op};
 use crate::block::op::{Op, Pass};
 use crate::block::ops::{self, AttnCache, LnCache};
 use crate::collectives::{self, CollectiveError};
@@ -356,22 +356,12 @@ struct Liveness {
     kept: Vec<bool>,
 }
 
-fn reads(s: &Step) -> Vec<ValueId> {
-    match s {
-        Step::LayerNorm { x, .. } | Step::Linear { x, .. } | Step::Bias { x, .. } => vec![*x],
-        Step::Attention { qkv, .. } => vec![*qkv],
-        Step::Gelu { a, .. } => vec![*a],
-        Step::Residual { stream, branch, .. } => vec![*stream, *branch],
-        Step::Redistribute(rd) => vec![rd.from],
-    }
-}
-
 impl Liveness {
     fn of(program: &Program) -> Self {
         let n = program.values.len();
         let mut last_read = vec![None; n];
         for (i, s) in program.forward.iter().enumerate() {
-            for v in reads(s) {
+            for v in s.reads() {
                 if let Some(slot) = last_read.get_mut(v) {
                     *slot = Some(i);
                 }
@@ -897,7 +887,12 @@ impl<T: Element> Exec<'_, T> {
         let full_bias = |w: Weight, r: usize| p[r].get(weight_param(w).1);
         // A LayerNorm computed by the residual pass before it (its input's only writer).
         let mut fused_ln: Option<(ValueId, Vec<Normed<T>>)> = None;
+        let identities = program.forward_identities();
         for (i, step) in program.forward.iter().enumerate() {
+            // The forward halves of the backward's sums (f): drawn and issued, nothing runs.
+            for &(_, v) in identities.iter().filter(|(at, _)| *at == i) {
+                self.record_collective(identity_op(program, v, Pass::Forward), (0..tp).collect());
+            }
             let op = forward_op(program, step);
             match step {
                 Step::LayerNorm { norm, x, y } => {
@@ -1126,6 +1121,13 @@ impl<T: Element> Exec<'_, T> {
                     };
                     let op = back_op(program, bstep).ok_or(ExecError::Unnamed { step: bi })?;
                     vals[*value] = Some(self.redistribute(op, src, target, mv)?);
+                }
+                // The conjugate of a forward all-reduce (g backward): issued, nothing runs.
+                BackStep::PassThrough { value, .. } => {
+                    self.record_collective(
+                        identity_op(program, *value, Pass::Backward),
+                        (0..tp).collect(),
+                    );
                 }
                 BackStep::KvGradSum { groups } => {
                     let q = cfg.heads_per_rank() * cfg.head_dim();

@@ -325,7 +325,7 @@ fn run_typed<T: GpuElem>(
 ) -> Result<GpuRun, GpuError> {
     super::require_runtime()?;
     progress("compiling kernels and uploading shards", 0.0);
-    let mut trace = tplab_engine::block::program::schedule(cfg);
+    let mut trace = tplab_engine::block::program::schedule(cfg)?;
     let mut ex = Exec::<T>::new(cfg, model, opts.mode, &trace)?;
     let evs = ex.new_events(&trace)?;
     let t0: Vec<CudaEvent> = ex
@@ -434,7 +434,7 @@ pub(crate) fn graph_timing<T: GpuElem>(
     let model = device_model(cfg);
     crate::error::guard("CUDA graph capture", || {
         super::require_runtime()?;
-        let trace = tplab_engine::block::program::schedule(cfg);
+        let trace = tplab_engine::block::program::schedule(cfg)?;
         let mut ex = Exec::<T>::new(cfg, &model, DeviceMode::SingleDevice(ordinal), &trace)?;
         let evs = ex.new_events(&trace)?;
         let ctx = ex.ranks[0].ctx.clone();
@@ -616,7 +616,8 @@ mod tests {
             ..Preset::Tiny.config()
         };
         let lay = RankLayout::new(&cfg);
-        let trace = tplab_engine::block::program::schedule(&cfg);
+        let trace =
+            tplab_engine::block::program::schedule(&cfg).expect("Megatron's plan propagates");
         let mut forward: Vec<BufId> = Vec::new();
         let mut backward: Vec<BufId> = Vec::new();
         for e in trace.events.iter().filter(|e| e.is_collective()) {

@@ -229,7 +229,7 @@ mod tests {
     use super::*;
     use crate::block::op::Op;
     use crate::block::program::schedule;
-    use crate::config::Preset;
+    use crate::config::{Config, Preset};
 
     fn configs() -> Vec<Config> {
         let mut out = Vec::new();

@@ -581,6 +581,20 @@ pub fn op_label(lang: Lang, op: tplab_engine::block::Op) -> String {
     }
 }
 
+/// One event's op in words: an identity half of a learner's plan's move as such (it moves
+/// nothing: the other half of an all-reduce), else [`trace_op_label`].
+pub fn event_op_label(
+    lang: Lang,
+    trace: &tplab_engine::trace::Trace,
+    e: &tplab_engine::trace::Event,
+) -> String {
+    use tplab_engine::block::{OpKind, Role};
+    if e.is_identity_half() && matches!(e.op.kind(), OpKind::Collective(Role::Move)) {
+        return t(lang, "op-identity-half");
+    }
+    trace_op_label(lang, trace, e.op)
+}
+
 /// An op as the trace runs it: [`op_label`], except where a learner's plan (the Design view's
 /// "Step through my plan") splits a weight otherwise than Megatron-LM, whose split the op's own
 /// label names ("QKV projection (column-parallel)"): then the split the trace's events record.

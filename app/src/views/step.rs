@@ -544,7 +544,7 @@ fn describe_short(
             ("layer", step.layer.to_string()),
             ("pass", pass),
             ("op", step.op.to_string()),
-            ("label", super::trace_op_label(lang, trace, e.op)),
+            ("label", super::event_op_label(lang, trace, e)),
             ("inputs", shapes),
             ("rows", e.output[0].to_string()),
             ("cols", e.output[1].to_string()),
@@ -1335,8 +1335,13 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                 tplab_engine::block::OpKind::Collective(tplab_engine::block::Role::Move)
             );
             match kind {
+                // Not the move's label ("GeLU output redistributed"): nothing is redistributed.
                 CollectiveKind::Identity if op.is_empty() && e.is_identity_half() => format!(
-                    "{head}: the identity, the other half of an all-reduce in the other pass — no communication"
+                    "Step {}/{n} · layer {} · {} · the identity, the other half of an all-reduce \
+                     in the other pass — no communication",
+                    cur + 1,
+                    step.layer,
+                    step.pass.name()
                 ),
                 CollectiveKind::Identity if op.is_empty() => {
                     format!("{head}: each GPU keeps its slice — no communication")
@@ -1648,7 +1653,7 @@ fn gpus_ui(
                     lang,
                     "st-gpu-box",
                     &[
-                        ("op", super::trace_op_label(lang, trace, step.op)),
+                        ("op", super::event_op_label(lang, trace, e)),
                         ("rows", rows_.to_string()),
                         ("cols", cols.to_string()),
                     ],

@@ -235,6 +235,7 @@ op-base-attn-qkv = QKV projection
 op-base-attn-out = output projection
 op-base-mlp-fc1 = fc1
 op-base-mlp-fc2 = fc2
+op-identity-half = identity, the other half of an all-reduce (no communication)
 op-attn-core-all = attention on every head (each GPU computes them all)
 
 ## Verify.

@@ -241,6 +241,7 @@ op-base-attn-qkv = QKV projeksiyonu
 op-base-attn-out = çıkış projeksiyonu
 op-base-mlp-fc1 = fc1
 op-base-mlp-fc2 = fc2
+op-identity-half = birim işlem, bir all-reduce'un öbür yarısı (iletişim yok)
 op-attn-core-all = tüm kafalarda dikkat (her GPU hepsini hesaplar)
 
 ## Verify.

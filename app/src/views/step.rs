@@ -1502,7 +1502,14 @@ fn pass_strip(
                                 crate::i18n::t(super::lang(ui), "st-strip-slice")
                             }
                             Some(kind) if planned => kind.name().to_string(),
-                            _ if label == "bias_residual" => {
+                            _ if matches!(
+                                e.op,
+                                Op::AttnBiasResidual
+                                    | Op::MlpBiasResidual
+                                    | Op::AttnBiasResidualBwd
+                                    | Op::MlpBiasResidualBwd
+                            ) =>
+                            {
                                 crate::i18n::t(super::lang(ui), "st-strip-bias-residual")
                             }
                             _ => label.to_string(),

@@ -1484,7 +1484,7 @@ fn pass_strip(
                         Stroke::new(0.5, weak),
                         StrokeKind::Inside,
                     ));
-                    if w > 40.0 {
+                    if w > 24.0 {
                         let label = short.rsplit('.').next().unwrap_or(short);
                         // Words, not the op's code name `bias_residual`; a learner's plan's own
                         // moves by what they do.
@@ -1517,8 +1517,19 @@ fn pass_strip(
                         // Shrunk to fit its box; a long name that would shrink below the
                         // others' size goes on two lines ("bias +" over "residual").
                         let fit = |s: &str| (w - 6.0) / (0.55 * s.chars().count().max(1) as f32);
+                        // A name too long for the smallest size in a narrow box (a long plan on
+                        // a projector) goes on two lines at its hyphen or space.
+                        let hyphen = label.rfind('-').map(|i| i + 1);
+                        let space = label.rfind(' ');
                         let label = match label.split_once(" + ") {
                             Some((a, b)) if fit(&label) < 9.0 => format!("{a} +\n{b}"),
+                            _ if fit(&label) < 8.5 => match (hyphen, space) {
+                                (Some(i), _) => format!("{}\n{}", &label[..i], &label[i..]),
+                                (None, Some(i)) => {
+                                    format!("{}\n{}", &label[..i], &label[i + 1..])
+                                }
+                                _ => label,
+                            },
                             _ => label,
                         };
                         let longest = label.lines().map(fit).fold(f32::INFINITY, f32::min);

@@ -354,6 +354,8 @@ struct Liveness {
     /// Kept from the forward for the backward: a linear layer's input, GeLU's input,
     /// attention's QKV, a regather's source; not a value the backward gathers again.
     kept: Vec<bool>,
+    /// The forward's identity halves ([`Program::forward_identities`]), issued, never run.
+    identities: Vec<(usize, ValueId)>,
 }
 
 impl Liveness {
@@ -387,7 +389,11 @@ impl Liveness {
         for (k, r) in kept.iter_mut().zip(&regathered) {
             *k &= !*r;
         }
-        Self { last_read, kept }
+        Self {
+            last_read,
+            kept,
+            identities: program.forward_identities(),
+        }
     }
 
     /// Whether step `i` is the last use of `v` in the whole walk of a layer (so it may be
@@ -887,10 +893,9 @@ impl<T: Element> Exec<'_, T> {
         let full_bias = |w: Weight, r: usize| p[r].get(weight_param(w).1);
         // A LayerNorm computed by the residual pass before it (its input's only writer).
         let mut fused_ln: Option<(ValueId, Vec<Normed<T>>)> = None;
-        let identities = program.forward_identities();
         for (i, step) in program.forward.iter().enumerate() {
             // The forward halves of the backward's sums (f): drawn and issued, nothing runs.
-            for &(_, v) in identities.iter().filter(|(at, _)| *at == i) {
+            for &(_, v) in live.identities.iter().filter(|(at, _)| *at == i) {
                 self.record_collective(identity_op(program, v, Pass::Forward), (0..tp).collect());
             }
             let op = forward_op(program, step);

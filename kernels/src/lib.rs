@@ -22,6 +22,7 @@ pub mod error;
 pub mod launch;
 pub mod layout;
 pub mod probe;
+pub mod program;
 pub mod reference;
 pub mod run;
 pub mod summary;

@@ -564,6 +564,21 @@ fn run_and_compare<T: Element>(
     let want = reference::run(&cfg, &model);
     let got = design_exec::run_program(&cfg, program, &model)?;
     let tol = Tolerance::for_run(&cfg, cfg.dtype, want.layer_norm_condition());
+    let checks = compare_program_run(&cfg, program, &got, &want, &tol);
+    Ok((tol, checks))
+}
+
+/// A run of `program` (any executor's: the CPU walk, the GPU's) against the unsharded
+/// reference of the same model, tensor by tensor: the output and input gradient (every GPU's
+/// copy, or the joined slices), and every parameter gradient of every layer (joined from the
+/// shards; every GPU's copy of a whole one).
+pub fn compare_program_run<T: Element, U: Element>(
+    cfg: &Config,
+    program: &Program,
+    got: &design_exec::ProgramRun<T>,
+    want: &reference::ReferenceRun<U>,
+    tol: &Tolerance,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     for (name, what, local, reference) in [
         ("output", Checked::Output, &got.output, &want.output),
@@ -583,13 +598,13 @@ fn run_and_compare<T: Element>(
                     place: local.place,
                     ranks: local.ranks.iter().map(widen).collect(),
                 };
-                vec![design_exec::assemble(&cfg, &l, shape, false)]
+                vec![design_exec::assemble(cfg, &l, shape, false)]
             }
         };
         let worst = per_rank
             .iter()
             .enumerate()
-            .map(|(r, g)| compare(name, Some(r), g.view(), want.view(), &tol).about(what))
+            .map(|(r, g)| compare(name, Some(r), g.view(), want.view(), tol).about(what))
             .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error));
         checks.extend(worst);
     }
@@ -611,18 +626,18 @@ fn run_and_compare<T: Element>(
                     .iter()
                     .enumerate()
                     .map(|(r, g)| {
-                        compare(name.clone(), Some(r), g.view(), want_full.view(), &tol).about(what)
+                        compare(name.clone(), Some(r), g.view(), want_full.view(), tol).about(what)
                     })
                     .max_by(|a, b| a.max_rel_error.total_cmp(&b.max_rel_error))
             } else {
                 let refs: Vec<&Array2<f64>> = shards.iter().collect();
-                let full = design_exec::assemble_param(&cfg, layout, kind, &refs);
-                Some(compare(name, None, full.view(), want_full.view(), &tol).about(what))
+                let full = design_exec::assemble_param(cfg, layout, kind, &refs);
+                Some(compare(name, None, full.view(), want_full.view(), tol).about(what))
             };
             checks.extend(check);
         }
     }
-    Ok((tol, checks))
+    checks
 }
 
 #[cfg(test)]

@@ -128,6 +128,40 @@ fn every_plan_runs_equal_to_the_reference() {
     }
 }
 
+/// Grouped-query attention with fewer KV heads than GPUs: QKV held by heads gives several GPUs
+/// a copy of the same KV head, and the gradient of a copied value is the sum of the copies'
+/// gradients. Every plan that holds QKV (or its bias gradient) by heads and then gathers it
+/// must sum the copies' parts, not pick one (rows-then-columns did, with errors of order 1).
+#[test]
+fn every_plan_with_copied_kv_heads_runs_equal_to_the_reference() {
+    for (kv, tp) in [(1, 2), (2, 4)] {
+        for sp in [false, true] {
+            let cfg = Config {
+                heads: 4,
+                kv_heads: Some(kv),
+                ..tiny(tp, sp, 1)
+            };
+            assert!(cfg.kv_replicas() > 1);
+            for plan in ShardingPlan::all_assignments(sp) {
+                let r = run(&cfg, &plan, false);
+                assert!(r.valid, "{}: {:?}", r.plan, r.errors);
+                let worst = r
+                    .per_tensor
+                    .iter()
+                    .filter(|t| !t.passed)
+                    .map(|t| format!("{} {:.2e}", t.tensor, t.max_rel_error))
+                    .collect::<Vec<_>>();
+                assert_eq!(
+                    r.equal_to_reference,
+                    Some(true),
+                    "kv {kv} tp {tp} sp {sp} {}: {worst:?}",
+                    r.plan
+                );
+            }
+        }
+    }
+}
+
 /// The named plans' collectives per layer and bytes, pinned (tiny config, TP 4, f64: 8 bytes an
 /// element, activations 16×16 = 256 elements, the MLP's 16×64).
 #[test]

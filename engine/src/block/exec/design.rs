@@ -146,6 +146,22 @@ fn place_into<T: Element>(
     local: ArrayView2<'_, T>,
     r: usize,
 ) {
+    place_columns(cfg, place, by_heads, full, local, r, false);
+}
+
+/// [`place_into`], adding the columns instead of assigning them when `sum_copies`: the gradient
+/// of a tensor whose columns several GPUs hold copies of (the KV heads of grouped-query attention
+/// when there are fewer KV heads than GPUs) is the sum of the copies' gradients. Every other
+/// column is held once, so adding it into a zero tensor is assigning it.
+fn place_columns<T: Element>(
+    cfg: &Config,
+    place: Place,
+    by_heads: bool,
+    full: &mut Array2<T>,
+    local: ArrayView2<'_, T>,
+    r: usize,
+    sum_copies: bool,
+) {
     match place {
         Place::Replicate => full.assign(&local),
         Place::Partial => *full += &local,
@@ -160,8 +176,13 @@ fn place_into<T: Element>(
             for [a, b] in feature_ranges(cfg, full.ncols(), by_heads, r) {
                 let n = b - a;
                 if off + n <= local.ncols() && full.nrows() == local.nrows() {
-                    full.slice_mut(s![.., a..b])
-                        .assign(&local.slice(s![.., off..off + n]));
+                    let src = local.slice(s![.., off..off + n]);
+                    let mut dst = full.slice_mut(s![.., a..b]);
+                    if sum_copies {
+                        dst += &src;
+                    } else {
+                        dst.assign(&src);
+                    }
                 }
                 off += n;
             }
@@ -219,6 +240,35 @@ fn convert<T: Element>(
         };
     }
     let full = assemble(cfg, l, shape, by_heads);
+    Local {
+        place: to,
+        ranks: (0..l.ranks.len())
+            .map(|r| part(cfg, to, by_heads, full.view(), r))
+            .collect(),
+    }
+}
+
+/// Whether the columns of a by-heads tensor held as `place` include copies (KV heads shared by
+/// several GPUs), whose gradients must be summed, not picked, when they are gathered.
+fn has_copies(cfg: &Config, place: Place, by_heads: bool) -> bool {
+    place == Place::Features && by_heads && cfg.kv_replicas() > 1
+}
+
+/// [`convert`] for a gradient: the copies' parts of a by-heads gradient are summed.
+fn convert_grad<T: Element>(
+    cfg: &Config,
+    l: &Local<T>,
+    to: Place,
+    shape: [usize; 2],
+    by_heads: bool,
+) -> Local<T> {
+    if l.place == to || !has_copies(cfg, l.place, by_heads) {
+        return convert(cfg, l, to, shape, by_heads);
+    }
+    let mut full = Array2::<T>::zeros((shape[0], shape[1]));
+    for (r, local) in l.ranks.iter().enumerate() {
+        place_columns(cfg, l.place, by_heads, &mut full, local.view(), r, true);
+    }
     Local {
         place: to,
         ranks: (0..l.ranks.len())
@@ -775,6 +825,7 @@ impl<T: Element> Exec<'_, T> {
         l: Local<T>,
         to: Value,
         mv: Move,
+        grad: bool,
     ) -> Result<Local<T>, ExecError> {
         let cfg = self.cfg;
         let shape = to.tensor.shape(cfg);
@@ -874,6 +925,7 @@ impl<T: Element> Exec<'_, T> {
             }
             // The other moves copy (an all-gather of columns, an all-to-all, a slice): the
             // same values whatever the schedule.
+            _ if grad => Ok(convert_grad(cfg, &l, to.place, shape, heads)),
             _ => Ok(convert(cfg, &l, to.place, shape, heads)),
         }
     }
@@ -1071,7 +1123,7 @@ impl<T: Element> Exec<'_, T> {
                 }
                 Step::Redistribute(rd) => {
                     let l = consume(&mut vals, rd.from, i, live, program)?;
-                    let moved = self.redistribute(op, l, values[rd.to], rd.mv)?;
+                    let moved = self.redistribute(op, l, values[rd.to], rd.mv, false)?;
                     vals[rd.to] = Some(moved);
                 }
             }
@@ -1113,7 +1165,7 @@ impl<T: Element> Exec<'_, T> {
                         mislabelled: false,
                         ..v
                     };
-                    grads[*value] = Some(self.redistribute(op, g, target, *mv)?);
+                    grads[*value] = Some(self.redistribute(op, g, target, *mv, true)?);
                 }
                 BackStep::Regather { value, source } => {
                     // Gathered again from the kept slices: the same values, one more all-gather.
@@ -1125,7 +1177,7 @@ impl<T: Element> Exec<'_, T> {
                         ..v
                     };
                     let op = back_op(program, bstep).ok_or(ExecError::Unnamed { step: bi })?;
-                    vals[*value] = Some(self.redistribute(op, src, target, mv)?);
+                    vals[*value] = Some(self.redistribute(op, src, target, mv, false)?);
                 }
                 // The conjugate of a forward all-reduce (g backward): issued, nothing runs.
                 BackStep::PassThrough { value, .. } => {
@@ -1201,15 +1253,19 @@ impl<T: Element> Exec<'_, T> {
                     let k = param_index(*param);
                     let [rows, cols] = param.shape(cfg);
                     let mut full = Array2::<T>::zeros((rows, cols));
+                    let by_heads = by_heads_param(*param);
+                    // Copies' parts of a bias gradient (KV heads shared by GPUs) are summed.
+                    let sum = has_copies(cfg, Place::Features, by_heads);
                     for (r, acc) in pacc.iter().enumerate() {
                         if let Some(g) = &acc[k] {
-                            place_into(
+                            place_columns(
                                 cfg,
                                 Place::Features,
-                                by_heads_param(*param),
+                                by_heads,
                                 &mut full,
                                 g.view(),
                                 r,
+                                sum,
                             );
                         }
                     }

@@ -1052,3 +1052,24 @@ fn fifos_are_refused_by_every_reader() {
     assert!(err.contains("FIFO"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `gpu run` with a sharding plan: a bad split names the rule, and on a machine without a GPU
+/// the refusal points at `tplab design`, which runs the same plan on virtual GPUs (never a
+/// panic). On a GPU machine the plan runs and is checked against the reference.
+#[test]
+fn gpu_run_takes_a_learners_plan() {
+    let (ok, out, err) = tplab(&["gpu", "run", "--tp", "2", "--fc1", "sideways"]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("replicate") && err.contains("rows"), "{err}");
+    let (ok, out, err) = tplab(&["gpu", "run", "--tp", "2", "--plan", "rows-then-columns"]);
+    assert!(
+        !out.contains("panicked") && !err.contains("panicked"),
+        "{err}"
+    );
+    if !ok {
+        assert!(
+            err.contains("tplab design") || err.contains("verification"),
+            "{out}{err}"
+        );
+    }
+}

@@ -51,6 +51,8 @@ pub const SOURCES: [KernelSource; 7] = [
             "pack_cols",
             "unpack_cols",
             "max_ranks",
+            "copy_block",
+            "all_to_all_ranks",
         ],
     },
     KernelSource {

@@ -302,6 +302,29 @@ impl Lowered {
     }
 }
 
+/// Rank `r`'s part of a whole `[tokens, hidden]` tensor (the block input, the output gradient)
+/// held as `place`.
+pub fn local_part(
+    cfg: &Config,
+    full: &ndarray::Array2<f64>,
+    place: Place,
+    r: usize,
+) -> ndarray::Array2<f64> {
+    use ndarray::s;
+    let tp = cfg.tp.max(1);
+    match place {
+        Place::Replicate | Place::Partial => full.clone(),
+        Place::Tokens => {
+            let n = full.nrows() / tp;
+            full.slice(s![r * n..(r + 1) * n, ..]).to_owned()
+        }
+        Place::Features => {
+            let [a, b] = feature_ranges(cfg, full.ncols(), false, r)[0];
+            full.slice(s![.., a..b]).to_owned()
+        }
+    }
+}
+
 fn refuse(what: impl Into<String>) -> GpuError {
     GpuError::Unsupported(what.into())
 }

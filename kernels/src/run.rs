@@ -67,6 +67,21 @@ pub struct GpuRun {
     pub mode: String,
 }
 
+/// What a GPU run of a learner's plan gives back.
+#[derive(Debug, Clone)]
+pub struct PlanGpuRun {
+    /// The plan's program trace with `measured` filled on every event.
+    pub trace: Trace,
+    /// Every rank's results, as the program holds them (widened to f64).
+    pub run: tplab_engine::block::exec::design::ProgramRun<f64>,
+    /// Tensor by tensor against the CPU reference of the same (rounded) model.
+    pub checks: Vec<tplab_engine::block::verify::Check>,
+    pub tolerance: tplab_engine::block::verify::Tolerance,
+    pub iteration_ms: Vec<f64>,
+    pub devices: Vec<String>,
+    pub mode: String,
+}
+
 /// Validates `cfg` for the GPU executor.
 pub fn check_config(cfg: &Config) -> Result<(), GpuError> {
     cfg.validate_shapes()?;
@@ -115,6 +130,29 @@ pub fn run(
     {
         let _ = (opts, progress);
         check_config(cfg)?;
+        Err(GpuError::NotCompiled)
+    }
+}
+
+/// Runs a learner's sharding plan (any valid one; see [`crate::program`]) forward and backward
+/// on the GPU and compares every tensor with the CPU reference. A plan the rules refuse, or
+/// one the GPU cannot lay out evenly, is refused before any device is touched.
+pub fn run_plan(
+    cfg: &Config,
+    plan: &tplab_engine::block::design::ShardingPlan,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(&str, f64),
+) -> Result<PlanGpuRun, GpuError> {
+    #[cfg(feature = "cuda")]
+    {
+        crate::cuda::exec::run_plan(cfg, plan, opts, progress)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (opts, progress);
+        check_config(cfg)?;
+        let program = tplab_engine::block::design::program::propagate(cfg, plan);
+        crate::program::lower(cfg, &program)?;
         Err(GpuError::NotCompiled)
     }
 }

@@ -378,3 +378,52 @@ fn vocabulary_parallel_cross_entropy() {
         assert!(gpu.events.iter().all(|e| e.measured.is_some()));
     }
 }
+
+/// Every assignment of the four weights, with and without sequence parallelism, through the
+/// lowered launch list on the GPU (f32, TP 2 and 4), and copied KV heads: every tensor within
+/// the tolerance of the CPU reference. The same lists pass on the CPU in `program::tests`.
+#[test]
+fn every_learner_plan_on_the_gpu() {
+    use tplab_engine::block::design::ShardingPlan;
+    if !gpu_available("every_learner_plan_on_the_gpu") {
+        return;
+    }
+    let opts = RunOptions {
+        iters: 1,
+        mode: DeviceMode::SingleDevice(0),
+    };
+    let mut cases = Vec::new();
+    for tp in [2, 4] {
+        for sp in [false, true] {
+            cases.push(Config {
+                sequence_parallel: sp,
+                layers: 1,
+                ..small(tp, DType::F32)
+            });
+        }
+    }
+    cases.push(Config {
+        kv_heads: Some(1),
+        layers: 1,
+        ..small(4, DType::F32)
+    });
+    for cfg in cases {
+        for plan in ShardingPlan::all_assignments(cfg.sequence_parallel) {
+            let run = tplab_kernels::run_plan(&cfg, &plan, &opts, &mut |_, _| {})
+                .unwrap_or_else(|e| panic!("{} at {}: {e}", plan.describe(), cfg.label()));
+            let bad: Vec<String> = run
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("{} {:.2e}", c.name, c.max_rel_error))
+                .collect();
+            assert!(
+                bad.is_empty(),
+                "{} at {}: {bad:?}",
+                plan.describe(),
+                cfg.label()
+            );
+            assert!(run.trace.events.iter().all(|e| e.measured.is_some()));
+        }
+    }
+}

@@ -75,6 +75,49 @@ pub struct GpuRunArgs {
     /// Write the measured trace as Chrome trace JSON (trace-gpu.json) into DIR.
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
+    /// Run a named sharding plan (megatron, replicated, rows-then-columns, columns-columns)
+    /// through the general launch list instead of Megatron's fused one; with the four flags
+    /// below, any valid split (`tplab design` checks one on the CPU).
+    #[arg(long)]
+    pub plan: Option<String>,
+    /// How the QKV projection's weight is split: replicate, columns (by heads) or rows.
+    #[arg(long)]
+    pub qkv: Option<String>,
+    /// How the output projection's weight is split.
+    #[arg(long)]
+    pub out: Option<String>,
+    /// How fc1's weight is split.
+    #[arg(long)]
+    pub fc1: Option<String>,
+    /// How fc2's weight is split.
+    #[arg(long)]
+    pub fc2: Option<String>,
+}
+
+impl GpuRunArgs {
+    /// The sharding plan the flags name, if any (none: Megatron's fused walk).
+    fn plan(&self) -> anyhow::Result<Option<tplab_engine::block::design::ShardingPlan>> {
+        use tplab_engine::block::design::{NamedPlan, Split, Weight};
+        let splits = [
+            (Weight::Qkv, &self.qkv),
+            (Weight::Out, &self.out),
+            (Weight::Fc1, &self.fc1),
+            (Weight::Fc2, &self.fc2),
+        ];
+        if self.plan.is_none() && splits.iter().all(|(_, s)| s.is_none()) {
+            return Ok(None);
+        }
+        let mut plan = match &self.plan {
+            Some(name) => NamedPlan::parse(name)?.plan(),
+            None => NamedPlan::Megatron.plan(),
+        };
+        for (w, s) in splits {
+            if let Some(s) = s {
+                plan.set_split(w, Split::parse(s)?);
+            }
+        }
+        Ok(Some(plan))
+    }
 }
 
 #[derive(Args)]
@@ -229,6 +272,10 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
     };
     tplab_kernels::run::check_config(&cfg)?;
     host_memory_guard(&cfg)?;
+    if let Some(mut plan) = a.plan()? {
+        plan.sequence_parallel = cfg.sequence_parallel;
+        return run_plan(&a, &cfg, &plan);
+    }
     require_gpu("the GPU mode is unavailable on this machine (see above); `tplab run` runs the same scenario on virtual GPUs")?;
     let opts = RunOptions {
         iters: a.iters as usize,
@@ -279,6 +326,92 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
         its.len()
     );
     outln!("share ratio: the op's share of measured time / its share of the {source} time");
+    outln!(
+        "verification vs the CPU reference: {}",
+        tplab_kernels::verify::summary(&v)
+    );
+    if let Some(dir) = &a.export {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the export directory {}", dir.display()))?;
+        let path = dir.join("trace-gpu.json");
+        write_atomic(
+            &path,
+            &serde_json::to_vec_pretty(&run.trace.to_chrome_json())?,
+        )?;
+        outln!("wrote {} (open in https://ui.perfetto.dev)", path.display());
+    }
+    Ok(if v.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `gpu run` with a sharding plan: the plan's launch list on the GPU, its trace's measured
+/// times, and every tensor against the CPU reference.
+fn run_plan(
+    a: &GpuRunArgs,
+    cfg: &Config,
+    plan: &tplab_engine::block::design::ShardingPlan,
+) -> anyhow::Result<ExitCode> {
+    // Refused plans and uneven splits are named before any device is looked for.
+    let program = tplab_engine::block::design::program::propagate(cfg, plan);
+    if let Some(e) = program.errors.first() {
+        bail!(
+            "the plan {} is refused: {e} (`tplab design` shows why)",
+            plan.describe()
+        );
+    }
+    tplab_kernels::program::lower(cfg, &program)?;
+    require_gpu("the GPU mode is unavailable on this machine (see above); `tplab design` runs the same plan on virtual GPUs")?;
+    let opts = RunOptions {
+        iters: a.iters as usize,
+        mode: if a.one_rank_per_device {
+            DeviceMode::OneRankPerDevice
+        } else {
+            DeviceMode::SingleDevice(a.device)
+        },
+    };
+    eprintln!(
+        "plan {} on the GPU, scenario {}",
+        plan.describe(),
+        cfg.label()
+    );
+    let run = tplab_kernels::run_plan(cfg, plan, &opts, &mut progress_bar)?;
+    outln!("{} — {}", run.devices.join(", "), run.mode);
+    outln!(
+        "{:<9} {:<24} {:>12} {:>14} {:>12}",
+        "pass",
+        "op",
+        "measured ms",
+        "modeled ms",
+        "share ratio"
+    );
+    for r in tplab_kernels::summary::op_table(&run.trace) {
+        outln!(
+            "{:<9} {:<24} {:>12} {:>14.4} {:>12}",
+            r.pass.name(),
+            r.op,
+            r.measured_ms
+                .map(|m| format!("{m:.4}"))
+                .unwrap_or_else(|| "-".into()),
+            r.predicted_ms,
+            r.share_ratio
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    let mut its = run.iteration_ms.clone();
+    its.sort_by(f64::total_cmp);
+    outln!(
+        "iteration (forward + backward): median {:.3} ms over {} runs",
+        its.get(its.len() / 2).copied().unwrap_or(0.0),
+        its.len()
+    );
+    let v = tplab_engine::block::verify::Verification {
+        tolerance: run.tolerance.clone(),
+        checks: run.checks.clone(),
+    };
     outln!(
         "verification vs the CPU reference: {}",
         tplab_kernels::verify::summary(&v)

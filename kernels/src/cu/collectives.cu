@@ -57,3 +57,30 @@ extern "C" __global__ void max_ranks(const unsigned long long* __restrict__ bufs
         for (int r = 0; r < n; ++r) ((elem_t*)bufs[r])[i] = e;
     }
 }
+
+// A [rows, cols] block from a row-major matrix of row stride sld into one of row stride dld
+// (both pointers at the block's first element); with add, added to what is there.
+extern "C" __global__ void copy_block(const elem_t* __restrict__ src, elem_t* __restrict__ dst,
+                                      int rows, int cols, int sld, int dld, int add) {
+    long total = (long)rows * cols;
+    TPLAB_GRID_STRIDE(i, total) {
+        long r = i / cols, c = i - r * cols;
+        elem_t v = src[r * sld + c];
+        dst[r * dld + c] = add ? st(ld(dst[r * dld + c]) + ld(v)) : v;
+    }
+}
+
+// All-to-all: rank o's recv gets rank s's elements o*part .. (o+1)*part at s*part.
+extern "C" __global__ void all_to_all_ranks(const unsigned long long* __restrict__ send,
+                                            const unsigned long long* __restrict__ recv, int n,
+                                            long part) {
+    long total = part * n * n;
+    TPLAB_GRID_STRIDE(i, total) {
+        long per = part * n;
+        int o = (int)(i / per);
+        long rem = i - (long)o * per;
+        int s = (int)(rem / part);
+        long k = rem - (long)s * part;
+        ((elem_t*)recv[o])[(long)s * part + k] = ((const elem_t*)send[s])[(long)o * part + k];
+    }
+}

@@ -8,7 +8,7 @@
 
 use super::*;
 use crate::layout::tests::row_gemm_via_cublas;
-use ndarray::{s, Array2};
+use ndarray::Array2;
 use tplab_engine::block::design::program::propagate;
 use tplab_engine::block::design::{NamedPlan, ShardingPlan};
 use tplab_engine::block::exec::design::{shard_model, Local, ProgramRun};
@@ -23,21 +23,8 @@ struct Cpu {
     stats: Vec<Vec<Vec<f64>>>,
 }
 
-/// Rank `r`'s part of a whole `[t, h]` tensor held as `place`.
 fn part(cfg: &Config, full: &Array2<f64>, place: Place, r: usize) -> Vec<f64> {
-    let tp = cfg.tp.max(1);
-    let a = match place {
-        Place::Replicate | Place::Partial => full.clone(),
-        Place::Tokens => {
-            let n = full.nrows() / tp;
-            full.slice(s![r * n..(r + 1) * n, ..]).to_owned()
-        }
-        Place::Features => {
-            let [a, b] = feature_ranges(cfg, full.ncols(), false, r)[0];
-            full.slice(s![.., a..b]).to_owned()
-        }
-    };
-    a.iter().copied().collect()
+    local_part(cfg, full, place, r).iter().copied().collect()
 }
 
 const GELU_K0: f64 = 0.797_884_560_802_865_4;

@@ -30,11 +30,13 @@ use super::compile::{kernels_for, Kernels};
 
 mod decode;
 mod ops;
+mod program;
 mod rank;
 mod timing;
 mod vocab;
 
 pub(crate) use decode::decode;
+pub use program::run_plan;
 pub(crate) use vocab::vocab_run;
 
 use crate::run::{check_config, device_model, DeviceMode, GpuRun, RunOptions};

@@ -27,3 +27,36 @@ fn gpu_view_reports_the_probe_and_guards_the_run_button() {
         );
     }
 }
+
+/// The GPU view runs Megatron's split or the design lab's plan: the lab's plan is offered only
+/// once the Design view has shown one, and is then described in words (its splits and GPUs).
+#[test]
+fn gpu_view_offers_the_design_labs_plan() {
+    let mut harness = Harness::builder()
+        .with_size([1280.0, 900.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), TplabApp::default());
+    harness.get_by_label("GPU").click();
+    harness.run_steps(2);
+    let lab = harness.get_by_label("your plan from the design lab");
+    assert!(
+        lab.accesskit_node().is_disabled(),
+        "no plan is offered before the design lab has one"
+    );
+    harness.get_by_label("Design").click();
+    harness.run_steps(3);
+    harness.get_by_label("GPU").click();
+    harness.run_steps(2);
+    harness
+        .get_by_label("your plan from the design lab")
+        .click();
+    harness.run_steps(2);
+    harness.get_by_label_contains("Your plan on 2 GPUs: QKV projection");
+    // Back to Megatron's split: the plan's line goes.
+    harness
+        .get_by_label("Megatron-LM's (fused kernels)")
+        .click();
+    harness.run_steps(2);
+    assert!(harness
+        .query_by_label_contains("Your plan on 2 GPUs")
+        .is_none());
+}

@@ -264,6 +264,7 @@ impl Design {
 
     fn page_ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = super::lang(ui);
+        shared.design_plan = Some((self.setup.plan(), self.config()));
         self.challenge_bar(ui, shared, lang);
         ui.separator();
         let report = match self.report() {
@@ -1279,6 +1280,27 @@ pub fn weight_words(lang: Lang, w: Weight) -> String {
             Weight::Fc2 => "design-w-fc2",
         },
     )
+}
+
+/// A plan in words: each weight's split, and sequence parallelism when it is on
+/// ("QKV projection its columns · output projection its rows · …").
+pub fn plan_words(lang: Lang, plan: &ShardingPlan) -> String {
+    let splits = Weight::ALL
+        .iter()
+        .map(|&w| {
+            format!(
+                "{} {}",
+                weight_words(lang, w),
+                split_words(lang, plan.split(w))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ");
+    if plan.sequence_parallel {
+        format!("{splits} · {}", t(lang, "st-plan-sp"))
+    } else {
+        splits
+    }
 }
 
 pub fn split_words(lang: Lang, s: Split) -> String {

@@ -42,6 +42,8 @@ pub struct Gpu {
     /// f32 or bf16.
     pub dtype: DType,
     pub iters: usize,
+    /// Run the design lab's plan (through the general launch list) instead of Megatron's split.
+    pub design_plan: bool,
     #[serde(skip)]
     probe: Option<Probe>,
     #[serde(skip)]
@@ -55,6 +57,7 @@ impl Default for Gpu {
         Self {
             dtype: DType::F32,
             iters: 5,
+            design_plan: false,
             probe: None,
             job: None,
             last: None,
@@ -123,6 +126,50 @@ fn execute(cfg: Config, iters: usize, lang: Lang, progress: &Reporter) -> Result
         predicted: run.trace,
         measured,
         verification: v,
+        low_precision: tplab_kernels::verify::low_precision_reason(&cfg),
+        iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
+    })
+}
+
+/// Runs a learner's `plan` on `cfg` (its launch list on device 0) and compares every tensor with
+/// the CPU reference; runs off the UI thread.
+fn execute_plan(
+    cfg: Config,
+    plan: tplab_engine::block::design::ShardingPlan,
+    iters: usize,
+    lang: Lang,
+    progress: &Reporter,
+) -> Result<RunView, String> {
+    let mut report = |stage: &str, f: f64| progress.report(f as f32, stage);
+    let run = tplab_kernels::run_plan(
+        &cfg,
+        &plan,
+        &RunOptions {
+            iters,
+            mode: DeviceMode::SingleDevice(0),
+        },
+        &mut report,
+    )
+    .map_err(|e| gpu_error_text(lang, &e))?;
+    let mut measured = run.trace.clone();
+    for e in &mut measured.events {
+        if let Some(m) = e.measured {
+            e.timing = m;
+        }
+    }
+    let mut its = run.iteration_ms.clone();
+    its.sort_by(f64::total_cmp);
+    Ok(RunView {
+        config: cfg.clone(),
+        devices: run.devices.join(", "),
+        tp: cfg.tp,
+        ops: op_table(&run.trace),
+        predicted: run.trace,
+        measured,
+        verification: Verification {
+            tolerance: run.tolerance,
+            checks: run.checks,
+        },
         low_precision: tplab_kernels::verify::low_precision_reason(&cfg),
         iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
     })
@@ -569,29 +616,50 @@ impl Gpu {
         }
         let usable = self.probe.as_ref().is_some_and(Probe::usable);
         ui.separator();
-        let cfg = Config {
-            dtype: self.dtype,
-            ..shared.scenario.config().clone()
-        };
+        // Which split runs: Megatron's (fused kernels, the scenario's config) or the design
+        // lab's plan on the lab's scenario (the general launch list).
+        let lab = shared.design_plan.clone();
         ui.horizontal_wrapped(|ui| {
+            ui.label(tr("gpu-split"));
+            ui.radio_value(&mut self.design_plan, false, tr("gpu-split-megatron"));
+            let r = ui.add_enabled(
+                lab.is_some(),
+                egui::RadioButton::new(self.design_plan && lab.is_some(), tr("gpu-split-lab")),
+            );
+            if r.clicked() {
+                self.design_plan = true;
+            }
+            r.on_disabled_hover_text(tr("gpu-split-lab-none"));
+        });
+        let plan = lab.filter(|_| self.design_plan);
+        let cfg = match &plan {
+            Some((_, lab_cfg)) => Config {
+                dtype: self.dtype,
+                ..lab_cfg.clone()
+            },
+            None => Config {
+                dtype: self.dtype,
+                ..shared.scenario.config().clone()
+            },
+        };
+        if let Some((p, _)) = &plan {
             ui.label(crate::i18n::t_args(
                 lang,
-                "gpu-scenario",
-                &[("label", super::scenario_words(lang, &cfg))],
+                "gpu-split-lab-is",
+                &[
+                    ("splits", super::design::plan_words(lang, p)),
+                    ("tp", cfg.tp.to_string()),
+                ],
             ));
-            egui::ComboBox::from_label(tr("pg-dtype"))
-                .selected_text(self.dtype.name())
-                .show_ui(ui, |ui| {
-                    ui.selectable_value(&mut self.dtype, DType::F32, "f32");
-                    ui.selectable_value(&mut self.dtype, DType::Bf16, "bf16");
-                });
-            ui.add(
-                egui::DragValue::new(&mut self.iters)
-                    .range(1..=100)
-                    .prefix(tr("gpu-iterations")),
-            );
+        }
+        let check = tplab_kernels::run::check_config(&cfg).and_then(|()| match &plan {
+            // A plan the GPU cannot lay out is named before the button is pressed.
+            Some((p, _)) => {
+                let program = tplab_engine::block::design::program::propagate(&cfg, p);
+                tplab_kernels::program::lower(&cfg, &program).map(|_| ())
+            }
+            None => Ok(()),
         });
-        let check = tplab_kernels::run::check_config(&cfg);
         if let Err(e) = &check {
             ui.colored_label(ui.visuals().error_fg_color, gpu_error_text(lang, e));
         }
@@ -604,8 +672,10 @@ impl Gpu {
         {
             let iters = self.iters;
             let run_cfg = cfg.clone();
-            self.job = Some(Background::once(ui.ctx(), move |progress| {
-                execute(run_cfg, iters, lang, progress)
+            let run_plan = plan.map(|(p, _)| p);
+            self.job = Some(Background::once(ui.ctx(), move |progress| match run_plan {
+                Some(p) => execute_plan(run_cfg, p, iters, lang, progress),
+                None => execute(run_cfg, iters, lang, progress),
             }));
         }
         if let Some(job) = &self.job {

@@ -210,6 +210,12 @@ pub struct Shared {
     pub learner: String,
     /// A lesson (its slug) the Lessons view opens next: set by a "Lesson N" link elsewhere.
     pub open_lesson: Option<String>,
+    /// The design lab's plan and its scenario as the Design view last showed them: the GPU
+    /// view offers to run it (`None` until the Design view has been opened).
+    pub design_plan: Option<(
+        tplab_engine::block::design::ShardingPlan,
+        tplab_engine::config::Config,
+    )>,
     /// Views with a long background job (Precision, Train) start it when first shown, so
     /// they never open empty (on in the app, off in tests unless a test turns it on).
     pub autostart_jobs: bool,

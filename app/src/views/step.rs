@@ -1830,24 +1830,7 @@ fn plan_walk_banner(
     w: &super::PlanWalk,
     shared: &mut Shared,
 ) -> bool {
-    use super::design::{split_words, weight_words};
-    use tplab_engine::block::design::Weight;
-    let splits = Weight::ALL
-        .iter()
-        .map(|&wt| {
-            format!(
-                "{} {}",
-                weight_words(lang, wt),
-                split_words(lang, w.plan.split(wt))
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" · ");
-    let sp = if w.plan.sequence_parallel {
-        format!(" · {}", crate::i18n::t(lang, "st-plan-sp"))
-    } else {
-        String::new()
-    };
+    let splits = super::design::plan_words(lang, &w.plan);
     let mut left = false;
     egui::Frame::group(ui.style())
         .stroke(egui::Stroke::new(1.5, ui.visuals().selection.stroke.color))
@@ -1856,10 +1839,7 @@ fn plan_walk_banner(
                 ui.strong(crate::i18n::t_args(
                     lang,
                     "st-plan-walk",
-                    &[
-                        ("splits", format!("{splits}{sp}")),
-                        ("tp", w.trace.config.tp.to_string()),
-                    ],
+                    &[("splits", splits), ("tp", w.trace.config.tp.to_string())],
                 ));
                 if ui.button(crate::i18n::t(lang, "st-plan-back")).clicked() {
                     shared.navigate(ShowMe {

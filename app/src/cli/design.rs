@@ -22,21 +22,9 @@ pub struct DesignArgs {
     /// A plan file (TOML; see the README's "Design a split"). Flags below override it.
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,
-    /// A named plan: megatron, replicated, rows-then-columns, columns-columns (default megatron).
-    #[arg(long)]
-    pub plan: Option<String>,
-    /// How the QKV projection's weight is split: replicate, columns (by heads) or rows.
-    #[arg(long)]
-    pub qkv: Option<String>,
-    /// How the output projection's weight is split.
-    #[arg(long)]
-    pub out: Option<String>,
-    /// How fc1's weight is split.
-    #[arg(long)]
-    pub fc1: Option<String>,
-    /// How fc2's weight is split.
-    #[arg(long)]
-    pub fc2: Option<String>,
+    /// A named plan and each weight's split.
+    #[command(flatten)]
+    pub splits: SplitArgs,
     /// Place the collectives yourself (with --collective); the rules then only check.
     #[arg(long)]
     pub manual: bool,
@@ -70,6 +58,62 @@ pub struct DesignArgs {
     pub cluster: super::run::ClusterArgs,
 }
 
+/// A plan named on the command line: a named plan, then each weight's split (`tplab design`,
+/// `tplab gpu run`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct SplitArgs {
+    /// A named plan: megatron, replicated, rows-then-columns, columns-columns (default megatron).
+    #[arg(long)]
+    pub plan: Option<String>,
+    /// How the QKV projection's weight is split: replicate, columns (by heads) or rows.
+    #[arg(long)]
+    pub qkv: Option<String>,
+    /// How the output projection's weight is split.
+    #[arg(long)]
+    pub out: Option<String>,
+    /// How fc1's weight is split.
+    #[arg(long)]
+    pub fc1: Option<String>,
+    /// How fc2's weight is split.
+    #[arg(long)]
+    pub fc2: Option<String>,
+}
+
+impl SplitArgs {
+    /// Whether any of the flags is given.
+    pub fn given(&self) -> bool {
+        self.plan.is_some() || self.weights().iter().any(|(_, s)| s.is_some())
+    }
+
+    fn weights(&self) -> [(design::Weight, &Option<String>); 4] {
+        [
+            (design::Weight::Qkv, &self.qkv),
+            (design::Weight::Out, &self.out),
+            (design::Weight::Fc1, &self.fc1),
+            (design::Weight::Fc2, &self.fc2),
+        ]
+    }
+
+    /// `plan` with the named plan's splits (its sequence parallelism and hand-placed
+    /// collectives kept), then each weight's flag.
+    pub fn apply(&self, mut plan: ShardingPlan) -> anyhow::Result<ShardingPlan> {
+        if let Some(name) = &self.plan {
+            let base = NamedPlan::parse(name)?.plan();
+            plan = ShardingPlan {
+                sequence_parallel: plan.sequence_parallel,
+                manual: plan.manual,
+                ..base
+            };
+        }
+        for (w, s) in self.weights() {
+            if let Some(s) = s {
+                plan.set_split(w, Split::parse(s)?);
+            }
+        }
+        Ok(plan)
+    }
+}
+
 /// The plan the arguments describe.
 pub fn plan_from_args(args: &DesignArgs) -> anyhow::Result<ShardingPlan> {
     plan_from(args, NamedPlan::Megatron.plan())
@@ -84,24 +128,7 @@ fn plan_from(args: &DesignArgs, start: ShardingPlan) -> anyhow::Result<ShardingP
         }
         None => start,
     };
-    if let Some(name) = &args.plan {
-        let base = NamedPlan::parse(name)?.plan();
-        plan = ShardingPlan {
-            sequence_parallel: plan.sequence_parallel,
-            manual: plan.manual,
-            ..base
-        };
-    }
-    for (w, s) in [
-        (design::Weight::Qkv, &args.qkv),
-        (design::Weight::Out, &args.out),
-        (design::Weight::Fc1, &args.fc1),
-        (design::Weight::Fc2, &args.fc2),
-    ] {
-        if let Some(s) = s {
-            plan.set_split(w, Split::parse(s)?);
-        }
-    }
+    plan = args.splits.apply(plan)?;
     if let Some(sp) = args.scenario.sequence_parallel {
         plan.sequence_parallel = sp;
     }

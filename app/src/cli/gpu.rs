@@ -75,48 +75,33 @@ pub struct GpuRunArgs {
     /// Write the measured trace as Chrome trace JSON (trace-gpu.json) into DIR.
     #[arg(long, value_name = "DIR")]
     pub export: Option<PathBuf>,
-    /// Run a named sharding plan (megatron, replicated, rows-then-columns, columns-columns)
-    /// through the general launch list instead of Megatron's fused one; with the four flags
-    /// below, any valid split (`tplab design` checks one on the CPU).
-    #[arg(long)]
-    pub plan: Option<String>,
-    /// How the QKV projection's weight is split: replicate, columns (by heads) or rows.
-    #[arg(long)]
-    pub qkv: Option<String>,
-    /// How the output projection's weight is split.
-    #[arg(long)]
-    pub out: Option<String>,
-    /// How fc1's weight is split.
-    #[arg(long)]
-    pub fc1: Option<String>,
-    /// How fc2's weight is split.
-    #[arg(long)]
-    pub fc2: Option<String>,
+    /// Run a sharding plan through the general launch list instead of Megatron's fused one:
+    /// a named plan (megatron, replicated, rows-then-columns, columns-columns) and/or each
+    /// weight's split, any valid plan (`tplab design` checks one on the CPU).
+    #[command(flatten)]
+    pub splits: super::design::SplitArgs,
 }
 
 impl GpuRunArgs {
+    /// Iterations and where the ranks run.
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            iters: self.iters as usize,
+            mode: if self.one_rank_per_device {
+                DeviceMode::OneRankPerDevice
+            } else {
+                DeviceMode::SingleDevice(self.device)
+            },
+        }
+    }
+
     /// The sharding plan the flags name, if any (none: Megatron's fused walk).
     fn plan(&self) -> anyhow::Result<Option<tplab_engine::block::design::ShardingPlan>> {
-        use tplab_engine::block::design::{NamedPlan, Split, Weight};
-        let splits = [
-            (Weight::Qkv, &self.qkv),
-            (Weight::Out, &self.out),
-            (Weight::Fc1, &self.fc1),
-            (Weight::Fc2, &self.fc2),
-        ];
-        if self.plan.is_none() && splits.iter().all(|(_, s)| s.is_none()) {
+        if !self.splits.given() {
             return Ok(None);
         }
-        let mut plan = match &self.plan {
-            Some(name) => NamedPlan::parse(name)?.plan(),
-            None => NamedPlan::Megatron.plan(),
-        };
-        for (w, s) in splits {
-            if let Some(s) = s {
-                plan.set_split(w, Split::parse(s)?);
-            }
-        }
-        Ok(Some(plan))
+        let megatron = tplab_engine::block::design::NamedPlan::Megatron.plan();
+        Ok(Some(self.splits.apply(megatron)?))
     }
 }
 
@@ -277,14 +262,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
         return run_plan(&a, &cfg, &plan);
     }
     require_gpu("the GPU mode is unavailable on this machine (see above); `tplab run` runs the same scenario on virtual GPUs")?;
-    let opts = RunOptions {
-        iters: a.iters as usize,
-        mode: if a.one_rank_per_device {
-            DeviceMode::OneRankPerDevice
-        } else {
-            DeviceMode::SingleDevice(a.device)
-        },
-    };
+    let opts = a.options();
     eprintln!("scenario {} on the GPU", cfg.label());
     let run = tplab_kernels::run(&cfg, &opts, &mut progress_bar)?;
     eprintln!("computing the CPU reference (f64) ...");
@@ -292,7 +270,19 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
     let reference = tplab_kernels::reference::reference(&cfg, &model);
     let v = tplab_kernels::verify::verify_run(&cfg, &run, &reference);
     outln!("{} — {}", run.devices.join(", "), run.mode);
-    let source = match run.trace.time_source {
+    report(&run.trace, &run.iteration_ms, &v, a.export.as_deref())
+}
+
+/// The per-op table of a measured trace, the median iteration, the verdict against the CPU
+/// reference and the export: what `gpu run` prints, whichever split ran. Fails (exit 1) when
+/// the verification does.
+fn report(
+    trace: &tplab_engine::trace::Trace,
+    iteration_ms: &[f64],
+    v: &tplab_engine::block::verify::Verification,
+    export: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let source = match trace.time_source {
         tplab_engine::trace::TimeSource::CostModel => "modeled",
         _ => "proportional",
     };
@@ -304,7 +294,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
         format!("{source} ms"),
         "share ratio"
     );
-    for r in tplab_kernels::summary::op_table(&run.trace) {
+    for r in tplab_kernels::summary::op_table(trace) {
         outln!(
             "{:<9} {:<24} {:>12} {:>14.4} {:>12}",
             r.pass.name(),
@@ -318,7 +308,7 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or_else(|| "-".into())
         );
     }
-    let mut its = run.iteration_ms.clone();
+    let mut its = iteration_ms.to_vec();
     its.sort_by(f64::total_cmp);
     outln!(
         "iteration (forward + backward): median {:.3} ms over {} runs",
@@ -328,16 +318,13 @@ fn run_scenario(a: GpuRunArgs) -> anyhow::Result<ExitCode> {
     outln!("share ratio: the op's share of measured time / its share of the {source} time");
     outln!(
         "verification vs the CPU reference: {}",
-        tplab_kernels::verify::summary(&v)
+        tplab_kernels::verify::summary(v)
     );
-    if let Some(dir) = &a.export {
+    if let Some(dir) = export {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the export directory {}", dir.display()))?;
         let path = dir.join("trace-gpu.json");
-        write_atomic(
-            &path,
-            &serde_json::to_vec_pretty(&run.trace.to_chrome_json())?,
-        )?;
+        write_atomic(&path, &serde_json::to_vec_pretty(&trace.to_chrome_json())?)?;
         outln!("wrote {} (open in https://ui.perfetto.dev)", path.display());
     }
     Ok(if v.passed() {
@@ -364,14 +351,7 @@ fn run_plan(
     }
     tplab_kernels::program::lower(cfg, &program)?;
     require_gpu("the GPU mode is unavailable on this machine (see above); `tplab design` runs the same plan on virtual GPUs")?;
-    let opts = RunOptions {
-        iters: a.iters as usize,
-        mode: if a.one_rank_per_device {
-            DeviceMode::OneRankPerDevice
-        } else {
-            DeviceMode::SingleDevice(a.device)
-        },
-    };
+    let opts = a.options();
     eprintln!(
         "plan {} on the GPU, scenario {}",
         plan.describe(),
@@ -379,58 +359,11 @@ fn run_plan(
     );
     let run = tplab_kernels::run_plan(cfg, plan, &opts, &mut progress_bar)?;
     outln!("{} — {}", run.devices.join(", "), run.mode);
-    outln!(
-        "{:<9} {:<24} {:>12} {:>14} {:>12}",
-        "pass",
-        "op",
-        "measured ms",
-        "modeled ms",
-        "share ratio"
-    );
-    for r in tplab_kernels::summary::op_table(&run.trace) {
-        outln!(
-            "{:<9} {:<24} {:>12} {:>14.4} {:>12}",
-            r.pass.name(),
-            r.op,
-            r.measured_ms
-                .map(|m| format!("{m:.4}"))
-                .unwrap_or_else(|| "-".into()),
-            r.predicted_ms,
-            r.share_ratio
-                .map(|s| format!("{s:.2}"))
-                .unwrap_or_else(|| "-".into())
-        );
-    }
-    let mut its = run.iteration_ms.clone();
-    its.sort_by(f64::total_cmp);
-    outln!(
-        "iteration (forward + backward): median {:.3} ms over {} runs",
-        its.get(its.len() / 2).copied().unwrap_or(0.0),
-        its.len()
-    );
     let v = tplab_engine::block::verify::Verification {
         tolerance: run.tolerance.clone(),
         checks: run.checks.clone(),
     };
-    outln!(
-        "verification vs the CPU reference: {}",
-        tplab_kernels::verify::summary(&v)
-    );
-    if let Some(dir) = &a.export {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the export directory {}", dir.display()))?;
-        let path = dir.join("trace-gpu.json");
-        write_atomic(
-            &path,
-            &serde_json::to_vec_pretty(&run.trace.to_chrome_json())?,
-        )?;
-        outln!("wrote {} (open in https://ui.perfetto.dev)", path.display());
-    }
-    Ok(if v.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    report(&run.trace, &run.iteration_ms, &v, a.export.as_deref())
 }
 
 fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {

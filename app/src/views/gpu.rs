@@ -110,25 +110,43 @@ fn execute(cfg: Config, iters: usize, lang: Lang, progress: &Reporter) -> Result
     let model = tplab_kernels::run::device_model(&cfg);
     let reference = tplab_kernels::reference::reference(&cfg, &model);
     let v = tplab_kernels::verify::verify_run(&cfg, &run, &reference);
-    let mut measured = run.trace.clone();
+    Ok(run_view(
+        cfg,
+        run.devices.join(", "),
+        run.trace,
+        &run.iteration_ms,
+        v,
+    ))
+}
+
+/// What a finished run shows: the trace drawn twice (measured, predicted), the per-op table,
+/// the median iteration and the verdict.
+fn run_view(
+    cfg: Config,
+    devices: String,
+    trace: Trace,
+    iteration_ms: &[f64],
+    verification: Verification,
+) -> RunView {
+    let mut measured = trace.clone();
     for e in &mut measured.events {
         if let Some(m) = e.measured {
             e.timing = m;
         }
     }
-    let mut its = run.iteration_ms.clone();
+    let mut its = iteration_ms.to_vec();
     its.sort_by(f64::total_cmp);
-    Ok(RunView {
-        config: cfg.clone(),
-        devices: run.devices.join(", "),
+    RunView {
+        devices,
         tp: cfg.tp,
-        ops: op_table(&run.trace),
-        predicted: run.trace,
+        ops: op_table(&trace),
+        predicted: trace,
         measured,
-        verification: v,
+        verification,
         low_precision: tplab_kernels::verify::low_precision_reason(&cfg),
         iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
-    })
+        config: cfg,
+    }
 }
 
 /// Runs a learner's `plan` on `cfg` (its launch list on device 0) and compares every tensor with
@@ -151,28 +169,17 @@ fn execute_plan(
         &mut report,
     )
     .map_err(|e| gpu_error_text(lang, &e))?;
-    let mut measured = run.trace.clone();
-    for e in &mut measured.events {
-        if let Some(m) = e.measured {
-            e.timing = m;
-        }
-    }
-    let mut its = run.iteration_ms.clone();
-    its.sort_by(f64::total_cmp);
-    Ok(RunView {
-        config: cfg.clone(),
-        devices: run.devices.join(", "),
-        tp: cfg.tp,
-        ops: op_table(&run.trace),
-        predicted: run.trace,
-        measured,
-        verification: Verification {
-            tolerance: run.tolerance,
-            checks: run.checks,
-        },
-        low_precision: tplab_kernels::verify::low_precision_reason(&cfg),
-        iteration_ms: its.get(its.len() / 2).copied().unwrap_or(0.0),
-    })
+    let v = Verification {
+        tolerance: run.tolerance,
+        checks: run.checks,
+    };
+    Ok(run_view(
+        cfg,
+        run.devices.join(", "),
+        run.trace,
+        &run.iteration_ms,
+        v,
+    ))
 }
 
 /// A library's name in the learner's language (only the driver's is a word, the rest are names).

@@ -135,6 +135,66 @@ struct Exec<T: GpuElem> {
     events: Vec<Option<EventColl>>,
 }
 
+impl Collective {
+    /// The collectives of `ranks` in `mode`: a reducing stream with one "ready" event per rank
+    /// on the single device, or the ranks' NCCL communicators.
+    fn open<T: GpuElem>(
+        mode: DeviceMode,
+        ctxs: &[Arc<CudaContext>],
+        ranks: &[Rank<T>],
+    ) -> Result<Self, GpuError> {
+        Ok(match mode {
+            DeviceMode::SingleDevice(_) => {
+                let ctx = &ctxs[0];
+                Collective::Single {
+                    stream: ctx.new_stream()?,
+                    ready: (0..ranks.len())
+                        .map(|_| ctx.new_event(None))
+                        .collect::<Result<_, _>>()?,
+                }
+            }
+            DeviceMode::OneRankPerDevice => {
+                let streams = ranks.iter().map(|r| r.stream.clone()).collect();
+                Collective::Nccl {
+                    comms: cudarc::nccl::Comm::from_devices(streams)?,
+                }
+            }
+        })
+    }
+}
+
+/// Puts the times of the median iteration (by makespan) onto the trace's events.
+fn measured_into(trace: &mut Trace, times: &[timing::IterTimes]) {
+    let mut order: Vec<usize> = (0..times.len()).collect();
+    order.sort_by(|&a, &b| times[a].makespan_ms.total_cmp(&times[b].makespan_ms));
+    let Some(med) = order.get(order.len() / 2).map(|&i| &times[i]) else {
+        return;
+    };
+    for (e, &(start, dur)) in trace.events.iter_mut().zip(&med.events) {
+        e.measured = Some(Timing {
+            start_s: start * 1e-3,
+            duration_s: dur * 1e-3,
+        });
+    }
+}
+
+/// The devices' names (one on a single device) and the mode in words.
+fn devices_and_mode<T: GpuElem>(ranks: &[Rank<T>], mode: DeviceMode) -> (Vec<String>, String) {
+    let mut devices: Vec<String> = ranks
+        .iter()
+        .map(|r| r.ctx.name().unwrap_or_else(|_| "unknown GPU".into()))
+        .collect();
+    let tp = ranks.len();
+    let words = match mode {
+        DeviceMode::SingleDevice(o) => {
+            devices.truncate(1);
+            format!("single device (GPU {o}), {tp} ranks as CUDA streams")
+        }
+        DeviceMode::OneRankPerDevice => format!("{tp} devices, one rank each, NCCL collectives"),
+    };
+    (devices, words)
+}
+
 /// Maps a driver out-of-memory error to [`GpuError::OutOfMemory`].
 fn oom(e: GpuError, what: &str, needed: u64) -> GpuError {
     match e {
@@ -228,23 +288,7 @@ impl<T: GpuElem> Exec<T> {
                 .map_err(|e| oom(e, "allocating a rank's buffers", needed))?;
             ranks.push(rk);
         }
-        let coll = match mode {
-            DeviceMode::SingleDevice(_) => {
-                let ctx = &ctxs[0];
-                Collective::Single {
-                    stream: ctx.new_stream()?,
-                    ready: (0..tp)
-                        .map(|_| ctx.new_event(None))
-                        .collect::<Result<_, _>>()?,
-                }
-            }
-            DeviceMode::OneRankPerDevice => {
-                let streams = ranks.iter().map(|r| r.stream.clone()).collect();
-                Collective::Nccl {
-                    comms: cudarc::nccl::Comm::from_devices(streams)?,
-                }
-            }
-        };
+        let coll = Collective::open(mode, &ctxs, &ranks)?;
         // The collectives of the program, resolved once: buffers, address tables, groups.
         let mut events = Vec::with_capacity(trace.events.len());
         for e in &trace.events {
@@ -352,15 +396,7 @@ fn run_typed<T: GpuElem>(
             (it + 1) as f64 / (iters + 1) as f64,
         );
     }
-    let mut order: Vec<usize> = (0..times.len()).collect();
-    order.sort_by(|&a, &b| times[a].makespan_ms.total_cmp(&times[b].makespan_ms));
-    let med = &times[order[order.len() / 2]];
-    for (e, &(start, dur)) in trace.events.iter_mut().zip(&med.events) {
-        e.measured = Some(Timing {
-            start_s: start * 1e-3,
-            duration_s: dur * 1e-3,
-        });
-    }
+    measured_into(&mut trace, &times);
     let lay = &ex.lay;
     let mut output_per_rank = Vec::new();
     let mut grad_input_per_rank = Vec::new();
@@ -390,25 +426,7 @@ fn run_typed<T: GpuElem>(
         }
         grads.push(per_layer);
     }
-    let devices: Vec<String> = {
-        let mut d: Vec<String> = ex
-            .ranks
-            .iter()
-            .map(|r| r.ctx.name().unwrap_or_else(|_| "unknown GPU".into()))
-            .collect();
-        if matches!(opts.mode, DeviceMode::SingleDevice(_)) {
-            d.truncate(1);
-        }
-        d
-    };
-    let mode = match opts.mode {
-        DeviceMode::SingleDevice(o) => {
-            format!("single device (GPU {o}), {} ranks as CUDA streams", cfg.tp)
-        }
-        DeviceMode::OneRankPerDevice => {
-            format!("{} devices, one rank each, NCCL collectives", cfg.tp)
-        }
-    };
+    let (devices, mode) = devices_and_mode(&ex.ranks, opts.mode);
     progress("done", 1.0);
     Ok(GpuRun {
         trace,

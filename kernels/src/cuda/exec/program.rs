@@ -261,23 +261,7 @@ impl<T: GpuElem> PlanExec<T> {
             }
             ranks.push(rk);
         }
-        let coll = match mode {
-            DeviceMode::SingleDevice(_) => {
-                let ctx = &ctxs[0];
-                Collective::Single {
-                    stream: ctx.new_stream()?,
-                    ready: (0..tp)
-                        .map(|_| ctx.new_event(None))
-                        .collect::<Result<_, _>>()?,
-                }
-            }
-            DeviceMode::OneRankPerDevice => {
-                let streams = ranks.iter().map(|r| r.stream.clone()).collect();
-                Collective::Nccl {
-                    comms: cudarc::nccl::Comm::from_devices(streams)?,
-                }
-            }
-        };
+        let coll = Collective::open(mode, &ctxs, &ranks)?;
         let mut colls = HashMap::new();
         for (bi, b) in low.blocks.iter().enumerate() {
             for (ii, ins) in b.instrs.iter().enumerate() {
@@ -351,16 +335,7 @@ impl<T: GpuElem> PlanExec<T> {
 
     /// One forward and backward pass, block by block.
     fn iteration(&mut self, evs: &[EvPair], t0: &[CudaEvent]) -> Result<(), GpuError> {
-        if matches!(self.coll, Collective::Single { .. }) {
-            t0[0].record(&self.ranks[0].stream)?;
-            for rk in &self.ranks[1..] {
-                rk.stream.wait(&t0[0])?;
-            }
-        } else {
-            for (rk, ev) in self.ranks.iter().zip(t0) {
-                ev.record(&rk.stream)?;
-            }
-        }
+        timing::origin(&self.ranks, &self.coll, t0)?;
         let mut e = 0;
         for bi in 0..self.low.blocks.len() {
             let b = self.low.blocks[bi].clone();
@@ -532,28 +507,7 @@ impl<T: GpuElem> PlanExec<T> {
     }
 
     fn synchronize(&self) -> Result<(), GpuError> {
-        for rk in &self.ranks {
-            rk.stream.synchronize()?;
-        }
-        if let Collective::Single { stream, .. } = &self.coll {
-            stream.synchronize()?;
-        }
-        Ok(())
-    }
-
-    fn read_times(&self, evs: &[EvPair], t0: &[CudaEvent]) -> Result<timing::IterTimes, GpuError> {
-        let mut events = Vec::with_capacity(evs.len());
-        let mut makespan_ms = 0.0f64;
-        for ev in evs {
-            let start = f64::from(t0[ev.clock].elapsed_ms(&ev.start)?);
-            let dur = f64::from(ev.start.elapsed_ms(&ev.end)?).max(0.0);
-            makespan_ms = makespan_ms.max(start + dur);
-            events.push((start, dur));
-        }
-        Ok(timing::IterTimes {
-            events,
-            makespan_ms,
-        })
+        timing::synchronize(&self.ranks, &self.coll)
     }
 
     fn results(&self) -> Result<ProgramRun<f64>, GpuError> {
@@ -648,38 +602,17 @@ fn run_plan_typed<T: GpuElem>(
         ex.iteration(&evs, &t0)?;
         ex.synchronize()?;
         if it > 0 {
-            times.push(ex.read_times(&evs, &t0)?);
+            times.push(timing::read_times(&evs, &t0)?);
         }
         progress("iteration", (it + 1) as f64 / (iters + 1) as f64);
     }
-    let mut order: Vec<usize> = (0..times.len()).collect();
-    order.sort_by(|&a, &b| times[a].makespan_ms.total_cmp(&times[b].makespan_ms));
-    let med = &times[order[order.len() / 2]];
-    for (e, &(start, dur)) in trace.events.iter_mut().zip(&med.events) {
-        e.measured = Some(Timing {
-            start_s: start * 1e-3,
-            duration_s: dur * 1e-3,
-        });
-    }
+    measured_into(&mut trace, &times);
     let run = ex.results()?;
     let want = tplab_engine::block::reference::run(cfg, model);
     let tolerance = crate::verify::tolerance(cfg, want.layer_norm_condition());
     let checks =
         tplab_engine::block::design::compare_program_run(cfg, program, &run, &want, &tolerance);
-    let mut devices: Vec<String> = ex
-        .ranks
-        .iter()
-        .map(|r| r.ctx.name().unwrap_or_else(|_| "unknown GPU".into()))
-        .collect();
-    if matches!(opts.mode, DeviceMode::SingleDevice(_)) {
-        devices.truncate(1);
-    }
-    let mode = match opts.mode {
-        DeviceMode::SingleDevice(o) => {
-            format!("single device (GPU {o}), {} ranks as CUDA streams", cfg.tp)
-        }
-        DeviceMode::OneRankPerDevice => format!("{} devices, one rank each, NCCL", cfg.tp),
-    };
+    let (devices, mode) = devices_and_mode(&ex.ranks, opts.mode);
     progress("done", 1.0);
     Ok(PlanGpuRun {
         trace,

@@ -63,17 +63,7 @@ impl<T: GpuElem> Exec<T> {
         evs: &[EvPair],
         t0: &[CudaEvent],
     ) -> Result<(), GpuError> {
-        // A common origin: every rank starts after t0.
-        if matches!(self.coll, Collective::Single { .. }) {
-            t0[0].record(&self.ranks[0].stream)?;
-            for rk in &self.ranks[1..] {
-                rk.stream.wait(&t0[0])?;
-            }
-        } else {
-            for (rk, ev) in self.ranks.iter().zip(t0) {
-                ev.record(&rk.stream)?;
-            }
-        }
+        origin(&self.ranks, &self.coll, t0)?;
         for (i, (e, ev)) in trace.events.iter().zip(evs).enumerate() {
             match &e.kind {
                 EventKind::Compute { .. } => {
@@ -216,13 +206,7 @@ impl<T: GpuElem> Exec<T> {
     }
 
     pub(super) fn synchronize(&self) -> Result<(), GpuError> {
-        for rk in &self.ranks {
-            rk.stream.synchronize()?;
-        }
-        if let Collective::Single { stream, .. } = &self.coll {
-            stream.synchronize()?;
-        }
-        Ok(())
+        synchronize(&self.ranks, &self.coll)
     }
 
     pub(super) fn read_times(
@@ -230,17 +214,56 @@ impl<T: GpuElem> Exec<T> {
         evs: &[EvPair],
         t0: &[CudaEvent],
     ) -> Result<IterTimes, GpuError> {
-        let mut events = Vec::with_capacity(evs.len());
-        let mut makespan_ms = 0.0f64;
-        for ev in evs {
-            let start = f64::from(t0[ev.clock].elapsed_ms(&ev.start)?);
-            let dur = f64::from(ev.start.elapsed_ms(&ev.end)?).max(0.0);
-            makespan_ms = makespan_ms.max(start + dur);
-            events.push((start, dur));
-        }
-        Ok(IterTimes {
-            events,
-            makespan_ms,
-        })
+        read_times(evs, t0)
     }
+}
+
+/// A common origin for an iteration's times: on one device every rank starts after `t0[0]`;
+/// on several, each rank's clock `t0[r]` is recorded on its stream.
+pub(super) fn origin<T: GpuElem>(
+    ranks: &[Rank<T>],
+    coll: &Collective,
+    t0: &[CudaEvent],
+) -> Result<(), GpuError> {
+    if matches!(coll, Collective::Single { .. }) {
+        t0[0].record(&ranks[0].stream)?;
+        for rk in &ranks[1..] {
+            rk.stream.wait(&t0[0])?;
+        }
+    } else {
+        for (rk, ev) in ranks.iter().zip(t0) {
+            ev.record(&rk.stream)?;
+        }
+    }
+    Ok(())
+}
+
+/// Waits for every rank's stream and the reducing stream.
+pub(super) fn synchronize<T: GpuElem>(
+    ranks: &[Rank<T>],
+    coll: &Collective,
+) -> Result<(), GpuError> {
+    for rk in ranks {
+        rk.stream.synchronize()?;
+    }
+    if let Collective::Single { stream, .. } = coll {
+        stream.synchronize()?;
+    }
+    Ok(())
+}
+
+/// Each event's (start against its rank's origin `t0`, duration) in ms, and the makespan.
+pub(super) fn read_times(evs: &[EvPair], t0: &[CudaEvent]) -> Result<IterTimes, GpuError> {
+    let mut events = Vec::with_capacity(evs.len());
+    let mut makespan_ms = 0.0f64;
+    for ev in evs {
+        let start = f64::from(t0[ev.clock].elapsed_ms(&ev.start)?);
+        let dur = f64::from(ev.start.elapsed_ms(&ev.end)?).max(0.0);
+        makespan_ms = makespan_ms.max(start + dur);
+        events.push((start, dur));
+    }
+    Ok(IterTimes {
+        events,
+        makespan_ms,
+    })
 }

@@ -30,11 +30,13 @@ use crate::error::GpuError;
 use crate::layout::{AttentionGemms, AttnProduct, RowGemm};
 use tplab_engine::block::design::plan::Weight;
 use tplab_engine::block::design::program::{
-    feature_ranges, param_layout, weight_param, BackStep, Move, ParamLayout, Place, Program, Step,
-    Tensor, ValueId,
+    feature_ranges, param_layout, weight_param, BackStep, Move, Place, Program, Step, Tensor,
+    ValueId,
 };
 use tplab_engine::block::design::trace::{back_op, forward_op, grad_op, identity_op};
-use tplab_engine::block::exec::design::linear_grad_input;
+use tplab_engine::block::exec::design::{
+    by_heads_param, linear_grad_input, local_heads, param_index, param_place, part,
+};
 use tplab_engine::block::op::{Op, Pass};
 use tplab_engine::config::Config;
 use tplab_engine::params::ParamKind;
@@ -303,26 +305,14 @@ impl Lowered {
 }
 
 /// Rank `r`'s part of a whole `[tokens, hidden]` tensor (the block input, the output gradient)
-/// held as `place`.
+/// held as `place`: the engine's own slicing.
 pub fn local_part(
     cfg: &Config,
     full: &ndarray::Array2<f64>,
     place: Place,
     r: usize,
 ) -> ndarray::Array2<f64> {
-    use ndarray::s;
-    let tp = cfg.tp.max(1);
-    match place {
-        Place::Replicate | Place::Partial => full.clone(),
-        Place::Tokens => {
-            let n = full.nrows() / tp;
-            full.slice(s![r * n..(r + 1) * n, ..]).to_owned()
-        }
-        Place::Features => {
-            let [a, b] = feature_ranges(cfg, full.ncols(), false, r)[0];
-            full.slice(s![.., a..b]).to_owned()
-        }
-    }
+    part(cfg, place, false, full.view(), r)
 }
 
 fn refuse(what: impl Into<String>) -> GpuError {
@@ -369,19 +359,6 @@ fn local_shape(
             [shape[0], widths[0]]
         }
     })
-}
-
-fn by_heads_param(kind: ParamKind) -> bool {
-    matches!(kind, ParamKind::QkvWeight | ParamKind::QkvBias)
-}
-
-/// The placement a parameter's layout is.
-fn param_place(layout: ParamLayout) -> Place {
-    match layout {
-        ParamLayout::Whole => Place::Replicate,
-        ParamLayout::Rows => Place::Tokens,
-        ParamLayout::Columns => Place::Features,
-    }
 }
 
 /// The lowering's state.
@@ -698,20 +675,12 @@ impl Lower<'_> {
 
     /// The buffers of the uploaded parameters, by (layer, kind).
     fn param_buf(&self, layer: usize, kind: ParamKind) -> BufIx {
-        layer * ParamKind::ALL.len() + ParamKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
+        layer * ParamKind::ALL.len() + param_index(kind)
     }
 
     fn value_shape(&self, v: ValueId) -> ([usize; 2], bool) {
         let t = self.program.values[v].tensor;
         (t.shape(self.cfg), t == Tensor::Qkv)
-    }
-
-    fn local_heads(&self, place: Place) -> (usize, usize) {
-        let cfg = self.cfg;
-        match place {
-            Place::Features => (cfg.heads_per_rank(), cfg.kv_heads_per_rank()),
-            _ => (cfg.heads, cfg.kv_heads()),
-        }
     }
 
     fn forward(&mut self, input: Slot) -> Result<(Saved, Slot), GpuError> {
@@ -797,7 +766,7 @@ impl Lower<'_> {
                 }
                 Step::Attention { qkv, ctx } => {
                     let qs = get(&saved.vals, *qkv)?;
-                    let (hl, kvl) = self.local_heads(qs.place);
+                    let (hl, kvl) = local_heads(self.cfg, qs.place);
                     let ag = AttentionGemms::new(cfg.seq, hl, kvl, cfg.head_dim());
                     if qs.cols != ag.qkv_cols() || qs.rows != cfg.tokens() {
                         return Err(refuse(
@@ -1202,7 +1171,7 @@ impl Lower<'_> {
                             let probs = saved.probs[i].ok_or_else(|| {
                                 refuse("the attention probabilities were not kept")
                             })?;
-                            let (hl, kvl) = self.local_heads(qs.place);
+                            let (hl, kvl) = local_heads(self.cfg, qs.place);
                             let ag = AttentionGemms::new(cfg.seq, hl, kvl, cfg.head_dim());
                             let dprobs = self.buf(ag.scores_len(cfg.batch), Init::Zero);
                             let dq = self.slot(qs.rows, qs.cols, values[*qkv].place.grad());
@@ -1344,10 +1313,6 @@ impl Lower<'_> {
         }
         Ok((dx, out))
     }
-}
-
-fn param_index(kind: ParamKind) -> usize {
-    ParamKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
 }
 
 /// The attention's batched products of sequence `b` on buffers `[A, B, C]`.

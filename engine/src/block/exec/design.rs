@@ -112,7 +112,7 @@ fn row_share(cfg: &Config, rows: usize, r: usize) -> std::ops::Range<usize> {
 }
 
 /// Rank `r`'s part of a full tensor held as `place`. `by_heads`: the QKV-wide layout.
-fn part<T: Element>(
+pub fn part<T: Element>(
     cfg: &Config,
     place: Place,
     by_heads: bool,
@@ -309,7 +309,7 @@ fn misread<T: Element>(
 }
 
 /// The placement a parameter's layout is (its rows are `Shard(0)`, its columns `Shard(1)`).
-fn param_place(layout: ParamLayout) -> Place {
+pub fn param_place(layout: ParamLayout) -> Place {
     match layout {
         ParamLayout::Whole => Place::Replicate,
         ParamLayout::Rows => Place::Tokens,
@@ -328,7 +328,8 @@ pub fn shard_param<T: Element>(
     part(cfg, param_place(layout), by_heads_param(kind), full, r)
 }
 
-fn by_heads_param(kind: ParamKind) -> bool {
+/// Whether a parameter is laid out by heads (QKV's weight and bias).
+pub fn by_heads_param(kind: ParamKind) -> bool {
     matches!(kind, ParamKind::QkvWeight | ParamKind::QkvBias)
 }
 
@@ -712,7 +713,7 @@ fn bias_part<T: Element>(
 }
 
 /// Local heads (query, KV) of an attention on QKV held as `place`.
-fn local_heads(cfg: &Config, place: Place) -> (usize, usize) {
+pub fn local_heads(cfg: &Config, place: Place) -> (usize, usize) {
     match place {
         Place::Features => (cfg.heads_per_rank(), cfg.kv_heads_per_rank()),
         _ => (cfg.heads, cfg.kv_heads()),
@@ -1567,7 +1568,8 @@ fn add_bias_grads<T: Element>(
     Ok(())
 }
 
-fn param_index(kind: ParamKind) -> usize {
+/// A parameter's index in `ParamKind::ALL`.
+pub fn param_index(kind: ParamKind) -> usize {
     ParamKind::ALL.iter().position(|k| *k == kind).unwrap_or(0)
 }
 

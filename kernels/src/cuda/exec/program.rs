@@ -23,7 +23,8 @@ struct CollDev {
 }
 
 struct PlanExec<T: GpuElem> {
-    low: Lowered,
+    /// Shared so a walk can hold the blocks while it launches them.
+    low: Arc<Lowered>,
     ranks: Vec<Rank<T>>,
     coll: Collective,
     /// Per (block, instruction) of a collective.
@@ -80,12 +81,15 @@ impl<T: GpuElem> Rank<T> {
                 rows,
                 cols,
             } => self.copy_block(src, dst, *rows, *cols, true, r),
-            Instr::Zero { buf, .. } => {
-                if *buf >= self.bufs.len() {
-                    return Err(GpuError::Unsupported(format!("no buffer {buf}")));
+            Instr::Zero { buf, n } => {
+                if *buf >= self.bufs.len() || *n > self.len(*buf) {
+                    return Err(GpuError::Unsupported(format!(
+                        "zeroing {n} elements of buffer {buf} is out of bounds"
+                    )));
                 }
-                let bytes = self.len(*buf) * std::mem::size_of::<T>();
-                // SAFETY: the whole of a live buffer of this device, on its own rank's stream.
+                let bytes = n * std::mem::size_of::<T>();
+                // SAFETY: the first `n` elements of a live buffer of this device (checked above),
+                // on its own rank's stream.
                 unsafe {
                     cudarc::driver::result::memset_d8_async(
                         self.addr(*buf),
@@ -297,7 +301,7 @@ impl<T: GpuElem> PlanExec<T> {
             rk.stream.synchronize()?;
         }
         Ok(Self {
-            low,
+            low: Arc::new(low),
             ranks,
             coll,
             colls,
@@ -337,8 +341,8 @@ impl<T: GpuElem> PlanExec<T> {
     fn iteration(&mut self, evs: &[EvPair], t0: &[CudaEvent]) -> Result<(), GpuError> {
         timing::origin(&self.ranks, &self.coll, t0)?;
         let mut e = 0;
-        for bi in 0..self.low.blocks.len() {
-            let b = self.low.blocks[bi].clone();
+        let low = Arc::clone(&self.low);
+        for (bi, b) in low.blocks.iter().enumerate() {
             match (b.event.is_some(), b.collective) {
                 (true, false) => {
                     for &r in &b.ranks {
@@ -362,7 +366,7 @@ impl<T: GpuElem> PlanExec<T> {
                 (true, true) => {
                     let ev = &evs[e];
                     e += 1;
-                    self.collective_block(bi, &b, ev)?;
+                    self.collective_block(bi, b, ev)?;
                 }
             }
         }

@@ -46,6 +46,10 @@ pub struct Gpu {
     pub design_plan: bool,
     #[serde(skip)]
     probe: Option<Probe>,
+    /// Whether the GPU can lay out the design lab's plan (its words in the language of the
+    /// check), kept for the plan, scenario and language it was worked out for.
+    #[serde(skip)]
+    plan_check: Option<PlanCheck>,
     #[serde(skip)]
     job: Option<Background<RunView>>,
     #[serde(skip)]
@@ -59,11 +63,20 @@ impl Default for Gpu {
             iters: 5,
             design_plan: false,
             probe: None,
+            plan_check: None,
             job: None,
             last: None,
         }
     }
 }
+
+/// A plan, its scenario and the language of the verdict, and whether the GPU can lay it out.
+type PlanCheck = (
+    tplab_engine::block::design::ShardingPlan,
+    Config,
+    Lang,
+    Result<(), String>,
+);
 
 /// The last stage of a run (the executor's own stages come before it).
 const STAGE_REFERENCE: &str = "computing the CPU reference";
@@ -659,16 +672,29 @@ impl Gpu {
                 ],
             ));
         }
-        let check = tplab_kernels::run::check_config(&cfg).and_then(|()| match &plan {
-            // A plan the GPU cannot lay out is named before the button is pressed.
-            Some((p, _)) => {
-                let program = tplab_engine::block::design::program::propagate(&cfg, p);
-                tplab_kernels::program::lower(&cfg, &program).map(|_| ())
+        let check = tplab_kernels::run::check_config(&cfg).map_err(|e| gpu_error_text(lang, &e));
+        let check = match (&check, &plan) {
+            // A plan the GPU cannot lay out is named before the button is pressed (worked out
+            // once per plan, not every frame).
+            (Ok(()), Some((p, _))) => {
+                let fresh = !matches!(&self.plan_check,
+                    Some((q, c, l, _)) if q == p && *c == cfg && *l == lang);
+                if fresh {
+                    let program = tplab_engine::block::design::program::propagate(&cfg, p);
+                    let verdict = tplab_kernels::program::lower(&cfg, &program)
+                        .map(|_| ())
+                        .map_err(|e| gpu_error_text(lang, &e));
+                    self.plan_check = Some((p.clone(), cfg.clone(), lang, verdict));
+                }
+                match &self.plan_check {
+                    Some((_, _, _, verdict)) => verdict.clone(),
+                    None => Ok(()),
+                }
             }
-            None => Ok(()),
-        });
+            _ => check,
+        };
         if let Err(e) = &check {
-            ui.colored_label(ui.visuals().error_fg_color, gpu_error_text(lang, e));
+            ui.colored_label(ui.visuals().error_fg_color, e);
         }
         let running = self.job.is_some();
         let can_run = usable && check.is_ok() && !running;

@@ -23,7 +23,7 @@
 //! and expand to exactly the program's trace (tested), so the measured times land on the trace's
 //! events. The CUDA side (`cuda::exec::program`) maps each instruction to one launch; the tests
 //! here run the same list on the CPU, with cuBLAS's product semantics and the kernels' formulas,
-//! for all 81 assignments of the four weights, with and without sequence parallelism, at TP 2
+//! for all 81 assignments of the four weights, with and without sequence parallelism, at TP 1, 2
 //! and 4, and compare it with the unsharded reference.
 
 use crate::error::GpuError;

@@ -390,7 +390,7 @@ fn assert_events_are_the_trace(cfg: &Config, plan: &ShardingPlan) {
 
 #[test]
 fn every_plan_lowered_for_the_gpu_equals_the_reference() {
-    for tp in [2, 4] {
+    for tp in [1, 2, 4] {
         for sp in [false, true] {
             let cfg = tiny(tp, sp, 2);
             for plan in ShardingPlan::all_assignments(sp) {

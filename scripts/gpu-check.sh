@@ -106,8 +106,9 @@ step nvrtc-test 60 env CI=1 gpu-bin/kernels-nvrtc --test-threads=1
 step unit-tests 30 gpu-bin/kernels-unit --test-threads=1
 # The GPU half of tests/gpu.rs: f32/bf16 TP 1/2/4, TP 3, GPT-2 small, sequence parallelism,
 # grouped-query attention (split and replicated KV heads), the decode, the vocabulary pass and
-# every learner plan (81 assignments x SP, TP 2 and 4) through the lowered launch list.
-step gpu-tests 150 gpu-bin/kernels-gpu --test-threads=1 --nocapture
+# every learner plan (81 assignments x SP at TP 4, and with copied KV heads) through the
+# lowered launch list.
+step gpu-tests 210 gpu-bin/kernels-gpu --test-threads=1 --nocapture
 if [ "$APP_OK" = 1 ]; then
   step run-f32 45 gpu-bin/tplab gpu run --preset gpt2-small --tp 4 --iters 5 --export "$OUT/run-f32"
   step run-bf16 45 gpu-bin/tplab gpu run --preset gpt2-small --tp 4 --dtype bf16 --iters 5

@@ -380,7 +380,7 @@ fn vocabulary_parallel_cross_entropy() {
 }
 
 /// Every assignment of the four weights, with and without sequence parallelism, through the
-/// lowered launch list on the GPU (f32, TP 2 and 4), and copied KV heads: every tensor within
+/// lowered launch list on the GPU (f32, TP 4), and copied KV heads: every tensor within
 /// the tolerance of the CPU reference. The same lists pass on the CPU in `program::tests`.
 #[test]
 fn every_learner_plan_on_the_gpu() {
@@ -392,15 +392,15 @@ fn every_learner_plan_on_the_gpu() {
         iters: 1,
         mode: DeviceMode::SingleDevice(0),
     };
+    // TP 4 only (TP 1 and 2 run on the CPU test's lists): every move has four ranks to get
+    // wrong, and one device's time budget in scripts/gpu-check.sh holds 243 runs.
     let mut cases = Vec::new();
-    for tp in [2, 4] {
-        for sp in [false, true] {
-            cases.push(Config {
-                sequence_parallel: sp,
-                layers: 1,
-                ..small(tp, DType::F32)
-            });
-        }
+    for sp in [false, true] {
+        cases.push(Config {
+            sequence_parallel: sp,
+            layers: 1,
+            ..small(4, DType::F32)
+        });
     }
     cases.push(Config {
         kv_heads: Some(1),

@@ -159,6 +159,23 @@ impl<T: Element> LayerParams<T> {
         })
     }
 
+    /// Builds every tensor from `f(kind)`, stopping at the first error.
+    pub fn try_from_fn<E>(mut f: impl FnMut(ParamKind) -> Result<Array2<T>, E>) -> Result<Self, E> {
+        let mut err = None;
+        // After an error the remaining tensors are not built (empty placeholders, dropped).
+        let made = Self::from_fn(|k| match err {
+            Some(_) => Array2::zeros((0, 0)),
+            None => f(k).unwrap_or_else(|e| {
+                err = Some(e);
+                Array2::zeros((0, 0))
+            }),
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(made),
+        }
+    }
+
     /// Builds every tensor from `f(kind)`.
     pub fn from_fn(mut f: impl FnMut(ParamKind) -> Array2<T>) -> Self {
         Self {
@@ -314,5 +331,42 @@ impl<T: Element> Model<T> {
                     .map(move |k| (k.name(i), p.get(k)))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn try_from_fn_builds_every_tensor_or_stops_at_the_first_error() {
+        let mut calls = 0;
+        let ok: Result<LayerParams<f64>, String> = LayerParams::try_from_fn(|k| {
+            calls += 1;
+            Ok(Array2::from_elem((1, 1), param_ordinal(k) as f64))
+        });
+        let ok = ok.unwrap();
+        assert_eq!(calls, ParamKind::ALL.len());
+        for k in ParamKind::ALL {
+            assert_eq!(ok.get(k)[[0, 0]], param_ordinal(k) as f64);
+        }
+        let mut calls = 0;
+        let bad: Result<LayerParams<f64>, String> = LayerParams::try_from_fn(|k| {
+            calls += 1;
+            if k == ParamKind::OutWeight {
+                Err(format!("no {k:?}"))
+            } else {
+                Ok(Array2::zeros((1, 1)))
+            }
+        });
+        assert_eq!(bad.err().as_deref(), Some("no OutWeight"));
+        assert_eq!(calls, 1 + param_ordinal(ParamKind::OutWeight));
+    }
+
+    fn param_ordinal(k: ParamKind) -> usize {
+        ParamKind::ALL
+            .iter()
+            .position(|x| *x == k)
+            .unwrap_or(usize::MAX)
     }
 }

@@ -408,21 +408,10 @@ fn run_typed<T: GpuElem>(
         grad_input_per_rank.push(rk.download(rk.buf(dx), lay.shape(dx))?);
         let mut per_layer = Vec::new();
         for l in 0..cfg.layers {
-            let mut err = None;
-            let lp = LayerParams::from_fn(|k| {
+            per_layer.push(LayerParams::try_from_fn(|k| {
                 let g = BufId::G(l, k);
-                match rk.download(rk.buf(g), lay.shape(g)) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        err = Some(e);
-                        Array2::zeros((0, 0))
-                    }
-                }
-            });
-            if let Some(e) = err {
-                return Err(e);
-            }
-            per_layer.push(lp);
+                rk.download(rk.buf(g), lay.shape(g))
+            })?);
         }
         grads.push(per_layer);
     }

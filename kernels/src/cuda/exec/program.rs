@@ -529,22 +529,12 @@ impl<T: GpuElem> PlanExec<T> {
         for rk in &self.ranks {
             let mut per_layer = Vec::with_capacity(self.low.grads.len());
             for per in &self.low.grads {
-                let mut err = None;
-                let lp = LayerParams::from_fn(|k| {
-                    let got = per
-                        .iter()
+                per_layer.push(LayerParams::try_from_fn(|k| {
+                    per.iter()
                         .find(|(kk, _, _)| *kk == k)
                         .ok_or_else(|| GpuError::Unsupported(format!("no gradient of {k:?}")))
-                        .and_then(|(_, b, shape)| rk.download(*b, *shape));
-                    got.unwrap_or_else(|e| {
-                        err = Some(e);
-                        Array2::zeros((0, 0))
-                    })
-                });
-                if let Some(e) = err {
-                    return Err(e);
-                }
-                per_layer.push(lp);
+                        .and_then(|(_, b, shape)| rk.download(*b, *shape))
+                })?);
             }
             grads.push(per_layer);
         }

@@ -7,7 +7,7 @@
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use std::time::Instant;
-use tplab::views::ShowMe;
+use tplab::lab::ShowMe;
 use tplab::TplabApp;
 
 const FRAMES: usize = 600;

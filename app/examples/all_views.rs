@@ -19,9 +19,6 @@ use tplab::app::ThemeChoice;
 use tplab::TplabApp;
 use tplab_lessons::Lang;
 
-/// Presenter mode's zoom (the app's `PRESENTER_ZOOM`).
-const ZOOM: f32 = 1.6;
-
 const SIZES: [(f32, f32); 3] = [(1280.0, 720.0), (1600.0, 1000.0), (1920.0, 1080.0)];
 
 /// Starts the view's background work in English and waits for it.
@@ -66,7 +63,7 @@ fn main() -> anyhow::Result<()> {
     let only: Vec<String> = args.collect();
     std::fs::create_dir_all(&out)?;
     // Every view, in the side bar's order.
-    let views: Vec<&str> = tplab::views::all_views().iter().map(|v| v.id()).collect();
+    let views: Vec<&str> = tplab::app::all_views().iter().map(|v| v.id()).collect();
     for view in views {
         if !only.is_empty() && !only.iter().any(|v| v == view) {
             continue;
@@ -82,7 +79,11 @@ fn main() -> anyhow::Result<()> {
             // The zoom is applied in the next frame's logic.
             harness.run_steps(2);
             for (w, h) in SIZES {
-                let zoom = if presenter { ZOOM } else { 1.0 };
+                let zoom = if presenter {
+                    tplab::app::presenter_zoom_for(h)
+                } else {
+                    1.0
+                };
                 harness.set_size(egui::vec2(w / zoom, h / zoom));
                 harness.state_mut().shared.presenter = presenter;
                 for lang in [Lang::En, Lang::Tr] {

@@ -4,7 +4,7 @@
 //! `cargo run -p tplab --example screenshot -- docs/screenshot.png`
 
 use egui_kittest::Harness;
-use tplab::views::ShowMe;
+use tplab::lab::ShowMe;
 use tplab::TplabApp;
 
 fn main() -> anyhow::Result<()> {

@@ -1,7 +1,15 @@
 //! The eframe application: side bar, keyboard shortcuts, presenter mode, themes, PNG export and
-//! persistence around the [`crate::views`].
+//! persistence around the [`crate::views`], and the list of views. The top of the app's house:
+//! it may use every layer below (views, widgets, lab, platform); nothing below uses it.
 
-use crate::views::{all_views, Shared, ShowMe, View};
+mod launch;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
+
+pub use launch::{parse_query, Launch, ThemeChoice, UrlLaunch};
+
+use crate::lab::{Shared, ShowMe, View};
+use crate::views;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 #[cfg(not(target_arch = "wasm32"))]
@@ -14,16 +22,29 @@ use tplab_engine::labs::train::{Corpus, TrainConfig, TrainError};
 const STORAGE_KEY: &str = "tplab-app";
 /// Zoom factor of presenter mode (large type for a projector).
 pub const PRESENTER_ZOOM: f32 = 1.6;
+/// The zoom of presenter mode for the window's size: the screen's height in pixels over 540
+/// (body text of 14 points at 28 pixels on a 1080-line screen), from [`PRESENTER_ZOOM`] on a
+/// 720-line projector up to 3 on a 4K one.
+pub fn presenter_zoom(ctx: &egui::Context) -> f32 {
+    // The screen's height in logical pixels: the window's height in points times the zoom
+    // (a zoom change shrinks the points, not the screen).
+    let logical_h = ctx.content_rect().height() * ctx.zoom_factor();
+    presenter_zoom_for(logical_h)
+}
+
+/// [`presenter_zoom`] for a screen `height` pixels high.
+pub fn presenter_zoom_for(height: f32) -> f32 {
+    if !height.is_finite() || height <= 0.0 {
+        return PRESENTER_ZOOM;
+    }
+    (height / 540.0).clamp(PRESENTER_ZOOM, 3.0)
+}
+
+/// Narrower than this (points), the side bar folds into a one-row menu on top (a phone).
+pub const NARROW_WIDTH: f32 = 600.0;
+
 /// Width of the side bar, in points (fixed so views lay out the same whatever the titles).
 pub const SIDE_BAR_WIDTH: f32 = 170.0;
-
-/// Light or dark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-pub enum ThemeChoice {
-    #[default]
-    Light,
-    Dark,
-}
 
 /// What survives a restart.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -57,6 +78,8 @@ pub struct TplabApp {
     pub welcome: bool,
     /// The platform's own side-bar section (the web edition: progress export and import).
     platform_bar: crate::platform::SideBar,
+    /// Why the lab file could not be read or written, if it could not (shown in the side bar).
+    pub lab_notice: Option<String>,
 }
 
 /// The ranges the Playground's controls allow for the shared scenario; a saved configuration
@@ -150,7 +173,9 @@ impl Refusal {
                     ("max", max.to_string()),
                 ],
             ),
-            Self::Config(e) => format!("{scenario}: {}", crate::views::config_error_text(lang, e)),
+            Self::Config(e) => {
+                format!("{scenario}: {}", crate::widgets::config_error_text(lang, e))
+            }
             Self::ViewRange {
                 view: id,
                 field,
@@ -279,6 +304,33 @@ fn check_saved_view(id: &str, json: &str) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// Every view in side-bar order.
+pub fn all_views() -> Vec<Box<dyn View>> {
+    vec![
+        Box::new(views::playground::Playground::default()),
+        Box::new(views::step::StepThrough::default()),
+        Box::new(views::design::Design::default()),
+        Box::new(views::collectives::Collectives::default()),
+        Box::new(views::timeline::Timeline::default()),
+        Box::new(views::memory::Memory::default()),
+        Box::new(views::verify::Verify::default()),
+        Box::new(views::precision::Precision::default()),
+        Box::new(views::vocab::Vocab::default()),
+        Box::new(views::train::Train::default()),
+        Box::new(views::serve::Serve::default()),
+        Box::new(views::planner::Planner::default()),
+        Box::new(views::pipeline::Pipeline::default()),
+        Box::new(views::cluster::ClusterView::default()),
+        Box::new(views::moe::Moe::default()),
+        Box::new(views::lessons::Lessons::default()),
+        Box::new(views::quiz::Quiz::default()),
+        #[cfg(not(target_arch = "wasm32"))]
+        Box::new(views::gpu::Gpu::default()),
+        #[cfg(target_arch = "wasm32")]
+        Box::new(views::crate::platform::web::GpuNotice),
+    ]
+}
+
 impl Default for TplabApp {
     fn default() -> Self {
         Self {
@@ -293,6 +345,7 @@ impl Default for TplabApp {
             restore_refused: Vec::new(),
             welcome: false,
             platform_bar: Default::default(),
+            lab_notice: None,
         }
     }
 }
@@ -304,6 +357,11 @@ impl TplabApp {
         // The learner's app runs the Precision sweep and the training on first show; tests
         // (built from `default()`) start them only when they ask.
         app.shared.autostart_jobs = true;
+        // Progress is saved the moment it is made, and read back here.
+        app.shared.persist = true;
+        if let Err(e) = app.shared.load_lab() {
+            app.lab_notice = Some(e);
+        }
         match cc
             .storage
             .and_then(|s| eframe::get_value::<Saved>(s, STORAGE_KEY))
@@ -328,6 +386,12 @@ impl TplabApp {
                 challenge: launch.challenge,
                 ..Default::default()
             });
+        }
+        if let Some(slug) = &launch.lesson {
+            self.shared.open_lesson = Some(slug.clone());
+        }
+        if let Some(n) = launch.step {
+            self.shared.open_step = Some(n.saturating_sub(1));
         }
         if launch.presenter {
             self.shared.presenter = true;
@@ -356,6 +420,14 @@ impl TplabApp {
             self.shared.learner = saved.learner.trim().to_string();
         }
         for (id, json) in &saved.views {
+            // The design lab's state was the Design view's before it was the lab's.
+            if id == "design" && self.shared.design.version() <= 1 {
+                if let Ok(mut d) = serde_json::from_str::<crate::lab::design::DesignLab>(json) {
+                    d.settle();
+                    self.shared.design = d;
+                }
+                continue;
+            }
             if let Some(v) = self.views.iter_mut().find(|v| v.id() == id) {
                 match check_saved_view(id, json) {
                     Ok(()) => v.load(json),
@@ -440,14 +512,20 @@ impl TplabApp {
     /// Applies a "Show me" target: scenario, view, then the view's own jump.
     pub fn show_me(&mut self, target: &ShowMe) {
         self.shared.settle_walk();
+        if let Some(stage) = target.challenge {
+            self.shared.act(crate::lab::Action::Design(
+                crate::lab::design::DesignAction::SelectStage(stage),
+            ));
+            self.shared.apply_actions();
+        }
         self.shared.apply_scenario(target);
         // A target opens exactly what it names: another TP size beside the scenario, or none.
         self.shared.beside.with = target.beside.map_or(
-            crate::views::beside::Beside::Nothing,
-            crate::views::beside::Beside::Tp,
+            crate::lab::beside::Beside::Nothing,
+            crate::lab::beside::Beside::Tp,
         );
         if self.select(target.view.name()) {
-            let shared = &self.shared;
+            let shared = &mut self.shared;
             if let Some(v) = self.views.get_mut(self.active) {
                 v.show_me(target, shared);
             }
@@ -463,7 +541,7 @@ impl TplabApp {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn set_gpu_probe(&mut self, probe: tplab_kernels::Probe) {
         if let Some(v) = self.views.iter_mut().find(|v| v.id() == "gpu") {
-            let gpu = crate::views::gpu::Gpu::with_probe(probe, v.save().as_deref());
+            let gpu = views::gpu::Gpu::with_probe(probe, v.save().as_deref());
             *v = Box::new(gpu);
         }
     }
@@ -475,6 +553,8 @@ impl TplabApp {
                 ThemeChoice::Light => egui::Theme::Light,
                 ThemeChoice::Dark => egui::Theme::Dark,
             });
+            // Every text colour at 4.5:1 or better, in both themes.
+            ctx.all_styles_mut(|s| crate::widgets::legible_visuals(&mut s.visuals));
             self.applied_theme = Some(self.theme);
         }
         self.shared.keys = Default::default();
@@ -536,12 +616,23 @@ impl TplabApp {
             ctx.set_zoom_factor(if on { PRESENTER_ZOOM } else { 1.0 });
             self.applied_presenter = Some(on);
         }
+        // On a projector, type and pictures grow with the screen: body text of 14 points is
+        // 28 pixels on a 1080-line screen (zoom 2), never below the 720-line layout's 1.6.
+        if self.shared.presenter {
+            let zoom = presenter_zoom(ctx);
+            if (ctx.zoom_factor() - zoom).abs() > 0.01 {
+                ctx.set_zoom_factor(zoom);
+            }
+        }
+        // What the views asked for last frame: applied before anything is drawn from the state.
+        self.shared.apply_actions();
         for target in self.shared.take_navigation() {
             self.show_me(&target);
         }
         if let Some(v) = self.views.get_mut(self.active) {
             v.logic(ctx, &mut self.shared);
         }
+        self.shared.apply_actions();
         // A view may navigate from its logic: apply it before drawing.
         for target in self.shared.take_navigation() {
             self.show_me(&target);
@@ -550,7 +641,9 @@ impl TplabApp {
 
     /// Draws the side bar and the active view.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
-        if self.shared.presenter {
+        // A phone (under 600 points wide) folds the side bar into the same one-row menu.
+        let narrow = ui.ctx().content_rect().width() < NARROW_WIDTH;
+        if self.shared.presenter || narrow {
             // Class mode: the whole width for the view, the navigation in one row on top.
             egui::Panel::top("tplab-presenter-bar").show(ui, |ui| self.presenter_bar(ui));
         } else {
@@ -564,10 +657,14 @@ impl TplabApp {
                 self.welcome_ui(ui);
             } else if let Some(v) = self.views.get_mut(self.active) {
                 // The lesson that explains the view, a link at the top right of its page.
-                crate::views::lessons::view_lesson_link(ui, &mut self.shared, v.id());
+                crate::widgets::links::view_lesson_link(ui, &mut self.shared, v.id());
                 v.ui(ui, &mut self.shared);
             }
         });
+        // What the view asked for is applied at the start of the next frame: ask for one.
+        if self.shared.has_actions() {
+            ui.ctx().request_repaint();
+        }
     }
 
     /// The first screen: three ways in, in the learner's language.
@@ -739,6 +836,14 @@ impl TplabApp {
             }
         }
         self.platform_bar.ui(ui);
+        if let Some(e) = &self.lab_notice {
+            ui.separator();
+            ui.label(
+                egui::RichText::new(e.as_str())
+                    .small()
+                    .color(ui.visuals().warn_fg_color),
+            );
+        }
         let mut dismiss = false;
         if let Some(notice) = self.restore_notice(lang) {
             ui.separator();
@@ -868,77 +973,13 @@ impl eframe::App for TplabApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         eframe::set_value(storage, STORAGE_KEY, &self.to_saved());
+        if let Err(e) = self.shared.save_lab() {
+            self.lab_notice = Some(e);
+        }
     }
 }
 
 /// Opens the desktop window. Without a display, says how to use the CLI and exits non-zero.
-/// What the command line asks the app to open with.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Launch {
-    /// A view id (`walkthrough` is the Step view's other name).
-    pub view: Option<String>,
-    pub presenter: bool,
-    pub lang: Option<tplab_lessons::Lang>,
-    pub theme: Option<ThemeChoice>,
-    /// A design-lab challenge to open (1 to 8; implies the Design view).
-    pub challenge: Option<usize>,
-}
-
-impl Launch {
-    /// Opens a design-lab challenge: `n` must be one of the challenges, and the view (if one was
-    /// asked for) the Design view. A teacher links `?view=design&challenge=3` or runs
-    /// `tplab --challenge 3`.
-    pub fn with_challenge(mut self, n: Option<usize>) -> anyhow::Result<Self> {
-        let Some(n) = n else { return Ok(self) };
-        let total = tplab_engine::block::design::challenge::all().len();
-        if !(1..=total).contains(&n) {
-            anyhow::bail!("challenge {n}: the design lab's challenges are numbered 1 to {total}");
-        }
-        match self.view.as_deref() {
-            None | Some("design") => self.view = Some("design".to_string()),
-            Some(other) => anyhow::bail!(
-                "challenge {n} opens in the Design view, not '{other}': drop the view or choose design"
-            ),
-        }
-        self.challenge = Some(n);
-        Ok(self)
-    }
-
-    /// Checks the view name against the app's views: an unknown one is an error naming them all.
-    pub fn new(
-        view: Option<&str>,
-        presenter: bool,
-        lang: Option<tplab_lessons::Lang>,
-        theme: Option<ThemeChoice>,
-    ) -> anyhow::Result<Self> {
-        let view = match view {
-            None => None,
-            Some(v) => {
-                let id = if v == "walkthrough" { "step" } else { v };
-                let ids: Vec<&str> = crate::views::all_views().iter().map(|v| v.id()).collect();
-                if !ids.contains(&id) {
-                    anyhow::bail!(
-                        "unknown view '{v}': choose one of walkthrough, {}",
-                        ids.iter()
-                            .filter(|i| **i != "step")
-                            .copied()
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                }
-                Some(id.to_string())
-            }
-        };
-        Ok(Self {
-            view,
-            presenter,
-            lang,
-            theme,
-            challenge: None,
-        })
-    }
-}
-
 #[cfg(not(target_arch = "wasm32"))]
 pub fn run(launch: Launch) -> anyhow::Result<ExitCode> {
     let no_display = cfg!(target_os = "linux")
@@ -984,6 +1025,27 @@ fn print_no_display(reason: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_lesson_target_maps_to_an_app_view() {
+        let cat = tplab_lessons::Catalog::embedded().expect("the embedded lessons");
+        let ids: Vec<&str> = all_views().iter().map(|v| v.id()).collect();
+        for (l, t) in cat.show_me_targets() {
+            assert!(
+                ids.contains(&t.view.name()),
+                "{}: no view '{}'",
+                l.slug,
+                t.view
+            );
+            // A lesson's target names its scenario: the button lands where the lesson says.
+            assert!(t.scenario.preset.is_some(), "{}", l.slug);
+        }
+        // And every view a target can name is one of the app's.
+        for v in tplab_lessons::View::ALL {
+            assert!(ids.contains(&v.name()), "no app view '{v}'");
+        }
+    }
+
     use tplab_lessons::Lang;
 
     #[test]

@@ -1,10 +1,10 @@
 //! `tplab`: the desktop lab (no arguments) and its command-line tools; in a browser (wasm32) the
-//! web edition, started on the page's canvas (`tplab::platform::web::start`).
+//! web edition, started on the page's canvas (`tplab::app::web::start`).
 
 // The web edition has no command line: everything else in this file is the desktop's.
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    tplab::platform::web::start();
+    tplab::app::web::start();
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -40,6 +40,12 @@ struct Cli {
     /// Open a challenge of the design lab (1 to 8; the Design view).
     #[arg(long)]
     challenge: Option<usize>,
+    /// Open a lesson by its number or name (e.g. 7, or lesson-7-ring-all-reduce).
+    #[arg(long)]
+    lesson: Option<String>,
+    /// Open the walkthrough at this step (from 1).
+    #[arg(long)]
+    step: Option<usize>,
 }
 
 /// One variant per subcommand; each lives in `cli/<name>.rs` with `Args` and `run`.
@@ -170,7 +176,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => tplab::run(
             tplab::app::Launch::new(cli.view.as_deref(), cli.presenter, cli.lang, cli.theme)?
-                .with_challenge(cli.challenge)?,
+                .with_challenge(cli.challenge)?
+                .with_link(cli.lesson.as_deref(), cli.step)?,
         ),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::Design(args)) => cli::design::run(args),

@@ -3,7 +3,7 @@
 mod common;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use tplab::views::ShowMe;
+use tplab::lab::ShowMe;
 use tplab::TplabApp;
 
 fn harness() -> Harness<'static, TplabApp> {

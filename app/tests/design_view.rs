@@ -9,7 +9,7 @@ use common::{click, shot_name, snapshot_options};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
-use tplab::views::ShowMe;
+use tplab::lab::ShowMe;
 use tplab::TplabApp;
 use tplab_engine::block::design::challenge;
 use tplab_engine::block::design::{ShardingPlan, Split, Weight};
@@ -422,7 +422,7 @@ fn my_plan_is_stepped_through_in_the_walkthrough() {
         .query_by_label_contains("Your plan on 2 GPUs")
         .is_none());
     // A lesson's Show me after a walk lands on Megatron's split too.
-    assert!(harness.state().shared.plan_walk.is_none());
+    assert!(harness.state().shared.plan_walk().is_none());
 }
 
 /// The walkthrough on a learner's plan at a desk and on a projector, both languages: the banner,
@@ -445,11 +445,8 @@ fn a_plan_walk_at_a_desk_and_on_a_projector() {
         };
         let plan = NamedPlan::RowsThenColumns.plan();
         let t = trace(&cfg, &propagate(&cfg, &plan)).unwrap_or_else(|e| panic!("{e}"));
-        app.shared.walk_plan(tplab::views::PlanWalk {
-            plan,
-            trace: std::sync::Arc::new(t),
-            generation: 1,
-        });
+        common::walk_my_plan(&mut app, cfg.tp, &plan);
+        let _ = t;
         app.load_view_state("step", r#"{"predict": false}"#);
         let mut harness = common::gl_harness_pixels(app, size, lang, "plan walk");
         // ln1, qkv, attention, out, the residual stream's all-gather of Z, residual, ln2: fc1
@@ -492,11 +489,8 @@ fn an_all_to_all_is_stepped_through_round_by_round() {
     };
     let t = trace(&cfg, &propagate(&cfg, &plan)).unwrap_or_else(|e| panic!("{e}"));
     let mut app = TplabApp::default();
-    app.shared.walk_plan(tplab::views::PlanWalk {
-        plan,
-        trace: std::sync::Arc::new(t),
-        generation: 7,
-    });
+    common::walk_my_plan(&mut app, cfg.tp, &plan);
+    let _ = t;
     app.load_view_state("step", r#"{"predict": false}"#);
     let mut harness = Harness::builder()
         .with_size([1600.0, 1000.0])

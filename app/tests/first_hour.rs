@@ -7,7 +7,7 @@ mod common;
 use common::{click, press};
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
-use tplab::views::ShowMe;
+use tplab::lab::ShowMe;
 use tplab::TplabApp;
 
 fn harness(app: TplabApp) -> Harness<'static, TplabApp> {

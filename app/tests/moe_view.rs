@@ -11,8 +11,8 @@ use common::{click, press, shot_name, snapshot_options, wait_until};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use tplab::lab::ShowMe;
 use tplab::views::moe::{build, dispatch_options, Moe, Preset};
-use tplab::views::ShowMe;
 use tplab::TplabApp;
 use tplab_engine::config::human_bytes;
 use tplab_lessons::{Lang, View};
@@ -51,7 +51,7 @@ fn state(harness: &Harness<'static, TplabApp>) -> serde_json::Value {
 fn engine(harness: &Harness<'static, TplabApp>) -> tplab::views::moe::Built {
     let json = harness.state().view_state("moe").unwrap_or_default();
     let mut view = Moe::default();
-    tplab::views::View::load(&mut view, &json);
+    tplab::lab::View::load(&mut view, &json);
     build(&view.config()).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -487,7 +487,7 @@ fn the_moe_view_at_every_size_language_and_theme() {
 #[test]
 fn every_moe_layer_a_target_names_opens() {
     for layer in tplab_lessons::MOE_LAYERS {
-        let target = tplab::views::ShowMe {
+        let target = tplab::lab::ShowMe {
             view: tplab_lessons::View::Moe,
             moe: Some(layer.to_string()),
             ..Default::default()

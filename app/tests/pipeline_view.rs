@@ -10,8 +10,8 @@ use common::{click, shot_name, snapshot_options, wait_until};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
+use tplab::lab::ShowMe;
 use tplab::views::pipeline::{bubble_options, Pipeline};
-use tplab::views::ShowMe;
 use tplab::TplabApp;
 use tplab_engine::pipeline::{self, Schedule};
 use tplab_lessons::{Lang, View};
@@ -49,7 +49,7 @@ fn state(harness: &Harness<'static, TplabApp>, id: &str) -> serde_json::Value {
 fn engine_run(harness: &Harness<'static, TplabApp>) -> pipeline::PipelineRun {
     let json = harness.state().view_state("pipeline").unwrap_or_default();
     let mut view = Pipeline::default();
-    tplab::views::View::load(&mut view, &json);
+    tplab::lab::View::load(&mut view, &json);
     let built = view
         .built()
         .as_ref()
@@ -205,7 +205,7 @@ fn the_clock_steps_and_plays_across_the_timeline() {
     let first_end = run.timeline[0][0].end as f64;
     let json = harness.state().view_state("pipeline").unwrap_or_default();
     let mut view = Pipeline::default();
-    tplab::views::View::load(&mut view, &json);
+    tplab::lab::View::load(&mut view, &json);
     let total = view.built().as_ref().map(|b| b.total_ticks()).unwrap_or(1) as f64;
     assert!((after - first_end / total).abs() < 1e-9, "{after}");
     common::press(&mut harness, egui::Key::Space, 1);
@@ -263,7 +263,7 @@ fn a_cluster_preset_selects_its_layout() {
     // The planner's best on its default cluster is the planner's own winner.
     click(&mut harness, "GPT-3 175B on 64 A100s", 2);
     click(&mut harness, "the planner's best", 2);
-    let best = tplab::views::planner::run_planner(&Default::default())
+    let best = tplab::lab::planner::run_planner(&Default::default())
         .unwrap_or_else(|e| panic!("{e}"))
         .plan
         .ranked[0]
@@ -282,7 +282,7 @@ fn a_cluster_preset_selects_its_layout() {
 #[test]
 fn the_planners_winner_opens_on_its_gpus() {
     let mut harness = harness();
-    let inputs = tplab::views::planner::PlannerInputs {
+    let inputs = tplab::lab::planner::PlannerInputs {
         model: tplab_engine::capacity::models::ModelPreset::Llama3_8b,
         gpus: 16,
         ..Default::default()
@@ -290,7 +290,7 @@ fn the_planners_winner_opens_on_its_gpus() {
     let saved = serde_json::json!({ "inputs": inputs }).to_string();
     assert!(harness.state_mut().load_view_state("planner", &saved));
     assert!(harness.state_mut().select("planner"));
-    let best = tplab::views::planner::run_planner(&inputs)
+    let best = tplab::lab::planner::run_planner(&inputs)
         .unwrap_or_else(|e| panic!("{e}"))
         .plan
         .ranked[0]

@@ -7,9 +7,9 @@ use common::{shot_name, snapshot_options};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
-use tplab::views::beside::Beside;
-use tplab::views::lanes::placements_text;
-use tplab::views::step::walk_steps;
+use tplab::lab::beside::Beside;
+use tplab::lab::walk::walk_steps;
+use tplab::widgets::lanes::placements_text;
 use tplab::TplabApp;
 use tplab_engine::block::program::schedule;
 use tplab_engine::{config::Config, config::Preset};
@@ -173,11 +173,8 @@ fn a_plan_walk_steps_beside_megatron_s_split() {
     let plan = NamedPlan::RowsThenColumns.plan();
     let t = trace(&cfg, &propagate(&cfg, &plan)).unwrap_or_else(|e| panic!("{e}"));
     let mut app = TplabApp::default();
-    app.shared.walk_plan(tplab::views::PlanWalk {
-        plan,
-        trace: std::sync::Arc::new(t),
-        generation: 1,
-    });
+    common::walk_my_plan(&mut app, cfg.tp, &plan);
+    let _ = t;
     app.load_view_state("step", r#"{"predict": false}"#);
     let mut harness = Harness::builder()
         .with_size([1600.0, 1000.0])
@@ -414,7 +411,7 @@ fn a_collective_beside_another_fits_a_projector_at_1280x720() {
 #[test]
 fn a_lesson_opens_two_sizes_side_by_side_and_the_next_target_one() {
     let catalog = tplab_lessons::Catalog::embedded().unwrap_or_else(|e| panic!("{e:?}"));
-    let targets: Vec<&tplab::views::ShowMe> = catalog.show_me_targets().map(|(_, t)| t).collect();
+    let targets: Vec<&tplab::lab::ShowMe> = catalog.show_me_targets().map(|(_, t)| t).collect();
     let beside = targets
         .iter()
         .find(|t| t.beside == Some(4) && t.view == tplab_lessons::View::Timeline)

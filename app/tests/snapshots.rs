@@ -6,7 +6,7 @@ mod common;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use tplab::app::ThemeChoice;
-use tplab::views::ShowMe;
+use tplab::lab::ShowMe;
 use tplab::TplabApp;
 use tplab_lessons::Lang;
 

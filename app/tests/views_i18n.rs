@@ -8,7 +8,7 @@ mod common;
 
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
-use tplab::views::{contrast, gpu_color, gpu_ink};
+use tplab::widgets::{contrast, gpu_color, gpu_ink};
 use tplab::TplabApp;
 
 fn harness() -> Harness<'static, TplabApp> {

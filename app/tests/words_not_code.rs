@@ -1,5 +1,5 @@
 //! Words, not code, wherever a learner reads (issue 22, item 6): every view of
-//! [`tplab::views::all_views`], in English and in Turkish, is walked as a learner sees it (the
+//! [`tplab::app::all_views`], in English and in Turkish, is walked as a learner sees it (the
 //! walkthrough stepped through a whole layer and through the numbers layer, each algorithm's
 //! rounds in the Collectives view, every lesson's Show me targets), every accessible text is
 //! read, and none may be code: a dotted op name (`attn.core`, `mlp.f.bwd`), a snake_case
@@ -11,7 +11,7 @@
 use egui_kittest::kittest::{By, NodeT, Queryable};
 use egui_kittest::Harness;
 use std::collections::BTreeSet;
-use tplab::views::ShowMe;
+use tplab::lab::ShowMe;
 use tplab::TplabApp;
 use tplab_lessons::Lang;
 
@@ -309,7 +309,7 @@ impl Walk {
 fn walk_presses(cfg: &tplab_engine::config::Config) -> usize {
     use tplab_engine::{collectives::CollectiveKind, trace::EventKind};
     let trace = tplab_engine::block::program::schedule(cfg).expect("Megatron's plan propagates");
-    tplab::views::step::walk_steps(&trace)
+    tplab::lab::walk::walk_steps(&trace)
         .iter()
         .map(|s| match trace.events[s.first_event].kind {
             EventKind::Collective {
@@ -332,7 +332,7 @@ fn walk_presses(cfg: &tplab_engine::config::Config) -> usize {
 
 fn walk_everything(lang: Lang) -> Walk {
     let mut w = Walk::new(lang);
-    let ids: Vec<&str> = tplab::views::all_views().iter().map(|v| v.id()).collect();
+    let ids: Vec<&str> = tplab::app::all_views().iter().map(|v| v.id()).collect();
     for id in &ids {
         w.open(id);
         w.read(id);

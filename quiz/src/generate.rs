@@ -503,6 +503,7 @@ fn missing_words(m: &challenge::Missing) -> Localized {
             &[("op", (*op).into()), ("rule", rule.as_str().into())],
         ),
         M::NotRefused => msg("gen-miss-not-refused", &[]),
+        M::RunAnyway => msg("gen-miss-run-anyway", &[]),
         M::SequenceParallelOff => msg("gen-miss-sp", &[]),
         M::StillAllReduces(n) => msg("gen-miss-still", &[("n", (*n).into())]),
         M::WholeWeight => msg("gen-miss-whole", &[]),

@@ -69,79 +69,7 @@ pub fn export_png(
     save_file(dir, name, &png_bytes(image)?)
 }
 
-use crate::app::{Launch, ThemeChoice};
 use tplab_quiz::progress::Progress;
-
-/// What the URL's query asks for: `view`, `tp`, `lang`, `theme`, `presenter`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct UrlLaunch {
-    pub launch: Launch,
-    pub tp: Option<usize>,
-    /// Another TP size drawn beside the scenario's (`beside=4`).
-    pub beside: Option<usize>,
-}
-
-/// Reads `?view=…&tp=…&lang=…&theme=…&presenter=1`; an unknown value is an error naming the
-/// choices, as the desktop's flags are.
-pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
-    let (mut view, mut tp, mut lang, mut theme, mut presenter) = (None, None, None, None, false);
-    let mut challenge = None;
-    let mut beside = None;
-    for pair in query
-        .trim_start_matches('?')
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        match k {
-            "view" => view = Some(v.to_string()),
-            "tp" | "beside" => {
-                let n: usize = v.parse().map_err(|_| {
-                    format!(
-                        "{k}={v}: TP must be a whole number from 1 to {}",
-                        tplab_engine::config::MAX_TP
-                    )
-                })?;
-                if !(1..=tplab_engine::config::MAX_TP).contains(&n) {
-                    return Err(format!(
-                        "{k}={v}: TP must be from 1 to {}",
-                        tplab_engine::config::MAX_TP
-                    ));
-                }
-                if k == "tp" {
-                    tp = Some(n);
-                } else {
-                    beside = Some(n);
-                }
-            }
-            "lang" => {
-                lang = Some(
-                    v.parse::<tplab_lessons::Lang>()
-                        .map_err(|e| format!("lang={v}: {e}"))?,
-                )
-            }
-            "theme" => {
-                theme = Some(match v {
-                    "light" => ThemeChoice::Light,
-                    "dark" => ThemeChoice::Dark,
-                    _ => return Err(format!("theme={v}: choose light or dark")),
-                })
-            }
-            "presenter" => presenter = v != "0",
-            "challenge" => {
-                challenge = Some(v.parse::<usize>().map_err(|_| {
-                    format!("challenge={v}: a challenge is a number (1 for the first)")
-                })?)
-            }
-            // Other parameters belong to whoever links here (analytics, cache busting).
-            _ => {}
-        }
-    }
-    let launch = Launch::new(view.as_deref(), presenter, lang, theme)
-        .and_then(|l| l.with_challenge(challenge))
-        .map_err(|e| e.to_string())?;
-    Ok(UrlLaunch { launch, tp, beside })
-}
 
 /// Adds to `into` the answers, exams and lessons of `from` it does not hold yet; returns how
 /// many records were added.
@@ -196,68 +124,6 @@ mod tests {
         let back = image::load_from_memory(&bytes).expect("decodes").to_rgba8();
         assert_eq!(back.dimensions(), (3, 2));
         assert_eq!(back.get_pixel(2, 1).0, [200, 50, 9, 255]);
-    }
-
-    #[test]
-    fn query_opens_a_view_at_a_tp_and_refuses_what_the_flags_refuse() {
-        let u = parse_query("?view=playground&tp=2&lang=tr&theme=dark&presenter=1").expect("ok");
-        assert_eq!(u.tp, Some(2));
-        assert_eq!(u.launch.view.as_deref(), Some("playground"));
-        assert_eq!(u.launch.lang, Some(tplab_lessons::Lang::Tr));
-        assert_eq!(u.launch.theme, Some(ThemeChoice::Dark));
-        assert!(u.launch.presenter);
-        assert_eq!(parse_query("").expect("empty"), UrlLaunch::default());
-        assert_eq!(
-            parse_query("?view=walkthrough&utm=x")
-                .expect("ok")
-                .launch
-                .view
-                .as_deref(),
-            Some("step")
-        );
-        for bad in [
-            "?tp=0",
-            "?tp=65",
-            "?tp=two",
-            "?view=nope",
-            "?lang=de",
-            "?theme=blue",
-        ] {
-            assert!(parse_query(bad).is_err(), "{bad}");
-        }
-        let e = parse_query("?view=nope").expect_err("unknown view");
-        assert!(e.contains("playground"), "{e}");
-    }
-
-    #[test]
-    fn query_draws_another_tp_size_beside_and_names_the_range() {
-        let u = parse_query("?view=timeline&tp=2&beside=4").expect("ok");
-        assert_eq!((u.tp, u.beside), (Some(2), Some(4)));
-        let e = parse_query("?beside=0").expect_err("out of range");
-        assert!(e.contains("beside=0") && e.contains("from 1 to"), "{e}");
-        let e = parse_query("?beside=two").expect_err("not a number");
-        assert!(
-            e.contains("beside=two") && e.contains("whole number"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn query_opens_a_challenge_in_the_design_view_and_names_the_range() {
-        let u = parse_query("?challenge=3").expect("ok");
-        assert_eq!(u.launch.view.as_deref(), Some("design"));
-        assert_eq!(u.launch.challenge, Some(3));
-        let u = parse_query("?view=design&challenge=8").expect("ok");
-        assert_eq!(u.launch.challenge, Some(8));
-        for (bad, says) in [
-            ("?challenge=0", "1 to 8"),
-            ("?challenge=9", "1 to 8"),
-            ("?challenge=x", "a number"),
-            ("?view=memory&challenge=2", "Design view"),
-        ] {
-            let e = parse_query(bad).expect_err(bad);
-            assert!(e.contains(says), "{bad}: {e}");
-        }
     }
 
     #[test]

@@ -81,3 +81,36 @@ pub struct SideBar;
 impl SideBar {
     pub fn ui(&mut self, _ui: &mut egui::Ui) {}
 }
+
+/// Largest lab file read (the design lab's progress and the walkthrough's answers: a few KiB).
+const MAX_LAB_FILE_BYTES: u64 = 4 << 20;
+
+fn lab_path() -> Result<std::path::PathBuf, String> {
+    Store::from_env()
+        .map(|s| s.root().join("lab.json"))
+        .map_err(|e| e.to_string())
+}
+
+/// Writes the lab file (`lab.json` in the data folder) atomically: a kill at any moment leaves
+/// the old file or the new one.
+pub fn save_lab_file(json: &str) -> Result<(), String> {
+    let path = lab_path()?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the data folder {}: {e}", dir.display()))?;
+    }
+    tplab_quiz::progress::write_atomic(&path, json.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// The lab file's text, `None` if there is none; a regular file of at most 4 MiB.
+pub fn load_lab_file() -> Result<Option<String>, String> {
+    use tplab_engine::capacity::models::{read_input_bytes, InputFileError};
+    let path = lab_path()?;
+    match read_input_bytes(&path, "lab", MAX_LAB_FILE_BYTES) {
+        Ok(b) => String::from_utf8(b)
+            .map(Some)
+            .map_err(|_| format!("{} is not UTF-8 text; it was left as it is", path.display())),
+        Err(InputFileError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
+}

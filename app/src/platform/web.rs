@@ -1,12 +1,9 @@
 //! The web edition: eframe's web runner on a canvas, downloads instead of folders, the browser's
 //! file picker, progress and certificates in local storage.
 //!
-//! The page (`index.html`) has a `<canvas id="tplab_canvas">`; `main` calls [`start`]. The URL's
-//! query opens a view the way the desktop's launch flags do:
-//! `?view=playground&tp=2&lang=tr&theme=dark&presenter=1`.
+//! The runner itself, which holds the app, is the shell's (`crate::app::web`).
 
 use super::Picked;
-use crate::app::TplabApp;
 use std::cell::RefCell;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -22,7 +19,7 @@ const LEARNER_PREFIX: &str = "tplab/learners/";
 /// Local-storage key prefix of a certificate's JSON record.
 const CERT_PREFIX: &str = "tplab/certificates/";
 
-fn js_text(e: &JsValue) -> String {
+pub(crate) fn js_text(e: &JsValue) -> String {
     e.as_string()
         .or_else(|| {
             e.dyn_ref::<js_sys::Error>()
@@ -31,11 +28,11 @@ fn js_text(e: &JsValue) -> String {
         .unwrap_or_else(|| format!("{e:?}"))
 }
 
-fn window() -> Result<web_sys::Window, String> {
+pub(crate) fn window() -> Result<web_sys::Window, String> {
     web_sys::window().ok_or_else(|| "no window: not running in a page".to_string())
 }
 
-fn document() -> Result<web_sys::Document, String> {
+pub(crate) fn document() -> Result<web_sys::Document, String> {
     window()?
         .document()
         .ok_or_else(|| "no document in this window".to_string())
@@ -352,62 +349,22 @@ impl SideBar {
     }
 }
 
-/// The GPU view of the web edition: real GPUs need the desktop app.
-#[derive(Default)]
-pub struct GpuNotice;
+/// Local-storage key of the lab file (the design lab's progress, the walkthrough's answers).
+const LAB_KEY: &str = "tplab/lab";
 
-impl crate::views::View for GpuNotice {
-    fn id(&self) -> &'static str {
-        "gpu"
-    }
-
-    fn title(&self) -> &'static str {
-        "GPU"
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut crate::views::Shared) {
-        let lang = crate::i18n::current_lang(ui.ctx());
-        ui.heading(crate::i18n::t(lang, "web-gpu-title"));
-        ui.add(egui::Label::new(crate::i18n::t(lang, "web-gpu-body")).wrap());
-        ui.add_space(8.0);
-        ui.code("cargo run --release\ntplab gpu info\ntplab gpu run --preset gpt2-small --tp 4");
-    }
+/// Writes the lab file to the browser's local storage.
+pub fn save_lab_file(json: &str) -> Result<(), String> {
+    local_storage()?
+        .set_item(LAB_KEY, json)
+        .map_err(|e| js_text(&e))
 }
 
-/// The app as the web runner holds it: [`TplabApp`] plus the page's side bar section, and a
-/// `performance.mark("tplab-first-frame")` after the first frame (the benchmark reads it).
-pub struct WebApp {
-    pub app: TplabApp,
-    first_frame_marked: bool,
-}
-
-impl eframe::App for WebApp {
-    fn logic(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
-        self.app.logic(ctx);
-    }
-
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        self.app.ui(ui);
-        if !self.first_frame_marked {
-            self.first_frame_marked = true;
-            if let Some(perf) = web_sys::window().and_then(|w| w.performance()) {
-                let _ = perf.mark("tplab-first-frame");
-            }
-        }
-    }
-
-    fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::App::save(&mut self.app, storage);
-    }
-
-    // What `WebRunner::app_mut` needs ([`tplab_tp`], [`tplab_view`]).
-    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
-        Some(self)
-    }
+/// The lab file from the browser's local storage, `None` if there is none.
+pub fn load_lab_file() -> Result<Option<String>, String> {
+    local_storage()?.get_item(LAB_KEY).map_err(|e| js_text(&e))
 }
 
 thread_local! {
-    static RUNNER: RefCell<Option<eframe::WebRunner>> = const { RefCell::new(None) };
     /// Where named controls were last drawn ([`super::mark`]), in CSS pixels.
     static TARGETS: RefCell<std::collections::HashMap<String, egui::Rect>> =
         RefCell::new(std::collections::HashMap::new());
@@ -435,107 +392,4 @@ pub fn tplab_target(name: &str) -> Vec<f32> {
             .map(|r| vec![r.center().x, r.center().y])
             .unwrap_or_default()
     })
-}
-
-/// What a view saves (its JSON, as the desktop stores it), for the browser test; empty if no
-/// view has that id.
-#[wasm_bindgen]
-pub fn tplab_view_state(id: &str) -> String {
-    with_app(|a| a.view_state(id)).flatten().unwrap_or_default()
-}
-
-/// The TP of the scenario on screen (for the browser test); 0 before the app started.
-#[wasm_bindgen]
-pub fn tplab_tp() -> usize {
-    with_app(|a| a.shared.scenario.config().tp).unwrap_or(0)
-}
-
-/// The id of the view on screen (for the browser test); empty before the app started.
-#[wasm_bindgen]
-pub fn tplab_view() -> String {
-    with_app(|a| a.active_id().to_string()).unwrap_or_default()
-}
-
-fn with_app<R>(f: impl FnOnce(&TplabApp) -> R) -> Option<R> {
-    RUNNER.with(|r| {
-        let runner = r.borrow();
-        let app = runner.as_ref()?.app_mut::<WebApp>()?;
-        Some(f(&app.app))
-    })
-}
-
-/// Shows `message` in the page's status line (`<p id="tplab_status">`) and the console.
-fn page_status(message: &str, error: bool) {
-    if error {
-        web_sys::console::error_1(&message.into());
-    }
-    if let Some(el) = document()
-        .ok()
-        .and_then(|d| d.get_element_by_id("tplab_status"))
-    {
-        el.set_text_content(Some(message));
-        if !error {
-            let _ = el.set_attribute("hidden", "");
-        }
-    }
-}
-
-/// Starts the app on the page's canvas.
-pub fn start() {
-    eframe::WebLogger::init(log::LevelFilter::Warn).ok();
-    let query = window()
-        .and_then(|w| w.location().search().map_err(|e| js_text(&e)))
-        .unwrap_or_default();
-    let url = match super::parse_query(&query) {
-        Ok(u) => u,
-        Err(e) => {
-            page_status(&format!("tplab: {e}"), true);
-            return;
-        }
-    };
-    let canvas = match document().and_then(|d| {
-        d.get_element_by_id("tplab_canvas")
-            .ok_or_else(|| "the page has no <canvas id=\"tplab_canvas\">".to_string())?
-            .dyn_into::<web_sys::HtmlCanvasElement>()
-            .map_err(|_| "#tplab_canvas is not a canvas".to_string())
-    }) {
-        Ok(c) => c,
-        Err(e) => {
-            page_status(&format!("tplab: {e}"), true);
-            return;
-        }
-    };
-    let runner = eframe::WebRunner::new();
-    RUNNER.with(|r| *r.borrow_mut() = Some(runner.clone()));
-    wasm_bindgen_futures::spawn_local(async move {
-        let started = runner
-            .start(
-                canvas,
-                eframe::WebOptions::default(),
-                Box::new(move |cc| {
-                    let mut app = TplabApp::new(cc, &url.launch);
-                    if let Some(tp) = url.tp {
-                        app.shared.scenario.set_tp(tp);
-                    }
-                    if let Some(tp) = url.beside {
-                        app.shared.beside.with = crate::views::beside::Beside::Tp(tp);
-                    }
-                    Ok(Box::new(WebApp {
-                        app,
-                        first_frame_marked: false,
-                    }))
-                }),
-            )
-            .await;
-        match started {
-            Ok(()) => page_status("", false),
-            Err(e) => page_status(
-                &format!(
-                    "tplab could not start: {} (the web edition needs WebGL 2)",
-                    js_text(&e)
-                ),
-                true,
-            ),
-        }
-    });
 }

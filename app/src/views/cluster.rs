@@ -6,15 +6,22 @@
 //! Presets: the guide's scenarios (175B on one 8-GPU node, 70B served at TP 4, a trillion
 //! parameters on 3072 GPUs) with the layouts the guide names, and the planner's default cluster
 //! (GPT-3 175B on 64 A100s). For each the layout is the guide's, or the planner's best
-//! ([`super::planner::run_planner`], off the UI thread).
+//! ([`crate::lab::planner::run_planner`], off the UI thread).
 //!
 //! Ranks follow Megatron-LM's order, as the cost model's links do ([`Cluster::group_spans_nodes`]):
 //! TP fastest, then DP, then PP: `rank = tp_rank + t·(dp_rank + d·stage)`.
 
-use super::planner::{run_planner, PlannerInputs, PlannerResult};
-use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, View};
 use crate::background::Background;
 use crate::i18n::{bytes, num, t, t_args};
+use crate::lab::load_json;
+use crate::lab::planner::{run_planner, PlannerInputs, PlannerResult};
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::a11y_label;
+use crate::widgets::gpu_color;
+use crate::widgets::text_on;
+use crate::widgets::text_shape;
 use serde::{Deserialize, Serialize};
 use tplab_engine::capacity::cost::TrainSetup;
 use tplab_engine::capacity::hardware::{Catalogue, Cluster};
@@ -285,12 +292,12 @@ impl View for ClusterView {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.heading(t(lang, "cu-title"));
-        super::scrolling_page(ui, "cu-page", |ui| self.page_ui(ui));
+        crate::widgets::scrolling_page(ui, "cu-page", |ui| self.page_ui(ui));
     }
 
-    fn show_me(&mut self, target: &super::ShowMe, _shared: &Shared) {
+    fn show_me(&mut self, target: &crate::lab::ShowMe, _shared: &mut Shared) {
         if let Some(c) = &target.cluster {
             self.select(c);
             self.source = Source::Guide;
@@ -324,7 +331,7 @@ impl View for ClusterView {
 
 impl ClusterView {
     fn page_ui(&mut self, ui: &mut egui::Ui) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
             ui.label(tr("cu-presets"));
@@ -363,9 +370,9 @@ impl ClusterView {
                 &[
                     ("model", p.model_name()),
                     ("gpus", i.gpus.to_string()),
-                    ("gpu", super::gpu_name(&i.gpu)),
+                    ("gpu", crate::widgets::gpu_name(&i.gpu)),
                     ("per_node", i.gpus_per_node.to_string()),
-                    ("link", super::link_name(&i.inter_node)),
+                    ("link", crate::widgets::link_name(&i.inter_node)),
                 ],
             ));
         } else {
@@ -430,7 +437,7 @@ fn color_index(pl: &Place, by: ColorBy) -> usize {
 
 /// "TP 8 × PP 8 × DP 1 on 64 GPUs (8 nodes of 8)", the model, and memory per GPU.
 fn summary_ui(ui: &mut egui::Ui, p: &Preset, layout: &Layout, cluster: &Cluster) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let spec = p.spec();
     ui.label(
         egui::RichText::new(t_args(
@@ -490,7 +497,7 @@ fn summary_ui(ui: &mut egui::Ui, p: &Preset, layout: &Layout, cluster: &Cluster)
         Err(e) => {
             ui.colored_label(
                 ui.visuals().error_fg_color,
-                super::planner::layout_error_text(lang, &e),
+                crate::widgets::errors::layout_error_text(lang, &e),
             );
         }
     }
@@ -505,7 +512,7 @@ fn overview_ui(
     by: ColorBy,
     selected: usize,
 ) -> Option<usize> {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let dark = ui.visuals().dark_mode;
     let nodes = cluster.nodes();
     let per = cluster.gpus_per_node.max(1);
@@ -604,7 +611,7 @@ fn node_ui(
     by: ColorBy,
     node: usize,
 ) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let dark = ui.visuals().dark_mode;
     let spec = p.spec();
     let per = cluster.gpus_per_node.max(1);
@@ -791,7 +798,7 @@ fn gpu_links(lang: tplab_lessons::Lang, layout: &Layout, cluster: &Cluster, pl: 
 
 /// Which link each collective uses, for the drawn layout.
 fn links_ui(ui: &mut egui::Ui, layout: &Layout, cluster: &Cluster) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let (tp, p, d) = (layout.tp.max(1), layout.pp.max(1), layout.dp.max(1));
     let link = |stride: usize, size: usize| {
         let spans = cluster.group_spans_nodes(stride, size);

@@ -3,9 +3,13 @@
 //! tree and direct — with the partial sums held in each chunk (the plan's symbolic
 //! `contributions` replay) and the bytes per link and in total for every algorithm side by side.
 
-use super::{a11y_label, gpu_color, load_json, save_json, text_shape, Shared, ShowMe, View};
 use crate::i18n::{bytes, num};
-use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::ShowMe;
+use crate::lab::View;
+use crate::widgets::errors::collective_error_text;
 use serde::{Deserialize, Serialize};
 use tplab_engine::capacity::cost;
 use tplab_engine::capacity::hardware::{Catalogue, LinkSpec};
@@ -110,20 +114,11 @@ impl Collectives {
 /// "Play" or "Pause", with Space named in its hover text (the walkthrough's words): whether it
 /// was clicked.
 pub fn play_button(ui: &mut egui::Ui, playing: bool) -> bool {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let label = crate::i18n::t(lang, if playing { "st-pause" } else { "st-play" });
     ui.button(label)
         .on_hover_text(crate::i18n::t(lang, "st-key-space"))
         .clicked()
-}
-
-/// `0b1011` → `"0+1+3"`.
-pub fn mask_text(mask: u64) -> String {
-    (0..64)
-        .filter(|r| mask >> r & 1 == 1)
-        .map(|r: usize| r.to_string())
-        .collect::<Vec<_>>()
-        .join("+")
 }
 
 impl Collectives {
@@ -194,19 +189,19 @@ impl View for Collectives {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         self.refresh(shared);
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("cl-title"));
         ui.horizontal_wrapped(|ui| {
             egui::ComboBox::from_label(tr("cl-algorithm"))
-                .selected_text(super::algorithm_name(lang, self.algorithm))
+                .selected_text(crate::widgets::algorithm_name(lang, self.algorithm))
                 .show_ui(ui, |ui| {
                     for a in Algorithm::ALL {
                         if ui
                             .selectable_value(
                                 &mut self.algorithm,
                                 a,
-                                super::algorithm_name(lang, a),
+                                crate::widgets::algorithm_name(lang, a),
                             )
                             .changed()
                         {
@@ -257,7 +252,7 @@ impl View for Collectives {
             ) {
                 ui.colored_label(
                     ui.visuals().error_fg_color,
-                    collective_error_text(super::lang(ui), e),
+                    collective_error_text(crate::widgets::lang(ui), e),
                 );
             }
             return;
@@ -274,13 +269,17 @@ impl View for Collectives {
                 &[
                     ("k", (k + 1).to_string()),
                     ("rounds", rounds.to_string()),
-                    ("phase", super::phase_name(lang, s.phase)),
+                    ("phase", crate::widgets::phase_name(lang, s.phase)),
                 ],
             ),
             None => crate::i18n::t_args(lang, "cl-finished", &[("rounds", rounds.to_string())]),
         };
         ui.label(line);
-        chunks_ui(ui, plan, &cache.masks, k, frac, self.playing);
+        let size = egui::vec2(
+            ui.available_width().min(1100.0),
+            (ui.available_height() - 200.0).max(18.0 * plan.n as f32),
+        );
+        crate::widgets::collective::chunks_ui(ui, plan, &cache.masks, k, frac, self.playing, size);
         ui.separator();
         // The chunks stay in view; what is below them scrolls when the window is short.
         egui::ScrollArea::vertical()
@@ -289,7 +288,7 @@ impl View for Collectives {
             .show(ui, |ui| comparison_ui(ui, shared, &cache.plans));
     }
 
-    fn show_me(&mut self, target: &ShowMe, _shared: &Shared) {
+    fn show_me(&mut self, target: &ShowMe, _shared: &mut Shared) {
         if let Some(a) = target.scenario.algorithm {
             self.algorithm = a;
         }
@@ -308,175 +307,6 @@ impl View for Collectives {
     }
 }
 
-/// Rows of GPUs, columns of chunks; messages of round `k` as arrows with travelling dots.
-fn chunks_ui(
-    ui: &mut egui::Ui,
-    plan: &Plan,
-    masks: &[Vec<Vec<u64>>],
-    k: usize,
-    frac: f32,
-    playing: bool,
-) {
-    let n = plan.n;
-    let chunks = plan.chunks.max(1);
-    let dark = ui.visuals().dark_mode;
-    let sum_all = crate::i18n::t(super::lang(ui), "cl-sum-all");
-    let width = ui.available_width().min(1100.0);
-    let label_w = 60.0;
-    let row_h = ((ui.available_height() - 200.0) / n as f32).clamp(18.0, 46.0);
-    let cell_w = ((width - label_w - 20.0) / chunks as f32).min(150.0);
-    let (resp, painter) =
-        ui.allocate_painter(Vec2::new(width, n as f32 * row_h + 8.0), Sense::hover());
-    let text = ui.visuals().text_color();
-    let panel = ui.visuals().panel_fill;
-    let full = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let state = masks.get(k).or(masks.last());
-    let cell = |r: usize, c: usize| {
-        Rect::from_min_size(
-            Pos2::new(
-                resp.rect.left() + label_w + c as f32 * cell_w,
-                resp.rect.top() + r as f32 * row_h,
-            ),
-            Vec2::new(cell_w - 4.0, row_h - 6.0),
-        )
-    };
-    let label_size = egui::TextStyle::Body.resolve(ui.style()).size;
-    let digit_w = painter
-        .layout_no_wrap(
-            (n - 1).to_string(),
-            egui::FontId::proportional(label_size),
-            text,
-        )
-        .size()
-        .x;
-    let mut shapes = Vec::new();
-    for r in 0..n {
-        let color = gpu_color(r, dark);
-        let y = resp.rect.top() + r as f32 * row_h + (row_h - 6.0) / 2.0;
-        shapes.push(text_shape(
-            &painter,
-            Pos2::new(resp.rect.left(), y),
-            Align2::LEFT_CENTER,
-            format!("GPU {r}"),
-            13.0,
-            color,
-        ));
-        for c in 0..chunks {
-            let rect = cell(r, c);
-            let mask = state.and_then(|s| s.get(r)).and_then(|m| m.get(c)).copied();
-            let mask = mask.unwrap_or(0);
-            // One sliver per contributing rank, in its colour: the partial sum at a glance.
-            let parts: Vec<usize> = (0..n).filter(|q| mask >> q & 1 == 1).collect();
-            let sliver = rect.width() / n as f32;
-            for &q in &parts {
-                let x = rect.left() + q as f32 * sliver;
-                shapes.push(egui::Shape::rect_filled(
-                    Rect::from_min_max(
-                        Pos2::new(x, rect.top()),
-                        Pos2::new(x + sliver, rect.bottom()),
-                    ),
-                    0.0,
-                    gpu_color(q, dark).gamma_multiply(0.85),
-                ));
-            }
-            let done = mask == full;
-            shapes.push(egui::Shape::rect_stroke(
-                rect,
-                2.0,
-                Stroke::new(if done { 2.5 } else { 1.0 }, text),
-                StrokeKind::Inside,
-            ));
-            // Each contributing rank's digit centred in its own sliver, in ink that reads on
-            // its colour, at the text's size; where the slivers are too narrow for a digit, or
-            // the sum is complete, one label for the whole cell.
-            let digits_fit = sliver > digit_w + 2.0 && row_h - 6.0 > label_size;
-            if !done && !parts.is_empty() && digits_fit {
-                for &q in &parts {
-                    let centre =
-                        Pos2::new(rect.left() + (q as f32 + 0.5) * sliver, rect.center().y);
-                    shapes.push(text_shape(
-                        &painter,
-                        centre,
-                        Align2::CENTER_CENTER,
-                        q,
-                        label_size,
-                        super::text_on(gpu_color(q, dark)),
-                    ));
-                }
-            } else if cell_w > 50.0 && row_h > 20.0 {
-                let label = if done {
-                    sum_all.clone()
-                } else if parts.is_empty() {
-                    "—".to_string()
-                } else {
-                    mask_text(mask)
-                };
-                let t = text_shape(
-                    &painter,
-                    rect.center(),
-                    Align2::CENTER_CENTER,
-                    label,
-                    label_size,
-                    text,
-                );
-                // A pill in the panel colour keeps the label readable over any sliver.
-                shapes.push(egui::Shape::rect_filled(
-                    t.visual_bounding_rect().expand(2.0),
-                    3.0,
-                    panel.gamma_multiply(0.9),
-                ));
-                shapes.push(t);
-            }
-        }
-    }
-    if k < plan.step_count() {
-        let along = if playing { frac } else { 0.5 };
-        for s in plan.steps.iter().filter(|s| s.index == k) {
-            let c = s.chunk.min(chunks - 1);
-            let (a, b) = (cell(s.src, c), cell(s.dst, c));
-            let off = Vec2::new(cell_w * 0.25 * if s.src < s.dst { -1.0 } else { 1.0 }, 0.0);
-            let (from, to) = (a.center() + off, b.center() + off);
-            let color = gpu_color(s.src, dark);
-            shapes.push(egui::Shape::line_segment(
-                [from, to],
-                Stroke::new(2.0, color),
-            ));
-            let dir = (to - from).normalized();
-            let side = Vec2::new(-dir.y, dir.x) * 5.0;
-            shapes.push(egui::Shape::convex_polygon(
-                vec![to, to - dir * 10.0 + side, to - dir * 10.0 - side],
-                color,
-                Stroke::NONE,
-            ));
-            let dot = from + (to - from) * along;
-            shapes.push(egui::Shape::circle_filled(dot, 6.0, color));
-            shapes.push(egui::Shape::circle_stroke(dot, 6.0, Stroke::new(1.0, text)));
-        }
-    }
-    painter.extend(shapes);
-    let held = (0..n)
-        .map(|r| {
-            let cells = (0..chunks)
-                .map(|c| {
-                    let m = state.and_then(|s| s.get(r)).and_then(|m| m.get(c)).copied();
-                    mask_text(m.unwrap_or(0))
-                })
-                .collect::<Vec<_>>()
-                .join(" | ");
-            format!("GPU {r}: {cells}")
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    a11y_label(
-        &resp,
-        &crate::i18n::t_args(
-            super::lang(ui),
-            "cl-chunks-a11y",
-            &[("k", k.to_string()), ("held", held)],
-        ),
-    );
-}
-
 /// Steps, bytes per GPU, busiest link and total for every algorithm on the scenario's payload.
 fn comparison_ui(
     ui: &mut egui::Ui,
@@ -485,7 +315,7 @@ fn comparison_ui(
 ) {
     let cfg = shared.scenario.config();
     let payload = cfg.tokens() as u64 * cfg.hidden as u64 * cfg.dtype.size_bytes() as u64;
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     ui.strong(crate::i18n::t_args(
         lang,
@@ -539,7 +369,7 @@ fn comparison_ui(
                     }
                     ui.end_row();
                     for (a, p) in Algorithm::ALL.iter().zip(plans) {
-                        ui.label(super::algorithm_name(lang, *a));
+                        ui.label(crate::widgets::algorithm_name(lang, *a));
                         match p {
                             Ok(p) => {
                                 let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
@@ -587,7 +417,7 @@ fn comparison_ui(
 /// (`tplab collective` prints the full sweep).
 fn nccl_sweep_ui(ui: &mut egui::Ui, catalogue: &Catalogue, n: usize, payload: u64) {
     use tplab_engine::capacity::nccl::{self, Fabric};
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     let (Ok(intra), Ok(inter)) = (catalogue.link("nvlink4"), catalogue.link("ib-ndr-400")) else {
         return;
@@ -640,59 +470,6 @@ fn nccl_sweep_ui(ui: &mut egui::Ui, catalogue: &Catalogue, n: usize, payload: u6
                     }
                 });
         });
-}
-
-/// A collective's error in the learner's language (English: the engine's sentence). Algorithm
-/// and collective names (`ring`, `all-reduce`) stay as the engine writes them: they are names.
-pub fn collective_error_text(
-    lang: tplab_lessons::Lang,
-    e: &collectives::CollectiveError,
-) -> String {
-    use collectives::CollectiveError as E;
-    let n = |v: usize| v.to_string();
-    let a = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
-    match e {
-        E::EmptyGroup => a("cl-err-empty", &[]),
-        E::LengthMismatch {
-            rank,
-            expected,
-            found,
-        } => a(
-            "cl-err-length",
-            &[
-                ("rank", n(*rank)),
-                ("expected", n(*expected)),
-                ("found", n(*found)),
-            ],
-        ),
-        E::RootOutOfRange { root, n: ranks } => {
-            a("cl-err-root", &[("root", n(*root)), ("n", n(*ranks))])
-        }
-        E::Unsupported {
-            kind,
-            algorithm,
-            supported,
-        } => a(
-            "cl-err-unsupported",
-            &[
-                ("kind", kind.to_string()),
-                ("algorithm", algorithm.to_string()),
-                ("supported", supported.to_string()),
-            ],
-        ),
-        E::NotPowerOfTwo { kind, n: ranks } => a(
-            "cl-err-power-of-two",
-            &[("kind", kind.to_string()), ("n", n(*ranks))],
-        ),
-        E::TooManyRanks { n: ranks, max } => {
-            a("cl-err-too-many", &[("n", n(*ranks)), ("max", n(*max))])
-        }
-        E::ProgramOrder { op, tensor } => a(
-            "cl-err-program-order",
-            &[("op", op.to_string()), ("tensor", tensor.to_string())],
-        ),
-        E::ForeignOp { op } => a("cl-err-foreign-op", &[("op", op.to_string())]),
-    }
 }
 
 #[cfg(test)]

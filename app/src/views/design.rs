@@ -6,161 +6,26 @@
 //! GPU holds after each op; the first broken rule drawn where it happens, with its fixes as
 //! buttons; the numbers of the program run against the unsharded reference; and the price beside
 //! Megatron's plan. The challenges (`challenge.rs`) are graded by the engine from the same
-//! report; solved ones are saved with the learner's quiz progress.
+//! report; solved ones are saved before they are shown solved.
+//!
+//! The view keeps nothing of the plan: it reads the lab state ([`crate::lab::design`]) and the
+//! engine's answers derived from it for its version, and changes it through named actions.
 
-use super::{gpu_color, load_json, save_json, text_on, Shared, View};
 use crate::i18n::{num, t, t_args};
-use serde::{Deserialize, Serialize};
-use std::sync::{Arc, OnceLock};
-use tplab_engine::block::design::challenge::{self, Challenge, Grade, Missing};
+use crate::lab::design::{challenges, DesignAction, WalkRefusal, FREE_TPS};
+use crate::lab::{Action, Shared, ShowMe, View};
+use crate::widgets::plan::{split_words, weight_words};
+use crate::widgets::{gpu_color, text_on};
+use tplab_engine::block::design::challenge::{Challenge, Missing};
 use tplab_engine::block::design::{
-    design, DesignOptions, DesignReport, Fix, ManualCollective, ManualKind, Move, Norm, Place,
-    Rule, ShardingPlan, Site, Split, Step, Weight,
+    DesignReport, Fix, ManualKind, Move, Norm, Place, Rule, Site, Split, Step, Weight,
 };
-use tplab_engine::config::{Config, Preset};
+use tplab_engine::config::Config;
 use tplab_lessons::Lang;
 
-/// The challenges, built once (the view reads them every frame).
-fn challenges() -> &'static [Challenge] {
-    static ALL: OnceLock<Vec<Challenge>> = OnceLock::new();
-    ALL.get_or_init(challenge::all)
-}
-
-/// A plan as the view keeps it (and saves it across restarts).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Setup {
-    pub qkv: Split,
-    pub out: Split,
-    pub fc1: Split,
-    pub fc2: Split,
-    pub sequence_parallel: bool,
-    /// `None`: the rules place the collectives; `Some`: the learner's, in order.
-    pub manual: Option<Vec<(Site, ManualKind)>>,
-}
-
-impl Default for Setup {
-    fn default() -> Self {
-        Self::from_plan(&ShardingPlan {
-            qkv: Split::Replicate,
-            out: Split::Replicate,
-            fc1: Split::Replicate,
-            fc2: Split::Replicate,
-            sequence_parallel: false,
-            manual: None,
-        })
-    }
-}
-
-impl Setup {
-    pub fn from_plan(p: &ShardingPlan) -> Self {
-        Self {
-            qkv: p.qkv,
-            out: p.out,
-            fc1: p.fc1,
-            fc2: p.fc2,
-            sequence_parallel: p.sequence_parallel,
-            manual: p
-                .manual
-                .as_ref()
-                .map(|l| l.iter().map(|c| (c.after, c.kind)).collect()),
-        }
-    }
-
-    pub fn plan(&self) -> ShardingPlan {
-        ShardingPlan {
-            qkv: self.qkv,
-            out: self.out,
-            fc1: self.fc1,
-            fc2: self.fc2,
-            sequence_parallel: self.sequence_parallel,
-            manual: self.manual.as_ref().map(|l| {
-                l.iter()
-                    .map(|&(after, kind)| ManualCollective { after, kind })
-                    .collect()
-            }),
-        }
-    }
-
-    fn split_mut(&mut self, w: Weight) -> &mut Split {
-        match w {
-            Weight::Qkv => &mut self.qkv,
-            Weight::Out => &mut self.out,
-            Weight::Fc1 => &mut self.fc1,
-            Weight::Fc2 => &mut self.fc2,
-        }
-    }
-
-    /// Applies one of a refused program's fixes.
-    pub fn apply(&mut self, fix: Fix) {
-        match fix {
-            Fix::Collective { after, kind, .. } => {
-                self.manual.get_or_insert_with(Vec::new).push((after, kind));
-            }
-            Fix::Remove { after, kind } => {
-                if let Some(list) = self.manual.as_mut() {
-                    if let Some(i) = list.iter().position(|&c| c == (after, kind)) {
-                        list.remove(i);
-                    }
-                }
-            }
-            Fix::Split { weight, split } => *self.split_mut(weight) = split,
-            Fix::Slice => {}
-        }
-    }
-}
-
-/// The free design's layer: small enough to run forward and backward against the reference on
-/// every click (also in the browser), with 8 heads so that 2, 4 and 8 GPUs all split it.
-fn free_config(tp: usize) -> Config {
-    Config {
-        hidden: 64,
-        heads: 8,
-        kv_heads: None,
-        ffn: 256,
-        seq: 8,
-        batch: 2,
-        layers: 1,
-        tp,
-        ..Preset::Tiny.config()
-    }
-}
-
-/// The TP sizes of the free design.
-pub const FREE_TPS: [usize; 3] = [2, 4, 8];
-
-/// What was computed for one state of the view.
-type Key = (usize, usize, Setup, bool);
-
-/// Design view state.
-#[derive(Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Design {
-    /// 0: free design; 1 to 8: a challenge.
-    stage: usize,
-    /// TP of the free design (0: 2).
-    free_tp: usize,
-    setup: Setup,
-    /// Stages whose hint was shown (the third star is for solving without it).
-    hints: Vec<usize>,
-    /// Best stars per challenge id, on this machine (also saved to the learner's progress).
-    stars: std::collections::BTreeMap<String, u8>,
-    /// Run a refused program anyway.
-    run_anyway: bool,
-    #[serde(skip)]
-    cache: Option<(Key, Result<Arc<DesignReport>, String>)>,
-    #[serde(skip)]
-    grade: Option<(Key, Result<Grade, String>)>,
-    /// Where the last solved challenge was saved, or why it was not.
-    #[serde(skip)]
-    saved: Option<Result<String, String>>,
-    /// The trace of the plan on screen, for "Step through my plan" (or why it has none).
-    #[serde(skip)]
-    walk: Option<(Key, Result<Arc<tplab_engine::trace::Trace>, String>)>,
-    /// Walks opened so far (each one's key in the walkthrough).
-    #[serde(skip)]
-    walks: u64,
-}
+/// The Design view: everything it draws is the lab state's.
+#[derive(Default)]
+pub struct Design;
 
 impl View for Design {
     fn id(&self) -> &'static str {
@@ -172,167 +37,52 @@ impl View for Design {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.heading(t(lang, "design-title"));
-        super::scrolling_page(ui, "design-page", |ui| self.page_ui(ui, shared));
+        crate::widgets::scrolling_page(ui, "design-page", |ui| self.page_ui(ui, shared));
     }
 
-    fn show_me(&mut self, target: &super::ShowMe, _shared: &Shared) {
-        if let Some(stage) = target.challenge {
-            self.select_stage(stage);
-        }
-    }
-
-    fn save(&self) -> Option<String> {
-        save_json(self)
-    }
-
-    fn load(&mut self, json: &str) {
-        load_json(self, json);
-        if self.stage > challenges().len() {
-            self.stage = 0;
-        }
-        if !FREE_TPS.contains(&self.free_tp) {
-            self.free_tp = 2;
-        }
+    fn show_me(&mut self, _target: &ShowMe, _shared: &mut Shared) {
+        // The shell applies a target's challenge to the lab state ([`DesignAction::SelectStage`]).
     }
 }
 
 impl Design {
-    /// The challenge on screen, if any.
-    fn challenge(&self) -> Option<Challenge> {
-        challenges().iter().find(|c| c.stage == self.stage).cloned()
-    }
-
-    /// Opens a challenge (0: the free design) at its starting plan.
-    pub fn select_stage(&mut self, stage: usize) {
-        self.stage = stage;
-        self.grade = None;
-        self.saved = None;
-        self.run_anyway = false;
-        match self.challenge() {
-            Some(c) => self.setup = Setup::from_plan(&c.start),
-            None => self.stage = 0,
-        }
-    }
-
-    fn free_tp(&self) -> usize {
-        if FREE_TPS.contains(&self.free_tp) {
-            self.free_tp
-        } else {
-            2
-        }
-    }
-
-    fn config(&self) -> Config {
-        match self.challenge() {
-            Some(c) => c.config,
-            None => free_config(self.free_tp()),
-        }
-    }
-
-    fn key(&self) -> Key {
-        (
-            self.stage,
-            self.free_tp(),
-            self.setup.clone(),
-            self.run_anyway,
-        )
-    }
-
-    /// The engine's report of the plan on screen (recomputed only when the plan changes).
-    fn report(&mut self) -> Result<Arc<DesignReport>, String> {
-        let key = self.key();
-        if self.cache.as_ref().is_none_or(|(k, _)| *k != key) {
-            let cfg = self.config();
-            let opts = DesignOptions {
-                allow_wrong: self.run_anyway,
-                execute: true,
-            };
-            let r = design(&cfg, &self.setup.plan(), None, &opts)
-                .map(Arc::new)
-                .map_err(|e| e.to_string());
-            self.cache = Some((key, r));
-        }
-        match &self.cache {
-            // A shared handle: the frame draws the cached report without copying it.
-            Some((_, Ok(r))) => Ok(Arc::clone(r)),
-            Some((_, Err(e))) => Err(e.clone()),
-            None => Err(String::new()),
-        }
-    }
-
     fn page_ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
-        shared.design_plan = Some((self.setup.plan(), self.config()));
+        let lang = crate::widgets::lang(ui);
         self.challenge_bar(ui, shared, lang);
         ui.separator();
-        let report = match self.report() {
-            Ok(r) => r,
+        let derived = shared.design.derived();
+        let report = match &derived.report {
+            Ok(r) => std::sync::Arc::clone(r),
             Err(e) => {
                 ui.colored_label(ui.visuals().error_fg_color, e);
                 return;
             }
         };
-        let cfg = self.config();
+        let cfg = derived.config.clone();
         let wide = ui.available_width() > 900.0;
+        let mut acts: Vec<DesignAction> = Vec::new();
         // Wide: the layer and its error on the left, the verdict, the price and the lanes on the
         // right, so that a projector shows all of it without scrolling.
         if wide {
             ui.columns_const(|[left, right]| {
-                self.block_ui(left, &report, &cfg, lang, shared.presenter);
+                self.block_ui(left, shared, &report, &cfg, lang, &mut acts);
                 self.costs_ui(right, &report, &cfg, lang, true);
-                self.walk_ui(right, &report, &cfg, lang, shared);
+                walk_ui(right, lang, shared, &derived.walk);
                 right.separator();
                 lanes_ui(right, &report, &cfg, lang);
             });
         } else {
-            self.block_ui(ui, &report, &cfg, lang, shared.presenter);
+            self.block_ui(ui, shared, &report, &cfg, lang, &mut acts);
             ui.separator();
             self.costs_ui(ui, &report, &cfg, lang, false);
-            self.walk_ui(ui, &report, &cfg, lang, shared);
+            walk_ui(ui, lang, shared, &derived.walk);
             ui.separator();
             lanes_ui(ui, &report, &cfg, lang);
         }
-    }
-
-    /// "Step through my plan": the walkthrough on this plan's own trace, drawn as Megatron's
-    /// split is; a refused plan says why it has none.
-    fn walk_ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        r: &DesignReport,
-        cfg: &Config,
-        lang: Lang,
-        shared: &mut Shared,
-    ) {
-        let key = self.key();
-        if self.walk.as_ref().is_none_or(|(k, _)| *k != key) {
-            let t = tplab_engine::block::design::trace::trace(cfg, &r.program)
-                .map(Arc::new)
-                .map_err(|e| walk_error_text(lang, &e));
-            self.walk = Some((key, t));
-        }
-        let Some((_, walk)) = &self.walk else { return };
-        let button = ui
-            .horizontal(|ui| {
-                ui.add_enabled(walk.is_ok(), egui::Button::new(t(lang, "design-walk")))
-            })
-            .inner;
-        crate::platform::mark("design-walk", button.rect);
-        let button = match walk {
-            Ok(_) => button.on_hover_text(t(lang, "design-walk-hint")),
-            Err(why) => button.on_disabled_hover_text(why.as_str()),
-        };
-        if button.clicked() {
-            if let Ok(trace) = walk {
-                self.walks += 1;
-                shared.walk_plan(super::PlanWalk {
-                    plan: self.setup.plan(),
-                    trace: Arc::clone(trace),
-                    generation: self.walks,
-                });
-            }
+        for a in acts {
+            shared.act(Action::Design(a));
         }
     }
 
@@ -341,12 +91,14 @@ impl Design {
         let all = challenges();
         let n = all.len();
         let presenter = shared.presenter;
+        let lab = &shared.design;
+        let mut acts = Vec::new();
         ui.horizontal_wrapped(|ui| {
-            let current = match self.challenge() {
+            let current = match lab.challenge() {
                 Some(c) => stage_title(lang, &c),
                 None => t(lang, "design-free"),
             };
-            let mut pick = self.stage;
+            let mut pick = lab.stage();
             // On a projector the picker, the buttons and the stars share one row.
             let width = if presenter { 280.0 } else { 460.0 };
             egui::ComboBox::from_label(t(lang, "design-challenge"))
@@ -355,52 +107,56 @@ impl Design {
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut pick, 0, t(lang, "design-free"));
                     for c in all {
-                        let stars = self.stars.get(c.id).copied().unwrap_or(0);
                         ui.selectable_value(
                             &mut pick,
                             c.stage,
-                            format!("{}  {}", stage_title(lang, c), star_text(stars)),
+                            format!("{}  {}", stage_title(lang, c), star_text(lab.stars(c.id))),
                         );
                     }
                 });
-            if pick != self.stage {
-                self.select_stage(pick);
+            if pick != lab.stage() {
+                acts.push(DesignAction::SelectStage(pick));
             }
-            let solved = self.stars.values().filter(|s| **s > 0).count();
             let count = t_args(
                 lang,
                 "design-solved-count",
-                &[("solved", solved.to_string()), ("total", n.to_string())],
+                &[
+                    ("solved", lab.solved_count().to_string()),
+                    ("total", n.to_string()),
+                ],
             );
-            match self.challenge() {
+            match lab.challenge() {
                 Some(c) if presenter => {
-                    self.challenge_buttons(ui, shared, &c, Some(count));
+                    challenge_buttons(ui, lab, &c, Some(count), &mut acts);
                 }
                 _ => {
                     ui.label(count);
                 }
             }
         });
-        let Some(c) = self.challenge() else {
+        let Some(c) = lab.challenge() else {
             ui.label(t(lang, "design-free-intro"));
             ui.horizontal(|ui| {
                 ui.label(t(lang, "design-gpus"));
                 for tp in FREE_TPS {
                     if ui
                         .selectable_label(
-                            self.free_tp() == tp,
+                            lab.free_tp() == tp,
                             t_args(lang, "design-tp", &[("n", tp.to_string())]),
                         )
                         .clicked()
                     {
-                        self.free_tp = tp;
+                        acts.push(DesignAction::SetFreeTp(tp));
                     }
                 }
             });
+            for a in acts {
+                shared.act(Action::Design(a));
+            }
             return;
         };
         ui.label(egui::RichText::new(challenge_text(lang, &c, "goal")).strong());
-        if self.hints.contains(&c.stage) {
+        if lab.hinted(c.stage) {
             ui.label(
                 egui::RichText::new(t_args(
                     lang,
@@ -411,131 +167,75 @@ impl Design {
             );
         }
         if !presenter {
-            ui.horizontal_wrapped(|ui| self.challenge_buttons(ui, shared, &c, None));
+            ui.horizontal_wrapped(|ui| challenge_buttons(ui, lab, &c, None, &mut acts));
         }
-        let key = self.key();
-        if let Some((k, g)) = &self.grade {
-            let fresh = *k == key;
-            match g {
-                Ok(g) if g.solved && fresh => {
-                    ui.colored_label(
-                        super::ok_ink(ui),
-                        t_args(lang, "design-solved", &[("stars", star_text(g.stars))]),
-                    );
-                    ui.label(t_args(
-                        lang,
-                        "design-why",
-                        &[("why", challenge_text(lang, &c, "why"))],
-                    ));
-                    match &self.saved {
-                        Some(Ok(who)) => {
-                            ui.weak(t_args(lang, "design-saved", &[("name", who.clone())]));
-                        }
-                        Some(Err(e)) => {
-                            ui.colored_label(ui.visuals().warn_fg_color, e);
-                        }
-                        None => {}
+        // The verdict of the last check, only while it is the verdict of the plan on screen.
+        match lab.fresh_check() {
+            Some(Ok(g)) if g.solved => {
+                ui.colored_label(
+                    crate::widgets::ok_ink(ui),
+                    t_args(lang, "design-solved", &[("stars", star_text(g.stars))]),
+                );
+                ui.label(t_args(
+                    lang,
+                    "design-why",
+                    &[("why", challenge_text(lang, &c, "why"))],
+                ));
+                match &shared.saved {
+                    Some(Ok(who)) if !who.is_empty() => {
+                        ui.weak(t_args(lang, "design-saved", &[("name", who.clone())]));
                     }
-                }
-                Ok(g) if fresh => {
-                    ui.colored_label(ui.visuals().warn_fg_color, t(lang, "design-not-yet"));
-                    for m in &g.missing {
-                        ui.label(format!("• {}", missing_text(lang, m)));
+                    Some(Err(e)) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, e);
                     }
+                    _ => {}
                 }
-                Err(e) if fresh => {
-                    ui.colored_label(ui.visuals().error_fg_color, e);
-                }
-                _ => {}
             }
+            Some(Ok(g)) => {
+                ui.colored_label(ui.visuals().warn_fg_color, t(lang, "design-not-yet"));
+                for m in &g.missing {
+                    ui.label(format!("• {}", missing_text(lang, m)));
+                }
+            }
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
+            None => {}
         }
-        // In class mode nobody is signed in: the name is asked for at a desk only.
-        if shared.learner.trim().is_empty() && !shared.presenter {
+        for a in acts {
+            shared.act(Action::Design(a));
+        }
+        // In class mode nobody is signed in: the name is asked for at a desk only. The box
+        // keeps its own id, so it keeps the focus while the name is typed.
+        if shared.learner.trim().is_empty() && !shared.presenter
+            || ui.memory(|m| m.has_focus(egui::Id::NULL.with("design-name-box")))
+        {
             ui.horizontal(|ui| {
                 let label = ui.weak(t(lang, "design-name"));
-                ui.add(egui::TextEdit::singleline(&mut shared.learner).desired_width(200.0))
-                    .labelled_by(label.id);
+                ui.add(
+                    egui::TextEdit::singleline(&mut shared.learner)
+                        .id(egui::Id::NULL.with("design-name-box"))
+                        .desired_width(200.0),
+                )
+                .labelled_by(label.id);
             });
         }
     }
-
-    /// Saves a solved challenge: locally, and with the learner's quiz progress if a name is set.
-    /// The hint, check and restart buttons, the best stars and the next challenge's button.
-    fn challenge_buttons(
-        &mut self,
-        ui: &mut egui::Ui,
-        shared: &mut Shared,
-        c: &Challenge,
-        count: Option<String>,
-    ) {
-        let lang = super::lang(ui);
-        let n = challenges().len();
-        let hinted = self.hints.contains(&c.stage);
-        if !hinted
-            && ui
-                .button(t(lang, "design-hint"))
-                .on_hover_text(t(lang, "design-hint-cost"))
-                .clicked()
-        {
-            self.hints.push(c.stage);
-        }
-        let check = ui.button(t(lang, "design-check"));
-        crate::platform::mark("design-check", check.rect);
-        if check.clicked() {
-            let used_hint = self.hints.contains(&c.stage);
-            let g = c
-                .grade(&self.setup.plan(), used_hint)
-                .map_err(|e| e.to_string());
-            if let Ok(g) = &g {
-                if g.solved {
-                    self.record(shared, c, g.stars);
-                }
-            }
-            self.grade = Some((self.key(), g));
-        }
-        if ui.button(t(lang, "design-restart")).clicked() {
-            self.select_stage(c.stage);
-        }
-        let best = self.stars.get(c.id).copied().unwrap_or(0);
-        let stars = ui
-            .label(egui::RichText::new(star_text(best)).size(20.0))
-            .on_hover_text(t(lang, "design-stars-rule"));
-        // On a projector the count of solved challenges is one hover away.
-        if let Some(count) = count {
-            stars.on_hover_text(count);
-        }
-        if c.stage < n && best > 0 && ui.button(t(lang, "design-next")).clicked() {
-            self.select_stage(c.stage + 1);
-        }
-    }
-
-    fn record(&mut self, shared: &Shared, c: &Challenge, stars: u8) {
-        let best = self.stars.entry(c.id.to_string()).or_insert(0);
-        *best = (*best).max(stars);
-        let name = shared.learner.trim().to_string();
-        if name.is_empty() {
-            self.saved = None;
-            return;
-        }
-        let now = tplab_quiz::unix_now_s();
-        self.saved = Some(
-            crate::platform::LearnerStore::open()
-                .and_then(|s| s.update(&name, |p| p.record_challenge(c.id, stars, now)))
-                .map(|_| name),
-        );
-    }
-
     /// The block as its chain of ops, the matrices clickable, the collectives where they happen,
     /// the first broken rule where it happens.
     fn block_ui(
         &mut self,
         ui: &mut egui::Ui,
+        shared: &Shared,
         r: &DesignReport,
         cfg: &Config,
         lang: Lang,
-        presenter: bool,
+        acts: &mut Vec<DesignAction>,
     ) {
-        let free: Vec<Weight> = self
+        let presenter = shared.presenter;
+        let lab = &shared.design;
+        let setup = lab.setup();
+        let free: Vec<Weight> = lab
             .challenge()
             .map_or_else(|| Weight::ALL.to_vec(), |c| c.free.clone());
         // A class is shown the layer: on a projector its title opens the chain's first row (the
@@ -562,8 +262,11 @@ impl Design {
                 ErrorAt::Collective(site) => step_site(s, i, p) == Some(site),
             })
         });
-        let manual = self.setup.manual.is_some();
-        let mut change: Option<Setup> = None;
+        let manual = setup.manual.is_some();
+        // Hand-placed collectives the program could not place (they have nothing to do): drawn
+        // where they were placed, in red, so that each can be removed where it is seen.
+        let unplaced = unplaced_collectives(setup.manual.as_deref().unwrap_or(&[]), p);
+        let mut change: Vec<DesignAction> = Vec::new();
         let mut row = |ui: &mut egui::Ui, steps: &[(usize, &Step)], first: bool, last: bool| {
             ui.horizontal_wrapped(|ui| {
                 ui.spacing_mut().item_spacing.x = 4.0;
@@ -590,9 +293,7 @@ impl Design {
                                 );
                             }
                             if resp.clicked() && can {
-                                let mut next = self.setup.clone();
-                                *next.split_mut(*weight) = cycle(split);
-                                change = Some(next);
+                                change.push(DesignAction::SetSplit(*weight, cycle(split)));
                             }
                         }
                         Step::Redistribute(d) if p.value(d.to).mislabelled => {
@@ -640,9 +341,8 @@ impl Design {
                                     tplab_engine::block::design::site_of(from.tensor),
                                     d.mv.manual_kind(),
                                 ) {
-                                    let mut next = self.setup.clone();
-                                    next.apply(Fix::Remove { after: site, kind });
-                                    change = Some(next);
+                                    change
+                                        .push(DesignAction::RemoveCollective { after: site, kind });
                                 }
                             }
                         }
@@ -655,19 +355,33 @@ impl Design {
                             chip(ui, &op_words(lang, s, p), colour, reader_error);
                         }
                     }
+                    if let Some(site) = site {
+                        for &(after, kind) in unplaced.iter().filter(|(a, _)| *a == site) {
+                            let resp = chip(
+                                ui,
+                                &t_args(
+                                    lang,
+                                    "design-unplaced",
+                                    &[("kind", kind.name().to_string())],
+                                ),
+                                ui.visuals().error_fg_color,
+                                true,
+                            )
+                            .on_hover_text(t(lang, "design-click-remove"));
+                            if resp.clicked() {
+                                change.push(DesignAction::RemoveCollective { after, kind });
+                            }
+                        }
+                    }
                     if manual {
                         if let Some(site) = site {
                             let menu = ui.menu_button("+", |ui| {
                                 for kind in MANUAL_KINDS {
                                     if ui.button(kind.name()).clicked() {
-                                        let mut next = self.setup.clone();
-                                        next.apply(Fix::Collective {
+                                        change.push(DesignAction::AddCollective {
                                             after: site,
                                             kind,
-                                            bytes: 0,
-                                            to: Place::Replicate,
                                         });
-                                        change = Some(next);
                                         ui.close();
                                     }
                                 }
@@ -683,7 +397,7 @@ impl Design {
                 }
                 if last && presenter {
                     ui.add_space(8.0);
-                    switches(ui, lang, &self.setup, r, true, &mut change);
+                    switches(ui, lang, setup, true, &mut change);
                 }
             });
         };
@@ -704,7 +418,7 @@ impl Design {
         row(ui, &steps[split_at..], false, true);
         if !presenter {
             ui.horizontal_wrapped(|ui| {
-                switches(ui, lang, &self.setup, r, false, &mut change);
+                switches(ui, lang, setup, false, &mut change);
             });
         }
         if let Some(e) = r.errors.first() {
@@ -727,24 +441,20 @@ impl Design {
                                 .add_enabled(allowed, egui::Button::new(fix_text(lang, fix)))
                                 .clicked()
                             {
-                                let mut next = self.setup.clone();
-                                next.apply(*fix);
-                                change = Some(next);
+                                change.push(DesignAction::ApplyFix(*fix));
                             }
                         }
                     });
-                    let mut anyway = self.run_anyway;
+                    let mut anyway = lab.run_anyway();
                     if ui
                         .checkbox(&mut anyway, t(lang, "design-run-anyway"))
                         .changed()
                     {
-                        self.run_anyway = anyway;
+                        change.push(DesignAction::SetRunAnyway(anyway));
                     }
                 });
         }
-        if let Some(next) = change {
-            self.setup = next;
-        }
+        acts.extend(change);
     }
 
     /// The verdict against the reference and the price beside Megatron's plan.
@@ -759,7 +469,7 @@ impl Design {
         beside: bool,
     ) {
         ui.label(egui::RichText::new(t(lang, "design-costs")).strong());
-        let ok = super::ok_ink(ui);
+        let ok = crate::widgets::ok_ink(ui);
         let bad = ui.visuals().error_fg_color;
         let err = r
             .max_rel_error
@@ -876,14 +586,13 @@ const MANUAL_KINDS: [ManualKind; 4] = [
 ];
 
 /// The sequence-parallelism and place-it-myself switches (`short`: the first one's label
-/// without its explanation); a switch flipped writes the plan it asks for into `change`.
+/// without its explanation); a switch flipped asks for its action.
 fn switches(
     ui: &mut egui::Ui,
     lang: Lang,
-    setup: &Setup,
-    r: &DesignReport,
+    setup: &crate::lab::design::Setup,
     short: bool,
-    change: &mut Option<Setup>,
+    change: &mut Vec<DesignAction>,
 ) {
     let mut sp = setup.sequence_parallel;
     // Short on a projector: the whole sentence is one hover away.
@@ -902,9 +611,7 @@ fn switches(
         check
     };
     if check.changed() {
-        let mut next = setup.clone();
-        next.sequence_parallel = sp;
-        *change = Some(next);
+        change.push(DesignAction::SetSequenceParallel(sp));
     }
     let mut by_hand = setup.manual.is_some();
     if ui
@@ -912,30 +619,168 @@ fn switches(
         .on_hover_text(t(lang, "design-by-hand-hint"))
         .changed()
     {
-        let mut next = setup.clone();
-        next.manual = if by_hand {
-            // Start from what the rules placed: the learner removes or moves from there.
-            Some(placed_collectives(r))
-        } else {
-            None
-        };
-        *change = Some(next);
+        // On: start from what the rules placed; the learner removes or moves from there.
+        change.push(DesignAction::SetManual(by_hand));
     }
 }
 
-/// The collectives the rules placed, as a hand-placed list (where "by hand" starts).
-fn placed_collectives(r: &DesignReport) -> Vec<(Site, ManualKind)> {
-    let p = &r.program;
-    p.forward
+/// The hand-placed collectives at each site that the program did not place (each has nothing to
+/// do), in the learner's order.
+fn unplaced_collectives(
+    manual: &[(Site, ManualKind)],
+    p: &tplab_engine::block::design::Program,
+) -> Vec<(Site, ManualKind)> {
+    let mut placed: Vec<(Site, ManualKind)> = p
+        .forward
         .iter()
         .filter_map(|s| match s {
-            Step::Redistribute(d) if !p.value(d.to).mislabelled => {
-                let site = tplab_engine::block::design::site_of(p.value(d.from).tensor)?;
-                Some((site, d.mv.manual_kind()?))
-            }
+            Step::Redistribute(d) if d.manual => Some((
+                tplab_engine::block::design::site_of(p.value(d.from).tensor)?,
+                d.mv.manual_kind()?,
+            )),
             _ => None,
         })
-        .collect()
+        .collect();
+    let mut out = Vec::new();
+    for &c in manual {
+        match placed.iter().position(|x| *x == c) {
+            Some(i) => {
+                placed.remove(i);
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// The hint, check and restart buttons, the best stars and the next challenge's button.
+fn challenge_buttons(
+    ui: &mut egui::Ui,
+    lab: &crate::lab::design::DesignLab,
+    c: &Challenge,
+    count: Option<String>,
+    acts: &mut Vec<DesignAction>,
+) {
+    let lang = crate::widgets::lang(ui);
+    let n = challenges().len();
+    if !lab.hinted(c.stage)
+        && ui
+            .button(t(lang, "design-hint"))
+            .on_hover_text(t(lang, "design-hint-cost"))
+            .clicked()
+    {
+        acts.push(DesignAction::ShowHint);
+    }
+    let check = ui.button(t(lang, "design-check"));
+    crate::platform::mark("design-check", check.rect);
+    if check.clicked() {
+        acts.push(DesignAction::Check);
+    }
+    if ui.button(t(lang, "design-restart")).clicked() {
+        acts.push(DesignAction::Restart);
+    }
+    let best = lab.stars(c.id);
+    let stars = ui
+        .label(egui::RichText::new(star_text(best)).size(20.0))
+        .on_hover_text(t(lang, "design-stars-rule"));
+    // On a projector the count of solved challenges is one hover away.
+    if let Some(count) = count {
+        stars.on_hover_text(count);
+    }
+    if c.stage < n && best > 0 && ui.button(t(lang, "design-next")).clicked() {
+        acts.push(DesignAction::SelectStage(c.stage + 1));
+    }
+}
+
+/// "Step through my plan": the walkthrough on this plan's own trace, enabled exactly when the
+/// engine gives the plan on screen a trace; a refused plan says why it has none.
+fn walk_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    shared: &mut Shared,
+    walk: &Result<std::sync::Arc<tplab_engine::trace::Trace>, WalkRefusal>,
+) {
+    let button = ui
+        .horizontal(|ui| ui.add_enabled(walk.is_ok(), egui::Button::new(t(lang, "design-walk"))))
+        .inner;
+    crate::platform::mark("design-walk", button.rect);
+    let button = match walk {
+        Ok(_) => button.on_hover_text(t(lang, "design-walk-hint")),
+        Err(why) => button.on_disabled_hover_text(walk_error_text(lang, why)),
+    };
+    if button.clicked() && walk.is_ok() {
+        shared.act(Action::StepThroughMyPlan);
+    }
+    plan_copy_ui(ui, lang, shared);
+}
+
+/// "Copy my plan" (a plan file, or `tplab design` flags) and a box to paste one into.
+fn plan_copy_ui(ui: &mut egui::Ui, lang: Lang, shared: &mut Shared) {
+    let plan = shared.design.plan();
+    ui.horizontal_wrapped(|ui| {
+        if ui
+            .button(t(lang, "design-copy-file"))
+            .on_hover_text(t(lang, "design-copy-file-hint"))
+            .clicked()
+        {
+            ui.ctx().copy_text(plan.to_toml());
+        }
+        match plan.to_flags() {
+            Some(flags) => {
+                if ui
+                    .button(t(lang, "design-copy-flags"))
+                    .on_hover_text(format!("tplab design {flags}"))
+                    .clicked()
+                {
+                    ui.ctx().copy_text(format!("tplab design {flags}"));
+                }
+            }
+            None => {
+                ui.add_enabled(false, egui::Button::new(t(lang, "design-copy-flags")))
+                    .on_disabled_hover_text(t(lang, "design-copy-flags-manual"));
+            }
+        }
+    });
+    let id = egui::Id::NULL.with("design-paste");
+    let mut text: String = ui.data_mut(|d| d.get_temp(id).unwrap_or_default());
+    let mut error: Option<String> = ui.data_mut(|d| d.get_temp(id.with("error")));
+    ui.horizontal(|ui| {
+        let label = ui.weak(t(lang, "design-paste"));
+        ui.add(
+            egui::TextEdit::multiline(&mut text)
+                .desired_rows(1)
+                .hint_text(t(lang, "design-paste-hint"))
+                .desired_width(ui.available_width().min(320.0)),
+        )
+        .labelled_by(label.id);
+        if ui
+            .add_enabled(
+                !text.trim().is_empty(),
+                egui::Button::new(t(lang, "design-paste-use")),
+            )
+            .clicked()
+        {
+            match tplab_engine::block::design::ShardingPlan::from_text(&text) {
+                Ok(p) => {
+                    shared.act(Action::Design(DesignAction::SetPlan(p)));
+                    text.clear();
+                    error = None;
+                }
+                Err(e) => error = Some(e.to_string()),
+            }
+        }
+    });
+    if let Some(e) = &error {
+        ui.colored_label(ui.visuals().error_fg_color, e);
+    }
+    ui.data_mut(|d| {
+        d.insert_temp(id, text);
+        if let Some(e) = error {
+            d.insert_temp(id.with("error"), e);
+        } else {
+            d.remove::<String>(id.with("error"));
+        }
+    });
 }
 
 /// Parameter bytes of the whole model (every GPU's share if nothing were split).
@@ -998,7 +843,7 @@ fn framed(
         galley,
         colour,
     );
-    super::a11y_label(&resp, text);
+    crate::widgets::a11y_label(&resp, text);
     (resp, icon_rect)
 }
 
@@ -1133,7 +978,7 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
             egui::Align2::LEFT_CENTER,
             format!("GPU {rank}"),
             egui::TextStyle::Body.resolve(ui.style()),
-            super::gpu_ink(rank, dark),
+            crate::widgets::gpu_ink(rank, dark),
         );
         for (i, &v) in values.iter().enumerate() {
             let val = p.value(v);
@@ -1206,7 +1051,7 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
                 ui.scope_id().with(("design-lane", rank, i)),
                 egui::Sense::hover(),
             );
-            super::a11y_label(&resp, &words);
+            crate::widgets::a11y_label(&resp, &words);
             resp.on_hover_text(words);
         }
     }
@@ -1268,50 +1113,6 @@ fn op_words(lang: Lang, s: &Step, p: &tplab_engine::block::design::Program) -> S
         Step::Linear { weight, .. } => weight_words(lang, *weight),
         Step::Redistribute(d) => d.mv.name().into(),
     }
-}
-
-pub fn weight_words(lang: Lang, w: Weight) -> String {
-    t(
-        lang,
-        match w {
-            Weight::Qkv => "design-w-qkv",
-            Weight::Out => "design-w-out",
-            Weight::Fc1 => "design-w-fc1",
-            Weight::Fc2 => "design-w-fc2",
-        },
-    )
-}
-
-/// A plan in words: each weight's split, and sequence parallelism when it is on
-/// ("QKV projection its columns · output projection its rows · …").
-pub fn plan_words(lang: Lang, plan: &ShardingPlan) -> String {
-    let splits = Weight::ALL
-        .iter()
-        .map(|&w| {
-            format!(
-                "{} {}",
-                weight_words(lang, w),
-                split_words(lang, plan.split(w))
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" · ");
-    if plan.sequence_parallel {
-        format!("{splits} · {}", t(lang, "st-plan-sp"))
-    } else {
-        splits
-    }
-}
-
-pub fn split_words(lang: Lang, s: Split) -> String {
-    t(
-        lang,
-        match s {
-            Split::Replicate => "design-split-whole",
-            Split::Columns => "design-split-columns",
-            Split::Rows => "design-split-rows",
-        },
-    )
 }
 
 pub fn place_words(lang: Lang, p: Place) -> String {
@@ -1449,6 +1250,7 @@ pub fn missing_text(lang: Lang, m: &Missing) -> String {
         Missing::PlaceByHand => t(lang, "design-miss-by-hand"),
         Missing::RefusedElsewhere { .. } => t(lang, "design-miss-elsewhere"),
         Missing::NotRefused => t(lang, "design-miss-not-refused"),
+        Missing::RunAnyway => t(lang, "design-miss-run-anyway"),
         Missing::SequenceParallelOff => t(lang, "design-miss-sp"),
         Missing::StillAllReduces(n) => {
             t_args(lang, "design-miss-still-ar", &[("n", n.to_string())])
@@ -1458,10 +1260,10 @@ pub fn missing_text(lang: Lang, m: &Missing) -> String {
 }
 
 /// Why a plan has no trace to step through, in the learner's language.
-fn walk_error_text(lang: Lang, e: &tplab_engine::block::design::trace::TraceError) -> String {
-    use tplab_engine::block::design::trace::TraceError;
+fn walk_error_text(lang: Lang, e: &WalkRefusal) -> String {
     match e {
-        TraceError::Refused(_) => t(lang, "design-walk-refused"),
+        WalkRefusal::Refused(_) => t(lang, "design-walk-refused"),
+        WalkRefusal::NoReport(e) => e.clone(),
     }
 }
 

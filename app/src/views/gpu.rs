@@ -2,10 +2,13 @@
 //! shards on the GPU, the measured timeline beside the trace's own, per-op ratios and the error
 //! against the CPU reference. With no GPU: what was looked for and what would be needed.
 
-use super::timeline::gantt_plot;
-use super::{load_json, save_json, Shared, View};
 use crate::background::{self, Background, Reporter};
 use crate::i18n::{num, t, t_args};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::gantt::gantt_plot;
 use serde::{Deserialize, Serialize};
 use tplab_engine::block::verify::Verification;
 use tplab_engine::trace::{Event, Trace};
@@ -100,7 +103,7 @@ fn stage_text(lang: Lang, stage: &str) -> String {
 /// device's and libraries' own failures (driver, cuBLAS, NVRTC logs) stay as they report them.
 fn gpu_error_text(lang: Lang, e: &GpuError) -> String {
     match e {
-        GpuError::Config(c) => super::config_error_text(lang, c),
+        GpuError::Config(c) => crate::widgets::config_error_text(lang, c),
         GpuError::NotCompiled => t(lang, "gpu-problem-not-compiled"),
         other => other.to_string(),
     }
@@ -382,7 +385,7 @@ fn warning_ink(ui: &egui::Ui) -> egui::Color32 {
     };
     (0..=20)
         .map(|i| v.warn_fg_color.lerp_to_gamma(toward, i as f32 / 20.0))
-        .find(|c| super::contrast(*c, v.panel_fill) >= 4.5)
+        .find(|c| crate::widgets::contrast(*c, v.panel_fill) >= 4.5)
         .unwrap_or(toward)
 }
 
@@ -395,7 +398,7 @@ fn fix_text(lang: Lang, l: Library, a: &Advice) -> String {
 }
 
 fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| t(lang, id);
     let text = ui.visuals().text_color();
     let warn = warning_ink(ui);
@@ -504,7 +507,15 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
 
 fn gantt(ui: &mut egui::Ui, id: &str, trace: &Trace, height: f32) {
     let events: Vec<&Event> = trace.events.iter().collect();
-    gantt_plot(ui, super::lang(ui), id, trace, &events, Some(height), None);
+    gantt_plot(
+        ui,
+        crate::widgets::lang(ui),
+        id,
+        trace,
+        &events,
+        Some(height),
+        None,
+    );
 }
 
 /// Why a 16-bit run's tolerance is `4e-2·√layers`, in the learner's language (English: the
@@ -514,13 +525,13 @@ fn low_precision_text(lang: Lang, p: &LowPrecisionReason) -> String {
 }
 
 fn result_ui(ui: &mut egui::Ui, r: &RunView) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| t(lang, id);
     ui.label(t_args(
         lang,
         "gpu-on",
         &[
-            ("label", super::scenario_words(lang, &r.config)),
+            ("label", crate::widgets::scenario_words(lang, &r.config)),
             (
                 "devices",
                 t_args(
@@ -537,17 +548,17 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
         &[("ms", num(lang, r.iteration_ms, 3))],
     ));
     let reason = r.low_precision.map(|p| low_precision_text(lang, &p));
-    super::verify::verdict_ui(
+    crate::widgets::verdict::verdict_ui(
         ui,
         &r.verification,
-        &super::scenario_words(lang, &r.config),
+        &crate::widgets::scenario_words(lang, &r.config),
         reason,
     );
     ui.columns(2, |cols| {
         cols[0].strong(tr("gpu-measured"));
         gantt(&mut cols[0], "gpu-measured", &r.measured, 220.0);
         cols[1].strong(tr("gpu-predicted"));
-        cols[1].label(super::timeline::time_source_text(
+        cols[1].label(crate::widgets::gantt::time_source_text(
             lang,
             r.predicted.time_source,
         ));
@@ -569,8 +580,8 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
             let or_dash =
                 |v: Option<f64>, d: usize| v.map_or_else(|| "-".into(), |v| num(lang, v, d));
             for o in &r.ops {
-                ui.label(super::pass_name(lang, o.pass));
-                ui.label(super::op_label(lang, o.op));
+                ui.label(crate::widgets::pass_name(lang, o.pass));
+                ui.label(crate::widgets::op_label(lang, o.op));
                 ui.label(or_dash(o.measured_ms, 4));
                 ui.label(num(lang, o.predicted_ms, 4));
                 ui.label(or_dash(o.share_ratio, 2));
@@ -612,7 +623,7 @@ impl View for Gpu {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         // The probe's advice is long: at a projector's 1280×720 the Run button would be below
         // the window.
-        super::scrolling_page(ui, "gpu-view", |ui| self.body(ui, shared));
+        crate::widgets::scrolling_page(ui, "gpu-view", |ui| self.body(ui, shared));
     }
 
     fn save(&self) -> Option<String> {
@@ -626,7 +637,7 @@ impl View for Gpu {
 
 impl Gpu {
     fn body(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.heading(tr("gpu-title"));
         let probe = self.probe.get_or_insert_with(tplab_kernels::probe);
@@ -638,7 +649,7 @@ impl Gpu {
         ui.separator();
         // Which split runs: Megatron's (fused kernels, the scenario's config) or the design
         // lab's plan on the lab's scenario (the general launch list).
-        let lab = shared.design_plan.clone();
+        let lab = Some((shared.design.plan(), shared.design.config()));
         ui.horizontal_wrapped(|ui| {
             ui.label(tr("gpu-split"));
             ui.radio_value(&mut self.design_plan, false, tr("gpu-split-megatron"));
@@ -667,7 +678,7 @@ impl Gpu {
                 lang,
                 "gpu-split-lab-is",
                 &[
-                    ("splits", super::design::plan_words(lang, p)),
+                    ("splits", crate::widgets::plan::plan_words(lang, p)),
                     ("tp", cfg.tp.to_string()),
                 ],
             ));

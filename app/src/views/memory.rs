@@ -2,8 +2,11 @@
 //! every valid TP size of the scenario, with the unsharded total for comparison. The numbers
 //! are the engine's ([`memory::config_memory_by_tp`]).
 
-use super::{load_json, save_json, Shared, View};
 use crate::i18n::{t, t_args, t_count};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
 use egui_plot::{AxisHints, Bar, BarChart, HLine, Legend, Plot};
 use serde::{Deserialize, Serialize};
 use tplab_engine::capacity::memory::{self, ConfigMemory};
@@ -43,12 +46,12 @@ impl View for Memory {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.heading(t(lang, "mem-title"));
         // The window's height, before the page scrolls: the plot's height follows it.
         let window_h = ui.available_height();
         // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
-        super::scrolling_page(ui, "mem-page", |ui| self.page_ui(ui, shared, window_h));
+        crate::widgets::scrolling_page(ui, "mem-page", |ui| self.page_ui(ui, shared, window_h));
     }
 
     fn save(&self) -> Option<String> {
@@ -67,7 +70,7 @@ const PLOT_MIN_HEIGHT: f32 = 240.0;
 impl Memory {
     /// The view below its heading (`window_h`: the window's height below the heading).
     fn page_ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared, window_h: f32) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_shapes() {
             // A TP that does not divide is fine here: every *valid* TP is drawn.
@@ -81,7 +84,7 @@ impl Memory {
                     t_args(
                         lang,
                         "invalid-choice",
-                        &[("error", super::config_error_text(lang, &err))],
+                        &[("error", crate::widgets::config_error_text(lang, &err))],
                     ),
                 );
                 return;
@@ -133,8 +136,8 @@ impl Memory {
             .custom_y_axes(vec![AxisHints::new_y()
                 .label(t(lang, "mem-axis"))
                 .label_spacing(14.0..=24.0)
-                .formatter(super::axis_numbers(lang))])
-            .label_formatter(super::hover_numbers(lang))
+                .formatter(crate::widgets::axis_numbers(lang))])
+            .label_formatter(crate::widgets::hover_numbers(lang))
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
                 if (mark.value - i).abs() > 1e-6 || i < 0.0 {

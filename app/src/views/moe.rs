@@ -16,11 +16,18 @@
 //!   step 1-2: the routing      step 3 and 5: the all-to-all    step 4: the experts
 //! ```
 
-use super::{
-    a11y_label, gpu_color, keep_together, load_json, save_json, slider_extra, text_on, text_shape,
-    Shared, View, COMBO_EXTRA,
-};
 use crate::i18n::{bytes, num, sci, t, t_args};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::a11y_label;
+use crate::widgets::gpu_color;
+use crate::widgets::keep_together;
+use crate::widgets::slider_extra;
+use crate::widgets::text_on;
+use crate::widgets::text_shape;
+use crate::widgets::COMBO_EXTRA;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tplab_engine::collectives::Algorithm;
@@ -411,14 +418,14 @@ impl View for Moe {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.heading(t(lang, "moe-title"));
-        super::scrolling_page(ui, "moe-page", |ui| self.page_ui(ui, shared.presenter));
+        crate::widgets::scrolling_page(ui, "moe-page", |ui| self.page_ui(ui, shared.presenter));
     }
 
     /// A target's `moe` names the layer (one of [`tplab_lessons::MOE_LAYERS`]; Mixtral's when
     /// it names none).
-    fn show_me(&mut self, target: &super::ShowMe, _shared: &Shared) {
+    fn show_me(&mut self, target: &crate::lab::ShowMe, _shared: &mut Shared) {
         let predict = self.predict;
         let answers = std::mem::take(&mut self.answers);
         let preset = Preset::ALL
@@ -493,7 +500,7 @@ pub fn error_text(lang: Lang, e: &MoeError) -> String {
             &[
                 ("experts", n(*experts)),
                 ("ep", n(*ep)),
-                ("valid", super::list_words(lang, &list_of(valid))),
+                ("valid", crate::widgets::list_words(lang, &list_of(valid))),
             ],
         ),
         MoeError::FfnNotDivisible { ffn, etp, valid } => t_args(
@@ -502,7 +509,7 @@ pub fn error_text(lang: Lang, e: &MoeError) -> String {
             &[
                 ("ffn", n(*ffn)),
                 ("etp", n(*etp)),
-                ("valid", super::list_words(lang, &list_of(valid))),
+                ("valid", crate::widgets::list_words(lang, &list_of(valid))),
             ],
         ),
         MoeError::TopKOverExperts { top_k, experts } => t_args(
@@ -574,7 +581,7 @@ fn rank_color(c: &MoeConfig, e: usize, dark: bool) -> egui::Color32 {
 
 impl Moe {
     fn page_ui(&mut self, ui: &mut egui::Ui, presenter: bool) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         if presenter {
             // On a projector the step fills the screen; the layer's settings fold away under
             // the layer's summary (one row less than a heading of their own).
@@ -647,7 +654,7 @@ impl Moe {
     }
 
     fn presets_ui(&mut self, ui: &mut egui::Ui) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.horizontal_wrapped(|ui| {
             ui.label(t(lang, "moe-presets"));
             for p in Preset::ALL {
@@ -665,7 +672,7 @@ impl Moe {
     }
 
     fn controls_ui(&mut self, ui: &mut egui::Ui) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         let before = (
             self.experts,
@@ -697,8 +704,8 @@ impl Moe {
                 ui.add(
                     egui::Slider::new(&mut self.capacity_factor, 0.25..=4.0)
                         .step_by(0.05)
-                        .custom_formatter(super::widget_number(lang))
-                        .custom_parser(super::parse_number)
+                        .custom_formatter(crate::widgets::widget_number(lang))
+                        .custom_parser(crate::widgets::parse_number)
                         .text(tr("moe-capacity-factor")),
                 );
             } else {
@@ -733,7 +740,7 @@ impl Moe {
     }
 
     fn error_ui(&mut self, ui: &mut egui::Ui, e: &MoeError) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.colored_label(
             ui.visuals().error_fg_color,
             t_args(lang, "invalid-choice", &[("error", error_text(lang, e))]),
@@ -782,10 +789,10 @@ impl Moe {
     /// The player; at a desk the prediction switch too (on a projector it goes beside the steps'
     /// strip, see [`steps_strip`]).
     fn stepper_ui(&mut self, ui: &mut egui::Ui, presenter: bool) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
-            let pressed = super::player_buttons(
+            let pressed = crate::widgets::player_buttons(
                 ui,
                 lang,
                 self.playing,
@@ -817,8 +824,8 @@ impl Moe {
             ui.add(
                 egui::Slider::new(&mut self.speed_steps_per_s, 0.25..=4.0)
                     .logarithmic(true)
-                    .custom_formatter(super::widget_number(lang))
-                    .custom_parser(super::parse_number)
+                    .custom_formatter(crate::widgets::widget_number(lang))
+                    .custom_parser(crate::widgets::parse_number)
                     .text(tr("st-speed")),
             );
             if !presenter {
@@ -829,7 +836,7 @@ impl Moe {
 
     /// The question before the dispatch: how many bytes does GPU 0 send?
     fn predict_ui(&mut self, ui: &mut egui::Ui, built: &Built, presenter: bool) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let (options, _) = dispatch_options(built);
         let c = built.config();
         let mut picked = None;
@@ -876,7 +883,7 @@ impl Moe {
 
     /// The learner's answer beside the engine's.
     fn answer_ui(&self, ui: &mut egui::Ui, built: &Built) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let Some(Some(i)) = self.answers.get(&self.key()).copied() else {
             return;
         };
@@ -884,7 +891,7 @@ impl Moe {
         let said = bytes(lang, options.get(i).copied().unwrap_or(0));
         if i == right {
             ui.colored_label(
-                super::ok_ink(ui),
+                crate::widgets::ok_ink(ui),
                 t_args(lang, "moe-predict-right", &[("said", said)]),
             );
         } else {
@@ -948,7 +955,7 @@ pub fn heading(lang: Lang, step: usize) -> String {
 /// current step is named, the others are numbers (named on hover), and the prediction switch
 /// follows on the same row.
 fn steps_strip(ui: &mut egui::Ui, v: &mut Moe, compact: bool) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let cur = v.current();
     ui.horizontal_wrapped(|ui| {
         for (i, id) in STEP_IDS.iter().enumerate() {
@@ -1145,7 +1152,7 @@ fn text_width(ui: &egui::Ui, s: &str, size: f32) -> f32 {
 /// `drops`, the assignments the capacity dropped are crossed out in the error colour and each
 /// expert's row says how many it took of how many that picked it.
 fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool, reserve: f32) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let c = b.config();
     let m = metrics(ui);
     let dark = ui.visuals().dark_mode;
@@ -1249,7 +1256,7 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool, reserve: f32) {
             egui::Align2::LEFT_CENTER,
             expert_label(j),
             m.body,
-            super::gpu_ink(e * c.etp, dark),
+            crate::widgets::gpu_ink(e * c.etp, dark),
         ));
         if drops {
             let lost =
@@ -1388,7 +1395,7 @@ fn routing_ui(ui: &mut egui::Ui, b: &Built, drops: bool, reserve: f32) {
 /// carries (the dispatch left to right, the combine back). Rows whose expert is on the same EP
 /// rank stay (a grey band, not counted in the bytes). While playing, rows move along the bands.
 fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>, reserve: f32) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let c = b.config();
     let m = metrics(ui);
     let dark = ui.visuals().dark_mode;
@@ -1632,7 +1639,7 @@ fn flow_ui(ui: &mut egui::Ui, b: &Built, back: bool, frac: Option<f32>, reserve:
 /// Step 4: each GPU's experts, as wide as the rows they took; with ETP, the slice of fc1's
 /// columns and fc2's rows each GPU holds and the all-reduce that completes fc2's partial sums.
 fn experts_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let c = b.config();
     let m = metrics(ui);
     let dark = ui.visuals().dark_mode;
@@ -1685,7 +1692,7 @@ fn experts_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
             egui::Align2::LEFT_CENTER,
             gpu_label(g),
             m.body,
-            super::gpu_ink(g, dark),
+            crate::widgets::gpu_ink(g, dark),
         ));
         let mut x = x0;
         // Each expert at least wide enough for its number; the rest shared by rows.
@@ -1785,7 +1792,7 @@ fn experts_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
 /// Step 6: each token's output as a bar of its experts' gates (the weights of the sum), in the
 /// experts' GPUs' colours; a dropped term crossed out in the error colour.
 fn sum_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let c = b.config();
     let m = metrics(ui);
     let dark = ui.visuals().dark_mode;
@@ -1823,7 +1830,7 @@ fn sum_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
             egui::Align2::LEFT_CENTER,
             lane_label(e),
             m.body,
-            super::gpu_ink(e * c.etp, dark),
+            crate::widgets::gpu_ink(e * c.etp, dark),
         ));
         for (i, tok) in c.rank_tokens(e).enumerate() {
             let x = x0 + i as f32 * col_w;
@@ -1890,7 +1897,7 @@ fn sum_ui(ui: &mut egui::Ui, b: &Built, reserve: f32) {
 
 /// Step 7: the backward's collectives, with the bytes the engine counted per GPU.
 fn backward_ui(ui: &mut egui::Ui, b: &Built) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let c = b.config();
     let tr = |id: &str| t(lang, id);
     let shown_gpus = c.gpus().min(8);
@@ -1996,7 +2003,7 @@ fn check_lines(lang: Lang, b: &Built, presenter: bool) -> (Vec<(String, CheckInk
 
 /// The height [`check_ui`] takes at the width available.
 fn check_height(ui: &egui::Ui, b: &Built, presenter: bool) -> f32 {
-    let (lines, _) = check_lines(super::lang(ui), b, presenter);
+    let (lines, _) = check_lines(crate::widgets::lang(ui), b, presenter);
     let font = egui::TextStyle::Body.resolve(ui.style());
     let width = ui.available_width();
     lines
@@ -2012,11 +2019,11 @@ fn check_height(ui: &egui::Ui, b: &Built, presenter: bool) -> f32 {
 }
 
 fn check_ui(ui: &mut egui::Ui, b: &Built, presenter: bool) {
-    let (lines, hover) = check_lines(super::lang(ui), b, presenter);
+    let (lines, hover) = check_lines(crate::widgets::lang(ui), b, presenter);
     let short = lines.len() == 1;
     for (text, ink) in lines {
         let resp = match ink {
-            CheckInk::Ok => ui.colored_label(super::ok_ink(ui), text),
+            CheckInk::Ok => ui.colored_label(crate::widgets::ok_ink(ui), text),
             CheckInk::Error => ui.colored_label(ui.visuals().error_fg_color, text),
             CheckInk::Plain => ui.label(text),
         };

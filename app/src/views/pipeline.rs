@@ -11,11 +11,18 @@
 //! view only turns ticks into the cost model's seconds (one tick = 1/[`TICKS_PER_FORWARD`] of a
 //! chunk's forward).
 
-use super::{
-    a11y_label, gpu_color, keep_together, load_json, save_json, slider_extra, text_on, text_shape,
-    Shared, View, COMBO_EXTRA,
-};
 use crate::i18n::{num, t, t_args};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::a11y_label;
+use crate::widgets::gpu_color;
+use crate::widgets::keep_together;
+use crate::widgets::slider_extra;
+use crate::widgets::text_on;
+use crate::widgets::text_shape;
+use crate::widgets::COMBO_EXTRA;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tplab_engine::capacity::cost::{self, LINK_EFFICIENCY};
@@ -405,7 +412,7 @@ pub fn error_text(lang: Lang, e: &BuildError) -> String {
             "pp-err-tp",
             &[
                 ("tp", tp.to_string()),
-                ("valid", super::list_words(lang, valid)),
+                ("valid", crate::widgets::list_words(lang, valid)),
             ],
         ),
         BuildError::Hardware(s) => s.clone(),
@@ -506,12 +513,12 @@ impl View for Pipeline {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.heading(t(lang, "pp-title"));
-        super::scrolling_page(ui, "pp-page", |ui| self.page_ui(ui, shared.presenter));
+        crate::widgets::scrolling_page(ui, "pp-page", |ui| self.page_ui(ui, shared.presenter));
     }
 
-    fn show_me(&mut self, target: &super::ShowMe, _shared: &Shared) {
+    fn show_me(&mut self, target: &crate::lab::ShowMe, _shared: &mut Shared) {
         if let Some(s) = target.schedule.as_deref().and_then(|s| s.parse().ok()) {
             self.schedule = s;
         }
@@ -558,7 +565,7 @@ impl View for Pipeline {
 
 impl Pipeline {
     fn page_ui(&mut self, ui: &mut egui::Ui, presenter: bool) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         self.controls_ui(ui);
         self.cost_controls_ui(ui);
         let built = match self.built() {
@@ -582,7 +589,7 @@ impl Pipeline {
     }
 
     fn controls_ui(&mut self, ui: &mut egui::Ui) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
             keep_together(
@@ -615,7 +622,7 @@ impl Pipeline {
     }
 
     fn cost_controls_ui(&mut self, ui: &mut egui::Ui) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
             let before = self.model;
@@ -641,7 +648,7 @@ impl Pipeline {
                     .max()
                     .unwrap_or(1);
             }
-            let gpu = super::gpu_name(&self.gpu);
+            let gpu = crate::widgets::gpu_name(&self.gpu);
             keep_together(ui, &[&gpu, &tr("pp-gpu")], COMBO_EXTRA);
             egui::ComboBox::from_label(tr("pp-gpu"))
                 .selected_text(gpu)
@@ -664,7 +671,7 @@ impl Pipeline {
     }
 
     fn error_ui(&mut self, ui: &mut egui::Ui, e: &BuildError) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.colored_label(ui.visuals().error_fg_color, error_text(lang, e));
         match e {
             BuildError::Pipeline(PipelineError::MicrobatchesNotMultiple {
@@ -700,7 +707,7 @@ impl Pipeline {
 
     /// The question before the chart: what fraction of the time is bubble?
     fn predict_ui(&mut self, ui: &mut egui::Ui, built: &Built, presenter: bool) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         let (options, _) = bubble_options(&built.run);
         let mut picked = None;
@@ -749,7 +756,7 @@ impl Pipeline {
 
     /// The bubble measured beside its formula, and the learner's prediction.
     fn bubble_ui(&mut self, ui: &mut egui::Ui, built: &Built) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let run = &built.run;
         let measured = t_args(
             lang,
@@ -784,7 +791,7 @@ impl Pipeline {
             let said = options.get(i).copied().unwrap_or(0.0);
             if i == right {
                 ui.colored_label(
-                    super::ok_ink(ui),
+                    crate::widgets::ok_ink(ui),
                     t_args(lang, "pp-predict-right", &[("said", share(lang, said))]),
                 );
             } else {
@@ -810,10 +817,10 @@ impl Pipeline {
     }
 
     fn clock_ui(&mut self, ui: &mut egui::Ui, built: &Built) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.horizontal_wrapped(|ui| {
-            let pressed = super::player_buttons(
+            let pressed = crate::widgets::player_buttons(
                 ui,
                 lang,
                 self.playing,
@@ -842,8 +849,8 @@ impl Pipeline {
             ui.add(
                 egui::Slider::new(&mut self.speed, 0.25..=4.0)
                     .logarithmic(true)
-                    .custom_formatter(super::widget_number(lang))
-                    .custom_parser(super::parse_number)
+                    .custom_formatter(crate::widgets::widget_number(lang))
+                    .custom_parser(crate::widgets::parse_number)
                     .text(tr("pp-speed")),
             );
             let now_s = self.clock * built.total_ticks() as f64 * built.times.tick_s;
@@ -865,7 +872,7 @@ fn assumptions(lang: Lang, v: &Pipeline, b: &Built) -> String {
         "pp-assumes",
         &[
             ("model", v.model.display_name().to_string()),
-            ("gpu", super::gpu_name(&v.gpu)),
+            ("gpu", crate::widgets::gpu_name(&v.gpu)),
             ("tp", v.tp.to_string()),
             ("tp_link", tm.tp_link.clone()),
             ("seq", SEQ.min(v.model.spec().seq).to_string()),
@@ -924,7 +931,7 @@ fn box_label(o: &Timed, virtual_stages: usize) -> String {
 
 /// The time × stage chart: rows of boxes, the sends, the DP all-reduces and the clock.
 fn chart_ui(ui: &mut egui::Ui, b: &Built, clock: f64, presenter: bool) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let dark = ui.visuals().dark_mode;
     let run = &b.run;
     let p = run.stage_count;
@@ -1049,7 +1056,7 @@ fn chart_ui(ui: &mut egui::Ui, b: &Built, clock: f64, presenter: bool) {
                 egui::pos2(x(start), top + row_h * 0.25),
                 egui::pos2(x(end), top + row_h * 0.75),
             );
-            let grey = super::timeline::comm_color(dark);
+            let grey = crate::widgets::gantt::comm_color(dark);
             if start < now {
                 let done = egui::Rect::from_min_max(r.min, egui::pos2(x(now.min(end)), r.max.y));
                 shapes.push(egui::Shape::rect_filled(done, 1.0, grey));
@@ -1265,7 +1272,7 @@ fn box_hover(lang: Lang, stage: usize, o: &Timed, b: &Built) -> String {
 
 /// What the colours and marks mean.
 fn legend_ui(ui: &mut egui::Ui, b: &Built) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let mut parts = vec![t(lang, "pp-legend-boxes")];
     if b.run.virtual_stages > 1 {
         parts.push(t(lang, "pp-legend-chunks"));

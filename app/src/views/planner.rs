@@ -2,20 +2,25 @@
 //! the winner wins, and throughput against TP showing the drop once a TP group spans nodes.
 //! The planner runs off the UI thread ([`crate::background::Background`]).
 
-use super::{list_words, load_json, save_json, Shared, ShowMe, View};
 use crate::background::{self, Background};
 use crate::i18n::{bytes, num, num_text};
+use crate::lab::load_json;
+use crate::lab::planner::{run_planner, ConfigModel, PlannerInputs, PlannerResult};
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::ShowMe;
+use crate::lab::View;
 use crate::platform::{self, PickedFile};
+use crate::widgets::errors::layout_error_text;
+use crate::widgets::gantt::{plot_key, KeyMark};
 use egui_plot::{AxisHints, Line, Plot, PlotPoints, Points, VLine};
 use serde::{Deserialize, Serialize};
-use tplab_engine::capacity::cost::TrainSetup;
-use tplab_engine::capacity::hardware::{Catalogue, Cluster};
-use tplab_engine::capacity::memory::LayoutError;
+use tplab_engine::capacity::hardware::Catalogue;
 use tplab_engine::capacity::models::{
     read_input_file, InputFileError, ModelError, ModelPreset, ModelSpec, MAX_INPUT_FILE_BYTES,
 };
-use tplab_engine::capacity::planner::{self, PlanRequest, TpPoint};
-use tplab_engine::capacity::stack::{self, Stack, WhatIf};
+use tplab_engine::capacity::planner;
+use tplab_engine::capacity::stack::WhatIf;
 use tplab_lessons::Lang;
 
 /// Ranked layouts listed.
@@ -24,73 +29,6 @@ const SHOWN_LAYOUTS: usize = 8;
 /// Narrower than this (points), the ranked table leaves out its compute and TFLOP/s columns
 /// (presenter mode at 1280×720 is 800 points wide).
 const COMPACT_TABLE_WIDTH: f32 = 1000.0;
-
-/// A model read from a Hugging Face `config.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConfigModel {
-    /// The file's name, as the learner picked it.
-    pub file: String,
-    pub spec: ModelSpec,
-}
-
-impl ConfigModel {
-    /// `config.json (llama)`: what the model box shows.
-    pub fn label(&self) -> String {
-        format!("{} ({})", self.file, self.spec.name)
-    }
-}
-
-/// Planner inputs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct PlannerInputs {
-    pub model: ModelPreset,
-    /// A model loaded from a `config.json`; it replaces the preset until one is chosen again.
-    pub custom: Option<ConfigModel>,
-    pub gpu: String,
-    pub gpus: usize,
-    pub gpus_per_node: usize,
-    pub inter_node: String,
-    pub seq: usize,
-    pub global_batch: usize,
-    /// Plan under today's training stack (FlashAttention, fused kernels, overlap, distributed
-    /// optimizer, uneven stages) instead of the 2021 Megatron-LM stack the lessons quote.
-    pub todays_stack: bool,
-}
-
-impl Default for PlannerInputs {
-    fn default() -> Self {
-        Self {
-            model: ModelPreset::Gpt3_175b,
-            custom: None,
-            gpu: "a100".into(),
-            gpus: 64,
-            gpus_per_node: 8,
-            inter_node: "ib-hdr-200".into(),
-            seq: 2048,
-            global_batch: 512,
-            todays_stack: false,
-        }
-    }
-}
-
-impl PlannerInputs {
-    /// The model planned for: the loaded `config.json`'s, else the preset's.
-    pub fn model_spec(&self) -> ModelSpec {
-        self.custom
-            .as_ref()
-            .map_or_else(|| self.model.spec(), |c| c.spec.clone())
-    }
-}
-
-/// What the planner answered.
-pub struct PlannerResult {
-    pub plan: planner::Plan,
-    pub by_tp: Vec<TpPoint>,
-    pub gpus_per_node: usize,
-    /// Under today's stack: the winner's what-if table (each switch flipped).
-    pub what_if: Vec<WhatIf>,
-}
 
 /// Planner state.
 #[derive(Default, Serialize, Deserialize)]
@@ -117,70 +55,6 @@ struct ConfigLoad {
     path: String,
     /// The last file that could not be used, and why.
     error: Option<ModelError>,
-}
-
-/// Builds the request and runs the planner (on a worker thread).
-pub fn run_planner(inputs: &PlannerInputs) -> Result<PlannerResult, String> {
-    let catalogue = Catalogue::default();
-    let cluster = Cluster::new(
-        &catalogue,
-        &inputs.gpu,
-        inputs.gpus,
-        inputs.gpus_per_node,
-        &inputs.inter_node,
-    )
-    .map_err(|e| e.to_string())?;
-    let req = PlanRequest::new(
-        inputs.model_spec(),
-        TrainSetup::new(inputs.seq, inputs.global_batch),
-        cluster,
-    );
-    if inputs.todays_stack {
-        let st = Stack::current();
-        let sp = planner::plan_with(&req, &st);
-        let what_if = sp
-            .ranked
-            .first()
-            .and_then(|w| {
-                let s = planner::stack_for(&st, &req.model, &w.it.layout);
-                stack::what_if(&req.model, &req.setup, &req.cluster, &w.it.layout, &s).ok()
-            })
-            .unwrap_or_default();
-        let by_tp = planner::valid_tp_sizes(&req.model, &req.cluster)
-            .into_iter()
-            .map(|tp| {
-                let best = sp
-                    .ranked
-                    .iter()
-                    .find(|r| r.it.layout.tp == tp)
-                    .map(|r| r.it.clone());
-                TpPoint {
-                    tp,
-                    spans_nodes: req.cluster.group_spans_nodes(1, tp),
-                    fits: best.is_some(),
-                    best,
-                }
-            })
-            .collect();
-        return Ok(PlannerResult {
-            plan: planner::Plan {
-                ranked: sp.ranked.into_iter().map(|r| r.it).collect(),
-                dropped: sp.dropped,
-                explanations: sp.explanations,
-                findings: sp.findings,
-            },
-            by_tp,
-            gpus_per_node: inputs.gpus_per_node,
-            what_if,
-        });
-    }
-    let plan = planner::plan(&req);
-    Ok(PlannerResult {
-        plan,
-        by_tp: planner::throughput_vs_tp(&req),
-        gpus_per_node: inputs.gpus_per_node,
-        what_if: Vec::new(),
-    })
 }
 
 /// Reads a `config.json`'s text with the engine's importer (the CLI's `tplab plan --model
@@ -244,7 +118,7 @@ impl Planner {
     /// The view below its heading: the inputs, then the plan (`window_h`: the window's height
     /// below the heading, for the plot's height).
     fn page_ui(&mut self, ui: &mut egui::Ui, window_h: f32, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         inputs_ui(ui, &mut self.inputs);
         self.config_ui(ui);
         if let Some(job) = &self.job {
@@ -285,7 +159,7 @@ impl Planner {
 
     /// The button, the desktop's path field, dropped files and the browser's answer.
     fn config_ui(&mut self, ui: &mut egui::Ui) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.horizontal_wrapped(|ui| {
             if ui
@@ -395,17 +269,17 @@ impl View for Planner {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.heading(crate::i18n::t(lang, "pl-title"));
         // The window's height, before the page scrolls: the plot's height follows it.
         let window_h = ui.available_height();
         // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
-        super::scrolling_page(ui, "pl-page", |ui| self.page_ui(ui, window_h, shared));
+        crate::widgets::scrolling_page(ui, "pl-page", |ui| self.page_ui(ui, window_h, shared));
     }
 
     /// A lesson's planner target: the default inputs with the target's model and cluster
     /// (so the lesson's numbers do not depend on what the learner changed before).
-    fn show_me(&mut self, target: &ShowMe, _shared: &Shared) {
+    fn show_me(&mut self, target: &ShowMe, _shared: &mut Shared) {
         let has_fields = target.model.is_some()
             || target.gpu.is_some()
             || target.gpus.is_some()
@@ -444,7 +318,7 @@ impl View for Planner {
 
 fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
     let catalogue = Catalogue::default();
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     ui.horizontal_wrapped(|ui| {
         let shown = inputs.custom.as_ref().map_or_else(
@@ -466,7 +340,7 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
                 }
             });
         egui::ComboBox::from_label(tr("pl-gpu"))
-            .selected_text(super::gpu_name(&inputs.gpu))
+            .selected_text(crate::widgets::gpu_name(&inputs.gpu))
             .show_ui(ui, |ui| {
                 for g in &catalogue.gpus {
                     ui.selectable_value(&mut inputs.gpu, g.name.clone(), g.display_name());
@@ -479,7 +353,7 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             labelled_drag(ui, &tr(label), v, max);
         }
         egui::ComboBox::from_label(tr("pl-between-nodes"))
-            .selected_text(super::link_name(&inputs.inter_node))
+            .selected_text(crate::widgets::link_name(&inputs.inter_node))
             .show_ui(ui, |ui| {
                 for l in &catalogue.links {
                     ui.selectable_value(&mut inputs.inter_node, l.name.clone(), l.display_name());
@@ -513,23 +387,10 @@ fn labelled_drag(ui: &mut egui::Ui, label: &str, v: &mut usize, max: usize) {
     let field = (width(v.to_string()) + 2.0 * ui.spacing().button_padding.x)
         .max(ui.spacing().interact_size.x);
     let needed = width(label.to_string()) + ui.spacing().item_spacing.x + field;
-    keep_on_one_row(ui, needed);
+    crate::widgets::keep_on_one_row(ui, needed);
     let l = ui.add(egui::Label::new(label).extend());
     ui.add(egui::DragValue::new(v).range(1..=max))
         .labelled_by(l.id);
-}
-
-/// In a wrapping row: starts the next row unless `width` points still fit in this one (so that
-/// what follows, that many points wide, stays together).
-pub(super) fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
-    if ui.available_size_before_wrap().x < width && ui.cursor().left() > ui.max_rect().left() {
-        ui.end_row();
-        // The new row as tall as a field, so that a label starting it sits on the fields' line.
-        ui.allocate_exact_size(
-            egui::vec2(0.0, ui.spacing().interact_size.y),
-            egui::Sense::hover(),
-        );
-    }
 }
 
 /// `+1.5%` / `+1,5%`: a signed percentage with one decimal in `lang`.
@@ -544,7 +405,7 @@ fn what_if_ui(ui: &mut egui::Ui, rows: &[WhatIf]) {
     if rows.is_empty() {
         return;
     }
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     ui.strong(tr("cap-what-if-title"));
     egui::Grid::new("what-if").striped(true).show(ui, |ui| {
@@ -590,7 +451,7 @@ const PLOT_MAX_HEIGHT: f32 = 360.0;
 
 fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
     let plan = &r.plan;
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     let plot_h = (window_h * PLOT_SHARE).clamp(PLOT_MIN_HEIGHT, PLOT_MAX_HEIGHT);
     ui.columns(2, |cols| {
@@ -637,8 +498,8 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
             .custom_y_axes(vec![AxisHints::new_y()
                 .label(tr("pl-plot-y"))
                 .label_spacing(14.0..=24.0)
-                .formatter(super::axis_numbers(lang))])
-            .label_formatter(super::hover_numbers(lang))
+                .formatter(crate::widgets::axis_numbers(lang))])
+            .label_formatter(crate::widgets::hover_numbers(lang))
             .allow_scroll(false)
             .show(ui, |plot| {
                 plot.line(Line::new(tr("pl-plot-fits"), PlotPoints::from(line)).color(curve));
@@ -686,53 +547,10 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
     ranked_ui(ui, r);
 }
 
-/// How a series of a plot is drawn, for its key (also the Serve view's).
-#[derive(Clone, Copy)]
-pub(super) enum KeyMark {
-    Dot,
-    Dash,
-    Upright,
-}
-
-/// One row of marks and names, wrapping: a plot's key, drawn above the plot rather than as a
-/// legend inside it, where it would hide points.
-pub(super) fn plot_key(ui: &mut egui::Ui, items: &[(KeyMark, egui::Color32, String)]) {
-    ui.horizontal_wrapped(|ui| {
-        let font = egui::TextStyle::Body.resolve(ui.style());
-        for (mark, color, name) in items {
-            // Body-size names (the small size is hard to read on a projector), each kept on
-            // one row with its mark.
-            let h = ui.text_style_height(&egui::TextStyle::Body);
-            let name_width = ui
-                .painter()
-                .layout_no_wrap(name.clone(), font.clone(), egui::Color32::PLACEHOLDER)
-                .size()
-                .x;
-            keep_on_one_row(ui, h + ui.spacing().item_spacing.x + name_width);
-            let (rect, _) = ui.allocate_exact_size(egui::vec2(h, h), egui::Sense::hover());
-            let p = ui.painter();
-            let stroke = egui::Stroke::new(2.0, *color);
-            match mark {
-                KeyMark::Dot => {
-                    p.circle_filled(rect.center(), h * 0.35, *color);
-                }
-                KeyMark::Dash => {
-                    p.line_segment([rect.left_center(), rect.right_center()], stroke);
-                }
-                KeyMark::Upright => {
-                    p.line_segment([rect.center_top(), rect.center_bottom()], stroke);
-                }
-            }
-            ui.add(egui::Label::new(name.as_str()).extend());
-            ui.add_space(6.0);
-        }
-    });
-}
-
 /// The ranked layouts (scrolling sideways: at projector sizes a row is wider than the window;
 /// the page scrolls down), then the winner's what-if table.
 fn ranked_ui(ui: &mut egui::Ui, r: &PlannerResult) {
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     let compact = ui.available_width() < COMPACT_TABLE_WIDTH;
     egui::ScrollArea::horizontal()
@@ -848,65 +666,6 @@ macro_rules! args {
     ($($field:ident),* $(,)?) => {
         vec![$((stringify!($field), $field.to_string())),*]
     };
-}
-
-/// A shape rule a layout breaks, in the learner's language (English: the engine's sentence,
-/// which `tplab plan` prints).
-pub fn layout_error_text(lang: Lang, e: &LayoutError) -> String {
-    // English keeps the engine's `[2, 4, 8]`; Turkish writes the list in words.
-    let valid = |v: &[usize]| {
-        vec![
-            ("valid", format!("{v:?}")),
-            ("valid_words", list_words(lang, v)),
-        ]
-    };
-    let (id, args) = match e {
-        LayoutError::Zero { field } => ("pl-le-zero", args!(field)),
-        LayoutError::HeadsNotDivisible {
-            tp,
-            heads,
-            valid: v,
-        } => ("pl-le-heads", [args!(tp, heads), valid(v)].concat()),
-        LayoutError::KvHeadsNotDivisible {
-            tp,
-            kv_heads,
-            valid: v,
-        } => ("pl-le-kv-heads", [args!(tp, kv_heads), valid(v)].concat()),
-        LayoutError::FfnNotDivisible { tp, ffn } => ("pl-le-ffn", args!(tp, ffn)),
-        LayoutError::LayersNotDivisible { pp, layers } => ("pl-le-layers", args!(pp, layers)),
-        LayoutError::BatchNotDivisible {
-            global_batch,
-            micro_batch,
-            dp,
-        } => ("pl-le-batch", args!(global_batch, micro_batch, dp)),
-        LayoutError::GpuCountMismatch {
-            tp,
-            pp,
-            dp,
-            needed,
-            gpus,
-        } => ("pl-le-gpu-count", args!(tp, pp, dp, needed, gpus)),
-        LayoutError::TpLargerThanCluster { tp, gpus } => ("pl-le-tp-cluster", args!(tp, gpus)),
-        LayoutError::BadZero { zero } => ("pl-le-zero-stage", args!(zero)),
-        LayoutError::OverLimit { field, value, max } => {
-            ("pl-le-over-limit", args!(field, value, max))
-        }
-        LayoutError::BadVirtualStages { v, pp, min_stage } => {
-            ("pl-le-virtual", args!(v, pp, min_stage))
-        }
-        LayoutError::BadContextParallel { cp, seq } => {
-            let two_cp = 2 * cp;
-            ("pl-le-cp", args!(cp, two_cp, seq))
-        }
-        LayoutError::KvHeadsNotServable {
-            tp,
-            kv_heads,
-            valid: v,
-        } => ("pl-le-kv-serve", [args!(tp, kv_heads), valid(v)].concat()),
-        // A rule added to the engine after this view: its English sentence.
-        other => return other.to_string(),
-    };
-    crate::i18n::t_args(lang, id, &args)
 }
 
 /// Why a `config.json` cannot be used, in the learner's language: the rule and the fix. English

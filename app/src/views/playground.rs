@@ -10,9 +10,17 @@
 //! Very large matrices are drawn as an aggregated grid: only the plan's ranges are used, no
 //! tensor is allocated.
 
-use super::beside::{self, Beside};
-use super::{a11y_label, gpu_color, load_json, save_json, text_on, text_shape, Shared, View};
 use crate::i18n::{t, t_args};
+use crate::lab::beside::Beside;
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::a11y_label;
+use crate::widgets::beside::picker;
+use crate::widgets::gpu_color;
+use crate::widgets::text_on;
+use crate::widgets::text_shape;
 use egui::{Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::block::plan::ParamShard;
@@ -51,7 +59,7 @@ impl View for Playground {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         ui.heading(t(lang, "pg-title"));
         let mut config = shared.scenario.config().clone();
         if shared.presenter {
@@ -70,7 +78,7 @@ impl View for Playground {
             .beside
             .other(&shared.scenario, None)
             .filter(|o| matches!(o.with, Beside::Tp(_)));
-        let Some(derived) = super::derived_or_fixes(ui, &mut shared.scenario) else {
+        let Some(derived) = crate::widgets::derived_or_fixes(ui, &mut shared.scenario) else {
             // Why the heads do not split, drawn, and a head count that does.
             if let Err(tplab_engine::config::ConfigError::HeadsNotDivisible { .. }) =
                 shared.scenario.derived()
@@ -84,7 +92,7 @@ impl View for Playground {
         ui.horizontal_wrapped(|ui| {
             ui.checkbox(&mut self.hide_activations, t(lang, "pg-hide-activations"));
             ui.add_space(12.0);
-            if beside::picker(ui, lang, "playground", &mut shared.beside, &config, false) {
+            if picker(ui, lang, "playground", &mut shared.beside, &config, false) {
                 ui.ctx().request_repaint();
             }
         });
@@ -354,7 +362,7 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
     ui.horizontal_wrapped(|ui| {
         ui.label(tr("pg-preset"));
         for p in Preset::ALL {
-            if ui.button(super::preset_name(lang, p)).clicked() {
+            if ui.button(crate::widgets::preset_name(lang, p)).clicked() {
                 *config = preset_config(p, config.tp);
             }
         }
@@ -399,10 +407,14 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
                 }
             });
         egui::ComboBox::from_label(tr("pg-algorithm"))
-            .selected_text(super::algorithm_name(lang, config.algorithm))
+            .selected_text(crate::widgets::algorithm_name(lang, config.algorithm))
             .show_ui(ui, |ui| {
                 for a in Algorithm::ALL {
-                    ui.selectable_value(&mut config.algorithm, a, super::algorithm_name(lang, a));
+                    ui.selectable_value(
+                        &mut config.algorithm,
+                        a,
+                        crate::widgets::algorithm_name(lang, a),
+                    );
                 }
             });
         ui.checkbox(&mut config.sequence_parallel, tr("pg-sp"))
@@ -838,7 +850,7 @@ fn activations_ui(
                 }),
                 _ => String::new(),
             };
-            ui.label(super::op_label(lang, e.op));
+            ui.label(crate::widgets::op_label(lang, e.op));
             ui.label(format!("[{r}, {c}]"));
             ui.label(crate::i18n::bytes(
                 lang,

@@ -4,9 +4,14 @@
 //! the error distribution in ULPs per TP, and the engine's explanation of why TP=1 and TP=2 differ
 //! in the last bits and why that is not a bug.
 
-use super::{config_error_ui, gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
 use crate::i18n::{t, t_args};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::config_error_ui;
+use crate::widgets::gpu_color;
 use egui_plot::{uniform_grid_spacer, Bar, BarChart, Legend, Plot};
 use serde::{Deserialize, Serialize};
 use tplab_engine::labs::precision::{self, PrecisionReport};
@@ -54,7 +59,7 @@ impl View for Precision {
     }
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
         ui.heading(tr("pr-title"));
         let cfg = shared.scenario.config().clone();
@@ -82,7 +87,7 @@ impl View for Precision {
                         ],
                     ),
                 ),
-                ("tps", super::list_words(lang, &tps)),
+                ("tps", crate::widgets::list_words(lang, &tps)),
             ],
         ));
         // First shown: the sweep starts by itself, in the background worker.
@@ -415,8 +420,8 @@ fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: 
         .legend(Legend::default())
         .height(220.0)
         .y_axis_label(t(lang, "pr-axis-share"))
-        .y_axis_formatter(super::axis_numbers(lang))
-        .label_formatter(super::hover_numbers(lang))
+        .y_axis_formatter(crate::widgets::axis_numbers(lang))
+        .label_formatter(crate::widgets::hover_numbers(lang))
         .x_axis_label(t(lang, "pr-axis-ulps"))
         .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 2.0, 4.0]))
         .include_x(-0.5)

@@ -11,8 +11,9 @@
 //! certificate is written, and the certificate is signed when an issuer key is configured
 //! (`TPLAB_ISSUER_KEY`, or `issuer.key` in the data folder).
 
-use super::{Shared, View};
 use crate::i18n::{t, t_args};
+use crate::lab::Shared;
+use crate::lab::View;
 use crate::platform::LearnerStore;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -356,13 +357,13 @@ impl Quiz {
                         ui.horizontal_wrapped(|ui| {
                             // The lesson the question's bank entry cites.
                             if let Some(slug) = &q.lesson {
-                                super::lessons::lesson_link(ui, shared, slug);
+                                crate::widgets::links::lesson_link(ui, shared, slug);
                             }
                             if let Some(target) = &q.show_me {
                                 let caption = format!(
                                     "{}: {}",
                                     t(lang, "show-me"),
-                                    super::lessons::target_words(lang, target)
+                                    crate::widgets::links::target_words(lang, target)
                                 );
                                 if ui.button(caption).clicked() {
                                     shared.navigate(target.clone());
@@ -901,6 +902,18 @@ impl View for Quiz {
         let enter = ui.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Enter));
         // The language switch is the side bar's (the top row in presenter mode), one for the app.
         let lang = crate::i18n::current_lang(ui.ctx());
+        if shared.presenter {
+            // A question read from the back of a hall: its text, choices and buttons larger
+            // than the rest of the app's presenter type.
+            for (style, font) in ui.style_mut().text_styles.iter_mut() {
+                if matches!(
+                    style,
+                    egui::TextStyle::Body | egui::TextStyle::Button | egui::TextStyle::Heading
+                ) {
+                    font.size *= 1.3;
+                }
+            }
+        }
         ui.horizontal(|ui| {
             ui.selectable_value(
                 &mut self.mode,
@@ -917,11 +930,11 @@ impl View for Quiz {
     }
 
     fn save(&self) -> Option<String> {
-        super::save_json(self)
+        crate::lab::save_json(self)
     }
 
     fn load(&mut self, json: &str) {
-        super::load_json(self, json);
+        crate::lab::load_json(self, json);
     }
 }
 

@@ -6,10 +6,14 @@
 //! the learner picks beside tplab's prediction of it ([`serve_published`]), and the scenario's
 //! time per token against TP.
 
-use super::planner::{plot_key, KeyMark};
-use super::{gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
 use crate::i18n::{current_lang, t, t_args};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::gantt::{plot_key, KeyMark};
+use crate::widgets::gpu_color;
 use egui_plot::{Bar, BarChart, Line, Plot, PlotPoints, Points};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -384,7 +388,8 @@ impl Serve {
             .collect();
         // Grey, as communication is everywhere (the Timeline): TP=2's compute is orange, the
         // theme's warning colour too.
-        let (compute_color, comm_color) = (gpu_color(k, dark), super::timeline::comm_color(dark));
+        let (compute_color, comm_color) =
+            (gpu_color(k, dark), crate::widgets::gantt::comm_color(dark));
         let compute = BarChart::new(t(lang, "serve-compute"), compute).color(compute_color);
         let comm = BarChart::new(t(lang, "serve-collectives"), comm)
             .color(comm_color)
@@ -401,12 +406,12 @@ impl Serve {
             .height(150.0)
             .include_y(0.0)
             .include_y(y_max)
-            .y_grid_spacer(super::nice_grid(30.0))
+            .y_grid_spacer(crate::widgets::nice_grid(30.0))
             .x_axis_label(t(lang, "serve-axis-token"))
             .y_axis_label(t(lang, "serve-axis-ms"))
-            .x_axis_formatter(super::axis_numbers(lang))
-            .y_axis_formatter(super::axis_numbers(lang))
-            .label_formatter(super::hover_numbers(lang))
+            .x_axis_formatter(crate::widgets::axis_numbers(lang))
+            .y_axis_formatter(crate::widgets::axis_numbers(lang))
+            .label_formatter(crate::widgets::hover_numbers(lang))
             .allow_scroll(false)
             .allow_drag(false)
             .allow_zoom(false)
@@ -459,7 +464,7 @@ impl Serve {
                 lang,
                 "serve-scenario-tp4",
                 &[
-                    ("gpu", super::gpu_name(s.gpu)),
+                    ("gpu", crate::widgets::gpu_name(s.gpu)),
                     ("context", s.seq.to_string()),
                     ("ms", ms(r.step_s)),
                     ("tps", crate::i18n::num(lang, r.tokens_per_s, 0)),
@@ -533,9 +538,9 @@ impl Serve {
             .height((ui.available_height() - 10.0).max(SCENARIO_PLOT_MIN_HEIGHT))
             .x_axis_label(t(lang, "serve-axis-tp"))
             .y_axis_label(t(lang, "serve-axis-ms-token"))
-            .x_axis_formatter(super::axis_numbers(lang))
-            .y_axis_formatter(super::axis_numbers(lang))
-            .label_formatter(super::hover_numbers(lang))
+            .x_axis_formatter(crate::widgets::axis_numbers(lang))
+            .y_axis_formatter(crate::widgets::axis_numbers(lang))
+            .label_formatter(crate::widgets::hover_numbers(lang))
             .allow_scroll(false)
             .show(ui, |plot| {
                 plot.line(
@@ -612,7 +617,7 @@ fn published_label(lang: tplab_lessons::Lang, p: &Published) -> String {
         &[
             ("model", serve_published::model_title(p.model).to_string()),
             ("gpus", (p.tp * p.pp).to_string()),
-            ("gpu", super::gpu_name(p.gpu)),
+            ("gpu", crate::widgets::gpu_name(p.gpu)),
             ("layout", layout),
             ("batch", p.batch.to_string()),
             ("tokens", tokens),
@@ -810,7 +815,7 @@ impl View for Serve {
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         let lang = current_lang(ui.ctx());
-        super::scrolling_page(ui, "serve-page", |ui| {
+        crate::widgets::scrolling_page(ui, "serve-page", |ui| {
             ui.heading(t(lang, "serve-title"));
             ui.label(t(lang, "serve-intro"));
             let running = self.job.is_some();
@@ -848,7 +853,7 @@ impl View for Serve {
                             .speed(0.05)
                             .fixed_decimals(2)
                             .custom_formatter(|v, _| crate::i18n::num(lang, v, 2))
-                            .custom_parser(super::parse_number),
+                            .custom_parser(crate::widgets::parse_number),
                     )
                     .labelled_by(l.id)
                     .on_hover_text(t(lang, "serve-temperature-hint"));

@@ -7,10 +7,20 @@
 //!
 //! Animation is time-based (`stable_dt` × speed) and requests repaints only while playing.
 
-use super::beside::{self, Other};
-use super::{
-    a11y_label, gpu_color, lanes, load_json, save_json, text_on, text_shape, Shared, ShowMe, View,
-};
+use crate::lab::beside::{self, Other};
+use crate::lab::load_json;
+use crate::lab::predict::Answer;
+use crate::lab::save_json;
+use crate::lab::walk::{walk_steps, WalkStep};
+use crate::lab::Shared;
+use crate::lab::ShowMe;
+use crate::lab::View;
+use crate::widgets::a11y_label;
+use crate::widgets::beside::picker;
+use crate::widgets::gpu_color;
+use crate::widgets::lanes;
+use crate::widgets::text_on;
+use crate::widgets::text_shape;
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::block::Op;
@@ -27,45 +37,6 @@ use tplab_lessons::Lang;
 
 /// Largest group whose messages are drawn one by one; larger groups draw one arrow per GPU.
 const MAX_DRAWN_MESSAGES: usize = 512;
-
-/// One step of the walk: an op on every GPU (all ranks' events), or one collective.
-#[derive(Debug, Clone)]
-pub struct WalkStep {
-    /// Index of the first trace event of this step.
-    pub first_event: usize,
-    /// Number of trace events (one per rank for compute, one for a collective).
-    pub events: usize,
-    pub layer: usize,
-    pub pass: Pass,
-    pub op: Op,
-}
-
-/// Groups the trace into steps: consecutive events of the same layer, pass and name.
-pub fn walk_steps(trace: &Trace) -> Vec<WalkStep> {
-    let mut out: Vec<WalkStep> = Vec::new();
-    // One GPU communicates nothing: its collectives (groups of one) are not steps.
-    for e in trace
-        .events
-        .iter()
-        .filter(|e| !e.is_collective() || e.ranks.len() > 1)
-    {
-        match out.last_mut() {
-            Some(s)
-                if s.layer == e.layer && s.pass == e.pass && s.op == e.op && !e.is_collective() =>
-            {
-                s.events += 1;
-            }
-            _ => out.push(WalkStep {
-                first_event: e.index,
-                events: 1,
-                layer: e.layer,
-                pass: e.pass,
-                op: e.op,
-            }),
-        }
-    }
-    out
-}
 
 /// Step-through state.
 #[derive(Serialize, Deserialize)]
@@ -90,8 +61,9 @@ pub struct StepThrough {
     /// Predict, then see: before each collective of the first layer the walkthrough asks what
     /// it will do, and plays the step once the learner has answered (or skipped).
     pub predict: bool,
+    /// The learner pressed the step key while a question waited (it says what to do).
     #[serde(skip)]
-    predictions: Predictions,
+    nudge: bool,
     /// The program stepped beside this one (another TP size, or Megatron's split beside a
     /// learner's plan), its steps matched to this one's.
     #[serde(skip)]
@@ -107,28 +79,6 @@ struct BesideWalk {
     steps: Vec<WalkStep>,
     plans: Vec<(CollectiveKind, usize, Plan)>,
     pairs: Vec<(usize, bool)>,
-}
-
-/// Steps answered: the option picked and whether it was right (`None`: revealed without an
-/// answer, by a skip, a presenter's reveal or a jump from a lesson).
-type Answers = std::collections::BTreeMap<usize, Option<(usize, bool)>>;
-
-/// The learner's predictions for one scenario.
-#[derive(Default)]
-struct Predictions {
-    generation: u64,
-    answers: Answers,
-}
-
-impl Predictions {
-    /// The answers of `generation` (a new scenario starts afresh).
-    fn of(&mut self, generation: u64) -> &mut Answers {
-        if self.generation != generation {
-            self.generation = generation;
-            self.answers.clear();
-        }
-        &mut self.answers
-    }
 }
 
 /// What a prediction asks.
@@ -186,6 +136,8 @@ pub struct Prediction {
     pub question: String,
     pub options: Vec<String>,
     pub right: usize,
+    /// Why the answer is right, in a sentence or two computed from the step.
+    pub why: String,
     /// Where a miss is explained.
     pub lesson: String,
 }
@@ -283,6 +235,7 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
                     tr("walk-predict-joined"),
                 ],
                 right,
+                why: holds_why(lang, e, gpu),
                 lesson: tr("walk-predict-lesson-fg"),
             }
         }
@@ -291,9 +244,13 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
             question: tr("walk-predict-which"),
             options: WHICH
                 .iter()
-                .map(|(op, _)| super::op_label(lang, *op))
+                .map(|(op, _)| crate::widgets::op_label(lang, *op))
                 .collect(),
             right,
+            why: ta(
+                "walk-why-which",
+                &[("op", crate::widgets::op_label(lang, WHICH[right].0))],
+            ),
             lesson: tr("walk-predict-lesson-fg"),
         },
         Ask::Bytes => Prediction {
@@ -304,9 +261,58 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
             ),
             options: byte_options(e).into_iter().map(human_bytes).collect(),
             right,
+            why: bytes_why(lang, e),
             lesson: tr("walk-predict-lesson-ring"),
         },
     })
+}
+
+/// Why a GPU holds what it holds after a forward collective, with the step's numbers.
+fn holds_why(lang: Lang, e: &Event, gpu: usize) -> String {
+    use tplab_engine::block::placement::PlacementKind as K;
+    let n = e.ranks.len().to_string();
+    let tensor = e
+        .writes
+        .first()
+        .map(|w| w.tensor.to_string())
+        .unwrap_or_default();
+    let id = match (
+        e.reads.first().and_then(|r| r.kind()),
+        e.writes.first().and_then(|w| w.kind()),
+    ) {
+        (Some(K::Partial), Some(K::Replicate)) => "walk-why-all-reduce",
+        (Some(K::Partial), Some(K::Shard(_))) => "walk-why-reduce-scatter",
+        _ => "walk-why-all-gather",
+    };
+    crate::i18n::t_args(
+        lang,
+        id,
+        &[("n", n), ("gpu", gpu.to_string()), ("tensor", tensor)],
+    )
+}
+
+/// Why each GPU sends the bytes it sends, with the formula and the step's numbers when the
+/// schedule is a ring's (2(N−1)/N of the payload for an all-reduce, (N−1)/N for its halves).
+fn bytes_why(lang: Lang, e: &Event) -> String {
+    let n = e.ranks.len() as u64;
+    let payload = e.bytes;
+    let sent = e.bytes_sent_per_rank;
+    let args = |factor: &str| {
+        vec![
+            ("n", n.to_string()),
+            ("n1", n.saturating_sub(1).to_string()),
+            ("factor", factor.to_string()),
+            ("payload", human_bytes(payload)),
+            ("sent", human_bytes(sent)),
+        ]
+    };
+    if n >= 2 && sent * n == 2 * (n - 1) * payload {
+        crate::i18n::t_args(lang, "walk-why-bytes-ring", &args("2"))
+    } else if n >= 2 && sent * n == (n - 1) * payload {
+        crate::i18n::t_args(lang, "walk-why-bytes-half", &args("1"))
+    } else {
+        crate::i18n::t_args(lang, "walk-why-bytes-other", &args(""))
+    }
 }
 
 struct Cache {
@@ -329,7 +335,7 @@ impl Default for StepThrough {
             numbers_run: None,
             cache: None,
             predict: true,
-            predictions: Predictions::default(),
+            nudge: false,
             beside: None,
         }
     }
@@ -345,10 +351,10 @@ impl StepThrough {
         {
             return;
         }
-        let walked = shared.plan_walk.as_ref().map(|w| w.trace.clone());
+        let walked = shared.plan_walk().map(|w| w.trace);
         let source = match &walked {
             Some(t) => Ok(t.as_ref()),
-            None => shared.scenario.derived().map(|d| &d.trace),
+            None => shared.scenario.derived().map(|d| d.trace.as_ref()),
         };
         let (steps, plans) = match source {
             Ok(trace) => (walk_steps(trace), message_plans(trace)),
@@ -428,8 +434,8 @@ impl StepThrough {
         self.playing = false;
     }
 
-    /// Whether the current step waits for a prediction.
-    fn waiting(&mut self, trace: &Trace, generation: u64) -> bool {
+    /// Whether the current step waits for a prediction (not answered, skipped or revealed).
+    fn waiting(&self, trace: &Trace, shared: &Shared) -> bool {
         if !self.predict || trace.config.tp <= 1 {
             return false;
         }
@@ -440,27 +446,34 @@ impl StepThrough {
         if self.current_round() != 0 || asks(trace, step).is_none() {
             return false;
         }
-        !self.predictions.of(generation).contains_key(&cur)
+        shared.predictions.get(&walk_key(shared), cur).is_none()
     }
 
-    /// Reveals the current step's answer without one (a skip, or the presenter's reveal).
-    fn reveal(&mut self, generation: u64) {
-        let cur = self.current();
-        self.predictions.of(generation).entry(cur).or_insert(None);
-    }
-
-    /// Right predictions and predictions answered, this scenario.
-    pub fn tally(&self) -> (usize, usize) {
-        let current = self
-            .cache
-            .as_ref()
-            .is_some_and(|c| c.generation == self.predictions.generation);
-        if !current {
-            return (0, 0);
+    /// Records what happened to the current step's question and saves it at once (before the
+    /// next frame shows the answer).
+    fn answer(&self, shared: &mut Shared, answer: Answer) {
+        let key = walk_key(shared);
+        shared.predictions.record(&key, self.current(), answer);
+        if let Err(e) = shared.save_lab() {
+            shared.saved = Some(Err(e));
         }
-        let answered = self.predictions.answers.values().flatten();
-        let right = answered.clone().filter(|(_, ok)| *ok).count();
-        (right, answered.count())
+    }
+
+    /// A step key pressed at a waiting question: on a projector it reveals the answer to the
+    /// class (the presenter's clicker asks, then reveals); at a desk it answers nothing and says
+    /// so. Returns whether the press was used.
+    fn press_at_question(&mut self, shared: &mut Shared) -> bool {
+        if shared.presenter {
+            self.answer(shared, Answer::Revealed);
+        } else {
+            self.nudge = true;
+        }
+        true
+    }
+
+    /// Right predictions and predictions answered, of the program walked.
+    pub fn tally(&self, shared: &Shared) -> (usize, usize) {
+        shared.predictions.tally(&walk_key(shared))
     }
 
     /// Back to the first step.
@@ -533,7 +546,7 @@ fn describe_short(
     cur: usize,
     n: usize,
 ) -> String {
-    let pass = super::pass_name(lang, step.pass);
+    let pass = crate::widgets::pass_name(lang, step.pass);
     let shapes = input_shapes(e);
     crate::i18n::t_args(
         lang,
@@ -544,7 +557,7 @@ fn describe_short(
             ("layer", step.layer.to_string()),
             ("pass", pass),
             ("op", step.op.to_string()),
-            ("label", super::event_op_label(lang, trace, e)),
+            ("label", crate::widgets::event_op_label(lang, trace, e)),
             ("inputs", shapes),
             ("rows", e.output[0].to_string()),
             ("cols", e.output[1].to_string()),
@@ -725,6 +738,13 @@ impl View for StepThrough {
 
     fn logic(&mut self, ctx: &egui::Context, shared: &mut Shared) {
         self.refresh(shared);
+        // A link's `step=`: that step, its question answered by the link (a teacher shows it).
+        if let Some(n) = shared.open_step.take() {
+            let last = self.step_count().saturating_sub(1);
+            self.position = n.min(last) as f32;
+            self.round = (n.min(last), 0);
+            self.playing = false;
+        }
         if shared.keys.toggle_play {
             if !self.playing && self.current() + 1 >= self.step_count() {
                 self.position = 0.0; // play again from the start
@@ -734,23 +754,23 @@ impl View for StepThrough {
         if shared.keys.restart {
             self.restart();
         }
-        let generation = walk_generation(shared);
-        let walked = shared.plan_walk.as_ref().map(|w| w.trace.clone());
-        let trace = match &walked {
-            Some(t) => t.as_ref(),
-            None => match shared.scenario.derived() {
-                Ok(d) => &d.trace,
-                Err(_) => return,
-            },
+        let walked = shared.plan_walk().map(|w| w.trace);
+        let scenario_trace = shared.scenario.derived().ok().map(|d| d.trace.clone());
+        let trace = match (&walked, &scenario_trace) {
+            (Some(t), _) => t.as_ref(),
+            (None, Some(t)) => t,
+            (None, None) => return,
         };
         let mut presses = shared.keys.step;
-        // A step that waits for a prediction: the first press forward reveals its answer (the
-        // presenter's clicker asks the class, then reveals), the next one plays it.
-        if presses > 0 && self.waiting(trace, generation) {
-            self.reveal(generation);
-            presses -= 1;
+        // A step that waits for a prediction: a press forward never answers it. On a projector
+        // the first press reveals the answer to the class, the next one plays it; at a desk the
+        // press stops there and the card says to answer or skip.
+        if presses > 0 && self.waiting(trace, shared) {
+            self.press_at_question(shared);
+            presses = if shared.presenter { presses - 1 } else { 0 };
         }
         if presses != 0 {
+            self.nudge = false;
             self.step_by(presses, trace);
         }
         let before = self.current();
@@ -766,7 +786,7 @@ impl View for StepThrough {
                 self.playing = false;
             }
             // Playing stops at the start of a step that asks first.
-            if self.current() != before && self.waiting(trace, generation) {
+            if self.current() != before && self.waiting(trace, shared) {
                 self.position = self.current() as f32;
                 self.playing = false;
             }
@@ -776,34 +796,38 @@ impl View for StepThrough {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         self.refresh(shared);
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("st-title"));
         let generation = walk_generation(shared);
-        let other = shared
-            .beside
-            .other(&shared.scenario, shared.plan_walk.as_ref());
-        let walked = shared.plan_walk.clone();
+        let walked = shared.plan_walk();
+        let other = shared.beside.other(&shared.scenario, walked.as_ref());
         if let Some(w) = &walked {
             if plan_walk_banner(ui, lang, w, shared) {
                 return;
             }
+        } else if shared.walk_choice() == crate::lab::WalkChoice::MyPlan {
+            // The learner's plan was changed in the design lab since and is refused now: the
+            // walkthrough says so instead of playing another plan.
+            refused_plan_banner(ui, lang, shared);
+            return;
         }
         let walked_trace = walked.as_ref().map(|w| w.trace.clone());
-        let trace: &Trace = match &walked_trace {
-            Some(t) => t,
-            None => match super::derived_or_fixes(ui, &mut shared.scenario) {
-                Some(d) => &d.trace,
+        let trace_arc: std::sync::Arc<Trace> = match &walked_trace {
+            Some(t) => t.clone(),
+            None => match crate::widgets::derived_or_fixes(ui, &mut shared.scenario) {
+                Some(d) => d.trace.clone(),
                 None => return,
             },
         };
+        let trace: &Trace = &trace_arc;
         let n = self.step_count();
         if n == 0 {
             ui.label(tr("st-empty"));
             return;
         }
         ui.horizontal_wrapped(|ui| {
-            let pressed = super::player_buttons(
+            let pressed = crate::widgets::player_buttons(
                 ui,
                 lang,
                 self.playing,
@@ -825,8 +849,8 @@ impl View for StepThrough {
                 self.step_by(-1, trace);
             }
             if pressed.next {
-                if self.waiting(trace, generation) {
-                    self.reveal(generation);
+                if self.waiting(trace, shared) {
+                    self.press_at_question(shared);
                 } else {
                     self.step_by(1, trace);
                 }
@@ -847,11 +871,11 @@ impl View for StepThrough {
             ui.add(
                 egui::Slider::new(&mut self.speed_steps_per_s, 0.25..=8.0)
                     .logarithmic(true)
-                    .custom_formatter(super::widget_number(lang))
-                    .custom_parser(super::parse_number)
+                    .custom_formatter(crate::widgets::widget_number(lang))
+                    .custom_parser(crate::widgets::parse_number)
                     .text(tr("st-speed")),
             );
-            if beside::picker(
+            if picker(
                 ui,
                 lang,
                 "step",
@@ -877,18 +901,22 @@ impl View for StepThrough {
         };
         let event = &trace.events[step.first_event];
         let events = &trace.events[step.first_event..step.first_event + step.events];
-        let generation = cache.generation;
         let question = if self.predict && trace.config.tp > 1 {
             prediction(lang, trace, step)
         } else {
             None
         };
-        let answered = self.predictions.of(generation).get(&cur).copied();
+        let key = walk_key(shared);
+        let answered = shared.predictions.get(&key, cur).map(|a| match a {
+            Answer::Picked { choice, right } => Some((choice, right)),
+            Answer::Skipped | Answer::Revealed => None,
+        });
         if let (Some(q), None, 0) = (&question, answered, self.current_round()) {
             // Ask first: the narration, the lanes and the messages wait for the answer.
             let heading = lanes::step_heading(lang, cur + 1, n, step.layer, step.pass);
             let mut picked: Option<usize> = None;
             let mut reveal = false;
+            let mut skip = false;
             egui::Frame::group(ui.style()).show(ui, |ui| {
                 ui.set_width(ui.available_width());
                 ui.strong(heading);
@@ -929,20 +957,35 @@ impl View for StepThrough {
                     }
                     ui.add_space(6.0);
                     if ui.button(tr("walk-predict-skip")).clicked() {
-                        reveal = true;
+                        skip = true;
                     }
                 }
-                ui.weak(tr("walk-predict-wait"));
+                if self.nudge {
+                    ui.colored_label(ui.visuals().warn_fg_color, tr("walk-predict-nudge"));
+                } else {
+                    ui.weak(tr("walk-predict-wait"));
+                }
                 ui.checkbox(&mut self.predict, tr("walk-predict-toggle"))
                     .on_hover_text(tr("walk-predict-toggle-hint"));
             });
-            let answers = self.predictions.of(generation);
+            // Saved before the next frame shows "right" or "not quite".
             if let Some(i) = picked {
-                answers.insert(cur, Some((i, i == q.right)));
+                self.nudge = false;
+                self.answer(
+                    shared,
+                    Answer::Picked {
+                        choice: i,
+                        right: i == q.right,
+                    },
+                );
+            } else if skip {
+                self.nudge = false;
+                self.answer(shared, Answer::Skipped);
             } else if reveal {
-                answers.insert(cur, None);
+                self.nudge = false;
+                self.answer(shared, Answer::Revealed);
             }
-            let (right, total) = self.tally();
+            let (right, total) = self.tally(shared);
             if total > 0 {
                 ui.label(crate::i18n::t_args(
                     lang,
@@ -972,7 +1015,7 @@ impl View for StepThrough {
                 match a {
                     Some((_, true)) => {
                         ui.colored_label(
-                            super::ok_ink(ui),
+                            crate::widgets::ok_ink(ui),
                             crate::i18n::t_args(lang, "walk-predict-right", &[("answer", answer)]),
                         );
                     }
@@ -994,6 +1037,8 @@ impl View for StepThrough {
                         ));
                     }
                 }
+                // Why, with the step's own numbers.
+                ui.label(&q.why);
             }
             ui.label(
                 egui::RichText::new(if walked_trace.is_some() {
@@ -1007,7 +1052,41 @@ impl View for StepThrough {
                 ui.label(crate::i18n::t_args(lang, "walk-one-gpu", &[]));
             }
         });
-        let (right, total) = self.tally();
+        // The end of a layer: questions skipped in it come back.
+        let layer_ends = cache
+            .steps
+            .get(cur + 1)
+            .is_none_or(|next| next.layer != step.layer);
+        if layer_ends && self.predict {
+            let skipped: Vec<usize> = shared
+                .predictions
+                .skipped(&key)
+                .into_iter()
+                .filter(|i| cache.steps.get(*i).is_some_and(|s| s.layer == step.layer))
+                .collect();
+            if let Some(&first) = skipped.first() {
+                let mut ask = false;
+                egui::Frame::group(ui.style()).show(ui, |ui| {
+                    ui.horizontal_wrapped(|ui| {
+                        ui.strong(crate::i18n::t_args(
+                            lang,
+                            "walk-skipped-back",
+                            &[("count", skipped.len().to_string())],
+                        ));
+                        ask = ui.button(tr("walk-skipped-ask")).clicked();
+                    });
+                });
+                if ask {
+                    for i in &skipped {
+                        shared.predictions.forget(&key, *i);
+                    }
+                    self.position = first as f32;
+                    self.round = (first, 0);
+                    self.playing = false;
+                }
+            }
+        }
+        let (right, total) = self.tally(shared);
         ui.horizontal_wrapped(|ui| {
             ui.strong(counter_text_in(lang, trace, step.layer));
             let (f, b) = issued_so_far(trace, step.layer, step.first_event);
@@ -1067,6 +1146,29 @@ impl View for StepThrough {
             .max_height((ui.available_height() - below * row).max(4.0 * row))
             .auto_shrink([false, true])
             .show(ui, |ui| match beside_walk {
+                // A collective next to the lanes: what each GPU holds, and this round's chunks,
+                // side by side, so both are on screen together (a projector included).
+                None if event.is_collective() && ui.available_width() > 640.0 => {
+                    let round = if self.playing {
+                        ((frac * rounds as f32).floor() as usize).min(rounds.saturating_sub(1))
+                    } else {
+                        self.current_round()
+                    };
+                    ui.columns_const(|[left, right]| {
+                        lanes::lanes_ui(left, lang, trace, events, 0.0);
+                        let height = (right.available_height()).max(240.0);
+                        round_picture(
+                            right,
+                            lang,
+                            event,
+                            &cache.plans,
+                            round,
+                            frac,
+                            self.playing,
+                            height,
+                        );
+                    });
+                }
                 None => {
                     lanes::lanes_ui(ui, lang, trace, events, reserve);
                     if event.is_collective() {
@@ -1114,7 +1216,7 @@ impl View for StepThrough {
         }
     }
 
-    fn show_me(&mut self, target: &ShowMe, shared: &Shared) {
+    fn show_me(&mut self, target: &ShowMe, shared: &mut Shared) {
         self.refresh(shared);
         let Some(cache) = &self.cache else { return };
         let pass = target.pass;
@@ -1130,8 +1232,10 @@ impl View for StepThrough {
         if let Some(i) = found {
             self.position = i as f32;
             // A lesson's button shows its step; it does not ask first.
-            let generation = walk_generation(shared);
-            self.predictions.of(generation).entry(i).or_insert(None);
+            let key = walk_key(shared);
+            if asks_at(cache, i, shared).is_some() {
+                shared.predictions.record(&key, i, Answer::Revealed);
+            }
         }
         self.playing = false;
     }
@@ -1409,7 +1513,7 @@ fn pass_strip(
             &painter,
             Pos2::new(resp.rect.left(), y + row_h / 2.0),
             Align2::LEFT_CENTER,
-            super::pass_name(super::lang(ui), pass),
+            crate::widgets::pass_name(crate::widgets::lang(ui), pass),
             12.0,
             text,
         ));
@@ -1461,7 +1565,7 @@ fn pass_strip(
                     let note = if all_reduce {
                         kind.name().to_string()
                     } else {
-                        crate::i18n::t(super::lang(ui), "st-identity")
+                        crate::i18n::t(crate::widgets::lang(ui), "st-identity")
                     };
                     shapes.push(text_shape(
                         &painter,
@@ -1496,10 +1600,10 @@ fn pass_strip(
                         );
                         let label = match e.collective_kind() {
                             Some(CollectiveKind::Identity) if planned && e.is_identity_half() => {
-                                crate::i18n::t(super::lang(ui), "st-identity")
+                                crate::i18n::t(crate::widgets::lang(ui), "st-identity")
                             }
                             Some(CollectiveKind::Identity) if planned => {
-                                crate::i18n::t(super::lang(ui), "st-strip-slice")
+                                crate::i18n::t(crate::widgets::lang(ui), "st-strip-slice")
                             }
                             Some(kind) if planned => kind.name().to_string(),
                             _ if matches!(
@@ -1510,7 +1614,7 @@ fn pass_strip(
                                     | Op::MlpBiasResidualBwd
                             ) =>
                             {
-                                crate::i18n::t(super::lang(ui), "st-strip-bias-residual")
+                                crate::i18n::t(crate::widgets::lang(ui), "st-strip-bias-residual")
                             }
                             _ => label.to_string(),
                         };
@@ -1567,13 +1671,13 @@ fn pass_strip(
     a11y_label(
         &resp,
         &crate::i18n::t_args(
-            super::lang(ui),
+            crate::widgets::lang(ui),
             "st-strip-a11y",
             &[
                 ("layer", layer.to_string()),
                 (
                     "current",
-                    super::trace_op_label(super::lang(ui), trace, current),
+                    crate::widgets::trace_op_label(crate::widgets::lang(ui), trace, current),
                 ),
             ],
         ),
@@ -1666,12 +1770,12 @@ fn gpus_ui(
                 let [rows_, cols] = e.output;
                 // The op in words and its output's shape, wrapped to the box (not the trace's
                 // `mlp.g -> [128, 768]`).
-                let lang = super::lang(ui);
+                let lang = crate::widgets::lang(ui);
                 let caption = crate::i18n::t_args(
                     lang,
                     "st-gpu-box",
                     &[
-                        ("op", super::event_op_label(lang, trace, e)),
+                        ("op", crate::widgets::event_op_label(lang, trace, e)),
                         ("rows", rows_.to_string()),
                         ("cols", cols.to_string()),
                     ],
@@ -1714,7 +1818,7 @@ fn gpus_ui(
         }
     }
     painter.extend(shapes);
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let what = crate::i18n::t_args(
         lang,
         if moving {
@@ -1724,7 +1828,7 @@ fn gpus_ui(
         },
         &[
             ("tp", tp.to_string()),
-            ("op", super::trace_op_label(lang, trace, step.op)),
+            ("op", crate::widgets::trace_op_label(lang, trace, step.op)),
         ],
     );
     a11y_label(&resp, &what);
@@ -1762,10 +1866,13 @@ fn messages(
                     lang,
                     "st-ring-caption",
                     &[
-                        ("algorithm", super::algorithm_name(lang, plan.algorithm)),
+                        (
+                            "algorithm",
+                            crate::widgets::algorithm_name(lang, plan.algorithm),
+                        ),
                         ("k", (round + 1).to_string()),
                         ("rounds", rounds.to_string()),
-                        ("phase", super::phase_name(lang, first.phase)),
+                        ("phase", crate::widgets::phase_name(lang, first.phase)),
                     ],
                 )
             },
@@ -1814,12 +1921,109 @@ fn option_letter(i: usize) -> char {
     char::from(b'A' + (i % 26) as u8)
 }
 
-/// The cache and predictions key: the scenario's generation, or the learner's plan's walk.
+/// The cache key: the scenario's generation, or the design lab's version of the learner's plan.
 fn walk_generation(shared: &Shared) -> u64 {
-    match &shared.plan_walk {
+    match shared.plan_walk() {
         Some(w) => (1 << 63) | w.generation,
         None => shared.scenario.generation(),
     }
+}
+
+/// The predictions key: the program walked, by what it is (stable across restarts).
+fn walk_key(shared: &Shared) -> String {
+    match shared.plan_walk() {
+        Some(w) => format!("mine:{}:{}", w.config.label(), w.plan.describe()),
+        None => format!("megatron:{}", shared.scenario.config().label()),
+    }
+}
+
+/// The collective of `event` at `round`: the chunks each GPU holds and this round's messages
+/// ([`crate::widgets::collective::chunks_ui`]), from the collective's own schedule, under a
+/// caption naming the round and its phase.
+#[allow(clippy::too_many_arguments)]
+fn round_picture(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    event: &Event,
+    plans: &[(CollectiveKind, usize, Plan)],
+    round: usize,
+    frac: f32,
+    playing: bool,
+    height: f32,
+) {
+    let Some(kind) = event.collective_kind() else {
+        return;
+    };
+    let Some((_, _, plan)) = plans
+        .iter()
+        .find(|(k, n, _)| *k == kind && *n == event.ranks.len())
+    else {
+        // An identity half moves nothing: there is no round to draw.
+        ui.label(crate::i18n::t(lang, "walk-round-none"));
+        return;
+    };
+    let Ok(masks) = plan.contributions() else {
+        return;
+    };
+    let rounds = plan.step_count().max(1);
+    let phase = plan
+        .steps
+        .iter()
+        .find(|s| s.index == round)
+        .map(|s| crate::widgets::phase_name(lang, s.phase))
+        .unwrap_or_default();
+    let body = ui.style().text_styles[&egui::TextStyle::Body].size;
+    ui.label(
+        egui::RichText::new(crate::i18n::t_args(
+            lang,
+            "walk-round-caption",
+            &[
+                ("k", (round + 1).to_string()),
+                ("rounds", rounds.to_string()),
+                ("phase", phase),
+            ],
+        ))
+        .strong()
+        .size(1.1 * body),
+    );
+    ui.weak(crate::i18n::t(lang, "walk-round-key"));
+    let size = Vec2::new(ui.available_width(), (height - 3.0 * body).max(120.0));
+    crate::widgets::collective::chunks_ui(ui, plan, &masks, round, frac, playing, size);
+}
+
+/// The banner when the learner's plan has no trace any more (changed in the design lab since
+/// "Step through my plan", and refused now).
+fn refused_plan_banner(ui: &mut egui::Ui, lang: tplab_lessons::Lang, shared: &mut Shared) {
+    egui::Frame::group(ui.style())
+        .stroke(egui::Stroke::new(1.5, ui.visuals().warn_fg_color))
+        .show(ui, |ui| {
+            ui.label(crate::i18n::t(lang, "st-plan-refused-now"));
+            ui.horizontal_wrapped(|ui| {
+                if ui.button(crate::i18n::t(lang, "st-plan-back")).clicked() {
+                    shared.navigate(ShowMe {
+                        view: tplab_lessons::View::Design,
+                        ..Default::default()
+                    });
+                }
+                if ui
+                    .button(crate::i18n::t(lang, "st-plan-megatron"))
+                    .clicked()
+                {
+                    shared.act(crate::lab::Action::WalkMegatron);
+                }
+            });
+        });
+}
+
+/// Whether step `i` of the cached walk asks a question (for a jump that should not ask).
+fn asks_at(cache: &Cache, i: usize, shared: &Shared) -> Option<()> {
+    let step = cache.steps.get(i)?;
+    let walked = shared.plan_walk().map(|w| w.trace);
+    let trace = match &walked {
+        Some(t) => t.as_ref(),
+        None => &shared.scenario.derived().ok()?.trace,
+    };
+    asks(trace, step).map(|_| ())
 }
 
 /// The banner over a learner's plan: what is walked, and the ways back. True when the learner
@@ -1827,10 +2031,10 @@ fn walk_generation(shared: &Shared) -> u64 {
 fn plan_walk_banner(
     ui: &mut egui::Ui,
     lang: tplab_lessons::Lang,
-    w: &super::PlanWalk,
+    w: &crate::lab::PlanWalk,
     shared: &mut Shared,
 ) -> bool {
-    let splits = super::design::plan_words(lang, &w.plan);
+    let splits = crate::widgets::plan::plan_words(lang, &w.plan);
     let mut left = false;
     egui::Frame::group(ui.style())
         .stroke(egui::Stroke::new(1.5, ui.visuals().selection.stroke.color))
@@ -1839,7 +2043,13 @@ fn plan_walk_banner(
                 ui.strong(crate::i18n::t_args(
                     lang,
                     "st-plan-walk",
-                    &[("splits", splits), ("tp", w.trace.config.tp.to_string())],
+                    &[
+                        ("splits", splits),
+                        ("tp", w.trace.config.tp.to_string()),
+                        ("hidden", w.config.hidden.to_string()),
+                        ("heads", w.config.heads.to_string()),
+                        ("tokens", (w.config.seq * w.config.batch).to_string()),
+                    ],
                 ));
                 if ui.button(crate::i18n::t(lang, "st-plan-back")).clicked() {
                     shared.navigate(ShowMe {
@@ -1851,7 +2061,7 @@ fn plan_walk_banner(
                     .button(crate::i18n::t(lang, "st-plan-megatron"))
                     .clicked()
                 {
-                    shared.plan_walk = None;
+                    shared.act(crate::lab::Action::WalkMegatron);
                     left = true;
                 }
             });

@@ -3,8 +3,12 @@
 //! ([`train::Lockstep`]), one step at every TP per background slice ([`TrainJob`]); this view
 //! only draws the losses it reports.
 
-use super::{gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background, Step, Stepped};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::gpu_color;
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -108,11 +112,11 @@ pub fn train_error_text(lang: Lang, e: &TrainError) -> String {
     let x = |s: String| crate::i18n::num_text(lang, &s);
     let a = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
     match e {
-        TrainError::Config(c) => super::config_error_text(lang, c),
-        TrainError::Vocab(v) => super::vocab::vocab_error_text(lang, v),
-        TrainError::Collective(c) => super::collectives::collective_error_text(lang, c),
+        TrainError::Config(c) => crate::widgets::config_error_text(lang, c),
+        TrainError::Vocab(v) => crate::widgets::errors::vocab_error_text(lang, v),
+        TrainError::Collective(c) => crate::widgets::errors::collective_error_text(lang, c),
         TrainError::Exec(tplab_engine::block::exec::design::ExecError::Collective(c)) => {
-            super::collectives::collective_error_text(lang, c)
+            crate::widgets::errors::collective_error_text(lang, c)
         }
         // The walk's own errors mean the engine's program and shards disagree (a bug, not an
         // input a learner can fix): the engine's sentence as it is.
@@ -201,7 +205,7 @@ impl View for Train {
         }
         let _shared = shared;
         // The page scrolls: at 1280x720 in presenter mode its lower half ran below the window.
-        super::scrolling_page(ui, "train-page", |ui| self.page(ui, _shared));
+        crate::widgets::scrolling_page(ui, "train-page", |ui| self.page(ui, _shared));
     }
 
     fn save(&self) -> Option<String> {
@@ -216,7 +220,7 @@ impl View for Train {
 impl Train {
     /// The view's page, inside [`View::ui`]'s scroll area.
     fn page(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("tr-title"));
         let (corpus_len, alphabet) = corpus_stats();
@@ -241,8 +245,8 @@ impl Train {
                     egui::DragValue::new(&mut self.config.lr)
                         .range(1e-5..=1.0)
                         .speed(1e-4)
-                        .custom_formatter(super::widget_number(lang))
-                        .custom_parser(super::parse_number),
+                        .custom_formatter(crate::widgets::widget_number(lang))
+                        .custom_parser(crate::widgets::parse_number),
                 )
                 .labelled_by(l.id);
                 ui.selectable_value(&mut self.config.optimizer, Optimizer::Adam, "Adam");
@@ -345,9 +349,9 @@ impl Train {
             .height((ui.available_height() - 10.0 - note_h).max(320.0))
             .x_axis_label(tr("tr-axis-step"))
             .y_axis_label(tr("tr-axis-loss"))
-            .x_axis_formatter(super::axis_numbers(lang))
-            .y_axis_formatter(super::axis_numbers(lang))
-            .label_formatter(super::hover_numbers(lang))
+            .x_axis_formatter(crate::widgets::axis_numbers(lang))
+            .y_axis_formatter(crate::widgets::axis_numbers(lang))
+            .label_formatter(crate::widgets::hover_numbers(lang))
             // From step 1 to the last step and from 0 to the loss of a uniform guess over the
             // corpus's characters (where training starts): no empty negative axes before a run.
             .include_x(1.0)

@@ -3,8 +3,13 @@
 //! the logits). Everything comes from the engine's [`vocab`] module; the check runs off the UI
 //! thread.
 
-use super::{gpu_color, load_json, save_json, Shared, View};
 use crate::background::{self, Background};
+use crate::lab::load_json;
+use crate::lab::save_json;
+use crate::lab::Shared;
+use crate::lab::View;
+use crate::widgets::errors::vocab_error_text;
+use crate::widgets::gpu_color;
 use egui::{Rect, Sense, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::dtype::DType;
@@ -65,7 +70,7 @@ impl View for Vocab {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         // The page scrolls: at 1280x720 in presenter mode its lower half ran below the window.
-        super::scrolling_page(ui, "vocab-page", |ui| self.page(ui, shared));
+        crate::widgets::scrolling_page(ui, "vocab-page", |ui| self.page(ui, shared));
     }
 
     fn save(&self) -> Option<String> {
@@ -80,7 +85,7 @@ impl View for Vocab {
 /// The padded vocabulary as one bar: each GPU's rows in its colour, padding in grey.
 fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
     let dark = ui.visuals().dark_mode;
-    let lang = super::lang(ui);
+    let lang = crate::widgets::lang(ui);
     let width = ui.available_width().min(900.0);
     let padded = cfg.padded_vocab() as f32;
     // Each GPU's rows under the bar, inclusive, at the text's size (presenter mode scales both);
@@ -139,10 +144,10 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
         let pos = egui::pos2(left, top + 26.0 + line * line_h);
         painter.galley(pos, galley, text);
     }
-    super::a11y_label(
+    crate::widgets::a11y_label(
         &resp,
         &crate::i18n::t_args(
-            super::lang(ui),
+            crate::widgets::lang(ui),
             "vo-split-a11y",
             &[
                 ("rows", cfg.rows_per_rank().to_string()),
@@ -152,78 +157,10 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
     );
 }
 
-/// The vocabulary split's error in the learner's language (English: the engine's sentence).
-pub(crate) fn vocab_error_text(lang: tplab_lessons::Lang, e: &vocab::VocabError) -> String {
-    use crate::i18n::{bytes, t_args};
-    use vocab::VocabError;
-    let n = |v: usize| v.to_string();
-    match e {
-        VocabError::Zero { field } => t_args(lang, "err-zero", &[("field", field.to_string())]),
-        VocabError::TpOutOfRange { tp, max } => {
-            t_args(lang, "err-tp-range", &[("tp", n(*tp)), ("max", n(*max))])
-        }
-        VocabError::OverLimit { field, value, max } => t_args(
-            lang,
-            "err-over-limit",
-            &[
-                ("field", field.to_string()),
-                ("value", n(*value)),
-                ("max", n(*max)),
-            ],
-        ),
-        VocabError::TooLarge {
-            elements,
-            padded,
-            hidden,
-            limit,
-        } => t_args(
-            lang,
-            "vo-err-too-large",
-            &[
-                ("elements", n(*elements)),
-                ("padded", n(*padded)),
-                ("hidden", n(*hidden)),
-                ("limit", n(*limit)),
-            ],
-        ),
-        VocabError::PaddingOverflow {
-            vocab,
-            granularity,
-            tp,
-            max_granularity,
-        } => t_args(
-            lang,
-            "vo-err-padding",
-            &[
-                ("vocab", n(*vocab)),
-                ("granularity", n(*granularity)),
-                ("tp", n(*tp)),
-                ("max", n(*max_granularity)),
-            ],
-        ),
-        VocabError::TooMuchMemory {
-            needed_bytes,
-            limit_bytes,
-            tokens,
-            padded,
-        } => t_args(
-            lang,
-            "vo-err-memory",
-            &[
-                ("needed", bytes(lang, *needed_bytes)),
-                ("tokens", n(*tokens)),
-                ("padded", n(*padded)),
-                ("limit", bytes(lang, *limit_bytes)),
-            ],
-        ),
-        VocabError::Collective(c) => super::collectives::collective_error_text(lang, c),
-    }
-}
-
 impl Vocab {
     /// The view's page, inside [`View::ui`]'s scroll area.
     fn page(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
-        let lang = super::lang(ui);
+        let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
         ui.heading(tr("vo-title"));
@@ -296,8 +233,8 @@ impl Vocab {
                             .iter()
                             .filter(|e| e.ranks.len() > 1 || e.ranks[0] == 0)
                         {
-                            ui.label(super::pass_name(lang, e.pass));
-                            ui.label(super::op_label(lang, e.op));
+                            ui.label(crate::widgets::pass_name(lang, e.pass));
+                            ui.label(crate::widgets::op_label(lang, e.op));
                             ui.label(match e.collective_kind() {
                                 Some(k) => k.name().to_string(),
                                 None => tr("vo-compute"),

@@ -51,7 +51,7 @@ pub fn gl_harness_pixels(
     what: &str,
 ) -> Harness<'static, TplabApp> {
     let zoom = if app.shared.presenter {
-        tplab::app::PRESENTER_ZOOM
+        tplab::app::presenter_zoom_for(h)
     } else {
         1.0
     };
@@ -62,6 +62,11 @@ pub fn gl_harness_pixels(
     // given. Give it again, in the zoomed points, so the window is exactly `w × h` pixels.
     harness.set_size(egui::vec2(w / zoom, h / zoom));
     harness.run_steps(2);
+    let z = harness.ctx.zoom_factor();
+    if (z - zoom).abs() > 0.01 {
+        harness.set_size(egui::vec2(w / z, h / z));
+        harness.run_steps(2);
+    }
     assert_eq!(
         (harness.ctx.content_rect().size() * harness.ctx.pixels_per_point()).round(),
         egui::vec2(w, h),
@@ -186,4 +191,29 @@ pub fn shot_name(
         h as u32,
         lang.code()
     )
+}
+
+/// Opens the walkthrough on `plan` as a learner does: the design lab's free design at `tp` GPUs
+/// with the plan's splits, then "Step through my plan".
+#[allow(dead_code)]
+pub fn walk_my_plan(
+    app: &mut TplabApp,
+    tp: usize,
+    plan: &tplab_engine::block::design::ShardingPlan,
+) {
+    use tplab::lab::design::DesignAction;
+    use tplab::lab::Action;
+    use tplab_engine::block::design::Weight;
+    let d = &mut app.shared.design;
+    d.apply(&DesignAction::SelectStage(0));
+    d.apply(&DesignAction::SetFreeTp(tp));
+    for w in Weight::ALL {
+        d.apply(&DesignAction::SetSplit(w, plan.split(w)));
+    }
+    d.apply(&DesignAction::SetSequenceParallel(plan.sequence_parallel));
+    app.shared.act(Action::StepThroughMyPlan);
+    app.shared.apply_actions();
+    for target in app.shared.take_navigation() {
+        app.show_me(&target);
+    }
 }

@@ -46,6 +46,7 @@ gen-miss-cheap = It sends { $have } times the best split's bytes; the goal is at
 gen-miss-by-hand = Place the collectives yourself (manual mode).
 gen-miss-elsewhere = The program is refused, but at { $op } ({ $rule }), not where the goal asks.
 gen-miss-not-refused = The program is valid: nothing reads a partial sum.
+gen-miss-run-anyway = It has not been run anyway yet: run the refused program to see how far it is from the reference.
 gen-miss-sp = Turn sequence parallelism on.
 gen-miss-still = Its forward pass still has { $n } all-reduce(s).
 gen-miss-whole = Split every weight: a whole weight on every GPU is not tensor parallelism.

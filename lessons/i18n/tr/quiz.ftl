@@ -46,6 +46,7 @@ gen-miss-cheap = En iyi bölmenin yalnızca { $have } katı bayt gönderir; hede
 gen-miss-by-hand = Kolektifler elle yerleştirilmelidir.
 gen-miss-elsewhere = Program reddedilir ama hedefin istediği yerde değil.
 gen-miss-not-refused = Program geçerlidir: hiçbir işlem bir kısmi toplam okumaz.
+gen-miss-run-anyway = Henüz yine de çalıştırılmadı: reddedilen programı çalıştırın ve referanstan ne kadar uzak olduğunu görün.
 gen-miss-sp = Dizi paralelliği kapalı.
 gen-miss-still = İleri geçişinde hâlâ { $n } all-reduce var.
 gen-miss-whole = Bir ağırlık her GPU'da bölünmemiş kalıyor: bu tensör paralelliği değildir.

@@ -1,7 +1,8 @@
 //! The design lab's challenges: a goal, a hint, a check made from the engine's own report of the
 //! learner's plan (never from a hand-written answer), and, once solved, why the best answer is
 //! best. Stars: one for solving, one for solving at the cheapest price the challenge knows (the
-//! bytes of its best plan), one for solving without the hint.
+//! bytes of its best plan), one for solving without the hint and without a check that failed
+//! first ([`Attempt`]).
 
 use super::plan::{ManualCollective, ManualKind, ShardingPlan, Site, Split, Weight};
 use super::program::ErrorAt;
@@ -247,6 +248,15 @@ pub fn all() -> Vec<Challenge> {
     ]
 }
 
+/// How a learner came to a check: the hint taken, the checks that failed before this one, and
+/// (for the refused-program stage) whether the refused program was run anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Attempt {
+    pub used_hint: bool,
+    pub failed_checks: u32,
+    pub ran_anyway: bool,
+}
+
 /// The grade of a plan against a challenge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Grade {
@@ -283,6 +293,8 @@ pub enum Missing {
     RefusedElsewhere { op: &'static str, rule: String },
     /// Valid: nothing reads a partial sum.
     NotRefused,
+    /// The refused program has not been run anyway yet.
+    RunAnyway,
     /// Sequence parallelism is off.
     SequenceParallelOff,
     /// The forward pass still has all-reduces.
@@ -318,6 +330,9 @@ impl std::fmt::Display for Missing {
                 "the program is refused, but at {op} ({rule}), not where the goal asks"
             ),
             Missing::NotRefused => f.write_str("the program is valid: nothing reads a partial sum"),
+            Missing::RunAnyway => f.write_str(
+                "run the refused program anyway and see how far it is from the reference",
+            ),
             Missing::SequenceParallelOff => f.write_str("turn sequence parallelism on"),
             Missing::StillAllReduces(n) => {
                 write!(f, "its forward pass still has {n} all-reduce(s)")
@@ -386,8 +401,27 @@ impl Challenge {
         Ok(())
     }
 
-    /// Grades `plan` (run against the reference, `allow_wrong` for the refused-program stage).
+    /// Grades `plan` as a first check that ran the program (see [`Challenge::grade_attempt`]).
     pub fn grade(&self, plan: &ShardingPlan, used_hint: bool) -> Result<Grade, ChallengeError> {
+        self.grade_attempt(
+            plan,
+            &Attempt {
+                used_hint,
+                failed_checks: 0,
+                ran_anyway: true,
+            },
+        )
+    }
+
+    /// Grades `plan` (run against the reference, `allow_wrong` for the refused-program stage)
+    /// for an attempt: the hint and failed checks cost the third star; the refused-program
+    /// stage is solved only once the learner has run the refused program anyway.
+    pub fn grade_attempt(
+        &self,
+        plan: &ShardingPlan,
+        attempt: &Attempt,
+    ) -> Result<Grade, ChallengeError> {
+        let used_hint = attempt.used_hint;
         self.check_fixed(plan)?;
         let opts = DesignOptions {
             allow_wrong: matches!(self.goal, Goal::RefusedAt { .. }),
@@ -403,7 +437,17 @@ impl Challenge {
                 execute: false,
             },
         )?;
-        Ok(self.grade_report(plan, &report, &best, used_hint))
+        let mut g = self.grade_report(plan, &report, &best, used_hint);
+        if matches!(self.goal, Goal::RefusedAt { .. }) && !attempt.ran_anyway && g.solved {
+            g.missing.push(Missing::RunAnyway);
+            g.solved = false;
+            g.stars = 0;
+            g.why = None;
+        }
+        if g.solved && attempt.failed_checks > 0 && g.stars == 3 {
+            g.stars = 2;
+        }
+        Ok(g)
     }
 
     fn grade_report(
@@ -535,6 +579,58 @@ mod tests {
             assert!(!start.solved, "stage {} is solved by its start", c.stage);
             assert!(!start.missing.is_empty());
             assert_eq!(start.stars, 0);
+        }
+    }
+
+    /// The refused-program stage is solved only once the refused program was run anyway, and a
+    /// check that failed first costs the third star.
+    #[test]
+    fn running_anyway_and_failed_checks_count() {
+        let gelu = all()
+            .into_iter()
+            .find(|c| matches!(c.goal, Goal::RefusedAt { .. }))
+            .unwrap_or_else(|| panic!("a refused-program stage"));
+        let not_run = gelu
+            .grade_attempt(
+                &gelu.answer,
+                &Attempt {
+                    used_hint: false,
+                    failed_checks: 0,
+                    ran_anyway: false,
+                },
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(!not_run.solved);
+        assert_eq!(not_run.missing, vec![Missing::RunAnyway]);
+        assert!(not_run.why.is_none());
+        let run = gelu
+            .grade_attempt(
+                &gelu.answer,
+                &Attempt {
+                    used_hint: false,
+                    failed_checks: 0,
+                    ran_anyway: true,
+                },
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(run.solved && run.stars == 3, "{run:?}");
+        for c in all() {
+            let after_a_miss = c
+                .grade_attempt(
+                    &c.answer,
+                    &Attempt {
+                        used_hint: false,
+                        failed_checks: 1,
+                        ran_anyway: true,
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(after_a_miss.solved, "stage {}", c.stage);
+            assert_eq!(
+                after_a_miss.stars, 2,
+                "stage {}: a failed check costs a star",
+                c.stage
+            );
         }
     }
 

@@ -279,6 +279,85 @@ impl ShardingPlan {
         s
     }
 
+    /// The plan as a plan file (the TOML [`ShardingPlan::from_toml`] reads back to the same
+    /// plan): what "Copy my plan" puts on the clipboard.
+    pub fn to_toml(&self) -> String {
+        let mut s = format!(
+            "# tplab design --file PLAN.toml\nqkv = \"{}\"\nout = \"{}\"\nfc1 = \"{}\"\nfc2 = \"{}\"\nsequence_parallel = {}\n",
+            self.qkv, self.out, self.fc1, self.fc2, self.sequence_parallel
+        );
+        match &self.manual {
+            None => s.push_str("collectives = \"auto\"\n"),
+            Some(list) => {
+                s.push_str("collectives = \"manual\"\n");
+                for c in list {
+                    s.push_str(&format!(
+                        "\n[[collective]]\nafter = \"{}\"\nkind = \"{}\"\n",
+                        c.after.name(),
+                        c.kind.name()
+                    ));
+                }
+            }
+        }
+        s
+    }
+
+    /// The plan as `tplab design` flags (`--qkv columns --out rows --fc1 columns --fc2 rows`,
+    /// and `--sequence-parallel`); `None` when collectives are placed by hand, which only a plan
+    /// file can say.
+    pub fn to_flags(&self) -> Option<String> {
+        if self.manual.is_some() {
+            return None;
+        }
+        let mut s = format!(
+            "--qkv {} --out {} --fc1 {} --fc2 {}",
+            self.qkv, self.out, self.fc1, self.fc2
+        );
+        if self.sequence_parallel {
+            s.push_str(" --sequence-parallel");
+        }
+        Some(s)
+    }
+
+    /// A plan pasted as text: a plan file ([`ShardingPlan::from_toml`]) or `tplab design` flags
+    /// (`--plan NAME`, `--qkv/--out/--fc1/--fc2 SPLIT`, `--sequence-parallel`; a leading
+    /// `tplab design` is skipped). At most 64 KiB is read.
+    pub fn from_text(text: &str) -> Result<Self, PlanError> {
+        let text = &text[..text.len().min(64 * 1024)];
+        let text = text.trim();
+        if !text.contains("--") {
+            return Self::from_toml(text);
+        }
+        let mut plan = NamedPlan::Megatron.plan();
+        let mut words = text.split_whitespace().peekable();
+        let short: String = text.chars().take(60).collect();
+        while let Some(w) = words.next() {
+            let mut value = |w: &str| {
+                words
+                    .next()
+                    .map(str::to_string)
+                    .ok_or_else(|| PlanError::NotAPlan(format!("{w} without a value")))
+            };
+            match w {
+                "tplab" | "design" => {}
+                "--plan" => {
+                    let p = NamedPlan::parse(&value(w)?)?.plan();
+                    plan = ShardingPlan {
+                        sequence_parallel: plan.sequence_parallel,
+                        ..p
+                    };
+                }
+                "--qkv" => plan.set_split(Weight::Qkv, Split::parse(&value(w)?)?),
+                "--out" => plan.set_split(Weight::Out, Split::parse(&value(w)?)?),
+                "--fc1" => plan.set_split(Weight::Fc1, Split::parse(&value(w)?)?),
+                "--fc2" => plan.set_split(Weight::Fc2, Split::parse(&value(w)?)?),
+                "--sequence-parallel" => plan.sequence_parallel = true,
+                _ => return Err(PlanError::NotAPlan(short)),
+            }
+        }
+        Ok(plan)
+    }
+
     /// A plan from the TOML schema in this module's documentation. Unknown keys are refused (a
     /// misspelt key would otherwise silently mean "the default").
     pub fn from_toml(text: &str) -> Result<Self, PlanError> {
@@ -442,11 +521,60 @@ pub enum PlanError {
     TooManyCollectives(usize),
     #[error("the plan file is not valid: {0}")]
     Toml(String),
+    #[error(
+        "{0:?} is not a plan: paste a plan file (qkv = \"columns\" …) or tplab design flags \
+         (--qkv columns --out rows --fc1 columns --fc2 rows, --plan megatron, --sequence-parallel)"
+    )]
+    NotAPlan(String),
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A copied plan reads back as the same plan, every split, with and without sequence
+    /// parallelism and hand-placed collectives; its flags exist only without the latter.
+    #[test]
+    fn a_copied_plan_reads_back_the_same() {
+        for sp in [false, true] {
+            for mut p in ShardingPlan::all_assignments(sp) {
+                assert_eq!(ShardingPlan::from_toml(&p.to_toml()).ok(), Some(p.clone()));
+                assert!(p.to_flags().is_some_and(|f| f.contains("--fc2")));
+                p.manual = Some(vec![
+                    ManualCollective {
+                        after: Site::Out,
+                        kind: ManualKind::AllReduce,
+                    },
+                    ManualCollective {
+                        after: Site::Fc2,
+                        kind: ManualKind::ReduceScatter,
+                    },
+                ]);
+                assert_eq!(ShardingPlan::from_toml(&p.to_toml()).ok(), Some(p.clone()));
+                assert_eq!(p.to_flags(), None);
+            }
+        }
+    }
+
+    #[test]
+    fn flags_and_files_paste_as_plans_and_anything_else_is_refused_by_name() {
+        let p = ShardingPlan::from_text(
+            "tplab design --qkv rows --out columns --fc1 rows --fc2 columns",
+        )
+        .unwrap_or_default();
+        assert_eq!(p.named(), Some(NamedPlan::RowsThenColumns));
+        let p =
+            ShardingPlan::from_text("--plan replicated --sequence-parallel").unwrap_or_default();
+        assert!(p.sequence_parallel && p.named() == Some(NamedPlan::Replicated));
+        for p in ShardingPlan::all_assignments(true) {
+            let flags = p.to_flags().unwrap_or_default();
+            assert_eq!(ShardingPlan::from_text(&flags).ok(), Some(p));
+        }
+        for bad in ["--qkv", "--qkv diagonal", "hello world", "--gpus 8"] {
+            let e = ShardingPlan::from_text(bad).err().map(|e| e.to_string());
+            assert!(e.is_some(), "{bad} is refused");
+        }
+    }
 
     #[test]
     fn toml_round_trips_the_schema() {

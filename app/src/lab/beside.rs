@@ -7,9 +7,9 @@
 //! The second program is the engine's own: its plan ([`ShardPlan`]) and trace
 //! ([`schedule`]) for the changed configuration, never a second model.
 
-use super::step::WalkStep;
+use super::walk::WalkStep;
 use super::{Derived, PlanWalk, Scenario};
-use crate::i18n::{t, t_args};
+use crate::i18n::t_args;
 use std::sync::Arc;
 use tplab_engine::block::plan::ShardPlan;
 use tplab_engine::block::program::schedule;
@@ -88,15 +88,6 @@ pub fn choices(base: &Config, walking: bool) -> Vec<Beside> {
     out
 }
 
-/// A choice's name in the picker.
-pub fn choice_name(lang: Lang, with: Beside) -> String {
-    match with {
-        Beside::Nothing => t(lang, "beside-nothing"),
-        Beside::Tp(tp) => t_args(lang, "beside-tp", &[("tp", tp.to_string())]),
-        Beside::Megatron => t(lang, "beside-megatron"),
-    }
-}
-
 impl BesideState {
     /// The program beside the scenario (or beside the walked plan), if one is chosen and it
     /// differs from the scenario's.
@@ -122,7 +113,9 @@ impl BesideState {
             let derived = config.validate_shapes().and_then(|()| {
                 Ok(Derived {
                     plan: ShardPlan::new(&config),
-                    trace: schedule(&config).map_err(|e| ConfigError::Program(e.to_string()))?,
+                    trace: Arc::new(
+                        schedule(&config).map_err(|e| ConfigError::Program(e.to_string()))?,
+                    ),
                 })
             });
             Arc::new(Other {
@@ -134,32 +127,6 @@ impl BesideState {
         self.cache = Some((key, other.clone()));
         other
     }
-}
-
-/// The picker: "Beside it: nothing / TP = 2 / …". Returns whether the choice changed.
-pub fn picker(
-    ui: &mut egui::Ui,
-    lang: Lang,
-    id: &str,
-    state: &mut BesideState,
-    base: &Config,
-    walking: bool,
-) -> bool {
-    let options = choices(base, walking);
-    let before = state.with;
-    let shown = if options.contains(&state.with) {
-        state.with
-    } else {
-        Beside::Nothing
-    };
-    egui::ComboBox::new(("beside", id), t(lang, "beside-label"))
-        .selected_text(choice_name(lang, shown))
-        .show_ui(ui, |ui| {
-            for o in &options {
-                ui.selectable_value(&mut state.with, *o, choice_name(lang, *o));
-            }
-        });
-    before != state.with
 }
 
 /// For each step of `left`, the step of `right` shown beside it and whether it does the same
@@ -187,7 +154,7 @@ pub fn align(left: &[WalkStep], right: &[WalkStep]) -> Vec<(usize, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::step::walk_steps;
+    use crate::lab::walk::walk_steps;
     use tplab_engine::config::Preset;
 
     fn trace_at(tp: usize, sp: bool) -> tplab_engine::trace::Trace {

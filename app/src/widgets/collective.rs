@@ -1,0 +1,213 @@
+//! One collective round by round, from the collective's own schedule (the engine's
+//! [`tplab_engine::collectives::Plan`]): a row per GPU, a cell per chunk filled with one sliver per
+//! GPU whose data the chunk holds ("0+1" → "0+1+2" → Σ in a reduce-scatter; whole chunks
+//! spreading in an all-gather), and this round's messages as arrows. The Collectives view and
+//! the walkthrough draw the same picture, so a round looks the same everywhere; it grows with the
+//! room it is given (a projector's full-HD screen draws it large).
+
+use crate::widgets::{a11y_label, gpu_color, text_shape};
+use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
+use tplab_engine::collectives::Plan;
+
+/// `0b1011` → `"0+1+3"`.
+pub fn mask_text(mask: u64) -> String {
+    (0..64)
+        .filter(|r| mask >> r & 1 == 1)
+        .map(|r: usize| r.to_string())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// Rows of GPUs, columns of chunks; messages of round `k` as arrows with travelling dots.
+pub fn chunks_ui(
+    ui: &mut egui::Ui,
+    plan: &Plan,
+    masks: &[Vec<Vec<u64>>],
+    k: usize,
+    frac: f32,
+    playing: bool,
+    size: Vec2,
+) {
+    let n = plan.n;
+    let chunks = plan.chunks.max(1);
+    let dark = ui.visuals().dark_mode;
+    let sum_all = crate::i18n::t(crate::widgets::lang(ui), "cl-sum-all");
+    let width = size.x.min(ui.available_width()).max(120.0);
+    let body = egui::TextStyle::Body.resolve(ui.style()).size;
+    let row_h = ((size.y - 8.0) / n as f32).clamp(18.0, 110.0);
+    // Type grows with the rows (a projector's picture), never below the body text.
+    let label_size = (row_h * 0.36).clamp(body, 3.0 * body);
+    let label_w = 4.6 * label_size;
+    let cell_w = ((width - label_w - 20.0) / chunks as f32).min(260.0);
+    let (resp, painter) =
+        ui.allocate_painter(Vec2::new(width, n as f32 * row_h + 8.0), Sense::hover());
+    let text = ui.visuals().text_color();
+    let panel = ui.visuals().panel_fill;
+    let full = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let state = masks.get(k).or(masks.last());
+    let cell = |r: usize, c: usize| {
+        Rect::from_min_size(
+            Pos2::new(
+                resp.rect.left() + label_w + c as f32 * cell_w,
+                resp.rect.top() + r as f32 * row_h,
+            ),
+            Vec2::new(cell_w - 4.0, row_h - 6.0),
+        )
+    };
+    let digit_w = painter
+        .layout_no_wrap(
+            (n - 1).to_string(),
+            egui::FontId::proportional(label_size),
+            text,
+        )
+        .size()
+        .x;
+    let mut shapes = Vec::new();
+    for r in 0..n {
+        let y = resp.rect.top() + r as f32 * row_h + (row_h - 6.0) / 2.0;
+        shapes.push(text_shape(
+            &painter,
+            Pos2::new(resp.rect.left(), y),
+            Align2::LEFT_CENTER,
+            format!("GPU {r}"),
+            label_size,
+            crate::widgets::gpu_ink(r, dark),
+        ));
+        for c in 0..chunks {
+            let rect = cell(r, c);
+            let mask = state.and_then(|s| s.get(r)).and_then(|m| m.get(c)).copied();
+            let mask = mask.unwrap_or(0);
+            // One sliver per contributing rank, in its colour: the partial sum at a glance.
+            let parts: Vec<usize> = (0..n).filter(|q| mask >> q & 1 == 1).collect();
+            let sliver = rect.width() / n as f32;
+            for &q in &parts {
+                let x = rect.left() + q as f32 * sliver;
+                shapes.push(egui::Shape::rect_filled(
+                    Rect::from_min_max(
+                        Pos2::new(x, rect.top()),
+                        Pos2::new(x + sliver, rect.bottom()),
+                    ),
+                    0.0,
+                    gpu_color(q, dark).gamma_multiply(0.85),
+                ));
+            }
+            let done = mask == full;
+            shapes.push(egui::Shape::rect_stroke(
+                rect,
+                2.0,
+                Stroke::new(if done { 2.5 } else { 1.0 }, text),
+                StrokeKind::Inside,
+            ));
+            // Each contributing rank's digit centred in its own sliver, in ink that reads on
+            // its colour, at the text's size; where the slivers are too narrow for a digit, or
+            // the sum is complete, one label for the whole cell.
+            let digits_fit = sliver > digit_w + 2.0 && row_h - 6.0 > label_size;
+            if !done && !parts.is_empty() && digits_fit {
+                for &q in &parts {
+                    let centre =
+                        Pos2::new(rect.left() + (q as f32 + 0.5) * sliver, rect.center().y);
+                    shapes.push(text_shape(
+                        &painter,
+                        centre,
+                        Align2::CENTER_CENTER,
+                        q,
+                        label_size,
+                        crate::widgets::text_on(gpu_color(q, dark)),
+                    ));
+                }
+            } else if cell_w > 2.2 * label_size && row_h > label_size {
+                let label = if done {
+                    sum_all.clone()
+                } else if parts.is_empty() {
+                    "—".to_string()
+                } else {
+                    mask_text(mask)
+                };
+                let t = text_shape(
+                    &painter,
+                    rect.center(),
+                    Align2::CENTER_CENTER,
+                    label,
+                    label_size,
+                    text,
+                );
+                // A pill in the panel colour keeps the label readable over any sliver.
+                shapes.push(egui::Shape::rect_filled(
+                    t.visual_bounding_rect().expand(2.0),
+                    3.0,
+                    panel.gamma_multiply(0.9),
+                ));
+                shapes.push(t);
+            }
+        }
+    }
+    if k < plan.step_count() {
+        let along = if playing { frac } else { 0.5 };
+        for s in plan.steps.iter().filter(|s| s.index == k) {
+            let c = s.chunk.min(chunks - 1);
+            let (a, b) = (cell(s.src, c), cell(s.dst, c));
+            let off = Vec2::new(cell_w * 0.25 * if s.src < s.dst { -1.0 } else { 1.0 }, 0.0);
+            let (from, to) = (a.center() + off, b.center() + off);
+            let color = gpu_color(s.src, dark);
+            let w = (label_size / 7.0).max(2.0);
+            shapes.push(egui::Shape::line_segment([from, to], Stroke::new(w, color)));
+            let dir = (to - from).normalized();
+            let side = Vec2::new(-dir.y, dir.x) * 2.5 * w;
+            shapes.push(egui::Shape::convex_polygon(
+                vec![to, to - dir * 5.0 * w + side, to - dir * 5.0 * w - side],
+                color,
+                Stroke::NONE,
+            ));
+            let dot = from + (to - from) * along;
+            shapes.push(egui::Shape::circle_filled(dot, 3.0 * w, color));
+            shapes.push(egui::Shape::circle_stroke(
+                dot,
+                3.0 * w,
+                Stroke::new(1.0, text),
+            ));
+        }
+    }
+    painter.extend(shapes);
+    let held = (0..n)
+        .map(|r| {
+            let cells = (0..chunks)
+                .map(|c| {
+                    let m = state.and_then(|s| s.get(r)).and_then(|m| m.get(c)).copied();
+                    mask_text(m.unwrap_or(0))
+                })
+                .collect::<Vec<_>>()
+                .join(" | ");
+            format!("GPU {r}: {cells}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    // The picture in words: what a screen reader says, and what a test reads.
+    let lang = crate::widgets::lang(ui);
+    let sends = plan
+        .steps
+        .iter()
+        .filter(|s| s.index == k)
+        .map(|s| {
+            let m = state
+                .and_then(|st| st.get(s.src))
+                .and_then(|m| m.get(s.chunk))
+                .copied()
+                .unwrap_or(0);
+            format!("GPU {} → GPU {} ({})", s.src, s.dst, mask_text(m))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    a11y_label(
+        &resp,
+        &crate::i18n::t_args(
+            lang,
+            "cl-round-a11y",
+            &[
+                ("k", (k + 1).min(plan.step_count().max(1)).to_string()),
+                ("rounds", plan.step_count().to_string()),
+                ("sends", sends),
+                ("held", held),
+            ],
+        ),
+    );
+}

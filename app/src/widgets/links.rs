@@ -1,0 +1,154 @@
+//! Links to lessons: a "Lesson N" link that opens the lesson and remembers where the learner came
+//! from, a "Show me" target in words, and each view's own lesson at the top right of its page.
+
+use crate::i18n::{t, t_args};
+use crate::lab::{Shared, ShowMe};
+use tplab_lessons::Catalog;
+
+/// A link "Lesson N: title" to the lesson `slug`; clicking it opens the Lessons view on it.
+/// Draws nothing for a slug the lessons do not have.
+pub fn lesson_link(ui: &mut egui::Ui, shared: &mut Shared, slug: &str) {
+    let Some(lesson) = embedded().and_then(|c| c.get(slug)) else {
+        return;
+    };
+    let lang = crate::i18n::current_lang(ui.ctx());
+    let text = t_args(
+        lang,
+        "lesson-link",
+        &[
+            ("n", lesson.order.to_string()),
+            ("title", lesson.title.get(lang).to_string()),
+        ],
+    );
+    if ui.link(text).clicked() {
+        open(shared, slug);
+    }
+}
+
+/// Where a "Show me" target goes, in the learner's words: "Walkthrough, GPT-2 small, TP=4,
+/// forward pass at "g after the MLP"" (the lessons crate's `describe_in` is the CLI's, with the
+/// trace's op names).
+pub fn target_words(lang: tplab_lessons::Lang, target: &ShowMe) -> String {
+    let cfg = target.config();
+    let view = match t(lang, &format!("view-{}", target.view.name())) {
+        s if s.starts_with("view-") => target.view.title().to_string(),
+        s => s,
+    };
+    let mut parts = vec![
+        view,
+        super::preset_name(lang, target.scenario.preset()),
+        format!("TP={}", cfg.tp),
+    ];
+    let n = |id: &str, v: usize| t_args(lang, id, &[("n", v.to_string())]);
+    if cfg.layers != 1 {
+        parts.push(n("sm-layers", cfg.layers));
+    }
+    if cfg.is_gqa() {
+        parts.push(n("sm-kv", cfg.kv_heads()));
+    }
+    if cfg.sequence_parallel {
+        parts.push(t(lang, "sm-sp"));
+    }
+    if let Some(a) = target.scenario.algorithm {
+        let algorithm = super::algorithm_name(lang, a);
+        parts.push(t_args(lang, "sm-algorithm", &[("algorithm", algorithm)]));
+    }
+    if let Some(m) = &target.model {
+        parts.push(super::model_name(m));
+    }
+    if let Some(g) = &target.gpu {
+        parts.push(super::gpu_name(g));
+    }
+    if let Some(v) = target.gpus {
+        parts.push(n("sm-gpus", v));
+    }
+    if let Some(v) = target.gpus_per_node {
+        parts.push(n("sm-per-node", v));
+    }
+    if let Some(e) = &target.event {
+        let op = tplab_engine::block::Op::from_name(e)
+            .map_or_else(|| e.clone(), |op| super::op_label(lang, op));
+        let pass = super::pass_name(lang, target.pass());
+        parts.push(t_args(lang, "sm-event", &[("pass", pass), ("op", op)]));
+    }
+    parts.join(", ")
+}
+
+/// A small link "Lesson N: title" at the top right of a view's page, to the lesson that
+/// explains the view ([`lesson_for_view`]). Drawn over the page's first row without taking
+/// room from it (the view's own heading starts at the left edge as before).
+pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
+    // A learner who came from a lesson's "Show me" goes back to that lesson.
+    let from = shared
+        .from_lesson
+        .as_deref()
+        .and_then(|slug| embedded().and_then(|c| c.get(slug)));
+    let Some(lesson) = from.or_else(|| lesson_for_view(view_id)) else {
+        return;
+    };
+    let lang = crate::i18n::current_lang(ui.ctx());
+    let text = t_args(
+        lang,
+        "lesson-link",
+        &[
+            ("n", lesson.order.to_string()),
+            ("title", lesson.title.get(lang).to_string()),
+        ],
+    );
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let resp_id = egui::Id::NULL.with(("view-lesson-link", view_id));
+    let hovered = ui.ctx().read_response(resp_id).is_some_and(|r| r.hovered());
+    let color = ui.visuals().hyperlink_color;
+    let galley = ui.painter().layout_no_wrap(text.clone(), font, color);
+    // Clear of a view's vertical scroll bar, which is drawn over the page's right edge.
+    let mut area = ui.max_rect();
+    area.max.x -= ui.spacing().scroll.allocated_width();
+    let rect = egui::Align2::RIGHT_TOP.align_size_within_rect(galley.size(), area);
+    let resp = ui
+        .interact(rect, resp_id, egui::Sense::click())
+        .on_hover_cursor(egui::CursorIcon::PointingHand);
+    if hovered {
+        ui.painter()
+            .hline(rect.x_range(), rect.bottom(), egui::Stroke::new(1.0, color));
+    }
+    ui.painter().galley(rect.min, galley, color);
+    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Link, true, &text));
+    if resp.clicked() {
+        open(shared, &lesson.slug);
+    }
+}
+
+/// The embedded lessons, parsed once for the links other views draw.
+pub fn embedded() -> Option<&'static Catalog> {
+    static CATALOG: std::sync::OnceLock<Option<Catalog>> = std::sync::OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().ok()).as_ref()
+}
+
+/// The lesson that explains the view `view_id`: the one whose Show me buttons open it most
+/// often (the earliest on a tie), from the lessons' own targets. `None` for the Lessons and
+/// Quiz views and for a view no lesson opens.
+pub fn lesson_for_view(view_id: &str) -> Option<&'static tplab_lessons::Lesson> {
+    if matches!(view_id, "lessons" | "quiz") {
+        return None;
+    }
+    let cat = embedded()?;
+    let count = |l: &tplab_lessons::Lesson| {
+        l.show_me
+            .iter()
+            .filter(|t| t.view.name() == view_id)
+            .count()
+    };
+    cat.lessons
+        .iter()
+        .filter(|l| count(l) > 0)
+        .min_by_key(|l| (std::cmp::Reverse(count(l)), l.order))
+}
+
+/// Opens the Lessons view on the lesson `slug`.
+pub fn open(shared: &mut Shared, slug: &str) {
+    shared.open_lesson = Some(slug.to_string());
+    shared.navigate(crate::lab::ShowMe {
+        view: tplab_lessons::View::Lessons,
+        ..Default::default()
+    });
+}

@@ -1,0 +1,103 @@
+//! The keyboard reaches everything a learner needs: challenge 1 of the design lab solved and the
+//! walkthrough stepped to the first all-reduce with key events only (Tab to move the focus, Enter
+//! to press, the arrow keys to step); no click, no pointer.
+
+mod common;
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use tplab::lab::ShowMe;
+use tplab::TplabApp;
+use tplab_engine::block::design::{challenge, NamedPlan, Split, Weight};
+use tplab_lessons::{Lang, View};
+
+fn label(h: &Harness<'static, TplabApp>) -> Option<String> {
+    h.query_all_by(|n| n.is_focused())
+        .next()
+        .and_then(|n| n.accesskit_node().label())
+}
+
+/// Tabs until the focus is on `target` (at most 400 presses), then presses Enter.
+fn tab_to_and_press(h: &mut Harness<'static, TplabApp>, target: &str) {
+    for _ in 0..400 {
+        if label(h).as_deref() == Some(target) {
+            h.key_press(egui::Key::Enter);
+            h.run_steps(3);
+            return;
+        }
+        h.key_press(egui::Key::Tab);
+        h.run_steps(1);
+    }
+    panic!(
+        "Tab never reached \"{target}\" (last focus: {:?})",
+        label(h)
+    );
+}
+
+fn matrix(w: Weight, s: Split) -> String {
+    format!(
+        "{} · {}",
+        tplab::widgets::plan::weight_words(Lang::En, w),
+        tplab::widgets::plan::split_words(Lang::En, s)
+    )
+}
+
+#[test]
+fn challenge_one_is_solved_and_the_walkthrough_stepped_with_the_keyboard_only() {
+    let mut app = TplabApp::default();
+    // The lesson link opens the challenge (as `tplab --challenge 1` does); from there, keys.
+    app.show_me(&ShowMe {
+        view: View::Design,
+        challenge: Some(1),
+        ..Default::default()
+    });
+    let mut h = Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    tplab::i18n::set_lang(&h.ctx, Lang::En);
+    h.run_steps(3);
+    let c = challenge::stage(1).unwrap_or_else(|e| panic!("{e}"));
+    let want = NamedPlan::Megatron.plan();
+    for w in [Weight::Fc1, Weight::Fc2] {
+        let mut s = c.start.split(w);
+        while s != want.split(w) {
+            tab_to_and_press(&mut h, &matrix(w, s));
+            s = match s {
+                Split::Replicate => Split::Columns,
+                Split::Columns => Split::Rows,
+                Split::Rows => Split::Replicate,
+            };
+        }
+    }
+    assert_eq!(
+        h.state().shared.design.plan().split(Weight::Fc2),
+        Split::Rows
+    );
+    tab_to_and_press(&mut h, "Check my plan");
+    assert!(
+        h.query_all_by_label_contains("Solved ★★★").next().is_some(),
+        "challenge 1 is solved from the keyboard"
+    );
+    // The walkthrough, from the keyboard: the arrow keys step to the first all-reduce.
+    tab_to_and_press(&mut h, "Step through my plan");
+    assert_eq!(h.state().active_id(), "step");
+    let mut reached = false;
+    for _ in 0..40 {
+        if h.query_all_by_label_contains("all-reduce over 2 GPUs")
+            .next()
+            .is_some()
+        {
+            reached = true;
+            break;
+        }
+        // A question on the way is answered from the keyboard too: Tab to its first choice.
+        if h.query_by_label("Skip for now (asked again at the end of the layer)")
+            .is_some()
+        {
+            tab_to_and_press(&mut h, "Skip for now (asked again at the end of the layer)");
+            continue;
+        }
+        h.key_press(egui::Key::ArrowRight);
+        h.run_steps(2);
+    }
+    assert!(reached, "the arrow keys reach the first all-reduce");
+}

@@ -90,3 +90,34 @@ fn lessons_and_show_me_targets_use_the_glossary_s_terms() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Issue 37's Turkish pairs: each variant a Turkish engineer would rewrite is refused, and the
+/// wording the course uses instead passes; the checks above run the same finder over the
+/// lessons, the banks, the generated questions and the Fluent files.
+#[test]
+fn the_glossary_covers_the_third_reading_s_pairs() {
+    let pairs = [
+        ("fc1'in çıkışı", "fc1'in çıktısı (çıkış projeksiyonu ayrı)"),
+        ("kod çözme adımı", "token üretimi (decode) adımı"),
+        ("uzmanlar karışımı", "Uzmanların Karması (MoE)"),
+        (
+            "güvenlik ve gözlemlenebilirlik boşlukları",
+            "güvenlik ve gözlemlenebilirlik eksiklikleri",
+        ),
+        ("sıralar üzerinden ortalama", "rank'ler üzerinden ortalama"),
+        ("dil modeli başlığı", "dil modeli kafası"),
+        ("o ağ ekseni", "o ızgara (mesh) ekseni"),
+        ("Korkuluk: kıyaslayın.", "Önlem: kıyaslayın."),
+        ("bir ileri geçiş bir tık", "bir ileri geçiş bir birim süre"),
+        (
+            "EP grupları kopyaları döşer",
+            "EP grupları kopyaları tam olarak paylaşır",
+        ),
+        ("düz çok kafalı dikkat", "klasik çok kafalı dikkat"),
+        ("f ileri geçişte birim", "f ileri geçişte birim dönüşüm"),
+    ];
+    for (bad, good) in pairs {
+        assert_eq!(rejected_in_text(bad).len(), 1, "{bad:?} must be refused");
+        assert_eq!(rejected_in_text(good), Vec::new(), "{good:?} must pass");
+    }
+}

@@ -25,9 +25,9 @@ pub struct Term {
 pub const GLOSSARY: &[Term] = &[
     Term {
         concept: "LM head",
-        use_tr: "dil modeli başlığı",
-        rejected: "LM başlığı",
-        matches: |prev, w, _| prev == "lm" && w.starts_with("başl"),
+        use_tr: "dil modeli kafası",
+        rejected: "dil modeli başlığı, LM başlığı",
+        matches: |prev, w, _| (prev == "lm" || prev == "modeli") && w.starts_with("başl"),
     },
     Term {
         concept: "(attention) head",
@@ -36,8 +36,7 @@ pub const GLOSSARY: &[Term] = &[
         matches: |prev, w, _| {
             let baslik = w.starts_with("başlı")
                 && !w.starts_with("başlıca") // "main"
-                && !w.starts_with("başlıy") // "begins"
-                && prev != "modeli"; // dil modeli başlığı, the LM head
+                && !w.starts_with("başlıy"); // "begins"
             let bas = matches!(prev, "kv" | "sorgu" | "dikkat" | "anahtar" | "değer")
                 && w.starts_with("baş");
             baslik || bas
@@ -136,6 +135,86 @@ pub const GLOSSARY: &[Term] = &[
         use_tr: "Doğrulama görünümü",
         rejected: "Verify görünümü",
         matches: |_, w, next| w == "verify" && next.starts_with("görünüm"),
+    },
+    Term {
+        concept: "rank (one GPU of a group)",
+        use_tr: "rank",
+        rejected: "sıra",
+        // `sıralar üzerinden ortalama` for "mean over ranks"; `sıra` alone is also "order".
+        matches: |_, w, next| w.starts_with("sıralar") && next.starts_with("üzerinden"),
+    },
+    Term {
+        concept: "output (a tensor)",
+        use_tr: "çıktı (çıkış only in çıkış projeksiyonu, çıkış katmanı)",
+        rejected: "çıkış",
+        matches: |_, w, next| {
+            w.starts_with("çıkış")
+                && !next.starts_with("projeksiyon")
+                && !next.starts_with("katman")
+        },
+    },
+    Term {
+        concept: "decode (generating one token)",
+        use_tr: "token üretimi (decode)",
+        rejected: "kod çözme (reads as decryption)",
+        matches: |prev, w, _| prev == "kod" && w.starts_with("çöz"),
+    },
+    Term {
+        concept: "Mixture of Experts",
+        use_tr: "Uzmanların Karması (MoE), as the guide says",
+        rejected: "uzmanlar karışımı",
+        matches: |prev, w, _| prev.starts_with("uzman") && w.starts_with("karışım"),
+    },
+    Term {
+        concept: "(security, observability) gaps",
+        use_tr: "eksiklikler",
+        rejected: "boşluklar (boşluk is the pipeline bubble)",
+        matches: |prev, w, _| prev.starts_with("gözlemlenebilirlik") && w.starts_with("boşluk"),
+    },
+    Term {
+        concept: "device mesh",
+        use_tr: "cihaz ızgarası (mesh)",
+        rejected: "ağ (ağ is the network)",
+        matches: |prev, w, next| {
+            matches!(w, "ağ" | "ağı" | "ağın")
+                && (prev == "cihaz" || next.starts_with("eksen") || next.starts_with("boyut"))
+        },
+    },
+    Term {
+        concept: "guardrail (a label)",
+        use_tr: "önlem",
+        rejected: "korkuluk",
+        matches: |_, w, _| w.starts_with("korkuluk"),
+    },
+    Term {
+        concept: "a unit of time in a schedule",
+        use_tr: "birim süre",
+        rejected: "tık",
+        matches: |_, w, _| matches!(w, "tık" | "tıklık" | "tıkta" | "tıkı"),
+    },
+    Term {
+        concept: "tiles (covers exactly)",
+        use_tr: "tam olarak kaplar, paylaşır",
+        rejected: "döşer",
+        matches: |_, w, _| w.starts_with("döşe"),
+    },
+    Term {
+        concept: "plain multi-head attention",
+        use_tr: "klasik çok kafalı dikkat",
+        rejected: "düz çok kafalı dikkat",
+        matches: |prev, w, _| prev == "düz" && w == "çok",
+    },
+    Term {
+        concept: "identity (f forward, g backward)",
+        use_tr: "birim dönüşüm, birim işlem (identity)",
+        rejected: "birim alone",
+        matches: |prev, w, next| {
+            matches!(w, "birim" | "birimdir")
+                && !next.starts_with("dönüşüm")
+                && !next.starts_with("işlem")
+                && (matches!(prev, "geçişte" | "f" | "g" | "kopyalar" | "reduce" | "önce")
+                    || next == "identity")
+        },
     },
     Term {
         concept: "vocabulary, hidden size, padding multiple",
@@ -304,7 +383,9 @@ mod tests {
                 "12 başlık, KV başlığı, sorgu başlarının, LM başlığı, belirteçler, Belirteci, \
                  yığın, mikro yığında, girdisi, izdüşümü, balonun, Sunumda, iç içe, tek atımlık, \
                  GPU'da yaşar, pipeline aşaması, optimizer, iterasyon, ikileme, doldurma satırı, \
-                 Verify görünümü, vocab'ı, hidden"
+                 Verify görünümü, vocab'ı, hidden, sıralar üzerinden ortalama, fc1 çıkışı, kod \
+                 çözme, uzmanlar karışımı, gözlemlenebilirlik boşlukları, o ağ ekseni, Korkuluk:, \
+                 bir tık, döşer, düz çok kafalı dikkat, ileri geçişte birim, dil modeli başlığı"
             ),
             [
                 "başlık",
@@ -329,7 +410,19 @@ mod tests {
                 "doldurma",
                 "verify",
                 "vocab",
-                "hidden"
+                "hidden",
+                "sıralar",
+                "çıkışı",
+                "çözme",
+                "karışımı",
+                "boşlukları",
+                "ağ",
+                "korkuluk",
+                "tık",
+                "döşer",
+                "çok",
+                "birim",
+                "başlığı"
             ]
         );
         let lm = rejected_in_text("LM başlığı");
@@ -339,7 +432,10 @@ mod tests {
     #[test]
     fn words_that_only_begin_the_same_way_are_not_found() {
         let ok = "GPU başına, katman başına; her GPU bir parçayla başlar ve başlıca iş başlıyor. \
-                  Dil modeli başlığı, dil modeli başlığının ağırlıkları. Sınava kimin girdiğini. \
+                  Dil modeli kafası, dil modeli kafasının ağırlıkları. Sınava kimin girdiğini. \
+                  Çıkış projeksiyonu, çıkış katmanı, çıktı. Sıralar değişir, sırayla. Ağ üzerinden, \
+                  ağın bant genişliği. Tıklayın. Birim dönüşüm, birim işlem, 13 birimin 10'u, \
+                  doğal birim. Ardışık düzen boşlukları. Uzmanların Karması. Kodu çözümler. \
                   Bugünkü yazılım yığını, yazılım yığınının parçası. Sunum modu (F11). Kalibrasyon \
                   yaşamı. Ardışık düzen (pipeline) paralelliği. Ardışık düzen görünümü (Pipeline). İç yüzey, içeri. Belirtecek. \
                   Doldurma katı 128. Kafa, token'lar, parti, giriş, projeksiyon, boşluk, çıkarım.";

@@ -378,3 +378,125 @@ fn lesson_16_all_to_all_bytes_are_the_cost_model_s() {
         .collect();
     assert_eq!(valid, [1, 2, 4, 8]);
 }
+
+/// Issue 37, item 2: lesson 8 compares like with like: GPT-2 small's communication over its
+/// computation at TP = 4 against GPT-3 175B's at the same TP, and splits GPT-2 small's
+/// communication into ring-step latency and bytes.
+#[test]
+fn lesson_8_compares_communication_over_computation_at_the_same_tp() {
+    let (step, comm) = gpt2_layer_us(4);
+    let compute = step - comm;
+    let cluster = match Cluster::new(&Catalogue::default(), "h100", 4, 8, "ib-ndr-400") {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    // 4 all-reduces (2 forward, 2 backward) of 2(N − 1) = 6 ring steps each.
+    let latency = 4.0 * 6.0 * cluster.intra_node.latency_us;
+    let (c4, m4, _) = gpt3_layer_ms(4);
+    for lang in Lang::ALL {
+        for want in [
+            format!("{} µs", num(lang, comm, 1)),
+            format!("{} µs", num(lang, compute, 1)),
+            percent(lang, 100.0 * comm / compute, 0),
+            percent(lang, 100.0 * m4 / c4, 0),
+            percent(lang, 100.0 * comm / step, 0),
+            percent(lang, 100.0 * m4 / (c4 + m4), 0),
+            format!("{} µs", num(lang, latency, 0)),
+            format!("{} µs", num(lang, comm - latency, 1)),
+        ] {
+            assert_quotes("inside-a-node", lang, &want);
+        }
+    }
+    // The point: most of the small layer's communication is latency.
+    assert!(latency > 0.9 * comm, "{latency} of {comm}");
+}
+
+/// Issue 37, item 3: one latency model for a decode all-reduce in lessons 7, 8 and 12: the
+/// cost model's NCCL price of Llama 3 70B's 16 KiB all-reduce over 4 H100s (ring, LL).
+#[test]
+fn lessons_7_8_12_price_a_decode_all_reduce_as_the_cost_model_does() {
+    use tplab_engine::capacity::nccl;
+    use tplab_engine::labs::serve_cost::{all_reduce_price, AllReduceImpl};
+    let cluster = match Cluster::new(&Catalogue::default(), "h100", 8, 8, "ib-ndr-400") {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let size = 8192 * 2;
+    let p = match all_reduce_price(&cluster, 4, size, AllReduceImpl::Nccl) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(p.how, "nccl ring LL");
+    let us = p.time_s * 1e6;
+    let per_token_ms = 161.0 * us / 1e3;
+    let (base, step, call) = (
+        nccl::BASE_LAT_US[1][0],
+        nccl::HW_LAT_US[0][1][0],
+        nccl::NCCL_CALL_OVERHEAD_US,
+    );
+    for lang in Lang::ALL {
+        for want in [
+            format!("{} µs", num(lang, us, 0)),
+            format!(
+                "161 · {} µs ≈ {} ms",
+                num(lang, us, 0),
+                num(lang, per_token_ms, 1)
+            ),
+            format!("{} µs", num(lang, base, 1)),
+            format!("{} µs", num(lang, step, 1)),
+            format!("{} µs", num(lang, call, 1)),
+        ] {
+            assert_quotes("all-reduce", lang, &want);
+        }
+        assert_quotes("inside-a-node", lang, &format!("{} µs", num(lang, us, 0)));
+        assert_quotes("real-world", lang, &format!("{} µs", num(lang, us, 0)));
+        assert_quotes(
+            "real-world",
+            lang,
+            &format!("{} ms", num(lang, per_token_ms, 1)),
+        );
+    }
+    // Most of it is per call (base latency and launch), not per step.
+    assert!(base + call > 0.6 * us, "{base} + {call} of {us}");
+}
+
+/// Lesson 12's serving table inside one node (TP 2, 4, 8; the TP 16 row crosses nodes and is
+/// left to the multi-node model's own update): the cost model's weight reads, collectives and
+/// time per token, with NCCL and with a custom all-reduce.
+#[test]
+fn lesson_12_serving_table_inside_a_node_is_the_cost_model_s() {
+    use tplab_engine::labs::serve_cost::{decode_time, AllReduceImpl, Launch, ServeSetup};
+    let cluster = match Cluster::new(&Catalogue::default(), "h100", 8, 8, "ib-ndr-400") {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let run = |tp: usize, all_reduce: AllReduceImpl| {
+        let setup = ServeSetup {
+            tp,
+            pp: 1,
+            batch: 1,
+            context: 4096,
+            all_reduce,
+            launch: Launch::Graphs,
+        };
+        match decode_time(&ModelPreset::Llama3_70b.spec(), &cluster, setup) {
+            Ok(r) => r,
+            Err(e) => panic!("{e}"),
+        }
+    };
+    for tp in [2usize, 4, 8] {
+        let (n, c) = (run(tp, AllReduceImpl::Nccl), run(tp, AllReduceImpl::Custom));
+        for lang in Lang::ALL {
+            let ms = |s: f64| format!("{} ms", num(lang, s * 1e3, 1));
+            let row = format!(
+                "| {tp} | {} | {} | {} | {}",
+                ms(n.weights_s),
+                ms(n.collective_s),
+                ms(c.collective_s),
+                ms(n.step_s)
+            );
+            assert_quotes("real-world", lang, &row);
+            assert_quotes("real-world", lang, &ms(c.step_s));
+        }
+    }
+}

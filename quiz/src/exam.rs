@@ -1,7 +1,8 @@
 //! The certificate exam: a versioned pool of questions, a fresh draw at every sitting, a pass mark.
 //!
 //! A sitting draws `length` questions with its own seed: `length - generated` bank questions
-//! (every bank question but `exclude` and but the numeric ones, whose numbers are fixed) and
+//! (every bank question but `exclude` and but the numeric ones, whose numbers are fixed; one of
+//! each `at_least_one_of` group, then one per lesson, lessons in a shuffled order) and
 //! `generated` generated ones (every kind of [`generate::GenKind::ALL`] at least once when
 //! `generated` allows), in a shuffled order. A generated question's numbers come from a seed
 //! derived from the sitting's seed, so they change at every sitting: every numeric question of
@@ -51,6 +52,10 @@ pub struct Exam {
     pub generated: usize,
     /// Bank questions a sitting may draw.
     bank_pool: Vec<Question>,
+    /// Groups of bank questions (indices into `bank_pool`) of which every sitting draws at least
+    /// one: the kinds of question the tool cannot answer for the learner (spot the error in a
+    /// shown program, choose the reason).
+    at_least_one_of: Vec<Vec<usize>>,
     /// The sample of generated questions the exam file is checked against (seeds 0 to
     /// `generated_variants - 1`, distinct in wording, grouped by kind); sittings draw fresh ones.
     generated_pool: Vec<Vec<Question>>,
@@ -66,6 +71,8 @@ struct RawExam {
     generated_variants: toml::Spanned<u64>,
     #[serde(default)]
     exclude: Vec<toml::Spanned<String>>,
+    #[serde(default)]
+    at_least_one_of: Vec<toml::Spanned<Vec<String>>>,
 }
 
 /// The outcome of one sitting.
@@ -211,6 +218,31 @@ impl Exam {
             .filter(|q| !matches!(q.kind, crate::bank::QuestionKind::Numeric { .. }))
             .cloned()
             .collect();
+        let mut at_least_one_of = Vec::new();
+        for group in &raw.at_least_one_of {
+            let mut idx = Vec::new();
+            for id in group.get_ref() {
+                match bank_pool.iter().position(|q| &q.id == id) {
+                    Some(i) => idx.push(i),
+                    None => diags.push(at(
+                        group.span().start,
+                        format!(
+                            "at_least_one_of names '{id}', which is not in the exam's bank pool"
+                        ),
+                    )),
+                }
+            }
+            if idx.is_empty() {
+                diags.push(at(
+                    group.span().start,
+                    "an at_least_one_of group must name at least one question".to_string(),
+                ));
+            }
+            at_least_one_of.push(idx);
+        }
+        if !diags.is_empty() {
+            return Err(diags);
+        }
         let mut seen: BTreeSet<String> = bank_pool
             .iter()
             .map(|q| q.prompt(Lang::En).to_string())
@@ -230,9 +262,20 @@ impl Exam {
             length,
             generated,
             bank_pool,
+            at_least_one_of,
             generated_pool,
         };
         let bank_need = length - generated;
+        if exam.at_least_one_of.len() > bank_need {
+            diags.push(Diagnostic::new(
+                file,
+                None,
+                format!(
+                    "{} at_least_one_of groups cannot all be met by the {bank_need} bank questions of a sitting",
+                    exam.at_least_one_of.len()
+                ),
+            ));
+        }
         if exam.bank_pool.len() < bank_need {
             diags.push(Diagnostic::new(
                 file,
@@ -287,13 +330,8 @@ impl Exam {
     /// another seed.
     pub fn draw(&self, seed: u64) -> Vec<Question> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut bank: Vec<&Question> = self.bank_pool.iter().collect();
-        bank.shuffle(&mut rng);
-        let mut out: Vec<Question> = bank
-            .into_iter()
-            .take(self.length - self.generated)
-            .cloned()
-            .collect();
+        let out_bank = self.draw_bank(&mut rng);
+        let mut out: Vec<Question> = out_bank.into_iter().cloned().collect();
         // Generated: the kinds in a shuffled order, then round-robin, so every kind appears
         // when `generated` >= the number of kinds. Each question's seed is derived from the
         // sitting's, so its numbers are new at every sitting; a wording already drawn (or a
@@ -323,6 +361,61 @@ impl Exam {
         }
         out.shuffle(&mut rng);
         out
+    }
+
+    /// The bank questions of a sitting: first one of each `at_least_one_of` group (a group
+    /// already met is skipped), then one question per lesson in a shuffled order of lessons,
+    /// round after round, so that a sitting spreads over as many lessons as it has questions.
+    fn draw_bank(&self, rng: &mut ChaCha8Rng) -> Vec<&Question> {
+        let need = self.length - self.generated;
+        let mut taken: BTreeSet<usize> = BTreeSet::new();
+        for group in &self.at_least_one_of {
+            if taken.len() >= need || group.iter().any(|i| taken.contains(i)) {
+                continue;
+            }
+            let mut g = group.clone();
+            g.shuffle(rng);
+            if let Some(&i) = g.first() {
+                taken.insert(i);
+            }
+        }
+        // The rest, by lesson: every lesson's questions shuffled, the lessons shuffled.
+        let mut by_lesson: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for (i, q) in self.bank_pool.iter().enumerate() {
+            if !taken.contains(&i) {
+                by_lesson
+                    .entry(q.lesson.as_deref().unwrap_or(""))
+                    .or_default()
+                    .push(i);
+            }
+        }
+        let mut lessons: Vec<Vec<usize>> = by_lesson.into_values().collect();
+        for l in &mut lessons {
+            l.shuffle(rng);
+        }
+        lessons.shuffle(rng);
+        // Lessons that already gave a question (through a group) come last in the first round.
+        lessons.sort_by_key(|l| {
+            let lesson = l.first().and_then(|&i| self.bank_pool[i].lesson.as_deref());
+            taken
+                .iter()
+                .any(|&t| self.bank_pool[t].lesson.as_deref() == lesson)
+        });
+        let mut order: Vec<usize> = taken.iter().copied().collect();
+        order.shuffle(rng);
+        let mut round = 0;
+        while order.len() < need && lessons.iter().any(|l| round < l.len()) {
+            for l in &lessons {
+                if order.len() >= need {
+                    break;
+                }
+                if let Some(&i) = l.get(round) {
+                    order.push(i);
+                }
+            }
+            round += 1;
+        }
+        order.into_iter().map(|i| &self.bank_pool[i]).collect()
     }
 
     /// A new sitting with `seed`; choices are shuffled with seeds derived from it.
@@ -526,6 +619,48 @@ mod tests {
                 let tag = format!("gen:{}:", kind.name());
                 assert!(ids.iter().any(|id| id.starts_with(&tag)), "{tag}");
             }
+        }
+    }
+
+    /// Issue 37: the bank part of a sitting spreads over the lessons (no lesson twice while
+    /// another has questions left) and always holds a spot-the-error question and an
+    /// explain-why one.
+    #[test]
+    fn a_sitting_draws_across_lessons_and_from_every_required_group() {
+        let exam = exam();
+        assert_eq!(
+            exam.at_least_one_of.len(),
+            2,
+            "spot the error, choose the reason"
+        );
+        let lessons: BTreeSet<&str> = exam
+            .bank_pool
+            .iter()
+            .filter_map(|q| q.lesson.as_deref())
+            .collect();
+        let bank_need = exam.length - exam.generated;
+        for seed in 0..200 {
+            let s = exam.sitting(seed);
+            let bank: Vec<&Question> = s
+                .questions
+                .iter()
+                .filter(|q| !q.id.starts_with("gen:"))
+                .collect();
+            assert_eq!(bank.len(), bank_need);
+            for group in &exam.at_least_one_of {
+                assert!(
+                    group
+                        .iter()
+                        .any(|&i| bank.iter().any(|q| q.id == exam.bank_pool[i].id)),
+                    "seed {seed}: no question of a required group"
+                );
+            }
+            let drawn: BTreeSet<&str> = bank.iter().filter_map(|q| q.lesson.as_deref()).collect();
+            assert!(
+                drawn.len() >= bank_need.min(lessons.len()) - 1,
+                "seed {seed}: {bank_need} bank questions from only {} lessons",
+                drawn.len()
+            );
         }
     }
 

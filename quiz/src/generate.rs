@@ -193,6 +193,175 @@ pub const ODD_MODEL: ModelShape = ModelShape {
     kv_heads: None,
 };
 
+/// The models of the TP validity question, from their published configs (Hugging Face
+/// `config.json`: hidden_size, num_attention_heads, num_key_value_heads, intermediate_size,
+/// num_hidden_layers). Chosen so that each verdict of [`VALIDITY_CHOICES`] comes from several
+/// models at several TP sizes: Llama 2 13B, Baichuan2 13B and Qwen1.5 4B and 14B fail only on
+/// their FFN width at TP 5 or 10, Qwen2 1.5B at TP 6 and 12, Qwen2 0.5B at 14, SmolLM2 135M and
+/// 360M at 9 and 15, while the same models are valid at other sizes. (`llama` marks the blocks
+/// with a SwiGLU MLP, RMSNorm and no biases; Qwen's QKV biases leave it out.)
+pub const VALIDITY_MODELS: [ModelShape; 15] = [
+    ModelShape {
+        name: "GPT-2 small",
+        hidden: 768,
+        heads: 12,
+        ffn: 3072,
+        layers: 12,
+        llama: false,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "Llama 2 13B",
+        hidden: 5120,
+        heads: 40,
+        ffn: 13824,
+        layers: 40,
+        llama: true,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "Qwen2 1.5B",
+        hidden: 1536,
+        heads: 12,
+        ffn: 8960,
+        layers: 28,
+        llama: false,
+        kv_heads: Some(2),
+    },
+    ModelShape {
+        name: "Qwen1.5 4B",
+        hidden: 2560,
+        heads: 20,
+        ffn: 6912,
+        layers: 40,
+        llama: false,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "Qwen2 0.5B",
+        hidden: 896,
+        heads: 14,
+        ffn: 4864,
+        layers: 24,
+        llama: false,
+        kv_heads: Some(2),
+    },
+    ModelShape {
+        name: "OPT-13B",
+        hidden: 5120,
+        heads: 40,
+        ffn: 20480,
+        layers: 40,
+        llama: false,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "OPT-30B",
+        hidden: 7168,
+        heads: 56,
+        ffn: 28672,
+        layers: 48,
+        llama: false,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "Phi-3 medium",
+        hidden: 5120,
+        heads: 40,
+        ffn: 17920,
+        layers: 40,
+        llama: true,
+        kv_heads: Some(10),
+    },
+    ModelShape {
+        name: "SmolLM2 135M",
+        hidden: 576,
+        heads: 9,
+        ffn: 1536,
+        layers: 30,
+        llama: true,
+        kv_heads: Some(3),
+    },
+    ModelShape {
+        name: "SmolLM2 360M",
+        hidden: 960,
+        heads: 15,
+        ffn: 2560,
+        layers: 32,
+        llama: true,
+        kv_heads: Some(5),
+    },
+    ModelShape {
+        name: "Baichuan2 13B",
+        hidden: 5120,
+        heads: 40,
+        ffn: 13696,
+        layers: 40,
+        llama: true,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "OPT-66B",
+        hidden: 9216,
+        heads: 72,
+        ffn: 36864,
+        layers: 64,
+        llama: false,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "Pythia 12B",
+        hidden: 5120,
+        heads: 40,
+        ffn: 20480,
+        layers: 36,
+        llama: false,
+        kv_heads: None,
+    },
+    ModelShape {
+        name: "StarCoder2 7B",
+        hidden: 4608,
+        heads: 36,
+        ffn: 18432,
+        layers: 32,
+        llama: false,
+        kv_heads: Some(4),
+    },
+    ModelShape {
+        name: "Qwen1.5 14B",
+        hidden: 5120,
+        heads: 40,
+        ffn: 13696,
+        layers: 40,
+        llama: false,
+        kv_heads: None,
+    },
+];
+
+/// The (model of [`VALIDITY_MODELS`], TP, weight) cases a TP validity question draws from, in
+/// proportion to the weight. Solved as a linear program (minimise the best single-feature
+/// guesser) and rounded: every verdict, every model and every TP size is mixed, so that
+/// neither the model, nor the TP, nor the verdict's prior predicts the answer better than 40%
+/// (chance is 33%; `single_feature_guessers_stay_near_chance` measures it).
+#[rustfmt::skip]
+pub const VALIDITY_CASES: &[(usize, usize, u32)] = &[
+    (0, 6, 1), (0, 10, 1), // GPT-2 small
+    (1, 5, 3), (1, 8, 3), (1, 14, 3), // Llama 2 13B
+    (2, 4, 3), (2, 6, 1), (2, 8, 1), (2, 10, 3), (2, 12, 3), // Qwen2 1.5B
+    (3, 4, 3), (3, 8, 3), (3, 10, 3), // Qwen1.5 4B
+    (4, 2, 3), (4, 4, 3), (4, 14, 3), // Qwen2 0.5B
+    (5, 9, 1), (5, 10, 1), // OPT-13B
+    (6, 5, 3), (6, 14, 3), // OPT-30B
+    (7, 10, 3), (7, 12, 3), // Phi-3 medium
+    (8, 2, 3), (8, 3, 3), (8, 9, 3), // SmolLM2 135M
+    (9, 4, 3), (9, 5, 3), (9, 15, 1), // SmolLM2 360M
+    (10, 3, 2), (10, 6, 1), (10, 8, 3), (10, 10, 3), // Baichuan2 13B
+    (11, 9, 3), (11, 10, 3), // OPT-66B
+    (12, 9, 2), (12, 10, 3), (12, 15, 1), // Pythia 12B
+    (13, 8, 3), (13, 12, 3), // StarCoder2 7B
+    (14, 3, 1), (14, 8, 1), (14, 10, 1), // Qwen1.5 14B
+];
+
 impl ModelShape {
     /// The engine config of this model at `tp` (one micro-batch of 1×1024 tokens). The
     /// divisibility rules it checks (heads, FFN width) are the same for GPT and LLaMA blocks.
@@ -630,43 +799,27 @@ fn tp_verdict(model: &ModelShape, tp: usize) -> Option<usize> {
     }
 }
 
-/// Draws the verdict first, uniformly, then a model that can produce it and a TP size that
-/// does: otherwise the verdicts come out as the models' divisors fall (about 70% "heads fail"),
-/// and always picking the most common one would pass.
-fn draw_verdict_then_case<M: Copy>(
-    rng: &mut ChaCha8Rng,
-    verdicts: usize,
-    models: &[M],
-    verdict_of: impl Fn(&M, usize) -> Option<usize>,
-) -> (M, usize) {
-    let want = rng.random_range(0..verdicts);
-    let tps_for = |m: &M| -> Vec<usize> {
-        (2..=16usize)
-            .filter(|&tp| verdict_of(m, tp) == Some(want))
-            .collect()
-    };
-    let able: Vec<M> = models
-        .iter()
-        .copied()
-        .filter(|m| !tps_for(m).is_empty())
-        .collect();
-    // Every verdict has a model (a test checks it); were one missing, the first model and a
-    // TP of 2 still make a well-formed question whose answer the engine decides.
-    let Some(&model) = able.get(rng.random_range(0..able.len().max(1))) else {
-        return (models[0], 2);
-    };
-    let tp = pick(rng, &tps_for(&model));
-    (model, tp)
+/// One of `cases` (model index, TP, weight), drawn in proportion to its weight: the model
+/// index and the TP. The tables are built so that the verdict is mixed for every model and
+/// every TP (see [`VALIDITY_CASES`]); a test checks each case has the verdict it needs.
+fn draw_case(rng: &mut ChaCha8Rng, cases: &[(usize, usize, u32)]) -> (usize, usize) {
+    let total: u32 = cases.iter().map(|c| c.2).sum();
+    let mut r = rng.random_range(0..total.max(1));
+    for &(model, tp, w) in cases {
+        if r < w {
+            return (model, tp);
+        }
+        r -= w;
+    }
+    // Unreachable with a non-empty table (r < total); the first case keeps it well-formed.
+    cases.first().map_or((0, 2), |c| (c.0, c.1))
 }
 
 fn tp_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let candidates: Vec<ModelShape> = MODELS
-        .into_iter()
-        .chain(std::iter::once(ODD_MODEL))
-        .collect();
-    let (model, tp) = draw_verdict_then_case(rng, VALIDITY_CHOICES.len(), &candidates, tp_verdict);
+    let (m, tp) = draw_case(rng, VALIDITY_CASES);
+    let model = VALIDITY_MODELS[m.min(VALIDITY_MODELS.len() - 1)];
     let cfg = &model.config(tp, DType::Bf16);
-    // The right answer is the engine's verdict for the drawn case (the draw only chose it).
+    // The right answer is the engine's verdict for the drawn case (the table only chose it).
     let correct = tp_verdict(&model, tp).unwrap_or(0);
     let (h, f) = (model.heads, model.ffn);
     let (hmod, fmod) = (modulo(h, tp), modulo(f, tp));
@@ -766,19 +919,40 @@ fn split_question(
 pub type GqaModel = (&'static str, usize, usize, usize, usize, usize);
 
 /// Grouped-query-attention models, from their published configs (Hugging Face `config.json`:
-/// Llama 3 8B and 70B, Mistral 7B, Qwen2 7B and 1.5B, Phi-3 medium). Their head counts give
-/// every verdict of [`GQA_CHOICES`] some TP size in 2..=16. Checked against the configs
+/// Llama 3 8B and 70B, Mistral 7B, Qwen2 7B and 1.5B, Phi-3 medium, Qwen2.5 14B, SmolLM2 135M,
+/// StarCoder2 3B and 15B). Their head counts give every verdict of [`GQA_CHOICES`] some TP size
+/// in 2..=16. Checked against the configs
 /// (hidden_size, num_attention_heads, num_key_value_heads, intermediate_size,
 /// num_hidden_layers): `Qwen/Qwen2-1.5B` 1536, 12, 2, 8960, 28;
 /// `microsoft/Phi-3-medium-4k-instruct` 5120, 40, 10, 17920, 40; `Qwen/Qwen2-7B-Instruct` 3584,
 /// 28, 4, 18944, 28.
-pub const GQA_MODELS: [GqaModel; 6] = [
+pub const GQA_MODELS: [GqaModel; 10] = [
     ("Llama 3 8B", 4096, 32, 8, 14336, 32),
     ("Llama 3 70B", 8192, 64, 8, 28672, 80),
     ("Mistral 7B", 4096, 32, 8, 14336, 32),
     ("Qwen2 7B", 3584, 28, 4, 18944, 28),
     ("Qwen2 1.5B", 1536, 12, 2, 8960, 28),
     ("Phi-3 medium", 5120, 40, 10, 17920, 40),
+    ("Qwen2.5 14B", 5120, 40, 8, 13824, 48),
+    ("SmolLM2 135M", 576, 9, 3, 1536, 30),
+    ("StarCoder2 3B", 3072, 24, 2, 12288, 30),
+    ("StarCoder2 15B", 6144, 48, 4, 24576, 40),
+];
+
+/// The (model of [`GQA_MODELS`], TP, weight) cases a grouped-query validity question draws
+/// from, in proportion to the weight: a linear program's solution, rounded, so that neither the
+/// model nor the TP predicts the verdict better than 34% (chance is 25%). Qwen2 1.5B shares its
+/// 2 KV heads at TP 4 and cannot place them at TP 3; Phi-3 medium's 10 KV heads split at TP 5
+/// and 10 and fit neither rule at 4 and 8; StarCoder2 15B holds whole KV heads at TP 4, shares
+/// them at 8 and fails on its heads at 5 and on its KV heads at 6.
+#[rustfmt::skip]
+pub const GQA_CASES: &[(usize, usize, u32)] = &[
+    (4, 3, 4), (4, 4, 4), (4, 8, 4), // Qwen2 1.5B
+    (5, 3, 3), (5, 4, 4), (5, 5, 4), (5, 6, 4), (5, 8, 3), (5, 10, 3), // Phi-3 medium
+    (6, 3, 4), (6, 5, 4), (6, 8, 4), // Qwen2.5 14B
+    (7, 3, 4), (7, 4, 4), // SmolLM2 135M
+    (8, 3, 3), (8, 6, 3), (8, 10, 3), // StarCoder2 3B
+    (9, 4, 4), (9, 5, 4), (9, 6, 4), (9, 8, 4), // StarCoder2 15B
 ];
 
 /// The answer choices of a grouped-query validity question, in authored order (shown
@@ -820,7 +994,8 @@ fn gqa_verdict(m: &GqaModel, tp: usize) -> Option<usize> {
 }
 
 fn gqa_validity(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let (model, tp) = draw_verdict_then_case(rng, GQA_CHOICES.len(), &GQA_MODELS, gqa_verdict);
+    let (m, tp) = draw_case(rng, GQA_CASES);
+    let model = GQA_MODELS[m.min(GQA_MODELS.len() - 1)];
     let (name, hidden, heads, kv, ffn, _) = model;
     let cfg = &gqa_config(hidden, heads, kv, ffn, tp);
     let correct = gqa_verdict(&model, tp).unwrap_or(0);
@@ -1195,7 +1370,9 @@ fn valid_tp_sizes(rng: &mut ChaCha8Rng, seed: u64) -> Question {
 }
 
 fn kv_cache(rng: &mut ChaCha8Rng, seed: u64) -> Question {
-    let (name, hidden, heads, kv, ffn, layers) = pick(rng, &GQA_MODELS);
+    // The six models the KV-cache question has always drawn (the later ones were added for the
+    // validity question's balance).
+    let (name, hidden, heads, kv, ffn, layers) = pick(rng, &GQA_MODELS[..6]);
     let cfg_at = |tp: usize| gqa_config(hidden, heads, kv, ffn, tp);
     let valid: Vec<usize> = [1, 2, 4, 8, 16]
         .into_iter()
@@ -1810,6 +1987,12 @@ fn ep_layout(rng: &mut ChaCha8Rng, seed: u64) -> Question {
                             {
                                 invalid[1].push(l)
                             }
+                            // A TP that is a multiple of the KV heads is refused by tplab's
+                            // planner (whole KV heads per GPU) but accepted by current
+                            // Megatron-Core, which all-gathers the QKV activations (lesson 5):
+                            // not a mistake to draw.
+                            Err(LayoutError::KvHeadsNotDivisible { .. })
+                                if l.tp.is_multiple_of(spec.kv_heads) => {}
                             Err(
                                 LayoutError::HeadsNotDivisible { .. }
                                 | LayoutError::KvHeadsNotDivisible { .. }
@@ -2002,9 +2185,8 @@ mod tests {
         for seed in 0..200 {
             let q = generate(GenKind::TpValidity, seed);
             let en = q.prompt.get(Lang::En).to_string();
-            let model = MODELS
+            let model = VALIDITY_MODELS
                 .iter()
-                .chain(std::iter::once(&ODD_MODEL))
                 .find(|m| en.starts_with(&format!("Can {} (", m.name)))
                 .unwrap();
             let tp = tp_asked(&en);
@@ -2020,6 +2202,129 @@ mod tests {
             seen[want] += 1;
         }
         assert_every_verdict_occurs(&seen);
+    }
+
+    /// Every case of the two validity tables names a model and a TP whose verdict the question
+    /// asks about (not a KV or FFN failure another question covers).
+    #[test]
+    fn every_validity_case_has_a_verdict() {
+        for &(m, tp, w) in VALIDITY_CASES {
+            assert!(w > 0 && m < VALIDITY_MODELS.len(), "({m}, {tp}, {w})");
+            let model = &VALIDITY_MODELS[m];
+            assert!(tp_verdict(model, tp).is_some(), "{} at TP {tp}", model.name);
+        }
+        for &(m, tp, w) in GQA_CASES {
+            assert!(w > 0 && m < GQA_MODELS.len(), "({m}, {tp}, {w})");
+            assert!(
+                gqa_verdict(&GQA_MODELS[m], tp).is_some(),
+                "{} at TP {tp}",
+                GQA_MODELS[m].0
+            );
+        }
+    }
+
+    /// The accuracy of the best guesser that sees one feature: for every value of the feature
+    /// it answers that value's most common right answer. `samples` are (feature, answer); the
+    /// guesser learns from the even-numbered samples and is scored on the odd-numbered ones, so
+    /// that a feature with many rare values does not score by memorising them.
+    fn best_guess_accuracy(samples: &[(String, String)]) -> f64 {
+        let mut by: std::collections::BTreeMap<&str, std::collections::BTreeMap<&str, usize>> =
+            Default::default();
+        for (f, a) in samples.iter().step_by(2) {
+            *by.entry(f).or_default().entry(a).or_default() += 1;
+        }
+        let guess = |f: &str| -> Option<&str> {
+            let m = by.get(f)?;
+            m.iter()
+                .max_by_key(|(a, n)| (**n, std::cmp::Reverse(**a)))
+                .map(|(a, _)| *a)
+        };
+        let test: Vec<&(String, String)> = samples.iter().skip(1).step_by(2).collect();
+        let hits = test
+            .iter()
+            .filter(|(f, a)| guess(f) == Some(a.as_str()))
+            .count();
+        hits as f64 / test.len().max(1) as f64
+    }
+
+    /// What a learner sees of a validity question, feature by feature: (name, value) pairs.
+    fn visible_features(q: &Question) -> Vec<(&'static str, String)> {
+        let en = q.prompt.get(Lang::En);
+        let tp = tp_asked(en);
+        let choices: Vec<usize> = q
+            .choices()
+            .iter()
+            .map(|c| c.get(Lang::En).chars().count())
+            .collect();
+        let longest = (0..choices.len()).max_by_key(|&i| choices[i]).unwrap_or(0);
+        let shortest = (0..choices.len()).min_by_key(|&i| choices[i]).unwrap_or(0);
+        vec![
+            ("TP", tp.to_string()),
+            ("model", en.replace(&format!("TP={tp}"), "")),
+            ("nothing (the verdicts' prior)", String::new()),
+            ("the longest choice", format!("longest={longest}")),
+            ("the shortest choice", format!("shortest={shortest}")),
+        ]
+    }
+
+    /// Issue 37: a validity question must not give its verdict away through the draw. Over
+    /// thousands of draws, no guesser that sees one visible feature (the TP, the model, nothing
+    /// but the verdicts' frequencies, the longest or shortest choice) beats chance by more than
+    /// 10 points. The longest/shortest guessers answer "the choice at that position": right as
+    /// often as that choice's verdict comes up.
+    #[test]
+    fn single_feature_guessers_stay_near_chance() {
+        for kind in [GenKind::TpValidity, GenKind::GqaValidity] {
+            let qs: Vec<Question> = (0..20_000).map(|seed| generate(kind, seed)).collect();
+            let chance = 1.0 / qs[0].choices().len() as f64;
+            let names: Vec<&str> = visible_features(&qs[0]).iter().map(|f| f.0).collect();
+            for (k, name) in names.iter().enumerate() {
+                let samples: Vec<(String, String)> = qs
+                    .iter()
+                    .map(|q| {
+                        let f = visible_features(q).swap_remove(k).1;
+                        let right = single_correct(q);
+                        // A position guesser (longest, shortest) is right when the right
+                        // choice is at its position; a value guesser learns the answer.
+                        let answer = match *name {
+                            "the longest choice" | "the shortest choice" => {
+                                (f.ends_with(&format!("={right}"))).to_string()
+                            }
+                            _ => right.to_string(),
+                        };
+                        (f, answer)
+                    })
+                    .collect();
+                let acc = match *name {
+                    "the longest choice" | "the shortest choice" => {
+                        samples.iter().filter(|s| s.1 == "true").count() as f64
+                            / samples.len() as f64
+                    }
+                    _ => best_guess_accuracy(&samples),
+                };
+                println!("{}: guessing from {name}: {:.1}%", kind.name(), 100.0 * acc);
+                assert!(
+                    acc <= chance + 0.10,
+                    "{}: guessing from {name} is right {:.1}% of the time (chance {:.1}%)",
+                    kind.name(),
+                    100.0 * acc,
+                    100.0 * chance
+                );
+            }
+        }
+        // The measure finds a leak: a verdict that follows the TP is guessed every time.
+        let leaky: Vec<(String, String)> = (0..600)
+            .map(|i| ((i % 3).to_string(), (i % 3).to_string()))
+            .collect();
+        assert_eq!(best_guess_accuracy(&leaky), 1.0);
+        let fair: Vec<(String, String)> = (0..600)
+            .map(|i| ((i % 3).to_string(), ((i / 6) % 3).to_string()))
+            .collect();
+        assert!(
+            best_guess_accuracy(&fair) < 0.4,
+            "{}",
+            best_guess_accuracy(&fair)
+        );
     }
 
     /// The GQA verdict by hand: heads % tp first, then Megatron's kv % tp, then vLLM's tp % kv.
@@ -2500,7 +2805,11 @@ mod tests {
                 assert_eq!(t.validate(), Ok(()));
             }
         }
-        assert_eq!(reasons.len(), 5, "{reasons:?}");
+        // No "tp" mistake: the only TP sizes these models refuse are multiples of their KV
+        // heads, which current Megatron-Core accepts (it all-gathers the QKV activations), so
+        // the question does not draw them (issue 37).
+        assert_eq!(reasons.len(), 4, "{reasons:?}");
+        assert!(!reasons.contains("tp"), "{reasons:?}");
     }
 
     #[test]
@@ -2522,10 +2831,20 @@ mod tests {
                     }
                     let p = 1.0 / k as f64;
                     let sigma = (p * (1.0 - p) / N as f64).sqrt();
+                    // The validity kinds draw (model, TP) cases from tables that balance the
+                    // verdict against the model and the TP too: there every verdict is right in
+                    // at least half of chance here, and `single_feature_guessers_stay_near_chance`
+                    // bounds the most frequent one at chance + 10 points.
+                    let validity = matches!(kind, GenKind::TpValidity | GenKind::GqaValidity);
                     for (i, &c) in counts.iter().enumerate() {
                         let f = c as f64 / N as f64;
                         assert!(
-                            (f - p).abs() <= 5.0 * sigma,
+                            if validity {
+                                // The upper bound is measured over 20,000 draws there.
+                                f >= p / 2.0
+                            } else {
+                                (f - p).abs() <= 5.0 * sigma
+                            },
                             "{}: choice {i} right in {f:.3} of {N} questions, want {p:.3} ± {:.3}: {counts:?}",
                             kind.name(),
                             5.0 * sigma

@@ -13,6 +13,7 @@
 
 pub mod bank;
 pub mod cert;
+pub mod coverage;
 pub mod exam;
 pub mod generate;
 pub mod grade;

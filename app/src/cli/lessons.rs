@@ -111,6 +111,7 @@ pub fn check_all(
 ) -> (Diagnostics, String) {
     let mut diags = Diagnostics::default();
     let mut summary = Vec::new();
+    let mut per_lesson = String::new();
     let catalog = match Catalog::from_files(lesson_files.iter().copied()) {
         Ok(c) => {
             let targets = c.show_me_targets().count();
@@ -133,6 +134,9 @@ pub fn check_all(
                 bank.questions.len(),
                 bank_files.len()
             ));
+            if let Some(cat) = catalog.as_ref() {
+                per_lesson = per_lesson_lines(&bank, cat, &mut diags);
+            }
             match Exam::from_text(exam_file.0, exam_file.1, &bank) {
                 Ok(e) => summary.push(format!(
                     "exam {}: {} questions a sitting from a pool of {}, pass mark {}%",
@@ -146,7 +150,44 @@ pub fn check_all(
         }
         Err(d) => diags.extend(d),
     }
-    (diags, summary.join("; "))
+    (diags, format!("{}{per_lesson}", summary.join("; ")))
+}
+
+/// The questions of every lesson, one line each (bank questions + generated kinds), and a
+/// problem for each lesson with fewer than [`coverage::MIN_PER_LESSON`].
+fn per_lesson_lines(bank: &Bank, catalog: &Catalog, diags: &mut Diagnostics) -> String {
+    use tplab_quiz::coverage;
+    let mut out = String::from("\nquestions per lesson (bank + generated kinds):");
+    for c in coverage::questions_per_lesson(bank, catalog) {
+        let kinds: Vec<&str> = c.generated.iter().map(|k| k.name()).collect();
+        out.push_str(&format!(
+            "\n  {:2}. {:<24} {:2} = {} + {}{}",
+            c.order,
+            c.slug,
+            c.total(),
+            c.bank,
+            kinds.len(),
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            }
+        ));
+        if c.total() < coverage::MIN_PER_LESSON {
+            diags.push(tplab_lessons::Diagnostic::new(
+                "quiz",
+                None,
+                format!(
+                    "lesson {} ({}) has {} question(s); every lesson needs at least {} (bank or generated)",
+                    c.order,
+                    c.slug,
+                    c.total(),
+                    coverage::MIN_PER_LESSON
+                ),
+            ));
+        }
+    }
+    out
 }
 
 fn check(content: Option<&Path>, banks: Option<&Path>) -> anyhow::Result<ExitCode> {
@@ -212,6 +253,24 @@ mod tests {
         let (d, summary) = check_all(&l, &b, tplab_quiz::exam::EMBEDDED);
         assert!(d.is_empty(), "{d}");
         assert!(summary.contains("16 lessons"), "{summary}");
+        // The count of questions per lesson, one line per lesson.
+        assert!(
+            summary.contains("questions per lesson (bank + generated kinds):"),
+            "{summary}"
+        );
+        assert!(summary.contains("10. vocab-parallel"), "{summary}");
+        assert_eq!(summary.matches("\n  ").count(), 16, "{summary}");
+    }
+
+    #[test]
+    fn a_lesson_without_questions_is_a_problem() {
+        let (l, _) = shipped();
+        let (d, _) = check_all(&l, &[("faq.toml", tplab_quiz::bank::EMBEDDED[0].1)], ("exam.toml", "version = \"exam-v2\"\npass_percent = 80\nlength = 2\ngenerated = 1\ngenerated_variants = 2\n"));
+        let text = d.to_string();
+        assert!(
+            text.contains("lesson 10 (vocab-parallel) has 0 question(s)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -71,7 +71,7 @@ serve-gqa = Gruplanmış sorgu dikkati (2 KV kafası)
 serve-gqa-hint = 4 sorgu kafası 2 KV kafasını paylaşır. TP=2'de her GPU bir KV kafasını önbelleğe alır; TP=4'te her KV kafası iki GPU'da tutulur, bu yüzden GPU başına önbellek küçülmeyi bırakır.
 serve-generate = Üret
 serve-training = Küçük model rehber üzerinde eğitiliyor…
-serve-decoding = Kod çözülüyor…
+serve-decoding = Token'lar üretiliyor…
 serve-failed = İstek başarısız oldu: { $error }
 serve-reference = Bölünmemiş referans: { $text }
 serve-column = TP = { $tp }
@@ -98,8 +98,8 @@ serve-curve-nofit = belleğe sığmıyor
 serve-shipped = Hazır eğitilmiş modeli kullan
 serve-shipped-hint = tplab, bir kez eğitilmiş küçük modelle gelir (rehber üzerinde 300 adım, her kafaya bir KV kafası). Önce verilen adım sayısı kadar yeni bir model eğitmek için işareti kaldırın ya da gruplanmış sorgu dikkatini açın (0: rastgele ağırlıklar).
 serve-temperature = Sıcaklık
-serve-temperature-hint = 0 açgözlü kod çözer: her adım en olası sonraki karakteri seçer. 0'ın üstünde her adım sonraki karakteri modelin olasılıklarından çeker (1'in altında daha keskin, üstünde daha düz); her TP'de ve referansta aynı tohumlu rastgele sayı kullanılır, böylece sütunlar karşılaştırılabilir kalır.
-serve-greedy-note = Açgözlü kod çözme: her adım en olası sonraki karakteri seçer. Bu kadar küçük bir model kısa sürede en olası devamı kendisine geri dönen bir ifadeye ulaşır, bu yüzden metin tekrar eder; üç sütun aynı logit'leri hesapladığı için tekrar her TP'de aynıdır. Bunun yerine örnekleme yapmak için sıcaklığı 0'ın üstüne çıkarın.
+serve-temperature-hint = 0 açgözlü üretim yapar: her adım en olası sonraki karakteri seçer. 0'ın üstünde her adım sonraki karakteri modelin olasılıklarından çeker (1'in altında daha keskin, üstünde daha düz); her TP'de ve referansta aynı tohumlu rastgele sayı kullanılır, böylece sütunlar karşılaştırılabilir kalır.
+serve-greedy-note = Açgözlü üretim (greedy decoding): her adım en olası sonraki karakteri seçer. Bu kadar küçük bir model kısa sürede en olası devamı kendisine geri dönen bir ifadeye ulaşır, bu yüzden metin tekrar eder; üç sütun aynı logit'leri hesapladığı için tekrar her TP'de aynıdır. Bunun yerine örnekleme yapmak için sıcaklığı 0'ın üstüne çıkarın.
 serve-sampled-note = { $temperature } sıcaklıkta örneklendi: her adım sonraki karakteri modelin olasılıklarından, her TP'de ve referansta aynı tohumlu rastgele sayıyla çeker; bu yüzden üç sütun yine aynı sonucu vermelidir.
 serve-pub-title = Modelin yanında yayımlanmış bir ölçüm
 serve-pub-intro = Tensör paralel çıkarımın yayımlanmış bir çalıştırmasını seçin: tplab onu aynı maliyet modeliyle, motorun ayarlarında (CUDA graph'ı yok, NCCL all-reduce'ları) tahmin eder ve ölçülen süreyi tahmininin yanında gösterir. Önceden seçili çalıştırma yukarıdaki senaryoya en yakın olanıdır: 4 GPU'da 70B bir model.
@@ -108,20 +108,20 @@ serve-pub-nearest = Senaryoya en yakın olan
 serve-pub-row = { $model }, { $gpus } × { $gpu }, { $layout }, parti { $batch }, { $tokens }
 serve-pub-layout-tp = TP { $tp }
 serve-pub-layout-pp = TP { $tp } × PP { $pp }
-serve-pub-tokens-request = { $prompt } giriş, { $output } çıkış
+serve-pub-tokens-request = { $prompt } giriş, { $output } çıktı
 serve-pub-tokens-first = { $prompt } giriş, ilk token
 serve-pub-source-ft = Kaynak: NVIDIA FasterTransformer, GPT kılavuzu, Performans (A100 80GB SuperPod: düğüm başına NVSwitch üzerinde 8 GPU, düğümler arasında 8 × 200 Gb/s InfiniBand; FP16, CUDA graph'ı yok).
 serve-pub-source-nemo = Kaynak: NVIDIA NeMo Framework kullanıcı kılavuzu, Llama-2 çıkarım performansı (TensorRT-LLM, sohbet konuşması, ortalama istek gecikmesi).
 serve-pub-source-trt = Kaynak: NVIDIA TensorRT-LLM performans sayfası, 0.5 sürümü verileri, düşük gecikme, A100 FP16.
-serve-pub-measure-request = Ölçülen: bütün bir istek, { $prompt } istem token'ının ön doldurması, ardından { $steps } kod çözme adımı.
+serve-pub-measure-request = Ölçülen: bütün bir istek, { $prompt } istem token'ının ön doldurması, ardından { $steps } token üretimi adımı.
 serve-pub-measure-first = Ölçülen: ilk token'a kadar geçen süre, { $prompt } istem token'ının ön doldurması.
 serve-pub-measured = ölçülen
 serve-pub-predicted = tplab'in tahmini
 serve-pub-error = hata
 serve-pub-ms = { $ms } ms
 serve-pub-percent = %{ $error }
-serve-pub-split = Kod çözme adımı başına tplab'in parçaları: ağırlıklar { $weights } ms, KV önbelleği { $kv } ms, all-reduce'lar { $allreduce } ms, sabit maliyetler { $fixed } ms; toplam { $step } ms.
-serve-pub-split-pp = Kod çözme adımı başına tplab'in parçaları, bir token'ın sırayla geçtiği { $pp } ardışık düzen aşamasının toplamı: ağırlıklar { $weights } ms, KV önbelleği { $kv } ms, all-reduce'lar { $allreduce } ms, sabit maliyetler { $fixed } ms, aşamalar arası gönderimler { $sends } ms; toplam { $step } ms.
+serve-pub-split = Token üretimi adımı başına tplab'in parçaları: ağırlıklar { $weights } ms, KV önbelleği { $kv } ms, all-reduce'lar { $allreduce } ms, sabit maliyetler { $fixed } ms; toplam { $step } ms.
+serve-pub-split-pp = Token üretimi adımı başına tplab'in parçaları, bir token'ın sırayla geçtiği { $pp } ardışık düzen aşamasının toplamı: ağırlıklar { $weights } ms, KV önbelleği { $kv } ms, all-reduce'lar { $allreduce } ms, sabit maliyetler { $fixed } ms, aşamalar arası gönderimler { $sends } ms; toplam { $step } ms.
 serve-pub-fitted = Bu çalıştırma, modelin CUDA graph'sız katman ve adım başına sabit maliyetlerini belirledi: bağımsız bir kontrol değildir.
 serve-pub-held-out = Ayrılmış: modelde hiçbir şey bu çalıştırmaya göre ayarlanmadı.
 serve-pub-summary = Ayrılmış { $n } çalıştırmada: { $within } tanesi ±%25 içinde, ortalama mutlak hata %{ $mae }.
@@ -155,8 +155,8 @@ walk-attn-g = { $mode ->
    *[other] g bir all-reduce'dur: { $tp } GPU, Z'nin kısmi toplamlarını toplar ve sonunda her GPU Z'nin tamamını tutar.
 }
 walk-attn-bias_residual = { $mode ->
-    [sp] Her GPU, çıkış bias'ını (toplamdan sonra, bir kez) ve artık bağlantıyı kendi token'larına ekler: X1 = X + Z + b.
-   *[other] Her GPU, çıkış bias'ını (toplamdan sonra, bir kez) ve artık bağlantıyı ekler: X1 = X + Z + b.
+    [sp] Her GPU, çıkış projeksiyonunun bias'ını (toplamdan sonra, bir kez) ve artık bağlantıyı kendi token'larına ekler: X1 = X + Z + b.
+   *[other] Her GPU, çıkış projeksiyonunun bias'ını (toplamdan sonra, bir kez) ve artık bağlantıyı ekler: X1 = X + Z + b.
 }
 walk-ln2 = { $mode ->
     [sp] Her GPU, X1'in kendi token'larını LayerNorm 2 ile normalleştirir; H2 token'lara göre bölünmüş olur.

@@ -105,7 +105,7 @@ gen-ar-why = Katman başına: ileri geçişte 2 (dikkat çıkış projeksiyonund
 ## Dizi paralelliğinin kolektifleri (gen:sp-collectives).
 gen-sp-what-ag = all-gather
 gen-sp-what-rs = reduce-scatter
-gen-sp-note-ag = İleri geçişte: her sütun paralel katmandan önce f dizi parçalarını bir araya getirir. Geri geçişte: g'nin eşleniği çıkış gradyanını toplar ve her sütun paralel katman ağırlık gradyanı için girişini yeniden toplar, çünkü yalnızca parçası saklanmıştı (Megatron bunu giriş gradyanı çarpımıyla örtüştürür).
+gen-sp-note-ag = İleri geçişte: her sütun paralel katmandan önce f dizi parçalarını bir araya getirir. Geri geçişte: g'nin eşleniği çıktı gradyanını toplar ve her sütun paralel katman ağırlık gradyanı için girişini yeniden toplar, çünkü yalnızca parçası saklanmıştı (Megatron bunu giriş gradyanı çarpımıyla örtüştürür).
 gen-sp-note-rs = İleri geçişte: her satır paralel katmandan sonra g kısmi çıktıları toplar ve her GPU'ya token'ların 1/N'ini bırakır. Geri geçişte: f'nin eşleniği aynısını giriş gradyanına yapar.
 gen-sp-prompt = { $layers } Megatron tarzı Transformer katmanlı bir model TP={ $tp } ile, dizi paralelliği açık olarak çalışıyor. Katmanları bir ileri artı geri geçişte kaç { $what } yapar?
 gen-sp-why = Motorun izinde katman başına ileri geçişte { $nforward } ({ $forward }) ve geri geçişte { $nbackward } ({ $backward }) tane, toplam { $perlayer }; × { $layers } katman = { $total }. { $note }
@@ -181,13 +181,13 @@ gen-a2a-fb-every-rank = { $mib } MiB her satırı, yayın gibi, diğer EP − 1 
 gen-a2a-why = { $tokens } token'ın her biri gizli vektörünü k = { $k } uzmanının her birine gönderir ve bu satırların GPU'nun kendi uzmanlarına giden 1/EP'lik kısmı GPU'dan hiç çıkmaz: token · k · h · 2 bayt · (EP − 1)/EP = { $tokens } · { $k } · { $hidden } · 2 · { $epm }/{ $ep } = { $bytes } bayt = { $mib } MiB (motorun maliyet modeli). Birleştirme aynı miktarı geri gönderir; geri geçiş ikisini de tekrarlar.
 
 ## Hangi uzman paralel yerleşim geçerli (gen:ep-layout). $mod bir kalan, örneğin "8 % 3 = 2".
-gen-ep-prompt = { $name } (MoE katmanı başına { $experts } uzman, { $heads } dikkat kafası, { $kv } KV kafası, uzman FFN genişliği { $ffn }, { $layers } katman) { $gpus } GPU'da Megatron-Core'un uzman paralelliğiyle eğitiliyor. Hangi yerleşim geçerlidir (bellek bir yana, yalnızca yerleşim kurallarına göre)?
+gen-ep-prompt = { $name } (MoE katmanı başına { $experts } uzman, { $heads } dikkat kafası, { $kv } KV kafası, uzman FFN genişliği { $ffn }, { $layers } katman) { $gpus } GPU'da Megatron-Core'un uzman paralelliğiyle eğitiliyor; her uzman dikkatle aynı TP'ye bölünüyor (ETP = TP) ve bağlam paralelliği yok. Hangi yerleşim geçerlidir (bellek bir yana, yalnızca yerleşim kurallarına göre)?
 gen-ep-choice = TP { $tp } × PP { $pp } × DP { $dp }, EP { $ep }
-gen-ep-fb-dp = EP { $ep }, DP { $dp } değerini bölmez ({ $mod }): uzman paralel gruplar veri paralel rank'lerden oluşur; bu yüzden DP, EP'nin katı olmalıdır.
+gen-ep-fb-dp = EP { $ep }, DP { $dp } değerini bölmez ({ $mod }): Megatron-Core, ETP × EP'nin TP × CP × DP'yi bölmesini ister; ETP = TP iken ve CP yokken bu, DP'nin EP'ye bölünmesi demektir: uzman paralel gruplar veri paralel rank'lerden oluşur.
 gen-ep-fb-experts = EP { $ep }, { $experts } uzmanı bölmez ({ $mod }): her EP rank'i aynı sayıda bütün uzman tutmalıdır.
 gen-ep-fb-gpus = TP × PP × DP = { $tp } × { $pp } × { $dp } = { $needed }, { $gpus } değil: EP, GPU sayısının dördüncü çarpanı değildir. DP rank'lerinden alınır; bu yüzden bu yerleşim bazı GPU'ları işsiz bırakır.
 gen-ep-fb-heads = TP { $tp } dikkat kafalarını bölmez ({ $mod }): her GPU bütün kafalar tutmalıdır.
-gen-ep-fb-kv = TP { $tp } KV kafalarını bölmez ({ $mod }): eğitimde her GPU bütün KV kafaları tutar.
+gen-ep-fb-kv = TP { $tp } KV kafalarını bölmez ({ $mod }): tplab'in planlayıcısı her GPU'da bütün KV kafaları ister (Megatron-LM'in kuralı; bugünkü Megatron-Core, KV kafalarının katı olan bir TP'yi de QKV aktivasyonlarını all-gather ile toplayarak kabul eder, ders 5).
 gen-ep-fb-ffn = TP { $tp } FFN genişliğini bölmez ({ $mod }): fc1'in sütunları eşit paylaşılmalıdır.
 gen-ep-fb-layers = PP { $pp } katmanları bölmez ({ $mod }): her ardışık düzen aşaması aynı sayıda katman alır.
-gen-ep-why = Bir yerleşim şu durumda geçerlidir: TP × PP × DP = { $gpus } GPU (EP yeni GPU eklemez: uzman paralel gruplar veri paralel rank'lerden alınır), EP hem DP'yi hem { $experts } uzmanı böler, TP kafaları, KV kafalarını ve FFN genişliğini böler, PP de katmanları böler. { $layout }: { $tp } × { $pp } × { $dp } = { $gpus }, { $dpmod }, { $emod }. DP { $dp } iken planlayıcı EP { $eps } değerlerine izin verir.
+gen-ep-why = Bir yerleşim şu durumda geçerlidir: TP × PP × DP = { $gpus } GPU (EP yeni GPU eklemez: uzman katmanları aynı GPU'ları yeniden kullanır), EP hem DP'yi hem { $experts } uzmanı böler, TP kafaları, KV kafalarını ve FFN genişliğini böler, PP de katmanları böler. { $layout }: { $tp } × { $pp } × { $dp } = { $gpus }, { $dpmod }, { $emod }. DP { $dp } iken planlayıcı EP { $eps } değerlerine izin verir. "EP, DP'yi böler" bu sorunun varsayımından, bağlam paralelliği olmadan ETP = TP'den gelir: MoE paralel katlamadan (arXiv 2504.14960) beri Megatron-Core'un kuralı ETP × EP'nin TP × CP × DP'yi bölmesidir; yani ETP 1 ile EP, TP rank'lerini de alabilir (ders 16).

@@ -193,14 +193,14 @@ op-ln1-bwd = LayerNorm 1 gradyanı
 op-sp-grads = LayerNorm ve bias gradyanları toplanır
 op-embed-lookup = gömme araması (kendi sözlük satırları)
 op-embed-g = gömmeler toplanır
-op-lm-head = dil modeli başlığı (kendi sözlük sütunları)
+op-lm-head = dil modeli kafası (kendi sözlük sütunları)
 op-ce-local = kendi sütunlarında çapraz entropi istatistikleri
 op-ce-max = GPU'lar arasında satır maksimumu
 op-ce-sumexp = GPU'lar arasında üstellerin toplamı
 op-ce-target = GPU'lar arasında hedef logit
 op-ce-bwd = çapraz entropi gradyanı
-op-lm-head-bwd = dil modeli başlığı gradyanları
-op-lm-head-f-bwd = dil modeli başlığının giriş gradyanı toplanır
+op-lm-head-bwd = dil modeli kafası gradyanları
+op-lm-head-f-bwd = dil modeli kafasının giriş gradyanı toplanır
 op-embed-bwd = gömme gradyanı (kendi satırları)
 op-block-input-move = blok girişi yeniden dağıtılır
 op-attn-qkv-move = QKV yeniden dağıtılır
@@ -331,7 +331,7 @@ tr-coincide = Üç eğri üst üste biner: TP sayıların nerede hesaplandığı
 vo-title = Sözlük paralelliği: gömme ve kayıp sözlüğe göre bölünür
 vo-vocab = sözlük boyutu
 vo-pad = şunun katına doldur:
-vo-intro = V = { $vocab }, { $padded } boyutuna dolduruldu ({ $padding } dolgu satırı); { $tp } GPU'nun her birinde { $rows } satır; gizli boyut { $hidden } ve { $tokens } token senaryodan gelir. Dil modeli başlığı gömmeyle aynı ağırlıkları paylaşır (weight tying).
+vo-intro = V = { $vocab }, { $padded } boyutuna dolduruldu ({ $padding } dolgu satırı); { $tp } GPU'nun her birinde { $rows } satır; gizli boyut { $hidden } ve { $tokens } token senaryodan gelir. Dil modeli kafası gömmeyle aynı ağırlıkları paylaşır (weight tying).
 vo-ce = Tam logitler olmadan çapraz entropi: her GPU { $ce } gönderir (satır maksimumu, üstellerin toplamı ve hedef logit için all-reduce'lar, her biri { $tokens } sayı); [{ $tokens }, { $padded }] logitleri toplamak GPU başına { $gather } gönderirdi, { $ratio } kat fazla.
 vo-col-pass = geçiş
 vo-col-event = olay
@@ -380,7 +380,7 @@ gpu-iteration = İleri + geri: { $ms } ms (medyan yineleme).
 gpu-against = CPU referansına karşı: { $result }
 gpu-measured = GPU'da ölçülen (CUDA olayları)
 gpu-predicted = Öngörülen
-gpu-per-op = İşlem başına (ms, katmanlar üzerinden toplam, sıralar üzerinden ortalama); oran = ölçülen pay / öngörülen pay:
+gpu-per-op = İşlem başına (ms, katmanlar üzerinden toplam, rank'ler üzerinden ortalama); oran = ölçülen pay / öngörülen pay:
 gpu-col-measured = ölçülen ms
 gpu-col-predicted = öngörülen ms
 gpu-col-ratio = oran

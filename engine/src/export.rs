@@ -191,7 +191,7 @@ fn recover_stale(target: &Path) -> Result<(), EngineError> {
             let folder = staging.with_file_name(&name[..name.len() - EXCHANGE_SUFFIX.len()]);
             if folder.symlink_metadata().is_err() && !pid.is_some_and(|p| maker_alive(&staging, p))
             {
-                std::fs::remove_file(&staging).map_err(|e| {
+                remove_if_there(&staging).map_err(|e| {
                     EngineError::Export(format!(
                         "cannot remove {} an interrupted export left: {e}",
                         staging.display()
@@ -218,7 +218,7 @@ fn recover_stale(target: &Path) -> Result<(), EngineError> {
                 ))
             };
             std::fs::remove_dir_all(&staging).map_err(err)?;
-            std::fs::remove_file(&marker).map_err(err)?;
+            remove_if_there(&marker).map_err(err)?;
             sync_dir(&parent);
             continue;
         }
@@ -314,6 +314,15 @@ const SWAP: &str = "swap";
 
 /// What an exchange marker's name adds to its staging folder's.
 const EXCHANGE_SUFFIX: &str = ".exchange";
+
+/// Removes a file; one already gone (this listing saw it before its folder's recovery
+/// removed it) is no error.
+fn remove_if_there(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        r => r,
+    }
+}
 
 /// The exchange marker of a staging folder: a file beside it (never inside: the staging folder
 /// becomes the target), present from just before the exchange until the old set is removed.
@@ -593,15 +602,7 @@ impl ExportSet {
         if renames == 0 {
             return Ok(Some((finals.to_vec(), true)));
         }
-        if renameat_with(
-            CWD,
-            &self.staging,
-            CWD,
-            &self.target,
-            RenameFlags::EXCHANGE,
-        )
-        .is_err()
-        {
+        if renameat_with(CWD, &self.staging, CWD, &self.target, RenameFlags::EXCHANGE).is_err() {
             // No RENAME_EXCHANGE here (an old kernel, some file systems, a mount point).
             let _ = std::fs::remove_file(&marker);
             sync_dir(&parent);
@@ -961,7 +962,11 @@ mod tests {
                 .map(|n| std::fs::read(target.join(n)).ok())
                 .collect();
             let whole = |v: &[u8]| now.iter().all(|f| f.as_deref() == Some(v));
-            let expected = if killed_after == 0 { "seed 1" } else { "seed 2" };
+            let expected = if killed_after == 0 {
+                "seed 1"
+            } else {
+                "seed 2"
+            };
             assert!(
                 whole(expected.as_bytes()),
                 "killed after {killed_after}: {now:?}"

@@ -97,7 +97,10 @@ fn a_kill_at_every_rename_and_fsync_leaves_a_whole_set() {
         for n in 1.. {
             let target = fresh(&parent);
             let out = Command::new("strace")
-                .args(["-f", "-qq", "-o", "/dev/null", "-e", "trace=none", "-e"])
+                .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+                // Injection applies to traced calls only.
+                .arg(format!("trace={syscall}"))
+                .arg("-e")
                 .arg(format!("inject={syscall}:signal=KILL:when={n}"))
                 .arg(&exe)
                 .args(["--exact", "child_export", "--test-threads=1", "--quiet"])
@@ -114,7 +117,11 @@ fn a_kill_at_every_rename_and_fsync_leaves_a_whole_set() {
             );
             if !killed {
                 // The export ran whole: there was no N-th call to kill at.
-                assert_eq!(state.as_deref(), Ok("seed 2"), "{syscall} #{n}: complete run");
+                assert_eq!(
+                    state.as_deref(),
+                    Ok("seed 2"),
+                    "{syscall} #{n}: complete run"
+                );
                 assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
                 break;
             }
@@ -141,6 +148,9 @@ fn a_kill_at_every_rename_and_fsync_leaves_a_whole_set() {
     }
     // An exchange, its syncs and the staging writes' syncs: a handful of kill points at least.
     assert!(kills >= 6, "only {kills} kill points");
-    assert!(exchange_kills >= 1, "the export never called renameat2 (no exchange)");
+    assert!(
+        exchange_kills >= 1,
+        "the export never called renameat2 (no exchange)"
+    );
     let _ = std::fs::remove_dir_all(&parent);
 }

@@ -174,8 +174,8 @@ impl IssuerPublic {
                 base.escape_debug()
             ));
         };
-        let bytes = base58_decode(mb)
-            .ok_or_else(|| "the did:key is not valid base58btc".to_string())?;
+        let bytes =
+            base58_decode(mb).ok_or_else(|| "the did:key is not valid base58btc".to_string())?;
         let key = bytes
             .strip_prefix(&ED25519_MULTICODEC[..])
             .and_then(|k| <[u8; 32]>::try_from(k).ok())
@@ -490,8 +490,8 @@ pub fn verify(token: &str, now_s: u64) -> Result<(Claims, IssuerPublic), BadgeEr
         .and_then(Value::as_object)
         .ok_or_else(|| rule("the issuer is missing".into()))?;
     let issuer_did = str_at(issuer, "id")?;
-    let public = IssuerPublic::from_did_key(&issuer_did)
-        .map_err(|e| rule(format!("the issuer: {e}")))?;
+    let public =
+        IssuerPublic::from_did_key(&issuer_did).map_err(|e| rule(format!("the issuer: {e}")))?;
     // The signature, before anything the payload says is believed.
     let sig = <[u8; 64]>::try_from(sig.as_slice())
         .map(|b| Signature::from_bytes(&b))
@@ -550,7 +550,9 @@ pub fn verify(token: &str, now_s: u64) -> Result<(Claims, IssuerPublic), BadgeEr
     }
     // Five minutes of clock skew between issuer and verifier.
     if from_s > now_s + 300 {
-        return Err(rule(format!("it is not valid yet (validFrom {valid_from})")));
+        return Err(rule(format!(
+            "it is not valid yet (validFrom {valid_from})"
+        )));
     }
     if let Some(exp) = vc.get("exp") {
         if exp.as_u64().is_none_or(|e| e < now_s) {
@@ -665,7 +667,12 @@ fn base58_encode(bytes: &[u8]) -> String {
         }
     }
     std::iter::repeat_n('1', zeros)
-        .chain(digits.iter().rev().map(|&d| char::from(B58[usize::from(d)])))
+        .chain(
+            digits
+                .iter()
+                .rev()
+                .map(|&d| char::from(B58[usize::from(d)])),
+        )
         .collect()
 }
 
@@ -720,10 +727,9 @@ mod tests {
     fn did_key_pem_and_jwk_match_the_published_test_vector_forms() {
         // RFC 8032 test 1's public key; its did:key is the W3C did:key spec's first example's
         // form (z6Mk… for every Ed25519 key).
-        let pk = IssuerPublic::parse(
-            "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
-        )
-        .unwrap();
+        let pk =
+            IssuerPublic::parse("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+                .unwrap();
         let did = pk.did_key();
         assert!(did.starts_with("did:key:z6Mk"), "{did}");
         assert_eq!(IssuerPublic::from_did_key(&did).unwrap(), pk);
@@ -740,7 +746,10 @@ mod tests {
         );
         assert_eq!(pk.to_jwk()["crv"], "Ed25519");
         let pem = pk.to_pem();
-        assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA"), "{pem}");
+        assert!(
+            pem.starts_with("-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEA"),
+            "{pem}"
+        );
         assert!(pem.ends_with("-----END PUBLIC KEY-----\n"));
     }
 
@@ -815,7 +824,10 @@ mod tests {
         let s = &v["credentialSubject"];
         assert_eq!(s["type"], json!(["AchievementSubject"]));
         assert!(s.get("id").is_none());
-        assert_eq!(s["identifier"][0]["identityHash"], email_hash("a@b.org", "00ff"));
+        assert_eq!(
+            s["identifier"][0]["identityHash"],
+            email_hash("a@b.org", "00ff")
+        );
         let a = &s["achievement"];
         for k in ["name", "description"] {
             assert!(a[k].as_str().unwrap().contains("tplab"), "{k}");
@@ -867,7 +879,15 @@ mod tests {
     #[test]
     fn emails_are_checked() {
         assert!(check_email("sule@example.org").is_ok());
-        for bad in ["", "sule", "a@b", "a@@b.org", "a b@c.org", "a@b.org\u{202e}", "@b.org"] {
+        for bad in [
+            "",
+            "sule",
+            "a@b",
+            "a@@b.org",
+            "a b@c.org",
+            "a@b.org\u{202e}",
+            "@b.org",
+        ] {
             assert!(check_email(bad).is_err(), "{bad:?}");
         }
     }

@@ -1208,7 +1208,11 @@ pub fn check_at(bytes: &[u8], issuer: Option<&IssuerPublic>, now_s: u64) -> Verd
 
 /// Verifies a PNG's credential and that it states what the signed record states: the same
 /// certificate ID, issuer key, name, exam, score and date.
-fn check_badge_against(cert: &Certificate, jwt: &str, now_s: u64) -> Result<crate::badge::Claims, Invalid> {
+fn check_badge_against(
+    cert: &Certificate,
+    jwt: &str,
+    now_s: u64,
+) -> Result<crate::badge::Claims, Invalid> {
     let (claims, public) = crate::badge::verify(jwt, now_s)?;
     let mismatch = |what: &str| Err(Invalid::BadgeMismatch(format!("its {what} differs")));
     if cert.issuer().as_ref() != Some(&public) {
@@ -1979,12 +1983,22 @@ mod tests {
         )
         .unwrap();
         let v = check(&with(&foreign_jwt), None);
-        assert!(matches!(v, Verdict::Invalid(Invalid::BadgeMismatch(_))), "{v:?}");
-        assert!(v.explain().contains("not issued together"), "{}", v.explain());
+        assert!(
+            matches!(v, Verdict::Invalid(Invalid::BadgeMismatch(_))),
+            "{v:?}"
+        );
+        assert!(
+            v.explain().contains("not issued together"),
+            "{}",
+            v.explain()
+        );
         // An unsigned record with a credential.
         let u = cert(false);
         let v = check(&u.render_png_with(Some(&jwt)).unwrap(), None);
-        assert!(matches!(v, Verdict::Invalid(Invalid::BadgeMismatch(_))), "{v:?}");
+        assert!(
+            matches!(v, Verdict::Invalid(Invalid::BadgeMismatch(_))),
+            "{v:?}"
+        );
     }
 
     #[cfg(unix)]

@@ -45,8 +45,15 @@ pub fn parse_date_time(s: &str) -> Result<u64, String> {
         && b[13] == b':'
         && b[16] == b':'
         && b[19] == b'Z'
-        && [11, 12, 14, 15, 17, 18].iter().all(|&i| b[i].is_ascii_digit());
-    let bad = || format!("'{}' is not a UTC date-time written YYYY-MM-DDTHH:MM:SSZ", s.escape_debug());
+        && [11, 12, 14, 15, 17, 18]
+            .iter()
+            .all(|&i| b[i].is_ascii_digit());
+    let bad = || {
+        format!(
+            "'{}' is not a UTC date-time written YYYY-MM-DDTHH:MM:SSZ",
+            s.escape_debug()
+        )
+    };
     if !shape || !s.is_ascii() {
         return Err(bad());
     }

@@ -248,9 +248,9 @@ no verdict: the certificate was not checked",
             "recipient not verified: the credential holds no email hash (issued without --email)"
                 .to_string(),
         ),
-        Some(_) => Err(
-            "recipient not verified: the credential was issued to another email".to_string(),
-        ),
+        Some(_) => {
+            Err("recipient not verified: the credential was issued to another email".to_string())
+        }
         None => Err(
             "recipient not verified: no valid Open Badges credential to check the email against"
                 .to_string(),

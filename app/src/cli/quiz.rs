@@ -384,15 +384,17 @@ fn exam(
         None => None,
     };
     let dir = store.certificates_dir();
-    let (json, png, jwt) = c.write_with_badge(&dir, badge.as_deref()).with_context(|| {
-        format!(
+    let (json, png, jwt) = c
+        .write_with_badge(&dir, badge.as_deref())
+        .with_context(|| {
+            format!(
             "your pass (certificate ID {}) is saved in your progress, but the certificate could \
              not be written to {}; make that folder writable and sit the exam again, or set \
              TPLAB_DATA_DIR to a writable folder",
             c.id,
             dir.display()
         )
-    })?;
+        })?;
     let signed = match &issuer {
         Some((k, path)) => t_args(
             lang,

@@ -333,6 +333,16 @@ pub fn keygen(out: &std::path::Path, force: bool) -> anyhow::Result<String> {
 mod tests {
     use super::*;
 
+    /// The seed line of a secret key file.
+    fn secret_hex(key: &std::path::Path) -> String {
+        std::fs::read_to_string(key)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_string()
+    }
+
     #[test]
     fn keygen_writes_an_owner_only_key_and_refuses_to_overwrite_it() {
         let dir = std::env::temp_dir().join(format!("tplab-cli-keygen-{}", std::process::id()));
@@ -349,6 +359,48 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode, 0o600);
+        }
+        // The public key's standard forms beside it, and what show-key prints.
+        let pem = std::fs::read_to_string(format!("{}.pub.pem", key.display())).unwrap();
+        assert_eq!(pem, public.to_pem());
+        let jwk: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{}.pub.jwk", key.display())).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(jwk, public.to_jwk());
+        assert!(text.contains(&public.did_key()), "{text}");
+        let shown = show_key(&public_of_any(key.to_str().unwrap()).unwrap());
+        assert!(
+            shown.contains(&pem) && shown.contains(&public.did_key()),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains(&secret_hex(&key)),
+            "the secret is never shown"
+        );
+        assert_eq!(public_of_any(&public.did_key()).unwrap(), public);
+        // cert issue: a signed certificate with its credential, the email checkable.
+        let out = dir.join("issued");
+        let paths = issue(&IssueArgs {
+            issuer_key: &key,
+            name: "Ece",
+            score: 90,
+            email: Some("ece@example.org"),
+            practical: Some(true),
+            lang: tplab_quiz::Lang::En,
+            exam_version: "exam-v2",
+            seed: 0,
+            out: &out,
+        })
+        .unwrap();
+        assert_eq!(paths.len(), 3, "{paths:?}");
+        for p in &paths {
+            let v = verify_file(p, Some(&public)).unwrap();
+            assert_eq!(exit_code(&v), ExitCode::SUCCESS, "{}", v.explain());
+            if !p.to_string_lossy().ends_with(".json") {
+                let b = v.badge().expect("a credential");
+                assert!(b.email_matches("ece@example.org") && b.practical == Some(true));
+            }
         }
         let err = keygen(&key, false).unwrap_err();
         assert!(format!("{err:#}").contains("--force"), "{err:#}");

@@ -104,10 +104,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
 ///
 /// - If the target folder does not exist, the staging folder is renamed to it: one rename.
 /// - If it exists and holds only files, the set is swapped in whole: the target's other files
-///   (a user's own) are hard-linked into the staging folder, a commit journal (`.tplab-commit`,
-///   first line `swap`) is flushed, the target folder is renamed aside and the staging folder
-///   renamed to it, and the old folder is removed. At every instant the target folder holds the
-///   whole old set, the whole new set, or (between the two renames) nothing: never a mix.
+///   (a user's own) are hard-linked into the staging folder, then
+///   - on Linux, an exchange marker (`<staging>.exchange`, beside it) is flushed and the two
+///     folders trade places in one step (`renameat2(RENAME_EXCHANGE)`); the staging name then
+///     holds the old set, which is removed, then the marker. At every instant the target folder
+///     holds the whole old set or the whole new set: never nothing, never a mix.
+///   - elsewhere, or where the file system cannot exchange, a commit journal (`.tplab-commit`,
+///     first line `swap`) is flushed, the target folder is renamed aside and the staging folder
+///     renamed to it, and the old folder is removed. At every instant the target folder holds
+///     the whole old set, the whole new set, or (between the two renames) nothing: never a mix.
 /// - If it holds a folder of its own, the files are moved one by one under a journal (the file
 ///   names): each old file aside into the staging folder, the new one in; if a rename fails
 ///   every file is put back.
@@ -115,9 +120,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
 /// Dropping an uncommitted set, or a failed commit, removes the staging folder. A process killed
 /// in the middle (Ctrl-C while writing, kill -9 between the renames) leaves its staging folder
 /// behind; the next [`ExportSet::new`] for the same target finds it (its process is gone) and
-/// either removes it (no journal: the target still holds the whole old set) or finishes the
-/// commit it records (a journal: every new file not yet moved is moved in, so the target holds
-/// the whole new set), then removes it.
+/// either removes it (no journal: the target still holds the whole old set; an exchange marker:
+/// the target holds the whole old or the whole new set, and the staging name the other) or
+/// finishes the commit it records (a journal: every new file not yet moved is moved in, so the
+/// target holds the whole new set), then removes it.
 pub struct ExportSet {
     target: PathBuf,
     staging: PathBuf,
@@ -179,12 +185,41 @@ fn recover_stale(target: &Path) -> Result<(), EngineError> {
             continue;
         };
         let staging = e.path();
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        // An exchange marker whose staging folder is gone: killed after removing the folder.
+        if rest.ends_with(EXCHANGE_SUFFIX) && e.file_type().is_ok_and(|t| t.is_file()) {
+            let folder = staging.with_file_name(&name[..name.len() - EXCHANGE_SUFFIX.len()]);
+            if folder.symlink_metadata().is_err() && !pid.is_some_and(|p| maker_alive(&staging, p))
+            {
+                remove_if_there(&staging).map_err(|e| {
+                    EngineError::Export(format!(
+                        "cannot remove {} an interrupted export left: {e}",
+                        staging.display()
+                    ))
+                })?;
+            }
+            continue;
+        }
         // A staging folder is a real folder (never a link followed elsewhere).
         if !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
         if pid.is_some_and(|pid| maker_alive(&staging, pid)) {
+            continue;
+        }
+        let marker = exchange_marker(&staging);
+        if marker.is_file() {
+            // An exchange began: the target holds a whole set (the old one if the exchange did
+            // not happen, the new one if it did) and this folder the other: it goes.
+            let err = |e: std::io::Error| {
+                EngineError::Export(format!(
+                    "cannot remove the staging folder {} an interrupted export left: {e}",
+                    staging.display()
+                ))
+            };
+            std::fs::remove_dir_all(&staging).map_err(err)?;
+            remove_if_there(&marker).map_err(err)?;
+            sync_dir(&parent);
             continue;
         }
         let journal = staging.join(JOURNAL);
@@ -276,6 +311,26 @@ fn recover_stale(target: &Path) -> Result<(), EngineError> {
 
 /// The first line of a whole-folder swap's journal.
 const SWAP: &str = "swap";
+
+/// What an exchange marker's name adds to its staging folder's.
+const EXCHANGE_SUFFIX: &str = ".exchange";
+
+/// Removes a file; one already gone (this listing saw it before its folder's recovery
+/// removed it) is no error.
+fn remove_if_there(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        r => r,
+    }
+}
+
+/// The exchange marker of a staging folder: a file beside it (never inside: the staging folder
+/// becomes the target), present from just before the exchange until the old set is removed.
+fn exchange_marker(staging: &Path) -> PathBuf {
+    let mut name = staging.as_os_str().to_owned();
+    name.push(EXCHANGE_SUFFIX);
+    PathBuf::from(name)
+}
 
 /// `.<target name>.tplab-old-`: where a swap moves the old folder.
 fn old_prefix(target: &Path) -> String {
@@ -479,6 +534,10 @@ impl ExportSet {
                 std::fs::copy(e.path(), &dest).map_err(|e| err("cannot keep a file of", e))?;
             }
         }
+        #[cfg(target_os = "linux")]
+        if let Some(done) = self.try_exchange(renames, finals)? {
+            return Ok(Some(done));
+        }
         let journal_err = |e| err("cannot write the commit journal for", e);
         let tmp = self.staging.join(format!("{JOURNAL}.tmp"));
         let mut f = std::fs::File::create(&tmp).map_err(journal_err)?;
@@ -511,6 +570,52 @@ impl ExportSet {
             return Ok(Some((finals.to_vec(), true)));
         }
         let _ = std::fs::remove_dir_all(&aside);
+        Ok(Some((finals.to_vec(), false)))
+    }
+}
+
+impl ExportSet {
+    /// Linux: the staging folder and the target trade places in one step
+    /// (`renameat2(RENAME_EXCHANGE)`), after an exchange marker is on disk; then the old set
+    /// (now under the staging name) and the marker are removed. `None` when the file system
+    /// cannot exchange (the caller then renames twice). `renames` as in
+    /// [`ExportSet::commit_until`]: 0 stops before the exchange, 1 right after it.
+    #[cfg(target_os = "linux")]
+    fn try_exchange(
+        &self,
+        renames: usize,
+        finals: &[PathBuf],
+    ) -> Result<Option<(Vec<PathBuf>, bool)>, EngineError> {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        use std::io::Write;
+        let parent = parent_of(&self.target);
+        let marker = exchange_marker(&self.staging);
+        let marker_err = |e: std::io::Error| {
+            EngineError::Export(format!("cannot write {}: {e}", marker.display()))
+        };
+        // The linked files' names are on disk before the staging folder can become the target.
+        sync_dir(&self.staging);
+        let mut f = std::fs::File::create(&marker).map_err(marker_err)?;
+        f.write_all(b"exchange\n").map_err(marker_err)?;
+        f.sync_all().map_err(marker_err)?;
+        sync_dir(&parent);
+        if renames == 0 {
+            return Ok(Some((finals.to_vec(), true)));
+        }
+        if renameat_with(CWD, &self.staging, CWD, &self.target, RenameFlags::EXCHANGE).is_err() {
+            // No RENAME_EXCHANGE here (an old kernel, some file systems, a mount point).
+            let _ = std::fs::remove_file(&marker);
+            sync_dir(&parent);
+            return Ok(None);
+        }
+        sync_dir(&parent);
+        if renames == 1 {
+            return Ok(Some((finals.to_vec(), true)));
+        }
+        // The staging name now holds the old set.
+        let _ = std::fs::remove_dir_all(&self.staging);
+        let _ = std::fs::remove_file(&marker);
+        sync_dir(&parent);
         Ok(Some((finals.to_vec(), false)))
     }
 }
@@ -832,7 +937,7 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_kill_between_the_renames_is_finished_by_the_next_export() {
+    fn a_kill_around_the_exchange_leaves_a_whole_set_and_the_next_export_cleans_up() {
         let names = ["tensors.safetensors", "shards.safetensors", "trace.json"];
         for killed_after in 0..names.len() {
             let parent = temp(&format!("kill{killed_after}"));
@@ -850,20 +955,27 @@ mod tests {
             set.commit_until(killed_after).unwrap();
             as_if_killed(&parent);
             let seeds = || -> Vec<String> { names.iter().map(|n| read(&target.join(n))).collect() };
-            // What a reader sees right after the kill: the whole old set, the whole new set, or
-            // (between the swap's two renames) no folder; never a mix of the two.
+            // What a reader sees right after the kill: the whole old set or the whole new set
+            // (the folders trade places in one step); never a mix, never no folder.
             let now: Vec<Option<Vec<u8>>> = names
                 .iter()
                 .map(|n| std::fs::read(target.join(n)).ok())
                 .collect();
             let whole = |v: &[u8]| now.iter().all(|f| f.as_deref() == Some(v));
+            let expected = if killed_after == 0 {
+                "seed 1"
+            } else {
+                "seed 2"
+            };
             assert!(
-                now.iter().all(Option::is_none) || whole(b"seed 1") || whole(b"seed 2"),
+                whole(expected.as_bytes()),
                 "killed after {killed_after}: {now:?}"
             );
-            // The next export (here: its start) finishes the commit: the new set, whole.
+            assert_eq!(read(&target.join("mine.txt")), "keep");
+            // The next export (here: its start) cleans up: killed before the exchange, the old
+            // set stays (that export never happened); after it, the new set.
             drop(ExportSet::new(&target).unwrap());
-            assert_eq!(seeds(), vec!["seed 2"; 3], "killed after {killed_after}");
+            assert_eq!(seeds(), vec![expected; 3], "killed after {killed_after}");
             assert_eq!(read(&target.join("mine.txt")), "keep");
             assert!(leftovers(&parent).is_empty(), "{:?}", leftovers(&parent));
             let extra: Vec<String> = std::fs::read_dir(&target)

@@ -123,6 +123,10 @@ pub enum Invalid {
     NotSigned(String),
     #[error("the picture is not the drawing of its record ({differing} of {total} pixel values differ): the name, score or date shown was changed, or the record was put into another picture")]
     Pixels { differing: usize, total: usize },
+    #[error(transparent)]
+    Badge(#[from] crate::badge::BadgeError),
+    #[error("the Open Badges credential does not match the tplab record: {0}; the two were not issued together")]
+    BadgeMismatch(String),
 }
 
 /// The result of checking a certificate.
@@ -131,6 +135,16 @@ pub enum Verdict {
     /// Well formed, signed by the key with this fingerprint, and the picture (if any) matches.
     Signed {
         cert: Certificate,
+        fingerprint: String,
+        /// The Open Badges 3.0 credential the PNG carries beside the record, verified and
+        /// matching it; `None` for a JSON record or a PNG without one (issued before tplab
+        /// wrote them).
+        badge: Option<crate::badge::Claims>,
+    },
+    /// An Open Badges 3.0 credential alone (a `.jwt` file), valid and signed by the key with
+    /// this fingerprint.
+    Badge {
+        claims: crate::badge::Claims,
         fingerprint: String,
     },
     /// Well formed and consistent, but not signed: anyone could have written it.
@@ -149,8 +163,13 @@ impl Verdict {
     /// and does not prove.
     pub fn explain(&self) -> String {
         match self {
-            Verdict::Signed { cert, fingerprint } => format!(
+            Verdict::Signed {
+                cert,
+                fingerprint,
+                badge,
+            } => format!(
                 "signed by {fingerprint}: valid\n\
+                 {}\n\
                  {}\n\
                  This proves: the holder of the issuer key {fingerprint} issued this record, and it \
                  is unchanged since it was signed (for a PNG: the picture shows exactly this \
@@ -159,6 +178,36 @@ impl Verdict {
                  supervised, or that this key belongs to the issuer you trust; compare the \
                  fingerprint with the one your issuer published, or pass --issuer KEY.",
                 summary(cert),
+                match badge {
+                    Some(b) => format!(
+                        "Found: the tplab record and an Open Badges 3.0 credential (VC-JWT, \
+                         EdDSA) issued by {} that matches it{}; both verified.",
+                        escape_unsafe(&b.issuer_did),
+                        practical_words(b.practical),
+                    ),
+                    None => "Found: the tplab record only (no Open Badges 3.0 credential: a \
+                             JSON record, or a certificate from before tplab wrote them)."
+                        .to_string(),
+                },
+            ),
+            Verdict::Badge {
+                claims,
+                fingerprint,
+            } => format!(
+                "signed by {fingerprint}: valid Open Badges 3.0 credential\n\
+                 The credential states: {} passed {} with {}% (certificate ID {}, valid from \
+                 {}){}.\n\
+                 Found: an Open Badges 3.0 credential (VC-JWT, EdDSA) issued by {}.\n\
+                 This proves: the holder of that key issued it and it is unchanged since. It \
+                 does not prove who sat the exam, or that the key is the issuer you trust: \
+                 compare the fingerprint, or pass --issuer KEY.",
+                escape_unsafe(&claims.name),
+                escape_unsafe(&claims.exam_version),
+                claims.score_percent,
+                escape_unsafe(&claims.certificate_id),
+                escape_unsafe(&claims.valid_from),
+                practical_words(claims.practical),
+                escape_unsafe(&claims.issuer_did),
             ),
             Verdict::Unsigned { cert } => format!(
                 "unsigned: consistent, but anyone could have written it\n\
@@ -172,6 +221,15 @@ impl Verdict {
             // direction character escaped, so it cannot rewrite the terminal line.
             Verdict::Invalid(why) => format!("invalid: {}", escape_unsafe(&why.to_string())),
         }
+    }
+}
+
+/// What a credential says of the practical part, as a clause.
+fn practical_words(p: Option<bool>) -> &'static str {
+    match p {
+        Some(true) => ", practical part solved",
+        Some(false) => ", practical part not solved",
+        None => ", no practical part drawn",
     }
 }
 
@@ -356,6 +414,11 @@ impl IssuerKey {
     fn sign(&self, msg: &[u8]) -> Signature {
         self.0.sign(msg)
     }
+
+    /// The Ed25519 key (the Open Badges credential is signed with it too).
+    pub(crate) fn signing_key(&self) -> &SigningKey {
+        &self.0
+    }
 }
 
 impl IssuerPublic {
@@ -384,13 +447,16 @@ impl IssuerPublic {
         })
     }
 
-    /// `--issuer KEY`: a path to a `.pub` file, or the key's 64 hex digits.
+    /// `--issuer KEY`: a path to a `.pub` file, the key's 64 hex digits, or its `did:key`.
     pub fn from_arg(arg: &str) -> Result<Self, CertError> {
         let path = Path::new(arg);
         let key_err = |reason: String| CertError::Key {
             path: path.to_path_buf(),
             reason,
         };
+        if arg.starts_with("did:key:") {
+            return Self::from_did_key(arg).map_err(key_err);
+        }
         // A FIFO, device or folder is refused before anything opens it.
         let exists = tplab_engine::capacity::models::check_regular_file(path, "public key")
             .map_err(|e| key_err(e.to_string()))?;
@@ -417,6 +483,20 @@ impl IssuerPublic {
         hex(self.0.as_bytes())
     }
 
+    /// The 32 key bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        self.0.as_bytes()
+    }
+
+    /// A key from its 32 bytes; `None` if they are not a valid Ed25519 public key.
+    pub fn from_bytes(bytes: &[u8; 32]) -> Option<Self> {
+        VerifyingKey::from_bytes(bytes).ok().map(Self)
+    }
+
+    pub(crate) fn verifying_key(&self) -> &VerifyingKey {
+        &self.0
+    }
+
     /// The `.pub` file's text: the [`PUBLIC_KEY_TAG`] line, the fingerprint, the key in hex.
     pub fn to_file_text(&self) -> String {
         format!(
@@ -438,6 +518,26 @@ impl IssuerPublic {
             &hx[12..16]
         )
     }
+}
+
+/// The public key of any form of a key (`cert show-key`): a secret key file (loaded with its
+/// checks: owner-only, says it is secret), a `.pub` file, 64 hex digits or a `did:key`.
+pub fn public_of_any(arg: &str) -> Result<IssuerPublic, CertError> {
+    let path = Path::new(arg);
+    let is_file = !arg.starts_with("did:key:")
+        && tplab_engine::capacity::models::check_regular_file(path, "key").unwrap_or(false);
+    if is_file {
+        let bytes =
+            tplab_engine::capacity::models::read_input_bytes(path, "key", MAX_KEY_FILE_BYTES)
+                .map_err(|e| CertError::Key {
+                    path: path.to_path_buf(),
+                    reason: e.to_string(),
+                })?;
+        if key_kind(&String::from_utf8_lossy(&bytes)) == KeyKind::Secret {
+            return IssuerKey::load(path).map(|k| k.public());
+        }
+    }
+    IssuerPublic::from_arg(arg)
 }
 
 /// Environment variable naming the issuer's secret key file the exam signs with.
@@ -679,6 +779,7 @@ impl Certificate {
                 Verdict::Signed {
                     cert: self.clone(),
                     fingerprint: public.fingerprint(),
+                    badge: None,
                 }
             }
             (Some(_), None) => Verdict::Invalid(Invalid::Signature),
@@ -701,12 +802,31 @@ impl Certificate {
     /// Writes `<stem>.json` and `<stem>.png` (the PNG also carries the record) into `dir`,
     /// atomically. Returns both paths.
     pub fn write(&self, dir: &Path) -> Result<(PathBuf, PathBuf), CertError> {
+        self.write_with_badge(dir, None).map(|(j, p, _)| (j, p))
+    }
+
+    /// [`Certificate::write`], and with an Open Badges 3.0 credential (a VC-JWT from
+    /// [`crate::badge::issue`]): baked into the PNG beside the record, and alone as
+    /// `<stem>.jwt`, whose path comes third.
+    pub fn write_with_badge(
+        &self,
+        dir: &Path,
+        badge: Option<&str>,
+    ) -> Result<(PathBuf, PathBuf, Option<PathBuf>), CertError> {
         let json_path = dir.join(format!("{}.json", self.file_stem()));
         let png_path = dir.join(format!("{}.png", self.file_stem()));
-        let png = self.render_png()?;
+        let png = self.render_png_with(badge)?;
         crate::progress::write_atomic(&json_path, self.to_json()?.as_bytes())?;
         crate::progress::write_atomic(&png_path, &png)?;
-        Ok((json_path, png_path))
+        let jwt_path = match badge {
+            Some(jwt) => {
+                let p = dir.join(format!("{}.jwt", self.file_stem()));
+                crate::progress::write_atomic(&p, format!("{jwt}\n").as_bytes())?;
+                Some(p)
+            }
+            None => None,
+        };
+        Ok((json_path, png_path, jwt_path))
     }
 
     /// The picture as RGB bytes ([`WIDTH`] × [`HEIGHT`], row-major), drawn from the record alone
@@ -757,9 +877,15 @@ impl Certificate {
 
     /// The certificate as a PNG, with the JSON record in an iTXt chunk.
     pub fn render_png(&self) -> Result<Vec<u8>, CertError> {
+        self.render_png_with(None)
+    }
+
+    /// [`Certificate::render_png`], with an Open Badges 3.0 credential (a VC-JWT) in a second
+    /// iTXt chunk, keyword [`crate::badge::PNG_KEYWORD`], right after the record's.
+    pub fn render_png_with(&self, badge: Option<&str>) -> Result<Vec<u8>, CertError> {
         let px = self.render_rgb()?;
         let record = serde_json::to_string(self).map_err(|e| CertError::Render(e.to_string()))?;
-        encode_png(WIDTH, HEIGHT, &px, &record)
+        encode_png(WIDTH, HEIGHT, &px, &record, badge)
     }
 }
 
@@ -767,7 +893,7 @@ impl Certificate {
 /// picture is not compared here; see [`check`]). Never panics, whatever the bytes.
 pub fn parse(bytes: &[u8]) -> Result<Certificate, Invalid> {
     if bytes.starts_with(PNG_SIGNATURE) {
-        return decode_png(bytes).map(|(c, _)| c);
+        return decode_png(bytes).map(|(c, _, _)| c);
     }
     parse_json(bytes)
 }
@@ -804,15 +930,17 @@ pub const MAX_CERT_FILE_BYTES: u64 = 8 << 20;
 pub const MAX_RECORD_BYTES: usize = 64 << 10;
 
 /// The chunks of a certificate PNG, in the order tplab writes them: `IHDR`, the `iTXt` record,
+/// optionally the `iTXt` Open Badges credential (keyword `openbadgecredential`) right after it,
 /// one or more `IDAT`, `IEND`, and nothing after. Any other chunk could change what a viewer
 /// shows without changing the pixels verification compares (an APNG's `acTL`/`fcTL`/`fdAT`
 /// show other frames; `gAMA`, `cHRM`, `iCCP`, `sRGB`, `sBIT`, `tRNS`, `PLTE`, `bKGD` change the
-/// colours), so it is refused. Returns the record's text.
-fn certificate_chunks(bytes: &[u8]) -> Result<String, Invalid> {
+/// colours), so it is refused. Returns the record's text and the credential's.
+fn certificate_chunks(bytes: &[u8]) -> Result<(String, Option<String>), Invalid> {
     let bad = |m: String| Invalid::BadPng(m);
     let mut pos = PNG_SIGNATURE.len();
     let mut order: Vec<[u8; 4]> = Vec::new();
     let mut record = None;
+    let mut badge = None;
     loop {
         if pos == bytes.len() {
             return Err(bad(
@@ -839,6 +967,8 @@ fn certificate_chunks(bytes: &[u8]) -> Result<String, Invalid> {
         let expected: &[&[u8; 4]] = match order.last() {
             None => &[b"IHDR"],
             Some(b"IHDR") => &[b"iTXt"],
+            // The record, then (once) the credential, then the image.
+            Some(b"iTXt") if badge.is_none() => &[b"iTXt", b"IDAT"],
             Some(b"iTXt") => &[b"IDAT"],
             Some(b"IDAT") => &[b"IDAT", b"IEND"],
             _ => &[],
@@ -868,11 +998,36 @@ fn certificate_chunks(bytes: &[u8]) -> Result<String, Invalid> {
             };
             return Err(Invalid::ForeignChunk(format!(
                 "'{shown}' after {after}{why}; a tplab certificate holds only IHDR, its iTXt \
-                 record, IDAT and IEND, in that order"
+                 record, IDAT and IEND, in that order (and right after the record, its iTXt \
+                 Open Badges credential)"
             )));
         }
         if &kind == b"iTXt" {
-            record = Some(itxt_record(data)?);
+            let keyword = data.split(|&b| b == 0).next().unwrap_or_default();
+            let badge_kw = crate::badge::PNG_KEYWORD.as_bytes();
+            match (&record, keyword) {
+                (None, k) if k == badge_kw => {
+                    return Err(Invalid::ForeignChunk(format!(
+                        "the iTXt '{}' credential comes before the record; tplab writes IHDR, \
+                         its iTXt record, its iTXt Open Badges credential, IDAT and IEND, in \
+                         that order",
+                        crate::badge::PNG_KEYWORD
+                    )))
+                }
+                (None, _) => record = Some(itxt_record(data, PNG_KEYWORD)?),
+                (Some(_), k) if k == PNG_KEYWORD.as_bytes() => return Err(Invalid::TwoRecords),
+                (Some(_), k) if k == badge_kw => {
+                    badge = Some(itxt_record(data, crate::badge::PNG_KEYWORD)?)
+                }
+                (Some(_), k) => {
+                    return Err(Invalid::ForeignChunk(format!(
+                        "an iTXt chunk '{}' after the record; the only text a tplab certificate \
+                         holds beside its record is the Open Badges credential ('{}')",
+                        String::from_utf8_lossy(k).escape_debug(),
+                        crate::badge::PNG_KEYWORD
+                    )))
+                }
+            }
         }
         order.push(kind);
         if &kind == b"IEND" {
@@ -883,20 +1038,21 @@ fn certificate_chunks(bytes: &[u8]) -> Result<String, Invalid> {
                     bytes.len() - pos
                 )));
             }
-            return record.ok_or(Invalid::NoRecord);
+            return record.ok_or(Invalid::NoRecord).map(|r| (r, badge));
         }
     }
 }
 
-/// The record in an iTXt chunk's data: keyword [`PNG_KEYWORD`], no language tag or translated
-/// keyword, the text plain or zlib-compressed (inflated to at most [`MAX_RECORD_BYTES`]).
-fn itxt_record(data: &[u8]) -> Result<String, Invalid> {
+/// The text of an iTXt chunk's data: keyword `want` ([`PNG_KEYWORD`] or the Open Badges one),
+/// no language tag or translated keyword, the text plain or zlib-compressed (inflated to at
+/// most [`MAX_RECORD_BYTES`]).
+fn itxt_record(data: &[u8], want: &str) -> Result<String, Invalid> {
     use std::io::Read;
     let bad = |m: &str| Invalid::BadPng(format!("the iTXt chunk {m}"));
     let mut parts = data.splitn(2, |&b| b == 0);
     let keyword = parts.next().unwrap_or_default();
     let rest = parts.next().ok_or_else(|| bad("has no keyword"))?;
-    if keyword != PNG_KEYWORD.as_bytes() {
+    if keyword != want.as_bytes() {
         return Err(Invalid::NoRecord);
     }
     let (&flag, rest) = rest.split_first().ok_or_else(|| bad("is cut short"))?;
@@ -956,8 +1112,8 @@ fn crc32(parts: &[&[u8]]) -> u32 {
 /// Decodes a whole PNG (every chunk to the end: a cut file fails) and returns its record and
 /// its pixels, which must be 8-bit RGB of the certificate's size. The chunks are checked first
 /// ([`certificate_chunks`]); the record is read from there, not by the image decoder.
-fn decode_png(bytes: &[u8]) -> Result<(Certificate, Vec<u8>), Invalid> {
-    let record = certificate_chunks(bytes)?;
+fn decode_png(bytes: &[u8]) -> Result<(Certificate, Vec<u8>, Option<String>), Invalid> {
+    let (record, badge) = certificate_chunks(bytes)?;
     let cert = parse_json(record.as_bytes())?;
     let bad = |e: &dyn std::fmt::Display| Invalid::BadPng(e.to_string());
     let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
@@ -982,21 +1138,31 @@ fn decode_png(bytes: &[u8]) -> Result<(Certificate, Vec<u8>), Invalid> {
     let mut px = vec![0; size];
     reader.next_frame(&mut px).map_err(|e| bad(&e))?;
     reader.finish().map_err(|e| bad(&e))?;
-    Ok((cert, px))
+    Ok((cert, px, badge))
 }
 
 /// Checks certificate bytes (a `.json` record or a `.png`): the record's rules, ID and
 /// signature, `issuer` if given, and for a PNG that every pixel is the drawing of the record.
 /// Never panics, whatever the bytes.
 pub fn check(bytes: &[u8], issuer: Option<&IssuerPublic>) -> Verdict {
-    let (cert, pixels) = if bytes.starts_with(PNG_SIGNATURE) {
+    check_at(bytes, issuer, crate::time::unix_now_s())
+}
+
+/// [`check`] at the Unix time `now_s` (an Open Badges credential's `validFrom` must not be
+/// after it).
+pub fn check_at(bytes: &[u8], issuer: Option<&IssuerPublic>, now_s: u64) -> Verdict {
+    // A VC-JWT alone (`.jwt`): its header is base64url of `{"`.
+    if bytes.trim_ascii_start().starts_with(b"eyJ") {
+        return check_badge_alone(bytes, issuer, now_s);
+    }
+    let (cert, pixels, badge) = if bytes.starts_with(PNG_SIGNATURE) {
         match decode_png(bytes) {
-            Ok((c, px)) => (c, Some(px)),
+            Ok((c, px, badge)) => (c, Some(px), badge),
             Err(e) => return Verdict::Invalid(e),
         }
     } else {
         match parse_json(bytes) {
-            Ok(c) => (c, None),
+            Ok(c) => (c, None, None),
             Err(e) => return Verdict::Invalid(e),
         }
     };
@@ -1019,7 +1185,103 @@ pub fn check(bytes: &[u8], issuer: Option<&IssuerPublic>) -> Verdict {
             Err(e) => return Verdict::Invalid(Invalid::BadPng(e.to_string())),
         }
     }
-    verdict
+    match (verdict, badge) {
+        (v, None) => v,
+        (
+            Verdict::Signed {
+                cert, fingerprint, ..
+            },
+            Some(jwt),
+        ) => match check_badge_against(&cert, &jwt, now_s) {
+            Ok(claims) => Verdict::Signed {
+                cert,
+                fingerprint,
+                badge: Some(claims),
+            },
+            Err(e) => Verdict::Invalid(e),
+        },
+        (_, Some(_)) => Verdict::Invalid(Invalid::BadgeMismatch(
+            "the record is unsigned, and a credential is only issued with a signed record".into(),
+        )),
+    }
+}
+
+/// Verifies a PNG's credential and that it states what the signed record states: the same
+/// certificate ID, issuer key, name, exam, score and date.
+fn check_badge_against(
+    cert: &Certificate,
+    jwt: &str,
+    now_s: u64,
+) -> Result<crate::badge::Claims, Invalid> {
+    let (claims, public) = crate::badge::verify(jwt, now_s)?;
+    let mismatch = |what: &str| Err(Invalid::BadgeMismatch(format!("its {what} differs")));
+    if cert.issuer().as_ref() != Some(&public) {
+        return mismatch("issuer key");
+    }
+    if claims.certificate_id != cert.id {
+        return mismatch("certificate ID");
+    }
+    if claims.name != cert.name {
+        return mismatch("learner name");
+    }
+    if claims.exam_version != cert.exam_version {
+        return mismatch("exam version");
+    }
+    if claims.score_percent != cert.score_percent {
+        return mismatch("score");
+    }
+    if !claims.valid_from.starts_with(&cert.date) {
+        return mismatch("date");
+    }
+    Ok(claims)
+}
+
+/// A `.jwt` file: the credential alone, verified, and read as a tplab certificate (its name,
+/// exam and score follow the record's rules).
+fn check_badge_alone(bytes: &[u8], issuer: Option<&IssuerPublic>, now_s: u64) -> Verdict {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Verdict::Invalid(Invalid::Malformed("a .jwt file that is not text".into()));
+    };
+    let (claims, public) = match crate::badge::verify(text, now_s) {
+        Ok(c) => c,
+        Err(e) => return Verdict::Invalid(e.into()),
+    };
+    if let Err(why) = check_name(&claims.name) {
+        return Verdict::Invalid(Invalid::Record(why));
+    }
+    match crate::exam::known_pass_mark(&claims.exam_version) {
+        Some(pass) if (pass..=100).contains(&claims.score_percent) => {}
+        _ => {
+            return Verdict::Invalid(Invalid::Record(format!(
+                "exam '{}' with {}% is not a pass of an exam this tplab knows",
+                claims.exam_version.escape_debug(),
+                claims.score_percent
+            )))
+        }
+    }
+    if let Some(want) = issuer {
+        if *want != public {
+            return Verdict::Invalid(Invalid::OtherIssuer {
+                found: public.fingerprint(),
+                expected: want.fingerprint(),
+            });
+        }
+    }
+    Verdict::Badge {
+        claims,
+        fingerprint: public.fingerprint(),
+    }
+}
+
+impl Verdict {
+    /// The Open Badges credential's claims, if one was found and verified.
+    pub fn badge(&self) -> Option<&crate::badge::Claims> {
+        match self {
+            Verdict::Signed { badge, .. } => badge.as_ref(),
+            Verdict::Badge { claims, .. } => Some(claims),
+            _ => None,
+        }
+    }
 }
 
 /// Reads and checks a certificate file (see [`check`]): a regular file (a FIFO or device is
@@ -1148,7 +1410,13 @@ impl Canvas {
     }
 }
 
-fn encode_png(w: u32, h: u32, px: &[u8], record_json: &str) -> Result<Vec<u8>, CertError> {
+fn encode_png(
+    w: u32,
+    h: u32,
+    px: &[u8],
+    record_json: &str,
+    badge: Option<&str>,
+) -> Result<Vec<u8>, CertError> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, w, h);
@@ -1156,6 +1424,10 @@ fn encode_png(w: u32, h: u32, px: &[u8], record_json: &str) -> Result<Vec<u8>, C
         enc.set_depth(png::BitDepth::Eight);
         enc.add_itxt_chunk(PNG_KEYWORD.to_string(), record_json.to_string())
             .map_err(|e| CertError::Render(e.to_string()))?;
+        if let Some(jwt) = badge {
+            enc.add_itxt_chunk(crate::badge::PNG_KEYWORD.to_string(), jwt.to_string())
+                .map_err(|e| CertError::Render(e.to_string()))?;
+        }
         let mut wr = enc
             .write_header()
             .map_err(|e| CertError::Render(e.to_string()))?;
@@ -1321,7 +1593,7 @@ mod tests {
         let bytes = c.render_png().unwrap();
         assert!(matches!(check(&bytes, None), Verdict::Signed { .. }));
         assert_eq!(parse(&bytes).unwrap(), c);
-        let (_, px) = decode_png(&bytes).unwrap();
+        let (_, px, _) = decode_png(&bytes).unwrap();
         // The name line (baseline 500, 76 px) is drawn: dark pixels in the middle band.
         let dark = (430..510)
             .flat_map(|y| (200..1200).map(move |x| (y, x)))
@@ -1590,6 +1862,143 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("FIFO"), "{e}");
+    }
+
+    /// A signed certificate's PNG with its Open Badges credential (no email), and the JWT.
+    fn badged() -> (Certificate, Vec<u8>, String) {
+        let c = cert(true);
+        let at = crate::time::parse_date_time("2026-11-30T10:00:00Z").unwrap();
+        let subject = crate::badge::Subject {
+            email: Some("sule@example.org"),
+            practical: Some(false),
+            issued_at_s: at,
+        };
+        let jwt = crate::badge::issue(&c, &key(), &subject).unwrap().unwrap();
+        let png = c.render_png_with(Some(&jwt)).unwrap();
+        (c, png, jwt)
+    }
+
+    #[test]
+    fn a_png_carries_the_record_then_the_open_badges_credential_and_both_verify() {
+        let (c, png, jwt) = badged();
+        let kinds: Vec<[u8; 4]> = chunks(&png).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(&kinds[..3], [*b"IHDR", *b"iTXt", *b"iTXt"]);
+        assert!(chunks(&png)[2].1.starts_with(b"openbadgecredential\0"));
+        match check(&png, None) {
+            Verdict::Signed {
+                badge: Some(b),
+                cert,
+                ..
+            } => {
+                assert_eq!(cert, c);
+                assert_eq!(b.certificate_id, c.id);
+                assert_eq!(b.practical, Some(false));
+                assert!(b.email_matches("sule@example.org"));
+            }
+            v => panic!("{v:?}"),
+        }
+        let e = check(&png, None).explain();
+        assert!(
+            e.contains("Found: the tplab record and an Open Badges 3.0 credential"),
+            "{e}"
+        );
+        assert!(e.contains("practical part not solved"), "{e}");
+        // A certificate from before (no credential) still verifies, and says so.
+        let old = c.render_png().unwrap();
+        let e = check(&old, None).explain();
+        assert!(e.starts_with("signed by ed25519:"), "{e}");
+        assert!(e.contains("Found: the tplab record only"), "{e}");
+        // The .jwt alone.
+        let v = check(jwt.as_bytes(), Some(&key().public()));
+        assert!(matches!(v, Verdict::Badge { .. }), "{v:?}");
+        assert!(v.explain().contains("valid Open Badges 3.0 credential"));
+        let other = IssuerKey::from_seed([8; 32]).public();
+        assert!(matches!(
+            check(jwt.as_bytes(), Some(&other)),
+            Verdict::Invalid(Invalid::OtherIssuer { .. })
+        ));
+    }
+
+    #[test]
+    fn the_credential_chunk_is_accepted_only_right_after_the_record_and_once() {
+        let (_, png, _) = badged();
+        let base = chunks(&png);
+        let foreign = |v: &Verdict| matches!(v, Verdict::Invalid(Invalid::ForeignChunk(_)));
+        // Before the record.
+        let mut before = base.clone();
+        before.swap(1, 2);
+        assert!(foreign(&check(&assemble(&before), None)));
+        // Twice.
+        let mut twice = base.clone();
+        twice.insert(3, base[2].clone());
+        assert!(foreign(&check(&assemble(&twice), None)));
+        // After the image data.
+        let mut late = base.clone();
+        let badge = late.remove(2);
+        let end = late.len() - 1;
+        late.insert(end, badge);
+        assert!(foreign(&check(&assemble(&late), None)));
+        // Another iTXt keyword where the credential goes.
+        let mut other = base.clone();
+        other[2].1 = b"Comment\0\0\0\0\0Bob".to_vec();
+        assert!(foreign(&check(&assemble(&other), None)));
+        // The record again where the credential goes.
+        let mut again = base.clone();
+        again[2] = base[1].clone();
+        assert_eq!(
+            check(&assemble(&again), None),
+            Verdict::Invalid(Invalid::TwoRecords)
+        );
+    }
+
+    #[test]
+    fn an_edited_or_foreign_credential_fails_the_whole_certificate() {
+        let (c, png, jwt) = badged();
+        let base = chunks(&png);
+        let with = |token: &str| {
+            let mut c2 = base.clone();
+            let mut data = b"openbadgecredential\0\0\0\0\0".to_vec();
+            data.extend_from_slice(token.as_bytes());
+            c2[2].1 = data;
+            assemble(&c2)
+        };
+        // One character of the signature changed.
+        let mut bad = jwt.clone().into_bytes();
+        let last = bad.len() - 2;
+        bad[last] = if bad[last] == b'A' { b'B' } else { b'A' };
+        let v = check(&with(&String::from_utf8(bad).unwrap()), None);
+        assert!(matches!(v, Verdict::Invalid(Invalid::Badge(_))), "{v:?}");
+        // A valid credential of another certificate (another score) by the same key.
+        let mut other = c.clone();
+        other.score_percent = 90;
+        other.id = other.compute_id();
+        let subject = crate::badge::Subject {
+            email: None,
+            practical: None,
+            issued_at_s: crate::time::parse_date_time("2026-11-30T10:00:00Z").unwrap(),
+        };
+        let foreign_jwt = crate::badge::sign(
+            &crate::badge::credential(&other, &key().public(), &subject, "00"),
+            &key(),
+        )
+        .unwrap();
+        let v = check(&with(&foreign_jwt), None);
+        assert!(
+            matches!(v, Verdict::Invalid(Invalid::BadgeMismatch(_))),
+            "{v:?}"
+        );
+        assert!(
+            v.explain().contains("not issued together"),
+            "{}",
+            v.explain()
+        );
+        // An unsigned record with a credential.
+        let u = cert(false);
+        let v = check(&u.render_png_with(Some(&jwt)).unwrap(), None);
+        assert!(
+            matches!(v, Verdict::Invalid(Invalid::BadgeMismatch(_))),
+            "{v:?}"
+        );
     }
 
     #[cfg(unix)]

@@ -499,6 +499,19 @@ pub struct Revisit {
 }
 
 impl Submitted {
+    /// The practical part's result (the design lab challenge, [`GenKind::DesignSplit`]):
+    /// `Some(solved)`, or `None` when this sitting did not draw one.
+    pub fn practical(&self) -> Option<bool> {
+        let prefix = format!("gen:{}:", GenKind::DesignSplit.name());
+        let mut drawn = self
+            .review
+            .iter()
+            .filter(|r| r.question_id.starts_with(&prefix))
+            .peekable();
+        drawn.peek()?;
+        Some(drawn.all(|r| r.correct))
+    }
+
     /// What a failed sitting's review shows: the lessons of the missed questions, most missed
     /// first, without the questions' answers (a script that fails on purpose learns no answer
     /// from it). A passed sitting shows the whole review instead. `questions` are the

@@ -11,6 +11,7 @@
 //! Parsers of untrusted bytes, which never panic: [`cert::parse`], [`cert::check`] and
 //! [`progress::parse`].
 
+pub mod badge;
 pub mod bank;
 pub mod cert;
 pub mod coverage;

@@ -24,6 +24,48 @@ pub fn civil_date(unix_s: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// `YYYY-MM-DDTHH:MM:SSZ` (UTC) of a Unix time: the XML Schema dateTime the Open Badges data
+/// model asks for (`validFrom`).
+pub fn date_time(unix_s: u64) -> String {
+    let s = unix_s % 86_400;
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        civil_date(unix_s),
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+/// The Unix time of a UTC date-time written exactly as [`date_time`] writes it.
+pub fn parse_date_time(s: &str) -> Result<u64, String> {
+    let b = s.as_bytes();
+    let shape = b.len() == 20
+        && b[10] == b'T'
+        && b[13] == b':'
+        && b[16] == b':'
+        && b[19] == b'Z'
+        && [11, 12, 14, 15, 17, 18]
+            .iter()
+            .all(|&i| b[i].is_ascii_digit());
+    let bad = || {
+        format!(
+            "'{}' is not a UTC date-time written YYYY-MM-DDTHH:MM:SSZ",
+            s.escape_debug()
+        )
+    };
+    if !shape || !s.is_ascii() {
+        return Err(bad());
+    }
+    let day = parse_date(&s[..10])?;
+    let num = |r: std::ops::Range<usize>| s[r].parse::<u64>().unwrap_or(99);
+    let (h, m, sec) = (num(11..13), num(14..16), num(17..19));
+    if h > 23 || m > 59 || sec > 59 || day < 0 {
+        return Err(bad());
+    }
+    Ok(day as u64 * 86_400 + h * 3600 + m * 60 + sec)
+}
+
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days-from-civil).
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

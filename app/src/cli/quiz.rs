@@ -48,6 +48,10 @@ pub struct QuizArgs {
     /// issuer.key in the data folder; unsigned if there is none).
     #[arg(long)]
     pub issuer_key: Option<PathBuf>,
+    /// The learner's email, for the Open Badges 3.0 credential the exam issues with a signed
+    /// certificate: only its salted SHA-256 hash goes into it (needs an issuer key).
+    #[arg(long)]
+    pub email: Option<String>,
 }
 
 pub fn run(args: QuizArgs) -> anyhow::Result<ExitCode> {
@@ -76,6 +80,14 @@ fn check_args(args: &QuizArgs) -> anyhow::Result<()> {
     }
     if !args.exam && args.issuer_key.is_some() {
         bail!("--issuer-key only applies to --exam (it signs the certificate)");
+    }
+    if let Some(email) = &args.email {
+        if !args.exam {
+            bail!("--email only applies to --exam (it identifies the learner in the certificate's Open Badges credential)");
+        }
+        tplab_quiz::badge::check_email(email).map_err(|e| {
+            anyhow::anyhow!("--email: {e}; give the address the badge should be verified against, or drop --email")
+        })?;
     }
     Ok(())
 }
@@ -268,6 +280,13 @@ fn exam(
         anyhow::anyhow!("{e}; the certificate shows the name exactly as given to --name")
     })?;
     let issuer = cert::configured_issuer(args.issuer_key.as_deref(), store)?;
+    if args.email.is_some() && issuer.is_none() {
+        bail!(
+            "--email goes into the certificate's Open Badges 3.0 credential, which is issued only \
+             with a signed certificate, and no issuer key is configured; make one with `tplab \
+             cert keygen` (or pass --issuer-key FILE), or drop --email"
+        );
+    }
     let exam = Exam::embedded(bank).map_err(|d| anyhow::anyhow!("the exam is invalid:\n{d}"))?;
     let mut sitting = exam.sitting(seed);
     let total = sitting.questions.len();
@@ -350,16 +369,32 @@ fn exam(
         )?;
         return Ok(ExitCode::FAILURE);
     };
+    // The Open Badges 3.0 credential, with a signed certificate.
+    let badge = match &issuer {
+        Some((k, _)) => tplab_quiz::badge::issue(
+            &c,
+            k,
+            &tplab_quiz::badge::Subject {
+                email: args.email.as_deref(),
+                practical: done.practical(),
+                issued_at_s: at,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!("issuing the Open Badges credential: {e}"))?,
+        None => None,
+    };
     let dir = store.certificates_dir();
-    let (json, png) = c.write(&dir).with_context(|| {
-        format!(
+    let (json, png, jwt) = c
+        .write_with_badge(&dir, badge.as_deref())
+        .with_context(|| {
+            format!(
             "your pass (certificate ID {}) is saved in your progress, but the certificate could \
              not be written to {}; make that folder writable and sit the exam again, or set \
              TPLAB_DATA_DIR to a writable folder",
             c.id,
             dir.display()
         )
-    })?;
+        })?;
     let signed = match &issuer {
         Some((k, path)) => t_args(
             lang,
@@ -371,9 +406,12 @@ fn exam(
         ),
         None => t(lang, "cli-quiz-unsigned"),
     };
+    let jwt = jwt
+        .map(|p| format!("\n  {}", p.display()))
+        .unwrap_or_default();
     writeln!(
         out,
-        "{}\n  {}\n  {}\n{signed}\n{}",
+        "{}\n  {}\n  {}{jwt}\n{signed}\n{}",
         t_args(lang, "cli-quiz-passed", &[("id", c.id.clone())]),
         png.display(),
         json.display(),
@@ -431,6 +469,7 @@ mod tests {
             seed: (!exam).then_some(5),
             lesson: None,
             issuer_key: None,
+            email: None,
         }
     }
 
@@ -587,6 +626,7 @@ mod tests {
         let mut out = Vec::new();
         let a = QuizArgs {
             issuer_key: Some(key_path),
+            email: Some("ece@example.org".into()),
             ..args(true, None)
         };
         let code = run_with(&a, &mut input.as_bytes(), &mut out, &store, seed).unwrap();
@@ -608,15 +648,61 @@ mod tests {
                 .certificates_dir()
                 .join(format!("tplab-certificate-{id}.{ext}"));
             match cert::verify_file(&f, Some(&key.public())).unwrap() {
-                Verdict::Signed { cert, fingerprint } => {
+                Verdict::Signed {
+                    cert,
+                    fingerprint,
+                    badge,
+                } => {
                     assert_eq!(cert.name, "Ece Yılmaz");
                     assert_eq!(cert.score_percent, 100);
                     assert_eq!(cert.sitting_seed, seed);
                     assert_eq!(fingerprint, key.public().fingerprint());
+                    // The PNG carries the Open Badges credential too; the JSON record does not.
+                    assert_eq!(badge.is_some(), ext == "png", "{ext}");
                 }
                 v => panic!("{v:?}"),
             }
         }
+        // The credential alone, with the email's salted hash and every answer right (so the
+        // practical part, when drawn, is solved).
+        let jwt = store
+            .certificates_dir()
+            .join(format!("tplab-certificate-{id}.jwt"));
+        assert!(text.contains(&jwt.display().to_string()), "{text}");
+        let v = cert::verify_file(&jwt, Some(&key.public())).unwrap();
+        let claims = v.badge().expect("a credential");
+        assert!(claims.email_matches("ece@example.org"));
+        assert_eq!(claims.name, "Ece Yılmaz");
+        assert_ne!(claims.practical, Some(false));
+    }
+
+    #[test]
+    fn an_email_needs_an_exam_an_issuer_key_and_the_shape_of_an_address() {
+        let (_dir, store) = temp_store();
+        let run = |a: QuizArgs| {
+            let mut out = Vec::new();
+            run_with(&a, &mut "".as_bytes(), &mut out, &store, 1)
+                .map(|_| ())
+                .map_err(|e| format!("{e:#}"))
+        };
+        let e = run(QuizArgs {
+            email: Some("ece@example.org".into()),
+            ..args(false, Some("Ece"))
+        })
+        .unwrap_err();
+        assert!(e.contains("--email only applies to --exam"), "{e}");
+        let e = run(QuizArgs {
+            email: Some("not an email".into()),
+            ..args(true, Some("Ece"))
+        })
+        .unwrap_err();
+        assert!(e.contains("--email") && e.contains("U+0020"), "{e}");
+        let e = run(QuizArgs {
+            email: Some("ece@example.org".into()),
+            ..args(true, Some("Ece"))
+        })
+        .unwrap_err();
+        assert!(e.contains("tplab cert keygen"), "{e}");
     }
 
     #[test]

@@ -241,8 +241,18 @@ mod tests {
         let megatron = check(&c, &wire("columns", "rows", "columns", "rows"))?;
         assert_eq!(megatron.group, PlanGroup::Megatron);
         assert!(megatron.solved);
-        // fc1 by rows hands GeLU a partial sum: the engine refuses it, in its own words.
-        let gelu = check(&c, &wire("columns", "rows", "rows", "columns"))?;
+        // With the rules placing the collectives, fc1 by rows is repaired (an all-reduce before
+        // GeLU): valid, but it sends more than Megatron's split.
+        let repaired = check(&c, &wire("columns", "rows", "rows", "columns"))?;
+        assert_eq!(repaired.group, PlanGroup::Costly, "{repaired:?}");
+        // Placed by hand with no collective after fc1, GeLU reads a partial sum: refused, in the
+        // engine's own words.
+        let mut by_hand = wire("columns", "rows", "rows", "columns");
+        by_hand.collectives = Some(vec![WireCollective {
+            after: "attn.out".into(),
+            kind: "all-reduce".into(),
+        }]);
+        let gelu = check(&c, &by_hand)?;
         assert_eq!(gelu.group, PlanGroup::Refused);
         let rule = gelu.refusal.clone().unwrap_or_default();
         assert!(rule.contains("GeLU"), "{rule}");

@@ -573,7 +573,7 @@ impl Hub {
         for c in inner.conns.values() {
             let _ = c.tx.try_send(Outgoing::Close(1000, "the class has ended"));
         }
-        let _ = self.ended.send(true);
+        self.ended.send_replace(true);
     }
 
     /// Admits a new connection from `ip` (per-address and total caps).

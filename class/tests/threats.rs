@@ -3,6 +3,7 @@
 mod common;
 
 use common::*;
+use futures_util::SinkExt;
 use serde_json::json;
 use std::time::Duration;
 use tplab_class::protocol::{ErrorCode, Round, ServerMsg};

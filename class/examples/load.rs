@@ -127,7 +127,7 @@ type Sent = Arc<Mutex<HashMap<(u32, Round, u32), Instant>>>;
 
 fn choice_of(student: u32, question: u32, round: Round) -> u32 {
     // Deterministic and varied: a third of the room changes its mind in round 2.
-    let r = if round == Round::Second && student % 3 == 0 {
+    let r = if round == Round::Second && student.is_multiple_of(3) {
         1
     } else {
         0

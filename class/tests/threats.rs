@@ -11,6 +11,7 @@ use tplab_class::Limits;
 
 /// Runs a round as a student sees it, up to (not including) the answer, and returns every
 /// frame the student's device received (its token blanked: it is random per run).
+#[allow(clippy::unwrap_used)] // a helper of the tests below
 async fn student_frames_before_reveal(answer: u32) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let s = server(dir.path(), loose()).await;

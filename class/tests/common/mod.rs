@@ -2,6 +2,8 @@
 //! 127.0.0.1 with a temporary data folder.
 
 #![allow(dead_code)]
+// Test helpers: a failed set-up is a failed test.
+#![allow(clippy::unwrap_used)]
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};

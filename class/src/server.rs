@@ -627,8 +627,12 @@ async fn ws_route(
     State(hub): State<Arc<Hub>>,
 ) -> Response {
     let limits = &hub.limits;
+    // Small buffers: a class's frames are a few hundred bytes, and tungstenite's defaults
+    // (128 KiB to read) would cost every student's connection that much.
     ws.max_message_size(limits.max_frame_bytes)
         .max_frame_size(limits.max_frame_bytes)
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(4 * 1024)
         .on_upgrade(move |socket| connection(hub, socket, addr.ip()))
 }
 

@@ -6,7 +6,7 @@ use common::*;
 use futures_util::SinkExt;
 use serde_json::json;
 use std::time::Duration;
-use tplab_class::protocol::{ErrorCode, Round, ServerMsg};
+use tplab_class::protocol::{Round, ServerMsg};
 use tplab_class::Limits;
 
 /// Runs a round as a student sees it, up to (not including) the answer, and returns every

@@ -5,8 +5,8 @@
 //! server's memory per student.
 //!
 //! ```text
-//! cargo run --release -p tplab-class --example load                 # 300 students, 10 questions
-//! cargo run --release -p tplab-class --example load -- --students 50 --questions 3
+//! cargo run -p tplab-class --example load                 # 300 students, 10 questions
+//! cargo run -p tplab-class --example load -- --students 50 --questions 3
 //! ```
 //!
 //! Bounded: at most 500 students and 50 questions, and the whole run gives up after 300 s.

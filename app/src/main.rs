@@ -86,6 +86,9 @@ enum Command {
     Train(cli::train::TrainArgs),
     /// Serving with TP: modeled time per token for a model, or the tiny model decoded on virtual GPUs (--tiny).
     Serve(cli::serve::ServeArgs),
+    /// A live class: students join from their devices, vote and design; prints the join
+    /// address, code and QR code, and the teacher's console link.
+    Class(cli::class::ClassArgs),
 }
 
 /// The panic message `println!` raises when stdout cannot be written.
@@ -194,5 +197,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Moe(args)) => cli::moe::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
+        Some(Command::Class(args)) => cli::class::run(args),
     }
 }

@@ -63,6 +63,7 @@ pub fn flush_stdout() {
 }
 
 pub mod cert;
+pub mod class;
 pub mod collective;
 pub mod design;
 pub mod gpu;

@@ -61,7 +61,7 @@ fn the_attention_g_changes_round_by_round_beside_the_lanes_on_a_projector() {
                 h.query_all_by(|n| {
                     n.label()
                         .is_some_and(|l| l.starts_with("Round ") || l.starts_with("Tur "))
-                        && n.role() == egui::accesskit::Role::Figure
+                        && n.role() == egui::Role::Figure
                 })
                 .next()
                 .map(|n| n.rect())

@@ -386,11 +386,20 @@ impl Design {
                                     }
                                 }
                             });
-                            menu.response.on_hover_text(t_args(
+                            let add = t_args(
                                 lang,
                                 "design-add-here",
                                 &[("op", site_words(lang, site))],
-                            ));
+                            );
+                            // Named for a screen reader as it is for the eye on hover.
+                            menu.response.widget_info(|| {
+                                egui::WidgetInfo::labeled(
+                                    egui::Role::Button,
+                                    true,
+                                    &add,
+                                )
+                            });
+                            menu.response.on_hover_text(add);
                         }
                     }
                     ui.label("›");
@@ -683,6 +692,10 @@ fn challenge_buttons(
     let stars = ui
         .label(egui::RichText::new(star_text(best)).size(20.0))
         .on_hover_text(t(lang, "design-stars-rule"));
+    let spoken = t_args(lang, "design-stars-spoken", &[("n", best.to_string())]);
+    stars.widget_info(|| {
+        egui::WidgetInfo::labeled(egui::Role::Label, true, &spoken)
+    });
     // On a projector the count of solved challenges is one hover away.
     if let Some(count) = count {
         stars.on_hover_text(count);
@@ -843,7 +856,13 @@ fn framed(
         galley,
         colour,
     );
-    crate::widgets::a11y_label(&resp, text);
+    // A screen reader hears a button where a click does something, a label elsewhere.
+    let role = if sense.senses_click() {
+        egui::Role::Button
+    } else {
+        egui::Role::Label
+    };
+    resp.widget_info(|| egui::WidgetInfo::labeled(role, true, text));
     (resp, icon_rect)
 }
 

@@ -652,3 +652,4 @@ design-copy-flags-manual = Hand-placed collectives need the plan file: use "Copy
 design-paste = Paste a plan:
 design-paste-hint = a plan file, or tplab design flags
 design-paste-use = Use this plan
+design-stars-spoken = { $n } of 3 stars

@@ -658,3 +658,4 @@ design-copy-flags-manual = Elle yerleştirilmiş kolektifler için plan dosyası
 design-paste = Bir plan yapıştırın:
 design-paste-hint = bir plan dosyası ya da tplab design bayrakları
 design-paste-use = Bu planı kullan
+design-stars-spoken = 3 yıldızdan { $n }

@@ -359,7 +359,7 @@ fn multi_node_rows_within_20_percent() {
         };
         let ok = err.abs() <= 0.20;
         eprintln!(
-            "{:<6} {:<10} {:>6} {:>7.1}{:<2} {:>7.1}{:<2} {:>+7.1}%  {:<14} {}{}",
+            "{:<6} {:<10} {:>6} {:>7.1}{:<2} {:>7.1}{:<2} {:>+7.1}%  {:<14} {} [{}]{}",
             r.nodes,
             r.kind.name(),
             human(r.size),
@@ -370,6 +370,7 @@ fn multi_node_rows_within_20_percent() {
             err * 100.0,
             how,
             r.source,
+            r.system,
             if ok {
                 String::new()
             } else {

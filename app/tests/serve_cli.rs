@@ -218,3 +218,72 @@ fn bad_pipeline_sizes_name_the_rule() {
     let (ok, out, err) = tplab(&["serve", "--pp", "18446744073709551615"]);
     assert!(!ok && !err.contains("panicked"), "{out}{err}");
 }
+
+/// Issue 39, item 7: a sweep over TP × batch × context writes CSV, reports the invalid TP with
+/// its rule and goes on; a context out of any physical range is refused with the range; the
+/// JSON carries its schema, version and command line.
+#[test]
+fn sweep_writes_csv_reports_invalid_points_and_refuses_unphysical_input() {
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-70b",
+        "--tp",
+        "6,8",
+        "--batch",
+        "1,8",
+        "--context",
+        "1024,8k",
+        "--csv",
+    ]);
+    // 8k is not a number: refused with the rule.
+    assert!(!ok && err.contains("not a whole number"), "{out}{err}");
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-70b",
+        "--tp",
+        "6,8",
+        "--batch",
+        "1,8",
+        "--context",
+        "1024,1e4",
+        "--csv",
+    ]);
+    assert!(ok, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("schema,tplab_version,model,gpu,tp,"),
+        "{out}"
+    );
+    // 4 valid points (TP 8) and 4 invalid ones (TP 6), each with the rule.
+    assert_eq!(lines.len(), 1 + 8, "{out}");
+    let valid = lines
+        .iter()
+        .filter(|l| l.contains(",8,1,") && l.ends_with(','))
+        .count();
+    assert_eq!(valid, 4, "{out}");
+    let bad: Vec<&&str> = lines.iter().filter(|l| l.contains(",6,1,")).collect();
+    assert_eq!(bad.len(), 4, "{out}");
+    assert!(bad.iter().all(|l| l.contains("heads % tp")), "{out}");
+    assert!(out.contains(",10000,"), "1e4 read as 10000: {out}");
+    // The single-setting table goes on past TP 6 too, naming the rule on stderr.
+    let (ok, out, err) = tplab(&["serve", "--model", "llama3-70b", "--tp", "6,8"]);
+    assert!(ok, "{out}{err}");
+    assert!(err.contains("skipped TP 6"), "{err}");
+    assert!(out.lines().any(|l| l.starts_with("    8 ")), "{out}");
+    // Out of the physical range.
+    let (ok, _, err) = tplab(&["serve", "--model", "llama3-70b", "--context", "1e11"]);
+    assert!(
+        !ok && err.contains("physical range 1 to 100000000"),
+        "{err}"
+    );
+    // Schema, version and the command line in the JSON.
+    let (ok, out, err) = tplab(&["serve", "--model", "llama3-8b", "--tp", "1,2", "--json"]);
+    assert!(ok, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["schema"].as_u64(), Some(1));
+    assert!(v["tplab_version"].is_string());
+    assert_eq!(v["command"], "serve");
+    assert!(v["argv"].as_array().is_some_and(|a| a.len() >= 5));
+}

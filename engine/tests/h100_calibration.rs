@@ -311,17 +311,22 @@ fn predict(fig: &Figure) -> f64 {
 /// (DGX A100). Each row: (what, published tokens/s/GPU, predicted, fits in 80 GB).
 fn torchtitan_rows() -> Vec<(&'static str, f64, f64, bool)> {
     let mut out = Vec::new();
-    for (what, model, rc, tok) in [
+    // Op-level selective AC recomputes every other matmul of the forward (PyTorch's
+    // selective checkpoint policy as torchtitan sets it: matmul outputs saved on alternate
+    // calls), half the forward GEMMs; full AC recomputes the whole forward.
+    for (what, model, rc, gemm_recompute, tok) in [
         (
             "torchtitan Llama 3 8B, selective op AC",
             ModelPreset::Llama3_8b.spec(),
             Recompute::Selective,
+            2,
             2973.0,
         ),
         (
             "torchtitan Llama 3 70B, full AC",
             ModelPreset::Llama3_70b.spec(),
             Recompute::Full,
+            0,
             331.0,
         ),
     ] {
@@ -337,6 +342,7 @@ fn torchtitan_rows() -> Vec<(&'static str, f64, f64, bool)> {
         let st = Stack {
             fused_kernels: false,
             grad_reduce_fp32: true,
+            recompute_gemm_every: gemm_recompute,
             ..Stack::current()
         };
         let r = stack::iteration_time(&model, &setup, &c, &layout, &st).unwrap();
@@ -482,5 +488,7 @@ fn training_runs_summary() {
 }
 
 /// The overall mean absolute error the model reaches today (docs/calibration.md); a change that
-/// makes it worse fails here.
-const MAE_PINNED: f64 = 0.05;
+/// makes it worse fails here. 5.0% before issue 39; 5.2% since collectives across nodes run at
+/// the node's NICs (Narayanan et al.'s DP-only rows now reduce gradients ~9× faster and come out
+/// up to +9.7%), with the FP8 training efficiency refitted.
+const MAE_PINNED: f64 = 0.0525;

@@ -7,17 +7,17 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tplab_engine::capacity::hardware::MAX_NICS_PER_NODE;
 use tplab_engine::capacity::nccl::{
-    self, Fabric, NcclAlgo, NcclProto, NcclVersion, MAX_MESSAGE_BYTES,
+    self, Fabric, NcclAlgo, NcclOp, NcclProto, NcclVersion, MAX_MESSAGE_BYTES,
 };
-use tplab_engine::collectives::CollectiveKind;
 
 /// Flags of `tplab collective`.
 #[derive(Args, Debug, Clone)]
 pub struct CollectiveArgs {
-    /// all-reduce, all-gather, reduce-scatter or broadcast.
+    /// all-reduce, all-gather, reduce-scatter, broadcast, all-to-all or send-recv.
     #[arg(long, default_value = "all-reduce", value_parser = parse_kind)]
-    pub op: CollectiveKind,
+    pub op: NcclOp,
     /// GPUs in the communicator.
     #[arg(long, default_value_t = 8)]
     pub gpus: usize,
@@ -30,9 +30,14 @@ pub struct CollectiveArgs {
     /// Intra-node link instead of the GPU's: nvlink2..nvlink5, pcie4, pcie5.
     #[arg(long)]
     pub intra: Option<String>,
-    /// Inter-node link per GPU: ib200, ib400, ib800, roce400, eth100, or one from --hardware.
+    /// Inter-node link, one NIC port: ib200, ib400, ib800, roce400, eth100, or one from
+    /// --hardware.
     #[arg(long, default_value = "ib400")]
     pub inter: String,
+    /// Compute NICs per node (default: the GPU's catalogue entry, one per GPU); NCCL spreads
+    /// its channels over them, rail-optimised (e.g. --nics 4 for 8 A100s with 4 x 200 Gb/s).
+    #[arg(long)]
+    pub nics: Option<usize>,
     /// No NVSwitch reduction (NVLS) even where the NVLink generation has it.
     #[arg(long)]
     pub no_nvls: bool,
@@ -63,16 +68,8 @@ pub struct CollectiveArgs {
     pub json: bool,
 }
 
-fn parse_kind(s: &str) -> Result<CollectiveKind, String> {
-    match s.to_ascii_lowercase().replace('_', "-").as_str() {
-        "all-reduce" | "allreduce" => Ok(CollectiveKind::AllReduce),
-        "all-gather" | "allgather" => Ok(CollectiveKind::AllGather),
-        "reduce-scatter" | "reducescatter" => Ok(CollectiveKind::ReduceScatter),
-        "broadcast" => Ok(CollectiveKind::Broadcast),
-        _ => Err(format!(
-            "unknown collective '{s}'; expected all-reduce, all-gather, reduce-scatter or broadcast"
-        )),
-    }
+fn parse_kind(s: &str) -> Result<NcclOp, String> {
+    s.parse()
 }
 
 /// `8`, `64K`, `1M`, `16G`, `4KiB`, `2GB` (all binary: K = 1024).
@@ -121,6 +118,14 @@ pub fn fabric(args: &CollectiveArgs) -> anyhow::Result<Fabric> {
     let intra = cat.link(args.intra.as_deref().unwrap_or(&gpu.intra_node_link))?;
     let inter = cat.link(&args.inter)?;
     let nvls = !args.no_nvls && nccl::nvls_capable(&intra);
+    let nics = match args.nics {
+        Some(0) => bail!("--nics must be at least 1 (a node without a NIC cannot reach another)"),
+        Some(k) if k > MAX_NICS_PER_NODE => {
+            bail!("--nics {k} is outside the physical range 1 to {MAX_NICS_PER_NODE} NICs per node")
+        }
+        Some(k) => k,
+        None => gpu.nics_per_node,
+    };
     Ok(Fabric::new(
         args.gpus,
         args.gpus_per_node.min(args.gpus.max(1)),
@@ -128,7 +133,8 @@ pub fn fabric(args: &CollectiveArgs) -> anyhow::Result<Fabric> {
         inter,
         nvls,
     )?
-    .with_nccl(args.nccl))
+    .with_nccl(args.nccl)
+    .with_nics(args.gpus_per_node, nics))
 }
 
 pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
@@ -144,7 +150,7 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
             human(to)
         );
     }
-    let points = nccl::sweep(args.op, &f, from, to, args.algo, args.proto)?;
+    let points = nccl::sweep_op(args.op, &f, from, to, args.algo, args.proto)?;
     if args.json {
         let v = json!({
             "collective": args.op.name(),
@@ -153,11 +159,13 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
             "nodes": f.nodes(),
             "intra_node": f.intra.name,
             "inter_node": f.inter.name,
+            "nics_per_node": f.node_nics(),
+            "node_network_gbs": if f.nodes() > 1 { Some(f.net_bus_bw() / 1e9) } else { None },
             "nvls": f.nvls,
             "nccl": f.nccl.to_string(),
             "algorithm_forced": args.algo.map(|a| a.name()),
             "protocol_forced": args.proto.map(|p| p.name()),
-            "busbw_factor": tplab_engine::capacity::cost::busbw_factor(args.op, f.ranks),
+            "busbw_factor": args.op.busbw_factor(f.ranks),
             "points": points.iter().map(|c| json!({
                 "size_bytes": c.size_bytes,
                 "time_s": c.time_s,
@@ -169,11 +177,11 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
                 "protocol": c.proto.name(),
             })).collect::<Vec<_>>(),
         });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", super::json_text("collective", &v)?);
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{} over {} GPUs ({} node(s) of {}; intra-node {} {} GB/s{}, inter-node {} {} GB/s per GPU)",
+        "{} over {} GPUs ({} node(s) of {}; intra-node {} {} GB/s{}, inter-node {} {} GB/s per NIC{})",
         args.op.name(),
         f.ranks,
         f.nodes(),
@@ -182,11 +190,21 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
         f.intra.bandwidth_gbs,
         if f.nvls { " with NVLS" } else { "" },
         f.inter.name,
-        f.inter.bandwidth_gbs
+        f.inter.bandwidth_gbs,
+        if f.nodes() > 1 {
+            format!(
+                ", {:.3} NICs per node in use: {:.1} GB/s out of each node at {:.0}% of line rate",
+                f.nics_used(),
+                f.net_bus_bw() / 1e9,
+                tplab_engine::capacity::hardware::NET_EFFICIENCY * 100.0
+            )
+        } else {
+            String::new()
+        }
     );
     outln!(
         "busbw = algbw x {:.3} (nccl-tests); algorithm and protocol as NCCL {}'s tuner picks them{}",
-        tplab_engine::capacity::cost::busbw_factor(args.op, f.ranks),
+        args.op.busbw_factor(f.ranks),
         f.nccl,
         match (args.algo, args.proto) {
             (None, None) => String::new(),
@@ -198,7 +216,7 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
         }
     );
     outln!(
-        "{:>10} {:>12} {:>12} {:>12}  {:<6} {:<6}",
+        "{:>10} {:>12} {:>12} {:>12}  {:<8} {:<6}",
         "size",
         "time (us)",
         "algbw GB/s",
@@ -208,7 +226,7 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
     );
     for c in &points {
         outln!(
-            "{:>10} {:>12.2} {:>12.2} {:>12.2}  {:<6} {:<6}",
+            "{:>10} {:>12.2} {:>12.2} {:>12.2}  {:<8} {:<6}",
             human(c.size_bytes),
             c.time_s * 1e6,
             c.algbw / 1e9,
@@ -223,15 +241,17 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tplab_engine::collectives::CollectiveKind;
 
     fn args() -> CollectiveArgs {
         CollectiveArgs {
-            op: CollectiveKind::AllReduce,
+            op: NcclOp::Collective(CollectiveKind::AllReduce),
             gpus: 8,
             gpus_per_node: 8,
             gpu: "h100".into(),
             intra: None,
             inter: "ib400".into(),
+            nics: None,
             no_nvls: false,
             algo: None,
             proto: None,
@@ -254,7 +274,8 @@ mod tests {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
         assert!(parse_kind("all_gather").is_ok());
-        assert!(parse_kind("alltoall").is_err());
+        assert!(parse_kind("alltoall").is_ok() && parse_kind("send_recv").is_ok());
+        assert!(parse_kind("gather").is_err());
     }
 
     #[test]

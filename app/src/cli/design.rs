@@ -293,7 +293,7 @@ fn run_challenge(args: &DesignArgs, stage: usize) -> anyhow::Result<ExitCode> {
     let plan = plan_from(args, c.start.clone())?;
     let grade = c.grade(&plan, args.hint)?;
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&grade)?);
+        outln!("{}", super::json_text("design", &grade)?);
     } else {
         outln!("challenge {}: {}", c.stage, c.title);
         outln!("  goal: {}", c.goal_text);
@@ -359,7 +359,7 @@ pub fn run(args: DesignArgs) -> anyhow::Result<ExitCode> {
     )?;
     let ok = report.valid && report.equal_to_reference == Some(true);
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", super::json_text("design", &report)?);
     } else {
         outln!(
             "tplab design: {}{} on {} (TP={}, {}{})",

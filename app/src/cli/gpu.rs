@@ -199,7 +199,7 @@ fn vocab(a: GpuVocabArgs) -> anyhow::Result<ExitCode> {
 fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
     let p = tplab_kernels::probe();
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&p)?);
+        outln!("{}", super::json_text("gpu", &p)?);
     } else {
         out!("{}", p.report());
     }

@@ -32,7 +32,8 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         if common.json {
             outln!(
                 "{}",
-                serde_json::to_string_pretty(
+                super::json_text(
+                    "memory",
                     &json!({"tp": tp, "memory_per_gpu_bytes": memory_json(&m, limit)})
                 )?
             );
@@ -103,7 +104,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                                  "memory_per_gpu_bytes": memory_json(m, limit)})
             })
             .collect();
-        outln!("{}", serde_json::to_string_pretty(&json!({"layouts": v}))?);
+        outln!("{}", super::json_text("memory", &json!({"layouts": v}))?);
         return Ok(ExitCode::SUCCESS);
     }
     print_header(&r);

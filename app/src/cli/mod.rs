@@ -55,6 +55,47 @@ pub fn stdout_failed(e: &std::io::Error) -> ! {
     std::process::exit(1);
 }
 
+/// The version of the shape of every `--json` document and `--csv` table (bump it when a key
+/// changes meaning or goes away; new keys do not bump it).
+pub const JSON_SCHEMA: u32 = 1;
+
+/// What every JSON document starts with: `schema` ([`JSON_SCHEMA`]), the tplab version, the
+/// command and the command line it answers for (`argv`, as given).
+pub fn json_stamp(command: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("schema".into(), JSON_SCHEMA.into());
+    m.insert("tplab_version".into(), env!("CARGO_PKG_VERSION").into());
+    m.insert("command".into(), command.into());
+    m.insert(
+        "argv".into(),
+        std::env::args()
+            .skip(1)
+            .map(serde_json::Value::from)
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    m
+}
+
+/// `value` as pretty JSON with [`json_stamp`]'s keys first: merged into an object (a key the
+/// value has itself wins), or around anything else as `result`.
+pub fn json_text(command: &str, value: &impl serde::Serialize) -> anyhow::Result<String> {
+    let mut out = json_stamp(command);
+    match serde_json::to_value(value)? {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                out.insert(k, v);
+            }
+        }
+        other => {
+            out.insert("result".into(), other);
+        }
+    }
+    Ok(serde_json::to_string_pretty(&serde_json::Value::Object(
+        out,
+    ))?)
+}
+
 /// Flushes stdout at the end of a command (a full disk may only show here).
 pub fn flush_stdout() {
     if let Err(e) = std::io::stdout().lock().flush() {

@@ -220,7 +220,7 @@ fn print(report: &MoeReport) {
 pub fn run(args: MoeArgs) -> anyhow::Result<ExitCode> {
     let report = moe::run(&args.config())?;
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&json(&report))?);
+        outln!("{}", super::json_text("moe", &json(&report))?);
     } else {
         print(&report);
     }

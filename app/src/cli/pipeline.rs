@@ -58,7 +58,7 @@ pub fn run(a: PipelineArgs) -> anyhow::Result<ExitCode> {
     };
     let run = pipeline::run(&cfg)?;
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&run)?);
+        outln!("{}", super::json_text("pipeline", &run)?);
         return Ok(ExitCode::SUCCESS);
     }
     let c = cfg.costs;

@@ -720,7 +720,7 @@ fn serve(r: &Resolved, common: &ModelClusterArgs) -> anyhow::Result<ExitCode> {
                        "memory_per_gpu_bytes": memory_json(m, limit)})
             })
             .collect();
-        outln!("{}", serde_json::to_string_pretty(&json!({"serving": v}))?);
+        outln!("{}", super::json_text("plan", &json!({"serving": v}))?);
         return Ok(ExitCode::SUCCESS);
     }
     print_header(r);
@@ -769,7 +769,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         if common.json {
             outln!(
                 "{}",
-                serde_json::to_string_pretty(&stack_layout_json(&res, Some(&wi)))?
+                super::json_text("plan", &stack_layout_json(&res, Some(&wi)))?
             );
         } else {
             print_header(&r);
@@ -801,7 +801,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
             })).collect::<Vec<_>>(),
             "explanations": plan.explanations,
         });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", super::json_text("plan", &v)?);
         return Ok(ExitCode::SUCCESS);
     }
     print_header(&r);

@@ -101,7 +101,7 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
     };
     let report = precision::sweep(&cfg, &args.dtypes, &tps)?;
     if args.json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", super::json_text("precision", &report)?);
         return Ok(ExitCode::SUCCESS);
     }
     let c = &report.config;

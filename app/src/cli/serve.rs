@@ -33,12 +33,18 @@ pub struct ServeArgs {
     /// (TP × PP GPUs per row; the layers must split evenly).
     #[arg(long, default_value_t = 1)]
     pub pp: usize,
-    /// Concurrent sequences decoded together.
-    #[arg(long, default_value_t = 1)]
-    pub batch: usize,
-    /// Tokens each sequence holds in the KV cache while decoding.
-    #[arg(long, default_value_t = 4096)]
-    pub context: usize,
+    /// Concurrent sequences decoded together; a comma-separated list sweeps them (1 to
+    /// 1,000,000).
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_batch)]
+    pub batch: Vec<usize>,
+    /// Tokens each sequence holds in the KV cache while decoding; a comma-separated list
+    /// sweeps them (1 to 100,000,000; 1e6 notation accepted).
+    #[arg(long, value_delimiter = ',', default_value = "4096", value_parser = parse_context)]
+    pub context: Vec<usize>,
+    /// Print the sweep (every TP × batch × context point) as CSV, one row a point; points
+    /// that break a rule are rows too, with the rule in the last column.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
     /// Prompt tokens for the time to first token.
     #[arg(long, default_value_t = 1024)]
     pub prompt_tokens: usize,
@@ -95,6 +101,60 @@ pub struct ServeArgs {
     pub json: bool,
 }
 
+/// The longest KV cache a sequence may hold: 10⁸ tokens (the longest context of any model
+/// today is 10⁷, Llama 4 Scout's).
+pub const MAX_CONTEXT_TOKENS: usize = 100_000_000;
+/// The largest decode batch: 10⁶ sequences.
+pub const MAX_BATCH: usize = 1_000_000;
+
+/// A count written as an integer or in `1e6` notation, within `min..=max`.
+pub fn parse_count(
+    s: &str,
+    what: &str,
+    min: usize,
+    max: usize,
+    unit: &str,
+) -> Result<usize, String> {
+    let t = s.trim().replace('_', "");
+    let v = match t.parse::<usize>() {
+        Ok(v) => v as f64,
+        Err(_) => t
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && x.fract() == 0.0)
+            .ok_or_else(|| format!("'{s}' is not a whole number of {unit}"))?,
+    };
+    if v < min as f64 {
+        return Err(format!(
+            "{what} must be at least {min} (got {s}); the physical range is {min} to {max} {unit}"
+        ));
+    }
+    if v > max as f64 {
+        return Err(format!(
+            "{what} {s} is outside the physical range {min} to {max} {unit}"
+        ));
+    }
+    Ok(v as usize)
+}
+
+fn parse_context(s: &str) -> Result<usize, String> {
+    parse_count(s, "--context", 1, MAX_CONTEXT_TOKENS, "tokens")
+}
+
+fn parse_batch(s: &str) -> Result<usize, String> {
+    parse_count(s, "--batch", 1, MAX_BATCH, "sequences")
+}
+
+/// One point of a sweep that breaks a rule: its setting and the rule.
+#[derive(serde::Serialize)]
+struct Invalid {
+    tp: usize,
+    pp: usize,
+    batch: usize,
+    context: usize,
+    rule: String,
+}
+
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     if a.cuda && !a.tiny {
         anyhow::bail!(
@@ -116,11 +176,153 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let model = ModelSpec::from_preset_or_path(&a.model)?;
     let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4, 8, 16])?;
+    // Every point of the sweep: the ones that break a rule are reported and skipped.
+    let mut points = Vec::new();
+    let mut invalid = Vec::new();
+    for &context in &a.context {
+        for &batch in &a.batch {
+            for &tp in &tps {
+                let setup = ServeSetup {
+                    tp,
+                    pp: a.pp,
+                    batch,
+                    context,
+                    all_reduce: a.all_reduce,
+                    launch: a.launch,
+                };
+                let prefill = serve_cost::prefill_time(
+                    &model,
+                    &cluster,
+                    ServeSetup {
+                        context: a.prompt_tokens,
+                        ..setup
+                    },
+                );
+                match (serve_cost::decode_time(&model, &cluster, setup), prefill) {
+                    (Ok(d), Ok(p)) => points.push((d, p)),
+                    (Err(e), _) | (_, Err(e)) => invalid.push(Invalid {
+                        tp,
+                        pp: a.pp,
+                        batch,
+                        context,
+                        rule: e.to_string(),
+                    }),
+                }
+            }
+        }
+    }
+    if a.csv {
+        outln!(
+            "schema,tplab_version,model,gpu,tp,pp,batch,context,ms_per_token,tokens_per_s,\
+             tokens_per_s_per_gpu,ttft_ms,memory_per_gpu_bytes,fits,crosses_nodes,invalid"
+        );
+        let name = csv_field(&model.name);
+        for (d, p) in &points {
+            let gpus = (d.setup.tp * d.setup.pp.max(1)) as f64;
+            outln!(
+                "{},{},{name},{},{},{},{},{},{:.6},{:.3},{:.3},{:.6},{},{},{},",
+                super::JSON_SCHEMA,
+                env!("CARGO_PKG_VERSION"),
+                cluster.gpu.name,
+                d.setup.tp,
+                d.setup.pp,
+                d.setup.batch,
+                d.setup.context,
+                d.step_s * 1e3,
+                d.tokens_per_s,
+                d.tokens_per_s / gpus,
+                p.total_s * 1e3,
+                d.memory_per_gpu_bytes,
+                d.fits,
+                d.spans_nodes
+            );
+        }
+        for x in &invalid {
+            outln!(
+                "{},{},{name},{},{},{},{},{},,,,,,,,{}",
+                super::JSON_SCHEMA,
+                env!("CARGO_PKG_VERSION"),
+                cluster.gpu.name,
+                x.tp,
+                x.pp,
+                x.batch,
+                x.context,
+                csv_field(&x.rule)
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    for x in &invalid {
+        eprintln!(
+            "skipped TP {} (batch {}, context {}): {}",
+            x.tp, x.batch, x.context, x.rule
+        );
+    }
+    if a.batch.len() * a.context.len() > 1 {
+        if a.json {
+            let v = serde_json::json!({
+                "model": model,
+                "gpu": cluster.gpu.name,
+                "points": points.iter().map(|(d, p)| serde_json::json!({
+                    "decode": d, "prefill": p})).collect::<Vec<_>>(),
+                "invalid": invalid,
+            });
+            outln!("{}", super::json_text("serve", &v)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        outln!(
+            "tplab serve: {} on {}; {} points ({} skipped), ms per output token:",
+            model.summary(),
+            cluster.gpu.name,
+            points.len(),
+            invalid.len()
+        );
+        outln!(
+            "  {:>3}  {:>7}  {:>9}  {:>10}  {:>11}  {:>11}  {:>4}",
+            "TP",
+            "batch",
+            "context",
+            "ms/token",
+            "tokens/s",
+            "memory/GPU",
+            "fits"
+        );
+        for (d, _) in &points {
+            outln!(
+                "  {:>3}  {:>7}  {:>9}  {:>10.2}  {:>11.1}  {:>11}  {:>4}",
+                d.setup.tp,
+                d.setup.batch,
+                d.setup.context,
+                d.step_s * 1e3,
+                d.tokens_per_s,
+                human_bytes(d.memory_per_gpu_bytes),
+                if d.fits { "yes" } else { "no" }
+            );
+        }
+        return Ok(if points.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    let batch = a.batch.first().copied().unwrap_or(1);
+    let context = a.context.first().copied().unwrap_or(4096);
+    let tps: Vec<usize> = points.iter().map(|(d, _)| d.setup.tp).collect();
+    if tps.is_empty() {
+        anyhow::bail!(
+            "no TP in the sweep can serve this model: {}",
+            invalid
+                .iter()
+                .map(|x| format!("TP {}: {}", x.tp, x.rule))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
     let base = ServeSetup {
         tp: 1,
         pp: a.pp,
-        batch: a.batch,
-        context: a.context,
+        batch,
+        context,
         all_reduce: a.all_reduce,
         launch: a.launch,
     };
@@ -141,8 +343,9 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     if a.json {
-        let v = serde_json::json!({"model": model, "sweep": sweep, "prefill": prefill});
-        outln!("{}", serde_json::to_string_pretty(&v)?);
+        let v = serde_json::json!({"model": model, "sweep": sweep, "prefill": prefill,
+                                   "invalid": invalid});
+        outln!("{}", super::json_text("serve", &v)?);
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
@@ -162,8 +365,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         } else {
             String::new()
         },
-        a.batch,
-        a.context,
+        batch,
+        context,
         a.prompt_tokens,
         match a.all_reduce {
             AllReduceImpl::Nccl => "NCCL",
@@ -231,7 +434,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
          attention's and the MLP's g) plus the embedding's all-reduce and the logits' all-gather; \
          \"one, µs\" is one of those all-reduces and how it runs.",
         2 * model.layers,
-        a.batch * model.hidden,
+        batch * model.hidden,
         2
     );
     if a.pp > 1 {
@@ -310,7 +513,7 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
     let (report, cfg) = decoded?;
     let code = exit_code(report.passed());
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", super::json_text("serve", &report)?);
         return Ok(code);
     }
     outln!(
@@ -388,6 +591,15 @@ fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// The TP sizes asked for (`default` without `--tp`) and a cluster of `--gpu` wide enough for
 /// the largest.
+/// A CSV field: quoted, with inner quotes doubled, where it holds a comma, quote or newline.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 fn tps_and_cluster(a: &ServeArgs, default: &[usize]) -> anyhow::Result<(Vec<usize>, Cluster)> {
     let tps = if a.tps.is_empty() {
         default.to_vec()
@@ -505,7 +717,7 @@ fn run_cuda(job: &TinyJob) -> anyhow::Result<ExitCode> {
     }
     let code = exit_code(runs.iter().all(|r| r.passed()));
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&runs)?);
+        outln!("{}", super::json_text("serve", &runs)?);
         return Ok(code);
     }
     let Some(first) = runs.first() else {

@@ -127,7 +127,7 @@ pub fn run(a: TrainArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&curves)?);
+        outln!("{}", super::json_text("train", &curves)?);
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
@@ -225,7 +225,7 @@ fn run_3d(a: &TrainArgs, cfg: &TrainConfig) -> anyhow::Result<ExitCode> {
         }
     };
     if a.json {
-        outln!("{}", serde_json::to_string_pretty(&cmp)?);
+        outln!("{}", super::json_text("train", &cmp)?);
         return Ok(ExitCode::SUCCESS);
     }
     let l = cmp.layout;

@@ -15,6 +15,15 @@ use thiserror::Error;
 
 /// The largest cluster the cost model accepts: 2²⁴ GPUs (today's largest are ~10⁵).
 pub const MAX_GPUS: usize = 1 << 24;
+/// The most compute NICs per node the cost model accepts (today's nodes have 8 to 16; DGX
+/// B300 has 8 ConnectX-8, some H20 systems 16 ConnectX-7).
+pub const MAX_NICS_PER_NODE: usize = 64;
+/// Achievable fraction of one NIC port's line rate that NCCL moves (inter-node busbw per
+/// NIC). **Sourced**, not fitted to the test rows: NVIDIA's NCCL team, "for NDR @ 400Gbps you
+/// should see 46-48GB/s per NIC" (NVIDIA/nccl-tests#290, #319), i.e. 0.92–0.96 of 50 GB/s,
+/// and "on an NVIDIA DGX-A100 system we have 8x200Gbit/s IB cards and we measure 192GB/s
+/// AllReduce BusBW" (NVIDIA/nccl#812), 0.96 of 8 × 25 GB/s. The middle: 0.94.
+pub const NET_EFFICIENCY: f64 = 0.94;
 
 /// One GPU model's peak rates and memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +53,17 @@ pub struct GpuSpec {
     /// Dense FP8 tensor-core peak, TFLOP/s (0 where the GPU has no FP8: V100, A100).
     #[serde(default)]
     pub peak_fp8_tflops: f64,
+    /// Compute NICs (inter-node ports) per node of this GPU's usual system; 0 means one per
+    /// GPU, the rail-optimised layout of DGX/HGX A100, H100, H200 and B200 (each GPU's own NIC
+    /// on its own PCIe switch, every node's NIC `i` on leaf switch `i`). A node with fewer
+    /// NICs than GPUs (4 × 200 Gb/s for 8 A100s is common) shares each NIC among the GPUs of
+    /// its PCIe switch; `--nics` overrides it per command.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nics_per_node: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl GpuSpec {
@@ -100,6 +120,10 @@ impl GpuSpec {
             } else {
                 0.0
             },
+            // DGX A100 (8 × ConnectX-6 200 Gb/s for compute), DGX H100/H200 (8 × ConnectX-7
+            // 400 Gb/s), DGX B200 (8 × ConnectX-7 400 Gb/s) datasheets: one compute NIC per
+            // GPU. V100 DGX-1/2 nodes vary (4 to 8 EDR/HDR ports): also one per GPU here.
+            nics_per_node: 0,
         };
         vec![
             // NVIDIA Tesla V100 datasheet (SXM2, 32 GB): 125 TFLOPS tensor (fp16), 15.7 fp32,
@@ -373,6 +397,17 @@ impl Catalogue {
                     "TFLOP/s",
                 )?;
             }
+            if g.nics_per_node > MAX_NICS_PER_NODE {
+                check_value(
+                    "GPU",
+                    &g.name,
+                    "nics_per_node",
+                    g.nics_per_node as f64,
+                    1.0,
+                    MAX_NICS_PER_NODE as f64,
+                    "NICs",
+                )?;
+            }
             self.link(&g.intra_node_link)?;
             self.gpus
                 .retain(|x| canonical_gpu(&x.name) != canonical_gpu(&g.name));
@@ -485,6 +520,10 @@ pub struct Cluster {
     pub gpus_per_node: usize,
     pub intra_node: LinkSpec,
     pub inter_node: LinkSpec,
+    /// Compute NICs per node, each an `inter_node` port; 0 means one per GPU
+    /// ([`Cluster::nics`]).
+    #[serde(default)]
+    pub nics_per_node: usize,
 }
 
 impl Cluster {
@@ -517,13 +556,52 @@ impl Cluster {
         let gpu = catalogue.gpu(gpu)?;
         let intra_node = catalogue.link(&gpu.intra_node_link)?;
         let inter_node = catalogue.link(inter_node)?;
+        let nics_per_node = gpu.nics_per_node;
         Ok(Cluster {
             gpu,
             gpus,
             gpus_per_node,
             intra_node,
             inter_node,
+            nics_per_node,
         })
+    }
+
+    /// The same cluster with `nics` compute NICs per node (0: one per GPU).
+    ///
+    /// **Errors** when `nics` is over [`MAX_NICS_PER_NODE`].
+    pub fn with_nics(mut self, nics: usize) -> Result<Self, HardwareError> {
+        if nics > MAX_NICS_PER_NODE {
+            return Err(HardwareError::OutOfRange {
+                what: "cluster",
+                name: "nics".to_string(),
+                field: "nics_per_node",
+                value: nics as f64,
+                min: 1.0,
+                max: MAX_NICS_PER_NODE as f64,
+                unit: "NICs",
+            });
+        }
+        self.nics_per_node = nics;
+        Ok(self)
+    }
+
+    /// Compute NICs per node: the catalogue's or `--nics`, one per GPU where neither says.
+    pub fn nics(&self) -> usize {
+        if self.nics_per_node == 0 {
+            self.gpus_per_node.max(1)
+        } else {
+            self.nics_per_node
+        }
+    }
+
+    /// What one GPU's share of the node's NICs moves across nodes, bytes/s per direction:
+    /// `nics / gpus_per_node` ports × the port's rate × [`NET_EFFICIENCY`] (rail-optimised:
+    /// every GPU drives its own NIC, or its share of one its PCIe switch holds).
+    pub fn nic_bytes_per_s_per_gpu(&self) -> f64 {
+        self.nics() as f64 / self.gpus_per_node.max(1) as f64
+            * self.inter_node.bandwidth_bytes_per_s()
+            * NET_EFFICIENCY
     }
 
     /// The smallest cluster of whole `gpus_per_node` nodes with at least `gpus` GPUs (e.g. for
@@ -563,6 +641,66 @@ impl Cluster {
 
     /// The link a group pays: the inter-node link when it spans nodes (the bottleneck), else
     /// the intra-node one.
+    /// Bytes/s one GPU of a group of `size` ranks at `stride` sends to another: its share of
+    /// the node's NICs ([`Cluster::nic_bytes_per_s_per_gpu`]) where the group spans nodes, the
+    /// intra-node link × [`crate::capacity::cost::LINK_EFFICIENCY`] where it does not.
+    pub fn p2p_bytes_per_s(&self, stride: usize, size: usize) -> f64 {
+        if self.group_spans_nodes(stride, size) {
+            self.nic_bytes_per_s_per_gpu()
+        } else {
+            self.intra_node.bandwidth_bytes_per_s() * crate::capacity::cost::LINK_EFFICIENCY
+        }
+    }
+
+    /// Ranks of a group of `size` at `stride` inside each node it touches.
+    pub fn group_ranks_per_node(&self, stride: usize, size: usize) -> usize {
+        let g = self.gpus_per_node.max(1);
+        if stride >= g {
+            1
+        } else {
+            (g / stride.max(1)).clamp(1, size.max(1))
+        }
+    }
+
+    /// The link an α–β ring over a group of `size` at `stride` runs at, as one link whose
+    /// rate × [`crate::capacity::cost::LINK_EFFICIENCY`] is the ring's bus bandwidth: the
+    /// intra-node link inside a node; across nodes the smaller of the NVLink share (`r/(r−1)`
+    /// of the link, `r` the group's ranks per node) and the NICs those ranks drive
+    /// (`r · nics / gpus_per_node` ports × [`NET_EFFICIENCY`]), NCCL spreading its channels
+    /// over the node's NICs (the model of [`crate::capacity::nccl`]), with the network's
+    /// latency.
+    pub fn group_ring_link(&self, stride: usize, size: usize) -> LinkSpec {
+        if !self.group_spans_nodes(stride, size) {
+            return self.intra_node.clone();
+        }
+        let eff = crate::capacity::cost::LINK_EFFICIENCY;
+        let r = self.group_ranks_per_node(stride, size) as f64;
+        let net = r * self.nic_bytes_per_s_per_gpu();
+        let nvlink = if r > 1.0 {
+            self.intra_node.bandwidth_bytes_per_s() * eff * r / (r - 1.0)
+        } else {
+            f64::INFINITY
+        };
+        LinkSpec {
+            bandwidth_gbs: net.min(nvlink) / eff / 1e9,
+            ..self.inter_node.clone()
+        }
+    }
+
+    /// The link one GPU's sends to another GPU of the group run at, as one link whose rate ×
+    /// [`crate::capacity::cost::LINK_EFFICIENCY`] is [`Cluster::p2p_bytes_per_s`].
+    pub fn group_p2p_link(&self, stride: usize, size: usize) -> LinkSpec {
+        if !self.group_spans_nodes(stride, size) {
+            return self.intra_node.clone();
+        }
+        LinkSpec {
+            bandwidth_gbs: self.p2p_bytes_per_s(stride, size)
+                / crate::capacity::cost::LINK_EFFICIENCY
+                / 1e9,
+            ..self.inter_node.clone()
+        }
+    }
+
     pub fn group_link(&self, stride: usize, size: usize) -> &LinkSpec {
         if self.group_spans_nodes(stride, size) {
             &self.inter_node

@@ -265,6 +265,87 @@ pub enum ModelError {
     HeadsNotDivisibleByKvHeads { heads: usize, kv_heads: usize },
     #[error("experts_per_token {per_token} must be between 1 and experts ({experts})")]
     BadExpertsPerToken { per_token: usize, experts: usize },
+    #[error(
+        "'{name}' is neither a preset nor a config.json path, and no local Hugging Face snapshot \
+         of it holds a config.json (looked in: {looked}); download it first (e.g. `hf download \
+         {name} config.json`), pass the path to its config.json, or use a preset: {}",
+        known.join(", ")
+    )]
+    NoLocalSnapshot {
+        name: String,
+        looked: String,
+        known: Vec<String>,
+    },
+}
+
+/// The Hugging Face hub cache directories a repository name is looked up in, in order:
+/// `$HF_HUB_CACHE`, `$HF_HOME/hub`, `$XDG_CACHE_HOME/huggingface/hub`,
+/// `~/.cache/huggingface/hub` (the `huggingface_hub` library's own order).
+pub fn hf_cache_dirs() -> Vec<std::path::PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let mut out = Vec::new();
+    if let Some(d) = var("HF_HUB_CACHE") {
+        out.push(std::path::PathBuf::from(d));
+    }
+    if let Some(d) = var("HF_HOME") {
+        out.push(std::path::PathBuf::from(d).join("hub"));
+    }
+    if let Some(d) = var("XDG_CACHE_HOME") {
+        out.push(std::path::PathBuf::from(d).join("huggingface").join("hub"));
+    }
+    if let Some(d) = var("HOME") {
+        out.push(
+            std::path::PathBuf::from(d)
+                .join(".cache")
+                .join("huggingface")
+                .join("hub"),
+        );
+    }
+    out
+}
+
+/// The `config.json` of a local snapshot of Hugging Face repository `repo` (`org/name`) under
+/// one of `cache_dirs`: `models--org--name/snapshots/<rev>/config.json`, the revision
+/// `refs/main` names if there is one, else the only (or last by name) snapshot holding a
+/// config.json. Nothing is downloaded.
+pub fn hf_snapshot_config(
+    repo: &str,
+    cache_dirs: &[std::path::PathBuf],
+) -> Option<std::path::PathBuf> {
+    let (org, name) = repo.split_once('/')?;
+    let ok = |p: &str| {
+        !p.is_empty()
+            && p != "."
+            && p != ".."
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    if !ok(org) || !ok(name) {
+        return None;
+    }
+    for dir in cache_dirs {
+        let root = dir.join(format!("models--{org}--{name}"));
+        let snaps = root.join("snapshots");
+        if let Ok(rev) = std::fs::read_to_string(root.join("refs").join("main")) {
+            let p = snaps.join(rev.trim()).join("config.json");
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+        let Ok(entries) = std::fs::read_dir(&snaps) else {
+            continue;
+        };
+        let mut found: Vec<std::path::PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("config.json"))
+            .filter(|p| p.is_file())
+            .collect();
+        found.sort();
+        if let Some(p) = found.pop() {
+            return Some(p);
+        }
+    }
+    None
 }
 
 /// Named model presets.
@@ -460,16 +541,49 @@ impl ModelSpec {
         }
     }
 
-    /// A preset or a `config.json` path: a name in [`ModelPreset::ALL`] or a path ending in
-    /// `.json` (read with [`read_input_file`]: a regular file of at most
-    /// [`MAX_INPUT_FILE_BYTES`]).
+    /// A preset, a `config.json` path, or a Hugging Face repository name: a name in
+    /// [`ModelPreset::ALL`], a path ending in `.json` (read with [`read_input_file`]: a regular
+    /// file of at most [`MAX_INPUT_FILE_BYTES`]), or `org/name` whose local snapshot holds a
+    /// config.json ([`hf_snapshot_config`] under [`hf_cache_dirs`]; nothing is downloaded).
     pub fn from_preset_or_path(name_or_path: &str) -> Result<Self, ModelError> {
+        Self::from_preset_path_or_repo(name_or_path, &hf_cache_dirs())
+    }
+
+    /// [`ModelSpec::from_preset_or_path`] with the cache directories given.
+    pub fn from_preset_path_or_repo(
+        name_or_path: &str,
+        cache_dirs: &[std::path::PathBuf],
+    ) -> Result<Self, ModelError> {
         if name_or_path.ends_with(".json") {
             let text =
                 read_input_file(Path::new(name_or_path), "config.json", MAX_INPUT_FILE_BYTES)?;
-            Self::from_hf_config(&text)
-        } else {
-            Ok(name_or_path.parse::<ModelPreset>()?.spec())
+            return Self::from_hf_config(&text);
+        }
+        match name_or_path.parse::<ModelPreset>() {
+            Ok(p) => Ok(p.spec()),
+            Err(e) if !name_or_path.contains('/') => Err(e),
+            Err(_) => match hf_snapshot_config(name_or_path.trim(), cache_dirs) {
+                Some(path) => {
+                    let text = read_input_file(&path, "config.json", MAX_INPUT_FILE_BYTES)?;
+                    Self::from_hf_config(&text)
+                }
+                None => Err(ModelError::NoLocalSnapshot {
+                    name: name_or_path.to_string(),
+                    looked: if cache_dirs.is_empty() {
+                        "no cache directory: set HF_HUB_CACHE or HF_HOME".to_string()
+                    } else {
+                        cache_dirs
+                            .iter()
+                            .map(|d| d.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                    known: ModelPreset::ALL
+                        .iter()
+                        .map(|p| p.name().to_string())
+                        .collect(),
+                }),
+            },
         }
     }
 
@@ -482,7 +596,17 @@ impl ModelSpec {
             serde_json::from_str(json_text).map_err(|e| ModelError::Json {
                 message: e.to_string(),
             })?;
-        let obj = v.as_object().ok_or(ModelError::NotAnObject)?;
+        let outer = v.as_object().ok_or(ModelError::NotAnObject)?;
+        // Multimodal configs (Llama 4, Gemma 3, Mistral 3, Qwen2-VL) nest the language model's
+        // shape in `text_config`; read that when the top level has no layer count of its own.
+        let obj = match outer.get("text_config").and_then(|t| t.as_object()) {
+            Some(text)
+                if !outer.contains_key("num_hidden_layers") && !outer.contains_key("n_layer") =>
+            {
+                text
+            }
+            _ => outer,
+        };
         let model_type = obj
             .get("model_type")
             .and_then(|m| m.as_str())
@@ -538,8 +662,24 @@ impl ModelSpec {
             let ffn = need("intermediate_size", "MLP inner width")?;
             let vocab = need("vocab_size", "vocabulary size")?;
             let seq = need("max_position_embeddings", "context length")?;
-            let experts = get("num_local_experts")?.unwrap_or(1);
+            // Routed experts: Mixtral and Llama 4 `num_local_experts`, Qwen-MoE `num_experts`,
+            // DeepSeek-V2/V3 `n_routed_experts`.
+            let experts = match get("num_local_experts")? {
+                Some(e) => Some(e),
+                None => match get("num_experts")? {
+                    Some(e) => Some(e),
+                    None => get("n_routed_experts")?,
+                },
+            }
+            .unwrap_or(1);
             let experts_per_token = get("num_experts_per_tok")?.unwrap_or(1);
+            // The expert's own width where the config gives one apart from the dense MLP's
+            // (DeepSeek, Qwen-MoE: `moe_intermediate_size`); shared experts and DeepSeek's
+            // dense first layers are not counted apart.
+            let ffn = match get("moe_intermediate_size")? {
+                Some(f) if experts > 1 => f,
+                _ => ffn,
+            };
             // `head_dim` (Gemma, Mistral Nemo, Qwen3) when it is not hidden / heads.
             let head_dim = get("head_dim")?;
             let explicit_head_dim = match head_dim {
@@ -1152,6 +1292,75 @@ mod tests {
             let err = ModelSpec::from_preset_or_path(fifo.to_str().unwrap()).unwrap_err();
             assert!(err.to_string().contains("FIFO"), "{err}");
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn nested_text_config_and_moe_keys() {
+        // Llama 4 Scout's config.json nests the language model under `text_config`.
+        let llama4 = r#"{"model_type":"llama4","architectures":["Llama4ForConditionalGeneration"],
+            "text_config":{"model_type":"llama4_text","num_hidden_layers":48,"hidden_size":5120,
+            "num_attention_heads":40,"num_key_value_heads":8,"head_dim":128,
+            "intermediate_size":8192,"intermediate_size_mlp":16384,"vocab_size":202048,
+            "max_position_embeddings":10485760,"num_local_experts":16,"num_experts_per_tok":1},
+            "vision_config":{"num_hidden_layers":34,"hidden_size":1408}}"#;
+        let m = ModelSpec::from_hf_config(llama4).unwrap();
+        assert_eq!(
+            (m.layers, m.hidden, m.experts, m.experts_per_token),
+            (48, 5120, 16, 1)
+        );
+        assert_eq!(m.name, "llama4_text");
+        // DeepSeek-V3: 256 routed experts, 8 per token, 2048-wide experts (this failed with
+        // "experts_per_token 8 must be between 1 and experts (1)").
+        let ds = r#"{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,
+            "num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,
+            "moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,
+            "num_experts_per_tok":8,"vocab_size":129280,"max_position_embeddings":163840}"#;
+        let d = ModelSpec::from_hf_config(ds).unwrap();
+        assert_eq!((d.experts, d.experts_per_token, d.ffn), (256, 8, 2048));
+        // Qwen-MoE names them `num_experts`.
+        let qwen = r#"{"model_type":"qwen2_moe","num_hidden_layers":24,"hidden_size":2048,
+            "num_attention_heads":16,"num_key_value_heads":16,"intermediate_size":5632,
+            "moe_intermediate_size":1408,"num_experts":60,"num_experts_per_tok":4,
+            "vocab_size":151936,"max_position_embeddings":8192}"#;
+        let q = ModelSpec::from_hf_config(qwen).unwrap();
+        assert_eq!((q.experts, q.experts_per_token, q.ffn), (60, 4, 1408));
+    }
+
+    #[test]
+    fn a_repository_name_reads_the_local_snapshot() {
+        let dir = std::env::temp_dir().join(format!("tplab-hf-{}", std::process::id()));
+        let root = dir.join("models--meta-llama--Llama-3.1-8B");
+        let snap = root.join("snapshots").join("abc123");
+        std::fs::create_dir_all(&snap).unwrap();
+        std::fs::create_dir_all(root.join("refs")).unwrap();
+        std::fs::write(root.join("refs").join("main"), "abc123\n").unwrap();
+        std::fs::write(
+            snap.join("config.json"),
+            r#"{"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,
+            "num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,
+            "vocab_size":128256,"max_position_embeddings":131072}"#,
+        )
+        .unwrap();
+        let dirs = vec![dir.join("missing"), dir.clone()];
+        let m = ModelSpec::from_preset_path_or_repo("meta-llama/Llama-3.1-8B", &dirs).unwrap();
+        assert_eq!(m.layers, 32);
+        // A repository not in the cache: the error names where it looked and the fix.
+        let err = ModelSpec::from_preset_path_or_repo("meta-llama/Nope", &dirs).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, ModelError::NoLocalSnapshot { .. }));
+        assert!(
+            msg.contains("hf download") && msg.contains("tplab-hf-"),
+            "{msg}"
+        );
+        // Path tricks are not repository names.
+        assert!(hf_snapshot_config("../etc", &dirs).is_none());
+        assert!(hf_snapshot_config("a/..", &dirs).is_none());
+        // A name without a slash stays a preset error.
+        assert!(matches!(
+            ModelSpec::from_preset_path_or_repo("llama9", &dirs),
+            Err(ModelError::UnknownPreset { .. })
+        ));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -956,7 +956,9 @@ mod tests {
                 .unwrap()
         };
         assert!(pts.iter().any(|x| x.spans_nodes));
-        assert!(speed(16) < 0.8 * speed(8), "{} vs {}", speed(16), speed(8));
+        // Across nodes the ring runs at the nodes' 8 HDR NICs (188 GB/s against NVLink's
+        // 240) and pays the network's latency: slower, though not the 3× of a one-NIC model.
+        assert!(speed(16) < 0.95 * speed(8), "{} vs {}", speed(16), speed(8));
     }
 
     #[test]

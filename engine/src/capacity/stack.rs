@@ -98,6 +98,12 @@ pub struct Stack {
     /// instead of bf16 (Megatron-Core's default).
     #[serde(default)]
     pub grad_reduce_fp32: bool,
+    /// One forward GEMM in every `n` recomputed in the backward on top of `Layout::recompute`
+    /// (0: none). PyTorch's op-level selective checkpointing as torchtitan applies it
+    /// (`selective_ac_option = "op"`) saves the outputs of matmuls, attention and
+    /// reduce-scatters but counts the matmuls and saves only every other one: 2.
+    #[serde(default)]
+    pub recompute_gemm_every: u32,
 }
 
 impl Default for Stack {
@@ -203,6 +209,7 @@ impl Stack {
             uneven_stages: false,
             context_parallel: 1,
             grad_reduce_fp32: false,
+            recompute_gemm_every: 0,
         }
     }
 
@@ -222,6 +229,7 @@ impl Stack {
             uneven_stages: true,
             context_parallel: 1,
             grad_reduce_fp32: false,
+            recompute_gemm_every: 0,
         }
     }
 
@@ -295,7 +303,7 @@ impl Generation {
 /// | generation | bf16 | FP8 | source |
 /// |---|---|---|---|
 /// | Ampere | 0.70 | – | [`AMPERE_TRAINING_GEMM_EFFICIENCY`] (bare cuBLASLt: 0.813) |
-/// | Hopper | 0.70 | 0.49 | bf16: assumption (no public bf16 cuBLASLt table found); FP8: fitted in training ([`HOPPER_FP8_TRAINING_EFFICIENCY`]; bare cuBLASLt 0.652) |
+/// | Hopper | 0.70 | 0.475 | bf16: assumption (no public bf16 cuBLASLt table found); FP8: fitted in training ([`HOPPER_FP8_TRAINING_EFFICIENCY`]; bare cuBLASLt 0.652) |
 /// | Blackwell | 0.70 | 0.418 | bf16: assumption; FP8: cuBLASLt 0.556 scaled by Hopper's training/GEMM ratio |
 /// | others | [`cost::MATMUL_EFFICIENCY`] | same | |
 pub fn gemm_efficiency(generation: Generation, precision: Precision) -> f64 {
@@ -323,8 +331,10 @@ pub const AMPERE_TRAINING_GEMM_EFFICIENCY: f64 = 0.70;
 pub const HOPPER_FP8_GEMM_EFFICIENCY: f64 = 0.652;
 /// FP8 GEMM efficiency in training on Hopper, casts, transposes and amax reductions of
 /// Transformer Engine included. **Fitted** to the Megatron-Bridge / NeMo H100 FP8 figures of
-/// docs/calibration.md (the bare GEMM reaches [`HOPPER_FP8_GEMM_EFFICIENCY`]).
-pub const HOPPER_FP8_TRAINING_EFFICIENCY: f64 = 0.49;
+/// docs/calibration.md (the bare GEMM reaches [`HOPPER_FP8_GEMM_EFFICIENCY`]); refitted from
+/// 0.49 to 0.475 (issue 39) once collectives across nodes run at the node's NICs, which made
+/// the multi-node rows' DP and PP traffic faster.
+pub const HOPPER_FP8_TRAINING_EFFICIENCY: f64 = 0.475;
 /// cuBLASLt FP8 GEMM rate on GB200, fraction of 5000 TFLOP/s: Azure ND GB200 v6, 8192³,
 /// 2781.5 TFLOP/s (same source). Blackwell's FP8 training efficiency is this times Hopper's
 /// training/GEMM ratio (not fitted to Blackwell figures).
@@ -535,6 +545,13 @@ pub fn layer_cost(
         Recompute::Selective if stack.flash_attention => 0.0,
         Recompute::Selective => attn_fwd,
         Recompute::Full => forward,
+    } + if layout.recompute == Recompute::Full {
+        0.0
+    } else {
+        match stack.recompute_gemm_every {
+            0 => 0.0,
+            n => gemm_fwd / f64::from(n),
+        }
     };
     // TP collectives: 2 forward + 2 backward (+2 with full recompute), all-reduces or RS+AG.
     let n_coll = if layout.tp > 1 {
@@ -927,9 +944,7 @@ pub fn iteration_time(
     let pp_link = cluster.group_link(pp_stride, p);
     let p2p_total = if p > 1 {
         let bytes = 2.0 * tok * model.hidden as f64 / t as f64;
-        2.0 * v as f64
-            * (pp_link.latency_us * 1e-6
-                + bytes / (pp_link.bandwidth_bytes_per_s() * cost::LINK_EFFICIENCY))
+        2.0 * v as f64 * (pp_link.latency_us * 1e-6 + bytes / cluster.p2p_bytes_per_s(pp_stride, p))
     } else {
         0.0
     };

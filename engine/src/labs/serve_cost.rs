@@ -299,6 +299,8 @@ fn nccl_how(algo: nccl::NcclAlgo, proto: nccl::NcclProto) -> &'static str {
         (A::Tree, P::Ll128) => "nccl tree LL128",
         (A::Tree, P::Simple) => "nccl tree Simple",
         (A::Nvls, _) => "nccl NVLS",
+        (A::NvlsTree, _) => "nccl NVLS tree",
+        (A::P2p, _) => "nccl p2p",
     }
 }
 

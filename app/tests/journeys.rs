@@ -71,14 +71,7 @@ enum Act {
     SwitchTheme,
 }
 
-const SITES: [Site; 6] = [
-    Site::Qkv,
-    Site::AttnCore,
-    Site::Out,
-    Site::Fc1,
-    Site::Gelu,
-    Site::Fc2,
-];
+const SITES: [Site; 9] = Site::ALL;
 const KINDS: [ManualKind; 4] = [
     ManualKind::AllReduce,
     ManualKind::ReduceScatter,
@@ -298,7 +291,7 @@ fn check_invariants(
             let prefix = prefix.trim();
             let solved_shown = h
                 .query_all_by(|n| {
-                    let l = n.label().unwrap_or_default();
+                    let l = n.label().or_else(|| n.value()).unwrap_or_default();
                     l.starts_with(prefix) && l.contains('★')
                 })
                 .next()
@@ -322,7 +315,11 @@ fn check_invariants(
             }
             let of_total = format!("/{} · ", v.steps);
             let heading = h
-                .query_all_by(|n| n.label().is_some_and(|l| l.contains(&of_total)))
+                .query_all_by(|n| {
+                    n.label()
+                        .or_else(|| n.value())
+                        .is_some_and(|l| l.contains(&of_total))
+                })
                 .next()
                 .is_some();
             let asking = h
@@ -330,7 +327,16 @@ fn check_invariants(
                 .next()
                 .is_some();
             if !heading && !asking {
-                return Err(format!("the walkthrough does not count {} steps", v.steps));
+                let seen: Vec<String> = h
+                    .query_all_by(|_| true)
+                    .map(|n| label_of(&n))
+                    .filter(|l| l.contains("Step") || l.contains("Adım") || l.contains("plan"))
+                    .take(10)
+                    .collect();
+                return Err(format!(
+                    "the walkthrough does not count {} steps (it shows {seen:?})",
+                    v.steps
+                ));
             }
         } else if h
             .query_all_by_label(&t(lang, "st-plan-refused-now"))
@@ -353,7 +359,10 @@ fn regex_lite_code_word(text: &str) -> Option<String> {
         if !lower || w.len() < 3 {
             continue;
         }
-        let snake = w.contains('_') && w.split('_').all(|p| !p.is_empty());
+        // A weight or bias written as maths (W_qkv, b_fc1: one letter, then its subscript) is
+        // notation the lessons define, not a code name.
+        let maths = w.len() > 2 && w.as_bytes()[1] == b'_' && !w[2..].contains('_');
+        let snake = !maths && w.contains('_') && w.split('_').all(|p| !p.is_empty());
         let dotted = ["attn.", "mlp.", "ce.", "embed.", "lm_head."]
             .iter()
             .any(|p| w.starts_with(p) && w.len() > p.len());

@@ -3,7 +3,7 @@
 //! to press, the arrow keys to step); no click, no pointer.
 
 mod common;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 use tplab::lab::ShowMe;
 use tplab::TplabApp;

@@ -231,13 +231,17 @@ fn read_house() -> House {
         let bin = f == "main.rs" || f.starts_with("cli/");
         let text = std::fs::read_to_string(p).expect("a source file");
         // A file's own test module reads its file and the test tools: not the house.
-        let code = match text.find("#[cfg(test)]\nmod tests") {
+        let code = match text.find("#[cfg(test)]\nmod ") {
             Some(i) => code_only(&text[..i]),
             None => code_only(&text),
         };
         let here = module_of(&f);
         let mut uses = BTreeSet::new();
         for (root, segs) in references(&code) {
+            // `use super::*` names no file of its own.
+            if segs.is_empty() {
+                continue;
+            }
             let (module, in_bin) = match root.as_str() {
                 "crate" => (segs.clone(), bin),
                 "tplab" => (segs.clone(), false),

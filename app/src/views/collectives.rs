@@ -475,7 +475,7 @@ fn nccl_sweep_ui(ui: &mut egui::Ui, catalogue: &Catalogue, n: usize, payload: u6
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::views::KeyActions;
+    use crate::lab::KeyActions;
 
     /// The view's English is the engine's sentence for every kind of collective error; the
     /// Turkish differs and names the same numbers and names.
@@ -539,14 +539,13 @@ mod tests {
 
     /// The app's state with these keys pressed this frame.
     fn keys(toggle_play: bool, step: i32, restart: bool) -> Shared {
-        Shared {
-            keys: KeyActions {
-                toggle_play,
-                step,
-                restart,
-            },
-            ..Default::default()
-        }
+        let mut shared = Shared::default();
+        shared.keys = KeyActions {
+            toggle_play,
+            step,
+            restart,
+        };
+        shared
     }
 
     /// One press is one round whatever the clock did; Space plays at `rounds_per_s`, stops at

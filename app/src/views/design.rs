@@ -386,18 +386,11 @@ impl Design {
                                     }
                                 }
                             });
-                            let add = t_args(
-                                lang,
-                                "design-add-here",
-                                &[("op", site_words(lang, site))],
-                            );
+                            let add =
+                                t_args(lang, "design-add-here", &[("op", site_words(lang, site))]);
                             // Named for a screen reader as it is for the eye on hover.
                             menu.response.widget_info(|| {
-                                egui::WidgetInfo::labeled(
-                                    egui::Role::Button,
-                                    true,
-                                    &add,
-                                )
+                                egui::WidgetInfo::labeled(egui::Role::Button, true, &add)
                             });
                             menu.response.on_hover_text(add);
                         }
@@ -693,9 +686,7 @@ fn challenge_buttons(
         .label(egui::RichText::new(star_text(best)).size(20.0))
         .on_hover_text(t(lang, "design-stars-rule"));
     let spoken = t_args(lang, "design-stars-spoken", &[("n", best.to_string())]);
-    stars.widget_info(|| {
-        egui::WidgetInfo::labeled(egui::Role::Label, true, &spoken)
-    });
+    stars.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &spoken));
     // On a projector the count of solved challenges is one hover away.
     if let Some(count) = count {
         stars.on_hover_text(count);

@@ -173,8 +173,3 @@ impl View for Lessons {
         crate::lab::load_json(self, json);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-}

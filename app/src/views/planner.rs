@@ -897,6 +897,7 @@ fn finding_text(lang: Lang, f: &planner::Finding) -> String {
 mod tests {
     use super::*;
     use planner::{Finding, Reason};
+    use tplab_engine::capacity::memory::LayoutError;
 
     /// One finding of every kind, with distinct values so a swapped argument shows.
     fn every_finding() -> Vec<Finding> {

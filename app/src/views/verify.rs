@@ -477,7 +477,7 @@ fn stage_text(lang: tplab_lessons::Lang, stage: &str) -> String {
 
 #[cfg(test)]
 mod tolerance_tests {
-    use super::*;
+    use crate::widgets::verdict::tolerance_reason;
     use tplab_engine::block::verify::Tolerance;
 
     #[test]

@@ -66,7 +66,10 @@ pub fn verdict_ui(
 /// A checked tensor in words, from what the check says it compares: the gradient of W1 in
 /// layer 0 is "the gradient of W1 (layer 0)", `g` after the MLP "the output of g after the MLP
 /// (layer 0)"; a lab's own check keeps its name.
-fn check_words(lang: tplab_lessons::Lang, check: &tplab_engine::block::verify::Check) -> String {
+pub fn check_words(
+    lang: tplab_lessons::Lang,
+    check: &tplab_engine::block::verify::Check,
+) -> String {
     use crate::i18n::{t, t_args};
     use tplab_engine::block::verify::Checked;
     match check.what {
@@ -94,7 +97,7 @@ fn check_words(lang: tplab_lessons::Lang, check: &tplab_engine::block::verify::C
 }
 
 /// The tolerance's reason in the learner's language (English: the engine's sentence).
-fn tolerance_reason(
+pub fn tolerance_reason(
     lang: tplab_lessons::Lang,
     tol: &tplab_engine::block::verify::Tolerance,
 ) -> String {

@@ -302,6 +302,15 @@ def check(pid, lang):
     if walk_btn.enabled:
         raise CheckFailed(f"the plan is refused, yet '{walk_name}' is enabled: {walk_btn}")
 
+    # The challenge asks to run the refused program anyway before it is solved: tick it.
+    anyway_name = s("design-run-anyway")
+    anyway = one(nodes, lambda n: n.name == anyway_name, f"'{anyway_name}'")
+    print(f"    anyway {anyway}")
+    act(anyway, repr(anyway_name))
+    time.sleep(2)
+    nodes = wait_tree(app, lambda ns: any(n.name == check_name for n in ns),
+                      f"'{check_name}' after running it anyway", 15)
+
     # The challenge's own verdict: fc1 by rows hands GeLU a partial sum, which is the goal.
     check_btn = one(nodes, lambda n: n.name == check_name, f"'{check_name}'")
     act(check_btn, repr(check_name))

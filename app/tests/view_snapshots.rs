@@ -77,8 +77,14 @@ fn shot(
         "collectives" => {
             // Paused on the first round (it moves only while playing): the frame does not
             // depend on the clock.
-            let first = harness.query_by_label_contains("Round 1 of 6").is_some()
-                || harness.query_by_label_contains("Tur 1 / 6").is_some();
+            let first = harness
+                .query_all_by_label_contains("Round 1 of 6")
+                .next()
+                .is_some()
+                || harness
+                    .query_all_by_label_contains("Tur 1 / 6")
+                    .next()
+                    .is_some();
             assert!(first, "{view}: not on the first round");
         }
         _ => {}
@@ -334,14 +340,14 @@ fn collectives_count_rounds_from_one_and_one_press_is_one_round() {
     for (key, shown) in [
         (egui::Key::PageDown, "All 6 rounds done"),
         (egui::Key::ArrowRight, "All 6 rounds done"),
-        (egui::Key::PageUp, "Round 6 of 6"),
-        (egui::Key::ArrowLeft, "Round 5 of 6"),
-        (egui::Key::Home, "Round 1 of 6"),
+        (egui::Key::PageUp, "Round 6 of 6 · "),
+        (egui::Key::ArrowLeft, "Round 5 of 6 · "),
+        (egui::Key::Home, "Round 1 of 6 · "),
     ] {
         press(&mut harness, key, 1);
         harness.get_by_label_contains(shown);
         if shown.starts_with("All") {
-            harness.get_by_label_contains("Chunks after round 6: GPU 0: 0+1+2+3");
+            harness.get_by_label_contains("What each GPU holds before it: GPU 0: 0+1+2+3");
         }
     }
 }

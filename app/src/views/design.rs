@@ -733,7 +733,7 @@ fn plan_copy_ui(ui: &mut egui::Ui, lang: Lang, shared: &mut Shared) {
             Some(flags) => {
                 if ui
                     .button(t(lang, "design-copy-flags"))
-                    .on_hover_text(format!("tplab design {flags}"))
+                    .on_hover_text(t(lang, "design-copy-flags-hint"))
                     .clicked()
                 {
                     ui.ctx().copy_text(format!("tplab design {flags}"));

@@ -1116,7 +1116,9 @@ impl View for StepThrough {
         }
         // On a projector with two programs side by side, the lanes need the strip's room (the
         // heading says where the step is).
-        if !(shared.presenter && self.beside.is_some()) {
+        // On a projector a collective's rounds need the strip's room too (the heading says where
+        // the step is).
+        if !(shared.presenter && (self.beside.is_some() || event.is_collective())) {
             ui.add_space(6.0);
             pass_strip(
                 ui,
@@ -1141,9 +1143,10 @@ impl View for StepThrough {
         let beside_walk = self.beside.as_ref();
         // Rows kept below the lanes for the Numbers switch (not drawn beside another program).
         let below = if beside_walk.is_some() { 0.0 } else { 1.5 };
+        let lanes_h = (ui.available_height() - below * row).max(4.0 * row);
         egui::ScrollArea::vertical()
             .id_salt("walk-lanes")
-            .max_height((ui.available_height() - below * row).max(4.0 * row))
+            .max_height(lanes_h)
             .auto_shrink([false, true])
             .show(ui, |ui| match beside_walk {
                 // A collective next to the lanes: what each GPU holds, and this round's chunks,
@@ -1156,7 +1159,7 @@ impl View for StepThrough {
                     };
                     ui.columns_const(|[left, right]| {
                         lanes::lanes_ui(left, lang, trace, events, 0.0);
-                        let height = (right.available_height()).max(240.0);
+                        let height = lanes_h.max(120.0);
                         round_picture(
                             right,
                             lang,
@@ -1965,6 +1968,7 @@ fn round_picture(
     let Ok(masks) = plan.contributions() else {
         return;
     };
+    let top = ui.cursor().top();
     let rounds = plan.step_count().max(1);
     let phase = plan
         .steps
@@ -1987,7 +1991,8 @@ fn round_picture(
         .size(1.1 * body),
     );
     ui.weak(crate::i18n::t(lang, "walk-round-key"));
-    let size = Vec2::new(ui.available_width(), (height - 3.0 * body).max(120.0));
+    let used = ui.cursor().top() - top;
+    let size = Vec2::new(ui.available_width(), (height - used - 8.0).max(80.0));
     crate::widgets::collective::chunks_ui(ui, plan, &masks, round, frac, playing, size);
 }
 

@@ -109,7 +109,7 @@ pub fn ink_against(
 /// The backgrounds text is drawn on in a theme: panels, windows, the faint stripes of tables and
 /// code, and the inactive widgets' fill.
 pub fn text_backgrounds(v: &egui::Visuals) -> Vec<egui::Color32> {
-    vec![
+    [
         v.panel_fill,
         v.window_fill,
         v.faint_bg_color,
@@ -118,6 +118,10 @@ pub fn text_backgrounds(v: &egui::Visuals) -> Vec<egui::Color32> {
         v.widgets.inactive.weak_bg_fill,
         v.widgets.noninteractive.weak_bg_fill,
     ]
+    .into_iter()
+    // A see-through fill shows the panel under it.
+    .filter(|c| c.a() == 255)
+    .collect()
 }
 
 /// Makes every text colour of the theme reach 4.5:1 (WCAG AA for body text) on every background
@@ -139,7 +143,11 @@ pub fn legible_visuals(v: &mut egui::Visuals) {
         &mut v.widgets.active,
         &mut v.widgets.open,
     ] {
-        let ink = ink_against(w.fg_stroke.color, &[w.bg_fill, w.weak_bg_fill], dark, 4.5);
+        let own: Vec<egui::Color32> = [w.bg_fill, w.weak_bg_fill]
+            .into_iter()
+            .filter(|c| c.a() == 255)
+            .collect();
+        let ink = ink_against(w.fg_stroke.color, &own, dark, 4.5);
         w.fg_stroke.color = ink_against(ink, &bgs, dark, 4.5);
     }
 }

@@ -653,3 +653,4 @@ design-paste = Paste a plan:
 design-paste-hint = a plan file, or tplab design flags
 design-paste-use = Use this plan
 design-stars-spoken = { $n } of 3 stars
+design-copy-flags-hint = Copies the plan as the flags of the tplab design command.

@@ -535,7 +535,7 @@ design-miss-cheap = en iyi bölmenin { $have } katı bayt gönderiyor; hedef en 
 design-miss-by-hand = kolektifleri kendiniz yerleştirin (“Kolektifleri ben yerleştireyim” kutusunu işaretleyin)
 design-miss-elsewhere = program reddediliyor ama hedefin istediği yerde değil
 design-miss-not-refused = program geçerli: henüz hiçbir işlem bir kısmi toplam okumuyor
-design-miss-run-anyway = Şimdi "Yine de çalıştır" kutusunu işaretleyin ve sayıların referanstan ne kadar uzak olduğunu görün.
+design-miss-run-anyway = Şimdi reddedilen programı yine de çalıştırma kutusunu işaretleyin ve sayıların referanstan ne kadar uzak olduğunu görün.
 design-miss-sp = dizi paralelliğini açın
 design-miss-still-ar = ileri geçişinde hâlâ { $n } all-reduce var
 design-miss-whole = her ağırlığı bölün: her GPU'da bölünmemiş bir ağırlık tensör paralelliği değildir
@@ -638,10 +638,10 @@ beside-holds-one = Tek GPU her matrisi bütün olarak tutar ve hiçbir şey gön
 beside-error = Çizilemiyor: { $error }
 
 ## Bir tahminin cevabı neden doğru (adımdan hesaplanır).
-walk-why-all-reduce = All-reduce (topla-dağıt), { $n } GPU'nun kısmi toplamlarını toplar ve toplamın tamamını her GPU'ya verir: GPU { $gpu } artık { $tensor } tensörünün tamamını tutar; her sayı { $n } terimin toplamıdır.
-walk-why-reduce-scatter = Reduce-scatter (topla-böl), { $n } kısmi toplamı toplar ama her GPU'da yalnızca bir dilim bırakır: GPU { $gpu }, { $tensor } tensörünün token'larının kendi 1/{ $n } payını toplanmış olarak tutar.
-walk-why-all-gather = All-gather (topla-birleştir), { $n } GPU'nun dilimlerini birleştirir: GPU { $gpu } artık { $tensor } tensörünün tamamını tutar; { $n } dilimden bir araya getirilmiştir.
-walk-why-which = Geriye giderken iletişim kuran g değil, f'dir: f ileri geçişte birim dönüşümdü, bu yüzden geri geçişi bir all-reduce'tur. Her GPU'nun bir sonraki matristeki dilimi, aynı tam girdinin kısmi bir gradyanını verir; bunlar toplanmalıdır. g'nin geri geçişi birim dönüşümdür: tam bir kopyanın gradyanı her GPU'da zaten tamdır. Burada bu, { $op }.
+walk-why-all-reduce = All-reduce (toplama ve dağıtma), { $n } GPU'nun kısmi toplamlarını toplar ve toplamın tamamını her GPU'ya verir: GPU { $gpu } artık { $tensor } tensörünün tamamını tutar; her sayı { $n } terimin toplamıdır.
+walk-why-reduce-scatter = Reduce-scatter (toplama ve bölme), { $n } kısmi toplamı toplar ama her GPU'da yalnızca bir dilim bırakır: GPU { $gpu }, { $tensor } tensörünün token'larının kendi 1/{ $n } payını toplanmış olarak tutar.
+walk-why-all-gather = All-gather (toplayıp birleştirme), { $n } GPU'nun dilimlerini birleştirir: GPU { $gpu } artık { $tensor } tensörünün tamamını tutar; { $n } dilimden bir araya getirilmiştir.
+walk-why-which = Geriye giderken iletişim kuran g değil, f'dir: f ileri geçişte birim dönüşümdü, bu yüzden geri geçişi bir all-reduce'tur. Her GPU'nun bir sonraki matristeki dilimi, aynı tam girişin kısmi bir gradyanını verir; bunlar toplanmalıdır. g'nin geri geçişi birim dönüşümdür: tam bir kopyanın gradyanı her GPU'da zaten tamdır. Burada bu, { $op }.
 walk-why-bytes-ring = Halkada her GPU yükün { $factor }×({ $n1 }/{ $n }) kadarını gönderir: { $factor } × { $n1 }/{ $n } × { $payload } = { $sent }. Yarısı kısmi toplamlar toplanırken (reduce-scatter), yarısı toplamlar dağıtılırken (all-gather).
 walk-why-bytes-half = Her GPU yükün { $n1 }/{ $n } kadarını gönderir: { $n1 }/{ $n } × { $payload } = { $sent }: kendi parçası dışındaki her parçayı bir kez.
 walk-why-bytes-other = Bu algoritmanın planıyla her GPU, { $payload } yükün { $sent } kadarını gönderir ({ $n } GPU).
@@ -659,3 +659,4 @@ design-paste = Bir plan yapıştırın:
 design-paste-hint = bir plan dosyası ya da tplab design bayrakları
 design-paste-use = Bu planı kullan
 design-stars-spoken = 3 yıldızdan { $n }
+design-copy-flags-hint = Planı tplab design komutunun bayrakları olarak kopyalar.

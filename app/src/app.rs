@@ -309,7 +309,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
     vec![
         Box::new(views::playground::Playground::default()),
         Box::new(views::step::StepThrough::default()),
-        Box::new(views::design::Design::default()),
+        Box::new(views::design::Design),
         Box::new(views::collectives::Collectives::default()),
         Box::new(views::timeline::Timeline::default()),
         Box::new(views::memory::Memory::default()),

@@ -18,7 +18,7 @@ fn themes() -> [(bool, egui::Visuals); 2] {
 fn every_text_colour_reads_on_every_background_in_both_themes() {
     for (dark, v) in themes() {
         let theme = if dark { "dark" } else { "light" };
-        let mut texts = vec![
+        let texts = vec![
             ("text", v.text_color()),
             ("weak text", v.weak_text_color()),
             ("strong text", v.strong_text_color()),

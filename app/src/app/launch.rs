@@ -194,6 +194,33 @@ impl Launch {
     }
 }
 
+/// A lesson's slug from its number (`7`) or slug; an unknown one is an error naming the lessons.
+pub fn lesson_slug(l: &str) -> anyhow::Result<String> {
+    let cat = tplab_lessons::Catalog::embedded()
+        .map_err(|e| anyhow::anyhow!("the lessons could not be read: {e}"))?;
+    let lessons: Vec<(u32, String)> = cat
+        .lessons
+        .iter()
+        .map(|x| (x.order, x.slug.clone()))
+        .collect();
+    let by_number = l
+        .parse::<u32>()
+        .ok()
+        .and_then(|n| lessons.iter().find(|(o, _)| *o == n));
+    if let Some((_, s)) = by_number.or_else(|| lessons.iter().find(|(_, s)| s == l)) {
+        return Ok(s.clone());
+    }
+    anyhow::bail!(
+        "no lesson '{l}': give its number (1 to {}) or its name, one of {}",
+        lessons.len(),
+        lessons
+            .iter()
+            .map(|(_, s)| s.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,31 +286,4 @@ mod tests {
             assert!(e.contains(says), "{bad}: {e}");
         }
     }
-}
-
-/// A lesson's slug from its number (`7`) or slug; an unknown one is an error naming the lessons.
-pub fn lesson_slug(l: &str) -> anyhow::Result<String> {
-    let cat = tplab_lessons::Catalog::embedded()
-        .map_err(|e| anyhow::anyhow!("the lessons could not be read: {e}"))?;
-    let lessons: Vec<(u32, String)> = cat
-        .lessons
-        .iter()
-        .map(|x| (x.order, x.slug.clone()))
-        .collect();
-    let by_number = l
-        .parse::<u32>()
-        .ok()
-        .and_then(|n| lessons.iter().find(|(o, _)| *o == n));
-    if let Some((_, s)) = by_number.or_else(|| lessons.iter().find(|(_, s)| s == l)) {
-        return Ok(s.clone());
-    }
-    anyhow::bail!(
-        "no lesson '{l}': give its number (1 to {}) or its name, one of {}",
-        lessons.len(),
-        lessons
-            .iter()
-            .map(|(_, s)| s.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )
 }

@@ -686,6 +686,19 @@ pub fn a11y_label(resp: &egui::Response, text: &str) {
     resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Figure, true, text));
 }
 
+/// In a wrapping row: starts the next row unless `width` points still fit in this one (so that
+/// what follows, that many points wide, stays together).
+pub fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
+    if ui.available_size_before_wrap().x < width && ui.cursor().left() > ui.max_rect().left() {
+        ui.end_row();
+        // The new row as tall as a field, so that a label starting it sits on the fields' line.
+        ui.allocate_exact_size(
+            egui::vec2(0.0, ui.spacing().interact_size.y),
+            egui::Sense::hover(),
+        );
+    }
+}
+
 #[cfg(test)]
 mod axis_tests {
     use super::*;
@@ -735,18 +748,5 @@ mod axis_tests {
         let nice = nice_grid(30.0);
         assert_eq!(labelled(&nice, (0.0, 0.95), 100.0), vec![0.0, 0.5]);
         assert_eq!(labelled(&nice, (0.0, 5.5), 100.0), vec![0.0, 2.0, 4.0]);
-    }
-}
-
-/// In a wrapping row: starts the next row unless `width` points still fit in this one (so that
-/// what follows, that many points wide, stays together).
-pub fn keep_on_one_row(ui: &mut egui::Ui, width: f32) {
-    if ui.available_size_before_wrap().x < width && ui.cursor().left() > ui.max_rect().left() {
-        ui.end_row();
-        // The new row as tall as a field, so that a label starting it sits on the fields' line.
-        ui.allocate_exact_size(
-            egui::vec2(0.0, ui.spacing().interact_size.y),
-            egui::Sense::hover(),
-        );
     }
 }

@@ -2003,21 +2003,26 @@ fn refused_plan_banner(ui: &mut egui::Ui, lang: tplab_lessons::Lang, shared: &mu
         .stroke(egui::Stroke::new(1.5, ui.visuals().warn_fg_color))
         .show(ui, |ui| {
             ui.label(crate::i18n::t(lang, "st-plan-refused-now"));
-            ui.horizontal_wrapped(|ui| {
-                if ui.button(crate::i18n::t(lang, "st-plan-back")).clicked() {
-                    shared.navigate(ShowMe {
-                        view: tplab_lessons::View::Design,
-                        ..Default::default()
-                    });
-                }
-                if ui
-                    .button(crate::i18n::t(lang, "st-plan-megatron"))
-                    .clicked()
-                {
-                    shared.act(crate::lab::Action::WalkMegatron);
-                }
-            });
+            ui.horizontal_wrapped(|ui| way_back_buttons(ui, lang, shared));
         });
+}
+
+/// "Back to the design lab" and "Megatron's split", under a learner's plan: true when the
+/// learner went back to Megatron's split this frame.
+fn way_back_buttons(ui: &mut egui::Ui, lang: tplab_lessons::Lang, shared: &mut Shared) -> bool {
+    if ui.button(crate::i18n::t(lang, "st-plan-back")).clicked() {
+        shared.navigate(ShowMe {
+            view: tplab_lessons::View::Design,
+            ..Default::default()
+        });
+    }
+    let megatron = ui
+        .button(crate::i18n::t(lang, "st-plan-megatron"))
+        .clicked();
+    if megatron {
+        shared.act(crate::lab::Action::WalkMegatron);
+    }
+    megatron
 }
 
 /// Whether step `i` of the cached walk asks a question (for a jump that should not ask).
@@ -2056,19 +2061,7 @@ fn plan_walk_banner(
                         ("tokens", (w.config.seq * w.config.batch).to_string()),
                     ],
                 ));
-                if ui.button(crate::i18n::t(lang, "st-plan-back")).clicked() {
-                    shared.navigate(ShowMe {
-                        view: tplab_lessons::View::Design,
-                        ..Default::default()
-                    });
-                }
-                if ui
-                    .button(crate::i18n::t(lang, "st-plan-megatron"))
-                    .clicked()
-                {
-                    shared.act(crate::lab::Action::WalkMegatron);
-                    left = true;
-                }
+                left = way_back_buttons(ui, lang, shared);
             });
         });
     left

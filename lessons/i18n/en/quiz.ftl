@@ -71,12 +71,12 @@ gen-tp-fb-ffn-divides = { $mod }: the FFN width divides evenly.
 gen-split-why = { $why } Valid TP sizes up to 16 for this model: { $valid }.
 
 ## Grouped-query attention at this TP (gen:gqa-validity); $tpmod is "TP % kv = r".
-gen-gqa-own = Valid: each GPU holds whole KV heads of its own (kv_heads % TP == 0)
-gen-gqa-share = Valid only by sharing each KV head among TP / kv_heads GPUs (TP % kv_heads == 0)
+gen-gqa-own = Valid: each GPU holds whole KV heads of its own (the KV heads divide evenly among the GPUs)
+gen-gqa-share = Valid only by giving each KV head to a group of GPUs that share it (the GPUs divide evenly among the KV heads)
 gen-gqa-heads-fail = Invalid: the query heads cannot be divided evenly (heads % TP ≠ 0)
 gen-gqa-kv-fail = Invalid: the KV heads can be neither split nor evenly shared
 gen-gqa-prompt = { $name } has { $heads } query heads and { $kv } KV heads (grouped-query attention). Can its attention be split with TP={ $tp }?
-gen-gqa-mechanisms = Both frameworks accept it today (2025): vLLM replicates the KV weights on each group of GPUs (num_kv_head_replicas), as tplab does; current Megatron-Core keeps the KV weights split and all-gathers the QKV activations instead. Earlier Megatron-LM releases required kv_heads % TP == 0 and refused it.
+gen-gqa-mechanisms = Both frameworks accept it today (2025): vLLM replicates the KV weights on each group of GPUs (its num_kv_head_replicas), as tplab does; current Megatron-Core keeps the KV weights split and all-gathers the QKV activations instead. Earlier Megatron-LM releases required the KV heads to divide evenly among the GPUs and refused it.
 gen-gqa-why-own = { $kvmod }: each GPU holds { $kvper } KV head(s) and the { $qper } query heads that read them.
 gen-gqa-why-share = { $tp } > { $kv } KV heads but { $tpmod }: each KV head serves the query heads of { $groups } GPUs. { $mechanisms }
 gen-gqa-why-heads = { $hmod }: the { $heads } query heads cannot be split over { $tp } GPUs, whatever the KV heads.

@@ -71,12 +71,12 @@ gen-tp-fb-ffn-divides = { $mod }: FFN genişliği eşit bölünür.
 gen-split-why = { $why } Bu model için 16'ya kadar geçerli TP boyutları: { $valid }.
 
 ## Bu TP ile gruplanmış sorgu dikkati (gen:gqa-validity); $tpmod "TP % kv = r".
-gen-gqa-own = Geçerli: her GPU kendine ait tam KV kafaları tutar (kv_heads % TP == 0)
-gen-gqa-share = Yalnızca her KV kafası TP / kv_heads GPU arasında paylaşılarak geçerli (TP % kv_heads == 0)
+gen-gqa-own = Geçerli: her GPU kendine ait tam KV kafaları tutar (KV kafaları GPU'lara tam bölünür)
+gen-gqa-share = Yalnızca her KV kafası onu paylaşan GPU'lar arasında paylaşılarak geçerli (GPU'lar KV kafalarına tam bölünür)
 gen-gqa-heads-fail = Geçersiz: sorgu kafaları eşit bölünemez (kafa % TP ≠ 0)
 gen-gqa-kv-fail = Geçersiz: KV kafaları ne bölünebilir ne de eşit paylaşılabilir
 gen-gqa-prompt = { $name } modelinin { $heads } sorgu kafası ve { $kv } KV kafası var (gruplanmış sorgu dikkati). Dikkat katmanı TP={ $tp } ile bölünebilir mi?
-gen-gqa-mechanisms = İki çerçeve de bugün (2025) bunu kabul eder: vLLM, tplab gibi KV ağırlıklarını her GPU grubunda kopyalar (num_kv_head_replicas); güncel Megatron-Core ise KV ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. Daha eski Megatron-LM sürümleri kv_heads % TP == 0 şartını arar ve bunu reddederdi.
+gen-gqa-mechanisms = İki çerçeve de bugün (2025) bunu kabul eder: vLLM, tplab gibi KV ağırlıklarını her GPU grubunda kopyalar (num_kv_head_replicas); güncel Megatron-Core ise KV ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. Daha eski Megatron-LM sürümleri KV kafalarının GPU'lara tam bölünmesi şartını arar ve bunu reddederdi.
 gen-gqa-why-own = { $kvmod }: her GPU { $kvper } KV kafası ve onları okuyan { $qper } sorgu kafasını tutar.
 gen-gqa-why-share = { $tp } > { $kv } KV kafası ama { $tpmod }: her KV kafası { $groups } GPU'nun sorgu kafalarına hizmet eder. { $mechanisms }
 gen-gqa-why-heads = { $hmod }: KV kafaları ne olursa olsun { $heads } sorgu kafası { $tp } GPU'ya bölünemez.

@@ -327,7 +327,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         #[cfg(not(target_arch = "wasm32"))]
         Box::new(views::gpu::Gpu::default()),
         #[cfg(target_arch = "wasm32")]
-        Box::new(views::crate::platform::web::GpuNotice),
+        Box::new(views::gpu_notice::GpuNotice),
     ]
 }
 

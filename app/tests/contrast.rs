@@ -1,10 +1,10 @@
 //! Every text colour the app draws with reaches 4.5:1 (WCAG AA for body text) against every
 //! opaque background it is drawn on, in both themes: the themes' own text, secondary (weak)
 //! text, warnings, errors, links and widget labels as the app sets them up. The lecturer measured
-//! egui's grey secondary text at about 2.6:1. (The GPUs' ink is checked against white in
-//! `views_i18n.rs`; on the light panel, #F8F8F8, GPU 2's green reads 4.31:1: still to darken.)
+//! egui's grey secondary text at about 2.6:1. The GPUs' names are written in their
+//! own colour's ink, checked here on every background too.
 
-use tplab::widgets::{contrast, legible_visuals, text_backgrounds};
+use tplab::widgets::{contrast, gpu_ink, legible_visuals, text_backgrounds};
 
 fn themes() -> [(bool, egui::Visuals); 2] {
     let mut light = egui::Visuals::light();
@@ -33,6 +33,13 @@ fn every_text_colour_reads_on_every_background_in_both_themes() {
                     c >= 4.5,
                     "{theme}: {name} {colour:?} on {bg:?} is {c:.2}:1, below 4.5:1"
                 );
+            }
+        }
+        // Each GPU's name in its colour's ink (GPU 2's green read 4.31:1 on the light panel).
+        for rank in 0..8 {
+            for bg in text_backgrounds(&v) {
+                let c = contrast(gpu_ink(rank, dark), bg);
+                assert!(c >= 4.5, "{theme}: GPU {rank}'s ink on {bg:?} is {c:.2}:1");
             }
         }
         // Widget labels on their own fill, in every state.

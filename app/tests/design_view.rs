@@ -384,7 +384,6 @@ fn a_walkthrough_prediction_at_every_size_language_and_theme() {
 /// of it), says whose plan it is, words each step from the trace (fc1 split by rows leaves a
 /// partial sum of A that is summed before GeLU), and "Megatron's split" goes back.
 #[test]
-#[ignore = "after the lab-state change the walkthrough of this plan no longer shows the reduce-scatter's narration within 30 presses; the journeys test checks the same path (item 1); to be found and fixed, then run with --ignored"]
 fn my_plan_is_stepped_through_in_the_walkthrough() {
     let mut harness = harness();
     open(&mut harness, 1);
@@ -403,8 +402,8 @@ fn my_plan_is_stepped_through_in_the_walkthrough() {
         .state_mut()
         .load_view_state("step", r#"{"predict": false}"#);
     harness.run_steps(2);
-    // ln1, qkv, attention, out, residual, ln2, fc1: then fc1's partial sums summed, each GPU
-    // keeping its tokens (GeLU can run on them; fc2 split by columns gathers U again).
+    // ln1, qkv, attention, out, residual, ln2, fc1: then fc1's partial sums summed into a whole
+    // copy on every GPU (GeLU needs the whole sum, and fc2 split by columns reads all of U).
     let mut seen_fc1 = false;
     let mut seen_sum = false;
     for _ in 0..30 {
@@ -414,7 +413,7 @@ fn my_plan_is_stepped_through_in_the_walkthrough() {
             .is_some();
         seen_sum |= harness
             .query_all_by_label_contains(
-                "reduce-scatter over 2 GPUs: A goes from partial sum to its tokens",
+                "all-reduce over 2 GPUs: A goes from partial sum to whole copy",
             )
             .next()
             .is_some();

@@ -1158,8 +1158,13 @@ impl View for StepThrough {
                         self.current_round()
                     };
                     ui.columns_const(|[left, right]| {
-                        lanes::lanes_ui(left, lang, trace, events, 0.0);
+                        // Every lane fits the height the round picture has: on a projector the
+                        // learner sees all GPUs and the round together, nothing scrolls.
                         let height = lanes_h.max(120.0);
+                        let lanes_n = Some(trace.config.tp.min(lanes::MAX_LANES));
+                        left.allocate_ui(Vec2::new(left.available_width(), height), |ui| {
+                            lanes::lanes_sized(ui, lang, trace, events, 0.0, lanes_n);
+                        });
                         round_picture(
                             right,
                             lang,
@@ -1437,6 +1442,11 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
             steps,
         } => {
             let op = e.conjugate.map_or("", |c| c.name());
+            let article = if kind.name().starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
             let planned = matches!(
                 e.op.kind(),
                 tplab_engine::block::OpKind::Collective(tplab_engine::block::Role::Move)
@@ -1456,11 +1466,12 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                 CollectiveKind::Identity => format!(
                     "{head}: the {op} operator is the identity here — no communication"
                 ),
+                // "an all-reduce", "a reduce-scatter".
                 _ => format!(
                     "{head}: {} {} ({algorithm}, {steps} steps) of [{}, {}] = {} per GPU, each GPU sends {}",
                     if e.ranks.len() < tp {
                         format!(
-                            "GPUs {} (copies of one KV head) sum their K/V gradients with a",
+                            "GPUs {} (copies of one KV head) sum their K/V gradients with {article}",
                             e.ranks
                                 .iter()
                                 .map(|r| r.to_string())
@@ -1468,7 +1479,7 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
                                 .join(", ")
                         )
                     } else if op.is_empty() && planned {
-                        "a".to_string()
+                        article.to_string()
                     } else if op.is_empty() {
                         "a sequence-parallel".to_string()
                     } else {

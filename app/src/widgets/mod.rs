@@ -59,28 +59,19 @@ pub fn contrast(a: egui::Color32, b: egui::Color32) -> f32 {
     (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
 }
 
-/// A GPU's colour for text on the theme's background: darkened (light theme) or lightened (dark
-/// theme) until it reaches a contrast of 4.5:1, WCAG's level for body text.
+/// A GPU's colour for text on the theme's backgrounds: darkened (light theme) or lightened (dark
+/// theme) until it reaches a contrast of 4.5:1, WCAG's level for body text, on every background
+/// text is drawn on ([`text_backgrounds`]: the panel, windows, stripes) and on white or the dark
+/// canvas.
 pub fn gpu_ink(rank: usize, dark: bool) -> egui::Color32 {
-    let bg = if dark {
-        egui::Color32::from_gray(27)
+    let (visuals, canvas) = if dark {
+        (egui::Visuals::dark(), egui::Color32::from_gray(27))
     } else {
-        egui::Color32::WHITE
+        (egui::Visuals::light(), egui::Color32::WHITE)
     };
-    let base = gpu_color(rank, dark);
-    let target = if dark {
-        egui::Color32::WHITE
-    } else {
-        egui::Color32::BLACK
-    };
-    let mut c = base;
-    for i in 1..=20 {
-        if contrast(c, bg) >= 4.5 {
-            break;
-        }
-        c = base.lerp_to_gamma(target, i as f32 / 20.0);
-    }
-    c
+    let mut backgrounds = text_backgrounds(&visuals);
+    backgrounds.push(canvas);
+    ink_against(gpu_color(rank, dark), &backgrounds, dark, 4.5)
 }
 
 /// `c` darkened (light theme) or lightened (dark theme) until it reaches `ratio` against every

@@ -935,7 +935,9 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
     ui.weak(t(lang, "design-lanes-key"));
     let dark = ui.visuals().dark_mode;
     let error = ui.visuals().error_fg_color;
+    // Each column: the value, and the op that made it (none for the layer's input).
     let mut values = vec![p.input];
+    let mut ops: Vec<Option<String>> = vec![None];
     for s in &p.forward {
         let out = match s {
             // A bias keeps its input's placement: no column of its own.
@@ -947,6 +949,7 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
             Step::Redistribute(d) => d.to,
         };
         values.push(out);
+        ops.push(Some(op_words(lang, s, p)));
     }
     // Drawn with the painter into the width given: every column fits, whatever the window.
     let body = ui.text_style_height(&egui::TextStyle::Body);
@@ -973,13 +976,39 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
     let painter = ui.painter_at(rect);
     for (i, &v) in values.iter().enumerate() {
         let x = rect.left() + label_w + col_w * (i as f32 + 0.5);
+        let tensor = p.value(v).tensor;
         painter.text(
             egui::pos2(x, rect.top() + head_h / 2.0),
             egui::Align2::CENTER_CENTER,
-            p.value(v).tensor.name(),
+            tensor.name(),
             small.clone(),
             ui.visuals().weak_text_color(),
         );
+        // The letter in words, and the op whose output the column is.
+        let meaning = crate::widgets::words::activation_meaning(lang, tensor);
+        let words = match &ops[i] {
+            Some(op) => t_args(
+                lang,
+                "design-lanes-column",
+                &[
+                    ("op", op.clone()),
+                    ("tensor", tensor.name().to_string()),
+                    ("meaning", meaning),
+                ],
+            ),
+            None => format!("{}: {meaning}", tensor.name()),
+        };
+        let head = egui::Rect::from_center_size(
+            egui::pos2(x, rect.top() + head_h / 2.0),
+            egui::vec2(col_w, head_h),
+        );
+        let resp = ui.interact(
+            head,
+            ui.scope_id().with(("design-head", i)),
+            egui::Sense::hover(),
+        );
+        crate::widgets::a11y_label(&resp, &words);
+        resp.on_hover_text(words);
     }
     for rank in 0..cfg.tp {
         let y0 = rect.top() + head_h + row_h * rank as f32;
@@ -1042,15 +1071,19 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
                 }
                 Place::Replicate => {}
             }
-            let words = t_args(
-                lang,
-                "design-holds",
-                &[
-                    ("gpu", rank.to_string()),
-                    ("what", place_words(lang, val.place)),
-                    ("tensor", val.tensor.name().to_string()),
-                ],
-            );
+            let args = [
+                ("gpu", rank.to_string()),
+                ("what", place_words(lang, val.place)),
+                ("tensor", val.tensor.name().to_string()),
+            ];
+            let words = match &ops[i] {
+                Some(op) => {
+                    let mut args = args.to_vec();
+                    args.push(("op", op.clone()));
+                    t_args(lang, "design-holds-after", &args)
+                }
+                None => t_args(lang, "design-holds", &args),
+            };
             let words = if val.mislabelled {
                 format!("{words}\n{}", t(lang, "design-misread"))
             } else {
@@ -1065,6 +1098,18 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
             resp.on_hover_text(words);
         }
     }
+    // The letters' key: every column's tensor in words.
+    let key = crate::widgets::words::legend(
+        lang,
+        values
+            .iter()
+            .map(|&v| tplab_engine::block::TensorName::Act(p.value(v).tensor)),
+    );
+    ui.label(
+        egui::RichText::new(t_args(lang, "lanes-key", &[("legend", key)]))
+            .small()
+            .color(ui.visuals().weak_text_color()),
+    );
 }
 
 /// The site a step's output belongs to (where a hand-placed collective after it goes).

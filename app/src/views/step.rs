@@ -1630,7 +1630,17 @@ fn pass_strip(
                             {
                                 crate::i18n::t(crate::widgets::lang(ui), "st-strip-bias-residual")
                             }
-                            _ => label.to_string(),
+                            // The op's short name in the learner's language ("dikkat" for
+                            // `core`); a name with no entry keeps its own.
+                            _ => {
+                                let id = format!("st-strip-op-{label}");
+                                let words = crate::i18n::t(crate::widgets::lang(ui), &id);
+                                if words == id {
+                                    label.to_string()
+                                } else {
+                                    words
+                                }
+                            }
                         };
                         // Shrunk to fit its box; a long name that would shrink below the
                         // others' size goes on two lines ("bias +" over "residual").

@@ -229,7 +229,20 @@ pub fn lanes_sized(
         Some(_) => 0.0,
         None => ui.ctx().content_rect().height() * (zoom - 1.0).max(0.0),
     };
-    let room = (ui.available_height() + unzoomed - reserve - 2.0 * size).max(0.0);
+    // The letters' key under the lanes ("A: fc1's output, before GeLU"), in the room it needs.
+    let key = super::words::legend(lang, all.iter().map(|t| t.tensor));
+    let key_galley = (!key.is_empty()).then(|| {
+        ui.painter().layout(
+            t_args(lang, "lanes-key", &[("legend", key)]),
+            egui::FontId::proportional(caption_size),
+            weak,
+            width,
+        )
+    });
+    let key_h = key_galley
+        .as_ref()
+        .map_or(0.0, |g| g.size().y + ui.spacing().item_spacing.y);
+    let room = (ui.available_height() + unzoomed - reserve - 2.0 * size - key_h).max(0.0);
     let caption_h = 2.4 * caption_size;
     let root = |d: usize| (d.max(1) as f32).sqrt();
     let max_root = all
@@ -247,7 +260,11 @@ pub fn lanes_sized(
     let measure = ui.painter().clone();
     let caption = |t: &TensorPlacement, p: &Placement| {
         measure.layout_no_wrap(
-            format!("{}\n{}", held(t, p), badge(lang, t.tensor, p)),
+            format!(
+                "{}\n{}",
+                super::words::slice_words(lang, &trace.config, t, p),
+                badge(lang, t.tensor, p)
+            ),
             egui::FontId::proportional(caption_size),
             text,
         )
@@ -295,6 +312,7 @@ pub fn lanes_sized(
     let (resp, painter) =
         ui.allocate_painter(Vec2::new(width, lanes as f32 * lane_h), Sense::hover());
     let mut shapes = Vec::new();
+    let mut hovers: Vec<(Rect, String)> = Vec::new();
     for r in 0..lanes {
         let top = resp.rect.top() + r as f32 * lane_h;
         let color = gpu_color(r, dark);
@@ -359,6 +377,11 @@ pub fn lanes_sized(
                     caption(t, p),
                     text,
                 ));
+                // The index form and what the tensor is, on hover.
+                let meaning = super::words::tensor_meaning(lang, t.tensor)
+                    .map(|m| format!(" — {m}"))
+                    .unwrap_or_default();
+                hovers.push((outer, format!("{}{meaning}", held(t, p))));
                 *x += columns.get(column).copied().unwrap_or(w) + gap;
                 column += 1;
             };
@@ -393,6 +416,15 @@ pub fn lanes_sized(
     painter.extend(shapes);
     // What the lanes show, for screen readers and tests: every GPU's placements.
     super::a11y_label(&resp, &placements_text(events, tp));
+    for (k, (rect, words)) in hovers.into_iter().enumerate() {
+        let block = ui.interact(rect, resp.id.with(("block", k)), Sense::hover());
+        super::a11y_label(&block, &words);
+        block.on_hover_text(words);
+    }
+    if let Some(g) = key_galley {
+        let (rect, _) = ui.allocate_exact_size(g.size(), Sense::hover());
+        ui.painter().galley(rect.min, g, weak);
+    }
     if tp > lanes {
         ui.label(format!("… +{} GPU", tp - lanes));
     }

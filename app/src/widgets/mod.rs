@@ -10,6 +10,7 @@ pub mod lanes;
 pub mod links;
 pub mod plan;
 pub mod verdict;
+pub mod words;
 
 use crate::i18n::{t, t_args};
 use crate::lab::{Derived, Scenario};

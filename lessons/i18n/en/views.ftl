@@ -544,7 +544,7 @@ design-ch-attention-one-all-reduce-why = QKV by columns gives each GPU whole hea
 design-ch-layer-two-all-reduces-title = A whole layer with two forward all-reduces
 design-ch-layer-two-all-reduces-goal = Split all four weights so that the layer's forward pass needs exactly two all-reduces.
 design-ch-layer-two-all-reduces-hint = Do for attention what you did for the MLP: a column split first, a row split second.
-design-ch-layer-two-all-reduces-why = This is Megatron-LM's split: each half is a column-parallel layer, a local op and a row-parallel layer, so each half sums once (g). In the backward the sums move to the inputs (f): two more.
+design-ch-layer-two-all-reduces-why = This is Megatron-LM's split: each half is a column-parallel layer, a local op and a row-parallel layer, so each half sums its partial results once, with an all-reduce after its row-parallel layer (Megatron names it g). In the backward the sums move to the inputs: an all-reduce of each half's input gradient before its column-parallel layer (named f), two more.
 design-ch-mlp-correct-but-costly-title = Correct, but four times the traffic
 design-ch-mlp-correct-but-costly-goal = Find an MLP split that still equals the reference but makes each GPU send at least 3 times the bytes of the best MLP split.
 design-ch-mlp-correct-but-costly-hint = Try the row split first and the column split second.
@@ -654,3 +654,69 @@ design-paste-hint = a plan file, or tplab design flags
 design-paste-use = Use this plan
 design-stars-spoken = { $n } of 3 stars
 design-copy-flags-hint = Copies the plan as the flags of the tplab design command.
+
+# Tensors in words (widgets/words.rs): what each letter means, and which part a GPU holds.
+tensor-x = the layer's input
+tensor-h1 = LayerNorm 1's output
+tensor-qkv = the queries, keys and values
+tensor-ctx = attention's output, the heads side by side
+tensor-z = the output projection's output, before the residual add
+tensor-x1 = the residual stream after attention
+tensor-h2 = LayerNorm 2's output
+tensor-a = fc1's output, before GeLU
+tensor-u = GeLU's output
+tensor-m = the MLP's output, before the residual add
+tensor-y = the layer's output
+tensor-grad = the gradient of { $of }
+tensor-kv-grad = the gradient of the QKV weight's K and V columns
+tensor-ln1-weight = LayerNorm 1's scale
+tensor-ln1-bias = LayerNorm 1's shift
+tensor-qkv-weight = the weight that makes the queries, keys and values
+tensor-qkv-bias = the queries', keys' and values' bias
+tensor-out-weight = the output projection's weight
+tensor-out-bias = the output projection's bias
+tensor-ln2-weight = LayerNorm 2's scale
+tensor-ln2-bias = LayerNorm 2's shift
+tensor-fc1-weight = fc1's weight
+tensor-fc1-bias = fc1's bias
+tensor-fc2-weight = fc2's weight
+tensor-fc2-bias = fc2's bias
+slice-heads-qkv = { $count ->
+    [one] head { $range } of Q, K and V
+   *[other] heads { $range } of Q, K and V
+}
+slice-heads-gqa = query heads { $range }, KV heads { $kv }
+slice-heads = { $count ->
+    [one] head { $range }
+   *[other] heads { $range }
+}
+slice-head-rows = { $count ->
+    [one] the rows of head { $range }
+   *[other] the rows of heads { $range }
+}
+slice-tokens = { $count ->
+    [one] token { $range }
+   *[other] tokens { $range }
+}
+slice-rows = { $count ->
+    [one] row { $range }
+   *[other] rows { $range }
+}
+slice-columns = { $count ->
+    [one] column { $range }
+   *[other] columns { $range }
+}
+lanes-key = The letters: { $legend }
+design-lanes-column = After { $op }: { $tensor }, { $meaning }
+design-holds-after = After { $op }: GPU { $gpu } holds { $what } of { $tensor }
+# The walkthrough strip's short op names.
+st-strip-op-ln1 = LN 1
+st-strip-op-qkv = QKV
+st-strip-op-core = attention
+st-strip-op-out = out proj.
+st-strip-op-ln2 = LN 2
+st-strip-op-fc1 = fc1
+st-strip-op-gelu = GeLU
+st-strip-op-fc2 = fc2
+st-strip-op-bias = bias
+st-strip-op-grads = gradients

@@ -140,7 +140,7 @@ pub fn all() -> Vec<Challenge> {
             title: "A whole layer with two forward all-reduces",
             goal_text: "Split all four weights so that the layer's forward pass needs exactly two all-reduces.",
             hint: "Do for attention what you did for the MLP: a column split first, a row split second.",
-            why: "This is Megatron-LM's split: each half is a column-parallel layer, a local op and a row-parallel layer, so each half sums once (g). In the backward the sums move to the inputs (f): two more.",
+            why: "This is Megatron-LM's split: each half is a column-parallel layer, a local op and a row-parallel layer, so each half sums its partial results once, with an all-reduce after its row-parallel layer (Megatron names it g). In the backward the sums move to the inputs: an all-reduce of each half's input gradient before its column-parallel layer (named f), two more.",
             goal: Goal::ForwardCollectives { all_reduce: 2, others: 0 },
             config: cfg(4),
             free: every.clone(),

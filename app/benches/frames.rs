@@ -70,4 +70,49 @@ fn main() {
         "CPU time per frame (egui pass + tessellation): median {median:.3} ms, p95 {p95:.3} ms; \
          target median <= {TARGET_MEDIAN_MS} ms: {verdict}"
     );
+    accessibility_cost(&mut harness);
+}
+
+/// What the screen readers' tree (AccessKit) costs a frame: the same playing walkthrough in
+/// alternating blocks of frames with the tree built and without, medians of each, and their
+/// ratio (one run, one machine: the anchor is the app without the tree).
+fn accessibility_cost(harness: &mut Harness<'_, TplabApp>) {
+    const BLOCK: usize = 50;
+    const BLOCKS: usize = 6;
+    let mut with = Vec::new();
+    let mut without = Vec::new();
+    for b in 0..2 * BLOCKS {
+        let on = b % 2 == 0;
+        if on {
+            harness.ctx.enable_accesskit();
+        } else {
+            harness.ctx.disable_accesskit();
+        }
+        for _ in 0..BLOCK {
+            let t0 = Instant::now();
+            harness.step();
+            let out = harness.output();
+            let _ = harness
+                .ctx
+                .tessellate(out.shapes.clone(), out.pixels_per_point);
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            if on {
+                with.push(ms);
+            } else {
+                without.push(ms);
+            }
+        }
+    }
+    harness.ctx.enable_accesskit();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (a, b) = (median(&mut with), median(&mut without));
+    println!(
+        "AccessKit tree: median {a:.3} ms per frame with it, {b:.3} ms without ({} frames each, \
+         alternating blocks of {BLOCK}): {:.2}x",
+        with.len(),
+        a / b
+    );
 }

@@ -41,7 +41,7 @@ pub fn presenter_zoom_for(height: f32) -> f32 {
 }
 
 /// Narrower than this (points), the side bar folds into a one-row menu on top (a phone).
-pub const NARROW_WIDTH: f32 = 600.0;
+pub use crate::widgets::NARROW_WIDTH;
 
 /// Width of the side bar, in points (fixed so views lay out the same whatever the titles).
 pub const SIDE_BAR_WIDTH: f32 = 170.0;
@@ -656,9 +656,21 @@ impl TplabApp {
             if self.welcome {
                 self.welcome_ui(ui);
             } else if let Some(v) = self.views.get_mut(self.active) {
-                // The lesson that explains the view, a link at the top right of its page.
-                crate::widgets::links::view_lesson_link(ui, &mut self.shared, v.id());
-                v.ui(ui, &mut self.shared);
+                if narrow {
+                    // A phone: text wraps to the screen's width, and what cannot be narrower (a
+                    // wide table, a picture) scrolls sideways instead of being cut off.
+                    egui::ScrollArea::horizontal()
+                        .id_salt("narrow-view")
+                        .auto_shrink([false, false])
+                        .show(ui, |ui| {
+                            crate::widgets::links::view_lesson_link(ui, &mut self.shared, v.id());
+                            v.ui(ui, &mut self.shared);
+                        });
+                } else {
+                    // The lesson that explains the view, a link at the top right of its page.
+                    crate::widgets::links::view_lesson_link(ui, &mut self.shared, v.id());
+                    v.ui(ui, &mut self.shared);
+                }
             }
         });
         // What the view asked for is applied at the start of the next frame: ask for one.

@@ -149,11 +149,21 @@ fn a_full_sitting_passes_saves_and_shows_a_signed_certificate() {
         .certificates_dir()
         .join(format!("tplab-certificate-{id}.png"));
     match tplab_quiz::cert::verify_file(&png, Some(&issuer().public())).unwrap() {
-        Verdict::Signed { cert, .. } => {
+        // The app's exam carries its Open Badges 3.0 credential, as `tplab cert issue` does:
+        // baked into the PNG and verified with it, and beside it as a `.jwt`.
+        Verdict::Signed { cert, badge, .. } => {
             assert_eq!(cert.name, "Ada Lovelace");
             assert_eq!(cert.score_percent, 100);
+            assert!(badge.is_some(), "no Open Badges credential in the PNG");
         }
         v => panic!("{v:?}"),
+    }
+    let jwt = png.with_extension("jwt");
+    match tplab_quiz::cert::verify_file(&jwt, Some(&issuer().public())).unwrap() {
+        Verdict::Badge { fingerprint, .. } => {
+            assert_eq!(fingerprint, issuer().public().fingerprint());
+        }
+        v => panic!("{}: {v:?}", jwt.display()),
     }
 }
 

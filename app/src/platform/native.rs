@@ -66,9 +66,33 @@ impl LearnerStore {
 
     /// Writes the certificate's JSON and PNG into the certificates folder; returns the PNG's
     /// path.
-    pub fn save_certificate(&self, c: &Certificate) -> Result<String, String> {
-        c.write(&self.store.certificates_dir())
-            .map(|(_, png)| png.display().to_string())
+    ///
+    /// A certificate signed with this machine's issuer key also gets its Open Badges 3.0
+    /// credential (`practical`: the sitting's design-lab part), baked into the PNG and written
+    /// beside it as `.jwt`, as `tplab cert issue` writes it: a badge viewer or openbadgeslib
+    /// verifies it without tplab.
+    pub fn save_certificate(
+        &self,
+        c: &Certificate,
+        practical: Option<bool>,
+    ) -> Result<String, String> {
+        let key = self.issuer()?;
+        let jwt = match key {
+            Some(key) => tplab_quiz::badge::issue(
+                c,
+                &key,
+                &tplab_quiz::badge::Subject {
+                    email: None,
+                    practical,
+                    issued_at_s: tplab_quiz::unix_now_s(),
+                },
+            )?,
+            None => None,
+        };
+        let dir = self.store.certificates_dir();
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        c.write_with_badge(&dir, jwt.as_deref())
+            .map(|(_, png, _)| png.display().to_string())
             .map_err(|e| format!("{e:#}"))
     }
 }

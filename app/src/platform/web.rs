@@ -233,7 +233,13 @@ impl LearnerStore {
 
     /// Keeps the certificate's record in local storage and downloads its PNG and JSON; returns
     /// the PNG's file name.
-    pub fn save_certificate(&self, c: &Certificate) -> Result<String, String> {
+    /// (The web edition holds no issuer key: a certificate issued here is unsigned and carries
+    /// no credential; `_practical` is the desktop's.)
+    pub fn save_certificate(
+        &self,
+        c: &Certificate,
+        _practical: Option<bool>,
+    ) -> Result<String, String> {
         let json = c.to_json().map_err(|e| format!("{e:#}"))?;
         let png = c.render_png().map_err(|e| format!("{e:#}"))?;
         self.storage

@@ -232,6 +232,12 @@ impl View for Collectives {
             if on.on_hover_text(tr("st-key-right")).clicked() {
                 self.step_by(1);
             }
+            // A slider is a row of its own that a wrapping row cannot break: on a phone it
+            // starts a line, its bar as long as the line leaves.
+            if ui.max_rect().width() < 600.0 {
+                ui.end_row();
+                ui.spacing_mut().slider_width = (ui.max_rect().width() - 150.0).max(60.0);
+            }
             let mut scrub = self.rounds_done();
             if ui
                 .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text(tr("cl-rounds-done")))

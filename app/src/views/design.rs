@@ -103,7 +103,7 @@ impl Design {
             let width = if presenter { 280.0 } else { 460.0 };
             egui::ComboBox::from_label(t(lang, "design-challenge"))
                 .selected_text(current)
-                .width(ui.available_width().min(width))
+                .width((ui.available_width() - 110.0).clamp(120.0, width))
                 .show_ui(ui, |ui| {
                     ui.selectable_value(&mut pick, 0, t(lang, "design-free"));
                     for c in all {
@@ -297,7 +297,7 @@ impl Design {
                             }
                         }
                         Step::Redistribute(d) if p.value(d.to).mislabelled => {
-                            chip(
+                            label_chip(
                                 ui,
                                 &t(lang, "design-nothing-here"),
                                 ui.visuals().error_fg_color,
@@ -306,7 +306,7 @@ impl Design {
                         }
                         Step::Redistribute(d) => {
                             if d.mv == Move::Slice {
-                                chip(
+                                label_chip(
                                     ui,
                                     &t(lang, "design-slice"),
                                     ui.visuals().weak_text_color(),
@@ -318,7 +318,13 @@ impl Design {
                             let from = p.value(d.from);
                             let to = p.value(d.to);
                             let label = d.mv.name().to_string();
-                            let resp = chip(ui, &label, collective_color(ui), true);
+                            // A hand-placed collective is removed by a click; the rules' own
+                            // only say why they are there.
+                            let resp = if d.manual && manual {
+                                chip(ui, &label, collective_color(ui), true)
+                            } else {
+                                label_chip(ui, &label, collective_color(ui), true)
+                            };
                             let why = t_args(
                                 lang,
                                 "design-collective-why",
@@ -352,7 +358,7 @@ impl Design {
                             } else {
                                 ui.visuals().text_color()
                             };
-                            chip(ui, &op_words(lang, s, p), colour, reader_error);
+                            label_chip(ui, &op_words(lang, s, p), colour, reader_error);
                         }
                     }
                     if let Some(site) = site {
@@ -395,7 +401,7 @@ impl Design {
                             menu.response.on_hover_text(add);
                         }
                     }
-                    ui.label("›");
+                    crate::widgets::separator_mark(ui);
                 }
                 if last && presenter {
                     ui.add_space(8.0);
@@ -528,39 +534,49 @@ impl Design {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        // The values wrap in the room the grid leaves them (a phone's narrow column).
+        let wrapped = |ui: &mut egui::Ui, text: String| {
+            ui.add(egui::Label::new(text).wrap());
+        };
         egui::Grid::new("design-costs-grid")
             .num_columns(2)
             .spacing([12.0, 4.0])
             .show(ui, |ui| {
                 ui.label(t(lang, "design-forward"));
-                ui.label(counts(&r.price.collectives.forward));
+                wrapped(ui, counts(&r.price.collectives.forward));
                 ui.end_row();
                 ui.label(t(lang, "design-backward"));
-                ui.label(counts(&r.price.collectives.backward));
+                wrapped(ui, counts(&r.price.collectives.backward));
                 ui.end_row();
                 ui.label(t(lang, "design-bytes"));
                 let vs = match r.vs_megatron.bytes_ratio {
                     Some(x) => t_args(lang, "design-vs-megatron", &[("x", num(lang, x, 1))]),
                     None => String::new(),
                 };
-                ui.label(format!(
-                    "{} {vs}",
-                    crate::i18n::bytes(lang, r.price.bytes_sent_per_rank)
-                ));
+                wrapped(
+                    ui,
+                    format!(
+                        "{} {vs}",
+                        crate::i18n::bytes(lang, r.price.bytes_sent_per_rank)
+                    ),
+                );
                 ui.end_row();
                 ui.label(t(lang, "design-weights"));
                 let whole = whole_weight_bytes(cfg);
-                ui.label(t_args(
-                    lang,
-                    "design-of-whole",
-                    &[
-                        (
-                            "have",
-                            crate::i18n::bytes(lang, r.price.weight_bytes_per_gpu),
-                        ),
-                        ("whole", crate::i18n::bytes(lang, whole)),
-                    ],
-                ));
+                wrapped(
+                    ui,
+                    t_args(
+                        lang,
+                        "design-of-whole",
+                        &[
+                            (
+                                "have",
+                                crate::i18n::bytes(lang, r.price.weight_bytes_per_gpu),
+                            ),
+                            ("whole", crate::i18n::bytes(lang, whole)),
+                        ],
+                    ),
+                );
                 ui.end_row();
                 ui.label(t(lang, "design-activations"));
                 ui.label(crate::i18n::bytes(lang, r.price.activation_bytes_per_gpu));
@@ -748,13 +764,13 @@ fn plan_copy_ui(ui: &mut egui::Ui, lang: Lang, shared: &mut Shared) {
     let id = egui::Id::NULL.with("design-paste");
     let mut text: String = ui.data_mut(|d| d.get_temp(id).unwrap_or_default());
     let mut error: Option<String> = ui.data_mut(|d| d.get_temp(id.with("error")));
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         let label = ui.weak(t(lang, "design-paste"));
         ui.add(
             egui::TextEdit::multiline(&mut text)
                 .desired_rows(1)
                 .hint_text(t(lang, "design-paste-hint"))
-                .desired_width(ui.available_width().min(320.0)),
+                .desired_width((ui.available_width() - 120.0).clamp(120.0, 320.0)),
         )
         .labelled_by(label.id);
         if ui
@@ -861,6 +877,18 @@ fn framed(
 fn chip(ui: &mut egui::Ui, text: &str, colour: egui::Color32, strong: bool) -> egui::Response {
     let stroke = egui::Stroke::new(if strong { 2.0 } else { 1.0 }, colour);
     framed(ui, text, colour, stroke, 0.0, egui::Sense::click()).0
+}
+
+/// A chip that only says something (an op, a slice): read as text, hovered for its why, never
+/// offered as a button.
+fn label_chip(
+    ui: &mut egui::Ui,
+    text: &str,
+    colour: egui::Color32,
+    strong: bool,
+) -> egui::Response {
+    let stroke = egui::Stroke::new(if strong { 2.0 } else { 1.0 }, colour);
+    framed(ui, text, colour, stroke, 0.0, egui::Sense::hover()).0
 }
 
 /// A weight as a clickable matrix: stripes in the GPUs' colours show its split.

@@ -102,7 +102,7 @@ impl View for Lessons {
                             "lesson-next",
                             &[("title", n.title.get(lang).to_string())],
                         );
-                        if ui.button(text).clicked() {
+                        if ui.add(egui::Button::new(text).wrap()).clicked() {
                             pick = Some(n.slug.clone());
                         }
                     }
@@ -120,7 +120,11 @@ impl View for Lessons {
                             "show-me-hint",
                             &[("target", target_words(lang, target))],
                         );
-                        if ui.button(text).on_hover_text(hint).clicked() {
+                        if ui
+                            .add(egui::Button::new(text).wrap())
+                            .on_hover_text(hint)
+                            .clicked()
+                        {
                             go = Some(target.clone());
                         }
                     }
@@ -131,6 +135,8 @@ impl View for Lessons {
                 egui::ScrollArea::vertical()
                     .id_salt(("lesson-body", &current.slug))
                     .show(ui, |ui| {
+                        // A wide table widens the page; the button below keeps the screen's.
+                        let page_w = ui.available_width();
                         egui_commonmark::CommonMarkViewer::new().show(
                             ui,
                             markdown,
@@ -143,7 +149,13 @@ impl View for Lessons {
                                 "lesson-next",
                                 &[("title", n.title.get(lang).to_string())],
                             );
-                            if ui.button(text).clicked() {
+                            let clicked = ui
+                                .scope(|ui| {
+                                    ui.set_max_width(page_w);
+                                    ui.add(egui::Button::new(text).wrap()).clicked()
+                                })
+                                .inner;
+                            if clicked {
                                 pick = Some(n.slug.clone());
                             }
                         }

@@ -960,7 +960,7 @@ fn steps_strip(ui: &mut egui::Ui, v: &mut Moe, compact: bool) {
     ui.horizontal_wrapped(|ui| {
         for (i, id) in STEP_IDS.iter().enumerate() {
             if i > 0 {
-                ui.label("›");
+                crate::widgets::separator_mark(ui);
             }
             let text = format!("{} {}", i + 1, t(lang, &format!("moe-step-{id}")));
             let shown = if compact && i != cur {

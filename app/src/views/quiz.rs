@@ -703,7 +703,7 @@ impl Quiz {
         }
         if let Some(c) = &outcome.certificate {
             // A file in the certificates folder, or a download in the browser.
-            outcome.written = Some(store.save_certificate(c));
+            outcome.written = Some(store.save_certificate(c, outcome.submitted.practical()));
             if let Ok(px) = c.render_rgb() {
                 let image =
                     egui::ColorImage::from_rgb([cert::WIDTH as usize, cert::HEIGHT as usize], &px);

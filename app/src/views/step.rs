@@ -858,6 +858,14 @@ impl View for StepThrough {
             if pressed.restart {
                 self.restart();
             }
+            // A slider is a row of its own that a wrapping row cannot break: on a phone each
+            // starts a line (else it runs off the screen and widens everything below).
+            let narrow = ui.max_rect().width() < 600.0;
+            if narrow {
+                ui.end_row();
+                // The slider's bar gives way to its number and name.
+                ui.spacing_mut().slider_width = (ui.max_rect().width() - 170.0).max(60.0);
+            }
             // A separate integer: a slider bound to `position` would round away the fraction.
             // Counted from 1, as the "Step k/n" line beside it counts.
             let mut scrub = self.current() + 1;
@@ -868,6 +876,9 @@ impl View for StepThrough {
                 self.position = (scrub.max(1) - 1) as f32;
                 self.playing = false;
             }
+            if narrow {
+                ui.end_row();
+            }
             ui.add(
                 egui::Slider::new(&mut self.speed_steps_per_s, 0.25..=8.0)
                     .logarithmic(true)
@@ -875,6 +886,9 @@ impl View for StepThrough {
                     .custom_parser(crate::widgets::parse_number)
                     .text(tr("st-speed")),
             );
+            if narrow {
+                ui.end_row();
+            }
             if picker(
                 ui,
                 lang,
@@ -1161,9 +1175,9 @@ impl View for StepThrough {
                         // Every lane fits the height the round picture has: on a projector the
                         // learner sees all GPUs and the round together, nothing scrolls.
                         let height = lanes_h.max(120.0);
-                        let lanes_n = Some(trace.config.tp.min(lanes::MAX_LANES));
+                        let lanes_n = trace.config.tp.min(lanes::MAX_LANES);
                         left.allocate_ui(Vec2::new(left.available_width(), height), |ui| {
-                            lanes::lanes_sized(ui, lang, trace, events, 0.0, lanes_n);
+                            lanes::lanes_fitted(ui, lang, trace, events, lanes_n);
                         });
                         round_picture(
                             right,

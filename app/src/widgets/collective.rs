@@ -36,7 +36,10 @@ pub fn chunks_ui(
     let body = egui::TextStyle::Body.resolve(ui.style()).size;
     let row_h = ((size.y - 8.0) / n as f32).clamp(18.0, 110.0);
     // Type grows with the rows (a projector's picture), never below the body text.
-    let label_size = (row_h * 0.36).clamp(body, 3.0 * body);
+    // …and the labels leave the chunks at least two thirds of a narrow picture (a phone).
+    let label_size = (row_h * 0.36)
+        .min(width / 3.0 / 4.6)
+        .clamp(0.8 * body, 3.0 * body);
     let label_w = 4.6 * label_size;
     let cell_w = ((width - label_w - 20.0) / chunks as f32).min(260.0);
     let (resp, painter) =

@@ -201,6 +201,34 @@ pub fn lanes_sized(
     reserve: f32,
     lanes_for_height: Option<usize>,
 ) {
+    // Two programs side by side share a projector's height: the letters' key would squeeze
+    // them (each block names itself on hover).
+    lanes_with_key(
+        ui,
+        lang,
+        trace,
+        events,
+        reserve,
+        lanes_for_height,
+        lanes_for_height.is_none(),
+    );
+}
+
+/// The lanes fitted to the height there is (all `lanes` of them), with the letters' key under
+/// them: a collective's lanes beside its round picture.
+pub fn lanes_fitted(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], lanes: usize) {
+    lanes_with_key(ui, lang, trace, events, 0.0, Some(lanes), true);
+}
+
+fn lanes_with_key(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    trace: &Trace,
+    events: &[Event],
+    reserve: f32,
+    lanes_for_height: Option<usize>,
+    with_key: bool,
+) {
     let tp = trace.config.tp.max(1);
     let dark = ui.visuals().dark_mode;
     let text = ui.visuals().text_color();
@@ -231,7 +259,7 @@ pub fn lanes_sized(
     };
     // The letters' key under the lanes ("A: fc1's output, before GeLU"), in the room it needs.
     let key = super::words::legend(lang, all.iter().map(|t| t.tensor));
-    let key_galley = (!key.is_empty()).then(|| {
+    let key_galley = (with_key && !key.is_empty()).then(|| {
         ui.painter().layout(
             t_args(lang, "lanes-key", &[("legend", key)]),
             egui::FontId::proportional(caption_size),
@@ -239,11 +267,11 @@ pub fn lanes_sized(
             width,
         )
     });
+    let caption_h = 2.4 * caption_size;
     let key_h = key_galley
         .as_ref()
         .map_or(0.0, |g| g.size().y + ui.spacing().item_spacing.y);
     let room = (ui.available_height() + unzoomed - reserve - 2.0 * size - key_h).max(0.0);
-    let caption_h = 2.4 * caption_size;
     let root = |d: usize| (d.max(1) as f32).sqrt();
     let max_root = all
         .iter()

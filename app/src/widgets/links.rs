@@ -103,6 +103,15 @@ pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
     // Clear of a view's vertical scroll bar, which is drawn over the page's right edge.
     let mut area = ui.max_rect();
     area.max.x -= ui.spacing().scroll.allocated_width();
+    // A narrow window (a phone) has no room beside the view's heading: the link takes its own
+    // line above it, wrapped.
+    if ui.ctx().content_rect().width() < crate::widgets::NARROW_WIDTH {
+        let resp = ui.add(egui::Link::new(text));
+        if resp.clicked() {
+            open(shared, &lesson.slug);
+        }
+        return;
+    }
     let rect = egui::Align2::RIGHT_TOP.align_size_within_rect(galley.size(), area);
     let resp = ui
         .interact(rect, resp_id, egui::Sense::click())

@@ -12,6 +12,20 @@ pub mod plan;
 pub mod verdict;
 pub mod words;
 
+/// The "›" between two ops of a chain, drawn (not a label): a screen reader reads the ops, not
+/// the marks between them.
+pub fn separator_mark(ui: &mut egui::Ui) {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let color = ui.visuals().weak_text_color();
+    let galley = ui.painter().layout_no_wrap("›".into(), font, color);
+    let (rect, _) = ui.allocate_exact_size(galley.size(), egui::Sense::hover());
+    ui.painter().galley(rect.min, galley, color);
+}
+
+/// Narrower than this (points), the side bar folds into a one-row menu on top and a view's
+/// page scrolls sideways where it cannot be narrower (a phone).
+pub const NARROW_WIDTH: f32 = 600.0;
+
 use crate::i18n::{t, t_args};
 use crate::lab::{Derived, Scenario};
 use tplab_engine::config::{Config, ConfigError};

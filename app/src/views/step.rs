@@ -1234,7 +1234,18 @@ impl View for StepThrough {
         // The numbers run Megatron's split on the scenario: not a learner's plan, nor two.
         if walked_trace.is_none() && self.beside.is_none() {
             let key = (step.layer, step.pass, step.op);
-            self.numbers_ui(ui, shared, lang, key);
+            // The round shown and the collective's schedule: the numbers follow the picture.
+            let round = event
+                .collective_kind()
+                .and_then(|kind| {
+                    cache
+                        .plans
+                        .iter()
+                        .find(|(k, n, _)| *k == kind && *n == event.ranks.len())
+                })
+                .and_then(|(_, _, plan)| plan.contributions().ok())
+                .map(|masks| (self.current_round(), masks));
+            self.numbers_ui(ui, shared, lang, key, round);
         }
     }
 
@@ -1317,6 +1328,7 @@ impl StepThrough {
         shared: &mut Shared,
         lang: Lang,
         (layer, pass, op): (usize, Pass, Op),
+        round: Option<(usize, Vec<Vec<Vec<u64>>>)>,
     ) {
         let t = |id: &str| crate::i18n::t(lang, id);
         let cfg = shared.scenario.config().clone();
@@ -1389,6 +1401,31 @@ impl StepThrough {
                         }
                     }
                 });
+                // Round by round, as the picture above: each GPU's numbers before this round,
+                // every chunk the sum of the partial sums it holds so far.
+                if let Some((k, masks)) = &round {
+                    if let Some(state) = masks.get(*k).filter(|_| !c.partials.is_empty()) {
+                        let rounds = masks.len().saturating_sub(1);
+                        ui.horizontal_top(|ui| {
+                            for (r, held) in state.iter().enumerate() {
+                                let title = crate::i18n::t_args(
+                                    lang,
+                                    "walk-numbers-round",
+                                    &[
+                                        ("r", r.to_string()),
+                                        ("k", (k + 1).min(rounds.max(1)).to_string()),
+                                        ("rounds", rounds.to_string()),
+                                    ],
+                                );
+                                ui.vertical(|ui| {
+                                    ui.strong(title);
+                                    round_grid(ui, lang, ("round", r), &c.partials, held);
+                                });
+                            }
+                        });
+                        ui.weak(t("walk-numbers-round-key"));
+                    }
+                }
                 ui.horizontal_top(|ui| {
                     ui.label("=");
                     grid(ui, "sum".into(), t("walk-numbers-sum"), &c.result);
@@ -1414,6 +1451,56 @@ impl StepThrough {
             ],
         ));
     }
+}
+
+/// One GPU's numbers at a round of a collective: the buffer cut into `held.len()` chunks, row by
+/// row, each chunk the sum of the partial sums of the GPUs it holds (`held[c]`, a bit per GPU);
+/// "·" where it holds nothing yet, bold where it holds everyone's.
+fn round_grid(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    id: (&str, usize),
+    partials: &[ndarray::Array2<f64>],
+    held: &[u64],
+) {
+    let Some(first) = partials.first() else {
+        return;
+    };
+    let (rows, cols) = first.dim();
+    let total = rows * cols;
+    let chunks = held.len().max(1);
+    let full = if partials.len() >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << partials.len()) - 1
+    };
+    egui::Grid::new(id).spacing([6.0, 2.0]).show(ui, |ui| {
+        for i in 0..rows {
+            for j in 0..cols {
+                let flat = i * cols + j;
+                let chunk = (flat * chunks / total.max(1)).min(chunks - 1);
+                let mask = held.get(chunk).copied().unwrap_or(0);
+                if mask == 0 {
+                    ui.monospace("  ·  ");
+                    continue;
+                }
+                let v: f64 = partials
+                    .iter()
+                    .enumerate()
+                    .filter(|(q, _)| mask >> q & 1 == 1)
+                    .map(|(_, p)| p[[i, j]])
+                    .sum();
+                let text = egui::RichText::new(crate::i18n::num_text(lang, &format!("{v:+.2}")))
+                    .monospace();
+                ui.label(if mask & full == full {
+                    text.strong()
+                } else {
+                    text
+                });
+            }
+            ui.end_row();
+        }
+    });
 }
 
 /// One sentence about the current step.

@@ -70,32 +70,62 @@ fn main() {
         "CPU time per frame (egui pass + tessellation): median {median:.3} ms, p95 {p95:.3} ms; \
          target median <= {TARGET_MEDIAN_MS} ms: {verdict}"
     );
-    accessibility_cost(&mut harness);
+    accessibility_cost(harness.state().shared.scenario.config().clone());
 }
 
-/// What the screen readers' tree (AccessKit) costs a frame: the same playing walkthrough in
-/// alternating blocks of frames with the tree built and without, medians of each, and their
-/// ratio (one run, one machine: the anchor is the app without the tree).
-fn accessibility_cost(harness: &mut Harness<'_, TplabApp>) {
+/// What the screen readers' tree (AccessKit) costs a frame: the same playing walkthrough run
+/// on a plain egui context in alternating blocks of frames with the tree built and without,
+/// medians of each, and their ratio (one run, one machine: the anchor is the app without it).
+fn accessibility_cost(cfg: tplab_engine::config::Config) {
     const BLOCK: usize = 50;
     const BLOCKS: usize = 6;
+    let mut app = TplabApp::default();
+    app.shared.scenario.set_config(cfg);
+    app.shared.navigate(ShowMe {
+        view: tplab_lessons::View::Step,
+        ..Default::default()
+    });
+    let ctx = egui::Context::default();
+    let mut time = 0.0;
+    let mut frame = |ctx: &egui::Context, app: &mut TplabApp, events: Vec<egui::Event>| {
+        time += 1.0 / 60.0;
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(1280.0, 820.0),
+            )),
+            time: Some(time),
+            predicted_dt: 1.0 / 60.0,
+            events,
+            ..Default::default()
+        };
+        let t0 = Instant::now();
+        let mut out = ctx.run_ui(input, |ui| app.frame(ui));
+        let _ = ctx.tessellate(std::mem::take(&mut out.shapes), out.pixels_per_point);
+        // No renderer here: the font atlas's updates are dropped.
+        out.textures_delta.clear();
+        t0.elapsed().as_secs_f64() * 1e3
+    };
+    frame(&ctx, &mut app, Vec::new());
+    let space = egui::Event::Key {
+        key: egui::Key::Space,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: egui::Modifiers::NONE,
+    };
+    frame(&ctx, &mut app, vec![space]); // play
     let mut with = Vec::new();
     let mut without = Vec::new();
     for b in 0..2 * BLOCKS {
         let on = b % 2 == 0;
         if on {
-            harness.ctx.enable_accesskit();
+            ctx.enable_accesskit();
         } else {
-            harness.ctx.disable_accesskit();
+            ctx.disable_accesskit();
         }
         for _ in 0..BLOCK {
-            let t0 = Instant::now();
-            harness.step();
-            let out = harness.output();
-            let _ = harness
-                .ctx
-                .tessellate(out.shapes.clone(), out.pixels_per_point);
-            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            let ms = frame(&ctx, &mut app, Vec::new());
             if on {
                 with.push(ms);
             } else {
@@ -103,7 +133,6 @@ fn accessibility_cost(harness: &mut Harness<'_, TplabApp>) {
             }
         }
     }
-    harness.ctx.enable_accesskit();
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]

@@ -554,13 +554,7 @@ impl TplabApp {
                 ThemeChoice::Dark => egui::Theme::Dark,
             });
             // Every text colour at 4.5:1 or better, in both themes.
-            ctx.all_styles_mut(|s| {
-                crate::widgets::legible_visuals(&mut s.visuals);
-                // Text is text: a selectable label is offered to a screen reader as something to
-                // click, every sentence of the app among them. What a learner copies has its
-                // own button (a plan, a command).
-                s.interaction.selectable_labels = false;
-            });
+            ctx.all_styles_mut(|s| crate::widgets::legible_visuals(&mut s.visuals));
             self.applied_theme = Some(self.theme);
         }
         self.shared.keys = Default::default();

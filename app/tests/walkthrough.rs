@@ -432,3 +432,28 @@ fn the_first_backward_step_asks_which_operator_communicates() {
         .unwrap_or_else(|| panic!("no backward"));
     assert!(tplab::views::step::prediction(Lang::En, &trace, step).is_none());
 }
+
+/// A screen reader hears each step: the narration is a polite live region, and it is the new
+/// step's words after a press.
+#[test]
+fn the_narration_is_announced_when_the_step_changes() {
+    let cfg = Preset::Gpt2Small.config();
+    let mut harness = harness_on(&cfg, Lang::En);
+    // The text, once (a label and its text run both carry it).
+    let live = |h: &Harness<'static, TplabApp>| -> Vec<String> {
+        let texts: std::collections::BTreeSet<String> = h
+            .query_all_by(|n| n.live() == egui::accesskit::Live::Polite)
+            .filter_map(|n| {
+                let node = egui_kittest::kittest::NodeT::accesskit_node(&n);
+                node.value().or(node.label()).map(|s| s.to_string())
+            })
+            .collect();
+        texts.into_iter().collect()
+    };
+    let first = live(&harness);
+    assert_eq!(first.len(), 1, "{first:?}");
+    press(&mut harness, egui::Key::ArrowRight, 2);
+    let second = live(&harness);
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_ne!(first, second, "the live region kept the first step's words");
+}

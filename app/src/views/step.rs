@@ -1054,7 +1054,7 @@ impl View for StepThrough {
                 // Why, with the step's own numbers.
                 ui.label(&q.why);
             }
-            ui.label(
+            let narration = ui.label(
                 egui::RichText::new(if walked_trace.is_some() {
                     lanes::plan_narration(lang, trace, event)
                 } else {
@@ -1062,6 +1062,10 @@ impl View for StepThrough {
                 })
                 .size(1.15 * ui.style().text_styles[&egui::TextStyle::Body].size),
             );
+            // A live region: a screen reader announces the new step's words when it changes.
+            ui.ctx().accesskit_node_builder(narration.id, |node| {
+                node.set_live(egui::accesskit::Live::Polite)
+            });
             if trace.config.tp <= 1 {
                 ui.label(crate::i18n::t_args(lang, "walk-one-gpu", &[]));
             }

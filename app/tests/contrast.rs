@@ -4,7 +4,7 @@
 //! egui's grey secondary text at about 2.6:1. The GPUs' names are written in their
 //! own colour's ink, checked here on every background too.
 
-use tplab::widgets::{contrast, gpu_ink, legible_visuals, text_backgrounds};
+use tplab::widgets::{contrast, gpu_ink, legible_visuals, opaque_on, text_backgrounds};
 
 fn themes() -> [(bool, egui::Visuals); 2] {
     let mut light = egui::Visuals::light();
@@ -27,6 +27,13 @@ fn every_text_colour_reads_on_every_background_in_both_themes() {
             ("link", v.hyperlink_color),
         ];
         for (name, colour) in texts {
+            // A see-through colour's channels say nothing of what shows (egui's weak text is
+            // its text colour at half opacity: dark channels, 2.9:1 on the screen).
+            assert_eq!(
+                colour.a(),
+                255,
+                "{theme}: {name} {colour:?} is see-through: its contrast is not what it shows"
+            );
             for bg in text_backgrounds(&v) {
                 let c = contrast(colour, bg);
                 assert!(
@@ -66,7 +73,12 @@ fn every_text_colour_reads_on_every_background_in_both_themes() {
 #[test]
 fn the_fix_leaves_what_already_reads_alone_and_lifts_what_does_not() {
     let raw = egui::Visuals::light();
-    let before = contrast(raw.weak_text_color(), raw.panel_fill);
+    // egui's own weak grey as it shows on the panel: below 4.5:1.
+    let before = contrast(
+        opaque_on(raw.weak_text_color(), raw.panel_fill),
+        raw.panel_fill,
+    );
+    assert!(before < 4.5, "egui's weak text already reads {before:.2}:1");
     let mut v = egui::Visuals::light();
     legible_visuals(&mut v);
     let after = contrast(v.weak_text_color(), v.panel_fill);

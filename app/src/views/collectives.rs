@@ -285,7 +285,16 @@ impl View for Collectives {
             ui.available_width().min(1100.0),
             (ui.available_height() - 200.0).max(18.0 * plan.n as f32),
         );
-        crate::widgets::collective::chunks_ui(ui, plan, &cache.masks, k, frac, self.playing, size);
+        crate::widgets::collective::chunks_ui(
+            ui,
+            plan,
+            &cache.masks,
+            k,
+            frac,
+            self.playing,
+            size,
+            false,
+        );
         ui.separator();
         // The chunks stay in view; what is below them scrolls when the window is short.
         egui::ScrollArea::vertical()

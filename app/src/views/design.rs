@@ -1194,6 +1194,10 @@ fn op_words(lang: Lang, s: &Step, p: &tplab_engine::block::design::Program) -> S
             }
         }
         Step::Linear { weight, .. } => weight_words(lang, *weight),
+        // Words, not the engine's move names: a value read as it is not, a free slice, or the
+        // collective's own name (all-reduce, all-gather: the lessons keep those in English).
+        Step::Redistribute(d) if p.value(d.to).mislabelled => t(lang, "design-op-misread"),
+        Step::Redistribute(d) if d.mv == Move::Slice => t(lang, "design-slice"),
         Step::Redistribute(d) => d.mv.name().into(),
     }
 }

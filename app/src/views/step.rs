@@ -140,6 +140,8 @@ pub struct Prediction {
     pub why: String,
     /// Where a miss is explained.
     pub lesson: String,
+    /// Why each wrong option is wrong (empty where the question has no such sentence).
+    pub why_not: Vec<String>,
 }
 
 /// Whether step `step` asks, and what: collectives of the first layer that move data between
@@ -226,7 +228,11 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
                 ask,
                 question: ta(
                     "walk-predict-holds",
-                    &[("kind", kind), ("gpu", gpu.to_string()), ("tensor", tensor)],
+                    &[
+                        ("kind", kind.clone()),
+                        ("gpu", gpu.to_string()),
+                        ("tensor", tensor),
+                    ],
                 ),
                 options: vec![
                     tr("walk-predict-own-partial"),
@@ -237,6 +243,25 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
                 right,
                 why: holds_why(lang, e, gpu),
                 lesson: tr("walk-predict-lesson-fg"),
+                why_not: [
+                    "walk-whynot-own-partial",
+                    "walk-whynot-its-tokens",
+                    "walk-whynot-whole-sum",
+                    "walk-whynot-joined",
+                ]
+                .iter()
+                .enumerate()
+                .map(|(i, id)| {
+                    if i == right {
+                        String::new()
+                    } else {
+                        ta(
+                            id,
+                            &[("kind", kind.clone()), ("n", e.ranks.len().to_string())],
+                        )
+                    }
+                })
+                .collect(),
             }
         }
         Ask::Which => Prediction {
@@ -252,6 +277,7 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
                 &[("op", crate::widgets::op_label(lang, WHICH[right].0))],
             ),
             lesson: tr("walk-predict-lesson-fg"),
+            why_not: Vec::new(),
         },
         Ask::Bytes => Prediction {
             ask,
@@ -259,10 +285,14 @@ pub fn prediction(lang: Lang, trace: &Trace, step: &WalkStep) -> Option<Predicti
                 "walk-predict-bytes",
                 &[("kind", kind), ("n", e.ranks.len().to_string())],
             ),
-            options: byte_options(e).into_iter().map(human_bytes).collect(),
+            options: byte_options(e)
+                .into_iter()
+                .map(|b| crate::i18n::bytes(lang, b))
+                .collect(),
             right,
             why: bytes_why(lang, e),
             lesson: tr("walk-predict-lesson-ring"),
+            why_not: Vec::new(),
         },
     })
 }
@@ -302,8 +332,8 @@ fn bytes_why(lang: Lang, e: &Event) -> String {
             ("n", n.to_string()),
             ("n1", n.saturating_sub(1).to_string()),
             ("factor", factor.to_string()),
-            ("payload", human_bytes(payload)),
-            ("sent", human_bytes(sent)),
+            ("payload", crate::i18n::bytes(lang, payload)),
+            ("sent", crate::i18n::bytes(lang, sent)),
         ]
     };
     if n >= 2 && sent * n == 2 * (n - 1) * payload {
@@ -925,6 +955,8 @@ impl View for StepThrough {
             Answer::Picked { choice, right } => Some((choice, right)),
             Answer::Skipped | Answer::Revealed => None,
         });
+        // A skipped question keeps its answer for when it comes back at the end of the layer.
+        let skipped = matches!(shared.predictions.get(&key, cur), Some(Answer::Skipped));
         if let (Some(q), None, 0) = (&question, answered, self.current_round()) {
             // Ask first: the narration, the lanes and the messages wait for the answer.
             let heading = lanes::step_heading(lang, cur + 1, n, step.layer, step.pass);
@@ -1024,7 +1056,7 @@ impl View for StepThrough {
                 ));
             }
             ui.strong(heading);
-            if let (Some(q), Some(a)) = (&question, answered) {
+            if let (Some(q), Some(a), false) = (&question, answered, skipped) {
                 let answer = format!("{}  {}", option_letter(q.right), q.options[q.right]);
                 match a {
                     Some((_, true)) => {
@@ -1033,7 +1065,7 @@ impl View for StepThrough {
                             crate::i18n::t_args(lang, "walk-predict-right", &[("answer", answer)]),
                         );
                     }
-                    Some((_, false)) => {
+                    Some((choice, false)) => {
                         ui.colored_label(
                             ui.visuals().warn_fg_color,
                             crate::i18n::t_args(
@@ -1042,6 +1074,10 @@ impl View for StepThrough {
                                 &[("answer", answer), ("lesson", q.lesson.clone())],
                             ),
                         );
+                        // Why the option picked is not it, before why the answer is.
+                        if let Some(not) = q.why_not.get(choice).filter(|w| !w.is_empty()) {
+                            ui.label(not);
+                        }
                     }
                     None => {
                         ui.label(crate::i18n::t_args(
@@ -1192,6 +1228,7 @@ impl View for StepThrough {
                             frac,
                             self.playing,
                             height,
+                            shared.presenter,
                         );
                     });
                 }
@@ -1408,7 +1445,7 @@ impl StepThrough {
                 // Round by round, as the picture above: each GPU's numbers before this round,
                 // every chunk the sum of the partial sums it holds so far.
                 if let Some((k, masks)) = &round {
-                    if let Some(state) = masks.get(*k).filter(|_| !c.partials.is_empty()) {
+                    if let Some(state) = masks.get(*k + 1).filter(|_| !c.partials.is_empty()) {
                         let rounds = masks.len().saturating_sub(1);
                         ui.horizontal_top(|ui| {
                             for (r, held) in state.iter().enumerate() {
@@ -2079,6 +2116,7 @@ fn round_picture(
     frac: f32,
     playing: bool,
     height: f32,
+    presenter: bool,
 ) {
     let Some(kind) = event.collective_kind() else {
         return;
@@ -2103,7 +2141,7 @@ fn round_picture(
         .map(|s| crate::widgets::phase_name(lang, s.phase))
         .unwrap_or_default();
     let body = ui.style().text_styles[&egui::TextStyle::Body].size;
-    ui.label(
+    let caption = ui.label(
         egui::RichText::new(crate::i18n::t_args(
             lang,
             "walk-round-caption",
@@ -2116,10 +2154,16 @@ fn round_picture(
         .strong()
         .size(1.1 * body),
     );
-    ui.weak(crate::i18n::t(lang, "walk-round-key"));
+    // On a projector the key is the teacher's to say: a hover, and the room goes to the rows.
+    if presenter {
+        caption.on_hover_text(crate::i18n::t(lang, "walk-round-key"));
+    } else {
+        ui.weak(crate::i18n::t(lang, "walk-round-key"));
+    }
     let used = ui.cursor().top() - top;
     let size = Vec2::new(ui.available_width(), (height - used - 8.0).max(80.0));
-    crate::widgets::collective::chunks_ui(ui, plan, &masks, round, frac, playing, size);
+    // Paused, a round shows what it leaves behind; playing, the messages travel from before.
+    crate::widgets::collective::chunks_ui(ui, plan, &masks, round, frac, playing, size, !playing);
 }
 
 /// The banner when the learner's plan has no trace any more (changed in the design lab since

@@ -27,6 +27,7 @@ pub fn chunks_ui(
     frac: f32,
     playing: bool,
     size: Vec2,
+    after: bool,
 ) {
     let n = plan.n;
     let chunks = plan.chunks.max(1);
@@ -34,7 +35,15 @@ pub fn chunks_ui(
     let sum_all = crate::i18n::t(crate::widgets::lang(ui), "cl-sum-all");
     let width = size.x.min(ui.available_width()).max(120.0);
     let body = egui::TextStyle::Body.resolve(ui.style()).size;
-    let row_h = ((size.y - 8.0) / n as f32).clamp(18.0, 110.0);
+    // A ring sends the last GPU's chunk to the first: room above and below the rows for that
+    // arrow to leave and come back in.
+    let wrap_pad_rows = if n > 2 && plan.steps.iter().any(|s| s.src.abs_diff(s.dst) == n - 1) {
+        0.3
+    } else {
+        0.0
+    };
+    let row_h = ((size.y - 8.0) / (n as f32 + 2.0 * wrap_pad_rows)).clamp(18.0, 110.0);
+    let pad = wrap_pad_rows * row_h;
     // Type grows with the rows (a projector's picture), never below the body text.
     // …and the labels leave the chunks at least two thirds of a narrow picture (a phone).
     let label_size = (row_h * 0.36)
@@ -42,17 +51,27 @@ pub fn chunks_ui(
         .clamp(0.8 * body, 3.0 * body);
     let label_w = 4.6 * label_size;
     let cell_w = ((width - label_w - 20.0) / chunks as f32).min(260.0);
-    let (resp, painter) =
-        ui.allocate_painter(Vec2::new(width, n as f32 * row_h + 8.0), Sense::hover());
+    let (resp, painter) = ui.allocate_painter(
+        Vec2::new(width, n as f32 * row_h + 8.0 + 2.0 * pad),
+        Sense::hover(),
+    );
     let text = ui.visuals().text_color();
     let panel = ui.visuals().panel_fill;
     let full = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let state = masks.get(k).or(masks.last());
+    // What each GPU holds before round k (the messages leave from it), and what the cells show:
+    // that, or the holdings after the round's messages arrived (`after`: a walkthrough's round
+    // ends on its result, the last one on every chunk summed everywhere).
+    let before = masks.get(k).or(masks.last());
+    let state = if after {
+        masks.get(k + 1).or(masks.last())
+    } else {
+        before
+    };
     let cell = |r: usize, c: usize| {
         Rect::from_min_size(
             Pos2::new(
                 resp.rect.left() + label_w + c as f32 * cell_w,
-                resp.rect.top() + r as f32 * row_h,
+                resp.rect.top() + pad + r as f32 * row_h,
             ),
             Vec2::new(cell_w - 4.0, row_h - 6.0),
         )
@@ -67,7 +86,7 @@ pub fn chunks_ui(
         .x;
     let mut shapes = Vec::new();
     for r in 0..n {
-        let y = resp.rect.top() + r as f32 * row_h + (row_h - 6.0) / 2.0;
+        let y = resp.rect.top() + pad + r as f32 * row_h + (row_h - 6.0) / 2.0;
         shapes.push(text_shape(
             &painter,
             Pos2::new(resp.rect.left(), y),
@@ -153,15 +172,50 @@ pub fn chunks_ui(
             let (from, to) = (a.center() + off, b.center() + off);
             let color = gpu_color(s.src, dark);
             let w = (label_size / 7.0).max(2.0);
-            shapes.push(egui::Shape::line_segment([from, to], Stroke::new(w, color)));
-            let dir = (to - from).normalized();
-            let side = Vec2::new(-dir.y, dir.x) * 2.5 * w;
-            shapes.push(egui::Shape::convex_polygon(
-                vec![to, to - dir * 5.0 * w + side, to - dir * 5.0 * w - side],
-                color,
-                Stroke::NONE,
-            ));
-            let dot = from + (to - from) * along;
+            let arrow_head = |shapes: &mut Vec<egui::Shape>, from: Pos2, to: Pos2| {
+                let dir = (to - from).normalized();
+                let side = Vec2::new(-dir.y, dir.x) * 2.5 * w;
+                shapes.push(egui::Shape::convex_polygon(
+                    vec![to, to - dir * 5.0 * w + side, to - dir * 5.0 * w - side],
+                    color,
+                    Stroke::NONE,
+                ));
+            };
+            // A ring's wrap-around (the last GPU to the first, or back) leaves the picture at
+            // one edge and comes in at the other, instead of crossing every row between.
+            let wraps = n > 2 && s.src.abs_diff(s.dst) == n - 1;
+            let dot = if wraps {
+                let down = s.src > s.dst;
+                let (exit_y, entry_y) = if down {
+                    (resp.rect.bottom() - 1.0, resp.rect.top() + 1.0)
+                } else {
+                    (resp.rect.top() + 1.0, resp.rect.bottom() - 1.0)
+                };
+                let leave = Pos2::new(from.x, if down { a.bottom() } else { a.top() });
+                let exit = Pos2::new(from.x, exit_y);
+                let entry = Pos2::new(to.x, entry_y);
+                let arrive = Pos2::new(
+                    to.x,
+                    if down {
+                        b.top() + 2.0
+                    } else {
+                        b.bottom() - 2.0
+                    },
+                );
+                for (p, q) in [(leave, exit), (entry, arrive)] {
+                    shapes.push(egui::Shape::line_segment([p, q], Stroke::new(w, color)));
+                }
+                arrow_head(&mut shapes, entry, arrive);
+                if along < 0.5 {
+                    leave + (exit - leave) * (2.0 * along)
+                } else {
+                    entry + (arrive - entry) * (2.0 * along - 1.0)
+                }
+            } else {
+                shapes.push(egui::Shape::line_segment([from, to], Stroke::new(w, color)));
+                arrow_head(&mut shapes, from, to);
+                from + (to - from) * along
+            };
             shapes.push(egui::Shape::circle_filled(dot, 3.0 * w, color));
             shapes.push(egui::Shape::circle_stroke(
                 dot,
@@ -191,7 +245,7 @@ pub fn chunks_ui(
         .iter()
         .filter(|s| s.index == k)
         .map(|s| {
-            let m = state
+            let m = before
                 .and_then(|st| st.get(s.src))
                 .and_then(|m| m.get(s.chunk))
                 .copied()
@@ -204,7 +258,11 @@ pub fn chunks_ui(
         &resp,
         &crate::i18n::t_args(
             lang,
-            "cl-round-a11y",
+            if after {
+                "cl-round-a11y-after"
+            } else {
+                "cl-round-a11y"
+            },
             &[
                 ("k", (k + 1).min(plan.step_count().max(1)).to_string()),
                 ("rounds", plan.step_count().to_string()),

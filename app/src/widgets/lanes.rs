@@ -116,10 +116,7 @@ pub fn plan_narration(lang: Lang, trace: &Trace, e: &Event) -> String {
                     ("tensor", tensor),
                     ("from", from),
                     ("to", to),
-                    (
-                        "bytes",
-                        tplab_engine::config::human_bytes(e.bytes_sent_per_rank),
-                    ),
+                    ("bytes", crate::i18n::bytes(lang, e.bytes_sent_per_rank)),
                 ],
             )
         }
@@ -247,16 +244,8 @@ fn lanes_with_key(
     let compact = lanes_for_height.is_some();
     let caption_size = if compact { 0.78 } else { 0.85 } * size;
     let lane_gap = if compact { 0.5 } else { 0.9 } * size;
-    // The lanes take the height left (a collective's message picture needs some below them),
-    // so a projector at 1920×1080 shows larger blocks than a laptop at 1280×720. The height is
-    // the one the window would have without presenter mode's zoom, so that the pictures keep
-    // their size next to the text and grow with it (what no longer fits scrolls).
-    let zoom = ui.ctx().zoom_factor();
-    let unzoomed = match lanes_for_height {
-        // Side by side, the lanes fit the height there is: nothing of the step scrolls.
-        Some(_) => 0.0,
-        None => ui.ctx().content_rect().height() * (zoom - 1.0).max(0.0),
-    };
+    // The lanes take the height left (a collective's message picture needs some below them):
+    // every GPU's lane on screen, on a projector too, larger blocks where there is room.
     // The letters' key under the lanes ("A: fc1's output, before GeLU"), in the room it needs.
     let key = super::words::legend(lang, all.iter().map(|t| t.tensor));
     let key_galley = (with_key && !key.is_empty()).then(|| {
@@ -271,7 +260,7 @@ fn lanes_with_key(
     let key_h = key_galley
         .as_ref()
         .map_or(0.0, |g| g.size().y + ui.spacing().item_spacing.y);
-    let room = (ui.available_height() + unzoomed - reserve - 2.0 * size - key_h).max(0.0);
+    let room = (ui.available_height() - reserve - 2.0 * size - key_h).max(0.0);
     let root = |d: usize| (d.max(1) as f32).sqrt();
     let max_root = all
         .iter()

@@ -133,10 +133,15 @@ pub fn text_backgrounds(v: &egui::Visuals) -> Vec<egui::Color32> {
 /// Makes every text colour of the theme reach 4.5:1 (WCAG AA for body text) on every background
 /// it is drawn on: the secondary (weak) text, warnings, errors, links and the widgets' text. egui's
 /// own weak grey reads about 2.6:1 on a projector's washed-out white.
+///
+/// egui's weak text is its text colour at half opacity: a see-through colour whose own channels
+/// read dark. It is first laid on the panel (what the eye sees), then darkened or lightened, so
+/// every text colour the app draws with is opaque and measured as it shows.
 pub fn legible_visuals(v: &mut egui::Visuals) {
     let dark = v.dark_mode;
     let bgs = text_backgrounds(v);
-    let fix = |c: egui::Color32| ink_against(c, &bgs, dark, 4.5);
+    let panel = v.panel_fill;
+    let fix = |c: egui::Color32| ink_against(opaque_on(c, panel), &bgs, dark, 4.5);
     let weak = v.weak_text_color();
     v.weak_text_color = Some(fix(weak));
     v.warn_fg_color = fix(v.warn_fg_color);
@@ -156,6 +161,16 @@ pub fn legible_visuals(v: &mut egui::Visuals) {
         let ink = ink_against(w.fg_stroke.color, &own, dark, 4.5);
         w.fg_stroke.color = ink_against(ink, &bgs, dark, 4.5);
     }
+}
+
+/// `c` (premultiplied, perhaps see-through) laid on the opaque `bg`: the colour the eye sees,
+/// blended as egui blends, in gamma space.
+pub fn opaque_on(c: egui::Color32, bg: egui::Color32) -> egui::Color32 {
+    let [r, g, b, a] = c.to_array();
+    let [br, bg_, bb, _] = bg.to_array();
+    let keep = 1.0 - f32::from(a) / 255.0;
+    let mix = |x: u8, y: u8| (f32::from(x) + keep * f32::from(y)).round().min(255.0) as u8;
+    egui::Color32::from_rgb(mix(r, br), mix(g, bg_), mix(b, bb))
 }
 
 /// Text of a passed check or a right answer: Okabe–Ito's bluish green, darker on a light

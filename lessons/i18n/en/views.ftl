@@ -488,7 +488,7 @@ design-layer = Checked on a layer with hidden size { $hidden }, { $heads } query
 design-lanes = What each GPU holds after each op
 design-lanes-key = plain: the whole tensor · vertical bars: its columns · horizontal bars: its tokens · Σ: a partial sum · red: read as if it were something else
 design-holds = GPU { $gpu } holds { $what } of { $tensor }
-design-misread = It is read as something it is not: no collective was placed.
+design-misread = It is read as something it is not: nothing placed before this op makes it what the op needs (the run goes on as if it did).
 design-op-ln1 = LayerNorm 1
 design-op-ln2 = LayerNorm 2
 design-op-attention = attention
@@ -639,7 +639,7 @@ walk-why-which = Going backward it is f, not g: f was the identity going forward
 walk-why-bytes-ring = In a ring every GPU sends { $factor }×({ $n1 }/{ $n }) of the payload: { $factor } × { $n1 }/{ $n } × { $payload } = { $sent }. Half of it while the partial sums are added up (reduce-scatter), half while the sums are handed round (all-gather).
 walk-why-bytes-half = Each GPU sends { $n1 }/{ $n } of the payload: { $n1 }/{ $n } × { $payload } = { $sent }: every chunk but its own, once.
 walk-why-bytes-other = Each GPU sends { $sent } of the { $payload } payload with this algorithm's schedule ({ $n } GPUs).
-walk-predict-nudge = Answer the question or skip it first: the arrow key does not answer for you.
+walk-predict-nudge = Answer the question or skip it first: stepping on (the arrow key or Next step) does not answer for you.
 walk-skipped-back = You skipped { $count } question(s) in this layer.
 walk-skipped-ask = Ask them now
 walk-round-caption = Round { $k } of { $rounds }: { $phase }
@@ -720,3 +720,9 @@ st-strip-op-gelu = GeLU
 st-strip-op-fc2 = fc2
 st-strip-op-bias = bias
 st-strip-op-grads = gradients
+cl-round-a11y-after = Round { $k } of { $rounds }. Sent this round: { $sends }. What each GPU holds after it: { $held }
+design-op-misread = read as it is not
+walk-whynot-own-partial = Unchanged would mean nothing moved: the { $kind } is there to change what each GPU holds.
+walk-whynot-its-tokens = Its own tokens of the sum (1/{ $n } of it) is what a reduce-scatter leaves; this { $kind } leaves something else.
+walk-whynot-whole-sum = The whole sum on every GPU is what an all-reduce leaves; this { $kind } leaves something else.
+walk-whynot-joined = Joining the GPUs' slices side by side is an all-gather's work; partial sums of one tensor are added, not joined.

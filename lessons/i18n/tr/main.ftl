@@ -276,5 +276,5 @@ exam-confirm-back = Cevaplamaya devam et
 lesson-link = Ders { $n }: { $title }
 lesson-previous = ◀ Önceki ders
 lesson-next = Sonraki ders: { $title } ▶
-walk-numbers-round = GPU { $r }, { $rounds } turun { $k }. turundan önce
+walk-numbers-round = GPU { $r }, { $rounds } turun { $k }. turundan sonra
 walk-numbers-round-key = Her parça (sayıların satır satır çeyreği, yarısı…) o GPU'nun şimdiye kadar tuttuğu kısmi toplamların toplamıdır; kalın: herkesinki, toplamın tamamı; ·: henüz ondan hiçbir şey yok.

@@ -457,3 +457,47 @@ fn the_narration_is_announced_when_the_step_changes() {
     assert_eq!(second.len(), 1, "{second:?}");
     assert_ne!(first, second, "the live region kept the first step's words");
 }
+
+/// A skipped question keeps its answer: nothing of it is shown when it is skipped, the end of the
+/// layer offers it again, and asked again it is the same question, still unanswered. A wrong pick
+/// says why that option is not it.
+#[test]
+fn a_skipped_question_comes_back_unanswered_and_a_wrong_pick_says_why_not() {
+    let cfg = Config {
+        tp: 4,
+        layers: 1,
+        ..Preset::Tiny.config()
+    };
+    let mut h = predicting(&cfg, Lang::En, false);
+    press_next(&mut h, 5); // ln1, f, qkv, core, out: attn.g asks.
+    h.get_by_label_contains("Predict: after this all-reduce, what will GPU 2 hold of");
+    h.get_by_label("Skip for now (asked again at the end of the layer)")
+        .click();
+    h.run_steps(2);
+    assert!(
+        h.query_by_label_contains("The answer:").is_none(),
+        "a skipped question showed its answer"
+    );
+    assert!(h
+        .query_by_label_contains("the whole sum, the same on every GPU")
+        .is_none());
+    // To the end of the layer's forward and backward: the skipped question is offered again.
+    let mut guard = 0;
+    while h.query_by_label("Ask them now").is_none() {
+        press_next(&mut h, 1);
+        guard += 1;
+        assert!(guard < 80, "the skipped question was not offered again");
+    }
+    h.get_by_label_contains("You skipped");
+    h.get_by_label("Ask them now").click();
+    h.run_steps(2);
+    h.get_by_label_contains("Predict: after this all-reduce, what will GPU 2 hold of");
+    // A wrong pick: the answer, and why the option picked is not it.
+    h.get_by_label("B  the sum, but only its own tokens (rows)")
+        .click();
+    h.run_steps(2);
+    h.get_by_label_contains("Not quite: the answer is C");
+    h.get_by_label_contains(
+        "is what a reduce-scatter leaves; this all-reduce leaves something else",
+    );
+}

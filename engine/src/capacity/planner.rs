@@ -724,28 +724,84 @@ pub fn evaluate_with(
     stack::iteration_time(&req.model, &req.setup, &req.cluster, layout, stack)
 }
 
-fn practice_rank(it: &StackIteration) -> (u8, usize, usize) {
+fn practice_rank(it: &StackIteration) -> (u8, usize, usize, usize) {
     let rc = match it.it.layout.recompute {
         Recompute::None => 0,
         Recompute::Selective => 1,
         Recompute::Full => 2,
     };
-    (rc, it.it.layout.pp, it.it.layout.tp)
+    (
+        rc,
+        it.it.layout.pp,
+        it.it.layout.tp,
+        it.breakdown.virtual_stages,
+    )
 }
 
+/// Interleaving depths (model chunks per GPU) [`plan_search`] tries when none is given: plain
+/// 1F1B and 2 to 8 chunks, as far as the shortest pipeline stage has layers for (a chunk holds
+/// at least one layer). Megatron-Core accepts any depth whose chunks hold whole layers; 8 is
+/// where a 16-stage 405B pipeline (7–8 layers a stage) runs out.
+pub const VIRTUAL_STAGE_CANDIDATES: [usize; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
+
 /// [`plan`] under a training stack: today's stack ranks what Megatron-Core and NeMo recipes
-/// run; [`Stack::megatron_2021`] gives [`plan`]'s answer.
+/// run; [`Stack::megatron_2021`] gives [`plan`]'s answer. The interleaving depth is the
+/// stack's (or 1 where a layout's stages are too short for it); [`plan_search`] searches it.
 pub fn plan_with(req: &PlanRequest, stack: &Stack) -> StackPlan {
-    let mut fit = Vec::new();
-    let mut too_big: Vec<StackIteration> = Vec::new();
-    let mut dropped = Vec::new();
     let layouts = if stack.is_megatron_2021() {
         candidates(req)
     } else {
         candidates_with(req, stack)
     };
-    for layout in layouts {
-        let st = stack_for(stack, &req.model, &layout);
+    let runs = layouts
+        .into_iter()
+        .map(|layout| (layout, stack_for(stack, &req.model, &layout)));
+    rank_with(req, stack, runs)
+}
+
+/// [`plan_with`], searching the interleaving depth too: every candidate layout under each of
+/// `depths` model chunks per GPU that its pipeline stages allow (a depth above 1 needs PP > 1
+/// and at least that many layers on every stage; the rest are not tried, not refused), each
+/// priced with its bubble `(p−1)/(v·m)`, its `v×` pipeline sends and the activations its
+/// schedule holds in flight ([`stack::in_flight_chunks`]). Micro-batch size (and so the
+/// micro-batch count `m = B/(b·d)`), sequence parallelism and recomputation (none, selective,
+/// full: a second forward pass) are searched as in [`plan`], unless `req` fixes them.
+pub fn plan_search(req: &PlanRequest, stack: &Stack, depths: &[usize]) -> StackPlan {
+    if stack.is_megatron_2021() {
+        return plan_with(req, stack);
+    }
+    let mut runs = Vec::new();
+    for layout in candidates_with(req, stack) {
+        let shortest = stack::stage_layers(req.model.layers, layout.pp)
+            .into_iter()
+            .min()
+            .unwrap_or(0);
+        for &v in depths {
+            if v == 0 || (v > 1 && (layout.pp == 1 || shortest < v)) {
+                continue;
+            }
+            runs.push((
+                layout,
+                Stack {
+                    virtual_stages: v,
+                    ..*stack
+                },
+            ));
+        }
+    }
+    rank_with(req, stack, runs.into_iter())
+}
+
+/// Prices each `(layout, stack)` run and ranks those that fit (see [`plan_with`]).
+fn rank_with(
+    req: &PlanRequest,
+    stack: &Stack,
+    runs: impl Iterator<Item = (Layout, Stack)>,
+) -> StackPlan {
+    let mut fit = Vec::new();
+    let mut too_big: Vec<StackIteration> = Vec::new();
+    let mut dropped = Vec::new();
+    for (layout, st) in runs {
         match evaluate_with(req, &layout, &st) {
             Ok(r) if r.it.fits => fit.push(r),
             Ok(r) => {
@@ -1021,4 +1077,104 @@ mod tests {
         assert!(text.contains("inside one nvlink3 node"), "{text}");
         assert!(text.contains("ib-hdr-200"), "{text}");
     }
+
+    /// Llama 3.1 405B at 8K tokens on 16,384 H100s (2,048 nodes of 8, NDR 400), 16M tokens a
+    /// batch: the Llama 3 paper's pre-training setting (Dubey et al. 2024, Table 4: TP 8, CP 1,
+    /// PP 16, DP 128, 41% BF16 MFU; 43% at 8,192 GPUs with DP 64).
+    fn llama_405b_16k() -> PlanRequest {
+        let cluster = Cluster::new(&Catalogue::default(), "h100", 16384, 8, "ib400").unwrap();
+        PlanRequest::new(
+            ModelPreset::Llama31_405b.spec(),
+            TrainSetup::new(8192, 2048),
+            cluster,
+        )
+    }
+
+    /// Meta's reported BF16 MFU at 16,384 GPUs and 8K tokens (Dubey et al. 2024, Table 4).
+    const META_405B_16K_MFU: f64 = 0.41;
+
+    #[test]
+    fn the_search_over_interleaving_lands_meta_s_405b_mfu() {
+        let req = llama_405b_16k();
+        let searched = plan_search(&req, &Stack::current(), &VIRTUAL_STAGE_CANDIDATES);
+        let plain = plan_with(&req, &Stack::current());
+        let (best, plain_best) = (&searched.ranked[0], &plain.ranked[0]);
+        // Within 15% of Meta's MFU (the bar); plain 1F1B alone is not (its 16 stages
+        // and 16 micro-batches leave a (p−1)/m = 94% bubble, or deep pipelines of 1–2 layers).
+        let off = best.it.mfu / META_405B_16K_MFU - 1.0;
+        assert!(off.abs() <= 0.15, "{} at {:.1}%", best.it.layout.label(), 100.0 * best.it.mfu);
+        assert!(plain_best.it.mfu / META_405B_16K_MFU - 1.0 < -0.15);
+        // The winner interleaves, keeps TP in the node, and its bubble is (p−1)/(v·m).
+        let (l, v) = (&best.it.layout, best.breakdown.virtual_stages);
+        assert!(v > 1 && l.pp > 1 && l.tp <= 8, "{} v={v}", l.label());
+        let m = best.it.micro_batches as f64;
+        assert!((best.it.bubble_fraction - (l.pp - 1) as f64 / (v as f64 * m)).abs() < 1e-12);
+        // Every depth the search tried fits its stages: at least one layer a chunk.
+        for r in &searched.ranked {
+            let v = r.breakdown.virtual_stages;
+            let shortest = stack::stage_layers(req.model.layers, r.it.layout.pp)
+                .into_iter()
+                .min()
+                .unwrap_or(0);
+            assert!(v == 1 || (r.it.layout.pp > 1 && shortest >= v), "v={v}");
+        }
+        // It searched recomputation and micro-batch sizes too, and priced them: full
+        // recomputation runs one more forward (hardware FLOPs 4/3 of the model's).
+        let has = |f: &dyn Fn(&StackIteration) -> bool| searched.ranked.iter().any(f);
+        assert!(has(&|r| r.it.layout.recompute == Recompute::Full));
+        assert!(has(&|r| r.it.layout.micro_batch > 1));
+        for r in searched.ranked.iter().filter(|r| r.it.layout.recompute == Recompute::Full) {
+            assert!((r.it.hardware_flops / r.it.model_flops - 4.0 / 3.0).abs() < 0.01);
+        }
+    }
+
+    #[test]
+    fn interleaving_buys_its_bubble_with_activation_memory() {
+        let req = llama_405b_16k();
+        let meta = Layout {
+            sp: true,
+            zero: 1,
+            ..Layout::new(8, 16, 128)
+        };
+        let at = |v: usize| {
+            let st = Stack {
+                virtual_stages: v,
+                ..Stack::current()
+            };
+            evaluate_with(&req, &meta, &st).unwrap()
+        };
+        let (v1, v2, v4) = (at(1), at(2), at(4));
+        // m = 2048 / 128 = 16 micro-batches on 16 stages: the bubble halves with each doubling
+        // of v, and the MFU rises with it.
+        assert_eq!(v1.it.micro_batches, 16);
+        assert!((v1.it.bubble_fraction - 15.0 / 16.0).abs() < 1e-12);
+        assert!((v2.it.bubble_fraction - 15.0 / 32.0).abs() < 1e-12);
+        assert!(v1.it.mfu < v2.it.mfu && v2.it.mfu < v4.it.mfu);
+        // With m = p the interleaved warm-up is every chunk forward (2(p−1) + (v−1)p + 1 ≥ m·v):
+        // an 8-layer stage holds 16 micro-batches of its layers, where plain 1F1B's second stage
+        // holds 15.
+        assert!(v2.it.memory.activations_bytes > v1.it.memory.activations_bytes);
+        assert_eq!(v2.it.memory.activations_bytes, v4.it.memory.activations_bytes);
+    }
+
+    /// Korthikanti et al. 2022, §4.2.3: with `m ≥ p` micro-batches the first stage of an
+    /// interleaved pipeline holds `1 + (p−1)/(p·v)` times plain 1F1B's activations.
+    #[test]
+    fn in_flight_chunks_follow_megatron_s_warm_up() {
+        // Plain 1F1B: p − stage micro-batches (at most m).
+        assert_eq!(stack::in_flight_chunks(16, 0, 16, 1), 16);
+        assert_eq!(stack::in_flight_chunks(16, 15, 16, 1), 1);
+        assert_eq!(stack::in_flight_chunks(16, 0, 4, 1), 4);
+        for (p, v) in [(4usize, 2usize), (8, 2), (8, 4), (16, 3)] {
+            let m = 4 * p;
+            let chunks = stack::in_flight_chunks(p, 0, m, v) as f64;
+            // In units of one stage's activations for one micro-batch: chunks / v.
+            let ratio = chunks / v as f64 / p as f64;
+            let want = 1.0 + (p - 1) as f64 / (p * v) as f64;
+            assert!((ratio - want).abs() < 1e-12, "p={p} v={v}: {ratio} vs {want}");
+        }
+        // Never more than every chunk forward of the iteration.
+        assert_eq!(stack::in_flight_chunks(16, 0, 2, 4), 8);
+    }
 }
+

@@ -868,8 +868,8 @@ pub fn training_memory(
         .map(|(i, &n)| stage_act(i, n))
         .max()
         .unwrap_or(0);
-    let last = stage_act(p - 1, stages[p - 1]).max(stages[p - 1] as u128 * per_layer_act)
-        + last_extra;
+    let last =
+        stage_act(p - 1, stages[p - 1]).max(stages[p - 1] as u128 * per_layer_act) + last_extra;
     let activations = if p == 1 {
         first + last_extra
     } else {

@@ -307,7 +307,8 @@ pub struct StackArgs {
     /// Refuse pipeline stages of unequal layer counts (PP must divide the layers).
     #[arg(long)]
     pub no_uneven_stages: bool,
-    /// Interleaved 1F1B: model chunks per GPU (1 = plain 1F1B).
+    /// Interleaved 1F1B: model chunks per GPU (1 = plain 1F1B). Default: the planner tries 1 to
+    /// 8 wherever every stage has a layer per chunk (plain 1F1B with --layout)
     #[arg(long)]
     pub virtual_stages: Option<usize>,
     /// Context-parallel size (GPUs sharing each sequence); TP x PP x DP x CP = GPUs.
@@ -383,6 +384,51 @@ pub struct PlanArgs {
     /// Rows of the ranked table.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Sweep an axis, AXIS=V1,V2,…; repeat for more axes (every combination is planned):
+    /// gpus, batch (global batch), seq, v (interleaving depth), mb (micro-batch size). Prints the
+    /// fastest layout that fits at each point; points that break a rule are reported with it
+    #[arg(long = "sweep", value_name = "AXIS=LIST", value_parser = parse_sweep_axis)]
+    pub sweep: Vec<(SweepAxis, Vec<usize>)>,
+    /// With --sweep: print CSV, one row a point (schema and version on every row)
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// An axis of `plan --sweep`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepAxis {
+    Gpus,
+    Batch,
+    Seq,
+    Virtual,
+    MicroBatch,
+}
+
+fn parse_sweep_axis(s: &str) -> Result<(SweepAxis, Vec<usize>), String> {
+    let (axis, list) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': expected AXIS=V1,V2,… (e.g. gpus=8192,16384)"))?;
+    let axis = match axis.trim().to_ascii_lowercase().as_str() {
+        "gpus" => SweepAxis::Gpus,
+        "batch" | "global-batch" => SweepAxis::Batch,
+        "seq" => SweepAxis::Seq,
+        "v" | "virtual-stages" => SweepAxis::Virtual,
+        "mb" | "micro-batch" => SweepAxis::MicroBatch,
+        other => {
+            return Err(format!(
+                "unknown sweep axis '{other}'; expected gpus, batch, seq, v or mb"
+            ))
+        }
+    };
+    let values = list
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("'{x}' in {s} is not a whole number"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((axis, values))
 }
 
 /// Seconds with a sensible unit.
@@ -778,9 +824,17 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = planner::plan_with(&req, &st);
+    if !args.sweep.is_empty() {
+        return sweep(&args, &r, &req, &st);
+    }
+    // Interleaving searched unless --virtual-stages fixes it (the 2021 stack has none).
+    let plan = if args.stack.virtual_stages.is_none() {
+        planner::plan_search(&req, &st, &planner::VIRTUAL_STAGE_CANDIDATES)
+    } else {
+        planner::plan_with(&req, &st)
+    };
     let winner_what_if = plan.ranked.first().and_then(|w| {
-        let s = planner::stack_for(&st, &req.model, &w.it.layout);
+        let s = w.breakdown.stack;
         stack::what_if(&req.model, &req.setup, &req.cluster, &w.it.layout, &s).ok()
     });
     if common.json {
@@ -806,6 +860,9 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     }
     print_header(&r);
     outln!("stack    {}", st.label());
+    if args.stack.virtual_stages.is_none() && !st.is_megatron_2021() {
+        outln!("         interleaving depth searched: v = 1 to 8 where every stage has a layer a chunk");
+    }
     outln!(
         "\n{} layouts fit, {} dropped (memory or batch rules); fastest first:",
         plan.ranked.len(),
@@ -827,11 +884,12 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
             "mem/GPU"
         );
     }
-    for (i, it) in plan.ranked.iter().take(args.top).map(|x| &x.it).enumerate() {
+    for (i, x) in plan.ranked.iter().take(args.top).enumerate() {
+        let it = &x.it;
         outln!(
             "{:>3}  {:<46} {:>9} {:>9.0} {:>7.1} {:>5.1}% {:>9} {:>9} {:>9} {:>9} {:>10}",
             i + 1,
-            it.layout.label(),
+            label_with_depth(x),
             secs(it.iteration_time_s),
             it.tokens_per_s,
             it.tflops_per_gpu,
@@ -845,7 +903,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     }
     outln!();
     if let (Some(w), Some(wi)) = (plan.ranked.first(), &winner_what_if) {
-        outln!("winner   {}", w.it.layout.label());
+        outln!("winner   {}", label_with_depth(w));
         print_stack(w, wi);
         outln!();
     }
@@ -885,9 +943,118 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A layout's label with its interleaving depth where it has one (`… v=4`).
+fn label_with_depth(r: &StackIteration) -> String {
+    match r.breakdown.virtual_stages {
+        v if v > 1 => format!("{} v={v}", r.it.layout.label()),
+        _ => r.it.layout.label(),
+    }
+}
+
+/// `plan --sweep`: every combination of the axes, the fastest layout that fits at each.
+fn sweep(args: &PlanArgs, r: &Resolved, req: &PlanRequest, st: &Stack) -> anyhow::Result<ExitCode> {
+    let mut axes = planner::PlanSweep::default();
+    for (axis, values) in &args.sweep {
+        let slot = match axis {
+            SweepAxis::Gpus => &mut axes.gpus,
+            SweepAxis::Batch => &mut axes.global_batch,
+            SweepAxis::Seq => &mut axes.seq,
+            SweepAxis::Virtual => &mut axes.virtual_stages,
+            SweepAxis::MicroBatch => &mut axes.micro_batch,
+        };
+        slot.extend(values);
+    }
+    if axes.virtual_stages.is_empty() {
+        if let Some(v) = args.stack.virtual_stages {
+            axes.virtual_stages.push(v);
+        }
+    }
+    let points = planner::sweep(req, st, &axes);
+    if args.csv {
+        out!(
+            "{}",
+            planner::sweep_csv(
+                &points,
+                &r.model.name,
+                &r.cluster.gpu.name,
+                super::JSON_SCHEMA,
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_header(r);
+    outln!("stack    {}\n", st.label());
+    outln!(
+        "{:>7} {:>7} {:>7} {:>6} {:>6}  {:<50} {:>9} {:>6} {:>10} {:>10}",
+        "GPUs",
+        "batch",
+        "seq",
+        "v",
+        "b",
+        "fastest layout that fits",
+        "iter",
+        "MFU",
+        "mem/GPU",
+        "fitting"
+    );
+    let asked = |x: Option<usize>| x.map_or("search".to_string(), |v| v.to_string());
+    for p in &points {
+        let (layout, iter, mfu, mem) = match (&p.best, &p.invalid) {
+            (Some(b), _) => (
+                label_with_depth(b),
+                secs(b.it.iteration_time_s),
+                format!("{:.1}%", 100.0 * b.it.mfu),
+                human_bytes(b.it.memory.total_bytes),
+            ),
+            (None, Some(rule)) => (
+                format!("invalid: {rule}"),
+                String::new(),
+                String::new(),
+                String::new(),
+            ),
+            (None, None) => (
+                "nothing fits".to_string(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ),
+        };
+        outln!(
+            "{:>7} {:>7} {:>7} {:>6} {:>6}  {:<50} {:>9} {:>6} {:>10} {:>10}",
+            p.gpus,
+            p.global_batch,
+            p.seq,
+            asked(p.virtual_stages),
+            asked(p.micro_batch),
+            layout,
+            iter,
+            mfu,
+            mem,
+            p.fitting
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sweep_axes_parse_and_reject() {
+        assert_eq!(
+            parse_sweep_axis("gpus=8192, 16384"),
+            Ok((SweepAxis::Gpus, vec![8192, 16384]))
+        );
+        assert_eq!(
+            parse_sweep_axis("v=1,2,4"),
+            Ok((SweepAxis::Virtual, vec![1, 2, 4]))
+        );
+        for bad in ["gpus", "tp=8", "seq=8k", "batch="] {
+            assert!(parse_sweep_axis(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn layout_flag_parses_and_rejects() {

@@ -567,6 +567,35 @@ impl Cluster {
         })
     }
 
+    /// The same nodes and links with `gpus` GPUs (a plan sweep's GPU axis).
+    ///
+    /// **Errors** as [`Cluster::new`]: no GPUs, more than [`MAX_GPUS`], or a partial node.
+    pub fn with_gpus(&self, gpus: usize) -> Result<Self, HardwareError> {
+        let gpus_per_node = self.gpus_per_node;
+        if gpus == 0 || gpus_per_node == 0 {
+            return Err(HardwareError::EmptyCluster {
+                gpus,
+                gpus_per_node,
+            });
+        }
+        if gpus > MAX_GPUS {
+            return Err(HardwareError::TooManyGpus {
+                gpus,
+                max: MAX_GPUS,
+            });
+        }
+        if gpus > gpus_per_node && !gpus.is_multiple_of(gpus_per_node) {
+            return Err(HardwareError::PartialNode {
+                gpus,
+                gpus_per_node,
+            });
+        }
+        Ok(Cluster {
+            gpus,
+            ..self.clone()
+        })
+    }
+
     /// The same cluster with `nics` compute NICs per node (0: one per GPU).
     ///
     /// **Errors** when `nics` is over [`MAX_NICS_PER_NODE`].

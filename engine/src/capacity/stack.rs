@@ -759,6 +759,26 @@ pub fn check_layout(
     cost::check_batch(setup, layout)
 }
 
+/// Model chunks whose forward activations pipeline stage `stage` (0-based, of `p`) holds at
+/// its peak, with `m` micro-batches and `v` chunks per GPU.
+///
+/// Plain 1F1B (`v = 1`): `min(p − stage, m)` micro-batches, each a whole stage. Interleaved
+/// 1F1B: the warm-up runs `2(p − stage − 1) + (v − 1)·p` chunk forwards before the first
+/// backward, one more in the steady state, at most all `m·v` (Megatron-Core,
+/// `megatron/core/pipeline_parallel/schedules.py`, `forward_backward_pipelining_with_interleaving`:
+/// `num_warmup_microbatches`), each chunk `1/v` of the stage. On the first stage that is
+/// Korthikanti et al. 2022 (§4.2.3)'s `1 + (p − 1)/(p·v)` times plain 1F1B's activations when
+/// `m ≥ p`, falling towards 1 as `v` grows.
+pub fn in_flight_chunks(p: usize, stage: usize, m: usize, v: usize) -> u128 {
+    let (p, m, v) = (p.max(1), m.max(1), v.max(1));
+    let later = p.saturating_sub(stage + 1);
+    if v == 1 {
+        return (later + 1).min(m) as u128;
+    }
+    let warmup = 2 * later + (v - 1) * p;
+    ((warmup + 1).min(m.saturating_mul(v))) as u128
+}
+
 /// Memory per GPU under a stack: the busiest stage of uneven stages, FlashAttention's missing
 /// `5as²b`, CP's `s/cp` tokens, the distributed optimizer's ZeRO-1 sharding over `d·cp`.
 pub fn training_memory(
@@ -834,18 +854,22 @@ pub fn training_memory(
         rc,
     ) as u128;
     let m = (global_batch / layout.micro_batch.saturating_mul(layout.dp).max(1)).max(1);
-    let in_flight = p.min(m) as u128;
+    let v = stack.virtual_stages.max(1);
     let tokens = (local_seq * layout.micro_batch) as u128;
     let sp_div = |x: u128| if layout.sp { x / t } else { x };
     let last_extra = sp_div(tokens * h * 4) + tokens * 4 * model.vocab as u128 / t;
-    let first = in_flight * stages[0] as u128 * per_layer_act;
+    // Stage i's activations at its peak: the chunk forwards in flight × the chunk's layers.
+    let stage_act =
+        |i: usize, n: usize| in_flight_chunks(p, i, m, v) * n as u128 * per_layer_act / v as u128;
+    let first = stage_act(0, stages[0]);
     let middle = stages
         .iter()
         .enumerate()
-        .map(|(i, &n)| (p - i).min(m) as u128 * n as u128 * per_layer_act)
+        .map(|(i, &n)| stage_act(i, n))
         .max()
         .unwrap_or(0);
-    let last = stages[p - 1] as u128 * per_layer_act + last_extra;
+    let last =
+        stage_act(p - 1, stages[p - 1]).max(stages[p - 1] as u128 * per_layer_act) + last_extra;
     let activations = if p == 1 {
         first + last_extra
     } else {

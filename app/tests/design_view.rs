@@ -513,3 +513,16 @@ fn an_all_to_all_is_stepped_through_round_by_round() {
     // Pairwise exchange on 4 GPUs: 3 rounds, one press each.
     assert_eq!(rounds, 3);
 }
+
+/// The web edition's test hook and a restart read the design lab's state from the lab itself:
+/// the challenge opened, the plan, the stars.
+#[test]
+fn the_design_labs_state_is_read_from_the_lab() {
+    let mut harness = harness();
+    open(&mut harness, 1);
+    let json = harness.state().view_state("design").unwrap_or_default();
+    let state: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(state["stage"], 1, "{json}");
+    assert!(state["setup"]["fc1"].is_string(), "{json}");
+    assert!(state["stars"].is_object(), "{json}");
+}

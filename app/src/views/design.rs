@@ -981,7 +981,8 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
     }
     // Drawn with the painter into the width given: every column fits, whatever the window.
     let body = ui.text_style_height(&egui::TextStyle::Body);
-    let small = egui::TextStyle::Small.resolve(ui.style());
+    // Column heads a little under the body size: egui's small type (9 px) is too small to read.
+    let small = egui::FontId::proportional(0.85 * ui.text_style_height(&egui::TextStyle::Body));
     let label_w = ui
         .painter()
         .layout_no_wrap(
@@ -1135,7 +1136,7 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
     );
     ui.label(
         egui::RichText::new(t_args(lang, "lanes-key", &[("legend", key)]))
-            .small()
+            .size(0.85 * ui.text_style_height(&egui::TextStyle::Body))
             .color(ui.visuals().weak_text_color()),
     );
 }

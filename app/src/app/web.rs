@@ -98,6 +98,33 @@ pub fn start() {
             return;
         }
     };
+    // A class link: `?class=CODE` (a student) or `#teacher=SECRET` (the console), the class
+    // server being the page's own origin.
+    let mut launch = url.launch.clone();
+    if let Some((origin, fragment)) = crate::platform::page_origin_and_fragment() {
+        let secret = fragment
+            .split('&')
+            .find_map(|p| p.strip_prefix("teacher="))
+            .map(str::to_string);
+        let link = match (&secret, &url.class_code) {
+            (Some(s), _) => Some(crate::lab::class::ClassLink::teacher(&origin, s)),
+            (None, Some(code)) => Some(crate::lab::class::ClassLink::student(&origin, code)),
+            (None, None) => None,
+        };
+        match link {
+            Some(Ok(link)) => {
+                if link.is_teacher() {
+                    launch.view = Some("class".to_string());
+                }
+                launch.class = Some(link);
+            }
+            Some(Err(e)) => {
+                page_status(&format!("tplab: {e}"), true);
+                return;
+            }
+            None => {}
+        }
+    }
     let canvas = match document().and_then(|d| {
         d.get_element_by_id("tplab_canvas")
             .ok_or_else(|| "the page has no <canvas id=\"tplab_canvas\">".to_string())?
@@ -118,7 +145,7 @@ pub fn start() {
                 canvas,
                 eframe::WebOptions::default(),
                 Box::new(move |cc| {
-                    let mut app = TplabApp::new(cc, &url.launch);
+                    let mut app = TplabApp::new(cc, &launch);
                     if let Some(tp) = url.tp {
                         app.shared.scenario.set_tp(tp);
                     }

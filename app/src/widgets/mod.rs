@@ -3,6 +3,7 @@
 //! state ([`crate::lab`]) and never a view.
 
 pub mod beside;
+pub mod class;
 pub mod collective;
 pub mod errors;
 pub mod gantt;

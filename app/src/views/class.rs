@@ -156,6 +156,7 @@ impl Class {
             .or_else(|| bank.first());
         let picked_text = picked.map_or_else(String::new, |q| short(q.prompt(lang), 70));
         let mut choice = picked.map(|q| q.id.clone());
+        let label = ui.label(t(lang, "class-pick"));
         egui::ComboBox::from_id_salt("class-pick")
             .width(ui.available_width())
             .selected_text(picked_text)
@@ -163,7 +164,9 @@ impl Class {
                 for q in bank.iter() {
                     ui.selectable_value(&mut choice, Some(q.id.clone()), short(q.prompt(lang), 90));
                 }
-            });
+            })
+            .response
+            .labelled_by(label.id);
         self.picked = choice;
         let spec = self
             .picked
@@ -260,8 +263,9 @@ impl Class {
         ui.heading(t(lang, "class-design"));
         let total = tplab_engine::block::design::challenge::all().len() as u32;
         ui.horizontal_wrapped(|ui| {
-            ui.label(t(lang, "class-stage"));
-            ui.add(egui::DragValue::new(&mut self.stage).range(1..=total));
+            let label = ui.label(t(lang, "class-stage"));
+            ui.add(egui::DragValue::new(&mut self.stage).range(1..=total))
+                .labelled_by(label.id);
             if ui
                 .add_enabled(
                     client.state.status == Status::Joined,

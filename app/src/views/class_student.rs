@@ -86,14 +86,30 @@ impl View for ClassStudent {
                 return;
             }
             ui.separator();
-            let challenge_first = client.state.question.is_none();
-            if !challenge_first {
+            // The question while it is open; once answered, a challenge set since goes on top.
+            let challenge_first = client
+                .state
+                .question
+                .as_ref()
+                .is_none_or(|q| q.view.phase == Phase::Answered);
+            let has_challenge = client.state.challenge.is_some();
+            if challenge_first && has_challenge {
+                self.challenge_ui(ui, lang, client);
+                if client.state.question.is_some() {
+                    ui.separator();
+                }
+            }
+            if client.state.question.is_some() {
                 self.question_ui(ui, lang, client);
             }
-            if client.state.challenge.is_some() {
+            if !challenge_first && has_challenge {
                 ui.separator();
                 self.challenge_ui(ui, lang, client);
-            } else if challenge_first && client.state.status == Status::Joined {
+            }
+            if client.state.question.is_none()
+                && !has_challenge
+                && client.state.status == Status::Joined
+            {
                 ui.add_space(size);
                 ui.label(egui::RichText::new(t(lang, "class-waiting")).size(1.3 * size));
             }

@@ -11,6 +11,7 @@ class-join-at = Students open:
 class-code = Code: { $code }
 class-roster = { $joined } joined, { $connected } connected now
 class-question = Question
+class-pick = From the quiz:
 class-pose = Ask the room
 class-pose-hint = Every device shows the question; the room votes alone first, and this screen shows only how many have answered.
 class-pose-replaces = Asks this question instead of the one on the devices now.

@@ -11,6 +11,7 @@ class-join-at = Öğrenciler şu adresi açar:
 class-code = Kod: { $code }
 class-roster = { $joined } katıldı, şu an { $connected } bağlı
 class-question = Soru
+class-pick = Kısa sınavdan:
 class-pose = Sınıfa sor
 class-pose-hint = Soru her cihazda görünür; sınıf önce tek başına oylar, bu ekran yalnızca kaç kişinin yanıtladığını gösterir.
 class-pose-replaces = Cihazlardaki sorunun yerine bu soruyu sorar.

@@ -449,6 +449,25 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
     let mut votes: Vec<String> = rows.iter().map(|r| format!("{}{}", r[6], r[9])).collect();
     votes.sort();
     assert_eq!(votes, ["AB", "BB", "BC"], "{csv}");
+
+    // The teacher ends the class (a second, explicit press): every device says so and stops
+    // reconnecting; a new device with the code is refused.
+    click(&mut teacher, "End the class…", 2);
+    click(&mut teacher, "End it", 2);
+    {
+        let [a, b, c] = &mut students[..] else {
+            unreachable!()
+        };
+        settle(&mut [&mut teacher, a, b, c], "the class to end", |d| {
+            d[1..].iter().all(|h| class(h).status == Status::Ended)
+        });
+    }
+    assert!(students[2].query_by_label("The class has ended.").is_some());
+    let mut late = device(server.student_link(), exports.path(), 390.0, 844.0);
+    click(&mut late, "Join the class", 2);
+    settle(&mut [&mut late], "the late device's refusal", |d| {
+        matches!(class(d[0]).status, Status::Refused { .. })
+    });
     assert!(csv.contains("Ada"), "{csv}");
 }
 

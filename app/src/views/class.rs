@@ -30,6 +30,9 @@ pub struct Class {
     /// Where the last export went, or why it did not.
     #[serde(skip)]
     exported: Option<Result<String, String>>,
+    /// "End the class" was pressed once: the second press (confirm) ends it.
+    #[serde(skip)]
+    confirm_end: bool,
 }
 
 impl View for Class {
@@ -74,6 +77,7 @@ impl View for Class {
         }
         crate::widgets::scrolling_page(ui, "class-console", |ui| {
             header(ui, lang, client);
+            self.end_ui(ui, lang, client);
             ui.separator();
             ui.columns(2, |cols| {
                 self.question_ui(&mut cols[0], lang, client);
@@ -135,6 +139,29 @@ fn error_words(lang: Lang, code: &str, message: &str) -> String {
 }
 
 impl Class {
+    /// Ends the class after a second, explicit press (the join code dies with it).
+    fn end_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
+        if client.state.status != Status::Joined {
+            return;
+        }
+        ui.horizontal_wrapped(|ui| {
+            if !self.confirm_end {
+                self.confirm_end = ui.button(t(lang, "class-end")).clicked();
+                return;
+            }
+            ui.label(
+                egui::RichText::new(t(lang, "class-end-sure")).color(ui.visuals().warn_fg_color),
+            );
+            if ui.button(t(lang, "class-end-yes")).clicked() {
+                client.send(ClientMsg::EndClass);
+                self.confirm_end = false;
+            }
+            if ui.button(t(lang, "class-end-no")).clicked() {
+                self.confirm_end = false;
+            }
+        });
+    }
+
     fn question_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
         ui.heading(t(lang, "class-question"));
         let joined = client.state.status == Status::Joined;

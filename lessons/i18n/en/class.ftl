@@ -89,3 +89,7 @@ class-error-wrong-phase = Votes are closed for this round.
 class-error-time-up = Time is up for this vote.
 class-error-rate-limited = Too fast: wait a second.
 class-error-no-challenge = There is no challenge to send a plan for.
+class-end = End the class…
+class-end-sure = End the class for everyone? Its join code stops working; the results stay for the export.
+class-end-yes = End it
+class-end-no = Keep it running

@@ -89,3 +89,7 @@ class-error-wrong-phase = Bu oylama kapandı.
 class-error-time-up = Bu oylamanın süresi doldu.
 class-error-rate-limited = Çok hızlı: bir saniye bekleyin.
 class-error-no-challenge = Plan gönderilecek bir görev yok.
+class-end = Dersi bitir…
+class-end-sure = Ders herkes için bitirilsin mi? Katılma kodu çalışmaz olur; sonuçlar dışa aktarma için kalır.
+class-end-yes = Bitir
+class-end-no = Sürsün

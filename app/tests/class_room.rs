@@ -450,6 +450,96 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
     votes.sort();
     assert_eq!(votes, ["AB", "BB", "BC"], "{csv}");
 
+    // A numeric question: students type a number (either decimal mark) and send it.
+    teacher
+        .state_mut()
+        .shared
+        .class
+        .as_mut()
+        .expect("class")
+        .send(tplab_class::protocol::ClientMsg::Pose {
+            question: tplab_class::protocol::QuestionSpec {
+                prompt: "How many all-reduces does one layer's forward pass need?".into(),
+                source: None,
+                kind: tplab_class::protocol::QuestionKind::Numeric {
+                    answer: 2.0,
+                    tolerance: 0.0,
+                    unit: None,
+                },
+                timer_s: None,
+            },
+        });
+    {
+        let [a, b, c] = &mut students[..] else {
+            unreachable!()
+        };
+        settle(&mut [&mut teacher, a, b, c], "the numeric question", |d| {
+            d.iter().all(|h| {
+                class(h).question.as_ref().is_some_and(|q| {
+                    matches!(q.view.body, QuestionBody::Numeric { .. })
+                        && q.view.phase == Phase::Voting
+                })
+            })
+        });
+    }
+    for (s, typed) in students.iter_mut().zip(["2", "2,0", "4"]) {
+        s.get_by_role(egui::accesskit::Role::TextInput).focus();
+        s.run_steps(1);
+        s.get_by_role(egui::accesskit::Role::TextInput)
+            .type_text(typed);
+        s.run_steps(2);
+        click(s, "Send", 2);
+    }
+    {
+        let [a, b, c] = &mut students[..] else {
+            unreachable!()
+        };
+        settle(&mut [&mut teacher, a, b, c], "three numbers counted", |d| {
+            class(d[0])
+                .question
+                .as_ref()
+                .is_some_and(|q| q.answered[0] == 3)
+        });
+    }
+    click(&mut teacher, "Reveal the votes", 2);
+    {
+        let [a, b, c] = &mut students[..] else {
+            unreachable!()
+        };
+        settle(
+            &mut [&mut teacher, a, b, c],
+            "the numbers' histogram",
+            |d| {
+                class(d[0]).question.as_ref().is_some_and(|q| {
+                    matches!(
+                        q.dists[0],
+                        Some(tplab_class::protocol::Dist::Histogram { .. })
+                    )
+                })
+            },
+        );
+    }
+    click(&mut teacher, "Reveal the answer", 2);
+    {
+        let [a, b, c] = &mut students[..] else {
+            unreachable!()
+        };
+        settle(&mut [&mut teacher, a, b, c], "the numeric answer", |d| {
+            d.iter().all(|h| {
+                class(h)
+                    .question
+                    .as_ref()
+                    .is_some_and(|q| q.answer.is_some())
+            })
+        });
+    }
+    let (_, summary) = class(&teacher)
+        .question
+        .clone()
+        .and_then(|q| q.answer)
+        .expect("answered");
+    assert_eq!((summary.right_first, summary.voted_first), (2, 3));
+
     // The teacher ends the class (a second, explicit press): every device says so and stops
     // reconnecting; a new device with the code is refused.
     click(&mut teacher, "End the class…", 2);

@@ -450,6 +450,28 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
     votes.sort();
     assert_eq!(votes, ["AB", "BB", "BC"], "{csv}");
 
+    // A prediction of the walkthrough, from the console's list for the scenario.
+    click(&mut teacher, "Ask the room this prediction", 2);
+    {
+        let [a, b, c] = &mut students[..] else {
+            unreachable!()
+        };
+        settle(
+            &mut [&mut teacher, a, b, c],
+            "the walkthrough's prediction",
+            |d| {
+                d.iter().all(|h| {
+                    class(h).question.as_ref().is_some_and(|q| {
+                        q.view
+                            .source
+                            .as_deref()
+                            .is_some_and(|s| s.starts_with("walkthrough:"))
+                    })
+                })
+            },
+        );
+    }
+
     // A numeric question: students type a number (either decimal mark) and send it.
     teacher
         .state_mut()

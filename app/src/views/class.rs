@@ -30,6 +30,12 @@ pub struct Class {
     /// Where the last export went, or why it did not.
     #[serde(skip)]
     exported: Option<Result<String, String>>,
+    /// The walkthrough's predictions of the scenario (its step, from 0, and the question),
+    /// for the scenario's generation and the language they were worded in.
+    #[serde(skip)]
+    walk: Option<(u64, Lang, Vec<(usize, crate::widgets::predict::Prediction)>)>,
+    /// The walkthrough prediction picked to pose (its step, from 0).
+    walk_picked: Option<usize>,
     /// "End the class" was pressed once: the second press (confirm) ends it.
     #[serde(skip)]
     confirm_end: bool,
@@ -65,16 +71,20 @@ impl View for Class {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        let Some(client) = shared.class.as_mut().filter(|c| c.is_teacher()) else {
+        if !shared.class.as_ref().is_some_and(|c| c.is_teacher()) {
             ui.heading(t(lang, "class-title"));
             ui.add(egui::Label::new(t(lang, "class-how")).wrap());
             ui.add_space(8.0);
             ui.code("tplab class --console\ntplab --join http://<address>:8036/#teacher=<secret>");
             return;
-        };
+        }
         if self.stage == 0 {
             self.stage = 1;
         }
+        self.refresh_walk(lang, shared);
+        let Some(client) = shared.class.as_mut().filter(|c| c.is_teacher()) else {
+            return;
+        };
         crate::widgets::scrolling_page(ui, "class-console", |ui| {
             header(ui, lang, client);
             self.end_ui(ui, lang, client);
@@ -139,6 +149,93 @@ fn error_words(lang: Lang, code: &str, message: &str) -> String {
 }
 
 impl Class {
+    /// The walkthrough's predictions of the scenario as it is now (recomputed when the
+    /// scenario or the language changes).
+    fn refresh_walk(&mut self, lang: Lang, shared: &Shared) {
+        let generation = shared.scenario.generation();
+        if self
+            .walk
+            .as_ref()
+            .is_some_and(|(g, l, _)| *g == generation && *l == lang)
+        {
+            return;
+        }
+        let questions = match shared.scenario.derived() {
+            Ok(d) => crate::lab::walk::walk_steps(&d.trace)
+                .iter()
+                .enumerate()
+                .filter_map(|(i, step)| {
+                    crate::widgets::predict::prediction(lang, &d.trace, step).map(|p| (i, p))
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        self.walk = Some((generation, lang, questions));
+    }
+
+    /// The walkthrough's predictions of the scenario, any of which the room can vote on.
+    fn walk_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
+        let Some((_, _, questions)) = &self.walk else {
+            return;
+        };
+        if questions.is_empty() {
+            return;
+        }
+        let picked = self
+            .walk_picked
+            .and_then(|s| questions.iter().find(|(i, _)| *i == s))
+            .or_else(|| questions.first());
+        let words = |(i, p): &(usize, crate::widgets::predict::Prediction)| {
+            t_args(
+                lang,
+                "class-walk-item",
+                &[
+                    ("step", (i + 1).to_string()),
+                    ("question", short(&p.question, 80)),
+                ],
+            )
+        };
+        let mut choice = picked.map(|(i, _)| *i);
+        let label = ui.label(t(lang, "class-pick-walk"));
+        egui::ComboBox::from_id_salt("class-pick-walk")
+            .width(ui.available_width())
+            .selected_text(picked.map(words).unwrap_or_default())
+            .show_ui(ui, |ui| {
+                for q in questions {
+                    ui.selectable_value(&mut choice, Some(q.0), words(q));
+                }
+            })
+            .response
+            .labelled_by(label.id);
+        self.walk_picked = choice;
+        let spec = choice
+            .and_then(|s| questions.iter().find(|(i, _)| *i == s))
+            .and_then(|(i, p)| {
+                let spec = tplab_class::protocol::QuestionSpec {
+                    prompt: p.question.clone(),
+                    source: Some(format!("walkthrough:{}", i + 1)),
+                    kind: tplab_class::protocol::QuestionKind::Choice {
+                        choices: p.options.clone(),
+                        answer: u32::try_from(p.right).ok()?,
+                    },
+                    timer_s: None,
+                };
+                spec.check().ok().map(|()| spec)
+            });
+        if ui
+            .add_enabled(
+                client.state.status == Status::Joined && spec.is_some(),
+                egui::Button::new(t(lang, "class-pose-walk")),
+            )
+            .on_hover_text(t(lang, "class-pose-hint"))
+            .clicked()
+        {
+            if let Some(question) = spec {
+                client.send(ClientMsg::Pose { question });
+            }
+        }
+    }
+
     /// Ends the class after a second, explicit press (the join code dies with it).
     fn end_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
         if client.state.status != Status::Joined {
@@ -224,6 +321,8 @@ impl Class {
                 client.send(ClientMsg::Pose { question });
             }
         }
+        ui.add_space(4.0);
+        self.walk_ui(ui, lang, client);
         ui.add_space(8.0);
         let Some(q) = client.state.question.clone() else {
             ui.label(t(lang, "class-no-question"));

@@ -10,6 +10,7 @@ pub mod gantt;
 pub mod lanes;
 pub mod links;
 pub mod plan;
+pub mod predict;
 pub mod verdict;
 
 use crate::i18n::{t, t_args};

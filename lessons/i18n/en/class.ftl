@@ -93,3 +93,6 @@ class-end = End the class…
 class-end-sure = End the class for everyone? Its join code stops working; the results stay for the export.
 class-end-yes = End it
 class-end-no = Keep it running
+class-pick-walk = From the walkthrough (this scenario):
+class-walk-item = Step { $step }: { $question }
+class-pose-walk = Ask the room this prediction

@@ -93,3 +93,6 @@ class-end = Dersi bitir…
 class-end-sure = Ders herkes için bitirilsin mi? Katılma kodu çalışmaz olur; sonuçlar dışa aktarma için kalır.
 class-end-yes = Bitir
 class-end-no = Sürsün
+class-pick-walk = Adım adım görünümünden (bu senaryo):
+class-walk-item = Adım { $step }: { $question }
+class-pose-walk = Bu tahmini sınıfa sor

@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 use tplab_class::protocol::{AnswerView, ClientMsg, Phase, PlanGroup, QuestionBody, Round};
 use tplab_lessons::Lang;
 
+/// A walkthrough step (from 0) and the prediction it asks.
+type WalkQuestion = (usize, crate::widgets::predict::Prediction);
+
 /// The Class view's own state: what the teacher picked, and the export under way.
 #[derive(Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -33,7 +36,7 @@ pub struct Class {
     /// The walkthrough's predictions of the scenario (its step, from 0, and the question),
     /// for the scenario's generation and the language they were worded in.
     #[serde(skip)]
-    walk: Option<(u64, Lang, Vec<(usize, crate::widgets::predict::Prediction)>)>,
+    walk: Option<(u64, Lang, Vec<WalkQuestion>)>,
     /// The walkthrough prediction picked to pose (its step, from 0).
     walk_picked: Option<usize>,
     /// "End the class" was pressed once: the second press (confirm) ends it.
@@ -185,7 +188,7 @@ impl Class {
             .walk_picked
             .and_then(|s| questions.iter().find(|(i, _)| *i == s))
             .or_else(|| questions.first());
-        let words = |(i, p): &(usize, crate::widgets::predict::Prediction)| {
+        let words = |(i, p): &WalkQuestion| {
             t_args(
                 lang,
                 "class-walk-item",

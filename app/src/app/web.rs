@@ -61,6 +61,38 @@ pub fn tplab_view() -> String {
     with_app(|a| a.active_id().to_string()).unwrap_or_default()
 }
 
+/// The live class as this page knows it, as JSON (for the browser test): the connection, who
+/// is here, the question's phase and counts, this student's votes, the plans; empty before the
+/// app started or outside a class.
+#[wasm_bindgen]
+pub fn tplab_class() -> String {
+    with_app(|a| {
+        let c = a.shared.class.as_ref()?;
+        let s = &c.state;
+        let q = s.question.as_ref();
+        Some(
+            serde_json::json!({
+                "status": format!("{:?}", s.status),
+                "joined": s.joined,
+                "connected": s.connected,
+                "me": s.me.as_ref().map(|m| m.1.clone()),
+                "question": q.map(|q| q.view.id),
+                "phase": q.map(|q| q.view.phase.name()),
+                "answered": q.map(|q| q.answered),
+                "my_votes": q.map(|q| q.my_votes.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>()),
+                "dists": q.map(|q| q.dists.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>()),
+                "answered_out": q.is_some_and(|q| q.answer.is_some()),
+                "challenge": s.challenge.as_ref().map(|c| c.seq),
+                "verdict": s.verdict.as_ref().map(|v| v.group.name()),
+                "plans": s.plans.as_ref().map(|p| p.submitted),
+            })
+            .to_string(),
+        )
+    })
+    .flatten()
+    .unwrap_or_default()
+}
+
 fn with_app<R>(f: impl FnOnce(&TplabApp) -> R) -> Option<R> {
     RUNNER.with(|r| {
         let runner = r.borrow();

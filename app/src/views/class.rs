@@ -305,7 +305,7 @@ impl Class {
             .question
             .as_ref()
             .is_some_and(|q| q.view.phase != Phase::Answered);
-        if ui
+        let pose = ui
             .add_enabled(
                 joined && spec.is_some(),
                 egui::Button::new(t(lang, "class-pose")),
@@ -317,9 +317,9 @@ impl Class {
                 } else {
                     "class-pose-hint"
                 },
-            ))
-            .clicked()
-        {
+            ));
+        crate::platform::mark("class-pose", pose.rect);
+        if pose.clicked() {
             if let Some(question) = spec {
                 client.send(ClientMsg::Pose { question });
             }
@@ -336,8 +336,9 @@ impl Class {
             question_panel(ui, lang, &q);
             ui.add_space(6.0);
             let act = |ui: &mut egui::Ui, id: &str, on: bool| {
-                ui.add_enabled(on && joined, egui::Button::new(t(lang, id)))
-                    .clicked()
+                let r = ui.add_enabled(on && joined, egui::Button::new(t(lang, id)));
+                crate::platform::mark(id, r.rect);
+                r.clicked()
             };
             ui.horizontal_wrapped(|ui| {
                 let phase = q.view.phase;
@@ -395,13 +396,12 @@ impl Class {
             let label = ui.label(t(lang, "class-stage"));
             ui.add(egui::DragValue::new(&mut self.stage).range(1..=total))
                 .labelled_by(label.id);
-            if ui
-                .add_enabled(
-                    client.state.status == Status::Joined,
-                    egui::Button::new(t(lang, "class-set-challenge")),
-                )
-                .clicked()
-            {
+            let set = ui.add_enabled(
+                client.state.status == Status::Joined,
+                egui::Button::new(t(lang, "class-set-challenge")),
+            );
+            crate::platform::mark("class-set-challenge", set.rect);
+            if set.clicked() {
                 client.send(ClientMsg::SetChallenge { stage: self.stage });
             }
         });

@@ -117,14 +117,22 @@ impl View for ClassStudent {
     }
 }
 
-/// A full-width button `rows` lines of body text high.
-fn big_button(ui: &mut egui::Ui, text: egui::RichText, selected: bool, enabled: bool) -> bool {
+/// A full-width button three lines of body text high; `mark` names it for the browser test.
+fn big_button(
+    ui: &mut egui::Ui,
+    mark: &str,
+    text: egui::RichText,
+    selected: bool,
+    enabled: bool,
+) -> bool {
     let size = ui.style().text_styles[&egui::TextStyle::Body].size;
     let button = egui::Button::new(text.size(1.25 * size))
         .selected(selected)
         .wrap()
         .min_size(egui::vec2(ui.available_width(), 3.2 * size));
-    ui.add_enabled(enabled, button).clicked()
+    let r = ui.add_enabled(enabled, button);
+    crate::platform::mark(mark, r.rect);
+    r.clicked()
 }
 
 impl ClassStudent {
@@ -147,7 +155,13 @@ impl ClassStudent {
             );
         }
         let refused = matches!(client.state.status, Status::Refused { .. });
-        if big_button(ui, egui::RichText::new(t(lang, "class-join")), false, true) {
+        if big_button(
+            ui,
+            "class-join",
+            egui::RichText::new(t(lang, "class-join")),
+            false,
+            true,
+        ) {
             match client.set_name(&self.name) {
                 Ok(()) => {
                     self.name_error = None;
@@ -209,7 +223,14 @@ impl ClassStudent {
                     if right == Some(i) {
                         text = text.color(crate::widgets::ok_ink(ui)).strong();
                     }
-                    if big_button(ui, text, chosen, open.is_some() && (joined || reconnecting)) {
+                    let mark = format!("class-choice-{}", c.letter);
+                    if big_button(
+                        ui,
+                        &mark,
+                        text,
+                        chosen,
+                        open.is_some() && (joined || reconnecting),
+                    ) {
                         client.vote(q.view.id, VoteValue::Choice { choice: i });
                     }
                 }
@@ -229,6 +250,7 @@ impl ClassStudent {
                 let parsed = crate::widgets::parse_number(&self.number).filter(|v| v.is_finite());
                 if big_button(
                     ui,
+                    "class-send",
                     egui::RichText::new(t(lang, "class-send")),
                     false,
                     open.is_some() && (joined || reconnecting) && parsed.is_some(),
@@ -334,7 +356,9 @@ impl ClassStudent {
                     )
                     .selected(split == s)
                     .min_size(egui::vec2(w, 2.6 * size));
-                    if ui.add_enabled(free, button).clicked() {
+                    let r = ui.add_enabled(free, button);
+                    crate::platform::mark(&format!("class-split-{weight}-{s}"), r.rect);
+                    if r.clicked() {
                         *split = s.to_string();
                     }
                 }
@@ -343,6 +367,7 @@ impl ClassStudent {
         let wire = plan.to_wire(&ch.start);
         if big_button(
             ui,
+            "class-submit-plan",
             egui::RichText::new(t(lang, "class-submit-plan")),
             false,
             client.state.status == Status::Joined,

@@ -27,15 +27,17 @@ struct Server {
 
 impl Server {
     fn start(dir: &std::path::Path) -> Self {
+        Self::start_on(dir, "127.0.0.1:0")
+    }
+
+    /// A server on `bind` (a restarted class comes back on the same address and port).
+    fn start_on(dir: &std::path::Path, bind: &str) -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .expect("a tokio runtime");
-        let mut config = ServerConfig::new(
-            "127.0.0.1:0".parse().expect("an address"),
-            dir.to_path_buf(),
-        );
+        let mut config = ServerConfig::new(bind.parse().expect("an address"), dir.to_path_buf());
         // Every device of the test shares one address: the per-address limits are the
         // lecture hall's, raised for one machine playing four.
         config.limits = Limits {
@@ -438,6 +440,7 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
         });
     }
     let csv = std::fs::read_to_string(&csv_path).expect("the CSV");
+    // (The CSV was written by the console: the teacher's own app fetched it with the secret.)
     let records = csv_records(&csv);
     assert_eq!(
         records.first().map(|h| h.join(",")).as_deref(),
@@ -611,4 +614,64 @@ fn csv_records(text: &str) -> Vec<Vec<String>> {
         records.push(record);
     }
     records
+}
+
+#[test]
+fn a_restarted_server_gets_the_devices_back_by_themselves_with_their_votes() {
+    let data = tempfile::tempdir().expect("a data folder");
+    let exports = tempfile::tempdir().expect("an export folder");
+    let server = Server::start(data.path());
+    let bind = server.base.trim_start_matches("http://").to_string();
+    let code = server.code.clone();
+    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
+    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
+    click(&mut student, "Join the class", 2);
+    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
+        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
+    });
+    click(&mut teacher, "Ask the room", 2);
+    settle(&mut [&mut teacher, &mut student], "the question", |d| {
+        class(d[1]).question.is_some()
+    });
+    click_choice(&mut student, "B");
+    let voted = Some(VoteValue::Choice { choice: 1 });
+    settle(&mut [&mut teacher, &mut student], "the vote", |d| {
+        class(d[1]).question.as_ref().and_then(|q| q.my_votes[0]) == voted
+            && class(d[0])
+                .question
+                .as_ref()
+                .is_some_and(|q| q.answered[0] == 1)
+    });
+    // The server stops (Ctrl-C, a crash): both devices notice and keep trying.
+    drop(server);
+    settle(
+        &mut [&mut teacher, &mut student],
+        "the devices to notice",
+        |d| {
+            d.iter()
+                .all(|h| matches!(class(h).status, Status::Connecting { .. }))
+        },
+    );
+    assert!(student.query_by_label_contains("trying again").is_some());
+    // The next start on the same folder and port resumes the class: the devices come back by
+    // themselves, the student as the same student with the vote kept.
+    let again = Server::start_on(data.path(), &bind);
+    assert_eq!(again.code, code, "the class is resumed");
+    settle(
+        &mut [&mut teacher, &mut student],
+        "the devices to come back",
+        |d| {
+            d.iter().all(|h| class(h).status == Status::Joined)
+                && class(d[1]).question.as_ref().and_then(|q| q.my_votes[0]) == voted
+                && class(d[0])
+                    .question
+                    .as_ref()
+                    .is_some_and(|q| q.answered[0] == 1)
+        },
+    );
+    assert_eq!(
+        class(&teacher).joined,
+        1,
+        "the same student, not a second one"
+    );
 }

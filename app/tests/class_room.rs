@@ -381,6 +381,26 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
     assert!(students[0]
         .query_by_label_contains("The answer: ")
         .is_some());
+    // Ada voted A, then B; each phone says whether its own votes were right.
+    let right = match class(&teacher)
+        .question
+        .as_ref()
+        .and_then(|q| q.answer.clone())
+    {
+        Some((tplab_class::protocol::AnswerView::Choice { answer, .. }, _)) => answer,
+        other => panic!("a choice answer: {other:?}"),
+    };
+    let says = |h: &Harness<'static, TplabApp>, round: u8, choice: u32| {
+        let words = if choice == right {
+            "was right"
+        } else {
+            "was not right"
+        };
+        h.query_by_label(&format!("Your vote {round} {words}."))
+            .is_some()
+    };
+    assert!(says(&students[0], 1, 0) && says(&students[0], 2, 1));
+    assert!(says(&students[2], 1, 1) && says(&students[2], 2, 2));
 
     // A design-lab challenge: stage 1 (the MLP's fc1 and fc2 are free).
     click(&mut teacher, "Set this challenge", 2);

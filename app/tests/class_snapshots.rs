@@ -165,8 +165,9 @@ fn teacher_app() -> TplabApp {
     app
 }
 
-/// A student's phone in the second vote, having voted A then B.
-fn student_app() -> TplabApp {
+/// A student's phone in the second vote, having voted A then B (`answered`: and the answer,
+/// B, is out).
+fn student_app(answered: bool) -> TplabApp {
     let link = ClassLink::parse("http://192.168.1.20:8036/?class=K7QX2M").expect("a join link");
     let mut app = TplabApp::default();
     app.join_class(None, link);
@@ -199,20 +200,51 @@ fn student_app() -> TplabApp {
     ] {
         c.state.apply(m);
     }
+    if answered {
+        c.state.challenge = None;
+        c.state.apply(ServerMsg::Answer {
+            question: 1,
+            answer: AnswerView::Choice {
+                answer: 1,
+                letter: "B".into(),
+            },
+            summary: Summary {
+                right_first: 12,
+                voted_first: 28,
+                right_second: 21,
+                voted_second: 27,
+                wrong_to_right: 10,
+                right_to_wrong: 1,
+                stayed_right: 11,
+                stayed_wrong: 5,
+                around_first: None,
+                around_second: None,
+            },
+        });
+    }
     app
 }
 
 #[test]
 fn the_students_phone_at_390x844() {
     let mut failed = Vec::new();
-    for lang in [Lang::En, Lang::Tr] {
-        let mut h = gl_harness(student_app(), 390.0, 844.0);
+    for (lang, answered) in [
+        (Lang::En, false),
+        (Lang::Tr, false),
+        (Lang::En, true),
+        (Lang::Tr, true),
+    ] {
+        let mut h = gl_harness(student_app(answered), 390.0, 844.0);
         tplab::i18n::set_lang(&h.ctx, lang);
         h.run_steps(4);
         // One column: nothing is wider than the phone.
         let content = h.ctx.content_rect();
         assert!(content.width() <= 390.5, "{content:?}");
-        let name = format!("class_student_390x844_{}", lang.code());
+        let name = format!(
+            "class_student{}_390x844_{}",
+            if answered { "_answer" } else { "" },
+            lang.code()
+        );
         if let Err(e) = h.try_snapshot_options(&name, &snapshot_options()) {
             failed.push(e.to_string());
         }

@@ -209,6 +209,64 @@ impl ClassStudent {
                 &[("seconds", s.to_string())],
             ));
         }
+        if let Some((answer, s)) = &q.answer {
+            let words = match answer {
+                AnswerView::Choice { letter, .. } => letter.clone(),
+                AnswerView::Numeric {
+                    answer,
+                    tolerance,
+                    unit,
+                } => format!(
+                    "{} ± {} {}",
+                    crate::i18n::num(lang, *answer, 2),
+                    crate::i18n::num(lang, *tolerance, 2),
+                    unit.clone().unwrap_or_default()
+                ),
+            };
+            ui.label(
+                egui::RichText::new(t_args(lang, "class-the-answer", &[("answer", words)]))
+                    .strong()
+                    .size(1.3 * size)
+                    .color(crate::widgets::ok_ink(ui)),
+            );
+            // Whether this student's own votes were right.
+            for r in [Round::First, Round::Second] {
+                let Some(v) = q.my_votes[r.index()] else {
+                    continue;
+                };
+                let right = match (answer, v) {
+                    (AnswerView::Choice { answer, .. }, VoteValue::Choice { choice }) => {
+                        choice == *answer
+                    }
+                    (
+                        AnswerView::Numeric {
+                            answer, tolerance, ..
+                        },
+                        VoteValue::Numeric { value },
+                    ) => (value - answer).abs() <= *tolerance,
+                    _ => false,
+                };
+                let id = if right {
+                    "class-you-were-right"
+                } else {
+                    "class-you-were-wrong"
+                };
+                ui.label(t_args(lang, id, &[("round", r.number().to_string())]));
+            }
+            ui.add(
+                egui::Label::new(t_args(
+                    lang,
+                    "class-summary",
+                    &[
+                        ("right1", s.right_first.to_string()),
+                        ("voted1", s.voted_first.to_string()),
+                        ("right2", s.right_second.to_string()),
+                        ("voted2", s.voted_second.to_string()),
+                    ],
+                ))
+                .wrap(),
+            );
+        }
         let mine = open.and_then(|r| q.my_votes[r.index()]);
         let right = match &q.answer {
             Some((AnswerView::Choice { answer, .. }, _)) => Some(*answer),
@@ -288,40 +346,6 @@ impl ClassStudent {
         }
         if open.is_some() && reconnecting {
             ui.label(t(lang, "class-vote-when-back"));
-        }
-        if let Some((answer, s)) = &q.answer {
-            let words = match answer {
-                AnswerView::Choice { letter, .. } => letter.clone(),
-                AnswerView::Numeric {
-                    answer,
-                    tolerance,
-                    unit,
-                } => format!(
-                    "{} ± {} {}",
-                    crate::i18n::num(lang, *answer, 2),
-                    crate::i18n::num(lang, *tolerance, 2),
-                    unit.clone().unwrap_or_default()
-                ),
-            };
-            ui.label(
-                egui::RichText::new(t_args(lang, "class-the-answer", &[("answer", words)]))
-                    .strong()
-                    .size(1.3 * size)
-                    .color(crate::widgets::ok_ink(ui)),
-            );
-            ui.add(
-                egui::Label::new(t_args(
-                    lang,
-                    "class-summary",
-                    &[
-                        ("right1", s.right_first.to_string()),
-                        ("voted1", s.voted_first.to_string()),
-                        ("right2", s.right_second.to_string()),
-                        ("voted2", s.voted_second.to_string()),
-                    ],
-                ))
-                .wrap(),
-            );
         }
     }
 

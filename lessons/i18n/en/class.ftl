@@ -96,3 +96,5 @@ class-end-no = Keep it running
 class-pick-walk = From the walkthrough (this scenario):
 class-walk-item = Step { $step }: { $question }
 class-pose-walk = Ask the room this prediction
+class-you-were-right = Your vote { $round } was right.
+class-you-were-wrong = Your vote { $round } was not right.

@@ -96,3 +96,5 @@ class-end-no = Sürsün
 class-pick-walk = Adım adım görünümünden (bu senaryo):
 class-walk-item = Adım { $step }: { $question }
 class-pose-walk = Bu tahmini sınıfa sor
+class-you-were-right = { $round }. oyunuz doğruydu.
+class-you-were-wrong = { $round }. oyunuz doğru değildi.

@@ -80,6 +80,8 @@ pub struct TplabApp {
     platform_bar: crate::platform::SideBar,
     /// Why the lab file could not be read or written, if it could not (shown in the side bar).
     pub lab_notice: Option<String>,
+    /// A student's device in a live class: this view alone, phone first (`None`: the lab).
+    student: Option<views::class_student::ClassStudent>,
 }
 
 /// The ranges the Playground's controls allow for the shared scenario; a saved configuration
@@ -324,6 +326,7 @@ pub fn all_views() -> Vec<Box<dyn View>> {
         Box::new(views::moe::Moe::default()),
         Box::new(views::lessons::Lessons::default()),
         Box::new(views::quiz::Quiz::default()),
+        Box::new(views::class::Class::default()),
         #[cfg(not(target_arch = "wasm32"))]
         Box::new(views::gpu::Gpu::default()),
         #[cfg(target_arch = "wasm32")]
@@ -346,6 +349,7 @@ impl Default for TplabApp {
             welcome: false,
             platform_bar: Default::default(),
             lab_notice: None,
+            student: None,
         }
     }
 }
@@ -401,6 +405,9 @@ impl TplabApp {
         }
         if let Some(lang) = launch.lang {
             crate::i18n::set_lang(ctx, lang);
+        }
+        if let Some(link) = &launch.class {
+            self.join_class(Some(ctx), link.clone());
         }
     }
 
@@ -536,6 +543,31 @@ impl TplabApp {
         }
     }
 
+    /// Joins a live class: a student's link makes this a student's device (the student view
+    /// alone), the teacher's link opens the Class view as the console. `ctx` (the app's) is
+    /// repainted whenever the server sends something.
+    pub fn join_class(&mut self, ctx: Option<&egui::Context>, link: crate::lab::class::ClassLink) {
+        let teacher = link.is_teacher();
+        let mut client = crate::lab::class::ClassClient::new(link);
+        client.export_dir = self.export_dir.clone();
+        if let Some(ctx) = ctx {
+            client.wake_with(ctx);
+        }
+        self.shared.class = Some(client);
+        self.welcome = false;
+        if teacher {
+            self.student = None;
+            self.select("class");
+        } else {
+            self.student = Some(Default::default());
+        }
+    }
+
+    /// Whether this app is a student's device in a live class.
+    pub fn is_student(&self) -> bool {
+        self.student.is_some()
+    }
+
     pub fn set_theme(&mut self, theme: ThemeChoice) {
         self.theme = theme;
     }
@@ -628,6 +660,18 @@ impl TplabApp {
                 ctx.set_zoom_factor(zoom);
             }
         }
+        // The live class: what the server sent since the last frame (never waits for it).
+        if let Some(class) = &mut self.shared.class {
+            class.poll();
+            if matches!(
+                class.state.status,
+                crate::lab::class::Status::Connecting { .. }
+            ) && class.started()
+            {
+                // The next retry, or the socket opening: look again soon.
+                ctx.request_repaint_after(web_time::Duration::from_millis(200));
+            }
+        }
         // What the views asked for last frame: applied before anything is drawn from the state.
         self.shared.apply_actions();
         for target in self.shared.take_navigation() {
@@ -645,6 +689,23 @@ impl TplabApp {
 
     /// Draws the side bar and the active view.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
+        if let Some(student) = &mut self.student {
+            // A student's device: the class alone, with the language switch on top.
+            egui::Panel::top("tplab-class-bar").show(ui, |ui| {
+                ui.horizontal_wrapped(|ui| {
+                    let lang = crate::i18n::current_lang(ui.ctx());
+                    for l in tplab_lessons::Lang::ALL {
+                        if ui.selectable_label(lang == l, l.native_name()).clicked() {
+                            crate::i18n::set_lang(ui.ctx(), l);
+                        }
+                    }
+                });
+            });
+            egui::CentralPanel::default_margins().show(ui, |ui| {
+                student.ui(ui, &mut self.shared);
+            });
+            return;
+        }
         // A phone (under 600 points wide) folds the side bar into the same one-row menu.
         let narrow = ui.ctx().content_rect().width() < NARROW_WIDTH;
         if self.shared.presenter || narrow {

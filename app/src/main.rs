@@ -46,6 +46,10 @@ struct Cli {
     /// Open the walkthrough at this step (from 1).
     #[arg(long)]
     step: Option<usize>,
+    /// Join a live class: a student's join address (http://<address>:8036/?class=CODE) opens
+    /// the student's screen; the teacher's link (…/#teacher=SECRET) opens the Class view.
+    #[arg(long, value_name = "URL")]
+    join: Option<String>,
 }
 
 /// One variant per subcommand; each lives in `cli/<name>.rs` with `Args` and `run`.
@@ -174,13 +178,39 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// `tplab class --console`: the class server on a thread, and this app as the teacher's
+/// console connected to it. Closing the window pauses the class (the next `tplab class` on the
+/// same data folder resumes it).
+#[cfg(not(target_arch = "wasm32"))]
+fn class_console(args: cli::class::ClassArgs) -> anyhow::Result<ExitCode> {
+    use anyhow::Context as _;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = std::thread::spawn(move || cli::class::run(args, Some(tx)));
+    let link = match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(link) => link,
+        Err(_) => {
+            // The server stopped before it was ready: its own error says why.
+            return match server.join() {
+                Ok(result) => result,
+                Err(_) => anyhow::bail!("the class server stopped unexpectedly"),
+            };
+        }
+    };
+    tplab::run(
+        tplab::app::Launch::new(None, false, None, None)?
+            .with_class(Some(&link))
+            .context("the console's own link")?,
+    )
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => tplab::run(
             tplab::app::Launch::new(cli.view.as_deref(), cli.presenter, cli.lang, cli.theme)?
                 .with_challenge(cli.challenge)?
-                .with_link(cli.lesson.as_deref(), cli.step)?,
+                .with_link(cli.lesson.as_deref(), cli.step)?
+                .with_class(cli.join.as_deref())?,
         ),
         Some(Command::Run(args)) => cli::run::run(args),
         Some(Command::Design(args)) => cli::design::run(args),
@@ -197,6 +227,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Moe(args)) => cli::moe::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
-        Some(Command::Class(args)) => cli::class::run(args),
+        Some(Command::Class(args)) if args.console => class_console(args),
+        Some(Command::Class(args)) => cli::class::run(args, None),
     }
 }

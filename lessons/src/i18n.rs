@@ -26,7 +26,7 @@ macro_rules! ftl {
 }
 
 /// The Fluent sources compiled into the binary: (language, file, text).
-pub const SOURCES: [(Lang, &str, &str); 18] = [
+pub const SOURCES: [(Lang, &str, &str); 20] = [
     ftl!(Lang::En, "en", "main"),
     ftl!(Lang::En, "en", "views"),
     ftl!(Lang::En, "en", "capacity"),
@@ -36,6 +36,7 @@ pub const SOURCES: [(Lang, &str, &str); 18] = [
     ftl!(Lang::En, "en", "lessons"),
     ftl!(Lang::En, "en", "pipeline"),
     ftl!(Lang::En, "en", "moe"),
+    ftl!(Lang::En, "en", "class"),
     ftl!(Lang::Tr, "tr", "main"),
     ftl!(Lang::Tr, "tr", "views"),
     ftl!(Lang::Tr, "tr", "capacity"),
@@ -45,6 +46,7 @@ pub const SOURCES: [(Lang, &str, &str); 18] = [
     ftl!(Lang::Tr, "tr", "lessons"),
     ftl!(Lang::Tr, "tr", "pipeline"),
     ftl!(Lang::Tr, "tr", "moe"),
+    ftl!(Lang::Tr, "tr", "class"),
 ];
 
 /// One bundle per language.

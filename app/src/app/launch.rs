@@ -10,6 +10,9 @@ pub struct UrlLaunch {
     pub tp: Option<usize>,
     /// Another TP size drawn beside the scenario's (`beside=4`).
     pub beside: Option<usize>,
+    /// A live class's join code (`class=K7QX2M`): the page is a student's device; the class
+    /// server is the page's own origin.
+    pub class_code: Option<String>,
 }
 
 /// Reads `?view=…&tp=…&lang=…&theme=…&presenter=1`; an unknown value is an error naming the
@@ -20,6 +23,7 @@ pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
     let mut beside = None;
     let mut lesson: Option<String> = None;
     let mut step = None;
+    let mut class_code = None;
     for pair in query
         .trim_start_matches('?')
         .split('&')
@@ -61,6 +65,12 @@ pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
                 })
             }
             "presenter" => presenter = v != "0",
+            "class" => {
+                // Checked as a link would be (the address is the page's own).
+                crate::lab::class::ClassLink::student("http://page", v)
+                    .map_err(|e| format!("class={v}: {e}"))?;
+                class_code = Some(v.to_string());
+            }
             "lesson" => lesson = Some(v.to_string()),
             "step" => {
                 step = Some(
@@ -81,7 +91,12 @@ pub fn parse_query(query: &str) -> Result<UrlLaunch, String> {
         .and_then(|l| l.with_challenge(challenge))
         .and_then(|l| l.with_link(lesson.as_deref(), step))
         .map_err(|e| e.to_string())?;
-    Ok(UrlLaunch { launch, tp, beside })
+    Ok(UrlLaunch {
+        launch,
+        tp,
+        beside,
+        class_code,
+    })
 }
 
 /// Light or dark.
@@ -106,6 +121,8 @@ pub struct Launch {
     pub lesson: Option<String>,
     /// A walkthrough step to open (from 1; implies the walkthrough).
     pub step: Option<usize>,
+    /// A live class to join: a student's join address or the teacher's console link.
+    pub class: Option<crate::lab::class::ClassLink>,
 }
 
 impl Launch {
@@ -157,6 +174,24 @@ impl Launch {
         Ok(self)
     }
 
+    /// Joins a live class (`tplab --join http://192.168.1.20:8036/?class=K7QX2M`, or the
+    /// teacher's `…/#teacher=SECRET`): a student's link opens the student's screen alone, the
+    /// teacher's the Class view.
+    pub fn with_class(mut self, url: Option<&str>) -> anyhow::Result<Self> {
+        let Some(url) = url else { return Ok(self) };
+        let link = crate::lab::class::ClassLink::parse(url)?;
+        if link.is_teacher() {
+            match self.view.as_deref() {
+                None | Some("class") => self.view = Some("class".to_string()),
+                Some(other) => anyhow::bail!(
+                    "the teacher's link opens the Class view, not '{other}': drop --view"
+                ),
+            }
+        }
+        self.class = Some(link);
+        Ok(self)
+    }
+
     /// Checks the view name against the app's views: an unknown one is an error naming them all.
     pub fn new(
         view: Option<&str>,
@@ -190,6 +225,7 @@ impl Launch {
             challenge: None,
             lesson: None,
             step: None,
+            class: None,
         })
     }
 }
@@ -254,6 +290,31 @@ mod tests {
         }
         let e = parse_query("?view=nope").expect_err("unknown view");
         assert!(e.contains("playground"), "{e}");
+    }
+
+    #[test]
+    fn a_class_link_joins_as_a_student_or_opens_the_console() {
+        let u = parse_query("?class=K7QX2M").expect("a join code");
+        assert_eq!(u.class_code.as_deref(), Some("K7QX2M"));
+        let e = parse_query("?class=<x>").expect_err("not a code");
+        assert!(
+            e.contains("class=<x>") && e.contains("letters and digits"),
+            "{e}"
+        );
+        let l = Launch::default()
+            .with_class(Some("http://10.0.0.2:8036/?class=ABCDEF"))
+            .expect("student");
+        assert!(l.class.as_ref().is_some_and(|c| !c.is_teacher()));
+        assert_eq!(l.view, None);
+        let secret = "0f".repeat(32);
+        let l = Launch::default()
+            .with_class(Some(&format!("http://10.0.0.2:8036/#teacher={secret}")))
+            .expect("teacher");
+        assert_eq!(l.view.as_deref(), Some("class"));
+        let e = Launch::default()
+            .with_class(Some("http://10.0.0.2:8036/"))
+            .expect_err("no role");
+        assert!(e.to_string().contains("?class=CODE"), "{e}");
     }
 
     #[test]

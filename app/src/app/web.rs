@@ -61,6 +61,38 @@ pub fn tplab_view() -> String {
     with_app(|a| a.active_id().to_string()).unwrap_or_default()
 }
 
+/// The live class as this page knows it, as JSON (for the browser test): the connection, who
+/// is here, the question's phase and counts, this student's votes, the plans; empty before the
+/// app started or outside a class.
+#[wasm_bindgen]
+pub fn tplab_class() -> String {
+    with_app(|a| {
+        let c = a.shared.class.as_ref()?;
+        let s = &c.state;
+        let q = s.question.as_ref();
+        Some(
+            serde_json::json!({
+                "status": format!("{:?}", s.status),
+                "joined": s.joined,
+                "connected": s.connected,
+                "me": s.me.as_ref().map(|m| m.1.clone()),
+                "question": q.map(|q| q.view.id),
+                "phase": q.map(|q| q.view.phase.name()),
+                "answered": q.map(|q| q.answered),
+                "my_votes": q.map(|q| q.my_votes.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>()),
+                "dists": q.map(|q| q.dists.iter().map(|d| format!("{d:?}")).collect::<Vec<_>>()),
+                "answered_out": q.is_some_and(|q| q.answer.is_some()),
+                "challenge": s.challenge.as_ref().map(|c| c.seq),
+                "verdict": s.verdict.as_ref().map(|v| v.group.name()),
+                "plans": s.plans.as_ref().map(|p| p.submitted),
+            })
+            .to_string(),
+        )
+    })
+    .flatten()
+    .unwrap_or_default()
+}
+
 fn with_app<R>(f: impl FnOnce(&TplabApp) -> R) -> Option<R> {
     RUNNER.with(|r| {
         let runner = r.borrow();
@@ -98,6 +130,33 @@ pub fn start() {
             return;
         }
     };
+    // A class link: `?class=CODE` (a student) or `#teacher=SECRET` (the console), the class
+    // server being the page's own origin.
+    let mut launch = url.launch.clone();
+    if let Some((origin, fragment)) = crate::platform::page_origin_and_fragment() {
+        let secret = fragment
+            .split('&')
+            .find_map(|p| p.strip_prefix("teacher="))
+            .map(str::to_string);
+        let link = match (&secret, &url.class_code) {
+            (Some(s), _) => Some(crate::lab::class::ClassLink::teacher(&origin, s)),
+            (None, Some(code)) => Some(crate::lab::class::ClassLink::student(&origin, code)),
+            (None, None) => None,
+        };
+        match link {
+            Some(Ok(link)) => {
+                if link.is_teacher() {
+                    launch.view = Some("class".to_string());
+                }
+                launch.class = Some(link);
+            }
+            Some(Err(e)) => {
+                page_status(&format!("tplab: {e}"), true);
+                return;
+            }
+            None => {}
+        }
+    }
     let canvas = match document().and_then(|d| {
         d.get_element_by_id("tplab_canvas")
             .ok_or_else(|| "the page has no <canvas id=\"tplab_canvas\">".to_string())?
@@ -118,7 +177,7 @@ pub fn start() {
                 canvas,
                 eframe::WebOptions::default(),
                 Box::new(move |cc| {
-                    let mut app = TplabApp::new(cc, &url.launch);
+                    let mut app = TplabApp::new(cc, &launch);
                     if let Some(tp) = url.tp {
                         app.shared.scenario.set_tp(tp);
                     }

@@ -44,6 +44,10 @@ pub struct ClassArgs {
     /// everything) and exit.
     #[arg(long, value_parser = ["csv", "json"])]
     pub export: Option<String>,
+    /// Open this machine's app as the teacher's console, connected to the class (the server
+    /// runs as long as the window is open).
+    #[arg(long, conflicts_with = "export")]
+    pub console: bool,
 }
 
 fn data_dir(a: &ClassArgs) -> anyhow::Result<PathBuf> {
@@ -83,7 +87,12 @@ fn qr_lines(url: &str) -> anyhow::Result<String> {
         .build())
 }
 
-pub fn run(a: ClassArgs) -> anyhow::Result<ExitCode> {
+/// Runs the class until it ends or is interrupted; `console` receives the teacher's link
+/// (over loopback when the class listens on every interface) once the server listens.
+pub fn run(
+    a: ClassArgs,
+    console: Option<std::sync::mpsc::Sender<String>>,
+) -> anyhow::Result<ExitCode> {
     let data = data_dir(&a)?;
     if let Some(format) = &a.export {
         let store = Store::open(&data)?;
@@ -138,6 +147,14 @@ pub fn run(a: ClassArgs) -> anyhow::Result<ExitCode> {
             None => format!("http://{}", r.addr),
         };
         let join = format!("{base}/?class={}", r.code);
+        if let Some(tx) = &console {
+            let local = if r.addr.ip().is_unspecified() {
+                format!("http://127.0.0.1:{}", r.addr.port())
+            } else {
+                format!("http://{}", r.addr)
+            };
+            let _ = tx.send(format!("{local}/#teacher={}", r.secret));
+        }
         outln!(
             "{} class — data in {}",
             if r.resumed {

@@ -9,6 +9,7 @@
 //! module) > platform (desktop / web) > `i18n`, `background`.
 
 pub mod beside;
+pub mod class;
 pub mod design;
 pub mod planner;
 pub mod predict;
@@ -213,6 +214,9 @@ pub struct Shared {
     pub predictions: predict::Predictions,
     /// Where the last solved challenge was saved, or why it was not.
     pub saved: Option<Result<String, String>>,
+    /// The live class this app is in (a student's device or the teacher's console), polled by
+    /// the shell every frame.
+    pub class: Option<class::ClassClient>,
     actions: Vec<Action>,
     pending: Vec<ShowMe>,
 }

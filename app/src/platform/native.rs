@@ -138,3 +138,74 @@ pub fn load_lab_file() -> Result<Option<String>, String> {
         Err(e) => Err(e.to_string()),
     }
 }
+
+/// A text fetched over HTTP with a bearer token (the class export), on a thread of its own.
+pub struct Fetch {
+    rx: std::sync::mpsc::Receiver<Result<String, String>>,
+}
+
+impl Fetch {
+    /// The body once it has arrived, or why it did not.
+    pub fn poll(&mut self) -> Option<Result<String, String>> {
+        match self.rx.try_recv() {
+            Ok(r) => Some(r),
+            Err(std::sync::mpsc::TryRecvError::Empty) => None,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                Some(Err("the download stopped before it finished".to_string()))
+            }
+        }
+    }
+}
+
+/// GETs `url` (`http://host:port/path`) with `Authorization: Bearer <token>`; the frame is
+/// repainted when the answer arrives. Plain HTTP/1.0 on the room's network (the class server
+/// speaks nothing else).
+pub fn fetch_text(ctx: &egui::Context, url: &str, token: &str) -> Fetch {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (url, token, ctx) = (url.to_string(), token.to_string(), ctx.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(http_get(&url, &token));
+        ctx.request_repaint();
+    });
+    Fetch { rx }
+}
+
+fn http_get(url: &str, token: &str) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("{url}: only http:// addresses can be fetched"))?;
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(host)
+        .map_err(|e| format!("{host}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{host}: no address"))?;
+    let timeout = std::time::Duration::from_secs(10);
+    let mut stream = std::net::TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|e| format!("cannot reach the class server at {host}: {e}"))?;
+    stream.set_read_timeout(Some(timeout)).ok();
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    stream
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("reading the answer: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .ok_or("the class server's answer has no body")?;
+    let status = head.split_whitespace().nth(1).unwrap_or("");
+    if status != "200" {
+        return Err(format!(
+            "the class server answered {status}: {}",
+            body.trim()
+        ));
+    }
+    Ok(body.to_string())
+}

@@ -84,6 +84,8 @@ fn mime_of(name: &str) -> &'static str {
         "image/png"
     } else if name.ends_with(".json") {
         "application/json"
+    } else if name.ends_with(".csv") {
+        "text/csv"
     } else {
         "application/octet-stream"
     }
@@ -156,6 +158,73 @@ pub fn pick_text_file(ctx: &egui::Context, accept: &str) -> PickedFile {
     on_change.forget();
     input.click();
     picked
+}
+
+/// A text fetched with a bearer token (the class export), by the browser's `fetch`.
+pub struct Fetch {
+    slot: Arc<Mutex<Option<Result<String, String>>>>,
+}
+
+impl Fetch {
+    /// The body once it has arrived, or why it did not.
+    pub fn poll(&mut self) -> Option<Result<String, String>> {
+        self.slot.lock().ok()?.take()
+    }
+}
+
+/// GETs `url` with `Authorization: Bearer <token>`; `ctx` is repainted when it arrives.
+pub fn fetch_text(ctx: &egui::Context, url: &str, token: &str) -> Fetch {
+    let slot = Arc::new(Mutex::new(None));
+    let fetch = Fetch {
+        slot: Arc::clone(&slot),
+    };
+    let (url, token, ctx) = (url.to_string(), token.to_string(), ctx.clone());
+    wasm_bindgen_futures::spawn_local(async move {
+        let result = async {
+            let headers = web_sys::Headers::new().map_err(|e| js_text(&e))?;
+            headers
+                .set("Authorization", &format!("Bearer {token}"))
+                .map_err(|e| js_text(&e))?;
+            let init = web_sys::RequestInit::new();
+            init.set_method("GET");
+            init.set_headers(&headers);
+            let promise = window()?.fetch_with_str_and_init(&url, &init);
+            let response: web_sys::Response = wasm_bindgen_futures::JsFuture::from(promise)
+                .await
+                .map_err(|e| format!("cannot reach the class server: {}", js_text(&e)))?
+                .dyn_into()
+                .map_err(|_| "the answer is not a response".to_string())?;
+            let text =
+                wasm_bindgen_futures::JsFuture::from(response.text().map_err(|e| js_text(&e))?)
+                    .await
+                    .map_err(|e| js_text(&e))?
+                    .as_string()
+                    .unwrap_or_default();
+            if response.status() != 200 {
+                return Err(format!(
+                    "the class server answered {}: {}",
+                    response.status(),
+                    text.trim()
+                ));
+            }
+            Ok(text)
+        }
+        .await;
+        if let Ok(mut s) = slot.lock() {
+            *s = Some(result);
+        }
+        ctx.request_repaint();
+    });
+    fetch
+}
+
+/// The page's origin (`http://192.168.1.20:8036`) and its fragment without the `#`: where a
+/// class link opened the web edition.
+pub fn page_origin_and_fragment() -> Option<(String, String)> {
+    let location = window().ok()?.location();
+    let origin = location.origin().ok()?;
+    let hash = location.hash().ok().unwrap_or_default();
+    Some((origin, hash.trim_start_matches('#').to_string()))
 }
 
 /// A browser gives no path for a dropped file: uploads go through [`pick_text_file`].

@@ -13,6 +13,8 @@
 //! 3. Add `pub mod <name>;` below and one line in the shell's list of views
 //!    ([`crate::app::all_views`]).
 
+pub mod class;
+pub mod class_student;
 pub mod cluster;
 pub mod collectives;
 pub mod design;

@@ -3,12 +3,14 @@
 //! state ([`crate::lab`]) and never a view.
 
 pub mod beside;
+pub mod class;
 pub mod collective;
 pub mod errors;
 pub mod gantt;
 pub mod lanes;
 pub mod links;
 pub mod plan;
+pub mod predict;
 pub mod verdict;
 pub mod words;
 

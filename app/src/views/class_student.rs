@@ -1,0 +1,431 @@
+//! A student's device in a live class, phone first (390×844 and up: one column, big touch
+//! targets, everything in one scrolling page): a display name (optional), then the teacher's
+//! question with one big button per choice (or a number), "waiting for the teacher", the
+//! second vote after the discussion, the answer; and a design-lab challenge when the teacher
+//! sets one: the student picks the free weights' splits and the server's engine grades the
+//! plan.
+//!
+//! The shell shows this view alone when the app was opened by a join link; everything drawn
+//! comes from [`crate::lab::class::ClassState`].
+
+use crate::i18n::{t, t_args};
+use crate::lab::class::{ClassClient, Status, StudentPlan, SPLITS};
+use crate::lab::{Shared, View};
+use crate::widgets::class as cw;
+use tplab_class::protocol::{
+    AnswerView, ClientMsg, Phase, PlanGroup, QuestionBody, Round, VoteValue, MAX_NAME_CHARS,
+};
+use tplab_lessons::Lang;
+
+/// What the student typed and picked (nothing here is the class's state).
+#[derive(Default)]
+pub struct ClassStudent {
+    name: String,
+    /// Why the name was refused, if it was.
+    name_error: Option<String>,
+    /// The number typed for a numeric question.
+    number: String,
+    /// The plan being made, and the challenge (its `seq`) it is for.
+    plan: Option<(u32, StudentPlan)>,
+}
+
+impl View for ClassStudent {
+    fn id(&self) -> &'static str {
+        "class-student"
+    }
+
+    fn title(&self) -> &'static str {
+        "Class"
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
+        let lang = crate::widgets::lang(ui);
+        let Some(client) = shared.class.as_mut() else {
+            ui.label(t(lang, "class-how"));
+            return;
+        };
+        // Big type and big targets: a thumb on a phone.
+        let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+        ui.spacing_mut().item_spacing.y = 0.6 * size;
+        crate::widgets::scrolling_page(ui, "class-student", |ui| {
+            ui.set_max_width(ui.available_width());
+            ui.horizontal_wrapped(|ui| {
+                ui.heading(t(lang, "class-student-title"));
+                if let Some(code) = &client.state.code {
+                    ui.label(egui::RichText::new(code.as_str()).monospace());
+                }
+            });
+            let (words, bad) = cw::status_words(lang, &client.state.status);
+            if bad || client.state.status != Status::Joined {
+                ui.label(egui::RichText::new(words).color(if bad {
+                    ui.visuals().warn_fg_color
+                } else {
+                    ui.visuals().text_color()
+                }));
+            }
+            if !client.started() {
+                self.name_ui(ui, lang, client);
+                return;
+            }
+            if let Some((_, name)) = &client.state.me {
+                ui.label(t_args(lang, "class-you-are", &[("name", name.clone())]));
+            }
+            if let Some((code, message)) = &client.state.error {
+                let id = format!("class-error-{}", code.name().replace('_', "-"));
+                let words = match t(lang, &id) {
+                    s if s == id => message.clone(),
+                    s => s,
+                };
+                ui.add(
+                    egui::Label::new(egui::RichText::new(words).color(ui.visuals().warn_fg_color))
+                        .wrap(),
+                );
+            }
+            if matches!(client.state.status, Status::Refused { .. }) {
+                self.name_ui(ui, lang, client);
+                return;
+            }
+            ui.separator();
+            // The question while it is open; once answered, a challenge set since goes on top.
+            let challenge_first = client
+                .state
+                .question
+                .as_ref()
+                .is_none_or(|q| q.view.phase == Phase::Answered);
+            let has_challenge = client.state.challenge.is_some();
+            if challenge_first && has_challenge {
+                self.challenge_ui(ui, lang, client);
+                if client.state.question.is_some() {
+                    ui.separator();
+                }
+            }
+            if client.state.question.is_some() {
+                self.question_ui(ui, lang, client);
+            }
+            if !challenge_first && has_challenge {
+                ui.separator();
+                self.challenge_ui(ui, lang, client);
+            }
+            if client.state.question.is_none()
+                && !has_challenge
+                && client.state.status == Status::Joined
+            {
+                ui.add_space(size);
+                ui.label(egui::RichText::new(t(lang, "class-waiting")).size(1.3 * size));
+            }
+        });
+    }
+}
+
+/// A full-width button three lines of body text high; `mark` names it for the browser test.
+fn big_button(
+    ui: &mut egui::Ui,
+    mark: &str,
+    text: egui::RichText,
+    selected: bool,
+    enabled: bool,
+) -> bool {
+    let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+    let button = egui::Button::new(text.size(1.25 * size))
+        .selected(selected)
+        .wrap()
+        .min_size(egui::vec2(ui.available_width(), 3.2 * size));
+    let r = ui.add_enabled(enabled, button);
+    crate::platform::mark(mark, r.rect);
+    r.clicked()
+}
+
+impl ClassStudent {
+    /// The name field and the join button (before joining, or after a refused name).
+    fn name_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
+        let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+        ui.add_space(size);
+        ui.label(t(lang, "class-name"));
+        ui.add(
+            egui::TextEdit::singleline(&mut self.name)
+                .char_limit(MAX_NAME_CHARS)
+                .hint_text(t(lang, "class-name-hint"))
+                .desired_width(ui.available_width())
+                .font(egui::FontId::proportional(1.25 * size)),
+        );
+        if let Some(e) = &self.name_error {
+            ui.add(
+                egui::Label::new(egui::RichText::new(e.as_str()).color(ui.visuals().warn_fg_color))
+                    .wrap(),
+            );
+        }
+        let refused = matches!(client.state.status, Status::Refused { .. });
+        if big_button(
+            ui,
+            "class-join",
+            egui::RichText::new(t(lang, "class-join")),
+            false,
+            true,
+        ) {
+            match client.set_name(&self.name) {
+                Ok(()) => {
+                    self.name_error = None;
+                    client.start();
+                }
+                Err(e) => {
+                    self.name_error =
+                        Some(t_args(lang, "class-bad-name", &[("error", e.to_string())]));
+                }
+            }
+        }
+        if !refused {
+            ui.label(egui::RichText::new(t(lang, "class-name-optional")).small());
+        }
+    }
+
+    fn question_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
+        let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+        let Some(q) = client.state.question.clone() else {
+            return;
+        };
+        // Votes go out when joined, or as soon as the connection is back.
+        let joined = client.state.status == Status::Joined;
+        let reconnecting = matches!(client.state.status, Status::Connecting { .. });
+        if let Some(source) = &q.view.source {
+            ui.label(egui::RichText::new(source.as_str()).small());
+        }
+        ui.add(egui::Label::new(egui::RichText::new(&q.view.prompt).size(1.3 * size)).wrap());
+        let open = q.open_round();
+        let (phase_id, phase_color) = match q.view.phase {
+            Phase::Voting => ("class-student-voting", None),
+            Phase::Revoting => ("class-student-revoting", Some(ui.visuals().warn_fg_color)),
+            Phase::Revealed | Phase::RevealedAgain => ("class-student-closed", None),
+            Phase::Answered => ("class-student-answered", None),
+        };
+        let mut phase_text = egui::RichText::new(t(lang, phase_id)).strong();
+        if let Some(c) = phase_color {
+            phase_text = phase_text.color(c);
+        }
+        ui.add(egui::Label::new(phase_text).wrap());
+        if let Some(s) = q.view.seconds_left {
+            ui.label(t_args(
+                lang,
+                "class-seconds-left",
+                &[("seconds", s.to_string())],
+            ));
+        }
+        if let Some((answer, s)) = &q.answer {
+            let words = match answer {
+                AnswerView::Choice { letter, .. } => letter.clone(),
+                AnswerView::Numeric {
+                    answer,
+                    tolerance,
+                    unit,
+                } => format!(
+                    "{} ± {} {}",
+                    crate::i18n::num(lang, *answer, 2),
+                    crate::i18n::num(lang, *tolerance, 2),
+                    unit.clone().unwrap_or_default()
+                ),
+            };
+            ui.label(
+                egui::RichText::new(t_args(lang, "class-the-answer", &[("answer", words)]))
+                    .strong()
+                    .size(1.3 * size)
+                    .color(crate::widgets::ok_ink(ui)),
+            );
+            // Whether this student's own votes were right.
+            for r in [Round::First, Round::Second] {
+                let Some(v) = q.my_votes[r.index()] else {
+                    continue;
+                };
+                let right = match (answer, v) {
+                    (AnswerView::Choice { answer, .. }, VoteValue::Choice { choice }) => {
+                        choice == *answer
+                    }
+                    (
+                        AnswerView::Numeric {
+                            answer, tolerance, ..
+                        },
+                        VoteValue::Numeric { value },
+                    ) => (value - answer).abs() <= *tolerance,
+                    _ => false,
+                };
+                let id = if right {
+                    "class-you-were-right"
+                } else {
+                    "class-you-were-wrong"
+                };
+                ui.label(t_args(lang, id, &[("round", r.number().to_string())]));
+            }
+            ui.add(
+                egui::Label::new(t_args(
+                    lang,
+                    "class-summary",
+                    &[
+                        ("right1", s.right_first.to_string()),
+                        ("voted1", s.voted_first.to_string()),
+                        ("right2", s.right_second.to_string()),
+                        ("voted2", s.voted_second.to_string()),
+                    ],
+                ))
+                .wrap(),
+            );
+        }
+        let mine = open.and_then(|r| q.my_votes[r.index()]);
+        let right = match &q.answer {
+            Some((AnswerView::Choice { answer, .. }, _)) => Some(*answer),
+            _ => None,
+        };
+        match &q.view.body {
+            QuestionBody::Choice { choices } => {
+                for (i, c) in choices.iter().enumerate() {
+                    let i = i as u32;
+                    let chosen = mine == Some(VoteValue::Choice { choice: i });
+                    let mut text = egui::RichText::new(format!("{}   {}", c.letter, c.text));
+                    if right == Some(i) {
+                        text = text.color(crate::widgets::ok_ink(ui)).strong();
+                    }
+                    let mark = format!("class-choice-{}", c.letter);
+                    if big_button(
+                        ui,
+                        &mark,
+                        text,
+                        chosen,
+                        open.is_some() && (joined || reconnecting),
+                    ) {
+                        client.vote(q.view.id, VoteValue::Choice { choice: i });
+                    }
+                }
+            }
+            QuestionBody::Numeric { unit } => {
+                ui.horizontal(|ui| {
+                    ui.add_enabled(
+                        open.is_some(),
+                        egui::TextEdit::singleline(&mut self.number)
+                            .desired_width(ui.available_width() * 0.5)
+                            .font(egui::FontId::proportional(1.4 * size)),
+                    );
+                    if let Some(u) = unit {
+                        ui.label(u.as_str());
+                    }
+                });
+                let parsed = crate::widgets::parse_number(&self.number).filter(|v| v.is_finite());
+                if big_button(
+                    ui,
+                    "class-send",
+                    egui::RichText::new(t(lang, "class-send")),
+                    false,
+                    open.is_some() && (joined || reconnecting) && parsed.is_some(),
+                ) {
+                    if let Some(value) = parsed {
+                        client.vote(q.view.id, VoteValue::Numeric { value });
+                    }
+                }
+                if !self.number.trim().is_empty() && parsed.is_none() {
+                    ui.label(
+                        egui::RichText::new(t(lang, "class-not-a-number"))
+                            .color(ui.visuals().warn_fg_color),
+                    );
+                }
+            }
+        }
+        // What this student's votes were, in words.
+        for r in [Round::First, Round::Second] {
+            if let Some(v) = q.my_votes[r.index()] {
+                let vote = match v {
+                    VoteValue::Choice { choice } => cw::letter(choice as usize).to_string(),
+                    VoteValue::Numeric { value } => crate::i18n::num(lang, value, 2),
+                };
+                let id = if open == Some(r) {
+                    "class-your-vote-open"
+                } else {
+                    "class-your-vote"
+                };
+                ui.label(t_args(
+                    lang,
+                    id,
+                    &[("round", r.number().to_string()), ("vote", vote)],
+                ));
+            }
+        }
+        if open.is_some() && reconnecting {
+            ui.label(t(lang, "class-vote-when-back"));
+        }
+    }
+
+    fn challenge_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
+        let size = ui.style().text_styles[&egui::TextStyle::Body].size;
+        let Some(ch) = client.state.challenge.clone() else {
+            return;
+        };
+        ui.heading(t_args(
+            lang,
+            "class-challenge-title",
+            &[("stage", ch.stage.to_string()), ("title", ch.title.clone())],
+        ));
+        ui.add(egui::Label::new(ch.goal.as_str()).wrap());
+        if self.plan.as_ref().is_none_or(|(seq, _)| *seq != ch.seq) {
+            self.plan = Some((ch.seq, StudentPlan::from_wire(&ch.start)));
+        }
+        let Some((_, plan)) = &mut self.plan else {
+            return;
+        };
+        for weight in ["qkv", "out", "fc1", "fc2"] {
+            let free = ch.free.iter().any(|f| f == weight);
+            let Some(split) = plan.get_mut(weight) else {
+                continue;
+            };
+            ui.label(egui::RichText::new(t(lang, &format!("class-weight-{weight}"))).strong());
+            ui.horizontal(|ui| {
+                let w = (ui.available_width() - 2.0 * ui.spacing().item_spacing.x) / 3.0;
+                for s in SPLITS {
+                    let button = egui::Button::new(
+                        egui::RichText::new(t(lang, &format!("class-split-{s}"))).size(1.1 * size),
+                    )
+                    .selected(split == s)
+                    .min_size(egui::vec2(w, 2.6 * size));
+                    let r = ui.add_enabled(free, button);
+                    crate::platform::mark(&format!("class-split-{weight}-{s}"), r.rect);
+                    if r.clicked() {
+                        *split = s.to_string();
+                    }
+                }
+            });
+        }
+        let wire = plan.to_wire(&ch.start);
+        if big_button(
+            ui,
+            "class-submit-plan",
+            egui::RichText::new(t(lang, "class-submit-plan")),
+            false,
+            client.state.status == Status::Joined,
+        ) {
+            client.send(ClientMsg::SubmitPlan {
+                challenge: ch.seq,
+                plan: wire,
+            });
+        }
+        if let Some(v) = &client.state.verdict {
+            let ok = !matches!(v.group, PlanGroup::Refused);
+            let color = if ok {
+                crate::widgets::ok_ink(ui)
+            } else {
+                ui.visuals().warn_fg_color
+            };
+            ui.label(
+                egui::RichText::new(t(lang, &format!("class-verdict-{}", v.group.name())))
+                    .strong()
+                    .color(color),
+            );
+            if let Some(r) = &v.refusal {
+                ui.add(egui::Label::new(r.as_str()).wrap());
+            }
+            if v.solved {
+                ui.label(t_args(
+                    lang,
+                    "class-solved",
+                    &[("stars", "★".repeat(v.stars.into()))],
+                ));
+            }
+            for m in &v.missing {
+                ui.add(egui::Label::new(format!("• {m}")).wrap());
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! A live class's pictures: a round's distribution as bars (one per choice, the right one
+//! marked once the answer is known), and the connection's state in words.
+
+use crate::i18n::{t, t_args};
+use crate::lab::class::Status;
+use tplab_class::protocol::{Bin, Dist};
+use tplab_lessons::Lang;
+
+/// A choice's letter (A for 0).
+pub fn letter(i: usize) -> &'static str {
+    tplab_class::protocol::LETTERS
+        .get(i)
+        .copied()
+        .unwrap_or("?")
+}
+
+/// The connection's state in the learner's words, and whether it is a problem.
+pub fn status_words(lang: Lang, status: &Status) -> (String, bool) {
+    match status {
+        Status::Connecting { attempt: 0 } => (t(lang, "class-connecting"), false),
+        Status::Connecting { attempt } => (
+            t_args(
+                lang,
+                "class-reconnecting",
+                &[("attempt", attempt.to_string())],
+            ),
+            true,
+        ),
+        Status::Joined => (t(lang, "class-connected"), false),
+        Status::Ended => (t(lang, "class-ended"), true),
+        Status::Refused { code, message } => {
+            let id = format!("class-error-{}", code.name().replace('_', "-"));
+            let words = t(lang, &id);
+            // A code this app has no words for: the server's own English message.
+            (if words == id { message.clone() } else { words }, true)
+        }
+    }
+}
+
+/// A bin's range in words: `2–4`, `< 2`, `≥ 8`.
+fn bin_label(lang: Lang, b: &Bin) -> String {
+    let n = |x: f64| crate::i18n::num(lang, x, if x.fract() == 0.0 { 0 } else { 2 });
+    match (b.lo, b.hi) {
+        (Some(lo), Some(hi)) => format!("{}–{}", n(lo), n(hi)),
+        (None, Some(hi)) => format!("< {}", n(hi)),
+        (Some(lo), None) => format!("≥ {}", n(lo)),
+        (None, None) => "—".to_string(),
+    }
+}
+
+/// The labels and counts of a distribution, and which bar is right (`right`: the answer's
+/// choice, or bins marked right).
+fn bars(lang: Lang, dist: &Dist, right: Option<usize>) -> Vec<(String, u32, bool)> {
+    match dist {
+        Dist::Choice { counts } => counts
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| (letter(i).to_string(), c, right == Some(i)))
+            .collect(),
+        Dist::Histogram { bins } => bins
+            .iter()
+            .map(|b| (bin_label(lang, b), b.count, b.right))
+            .collect(),
+    }
+}
+
+/// Draws one or two rounds' distributions as horizontal bars, the second beside the first
+/// (`rounds`: the caption and the distribution of each), `height` points per bar.
+pub fn distribution(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    rounds: &[(String, &Dist)],
+    right: Option<usize>,
+    bar_height: f32,
+) {
+    let total_of = |d: &Dist| -> u32 {
+        match d {
+            Dist::Choice { counts } => counts.iter().sum(),
+            Dist::Histogram { bins } => bins.iter().map(|b| b.count).sum(),
+        }
+    };
+    let ok = super::ok_ink(ui);
+    let bar_fill = ui.visuals().selection.bg_fill;
+    let ink = ui.visuals().text_color();
+    let columns = rounds.len().max(1);
+    ui.columns(columns, |cols| {
+        for (col, (caption, dist)) in cols.iter_mut().zip(rounds) {
+            let total = total_of(dist);
+            col.strong(t_args(
+                lang,
+                "class-dist-caption",
+                &[("round", caption.clone()), ("votes", total.to_string())],
+            ));
+            for (label, count, is_right) in bars(lang, dist, right) {
+                let (rect, resp) = col.allocate_exact_size(
+                    egui::vec2(col.available_width(), bar_height),
+                    egui::Sense::hover(),
+                );
+                let share = if total == 0 {
+                    0.0
+                } else {
+                    count as f32 / total as f32
+                };
+                let label_w = (bar_height * 3.0).min(rect.width() * 0.3);
+                let track = egui::Rect::from_min_max(
+                    egui::pos2(rect.left() + label_w, rect.top() + 2.0),
+                    egui::pos2(rect.right() - bar_height * 2.5, rect.bottom() - 2.0),
+                );
+                let painter = col.painter();
+                painter.rect_filled(track, 2.0, col.visuals().faint_bg_color);
+                let fill = egui::Rect::from_min_size(
+                    track.min,
+                    egui::vec2(track.width() * share, track.height()),
+                );
+                painter.rect_filled(fill, 2.0, if is_right { ok } else { bar_fill });
+                let font = egui::FontId::proportional(bar_height * 0.55);
+                painter.text(
+                    egui::pos2(rect.left(), rect.center().y),
+                    egui::Align2::LEFT_CENTER,
+                    if is_right {
+                        format!("{label} ✔")
+                    } else {
+                        label.clone()
+                    },
+                    font.clone(),
+                    if is_right { ok } else { ink },
+                );
+                let words = format!(
+                    "{count} ({})",
+                    crate::i18n::percent(lang, 100.0 * f64::from(share), 0)
+                );
+                painter.text(
+                    egui::pos2(rect.right(), rect.center().y),
+                    egui::Align2::RIGHT_CENTER,
+                    &words,
+                    font,
+                    ink,
+                );
+                resp.widget_info(|| {
+                    egui::WidgetInfo::labeled(egui::Role::Label, true, format!("{label}: {words}"))
+                });
+            }
+        }
+    });
+}

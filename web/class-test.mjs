@@ -1,0 +1,186 @@
+// Browser test of a live class (scripts/web-class-test.sh): starts `tplab class` on 127.0.0.1
+// serving dist/, opens the teacher's console (1920x1080) and three students (phones, 390x844)
+// in headless chromium, and runs a full round (vote, reveal, discuss and vote again, reveal,
+// the answer) and a design-lab challenge by clicking where the app says it drew each control
+// (window.tplab.target); what each page knows is read from window.tplab.class(). Then the
+// class's CSV export (with the teacher's secret) must hold every vote.
+// Screenshots go to $WEB_TEST_OUT (default: web/out/).
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { launch, waitForApp } from "./common.mjs";
+
+const here = new URL(".", import.meta.url).pathname;
+const root = resolve(here, "..");
+const out = resolve(process.env.WEB_TEST_OUT ?? join(here, "out"));
+const tplabBin = process.env.TPLAB_BIN ?? join(root, "target", "debug", "tplab");
+
+function check(ok, what) {
+  if (!ok) throw new Error(`FAILED: ${what}`);
+  console.log(`ok: ${what}`);
+}
+
+/** Starts `tplab class`; resolves to { join, teacher, base, secret, stop } once it printed them. */
+async function startClass() {
+  const data = await mkdtemp(join(tmpdir(), "tplab-class-"));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(
+    tplabBin,
+    ["class", "--port", String(port), "--dist", join(root, "dist"), "--data", data, "--max-per-address", "64"],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let text = "";
+  child.stderr.on("data", (d) => process.stderr.write(`[class] ${d}`));
+  return new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`tplab class printed no links: ${text}`)), 60000);
+    child.on("exit", (code) => fail(new Error(`tplab class exited (${code}): ${text}`)));
+    child.stdout.on("data", (d) => {
+      text += d;
+      const join = text.match(/Join: (\S+)/);
+      const teacher = text.match(/Teacher's console \(keep it private\): (\S+)/);
+      if (join && teacher) {
+        clearTimeout(timer);
+        const secret = teacher[1].split("#teacher=")[1];
+        ok({ join: join[1], teacher: teacher[1], base: `http://127.0.0.1:${port}`, secret, stop: () => child.kill("SIGINT") });
+      }
+    });
+  });
+}
+
+/** What the page knows of the class. */
+async function cls(page) {
+  return JSON.parse((await page.evaluate(() => window.tplab.class())) || "{}");
+}
+
+async function until(page, done, what, timeoutMs = 20000) {
+  const start = Date.now();
+  for (;;) {
+    const c = await cls(page);
+    if (done(c)) return c;
+    if (Date.now() - start > timeoutMs) throw new Error(`FAILED: ${what}: ${JSON.stringify(c)}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+// A tap as a person makes it (egui reads the pointer once a frame), repeated until `done` holds:
+// a click can go unseen under load, and the control is looked up again before each try.
+async function tap(page, name, done, what) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const handle = await page.waitForFunction(
+      (n) => {
+        const at = window.tplab.target(n);
+        return at.length === 2 ? { x: at[0], y: at[1] } : null;
+      },
+      name,
+      { timeout: 10000 },
+    );
+    const at = await handle.jsonValue();
+    await page.mouse.move(at.x, at.y);
+    await page.waitForTimeout(150);
+    await page.mouse.down();
+    await page.waitForTimeout(80);
+    await page.mouse.up();
+    await page.mouse.move(1, 1);
+    try {
+      await until(page, done, what, 4000);
+      return;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      console.log(`note: ${what} did not happen after tap ${attempt} on ${name}; tapping again`);
+    }
+  }
+}
+
+const problems = [];
+
+async function main() {
+  await mkdir(out, { recursive: true });
+  const cls_ = await startClass();
+  const profile = await mkdtemp(join(tmpdir(), "tplab-chromium-"));
+  const context = await launch(profile);
+  try {
+    const open = async (url, width, height) => {
+      const page = await context.newPage();
+      await page.setViewportSize({ width, height });
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(`console error: ${m.text()}`);
+      });
+      page.on("pageerror", (e) => problems.push(`uncaught: ${e.message}`));
+      await page.goto(url);
+      await waitForApp(page, 120000);
+      return page;
+    };
+    const teacher = await open(cls_.teacher, 1920, 1080);
+    await until(teacher, (c) => c.status === "Joined", "the console joins with the secret");
+    check((await teacher.evaluate(() => window.tplab.view())) === "class", "the teacher's link opens the Class view");
+    const students = [];
+    for (let i = 0; i < 3; i++) students.push(await open(cls_.join, 390, 844));
+    for (const s of students) {
+      await tap(s, "class-join", (c) => c.status === "Joined", "a student joins");
+    }
+    await until(teacher, (c) => c.joined === 3, "the console counts three students");
+    check(true, "three phones joined");
+
+    await tap(teacher, "class-pose", (c) => c.question != null, "the teacher asks the room");
+    for (const s of students) await until(s, (c) => c.phase === "voting", "the question reaches a phone");
+    const vote = async (s, letter, round) =>
+      tap(s, `class-choice-${letter}`, (c) => c.my_votes && c.my_votes[round] !== "None", `a vote for ${letter}`);
+    await vote(students[0], "A", 0);
+    await vote(students[1], "B", 0);
+    await vote(students[2], "B", 0);
+    await until(teacher, (c) => c.answered && c.answered[0] === 3, "the console counts three votes");
+    await students[0].screenshot({ path: join(out, "class-student-voted.png") });
+    await tap(teacher, "class-reveal", (c) => c.phase === "revealed", "the first distribution");
+    await tap(teacher, "class-revote", (c) => c.phase === "revoting", "discuss and vote again");
+    for (const s of students) await until(s, (c) => c.phase === "revoting", "the second vote reaches a phone");
+    await vote(students[0], "B", 1);
+    await vote(students[1], "B", 1);
+    await vote(students[2], "C", 1);
+    await until(teacher, (c) => c.answered && c.answered[1] === 3, "the console counts three second votes");
+    await tap(teacher, "class-reveal", (c) => c.phase === "revealed_again", "the second distribution");
+    const both = await cls(teacher);
+    check(both.dists.every((d) => d !== "None"), "both distributions on the console");
+    await tap(teacher, "class-reveal-answer", (c) => c.answered_out, "the answer");
+    for (const s of students) await until(s, (c) => c.answered_out, "the answer reaches a phone");
+    await teacher.screenshot({ path: join(out, "class-console-answer.png") });
+    await students[1].screenshot({ path: join(out, "class-student-answer.png") });
+    check(true, "a full round: vote, reveal, revote, reveal, answer");
+
+    await tap(teacher, "class-set-challenge", (c) => c.challenge != null, "the teacher sets a challenge");
+    for (const s of students) await until(s, (c) => c.challenge != null, "the challenge reaches a phone");
+    await tap(students[0], "class-split-fc1-columns", () => true, "fc1 by columns");
+    await tap(students[0], "class-split-fc2-rows", () => true, "fc2 by rows");
+    for (const s of students) await tap(s, "class-submit-plan", (c) => c.verdict != null, "a plan graded");
+    await until(teacher, (c) => c.plans === 3, "the console groups three plans");
+    const ada = await cls(students[0]);
+    check(ada.verdict === "valid" || ada.verdict === "megatron", `fc1 by columns and fc2 by rows is accepted (${ada.verdict})`);
+    await students[0].screenshot({ path: join(out, "class-student-plan.png") });
+    await teacher.screenshot({ path: join(out, "class-console-plans.png") });
+    check(true, "a design-lab challenge: three plans graded and grouped");
+
+    const res = await fetch(`${cls_.base}/api/export.csv`, { headers: { authorization: `Bearer ${cls_.secret}` } });
+    const csv = await res.text();
+    check(res.status === 200, "the export answers with the secret");
+    const rows = csv.trim().split("\n").slice(1);
+    check(rows.length === 3, `one row per student (${rows.length})`);
+    // first_vote is the 7th field and second_vote the 10th, counted from the end (the prompt may
+    // hold commas): …, first_vote, first_right, first_at_ms, second_vote, second_right, second_at_ms
+    const votes = rows.map((r) => {
+      const f = r.split(",");
+      return f[f.length - 6] + f[f.length - 3];
+    });
+    votes.sort();
+    check(JSON.stringify(votes) === JSON.stringify(["AB", "BB", "BC"]), `every vote in the CSV (${votes})`);
+    check(problems.length === 0, `no console error or uncaught exception${problems.length ? ": " + problems.join("; ") : ""}`);
+  } finally {
+    await context.close();
+    cls_.stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e.message);
+  for (const p of problems) console.error(p);
+  process.exit(1);
+});

@@ -186,9 +186,7 @@ impl ClassStudent {
         // Votes go out when joined, or as soon as the connection is back.
         let joined = client.state.status == Status::Joined;
         let reconnecting = matches!(client.state.status, Status::Connecting { .. });
-        if let Some(source) = &q.view.source {
-            ui.label(egui::RichText::new(source.as_str()).small());
-        }
+        // (The question's source, `quiz:…`, is the export's, not a student's to read.)
         ui.add(egui::Label::new(egui::RichText::new(&q.view.prompt).size(1.3 * size)).wrap());
         let open = q.open_round();
         let (phase_id, phase_color) = match q.view.phase {

@@ -19,6 +19,7 @@ pub fn mask_text(mask: u64) -> String {
 }
 
 /// Rows of GPUs, columns of chunks; messages of round `k` as arrows with travelling dots.
+#[allow(clippy::too_many_arguments)]
 pub fn chunks_ui(
     ui: &mut egui::Ui,
     plan: &Plan,

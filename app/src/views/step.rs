@@ -1588,7 +1588,7 @@ fn pass_strip(
 }
 
 /// A GPU's box in the compact message picture (two programs side by side): its name's height.
-const COMPACT_BOX_H: f32 = 22.0;
+const COMPACT_BOX_H: f32 = 30.0;
 /// Below a compact box: the arrows and dots close under it, no ring-step caption (the heading
 /// says which round it is).
 const COMPACT_GAP_Y: f32 = 30.0;
@@ -1655,8 +1655,9 @@ fn gpus_ui(
             StrokeKind::Inside,
         ));
         let ink = if computing { text_on(color) } else { text };
+        // The name on top, the chunks' strip at the bottom (see [`held_strips`]).
         let (at, align) = if compact {
-            (rect.center(), Align2::CENTER_CENTER)
+            (rect.center_top() + Vec2::new(0.0, 2.0), Align2::CENTER_TOP)
         } else {
             (rect.center_top() + Vec2::new(0.0, 4.0), Align2::CENTER_TOP)
         };
@@ -1706,6 +1707,7 @@ fn gpus_ui(
                 .map(|(_, _, p)| p);
             if let Some(plan) = plan {
                 let rank_of = |i: usize| e.ranks.get(i).copied().unwrap_or(0);
+                held_strips(&mut shapes, plan, frac, &box_rect, &rank_of, dark, text);
                 messages(
                     &painter,
                     &mut shapes,
@@ -1735,6 +1737,74 @@ fn gpus_ui(
         ],
     );
     a11y_label(&resp, &what);
+}
+
+/// Inside each GPU's box, a strip of its chunks at this point of the collective: each chunk a
+/// sliver per GPU whose numbers it holds so far, so partial sums grow and whole chunks spread
+/// round by round (from the middle of a round on, what the round leaves behind).
+fn held_strips(
+    shapes: &mut Vec<egui::Shape>,
+    plan: &Plan,
+    frac: f32,
+    box_rect: &dyn Fn(usize) -> Rect,
+    rank_of: &dyn Fn(usize) -> usize,
+    dark: bool,
+    ink: egui::Color32,
+) {
+    let Ok(masks) = plan.contributions() else {
+        return;
+    };
+    let rounds = plan.step_count().max(1);
+    let at = frac.clamp(0.0, 1.0) * rounds as f32;
+    let round = (at.floor() as usize).min(rounds - 1);
+    let index = if at - round as f32 >= 0.5 {
+        round + 1
+    } else {
+        round
+    };
+    let Some(state) = masks.get(index).or(masks.last()) else {
+        return;
+    };
+    let n = plan.n.max(1);
+    for (i, held) in state.iter().enumerate() {
+        let rect = box_rect(rank_of(i));
+        let h = (rect.height() * 0.3).clamp(7.0, 14.0);
+        let strip = Rect::from_min_max(
+            Pos2::new(rect.left() + 4.0, rect.bottom() - h - 3.0),
+            Pos2::new(rect.right() - 4.0, rect.bottom() - 3.0),
+        );
+        let chunks = held.len().max(1);
+        let cell_w = strip.width() / chunks as f32;
+        for (c, mask) in held.iter().enumerate() {
+            let cell = Rect::from_min_size(
+                Pos2::new(strip.left() + c as f32 * cell_w, strip.top()),
+                Vec2::new(cell_w - 1.0, strip.height()),
+            );
+            shapes.push(egui::Shape::rect_filled(
+                cell,
+                1.0,
+                egui::Color32::from_gray(if dark { 40 } else { 250 }),
+            ));
+            let sliver = cell.width() / n as f32;
+            for q in (0..n).filter(|q| mask >> q & 1 == 1) {
+                let x = cell.left() + q as f32 * sliver;
+                shapes.push(egui::Shape::rect_filled(
+                    Rect::from_min_max(
+                        Pos2::new(x, cell.top()),
+                        Pos2::new(x + sliver, cell.bottom()),
+                    ),
+                    0.0,
+                    gpu_color(rank_of(q), dark),
+                ));
+            }
+            shapes.push(egui::Shape::rect_stroke(
+                cell,
+                1.0,
+                Stroke::new(0.5, ink),
+                StrokeKind::Inside,
+            ));
+        }
+    }
 }
 
 /// Arrows for the messages of the current round of `plan`, with a dot travelling along each;

@@ -575,7 +575,12 @@ pub fn layer_cost(
         0.0
     };
     let tp_comm_s = n_coll * one;
-    let tp_exposed_s = if stack.tp_overlap {
+    // Comm-GEMM overlap (Transformer Engine's userbuffers, behind Megatron's
+    // `--tp-comm-overlap`) moves each chunk by CUDA IPC over NVLink between the GPUs of one node
+    // (its docs: the TP group must sit inside one NVLink domain). A TP group spanning nodes gets no
+    // overlap: every byte over the network is exposed.
+    let tp_within_node = layout.tp <= cluster.gpus_per_node;
+    let tp_exposed_s = if stack.tp_overlap && tp_within_node {
         (tp_comm_s
             - (gemm_s
                 + if layout.recompute == Recompute::Full {
@@ -1171,6 +1176,27 @@ mod tests {
     use super::*;
     use crate::capacity::hardware::Catalogue;
     use crate::capacity::models::ModelPreset;
+
+    /// Comm-GEMM overlap hides TP traffic over NVLink inside a node, none of a TP group that
+    /// spans nodes (every byte over the network is exposed).
+    #[test]
+    fn tp_overlap_stops_at_the_node() {
+        let cat = Catalogue::default();
+        let c = Cluster::new(&cat, "h100", 64, 8, "ib400").unwrap();
+        let m = ModelPreset::Llama3_70b.spec();
+        let cost = |tp: usize| {
+            let lay = Layout {
+                sp: true,
+                ..Layout::new(tp, 1, 64 / tp)
+            };
+            layer_cost(&m, 8192, &lay, &c, &Stack::current())
+        };
+        let inside = cost(8);
+        assert!(inside.tp_exposed_s < inside.tp_comm_s, "{inside:?}");
+        let across = cost(16);
+        assert!(across.tp_comm_s > 0.0);
+        assert_eq!(across.tp_exposed_s, across.tp_comm_s, "{across:?}");
+    }
 
     #[test]
     fn stage_split_rule() {

@@ -309,6 +309,15 @@ fn training_draws_three_curves_that_coincide() {
     assert!(done, "training never finished ({:?})", start.elapsed());
     harness.get_by_label_contains("step 200/200");
     harness.get_by_label_contains("largest gap to TP=1 over the run: TP=2");
+    // The curves as numbers, for a screen reader and for copying: a row per 10th step.
+    harness
+        .get_by_label("The curves as numbers (the loss at each step, per TP)")
+        .click();
+    harness.run_steps(2);
+    // TP=4 heads a column beside the plot's legend.
+    assert!(harness.get_all_by_label("TP=4").count() >= 2);
+    harness.get_by_label("200");
+    harness.get_by_label("191");
     // The grouped-query variant is one click away (TP=4 then replicates the KV heads).
     click(&mut harness, "grouped-query attention (2 KV heads)", 2);
     let state: serde_json::Value =

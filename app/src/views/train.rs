@@ -342,8 +342,11 @@ impl Train {
         }
         let dark = ui.visuals().dark_mode;
         let has_curves = curves.iter().filter(|c| !c.is_empty()).count() > 1;
-        // Room under the plot for the note on why one curve shows.
-        let note_h = 3.0 * egui::TextStyle::Body.resolve(ui.style()).size * 1.4;
+        // Room under the plot for the note on why one curve shows, and the numbers' table.
+        let note_h = 3.0 * egui::TextStyle::Body.resolve(ui.style()).size * 1.4
+            + ui.spacing().interact_size.y
+            + ui.spacing().item_spacing.y;
+        let table = curves.clone();
         Plot::new("train-curves")
             .legend(Legend::default())
             .height((ui.available_height() - 10.0 - note_h).max(320.0))
@@ -379,7 +382,49 @@ impl Train {
         if has_curves {
             ui.add(egui::Label::new(tr("tr-coincide")).wrap());
         }
+        curves_table(ui, lang, &table);
     }
+}
+
+/// The curves as numbers (what a screen reader reads, and what a learner copies): the loss
+/// at every step for each TP, at most 20 rows (every k-th step and the last).
+fn curves_table(ui: &mut egui::Ui, lang: tplab_lessons::Lang, curves: &[Vec<[f64; 2]>]) {
+    let steps = curves.iter().map(Vec::len).max().unwrap_or(0);
+    if steps == 0 {
+        return;
+    }
+    egui::CollapsingHeader::new(crate::i18n::t(lang, "tr-table"))
+        .id_salt("train-table")
+        .show(ui, |ui| {
+            egui::ScrollArea::vertical()
+                .id_salt("train-table-scroll")
+                .max_height(240.0)
+                .show(ui, |ui| {
+                    egui::Grid::new("train-table-grid")
+                        .striped(true)
+                        .show(ui, |ui| {
+                            ui.strong(crate::i18n::t(lang, "tr-axis-step"));
+                            for (i, c) in curves.iter().enumerate() {
+                                if !c.is_empty() {
+                                    ui.strong(format!("TP={}", TPS[i]));
+                                }
+                            }
+                            ui.end_row();
+                            let every = steps.div_ceil(20).max(1);
+                            let rows = (0..steps).filter(|s| s % every == 0 || s + 1 == steps);
+                            for s in rows {
+                                ui.label((s + 1).to_string());
+                                for c in curves.iter().filter(|c| !c.is_empty()) {
+                                    match c.get(s) {
+                                        Some([_, v]) => ui.label(crate::i18n::num(lang, *v, 4)),
+                                        None => ui.label("—"),
+                                    };
+                                }
+                                ui.end_row();
+                            }
+                        });
+                });
+        });
 }
 
 #[cfg(test)]

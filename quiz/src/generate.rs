@@ -2354,11 +2354,14 @@ mod tests {
             assert_eq!(correct, want, "{en}");
             if want == 1 {
                 // TP > kv: the dated contrast of the two mechanisms, in both languages.
-                for lang in [Lang::En, Lang::Tr] {
+                // vLLM's mechanism is said in words (a whole copy of the KV head per GPU), not
+                // by its parameter's name.
+                for (lang, copy) in [(Lang::En, "whole copy"), (Lang::Tr, "tam bir kopyas")] {
                     let x = q.explanation.get(lang);
-                    for needle in ["2025", "num_kv_head_replicas", "Megatron-Core", "QKV"] {
+                    for needle in ["2025", "vLLM", copy, "Megatron-Core", "QKV"] {
                         assert!(x.contains(needle), "{needle} missing: {x}");
                     }
+                    assert!(!x.contains("num_kv_head_replicas"), "a code name: {x}");
                 }
             }
             for i in 0..GQA_CHOICES.len() {

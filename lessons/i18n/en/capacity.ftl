@@ -100,7 +100,7 @@ pl-le-zero-stage = ZeRO stage must be 0, 1, 2 or 3 (got { $zero })
 pl-le-over-limit = { $field } { $value } is over the limit of { $max }; use a { $field } of at most { $max }
 pl-le-virtual = interleaving with { $v } model chunks per GPU needs pipeline stages of at least { $v } layers (PP={ $pp } gives stages of { $min_stage } or more); use fewer virtual stages or a smaller PP
 pl-le-cp = context parallelism over { $cp } GPUs needs a sequence length divisible by 2·cp = { $two_cp } (each GPU takes two chunks for causal load balance); got { $seq }
-pl-le-kv-serve = TP={ $tp } does not fit the { $kv_heads } KV heads: serving needs kv_heads % tp == 0 (whole KV heads per GPU, Megatron-LM) or tp % kv_heads == 0 (each KV head replicated, vLLM); valid TP sizes: { $valid }
+pl-le-kv-serve = TP={ $tp } does not fit the { $kv_heads } KV heads: serving needs either TP to divide the KV heads evenly (whole KV heads on each GPU, Megatron-LM) or the KV heads to divide TP evenly (each KV head copied onto several GPUs, vLLM); valid TP sizes: { $valid }
 pl-me-json = config.json is not valid JSON: { $message }
 pl-me-not-object = config.json must be a JSON object at the top level
 pl-me-missing = config.json has no '{ $key }' key ({ $hint }); add it to the file, or choose a preset model instead
@@ -109,8 +109,8 @@ pl-me-zero = { $field } must be at least 1 (got 0)
 pl-me-over-limit = { $field } { $value } is over the limit of { $max }; no real model comes near it, check the value
 pl-me-too-many = this model has { $params } parameters, over the limit of { $limit } (10^15); check layers, hidden, ffn and experts
 pl-me-hidden-heads = hidden size { $hidden } is not a multiple of the { $heads } heads; head size must be whole
-pl-me-kv-heads = { $heads } query heads cannot be grouped over { $kv_heads } KV heads: heads must be a multiple of kv_heads
-pl-me-experts = experts_per_token { $per_token } must be between 1 and experts ({ $experts })
+pl-me-kv-heads = { $heads } query heads cannot be grouped over { $kv_heads } KV heads: the number of query heads must be a multiple of the number of KV heads
+pl-me-experts = { $per_token } experts per token must be between 1 and the number of experts ({ $experts })
 pl-me-phrase-number-of-transformer-blocks = number of transformer blocks
 pl-me-phrase-model-width = model width
 pl-me-phrase-attention-heads = attention heads

@@ -76,7 +76,7 @@ gen-gqa-share = Valid only by giving each KV head to a group of GPUs that share 
 gen-gqa-heads-fail = Invalid: the query heads cannot be divided evenly (heads % TP ≠ 0)
 gen-gqa-kv-fail = Invalid: the KV heads can be neither split nor evenly shared
 gen-gqa-prompt = { $name } has { $heads } query heads and { $kv } KV heads (grouped-query attention). Can its attention be split with TP={ $tp }?
-gen-gqa-mechanisms = Both frameworks accept it today (2025): vLLM replicates the KV weights on each group of GPUs (its num_kv_head_replicas), as tplab does; current Megatron-Core keeps the KV weights split and all-gathers the QKV activations instead. Earlier Megatron-LM releases required the KV heads to divide evenly among the GPUs and refused it.
+gen-gqa-mechanisms = Both frameworks accept it today (2025): vLLM gives every GPU a whole copy of the KV head it needs, so the GPUs that share a KV head each hold the same copy, as tplab does; current Megatron-Core keeps the KV weights split and all-gathers the QKV activations instead. Earlier Megatron-LM releases required the KV heads to divide evenly among the GPUs and refused it.
 gen-gqa-why-own = { $kvmod }: each GPU holds { $kvper } KV head(s) and the { $qper } query heads that read them.
 gen-gqa-why-share = { $tp } > { $kv } KV heads but { $tpmod }: each KV head serves the query heads of { $groups } GPUs. { $mechanisms }
 gen-gqa-why-heads = { $hmod }: the { $heads } query heads cannot be split over { $tp } GPUs, whatever the KV heads.

@@ -100,7 +100,7 @@ pl-le-zero-stage = ZeRO aşaması 0, 1, 2 ya da 3 olmalı ({ $zero } verildi)
 pl-le-over-limit = { $field } { $value }, { $max } sınırını aşıyor; en çok { $max } olan bir { $field } kullanın
 pl-le-virtual = GPU başına { $v } model parçasıyla dönüşümlü yerleştirme (interleaving), en az { $v } katmanlı ardışık düzen aşamaları ister (PP={ $pp } en az { $min_stage } katmanlı aşamalar veriyor); daha az sanal aşama ya da daha küçük bir PP kullanın
 pl-le-cp = { $cp } GPU üzerinde bağlam paralelliği, 2·cp = { $two_cp } ile bölünebilen bir dizi uzunluğu ister (nedensel yük dengesi için her GPU iki parça alır); verilen: { $seq }
-pl-le-kv-serve = TP={ $tp }, { $kv_heads } KV kafasına uymuyor: çıkarım için ya kv_heads % tp == 0 (GPU başına tam KV kafaları, Megatron-LM) ya da tp % kv_heads == 0 (her KV kafası kopyalanır, vLLM) olmalı; geçerli TP boyutları: { $valid_words }
+pl-le-kv-serve = TP={ $tp }, { $kv_heads } KV kafasına uymuyor: çıkarım için ya TP KV kafalarını tam bölmeli (her GPU'da tam KV kafaları, Megatron-LM) ya da KV kafaları TP'yi tam bölmeli (her KV kafası birkaç GPU'ya kopyalanır, vLLM); geçerli TP boyutları: { $valid_words }
 pl-me-json = config.json geçerli bir JSON değil: { $message }
 pl-me-not-object = config.json'un en üst düzeyi bir JSON nesnesi olmalı
 pl-me-missing = config.json'da '{ $key }' anahtarı yok ({ $hint }); bu anahtarı dosyaya ekleyin ya da bunun yerine hazır bir model seçin
@@ -109,8 +109,8 @@ pl-me-zero = { $field } en az 1 olmalı (0 verildi)
 pl-me-over-limit = { $field } { $value }, { $max } sınırını aşıyor; hiçbir gerçek model buna yaklaşmıyor, değeri denetleyin
 pl-me-too-many = bu modelde { $params } parametre var, { $limit } (10^15) sınırının üstünde; katman sayısını, gizli boyutu, FFN genişliğini ve uzman sayısını denetleyin
 pl-me-hidden-heads = gizli boyut { $hidden }, { $heads } kafanın katı değil; kafa boyutu tam sayı olmalı
-pl-me-kv-heads = { $heads } sorgu kafası { $kv_heads } KV kafasına gruplanamıyor: kafa sayısı kv_heads değerinin katı olmalı
-pl-me-experts = experts_per_token { $per_token }, 1 ile uzman sayısı ({ $experts }) arasında olmalı
+pl-me-kv-heads = { $heads } sorgu kafası { $kv_heads } KV kafasına gruplanamıyor: sorgu kafası sayısı KV kafası sayısının katı olmalı
+pl-me-experts = token başına { $per_token } uzman, 1 ile uzman sayısı ({ $experts }) arasında olmalı
 pl-me-phrase-number-of-transformer-blocks = transformer bloğu sayısı
 pl-me-phrase-model-width = model genişliği
 pl-me-phrase-attention-heads = dikkat kafası sayısı

@@ -76,7 +76,7 @@ gen-gqa-share = Yalnızca her KV kafası onu paylaşan GPU'lar arasında paylaş
 gen-gqa-heads-fail = Geçersiz: sorgu kafaları eşit bölünemez (kafa % TP ≠ 0)
 gen-gqa-kv-fail = Geçersiz: KV kafaları ne bölünebilir ne de eşit paylaşılabilir
 gen-gqa-prompt = { $name } modelinin { $heads } sorgu kafası ve { $kv } KV kafası var (gruplanmış sorgu dikkati). Dikkat katmanı TP={ $tp } ile bölünebilir mi?
-gen-gqa-mechanisms = İki çerçeve de bugün (2025) bunu kabul eder: vLLM, tplab gibi KV ağırlıklarını her GPU grubunda kopyalar (num_kv_head_replicas); güncel Megatron-Core ise KV ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. Daha eski Megatron-LM sürümleri KV kafalarının GPU'lara tam bölünmesi şartını arar ve bunu reddederdi.
+gen-gqa-mechanisms = İki çerçeve de bugün (2025) bunu kabul eder: vLLM, tplab gibi her GPU'ya ihtiyaç duyduğu KV kafasının tam bir kopyasını verir, böylece aynı KV kafasını paylaşan GPU'ların her biri aynı kopyayı tutar; güncel Megatron-Core ise KV ağırlıklarını bölünmüş tutar ve bunun yerine QKV aktivasyonlarını all-gather ile toplar. Daha eski Megatron-LM sürümleri KV kafalarının GPU'lara tam bölünmesi şartını arar ve bunu reddederdi.
 gen-gqa-why-own = { $kvmod }: her GPU { $kvper } KV kafası ve onları okuyan { $qper } sorgu kafasını tutar.
 gen-gqa-why-share = { $tp } > { $kv } KV kafası ama { $tpmod }: her KV kafası { $groups } GPU'nun sorgu kafalarına hizmet eder. { $mechanisms }
 gen-gqa-why-heads = { $hmod }: KV kafaları ne olursa olsun { $heads } sorgu kafası { $tp } GPU'ya bölünemez.

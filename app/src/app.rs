@@ -485,11 +485,10 @@ impl TplabApp {
 
     /// The saved state (JSON) of the view with this id, as it would be written on exit.
     pub fn view_state(&self, id: &str) -> Option<String> {
-        // The design lab's state is the lab's, shared by every view that shows its plan.
-        if id == "design" {
-            return serde_json::to_string(&self.shared.design).ok();
-        }
-        self.views.iter().find(|v| v.id() == id)?.save()
+        self.views
+            .iter()
+            .find(|v| v.id() == id)?
+            .state(&self.shared)
     }
 
     /// Restores the view with this id from state JSON, as a restart does (tests use it to set

@@ -38,6 +38,11 @@ pub trait View {
     fn save(&self) -> Option<String> {
         None
     }
+    /// What the view shows, as JSON, for tests and the web edition's hook: its own state
+    /// ([`View::save`]), or the lab's part it draws (the design lab keeps none of its own).
+    fn state(&self, _shared: &Shared) -> Option<String> {
+        self.save()
+    }
     /// Restores state saved by [`View::save`]; ignores what it cannot read.
     fn load(&mut self, _json: &str) {}
     /// What the view shows, for the name of an exported PNG (`None`: the scenario's label).

@@ -208,19 +208,7 @@ impl ClassStudent {
             ));
         }
         if let Some((answer, s)) = &q.answer {
-            let words = match answer {
-                AnswerView::Choice { letter, .. } => letter.clone(),
-                AnswerView::Numeric {
-                    answer,
-                    tolerance,
-                    unit,
-                } => format!(
-                    "{} ± {} {}",
-                    crate::i18n::num(lang, *answer, 2),
-                    crate::i18n::num(lang, *tolerance, 2),
-                    unit.clone().unwrap_or_default()
-                ),
-            };
+            let words = crate::widgets::class::answer_words(lang, answer);
             ui.label(
                 egui::RichText::new(t_args(lang, "class-the-answer", &[("answer", words)]))
                     .strong()

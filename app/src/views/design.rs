@@ -42,6 +42,11 @@ impl View for Design {
         crate::widgets::scrolling_page(ui, "design-page", |ui| self.page_ui(ui, shared));
     }
 
+    /// The design lab's state is the lab's (one state for every view that shows its plan).
+    fn state(&self, shared: &Shared) -> Option<String> {
+        serde_json::to_string(&shared.design).ok()
+    }
+
     fn show_me(&mut self, _target: &ShowMe, _shared: &mut Shared) {
         // The shell applies a target's challenge to the lab state ([`DesignAction::SelectStage`]).
     }

@@ -78,7 +78,7 @@ struct BesideWalk {
     generation: u64,
     other: std::sync::Arc<Other>,
     steps: Vec<WalkStep>,
-    plans: Vec<(CollectiveKind, usize, Plan)>,
+    plans: Vec<Planned>,
     pairs: Vec<(usize, bool)>,
 }
 
@@ -88,7 +88,7 @@ struct Cache {
     /// The planned messages of the scenario's all-reduce (one shape for all f/g collectives).
     /// Message plans of the collectives this scenario issues, by kind and group size (the
     /// whole TP group, or the copies of one replicated KV head).
-    plans: Vec<(CollectiveKind, usize, Plan)>,
+    plans: Vec<Planned>,
 }
 
 impl Default for StepThrough {
@@ -157,11 +157,9 @@ impl StepThrough {
             return 1;
         };
         match e.collective_kind() {
-            Some(kind) if kind != CollectiveKind::Identity => cache
-                .plans
-                .iter()
-                .find(|(k, n, _)| *k == kind && *n == e.ranks.len())
-                .map_or(1, |(_, _, p)| p.step_count().max(1)),
+            Some(kind) if kind != CollectiveKind::Identity => {
+                planned(&cache.plans, e).map_or(1, |p| p.plan.step_count().max(1))
+            }
             _ => 1,
         }
     }
@@ -332,9 +330,28 @@ fn describe_short(
     )
 }
 
+/// A collective's planned messages and what each GPU holds before each of its rounds (replayed
+/// once per trace, not per frame).
+struct Planned {
+    kind: CollectiveKind,
+    /// Its group's size.
+    n: usize,
+    plan: Plan,
+    /// `masks[k][gpu][chunk]`: whose numbers the chunk holds before round `k` (a bit per GPU).
+    masks: Vec<Vec<Vec<u64>>>,
+}
+
+/// The planned collective of `event` (its kind and group size), if it moves anything.
+fn planned<'a>(plans: &'a [Planned], event: &Event) -> Option<&'a Planned> {
+    let kind = event.collective_kind()?;
+    plans
+        .iter()
+        .find(|p| p.kind == kind && p.n == event.ranks.len())
+}
+
 /// The planned messages of the collectives `trace` issues, by kind and group size (the whole TP
 /// group, or the copies of one replicated KV head): what a collective step animates.
-fn message_plans(trace: &Trace) -> Vec<(CollectiveKind, usize, Plan)> {
+fn message_plans(trace: &Trace) -> Vec<Planned> {
     let cfg = &trace.config;
     let elems = cfg.tokens() * cfg.hidden;
     let gs = tplab_engine::block::program::gather_scatter_algorithm(cfg);
@@ -366,9 +383,14 @@ fn message_plans(trace: &Trace) -> Vec<(CollectiveKind, usize, Plan)> {
     full.into_iter()
         .chain(groups)
         .filter_map(|(kind, algorithm, n, elems)| {
-            collectives::plan(kind, algorithm, n, elems, cfg.dtype.size_bytes())
-                .ok()
-                .map(|p| (kind, n, p))
+            let plan = collectives::plan(kind, algorithm, n, elems, cfg.dtype.size_bytes()).ok()?;
+            let masks = plan.contributions().ok()?;
+            Some(Planned {
+                kind,
+                n,
+                plan,
+                masks,
+            })
         })
         .collect()
 }
@@ -1013,16 +1035,10 @@ impl View for StepThrough {
         if walked_trace.is_none() && self.beside.is_none() {
             let key = (step.layer, step.pass, step.op);
             // The round shown and the collective's schedule: the numbers follow the picture.
-            let round = event
-                .collective_kind()
-                .and_then(|kind| {
-                    cache
-                        .plans
-                        .iter()
-                        .find(|(k, n, _)| *k == kind && *n == event.ranks.len())
-                })
-                .and_then(|(_, _, plan)| plan.contributions().ok())
-                .map(|masks| (self.current_round(), masks));
+            // (Copied only while the numbers are shown: a tiny layer, a few GPUs.)
+            let round = planned(&cache.plans, event)
+                .filter(|_| self.numbers)
+                .map(|p| (self.current_round(), p.masks.clone()));
             self.numbers_ui(ui, shared, lang, key, round);
         }
     }
@@ -1600,7 +1616,7 @@ fn gpus_ui(
     ui: &mut egui::Ui,
     trace: &Trace,
     step: &WalkStep,
-    plans: &[(CollectiveKind, usize, Plan)],
+    plans: &[Planned],
     frac: f32,
     compact: bool,
 ) {
@@ -1701,13 +1717,10 @@ fn gpus_ui(
         // The plan's local ranks map onto the event's group (all GPUs, or the copies of one
         // replicated KV head).
         if let Some(e) = events.first() {
-            let plan = plans
-                .iter()
-                .find(|(k, n, _)| Some(*k) == collective && *n == e.ranks.len())
-                .map(|(_, _, p)| p);
-            if let Some(plan) = plan {
+            if let Some(planned) = planned(plans, e) {
+                let plan = &planned.plan;
                 let rank_of = |i: usize| e.ranks.get(i).copied().unwrap_or(0);
-                held_strips(&mut shapes, plan, frac, &box_rect, &rank_of, dark, text);
+                held_strips(&mut shapes, planned, frac, &box_rect, &rank_of, dark, text);
                 messages(
                     &painter,
                     &mut shapes,
@@ -1744,16 +1757,14 @@ fn gpus_ui(
 /// round by round (from the middle of a round on, what the round leaves behind).
 fn held_strips(
     shapes: &mut Vec<egui::Shape>,
-    plan: &Plan,
+    planned: &Planned,
     frac: f32,
     box_rect: &dyn Fn(usize) -> Rect,
     rank_of: &dyn Fn(usize) -> usize,
     dark: bool,
     ink: egui::Color32,
 ) {
-    let Ok(masks) = plan.contributions() else {
-        return;
-    };
+    let (plan, masks) = (&planned.plan, &planned.masks);
     let rounds = plan.step_count().max(1);
     let at = frac.clamp(0.0, 1.0) * rounds as f32;
     let round = (at.floor() as usize).min(rounds - 1);
@@ -1918,25 +1929,19 @@ fn round_picture(
     ui: &mut egui::Ui,
     lang: Lang,
     event: &Event,
-    plans: &[(CollectiveKind, usize, Plan)],
+    plans: &[Planned],
     round: usize,
     frac: f32,
     playing: bool,
     height: f32,
     presenter: bool,
 ) {
-    let Some(kind) = event.collective_kind() else {
+    if event.collective_kind().is_none() {
         return;
-    };
-    let Some((_, _, plan)) = plans
-        .iter()
-        .find(|(k, n, _)| *k == kind && *n == event.ranks.len())
-    else {
+    }
+    let Some(Planned { plan, masks, .. }) = planned(plans, event) else {
         // An identity half moves nothing: there is no round to draw.
         ui.label(crate::i18n::t(lang, "walk-round-none"));
-        return;
-    };
-    let Ok(masks) = plan.contributions() else {
         return;
     };
     let top = ui.cursor().top();

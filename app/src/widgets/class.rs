@@ -143,3 +143,21 @@ pub fn distribution(
         }
     });
 }
+
+/// The answer in words: a choice's letter, or a number with its tolerance and unit.
+pub fn answer_words(lang: Lang, answer: &tplab_class::protocol::AnswerView) -> String {
+    use tplab_class::protocol::AnswerView;
+    match answer {
+        AnswerView::Choice { letter, .. } => letter.clone(),
+        AnswerView::Numeric {
+            answer,
+            tolerance,
+            unit,
+        } => format!(
+            "{} ± {} {}",
+            crate::i18n::num(lang, *answer, 2),
+            crate::i18n::num(lang, *tolerance, 2),
+            unit.clone().unwrap_or_default()
+        ),
+    }
+}

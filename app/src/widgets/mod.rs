@@ -80,15 +80,23 @@ pub fn contrast(a: egui::Color32, b: egui::Color32) -> f32 {
 /// theme) until it reaches a contrast of 4.5:1, WCAG's level for body text, on every background
 /// text is drawn on ([`text_backgrounds`]: the panel, windows, stripes) and on white or the dark
 /// canvas.
+///
+/// Worked out once per colour and theme (the palette repeats every 8 GPUs), not per label drawn.
 pub fn gpu_ink(rank: usize, dark: bool) -> egui::Color32 {
-    let (visuals, canvas) = if dark {
-        (egui::Visuals::dark(), egui::Color32::from_gray(27))
-    } else {
-        (egui::Visuals::light(), egui::Color32::WHITE)
-    };
-    let mut backgrounds = text_backgrounds(&visuals);
-    backgrounds.push(canvas);
-    ink_against(gpu_color(rank, dark), &backgrounds, dark, 4.5)
+    static INKS: std::sync::OnceLock<[[egui::Color32; 8]; 2]> = std::sync::OnceLock::new();
+    let inks = INKS.get_or_init(|| {
+        [false, true].map(|dark| {
+            let (visuals, canvas) = if dark {
+                (egui::Visuals::dark(), egui::Color32::from_gray(27))
+            } else {
+                (egui::Visuals::light(), egui::Color32::WHITE)
+            };
+            let mut backgrounds = text_backgrounds(&visuals);
+            backgrounds.push(canvas);
+            std::array::from_fn(|r| ink_against(gpu_color(r, dark), &backgrounds, dark, 4.5))
+        })
+    });
+    inks[usize::from(dark)][rank % 8]
 }
 
 /// `c` darkened (light theme) or lightened (dark theme) until it reaches `ratio` against every

@@ -526,6 +526,29 @@ pub struct Cluster {
     pub nics_per_node: usize,
 }
 
+/// A cluster's shape rules: some GPUs, at most [`MAX_GPUS`], and whole nodes past the first.
+fn check_shape(gpus: usize, gpus_per_node: usize) -> Result<(), HardwareError> {
+    if gpus == 0 || gpus_per_node == 0 {
+        return Err(HardwareError::EmptyCluster {
+            gpus,
+            gpus_per_node,
+        });
+    }
+    if gpus > MAX_GPUS {
+        return Err(HardwareError::TooManyGpus {
+            gpus,
+            max: MAX_GPUS,
+        });
+    }
+    if gpus > gpus_per_node && !gpus.is_multiple_of(gpus_per_node) {
+        return Err(HardwareError::PartialNode {
+            gpus,
+            gpus_per_node,
+        });
+    }
+    Ok(())
+}
+
 impl Cluster {
     /// Builds a cluster from catalogue names; the intra-node link is the GPU's default.
     pub fn new(
@@ -535,24 +558,7 @@ impl Cluster {
         gpus_per_node: usize,
         inter_node: &str,
     ) -> Result<Self, HardwareError> {
-        if gpus == 0 || gpus_per_node == 0 {
-            return Err(HardwareError::EmptyCluster {
-                gpus,
-                gpus_per_node,
-            });
-        }
-        if gpus > MAX_GPUS {
-            return Err(HardwareError::TooManyGpus {
-                gpus,
-                max: MAX_GPUS,
-            });
-        }
-        if gpus > gpus_per_node && !gpus.is_multiple_of(gpus_per_node) {
-            return Err(HardwareError::PartialNode {
-                gpus,
-                gpus_per_node,
-            });
-        }
+        check_shape(gpus, gpus_per_node)?;
         let gpu = catalogue.gpu(gpu)?;
         let intra_node = catalogue.link(&gpu.intra_node_link)?;
         let inter_node = catalogue.link(inter_node)?;
@@ -571,25 +577,7 @@ impl Cluster {
     ///
     /// **Errors** as [`Cluster::new`]: no GPUs, more than [`MAX_GPUS`], or a partial node.
     pub fn with_gpus(&self, gpus: usize) -> Result<Self, HardwareError> {
-        let gpus_per_node = self.gpus_per_node;
-        if gpus == 0 || gpus_per_node == 0 {
-            return Err(HardwareError::EmptyCluster {
-                gpus,
-                gpus_per_node,
-            });
-        }
-        if gpus > MAX_GPUS {
-            return Err(HardwareError::TooManyGpus {
-                gpus,
-                max: MAX_GPUS,
-            });
-        }
-        if gpus > gpus_per_node && !gpus.is_multiple_of(gpus_per_node) {
-            return Err(HardwareError::PartialNode {
-                gpus,
-                gpus_per_node,
-            });
-        }
+        check_shape(gpus, self.gpus_per_node)?;
         Ok(Cluster {
             gpus,
             ..self.clone()

@@ -230,9 +230,9 @@ pub enum LayoutError {
     )]
     BadContextParallel { cp: usize, seq: usize },
     #[error(
-        "TP={tp} does not fit the {kv_heads} KV heads: serving needs kv_heads % tp == 0 (whole KV \
-         heads per GPU, Megatron-LM) or tp % kv_heads == 0 (each KV head replicated, vLLM); valid \
-         TP sizes: {valid:?}"
+        "TP={tp} does not fit the {kv_heads} KV heads: serving needs either TP to divide the KV \
+         heads evenly (whole KV heads on each GPU, Megatron-LM) or the KV heads to divide TP \
+         evenly (each KV head copied onto several GPUs, vLLM); valid TP sizes: {valid:?}"
     )]
     KvHeadsNotServable {
         tp: usize,

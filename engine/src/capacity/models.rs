@@ -259,11 +259,13 @@ pub enum ModelError {
     )]
     HiddenNotDivisibleByHeads { hidden: usize, heads: usize },
     #[error(
-        "{heads} query heads cannot be grouped over {kv_heads} KV heads: heads must be a multiple \
-         of kv_heads"
+        "{heads} query heads cannot be grouped over {kv_heads} KV heads: the number of query \
+         heads must be a multiple of the number of KV heads"
     )]
     HeadsNotDivisibleByKvHeads { heads: usize, kv_heads: usize },
-    #[error("experts_per_token {per_token} must be between 1 and experts ({experts})")]
+    #[error(
+        "{per_token} experts per token must be between 1 and the number of experts ({experts})"
+    )]
     BadExpertsPerToken { per_token: usize, experts: usize },
     #[error(
         "'{name}' is neither a preset nor a config.json path, and no local Hugging Face snapshot \
@@ -1311,7 +1313,7 @@ mod tests {
         );
         assert_eq!(m.name, "llama4_text");
         // DeepSeek-V3: 256 routed experts, 8 per token, 2048-wide experts (this failed with
-        // "experts_per_token 8 must be between 1 and experts (1)").
+        // "8 experts per token must be between 1 and the number of experts (1)").
         let ds = r#"{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,
             "num_attention_heads":128,"num_key_value_heads":128,"intermediate_size":18432,
             "moe_intermediate_size":2048,"n_routed_experts":256,"n_shared_experts":1,

@@ -1975,7 +1975,7 @@ fn round_picture(
     let used = ui.cursor().top() - top;
     let size = Vec2::new(ui.available_width(), (height - used - 8.0).max(80.0));
     // Paused, a round shows what it leaves behind; playing, the messages travel from before.
-    crate::widgets::collective::chunks_ui(ui, plan, &masks, round, frac, playing, size, !playing);
+    crate::widgets::collective::chunks_ui(ui, plan, masks, round, frac, playing, size, !playing);
 }
 
 /// The banner when the learner's plan has no trace any more (changed in the design lab since

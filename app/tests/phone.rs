@@ -45,6 +45,9 @@ fn every_view_fits_a_phone() {
         for id in &ids {
             let mut app = TplabApp::default();
             app.set_theme(ThemeChoice::Light);
+            // The GPU view shows this machine's CUDA libraries: a fixed one, so that the
+            // snapshot is the same on every computer.
+            app.set_gpu_probe(common::fixed_probe());
             assert!(app.select(id), "no view {id}");
             let mut harness = common::gl_harness_pixels(app, (390.0, 844.0), lang, id);
             harness.run_steps(4);

@@ -222,43 +222,6 @@ fn gpu_labels_keep_contrast_on_light_and_dark() {
     }
 }
 
-/// A machine the GPU view can show the same on every computer: CUDA compiled in, the driver and
-/// NVRTC working with one H200, cuBLAS missing, NCCL only under a versioned name.
-fn fixed_probe() -> tplab_kernels::Probe {
-    use tplab_kernels::{Advice, DeviceInfo, Library, LibraryStatus, Probe, Problem};
-    let versioned = Advice::OnlyVersioned {
-        found: vec!["/usr/lib/x86_64-linux-gnu/libnccl.so.2".into()],
-        looked_for: "libnccl.so".into(),
-        symlink: "libnccl.so".into(),
-    };
-    Probe {
-        compiled_with_cuda: true,
-        libraries: vec![
-            LibraryStatus::found(Library::Driver, "libcuda.so, libcuda.so.1", "13.0"),
-            LibraryStatus::found(Library::Nvrtc, "libnvrtc.so, libnvrtc.so.13", "13.0"),
-            LibraryStatus::missing(
-                Library::Cublas,
-                "libcublas.so, libcublas.so.13",
-                Advice::NotFound {
-                    library: Library::Cublas,
-                },
-            ),
-            LibraryStatus::missing(Library::Nccl, "libnccl.so", versioned),
-        ],
-        devices: vec![DeviceInfo {
-            ordinal: 0,
-            name: "NVIDIA H200".into(),
-            total_memory_bytes: 150_119_858_176,
-            free_memory_bytes: 149_458_403_328,
-            compute_capability: (9, 0),
-        }],
-        problems: vec![Problem::Missing {
-            library: Library::Cublas,
-            file: "libcublas.so".into(),
-        }],
-    }
-}
-
 /// The Quiz at a fixed draw: the practice set of seed 7 at its seventh question, the first after
 /// the guide's six (a generated question that asks for a number), as a restart restores it.
 const QUIZ_STATE: &str = r#"{"seed":7,"index":6}"#;
@@ -266,7 +229,7 @@ const QUIZ_STATE: &str = r#"{"seed":7,"index":6}"#;
 /// The GPU view and the Quiz as the other views' snapshots (`view_snapshots.rs`): at a desk
 /// (1280×720, English, light) and on a projector (1920×1080 pixels, Turkish, dark, presenter
 /// mode), the window checked to be exactly that many pixels, the side bar (which lists every
-/// view) masked at the desk. Both are made deterministic: the GPU view shows [`fixed_probe`],
+/// view) masked at the desk. Both are made deterministic: the GPU view shows [`common::fixed_probe`],
 /// the Quiz [`QUIZ_STATE`].
 #[test]
 fn the_gpu_view_and_the_quiz_at_a_desk_and_on_a_projector() {
@@ -297,7 +260,7 @@ fn the_gpu_view_and_the_quiz_at_a_desk_and_on_a_projector() {
             let mut app = TplabApp::default();
             app.set_theme(theme);
             app.shared.presenter = presenter;
-            app.set_gpu_probe(fixed_probe());
+            app.set_gpu_probe(common::fixed_probe());
             assert!(app.load_view_state("quiz", QUIZ_STATE));
             assert!(app.select(view));
             let mut harness = common::gl_harness_pixels(app, (w, h), lang, view);

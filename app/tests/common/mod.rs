@@ -217,3 +217,40 @@ pub fn walk_my_plan(
         app.show_me(&target);
     }
 }
+
+/// A machine the GPU view can show the same on every computer: CUDA compiled in, the driver and
+/// NVRTC working with one H200, cuBLAS missing, NCCL only under a versioned name.
+pub fn fixed_probe() -> tplab_kernels::Probe {
+    use tplab_kernels::{Advice, DeviceInfo, Library, LibraryStatus, Probe, Problem};
+    let versioned = Advice::OnlyVersioned {
+        found: vec!["/usr/lib/x86_64-linux-gnu/libnccl.so.2".into()],
+        looked_for: "libnccl.so".into(),
+        symlink: "libnccl.so".into(),
+    };
+    Probe {
+        compiled_with_cuda: true,
+        libraries: vec![
+            LibraryStatus::found(Library::Driver, "libcuda.so, libcuda.so.1", "13.0"),
+            LibraryStatus::found(Library::Nvrtc, "libnvrtc.so, libnvrtc.so.13", "13.0"),
+            LibraryStatus::missing(
+                Library::Cublas,
+                "libcublas.so, libcublas.so.13",
+                Advice::NotFound {
+                    library: Library::Cublas,
+                },
+            ),
+            LibraryStatus::missing(Library::Nccl, "libnccl.so", versioned),
+        ],
+        devices: vec![DeviceInfo {
+            ordinal: 0,
+            name: "NVIDIA H200".into(),
+            total_memory_bytes: 150_119_858_176,
+            free_memory_bytes: 149_458_403_328,
+            compute_capability: (9, 0),
+        }],
+        problems: vec![Problem::Missing {
+            library: Library::Cublas,
+            file: "libcublas.so".into(),
+        }],
+    }
+}

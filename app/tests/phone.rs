@@ -41,6 +41,7 @@ fn every_view_fits_a_phone() {
     let mut results = SnapshotResults::new();
     let ids = view_ids();
     assert!(ids.len() >= 15, "{ids:?}");
+    let mut all_cut = Vec::new();
     for lang in [Lang::En, Lang::Tr] {
         for id in &ids {
             let mut app = TplabApp::default();
@@ -76,6 +77,31 @@ fn every_view_fits_a_phone() {
                 off.is_empty(),
                 "{id} {lang:?}: past the right edge of a 390-wide screen: {off:#?}"
             );
+            // Text that wrapped (more than one line) wrapped at the screen's width: a paragraph
+            // that runs past the right edge was laid out wider than the phone, after something
+            // wide above it, and is cut off by the page's margin (a table's one-line cells scroll
+            // sideways instead).
+            let line_h = harness.ctx.global_style().text_styles[&egui::TextStyle::Body].size * 1.6;
+            // The page ends at its margin, or where a vertical scroll bar covers it.
+            let page_right = harness
+                .query_all_by(|n| n.role() == egui::accesskit::Role::ScrollBar)
+                .map(|n| n.rect())
+                .filter(|r| r.height() > r.width() && r.left() > right / 2.0)
+                .map(|r| r.left())
+                .fold(right - 8.0, f32::min);
+            let cut: Vec<String> = harness
+                .query_all_by(|n| {
+                    n.role() == egui::accesskit::Role::Label && n.bounding_box().is_some()
+                })
+                .filter(|n| n.rect().height() > line_h && n.rect().right() > page_right + 0.5)
+                .map(|n| {
+                    let node = n.accesskit_node();
+                    let text = node.label().or(node.value()).unwrap_or_default();
+                    let text: String = text.chars().take(60).collect();
+                    format!("{text:?} (right edge {:.0})", n.rect().right())
+                })
+                .collect();
+            all_cut.extend(cut.into_iter().map(|c| format!("{id} {lang:?}: {c}")));
             if lang == Lang::En || matches!(*id, "step" | "design" | "quiz" | "lessons") {
                 let name = format!("phone_{id}_{}", lang.code());
                 harness.snapshot_options(&name, &snapshot_options());
@@ -83,4 +109,8 @@ fn every_view_fits_a_phone() {
             }
         }
     }
+    assert!(
+        all_cut.is_empty(),
+        "wrapped text wider than a 390-wide screen: {all_cut:#?}"
+    );
 }

@@ -414,23 +414,25 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
             }),
         )],
     ));
-    egui::Grid::new("gpu-libs").striped(true).show(ui, |ui| {
-        ui.strong(tr("gpu-col-library"));
-        ui.strong(tr("gpu-col-state"));
-        ui.strong(tr("gpu-col-version"));
-        ui.strong(tr("gpu-col-needed"));
-        ui.end_row();
-        for l in &p.libraries {
-            ui.label(library_name(lang, l.library));
-            if l.found {
-                ui.label(tr("gpu-found"));
-            } else {
-                ui.colored_label(warn, tr("gpu-missing"));
-            }
-            ui.label(l.version.as_deref().unwrap_or("-"));
-            ui.label(needed_for_text(lang, l.library));
+    crate::widgets::sideways(ui, "gpu-libs-scroll", |ui| {
+        egui::Grid::new("gpu-libs").striped(true).show(ui, |ui| {
+            ui.strong(tr("gpu-col-library"));
+            ui.strong(tr("gpu-col-state"));
+            ui.strong(tr("gpu-col-version"));
+            ui.strong(tr("gpu-col-needed"));
             ui.end_row();
-        }
+            for l in &p.libraries {
+                ui.label(library_name(lang, l.library));
+                if l.found {
+                    ui.label(tr("gpu-found"));
+                } else {
+                    ui.colored_label(warn, tr("gpu-missing"));
+                }
+                ui.label(l.version.as_deref().unwrap_or("-"));
+                ui.label(needed_for_text(lang, l.library));
+                ui.end_row();
+            }
+        });
     });
     // One line per missing library: what to do. What was looked for where, below, closed.
     let missing: Vec<(&tplab_kernels::LibraryStatus, &Advice)> = p

@@ -59,109 +59,50 @@ impl View for Lessons {
             .unwrap_or(first);
         let mut pick = None;
         let mut go = None;
-        ui.horizontal_top(|ui| {
-            ui.vertical(|ui| {
-                ui.set_width(280.0);
-                ui.heading(t(lang, "lessons-title"));
-                // Thirteen titles do not fit a 1280x720 projector in presenter mode: they scroll.
-                egui::ScrollArea::vertical()
-                    .id_salt("lesson-list")
-                    .show(ui, |ui| {
-                        for l in &cat.lessons {
-                            let text = format!("{}. {}", l.order, l.title.get(lang));
-                            if ui.selectable_label(l.slug == current.slug, text).clicked() {
-                                pick = Some(l.slug.clone());
-                            }
-                        }
-                    });
-            });
-            ui.separator();
-            ui.vertical(|ui| {
-                let at = cat.lessons.iter().position(|l| l.slug == current.slug);
-                let previous = at
-                    .and_then(|i| i.checked_sub(1))
-                    .and_then(|i| cat.lessons.get(i));
-                let next = at.and_then(|i| cat.lessons.get(i + 1));
-                ui.horizontal_wrapped(|ui| {
-                    ui.label(t_args(
-                        lang,
-                        "lesson-position",
-                        &[
-                            ("n", current.order.to_string()),
-                            ("total", cat.lessons.len().to_string()),
-                        ],
-                    ));
-                    if let Some(p) = previous {
-                        if ui.button(t(lang, "lesson-previous")).clicked() {
-                            pick = Some(p.slug.clone());
-                        }
-                    }
-                    if let Some(n) = next {
-                        let text = t_args(
-                            lang,
-                            "lesson-next",
-                            &[("title", n.title.get(lang).to_string())],
-                        );
-                        if ui.add(egui::Button::new(text).wrap()).clicked() {
-                            pick = Some(n.slug.clone());
-                        }
-                    }
-                });
-                ui.horizontal_wrapped(|ui| {
-                    for target in &current.show_me {
-                        let caption = target
-                            .label
-                            .as_ref()
-                            .map(|l| l.get(lang).to_string())
-                            .unwrap_or_else(|| target_words(lang, target));
-                        let text = format!("{}: {caption}", t(lang, "show-me"));
-                        let hint = t_args(
-                            lang,
-                            "show-me-hint",
-                            &[("target", target_words(lang, target))],
-                        );
+        // A phone has no room for the list beside the page: a menu of the lessons above it.
+        let narrow = ui.ctx().content_rect().width() < crate::widgets::NARROW_WIDTH;
+        if narrow {
+            let heading = ui.heading(t(lang, "lessons-title"));
+            let title = |l: &tplab_lessons::Lesson| format!("{}. {}", l.order, l.title.get(lang));
+            egui::ComboBox::from_id_salt("lesson-menu")
+                .selected_text(title(current))
+                .width(ui.available_width() - 8.0)
+                .wrap_mode(egui::TextWrapMode::Truncate)
+                .show_ui(ui, |ui| {
+                    for l in &cat.lessons {
                         if ui
-                            .add(egui::Button::new(text).wrap())
-                            .on_hover_text(hint)
+                            .selectable_label(l.slug == current.slug, title(l))
                             .clicked()
                         {
-                            go = Some(target.clone());
+                            pick = Some(l.slug.clone());
                         }
                     }
+                })
+                .response
+                .labelled_by(heading.id);
+            ui.vertical(|ui| lesson_page(ui, cat, current, markdown, lang, &mut pick, &mut go));
+        } else {
+            ui.horizontal_top(|ui| {
+                ui.vertical(|ui| {
+                    ui.set_width(280.0);
+                    ui.heading(t(lang, "lessons-title"));
+                    // Thirteen titles do not fit a 1280x720 projector in presenter mode: they
+                    // scroll.
+                    egui::ScrollArea::vertical()
+                        .id_salt("lesson-list")
+                        .show(ui, |ui| {
+                            for l in &cat.lessons {
+                                let text = format!("{}. {}", l.order, l.title.get(lang));
+                                if ui.selectable_label(l.slug == current.slug, text).clicked() {
+                                    pick = Some(l.slug.clone());
+                                }
+                            }
+                        });
                 });
                 ui.separator();
-                // One scroll position per lesson: a lesson opens at its top, not where the
-                // previous one was left.
-                egui::ScrollArea::vertical()
-                    .id_salt(("lesson-body", &current.slug))
-                    .show(ui, |ui| {
-                        // A wide table widens the page; the button below keeps the screen's.
-                        let page_w = ui.available_width();
-                        egui_commonmark::CommonMarkViewer::new().show(
-                            ui,
-                            markdown,
-                            current.body.get(lang),
-                        );
-                        if let Some(n) = next {
-                            ui.add_space(12.0);
-                            let text = t_args(
-                                lang,
-                                "lesson-next",
-                                &[("title", n.title.get(lang).to_string())],
-                            );
-                            let clicked = ui
-                                .scope(|ui| {
-                                    ui.set_max_width(page_w);
-                                    ui.add(egui::Button::new(text).wrap()).clicked()
-                                })
-                                .inner;
-                            if clicked {
-                                pick = Some(n.slug.clone());
-                            }
-                        }
-                    });
+                ui.vertical(|ui| lesson_page(ui, cat, current, markdown, lang, &mut pick, &mut go));
             });
-        });
+        }
         if let Some(p) = pick {
             *selected = Some(p);
         }
@@ -184,4 +125,96 @@ impl View for Lessons {
     fn load(&mut self, json: &str) {
         crate::lab::load_json(self, json);
     }
+}
+
+/// One lesson's page: where it sits in the course, its "Show me" buttons and its text. A click
+/// on a lesson sets `pick`, on a "Show me" `go`.
+fn lesson_page(
+    ui: &mut egui::Ui,
+    cat: &Catalog,
+    current: &tplab_lessons::Lesson,
+    markdown: &mut egui_commonmark::CommonMarkCache,
+    lang: tplab_lessons::Lang,
+    pick: &mut Option<String>,
+    go: &mut Option<tplab_lessons::ShowMe>,
+) {
+    let at = cat.lessons.iter().position(|l| l.slug == current.slug);
+    let previous = at
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| cat.lessons.get(i));
+    let next = at.and_then(|i| cat.lessons.get(i + 1));
+    ui.horizontal_wrapped(|ui| {
+        ui.label(t_args(
+            lang,
+            "lesson-position",
+            &[
+                ("n", current.order.to_string()),
+                ("total", cat.lessons.len().to_string()),
+            ],
+        ));
+        if let Some(p) = previous {
+            if ui.button(t(lang, "lesson-previous")).clicked() {
+                *pick = Some(p.slug.clone());
+            }
+        }
+        if let Some(n) = next {
+            let text = t_args(
+                lang,
+                "lesson-next",
+                &[("title", n.title.get(lang).to_string())],
+            );
+            if ui.add(egui::Button::new(text).wrap()).clicked() {
+                *pick = Some(n.slug.clone());
+            }
+        }
+    });
+    ui.horizontal_wrapped(|ui| {
+        for target in &current.show_me {
+            let caption = target
+                .label
+                .as_ref()
+                .map(|l| l.get(lang).to_string())
+                .unwrap_or_else(|| target_words(lang, target));
+            let text = format!("{}: {caption}", t(lang, "show-me"));
+            let hint = t_args(
+                lang,
+                "show-me-hint",
+                &[("target", target_words(lang, target))],
+            );
+            if ui
+                .add(egui::Button::new(text).wrap())
+                .on_hover_text(hint)
+                .clicked()
+            {
+                *go = Some(target.clone());
+            }
+        }
+    });
+    ui.separator();
+    // One scroll position per lesson: a lesson opens at its top, not where the
+    // previous one was left.
+    egui::ScrollArea::vertical()
+        .id_salt(("lesson-body", &current.slug))
+        .show(ui, |ui| {
+            // A wide table widens the page; the button below keeps the screen's.
+            let page_w = ui.available_width();
+            egui_commonmark::CommonMarkViewer::new().show(ui, markdown, current.body.get(lang));
+            if let Some(n) = next {
+                ui.add_space(12.0);
+                let text = t_args(
+                    lang,
+                    "lesson-next",
+                    &[("title", n.title.get(lang).to_string())],
+                );
+                let clicked = ui
+                    .scope(|ui| {
+                        ui.set_max_width(page_w);
+                        ui.add(egui::Button::new(text).wrap()).clicked()
+                    })
+                    .inner;
+                if clicked {
+                    *pick = Some(n.slug.clone());
+                }
+            }
+        });
 }

@@ -831,34 +831,38 @@ fn activations_ui(
         }
         ui.label(tr("pg-holds"));
     });
-    egui::Grid::new("acts").striped(true).show(ui, |ui| {
-        for h in ["pg-col-op", "pg-col-output", "pg-col-bytes", "pg-col-kind"] {
-            ui.strong(tr(h));
-        }
-        ui.end_row();
-        for e in trace
-            .layer_events(0, Pass::Forward)
-            .filter(|e| !e.is_collective() && e.on_rank(0))
-        {
-            let [r, c] = e.output;
-            let kind = match &e.kind {
-                tplab_engine::trace::EventKind::Compute { parallel, .. } => tr(match parallel {
-                    Parallel::Row => "pg-kind-partial",
-                    Parallel::Column | Parallel::Local => "pg-kind-split",
-                    Parallel::Replicated => "pg-kind-replicated",
-                    Parallel::Sequence => "pg-kind-tokens",
-                }),
-                _ => String::new(),
-            };
-            ui.label(crate::widgets::op_label(lang, e.op));
-            ui.label(format!("[{r}, {c}]"));
-            ui.label(crate::i18n::bytes(
-                lang,
-                (r * c * config.dtype.size_bytes()) as u64,
-            ));
-            ui.label(kind);
+    crate::widgets::sideways(ui, "acts-scroll", |ui| {
+        egui::Grid::new("acts").striped(true).show(ui, |ui| {
+            for h in ["pg-col-op", "pg-col-output", "pg-col-bytes", "pg-col-kind"] {
+                ui.strong(tr(h));
+            }
             ui.end_row();
-        }
+            for e in trace
+                .layer_events(0, Pass::Forward)
+                .filter(|e| !e.is_collective() && e.on_rank(0))
+            {
+                let [r, c] = e.output;
+                let kind = match &e.kind {
+                    tplab_engine::trace::EventKind::Compute { parallel, .. } => {
+                        tr(match parallel {
+                            Parallel::Row => "pg-kind-partial",
+                            Parallel::Column | Parallel::Local => "pg-kind-split",
+                            Parallel::Replicated => "pg-kind-replicated",
+                            Parallel::Sequence => "pg-kind-tokens",
+                        })
+                    }
+                    _ => String::new(),
+                };
+                ui.label(crate::widgets::op_label(lang, e.op));
+                ui.label(format!("[{r}, {c}]"));
+                ui.label(crate::i18n::bytes(
+                    lang,
+                    (r * c * config.dtype.size_bytes()) as u64,
+                ));
+                ui.label(kind);
+                ui.end_row();
+            }
+        });
     });
     // The footnote in body text for a class, small at a desk.
     let note = egui::RichText::new(tr("pg-kinds-explained"));

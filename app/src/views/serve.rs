@@ -641,7 +641,8 @@ impl Serve {
             let l = ui.label(t(lang, "serve-pub-pick"));
             egui::ComboBox::from_id_salt("serve-published")
                 .selected_text(published_label(lang, &rows[self.published].figure))
-                .width(ui.available_width().min(560.0))
+                // Its frame is a little wider than `width`: kept inside the page.
+                .width((ui.available_width() - 8.0).min(560.0))
                 .height(420.0)
                 .show_ui(ui, |ui| {
                     for (i, r) in rows.iter().enumerate() {
@@ -837,26 +838,32 @@ impl View for Serve {
                         .on_hover_text(t(lang, "serve-shipped-hint"));
                 });
             });
-            // The second row does not wrap: a label stays beside its number.
-            ui.horizontal(|ui| {
+            // The second row wraps on a phone, but a label stays beside its number.
+            ui.horizontal_wrapped(|ui| {
                 ui.add_enabled_ui(!running && (!self.shipped || self.gqa), |ui| {
-                    let l = ui.label(t(lang, "serve-train-steps"));
-                    ui.add(egui::DragValue::new(&mut self.train_steps).range(0..=MAX_TRAIN_STEPS))
+                    ui.horizontal(|ui| {
+                        let l = ui.label(t(lang, "serve-train-steps"));
+                        ui.add(
+                            egui::DragValue::new(&mut self.train_steps).range(0..=MAX_TRAIN_STEPS),
+                        )
                         .labelled_by(l.id);
+                    });
                 });
                 ui.add_space(12.0);
                 ui.add_enabled_ui(!running, |ui| {
-                    let l = ui.label(t(lang, "serve-temperature"));
-                    ui.add(
-                        egui::DragValue::new(&mut self.temperature)
-                            .range(0.0..=MAX_TEMPERATURE)
-                            .speed(0.05)
-                            .fixed_decimals(2)
-                            .custom_formatter(|v, _| crate::i18n::num(lang, v, 2))
-                            .custom_parser(crate::widgets::parse_number),
-                    )
-                    .labelled_by(l.id)
-                    .on_hover_text(t(lang, "serve-temperature-hint"));
+                    ui.horizontal(|ui| {
+                        let l = ui.label(t(lang, "serve-temperature"));
+                        ui.add(
+                            egui::DragValue::new(&mut self.temperature)
+                                .range(0.0..=MAX_TEMPERATURE)
+                                .speed(0.05)
+                                .fixed_decimals(2)
+                                .custom_formatter(|v, _| crate::i18n::num(lang, v, 2))
+                                .custom_parser(crate::widgets::parse_number),
+                        )
+                        .labelled_by(l.id)
+                        .on_hover_text(t(lang, "serve-temperature-hint"));
+                    });
                 });
                 if !running && ui.button(t(lang, "serve-generate")).clicked() {
                     self.start(ui.ctx());

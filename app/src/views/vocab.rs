@@ -109,13 +109,32 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
             (r, ui.painter().layout_no_wrap(words, font.clone(), text))
         })
         .collect();
-    let part = width * cfg.rows_per_rank() as f32 / padded;
-    let stagger = labels.iter().any(|(_, g)| g.size().x + 6.0 > part);
     let line_h = font.size * 1.4;
-    let lines = if stagger { 2.0 } else { 1.0 };
+    // Each label starts under its GPU's part of the bar (the last ends at the bar's right edge
+    // rather than past it) and goes on the first line where it clears the label before it.
+    let x0 = |id: usize| width * id as f32 / padded;
+    let mut line_ends: Vec<f32> = Vec::new();
+    let placed: Vec<(f32, usize, std::sync::Arc<egui::Galley>)> = labels
+        .into_iter()
+        .map(|(r, galley)| {
+            let left = (x0(cfg.rank_range(r).start) + 2.0)
+                .min(width - galley.size().x)
+                .max(0.0);
+            let line = match line_ends.iter().position(|&end| end + 6.0 <= left) {
+                Some(i) => i,
+                None => {
+                    line_ends.push(0.0);
+                    line_ends.len() - 1
+                }
+            };
+            line_ends[line] = left + galley.size().x;
+            (left, line, galley)
+        })
+        .collect();
+    let lines = line_ends.len().max(1) as f32;
     let (resp, painter) =
         ui.allocate_painter(Vec2::new(width, 30.0 + line_h * lines), Sense::hover());
-    let x = |id: usize| resp.rect.left() + width * id as f32 / padded;
+    let x = |id: usize| resp.rect.left() + x0(id);
     let top = resp.rect.top() + 2.0;
     for r in 0..cfg.tp {
         let range = cfg.rank_range(r);
@@ -135,13 +154,8 @@ fn split_bar(ui: &mut egui::Ui, cfg: &VocabConfig) {
             );
         }
     }
-    for (r, galley) in labels {
-        let line = if stagger { (r % 2) as f32 } else { 0.0 };
-        // The last GPU's label ends at the bar's right edge rather than past it.
-        let left = (x(cfg.rank_range(r).start) + 2.0)
-            .min(resp.rect.right() - galley.size().x)
-            .max(resp.rect.left());
-        let pos = egui::pos2(left, top + 26.0 + line * line_h);
+    for (left, line, galley) in placed {
+        let pos = egui::pos2(resp.rect.left() + left, top + 26.0 + line as f32 * line_h);
         painter.galley(pos, galley, text);
     }
     crate::widgets::a11y_label(

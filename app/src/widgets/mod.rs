@@ -28,6 +28,19 @@ pub fn separator_mark(ui: &mut egui::Ui) {
 /// page scrolls sideways where it cannot be narrower (a phone).
 pub const NARROW_WIDTH: f32 = 600.0;
 
+/// A table that may be wider than a phone: on a narrow screen it scrolls sideways on its own, so
+/// that it does not widen the page and the text after it still wraps to the screen.
+pub fn sideways<R>(ui: &mut egui::Ui, id_salt: &str, add: impl FnOnce(&mut egui::Ui) -> R) -> R {
+    if ui.ctx().content_rect().width() < NARROW_WIDTH {
+        egui::ScrollArea::horizontal()
+            .id_salt(id_salt)
+            .show(ui, add)
+            .inner
+    } else {
+        add(ui)
+    }
+}
+
 use crate::i18n::{t, t_args};
 use crate::lab::{Derived, Scenario};
 use tplab_engine::config::{Config, ConfigError};

@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 use std::time::{Duration, Instant};
 use tplab::lab::class::{ClassLink, Status};
@@ -694,4 +694,96 @@ fn a_restarted_server_gets_the_devices_back_by_themselves_with_their_votes() {
         1,
         "the same student, not a second one"
     );
+}
+
+/// The seconds left that a device shows ("29 s left"), read from its screen.
+fn seconds_shown(h: &Harness<'static, TplabApp>) -> Option<u64> {
+    h.query_by(|n| {
+        n.role() == egui::accesskit::Role::Label
+            && n.value().is_some_and(|l| l.ends_with(" s left"))
+    })
+    .and_then(|n| n.accesskit_node().value())
+    .and_then(|l| {
+        let digits: String = l
+            .chars()
+            .take_while(|c| !c.is_whitespace())
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    })
+}
+
+#[test]
+fn a_timer_counts_down_on_the_projector_and_the_phone_and_the_revote_gets_it_too() {
+    let data = tempfile::tempdir().expect("a data folder");
+    let exports = tempfile::tempdir().expect("an export folder");
+    let server = Server::start(data.path());
+    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
+    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
+    click(&mut student, "Join the class", 2);
+    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
+        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
+    });
+    // No timer unless the teacher sets one.
+    click(&mut teacher, "Ask the room", 2);
+    settle(&mut [&mut teacher, &mut student], "the question", |d| {
+        class(d[1]).question.is_some()
+    });
+    assert_eq!(seconds_shown(&student), None);
+    assert_eq!(seconds_shown(&teacher), None);
+    // 30 s: both screens count down from it.
+    click(&mut teacher, "30 s", 1);
+    click(&mut teacher, "Ask the room", 2);
+    settle(
+        &mut [&mut teacher, &mut student],
+        "the timed question",
+        |d| {
+            d.iter()
+                .all(|h| class(h).question.as_ref().is_some_and(|q| q.view.id == 2))
+        },
+    );
+    let first = [seconds_shown(&teacher), seconds_shown(&student)];
+    for s in first {
+        assert!(matches!(s, Some(28..=30)), "{first:?}");
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    teacher.run_steps(1);
+    student.run_steps(1);
+    let later = [seconds_shown(&teacher), seconds_shown(&student)];
+    for (a, b) in first.iter().zip(&later) {
+        assert!(b < a, "the timer counts down: {first:?} then {later:?}");
+    }
+    // The first distribution stops the clock; "discuss and vote again" starts it again.
+    click_choice(&mut student, "A");
+    settle(&mut [&mut teacher, &mut student], "the vote", |d| {
+        class(d[0])
+            .question
+            .as_ref()
+            .is_some_and(|q| q.answered[0] == 1)
+    });
+    click(&mut teacher, "Reveal the votes", 2);
+    settle(&mut [&mut teacher, &mut student], "the reveal", |d| {
+        d.iter().all(|h| {
+            class(h)
+                .question
+                .as_ref()
+                .is_some_and(|q| q.view.phase == Phase::Revealed)
+        })
+    });
+    assert_eq!(
+        seconds_shown(&student),
+        None,
+        "no clock while the votes are shown"
+    );
+    click(&mut teacher, "Discuss and vote again", 2);
+    settle(&mut [&mut teacher, &mut student], "the revote", |d| {
+        d.iter().all(|h| {
+            class(h)
+                .question
+                .as_ref()
+                .is_some_and(|q| q.view.phase == Phase::Revoting)
+        })
+    });
+    assert!(matches!(seconds_shown(&student), Some(28..=30)));
+    assert!(matches!(seconds_shown(&teacher), Some(28..=30)));
 }

@@ -182,11 +182,15 @@ pub struct QuestionState {
     /// `moves[first][second]`: who moved from which choice to which (the teacher's).
     pub moves: Option<Vec<Vec<u32>>>,
     pub answer: Option<(AnswerView, Summary)>,
+    /// When the round's timer runs out, on this device's clock (from the server's seconds
+    /// left when the round was announced).
+    pub deadline: Option<Instant>,
 }
 
 impl QuestionState {
     fn new(view: QuestionView) -> Self {
         Self {
+            deadline: deadline_of(&view),
             view,
             answered: [0; 2],
             my_votes: [None; 2],
@@ -196,10 +200,35 @@ impl QuestionState {
         }
     }
 
+    /// Seconds left on the round's timer (counting down on this device), if one runs.
+    pub fn seconds_left(&self) -> Option<u64> {
+        self.open_round()?;
+        let deadline = self.deadline?;
+        Some(
+            deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis()
+                .div_ceil(1000) as u64,
+        )
+    }
+
+    /// Takes a new description of the question from the server (its timer with it).
+    fn update(&mut self, view: QuestionView) {
+        self.deadline = deadline_of(&view);
+        self.view = view;
+    }
+
     /// The round votes are open in, if any.
     pub fn open_round(&self) -> Option<Round> {
         self.view.phase.open_round()
     }
+}
+
+/// When a question's timer runs out, from the seconds left it was announced with.
+fn deadline_of(view: &QuestionView) -> Option<Instant> {
+    view.seconds_left
+        .filter(|_| view.phase.open_round().is_some())
+        .map(|s| Instant::now() + Duration::from_secs(u64::from(s)))
 }
 
 /// The class as this device last heard it.
@@ -292,7 +321,7 @@ impl ClassState {
                     .is_some_and(|q| q.view.id == question.id);
                 if same {
                     if let Some(q) = &mut self.question {
-                        q.view = question;
+                        q.update(question);
                         if round == Round::Second {
                             q.my_votes[1] = None;
                         }
@@ -317,6 +346,7 @@ impl ClassState {
                     q.view.phase = phase;
                     if phase.open_round().is_none() {
                         q.view.seconds_left = None;
+                        q.deadline = None;
                     }
                 }
             }
@@ -345,6 +375,7 @@ impl ClassState {
                         Round::Second => Phase::RevealedAgain,
                     };
                     q.view.seconds_left = None;
+                    q.deadline = None;
                     q.dists[round.index()] = Some(dist);
                     if let Some(f) = first {
                         q.dists[0] = Some(f);
@@ -362,6 +393,7 @@ impl ClassState {
                 if let Some(q) = self.question_mut(question) {
                     q.view.phase = Phase::Answered;
                     q.view.seconds_left = None;
+                    q.deadline = None;
                     q.answer = Some((answer, summary));
                 }
             }
@@ -400,7 +432,7 @@ impl ClassState {
                 let same = self.question.as_ref().is_some_and(|q| q.view.id == view.id);
                 if same {
                     if let Some(q) = &mut self.question {
-                        q.view = view;
+                        q.update(view);
                     }
                 } else {
                     self.question = Some(QuestionState::new(view));
@@ -851,6 +883,32 @@ pub const SPLITS: [&str; 3] = ["replicate", "columns", "rows"];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timer_counts_down_to_zero_and_stops_when_the_round_closes() {
+        let view = QuestionView {
+            id: 1,
+            prompt: "?".into(),
+            source: None,
+            body: tplab_class::protocol::QuestionBody::Numeric { unit: None },
+            phase: Phase::Voting,
+            seconds_left: Some(30),
+        };
+        let mut q = QuestionState::new(view.clone());
+        assert!(matches!(q.seconds_left(), Some(29..=30)));
+        // Run out: zero, shown as "Time is up", never negative.
+        q.deadline = Some(Instant::now() - Duration::from_secs(2));
+        assert_eq!(q.seconds_left(), Some(0));
+        // Closed: no clock, whatever the deadline.
+        q.view.phase = Phase::Revealed;
+        assert_eq!(q.seconds_left(), None);
+        // No timer: no clock.
+        let q = QuestionState::new(QuestionView {
+            seconds_left: None,
+            ..view
+        });
+        assert_eq!(q.seconds_left(), None);
+    }
 
     #[test]
     fn links_name_the_server_and_the_role() {

@@ -39,6 +39,8 @@ pub struct Class {
     walk: Option<(u64, Lang, Vec<WalkQuestion>)>,
     /// The walkthrough prediction picked to pose (its step, from 0).
     walk_picked: Option<usize>,
+    /// Seconds to vote in each round (0: no timer).
+    timer_s: u32,
     /// "End the class" was pressed once: the second press (confirm) ends it.
     #[serde(skip)]
     confirm_end: bool,
@@ -221,7 +223,7 @@ impl Class {
                         choices: p.options.clone(),
                         answer: u32::try_from(p.right).ok()?,
                     },
-                    timer_s: None,
+                    timer_s: self.timer(),
                 };
                 spec.check().ok().map(|()| spec)
             });
@@ -237,6 +239,33 @@ impl Class {
                 client.send(ClientMsg::Pose { question });
             }
         }
+    }
+
+    /// The timer the next round gets, if any.
+    fn timer(&self) -> Option<u32> {
+        (self.timer_s > 0).then_some(self.timer_s)
+    }
+
+    /// The timer's choices: none, or 30 s to 2 minutes.
+    fn timer_ui(&mut self, ui: &mut egui::Ui, lang: Lang) {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(t(lang, "class-timer"))
+                .on_hover_text(t(lang, "class-timer-hint"));
+            for s in [0, 30, 60, 90, 120] {
+                let words = if s == 0 {
+                    t(lang, "class-timer-off")
+                } else {
+                    format!("{s} s")
+                };
+                if ui
+                    .selectable_label(self.timer_s == s, words)
+                    .on_hover_text(t(lang, "class-timer-hint"))
+                    .clicked()
+                {
+                    self.timer_s = s;
+                }
+            }
+        });
     }
 
     /// Ends the class after a second, explicit press (the join code dies with it).
@@ -265,6 +294,8 @@ impl Class {
     fn question_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
         ui.heading(t(lang, "class-question"));
         let joined = client.state.status == Status::Joined;
+        self.timer_ui(ui, lang);
+        let timer = self.timer();
         // The bank, once: single-choice and numeric questions (the kinds a room votes on).
         let bank = self.bank.get_or_insert_with(|| {
             tplab_quiz::bank::Bank::embedded()
@@ -299,7 +330,11 @@ impl Class {
             .picked
             .as_ref()
             .and_then(|id| bank.iter().find(|q| &q.id == id))
-            .and_then(|q| spec_from_quiz(q, lang));
+            .and_then(|q| spec_from_quiz(q, lang))
+            .map(|mut spec| {
+                spec.timer_s = timer;
+                spec
+            });
         let busy = client
             .state
             .question
@@ -346,7 +381,7 @@ impl Class {
                     client.send(ClientMsg::Reveal);
                 }
                 if act(ui, "class-revote", phase == Phase::Revealed) {
-                    client.send(ClientMsg::Revote { timer_s: None });
+                    client.send(ClientMsg::Revote { timer_s: timer });
                 }
                 if act(
                     ui,
@@ -492,6 +527,7 @@ fn question_panel(ui: &mut egui::Ui, lang: Lang, q: &QuestionState) {
     ui.add_space(4.0);
     let phase_id = format!("class-phase-{}", q.view.phase.name().replace('_', "-"));
     ui.strong(t(lang, &phase_id));
+    cw::timer(ui, lang, q, 1.6 * size);
     if let Some(round) = q.open_round() {
         ui.label(
             egui::RichText::new(t_args(

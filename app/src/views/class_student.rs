@@ -200,13 +200,7 @@ impl ClassStudent {
             phase_text = phase_text.color(c);
         }
         ui.add(egui::Label::new(phase_text).wrap());
-        if let Some(s) = q.view.seconds_left {
-            ui.label(t_args(
-                lang,
-                "class-seconds-left",
-                &[("seconds", s.to_string())],
-            ));
-        }
+        crate::widgets::class::timer(ui, lang, &q, 1.3 * size);
         if let Some((answer, s)) = &q.answer {
             let words = crate::widgets::class::answer_words(lang, answer);
             ui.label(

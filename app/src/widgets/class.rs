@@ -161,3 +161,24 @@ pub fn answer_words(lang: Lang, answer: &tplab_class::protocol::AnswerView) -> S
         ),
     }
 }
+
+/// The round's timer, counting down (`size`: its text size): "45 s left", then "Time is up".
+/// Asks for a frame each second while it runs.
+pub fn timer(ui: &mut egui::Ui, lang: Lang, q: &crate::lab::class::QuestionState, size: f32) {
+    let Some(left) = q.seconds_left() else {
+        return;
+    };
+    let (words, color) = if left == 0 {
+        (t(lang, "class-time-up"), ui.visuals().warn_fg_color)
+    } else {
+        (
+            t_args(lang, "class-seconds-left", &[("seconds", left.to_string())]),
+            ui.visuals().text_color(),
+        )
+    };
+    ui.add(egui::Label::new(egui::RichText::new(words).strong().size(size).color(color)).wrap());
+    if left > 0 {
+        ui.ctx()
+            .request_repaint_after(web_time::Duration::from_millis(250));
+    }
+}

@@ -82,6 +82,9 @@ pub struct TplabApp {
     pub lab_notice: Option<String>,
     /// A student's device in a live class: this view alone, phone first (`None`: the lab).
     student: Option<views::class_student::ClassStudent>,
+    /// A student's device showing the lab (what the teacher pushed) instead of the class;
+    /// "Back to the class" returns.
+    student_away: bool,
 }
 
 /// The ranges the Playground's controls allow for the shared scenario; a saved configuration
@@ -350,6 +353,7 @@ impl Default for TplabApp {
             platform_bar: Default::default(),
             lab_notice: None,
             student: None,
+            student_away: false,
         }
     }
 }
@@ -688,7 +692,7 @@ impl TplabApp {
 
     /// Draws the side bar and the active view.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
-        if let Some(student) = &mut self.student {
+        if let Some(student) = self.student.as_mut().filter(|_| !self.student_away) {
             // A student's device: the class alone, with the language switch on top.
             egui::Panel::top("tplab-class-bar").show(ui, |ui| {
                 ui.horizontal_wrapped(|ui| {
@@ -703,11 +707,21 @@ impl TplabApp {
             egui::CentralPanel::default_margins().show(ui, |ui| {
                 student.ui(ui, &mut self.shared);
             });
+            // "Open it here": the lab at what the teacher pushed, from the next frame.
+            if let Some(pushed) = student.take_open() {
+                self.student_away = true;
+                self.show_me(&pushed.show);
+                if let Some(step) = pushed.step {
+                    self.shared.open_step = Some(step.saturating_sub(1));
+                }
+                ui.ctx().request_repaint();
+            }
             return;
         }
         // A phone (under 600 points wide) folds the side bar into the same one-row menu.
         let narrow = ui.ctx().content_rect().width() < NARROW_WIDTH;
-        if self.shared.presenter || narrow {
+        // (A student's device away from the class has the row too: its "Back to the class".)
+        if self.shared.presenter || narrow || self.student.is_some() {
             // Class mode: the whole width for the view, the navigation in one row on top.
             egui::Panel::top("tplab-presenter-bar").show(ui, |ui| self.presenter_bar(ui));
         } else {
@@ -805,6 +819,12 @@ impl TplabApp {
         let lang = crate::i18n::current_lang(ui.ctx());
         let t = |id: &str| crate::i18n::t(lang, id);
         ui.horizontal_wrapped(|ui| {
+            if self.student.is_some() {
+                // A student looking at the lab: one tap back to the class.
+                if ui.button(format!("‹ {}", t("class-back"))).clicked() {
+                    self.student_away = false;
+                }
+            }
             ui.strong("tplab");
             let current = self
                 .views

@@ -446,6 +446,32 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
     assert!(!second.solved && !second.missing.is_empty(), "{second:?}");
     assert!(teacher.query_by_label("Plans submitted: 3").is_some());
 
+    // The costly plan on the projector, without a name: the teacher's screen steps through
+    // exactly that plan in the walkthrough; then back to the console.
+    let costly = room
+        .plans
+        .iter()
+        .position(|p| p.group == PlanGroup::Costly)
+        .expect("the costly plan in the room's list");
+    tap(&mut teacher, "Show on the projector", costly);
+    teacher.run_steps(2);
+    assert_eq!(teacher.state().active_id(), "step");
+    assert_eq!(
+        teacher.state().shared.walk_choice(),
+        tplab::lab::WalkChoice::MyPlan
+    );
+    let shown = tplab_class::plans::to_plan(&room.plans[costly].plan).expect("a plan");
+    let on_screen = teacher.state().shared.design.plan();
+    for w in tplab_engine::block::design::Weight::ALL {
+        assert_eq!(on_screen.split(w), shown.split(w), "{w:?}");
+    }
+    assert!(
+        teacher.query_by_label_contains("Ada").is_none(),
+        "no name on the projector"
+    );
+    assert!(teacher.state_mut().select("class"));
+    teacher.run_steps(2);
+
     // The export: one row per student and question, both votes.
     click(&mut teacher, "Export the class (CSV)", 2);
     let csv_path = exports
@@ -512,6 +538,7 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
                     unit: None,
                 },
                 timer_s: None,
+                translations: Vec::new(),
             },
         });
     {
@@ -786,4 +813,146 @@ fn a_timer_counts_down_on_the_projector_and_the_phone_and_the_revote_gets_it_too
     });
     assert!(matches!(seconds_shown(&student), Some(28..=30)));
     assert!(matches!(seconds_shown(&teacher), Some(28..=30)));
+}
+
+/// The step number the console's walkthrough picker shows ("Step 6: …").
+fn picked_walk_step(h: &Harness<'static, TplabApp>) -> Option<usize> {
+    h.query_all_by(|n| {
+        n.value().is_some_and(|v| v.starts_with("Step "))
+            || n.label().is_some_and(|v| v.starts_with("Step "))
+    })
+    .filter_map(|n| {
+        let node = n.accesskit_node();
+        let text = node.value().or(node.label())?;
+        let digits: String = text["Step ".len()..]
+            .chars()
+            .filter(|c| *c != '\u{2068}' && *c != '\u{2069}')
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    })
+    .next()
+}
+
+#[test]
+fn the_console_follows_the_walkthrough_and_sends_the_room_to_its_step() {
+    let data = tempfile::tempdir().expect("a data folder");
+    let exports = tempfile::tempdir().expect("an export folder");
+    let server = Server::start(data.path());
+    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
+    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
+    click(&mut student, "Join the class", 2);
+    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
+        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
+    });
+    // The teacher's scenario: TP 2, not the student's default.
+    teacher.state_mut().shared.scenario.set_tp(2);
+    // The teacher steps the walkthrough on the projector to step 10, then back to the console:
+    // its picker offers the next prediction from there.
+    assert!(teacher.state_mut().select("step"));
+    teacher.run_steps(2);
+    for _ in 0..9 {
+        press(&mut teacher, egui::Key::ArrowRight, 1);
+    }
+    let at = teacher
+        .state()
+        .shared
+        .walk_at
+        .expect("the walkthrough's step");
+    assert!(at >= 1, "stepped forward to {at}");
+    assert!(teacher.state_mut().select("class"));
+    teacher.run_steps(2);
+    let picked = picked_walk_step(&teacher).expect("a prediction picked");
+    assert!(
+        picked > at,
+        "the picker follows the walkthrough: step {} on screen, picked {picked}",
+        at + 1
+    );
+    // Everyone to that step: the phone offers it, opens the walkthrough there on the
+    // teacher's layer and TP, and comes back to the class with its state.
+    click(&mut teacher, "Send everyone to this step", 2);
+    settle(&mut [&mut teacher, &mut student], "the push", |d| {
+        class(d[1]).push.is_some()
+    });
+    student.run_steps(2);
+    assert!(
+        student
+            .query_by_label_contains(&format!("Walkthrough, step {picked}"))
+            .is_some(),
+        "the phone names what the teacher shows"
+    );
+    click(&mut student, "Open it here", 3);
+    assert_eq!(student.state().active_id(), "step");
+    assert_eq!(student.state().shared.scenario.config().tp, 2);
+    assert_eq!(
+        student.state().shared.scenario.config(),
+        teacher.state().shared.scenario.config()
+    );
+    assert_eq!(student.state().shared.walk_at, Some(picked - 1));
+    click(&mut student, "‹ Back to the class", 2);
+    assert!(student.query_by_label("Open it here").is_some());
+    assert_eq!(class(&student).status, Status::Joined);
+}
+
+#[test]
+fn a_turkish_phone_reads_the_english_teachers_questions_in_turkish() {
+    let data = tempfile::tempdir().expect("a data folder");
+    let exports = tempfile::tempdir().expect("an export folder");
+    let server = Server::start(data.path());
+    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
+    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
+    tplab::i18n::set_lang(&student.ctx, tplab_lessons::Lang::Tr);
+    student.run_steps(2);
+    click(&mut student, "Derse katıl", 2);
+    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
+        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
+    });
+    for (ask, source) in [
+        ("Ask the room", "quiz:"),
+        ("Ask the room this prediction", "walkthrough:"),
+    ] {
+        click(&mut teacher, ask, 2);
+        settle(&mut [&mut teacher, &mut student], "the question", |d| {
+            class(d[1]).question.as_ref().is_some_and(|q| {
+                q.view
+                    .source
+                    .as_deref()
+                    .is_some_and(|s| s.starts_with(source))
+            })
+        });
+        student.run_steps(1);
+        let view = class(&student).question.clone().expect("asked").view;
+        let tr = view
+            .translations
+            .iter()
+            .find(|t| t.lang == "tr")
+            .expect("the question carries Turkish")
+            .clone();
+        assert_ne!(
+            tr.prompt, view.prompt,
+            "{source}: Turkish differs from English"
+        );
+        // The teacher's console shows English; the phone Turkish, prompt and choices.
+        assert!(teacher.query_by_label_contains(&view.prompt).is_some());
+        assert!(
+            student.query_by_label_contains(&tr.prompt).is_some(),
+            "{source}: the Turkish prompt on the phone"
+        );
+        assert!(student.query_by_label_contains(&view.prompt).is_none());
+        for (letter, text) in tplab_class::protocol::LETTERS.iter().zip(&tr.choices) {
+            let shown = format!("{letter}   {text}");
+            assert!(
+                student.query_by_label(&shown).is_some(),
+                "{source}: {shown:?} on the phone"
+            );
+        }
+        // A vote from the Turkish phone counts for the same letter.
+        click_choice(&mut student, "B");
+        settle(&mut [&mut teacher, &mut student], "the vote", |d| {
+            class(d[0])
+                .question
+                .as_ref()
+                .is_some_and(|q| q.answered[0] == 1)
+        });
+    }
 }

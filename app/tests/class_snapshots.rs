@@ -34,6 +34,18 @@ fn question(phase: Phase) -> QuestionView {
         },
         phase,
         seconds_left: None,
+        // The teacher's app sends the course's other language with it.
+        translations: vec![Translation {
+            lang: "tr".into(),
+            prompt: "TP 4'te MLP'nin fc2'sinin all-reduce'undan sonra GPU 2 ne tutar?".into(),
+            choices: vec![
+                "Toplamın dörtte biri (kendi parçası)".into(),
+                "Bütün toplam, diğer her GPU ile aynı".into(),
+                "Kendi kısmi toplamı, değişmeden".into(),
+                "Hiçbir şey: sonuç GPU 0'dadır".into(),
+            ],
+            unit: None,
+        }],
     }
 }
 
@@ -201,6 +213,15 @@ fn student_app(answered: bool) -> TplabApp {
         c.state.apply(m);
     }
     if answered {
+        // The teacher then sends the room to a walkthrough step.
+        let config = tplab_engine::config::Config {
+            tp: 4,
+            ..Default::default()
+        };
+        c.state.apply(ServerMsg::Push {
+            target: tplab::lab::class::PushTarget::walk(&config, 24).to_target(),
+            title: Some("Walkthrough, step 24".into()),
+        });
         c.state.challenge = None;
         c.state.apply(ServerMsg::Answer {
             question: 1,
@@ -245,6 +266,31 @@ fn the_students_phone_at_390x844() {
             if answered { "_answer" } else { "" },
             lang.code()
         );
+        if let Err(e) = h.try_snapshot_options(&name, &snapshot_options()) {
+            failed.push(e.to_string());
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// "Open it here" on what the teacher pushed: the phone shows the walkthrough at that step,
+/// with "Back to the class" on top.
+#[test]
+fn the_students_phone_away_at_the_pushed_step() {
+    let mut failed = Vec::new();
+    for lang in [Lang::En, Lang::Tr] {
+        let mut h = gl_harness(student_app(true), 390.0, 844.0);
+        tplab::i18n::set_lang(&h.ctx, lang);
+        h.run_steps(2);
+        let open = if lang == Lang::En {
+            "Open it here"
+        } else {
+            "Burada aç"
+        };
+        click(&mut h, open, 4);
+        assert_eq!(h.state().active_id(), "step");
+        assert_eq!(h.state().shared.walk_at, Some(23));
+        let name = format!("class_student_away_390x844_{}", lang.code());
         if let Err(e) = h.try_snapshot_options(&name, &snapshot_options()) {
             failed.push(e.to_string());
         }

@@ -14,7 +14,7 @@
 //! here too, below the snapshots.
 
 mod common;
-use common::{gl_harness, press, shot_name, snapshot_options, wait_until};
+use common::{gl_harness, press, shot_name, snapshot_options, wait_for};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
@@ -41,18 +41,6 @@ const VIEWS: [&str; 12] = [
 ];
 
 /// Frames (10 ms apart) a background job may take: 300 s.
-const WAIT_FRAMES: usize = 30_000;
-
-/// Frames until a label containing one of `labels` shows (the view's background work has
-/// answered); fails the test after [`WAIT_FRAMES`].
-fn wait_for(harness: &mut Harness<'static, TplabApp>, labels: &[&str]) {
-    let done = wait_until(harness, WAIT_FRAMES, 10, |h| {
-        labels
-            .iter()
-            .any(|l| h.query_by_label_contains(l).is_some())
-    });
-    assert!(done, "none of {labels:?} ever showed");
-}
 
 /// One view at `size` window pixels; masks what depends on the machine.
 fn shot(
@@ -68,43 +56,7 @@ fn shot(
     app.shared.presenter = presenter;
     assert!(app.select(view), "no view {view}");
     let mut harness = common::gl_harness_pixels(app, (w, h), lang, view);
-    match view {
-        "verify" => wait_for(&mut harness, &["error heatmap"]),
-        "planner" => wait_for(
-            &mut harness,
-            &["Why the winner wins", "Kazanan neden kazanır"],
-        ),
-        "collectives" => {
-            // Paused on the first round (it moves only while playing): the frame does not
-            // depend on the clock.
-            let first = harness
-                .query_all_by_label_contains("Round 1 of 6")
-                .next()
-                .is_some()
-                || harness
-                    .query_all_by_label_contains("Tur 1 / 6")
-                    .next()
-                    .is_some();
-            assert!(first, "{view}: not on the first round");
-        }
-        _ => {}
-    }
-    harness.run_steps(2);
-    if view == "verify" {
-        // Rounding errors depend on the CPU's SIMD width (summation order inside the GEMMs).
-        let masks: Vec<egui::Rect> = [
-            "worst check",
-            "error numbers",
-            "error heatmap",
-            "tolerance: relative",
-        ]
-        .into_iter()
-        .filter_map(|label| harness.query_by_label(label).map(|n| n.rect()))
-        .collect();
-        for rect in masks {
-            harness.mask(rect);
-        }
-    }
+    common::settle_view(&mut harness, view);
     if !presenter {
         // The side bar lists every view, and views are added over time.
         harness.mask(egui::Rect::from_min_max(

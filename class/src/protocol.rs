@@ -12,7 +12,7 @@ use std::fmt;
 /// Bumped when a message changes meaning.
 pub const PROTOCOL_VERSION: u32 = 1;
 /// The largest text frame the server reads; a larger one gets [`ErrorCode::TooLarge`].
-pub const MAX_MESSAGE_BYTES: usize = 8 * 1024;
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024;
 /// A display name's length, in characters.
 pub const MAX_NAME_CHARS: usize = 32;
 /// A question's prompt, in characters.
@@ -21,8 +21,11 @@ pub const MAX_PROMPT_CHARS: usize = 2000;
 pub const MAX_CHOICE_CHARS: usize = 300;
 /// Choices of one question (A to H).
 pub const MAX_CHOICES: usize = 8;
-/// A push target or title, in characters.
-pub const MAX_TARGET_CHARS: usize = 200;
+/// A push target or title, in characters (the app's walkthrough target, a "Show me" target
+/// with the teacher's scenario in JSON, is about 250).
+pub const MAX_TARGET_CHARS: usize = 600;
+/// Other languages a question may carry.
+pub const MAX_TRANSLATIONS: usize = 4;
 /// The longest timer, in seconds.
 pub const MAX_TIMER_S: u32 = 3600;
 /// The letters of the choices, in order.
@@ -107,6 +110,22 @@ pub struct QuestionSpec {
     /// Seconds to vote, if the teacher sets a timer.
     #[serde(default)]
     pub timer_s: Option<u32>,
+    /// The same question in other languages: each device shows its own language's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub translations: Vec<Translation>,
+}
+
+/// A question in another language: its prompt, its choices in the same order (so the letters,
+/// the answer and the votes are the same whatever the language) and its unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Translation {
+    /// The language's code (`en`, `tr`).
+    pub lang: String,
+    pub prompt: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
 }
 
 /// A choice question (the answer is an index into `choices`) or a numeric one (right within
@@ -227,6 +246,34 @@ pub struct QuestionView {
     pub phase: Phase,
     /// Seconds left on the timer, if one runs.
     pub seconds_left: Option<u32>,
+    /// The question in other languages (prompt, choices in the same order, unit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub translations: Vec<Translation>,
+}
+
+impl QuestionView {
+    /// The prompt, the choices' texts and the unit in `lang` when the question carries that
+    /// language, else as posed.
+    pub fn in_lang(&self, lang: &str) -> (String, Vec<String>, Option<String>) {
+        let (choices, unit) = match &self.body {
+            QuestionBody::Choice { choices } => {
+                (choices.iter().map(|c| c.text.clone()).collect(), None)
+            }
+            QuestionBody::Numeric { unit } => (Vec::new(), unit.clone()),
+        };
+        match self.translations.iter().find(|t| t.lang == lang) {
+            Some(t) => (
+                t.prompt.clone(),
+                if t.choices.len() == choices.len() {
+                    t.choices.clone()
+                } else {
+                    choices
+                },
+                t.unit.clone().or(unit),
+            ),
+            None => (self.prompt.clone(), choices, unit),
+        }
+    }
 }
 
 /// One bin of a numeric histogram (`None`: open-ended).
@@ -644,6 +691,61 @@ pub fn check_text(what: &str, text: &str, max: usize) -> Result<(), String> {
 }
 
 impl QuestionSpec {
+    /// Checks the other languages: at most [`MAX_TRANSLATIONS`], each a different language
+    /// code of 2 or 3 lowercase letters, bounded text, and exactly the question's number of
+    /// choices (none for a numeric question).
+    fn check_translations(&self) -> Result<(), String> {
+        if self.translations.len() > MAX_TRANSLATIONS {
+            return Err(format!(
+                "a question carries at most {MAX_TRANSLATIONS} other languages; this one has {}",
+                self.translations.len()
+            ));
+        }
+        let choices = match &self.kind {
+            QuestionKind::Choice { choices, .. } => choices.len(),
+            QuestionKind::Numeric { .. } => 0,
+        };
+        for (i, t) in self.translations.iter().enumerate() {
+            if !(2..=3).contains(&t.lang.len()) || !t.lang.bytes().all(|b| b.is_ascii_lowercase()) {
+                return Err(format!(
+                    "a translation's language is a code of 2 or 3 lowercase letters (en, tr); \
+                     '{}' is not",
+                    t.lang.escape_debug()
+                ));
+            }
+            if self.translations[..i].iter().any(|o| o.lang == t.lang) {
+                return Err(format!("the language '{}' is given twice", t.lang));
+            }
+            check_text(
+                &format!("the {} prompt", t.lang),
+                &t.prompt,
+                MAX_PROMPT_CHARS,
+            )?;
+            if t.prompt.trim().is_empty() {
+                return Err(format!("the {} prompt is empty", t.lang));
+            }
+            if t.choices.len() != choices {
+                return Err(format!(
+                    "the {} translation has {} choices, the question {choices}: the same \
+                     choices in the same order",
+                    t.lang,
+                    t.choices.len()
+                ));
+            }
+            for (j, c) in t.choices.iter().enumerate() {
+                check_text(
+                    &format!("the {} choice {}", t.lang, LETTERS[j]),
+                    c,
+                    MAX_CHOICE_CHARS,
+                )?;
+            }
+            if let Some(u) = &t.unit {
+                check_text(&format!("the {} unit", t.lang), u, 40)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Checks the teacher's question: bounded text, 2 to 8 choices, an answer among them, finite
     /// numbers, a timer of at most an hour.
     pub fn check(&self) -> Result<(), String> {
@@ -657,6 +759,7 @@ impl QuestionSpec {
         if let Some(t) = self.timer_s {
             check_timer(t)?;
         }
+        self.check_translations()?;
         match &self.kind {
             QuestionKind::Choice { choices, answer } => {
                 if choices.len() < 2 || choices.len() > MAX_CHOICES {
@@ -766,12 +869,85 @@ mod tests {
     }
 
     #[test]
+    fn translations_keep_the_choices_and_are_checked() {
+        let tr = |lang: &str, choices: &[&str]| Translation {
+            lang: lang.into(),
+            prompt: "Hangisi?".into(),
+            choices: choices.iter().map(|c| c.to_string()).collect(),
+            unit: None,
+        };
+        let spec = |translations| QuestionSpec {
+            prompt: "Which?".into(),
+            source: None,
+            kind: QuestionKind::Choice {
+                choices: vec!["one".into(), "two".into()],
+                answer: 1,
+            },
+            timer_s: None,
+            translations,
+        };
+        assert_eq!(spec(vec![tr("tr", &["bir", "iki"])]).check(), Ok(()));
+        // The same choices in the same order, or the letters would mean different things.
+        let e = spec(vec![tr("tr", &["bir"])]).check().unwrap_err();
+        assert!(e.contains("same choices"), "{e}");
+        for bad in ["TR", "t", "türk", "t\u{202e}r", ""] {
+            assert!(
+                spec(vec![tr(bad, &["bir", "iki"])]).check().is_err(),
+                "{bad:?}"
+            );
+        }
+        let e = spec(vec![tr("tr", &["bir", "iki"]), tr("tr", &["a", "b"])])
+            .check()
+            .unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        let many = ["de", "fr", "es", "it", "tr"]
+            .iter()
+            .map(|l| tr(l, &["x", "y"]))
+            .collect();
+        assert!(spec(many).check().is_err_and(|e| e.contains("at most")));
+        let e = spec(vec![tr("tr", &["bir", "iki\u{202e}"])])
+            .check()
+            .unwrap_err();
+        assert!(e.contains("U+202E"), "{e}");
+        // A device reads its language's text, and the question as posed otherwise.
+        let view = QuestionView {
+            id: 1,
+            prompt: "Which?".into(),
+            source: None,
+            body: QuestionBody::Choice {
+                choices: vec![
+                    ChoiceView {
+                        letter: "A".into(),
+                        text: "one".into(),
+                    },
+                    ChoiceView {
+                        letter: "B".into(),
+                        text: "two".into(),
+                    },
+                ],
+            },
+            phase: Phase::Voting,
+            seconds_left: None,
+            translations: vec![tr("tr", &["bir", "iki"])],
+        };
+        assert_eq!(
+            view.in_lang("tr"),
+            ("Hangisi?".into(), vec!["bir".into(), "iki".into()], None)
+        );
+        assert_eq!(
+            view.in_lang("en"),
+            ("Which?".into(), vec!["one".into(), "two".into()], None)
+        );
+    }
+
+    #[test]
     fn questions_are_checked() {
         let q = |kind| QuestionSpec {
             prompt: "p".into(),
             source: None,
             kind,
             timer_s: None,
+            translations: Vec::new(),
         };
         assert!(q(QuestionKind::Choice {
             choices: vec!["a".into(), "b".into()],

@@ -282,6 +282,7 @@ impl Room {
                 .deadline_ms
                 .filter(|_| q.phase.open_round().is_some())
                 .map(|d| ((d - now_ms()).max(0) as u64).div_ceil(1000) as u32),
+            translations: q.spec.translations.clone(),
         }
     }
 

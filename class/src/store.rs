@@ -542,6 +542,7 @@ mod tests {
                             unit: None,
                         },
                         timer_s: None,
+                        translations: Vec::new(),
                     },
                     phase: Phase::Voting,
                     posed_ms: 6,

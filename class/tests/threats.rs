@@ -273,7 +273,7 @@ async fn size_rate_and_connection_limits_hold() {
     let mut c = Client::connect(s.addr).await;
     c.send_raw(&format!(
         "{{\"type\":\"ping\",\"pad\":\"{}\"}}",
-        "x".repeat(10_000)
+        "x".repeat(tplab_class::protocol::MAX_MESSAGE_BYTES + 1)
     ))
     .await;
     assert_eq!(c.error_code().await, "too_large");

@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use tplab_class::protocol::{
     AnswerView, ChallengeView, ClientMsg, Dist, ErrorCode, Phase, PlanRoom, QuestionKind,
-    QuestionSpec, QuestionView, Round, ServerMsg, Summary, Verdict, VoteValue, WirePlan,
-    MAX_CHOICES,
+    QuestionSpec, QuestionView, Round, ServerMsg, Summary, Translation, Verdict, VoteValue,
+    WirePlan, MAX_CHOICES,
 };
 use web_time::{Duration, Instant};
 
@@ -797,7 +797,9 @@ impl ClassClient {
 }
 
 /// A quiz question as the class protocol poses it: single choice and numeric questions (the
-/// others have no place in a room's vote). The prompt and choices in `lang`.
+/// others have no place in a room's vote). The prompt and choices in `lang`, and in every
+/// other language of the course as translations (each phone shows its own; the choices keep
+/// their order, so the letters and the votes are the same).
 pub fn spec_from_quiz(
     q: &tplab_quiz::bank::Question,
     lang: tplab_lessons::Lang,
@@ -823,11 +825,32 @@ pub fn spec_from_quiz(
         },
         _ => return None,
     };
+    let translations = tplab_lessons::Lang::ALL
+        .into_iter()
+        .filter(|&l| l != lang)
+        .map(|l| Translation {
+            lang: l.code().to_string(),
+            prompt: q.prompt(l).to_string(),
+            choices: match &q.kind {
+                tplab_quiz::bank::QuestionKind::Single { choices, .. } => {
+                    choices.iter().map(|c| c.get(l).to_string()).collect()
+                }
+                _ => Vec::new(),
+            },
+            unit: match &q.kind {
+                tplab_quiz::bank::QuestionKind::Numeric { unit, .. } => {
+                    unit.as_ref().map(|u| u.get(l).to_string())
+                }
+                _ => None,
+            },
+        })
+        .collect();
     let spec = QuestionSpec {
         prompt: q.prompt(lang).to_string(),
         source: Some(format!("quiz:{}", q.id)),
         kind,
         timer_s: None,
+        translations,
     };
     spec.check().ok().map(|()| spec)
 }
@@ -877,6 +900,61 @@ impl StudentPlan {
     }
 }
 
+/// Where the teacher sends every device ("Send everyone to this step"): a "Show me" target
+/// (the view and the teacher's scenario) and, for the walkthrough, its step (from 1). Sent as
+/// the `push` message's JSON target; a device that cannot read a target says so and stays.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushTarget {
+    pub show: tplab_lessons::ShowMe,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+}
+
+impl PushTarget {
+    /// The walkthrough at `step` (from 1) on the layer `config` describes, at its TP.
+    pub fn walk(config: &tplab_engine::config::Config, step: usize) -> Self {
+        let scenario = tplab_engine::overrides::Overrides {
+            hidden: Some(config.hidden),
+            heads: Some(config.heads),
+            kv_heads: config.kv_heads,
+            ffn: Some(config.ffn),
+            seq: Some(config.seq),
+            batch: Some(config.batch),
+            layers: Some(config.layers),
+            tp: Some(config.tp),
+            sequence_parallel: Some(config.sequence_parallel),
+            algorithm: Some(config.algorithm),
+            seed: Some(config.seed),
+            ..Default::default()
+        };
+        Self {
+            show: tplab_lessons::ShowMe {
+                view: tplab_lessons::View::Step,
+                scenario,
+                ..Default::default()
+            },
+            step: Some(step),
+        }
+    }
+
+    /// The `push` message's target.
+    pub fn to_target(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Reads a `push` target (the protocol bounds its length); the error names what is wrong.
+    pub fn read(target: &str) -> Result<Self, String> {
+        let p: Self = serde_json::from_str(target).map_err(|e| e.to_string())?;
+        let config = p
+            .show
+            .scenario
+            .apply(&tplab_engine::config::Config::default());
+        config.validate().map_err(|e| e.to_string())?;
+        Ok(p)
+    }
+}
+
 /// The splits a weight may take.
 pub const SPLITS: [&str; 3] = ["replicate", "columns", "rows"];
 
@@ -893,6 +971,7 @@ mod tests {
             body: tplab_class::protocol::QuestionBody::Numeric { unit: None },
             phase: Phase::Voting,
             seconds_left: Some(30),
+            translations: Vec::new(),
         };
         let mut q = QuestionState::new(view.clone());
         assert!(matches!(q.seconds_left(), Some(29..=30)));

@@ -195,6 +195,9 @@ pub struct Shared {
     pub from_lesson: Option<String>,
     /// A walkthrough step (from 0) to open at (a link's `step=`), taken by the walkthrough.
     pub open_step: Option<usize>,
+    /// The walkthrough's step (from 0) as it last showed it (a live class's console follows
+    /// it), on Megatron's split or the learner's plan ([`Shared::walk_choice`]).
+    pub walk_at: Option<usize>,
     /// The design lab: its plan, challenges and progress (read it; change it through
     /// [`Action::Design`]).
     pub design: design::DesignLab,

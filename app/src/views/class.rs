@@ -37,10 +37,25 @@ pub struct Class {
     /// for the scenario's generation and the language they were worded in.
     #[serde(skip)]
     walk: Option<(u64, Lang, Vec<WalkQuestion>)>,
+    /// The walkthrough's predictions in the course's other languages, by step (from 0).
+    #[serde(skip)]
+    walk_translations: std::collections::HashMap<usize, Vec<tplab_class::protocol::Translation>>,
     /// The walkthrough prediction picked to pose (its step, from 0).
     walk_picked: Option<usize>,
+    /// The walkthrough's step the picker last followed (from 0).
+    #[serde(skip)]
+    walk_followed: Option<usize>,
+    /// Where "Send everyone to this step" sends the room: the scenario as it is now.
+    #[serde(skip)]
+    scenario: Option<tplab_engine::config::Config>,
     /// Seconds to vote in each round (0: no timer).
     timer_s: u32,
+    /// The plan the teacher asked to put on the projector (the challenge's stage), this frame.
+    #[serde(skip)]
+    to_show: Option<(u32, tplab_class::protocol::PlanEntry)>,
+    /// The last plan put on the projector, or why it could not be.
+    #[serde(skip)]
+    shown: Option<Result<(), String>>,
     /// "End the class" was pressed once: the second press (confirm) ends it.
     #[serde(skip)]
     confirm_end: bool,
@@ -87,6 +102,7 @@ impl View for Class {
             self.stage = 1;
         }
         self.refresh_walk(lang, shared);
+        self.follow_walk(shared);
         let Some(client) = shared.class.as_mut().filter(|c| c.is_teacher()) else {
             return;
         };
@@ -99,6 +115,9 @@ impl View for Class {
                 self.challenge_ui(&mut cols[1], lang, client);
             });
         });
+        if let Some((stage, plan)) = self.to_show.take() {
+            self.shown = Some(show_plan(shared, stage, &plan));
+        }
     }
 }
 
@@ -165,17 +184,56 @@ impl Class {
         {
             return;
         }
-        let questions = match shared.scenario.derived() {
-            Ok(d) => crate::lab::walk::walk_steps(&d.trace)
-                .iter()
-                .enumerate()
-                .filter_map(|(i, step)| {
-                    crate::widgets::predict::prediction(lang, &d.trace, step).map(|p| (i, p))
-                })
-                .collect(),
-            Err(_) => Vec::new(),
+        let predictions = |l: Lang| -> Vec<WalkQuestion> {
+            match shared.scenario.derived() {
+                Ok(d) => crate::lab::walk::walk_steps(&d.trace)
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, step)| {
+                        crate::widgets::predict::prediction(l, &d.trace, step).map(|p| (i, p))
+                    })
+                    .collect(),
+                Err(_) => Vec::new(),
+            }
         };
+        let questions = predictions(lang);
+        // The same predictions in the other languages (the same steps, the same choices in
+        // the same order): each phone shows its own.
+        self.walk_translations.clear();
+        for other in Lang::ALL.into_iter().filter(|&l| l != lang) {
+            for (i, p) in predictions(other) {
+                self.walk_translations.entry(i).or_default().push(
+                    tplab_class::protocol::Translation {
+                        lang: other.code().to_string(),
+                        prompt: p.question,
+                        choices: p.options,
+                        unit: None,
+                    },
+                );
+            }
+        }
         self.walk = Some((generation, lang, questions));
+    }
+
+    /// The picker follows the walkthrough: when the teacher steps it, the next prediction from
+    /// the step on screen is picked (on Megatron's split, which the predictions are of).
+    fn follow_walk(&mut self, shared: &Shared) {
+        self.scenario = Some(shared.scenario.config().clone());
+        if shared.walk_choice() != crate::lab::WalkChoice::Megatron {
+            return;
+        }
+        let Some(at) = shared.walk_at else {
+            return;
+        };
+        if self.walk_followed == Some(at) {
+            return;
+        }
+        self.walk_followed = Some(at);
+        if let Some((_, _, questions)) = &self.walk {
+            if let Some((i, _)) = questions.iter().find(|(i, _)| *i >= at) {
+                self.walk_picked = Some(*i);
+            }
+        }
     }
 
     /// The walkthrough's predictions of the scenario, any of which the room can vote on.
@@ -224,21 +282,50 @@ impl Class {
                         answer: u32::try_from(p.right).ok()?,
                     },
                     timer_s: self.timer(),
+                    translations: self.walk_translations.get(i).cloned().unwrap_or_default(),
                 };
                 spec.check().ok().map(|()| spec)
             });
-        if ui
-            .add_enabled(
-                client.state.status == Status::Joined && spec.is_some(),
-                egui::Button::new(t(lang, "class-pose-walk")),
-            )
-            .on_hover_text(t(lang, "class-pose-hint"))
-            .clicked()
-        {
-            if let Some(question) = spec {
-                client.send(ClientMsg::Pose { question });
+        let joined = client.state.status == Status::Joined;
+        ui.horizontal_wrapped(|ui| {
+            if ui
+                .add_enabled(
+                    joined && spec.is_some(),
+                    egui::Button::new(t(lang, "class-pose-walk")),
+                )
+                .on_hover_text(t(lang, "class-pose-hint"))
+                .clicked()
+            {
+                if let Some(question) = spec {
+                    client.send(ClientMsg::Pose { question });
+                }
             }
-        }
+            // Every device to the walkthrough at this step, on the teacher's scenario.
+            let push = choice.zip(self.scenario.as_ref()).map(|(step, config)| {
+                let target = crate::lab::class::PushTarget::walk(config, step + 1);
+                let title = t_args(
+                    lang,
+                    "class-push-step-title",
+                    &[("step", (step + 1).to_string())],
+                );
+                (target.to_target(), title)
+            });
+            if ui
+                .add_enabled(
+                    joined && push.is_some(),
+                    egui::Button::new(t(lang, "class-push-step")),
+                )
+                .on_hover_text(t(lang, "class-push-step-hint"))
+                .clicked()
+            {
+                if let Some((target, title)) = push {
+                    client.send(ClientMsg::Push {
+                        target,
+                        title: Some(title),
+                    });
+                }
+            }
+        });
     }
 
     /// The timer the next round gets, if any.
@@ -444,12 +531,13 @@ impl Class {
             ui.label(t(lang, "class-no-challenge"));
             return;
         };
+        let (title, goal) = cw::challenge_words(lang, ch);
         ui.strong(t_args(
             lang,
             "class-challenge-title",
-            &[("stage", ch.stage.to_string()), ("title", ch.title.clone())],
+            &[("stage", ch.stage.to_string()), ("title", title)],
         ));
-        ui.add(egui::Label::new(ch.goal.as_str()).wrap());
+        ui.add(egui::Label::new(goal).wrap());
         let Some(room) = &client.state.plans else {
             ui.label(t(lang, "class-no-plans"));
             return;
@@ -490,14 +578,61 @@ impl Class {
             );
         }
         ui.add_space(4.0);
+        // Any plan on the projector, without its author's name: the walkthrough steps through
+        // it, or the design lab shows why the engine refuses it.
+        let mut show = None;
         egui::CollapsingHeader::new(t(lang, "class-every-plan"))
             .id_salt("class-every-plan")
+            .default_open(true)
             .show(ui, |ui| {
                 for p in &room.plans {
-                    ui.label(format!("{} — {}", group_words(lang, p.group), p.describe));
+                    ui.horizontal_wrapped(|ui| {
+                        if ui
+                            .button(t(lang, "class-show-plan"))
+                            .on_hover_text(t(lang, "class-show-plan-hint"))
+                            .clicked()
+                        {
+                            show = Some(p.clone());
+                        }
+                        ui.label(format!(
+                            "{} — {}",
+                            group_words(lang, p.group),
+                            cw::entry_words(lang, p)
+                        ));
+                    });
                 }
             });
+        if let Some(p) = show {
+            self.to_show = Some((ch.stage, p));
+        }
+        if let Some(Err(e)) = &self.shown {
+            ui.label(egui::RichText::new(e.as_str()).color(ui.visuals().warn_fg_color));
+        }
     }
+}
+
+/// Puts a student's plan on the teacher's screen (no name: the plan alone): the challenge's
+/// plan in the design lab, then the walkthrough on it when the engine accepts it. The design
+/// lab stays where it was when the plan cannot be read.
+fn show_plan(
+    shared: &mut Shared,
+    stage: u32,
+    entry: &tplab_class::protocol::PlanEntry,
+) -> Result<(), String> {
+    use crate::lab::design::DesignAction;
+    use crate::lab::Action;
+    let plan = tplab_class::plans::to_plan(&entry.plan)?;
+    shared.act(Action::Design(DesignAction::SelectStage(stage as usize)));
+    shared.act(Action::Design(DesignAction::SetPlan(plan)));
+    if entry.group == PlanGroup::Refused {
+        shared.navigate(tplab_lessons::ShowMe {
+            view: tplab_lessons::View::Design,
+            ..Default::default()
+        });
+    } else {
+        shared.act(Action::StepThroughMyPlan);
+    }
+    Ok(())
 }
 
 /// A design-lab verdict group in words.

@@ -27,6 +27,68 @@ pub struct ClassStudent {
     number: String,
     /// The plan being made, and the challenge (its `seq`) it is for.
     plan: Option<(u32, StudentPlan)>,
+    /// What the teacher pushed that the student asked to open (the shell takes it).
+    open: Option<crate::lab::class::PushTarget>,
+}
+
+impl ClassStudent {
+    /// The teacher's screen the student asked to open on this device, once.
+    pub fn take_open(&mut self) -> Option<crate::lab::class::PushTarget> {
+        self.open.take()
+    }
+
+    /// Where the teacher sent the room: a button that opens it here.
+    fn pushed_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &ClassClient) {
+        let Some((target, title)) = &client.state.push else {
+            return;
+        };
+        // The title in the student's own language when the target says what it is (the
+        // teacher's words, in the teacher's language, otherwise).
+        let read = crate::lab::class::PushTarget::read(target);
+        let title = match &read {
+            Ok(p) if p.show.view == tplab_lessons::View::Step && p.step.is_some() => t_args(
+                lang,
+                "class-push-step-title",
+                &[("step", p.step.unwrap_or(1).to_string())],
+            ),
+            _ => title.clone().unwrap_or_default(),
+        };
+        egui::Frame::group(ui.style()).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(t_args(lang, "class-pushed", &[("title", title)])).strong(),
+                )
+                .wrap(),
+            );
+            match read {
+                Ok(p) => {
+                    if big_button(
+                        ui,
+                        "class-open-pushed",
+                        egui::RichText::new(t(lang, "class-open-pushed")),
+                        false,
+                        true,
+                    ) {
+                        self.open = Some(p);
+                    }
+                }
+                Err(e) => {
+                    ui.add(
+                        egui::Label::new(
+                            egui::RichText::new(t_args(
+                                lang,
+                                "class-pushed-unreadable",
+                                &[("error", e)],
+                            ))
+                            .color(ui.visuals().warn_fg_color),
+                        )
+                        .wrap(),
+                    );
+                }
+            }
+        });
+    }
 }
 
 impl View for ClassStudent {
@@ -85,6 +147,7 @@ impl View for ClassStudent {
                 self.name_ui(ui, lang, client);
                 return;
             }
+            self.pushed_ui(ui, lang, client);
             ui.separator();
             // The question while it is open; once answered, a challenge set since goes on top.
             let challenge_first = client
@@ -187,7 +250,10 @@ impl ClassStudent {
         let joined = client.state.status == Status::Joined;
         let reconnecting = matches!(client.state.status, Status::Connecting { .. });
         // (The question's source, `quiz:…`, is the export's, not a student's to read.)
-        ui.add(egui::Label::new(egui::RichText::new(&q.view.prompt).size(1.3 * size)).wrap());
+        // The question in this phone's language when the teacher's app sent it (the letters
+        // and the votes are the same in every language).
+        let (prompt, texts, unit) = q.view.in_lang(lang.code());
+        ui.add(egui::Label::new(egui::RichText::new(prompt).size(1.3 * size)).wrap());
         let open = q.open_round();
         let (phase_id, phase_color) = match q.view.phase {
             Phase::Voting => ("class-student-voting", None),
@@ -257,7 +323,8 @@ impl ClassStudent {
                 for (i, c) in choices.iter().enumerate() {
                     let i = i as u32;
                     let chosen = mine == Some(VoteValue::Choice { choice: i });
-                    let mut text = egui::RichText::new(format!("{}   {}", c.letter, c.text));
+                    let words = texts.get(i as usize).unwrap_or(&c.text);
+                    let mut text = egui::RichText::new(format!("{}   {words}", c.letter));
                     if right == Some(i) {
                         text = text.color(crate::widgets::ok_ink(ui)).strong();
                     }
@@ -273,7 +340,7 @@ impl ClassStudent {
                     }
                 }
             }
-            QuestionBody::Numeric { unit } => {
+            QuestionBody::Numeric { .. } => {
                 ui.horizontal(|ui| {
                     ui.add_enabled(
                         open.is_some(),
@@ -281,7 +348,7 @@ impl ClassStudent {
                             .desired_width(ui.available_width() * 0.5)
                             .font(egui::FontId::proportional(1.4 * size)),
                     );
-                    if let Some(u) = unit {
+                    if let Some(u) = &unit {
                         ui.label(u.as_str());
                     }
                 });
@@ -334,12 +401,13 @@ impl ClassStudent {
         let Some(ch) = client.state.challenge.clone() else {
             return;
         };
+        let (title, goal) = cw::challenge_words(lang, &ch);
         ui.heading(t_args(
             lang,
             "class-challenge-title",
-            &[("stage", ch.stage.to_string()), ("title", ch.title.clone())],
+            &[("stage", ch.stage.to_string()), ("title", title)],
         ));
-        ui.add(egui::Label::new(ch.goal.as_str()).wrap());
+        ui.add(egui::Label::new(goal).wrap());
         if self.plan.as_ref().is_none_or(|(seq, _)| *seq != ch.seq) {
             self.plan = Some((ch.seq, StudentPlan::from_wire(&ch.start)));
         }

@@ -534,6 +534,7 @@ impl View for StepThrough {
             self.round = (n.min(last), 0);
             self.playing = false;
         }
+        shared.walk_at = Some(self.current());
         if shared.keys.toggle_play {
             if !self.playing && self.current() + 1 >= self.step_count() {
                 self.position = 0.0; // play again from the start

@@ -422,6 +422,8 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
             ));
             ui.horizontal_wrapped(|ui| {
                 for (r, h) in m.partials.iter().enumerate() {
+                    // A picture that no longer fits the row starts the next (a phone).
+                    crate::widgets::keep_on_one_row(ui, tile(h).x);
                     ui.vertical(|ui| {
                         ui.label(format!("GPU {r}"));
                         ui.image((h.texture.id(), tile(h)));
@@ -436,14 +438,17 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
             });
             let big = |h: &Heatmap| tile(h) * 1.6;
             ui.horizontal_wrapped(|ui| {
+                crate::widgets::keep_on_one_row(ui, big(&m.result).x);
                 ui.vertical(|ui| {
                     ui.label(tr("vf-after"));
                     ui.image((m.result.texture.id(), big(&m.result)));
                 });
+                crate::widgets::keep_on_one_row(ui, big(&m.reference).x);
                 ui.vertical(|ui| {
                     ui.label(tr("vf-reference"));
                     ui.image((m.reference.texture.id(), big(&m.reference)));
                 });
+                crate::widgets::keep_on_one_row(ui, big(&m.error).x.max(16.0 * size));
                 ui.vertical(|ui| {
                     let l = ui.label(ta(
                         "vf-error",

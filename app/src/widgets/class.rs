@@ -182,3 +182,25 @@ pub fn timer(ui: &mut egui::Ui, lang: Lang, q: &crate::lab::class::QuestionState
             .request_repaint_after(web_time::Duration::from_millis(250));
     }
 }
+
+/// A challenge's title and goal in the device's language (the design lab's own words for it),
+/// or as the server sent them when the app does not know the challenge.
+pub fn challenge_words(lang: Lang, ch: &tplab_class::protocol::ChallengeView) -> (String, String) {
+    let word = |part: &str, sent: &str| {
+        let id = format!("design-ch-{}-{part}", ch.id);
+        match t(lang, &id) {
+            s if s == id => sent.to_string(),
+            s => s,
+        }
+    };
+    (word("title", &ch.title), word("goal", &ch.goal))
+}
+
+/// A student's plan in the device's language, or the server's description when it cannot be
+/// read.
+pub fn entry_words(lang: Lang, p: &tplab_class::protocol::PlanEntry) -> String {
+    match tplab_class::plans::to_plan(&p.plan) {
+        Ok(plan) => super::plan::plan_words(lang, &plan),
+        Err(_) => p.describe.clone(),
+    }
+}

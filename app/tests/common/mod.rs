@@ -254,3 +254,57 @@ pub fn fixed_probe() -> tplab_kernels::Probe {
         }],
     }
 }
+
+/// Frames a view's background work may take (the Verify view's run on a loaded machine).
+pub const WAIT_FRAMES: usize = 30_000;
+
+/// Frames until a label containing one of `labels` shows (the view's background work has
+/// answered); fails the test after [`WAIT_FRAMES`].
+pub fn wait_for(harness: &mut Harness<'static, TplabApp>, labels: &[&str]) {
+    let done = wait_until(harness, WAIT_FRAMES, 10, |h| {
+        labels
+            .iter()
+            .any(|l| h.query_by_label_contains(l).is_some())
+    });
+    assert!(done, "none of {labels:?} ever showed");
+}
+
+/// Brings `view` to a state that does not depend on the machine's speed before a snapshot:
+/// the Verify view's run and the Planner's search finished (the Collectives view is paused on
+/// its first round), and the numbers that depend on the CPU masked (rounding errors depend on
+/// the SIMD width, the summation order inside the GEMMs).
+pub fn settle_view(harness: &mut Harness<'static, TplabApp>, view: &str) {
+    match view {
+        "verify" => wait_for(harness, &["error heatmap"]),
+        "planner" => wait_for(harness, &["Why the winner wins", "Kazanan neden kazanır"]),
+        "collectives" => {
+            // Paused on the first round (it moves only while playing): the frame does not
+            // depend on the clock.
+            let first = harness
+                .query_all_by_label_contains("Round 1 of 6")
+                .next()
+                .is_some()
+                || harness
+                    .query_all_by_label_contains("Tur 1 / 6")
+                    .next()
+                    .is_some();
+            assert!(first, "{view}: not on the first round");
+        }
+        _ => {}
+    }
+    harness.run_steps(2);
+    if view == "verify" {
+        let masks: Vec<egui::Rect> = [
+            "worst check",
+            "error numbers",
+            "error heatmap",
+            "tolerance: relative",
+        ]
+        .into_iter()
+        .filter_map(|label| harness.query_by_label(label).map(|n| n.rect()))
+        .collect();
+        for rect in masks {
+            harness.mask(rect);
+        }
+    }
+}

@@ -17,6 +17,7 @@ fn choice_q(answer: u32) -> QuestionSpec {
             answer,
         },
         timer_s: None,
+        translations: Vec::new(),
     }
 }
 
@@ -204,6 +205,7 @@ fn numeric_questions_show_histograms() {
             unit: Some("GB".into()),
         },
         timer_s: None,
+        translations: Vec::new(),
     })
     .unwrap();
     for (s, v) in ids.iter().zip([10.0, 20.0, 40.0, 40.5, 80.0, 1e6]) {

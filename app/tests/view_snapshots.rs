@@ -40,8 +40,6 @@ const VIEWS: [&str; 12] = [
     "lessons",
 ];
 
-/// Frames (10 ms apart) a background job may take: 300 s.
-
 /// One view at `size` window pixels; masks what depends on the machine.
 fn shot(
     results: &mut SnapshotResults,

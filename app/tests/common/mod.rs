@@ -255,7 +255,8 @@ pub fn fixed_probe() -> tplab_kernels::Probe {
     }
 }
 
-/// Frames a view's background work may take (the Verify view's run on a loaded machine).
+/// Frames (10 ms apart) a view's background work may take: 300 s (the Verify view's run on a
+/// loaded machine).
 pub const WAIT_FRAMES: usize = 30_000;
 
 /// Frames until a label containing one of `labels` shows (the view's background work has

@@ -21,10 +21,12 @@ function check(ok, what) {
   console.log(`ok: ${what}`);
 }
 
-/** Starts `tplab class`; resolves to { join, teacher, base, secret, stop } once it printed them. */
-async function startClass() {
-  const data = await mkdtemp(join(tmpdir(), "tplab-class-"));
-  const port = 20000 + Math.floor(Math.random() * 20000);
+/** Starts `tplab class` (on `port` with `data`: a restart resumes that class); resolves to
+ * { join, teacher, base, secret, port, data, stop } once it printed them. `stop` resolves when
+ * the server has exited. */
+async function startClass(port, data) {
+  data = data ?? (await mkdtemp(join(tmpdir(), "tplab-class-")));
+  port = port ?? 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(
     tplabBin,
     ["class", "--port", String(port), "--dist", join(root, "dist"), "--data", data, "--max-per-address", "64"],
@@ -42,7 +44,14 @@ async function startClass() {
       if (join && teacher) {
         clearTimeout(timer);
         const secret = teacher[1].split("#teacher=")[1];
-        ok({ join: join[1], teacher: teacher[1], base: `http://127.0.0.1:${port}`, secret, stop: () => child.kill("SIGINT") });
+        const exited = new Promise((done) => child.on("exit", done));
+        child.removeAllListeners("exit");
+        child.on("exit", () => {});
+        const stop = async () => {
+          child.kill("SIGINT");
+          await exited;
+        };
+        ok({ join: join[1], teacher: teacher[1], base: `http://127.0.0.1:${port}`, secret, port, data, stop });
       }
     });
   });
@@ -93,10 +102,12 @@ async function tap(page, name, done, what) {
 }
 
 const problems = [];
+// While the server is down on purpose, the browser logs its failed reconnections: expected.
+let restarting = false;
 
 async function main() {
   await mkdir(out, { recursive: true });
-  const cls_ = await startClass();
+  let cls_ = await startClass();
   const profile = await mkdtemp(join(tmpdir(), "tplab-chromium-"));
   const context = await launch(profile);
   try {
@@ -104,7 +115,9 @@ async function main() {
       const page = await context.newPage();
       await page.setViewportSize({ width, height });
       page.on("console", (m) => {
-        if (m.type() === "error") problems.push(`console error: ${m.text()}`);
+        if (m.type() !== "error") return;
+        if (restarting && /WebSocket/i.test(m.text())) return;
+        problems.push(`console error: ${m.text()}`);
       });
       page.on("pageerror", (e) => problems.push(`uncaught: ${e.message}`));
       await page.goto(url);
@@ -172,10 +185,31 @@ async function main() {
     });
     votes.sort();
     check(JSON.stringify(votes) === JSON.stringify(["AB", "BB", "BC"]), `every vote in the CSV (${votes})`);
+
+    // The server restarts mid-round: the phones and the console come back by themselves, each
+    // student the same student with their vote kept, and the round goes on.
+    await tap(teacher, "class-pose", (c) => c.question != null && c.phase === "voting" && c.question !== both.question, "the teacher asks again");
+    for (const s of students) await until(s, (c) => c.phase === "voting" && c.question !== both.question, "the new question reaches a phone");
+    await vote(students[0], "A", 0);
+    await vote(students[1], "C", 0);
+    await until(teacher, (c) => c.answered && c.answered[0] === 2, "the console counts two votes before the restart");
+    restarting = true;
+    await cls_.stop();
+    for (const p of [teacher, ...students]) await until(p, (c) => c.status !== "Joined", "a device notices the server is gone");
+    cls_ = await startClass(cls_.port, cls_.data);
+    for (const p of [teacher, ...students]) await until(p, (c) => c.status === "Joined", "a device comes back by itself", 30000);
+    restarting = false;
+    const kept = await Promise.all(students.map(cls));
+    check(kept[0].my_votes[0] !== "None" && kept[1].my_votes[0] !== "None" && kept[2].my_votes[0] === "None", "each phone keeps its own vote across the restart");
+    await until(teacher, (c) => c.joined === 3 && c.answered && c.answered[0] === 2, "the console: the same three students, the two votes");
+    await vote(students[2], "B", 0);
+    await until(teacher, (c) => c.answered && c.answered[0] === 3, "the round goes on after the restart");
+    await tap(teacher, "class-reveal", (c) => c.phase === "revealed", "the distribution after the restart");
+    check(true, "a server restart mid-round: every device back, every vote kept");
     check(problems.length === 0, `no console error or uncaught exception${problems.length ? ": " + problems.join("; ") : ""}`);
   } finally {
     await context.close();
-    cls_.stop();
+    await cls_.stop();
   }
 }
 

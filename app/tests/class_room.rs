@@ -460,7 +460,7 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
         teacher.state().shared.walk_choice(),
         tplab::lab::WalkChoice::MyPlan
     );
-    let shown = tplab_class::plans::to_plan(&room.plans[costly].plan).expect("a plan");
+    let shown = tplab_class::wire::to_plan(&room.plans[costly].plan).expect("a plan");
     let on_screen = teacher.state().shared.design.plan();
     for w in tplab_engine::block::design::Weight::ALL {
         assert_eq!(on_screen.split(w), shown.split(w), "{w:?}");

@@ -3,12 +3,15 @@
 //!
 //! - [`protocol`]: the JSON messages over one WebSocket (always built; the app's client on the
 //!   desktop and the web shares it);
-//! - with the `server` feature (default): [`room`] (the Peer Instruction state machine),
+//! - with the `engine` feature: [`wire`] (a plan from the wire to the engine and back);
+//! - with the `server` feature (default, with `engine`): [`room`] (the Peer Instruction state machine),
 //!   [`store`] (SQLite), [`plans`] (the design lab's plans, checked and grouped by the engine),
 //!   [`export`] (CSV and JSON) and [`server`] (axum HTTP + WebSocket, the limits of the threat
 //!   model in `docs/class.md`).
 
 pub mod protocol;
+#[cfg(feature = "engine")]
+pub mod wire;
 
 #[cfg(feature = "server")]
 pub mod error;

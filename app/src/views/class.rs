@@ -621,7 +621,7 @@ fn show_plan(
 ) -> Result<(), String> {
     use crate::lab::design::DesignAction;
     use crate::lab::Action;
-    let plan = tplab_class::plans::to_plan(&entry.plan)?;
+    let plan = tplab_class::wire::to_plan(&entry.plan)?;
     shared.act(Action::Design(DesignAction::SelectStage(stage as usize)));
     shared.act(Action::Design(DesignAction::SetPlan(plan)));
     if entry.group == PlanGroup::Refused {

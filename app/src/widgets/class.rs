@@ -199,7 +199,7 @@ pub fn challenge_words(lang: Lang, ch: &tplab_class::protocol::ChallengeView) ->
 /// A student's plan in the device's language, or the server's description when it cannot be
 /// read.
 pub fn entry_words(lang: Lang, p: &tplab_class::protocol::PlanEntry) -> String {
-    match tplab_class::plans::to_plan(&p.plan) {
+    match tplab_class::wire::to_plan(&p.plan) {
         Ok(plan) => super::plan::plan_words(lang, &plan),
         Err(_) => p.describe.clone(),
     }

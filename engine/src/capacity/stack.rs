@@ -453,7 +453,25 @@ fn stream_time(bytes: f64, gpu: &GpuSpec) -> f64 {
     bytes / (gpu.memory_bandwidth_gbs * 1e9 * cost::MEMORY_EFFICIENCY)
 }
 
-/// The precision GEMMs actually run in on `gpu` (FP8 falls back to bf16 without FP8 cores).
+/// FP8 GEMMs need FP8 tensor cores: [`NoFp8`](crate::capacity::hardware::NoFp8) on a GPU
+/// without them (V100, A100), so that `--precision fp8` is refused there rather than priced
+/// in bf16 without a word (which it was before issue 39).
+pub fn check_precision(
+    stack: &Stack,
+    gpu: &GpuSpec,
+) -> Result<(), crate::capacity::hardware::NoFp8> {
+    if stack.precision == Precision::Fp8 {
+        gpu.require_fp8(
+            "--precision fp8 (Transformer Engine's FP8 GEMMs)",
+            "train in bf16 (drop --precision fp8) or pick a GPU with FP8 (--gpu h100, h200 or b200)",
+        )?;
+    }
+    Ok(())
+}
+
+/// The precision GEMMs run in on `gpu`. [`check_layout`] refuses FP8 on a GPU without FP8
+/// cores ([`check_precision`]); callers that price a layer without it (a lesson's what-if)
+/// get bf16 there.
 pub fn effective_precision(stack: &Stack, gpu: &GpuSpec) -> Precision {
     if stack.precision == Precision::Fp8 && gpu.peak_fp8_tflops > 0.0 {
         Precision::Fp8
@@ -723,6 +741,7 @@ pub fn check_layout(
     let mut shape_model = model.clone();
     shape_model.layers = 1;
     memory::check_layout(&shape_model, &as_classic)?;
+    check_precision(stack, &cluster.gpu)?;
     if layout.pp == 0 {
         return Err(LayoutError::Zero { field: "pp" });
     }

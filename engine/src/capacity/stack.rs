@@ -1196,6 +1196,43 @@ mod tests {
     use crate::capacity::hardware::Catalogue;
     use crate::capacity::models::ModelPreset;
 
+    /// FP8 GEMMs on a GPU without FP8 tensor cores are refused with the rule, not priced in
+    /// bf16 (issue 39: `plan --precision fp8` on an A100 was ignored without a word).
+    #[test]
+    fn fp8_without_fp8_tensor_cores_is_an_error() {
+        let cat = Catalogue::default();
+        let m = ModelPreset::Llama3_8b.spec();
+        let lay = Layout {
+            tp: 8,
+            pp: 1,
+            dp: 1,
+            micro_batch: 1,
+            sp: true,
+            recompute: Recompute::None,
+            zero: 1,
+            ep: 1,
+        };
+        let setup = TrainSetup {
+            seq: 8192,
+            global_batch: 8,
+            overlap_dp: true,
+        };
+        let fp8 = Stack {
+            precision: Precision::Fp8,
+            ..Stack::current()
+        };
+        let a100 = Cluster::new(&cat, "a100", 8, 8, "ib200").unwrap();
+        let e = iteration_time(&m, &setup, &a100, &lay, &fp8).unwrap_err();
+        assert!(matches!(e, LayoutError::NoFp8(_)), "{e}");
+        assert!(e.to_string().contains("--precision fp8"), "{e}");
+        let h100 = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
+        assert!(iteration_time(&m, &setup, &h100, &lay, &fp8).is_ok());
+        // The what-if's FP8 row on the A100 has no time (the app and CLI say why).
+        let wi = what_if(&m, &setup, &a100, &lay, &Stack::current()).unwrap();
+        let row = wi.iter().find(|w| w.switch == Switch::Fp8).unwrap();
+        assert!(row.flipped_time_s.is_none());
+    }
+
     /// Comm-GEMM overlap hides TP traffic over NVLink inside a node, none of a TP group that
     /// spans nodes (every byte over the network is exposed).
     #[test]

@@ -287,3 +287,123 @@ fn sweep_writes_csv_reports_invalid_points_and_refuses_unphysical_input() {
     assert_eq!(v["command"], "serve");
     assert!(v["argv"].as_array().is_some_and(|a| a.len() >= 5));
 }
+
+#[test]
+fn fp8_weights_fit_where_bf16_does_not_and_a100_refuses_fp8_with_the_rule() {
+    // Llama 3 70B on one H200 (141 GB, 90% usable): bf16 weights do not fit, FP8 ones do.
+    let run = |weights: &str| {
+        tplab(&[
+            "serve",
+            "--model",
+            "llama3-70b",
+            "--gpu",
+            "h200",
+            "--tp",
+            "1",
+            "--weights",
+            weights,
+            "--kv-cache",
+            "fp8",
+            "--context",
+            "8192",
+        ])
+    };
+    let (ok, bf16, err) = run("bf16");
+    assert!(ok, "{bf16}{err}");
+    assert!(
+        bf16.contains("TP=1") && bf16.contains("does NOT fit"),
+        "{bf16}"
+    );
+    assert!(bf16.contains("No TP in the sweep fits"), "{bf16}");
+    let (ok, fp8, err) = run("fp8");
+    assert!(ok, "{fp8}{err}");
+    assert!(fp8.contains("fp8 weights, fp8 KV cache"), "{fp8}");
+    let line = fp8
+        .lines()
+        .find(|l| l.trim_start().starts_with("TP=1"))
+        .unwrap_or("");
+    assert!(line.ends_with(": fits"), "{line}");
+    // The decode step reads half the linear bytes: faster than bf16's (which would not fit).
+    let ms = |out: &str| -> f64 {
+        out.lines()
+            .find(|l| l.starts_with("    1 "))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    assert!(ms(&fp8) < 0.6 * ms(&bf16), "{} vs {}", ms(&fp8), ms(&bf16));
+    // A100 has no FP8: an error naming the rule and the fix, for serve and for plan.
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "a100",
+        "--tp",
+        "1",
+        "--weights",
+        "fp8",
+    ]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("needs FP8 tensor cores") && err.contains("--weights int4"),
+        "{err}"
+    );
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "a100",
+        "--tp",
+        "1",
+        "--kv-cache",
+        "fp8",
+    ]);
+    assert!(!ok && err.contains("--kv-cache bf16"), "{out}{err}");
+    let (ok, out, err) = tplab(&[
+        "plan",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "a100",
+        "--gpus",
+        "8",
+        "--gpus-per-node",
+        "8",
+        "--global-batch",
+        "64",
+        "--precision",
+        "fp8",
+    ]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("--precision fp8") && err.contains("needs FP8 tensor cores"),
+        "{err}"
+    );
+    // INT4 weight-only runs on the A100; a V100 has no INT4 kernel.
+    let (ok, out, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "a100",
+        "--tp",
+        "1",
+        "--weights",
+        "int4",
+    ]);
+    assert!(ok && out.contains("int4 weights"), "{out}{err}");
+    let (ok, _, err) = tplab(&[
+        "serve",
+        "--model",
+        "llama3-8b",
+        "--gpu",
+        "v100",
+        "--tp",
+        "1",
+        "--weights",
+        "int4",
+    ]);
+    assert!(!ok && err.contains("compute capability"), "{err}");
+}

@@ -7,7 +7,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use tplab_engine::labs::serve_published::{published, summary, Prediction, Split};
+use tplab_engine::labs::serve_published::{
+    published, published_fp8, summary, Measure, Prediction, Split,
+};
 
 fn predictions(split: Split) -> Vec<Prediction> {
     published()
@@ -38,10 +40,9 @@ fn print(rows: &[Prediction]) {
             f.prompt,
             f.output,
             match f.measure {
-                tplab_engine::labs::serve_published::Measure::FirstToken =>
-                    "first token".to_string(),
-                tplab_engine::labs::serve_published::Measure::Request { decode_steps } =>
-                    format!("request ({decode_steps} steps)"),
+                Measure::FirstToken => "first token".to_string(),
+                Measure::Request { decode_steps } => format!("request ({decode_steps} steps)"),
+                Measure::Step => "one decode step".to_string(),
             },
             f.published_ms,
             r.predicted_ms,
@@ -151,4 +152,95 @@ fn pipeline_stages_add_memory_not_speed() {
         ratio > 1.2 && (ratio - want).abs() < 0.25,
         "{ratio} vs {want}"
     );
+}
+
+/// The FP8 rows (issue 39): H100 FP8 first tokens (TensorRT-LLM), FP8 decode steps (NIM,
+/// SGLang) and the 16-bit twin of the SGLang row, each with its address. Every row held out.
+#[test]
+fn fp8_published_latencies() {
+    let rows: Vec<Prediction> = published_fp8()
+        .iter()
+        .map(|p| p.prediction().unwrap())
+        .collect();
+    println!("| source | model | GPU | TP | batch | in / out | weights / KV | measure | published ms | predicted ms | error | address |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for r in &rows {
+        let f = &r.figure;
+        println!(
+            "| {} | {} | {} | {} | {} | {} / {} | {} / {} | {} | {} | {:.1} | {:+.1}% | {} |",
+            f.source,
+            f.model,
+            f.gpu,
+            f.tp,
+            f.batch,
+            f.prompt,
+            f.output,
+            f.weights.name(),
+            f.kv_cache.name(),
+            match f.measure {
+                Measure::FirstToken => "first token".to_string(),
+                Measure::Request { decode_steps } => format!("request ({decode_steps} steps)"),
+                Measure::Step => "one decode step".to_string(),
+            },
+            f.published_ms,
+            r.predicted_ms,
+            r.error * 100.0,
+            f.url
+        );
+        assert_eq!(f.split, Split::HeldOut);
+        assert!(f.url.starts_with("https://"), "{}", f.url);
+    }
+    let (within, n, mae) = summary(&rows, 0.25);
+    println!(
+        "FP8 rows: {within} of {n} within ±25%, mean absolute error {:.1}%",
+        100.0 * mae
+    );
+    assert!(n >= 10, "the FP8 set shrank to {n}");
+    // What the FP8 set reaches today, NOT issue 39's target (80%, 15%), which only the whole
+    // serving set meets (`serving_calibration_summary`): every FP8 row is predicted low
+    // (docs/calibration.md, "FP8 serving", says what is missing). Guards against regressions.
+    assert!(within >= 8, "{within} of {n} within ±25%");
+    assert!(mae <= 0.25, "mean absolute error {mae}");
+    // The SGLang pair (same GPU, engine and load, bf16 against FP8 weights): FP8 is faster by
+    // less than half, the fixed costs and attention staying.
+    let pair: Vec<&Prediction> = rows
+        .iter()
+        .filter(|r| r.figure.model == "qwen3-8b")
+        .collect();
+    let (b, f) = (pair[0], pair[1]);
+    let predicted = f.predicted_ms / b.predicted_ms;
+    let published = f.figure.published_ms / b.figure.published_ms;
+    println!("Qwen3-8B FP8 / bf16 step: predicted {predicted:.2}, published {published:.2}");
+    assert!(predicted > 0.5 && (predicted - published).abs() < 0.15);
+}
+
+/// The serving calibration, per set and overall: the issue-25 rows (held out), the FP8 rows
+/// and both together (issue 39's target: ≥ 80% within ±25%, mean ≤ 15%, FP8 rows included).
+#[test]
+fn serving_calibration_summary() {
+    let old = predictions(Split::HeldOut);
+    let fp8: Vec<Prediction> = published_fp8()
+        .iter()
+        .map(|p| p.prediction().unwrap())
+        .collect();
+    let all: Vec<Prediction> = old.iter().chain(&fp8).cloned().collect();
+    println!("| set | rows | within ±25% | mean absolute error |");
+    println!("|---|---|---|---|");
+    for (name, rows) in [
+        (
+            "issue 25's held-out rows (A100/H100, bf16/fp16, eager)",
+            &old,
+        ),
+        ("FP8 rows (issue 39)", &fp8),
+        ("all held-out rows", &all),
+    ] {
+        let (within, n, mae) = summary(rows, 0.25);
+        println!(
+            "| {name} | {n} | {within} ({:.0}%) | {:.1}% |",
+            100.0 * within as f64 / n as f64,
+            100.0 * mae
+        );
+    }
+    let (within, n, mae) = summary(&all, 0.25);
+    assert!(within as f64 >= 0.8 * n as f64 && mae <= 0.15);
 }

@@ -587,6 +587,8 @@ fn lesson_12_serving_table_is_the_cost_model_s() {
             context: 4096,
             all_reduce,
             launch: Launch::Graphs,
+            weights: tplab_engine::labs::serve_cost::WeightFormat::Bf16,
+            kv_cache: tplab_engine::labs::serve_cost::KvCacheFormat::Bf16,
         };
         let on = if tp > 8 { &two_nodes } else { &cluster };
         match decode_time(&ModelPreset::Llama3_70b.spec(), on, setup) {

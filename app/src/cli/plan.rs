@@ -638,6 +638,10 @@ fn print_stack(r: &StackIteration, what_if: &[WhatIf]) {
                         "  (does not fit in memory)"
                     }
                 ),
+                // Every rule but FP8's holds for both sides of the FP8 switch.
+                _ if w.switch == stack::Switch::Fp8 => {
+                    outln!("  {name:<22} {dir:<3}     n/a  (this GPU has no FP8 tensor cores)")
+                }
                 _ => outln!("  {name:<22} {dir:<3}     n/a  (not valid for this layout)"),
             }
         }
@@ -809,6 +813,8 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     }
     let req = common.request(&r);
     let st = args.stack.stack(common.no_overlap)?;
+    // FP8 on a GPU without FP8 tensor cores is an error with its rule, before any search.
+    stack::check_precision(&st, &r.cluster.gpu)?;
     if let Some(layout) = common.fixed_layout() {
         let res = planner::evaluate_with(&req, &layout, &st)?;
         let wi = stack::what_if(&req.model, &req.setup, &req.cluster, &layout, &st)?;

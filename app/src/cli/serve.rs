@@ -15,7 +15,9 @@ use tplab_engine::capacity::models::ModelSpec;
 use tplab_engine::config::human_bytes;
 use tplab_engine::dtype::DType;
 use tplab_engine::labs::serve::{self, Sampling, TinyModel};
-use tplab_engine::labs::serve_cost::{self, AllReduceImpl, Launch, ServeSetup};
+use tplab_engine::labs::serve_cost::{
+    self, AllReduceImpl, KvCacheFormat, Launch, ServeSetup, WeightFormat,
+};
 use tplab_engine::labs::train::TrainConfig;
 
 #[derive(Args, Clone, Debug)]
@@ -61,6 +63,14 @@ pub struct ServeArgs {
     /// or eager (FasterTransformer, no graph capture).
     #[arg(long, default_value = "graphs")]
     pub launch: Launch,
+    /// The linear layers' weights: bf16, fp8 (FP8 GEMMs: Hopper, Ada, Blackwell) or int4
+    /// (weight-only W4A16, GPTQ/AWQ through Marlin: Ampere and later). Names as `plan
+    /// --precision`.
+    #[arg(long, default_value = "bf16")]
+    pub weights: WeightFormat,
+    /// The KV cache: bf16 or fp8 (GPUs with FP8 only).
+    #[arg(long = "kv-cache", default_value = "bf16")]
+    pub kv_cache: KvCacheFormat,
     /// Serve the tiny model on virtual GPUs instead (measured beside modeled, checked).
     #[arg(long)]
     pub tiny: bool,
@@ -176,6 +186,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let model = ModelSpec::from_preset_or_path(&a.model)?;
     let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4, 8, 16])?;
+    // A format the GPU cannot run is an error with its rule, not a skipped point per TP.
+    serve_cost::check_formats(&cluster.gpu, a.weights, a.kv_cache)?;
     // Every point of the sweep: the ones that break a rule are reported and skipped.
     let mut points = Vec::new();
     let mut invalid = Vec::new();
@@ -189,6 +201,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                     context,
                     all_reduce: a.all_reduce,
                     launch: a.launch,
+                    weights: a.weights,
+                    kv_cache: a.kv_cache,
                 };
                 let prefill = serve_cost::prefill_time(
                     &model,
@@ -325,6 +339,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         context,
         all_reduce: a.all_reduce,
         launch: a.launch,
+        weights: a.weights,
+        kv_cache: a.kv_cache,
     };
     let sweep = serve_cost::sweep_tp(&model, &cluster, &tps, base)?;
     let prefill = tps
@@ -350,7 +366,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     outln!(
         "tplab serve: {} on {} ({} GPUs per node, {} between nodes){}, batch {}, context {} \
-         tokens, prompt {} tokens, bf16 weights and KV cache, {} all-reduce, {} launches",
+         tokens, prompt {} tokens, {} weights, {} KV cache, {} all-reduce, {} launches",
         model.summary(),
         cluster.gpu.name,
         cluster.gpus_per_node,
@@ -368,6 +384,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         batch,
         context,
         a.prompt_tokens,
+        a.weights.name(),
+        a.kv_cache.name(),
         match a.all_reduce {
             AllReduceImpl::Nccl => "NCCL",
             AllReduceImpl::Custom => "custom (vLLM/TensorRT-LLM)",
@@ -455,8 +473,35 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             across
         );
     }
+    outln!(
+        "Memory per GPU: {} weights (linear layers in {}, the rest 16-bit) and the {} KV cache \
+         of {} × {} tokens, against {} usable ({:.0}% of the {}'s memory):",
+        a.weights.name(),
+        a.weights.name(),
+        a.kv_cache.name(),
+        batch,
+        context,
+        human_bytes(sweep.rows.first().map_or(0, |r| r.usable_memory_bytes)),
+        100.0 * tplab_engine::capacity::memory::USABLE_MEMORY_FRACTION,
+        cluster.gpu.display_name()
+    );
+    for r in &sweep.rows {
+        outln!(
+            "  TP={:<3} {} weights + {} KV cache = {}: {}",
+            r.setup.tp,
+            human_bytes(r.weights_memory_bytes),
+            human_bytes(r.kv_memory_bytes),
+            human_bytes(r.memory_per_gpu_bytes),
+            if r.fits { "fits" } else { "does NOT fit" }
+        );
+    }
     if let Some(best) = sweep.best_tp {
         outln!("Lowest time per token among the settings that fit: TP={best}.");
+    } else {
+        outln!(
+            "No TP in the sweep fits; try more GPUs (--tp), a shorter --context or smaller \
+             --batch, or smaller formats (--weights fp8 or int4, --kv-cache fp8)."
+        );
     }
     if let Some(d) = sweep.diminishing_from {
         outln!(

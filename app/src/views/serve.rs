@@ -267,6 +267,8 @@ fn scenario_sweep() -> Result<ScenarioSweeps, String> {
                 context: s.seq,
                 all_reduce,
                 launch: serve_cost::Launch::Graphs,
+                weights: serve_cost::WeightFormat::Bf16,
+                kv_cache: serve_cost::KvCacheFormat::Bf16,
             },
         )
         .map_err(|e| e.to_string())
@@ -602,6 +604,14 @@ fn published_label(lang: tplab_lessons::Lang, p: &Published) -> String {
             "serve-pub-tokens-first",
             &[("prompt", p.prompt.to_string())],
         ),
+        Measure::Step => t_args(
+            lang,
+            "serve-pub-tokens-step",
+            &[
+                ("prompt", p.prompt.to_string()),
+                ("output", p.output.to_string()),
+            ],
+        ),
         Measure::Request { .. } => t_args(
             lang,
             "serve-pub-tokens-request",
@@ -670,6 +680,9 @@ impl Serve {
                     Source::FasterTransformer => "serve-pub-source-ft",
                     Source::NeMo => "serve-pub-source-nemo",
                     Source::TensorRtLlm => "serve-pub-source-trt",
+                    // The FP8 rows (NIM, GPUStack) are not in this list
+                    // (`serve_published::published_fp8`); their source is their address.
+                    Source::Nim | Source::GpuStack => "serve-pub-source-url",
                 },
             ))
             .wrap(),
@@ -679,6 +692,11 @@ impl Serve {
                 lang,
                 "serve-pub-measure-first",
                 &[("prompt", p.prompt.to_string())],
+            ),
+            Measure::Step => t_args(
+                lang,
+                "serve-pub-measure-step",
+                &[("context", (p.prompt + p.output / 2).to_string())],
             ),
             Measure::Request { decode_steps } => t_args(
                 lang,

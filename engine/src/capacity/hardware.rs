@@ -25,6 +25,21 @@ pub const MAX_NICS_PER_NODE: usize = 64;
 /// AllReduce BusBW" (NVIDIA/nccl#812), 0.96 of 8 × 25 GB/s. The middle: 0.94.
 pub const NET_EFFICIENCY: f64 = 0.94;
 
+/// FP8 asked of a GPU that has no FP8 tensor cores.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error(
+    "{what} needs FP8 tensor cores, which the {gpu} does not have (FP8 arrived with Ada and \
+     Hopper: h100, h200 and b200 in the catalogue have it, V100 and A100 do not, and a GPU of a \
+     --hardware file has it only with peak_fp8_tflops); {fix}"
+)]
+pub struct NoFp8 {
+    pub gpu: String,
+    /// The option that asked for FP8 (`--precision fp8`, `--weights fp8`, …).
+    pub what: String,
+    /// What to do instead.
+    pub fix: String,
+}
+
 /// One GPU model's peak rates and memory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -74,6 +89,21 @@ impl GpuSpec {
             DType::Bf16 | DType::F16 => self.peak_bf16_tflops,
             DType::F32 => self.peak_fp32_tflops,
             DType::F64 => self.peak_fp64_tflops,
+        }
+    }
+
+    /// The dense FP8 tensor-core rate in FLOP/s, or [`NoFp8`] naming `what` asked for it and
+    /// `fix`: a GPU without FP8 tensor cores (V100, A100; a user GPU without
+    /// `peak_fp8_tflops`) is refused, never priced at its 16-bit rate without a word.
+    pub fn require_fp8(&self, what: &str, fix: &str) -> Result<f64, NoFp8> {
+        if self.peak_fp8_tflops > 0.0 {
+            Ok(self.peak_fp8_tflops * 1e12)
+        } else {
+            Err(NoFp8 {
+                gpu: self.display_name().to_string(),
+                what: what.to_string(),
+                fix: fix.to_string(),
+            })
         }
     }
 

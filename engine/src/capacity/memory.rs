@@ -223,6 +223,9 @@ pub enum LayoutError {
         pp: usize,
         min_stage: usize,
     },
+    /// FP8 GEMMs asked of a GPU without FP8 tensor cores.
+    #[error(transparent)]
+    NoFp8(#[from] crate::capacity::hardware::NoFp8),
     #[error(
         "context parallelism over {cp} GPUs needs a sequence length divisible by 2·cp = {} \
          (each GPU takes two chunks for causal load balance); got {seq}",
@@ -704,15 +707,61 @@ pub fn serving_memory(
     sequences: usize,
     context: usize,
 ) -> MemoryBreakdown {
+    serving_memory_in(model, tp, pp, sequences, context, (2, 1), 2)
+}
+
+/// The linear-layer weights of one block on one GPU at tensor-parallel size `tp`: QKV and the
+/// output projection, and every expert's MLP matrices, split `1/tp` (the matrices a quantised
+/// checkpoint stores in FP8 or INT4; norms, biases, the router, the embedding and the output
+/// layer stay 16-bit).
+pub fn linear_weights_per_rank(model: &ModelSpec, tp: usize) -> u64 {
+    let t = tp.max(1) as u128;
+    let (h, kv, f) = (
+        model.hidden as u128,
+        model.kv_dim() as u128,
+        model.ffn as u128,
+    );
+    let q = model.q_dim() as u128;
+    let mats = if model.gated_mlp { 3 } else { 2 };
+    let attn = (h * (q + 2 * kv) + q * h) / t;
+    let mlp = (model.experts.max(1) as u128).saturating_mul(mats * h * f / t);
+    sat(attn.saturating_add(mlp))
+}
+
+/// [`serving_memory`] with the linear-layer weights ([`linear_weights_per_rank`]) stored at
+/// `linear_bytes.0 / linear_bytes.1` bytes each (2/1 bf16, 1/1 FP8, 33/64 INT4 with its group
+/// scales) and `kv_bytes_per_elem` bytes per KV-cache element; every other parameter 16-bit.
+pub fn serving_memory_in(
+    model: &ModelSpec,
+    tp: usize,
+    pp: usize,
+    sequences: usize,
+    context: usize,
+    linear_bytes: (u64, u64),
+    kv_bytes_per_elem: u64,
+) -> MemoryBreakdown {
     let params = params_per_gpu(model, tp, pp);
+    let linear = (u128::from(linear_weights_per_rank(model, tp))
+        * (model.layers / pp.max(1)) as u128)
+        .min(u128::from(params));
+    let (num, den) = (
+        u128::from(linear_bytes.0),
+        u128::from(linear_bytes.1.max(1)),
+    );
+    let weights = (u128::from(params) - linear)
+        .saturating_mul(2)
+        .saturating_add(linear.saturating_mul(num).div_ceil(den));
     MemoryBreakdown {
         params_per_gpu: params,
-        weights_bytes: params.saturating_mul(2),
-        kv_cache_bytes: sat(
-            u128::from(kv_cache_bytes_per_token_per_gpu(model, tp, pp, 2))
-                .saturating_mul(sequences as u128)
-                .saturating_mul(context as u128),
-        ),
+        weights_bytes: sat(weights),
+        kv_cache_bytes: sat(u128::from(kv_cache_bytes_per_token_per_gpu(
+            model,
+            tp,
+            pp,
+            kv_bytes_per_elem,
+        ))
+        .saturating_mul(sequences as u128)
+        .saturating_mul(context as u128)),
         ..MemoryBreakdown::default()
     }
     .with_total()

@@ -453,7 +453,25 @@ fn stream_time(bytes: f64, gpu: &GpuSpec) -> f64 {
     bytes / (gpu.memory_bandwidth_gbs * 1e9 * cost::MEMORY_EFFICIENCY)
 }
 
-/// The precision GEMMs actually run in on `gpu` (FP8 falls back to bf16 without FP8 cores).
+/// FP8 GEMMs need FP8 tensor cores: [`NoFp8`](crate::capacity::hardware::NoFp8) on a GPU
+/// without them (V100, A100), so that `--precision fp8` is refused there rather than priced
+/// in bf16 without a word (which it was before issue 39).
+pub fn check_precision(
+    stack: &Stack,
+    gpu: &GpuSpec,
+) -> Result<(), crate::capacity::hardware::NoFp8> {
+    if stack.precision == Precision::Fp8 {
+        gpu.require_fp8(
+            "--precision fp8 (Transformer Engine's FP8 GEMMs)",
+            "train in bf16 (drop --precision fp8) or pick a GPU with FP8 (--gpu h100, h200 or b200)",
+        )?;
+    }
+    Ok(())
+}
+
+/// The precision GEMMs run in on `gpu`. [`check_layout`] refuses FP8 on a GPU without FP8
+/// cores ([`check_precision`]); callers that price a layer without it (a lesson's what-if)
+/// get bf16 there.
 pub fn effective_precision(stack: &Stack, gpu: &GpuSpec) -> Precision {
     if stack.precision == Precision::Fp8 && gpu.peak_fp8_tflops > 0.0 {
         Precision::Fp8
@@ -723,6 +741,7 @@ pub fn check_layout(
     let mut shape_model = model.clone();
     shape_model.layers = 1;
     memory::check_layout(&shape_model, &as_classic)?;
+    check_precision(stack, &cluster.gpu)?;
     if layout.pp == 0 {
         return Err(LayoutError::Zero { field: "pp" });
     }
@@ -1176,6 +1195,43 @@ mod tests {
     use super::*;
     use crate::capacity::hardware::Catalogue;
     use crate::capacity::models::ModelPreset;
+
+    /// FP8 GEMMs on a GPU without FP8 tensor cores are refused with the rule, not priced in
+    /// bf16 (issue 39: `plan --precision fp8` on an A100 was ignored without a word).
+    #[test]
+    fn fp8_without_fp8_tensor_cores_is_an_error() {
+        let cat = Catalogue::default();
+        let m = ModelPreset::Llama3_8b.spec();
+        let lay = Layout {
+            tp: 8,
+            pp: 1,
+            dp: 1,
+            micro_batch: 1,
+            sp: true,
+            recompute: Recompute::None,
+            zero: 1,
+            ep: 1,
+        };
+        let setup = TrainSetup {
+            seq: 8192,
+            global_batch: 8,
+            overlap_dp: true,
+        };
+        let fp8 = Stack {
+            precision: Precision::Fp8,
+            ..Stack::current()
+        };
+        let a100 = Cluster::new(&cat, "a100", 8, 8, "ib200").unwrap();
+        let e = iteration_time(&m, &setup, &a100, &lay, &fp8).unwrap_err();
+        assert!(matches!(e, LayoutError::NoFp8(_)), "{e}");
+        assert!(e.to_string().contains("--precision fp8"), "{e}");
+        let h100 = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
+        assert!(iteration_time(&m, &setup, &h100, &lay, &fp8).is_ok());
+        // The what-if's FP8 row on the A100 has no time (the app and CLI say why).
+        let wi = what_if(&m, &setup, &a100, &lay, &Stack::current()).unwrap();
+        let row = wi.iter().find(|w| w.switch == Switch::Fp8).unwrap();
+        assert!(row.flipped_time_s.is_none());
+    }
 
     /// Comm-GEMM overlap hides TP traffic over NVLink inside a node, none of a TP group that
     /// spans nodes (every byte over the network is exposed).

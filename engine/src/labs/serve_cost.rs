@@ -54,13 +54,148 @@ use crate::capacity::hardware::{Cluster, GpuSpec};
 use crate::capacity::memory::{self, USABLE_MEMORY_FRACTION};
 use crate::capacity::models::ModelSpec;
 use crate::capacity::nccl;
+use crate::capacity::stack::{
+    Generation, BLACKWELL_FP8_GEMM_EFFICIENCY, HOPPER_FP8_GEMM_EFFICIENCY,
+};
 use crate::collectives::CollectiveKind;
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-/// Bytes per weight and per KV-cache element (bf16/fp16 serving).
+/// Bytes per 16-bit weight, activation and KV-cache element (bf16/fp16 serving).
 pub const SERVE_BYTES: u64 = 2;
+
+/// How the linear layers' weights are stored and multiplied (`tplab serve --weights`). The
+/// norms, biases, router, embedding and output layer stay 16-bit in every case, as FP8 and
+/// INT4 checkpoints keep them (TensorRT Model Optimizer and vLLM leave `lm_head` unquantised).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WeightFormat {
+    /// 16-bit weights, 16-bit GEMMs.
+    #[default]
+    Bf16,
+    /// FP8 (E4M3) weights and activations: 1 byte a weight, GEMMs at the FP8 tensor-core rate
+    /// (Ada, Hopper, Blackwell; per-tensor or per-channel scales, negligible bytes).
+    Fp8,
+    /// INT4 weight-only (W4A16: GPTQ/AWQ through Marlin or Machete kernels): 4 bits a weight
+    /// plus a 16-bit scale per group of 128 ([`INT4_BYTES_PER_WEIGHT`]), dequantised to 16
+    /// bits inside the GEMM, which runs at the 16-bit rate less the dequantisation
+    /// ([`int4_dequant_efficiency`]).
+    Int4,
+}
+
+/// INT4 weight bytes with group-128 scales: `4 + 16/128 = 4.125` bits = 33/64 byte (Marlin's
+/// README: "the optimal 3.87x (note the 0.125 bits storage overhead of the group scales)",
+/// IST-DASLab/marlin).
+pub const INT4_BYTES_PER_WEIGHT: (u64, u64) = (33, 64);
+
+impl WeightFormat {
+    pub const ALL: [WeightFormat; 3] = [WeightFormat::Bf16, WeightFormat::Fp8, WeightFormat::Int4];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WeightFormat::Bf16 => "bf16",
+            WeightFormat::Fp8 => "fp8",
+            WeightFormat::Int4 => "int4",
+        }
+    }
+
+    /// Bytes per linear-layer weight as a fraction `(numerator, denominator)`.
+    pub fn bytes_per_weight(self) -> (u64, u64) {
+        match self {
+            WeightFormat::Bf16 => (SERVE_BYTES, 1),
+            WeightFormat::Fp8 => (1, 1),
+            WeightFormat::Int4 => INT4_BYTES_PER_WEIGHT,
+        }
+    }
+}
+
+impl std::str::FromStr for WeightFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        WeightFormat::ALL
+            .into_iter()
+            .find(|w| w.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown weight format '{s}'; expected bf16, fp8 or int4"))
+    }
+}
+
+/// How the KV cache is stored (`tplab serve --kv-cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KvCacheFormat {
+    /// 2 bytes an element.
+    #[default]
+    Bf16,
+    /// FP8 (E4M3 with a per-tensor scale): 1 byte an element, dequantised in the attention
+    /// kernel (TensorRT-LLM's `--fp8_kv_cache`/`kv_cache_dtype fp8`, vLLM's
+    /// `--kv-cache-dtype fp8`); refused on GPUs without FP8, as FP8 weights are.
+    Fp8,
+}
+
+impl KvCacheFormat {
+    pub const ALL: [KvCacheFormat; 2] = [KvCacheFormat::Bf16, KvCacheFormat::Fp8];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KvCacheFormat::Bf16 => "bf16",
+            KvCacheFormat::Fp8 => "fp8",
+        }
+    }
+
+    /// Bytes per KV-cache element.
+    pub fn bytes(self) -> u64 {
+        match self {
+            KvCacheFormat::Bf16 => SERVE_BYTES,
+            KvCacheFormat::Fp8 => 1,
+        }
+    }
+}
+
+impl std::str::FromStr for KvCacheFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        KvCacheFormat::ALL
+            .into_iter()
+            .find(|w| w.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown KV-cache format '{s}'; expected bf16 or fp8"))
+    }
+}
+
+/// The fraction of the 16-bit GEMM rate an INT4 weight-only (W4A16) GEMM keeps once it is
+/// compute-bound, the rest going to dequantising the weights. While it is bandwidth-bound the
+/// dequantisation hides under the weight loads: Marlin reaches "close to ideal (4x) speedups up
+/// to batchsizes of 16-32 tokens" (IST-DASLab/marlin README), so the model streams INT4 bytes
+/// at the same HBM efficiency as 16-bit ones. **Sourced, not fitted**: GPUStack's vLLM 0.9.2
+/// measurements of Qwen3-8B under load (gpustack/gpustack
+/// `docs/performance-lab/references/the-impact-of-quantization-on-vllm-inference-performance.md`,
+/// ShareGPT, 1000 prompts, mean time per output token, BF16 against INT4 W4A16): A100 200.02
+/// against 261.81 ms (GPTQ-Marlin) = 0.764; H100 126.55 against 130.54 ms (W4A16, Machete) =
+/// 0.969. Those are whole steps (attention and the rest unchanged), so the GEMMs alone lose
+/// somewhat more: a bound, used as is. Other generations: Ampere's, the larger cost.
+pub fn int4_dequant_efficiency(gpu: &GpuSpec) -> f64 {
+    match Generation::of(gpu) {
+        Generation::Hopper | Generation::Blackwell => INT4_HOPPER_DEQUANT_EFFICIENCY,
+        _ => INT4_AMPERE_DEQUANT_EFFICIENCY,
+    }
+}
+
+/// See [`int4_dequant_efficiency`]: A100, GPTQ-Marlin, 200.02 / 261.81.
+pub const INT4_AMPERE_DEQUANT_EFFICIENCY: f64 = 200.02 / 261.81;
+/// See [`int4_dequant_efficiency`]: H100, W4A16 (Machete), 126.55 / 130.54.
+pub const INT4_HOPPER_DEQUANT_EFFICIENCY: f64 = 126.55 / 130.54;
+
+/// The fraction of the FP8 dense peak a serving engine's FP8 GEMMs reach: the bare cuBLASLt
+/// FP8 8192³ GEMM as measured (Azure AI-benchmarking-guide: H100 1290.1 of 1979 TFLOP/s =
+/// [`HOPPER_FP8_GEMM_EFFICIENCY`]; GB200 2781.5 of 5000 = [`BLACKWELL_FP8_GEMM_EFFICIENCY`]).
+/// Serving has none of training's casts and transposes (the weights are stored in FP8), so
+/// not training's fitted 0.475. A GPU of a `--hardware` file with FP8: Hopper's.
+pub fn fp8_gemm_efficiency(gpu: &GpuSpec) -> f64 {
+    match Generation::of(gpu) {
+        Generation::Blackwell => BLACKWELL_FP8_GEMM_EFFICIENCY,
+        _ => HOPPER_FP8_GEMM_EFFICIENCY,
+    }
+}
 
 /// Which all-reduce the serving engine runs for the TP group's small all-reduces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -191,10 +326,63 @@ pub fn decode_hbm_efficiency(gpu: &GpuSpec) -> f64 {
     }
 }
 
-/// Seconds for the bytes and FLOPs of a step on `gpu`: the larger of the GEMM time at
-/// [`MATMUL_EFFICIENCY`] and the bytes at [`decode_hbm_efficiency`].
-fn serve_roofline_s(flops: f64, bytes: f64, gpu: &GpuSpec) -> f64 {
-    let compute = flops / (gpu.peak_flops(DType::Bf16) * MATMUL_EFFICIENCY);
+/// The rate the linear layers' GEMMs run at on `gpu` with `weights`, FLOP/s: 16-bit at
+/// [`MATMUL_EFFICIENCY`]; FP8 at the FP8 peak × [`fp8_gemm_efficiency`]; INT4 weight-only at
+/// the 16-bit rate × [`int4_dequant_efficiency`]. Errors where the GPU has no FP8.
+pub fn gemm_rate(gpu: &GpuSpec, weights: WeightFormat) -> Result<f64, ServeCostError> {
+    let bf16 = gpu.peak_flops(DType::Bf16) * MATMUL_EFFICIENCY;
+    Ok(match weights {
+        WeightFormat::Bf16 => bf16,
+        WeightFormat::Fp8 => {
+            gpu.require_fp8(FP8_WEIGHTS_WHAT, FP8_WEIGHTS_FIX)? * fp8_gemm_efficiency(gpu)
+        }
+        WeightFormat::Int4 => bf16 * int4_dequant_efficiency(gpu),
+    })
+}
+
+const FP8_WEIGHTS_WHAT: &str = "--weights fp8 (FP8 GEMMs)";
+const FP8_WEIGHTS_FIX: &str =
+    "serve in bf16 or as INT4 weight-only (--weights bf16 or --weights int4), or pick a GPU \
+     with FP8 (--gpu h100, h200 or b200)";
+const FP8_KV_WHAT: &str = "--kv-cache fp8";
+const FP8_KV_FIX: &str =
+    "keep the KV cache in bf16 (--kv-cache bf16) or pick a GPU with FP8 (--gpu h100, h200 or \
+     b200)";
+
+/// Whether `gpu` can run `weights` and `kv_cache`: FP8 needs FP8 tensor cores
+/// ([`NoFp8`](crate::capacity::hardware::NoFp8)), INT4 weight-only kernels Turing or newer
+/// ([`ServeCostError::NoInt4`]).
+pub fn check_formats(
+    gpu: &GpuSpec,
+    weights: WeightFormat,
+    kv_cache: KvCacheFormat,
+) -> Result<(), ServeCostError> {
+    if weights == WeightFormat::Fp8 {
+        gpu.require_fp8(FP8_WEIGHTS_WHAT, FP8_WEIGHTS_FIX)?;
+    }
+    if kv_cache == KvCacheFormat::Fp8 {
+        gpu.require_fp8(FP8_KV_WHAT, FP8_KV_FIX)?;
+    }
+    if weights == WeightFormat::Int4 && Generation::of(gpu) == Generation::Volta {
+        return Err(ServeCostError::NoInt4 {
+            gpu: gpu.display_name().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Seconds for the bytes and FLOPs of a step on `gpu`: the larger of the compute time (the
+/// linear layers' `gemm_flops` at `gemm_rate`, attention's `attention_flops` at the 16-bit
+/// rate × [`MATMUL_EFFICIENCY`]) and the bytes at [`decode_hbm_efficiency`].
+fn serve_roofline_s(
+    gemm_flops: f64,
+    attention_flops: f64,
+    bytes: f64,
+    gpu: &GpuSpec,
+    gemm_rate: f64,
+) -> f64 {
+    let compute = gemm_flops / gemm_rate
+        + attention_flops / (gpu.peak_flops(DType::Bf16) * MATMUL_EFFICIENCY);
     let memory = bytes / (gpu.memory_bandwidth_gbs * 1e9 * decode_hbm_efficiency(gpu));
     compute.max(memory)
 }
@@ -319,6 +507,12 @@ pub struct ServeSetup {
     pub all_reduce: AllReduceImpl,
     /// CUDA graphs or eager launches.
     pub launch: Launch,
+    /// How the linear layers' weights are stored (bf16, FP8, INT4 weight-only).
+    #[serde(default)]
+    pub weights: WeightFormat,
+    /// How the KV cache is stored (bf16, FP8).
+    #[serde(default)]
+    pub kv_cache: KvCacheFormat,
 }
 
 fn one_stage() -> usize {
@@ -365,6 +559,15 @@ pub enum ServeCostError {
     Overflow { what: &'static str, detail: String },
     #[error("the TP group's collective cannot be priced: {detail}")]
     Nccl { detail: String },
+    /// FP8 weights or KV cache on a GPU without FP8 tensor cores.
+    #[error(transparent)]
+    NoFp8(#[from] crate::capacity::hardware::NoFp8),
+    #[error(
+        "--weights int4 needs INT4 weight-only kernels (Marlin, Machete, AWQ), which need \
+         compute capability 7.5 or newer (Marlin 8.0: Ampere and later); the {gpu} is a Volta \
+         (7.0); serve in bf16 (--weights bf16) or pick a newer GPU (--gpu a100, h100, …)"
+    )]
+    NoInt4 { gpu: String },
 }
 
 /// TP sizes up to 64 that split `model`'s heads and KV heads (vLLM's rule: `heads % tp == 0`,
@@ -429,7 +632,8 @@ fn check(model: &ModelSpec, cluster: &Cluster, s: &ServeSetup) -> Result<(), Ser
             what: "batch × context",
             detail: format!("{} × {}", s.batch, s.context),
         })?;
-    let per = memory::kv_cache_bytes_per_token_per_gpu(model, s.tp, s.pp, SERVE_BYTES);
+    check_formats(&cluster.gpu, s.weights, s.kv_cache)?;
+    let per = memory::kv_cache_bytes_per_token_per_gpu(model, s.tp, s.pp, s.kv_cache.bytes());
     (tokens as u64)
         .checked_mul(per)
         .ok_or(ServeCostError::Overflow {
@@ -441,9 +645,14 @@ fn check(model: &ModelSpec, cluster: &Cluster, s: &ServeSetup) -> Result<(), Ser
 
 /// Weight bytes one GPU reads per decode step for `batch` sequences: its blocks (MoE: only the
 /// experts the batch's tokens are routed to, at most all of them) and its vocabulary rows of
-/// the output projection.
-pub fn decode_weight_bytes_per_gpu(model: &ModelSpec, tp: usize, batch: usize) -> u64 {
-    stage_weight_bytes_per_gpu(model, tp, batch, model.layers, true)
+/// the output projection; the linear layers' weights in `weights`, the rest 16-bit.
+pub fn decode_weight_bytes_per_gpu(
+    model: &ModelSpec,
+    tp: usize,
+    batch: usize,
+    weights: WeightFormat,
+) -> u64 {
+    stage_weight_bytes_per_gpu(model, tp, batch, model.layers, true, weights)
 }
 
 /// [`decode_weight_bytes_per_gpu`] for one pipeline stage of `layers` layers; the `last` stage
@@ -454,20 +663,34 @@ pub fn stage_weight_bytes_per_gpu(
     batch: usize,
     layers: usize,
     last: bool,
+    weights: WeightFormat,
 ) -> u64 {
     let t = tp.max(1) as u64;
     let mut layer = memory::layer_params_per_rank(model, tp);
+    let mut linear = memory::linear_weights_per_rank(model, tp).min(layer);
     if model.experts > 1 {
         let touched = (batch.saturating_mul(model.experts_per_token)).min(model.experts) as u64;
         let untouched = model.experts as u64 - touched;
         layer = layer.saturating_sub(untouched * model.mlp_params_per_expert() / t);
+        let mats = if model.gated_mlp { 3 } else { 2 };
+        let expert_matrices = mats * model.hidden as u64 * model.ffn as u64 / t;
+        linear = linear
+            .saturating_sub(untouched.saturating_mul(expert_matrices))
+            .min(layer);
     }
     let head = if last {
         (model.vocab as u64 * model.hidden as u64).div_ceil(t) + model.final_norm_params()
     } else {
         0
     };
-    SERVE_BYTES * (layers as u64 * layer + head)
+    let (num, den) = weights.bytes_per_weight();
+    let l = layers as u64;
+    let quantised = (l.saturating_mul(linear))
+        .saturating_mul(num)
+        .div_ceil(den.max(1));
+    SERVE_BYTES
+        .saturating_mul(l.saturating_mul(layer - linear).saturating_add(head))
+        .saturating_add(quantised)
 }
 
 /// The links the `pp − 1` sends between consecutive stages cross (GPUs ordered TP fastest,
@@ -543,6 +766,15 @@ pub struct DecodeTime {
     /// Weights and KV cache fit in [`USABLE_MEMORY_FRACTION`] of each GPU.
     pub fits: bool,
     pub memory_per_gpu_bytes: u64,
+    /// Of which the weights (the busiest stage's GPU), in their format.
+    #[serde(default)]
+    pub weights_memory_bytes: u64,
+    /// Of which the KV cache of `batch × context` tokens, in its format.
+    #[serde(default)]
+    pub kv_memory_bytes: u64,
+    /// What a GPU offers them: [`USABLE_MEMORY_FRACTION`] of its memory.
+    #[serde(default)]
+    pub usable_memory_bytes: u64,
 }
 
 /// Models one decode step of `model` on `cluster` (a TP group wider than
@@ -558,27 +790,31 @@ pub fn decode_time(
     let t = tp as f64;
     let h = model.hidden as f64;
     let stage_layers = model.layers / pp;
-    let kv_per_token = memory::kv_cache_bytes_per_token_per_gpu(model, tp, pp, SERVE_BYTES);
+    let kv_per_token =
+        memory::kv_cache_bytes_per_token_per_gpu(model, tp, pp, setup.kv_cache.bytes());
     let kv_bytes_per_gpu = (setup.batch * setup.context) as u64 * kv_per_token;
+    let rate = gemm_rate(gpu, setup.weights)?;
     // One stage: its weight bytes per GPU, FLOPs per GPU, and the roofline times of the whole
-    // step, the weights alone and the KV cache alone.
+    // step, the weights alone and the KV cache alone. The linear layers' GEMMs run at the
+    // weights' rate, attention over the cache at the 16-bit rate (an FP8 cache is dequantised
+    // in the kernel; the output layer stays 16-bit, so it goes with attention).
     let stage = |layers: usize, last: bool| {
-        let weight_bytes = stage_weight_bytes_per_gpu(model, tp, setup.batch, layers, last);
-        let matmul_weights = layers as f64 * model.matmul_params_per_layer_active() as f64 / t
-            + if last {
-                model.vocab as f64 * h / t
-            } else {
-                0.0
-            };
-        let flops = b
-            * (2.0 * matmul_weights
-                + layers as f64 * 4.0 * c * (model.heads as f64 / t) * model.head_dim() as f64);
+        let weight_bytes =
+            stage_weight_bytes_per_gpu(model, tp, setup.batch, layers, last, setup.weights);
+        let linear = b * 2.0 * layers as f64 * model.matmul_params_per_layer_active() as f64 / t;
+        let head = if last {
+            b * 2.0 * model.vocab as f64 * h / t
+        } else {
+            0.0
+        };
+        let attention =
+            b * layers as f64 * 4.0 * c * (model.heads as f64 / t) * model.head_dim() as f64;
         let bytes = weight_bytes as f64 + kv_bytes_per_gpu as f64;
         (
             weight_bytes,
-            flops,
-            serve_roofline_s(flops, bytes, gpu),
-            serve_roofline_s(0.0, weight_bytes as f64, gpu),
+            linear + head + attention,
+            serve_roofline_s(linear, head + attention, bytes, gpu, rate),
+            serve_roofline_s(0.0, 0.0, weight_bytes as f64, gpu, rate),
         )
     };
     // The pp − 1 stages before the last are alike; the last adds the output projection.
@@ -587,7 +823,7 @@ pub fn decode_time(
     let before = (pp - 1) as f64;
     let compute_s = before * mid_s + last_s;
     let weights_s = before * mid_weights_s + last_weights_s;
-    let kv_s = pp as f64 * serve_roofline_s(0.0, kv_bytes_per_gpu as f64, gpu);
+    let kv_s = pp as f64 * serve_roofline_s(0.0, 0.0, kv_bytes_per_gpu as f64, gpu, rate);
     let fixed_s = model.layers as f64 * setup.launch.layer_s() + setup.launch.step_s();
     let act = setup.batch as u64 * model.hidden as u64 * SERVE_BYTES;
     let ar = all_reduce_price(cluster, tp, act, setup.all_reduce)?;
@@ -606,7 +842,16 @@ pub fn decode_time(
     let pipeline_send_s = links.iter().map(|l| pipeline_send_s(l.1, act)).sum::<f64>();
     let pipeline_sends_across_nodes = links.iter().filter(|l| l.0).count();
     let step_s = compute_s + fixed_s + collective_s + pipeline_send_s;
-    let mem = memory::serving_memory(model, tp, pp, setup.batch, setup.context);
+    let mem = memory::serving_memory_in(
+        model,
+        tp,
+        pp,
+        setup.batch,
+        setup.context,
+        setup.weights.bytes_per_weight(),
+        setup.kv_cache.bytes(),
+    );
+    let usable_memory_bytes = (gpu.memory_bytes() * USABLE_MEMORY_FRACTION) as u64;
     Ok(DecodeTime {
         setup,
         weight_bytes_per_gpu,
@@ -625,8 +870,11 @@ pub fn decode_time(
         step_s,
         tokens_per_s: b / step_s,
         spans_nodes: cluster.group_spans_nodes(1, tp),
-        fits: mem.total_bytes as f64 <= gpu.memory_bytes() * USABLE_MEMORY_FRACTION,
+        fits: mem.total_bytes <= usable_memory_bytes,
         memory_per_gpu_bytes: mem.total_bytes,
+        weights_memory_bytes: mem.weights_bytes,
+        kv_memory_bytes: mem.kv_cache_bytes,
+        usable_memory_bytes,
     })
 }
 
@@ -664,10 +912,11 @@ pub fn prefill_time(
     let act_bytes = tokens * h * SERVE_BYTES as f64;
     // One stage of `layers` layers (the last with the output projection): FLOPs per GPU and
     // its roofline time. The stages run one after the other.
+    let rate = gemm_rate(&cluster.gpu, setup.weights)?;
     let stage = |layers: usize, last: bool| {
         let ls = layers as f64;
-        let flops = tokens * 2.0 * ls * model.matmul_params_per_layer_active() as f64 / t
-            + b * ls * 2.0 * s * s * h / t
+        let linear = tokens * 2.0 * ls * model.matmul_params_per_layer_active() as f64 / t;
+        let rest = b * ls * 2.0 * s * s * h / t
             + if last {
                 b * 2.0 * model.vocab as f64 * h / t
             } else {
@@ -679,13 +928,16 @@ pub fn prefill_time(
             setup.batch.saturating_mul(setup.context),
             layers,
             last,
+            setup.weights,
         );
         let time = serve_roofline_s(
-            flops,
+            linear,
+            rest,
             weights as f64 + 2.0 * ls * 4.0 * act_bytes,
             &cluster.gpu,
+            rate,
         );
-        (flops, time)
+        (linear + rest, time)
     };
     let stage_layers = model.layers / pp;
     let (_, mid_s) = stage(stage_layers, false);
@@ -806,6 +1058,8 @@ mod tests {
             context,
             all_reduce: AllReduceImpl::Nccl,
             launch: Launch::Graphs,
+            weights: WeightFormat::Bf16,
+            kv_cache: KvCacheFormat::Bf16,
         }
     }
 
@@ -951,6 +1205,8 @@ mod all_reduce_tests {
             context: 4096,
             all_reduce,
             launch: Launch::Graphs,
+            weights: WeightFormat::Bf16,
+            kv_cache: KvCacheFormat::Bf16,
         };
         let a = decode_time(&m, &c, s(AllReduceImpl::Nccl)).unwrap();
         let b = decode_time(&m, &c, s(AllReduceImpl::Custom)).unwrap();
@@ -973,6 +1229,8 @@ mod all_reduce_tests {
             context: 1024,
             all_reduce: AllReduceImpl::Nccl,
             launch,
+            weights: WeightFormat::Bf16,
+            kv_cache: KvCacheFormat::Bf16,
         };
         let g = decode_time(&m, &c, s(Launch::Graphs)).unwrap();
         let e = decode_time(&m, &c, s(Launch::Eager)).unwrap();
@@ -1003,6 +1261,8 @@ mod pipeline_tests {
             context: 1024,
             all_reduce: AllReduceImpl::Nccl,
             launch: Launch::Eager,
+            weights: WeightFormat::Bf16,
+            kv_cache: KvCacheFormat::Bf16,
         }
     }
 
@@ -1016,19 +1276,20 @@ mod pipeline_tests {
         for tp in [1, 2, 4, 8, 16] {
             let d = decode_time(&m, &c, setup(tp, 1, 4)).unwrap();
             let t = tp as f64;
-            let w = decode_weight_bytes_per_gpu(&m, tp, 4);
+            let w = decode_weight_bytes_per_gpu(&m, tp, 4, WeightFormat::Bf16);
             let kv = 4 * 1024 * memory::kv_cache_bytes_per_token_per_gpu(&m, tp, 1, 2);
-            let mm = m.layers as f64 * m.matmul_params_per_layer_active() as f64 / t
-                + m.vocab as f64 * m.hidden as f64 / t;
-            let flops = 4.0
-                * (2.0 * mm
+            let linear =
+                4.0 * 2.0 * m.layers as f64 * m.matmul_params_per_layer_active() as f64 / t;
+            let rest = 4.0
+                * (2.0 * m.vocab as f64 * m.hidden as f64 / t
                     + m.layers as f64 * 4.0 * 1024.0 * (m.heads as f64 / t) * m.head_dim() as f64);
             assert_eq!(d.weight_bytes_per_gpu, w);
             assert_eq!(d.kv_bytes_per_gpu, kv);
-            assert_eq!(d.flops_per_gpu, flops);
+            assert!((d.flops_per_gpu - (linear + rest)).abs() <= 1e-12 * d.flops_per_gpu);
+            let rate = gemm_rate(&c.gpu, WeightFormat::Bf16).unwrap();
             assert_eq!(
                 d.compute_s,
-                serve_roofline_s(flops, w as f64 + kv as f64, &c.gpu)
+                serve_roofline_s(linear, rest, w as f64 + kv as f64, &c.gpu, rate)
             );
             assert_eq!(d.pipeline_send_s, 0.0);
             assert_eq!(d.step_s, d.compute_s + d.fixed_s + d.collective_s);
@@ -1109,5 +1370,193 @@ mod pipeline_tests {
         );
         let e = prefill_time(&m, &c, setup(16, 7, 1)).unwrap_err();
         assert!(matches!(e, ServeCostError::TooFewGpus { .. }), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+    use crate::capacity::hardware::Catalogue;
+    use crate::capacity::models::ModelPreset;
+
+    fn node(gpu: &str) -> Cluster {
+        Cluster::new(&Catalogue::default(), gpu, 8, 8, "ib-ndr-400").unwrap()
+    }
+
+    fn setup(tp: usize, batch: usize, context: usize, weights: WeightFormat) -> ServeSetup {
+        ServeSetup {
+            tp,
+            pp: 1,
+            batch,
+            context,
+            all_reduce: AllReduceImpl::Nccl,
+            launch: Launch::Graphs,
+            weights,
+            kv_cache: KvCacheFormat::Bf16,
+        }
+    }
+
+    #[test]
+    fn fp8_halves_the_linear_weights_and_the_bandwidth_bound_decode() {
+        // Llama 3 70B at TP 4, batch 1: every byte of the linear layers read once a step.
+        let m = ModelPreset::Llama3_70b.spec();
+        let c = node("h100-sxm");
+        let b = decode_time(&m, &c, setup(4, 1, 1024, WeightFormat::Bf16)).unwrap();
+        let f = decode_time(&m, &c, setup(4, 1, 1024, WeightFormat::Fp8)).unwrap();
+        let linear = m.layers as u64 * memory::linear_weights_per_rank(&m, 4);
+        // 2 bytes a linear weight become 1; the output layer and norms stay 16-bit.
+        assert_eq!(b.weight_bytes_per_gpu - f.weight_bytes_per_gpu, linear);
+        // The output layer (128256 × 8192 / 4 bf16 = 0.5 GB of ~35 GB) keeps the ratio a
+        // little above one half.
+        let ratio = f.weights_s / b.weights_s;
+        assert!(ratio > 0.5 && ratio < 0.52, "{ratio}");
+        // Bandwidth-bound: the roofline is the bytes, at FP8 too.
+        assert!((f.compute_s - f.weights_s - f.kv_s).abs() < 1e-9 * f.compute_s);
+        assert!((b.compute_s - b.weights_s - b.kv_s).abs() < 1e-9 * b.compute_s);
+        // The fixed costs and all-reduces do not change (16-bit activations).
+        assert_eq!((f.fixed_s, f.collective_s), (b.fixed_s, b.collective_s));
+        // The FP8 KV cache halves the cache's bytes and its read.
+        let kv8 = decode_time(
+            &m,
+            &c,
+            ServeSetup {
+                kv_cache: KvCacheFormat::Fp8,
+                ..setup(4, 8, 32768, WeightFormat::Fp8)
+            },
+        )
+        .unwrap();
+        let kv16 = decode_time(&m, &c, setup(4, 8, 32768, WeightFormat::Fp8)).unwrap();
+        assert_eq!(kv8.kv_bytes_per_gpu * 2, kv16.kv_bytes_per_gpu);
+        assert_eq!(kv8.kv_memory_bytes * 2, kv16.kv_memory_bytes);
+        assert!((kv8.kv_s * 2.0 - kv16.kv_s).abs() < 1e-12);
+    }
+
+    #[test]
+    fn fp8_prefill_runs_at_the_fp8_rate() {
+        // Compute-bound prefill of 4096 tokens: the linear layers' FLOPs at 1979 TFLOP/s ×
+        // 0.652 instead of 989 × 0.7, attention and the output layer at the 16-bit rate.
+        let m = ModelPreset::Llama3_70b.spec();
+        let c = node("h100-sxm");
+        let p = |w| prefill_time(&m, &c, setup(4, 1, 4096, w)).unwrap();
+        let (b, f) = (p(WeightFormat::Bf16), p(WeightFormat::Fp8));
+        let linear =
+            4096.0 * 2.0 * m.layers as f64 * m.matmul_params_per_layer_active() as f64 / 4.0;
+        let (bf16, fp8) = (c.gpu.peak_flops(DType::Bf16), c.gpu.peak_fp8_tflops * 1e12);
+        let want = linear / (bf16 * 0.7) - linear / (fp8 * HOPPER_FP8_GEMM_EFFICIENCY);
+        assert!(
+            ((b.compute_s - f.compute_s) - want).abs() < 1e-9,
+            "{} vs {want}",
+            b.compute_s - f.compute_s
+        );
+        assert!(
+            f.compute_s < 0.6 * b.compute_s,
+            "{} {}",
+            f.compute_s,
+            b.compute_s
+        );
+    }
+
+    #[test]
+    fn without_fp8_tensor_cores_fp8_is_refused_with_the_rule_and_the_fix() {
+        let m = ModelPreset::Llama3_8b.spec();
+        for gpu in ["a100-80gb", "v100"] {
+            let c = node(gpu);
+            let e = decode_time(&m, &c, setup(1, 1, 1024, WeightFormat::Fp8)).unwrap_err();
+            assert!(matches!(e, ServeCostError::NoFp8(_)), "{e}");
+            let e = e.to_string();
+            assert!(
+                e.contains("--weights fp8")
+                    && e.contains("FP8 tensor cores")
+                    && e.contains("--gpu h100"),
+                "{e}"
+            );
+            let kv = ServeSetup {
+                kv_cache: KvCacheFormat::Fp8,
+                ..setup(1, 1, 1024, WeightFormat::Bf16)
+            };
+            let e = prefill_time(&m, &c, kv).unwrap_err().to_string();
+            assert!(
+                e.contains("--kv-cache fp8") && e.contains("--kv-cache bf16"),
+                "{e}"
+            );
+        }
+        // INT4 weight-only runs on Ampere; Volta has no INT4 kernel.
+        assert!(decode_time(&m, &node("a100-80gb"), setup(1, 1, 1, WeightFormat::Int4)).is_ok());
+        let e = decode_time(&m, &node("v100"), setup(1, 1, 1, WeightFormat::Int4)).unwrap_err();
+        assert!(matches!(e, ServeCostError::NoInt4 { .. }), "{e}");
+    }
+
+    #[test]
+    fn int4_reads_a_quarter_and_pays_its_dequantisation_when_compute_bound() {
+        let m = ModelPreset::Llama3_70b.spec();
+        let c = node("a100-80gb");
+        let linear = m.layers as u64 * memory::linear_weights_per_rank(&m, 4);
+        let b = decode_time(&m, &c, setup(4, 1, 1024, WeightFormat::Bf16)).unwrap();
+        let q = decode_time(&m, &c, setup(4, 1, 1024, WeightFormat::Int4)).unwrap();
+        // 4 bits and a 16-bit scale per 128 weights: 33/64 byte instead of 2.
+        assert_eq!(
+            b.weight_bytes_per_gpu - q.weight_bytes_per_gpu,
+            2 * linear - (linear * 33).div_ceil(64)
+        );
+        // Batch 1 is bandwidth-bound: the dequantisation hides under the loads (Marlin).
+        assert!((q.compute_s - q.weights_s - q.kv_s).abs() < 1e-9 * q.compute_s);
+        assert!(q.weights_s < 0.3 * b.weights_s);
+        // A 4096-token prefill is compute-bound: its linear GEMMs run at the 16-bit rate ×
+        // 0.764 on Ampere, slower than bf16's.
+        let p = |w| prefill_time(&m, &c, setup(4, 1, 4096, w)).unwrap();
+        let (pb, pq) = (p(WeightFormat::Bf16), p(WeightFormat::Int4));
+        let flops =
+            4096.0 * 2.0 * m.layers as f64 * m.matmul_params_per_layer_active() as f64 / 4.0;
+        let rate = 312e12 * MATMUL_EFFICIENCY;
+        let want = flops / (rate * INT4_AMPERE_DEQUANT_EFFICIENCY) - flops / rate;
+        assert!(((pq.compute_s - pb.compute_s) - want).abs() < 1e-9);
+        assert!(pq.compute_s > 1.2 * pb.compute_s);
+        // Hopper's dequantisation costs less (0.969).
+        assert!(int4_dequant_efficiency(&node("h100-sxm").gpu) > INT4_AMPERE_DEQUANT_EFFICIENCY);
+    }
+
+    #[test]
+    fn llama3_70b_fits_one_h200_in_fp8_not_in_bf16_and_one_h100_only_in_int4() {
+        // 70.6B parameters: 141.4 GB in bf16. One H200 (141 GB) offers 126.9 GB at 90%: bf16
+        // does not fit, FP8 does (linear layers 1 byte, the 16-bit embedding and output layer
+        // 4.2 GB: 73.0 GB), with room for a long cache.
+        let m = ModelPreset::Llama3_70b.spec();
+        let c = node("h200");
+        let b = decode_time(&m, &c, setup(1, 1, 4096, WeightFormat::Bf16)).unwrap();
+        let f = decode_time(&m, &c, setup(1, 1, 4096, WeightFormat::Fp8)).unwrap();
+        assert!(
+            !b.fits && f.fits,
+            "{} {}",
+            b.memory_per_gpu_bytes,
+            f.memory_per_gpu_bytes
+        );
+        assert_eq!(f.usable_memory_bytes, 126_900_000_000);
+        assert_eq!(
+            f.memory_per_gpu_bytes,
+            f.weights_memory_bytes + f.kv_memory_bytes
+        );
+        let ratio = f.weights_memory_bytes as f64 / b.weights_memory_bytes as f64;
+        assert!(ratio > 0.5 && ratio < 0.53, "{ratio}");
+        // One H100 (80 GB, 72 GB usable): FP8's 73.0 GB of weights do not fit; INT4's do,
+        // with a short context, not with 128 batch × 4096 tokens of cache.
+        let c = node("h100-sxm");
+        let f = decode_time(&m, &c, setup(1, 1, 4096, WeightFormat::Fp8)).unwrap();
+        assert!(!f.fits && f.weights_memory_bytes > f.usable_memory_bytes);
+        let q = decode_time(&m, &c, setup(1, 1, 4096, WeightFormat::Int4)).unwrap();
+        assert!(q.fits, "{}", q.memory_per_gpu_bytes);
+        let big = decode_time(&m, &c, setup(1, 128, 4096, WeightFormat::Int4)).unwrap();
+        assert!(!big.fits);
+    }
+
+    #[test]
+    fn formats_parse_by_name() {
+        assert_eq!("FP8".parse::<WeightFormat>(), Ok(WeightFormat::Fp8));
+        assert_eq!("int4".parse::<WeightFormat>(), Ok(WeightFormat::Int4));
+        assert!("int8"
+            .parse::<WeightFormat>()
+            .unwrap_err()
+            .contains("bf16, fp8 or int4"));
+        assert_eq!("fp8".parse::<KvCacheFormat>(), Ok(KvCacheFormat::Fp8));
+        assert!("int4".parse::<KvCacheFormat>().is_err());
     }
 }

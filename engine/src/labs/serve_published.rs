@@ -16,11 +16,22 @@
 //!   Its Megatron-530B table has a TP 8 × PP 3 column (three nodes, one stage each).
 //! - **TRT**: NVIDIA/TensorRT-LLM `docs/source/performance.md` (release 0.6 docs, data from
 //!   v0.5), "Low Latency", A100 FP16, first-token latency.
+//!
+//! FP8 and quantised serving ([`published_fp8`], issue 39; every row held out, each with its
+//! address in [`Published::url`]):
+//! - **TRT FP8**: the same TensorRT-LLM page's "Low Latency" table for H100 FP8 (FP8 weights
+//!   and `--fp8_kv_cache`, v0.5, no CUDA graphs), first-token latency at batch 1.
+//! - **NIM**: NVIDIA NIM for LLMs benchmarking, "Performance" (NIM 1.8.0, Llama-3.3-70B-Instruct
+//!   on 2 × H100 80GB, fp8 TP2), inter-token latency at concurrency 1.
+//! - **SGLang (GPUStack)**: gpustack/gpustack `docs/performance-lab/qwen3-8b/h100-latency.md`:
+//!   Qwen3-8B and Qwen3-8B-FP8 on one H100 SXM under SGLang 0.5.3 (CUDA graphs), ShareGPT at
+//!   concurrency 4, median time per output token.
 
 use crate::capacity::hardware::{Catalogue, Cluster};
 use crate::capacity::models::ModelSpec;
 use crate::labs::serve_cost::{
-    decode_time, prefill_time, AllReduceImpl, DecodeTime, Launch, ServeCostError, ServeSetup,
+    decode_time, prefill_time, AllReduceImpl, DecodeTime, KvCacheFormat, Launch, ServeCostError,
+    ServeSetup, WeightFormat,
 };
 use serde::Serialize;
 
@@ -42,6 +53,9 @@ pub enum Measure {
     Request { decode_steps: usize },
     /// The time to first token (the prefill).
     FirstToken,
+    /// One decode step (inter-token latency, time per output token) at the mean context
+    /// `prompt + output/2`.
+    Step,
 }
 
 /// One published figure.
@@ -64,6 +78,15 @@ pub struct Published {
     /// Published milliseconds.
     pub published_ms: f64,
     pub split: Split,
+    /// The all-reduce the engine ran (NCCL for the engines of [`published`], their custom
+    /// one-shot/two-shot kernels for today's).
+    pub all_reduce: AllReduceImpl,
+    /// The linear layers' weights and the KV cache as the run stored them.
+    pub weights: WeightFormat,
+    pub kv_cache: KvCacheFormat,
+    /// Where the figure is published (empty for the rows of [`published`], whose sources the
+    /// module documentation names).
+    pub url: &'static str,
 }
 
 /// The model shapes of the table (their `config.json` / the source's stated shape).
@@ -81,6 +104,28 @@ pub fn model(name: &str) -> Option<ModelSpec> {
         // meta-llama/Llama-2-7b-hf and -70b-hf config.json.
         "llama2-7b" => ModelSpec::llama(name, 32, 4096, 32, 32, 11008, 32000, 4096),
         "llama2-70b" => ModelSpec::llama(name, 80, 8192, 64, 8, 28672, 32000, 4096),
+        // meta-llama/Llama-3.3-70B-Instruct config.json.
+        "llama3.3-70b" => ModelSpec::llama(name, 80, 8192, 64, 8, 28672, 128256, 8192),
+        // Qwen/Qwen3-8B config.json (untied output; head_dim 128 = 4096/32; its q/k norms,
+        // 2·128 a layer, left out).
+        "qwen3-8b" => ModelSpec::llama(name, 36, 4096, 32, 8, 12288, 151936, 40960),
+        // EleutherAI/gpt-j-6b config.json: 28 layers, 4096, 16 heads, FFN 16384, vocabulary
+        // 50400, rotary positions, untied output (its parallel attention and MLP branches
+        // read the same bytes as sequential ones).
+        "gpt-j-6b" => ModelSpec {
+            learned_positions: false,
+            tied_embeddings: false,
+            ..ModelSpec::gpt(name, 28, 4096, 16, 50400, 2048)
+        },
+        // tiiuae/falcon-180B config.json: 80 layers, hidden 14848, 232 query heads in 8 KV
+        // groups (head_dim 64), FFN 4·h, vocabulary 65024, no biases, rotary, tied.
+        "falcon-180b" => ModelSpec {
+            kv_heads: 8,
+            learned_positions: false,
+            biases: false,
+            dropout: false,
+            ..ModelSpec::gpt(name, 80, 14848, 232, 65024, 2048)
+        },
         _ => return None,
     })
 }
@@ -97,6 +142,10 @@ pub fn model_title(name: &str) -> &'static str {
         "megatron-530b" => "Megatron 530B",
         "llama2-7b" => "Llama-2 7B",
         "llama2-70b" => "Llama-2 70B",
+        "llama3.3-70b" => "Llama-3.3 70B",
+        "qwen3-8b" => "Qwen3 8B",
+        "gpt-j-6b" => "GPT-J 6B",
+        "falcon-180b" => "Falcon 180B",
         _ => "?",
     }
 }
@@ -108,6 +157,10 @@ pub enum Source {
     FasterTransformer,
     NeMo,
     TensorRtLlm,
+    /// NVIDIA NIM's benchmarking guide.
+    Nim,
+    /// GPUStack's performance lab (SGLang, vLLM, TensorRT-LLM runs).
+    GpuStack,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -138,6 +191,10 @@ fn row(
         launch,
         published_ms,
         split,
+        all_reduce: AllReduceImpl::Nccl,
+        weights: WeightFormat::Bf16,
+        kv_cache: KvCacheFormat::Bf16,
+        url: "",
     }
 }
 
@@ -258,6 +315,98 @@ pub fn published() -> Vec<Published> {
     ]
 }
 
+/// TensorRT-LLM's performance page (release 0.6 docs, v0.5 data), the commit read.
+pub const TRT_PERFORMANCE_URL: &str = "https://github.com/NVIDIA/TensorRT-LLM/blob/\
+    138f96d45f90b9667426f7c47297d8c06bafac73/docs/source/performance.md";
+/// NVIDIA NIM for LLMs benchmarking guide, "Performance".
+pub const NIM_PERFORMANCE_URL: &str =
+    "https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.html";
+/// GPUStack's performance lab, Qwen3-8B latency on H100.
+pub const GPUSTACK_QWEN3_URL: &str = "https://github.com/gpustack/gpustack/blob/\
+    1dbc3b8130da92d31539404545a1aff5c3992f8c/docs/performance-lab/qwen3-8b/h100-latency.md";
+
+/// Published FP8 (and their 16-bit twins') serving latencies on Hopper (issue 39), every one
+/// held out: nothing in the model was set from them. Each row names its address.
+pub fn published_fp8() -> Vec<Published> {
+    use Split::HeldOut;
+    // TensorRT-LLM v0.5, H100 FP8 (FP8 weights, FP8 KV cache), batch 1, first token.
+    let trt = |model, tp, prompt, ms| Published {
+        weights: WeightFormat::Fp8,
+        kv_cache: KvCacheFormat::Fp8,
+        url: TRT_PERFORMANCE_URL,
+        inter_node: "ib-ndr-400",
+        ..row(
+            "TRT performance.md v0.5 low latency, H100 FP8",
+            model,
+            "h100-sxm",
+            tp,
+            1,
+            prompt,
+            1,
+            Measure::FirstToken,
+            Launch::Eager,
+            ms,
+            HeldOut,
+        )
+    };
+    // NIM 1.8.0: Llama-3.3-70B FP8 on 2 × H100 at concurrency 1, mean inter-token latency.
+    // The page does not state the KV-cache format: bf16 assumed (at 5,250 tokens the cache is
+    // 0.9 GB a GPU against 35 GB of weights, so FP8 would move the step by about 1%).
+    let nim = |prompt, output, ms| Published {
+        all_reduce: AllReduceImpl::Custom,
+        weights: WeightFormat::Fp8,
+        url: NIM_PERFORMANCE_URL,
+        inter_node: "ib-ndr-400",
+        ..row(
+            "NIM 1.8.0 benchmarking, Llama-3.3-70B fp8 TP2",
+            "llama3.3-70b",
+            "h100-sxm",
+            2,
+            1,
+            prompt,
+            output,
+            Measure::Step,
+            Launch::Graphs,
+            ms,
+            HeldOut,
+        )
+    };
+    // SGLang 0.5.3 on one H100 SXM, ShareGPT (100 prompts: 23,260 input and 22,061 output
+    // tokens, so 233 in and 221 out on average), concurrency 4, median time per output token.
+    let sglang = |weights, ms| Published {
+        weights,
+        url: GPUSTACK_QWEN3_URL,
+        inter_node: "ib-ndr-400",
+        ..row(
+            "GPUStack performance lab, SGLang 0.5.3",
+            "qwen3-8b",
+            "h100-sxm",
+            1,
+            4,
+            233,
+            221,
+            Measure::Step,
+            Launch::Graphs,
+            ms,
+            HeldOut,
+        )
+    };
+    vec![
+        trt("gpt-j-6b", 1, 128, 7.0),
+        trt("gpt-j-6b", 1, 2048, 29.0),
+        trt("llama2-7b", 1, 128, 7.0),
+        trt("llama2-7b", 1, 2048, 36.0),
+        trt("llama2-70b", 4, 128, 26.0),
+        trt("llama2-70b", 4, 2048, 109.0),
+        trt("falcon-180b", 8, 128, 27.0),
+        trt("falcon-180b", 8, 2048, 205.0),
+        nim(5000, 500, 18.58),
+        nim(500, 2000, 18.91),
+        sglang(WeightFormat::Bf16, 7.14),
+        sglang(WeightFormat::Fp8, 5.58),
+    ]
+}
+
 /// A row's prediction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Prediction {
@@ -277,6 +426,8 @@ impl Published {
             context: self.prompt,
             all_reduce,
             launch: self.launch,
+            weights: self.weights,
+            kv_cache: self.kv_cache,
         }
     }
 
@@ -294,6 +445,10 @@ impl Published {
     pub fn source_kind(&self) -> Source {
         if self.source.starts_with("FT") {
             Source::FasterTransformer
+        } else if self.source.starts_with("NIM") {
+            Source::Nim
+        } else if self.source.starts_with("GPUStack") {
+            Source::GpuStack
         } else if self.source.starts_with("NeMo") {
             Source::NeMo
         } else {
@@ -304,8 +459,10 @@ impl Published {
     /// The modeled decode step of a request row (at the mean context, as [`Self::predict_ms`]
     /// prices it); `None` for a first-token row.
     pub fn decode_step(&self) -> Result<Option<DecodeTime>, ServeCostError> {
-        let Measure::Request { decode_steps } = self.measure else {
-            return Ok(None);
+        let decode_steps = match self.measure {
+            Measure::Request { decode_steps } => decode_steps,
+            Measure::Step => 1,
+            Measure::FirstToken => 0,
         };
         if decode_steps == 0 {
             return Ok(None);
@@ -315,19 +472,22 @@ impl Published {
         })?;
         let setup = ServeSetup {
             context: self.prompt + self.output / 2,
-            ..self.setup(AllReduceImpl::Nccl)
+            ..self.setup(self.all_reduce)
         };
         decode_time(&m, &self.cluster()?, setup).map(Some)
     }
 
-    /// The model's milliseconds for this figure (NCCL all-reduces, as the published engines
-    /// of the table ran them).
+    /// The model's milliseconds for this figure, with the all-reduce, launch mode and formats
+    /// the engine ran.
     pub fn predict_ms(&self) -> Result<f64, ServeCostError> {
+        if self.measure == Measure::Step {
+            return Ok(1e3 * self.decode_step()?.map(|d| d.step_s).unwrap_or(f64::NAN));
+        }
         let m = model(self.model).ok_or_else(|| ServeCostError::Nccl {
             detail: format!("no shape for {}", self.model),
         })?;
         let c = self.cluster()?;
-        let setup = self.setup(AllReduceImpl::Nccl);
+        let setup = self.setup(self.all_reduce);
         let pre = prefill_time(&m, &c, setup)?;
         Ok(1e3
             * match self.measure {
@@ -343,7 +503,7 @@ impl Published {
                     )?;
                     pre.total_s + decode_steps as f64 * dec.step_s
                 }
-                Measure::Request { .. } => pre.total_s,
+                Measure::Request { .. } | Measure::Step => pre.total_s,
             })
     }
 
@@ -374,13 +534,14 @@ mod tests {
 
     #[test]
     fn every_row_has_a_shape_a_title_and_a_source() {
-        for p in published() {
+        for p in published().into_iter().chain(published_fp8()) {
             assert!(model(p.model).is_some(), "{}", p.model);
             assert_ne!(model_title(p.model), "?", "{}", p.model);
             let step = p.decode_step().unwrap();
             assert_eq!(
                 step.is_some(),
                 matches!(p.measure, Measure::Request { decode_steps } if decode_steps > 0)
+                    || p.measure == Measure::Step
             );
             if let Some(d) = step {
                 assert_eq!((d.setup.tp, d.setup.pp), (p.tp, p.pp));

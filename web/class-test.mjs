@@ -33,20 +33,22 @@ async function startClass(port, data) {
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let text = "";
+  let ready = false;
   child.stderr.on("data", (d) => process.stderr.write(`[class] ${d}`));
   return new Promise((ok, fail) => {
     const timer = setTimeout(() => fail(new Error(`tplab class printed no links: ${text}`)), 60000);
     child.on("exit", (code) => fail(new Error(`tplab class exited (${code}): ${text}`)));
     child.stdout.on("data", (d) => {
       text += d;
+      if (ready) return;
       const join = text.match(/Join: (\S+)/);
       const teacher = text.match(/Teacher's console \(keep it private\): (\S+)/);
       if (join && teacher) {
+        ready = true;
         clearTimeout(timer);
         const secret = teacher[1].split("#teacher=")[1];
-        const exited = new Promise((done) => child.on("exit", done));
         child.removeAllListeners("exit");
-        child.on("exit", () => {});
+        const exited = new Promise((done) => child.on("exit", done));
         const stop = async () => {
           child.kill("SIGINT");
           await exited;
@@ -188,15 +190,19 @@ async function main() {
 
     // The server restarts mid-round: the phones and the console come back by themselves, each
     // student the same student with their vote kept, and the round goes on.
+    console.log("note: asking again");
     await tap(teacher, "class-pose", (c) => c.question != null && c.phase === "voting" && c.question !== both.question, "the teacher asks again");
     for (const s of students) await until(s, (c) => c.phase === "voting" && c.question !== both.question, "the new question reaches a phone");
     await vote(students[0], "A", 0);
     await vote(students[1], "C", 0);
     await until(teacher, (c) => c.answered && c.answered[0] === 2, "the console counts two votes before the restart");
+    console.log("note: stopping the server mid-round");
     restarting = true;
     await cls_.stop();
+    console.log("note: the server stopped");
     for (const p of [teacher, ...students]) await until(p, (c) => c.status !== "Joined", "a device notices the server is gone");
     cls_ = await startClass(cls_.port, cls_.data);
+    console.log("note: the server is back on the same port and folder");
     for (const p of [teacher, ...students]) await until(p, (c) => c.status === "Joined", "a device comes back by itself", 30000);
     restarting = false;
     const kept = await Promise.all(students.map(cls));

@@ -692,6 +692,7 @@ impl TplabApp {
 
     /// Draws the side bar and the active view.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
+        crate::widgets::focus_ring(ui.ctx());
         if let Some(student) = self.student.as_mut().filter(|_| !self.student_away) {
             // A student's device: the class alone, with the language switch on top.
             egui::Panel::top("tplab-class-bar").show(ui, |ui| {

@@ -4,7 +4,7 @@
 //! egui's grey secondary text at about 2.6:1. The GPUs' names are written in their
 //! own colour's ink, checked here on every background too.
 
-use tplab::widgets::{contrast, gpu_ink, legible_visuals, opaque_on, text_backgrounds};
+use tplab::widgets::{contrast, focus_ink, gpu_ink, legible_visuals, opaque_on, text_backgrounds};
 
 fn themes() -> [(bool, egui::Visuals); 2] {
     let mut light = egui::Visuals::light();
@@ -48,6 +48,16 @@ fn every_text_colour_reads_on_every_background_in_both_themes() {
                 let c = contrast(gpu_ink(rank, dark), bg);
                 assert!(c >= 4.5, "{theme}: GPU {rank}'s ink on {bg:?} is {c:.2}:1");
             }
+        }
+        // The keyboard focus ring: 3:1 (non-text contrast) on every background and on every
+        // widget's fill.
+        let fills = [v.widgets.inactive, v.widgets.hovered, v.widgets.active]
+            .into_iter()
+            .flat_map(|w| [w.bg_fill, w.weak_bg_fill])
+            .filter(|c| c.a() == 255);
+        for bg in text_backgrounds(&v).into_iter().chain(fills) {
+            let c = contrast(focus_ink(dark), bg);
+            assert!(c >= 3.0, "{theme}: the focus ring on {bg:?} is {c:.2}:1");
         }
         // Widget labels on their own fill, in every state.
         for (state, w) in [

@@ -101,3 +101,75 @@ fn challenge_one_is_solved_and_the_walkthrough_stepped_with_the_keyboard_only() 
     }
     assert!(reached, "the arrow keys reach the first all-reduce");
 }
+
+/// Tab reaches a control and the screen shows where: a ring in the focus colour around it, in
+/// both themes and in presenter mode (counted in the rendered pixels just outside the control).
+#[test]
+fn the_focus_ring_shows_where_tab_went_in_both_themes_and_on_a_projector() {
+    use tplab::app::ThemeChoice;
+    for (theme, presenter) in [
+        (ThemeChoice::Light, false),
+        (ThemeChoice::Dark, false),
+        (ThemeChoice::Dark, true),
+    ] {
+        let mut app = TplabApp::default();
+        app.set_theme(theme);
+        app.shared.presenter = presenter;
+        app.show_me(&ShowMe {
+            view: View::Design,
+            challenge: Some(1),
+            ..Default::default()
+        });
+        let mut h = common::gl_harness_pixels(app, (1280.0, 720.0), Lang::En, "focus ring");
+        let target = matrix(Weight::Fc1, Split::Replicate);
+        for _ in 0..400 {
+            if label(&h).as_deref() == Some(target.as_str()) {
+                break;
+            }
+            h.key_press(egui::Key::Tab);
+            h.run_steps(1);
+        }
+        assert_eq!(
+            label(&h).as_deref(),
+            Some(target.as_str()),
+            "Tab reaches fc1"
+        );
+        h.run_steps(2);
+        let rect = h
+            .query_all_by(|n| n.is_focused())
+            .next()
+            .map(|n| n.rect())
+            .expect("a focused control");
+        let image = h.render().unwrap_or_else(|e| panic!("{e}"));
+        let ppp = h.ctx.pixels_per_point();
+        let ink = tplab::widgets::focus_ink(theme == ThemeChoice::Dark);
+        // The ring is drawn 2 to 4 points outside the control: look along its top edge there.
+        let y = ((rect.top() - 3.0) * ppp).round() as u32;
+        let (x0, x1) = (
+            (rect.left() * ppp) as u32,
+            ((rect.right() * ppp) as u32).min(image.width() - 1),
+        );
+        let near = |p: &image::Rgba<u8>| {
+            let [r, g, b, _] = p.0;
+            let [ir, ig, ib, _] = ink.to_array();
+            (i32::from(r) - i32::from(ir)).abs() < 40
+                && (i32::from(g) - i32::from(ig)).abs() < 40
+                && (i32::from(b) - i32::from(ib)).abs() < 40
+        };
+        let ringed = (x0..x1)
+            .filter(|&x| (y.saturating_sub(1)..=y + 1).any(|y| near(image.get_pixel(x, y))))
+            .count();
+        let width = (x1 - x0) as usize;
+        assert!(
+            ringed * 10 >= width * 8,
+            "{theme:?} presenter {presenter}: the focus colour on {ringed} of {width} pixels \
+             above the focused control"
+        );
+        if presenter {
+            h.snapshot_options(
+                "keyboard_focus_ring_presenter_dark",
+                &common::snapshot_options(),
+            );
+        }
+    }
+}

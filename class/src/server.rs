@@ -238,7 +238,14 @@ impl Hub {
                     To::Student(s) => c.role == Role::Student(s),
                     To::All => c.role != Role::Pending,
                 };
-                if wanted && c.tx.try_send(Outgoing::Text(text.clone())).is_err() {
+                // A full queue is a device too far behind; a closed one is a socket already
+                // going away (its connection task removes it).
+                if wanted
+                    && matches!(
+                        c.tx.try_send(Outgoing::Text(text.clone())),
+                        Err(mpsc::error::TrySendError::Full(_))
+                    )
+                {
                     slow.push(id);
                 }
             }

@@ -206,6 +206,42 @@ pub fn ok_ink(ui: &egui::Ui) -> egui::Color32 {
     }
 }
 
+/// The keyboard focus ring's colour: 3:1 or more against every background it is drawn on, in
+/// both themes (WCAG 2.2's non-text contrast; `tests/contrast.rs`).
+pub fn focus_ink(dark: bool) -> egui::Color32 {
+    if dark {
+        egui::Color32::from_rgb(0xFF, 0xC8, 0x3D)
+    } else {
+        egui::Color32::from_rgb(0x00, 0x4F, 0xC4)
+    }
+}
+
+/// A 2-point ring around the widget that has the keyboard focus, drawn above everything, so a
+/// keyboard user sees where Tab went (egui only tints a focused widget as if pressed). Drawn
+/// from the widget's place in the last frame; nothing when no widget has the focus.
+pub fn focus_ring(ctx: &egui::Context) {
+    let Some(id) = ctx.memory(|m| m.focused()) else {
+        return;
+    };
+    let Some(r) = ctx.read_response(id) else {
+        return;
+    };
+    if !r.rect.is_positive() {
+        return;
+    }
+    let ink = focus_ink(ctx.global_style().visuals.dark_mode);
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::unique("tplab-focus-ring"),
+    ));
+    painter.rect_stroke(
+        r.rect.expand(2.0),
+        4.0,
+        egui::Stroke::new(2.0, ink),
+        egui::StrokeKind::Outside,
+    );
+}
+
 /// Black or white, whichever reads better on `bg`.
 pub fn text_on(bg: egui::Color32) -> egui::Color32 {
     let [r, g, b, _] = bg.to_array();

@@ -212,7 +212,7 @@ pub fn focus_ink(dark: bool) -> egui::Color32 {
     if dark {
         egui::Color32::from_rgb(0xFF, 0xC8, 0x3D)
     } else {
-        egui::Color32::from_rgb(0x00, 0x4F, 0xC4)
+        egui::Color32::from_rgb(0x00, 0x3A, 0x94)
     }
 }
 

@@ -49,6 +49,23 @@ fn question(phase: Phase) -> QuestionView {
     }
 }
 
+/// The engine's English rule for GeLU reading a partial sum, as the server sends it.
+const GELU_RULE: &str = "GeLU reads a partial sum: fc1 by rows leaves each GPU a part of the sum, \
+                         and GeLU of a part is not a part of GeLU. Split fc1 by columns.";
+
+/// Challenge 1's plan with fc1 and fc2 split so, the collectives placed by hand (`Some`) or by
+/// the rules (`None`).
+fn wire(fc1: &str, fc2: &str, collectives: Option<Vec<WireCollective>>) -> WirePlan {
+    WirePlan {
+        qkv: "replicate".into(),
+        out: "replicate".into(),
+        fc1: fc1.into(),
+        fc2: fc2.into(),
+        sequence_parallel: false,
+        collectives,
+    }
+}
+
 fn challenge() -> ChallengeView {
     ChallengeView {
         seq: 1,
@@ -162,13 +179,28 @@ fn teacher_app() -> TplabApp {
                     },
                 ],
                 refusals: vec![RefusalCount {
-                    rule: "GeLU reads a partial sum: fc1 by rows leaves each GPU a part of the \
-                           sum, and GeLU of a part is not a part of GeLU. Split fc1 by columns."
-                        .into(),
+                    rule: GELU_RULE.into(),
                     count: 5,
                     percent: 21,
                 }],
-                plans: Vec::new(),
+                plans: vec![
+                    PlanEntry {
+                        plan_id: 1,
+                        group: PlanGroup::Megatron,
+                        describe: String::new(),
+                        plan: wire("columns", "rows", None),
+                        refusal: None,
+                        solved: true,
+                    },
+                    PlanEntry {
+                        plan_id: 2,
+                        group: PlanGroup::Refused,
+                        describe: String::new(),
+                        plan: wire("rows", "columns", Some(vec![])),
+                        refusal: Some(GELU_RULE.into()),
+                        solved: false,
+                    },
+                ],
             },
         },
     ] {

@@ -245,7 +245,8 @@ fn the_design_view_at_every_size_language_and_theme() {
 /// the class is asked to choose between.
 #[test]
 fn a_refused_plan_and_its_fixes_fit_a_projector_at_1280x720() {
-    use tplab::views::design::{fix_text, rule_text};
+    use tplab::views::design::fix_text;
+    use tplab::widgets::plan::rule_text;
     use tplab_engine::block::design::{design, DesignOptions, Fix};
     let c = challenge::stage(5).unwrap_or_else(|e| panic!("{e}"));
     let plan = ShardingPlan {

@@ -50,6 +50,10 @@ pub struct Class {
     scenario: Option<tplab_engine::config::Config>,
     /// Seconds to vote in each round (0: no timer).
     timer_s: u32,
+    /// The room's refusals in the teacher's language (the engine's English rule and the
+    /// language it was worded in).
+    #[serde(skip)]
+    refusals: std::collections::HashMap<(String, Lang), String>,
     /// The plan the teacher asked to put on the projector (the challenge's stage), this frame.
     #[serde(skip)]
     to_show: Option<(u32, tplab_class::protocol::PlanEntry)>,
@@ -557,6 +561,23 @@ impl Class {
                 }
             });
         if let Some(r) = room.most_common_refusal() {
+            // In the teacher's language: the engine's verdict on a plan that broke this rule.
+            let key = (r.rule.clone(), lang);
+            let rule = match self.refusals.get(&key) {
+                Some(words) => words.clone(),
+                None => {
+                    let words = room
+                        .plans
+                        .iter()
+                        .find(|p| p.refusal.as_deref() == Some(r.rule.as_str()))
+                        .map_or_else(
+                            || r.rule.clone(),
+                            |p| cw::refusal_words(lang, ch.stage, &p.plan, &r.rule),
+                        );
+                    self.refusals.insert(key, words.clone());
+                    words
+                }
+            };
             ui.add_space(4.0);
             ui.label(t(lang, "class-common-mistake"));
             ui.add(
@@ -569,7 +590,7 @@ impl Class {
                                 "percent",
                                 crate::i18n::percent(lang, f64::from(r.percent), 0),
                             ),
-                            ("rule", r.rule.clone()),
+                            ("rule", rule),
                         ],
                     ))
                     .color(ui.visuals().warn_fg_color),

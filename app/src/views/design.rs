@@ -14,11 +14,11 @@
 use crate::i18n::{num, t, t_args};
 use crate::lab::design::{challenges, DesignAction, WalkRefusal, FREE_TPS};
 use crate::lab::{Action, Shared, ShowMe, View};
-use crate::widgets::plan::{split_words, weight_words};
+use crate::widgets::plan::{place_words, rule_text, site_words, split_words, weight_words};
 use crate::widgets::{gpu_color, text_on};
 use tplab_engine::block::design::challenge::{Challenge, Missing};
 use tplab_engine::block::design::{
-    DesignReport, Fix, ManualKind, Move, Norm, Place, Rule, Site, Split, Step, Weight,
+    DesignReport, Fix, ManualKind, Move, Norm, Place, Site, Split, Step, Weight,
 };
 use tplab_engine::config::Config;
 use tplab_lessons::Lang;
@@ -1206,77 +1206,6 @@ fn op_words(lang: Lang, s: &Step, p: &tplab_engine::block::design::Program) -> S
         Step::Redistribute(d) if d.mv == Move::Slice => t(lang, "design-slice"),
         Step::Redistribute(d) => d.mv.name().into(),
     }
-}
-
-pub fn place_words(lang: Lang, p: Place) -> String {
-    t(
-        lang,
-        match p {
-            Place::Replicate => "design-place-whole",
-            Place::Tokens => "design-place-tokens",
-            Place::Features => "design-place-columns",
-            Place::Partial => "design-place-partial",
-        },
-    )
-}
-
-fn site_words(lang: Lang, s: Site) -> String {
-    match s {
-        Site::Ln1 => t(lang, "design-op-ln1"),
-        Site::Qkv => weight_words(lang, Weight::Qkv),
-        Site::Attention => t(lang, "design-op-attention"),
-        Site::Out => weight_words(lang, Weight::Out),
-        Site::AttnResidual => t(lang, "design-op-residual"),
-        Site::Ln2 => t(lang, "design-op-ln2"),
-        Site::Fc1 => weight_words(lang, Weight::Fc1),
-        Site::Gelu => "GeLU".into(),
-        Site::Fc2 => weight_words(lang, Weight::Fc2),
-    }
-}
-
-/// A broken rule in the learner's language.
-pub fn rule_text(lang: Lang, kind: Rule, e: &tplab_engine::block::design::DesignError) -> String {
-    let gpu = e.rank.to_string();
-    let tensor = e.tensor.to_string();
-    let holds = place_words(lang, e.holds);
-    let (id, extra): (&str, Vec<(&str, String)>) = match kind {
-        Rule::GeluPartial => ("design-rule-gelu-partial", vec![]),
-        Rule::AttentionPartial => ("design-rule-attention-partial", vec![]),
-        Rule::AttentionTokens => ("design-rule-attention-tokens", vec![]),
-        Rule::NormPartial => ("design-rule-norm-partial", vec![]),
-        Rule::NormColumns => ("design-rule-norm-columns", vec![]),
-        Rule::ColumnSplitNeedsWhole(w) => (
-            "design-rule-columns-need-whole",
-            vec![("weight", weight_words(lang, w))],
-        ),
-        Rule::RowSplitNeedsColumns(w) => (
-            "design-rule-rows-need-columns",
-            vec![("weight", weight_words(lang, w))],
-        ),
-        Rule::WholeWeightNeedsRows(w) => (
-            "design-rule-whole-needs-rows",
-            vec![("weight", weight_words(lang, w))],
-        ),
-        Rule::ResidualPartial { stream } => (
-            "design-rule-residual-partial",
-            vec![("stream", place_words(lang, stream))],
-        ),
-        Rule::ResidualMismatch { stream } => (
-            "design-rule-residual-mismatch",
-            vec![("stream", place_words(lang, stream))],
-        ),
-        Rule::NothingToDo { kind, after } => (
-            "design-rule-nothing-to-do",
-            vec![
-                ("kind", kind.name().to_string()),
-                ("op", site_words(lang, after)),
-            ],
-        ),
-        Rule::Other => ("design-rule-other", vec![]),
-    };
-    let mut args = vec![("gpu", gpu), ("tensor", tensor), ("holds", holds)];
-    args.extend(extra);
-    t_args(lang, id, &args)
 }
 
 pub fn fix_text(lang: Lang, f: &Fix) -> String {

@@ -204,3 +204,26 @@ pub fn entry_words(lang: Lang, p: &tplab_class::protocol::PlanEntry) -> String {
         Err(_) => p.describe.clone(),
     }
 }
+
+/// A refused plan's broken rule in the device's language: the engine's verdict on the plan in
+/// the challenge, worded as the design lab words it (the server sends the engine's English);
+/// `sent` when the plan cannot be checked here.
+pub fn refusal_words(
+    lang: Lang,
+    stage: u32,
+    plan: &tplab_class::protocol::WirePlan,
+    sent: &str,
+) -> String {
+    use tplab_engine::block::design::{challenge, design, DesignOptions};
+    let checked = tplab_class::wire::to_plan(plan).ok().and_then(|plan| {
+        let c = challenge::stage(stage as usize).ok()?;
+        let options = DesignOptions {
+            allow_wrong: false,
+            execute: false,
+        };
+        let report = design(&c.config, &plan, None, &options).ok()?;
+        let e = report.errors.first()?;
+        Some(super::plan::rule_text(lang, e.kind, e))
+    });
+    checked.unwrap_or_else(|| sent.to_string())
+}

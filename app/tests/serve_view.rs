@@ -46,7 +46,12 @@ use common::wait_until;
 /// Clicks Generate on a Serve view opened with `state` and waits until the request has run at
 /// TP 1, 2 and 4 with the reference's text every time.
 fn generate_matching(state: serde_json::Value) -> Harness<'static, TplabApp> {
-    let mut h = serve_harness(1280.0, 820.0, state, false);
+    generate_matching_in(state, 820.0)
+}
+
+/// [`generate_matching`] in a window `height` points tall (a tall one shows the whole page).
+fn generate_matching_in(state: serde_json::Value, height: f32) -> Harness<'static, TplabApp> {
+    let mut h = serve_harness(1280.0, height, state, false);
     h.get_by_label("Generate").click();
     let done = wait_until(&mut h, 3000, 20, |h| {
         h.query_all_by_label_contains("Same text as the reference: yes")
@@ -78,6 +83,57 @@ fn a_request_decodes_at_every_tp_and_matches_the_reference() {
     // The 70B scenario at TP=4 and where more GPUs stop helping.
     h.get_by_label_contains("Llama-3 70B on 4 × H100 SXM");
     h.get_by_label_contains("doubling the GPUs saves less than 10%");
+}
+
+/// Both charts offer their numbers as a table (what a screen reader reads): the per-token bars
+/// of each TP, and the 70B curve, whose TP 4 row is the time the scenario's sentence quotes.
+#[test]
+fn the_charts_offer_their_numbers_as_tables() {
+    let state =
+        serde_json::json!({"prompt": "paralel", "tokens": 6, "train_steps": 0, "gqa": true});
+    // Tall enough for the whole page: a control below the fold is not clicked.
+    let mut h = generate_matching_in(state, 3000.0);
+    let tables = h
+        .query_all_by_label("The bars as numbers (ms per token)")
+        .count();
+    assert_eq!(tables, 3, "one per TP");
+    let heads = h.query_all_by_label("collectives").count();
+    h.get_all_by_label("The bars as numbers (ms per token)")
+        .next()
+        .expect("a table")
+        .click();
+    h.run_steps(3);
+    assert_eq!(
+        h.query_all_by_label("collectives").count(),
+        heads + 1,
+        "the opened table's column head"
+    );
+    h.get_by_label("The curves as numbers (ms per token, per TP)")
+        .click();
+    h.run_steps(20);
+    h.get_by_label("fits in memory");
+    // The sentence's TP 4 time ("… 16.8 ms per token …") is the table's TP 4 row.
+    let sentence = h
+        .query_all_by(|n| {
+            n.value()
+                .is_some_and(|v| v.contains("Llama-3 70B on 4 × H100 SXM"))
+        })
+        .find_map(|n| n.value())
+        .expect("the scenario's sentence");
+    let ms: String = sentence
+        .split("CUDA graphs: ")
+        .nth(1)
+        .and_then(|rest| rest.split(" ms").next())
+        .expect("the TP 4 time")
+        .to_string();
+    assert!(
+        h.query_all_by(|n| n
+            .value()
+            .is_some_and(|v| v.starts_with(&ms) && v.len() == ms.len() + 1))
+            .count()
+            >= 1,
+        "a table cell {ms}x for TP 4"
+    );
 }
 
 #[test]

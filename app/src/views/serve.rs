@@ -421,6 +421,30 @@ impl Serve {
                 plot.bar_chart(compute);
                 plot.bar_chart(comm);
             });
+        // The bars as numbers (what a screen reader reads, what a learner copies).
+        egui::CollapsingHeader::new(t(lang, "serve-token-table"))
+            .id_salt(("serve-token-table", c.tp))
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt(("serve-token-table-scroll", c.tp))
+                    .max_height(200.0)
+                    .show(ui, |ui| {
+                        egui::Grid::new(("serve-token-grid", c.tp))
+                            .striped(true)
+                            .show(ui, |ui| {
+                                ui.strong(t(lang, "serve-axis-token"));
+                                ui.strong(t(lang, "serve-compute"));
+                                ui.strong(t(lang, "serve-collectives"));
+                                ui.end_row();
+                                for (i, (compute, comm)) in c.times.iter().enumerate().skip(1) {
+                                    ui.label(i.to_string());
+                                    ui.label(crate::i18n::num(lang, *compute, 3));
+                                    ui.label(crate::i18n::num(lang, *comm, 3));
+                                    ui.end_row();
+                                }
+                            });
+                    });
+            });
         if let Some(d) = done {
             if let Some(&(_, same, err, passed)) = d.checks.iter().find(|ch| ch.0 == c.tp) {
                 let (color, key) = if passed {
@@ -535,9 +559,11 @@ impl Serve {
                 (KeyMark::Dot, nofit_color, t(lang, "serve-curve-nofit")),
             ],
         );
-        // At least as tall as its rotated y-axis label (the page scrolls).
+        // At least as tall as its rotated y-axis label (the page scrolls); the line of its
+        // table's header stays on screen below it.
+        let header = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
         Plot::new("serve-70b-curve")
-            .height((ui.available_height() - 10.0).max(SCENARIO_PLOT_MIN_HEIGHT))
+            .height((ui.available_height() - 10.0 - header).max(SCENARIO_PLOT_MIN_HEIGHT))
             .x_axis_label(t(lang, "serve-axis-tp"))
             .y_axis_label(t(lang, "serve-axis-ms-token"))
             .x_axis_formatter(crate::widgets::axis_numbers(lang))
@@ -570,6 +596,33 @@ impl Serve {
                         .color(nofit_color)
                         .radius(6.0),
                 );
+            });
+        // The curves as numbers: per TP, the three times and whether it fits.
+        egui::CollapsingHeader::new(t(lang, "serve-curve-table"))
+            .id_salt("serve-curve-table")
+            .show(ui, |ui| {
+                egui::Grid::new("serve-curve-grid")
+                    .striped(true)
+                    .show(ui, |ui| {
+                        for head in [
+                            "serve-axis-tp",
+                            "serve-curve-total",
+                            "serve-curve-custom",
+                            "serve-curve-reads",
+                            "serve-curve-fits",
+                        ] {
+                            ui.strong(t(lang, head));
+                        }
+                        ui.end_row();
+                        for (r, custom) in sw.rows.iter().zip(&custom.rows) {
+                            ui.label(r.setup.tp.to_string());
+                            ui.label(crate::i18n::num(lang, r.step_s * 1e3, 2));
+                            ui.label(crate::i18n::num(lang, custom.step_s * 1e3, 2));
+                            ui.label(crate::i18n::num(lang, r.compute_s * 1e3, 2));
+                            ui.label(t(lang, if r.fits { "serve-yes" } else { "serve-no" }));
+                            ui.end_row();
+                        }
+                    });
             });
     }
 }

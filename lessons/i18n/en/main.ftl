@@ -90,6 +90,9 @@ serve-scenario-title = The guide's scenario: a 70B chat model served on 4 GPUs (
 serve-scenario-tp4 = Llama-3 70B on 4 × { $gpu }, one sequence with { $context } tokens of context, CUDA graphs: { $ms } ms per token ({ $tps } tokens/s) with NCCL's all-reduces, { $ms_custom } ms with a custom one-shot all-reduce (vLLM, TensorRT-LLM). Per token: each GPU reads its quarter of the weights in { $weights } ms and its share of the KV cache in { $kv } ms; the { $count } all-reduces (two a layer and the embedding's) take { $allreduce } ms with NCCL ({ $one } µs each) or { $allreduce_custom } ms custom; the fixed costs (kernel launches, sampling) { $fixed } ms. Memory per GPU: { $memory }.
 serve-scenario-knee = From TP = { $tp } on, doubling the GPUs saves less than 10%: the weight reads keep halving, but the all-reduces' latency does not, and TP = 16 crosses the node boundary onto InfiniBand.
 serve-axis-tp = GPUs (TP)
+serve-token-table = The bars as numbers (ms per token)
+serve-curve-table = The curves as numbers (ms per token, per TP)
+serve-curve-fits = fits in memory
 serve-axis-ms-token = ms per token (model)
 serve-curve-total = time per token
 serve-curve-reads = HBM reads (weights + KV cache)

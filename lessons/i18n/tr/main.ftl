@@ -90,6 +90,9 @@ serve-scenario-title = Rehberin senaryosu: 4 GPU'da çalışan 70B sohbet modeli
 serve-scenario-tp4 = 4 × { $gpu } üzerinde Llama-3 70B, { $context } token'lık bağlamı olan tek dizi, CUDA graph'larıyla: NCCL all-reduce'larıyla token başına { $ms } ms (saniyede { $tps } token), özel one-shot all-reduce ile (vLLM, TensorRT-LLM) { $ms_custom } ms. Token başına: her GPU ağırlıkların dörtte birini { $weights } ms'de, KV önbelleğindeki payını { $kv } ms'de okur; { $count } all-reduce (katman başına iki ve gömmeninki) NCCL ile { $allreduce } ms (her biri { $one } µs), özel çekirdekle { $allreduce_custom } ms sürer; sabit maliyetler (çekirdek başlatmaları, örnekleme) { $fixed } ms. GPU başına bellek: { $memory }.
 serve-scenario-knee = TP = { $tp } değerinden sonra GPU sayısını ikiye katlamak %10'dan az kazandırır: ağırlık okumaları yarılanmaya devam eder ama all-reduce gecikmesi azalmaz; TP = 16 ise düğüm sınırını aşıp InfiniBand'e geçer.
 serve-axis-tp = GPU sayısı (TP)
+serve-token-table = Çubuklar sayılarla (token başına ms)
+serve-curve-table = Eğriler sayılarla (TP başına, token başına ms)
+serve-curve-fits = belleğe sığar
 serve-axis-ms-token = token başına ms (model)
 serve-curve-total = token başına süre
 serve-curve-reads = HBM okumaları (ağırlıklar + KV önbelleği)

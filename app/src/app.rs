@@ -85,6 +85,9 @@ pub struct TplabApp {
     /// A student's device showing the lab (what the teacher pushed) instead of the class;
     /// "Back to the class" returns.
     student_away: bool,
+    /// The exam sitting a student's device is away for (its seed): back to the class when
+    /// the server has graded it.
+    exam_away: Option<u64>,
 }
 
 /// The ranges the Playground's controls allow for the shared scenario; a saved configuration
@@ -354,6 +357,7 @@ impl Default for TplabApp {
             lab_notice: None,
             student: None,
             student_away: false,
+            exam_away: None,
         }
     }
 }
@@ -708,16 +712,51 @@ impl TplabApp {
             egui::CentralPanel::default_margins().show(ui, |ui| {
                 student.ui(ui, &mut self.shared);
             });
-            // "Open it here": the lab at what the teacher pushed, from the next frame.
-            if let Some(pushed) = student.take_open() {
-                self.student_away = true;
-                self.show_me(&pushed.show);
-                if let Some(step) = pushed.step {
-                    self.shared.open_step = Some(step.saturating_sub(1));
+            match student.take_open() {
+                // "Open it here": the lab at what the teacher pushed, from the next frame.
+                Some(views::class_student::Opened::Push(pushed)) => {
+                    self.student_away = true;
+                    self.show_me(&pushed.show);
+                    if let Some(step) = pushed.step {
+                        self.shared.open_step = Some(step.saturating_sub(1));
+                    }
+                    ui.ctx().request_repaint();
                 }
-                ui.ctx().request_repaint();
+                // The exam's sitting in the Quiz view; graded by the class server.
+                Some(views::class_student::Opened::Exam(seed)) => {
+                    let name = self
+                        .shared
+                        .class
+                        .as_ref()
+                        .and_then(|c| c.state.me.as_ref().map(|m| m.1.clone()))
+                        .unwrap_or_default();
+                    let state = serde_json::json!({
+                        "mode": "Exam",
+                        "learner": name,
+                        "sitting": {"seed": seed, "index": 0, "drafts": []},
+                    });
+                    if self.load_view_state("quiz", &state.to_string()) && self.select("quiz") {
+                        self.student_away = true;
+                        self.exam_away = Some(seed);
+                    }
+                    ui.ctx().request_repaint();
+                }
+                None => {}
             }
             return;
+        }
+        // Back to the class once the exam's sitting has been graded (or withdrawn).
+        if let Some(seed) = self.exam_away {
+            let open = self
+                .shared
+                .class
+                .as_ref()
+                .is_some_and(|c| c.state.exam_sitting == Some(seed));
+            if !open {
+                self.exam_away = None;
+                self.student_away = false;
+                ui.ctx().request_repaint();
+            }
         }
         // A phone (under 600 points wide) folds the side bar into the same one-row menu.
         let narrow = ui.ctx().content_rect().width() < NARROW_WIDTH;

@@ -956,3 +956,57 @@ fn a_turkish_phone_reads_the_english_teachers_questions_in_turkish() {
         });
     }
 }
+
+#[test]
+fn a_student_sits_the_exam_in_class_and_the_server_grades_it() {
+    let data = tempfile::tempdir().expect("a data folder");
+    let exports = tempfile::tempdir().expect("an export folder");
+    let server = Server::start(data.path());
+    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
+    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
+    click(&mut student, "Join the class", 2);
+    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
+        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
+    });
+    assert!(student
+        .query_by_label("Take the certificate exam")
+        .is_none());
+    click(&mut teacher, "Open the exam to the room", 2);
+    settle(&mut [&mut teacher, &mut student], "the exam to open", |d| {
+        class(d[1]).exam.as_ref().is_some_and(|e| e.open)
+    });
+    // No issuer key in this class: graded, no certificate; the console and the phone say so.
+    assert!(teacher
+        .query_by_label_contains("it issues no certificates")
+        .is_some());
+    // The phone opens the sitting the server drew, in the Quiz view.
+    click(&mut student, "Take the certificate exam", 2);
+    settle(&mut [&mut teacher, &mut student], "the sitting", |d| {
+        class(d[1]).exam_sitting.is_some()
+    });
+    student.run_steps(3);
+    let seed = class(&student).exam_sitting.expect("a sitting");
+    assert_eq!(student.state().active_id(), "quiz");
+    let quiz: serde_json::Value =
+        serde_json::from_str(&student.state().view_state("quiz").unwrap_or_default())
+            .expect("the quiz's state");
+    assert_eq!(
+        quiz["sitting"]["seed"], seed,
+        "the server's sitting, not a fresh draw"
+    );
+    // Submitted unanswered (after the confirmation): the server grades it, the phone is back
+    // in the class with the grade, and the console counts it.
+    click(&mut student, "Submit the exam", 2);
+    click(&mut student, "Submit anyway", 2);
+    settle(&mut [&mut teacher, &mut student], "the grade", |d| {
+        class(d[1]).exam_result.is_some() && class(d[0]).exam_room == Some([1, 1, 0])
+    });
+    student.run_steps(3);
+    // (The grade is shown on the class's page, which the phone is back on.)
+    assert!(student
+        .query_by_label_contains("Not passed: 0 of")
+        .is_some());
+    assert!(teacher
+        .query_by_label("1 sittings started, 1 submitted, 0 passed")
+        .is_some());
+}

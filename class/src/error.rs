@@ -24,6 +24,11 @@ pub enum ClassError {
     Random(String),
     #[error("cannot start the server: {0}")]
     Runtime(String),
+    #[error(
+        "cannot read the issuer key {path}: {reason}; give the key `tplab cert keygen` wrote, or \
+         leave --issuer-key out (the class then issues no certificates)"
+    )]
+    IssuerKey { path: String, reason: String },
 }
 
 /// A refused frame: what goes back to the device as an `error` frame.

@@ -16,6 +16,8 @@ pub mod wire;
 #[cfg(feature = "server")]
 pub mod error;
 #[cfg(feature = "server")]
+pub mod exam;
+#[cfg(feature = "server")]
 pub mod export;
 #[cfg(feature = "server")]
 pub mod plans;

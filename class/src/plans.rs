@@ -151,6 +151,7 @@ pub fn room(seq: u32, plans: &[PlanRow]) -> PlanRoom {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::WireCollective;
 
     fn wire(q: &str, o: &str, f1: &str, f2: &str) -> WirePlan {
         WirePlan {

@@ -26,6 +26,11 @@ pub const MAX_CHOICES: usize = 8;
 pub const MAX_TARGET_CHARS: usize = 600;
 /// Other languages a question may carry.
 pub const MAX_TRANSLATIONS: usize = 4;
+/// Sittings of the certificate exam a student may start in one class.
+pub const MAX_EXAM_SITTINGS: u32 = 3;
+/// Answers of one sitting, and the characters of one answer.
+pub const MAX_EXAM_ANSWERS: usize = 100;
+pub const MAX_EXAM_ANSWER_CHARS: usize = 300;
 /// The longest timer, in seconds.
 pub const MAX_TIMER_S: u32 = 3600;
 /// The letters of the choices, in order.
@@ -78,6 +83,17 @@ pub enum ClientMsg {
     SetChallenge { stage: u32 },
     /// Teacher: ends the class; the join code stops working.
     EndClass,
+    /// Teacher: opens (or closes) the certificate exam for the room.
+    OpenExam { open: bool },
+    /// A student: starts a sitting of the certificate exam (the server draws its seed).
+    StartExam,
+    /// A student: the sitting's answers, as typed (one per question in the sitting's order;
+    /// `None` unanswered) and the language they were typed in. The server grades them.
+    SubmitExam {
+        seed: u64,
+        lang: String,
+        answers: Vec<Option<String>>,
+    },
     /// Anyone: keeps the connection alive; answered with `pong`.
     Ping,
 }
@@ -93,6 +109,7 @@ impl ClientMsg {
                 | ClientMsg::RevealAnswer
                 | ClientMsg::Push { .. }
                 | ClientMsg::SetChallenge { .. }
+                | ClientMsg::OpenExam { .. }
                 | ClientMsg::EndClass
         )
     }
@@ -500,6 +517,8 @@ pub enum ErrorCode {
     BadQuestion,
     BadPlan,
     NoChallenge,
+    /// The exam is closed, a sitting is not this student's, or the attempts are used up.
+    BadExam,
     Idle,
     Internal,
 }
@@ -527,6 +546,7 @@ impl ErrorCode {
             ErrorCode::BadQuestion => "bad_question",
             ErrorCode::BadPlan => "bad_plan",
             ErrorCode::NoChallenge => "no_challenge",
+            ErrorCode::BadExam => "bad_exam",
             ErrorCode::Idle => "idle",
             ErrorCode::Internal => "internal",
         }
@@ -626,6 +646,35 @@ pub enum ServerMsg {
     /// To everyone: the class is over (the connection closes).
     ClassEnded,
     Pong,
+    /// Everyone: whether the certificate exam is open, its version, and whether a pass earns a
+    /// certificate signed by the class server (the teacher's issuer key).
+    Exam {
+        open: bool,
+        version: String,
+        certificates: bool,
+    },
+    /// To the student who started it: the sitting's seed (the app draws the same questions
+    /// from it; the server grades).
+    ExamSitting {
+        seed: u64,
+        version: String,
+    },
+    /// To the student: the grade, and where to download the certificate if one was issued
+    /// (`/api/certificate/…png`, or why none was).
+    ExamResult {
+        correct: u32,
+        total: u32,
+        percent: u32,
+        passed: bool,
+        certificate: Option<String>,
+        note: Option<String>,
+    },
+    /// To the teacher: sittings started, submitted and passed.
+    ExamRoom {
+        started: u32,
+        submitted: u32,
+        passed: u32,
+    },
     /// A refused frame: the code, and what rule it broke and how to fix it.
     Error {
         code: ErrorCode,

@@ -132,6 +132,16 @@ pub struct Room {
 }
 
 impl Room {
+    /// The name a certificate may carry for student `id`: the name the student typed, never
+    /// in an anonymous class nor the "Student 7" a student without a name is called.
+    pub fn certificate_name(&self, id: u32) -> Option<String> {
+        if self.anonymous {
+            return None;
+        }
+        let s = self.students.get(id.checked_sub(1)? as usize)?;
+        (s.name != format!("Student {id}")).then(|| s.name.clone())
+    }
+
     /// The class that was running in `store` (a restart), or a new one (`new_class`: end any
     /// running class first).
     pub fn open(store: Store, anonymous: bool, new_class: bool) -> Result<Room, ClassError> {

@@ -19,7 +19,7 @@ use crate::protocol::{ClientMsg, ErrorCode, ServerMsg, PROTOCOL_VERSION};
 use crate::room::{Out, Room, To};
 use crate::store::Store;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -102,6 +102,9 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// Write incidents (refused frames) to stderr.
     pub log_stderr: bool,
+    /// The teacher's issuer key (`tplab cert keygen`): a pass of the exam in class earns a
+    /// certificate signed with it. `None`: the exam is graded, no certificate is issued.
+    pub issuer_key: Option<PathBuf>,
 }
 
 impl ServerConfig {
@@ -114,6 +117,7 @@ impl ServerConfig {
             new_class: false,
             limits: Limits::default(),
             log_stderr: false,
+            issuer_key: None,
         }
     }
 }
@@ -182,6 +186,7 @@ impl AddrState {
 struct Inner {
     room: Room,
     conns: HashMap<u64, Conn>,
+    exam: crate::exam::ExamDesk,
 }
 
 struct Hub {
@@ -354,6 +359,14 @@ impl Hub {
         if let ClientMsg::SubmitPlan { challenge, plan } = msg {
             return self.on_plan(id, ip, challenge, plan).await;
         }
+        if let ClientMsg::SubmitExam {
+            seed,
+            lang,
+            answers,
+        } = msg
+        {
+            return self.on_exam(id, ip, seed, lang, answers).await;
+        }
         let mut inner = lock(&self.inner);
         let Some(role) = inner.conns.get(&id).map(|c| c.role) else {
             return false;
@@ -368,9 +381,16 @@ impl Hub {
                     Err(r)
                 } else {
                     match inner.room.join(&code, name.as_deref(), token.as_deref()) {
-                        Ok((student, outs)) => {
+                        Ok((student, mut outs)) => {
                             if let Some(c) = inner.conns.get_mut(&id) {
                                 c.role = Role::Student(student);
+                            }
+                            // The exam, when it is open, after the welcome.
+                            if inner.exam.open {
+                                outs.push(Out {
+                                    to: To::Caller,
+                                    msg: inner.exam.view(),
+                                });
                             }
                             Ok(outs)
                         }
@@ -390,13 +410,23 @@ impl Hub {
                     if let Some(c) = inner.conns.get_mut(&id) {
                         c.role = Role::Teacher;
                     }
-                    Ok(vec![Out {
-                        to: To::Caller,
-                        msg: ServerMsg::TeacherWelcome {
-                            protocol: PROTOCOL_VERSION,
-                            room: inner.room.room_view(),
+                    Ok(vec![
+                        Out {
+                            to: To::Caller,
+                            msg: ServerMsg::TeacherWelcome {
+                                protocol: PROTOCOL_VERSION,
+                                room: inner.room.room_view(),
+                            },
                         },
-                    }])
+                        Out {
+                            to: To::Caller,
+                            msg: inner.exam.view(),
+                        },
+                        Out {
+                            to: To::Caller,
+                            msg: inner.exam.room(),
+                        },
+                    ])
                 } else {
                     self.failed_attempt(ip, true);
                     Err(Refusal::new(
@@ -417,6 +447,18 @@ impl Hub {
                 ClientMsg::RevealAnswer => inner.room.reveal_answer(),
                 ClientMsg::Push { target, title } => inner.room.push(target, title),
                 ClientMsg::SetChallenge { stage } => inner.room.set_challenge(stage),
+                ClientMsg::OpenExam { open } => inner.exam.set_open(open).map(|()| {
+                    vec![
+                        Out {
+                            to: To::All,
+                            msg: inner.exam.view(),
+                        },
+                        Out {
+                            to: To::Teachers,
+                            msg: inner.exam.room(),
+                        },
+                    ]
+                }),
                 ClientMsg::EndClass => inner.room.end(),
                 _ => Ok(Vec::new()),
             },
@@ -432,6 +474,22 @@ impl Hub {
                     value,
                 },
             ) => inner.room.vote(s, question, choice, value),
+            (Role::Student(s), ClientMsg::StartExam) => inner.exam.start(s).map(|sitting| {
+                vec![
+                    Out {
+                        to: To::Caller,
+                        msg: sitting,
+                    },
+                    Out {
+                        to: To::Teachers,
+                        msg: inner.exam.room(),
+                    },
+                ]
+            }),
+            (Role::Teacher, ClientMsg::StartExam) => Err(Refusal::new(
+                ErrorCode::NotJoined,
+                "the teacher's console does not sit the exam: join as a student on another device",
+            )),
             (Role::Teacher, ClientMsg::Vote { .. }) => Err(Refusal::new(
                 ErrorCode::NotJoined,
                 "the teacher's console does not vote: join as a student on another device",
@@ -572,6 +630,91 @@ impl Hub {
         match result {
             Ok(outs) => self.deliver(&mut inner, id, outs),
             Err(r) => self.refuse(&mut inner, id, ip, r),
+        }
+        true
+    }
+
+    /// A student's exam answers: checked and the sitting closed under the lock, graded (and
+    /// the certificate rendered and signed) off the async threads.
+    async fn on_exam(
+        self: &Arc<Self>,
+        id: u64,
+        ip: IpAddr,
+        seed: u64,
+        lang: String,
+        answers: Vec<Option<String>>,
+    ) -> bool {
+        let taken = {
+            let mut inner = lock(&self.inner);
+            let Some(role) = inner.conns.get(&id).map(|c| c.role) else {
+                return false;
+            };
+            let taken = match role {
+                Role::Student(s) => {
+                    inner
+                        .exam
+                        .take(s, seed, &lang, &answers)
+                        .map(|(exam, lang)| {
+                            let name = inner.room.certificate_name(s);
+                            (s, exam, lang, name)
+                        })
+                }
+                Role::Teacher => Err(Refusal::new(
+                    ErrorCode::NotJoined,
+                    "the teacher's console does not sit the exam",
+                )),
+                Role::Pending => Err(Refusal::new(
+                    ErrorCode::NotJoined,
+                    "join the class first: send `join` with the class's code",
+                )),
+            };
+            match taken {
+                Ok(t) => (t, inner.exam.issuer(), inner.exam.dir().to_path_buf()),
+                Err(r) => {
+                    self.refuse(&mut inner, id, ip, r);
+                    return true;
+                }
+            }
+        };
+        let ((student, exam, lang, name), key, dir) = taken;
+        let graded = tokio::task::spawn_blocking(move || {
+            crate::exam::ExamDesk::grade(
+                &exam,
+                key.as_deref(),
+                &dir,
+                name.as_deref(),
+                seed,
+                lang,
+                &answers,
+            )
+        })
+        .await;
+        let mut inner = lock(&self.inner);
+        match graded {
+            Ok(result) => {
+                inner.exam.record(student, &result);
+                let room = inner.exam.room();
+                let outs = vec![
+                    Out {
+                        to: To::Student(student),
+                        msg: result,
+                    },
+                    Out {
+                        to: To::Teachers,
+                        msg: room,
+                    },
+                ];
+                self.deliver(&mut inner, id, outs);
+            }
+            Err(e) => self.refuse(
+                &mut inner,
+                id,
+                ip,
+                Refusal::new(
+                    ErrorCode::Internal,
+                    format!("the sitting could not be graded ({e}); tell the teacher"),
+                ),
+            ),
         }
         true
     }
@@ -785,6 +928,30 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
+/// A certificate the class issued, by the random name its holder was given (only that device
+/// learned it); nothing else under the folder can be named.
+async fn certificate_route(hub: Arc<Hub>, file: String) -> Response {
+    let Some(file) = crate::exam::certificate_file(&file) else {
+        return (StatusCode::NOT_FOUND, "no such certificate").into_response();
+    };
+    let path = lock(&hub.inner).exam.dir().join(file);
+    match tokio::fs::read(&path).await {
+        Ok(png) => (
+            [
+                (header::CONTENT_TYPE, "image/png".to_string()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    "attachment; filename=\"tplab-certificate.png\"".to_string(),
+                ),
+                (header::CACHE_CONTROL, "no-store".to_string()),
+            ],
+            png,
+        )
+            .into_response(),
+        Err(_) => (StatusCode::NOT_FOUND, "no such certificate").into_response(),
+    }
+}
+
 async fn export_route(hub: Arc<Hub>, ip: IpAddr, headers: HeaderMap, json: bool) -> Response {
     if let Err(r) = hub.attempts_left(ip, true) {
         return (StatusCode::TOO_MANY_REQUESTS, r.message).into_response();
@@ -856,6 +1023,14 @@ fn router(hub: Arc<Hub>, dist: Option<PathBuf>) -> Router {
                  ConnectInfo(addr): ConnectInfo<SocketAddr>,
                  headers: HeaderMap| async move {
                     export_route(hub, addr.ip(), headers, true).await
+                },
+            ),
+        )
+        .route(
+            "/api/certificate/{file}",
+            get(
+                |State(hub): State<Arc<Hub>>, Path(file): Path<String>| async move {
+                    certificate_route(hub, file).await
                 },
             ),
         )
@@ -1008,6 +1183,16 @@ pub async fn start(config: ServerConfig) -> Result<Running, ClassError> {
     let addr = listener
         .local_addr()
         .map_err(|e| ClassError::Runtime(e.to_string()))?;
+    let issuer =
+        match &config.issuer_key {
+            Some(path) => Some(tplab_quiz::cert::IssuerKey::load(path).map_err(|e| {
+                ClassError::IssuerKey {
+                    path: path.display().to_string(),
+                    reason: e.to_string(),
+                }
+            })?),
+            None => None,
+        };
     let (ended, _) = watch::channel(false);
     let code = room.code.clone();
     let secret = room.secret().to_string();
@@ -1016,6 +1201,7 @@ pub async fn start(config: ServerConfig) -> Result<Running, ClassError> {
         inner: Mutex::new(Inner {
             room,
             conns: HashMap::new(),
+            exam: crate::exam::ExamDesk::new(issuer, &config.data_dir),
         }),
         addrs: Mutex::new(HashMap::new()),
         limits: config.limits.clone(),

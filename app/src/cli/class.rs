@@ -48,6 +48,11 @@ pub struct ClassArgs {
     /// runs as long as the window is open).
     #[arg(long, conflicts_with = "export")]
     pub console: bool,
+    /// The issuer key that signs the certificates of students who pass the exam in class
+    /// (`tplab cert keygen`; default: issuer.key in the data folder, if there is one). It stays
+    /// on this machine. Without one the exam is graded and no certificate is issued.
+    #[arg(long)]
+    pub issuer_key: Option<PathBuf>,
 }
 
 fn data_dir(a: &ClassArgs) -> anyhow::Result<PathBuf> {
@@ -136,6 +141,19 @@ pub fn run(
     config.anonymous = a.anonymous;
     config.new_class = a.new;
     config.log_stderr = true;
+    config.issuer_key = match &a.issuer_key {
+        Some(k) => Some(k.clone()),
+        None => tplab_quiz::progress::Store::from_env()
+            .ok()
+            .map(|s| s.issuer_key_path())
+            .filter(|p| p.is_file()),
+    };
+    if let Some(k) = &config.issuer_key {
+        eprintln!(
+            "certificates from the exam in class are signed with {}",
+            k.display()
+        );
+    }
     config.limits = Limits {
         connections_per_address: a.max_per_address.max(1),
         ..Limits::default()

@@ -253,6 +253,36 @@ pub struct ClassState {
     pub push: Option<(String, Option<String>)>,
     /// The last refused action (not a refused join: that is [`Status::Refused`]).
     pub error: Option<(ErrorCode, String)>,
+    /// The certificate exam: open or not, and whether a pass earns a signed certificate.
+    pub exam: Option<ExamInfo>,
+    /// The seed of the sitting the server drew for this student (its questions), until graded.
+    pub exam_sitting: Option<u64>,
+    /// This student's last graded sitting.
+    pub exam_result: Option<ExamResult>,
+    /// The teacher's counts: sittings started, submitted, passed.
+    pub exam_room: Option<[u32; 3]>,
+}
+
+/// The exam as the server announced it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExamInfo {
+    pub open: bool,
+    pub version: String,
+    /// Whether a pass earns a certificate signed by the class server.
+    pub certificates: bool,
+}
+
+/// A sitting graded by the class server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExamResult {
+    pub correct: u32,
+    pub total: u32,
+    pub percent: u32,
+    pub passed: bool,
+    /// Where to download the certificate (`/api/certificate/….png` on the class server).
+    pub certificate: Option<String>,
+    /// Why no certificate came with a pass, in the server's words.
+    pub note: Option<String>,
 }
 
 impl Default for ClassState {
@@ -270,6 +300,10 @@ impl Default for ClassState {
             plans: None,
             push: None,
             error: None,
+            exam: None,
+            exam_sitting: None,
+            exam_result: None,
+            exam_room: None,
         }
     }
 }
@@ -410,6 +444,46 @@ impl ClassState {
                 self.joined = joined;
                 self.connected = connected;
             }
+            ServerMsg::Exam {
+                open,
+                version,
+                certificates,
+            } => {
+                self.exam = Some(ExamInfo {
+                    open,
+                    version,
+                    certificates,
+                })
+            }
+            ServerMsg::ExamSitting { seed, .. } => {
+                self.exam_sitting = Some(seed);
+                self.exam_result = None;
+                self.error = None;
+            }
+            ServerMsg::ExamResult {
+                correct,
+                total,
+                percent,
+                passed,
+                certificate,
+                note,
+            } => {
+                self.exam_sitting = None;
+                self.exam_result = Some(ExamResult {
+                    correct,
+                    total,
+                    percent,
+                    passed,
+                    certificate,
+                    note,
+                });
+                self.error = None;
+            }
+            ServerMsg::ExamRoom {
+                started,
+                submitted,
+                passed,
+            } => self.exam_room = Some([started, submitted, passed]),
             ServerMsg::ClassEnded => self.status = Status::Ended,
             ServerMsg::Pong => {}
             ServerMsg::Error { code, message } => {
@@ -782,6 +856,11 @@ impl ClassClient {
             attempt: self.failures,
         };
         self.retry_at = Some(Instant::now());
+    }
+
+    /// The full address of a path on the class server (a certificate's download).
+    pub fn url_of(&self, path: &str) -> String {
+        format!("{}{path}", self.link.base)
     }
 
     /// The export's address and the secret to send with it (the teacher's console only).

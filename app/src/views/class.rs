@@ -116,6 +116,8 @@ impl View for Class {
             ui.separator();
             ui.columns(2, |cols| {
                 self.question_ui(&mut cols[0], lang, client);
+                cols[0].add_space(8.0);
+                exam_ui(&mut cols[0], lang, client);
                 self.challenge_ui(&mut cols[1], lang, client);
             });
         });
@@ -163,6 +165,51 @@ fn header(ui: &mut egui::Ui, lang: Lang, client: &ClassClient) {
         ui.label(
             egui::RichText::new(error_words(lang, code.name(), message))
                 .color(ui.visuals().warn_fg_color),
+        );
+    }
+}
+
+/// The certificate exam: open it for the room or close it, whether passes earn a signed
+/// certificate, and how many sat, submitted and passed.
+fn exam_ui(ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
+    ui.heading(t(lang, "class-exam"));
+    let info = client.state.exam.clone();
+    let open = info.as_ref().is_some_and(|e| e.open);
+    let joined = client.state.status == Status::Joined;
+    ui.horizontal_wrapped(|ui| {
+        let (id, next) = if open {
+            ("class-exam-close", false)
+        } else {
+            ("class-exam-open", true)
+        };
+        let b = ui.add_enabled(joined, egui::Button::new(t(lang, id)));
+        crate::platform::mark("class-exam-toggle", b.rect);
+        if b.clicked() {
+            client.send(ClientMsg::OpenExam { open: next });
+        }
+        if let Some([started, submitted, passed]) = client.state.exam_room {
+            ui.label(t_args(
+                lang,
+                "class-exam-counts",
+                &[
+                    ("started", started.to_string()),
+                    ("submitted", submitted.to_string()),
+                    ("passed", passed.to_string()),
+                ],
+            ));
+        }
+    });
+    if let Some(e) = info {
+        ui.add(
+            egui::Label::new(t(
+                lang,
+                if e.certificates {
+                    "class-exam-signed"
+                } else {
+                    "class-exam-unsigned"
+                },
+            ))
+            .wrap(),
         );
     }
 }

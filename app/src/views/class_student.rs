@@ -27,14 +27,93 @@ pub struct ClassStudent {
     number: String,
     /// The plan being made, and the challenge (its `seq`) it is for.
     plan: Option<(u32, StudentPlan)>,
-    /// What the teacher pushed that the student asked to open (the shell takes it).
-    open: Option<crate::lab::class::PushTarget>,
+    /// What the student asked to open (the shell takes it).
+    open: Option<Opened>,
+    /// The exam sitting already opened in the Quiz view (its seed).
+    exam_opened: Option<u64>,
+}
+
+/// What a student's device opens away from the class view.
+pub enum Opened {
+    /// What the teacher pushed.
+    Push(Box<crate::lab::class::PushTarget>),
+    /// The certificate exam's sitting the class server drew (its seed).
+    Exam(u64),
 }
 
 impl ClassStudent {
-    /// The teacher's screen the student asked to open on this device, once.
-    pub fn take_open(&mut self) -> Option<crate::lab::class::PushTarget> {
+    /// What the student asked to open on this device, once.
+    pub fn take_open(&mut self) -> Option<Opened> {
         self.open.take()
+    }
+
+    /// The certificate exam: "Take the exam" while it is open, then the server's grade and the
+    /// certificate's download.
+    fn exam_ui(&mut self, ui: &mut egui::Ui, lang: Lang, client: &mut ClassClient) {
+        // A sitting the server drew: its questions open in the Quiz view, once.
+        if let Some(seed) = client.state.exam_sitting {
+            if self.exam_opened != Some(seed) {
+                self.exam_opened = Some(seed);
+                self.open = Some(Opened::Exam(seed));
+            }
+        }
+        if let Some(r) = &client.state.exam_result {
+            egui::Frame::group(ui.style()).show(ui, |ui| {
+                ui.set_width(ui.available_width());
+                let verdict = t_args(
+                    lang,
+                    if r.passed {
+                        "class-exam-passed"
+                    } else {
+                        "class-exam-failed"
+                    },
+                    &[
+                        ("correct", r.correct.to_string()),
+                        ("total", r.total.to_string()),
+                        ("percent", r.percent.to_string()),
+                    ],
+                );
+                let color = if r.passed {
+                    crate::widgets::ok_ink(ui)
+                } else {
+                    ui.visuals().warn_fg_color
+                };
+                ui.add(egui::Label::new(egui::RichText::new(verdict).strong().color(color)).wrap());
+                if let Some(path) = &r.certificate {
+                    let url = client.url_of(path);
+                    let link = ui.hyperlink_to(t(lang, "class-exam-download"), url);
+                    crate::platform::mark("class-exam-download", link.rect);
+                }
+                if let Some(note) = &r.note {
+                    ui.add(egui::Label::new(note.as_str()).wrap());
+                }
+            });
+        }
+        let open = client.state.exam.as_ref().is_some_and(|e| e.open);
+        if !open || client.state.exam_sitting.is_some() {
+            return;
+        }
+        let certificates = client.state.exam.as_ref().is_some_and(|e| e.certificates);
+        ui.add(
+            egui::Label::new(t(
+                lang,
+                if certificates {
+                    "class-exam-open-signed"
+                } else {
+                    "class-exam-open-unsigned"
+                },
+            ))
+            .wrap(),
+        );
+        if big_button(
+            ui,
+            "class-exam-start",
+            egui::RichText::new(t(lang, "class-exam-start")),
+            false,
+            client.state.status == Status::Joined,
+        ) {
+            client.send(ClientMsg::StartExam);
+        }
     }
 
     /// Where the teacher sent the room: a button that opens it here.
@@ -70,7 +149,7 @@ impl ClassStudent {
                         false,
                         true,
                     ) {
-                        self.open = Some(p);
+                        self.open = Some(Opened::Push(Box::new(p)));
                     }
                 }
                 Err(e) => {
@@ -148,6 +227,7 @@ impl View for ClassStudent {
                 return;
             }
             self.pushed_ui(ui, lang, client);
+            self.exam_ui(ui, lang, client);
             ui.separator();
             // The question while it is open; once answered, a challenge set since goes on top.
             let challenge_first = client

@@ -381,7 +381,16 @@ impl Quiz {
             });
     }
 
-    fn exam_ui(&mut self, ui: &mut egui::Ui, lang: Lang, enter: bool, shared_learner: &mut String) {
+    /// The exam: the start screen, the sitting, the result. `class`: the sitting is a live
+    /// class's, whose server grades it (its answers go there on submit).
+    fn exam_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        lang: Lang,
+        enter: bool,
+        shared_learner: &mut String,
+        class: Option<&mut crate::lab::class::ClassClient>,
+    ) {
         let exam = match self.exam.get_or_insert_with(load_exam) {
             Ok(e) => e.clone(),
             Err(e) => {
@@ -501,7 +510,23 @@ impl Quiz {
                 }
             });
         if submit {
-            self.submit(&exam, sitting, &state, lang, ui.ctx());
+            match class {
+                Some(client) => {
+                    // As typed: the class server parses and grades them.
+                    let answers = state
+                        .drafts
+                        .iter()
+                        .zip(&sitting.questions)
+                        .map(|(d, q)| d.text(q))
+                        .collect();
+                    client.send(tplab_class::protocol::ClientMsg::SubmitExam {
+                        seed: state.seed,
+                        lang: lang.code().to_string(),
+                        answers,
+                    });
+                }
+                None => self.submit(&exam, sitting, &state, lang, ui.ctx()),
+            }
             self.sitting = None;
         } else {
             self.sitting = Some(state);
@@ -925,7 +950,22 @@ impl View for Quiz {
         ui.separator();
         match self.mode {
             Mode::Practice => self.practice_ui(ui, shared, lang, enter),
-            Mode::Exam => self.exam_ui(ui, lang, enter, &mut shared.learner),
+            Mode::Exam => {
+                // The exam in a live class: the sitting the class server drew is graded there.
+                let class_seed = shared
+                    .class
+                    .as_ref()
+                    .filter(|c| !c.is_teacher())
+                    .and_then(|c| c.state.exam_sitting);
+                let in_class =
+                    class_seed.is_some() && self.sitting.as_ref().map(|s| s.seed) == class_seed;
+                let class = if in_class {
+                    shared.class.as_mut()
+                } else {
+                    None
+                };
+                self.exam_ui(ui, lang, enter, &mut shared.learner, class)
+            }
         }
     }
 

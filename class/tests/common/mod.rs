@@ -174,3 +174,26 @@ pub async fn http_get(addr: SocketAddr, path: &str, bearer: Option<&str>) -> (u1
         .unwrap_or_default();
     (status, body)
 }
+
+/// A GET over plain HTTP/1.1 for a binary body: (status, body bytes).
+pub async fn http_get_bytes(addr: SocketAddr, path: &str) -> (u16, Vec<u8>) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(buf.len());
+    let head = String::from_utf8_lossy(&buf[..split]).to_string();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, buf[(split + 4).min(buf.len())..].to_vec())
+}

@@ -745,6 +745,20 @@ impl TplabApp {
             }
             return;
         }
+        // Back to the class when the teacher opens a vote: the lab would answer the room's
+        // question (the walkthrough's predictions reveal their answers). The exam stays open.
+        if self.student_away && self.exam_away.is_none() {
+            let voting = self.shared.class.as_ref().is_some_and(|c| {
+                c.state
+                    .question
+                    .as_ref()
+                    .is_some_and(|q| q.open_round().is_some())
+            });
+            if voting {
+                self.student_away = false;
+                ui.ctx().request_repaint();
+            }
+        }
         // Back to the class once the exam's sitting has been graded (or withdrawn).
         if let Some(seed) = self.exam_away {
             let open = self

@@ -182,10 +182,21 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// console connected to it. Closing the window pauses the class (the next `tplab class` on the
 /// same data folder resumes it).
 #[cfg(not(target_arch = "wasm32"))]
-fn class_console(args: cli::class::ClassArgs) -> anyhow::Result<ExitCode> {
+fn class_console(
+    args: cli::class::ClassArgs,
+    launch: tplab::app::Launch,
+) -> anyhow::Result<ExitCode> {
     use anyhow::Context as _;
     let (tx, rx) = std::sync::mpsc::channel();
-    let server = std::thread::spawn(move || cli::class::run(args, Some(tx)));
+    let server = std::thread::spawn(move || {
+        let result = cli::class::run(args, Some(tx));
+        // Ctrl-C paused the class: the console goes with its server (the next start resumes
+        // the class, and its console).
+        if cli::class::INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(0);
+        }
+        result
+    });
     let link = match rx.recv_timeout(std::time::Duration::from_secs(60)) {
         Ok(link) => link,
         Err(_) => {
@@ -196,8 +207,10 @@ fn class_console(args: cli::class::ClassArgs) -> anyhow::Result<ExitCode> {
             };
         }
     };
+    // The console opens as the command line asks (`tplab --presenter --lang tr class
+    // --console`), on the Class view.
     tplab::run(
-        tplab::app::Launch::new(None, false, None, None)?
+        launch
             .with_class(Some(&link))
             .context("the console's own link")?,
     )
@@ -227,7 +240,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Moe(args)) => cli::moe::run(args),
         Some(Command::Train(args)) => cli::train::run(args),
         Some(Command::Serve(args)) => cli::serve::run(args),
-        Some(Command::Class(args)) if args.console => class_console(args),
+        Some(Command::Class(args)) if args.console => class_console(
+            args,
+            tplab::app::Launch::new(Some("class"), cli.presenter, cli.lang, cli.theme)?,
+        ),
         Some(Command::Class(args)) => cli::class::run(args, None),
     }
 }

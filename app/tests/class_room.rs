@@ -868,9 +868,17 @@ fn the_console_follows_the_walkthrough_and_sends_the_room_to_its_step() {
         "the picker follows the walkthrough: step {} on screen, picked {picked}",
         at + 1
     );
-    // Everyone to that step: the phone offers it, opens the walkthrough there on the
-    // teacher's layer and TP, and comes back to the class with its state.
-    click(&mut teacher, "Send everyone to this step", 2);
+    // Everyone to the step on the projector: the phone offers it, opens the walkthrough there
+    // on the teacher's layer and TP, and comes back to the class with its state.
+    let picked = at + 1;
+    click(
+        &mut teacher,
+        &format!("Send everyone to step {picked} (on the projector now)"),
+        2,
+    );
+    assert!(teacher
+        .query_by_label(&format!("Sent: every device can open step {picked}."))
+        .is_some());
     settle(&mut [&mut teacher, &mut student], "the push", |d| {
         class(d[1]).push.is_some()
     });

@@ -55,6 +55,10 @@ pub struct ClassArgs {
     pub issuer_key: Option<PathBuf>,
 }
 
+/// Set when Ctrl-C paused the class: `tplab class --console` then closes its window too (the
+/// console without its server would only try to reconnect).
+pub static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn data_dir(a: &ClassArgs) -> anyhow::Result<PathBuf> {
     match &a.data {
         Some(d) => Ok(d.clone()),
@@ -216,7 +220,9 @@ pub fn run(
     match stopped {
         Stopped::Ended => outln!("The class has ended; its join code no longer works."),
         Stopped::Interrupted => {
-            outln!("Paused: `tplab class` on the same data folder resumes the class.")
+            outln!("Paused: `tplab class` on the same data folder resumes the class.");
+            crate::cli::flush_stdout();
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
         }
     }
     Ok(ExitCode::SUCCESS)

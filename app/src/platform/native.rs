@@ -9,12 +9,12 @@ use tplab_quiz::progress::{Loaded, Progress, Store};
 /// path (the Planner's config.json: a path field, or a file dropped onto the window).
 pub const CAN_PICK_FILES: bool = false;
 
-/// Writes `bytes` to `dir/name` atomically (temporary file, fsync, rename); returns
-/// `Saved <path>`.
+/// Writes `bytes` to `dir/name` atomically (temporary file, fsync, rename); returns where (the
+/// caller words it in the learner's language).
 pub fn save_file(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<String> {
     let path = dir.join(name);
     tplab_quiz::progress::write_atomic(&path, bytes)?;
-    Ok(format!("Saved {}", path.display()))
+    Ok(path.display().to_string())
 }
 
 /// A file the learner picks; never on the desktop (see [`CAN_PICK_FILES`]).

@@ -50,10 +50,10 @@ fn local_storage() -> Result<web_sys::Storage, String> {
 }
 
 /// Offers `bytes` as a download named `name` (`dir` is the desktop's folder, unused here);
-/// returns `Downloaded <name>`.
+/// returns the name (the caller words it in the learner's language).
 pub fn save_file(_dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<String> {
     download(name, bytes).map_err(anyhow::Error::msg)?;
-    Ok(format!("Downloaded {name}"))
+    Ok(name.to_string())
 }
 
 /// Starts a browser download of `bytes` as `name`.

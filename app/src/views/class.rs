@@ -48,6 +48,12 @@ pub struct Class {
     /// Where "Send everyone to this step" sends the room: the scenario as it is now.
     #[serde(skip)]
     scenario: Option<tplab_engine::config::Config>,
+    /// The walkthrough's step on the projector (from 0), when it plays Megatron's split.
+    #[serde(skip)]
+    walk_at: Option<usize>,
+    /// The step (from 1) the room was last sent to.
+    #[serde(skip)]
+    pushed: Option<usize>,
     /// Seconds to vote in each round (0: no timer).
     timer_s: u32,
     /// The room's refusals in the teacher's language (the engine's English rule and the
@@ -270,6 +276,9 @@ impl Class {
     /// the step on screen is picked (on Megatron's split, which the predictions are of).
     fn follow_walk(&mut self, shared: &Shared) {
         self.scenario = Some(shared.scenario.config().clone());
+        self.walk_at = shared
+            .walk_at
+            .filter(|_| shared.walk_choice() == crate::lab::WalkChoice::Megatron);
         if shared.walk_choice() != crate::lab::WalkChoice::Megatron {
             return;
         }
@@ -351,30 +360,39 @@ impl Class {
                     client.send(ClientMsg::Pose { question });
                 }
             }
-            // Every device to the walkthrough at this step, on the teacher's scenario.
-            let push = choice.zip(self.scenario.as_ref()).map(|(step, config)| {
-                let target = crate::lab::class::PushTarget::walk(config, step + 1);
-                let title = t_args(
-                    lang,
-                    "class-push-step-title",
-                    &[("step", (step + 1).to_string())],
-                );
-                (target.to_target(), title)
+            // Every device to the walkthrough's step on the projector (or, before the
+            // walkthrough was opened, the picked prediction's), on the teacher's scenario.
+            let step = self.walk_at.or(choice).map(|s| s + 1);
+            let push = step.zip(self.scenario.as_ref()).map(|(step, config)| {
+                let target = crate::lab::class::PushTarget::walk(config, step);
+                let title = t_args(lang, "class-push-step-title", &[("step", step.to_string())]);
+                (step, target.to_target(), title)
             });
+            let words = match (self.walk_at, step) {
+                (Some(_), Some(step)) => {
+                    t_args(lang, "class-push-current", &[("step", step.to_string())])
+                }
+                _ => t(lang, "class-push-step"),
+            };
             if ui
-                .add_enabled(
-                    joined && push.is_some(),
-                    egui::Button::new(t(lang, "class-push-step")),
-                )
+                .add_enabled(joined && push.is_some(), egui::Button::new(words))
                 .on_hover_text(t(lang, "class-push-step-hint"))
                 .clicked()
             {
-                if let Some((target, title)) = push {
+                if let Some((step, target, title)) = push {
                     client.send(ClientMsg::Push {
                         target,
                         title: Some(title),
                     });
+                    self.pushed = Some(step);
                 }
+            }
+            if let Some(step) = self.pushed {
+                ui.label(t_args(
+                    lang,
+                    "class-pushed-sent",
+                    &[("step", step.to_string())],
+                ));
             }
         });
     }
@@ -393,7 +411,7 @@ impl Class {
                 let words = if s == 0 {
                     t(lang, "class-timer-off")
                 } else {
-                    format!("{s} s")
+                    t_args(lang, "class-timer-seconds", &[("s", s.to_string())])
                 };
                 if ui
                     .selectable_label(self.timer_s == s, words)
@@ -506,8 +524,8 @@ impl Class {
         };
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            question_panel(ui, lang, &q);
-            ui.add_space(6.0);
+            // The round's buttons first: on a projector they stay in the same place, above the
+            // question and its distributions, never below the fold.
             let act = |ui: &mut egui::Ui, id: &str, on: bool| {
                 let r = ui.add_enabled(on && joined, egui::Button::new(t(lang, id)));
                 crate::platform::mark(id, r.rect);
@@ -529,6 +547,8 @@ impl Class {
                     client.send(ClientMsg::RevealAnswer);
                 }
             });
+            ui.add_space(6.0);
+            question_panel(ui, lang, &q);
         });
         ui.add_space(8.0);
         if ui
@@ -721,13 +741,6 @@ fn short(s: &str, n: usize) -> String {
 /// The question, its phase, the counts, the distributions and the answer.
 fn question_panel(ui: &mut egui::Ui, lang: Lang, q: &QuestionState) {
     let size = ui.style().text_styles[&egui::TextStyle::Body].size;
-    ui.add(egui::Label::new(egui::RichText::new(&q.view.prompt).size(1.3 * size)).wrap());
-    if let QuestionBody::Choice { choices } = &q.view.body {
-        for c in choices {
-            ui.add(egui::Label::new(format!("{}. {}", c.letter, c.text)).wrap());
-        }
-    }
-    ui.add_space(4.0);
     let phase_id = format!("class-phase-{}", q.view.phase.name().replace('_', "-"));
     ui.strong(t(lang, &phase_id));
     cw::timer(ui, lang, q, 1.6 * size);
@@ -743,6 +756,15 @@ fn question_panel(ui: &mut egui::Ui, lang: Lang, q: &QuestionState) {
             ))
             .size(1.6 * size),
         );
+    }
+    ui.add_space(4.0);
+    // In the console's language when the question carries it.
+    let (prompt, texts, _) = q.view.in_lang(lang.code());
+    ui.add(egui::Label::new(egui::RichText::new(prompt).size(1.3 * size)).wrap());
+    if let QuestionBody::Choice { choices } = &q.view.body {
+        for (c, text) in choices.iter().zip(&texts) {
+            ui.add(egui::Label::new(format!("{}. {text}", c.letter)).wrap());
+        }
     }
     let right = match &q.answer {
         Some((AnswerView::Choice { answer, .. }, _)) => Some(*answer as usize),
@@ -791,7 +813,11 @@ fn question_panel(ui: &mut egui::Ui, lang: Lang, q: &QuestionState) {
         );
         ui.label(t_args(
             lang,
-            "class-summary",
+            if s.voted_second > 0 {
+                "class-summary"
+            } else {
+                "class-summary-one"
+            },
             &[
                 ("right1", s.right_first.to_string()),
                 ("voted1", s.voted_first.to_string()),

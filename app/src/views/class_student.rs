@@ -140,14 +140,23 @@ impl ClassStudent {
                 )
                 .wrap(),
             );
+            // While the room votes the lab stays closed: it would answer the question.
+            let voting = client
+                .state
+                .question
+                .as_ref()
+                .is_some_and(|q| q.open_round().is_some());
             match read {
                 Ok(p) => {
+                    if voting {
+                        ui.add(egui::Label::new(t(lang, "class-open-after-vote")).wrap());
+                    }
                     if big_button(
                         ui,
                         "class-open-pushed",
                         egui::RichText::new(t(lang, "class-open-pushed")),
                         false,
-                        true,
+                        !voting,
                     ) {
                         self.open = Some(Opened::Push(Box::new(p)));
                     }
@@ -208,8 +217,14 @@ impl View for ClassStudent {
                 self.name_ui(ui, lang, client);
                 return;
             }
-            if let Some((_, name)) = &client.state.me {
-                ui.label(t_args(lang, "class-you-are", &[("name", name.clone())]));
+            if let Some((id, name)) = &client.state.me {
+                // "Student 2" (no name typed) in the phone's language.
+                let name = if *name == format!("Student {id}") {
+                    t_args(lang, "class-student-n", &[("n", id.to_string())])
+                } else {
+                    name.clone()
+                };
+                ui.label(t_args(lang, "class-you-are", &[("name", name)]));
             }
             if let Some((code, message)) = &client.state.error {
                 let id = format!("class-error-{}", code.name().replace('_', "-"));
@@ -334,8 +349,12 @@ impl ClassStudent {
         // and the votes are the same in every language).
         let (prompt, texts, unit) = q.view.in_lang(lang.code());
         ui.add(egui::Label::new(egui::RichText::new(prompt).size(1.3 * size)).wrap());
-        let open = q.open_round();
+        // Once the timer has run out, the vote is closed on this phone too (the server would
+        // refuse it).
+        let time_up = q.seconds_left() == Some(0);
+        let open = q.open_round().filter(|_| !time_up);
         let (phase_id, phase_color) = match q.view.phase {
+            Phase::Voting | Phase::Revoting if time_up => ("class-student-time-up", None),
             Phase::Voting => ("class-student-voting", None),
             Phase::Revoting => ("class-student-revoting", Some(ui.visuals().warn_fg_color)),
             Phase::Revealed | Phase::RevealedAgain => ("class-student-closed", None),
@@ -348,7 +367,18 @@ impl ClassStudent {
         ui.add(egui::Label::new(phase_text).wrap());
         crate::widgets::class::timer(ui, lang, &q, 1.3 * size);
         if let Some((answer, s)) = &q.answer {
-            let words = crate::widgets::class::answer_words(lang, answer);
+            // A numeric answer's unit in this phone's language (the question's translation).
+            let answer = match answer {
+                AnswerView::Numeric {
+                    answer, tolerance, ..
+                } => AnswerView::Numeric {
+                    answer: *answer,
+                    tolerance: *tolerance,
+                    unit: unit.clone(),
+                },
+                other => other.clone(),
+            };
+            let words = crate::widgets::class::answer_words(lang, &answer);
             ui.label(
                 egui::RichText::new(t_args(lang, "class-the-answer", &[("answer", words)]))
                     .strong()
@@ -360,7 +390,7 @@ impl ClassStudent {
                 let Some(v) = q.my_votes[r.index()] else {
                     continue;
                 };
-                let right = match (answer, v) {
+                let right = match (&answer, v) {
                     (AnswerView::Choice { answer, .. }, VoteValue::Choice { choice }) => {
                         choice == *answer
                     }
@@ -382,7 +412,11 @@ impl ClassStudent {
             ui.add(
                 egui::Label::new(t_args(
                     lang,
-                    "class-summary",
+                    if s.voted_second > 0 {
+                        "class-summary"
+                    } else {
+                        "class-summary-one"
+                    },
                     &[
                         ("right1", s.right_first.to_string()),
                         ("voted1", s.voted_first.to_string()),

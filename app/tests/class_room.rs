@@ -1018,3 +1018,100 @@ fn a_student_sits_the_exam_in_class_and_the_server_grades_it() {
         .query_by_label("1 sittings started, 1 submitted, 0 passed")
         .is_some());
 }
+
+#[test]
+fn phones_place_collectives_by_hand_and_a_refused_plan_reaches_the_projector() {
+    let data = tempfile::tempdir().expect("a data folder");
+    let exports = tempfile::tempdir().expect("an export folder");
+    let server = Server::start(data.path());
+    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
+    let mut a = device(server.student_link(), exports.path(), 390.0, 1600.0);
+    let mut b = device(server.student_link(), exports.path(), 390.0, 1600.0);
+    tplab::i18n::set_lang(&b.ctx, tplab_lessons::Lang::Tr);
+    b.run_steps(2);
+    click(&mut a, "Join the class", 2);
+    click(&mut b, "Derse katıl", 2);
+    settle(
+        &mut [&mut teacher, &mut a, &mut b],
+        "everyone to join",
+        |d| d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 2,
+    );
+    click(&mut teacher, "Set this challenge", 2);
+    settle(&mut [&mut teacher, &mut a, &mut b], "the challenge", |d| {
+        d.iter().all(|h| class(h).challenge.is_some())
+    });
+    // A: fc1 by rows, collectives by hand and none placed: GeLU reads a partial sum.
+    tap(&mut a, "Rows", 2);
+    click(&mut a, "Place the collectives myself", 2);
+    assert!(a.query_by_label("No collective placed yet.").is_some());
+    tap(&mut a, "Check my plan", 0);
+    // B (Turkish): Megatron's split, its all-reduce after fc2 placed by hand.
+    tap(&mut b, "Sütunlar", 2);
+    tap(&mut b, "Satırlar", 3);
+    click(&mut b, "Kolektifleri ben yerleştireyim", 2);
+    // The add row: all-reduce (the first kind) after fc2 (the last op).
+    let fc2 = tplab::widgets::plan::site_words(
+        tplab_lessons::Lang::Tr,
+        tplab_engine::block::design::Site::Fc2,
+    );
+    assert_eq!(
+        b.query_all_by_role(egui::accesskit::Role::ComboBox).count(),
+        2,
+        "the kind and op menus"
+    );
+    b.query_all_by_role(egui::accesskit::Role::ComboBox)
+        .nth(1)
+        .expect("the op menu")
+        .click();
+    b.run_steps(2);
+    b.get_by_label(&fc2).click();
+    b.run_steps(2);
+    click(&mut b, "Ekle", 2);
+    assert!(b
+        .query_by_label(&format!("{fc2} sonrasında all-reduce"))
+        .is_some());
+    tap(&mut b, "Planımı denetle", 0);
+    settle(&mut [&mut teacher, &mut a, &mut b], "both verdicts", |d| {
+        d[1..].iter().all(|h| class(h).verdict.is_some())
+            && class(d[0]).plans.as_ref().is_some_and(|p| p.submitted == 2)
+    });
+    a.run_steps(2);
+    b.run_steps(2);
+    assert_eq!(
+        class(&a).verdict.as_ref().map(|v| v.group),
+        Some(PlanGroup::Refused)
+    );
+    // (Attention stays whole in challenge 1: valid, no costlier than Megatron's, solved.)
+    assert!(
+        class(&b)
+            .verdict
+            .as_ref()
+            .is_some_and(|v| v.group == PlanGroup::Valid && v.solved),
+        "{:?}",
+        class(&b).verdict
+    );
+    // The refusal on the English phone in the design lab's words.
+    assert!(a.query_all_by_label_contains("GeLU on GPU").count() > 0);
+    // The console: the most common mistake, and the refused plan on the projector: the design
+    // lab with that plan.
+    teacher.run_steps(2);
+    assert!(teacher.query_all_by_label_contains("50% —").count() > 0);
+    let room = class(&teacher).plans.clone().expect("plans");
+    let refused = room
+        .plans
+        .iter()
+        .position(|p| p.group == PlanGroup::Refused)
+        .expect("the refused plan");
+    tap(&mut teacher, "Show on the projector", refused);
+    teacher.run_steps(2);
+    assert_eq!(teacher.state().active_id(), "design");
+    assert_eq!(
+        teacher
+            .state()
+            .shared
+            .design
+            .plan()
+            .split(tplab_engine::block::design::Weight::Fc1),
+        tplab_engine::block::design::Split::Rows
+    );
+}

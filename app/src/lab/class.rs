@@ -942,6 +942,9 @@ pub struct StudentPlan {
     pub out: String,
     pub fc1: String,
     pub fc2: String,
+    /// The collectives placed by hand (`None`: the rules place them), as the challenge started
+    /// them and the student changed them.
+    pub manual: Option<Vec<tplab_class::protocol::WireCollective>>,
 }
 
 impl StudentPlan {
@@ -951,6 +954,7 @@ impl StudentPlan {
             out: w.out.clone(),
             fc1: w.fc1.clone(),
             fc2: w.fc2.clone(),
+            manual: w.collectives.clone(),
         }
     }
 
@@ -965,8 +969,7 @@ impl StudentPlan {
         }
     }
 
-    /// The plan to submit: `start`'s other settings with these splits (the rules place the
-    /// collectives).
+    /// The plan to submit: `start`'s other settings with these splits and collectives.
     pub fn to_wire(&self, start: &WirePlan) -> WirePlan {
         WirePlan {
             qkv: self.qkv.clone(),
@@ -974,7 +977,7 @@ impl StudentPlan {
             fc1: self.fc1.clone(),
             fc2: self.fc2.clone(),
             sequence_parallel: start.sequence_parallel,
-            collectives: None,
+            collectives: self.manual.clone(),
         }
     }
 }

@@ -31,6 +31,102 @@ pub struct ClassStudent {
     open: Option<Opened>,
     /// The exam sitting already opened in the Quiz view (its seed).
     exam_opened: Option<u64>,
+    /// "Add a collective": after which op (its index in `Site::ALL`) and of which kind.
+    add_after: usize,
+    add_kind: usize,
+    /// The last refusal in the phone's language: (the server's rule, the language, the words).
+    refusal: Option<(String, Lang, String)>,
+}
+
+/// "Place the collectives myself": the hand-placed collectives, each with a button that removes
+/// it, and a row that adds one after an op (the design lab's hand placement, on a phone).
+fn collectives_ui(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    plan: &mut StudentPlan,
+    add_after: &mut usize,
+    add_kind: &mut usize,
+) {
+    use tplab_class::protocol::WireCollective;
+    use tplab_engine::block::design::{ManualKind, Site};
+    const KINDS: [ManualKind; 4] = [
+        ManualKind::AllReduce,
+        ManualKind::AllGather,
+        ManualKind::ReduceScatter,
+        ManualKind::AllToAll,
+    ];
+    let mut by_hand = plan.manual.is_some();
+    if ui
+        .checkbox(&mut by_hand, t(lang, "class-place-myself"))
+        .on_hover_text(t(lang, "class-place-myself-hint"))
+        .changed()
+    {
+        plan.manual = by_hand.then(Vec::new);
+    }
+    let Some(list) = &mut plan.manual else {
+        return;
+    };
+    let site_words = |name: &str| {
+        Site::parse(name)
+            .map(|s| crate::widgets::plan::site_words(lang, s))
+            .unwrap_or_else(|_| name.to_string())
+    };
+    let mut remove = None;
+    for (i, c) in list.iter().enumerate() {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(t_args(
+                lang,
+                "class-collective-after",
+                &[("kind", c.kind.clone()), ("op", site_words(&c.after))],
+            ));
+            if ui.button(t(lang, "class-remove")).clicked() {
+                remove = Some(i);
+            }
+        });
+    }
+    if let Some(i) = remove {
+        list.remove(i);
+    }
+    if list.is_empty() {
+        ui.label(t(lang, "class-no-collectives"));
+    }
+    *add_after = (*add_after).min(Site::ALL.len() - 1);
+    *add_kind = (*add_kind).min(KINDS.len() - 1);
+    ui.horizontal_wrapped(|ui| {
+        let kind = egui::ComboBox::from_id_salt("class-add-kind")
+            .selected_text(KINDS[*add_kind].name())
+            .show_ui(ui, |ui| {
+                for (i, k) in KINDS.iter().enumerate() {
+                    ui.selectable_value(add_kind, i, k.name());
+                }
+            });
+        let label = ui.label(t(lang, "class-after"));
+        kind.response.labelled_by(label.id);
+        egui::ComboBox::from_id_salt("class-add-after")
+            .selected_text(crate::widgets::plan::site_words(
+                lang,
+                Site::ALL[*add_after],
+            ))
+            .show_ui(ui, |ui| {
+                for (i, site) in Site::ALL.iter().enumerate() {
+                    ui.selectable_value(
+                        add_after,
+                        i,
+                        crate::widgets::plan::site_words(lang, *site),
+                    );
+                }
+            })
+            .response
+            .labelled_by(label.id);
+        let add = ui.button(t(lang, "class-add"));
+        crate::platform::mark("class-add-collective", add.rect);
+        if add.clicked() && list.len() < tplab_engine::block::design::plan::MAX_MANUAL {
+            list.push(WireCollective {
+                after: Site::ALL[*add_after].name().to_string(),
+                kind: KINDS[*add_kind].name().to_string(),
+            });
+        }
+    });
 }
 
 /// What a student's device opens away from the class view.
@@ -550,6 +646,7 @@ impl ClassStudent {
                 }
             });
         }
+        collectives_ui(ui, lang, plan, &mut self.add_after, &mut self.add_kind);
         let wire = plan.to_wire(&ch.start);
         if big_button(
             ui,
@@ -560,7 +657,7 @@ impl ClassStudent {
         ) {
             client.send(ClientMsg::SubmitPlan {
                 challenge: ch.seq,
-                plan: wire,
+                plan: wire.clone(),
             });
         }
         if let Some(v) = &client.state.verdict {
@@ -576,7 +673,19 @@ impl ClassStudent {
                     .color(color),
             );
             if let Some(r) = &v.refusal {
-                ui.add(egui::Label::new(r.as_str()).wrap());
+                // In the phone's language: the engine's verdict on the plan sent, worded as
+                // the design lab words it (worked out once per refusal).
+                let cached = self
+                    .refusal
+                    .as_ref()
+                    .filter(|(rule, l, _)| rule == r && *l == lang)
+                    .map(|(_, _, words)| words.clone());
+                let words = cached.unwrap_or_else(|| {
+                    let words = cw::refusal_words(lang, ch.stage, &wire, r);
+                    self.refusal = Some((r.clone(), lang, words.clone()));
+                    words
+                });
+                ui.add(egui::Label::new(words).wrap());
             }
             if v.solved {
                 ui.label(t_args(

@@ -147,17 +147,20 @@ fn header(ui: &mut egui::Ui, lang: Lang, client: &ClassClient) {
         ui.label(egui::RichText::new(words).color(color));
     });
     if let Some(code) = &client.state.code {
-        ui.label(t(lang, "class-join-at"));
-        ui.label(
-            egui::RichText::new(client.link().join_url(code))
-                .monospace()
-                .size(1.6 * size),
-        );
-        ui.label(
-            egui::RichText::new(t_args(lang, "class-code", &[("code", code.clone())]))
-                .strong()
-                .size(2.2 * size),
-        );
+        // The address, the code and the QR code side by side: a room joins from the projector.
+        let url = client.link().join_url(code);
+        ui.horizontal_top(|ui| {
+            cw::qr_code(ui, &url, 9.0 * size);
+            ui.vertical(|ui| {
+                ui.label(t(lang, "class-join-at"));
+                ui.label(egui::RichText::new(&url).monospace().size(1.6 * size));
+                ui.label(
+                    egui::RichText::new(t_args(lang, "class-code", &[("code", code.clone())]))
+                        .strong()
+                        .size(2.2 * size),
+                );
+            });
+        });
     }
     ui.label(t_args(
         lang,

@@ -227,3 +227,40 @@ pub fn refusal_words(
     });
     checked.unwrap_or_else(|| sent.to_string())
 }
+
+/// `url` as a QR code, `side` points square (dark modules on white, with the quiet zone a
+/// reader needs), for a phone's camera across a lecture hall; nothing if it does not encode.
+pub fn qr_code(ui: &mut egui::Ui, url: &str, side: f32) {
+    let Ok(code) = qrcode::QrCode::new(url.as_bytes()) else {
+        return;
+    };
+    let n = code.width();
+    let colors = code.to_colors();
+    let quiet = 4;
+    let cells = (n + 2 * quiet) as f32;
+    let (rect, resp) = ui.allocate_exact_size(egui::vec2(side, side), egui::Sense::hover());
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 0.0, egui::Color32::WHITE);
+    let cell = side / cells;
+    for (i, c) in colors.iter().enumerate() {
+        if *c == qrcode::Color::Dark {
+            let (x, y) = ((i % n + quiet) as f32, (i / n + quiet) as f32);
+            painter.rect_filled(
+                egui::Rect::from_min_size(
+                    rect.min + egui::vec2(x * cell, y * cell),
+                    egui::vec2(cell.ceil(), cell.ceil()),
+                ),
+                0.0,
+                egui::Color32::BLACK,
+            );
+        }
+    }
+    super::a11y_label(
+        &resp,
+        &t_args(lang(ui), "class-qr", &[("url", url.to_string())]),
+    );
+}
+
+fn lang(ui: &egui::Ui) -> Lang {
+    super::lang(ui)
+}

@@ -139,3 +139,4 @@ class-remove = Remove
 class-no-collectives = No collective placed yet.
 class-after = after
 class-add = Add
+class-qr = QR code of the join address { $url }

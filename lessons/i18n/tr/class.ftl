@@ -139,3 +139,4 @@ class-remove = Kaldır
 class-no-collectives = Henüz kolektif yerleştirilmedi.
 class-after = şundan sonra:
 class-add = Ekle
+class-qr = Katılma adresinin QR kodu: { $url }

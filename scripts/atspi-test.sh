@@ -4,6 +4,8 @@
 # starts, and runs scripts/atspi_check.py against it, once in English and once in Turkish.
 #
 #   scripts/atspi-test.sh [path/to/tplab]      (default: ${CARGO_TARGET_DIR:-target}/debug/tplab)
+#   ATSPI_COMMAND='…' scripts/atspi-test.sh …   runs that command in the same environment
+#                                                (TPLAB_BIN and ATSPI_PYTHON set) instead
 #
 # Needs (Debian): xvfb at-spi2-core dbus dbus-x11 python3-pyatspi gir1.2-atspi-2.0 python3-gi.
 # The check runs on Debian's /usr/bin/python3, whose python3-gi and python3-pyatspi the packages
@@ -61,7 +63,7 @@ trap 'echo "atspi-test: interrupted" >&2; exit 130' INT TERM
 
 # The whole run is bounded: after 300 s the watchdog stops this script (and so, via the trap,
 # everything it started).
-setsid bash -c 'sleep 300; echo "atspi-test: over 300 s, giving up" >&2; kill -TERM "$0"' "$$" </dev/null &
+setsid bash -c "sleep ${ATSPI_LIMIT_S:-300}; echo \"atspi-test: over ${ATSPI_LIMIT_S:-300} s, giving up\" >&2; kill -TERM \"\$0\"" "$$" </dev/null &
 watchdog=$!
 
 # spawn LOGNAME CMD...: runs CMD in a new session (its own process group), output to LOGNAME.
@@ -146,7 +148,17 @@ enabled=$(a11y_prop IsEnabled | tr -s ' \n' ' ')
 echo "atspi-test: DISPLAY=$DISPLAY; session bus $DBUS_SESSION_BUS_ADDRESS; AT-SPI bus $a11y_address; org.a11y.Status IsEnabled: $enabled"
 case "$enabled" in *true*) ;; *) echo "atspi-test: could not turn org.a11y.Status IsEnabled on" >&2; exit 1 ;; esac
 
-# 5. The app in each language, read by the check.
+# 5. With ATSPI_COMMAND set, that command instead of the design view's check, in this
+#    environment (the live class's browser test drives the desktop console with it).
+if [ -n "${ATSPI_COMMAND:-}" ]; then
+  echo "atspi-test: running $ATSPI_COMMAND"
+  status=0
+  TPLAB_BIN="$BIN" ATSPI_PYTHON="$PY" bash -c "$ATSPI_COMMAND" || status=$?
+  echo "atspi-test: $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $(($(date +%s) - start)) s"
+  exit "$status"
+fi
+
+# 6. The app in each language, read by the check.
 status=0
 for lang in ${ATSPI_LANGS:-en tr}; do
   data="$work/data-$lang"

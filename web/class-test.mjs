@@ -5,7 +5,7 @@
 // (window.tplab.target); what each page knows is read from window.tplab.class(). Then the
 // class's CSV export (with the teacher's secret) must hold every vote.
 // Screenshots go to $WEB_TEST_OUT (default: web/out/).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -24,14 +24,17 @@ function check(ok, what) {
 /** Starts `tplab class` (on `port` with `data`: a restart resumes that class); resolves to
  * { join, teacher, base, secret, port, data, stop } once it printed them. `stop` resolves when
  * the server has exited. */
-async function startClass(port, data) {
+async function startClass(port, data, console_ = false) {
   data = data ?? (await mkdtemp(join(tmpdir(), "tplab-class-")));
   port = port ?? 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(
-    tplabBin,
-    ["class", "--port", String(port), "--dist", join(root, "dist"), "--data", data, "--max-per-address", "64"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const args = ["class", "--port", String(port), "--dist", join(root, "dist"), "--data", data, "--max-per-address", "64"];
+  // The teacher's desktop app as the console, in this process (the display and the AT-SPI
+  // bus come from scripts/atspi-test.sh).
+  if (console_) args.unshift("--lang", "en") && args.push("--console");
+  const child = spawn(tplabBin, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, TPLAB_DATA_DIR: join(data, "app") },
+  });
   let text = "";
   let ready = false;
   child.stderr.on("data", (d) => process.stderr.write(`[class] ${d}`));
@@ -53,7 +56,7 @@ async function startClass(port, data) {
           child.kill("SIGINT");
           await exited;
         };
-        ok({ join: join[1], teacher: teacher[1], base: `http://127.0.0.1:${port}`, secret, port, data, stop });
+        ok({ join: join[1], teacher: teacher[1], base: `http://127.0.0.1:${port}`, secret, port, data, stop, pid: child.pid });
       }
     });
   });
@@ -103,11 +106,90 @@ async function tap(page, name, done, what) {
   }
 }
 
+/** The desktop console, used as a screen reader uses it (scripts/atspi_press.py over AT-SPI). */
+function atspi(pid, what, arg) {
+  const py = process.env.ATSPI_PYTHON ?? "/usr/bin/python3";
+  const r = spawnSync(py, [join(root, "scripts", "atspi_press.py"), "--pid", String(pid), what, arg], {
+    encoding: "utf8",
+    timeout: 90000,
+  });
+  if (r.status !== 0) throw new Error(`FAILED: the console: ${what} ${arg}: ${r.stderr || r.error}`);
+  return r.stdout.trim();
+}
+const press = (pid, name) => atspi(pid, "--press", name);
+const read = (pid, text) => atspi(pid, "--read", text);
+
 const problems = [];
 // While the server is down on purpose, the browser logs its failed reconnections: expected.
 let restarting = false;
 
+/** CLASS_TEACHER=desktop: the teacher is the desktop app (`tplab class --console`) under the
+ * display and AT-SPI bus scripts/atspi-test.sh made; three phones in the browser run a round and
+ * a challenge with it, and the export has every vote. */
+async function desktopMain() {
+  await mkdir(out, { recursive: true });
+  const cls_ = await startClass(undefined, undefined, true);
+  const profile = await mkdtemp(join(tmpdir(), "tplab-chromium-"));
+  const context = await launch(profile);
+  try {
+    read(cls_.pid, "Live class");
+    check(true, "the desktop console is up and read over AT-SPI");
+    const students = [];
+    for (let i = 0; i < 3; i++) {
+      const page = await context.newPage();
+      await page.setViewportSize({ width: 390, height: 844 });
+      page.on("pageerror", (e) => problems.push(`uncaught: ${e.message}`));
+      await page.goto(cls_.join);
+      await waitForApp(page, 120000);
+      students.push(page);
+    }
+    for (const s of students) await tap(s, "class-join", (c) => c.status === "Joined", "a student joins");
+    read(cls_.pid, "3 joined");
+    check(true, "the console counts three students");
+    press(cls_.pid, "Ask the room");
+    for (const s of students) await until(s, (c) => c.phase === "voting", "the question reaches a phone");
+    const vote = async (s, letter, round) =>
+      tap(s, `class-choice-${letter}`, (c) => c.my_votes && c.my_votes[round] !== "None", `a vote for ${letter}`);
+    await vote(students[0], "A", 0);
+    await vote(students[1], "B", 0);
+    await vote(students[2], "B", 0);
+    read(cls_.pid, "3 answered (vote 1)");
+    press(cls_.pid, "Reveal the votes");
+    for (const s of students) await until(s, (c) => c.phase === "revealed", "the first distribution closes the vote");
+    press(cls_.pid, "Discuss and vote again");
+    for (const s of students) await until(s, (c) => c.phase === "revoting", "the second vote reaches a phone");
+    await vote(students[0], "B", 1);
+    await vote(students[1], "B", 1);
+    await vote(students[2], "C", 1);
+    read(cls_.pid, "3 answered (vote 2)");
+    press(cls_.pid, "Reveal the votes");
+    press(cls_.pid, "Reveal the answer");
+    for (const s of students) await until(s, (c) => c.answered_out, "the answer reaches a phone");
+    check(true, "a full round from the desktop console: vote, reveal, revote, reveal, answer");
+    press(cls_.pid, "Set this challenge");
+    for (const s of students) await until(s, (c) => c.challenge != null, "the challenge reaches a phone");
+    await tap(students[0], "class-split-fc1-columns", () => true, "fc1 by columns");
+    await tap(students[0], "class-split-fc2-rows", () => true, "fc2 by rows");
+    for (const s of students) await tap(s, "class-submit-plan", (c) => c.verdict != null, "a plan graded");
+    read(cls_.pid, "Plans submitted: 3");
+    check(true, "a design-lab challenge: the desktop console groups three plans");
+    const res = await fetch(`${cls_.base}/api/export.csv`, { headers: { authorization: `Bearer ${cls_.secret}` } });
+    const rows = (await res.text()).trim().split("\n").slice(1);
+    const votes = rows.map((r) => {
+      const f = r.split(",");
+      return f[f.length - 6] + f[f.length - 3];
+    });
+    votes.sort();
+    check(JSON.stringify(votes) === JSON.stringify(["AB", "BB", "BC"]), `every vote in the CSV (${votes})`);
+    check(problems.length === 0, `no uncaught exception${problems.length ? ": " + problems.join("; ") : ""}`);
+  } finally {
+    await context.close();
+    await cls_.stop();
+  }
+}
+
 async function main() {
+  if (process.env.CLASS_TEACHER === "desktop") return desktopMain();
   await mkdir(out, { recursive: true });
   let cls_ = await startClass();
   const profile = await mkdtemp(join(tmpdir(), "tplab-chromium-"));

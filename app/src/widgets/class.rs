@@ -91,7 +91,20 @@ pub fn distribution(
                 "class-dist-caption",
                 &[("round", caption.clone()), ("votes", total.to_string())],
             ));
-            for (label, count, is_right) in bars(lang, dist, right) {
+            let rows = bars(lang, dist, right);
+            // The labels' column as wide as the widest label (a histogram's ranges, "13,30–14,70
+            // ✔", are wider than a letter), at most 45% of the row.
+            let font = egui::FontId::proportional(bar_height * 0.55);
+            let widest = rows
+                .iter()
+                .map(|(label, _, _)| {
+                    col.painter()
+                        .layout_no_wrap(format!("{label} ✔"), font.clone(), ink)
+                        .size()
+                        .x
+                })
+                .fold(0.0f32, f32::max);
+            for (label, count, is_right) in rows {
                 let (rect, resp) = col.allocate_exact_size(
                     egui::vec2(col.available_width(), bar_height),
                     egui::Sense::hover(),
@@ -101,7 +114,9 @@ pub fn distribution(
                 } else {
                     count as f32 / total as f32
                 };
-                let label_w = (bar_height * 3.0).min(rect.width() * 0.3);
+                let label_w = (widest + 0.4 * bar_height)
+                    .max(bar_height * 3.0)
+                    .min(rect.width() * 0.45);
                 let track = egui::Rect::from_min_max(
                     egui::pos2(rect.left() + label_w, rect.top() + 2.0),
                     egui::pos2(rect.right() - bar_height * 2.5, rect.bottom() - 2.0),
@@ -113,7 +128,6 @@ pub fn distribution(
                     egui::vec2(track.width() * share, track.height()),
                 );
                 painter.rect_filled(fill, 2.0, if is_right { ok } else { bar_fill });
-                let font = egui::FontId::proportional(bar_height * 0.55);
                 painter.text(
                     egui::pos2(rect.left(), rect.center().y),
                     egui::Align2::LEFT_CENTER,
@@ -133,7 +147,7 @@ pub fn distribution(
                     egui::pos2(rect.right(), rect.center().y),
                     egui::Align2::RIGHT_CENTER,
                     &words,
-                    font,
+                    font.clone(),
                     ink,
                 );
                 resp.widget_info(|| {
@@ -153,12 +167,19 @@ pub fn answer_words(lang: Lang, answer: &tplab_class::protocol::AnswerView) -> S
             answer,
             tolerance,
             unit,
-        } => format!(
-            "{} ± {} {}",
-            crate::i18n::num(lang, *answer, 2),
-            crate::i18n::num(lang, *tolerance, 2),
-            unit.clone().unwrap_or_default()
-        ),
+        } => {
+            // A whole number as one ("14 steps"), the tolerance only when there is one.
+            let num = |v: f64| {
+                let digits = if v.fract() == 0.0 { 0 } else { 2 };
+                crate::i18n::num(lang, v, digits)
+            };
+            let unit = unit.as_deref().map(|u| format!(" {u}")).unwrap_or_default();
+            if *tolerance > 0.0 {
+                format!("{} ± {}{unit}", num(*answer), num(*tolerance))
+            } else {
+                format!("{}{unit}", num(*answer))
+            }
+        }
     }
 }
 

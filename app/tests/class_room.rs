@@ -469,6 +469,13 @@ fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
         teacher.query_by_label_contains("Ada").is_none(),
         "no name on the projector"
     );
+    assert!(
+        teacher
+            .query_all_by_label_contains("A student's plan (no name) on 2 GPUs")
+            .count()
+            > 0,
+        "the banner says whose plan it is"
+    );
     assert!(teacher.state_mut().select("class"));
     teacher.run_steps(2);
 

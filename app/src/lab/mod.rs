@@ -198,6 +198,9 @@ pub struct Shared {
     /// The walkthrough's step (from 0) as it last showed it (a live class's console follows
     /// it), on Megatron's split or the learner's plan ([`Shared::walk_choice`]).
     pub walk_at: Option<usize>,
+    /// A student's plan the live class's console put on the projector (no name): the
+    /// walkthrough's banner says whose plan it is while the design lab still holds it.
+    pub students_plan: Option<tplab_engine::block::design::ShardingPlan>,
     /// The design lab: its plan, challenges and progress (read it; change it through
     /// [`Action::Design`]).
     pub design: design::DesignLab,

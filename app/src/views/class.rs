@@ -714,7 +714,8 @@ fn show_plan(
     use crate::lab::Action;
     let plan = tplab_class::wire::to_plan(&entry.plan)?;
     shared.act(Action::Design(DesignAction::SelectStage(stage as usize)));
-    shared.act(Action::Design(DesignAction::SetPlan(plan)));
+    shared.act(Action::Design(DesignAction::SetPlan(plan.clone())));
+    shared.students_plan = Some(plan);
     if entry.group == PlanGroup::Refused {
         shared.navigate(tplab_lessons::ShowMe {
             view: tplab_lessons::View::Design,

@@ -2032,10 +2032,22 @@ fn plan_walk_banner(
     egui::Frame::group(ui.style())
         .stroke(egui::Stroke::new(1.5, ui.visuals().selection.stroke.color))
         .show(ui, |ui| {
+            // A student's plan the class's console put here is said to be one (the design lab
+            // holds it until the teacher changes it).
+            let students = shared
+                .students_plan
+                .as_ref()
+                .is_some_and(|p| *p == shared.design.plan());
             ui.horizontal_wrapped(|ui| {
                 ui.strong(crate::i18n::t_args(
                     lang,
-                    "st-plan-walk",
+                    if students {
+                        "st-plan-walk-student"
+                    } else if shared.presenter {
+                        "st-plan-walk-presenter"
+                    } else {
+                        "st-plan-walk"
+                    },
                     &[
                         ("splits", splits),
                         ("tp", w.trace.config.tp.to_string()),

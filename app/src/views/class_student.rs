@@ -36,6 +36,9 @@ pub struct ClassStudent {
     add_kind: usize,
     /// The last refusal in the phone's language: (the server's rule, the language, the words).
     refusal: Option<(String, Lang, String)>,
+    /// What the last verdict still asks, in the phone's language: (its plan's id, the
+    /// language, the lines).
+    missing: Option<(u32, Lang, Vec<String>)>,
 }
 
 /// "Place the collectives myself": the hand-placed collectives, each with a button that removes
@@ -694,7 +697,18 @@ impl ClassStudent {
                     &[("stars", "★".repeat(v.stars.into()))],
                 ));
             }
-            for m in &v.missing {
+            // In the phone's language (worked out once per verdict).
+            let cached = self
+                .missing
+                .as_ref()
+                .filter(|(id, l, _)| *id == v.plan_id && *l == lang)
+                .map(|(_, _, words)| words.clone());
+            let missing = cached.unwrap_or_else(|| {
+                let words = cw::missing_words(lang, ch.stage, &wire, &v.missing);
+                self.missing = Some((v.plan_id, lang, words.clone()));
+                words
+            });
+            for m in &missing {
                 ui.add(egui::Label::new(format!("• {m}")).wrap());
             }
         }

@@ -14,9 +14,11 @@
 use crate::i18n::{num, t, t_args};
 use crate::lab::design::{challenges, DesignAction, WalkRefusal, FREE_TPS};
 use crate::lab::{Action, Shared, ShowMe, View};
-use crate::widgets::plan::{place_words, rule_text, site_words, split_words, weight_words};
+use crate::widgets::plan::{
+    missing_text, place_words, rule_text, site_words, split_words, weight_words,
+};
 use crate::widgets::{gpu_color, text_on};
-use tplab_engine::block::design::challenge::{Challenge, Missing};
+use tplab_engine::block::design::challenge::Challenge;
 use tplab_engine::block::design::{
     DesignReport, Fix, ManualKind, Move, Norm, Place, Site, Split, Step, Weight,
 };
@@ -1242,42 +1244,6 @@ pub fn fix_text(lang: Lang, f: &Fix) -> String {
                 ("op", site_words(lang, after)),
             ],
         ),
-    }
-}
-
-pub fn missing_text(lang: Lang, m: &Missing) -> String {
-    match m {
-        Missing::Refused { .. } => t(lang, "design-miss-refused"),
-        Missing::Differs => t(lang, "design-miss-differs"),
-        Missing::ForwardCollectives {
-            all_reduce,
-            others,
-            want_all_reduce,
-            want_others,
-        } => t_args(
-            lang,
-            "design-miss-count",
-            &[
-                ("ar", all_reduce.to_string()),
-                ("others", others.to_string()),
-                ("goalar", want_all_reduce.to_string()),
-                ("goalothers", want_others.to_string()),
-            ],
-        ),
-        Missing::TooCheap { have, want } => t_args(
-            lang,
-            "design-miss-cheap",
-            &[("have", num(lang, *have, 1)), ("want", num(lang, *want, 0))],
-        ),
-        Missing::PlaceByHand => t(lang, "design-miss-by-hand"),
-        Missing::RefusedElsewhere { .. } => t(lang, "design-miss-elsewhere"),
-        Missing::NotRefused => t(lang, "design-miss-not-refused"),
-        Missing::RunAnyway => t(lang, "design-miss-run-anyway"),
-        Missing::SequenceParallelOff => t(lang, "design-miss-sp"),
-        Missing::StillAllReduces(n) => {
-            t_args(lang, "design-miss-still-ar", &[("n", n.to_string())])
-        }
-        Missing::WholeWeight => t(lang, "design-miss-whole"),
     }
 }
 

@@ -285,3 +285,63 @@ pub fn qr_code(ui: &mut egui::Ui, url: &str, side: f32) {
 fn lang(ui: &egui::Ui) -> Lang {
     super::lang(ui)
 }
+
+/// What the challenge still asks of a plan, in the device's language (the challenge's own
+/// grading, as the design lab words it); `sent` (the server's English) when it cannot be graded
+/// here.
+pub fn missing_words(
+    lang: Lang,
+    stage: u32,
+    plan: &tplab_class::protocol::WirePlan,
+    sent: &[String],
+) -> Vec<String> {
+    use tplab_engine::block::design::challenge;
+    let graded = tplab_class::wire::to_plan(plan).ok().and_then(|plan| {
+        let c = challenge::stage(stage as usize).ok()?;
+        c.grade(&plan, false).ok()
+    });
+    match graded {
+        Some(g) if g.missing.len() == sent.len() => g
+            .missing
+            .iter()
+            .map(|m| super::plan::missing_text(lang, m))
+            .collect(),
+        _ => sent.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Challenge 1 sent as it starts (nothing split): what it still asks, in Turkish on a
+    /// Turkish phone, the engine's English only when the plan cannot be graded here.
+    #[test]
+    fn what_a_challenge_still_asks_is_worded_in_the_phones_language() {
+        let start = tplab_class::protocol::WirePlan {
+            qkv: "replicate".into(),
+            out: "replicate".into(),
+            fc1: "replicate".into(),
+            fc2: "replicate".into(),
+            sequence_parallel: false,
+            collectives: None,
+        };
+        let plan = tplab_class::wire::to_plan(&start).expect("a plan");
+        let c = tplab_engine::block::design::challenge::stage(1).expect("challenge 1");
+        let sent: Vec<String> = c
+            .grade(&plan, false)
+            .expect("graded")
+            .missing
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        assert!(!sent.is_empty(), "the start does not solve challenge 1");
+        let tr = missing_words(Lang::Tr, 1, &start, &sent);
+        let en = missing_words(Lang::En, 1, &start, &sent);
+        assert_eq!(tr.len(), sent.len());
+        assert_ne!(tr, en, "Turkish lines differ from English");
+        assert!(tr.iter().all(|l| !l.contains("all-reduce(s)")), "{tr:?}");
+        // An unknown stage: the server's words.
+        assert_eq!(missing_words(Lang::Tr, 99, &start, &sent), sent);
+    }
+}

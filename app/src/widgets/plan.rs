@@ -1,7 +1,8 @@
 //! A learner's plan in words, the same in the walkthrough's banner, the GPU view and the CLI's
 //! notes.
 
-use crate::i18n::{t, t_args};
+use crate::i18n::{num, t, t_args};
+use tplab_engine::block::design::challenge::Missing;
 use tplab_engine::block::design::{Place, Rule, ShardingPlan, Site, Split, Weight};
 use tplab_lessons::Lang;
 
@@ -120,4 +121,41 @@ pub fn rule_text(lang: Lang, kind: Rule, e: &tplab_engine::block::design::Design
     let mut args = vec![("gpu", gpu), ("tensor", tensor), ("holds", holds)];
     args.extend(extra);
     t_args(lang, id, &args)
+}
+
+/// What a challenge still asks of a plan, in the learner's language.
+pub fn missing_text(lang: Lang, m: &Missing) -> String {
+    match m {
+        Missing::Refused { .. } => t(lang, "design-miss-refused"),
+        Missing::Differs => t(lang, "design-miss-differs"),
+        Missing::ForwardCollectives {
+            all_reduce,
+            others,
+            want_all_reduce,
+            want_others,
+        } => t_args(
+            lang,
+            "design-miss-count",
+            &[
+                ("ar", all_reduce.to_string()),
+                ("others", others.to_string()),
+                ("goalar", want_all_reduce.to_string()),
+                ("goalothers", want_others.to_string()),
+            ],
+        ),
+        Missing::TooCheap { have, want } => t_args(
+            lang,
+            "design-miss-cheap",
+            &[("have", num(lang, *have, 1)), ("want", num(lang, *want, 0))],
+        ),
+        Missing::PlaceByHand => t(lang, "design-miss-by-hand"),
+        Missing::RefusedElsewhere { .. } => t(lang, "design-miss-elsewhere"),
+        Missing::NotRefused => t(lang, "design-miss-not-refused"),
+        Missing::RunAnyway => t(lang, "design-miss-run-anyway"),
+        Missing::SequenceParallelOff => t(lang, "design-miss-sp"),
+        Missing::StillAllReduces(n) => {
+            t_args(lang, "design-miss-still-ar", &[("n", n.to_string())])
+        }
+        Missing::WholeWeight => t(lang, "design-miss-whole"),
+    }
 }

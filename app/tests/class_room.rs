@@ -143,6 +143,35 @@ fn click_choice(h: &mut Harness<'static, TplabApp>, letter: &str) {
     h.run_steps(2);
 }
 
+/// A class of one: the server, the teacher's console (1920×1080) and one student's phone
+/// (390×844), both joined. The folders live as long as the value (dropped after the server).
+struct ClassOfOne {
+    teacher: Harness<'static, TplabApp>,
+    student: Harness<'static, TplabApp>,
+    _server: Server,
+    _data: tempfile::TempDir,
+    _exports: tempfile::TempDir,
+}
+
+fn class_of_one() -> ClassOfOne {
+    let data = tempfile::tempdir().expect("a data folder");
+    let exports = tempfile::tempdir().expect("an export folder");
+    let server = Server::start(data.path());
+    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
+    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
+    click(&mut student, "Join the class", 2);
+    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
+        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
+    });
+    ClassOfOne {
+        teacher,
+        student,
+        _server: server,
+        _data: data,
+        _exports: exports,
+    }
+}
+
 #[test]
 fn a_teacher_and_three_students_run_a_round_and_a_challenge() {
     let data = tempfile::tempdir().expect("a data folder");
@@ -749,15 +778,8 @@ fn seconds_shown(h: &Harness<'static, TplabApp>) -> Option<u64> {
 
 #[test]
 fn a_timer_counts_down_on_the_projector_and_the_phone_and_the_revote_gets_it_too() {
-    let data = tempfile::tempdir().expect("a data folder");
-    let exports = tempfile::tempdir().expect("an export folder");
-    let server = Server::start(data.path());
-    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
-    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
-    click(&mut student, "Join the class", 2);
-    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
-        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
-    });
+    let room = class_of_one();
+    let (mut teacher, mut student) = (room.teacher, room.student);
     // No timer unless the teacher sets one.
     click(&mut teacher, "Ask the room", 2);
     settle(&mut [&mut teacher, &mut student], "the question", |d| {
@@ -843,15 +865,8 @@ fn picked_walk_step(h: &Harness<'static, TplabApp>) -> Option<usize> {
 
 #[test]
 fn the_console_follows_the_walkthrough_and_sends_the_room_to_its_step() {
-    let data = tempfile::tempdir().expect("a data folder");
-    let exports = tempfile::tempdir().expect("an export folder");
-    let server = Server::start(data.path());
-    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
-    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
-    click(&mut student, "Join the class", 2);
-    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
-        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
-    });
+    let room = class_of_one();
+    let (mut teacher, mut student) = (room.teacher, room.student);
     // The teacher's scenario: TP 2, not the student's default.
     teacher.state_mut().shared.scenario.set_tp(2);
     // The teacher steps the walkthrough on the projector to step 10, then back to the console:
@@ -974,15 +989,8 @@ fn a_turkish_phone_reads_the_english_teachers_questions_in_turkish() {
 
 #[test]
 fn a_student_sits_the_exam_in_class_and_the_server_grades_it() {
-    let data = tempfile::tempdir().expect("a data folder");
-    let exports = tempfile::tempdir().expect("an export folder");
-    let server = Server::start(data.path());
-    let mut teacher = device(server.teacher_link(), exports.path(), 1920.0, 1080.0);
-    let mut student = device(server.student_link(), exports.path(), 390.0, 844.0);
-    click(&mut student, "Join the class", 2);
-    settle(&mut [&mut teacher, &mut student], "both to join", |d| {
-        d.iter().all(|h| class(h).status == Status::Joined) && class(d[0]).joined == 1
-    });
+    let room = class_of_one();
+    let (mut teacher, mut student) = (room.teacher, room.student);
     assert!(student
         .query_by_label("Take the certificate exam")
         .is_none());

@@ -815,20 +815,7 @@ fn question_panel(ui: &mut egui::Ui, lang: Lang, q: &QuestionState) {
                 .size(1.4 * size)
                 .color(crate::widgets::ok_ink(ui)),
         );
-        ui.label(t_args(
-            lang,
-            if s.voted_second > 0 {
-                "class-summary"
-            } else {
-                "class-summary-one"
-            },
-            &[
-                ("right1", s.right_first.to_string()),
-                ("voted1", s.voted_first.to_string()),
-                ("right2", s.right_second.to_string()),
-                ("voted2", s.voted_second.to_string()),
-            ],
-        ));
+        ui.label(cw::summary_words(lang, s));
         if s.voted_second > 0 {
             ui.label(t_args(
                 lang,

@@ -29,6 +29,8 @@ pub struct ClassStudent {
     plan: Option<(u32, StudentPlan)>,
     /// What the student asked to open (the shell takes it).
     open: Option<Opened>,
+    /// The teacher's last push target and what it reads as.
+    pushed: Option<(String, Result<crate::lab::class::PushTarget, String>)>,
     /// The exam sitting already opened in the Quiz view (its seed).
     exam_opened: Option<u64>,
     /// "Add a collective": after which op (its index in `Site::ALL`) and of which kind.
@@ -222,7 +224,13 @@ impl ClassStudent {
         };
         // The title in the student's own language when the target says what it is (the
         // teacher's words, in the teacher's language, otherwise).
-        let read = crate::lab::class::PushTarget::read(target);
+        // Read once per target, not every frame.
+        if self.pushed.as_ref().is_none_or(|(t, _)| t != target) {
+            self.pushed = Some((target.clone(), crate::lab::class::PushTarget::read(target)));
+        }
+        let Some((_, read)) = self.pushed.clone() else {
+            return;
+        };
         let title = match &read {
             Ok(p) if p.show.view == tplab_lessons::View::Step && p.step.is_some() => t_args(
                 lang,
@@ -508,23 +516,7 @@ impl ClassStudent {
                 };
                 ui.label(t_args(lang, id, &[("round", r.number().to_string())]));
             }
-            ui.add(
-                egui::Label::new(t_args(
-                    lang,
-                    if s.voted_second > 0 {
-                        "class-summary"
-                    } else {
-                        "class-summary-one"
-                    },
-                    &[
-                        ("right1", s.right_first.to_string()),
-                        ("voted1", s.voted_first.to_string()),
-                        ("right2", s.right_second.to_string()),
-                        ("voted2", s.voted_second.to_string()),
-                    ],
-                ))
-                .wrap(),
-            );
+            ui.add(egui::Label::new(cw::summary_words(lang, s)).wrap());
         }
         let mine = open.and_then(|r| q.my_votes[r.index()]);
         let right = match &q.answer {

@@ -158,6 +158,25 @@ pub fn distribution(
     });
 }
 
+/// How many were right in each vote ("Right in the first vote: 12 of 28; in the second: 21 of
+/// 27"), the second only when there was one.
+pub fn summary_words(lang: Lang, s: &tplab_class::protocol::Summary) -> String {
+    t_args(
+        lang,
+        if s.voted_second > 0 {
+            "class-summary"
+        } else {
+            "class-summary-one"
+        },
+        &[
+            ("right1", s.right_first.to_string()),
+            ("voted1", s.voted_first.to_string()),
+            ("right2", s.right_second.to_string()),
+            ("voted2", s.voted_second.to_string()),
+        ],
+    )
+}
+
 /// The answer in words: a choice's letter, or a number with its tolerance and unit.
 pub fn answer_words(lang: Lang, answer: &tplab_class::protocol::AnswerView) -> String {
     use tplab_class::protocol::AnswerView;

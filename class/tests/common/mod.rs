@@ -149,36 +149,24 @@ pub fn choice_question(answer: u32) -> Value {
     }})
 }
 
-/// A GET over plain HTTP/1.1: (status, body).
+/// A GET over plain HTTP/1.1: (status, body as text).
 pub async fn http_get(addr: SocketAddr, path: &str, bearer: Option<&str>) -> (u16, String) {
+    let (status, body) = http_get_bytes_with(addr, path, bearer).await;
+    (status, String::from_utf8_lossy(&body).to_string())
+}
+
+/// A GET over plain HTTP/1.1 for a binary body: (status, body bytes).
+pub async fn http_get_bytes(addr: SocketAddr, path: &str) -> (u16, Vec<u8>) {
+    http_get_bytes_with(addr, path, None).await
+}
+
+/// A GET over plain HTTP/1.1, with the teacher's secret if given: (status, body bytes).
+async fn http_get_bytes_with(addr: SocketAddr, path: &str, bearer: Option<&str>) -> (u16, Vec<u8>) {
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let auth = bearer
         .map(|b| format!("Authorization: Bearer {b}\r\n"))
         .unwrap_or_default();
     let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n");
-    s.write_all(req.as_bytes()).await.unwrap();
-    let mut buf = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut buf))
-        .await
-        .unwrap()
-        .unwrap();
-    let text = String::from_utf8_lossy(&buf).to_string();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
-}
-
-/// A GET over plain HTTP/1.1 for a binary body: (status, body bytes).
-pub async fn http_get_bytes(addr: SocketAddr, path: &str) -> (u16, Vec<u8>) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes()).await.unwrap();
     let mut buf = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut buf))

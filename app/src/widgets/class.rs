@@ -271,19 +271,34 @@ pub fn refusal_words(
 /// `url` as a QR code, `side` points square (dark modules on white, with the quiet zone a
 /// reader needs), for a phone's camera across a lecture hall; nothing if it does not encode.
 pub fn qr_code(ui: &mut egui::Ui, url: &str, side: f32) {
-    let Ok(code) = qrcode::QrCode::new(url.as_bytes()) else {
-        return;
+    // Encoded once per address (kept in egui's memory), not every frame.
+    let id = egui::Id::unique(("class-qr", url));
+    let cached = ui.data(|d| d.get_temp::<std::sync::Arc<(usize, Vec<bool>)>>(id));
+    let modules = match cached {
+        Some(m) => m,
+        None => {
+            let Ok(code) = qrcode::QrCode::new(url.as_bytes()) else {
+                return;
+            };
+            let dark = code
+                .to_colors()
+                .iter()
+                .map(|c| *c == qrcode::Color::Dark)
+                .collect();
+            let m = std::sync::Arc::new((code.width(), dark));
+            ui.data_mut(|d| d.insert_temp(id, m.clone()));
+            m
+        }
     };
-    let n = code.width();
-    let colors = code.to_colors();
+    let (n, colors) = (modules.0, &modules.1);
     let quiet = 4;
     let cells = (n + 2 * quiet) as f32;
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(side, side), egui::Sense::hover());
     let painter = ui.painter_at(rect);
     painter.rect_filled(rect, 0.0, egui::Color32::WHITE);
     let cell = side / cells;
-    for (i, c) in colors.iter().enumerate() {
-        if *c == qrcode::Color::Dark {
+    for (i, dark) in colors.iter().enumerate() {
+        if *dark {
             let (x, y) = ((i % n + quiet) as f32, (i / n + quiet) as f32);
             painter.rect_filled(
                 egui::Rect::from_min_size(

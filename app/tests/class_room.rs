@@ -942,14 +942,18 @@ fn a_turkish_phone_reads_the_english_teachers_questions_in_turkish() {
         ("Ask the room this prediction", "walkthrough:"),
     ] {
         click(&mut teacher, ask, 2);
+        // Both devices hear of the question from the server, each in its own time.
         settle(&mut [&mut teacher, &mut student], "the question", |d| {
-            class(d[1]).question.as_ref().is_some_and(|q| {
-                q.view
-                    .source
-                    .as_deref()
-                    .is_some_and(|s| s.starts_with(source))
+            d.iter().all(|h| {
+                class(h).question.as_ref().is_some_and(|q| {
+                    q.view
+                        .source
+                        .as_deref()
+                        .is_some_and(|s| s.starts_with(source))
+                })
             })
         });
+        teacher.run_steps(1);
         student.run_steps(1);
         let view = class(&student).question.clone().expect("asked").view;
         let tr = view

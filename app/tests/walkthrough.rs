@@ -501,3 +501,48 @@ fn a_skipped_question_comes_back_unanswered_and_a_wrong_pick_says_why_not() {
         "is what a reduce-scatter leaves; this all-reduce leaves something else",
     );
 }
+
+/// On a projector (presenter mode at 1920×1080 and 1600×1000, English and Turkish), every step
+/// of the default layer at TP 4 has all four GPUs' lanes whole on screen: none below the fold
+/// (fc2's tall W2 once pushed GPU 3 out of sight at 1080 lines; the lanes now go two to a row
+/// where one column cannot hold them).
+#[test]
+fn on_a_projector_every_step_shows_every_gpus_lane_without_scrolling() {
+    for (w, h) in [(1920.0, 1080.0), (1600.0, 1000.0)] {
+        for lang in [Lang::En, Lang::Tr] {
+            let mut app = TplabApp::default();
+            app.shared.presenter = true;
+            let trace = app
+                .shared
+                .scenario
+                .derived()
+                .expect("the default scenario is valid")
+                .trace
+                .clone();
+            assert_eq!(trace.config.tp, 4, "the default scenario is TP 4");
+            app.shared.navigate(ShowMe {
+                view: tplab_lessons::View::Step,
+                ..Default::default()
+            });
+            app.load_view_state("step", r#"{"predict": false}"#);
+            // The window in pixels: presenter mode's zoom makes them fewer, larger points.
+            let mut harness = common::gl_harness_pixels(app, (w, h), lang, "walkthrough");
+            let window = harness.ctx.content_rect();
+            let steps = walk_steps(&trace);
+            for (i, step) in steps.iter().enumerate() {
+                let events = &trace.events[step.first_event..step.first_event + step.events];
+                let what = format!("{w}x{h} {lang:?} step {} ({})", i + 1, step.op);
+                let lanes = harness.get_by_label(&placements_text(events, 4)).rect();
+                assert!(
+                    window.contains_rect(lanes.shrink(0.5)),
+                    "{what}: the lanes {lanes:?} are not whole in {window:?}"
+                );
+                if i + 1 < steps.len() {
+                    for _ in 0..presses(&trace, step.first_event) {
+                        press(&mut harness, egui::Key::PageDown, 1);
+                    }
+                }
+            }
+        }
+    }
+}

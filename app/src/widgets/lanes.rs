@@ -307,7 +307,10 @@ fn lanes_with_key(
         |s: f32| label_w + arrow_w + needs.iter().map(|&n| column_w(s, n) + gap).sum::<f32>();
     // Narrower than the row at that scale (presenter mode on a laptop): the largest scale that
     // fits, so that nothing is cut off at the right.
-    if row_w(scale) > width {
+    let fit_width = |scale: f32, width: f32| {
+        if row_w(scale) <= width {
+            return scale;
+        }
         let (mut lo, mut hi) = (0.0f32, scale);
         for _ in 0..24 {
             let mid = 0.5 * (lo + hi);
@@ -317,24 +320,60 @@ fn lanes_with_key(
                 hi = mid;
             }
         }
-        scale = lo;
+        lo
+    };
+    let tallest_at = |scale: f32| {
+        all.iter()
+            .map(|t| (root(t.shape[0]) * scale).max(min_side))
+            .fold(min_side, f32::max)
+    };
+    scale = fit_width(scale, width);
+    // Lanes that overflow the height even at the smallest blocks (tall weights on a
+    // projector's 1080 lines) go two to a row where the screen is wide enough for two: every
+    // GPU on screen, none below the fold, the blocks larger rather than smaller.
+    let lane_col_gap = 2.0 * size;
+    let mut per_row = 1;
+    let fits =
+        |scale: f32, rows: usize| rows as f32 * (tallest_at(scale) + caption_h + lane_gap) <= room;
+    if lanes_for_height.is_none() && lanes > 1 && !fits(scale, lanes) {
+        let rows = lanes.div_ceil(2);
+        let per_lane2 = room / rows as f32 - caption_h - lane_gap;
+        let half = (width - lane_col_gap) / 2.0;
+        let two = fit_width(
+            (per_lane2 / max_rows).clamp(shortest * size / max_root, 9.0 * size / max_root),
+            half,
+        );
+        // Worth it when the blocks are no smaller than in one column, or every lane then fits.
+        if row_w(two) <= half && (two >= scale || fits(two, rows)) {
+            per_row = 2;
+            scale = two;
+        }
     }
+    // Still too tall in one column (a step with five tensors is too wide for two): smaller
+    // blocks, down to the 1.2 lines two programs side by side allow, before any lane scrolls.
+    if per_row == 1 && !fits(scale, lanes) {
+        scale = fit_width(
+            (per_lane / max_rows).clamp(1.2 * size / max_root, 9.0 * size / max_root),
+            width,
+        )
+        .min(scale);
+    }
+    let lane_rows = lanes.div_ceil(per_row);
+    let lane_w = (width - (per_row - 1) as f32 * lane_col_gap) / per_row as f32;
     let columns: Vec<f32> = needs.iter().map(|&n| column_w(scale, n)).collect();
     // The tallest block of the step sets the lane's height; captions sit under it.
-    let tallest = all
-        .iter()
-        .map(|t| (root(t.shape[0]) * scale).max(min_side))
-        .fold(min_side, f32::max);
+    let tallest = tallest_at(scale);
     let lane_h = tallest + caption_h + lane_gap;
     let (resp, painter) =
-        ui.allocate_painter(Vec2::new(width, lanes as f32 * lane_h), Sense::hover());
+        ui.allocate_painter(Vec2::new(width, lane_rows as f32 * lane_h), Sense::hover());
     let mut shapes = Vec::new();
     let mut hovers: Vec<(Rect, String)> = Vec::new();
     for r in 0..lanes {
-        let top = resp.rect.top() + r as f32 * lane_h;
+        let top = resp.rect.top() + (r / per_row) as f32 * lane_h;
+        let left = resp.rect.left() + (r % per_row) as f32 * (lane_w + lane_col_gap);
         let color = gpu_color(r, dark);
         let swatch = Rect::from_min_size(
-            Pos2::new(resp.rect.left(), top + 0.2 * size),
+            Pos2::new(left, top + 0.2 * size),
             Vec2::new(0.5 * size, tallest.max(1.5 * size)),
         );
         shapes.push(egui::Shape::rect_filled(swatch, 2.0, color));
@@ -349,7 +388,7 @@ fn lanes_with_key(
         let Some((e, i)) = lane_event(events, r) else {
             continue;
         };
-        let mut x = resp.rect.left() + label_w;
+        let mut x = left + label_w;
         let mut column = 0;
         let mut draw =
             |x: &mut f32, shapes: &mut Vec<egui::Shape>, t: &TensorPlacement, p: &Placement| {

@@ -177,7 +177,7 @@ async function desktopMain() {
     const rows = (await res.text()).trim().split("\n").slice(1);
     const votes = rows.map((r) => {
       const f = r.split(",");
-      return f[f.length - 6] + f[f.length - 3];
+      return f[f.length - 7] + f[f.length - 4];
     });
     votes.sort();
     check(JSON.stringify(votes) === JSON.stringify(["AB", "BB", "BC"]), `every vote in the CSV (${votes})`);
@@ -261,12 +261,14 @@ async function main() {
     check(res.status === 200, "the export answers with the secret");
     const rows = csv.trim().split("\n").slice(1);
     check(rows.length === 3, `one row per student (${rows.length})`);
-    // first_vote is the 7th field and second_vote the 10th, counted from the end (the prompt may
-    // hold commas): …, first_vote, first_right, first_at_ms, second_vote, second_right, second_at_ms
+    // first_vote and second_vote counted from the end (the prompt may hold commas): …,
+    // first_vote, first_right, first_at, second_vote, second_right, second_at, seconds_to_first_vote
     const votes = rows.map((r) => {
       const f = r.split(",");
-      return f[f.length - 6] + f[f.length - 3];
+      return f[f.length - 7] + f[f.length - 4];
     });
+    const when = rows[0].split(",");
+    check(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(when[when.length - 5]), `the first vote's time as a date (${when[when.length - 5]})`);
     votes.sort();
     check(JSON.stringify(votes) === JSON.stringify(["AB", "BB", "BC"]), `every vote in the CSV (${votes})`);
 

@@ -7,8 +7,14 @@ use crate::store::ClassRecord;
 use serde_json::json;
 use std::collections::HashMap;
 
-/// The CSV's columns.
-pub const CSV_HEADER: &str = "student,name,question,source,prompt,answer,first_vote,first_right,first_at_ms,second_vote,second_right,second_at_ms";
+/// The CSV's columns: each vote with whether it was right and when (UTC, ISO 8601, as
+/// spreadsheets read it), then how many seconds the first vote came after the question.
+pub const CSV_HEADER: &str = "student,name,question,source,prompt,answer,first_vote,first_right,first_at,second_vote,second_right,second_at,seconds_to_first_vote";
+
+/// A time the server stored (milliseconds since 1970, UTC) as ISO 8601: `2026-12-06T11:42:54.123Z`.
+pub fn iso_time(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms).map_or_else(|_| ms.to_string(), |t| format!("{t:.3}"))
+}
 
 /// One CSV field: quoted when it holds a comma, quote or line break, and with a leading `'`
 /// when a spreadsheet would read it as a formula (a student's name is untrusted input).
@@ -76,11 +82,17 @@ pub fn csv(c: &ClassRecord) -> String {
                     Some((v, at)) => {
                         row.push(csv_field(&vote_text(&q.spec.kind, v)));
                         row.push(vote_is_right(&q.spec, v).to_string());
-                        row.push(at.to_string());
+                        row.push(iso_time(*at));
                     }
                     None => row.extend([String::new(), String::new(), String::new()]),
                 }
             }
+            row.push(
+                votes
+                    .get(&(st.id, Round::First))
+                    .map(|(_, at)| format!("{:.1}", (at - q.posed_ms).max(0) as f64 / 1000.0))
+                    .unwrap_or_default(),
+            );
             s.push_str(&row.join(","));
             s.push('\n');
         }
@@ -140,5 +152,12 @@ mod tests {
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_field("=HYPERLINK(1)"), "'=HYPERLINK(1)");
         assert_eq!(csv_field("-1+2"), "'-1+2");
+    }
+
+    #[test]
+    fn times_read_as_dates_in_utc() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00.000Z");
+        // 2026-12-06 11:42:54.123 UTC.
+        assert_eq!(iso_time(1_796_557_374_123), "2026-12-06T11:42:54.123Z");
     }
 }

@@ -181,6 +181,16 @@ async fn a_round_and_a_challenge_end_to_end() {
         lines[2]
     );
     assert!(lines[2].contains(",A,false,") && lines[2].contains(",B,true,"));
+    // Each vote's time is a UTC date a spreadsheet reads; the last column how long the first
+    // vote took, in seconds.
+    let fields: Vec<&str> = lines[2].rsplit(',').collect();
+    assert!(
+        fields[1].ends_with('Z') && fields[1].contains('T') && fields[1].len() == 24,
+        "{}",
+        lines[2]
+    );
+    let took: f64 = fields[0].parse().expect("seconds to the first vote");
+    assert!((0.0..60.0).contains(&took), "{}", lines[2]);
     let (status, json) = http_get(s.addr, "/api/export.json", Some(&s.secret)).await;
     assert_eq!(status, 200);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -546,3 +546,28 @@ fn on_a_projector_every_step_shows_every_gpus_lane_without_scrolling() {
         }
     }
 }
+
+/// A lecturer who rehearsed the walkthrough gets its predictions back for the class: "Ask the
+/// predictions again" forgets the answers (kept across restarts) and goes back to the first
+/// step, where the first question is asked again.
+#[test]
+fn a_rehearsed_walkthrough_asks_its_predictions_again() {
+    let cfg = Config {
+        tp: 4,
+        layers: 1,
+        ..Preset::Tiny.config()
+    };
+    let mut h = predicting(&cfg, Lang::En, false);
+    assert!(h.query_by_label("Ask the predictions again").is_none());
+    press_next(&mut h, 5);
+    h.get_by_label("C  the whole sum, the same on every GPU")
+        .click();
+    h.run_steps(2);
+    h.get_by_label_contains("You predicted 1 of 1 right.");
+    h.get_by_label("Ask the predictions again").click();
+    h.run_steps(2);
+    assert!(h.query_all_by_label_contains("Step 1/").next().is_some());
+    assert!(h.query_by_label_contains("You predicted").is_none());
+    press_next(&mut h, 5);
+    h.get_by_label_contains("Predict: after this all-reduce, what will GPU 2 hold of");
+}

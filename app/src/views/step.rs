@@ -901,6 +901,7 @@ impl View for StepThrough {
             }
         }
         let (right, total) = self.tally(shared);
+        let mut ask_again = false;
         ui.horizontal_wrapped(|ui| {
             ui.strong(counter_text_in(lang, trace, step.layer));
             let (f, b) = issued_so_far(trace, step.layer, step.first_event);
@@ -918,7 +919,23 @@ impl View for StepThrough {
             }
             ui.checkbox(&mut self.predict, tr("walk-predict-toggle"))
                 .on_hover_text(tr("walk-predict-toggle-hint"));
+            // Answers are kept across restarts (a student's progress); a lecturer who rehearsed
+            // wants the class to be asked afresh.
+            let answered = shared.predictions.of(&key).is_some_and(|a| !a.is_empty());
+            ask_again = self.predict
+                && answered
+                && ui
+                    .button(tr("walk-predict-again"))
+                    .on_hover_text(tr("walk-predict-again-hint"))
+                    .clicked();
         });
+        if ask_again {
+            shared.predictions.clear(&key);
+            self.position = 0.0;
+            self.round = (0, 0);
+            self.playing = false;
+            return;
+        }
         let line = if lang == tplab_lessons::Lang::En {
             describe(event, step, cur, n, trace.config.tp)
         } else {

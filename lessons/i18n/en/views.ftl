@@ -571,6 +571,8 @@ design-ch-repair-missing-g-why = fc2 by rows leaves a partial sum on each GPU, a
 ## The walkthrough's predictions.
 walk-predict-toggle = Predict first
 walk-predict-toggle-hint = Before each collective of the first layer, and at the first backward step, say what will happen; the step plays after your answer.
+walk-predict-again = Ask the predictions again
+walk-predict-again-hint = Forget this walk's answers and go back to the first step: every prediction is asked again (for a class after a rehearsal).
 walk-predict-holds = Predict: after this { $kind }, what will GPU { $gpu } hold of { $tensor }?
 walk-predict-bytes = Predict: how many bytes will each of the { $n } GPUs send in this { $kind }?
 walk-predict-which = Predict: going backward through this layer, which of these makes the GPUs communicate?

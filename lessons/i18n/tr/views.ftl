@@ -577,6 +577,8 @@ design-ch-repair-missing-g-why = fc2 satırlarına göre bölününce her GPU'da
 ## The walkthrough's predictions.
 walk-predict-toggle = Önce tahmin et
 walk-predict-toggle-hint = İlk katmandaki her kolektiften önce ve ilk geri geçiş adımında ne olacağını söyleyin; adım cevabınızdan sonra oynar.
+walk-predict-again = Tahminleri yeniden sor
+walk-predict-again-hint = Bu gezintinin cevaplarını unutur ve ilk adıma döner: her tahmin yeniden sorulur (bir provadan sonra sınıf için).
 walk-predict-holds = Tahmin edin: bu { $kind } işleminden sonra GPU { $gpu }, { $tensor } tensörünün neyini tutacak?
 walk-predict-bytes = Tahmin edin: bu { $kind } işleminde { $n } GPU'nun her biri kaç bayt gönderecek?
 walk-predict-which = Tahmin edin: bu katmanda geriye doğru giderken bunlardan hangisi GPU'ların haberleşmesini gerektirir?

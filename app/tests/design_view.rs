@@ -527,3 +527,30 @@ fn the_design_labs_state_is_read_from_the_lab() {
     assert!(state["setup"]["fc1"].is_string(), "{json}");
     assert!(state["stars"].is_object(), "{json}");
 }
+
+/// Every challenge of the design lab has the lesson that explains it (its "Try it yourself"
+/// opens the challenge), and the view's lesson link follows the challenge on screen: the
+/// attention's challenge links to the attention's lesson, not the MLP's.
+#[test]
+fn each_challenge_links_to_its_own_lesson() {
+    let orders: Vec<u32> = (1..=8)
+        .map(|stage| {
+            tplab::widgets::links::lesson_for_challenge(stage)
+                .unwrap_or_else(|| panic!("challenge {stage} has no lesson"))
+                .order
+        })
+        .collect();
+    assert_eq!(orders, [4, 5, 6, 4, 4, 9, 5, 6]);
+    let mut app = TplabApp::default();
+    app.show_me(&tplab::lab::ShowMe {
+        view: tplab_lessons::View::Design,
+        challenge: Some(2),
+        ..Default::default()
+    });
+    let mut h = egui_kittest::Harness::builder()
+        .with_size([1600.0, 1000.0])
+        .build_ui_state(|ui, app: &mut TplabApp| app.frame(ui), app);
+    h.run_steps(3);
+    assert!(h.query_by_label_contains("Lesson 5: Attention").is_some());
+    assert!(h.query_by_label_contains("Lesson 4: The MLP").is_none());
+}

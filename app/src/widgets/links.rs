@@ -83,7 +83,13 @@ pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
         .from_lesson
         .as_deref()
         .and_then(|slug| embedded().and_then(|c| c.get(slug)));
-    let Some(lesson) = from.or_else(|| lesson_for_view(view_id)) else {
+    // The design lab's challenge on screen has its own lesson (the one whose "Try it yourself"
+    // opens it): the attention's challenge links to the attention's lesson, not the MLP's.
+    let challenge = (view_id == "design")
+        .then(|| shared.design.challenge().map(|c| c.stage))
+        .flatten()
+        .and_then(lesson_for_challenge);
+    let Some(lesson) = from.or(challenge).or_else(|| lesson_for_view(view_id)) else {
         return;
     };
     let lang = crate::i18n::current_lang(ui.ctx());
@@ -151,6 +157,16 @@ pub fn lesson_for_view(view_id: &str) -> Option<&'static tplab_lessons::Lesson> 
         .iter()
         .filter(|l| count(l) > 0)
         .min_by_key(|l| (std::cmp::Reverse(count(l)), l.order))
+}
+
+/// The lesson that opens the design lab's challenge `stage` (its "Try it yourself"), the first
+/// in order where several do.
+pub fn lesson_for_challenge(stage: usize) -> Option<&'static tplab_lessons::Lesson> {
+    embedded()?.lessons.iter().find(|l| {
+        l.show_me
+            .iter()
+            .any(|t| t.view == tplab_lessons::View::Design && t.challenge == Some(stage))
+    })
 }
 
 /// Opens the Lessons view on the lesson `slug`.

@@ -178,6 +178,9 @@ fn on_a_projector_the_next_key_reveals_and_sequence_parallelism_changes_the_answ
     // The first forward collective with sequence parallelism is f's all-gather: the whole
     // tensor joined from the slices.
     h.get_by_label_contains("all-gather");
+    // The room answers aloud: the hint says what the arrow does, not "once you answer".
+    h.get_by_label_contains("Sınıf yüksek sesle");
+    assert!(h.query_by_label_contains("siz cevap verince").is_none());
     press_next(&mut h, 1);
     h.get_by_label("Cevap: D  tensörün tamamını, her GPU'nun diliminden birleştirilmiş");
     assert!(

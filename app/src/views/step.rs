@@ -766,7 +766,10 @@ impl View for StepThrough {
                         skip = true;
                     }
                 }
-                if self.nudge {
+                if shared.presenter {
+                    // The room answers aloud: the arrow key reveals, it never waits for a pick.
+                    ui.weak(tr("walk-predict-wait-presenter"));
+                } else if self.nudge {
                     ui.colored_label(ui.visuals().warn_fg_color, tr("walk-predict-nudge"));
                 } else {
                     ui.weak(tr("walk-predict-wait"));

@@ -583,6 +583,7 @@ walk-predict-joined = the whole tensor, joined from every GPU's slice
 walk-predict-reveal = Reveal the answer (right arrow key)
 walk-predict-skip = Skip for now (asked again at the end of the layer)
 walk-predict-wait = The step plays once you answer or skip.
+walk-predict-wait-presenter = The room answers aloud (or by a show of hands); the right arrow key shows the answer, the next press plays the step.
 walk-predict-right = ✔ Right: { $answer }
 walk-predict-wrong = ✖ Not quite: the answer is { $answer }. { $lesson }
 walk-predict-answer = The answer: { $answer }

@@ -589,6 +589,7 @@ walk-predict-joined = tensörün tamamını, her GPU'nun diliminden birleştiril
 walk-predict-reveal = Cevabı göster (sağ ok tuşu)
 walk-predict-skip = Şimdilik geç (katmanın sonunda yeniden sorulur)
 walk-predict-wait = Adım, siz cevap verince ya da geçince oynar.
+walk-predict-wait-presenter = Sınıf yüksek sesle (ya da el kaldırarak) cevap verir; sağ ok tuşu cevabı gösterir, bir sonraki basış adımı oynatır.
 walk-predict-right = ✔ Doğru: { $answer }
 walk-predict-wrong = ✖ Tam değil: cevap { $answer }. { $lesson }
 walk-predict-answer = Cevap: { $answer }

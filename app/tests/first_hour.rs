@@ -73,7 +73,8 @@ fn quiz_feedback_marks_the_right_choice_and_links_its_lesson() {
     assert!(app.select("quiz"));
     let mut h = harness(app);
     assert!(h.query_by_label_contains("the right answer").is_none());
-    h.get_by(|n| n.label().is_some_and(|l| l.starts_with("A) ")))
+    // A wrong pick (the seed puts the right choice first).
+    h.get_by(|n| n.label().is_some_and(|l| l.starts_with("B) ")))
         .click();
     h.run_steps(2);
     click(&mut h, "Check answer", 2);
@@ -83,6 +84,13 @@ fn quiz_feedback_marks_the_right_choice_and_links_its_lesson() {
         .collect();
     assert_eq!(marked.len(), 1, "{marked:?}");
     assert!(marked[0].contains("split the math inside a single layer"));
+    // The wrong pick says it was the learner's.
+    let mine: Vec<String> = h
+        .query_all_by_label_contains("✖ your answer")
+        .map(|n| text(&n))
+        .collect();
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert!(mine[0].starts_with("B) "), "{mine:?}");
     let catalog = tplab_lessons::Catalog::embedded().unwrap();
     let lesson = catalog.get("what-is-tp").unwrap();
     let link = format!(

@@ -182,6 +182,42 @@ fn answer_ui(
             }
         })
         .collect();
+    // A checked choice question is read, not edited: the right choices in the right colour and
+    // strong, a wrong pick in the error colour, the rest plain (greyed-out widgets made the
+    // right answer hard to read on a projector).
+    if locked && reveal {
+        let picked: Vec<usize> = match &q.kind {
+            QuestionKind::Single { .. } => d.single.into_iter().collect(),
+            QuestionKind::Multiple { .. } => d.multiple.iter().copied().collect(),
+            _ => Vec::new(),
+        };
+        if matches!(
+            q.kind,
+            QuestionKind::Single { .. } | QuestionKind::Multiple { .. }
+        ) {
+            for (p, (label, text)) in lines.iter().enumerate() {
+                let right = pres.order.get(p).is_some_and(|&i| q.is_correct_choice(i));
+                let mine = picked.contains(&p);
+                let line = if mine && !right {
+                    egui::RichText::new(format!(
+                        "{label}) {text}   ✖ {}",
+                        t(lang, "quiz-your-choice")
+                    ))
+                } else {
+                    egui::RichText::new(format!("{label}) {text}"))
+                };
+                let line = if right {
+                    line.strong().color(right_colour(ui))
+                } else if mine {
+                    line.color(ui.visuals().error_fg_color)
+                } else {
+                    line
+                };
+                ui.add(egui::Label::new(line).wrap());
+            }
+            return;
+        }
+    }
     ui.add_enabled_ui(!locked, |ui| match &q.kind {
         QuestionKind::Single { .. } => {
             ui.label(t(lang, "quiz-single-hint"));

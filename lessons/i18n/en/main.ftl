@@ -273,6 +273,7 @@ restore-ok = OK
 
 # --- First-hour fixes (issue 22, item 7) ---
 quiz-right-choice = the right answer
+quiz-your-choice = your answer
 exam-confirm = { $count ->
     [one] 1 question is unanswered (it counts as wrong). Submit anyway?
    *[other] { $count } questions are unanswered (they count as wrong). Submit anyway?

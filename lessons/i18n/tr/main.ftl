@@ -273,6 +273,7 @@ restore-ok = Tamam
 
 # --- İlk saatin pürüzleri (konu 22, madde 7) ---
 quiz-right-choice = doğru cevap
+quiz-your-choice = sizin cevabınız
 exam-confirm = { $count ->
     [one] 1 soru cevapsız (yanlış sayılır). Yine de gönderilsin mi?
    *[other] { $count } soru cevapsız (yanlış sayılır). Yine de gönderilsin mi?

@@ -598,6 +598,8 @@ impl Design {
                 ("kv", cfg.kv_heads.unwrap_or(cfg.heads).to_string()),
                 ("tokens", cfg.tokens().to_string()),
                 ("tp", cfg.tp.to_string()),
+                ("dtype", format!("{:?}", cfg.dtype).to_lowercase()),
+                ("bytes", cfg.dtype.size_bytes().to_string()),
             ],
         ));
     }

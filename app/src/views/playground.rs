@@ -146,7 +146,7 @@ impl View for Playground {
         let size = ui.style().text_styles[&egui::TextStyle::Body].size;
         // The activation table beside the matrices when there is room (about 30 lines of
         // text), below them otherwise (a narrow window, presenter mode's large type).
-        let table_w = 26.0 * size;
+        let table_w = activations_width(ui, lang, &config, &derived.trace).max(26.0 * size);
         let side_by_side = ui.available_width() - table_w >= 36.0 * size;
         egui::ScrollArea::both()
             .id_salt("playground")
@@ -813,6 +813,70 @@ pub fn legend_ui(ui: &mut egui::Ui, tp: usize, dark: bool) {
 
 /// The output of each forward op of layer 0 on every GPU (from the trace): shape, bytes and
 /// whether it is split, replicated or a partial sum waiting for `g`.
+/// The activation table's column headings.
+const ACTIVATION_COLUMNS: [&str; 4] = ["pg-col-op", "pg-col-output", "pg-col-bytes", "pg-col-kind"];
+
+/// The activation table's rows: each forward op of layer 0 on GPU 0, its output's shape, bytes
+/// and how it is held.
+fn activation_rows(
+    lang: Lang,
+    config: &Config,
+    trace: &tplab_engine::trace::Trace,
+) -> Vec<[String; 4]> {
+    trace
+        .layer_events(0, Pass::Forward)
+        .filter(|e| !e.is_collective() && e.on_rank(0))
+        .map(|e| {
+            let [r, c] = e.output;
+            let kind = match &e.kind {
+                tplab_engine::trace::EventKind::Compute { parallel, .. } => t(
+                    lang,
+                    match parallel {
+                        Parallel::Row => "pg-kind-partial",
+                        Parallel::Column | Parallel::Local => "pg-kind-split",
+                        Parallel::Replicated => "pg-kind-replicated",
+                        Parallel::Sequence => "pg-kind-tokens",
+                    },
+                ),
+                _ => String::new(),
+            };
+            [
+                crate::widgets::op_label(lang, e.op),
+                format!("[{r}, {c}]"),
+                crate::i18n::bytes(lang, (r * c * config.dtype.size_bytes()) as u64),
+                kind,
+            ]
+        })
+        .collect()
+}
+
+/// The width the activation table needs in `ui`'s type: its widest cell per column, with the
+/// grid's spacing (a projector's large type needs more than a desk's).
+fn activations_width(
+    ui: &egui::Ui,
+    lang: Lang,
+    config: &Config,
+    trace: &tplab_engine::trace::Trace,
+) -> f32 {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let width = |s: &str| {
+        ui.painter()
+            .layout_no_wrap(s.to_string(), font.clone(), egui::Color32::WHITE)
+            .size()
+            .x
+    };
+    let mut widths: Vec<f32> = ACTIVATION_COLUMNS
+        .iter()
+        .map(|h| width(&t(lang, h)))
+        .collect();
+    for row in activation_rows(lang, config, trace) {
+        for (w, cell) in widths.iter_mut().zip(&row) {
+            *w = w.max(width(cell));
+        }
+    }
+    widths.iter().sum::<f32>() + 4.0 * ui.spacing().item_spacing.x + 8.0
+}
+
 fn activations_ui(
     ui: &mut egui::Ui,
     lang: Lang,
@@ -833,33 +897,14 @@ fn activations_ui(
     });
     crate::widgets::sideways(ui, "acts-scroll", |ui| {
         egui::Grid::new("acts").striped(true).show(ui, |ui| {
-            for h in ["pg-col-op", "pg-col-output", "pg-col-bytes", "pg-col-kind"] {
+            for h in ACTIVATION_COLUMNS {
                 ui.strong(tr(h));
             }
             ui.end_row();
-            for e in trace
-                .layer_events(0, Pass::Forward)
-                .filter(|e| !e.is_collective() && e.on_rank(0))
-            {
-                let [r, c] = e.output;
-                let kind = match &e.kind {
-                    tplab_engine::trace::EventKind::Compute { parallel, .. } => {
-                        tr(match parallel {
-                            Parallel::Row => "pg-kind-partial",
-                            Parallel::Column | Parallel::Local => "pg-kind-split",
-                            Parallel::Replicated => "pg-kind-replicated",
-                            Parallel::Sequence => "pg-kind-tokens",
-                        })
-                    }
-                    _ => String::new(),
-                };
-                ui.label(crate::widgets::op_label(lang, e.op));
-                ui.label(format!("[{r}, {c}]"));
-                ui.label(crate::i18n::bytes(
-                    lang,
-                    (r * c * config.dtype.size_bytes()) as u64,
-                ));
-                ui.label(kind);
+            for row in activation_rows(lang, config, trace) {
+                for cell in row {
+                    ui.label(cell);
+                }
                 ui.end_row();
             }
         });

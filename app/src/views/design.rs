@@ -975,6 +975,8 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
     // Each column: the value, and the op that made it (none for the layer's input).
     let mut values = vec![p.input];
     let mut ops: Vec<Option<String>> = vec![None];
+    // Whether each column is a collective's output.
+    let mut after_collective = vec![false];
     for s in &p.forward {
         let out = match s {
             // A bias keeps its input's placement: no column of its own.
@@ -987,6 +989,7 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
         };
         values.push(out);
         ops.push(Some(op_words(lang, s, p)));
+        after_collective.push(matches!(s, Step::Redistribute(_)));
     }
     // Drawn with the painter into the width given: every column fits, whatever the window.
     let body = ui.text_style_height(&egui::TextStyle::Body);
@@ -1015,13 +1018,29 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
     for (i, &v) in values.iter().enumerate() {
         let x = rect.left() + label_w + col_w * (i as f32 + 0.5);
         let tensor = p.value(v).tensor;
-        painter.text(
+        let name = painter.text(
             egui::pos2(x, rect.top() + head_h / 2.0),
             egui::Align2::CENTER_CENTER,
             tensor.name(),
             small.clone(),
             ui.visuals().weak_text_color(),
         );
+        // A tensor after a collective (the same letter twice: before and after it) has the
+        // walkthrough strip's diamond before its letter.
+        if after_collective[i] {
+            let c = egui::pos2(name.left() - 0.45 * small.size, name.center().y);
+            let r = 0.3 * small.size;
+            painter.add(egui::Shape::convex_polygon(
+                vec![
+                    egui::pos2(c.x, c.y - r),
+                    egui::pos2(c.x + r, c.y),
+                    egui::pos2(c.x, c.y + r),
+                    egui::pos2(c.x - r, c.y),
+                ],
+                egui::Color32::TRANSPARENT,
+                egui::Stroke::new(1.2, ui.visuals().text_color()),
+            ));
+        }
         // The letter in words, and the op whose output the column is.
         let meaning = crate::widgets::words::activation_meaning(lang, tensor);
         let words = match &ops[i] {
@@ -1064,13 +1083,22 @@ fn lanes_ui(ui: &mut egui::Ui, r: &DesignReport, cfg: &Config, lang: Lang) {
                 egui::vec2(col_w, row_h),
             )
             .shrink(1.5);
+            // As the walkthrough's lanes draw them: what a GPU holds in its own colour, a
+            // partial sum paler (one term of the sum), a misread value red and outlined.
             let fill = match val.place {
-                Place::Replicate => ui.visuals().widgets.inactive.bg_fill,
-                Place::Partial => ui.visuals().warn_fg_color,
+                Place::Partial => gpu_color(rank, dark).gamma_multiply(0.45),
                 _ => gpu_color(rank, dark),
             };
             let fill = if val.mislabelled { error } else { fill };
             painter.rect_filled(cellr, 3.0, fill);
+            if val.mislabelled {
+                painter.rect_stroke(
+                    cellr,
+                    3.0,
+                    egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
+                    egui::StrokeKind::Inside,
+                );
+            }
             let ink = egui::Stroke::new(1.5, text_on(fill));
             // Columns: vertical bars; tokens: horizontal bars; a partial sum: Σ.
             match val.place {

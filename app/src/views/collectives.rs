@@ -236,11 +236,17 @@ impl View for Collectives {
             // starts a line, its bar as long as the line leaves.
             if ui.max_rect().width() < 600.0 {
                 ui.end_row();
-                ui.spacing_mut().slider_width = (ui.max_rect().width() - 150.0).max(60.0);
+                ui.spacing_mut().slider_width = (ui.max_rect().width() - 200.0).max(60.0);
             }
             let mut scrub = self.rounds_done();
             if ui
-                .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text(tr("cl-rounds-done")))
+                .add(
+                    egui::Slider::new(&mut scrub, 0..=self.rounds()).text(crate::i18n::t_args(
+                        lang,
+                        "cl-rounds-done",
+                        &[("rounds", self.rounds().to_string())],
+                    )),
+                )
                 .changed()
             {
                 self.position = scrub as f32;

@@ -427,7 +427,7 @@ cl-previous = Previous round
 cl-next = Next round
 cl-round = round
 cl-done = done: every GPU holds the full sum
-cl-round-line = Round { $k } of { $rounds } · { $phase } · each cell shows whose data it holds (e.g. 0+1 is a partial sum)
+cl-round-line = Round { $k } of { $rounds } · { $phase } · the arrows are this round's messages; each cell shows whose data a GPU holds before they arrive (e.g. 0+1 is a partial sum)
 pl-title = Planner: 3D layouts for a model on a cluster
 vf-bound = { $dtype } ε={ $eps } × √K (K={ $k }, longest reduction: hidden, ffn, or the tokens a gradient sums over; rounding errors add like a random walk) × depth (layers+1)={ $depth } × 16 (two executors × λ=4 × Σ|ab|/|Σab|) × max(1, κ)={ $kappa } (LayerNorm conditioning κ = max rms(x)/σ(x), large only when a row's features are nearly equal, as at tiny hidden sizes): the split reorders every row-parallel sum, so results differ by rounding only
 
@@ -647,7 +647,7 @@ walk-why-bytes-other = Each GPU sends { $sent } of the { $payload } payload with
 walk-predict-nudge = Answer the question or skip it first: stepping on (the arrow key or Next step) does not answer for you.
 walk-skipped-back = You skipped { $count } question(s) in this layer.
 walk-skipped-ask = Ask them now
-walk-round-caption = Round { $k } of { $rounds }: { $phase }
+walk-round-caption = Round { $k } of { $rounds }: { $phase }, the cells as they are after its messages
 walk-round-key = A row per GPU, a box per chunk: the digits say whose numbers a chunk holds so far (Σ: all of them); an arrow is a chunk sent this round.
 walk-round-none = The identity: nothing moves between GPUs in this step.
 design-copy-file = Copy my plan

@@ -433,7 +433,7 @@ cl-previous = Önceki tur
 cl-next = Sonraki tur
 cl-round = tur
 cl-done = bitti: her GPU tam toplamı tutuyor
-cl-round-line = Tur { $k } / { $rounds } · { $phase } · her hücre hangi GPU'ların verisini tuttuğunu gösterir (ör. 0+1 bir kısmi toplamdır)
+cl-round-line = Tur { $k } / { $rounds } · { $phase } · oklar bu turun mesajlarıdır; her hücre, mesajlar gelmeden önce bir GPU'nun hangi GPU'ların verisini tuttuğunu gösterir (ör. 0+1 bir kısmi toplamdır)
 pl-title = Planlayıcı: bir model için kümede 3B yerleşimler
 vf-bound = { $dtype } ε={ $eps } × √K (K={ $k }: en uzun toplama, yani gizli boyut, ffn ya da bir gradyanın üzerinden toplandığı token'lar; yuvarlama hataları rastgele yürüyüş gibi birikir) × derinlik (katman+1)={ $depth } × 16 (iki yürütücü × λ=4 × Σ|ab|/|Σab|) × max(1, κ)={ $kappa } (LayerNorm koşullanması κ = max rms(x)/σ(x); yalnızca bir satırın öznitelikleri neredeyse eşitken büyür, küçük gizli boyutlarda olduğu gibi): bölme her satır paralel toplamın sırasını değiştirir, bu yüzden sonuçlar yalnızca yuvarlama kadar farklıdır
 
@@ -653,7 +653,7 @@ walk-why-bytes-other = Bu algoritmanın planıyla her GPU, { $payload } yükün 
 walk-predict-nudge = Önce soruyu cevaplayın ya da atlayın: ilerlemek (ok tuşu ya da Sonraki adım) sizin yerinize cevap vermez.
 walk-skipped-back = Bu katmanda { $count } soruyu atladınız.
 walk-skipped-ask = Şimdi sor
-walk-round-caption = Tur { $k } / { $rounds }: { $phase }
+walk-round-caption = Tur { $k } / { $rounds }: { $phase }, hücreler mesajlarından sonraki hâliyle
 walk-round-key = Her GPU bir satır, her parça bir kutu: rakamlar bir parçanın şimdiye kadar kimlerin sayılarını tuttuğunu söyler (Σ: hepsininkini); ok, bu turda gönderilen bir parçadır.
 walk-round-none = Birim dönüşüm: bu adımda GPU'lar arasında hiçbir şey taşınmaz.
 design-copy-file = Planımı kopyala

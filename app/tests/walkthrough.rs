@@ -242,8 +242,13 @@ fn every_step_of_a_layer_shows_the_engines_placements_and_narration() {
             } else {
                 assert!(collective_steps >= 8, "tp={tp} sp={sp}");
             }
+            // The last step says it is the end, and where to go from here.
+            harness.get_by_label(&tplab::i18n::t(lang, "walk-end"));
             // Home goes back to the start.
             press(&mut harness, egui::Key::Home, 1);
+            assert!(harness
+                .query_by_label(&tplab::i18n::t(lang, "walk-end"))
+                .is_none());
             let first = &trace.events[steps[0].first_event..];
             harness.get_by_label(&narration(lang, &trace, &first[0]));
         }

@@ -869,6 +869,10 @@ impl View for StepThrough {
                 ui.label(crate::i18n::t_args(lang, "walk-one-gpu", &[]));
             }
         });
+        // The last step says so (the arrow key does nothing more), and where to go from here.
+        if cur + 1 == n {
+            ui.strong(tr("walk-end"));
+        }
         // The end of a layer: questions skipped in it come back.
         let layer_ends = cache
             .steps

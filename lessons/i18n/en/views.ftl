@@ -646,6 +646,7 @@ walk-why-bytes-half = Each GPU sends { $n1 }/{ $n } of the payload: { $n1 }/{ $n
 walk-why-bytes-other = Each GPU sends { $sent } of the { $payload } payload with this algorithm's schedule ({ $n } GPUs).
 walk-predict-nudge = Answer the question or skip it first: stepping on (the arrow key or Next step) does not answer for you.
 walk-skipped-back = You skipped { $count } question(s) in this layer.
+walk-end = The end of the walk: every op and collective of the forward and the backward pass has played. Home (or Restart) goes back to the first step; "beside it" plays another TP next to this one.
 walk-skipped-ask = Ask them now
 walk-round-caption = Round { $k } of { $rounds }: { $phase }, the cells as they are after its messages
 walk-round-key = A row per GPU, a box per chunk: the digits say whose numbers a chunk holds so far (Σ: all of them); an arrow is a chunk sent this round.

@@ -652,6 +652,7 @@ walk-why-bytes-half = Her GPU yükün { $n1 }/{ $n } kadarını gönderir: { $n1
 walk-why-bytes-other = Bu algoritmanın planıyla her GPU, { $payload } yükün { $sent } kadarını gönderir ({ $n } GPU).
 walk-predict-nudge = Önce soruyu cevaplayın ya da atlayın: ilerlemek (ok tuşu ya da Sonraki adım) sizin yerinize cevap vermez.
 walk-skipped-back = Bu katmanda { $count } soruyu atladınız.
+walk-end = Gezintinin sonu: ileri ve geri geçişin her işlemi ve her kolektifi oynadı. Home (ya da Baştan başla) ilk adıma döner; "yanında" bu gezintinin yanında başka bir TP oynatır.
 walk-skipped-ask = Şimdi sor
 walk-round-caption = Tur { $k } / { $rounds }: { $phase }, hücreler mesajlarından sonraki hâliyle
 walk-round-key = Her GPU bir satır, her parça bir kutu: rakamlar bir parçanın şimdiye kadar kimlerin sayılarını tuttuğunu söyler (Σ: hepsininkini); ok, bu turda gönderilen bir parçadır.

@@ -78,3 +78,99 @@ fn plan_json_keeps_its_keys_and_adds_the_stack() {
     assert!(!ok);
     assert!(err.contains("divide the 126 layers"), "{err}");
 }
+
+/// Issue 39, item 7: `plan --layout … --json` carries the model and the cluster it answers for
+/// (with every default filled in), beside the schema, version and command line.
+#[test]
+fn plan_layout_json_carries_the_model_and_the_cluster() {
+    let v = json(&format!("{PLAN_405B_8_16_16} --json"));
+    assert_eq!(v["schema"].as_u64(), Some(1));
+    assert!(v["tplab_version"].is_string());
+    assert_eq!(v["model"]["name"], "llama3.1-405b");
+    assert_eq!(v["model"]["layers"].as_u64(), Some(126));
+    assert_eq!(v["cluster"]["gpu"], "h100-sxm");
+    assert_eq!(v["cluster"]["gpus"].as_u64(), Some(2048));
+    assert_eq!(v["cluster"]["inter_node"], "ib-ndr-400");
+    assert_eq!(v["inputs"]["seq"].as_u64(), Some(8192));
+    assert_eq!(v["inputs"]["global_batch"].as_u64(), Some(2048));
+    // The memory command's JSON too.
+    let m = json("memory --model llama3-8b --gpus 8 --global-batch 8 --layout 8,1,1 --json");
+    assert_eq!(m["model"]["name"], "llama3-8b");
+    assert_eq!(m["cluster"]["gpus_per_node"].as_u64(), Some(8));
+}
+
+/// Issue 39, item 7: with `--cp 3`, a layout whose GPU count does not add up names the DP the
+/// user gave (not DP × CP) and the DP that fits; a layout that adds up keeps the user's DP.
+#[test]
+fn context_parallel_keeps_the_users_dp() {
+    let base = "plan --model llama3-8b --gpus 24 --global-batch 48 --seq 6144";
+    let (ok, out, err) = tplab_words(&format!("{base} --layout 8,1,2 --cp 3"));
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("TP=8 × PP=1 × DP=2 × CP=3 = 48 GPUs") && err.contains("give DP=1"),
+        "{err}"
+    );
+    assert!(!err.contains("DP=6"), "{err}");
+    let v = json(&format!("{base} --layout 8,1,1 --cp 3 --json"));
+    assert_eq!(v["layout"]["dp"].as_u64(), Some(1));
+    assert_eq!(v["layout"]["cp"].as_u64(), Some(3));
+    assert!(v["layout"]["label"]
+        .as_str()
+        .is_some_and(|l| l.starts_with("TP=8 PP=1 DP=1 CP=3")));
+    assert_eq!(v["breakdown"]["context_parallel"].as_u64(), Some(3));
+    assert_eq!(v["cluster"]["gpus"].as_u64(), Some(24));
+    // The search's table shows CP beside DP, so that its layouts add up to the 24 GPUs.
+    let (ok, out, err) = tplab_words(&format!("{base} --cp 3 --top 3"));
+    assert!(ok, "{err}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            let mut w = l.split_whitespace();
+            w.next().is_some_and(|n| n.parse::<usize>().is_ok())
+                && w.next().is_some_and(|t| t.starts_with("TP="))
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    for row in rows {
+        let n = |key: &str| {
+            row.split_whitespace()
+                .find_map(|w| w.strip_prefix(key))
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(0)
+        };
+        assert_eq!(n("TP=") * n("PP=") * n("DP=") * n("CP="), 24, "{row}");
+    }
+    // So do the planner's sentences about them.
+    assert!(!out.contains("DP=8 b="), "{out}");
+}
+
+/// Issue 39, item 7: a plan sweep over three axes (GPUs, batch, sequence) writes one CSV row a
+/// point with the schema and version; a point that breaks a rule (2 GPUs for 8-GPU nodes is
+/// fine; 12 GPUs are a node and a half) is a row with the rule, and the sweep goes on; the
+/// same sweep as JSON carries the inputs.
+#[test]
+fn plan_sweeps_three_axes_into_csv_and_json() {
+    let cmd = "plan --model llama3-8b --global-batch 64 --sweep gpus=8,12,16 \
+               --sweep batch=64,128 --sweep seq=2048,4096";
+    let (ok, out, err) = tplab_words(&format!("{cmd} --csv"));
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("schema,tplab_version,"), "{out}");
+    assert_eq!(lines.len(), 1 + 3 * 2 * 2, "{out}");
+    // The GPU count is the fifth column.
+    let bad: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.split(',').nth(4) == Some("12"))
+        .collect();
+    assert_eq!(bad.len(), 4, "{out}");
+    assert!(bad.iter().all(|l| l.contains("whole nodes of 8")), "{out}");
+    let good = lines[1..]
+        .iter()
+        .filter(|l| l.split(',').nth(4) != Some("12"))
+        .all(|l| l.ends_with(','));
+    assert!(good, "{out}");
+    let v = json(&format!("{cmd} --json"));
+    assert_eq!(v["points"].as_array().map(Vec::len), Some(12));
+    assert_eq!(v["model"]["name"], "llama3-8b");
+    assert_eq!(v["sweep"]["gpus"][1].as_u64(), Some(12));
+}

@@ -3,7 +3,7 @@
 //! With `--layout` it prints that layout's table; without, one row per (TP, PP) that the shape
 //! rules allow, DP filling the rest of the cluster.
 
-use crate::cli::plan::{memory_json, print_header, print_memory, ModelClusterArgs};
+use crate::cli::plan::{memory_json, print_header, print_memory, with_inputs, ModelClusterArgs};
 use clap::Args;
 use serde_json::{json, Value};
 use std::process::ExitCode;
@@ -34,7 +34,10 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                 "{}",
                 super::json_text(
                     "memory",
-                    &json!({"tp": tp, "memory_per_gpu_bytes": memory_json(&m, limit)})
+                    &with_inputs(
+                        &r,
+                        json!({"tp": tp, "memory_per_gpu_bytes": memory_json(&m, limit)})
+                    )
                 )?
             );
         } else {
@@ -104,7 +107,10 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                                  "memory_per_gpu_bytes": memory_json(m, limit)})
             })
             .collect();
-        outln!("{}", super::json_text("memory", &json!({"layouts": v}))?);
+        outln!(
+            "{}",
+            super::json_text("memory", &with_inputs(&r, json!({"layouts": v})))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     print_header(&r);

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tplab_engine::capacity::cost::{IterationTime, TrainSetup};
+use tplab_engine::capacity::defaults;
 use tplab_engine::capacity::hardware::{Catalogue, Cluster};
 use tplab_engine::capacity::memory::{self, Layout, MemoryBreakdown, Recompute};
 use tplab_engine::capacity::models::{ModelSpec, Scenario, Workload};
@@ -44,25 +45,29 @@ pub struct ModelClusterArgs {
     /// Vocabulary size.
     #[arg(long)]
     pub vocab: Option<usize>,
-    /// Sequence length (default: the model's context).
+    /// Sequence length (default: the model's context for training, 4096 tokens of KV cache
+    /// with --serve, as `tplab serve --context`).
     #[arg(long)]
     pub seq: Option<usize>,
-    /// Sequences per iteration (training) or concurrent sequences (serving).
+    /// Sequences per iteration (training) or concurrent sequences (serving; default 1, as
+    /// `tplab serve --batch`).
     #[arg(long)]
     pub global_batch: Option<usize>,
     /// Micro-batch size; default: try 1, 2, 4, 8 (1 with --layout).
     #[arg(long)]
     pub micro_batch: Option<usize>,
-    /// GPU: v100, a100 (= a100-80gb), a100-40gb, h100, h200, b200, or one from --hardware.
+    /// GPU: v100, a100 (= a100-80gb), a100-40gb, h100, h200, b200, or one from --hardware
+    /// (default h100, as every command).
     #[arg(long)]
     pub gpu: Option<String>,
-    /// GPUs in the cluster.
+    /// GPUs in the cluster (default: one node).
     #[arg(long)]
     pub gpus: Option<usize>,
-    /// GPUs per node (NVLink domain).
+    /// GPUs per node (NVLink domain; default 8, as every command).
     #[arg(long)]
     pub gpus_per_node: Option<usize>,
-    /// Inter-node link: ib200, ib400, pcie4, pcie5, nvlink3..5, or one from --hardware.
+    /// Inter-node link: ib200, ib400, pcie4, pcie5, nvlink3..5, or one from --hardware
+    /// (default ib400, as every command).
     #[arg(long)]
     pub inter_node: Option<String>,
     /// Evaluate this layout only: TP,PP,DP (e.g. 8,8,16).
@@ -176,36 +181,54 @@ impl ModelClusterArgs {
         if let Some(v) = self.vocab {
             model.vocab = v;
         }
+        let serving = self.serve
+            || matches!(
+                scenario.as_ref().map(|s| s.workload),
+                Some(Workload::Serve { .. })
+            );
+        // Training defaults to the model's context; serving to `tplab serve`'s cache.
         let seq = self
             .seq
             .or(scenario.as_ref().map(|s| s.seq))
-            .unwrap_or(model.seq);
+            .unwrap_or(if serving {
+                defaults::SERVE_CONTEXT_TOKENS
+            } else {
+                model.seq
+            });
         model.seq = model.seq.max(seq); // learned positions must cover the sequence
         model.validate()?;
         let from_scenario = |f: fn(&Scenario) -> String| scenario.as_ref().map(f);
+        // Flags, then the scenario, then the defaults every command shares.
         let gpu = self
             .gpu
             .clone()
             .or_else(|| from_scenario(|s| s.gpu.to_string()))
-            .context("give --gpu (e.g. a100, h100, b200)")?;
-        let gpus = self
-            .gpus
-            .or(scenario.as_ref().map(|s| s.gpus))
-            .context("give --gpus (GPUs in the cluster)")?;
+            .unwrap_or_else(|| defaults::GPU.to_string());
         let gpus_per_node = self
             .gpus_per_node
             .or(scenario.as_ref().map(|s| s.gpus_per_node))
-            .context("give --gpus-per-node (e.g. 8 for a DGX/HGX node)")?;
+            .unwrap_or(defaults::GPUS_PER_NODE);
+        let gpus = self
+            .gpus
+            .or(scenario.as_ref().map(|s| s.gpus))
+            .unwrap_or(gpus_per_node);
         let inter = self
             .inter_node
             .clone()
             .or_else(|| from_scenario(|s| s.inter_node.to_string()))
-            .unwrap_or_else(|| "ib400".to_string());
+            .unwrap_or_else(|| defaults::INTER_NODE.to_string());
         let cluster = Cluster::new(&catalogue, &gpu, gpus, gpus_per_node, &inter)?;
-        let global_batch = self
+        let global_batch = match self
             .global_batch
             .or(scenario.as_ref().map(|s| s.global_batch))
-            .context("give --global-batch (sequences per iteration)")?;
+        {
+            Some(b) => b,
+            None if serving => defaults::SERVE_BATCH,
+            None => bail!(
+                "give --global-batch (sequences per iteration; training has no default batch,                  serving's is {})",
+                defaults::SERVE_BATCH
+            ),
+        };
         let setup = TrainSetup {
             seq,
             global_batch,
@@ -390,7 +413,7 @@ pub struct PlanArgs {
     #[arg(long = "sweep", value_name = "AXIS=LIST", value_parser = parse_sweep_axis)]
     pub sweep: Vec<(SweepAxis, Vec<usize>)>,
     /// With --sweep: print CSV, one row a point (schema and version on every row)
-    #[arg(long)]
+    #[arg(long, requires = "sweep", conflicts_with = "json")]
     pub csv: bool,
 }
 
@@ -463,6 +486,28 @@ pub fn print_header(r: &Resolved) {
         c.inter_node.name,
         c.inter_node.bandwidth_gbs
     );
+}
+
+/// JSON of the cluster a plan answers for.
+pub fn cluster_json(c: &Cluster) -> Value {
+    json!({"gpu": c.gpu.name, "gpus": c.gpus, "gpus_per_node": c.gpus_per_node,
+           "intra_node": c.intra_node.name, "inter_node": c.inter_node.name,
+           "nics_per_node": c.nics()})
+}
+
+/// `value` (an object) with what it answers for added: the model, the cluster, the sequence
+/// length and the batch (every default filled in), and the scenario if one was named.
+pub fn with_inputs(r: &Resolved, mut value: Value) -> Value {
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("model".into(), json!(r.model));
+        obj.insert("cluster".into(), cluster_json(&r.cluster));
+        obj.insert(
+            "inputs".into(),
+            json!({"seq": r.setup.seq, "global_batch": r.setup.global_batch,
+                   "scenario": r.scenario.as_ref().map(|s| s.id)}),
+        );
+    }
+    value
 }
 
 /// JSON of a memory breakdown.
@@ -555,6 +600,14 @@ pub fn stack_layout_json(r: &StackIteration, what_if: Option<&[WhatIf]>) -> Valu
     if let (Some(obj), Some(add)) = (v.as_object_mut(), extra.as_object()) {
         for (k, x) in add {
             obj.insert(k.clone(), x.clone());
+        }
+        // The layout as the user gives it: DP alone, CP beside it.
+        if let Some(layout) = obj.get_mut("layout").and_then(Value::as_object_mut) {
+            layout.insert("cp".into(), b.context_parallel.into());
+            layout.insert(
+                "label".into(),
+                label_with_cp(&r.it.layout, b.context_parallel).into(),
+            );
         }
         if let Some(w) = what_if {
             obj.insert("what_if".into(), what_if_json(w));
@@ -668,9 +721,9 @@ fn stage_summary(stages: &[usize]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
-fn print_layout(it: &IterationTime) {
+fn print_layout(it: &IterationTime, cp: usize) {
     let l = &it.layout;
-    outln!("\nlayout   {}", l.label());
+    outln!("\nlayout   {}", label_with_cp(l, cp));
     outln!(
         "iteration {}  ({} micro-batches, bubble (p-1)/m = {:.3})",
         secs(it.iteration_time_s),
@@ -770,7 +823,10 @@ fn serve(r: &Resolved, common: &ModelClusterArgs) -> anyhow::Result<ExitCode> {
                        "memory_per_gpu_bytes": memory_json(m, limit)})
             })
             .collect();
-        outln!("{}", super::json_text("plan", &json!({"serving": v}))?);
+        outln!(
+            "{}",
+            super::json_text("plan", &with_inputs(r, json!({"serving": v})))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     print_header(r);
@@ -819,13 +875,11 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         let res = planner::evaluate_with(&req, &layout, &st)?;
         let wi = stack::what_if(&req.model, &req.setup, &req.cluster, &layout, &st)?;
         if common.json {
-            outln!(
-                "{}",
-                super::json_text("plan", &stack_layout_json(&res, Some(&wi)))?
-            );
+            let v = with_inputs(&r, stack_layout_json(&res, Some(&wi)));
+            outln!("{}", super::json_text("plan", &v)?);
         } else {
             print_header(&r);
-            print_layout(&res.it);
+            print_layout(&res.it, res.breakdown.context_parallel);
             print_stack(&res, &wi);
         }
         return Ok(ExitCode::SUCCESS);
@@ -844,23 +898,21 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         stack::what_if(&req.model, &req.setup, &req.cluster, &w.it.layout, &s).ok()
     });
     if common.json {
-        let v = json!({
-            "model": r.model,
-            "cluster": {"gpu": r.cluster.gpu.name, "gpus": r.cluster.gpus,
-                        "gpus_per_node": r.cluster.gpus_per_node,
-                        "intra_node": r.cluster.intra_node.name,
-                        "inter_node": r.cluster.inter_node.name},
-            "stack": stack_json(&st),
-            "ranked": plan.ranked.iter().take(args.top).enumerate().map(|(i, x)| {
-                stack_layout_json(x, if i == 0 { winner_what_if.as_deref() } else { None })
-            }).collect::<Vec<_>>(),
-            "ranked_total": plan.ranked.len(),
-            "dropped_total": plan.dropped.len(),
-            "dropped": plan.dropped.iter().take(args.top).map(|d| json!({
-                "layout": d.layout.label(), "needed_bytes": d.needed_bytes, "reason": d.reason
-            })).collect::<Vec<_>>(),
-            "explanations": plan.explanations,
-        });
+        let v = with_inputs(
+            &r,
+            json!({
+                "stack": stack_json(&st),
+                "ranked": plan.ranked.iter().take(args.top).enumerate().map(|(i, x)| {
+                    stack_layout_json(x, if i == 0 { winner_what_if.as_deref() } else { None })
+                }).collect::<Vec<_>>(),
+                "ranked_total": plan.ranked.len(),
+                "dropped_total": plan.dropped.len(),
+                "dropped": plan.dropped.iter().take(args.top).map(|d| json!({
+                    "layout": d.layout.label(), "needed_bytes": d.needed_bytes, "reason": d.reason
+                })).collect::<Vec<_>>(),
+                "explanations": plan.explanations,
+            }),
+        );
         outln!("{}", super::json_text("plan", &v)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -913,8 +965,10 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         print_stack(w, wi);
         outln!();
     }
+    // The planner's sentences name layouts by TP, PP and DP; under CP each gets its CP too.
+    let cp = st.context_parallel;
     for e in &plan.explanations {
-        outln!("- {e}");
+        outln!("- {}", with_cp_labels(e, cp));
     }
     if plan.ranked.is_empty() {
         if let Some((gpus, best)) = planner::smallest_fitting_cluster(&req) {
@@ -933,7 +987,11 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     if !memory_drops.is_empty() {
         outln!("\nclosest layouts that do not fit:");
         for d in memory_drops.iter().take(3) {
-            outln!("  {}: {}", d.layout.label(), d.reason);
+            outln!(
+                "  {}: {}",
+                label_with_cp(&d.layout, cp),
+                with_cp_labels(&d.reason, cp)
+            );
         }
     }
     let rule_drops = plan.dropped.len() - memory_drops.len();
@@ -941,19 +999,61 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         if let Some(d) = plan.dropped.iter().find(|d| d.needed_bytes == 0) {
             outln!(
                 "{rule_drops} layouts break a batch or shape rule, e.g. {}: {}",
-                d.layout.label(),
-                d.reason
+                label_with_cp(&d.layout, cp),
+                with_cp_labels(&d.reason, cp)
             );
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// A layout's label with its interleaving depth where it has one (`… v=4`).
+/// A layout's label with its context-parallel size and interleaving depth where it has them
+/// (`TP=8 PP=1 DP=2 CP=3 …`, `… v=4`): with CP, TP × PP × DP × CP is the cluster's GPUs.
 fn label_with_depth(r: &StackIteration) -> String {
+    let label = label_with_cp(&r.it.layout, r.breakdown.context_parallel);
     match r.breakdown.virtual_stages {
-        v if v > 1 => format!("{} v={v}", r.it.layout.label()),
-        _ => r.it.layout.label(),
+        v if v > 1 => format!("{label} v={v}"),
+        _ => label,
+    }
+}
+
+/// `text` with ` CP=cp` after every `DP=<n>` in it when `cp > 1` (the planner's sentences
+/// label layouts without their CP).
+fn with_cp_labels(text: &str, cp: usize) -> String {
+    if cp <= 1 {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("DP=") {
+        let digits = rest[i + 3..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - i - 3);
+        let end = i + 3 + digits;
+        out.push_str(&rest[..end]);
+        if digits > 0 {
+            out.push_str(&format!(" CP={cp}"));
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `layout`'s label with ` CP=cp` after its DP when `cp > 1`.
+fn label_with_cp(layout: &Layout, cp: usize) -> String {
+    let label = layout.label();
+    if cp <= 1 {
+        return label;
+    }
+    let dp = format!("DP={}", layout.dp);
+    match label.find(&dp) {
+        Some(i) => format!(
+            "{} CP={cp}{}",
+            &label[..i + dp.len()],
+            &label[i + dp.len()..]
+        ),
+        None => format!("{label} CP={cp}"),
     }
 }
 
@@ -976,6 +1076,14 @@ fn sweep(args: &PlanArgs, r: &Resolved, req: &PlanRequest, st: &Stack) -> anyhow
         }
     }
     let points = planner::sweep(req, st, &axes);
+    if args.common.json {
+        let v = with_inputs(
+            r,
+            json!({"stack": stack_json(st), "sweep": axes, "points": points}),
+        );
+        outln!("{}", super::json_text("plan", &v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     if args.csv {
         out!(
             "{}",
@@ -1060,6 +1168,21 @@ mod tests {
         for bad in ["gpus", "tp=8", "seq=8k", "batch="] {
             assert!(parse_sweep_axis(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn cp_goes_beside_every_dp() {
+        assert_eq!(
+            with_cp_labels("TP=1 PP=1 DP=8 b=1 beats TP=2 PP=1 DP=4 b=2", 3),
+            "TP=1 PP=1 DP=8 CP=3 b=1 beats TP=2 PP=1 DP=4 CP=3 b=2"
+        );
+        assert_eq!(with_cp_labels("DP=16", 2), "DP=16 CP=2");
+        assert_eq!(with_cp_labels("DP= x, DP 8", 2), "DP= x, DP 8");
+        assert_eq!(with_cp_labels("TP=1 DP=8", 1), "TP=1 DP=8");
+        assert_eq!(
+            label_with_cp(&Layout::new(8, 2, 4), 3),
+            Layout::new(8, 2, 4).label().replace("DP=4", "DP=4 CP=3")
+        );
     }
 
     #[test]

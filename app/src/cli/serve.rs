@@ -9,8 +9,11 @@
 //!   beside the cost model's for `--gpu`, and the check against the unsharded reference.
 
 use clap::Args;
+use serde_json::{json, Value};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::defaults;
+use tplab_engine::capacity::hardware::{Catalogue, Cluster, MAX_GPUS};
 use tplab_engine::capacity::models::ModelSpec;
 use tplab_engine::config::human_bytes;
 use tplab_engine::dtype::DType;
@@ -25,42 +28,68 @@ pub struct ServeArgs {
     /// A preset (llama3-70b, llama3-8b, gpt3-175b, mixtral-8x7b, …) or a config.json path.
     #[arg(long, default_value = "llama3-70b")]
     pub model: String,
-    /// GPU from the catalogue (h100, a100, h200, b200, …).
-    #[arg(long, default_value = "h100")]
+    /// GPU from the catalogue (h100, a100, h200, b200, …) or from --hardware.
+    #[arg(long, default_value = defaults::GPU)]
     pub gpu: String,
+    /// TOML file with extra GPUs and links, as `plan --hardware` (see docs/calibration.md,
+    /// "User-defined hardware").
+    #[arg(long)]
+    pub hardware: Option<PathBuf>,
     /// Comma-separated TP sizes (default: 1,2,4,8,16 for a model, 1,2,4 with --tiny).
     #[arg(long = "tp", value_delimiter = ',')]
     pub tps: Vec<usize>,
     /// Pipeline stages: each TP group holds layers/PP layers, a token passes the stages in turn
-    /// (TP × PP GPUs per row; the layers must split evenly).
-    #[arg(long, default_value_t = 1)]
+    /// (TP × PP GPUs per row; the layers must split evenly; 1 to 64).
+    #[arg(long, default_value_t = 1, value_parser = parse_pp)]
     pub pp: usize,
-    /// Concurrent sequences decoded together; a comma-separated list sweeps them (1 to
-    /// 1,000,000).
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_batch)]
+    /// Concurrent sequences decoded together (per replica); a comma-separated list sweeps them
+    /// (1 to 1,000,000).
+    #[arg(long, value_delimiter = ',', default_values_t = [defaults::SERVE_BATCH],
+          value_parser = parse_batch)]
     pub batch: Vec<usize>,
     /// Tokens each sequence holds in the KV cache while decoding; a comma-separated list
     /// sweeps them (1 to 100,000,000; 1e6 notation accepted).
-    #[arg(long, value_delimiter = ',', default_value = "4096", value_parser = parse_context)]
+    #[arg(long, value_delimiter = ',', default_values_t = [defaults::SERVE_CONTEXT_TOKENS],
+          value_parser = parse_context)]
     pub context: Vec<usize>,
     /// Print the sweep (every TP × batch × context point) as CSV, one row a point; points
     /// that break a rule are rows too, with the rule in the last column.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
-    /// Prompt tokens for the time to first token.
-    #[arg(long, default_value_t = 1024)]
+    /// A latency–throughput curve: each TP over batch 1, 2, 4, … up to the sequences vLLM
+    /// decodes together by default on this GPU (max_num_seqs: 1024 on H100/H200/B200, 256
+    /// otherwise), or over --batch when it lists several; with --csv or --json as the sweep.
+    #[arg(long)]
+    pub curve: bool,
+    /// Replicas against TP on one node: every way to fill a node of --gpus-per-node GPUs with
+    /// replicas of one TP size (2 × TP 4 against 1 × TP 8 on 8 GPUs), each decoding --batch
+    /// sequences: time per token, tokens/s per replica, per GPU and per node, and whether it
+    /// fits.
+    #[arg(long, conflicts_with_all = ["tps", "curve", "csv"])]
+    pub replicas: bool,
+    /// Prompt tokens for the time to first token (1 to 100,000,000).
+    #[arg(long, default_value_t = defaults::PROMPT_TOKENS, value_parser = parse_prompt)]
     pub prompt_tokens: usize,
-    #[arg(long, default_value_t = 8)]
+    /// Tokens a forward pass of the prefill takes (chunked prefill: vLLM's
+    /// max_num_batched_tokens, SGLang's --chunked-prefill-size); 0 prefills the prompts at
+    /// once. Default: vLLM's for an OpenAI-compatible server on this GPU, 8192 on GPUs of at
+    /// least 70 GiB but A100s, 2048 otherwise.
+    #[arg(long, value_parser = parse_chunk)]
+    pub prefill_chunk: Option<usize>,
+    /// GPUs per node (one NVLink domain).
+    #[arg(long, default_value_t = defaults::GPUS_PER_NODE, value_parser = parse_gpus_per_node)]
     pub gpus_per_node: usize,
-    #[arg(long, default_value = "ib400")]
+    /// Inter-node link: ib200, ib400, pcie4, pcie5, nvlink3..5, or one from --hardware.
+    #[arg(long, default_value = defaults::INTER_NODE)]
     pub inter_node: String,
     /// The TP all-reduces: nccl (NCCL's tuner, the calibrated predictor of `tplab collective`)
     /// or custom (vLLM's / TensorRT-LLM's one-shot and two-shot NVLink kernels, up to 8 MiB and
     /// 8 GPUs in one node; NCCL beyond).
     #[arg(long = "all-reduce", default_value = "nccl")]
     pub all_reduce: AllReduceImpl,
-    /// Kernel launches: graphs (the step replayed as a CUDA graph: vLLM, SGLang, TensorRT-LLM)
-    /// or eager (FasterTransformer, no graph capture).
+    /// Kernel launches: graphs (the step replayed as a CUDA graph, the host's turn overlapped:
+    /// vLLM, SGLang since v0.4, TensorRT-LLM), graphs-sync (CUDA graphs, the host's turn between
+    /// steps not overlapped: SGLang before v0.4) or eager (FasterTransformer, no graph capture).
     #[arg(long, default_value = "graphs")]
     pub launch: Launch,
     /// The linear layers' weights: bf16, fp8 (FP8 GEMMs: Hopper, Ada, Blackwell) or int4
@@ -155,6 +184,22 @@ fn parse_batch(s: &str) -> Result<usize, String> {
     parse_count(s, "--batch", 1, MAX_BATCH, "sequences")
 }
 
+fn parse_prompt(s: &str) -> Result<usize, String> {
+    parse_count(s, "--prompt-tokens", 1, MAX_CONTEXT_TOKENS, "tokens")
+}
+
+fn parse_chunk(s: &str) -> Result<usize, String> {
+    parse_count(s, "--prefill-chunk", 0, MAX_CONTEXT_TOKENS, "tokens")
+}
+
+fn parse_pp(s: &str) -> Result<usize, String> {
+    parse_count(s, "--pp", 1, 64, "pipeline stages")
+}
+
+fn parse_gpus_per_node(s: &str) -> Result<usize, String> {
+    parse_count(s, "--gpus-per-node", 1, MAX_GPUS, "GPUs")
+}
+
 /// One point of a sweep that breaks a rule: its setting and the rule.
 #[derive(serde::Serialize)]
 struct Invalid {
@@ -164,6 +209,52 @@ struct Invalid {
     context: usize,
     rule: String,
 }
+
+/// The inputs a model answer stands for, every default filled in: the `inputs` key of the
+/// JSON.
+fn inputs_json(a: &ServeArgs, model: &ModelSpec, cluster: &Cluster, chunk: usize) -> Value {
+    json!({
+        "model": model.name,
+        "gpu": cluster.gpu.name,
+        "gpus_per_node": cluster.gpus_per_node,
+        "intra_node": cluster.intra_node.name,
+        "inter_node": cluster.inter_node.name,
+        "hardware": a.hardware.as_ref().map(|p| p.display().to_string()),
+        "tp": a.tps,
+        "pp": a.pp,
+        "batch": a.batch,
+        "context": a.context,
+        "prompt_tokens": a.prompt_tokens,
+        "prefill_chunk_tokens": chunk,
+        "all_reduce": a.all_reduce.name(),
+        "launch": a.launch.name(),
+        "weights": a.weights.name(),
+        "kv_cache": a.kv_cache.name(),
+    })
+}
+
+/// The sweep's CSV columns; `invalid` (the rule a point breaks) is last.
+const CSV_COLUMNS: [&str; 19] = [
+    "schema",
+    "tplab_version",
+    "model",
+    "gpu",
+    "gpus_per_node",
+    "tp",
+    "pp",
+    "batch",
+    "context",
+    "ms_per_token",
+    "tokens_per_s",
+    "tokens_per_s_per_gpu",
+    "tokens_per_s_per_node",
+    "ttft_ms",
+    "prefill_chunk_tokens",
+    "memory_per_gpu_bytes",
+    "fits",
+    "crosses_nodes",
+    "invalid",
+];
 
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     if a.cuda && !a.tiny {
@@ -181,19 +272,31 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         return run_tiny(a);
     }
-    if a.prompt_tokens == 0 {
-        anyhow::bail!("--prompt-tokens must be at least 1 (got 0)");
-    }
     let model = ModelSpec::from_preset_or_path(&a.model)?;
-    let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4, 8, 16])?;
+    let catalogue = super::plan::catalogue(a.hardware.as_deref())?;
+    if a.replicas {
+        return run_replicas(&a, &model, &catalogue);
+    }
+    let (tps, cluster) = tps_and_cluster(&a, &catalogue, &[1, 2, 4, 8, 16])?;
     // A format the GPU cannot run is an error with its rule, not a skipped point per TP.
     serve_cost::check_formats(&cluster.gpu, a.weights, a.kv_cache)?;
-    // Every point of the sweep: the ones that break a rule are reported and skipped.
+    let chunk = a
+        .prefill_chunk
+        .unwrap_or_else(|| serve_cost::default_prefill_chunk_tokens(&cluster.gpu));
+    // A curve over the batch: powers of two up to vLLM's default max_num_seqs on this GPU,
+    // unless --batch lists the points.
+    let batches = if a.curve && a.batch.len() <= 1 {
+        serve_cost::curve_batches(serve_cost::default_max_batch(&cluster.gpu))
+    } else {
+        a.batch.clone()
+    };
+    // Every point of the sweep (each TP's points together): the ones that break a rule are
+    // reported and skipped.
     let mut points = Vec::new();
     let mut invalid = Vec::new();
-    for &context in &a.context {
-        for &batch in &a.batch {
-            for &tp in &tps {
+    for &tp in &tps {
+        for &context in &a.context {
+            for &batch in &batches {
                 let setup = ServeSetup {
                     tp,
                     pp: a.pp,
@@ -204,13 +307,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                     weights: a.weights,
                     kv_cache: a.kv_cache,
                 };
-                let prefill = serve_cost::prefill_time(
+                let prefill = serve_cost::prefill_time_chunked(
                     &model,
                     &cluster,
                     ServeSetup {
                         context: a.prompt_tokens,
                         ..setup
                     },
+                    chunk,
                 );
                 match (serve_cost::decode_time(&model, &cluster, setup), prefill) {
                     (Ok(d), Ok(p)) => points.push((d, p)),
@@ -226,37 +330,38 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     if a.csv {
-        outln!(
-            "schema,tplab_version,model,gpu,tp,pp,batch,context,ms_per_token,tokens_per_s,\
-             tokens_per_s_per_gpu,ttft_ms,memory_per_gpu_bytes,fits,crosses_nodes,invalid"
-        );
+        outln!("{}", CSV_COLUMNS.join(","));
         let name = csv_field(&model.name);
+        let gpu = csv_field(&cluster.gpu.name);
+        let head = format!(
+            "{},{},{name},{gpu},{}",
+            super::JSON_SCHEMA,
+            env!("CARGO_PKG_VERSION"),
+            cluster.gpus_per_node
+        );
         for (d, p) in &points {
-            let gpus = (d.setup.tp * d.setup.pp.max(1)) as f64;
             outln!(
-                "{},{},{name},{},{},{},{},{},{:.6},{:.3},{:.3},{:.6},{},{},{},",
-                super::JSON_SCHEMA,
-                env!("CARGO_PKG_VERSION"),
-                cluster.gpu.name,
+                "{head},{},{},{},{},{:.6},{:.3},{:.3},{:.3},{:.6},{},{},{},{},",
                 d.setup.tp,
                 d.setup.pp,
                 d.setup.batch,
                 d.setup.context,
                 d.step_s * 1e3,
                 d.tokens_per_s,
-                d.tokens_per_s / gpus,
+                d.tokens_per_s_per_gpu,
+                d.tokens_per_s_per_node,
                 p.total_s * 1e3,
+                p.chunk_tokens,
                 d.memory_per_gpu_bytes,
                 d.fits,
                 d.spans_nodes
             );
         }
+        // The measured columns of an invalid point are empty.
+        let empty = ",".repeat(CSV_COLUMNS.len() - 10);
         for x in &invalid {
             outln!(
-                "{},{},{name},{},{},{},{},{},,,,,,,,{}",
-                super::JSON_SCHEMA,
-                env!("CARGO_PKG_VERSION"),
-                cluster.gpu.name,
+                "{head},{},{},{},{}{empty}{}",
                 x.tp,
                 x.pp,
                 x.batch,
@@ -264,7 +369,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 csv_field(&x.rule)
             );
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(exit_code(!points.is_empty()));
     }
     for x in &invalid {
         eprintln!(
@@ -272,55 +377,28 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             x.tp, x.batch, x.context, x.rule
         );
     }
-    if a.batch.len() * a.context.len() > 1 {
+    if a.curve || batches.len() * a.context.len() > 1 {
         if a.json {
-            let v = serde_json::json!({
+            let v = json!({
+                "inputs": inputs_json(&a, &model, &cluster, chunk),
                 "model": model,
                 "gpu": cluster.gpu.name,
-                "points": points.iter().map(|(d, p)| serde_json::json!({
+                "points": points.iter().map(|(d, p)| json!({
                     "decode": d, "prefill": p})).collect::<Vec<_>>(),
                 "invalid": invalid,
             });
             outln!("{}", super::json_text("serve", &v)?);
-            return Ok(ExitCode::SUCCESS);
+            return Ok(exit_code(!points.is_empty()));
         }
-        outln!(
-            "tplab serve: {} on {}; {} points ({} skipped), ms per output token:",
-            model.summary(),
-            cluster.gpu.name,
-            points.len(),
-            invalid.len()
-        );
-        outln!(
-            "  {:>3}  {:>7}  {:>9}  {:>10}  {:>11}  {:>11}  {:>4}",
-            "TP",
-            "batch",
-            "context",
-            "ms/token",
-            "tokens/s",
-            "memory/GPU",
-            "fits"
-        );
-        for (d, _) in &points {
-            outln!(
-                "  {:>3}  {:>7}  {:>9}  {:>10.2}  {:>11.1}  {:>11}  {:>4}",
-                d.setup.tp,
-                d.setup.batch,
-                d.setup.context,
-                d.step_s * 1e3,
-                d.tokens_per_s,
-                human_bytes(d.memory_per_gpu_bytes),
-                if d.fits { "yes" } else { "no" }
-            );
-        }
-        return Ok(if points.is_empty() {
-            ExitCode::FAILURE
-        } else {
-            ExitCode::SUCCESS
-        });
+        print_points(&a, &model, &cluster, &points, invalid.len());
+        return Ok(exit_code(!points.is_empty()));
     }
-    let batch = a.batch.first().copied().unwrap_or(1);
-    let context = a.context.first().copied().unwrap_or(4096);
+    let batch = batches.first().copied().unwrap_or(defaults::SERVE_BATCH);
+    let context = a
+        .context
+        .first()
+        .copied()
+        .unwrap_or(defaults::SERVE_CONTEXT_TOKENS);
     let tps: Vec<usize> = points.iter().map(|(d, _)| d.setup.tp).collect();
     if tps.is_empty() {
         anyhow::bail!(
@@ -343,24 +421,10 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         kv_cache: a.kv_cache,
     };
     let sweep = serve_cost::sweep_tp(&model, &cluster, &tps, base)?;
-    let prefill = tps
-        .iter()
-        .map(|&tp| {
-            serve_cost::prefill_time(
-                &model,
-                &cluster,
-                ServeSetup {
-                    tp,
-                    pp: a.pp,
-                    context: a.prompt_tokens,
-                    ..base
-                },
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let prefill: Vec<_> = points.iter().map(|(_, p)| p.clone()).collect();
     if a.json {
-        let v = serde_json::json!({"model": model, "sweep": sweep, "prefill": prefill,
-                                   "invalid": invalid});
+        let v = json!({"inputs": inputs_json(&a, &model, &cluster, chunk), "model": model,
+                       "sweep": sweep, "prefill": prefill, "invalid": invalid});
         outln!("{}", super::json_text("serve", &v)?);
         return Ok(ExitCode::SUCCESS);
     }
@@ -390,14 +454,11 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             AllReduceImpl::Nccl => "NCCL",
             AllReduceImpl::Custom => "custom (vLLM/TensorRT-LLM)",
         },
-        match a.launch {
-            Launch::Graphs => "CUDA-graph",
-            Launch::Eager => "eager",
-        }
+        launch_words(a.launch)
     );
     outln!();
     outln!(
-        "  {:>3}  {:>10}  {:>9}  {:>9}  {:>9}  {:>11}  {:>9}{}  {:>17}  {:>10}  {:>9}  {:>11}  {:>10}  {}",
+        "  {:>3}  {:>10}  {:>9}  {:>9}  {:>9}  {:>11}  {:>9}{}  {:>17}  {:>10}  {:>10}  {:>10}  {:>9}  {:>11}  {:>10}  {}",
         "TP",
         "ms/token",
         "weights",
@@ -412,6 +473,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
         },
         "runs as",
         "tokens/s",
+        "tok/s/GPU",
+        "tok/s/node",
         "TTFT ms",
         "memory/GPU",
         "fits",
@@ -419,7 +482,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     );
     for (r, p) in sweep.rows.iter().zip(&prefill) {
         outln!(
-            "  {:>3}  {:>10.2}  {:>9.2}  {:>9.2}  {:>9.2}  {:>11.2}  {:>9.1}{}  {:>17}  {:>10.1}  {:>9.1}  {:>11}  {:>10}  {}",
+            "  {:>3}  {:>10.2}  {:>9.2}  {:>9.2}  {:>9.2}  {:>11.2}  {:>9.1}{}  {:>17}  {:>10.1}  {:>10.1}  {:>10.1}  {:>9.1}  {:>11}  {:>10}  {}",
             r.setup.tp,
             r.step_s * 1e3,
             r.weights_s * 1e3,
@@ -434,6 +497,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
             },
             if r.setup.tp > 1 { r.all_reduce_how.as_str() } else { "-" },
             r.tokens_per_s,
+            r.tokens_per_s_per_gpu,
+            r.tokens_per_s_per_node,
             p.total_s * 1e3,
             human_bytes(r.memory_per_gpu_bytes),
             if r.fits { "yes" } else { "no" },
@@ -447,14 +512,24 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     outln!();
     outln!(
         "Columns in ms per decode step: the weights and KV-cache reads from HBM (roofline at the \
-         bandwidth a streaming kernel reaches on this GPU), the fixed costs (kernel launches per \
-         layer, sampling per step), and the {} all-reduces of {} values per step ({} per layer: \
-         attention's and the MLP's g) plus the embedding's all-reduce and the logits' all-gather; \
-         \"one, µs\" is one of those all-reduces and how it runs.",
+         bandwidth a streaming kernel reaches on this GPU), the fixed costs ({} kernels a layer \
+         at {:.1} µs each, {:.2} ms a step for sampling{}), and the {} all-reduces of {} values \
+         per step ({} per layer: attention's and the MLP's g) plus the embedding's all-reduce \
+         and the logits' all-gather; \"one, µs\" is one of those all-reduces and how it runs.",
+        serve_cost::LAYER_KERNELS,
+        a.launch.layer_s() / serve_cost::LAYER_KERNELS as f64 * 1e6,
+        a.launch.step_s() * 1e3,
+        match a.launch {
+            Launch::GraphsSync => " and the host's turn the GPU waits for",
+            Launch::Eager => " and the host's launches",
+            Launch::Graphs => "",
+        },
         2 * model.layers,
         batch * model.hidden,
         2
     );
+    print_throughput_note(&cluster, Some(batch));
+    print_ttft_note(&a, &cluster, chunk, prefill.first());
     if a.pp > 1 {
         let across = sweep
             .rows
@@ -512,13 +587,293 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     outln!(
         "Model only (engine/src/labs/serve_cost.rs); predicted against published decode \
          latencies in docs/calibration.md (Serving; reprinted by `cargo test -p tplab-engine \
-         --test serve_calibration -- --nocapture`)."
+         --test serve_calibration -- --nocapture`). Compare replicas against TP on a node with \
+         --replicas, batch sizes with --curve."
     );
     Ok(ExitCode::SUCCESS)
 }
 
+/// How the launch mode reads in a heading.
+fn launch_words(launch: Launch) -> &'static str {
+    match launch {
+        Launch::Graphs => "CUDA-graph",
+        Launch::GraphsSync => "CUDA-graph (host turn not overlapped)",
+        Launch::Eager => "eager",
+    }
+}
+
+/// What tokens/s per GPU and per node mean, for a batch of `batch` sequences (`None`: each
+/// row's own batch).
+fn print_throughput_note(cluster: &Cluster, batch: Option<usize>) {
+    let seqs = match batch {
+        Some(1) => "1 sequence".to_string(),
+        Some(b) => format!("{b} sequences"),
+        None => "its row's batch".to_string(),
+    };
+    outln!(
+        "tokens/s: the output tokens a second of one replica (one TP × PP group) decoding \
+         {seqs}; tok/s/GPU: divided by its GPUs; tok/s/node: a node of {} GPUs filled with \
+         replicas of this size, each decoding its own {seqs} (a replica wider than a node: the \
+         node's share of it).",
+        cluster.gpus_per_node
+    );
+}
+
+/// How the time to first token was priced.
+fn print_ttft_note(
+    a: &ServeArgs,
+    cluster: &Cluster,
+    chunk: usize,
+    first: Option<&serve_cost::PrefillTime>,
+) {
+    let passes = first.map_or(1, |p| p.passes);
+    let how = if chunk == 0 {
+        "at once (--prefill-chunk 0)".to_string()
+    } else if a.prefill_chunk.is_some() {
+        format!("in chunks of up to {chunk} tokens (--prefill-chunk)")
+    } else {
+        format!(
+            "in chunks of up to {chunk} tokens (vLLM's default max_num_batched_tokens on the {}; \
+             --prefill-chunk sets it, 0 prefills at once)",
+            cluster.gpu.display_name()
+        )
+    };
+    outln!(
+        "TTFT: {} × {} prompt tokens prefilled {how}: {passes} forward pass{} one after the \
+         other, until the last prompt's first token, on an otherwise idle replica.",
+        first.map_or(1, |p| p.batch),
+        a.prompt_tokens,
+        if passes == 1 { "" } else { "es" }
+    );
+}
+
+/// The multi-point table (a sweep over batch or context, or `--curve`).
+fn print_points(
+    a: &ServeArgs,
+    model: &ModelSpec,
+    cluster: &Cluster,
+    points: &[(serve_cost::DecodeTime, serve_cost::PrefillTime)],
+    skipped: usize,
+) {
+    outln!(
+        "tplab serve: {} on {} ({} GPUs per node), {} weights, {} KV cache, {} launches; {} \
+         points ({} skipped){}:",
+        model.summary(),
+        cluster.gpu.name,
+        cluster.gpus_per_node,
+        a.weights.name(),
+        a.kv_cache.name(),
+        launch_words(a.launch),
+        points.len(),
+        skipped,
+        if a.curve {
+            ", latency against throughput over the batch"
+        } else {
+            ""
+        }
+    );
+    outln!(
+        "  {:>3}  {:>7}  {:>9}  {:>10}  {:>11}  {:>10}  {:>11}  {:>9}  {:>11}  {:>4}",
+        "TP",
+        "batch",
+        "context",
+        "ms/token",
+        "tokens/s",
+        "tok/s/GPU",
+        "tok/s/node",
+        "TTFT ms",
+        "memory/GPU",
+        "fits"
+    );
+    for (d, p) in points {
+        outln!(
+            "  {:>3}  {:>7}  {:>9}  {:>10.2}  {:>11.1}  {:>10.1}  {:>11.1}  {:>9.1}  {:>11}  {:>4}",
+            d.setup.tp,
+            d.setup.batch,
+            d.setup.context,
+            d.step_s * 1e3,
+            d.tokens_per_s,
+            d.tokens_per_s_per_gpu,
+            d.tokens_per_s_per_node,
+            p.total_s * 1e3,
+            human_bytes(d.memory_per_gpu_bytes),
+            if d.fits { "yes" } else { "no" }
+        );
+    }
+    if a.curve {
+        outln!(
+            "Each sequence waits ms/token for its next token; the replica makes batch / ms/token \
+             tokens a second. Up to the batch where the weights stop dominating the step, more \
+             sequences cost little latency and multiply the throughput; past it the KV cache \
+             and the GEMMs grow the step with the batch. Rows marked \"no\" do not fit in \
+             memory. Batch sizes: powers of two up to vLLM's default max_num_seqs on this GPU \
+             ({}), or --batch.",
+            serve_cost::default_max_batch(&cluster.gpu)
+        );
+    }
+    print_throughput_note(cluster, None);
+}
+
+/// `--replicas`: every way to fill one node with replicas of one TP size.
+fn run_replicas(
+    a: &ServeArgs,
+    model: &ModelSpec,
+    catalogue: &Catalogue,
+) -> anyhow::Result<ExitCode> {
+    let gpn = a.gpus_per_node;
+    let cluster = Cluster::new(catalogue, &a.gpu, gpn, gpn, &a.inter_node)?;
+    serve_cost::check_formats(&cluster.gpu, a.weights, a.kv_cache)?;
+    let chunk = a
+        .prefill_chunk
+        .unwrap_or_else(|| serve_cost::default_prefill_chunk_tokens(&cluster.gpu));
+    let batch = a.batch.first().copied().unwrap_or(defaults::SERVE_BATCH);
+    let context = a
+        .context
+        .first()
+        .copied()
+        .unwrap_or(defaults::SERVE_CONTEXT_TOKENS);
+    if a.batch.len() > 1 || a.context.len() > 1 {
+        anyhow::bail!(
+            "--replicas compares one setting across the ways to fill a node; give one --batch \
+             and one --context (or sweep them without --replicas)"
+        );
+    }
+    let base = ServeSetup {
+        tp: 1,
+        pp: a.pp,
+        batch,
+        context,
+        all_reduce: a.all_reduce,
+        launch: a.launch,
+        weights: a.weights,
+        kv_cache: a.kv_cache,
+    };
+    let splits = serve_cost::node_splits(model, &cluster, base);
+    if splits.is_empty() {
+        anyhow::bail!(
+            "no TP × PP = TP × {} divides a node of {gpn} GPUs; give a --pp that divides \
+             --gpus-per-node",
+            a.pp
+        );
+    }
+    let ttft: Vec<Option<f64>> = splits
+        .iter()
+        .map(|s| {
+            serve_cost::prefill_time_chunked(
+                model,
+                &cluster,
+                ServeSetup {
+                    tp: s.tp,
+                    context: a.prompt_tokens,
+                    ..base
+                },
+                chunk,
+            )
+            .ok()
+            .map(|p| p.total_s)
+        })
+        .collect();
+    if a.json {
+        let rows: Vec<Value> = splits
+            .iter()
+            .zip(&ttft)
+            .map(|(s, t)| json!({"split": s, "ttft_s": t}))
+            .collect();
+        let v = json!({"inputs": inputs_json(a, model, &cluster, chunk), "model": model,
+                       "node_splits": rows});
+        outln!("{}", super::json_text("serve", &v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!(
+        "tplab serve --replicas: {} on one node of {gpn} × {} ({}), each replica decoding {batch} \
+         sequence(s) of {context} tokens, {} weights, {} KV cache, {} launches",
+        model.summary(),
+        cluster.gpu.name,
+        cluster.intra_node.name,
+        a.weights.name(),
+        a.kv_cache.name(),
+        launch_words(a.launch)
+    );
+    outln!();
+    outln!(
+        "  {:>12}  {:>9}  {:>10}  {:>11}  {:>10}  {:>11}  {:>9}  {:>11}  {:>4}",
+        "replicas",
+        "seqs/node",
+        "ms/token",
+        "tok/s each",
+        "tok/s/GPU",
+        "tok/s/node",
+        "TTFT ms",
+        "memory/GPU",
+        "fits"
+    );
+    for (s, t) in splits.iter().zip(&ttft) {
+        let label = if s.pp > 1 {
+            format!("{} × TP{}×PP{}", s.replicas, s.tp, s.pp)
+        } else {
+            format!("{} × TP{}", s.replicas, s.tp)
+        };
+        match &s.decode {
+            Some(d) => outln!(
+                "  {:>12}  {:>9}  {:>10.2}  {:>11.1}  {:>10.1}  {:>11.1}  {:>9}  {:>11}  {:>4}",
+                label,
+                s.replicas * batch,
+                d.step_s * 1e3,
+                d.tokens_per_s,
+                d.tokens_per_s_per_gpu,
+                d.tokens_per_s_per_node,
+                t.map_or("-".to_string(), |t| format!("{:.1}", t * 1e3)),
+                human_bytes(d.memory_per_gpu_bytes),
+                if d.fits { "yes" } else { "no" }
+            ),
+            None => outln!(
+                "  {:>12}  invalid: {}",
+                label,
+                s.rule.as_deref().unwrap_or("")
+            ),
+        }
+    }
+    outln!();
+    let fitting: Vec<&serve_cost::NodeSplit> = splits
+        .iter()
+        .filter(|s| s.decode.as_ref().is_some_and(|d| d.fits))
+        .collect();
+    let fastest = fitting.iter().min_by(|x, y| {
+        let (dx, dy) = (x.decode.as_ref(), y.decode.as_ref());
+        dx.map_or(f64::INFINITY, |d| d.step_s)
+            .total_cmp(&dy.map_or(f64::INFINITY, |d| d.step_s))
+    });
+    let most = fitting.iter().max_by(|x, y| {
+        let (dx, dy) = (x.decode.as_ref(), y.decode.as_ref());
+        dx.map_or(0.0, |d| d.tokens_per_s_per_node)
+            .total_cmp(&dy.map_or(0.0, |d| d.tokens_per_s_per_node))
+    });
+    match (fastest, most) {
+        (Some(f), Some(m)) => outln!(
+            "Lowest time per token: {} × TP{}; most tokens a second from the node: {} × TP{}. \
+             Replicas multiply the node's throughput by the sequences they add (seqs/node); a \
+             wider TP group cuts each token's wait (fewer weight bytes per GPU) but pays its \
+             all-reduces and holds one batch where the replicas hold several. For the same \
+             load on the node, give each setting its share: --batch N for 1 × TP{}, N/2 for 2 \
+             replicas, and compare the rows.",
+            f.replicas,
+            f.tp,
+            m.replicas,
+            m.tp,
+            gpn / a.pp.max(1)
+        ),
+        _ => outln!(
+            "No way to fill the node fits this model and cache; try --weights fp8 or int4, a \
+             shorter --context, a smaller --batch or a larger --gpus-per-node."
+        ),
+    }
+    print_throughput_note(&cluster, Some(batch));
+    Ok(ExitCode::SUCCESS)
+}
+
 fn run_tiny(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    let (tps, cluster) = tps_and_cluster(&a, &[1, 2, 4])?;
+    let catalogue = super::plan::catalogue(a.hardware.as_deref())?;
+    let (tps, cluster) = tps_and_cluster(&a, &catalogue, &[1, 2, 4])?;
     let sampling = match a.temperature {
         Some(temperature) => Sampling::Seeded {
             seed: a.seed,
@@ -645,7 +1000,11 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn tps_and_cluster(a: &ServeArgs, default: &[usize]) -> anyhow::Result<(Vec<usize>, Cluster)> {
+fn tps_and_cluster(
+    a: &ServeArgs,
+    catalogue: &Catalogue,
+    default: &[usize],
+) -> anyhow::Result<(Vec<usize>, Cluster)> {
     let tps = if a.tps.is_empty() {
         default.to_vec()
     } else {
@@ -653,7 +1012,7 @@ fn tps_and_cluster(a: &ServeArgs, default: &[usize]) -> anyhow::Result<(Vec<usiz
     };
     let widest = tps.iter().copied().max().unwrap_or(1);
     let cluster = Cluster::covering(
-        &Catalogue::default(),
+        catalogue,
         &a.gpu,
         widest.saturating_mul(a.pp.max(1)),
         a.gpus_per_node,

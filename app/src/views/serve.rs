@@ -733,9 +733,10 @@ impl Serve {
                     Source::FasterTransformer => "serve-pub-source-ft",
                     Source::NeMo => "serve-pub-source-nemo",
                     Source::TensorRtLlm => "serve-pub-source-trt",
-                    // The FP8 rows (NIM, GPUStack) are not in this list
-                    // (`serve_published::published_fp8`); their source is their address.
-                    Source::Nim | Source::GpuStack => "serve-pub-source-url",
+                    // The FP8 rows (NIM, GPUStack) and SGLang's CUDA-graph rows are not in
+                    // this list (`serve_published::published_fp8`, `published_graphs`); their
+                    // source is their address.
+                    Source::Nim | Source::GpuStack | Source::SgLang => "serve-pub-source-url",
                 },
             ))
             .wrap(),

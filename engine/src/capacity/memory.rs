@@ -200,6 +200,22 @@ pub enum LayoutError {
         needed: usize,
         gpus: usize,
     },
+    /// As [`LayoutError::GpuCountMismatch`] with context parallelism: the layout's DP as given,
+    /// CP beside it.
+    #[error(
+        "layout TP={tp} × PP={pp} × DP={dp} × CP={cp} = {needed} GPUs does not match the \
+         cluster's {gpus} GPUs; DP is the data-parallel size alone (CP's {cp} GPUs per \
+         sequence multiply it): {fix}"
+    )]
+    GpuCountMismatchCp {
+        tp: usize,
+        pp: usize,
+        dp: usize,
+        cp: usize,
+        needed: usize,
+        gpus: usize,
+        fix: String,
+    },
     #[error(
         "TP={tp} is larger than the cluster's {gpus} GPUs; choose TP ≤ {gpus} or a larger \
          cluster"

@@ -747,6 +747,30 @@ pub fn check_layout(
     }
     cost::check_tp_fits(layout, cluster)?;
     let needed = layout.gpus().saturating_mul(cp);
+    if needed != cluster.gpus && cp > 1 {
+        let rest = layout.tp.saturating_mul(layout.pp).saturating_mul(cp);
+        let fix = if rest > 0 && cluster.gpus.is_multiple_of(rest) {
+            format!(
+                "give DP={} (TP × PP × DP × CP = {} GPUs)",
+                cluster.gpus / rest,
+                cluster.gpus
+            )
+        } else {
+            format!(
+                "TP × PP × CP = {rest} does not divide the {} GPUs; change TP, PP, CP or --gpus",
+                cluster.gpus
+            )
+        };
+        return Err(LayoutError::GpuCountMismatchCp {
+            tp: layout.tp,
+            pp: layout.pp,
+            dp: layout.dp,
+            cp,
+            needed,
+            gpus: cluster.gpus,
+            fix,
+        });
+    }
     if needed != cluster.gpus {
         return Err(LayoutError::GpuCountMismatch {
             tp: layout.tp,

@@ -232,38 +232,47 @@ impl std::str::FromStr for AllReduceImpl {
 
 /// How the engine issues a step's kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Launch {
-    /// The decode step replayed as a CUDA graph (vLLM, SGLang, TensorRT-LLM today).
+    /// The decode step replayed as a CUDA graph, the host preparing the next step while the
+    /// GPU runs this one (vLLM, SGLang since v0.4's overlap scheduler, TensorRT-LLM today).
     #[default]
     Graphs,
+    /// CUDA graphs, but the host's turn between two steps (scheduling the batch, preparing
+    /// its inputs, reading the sampled tokens back) not overlapped with the GPU: SGLang before
+    /// v0.4 (2024), whose "zero-overhead batch scheduler" hid it. The GPU waits
+    /// [`HOST_STEP_S`] a step on top of [`Launch::Graphs`]'s costs.
+    GraphsSync,
     /// Every kernel launched from the host (FasterTransformer, TensorRT-LLM before CUDA graphs,
     /// a framework without graph capture).
     Eager,
 }
 
 impl Launch {
-    pub const ALL: [Launch; 2] = [Launch::Graphs, Launch::Eager];
+    pub const ALL: [Launch; 3] = [Launch::Graphs, Launch::GraphsSync, Launch::Eager];
 
     pub fn name(self) -> &'static str {
         match self {
             Launch::Graphs => "graphs",
+            Launch::GraphsSync => "graphs-sync",
             Launch::Eager => "eager",
         }
     }
 
-    /// Fixed seconds per layer (kernel launches, ramp-up and tails).
+    /// Fixed seconds per layer (its kernels' launches, ramp-ups and tails).
     pub fn layer_s(self) -> f64 {
         match self {
-            Launch::Graphs => GRAPH_LAYER_S,
+            Launch::Graphs | Launch::GraphsSync => GRAPH_LAYER_S,
             Launch::Eager => EAGER_LAYER_S,
         }
     }
 
-    /// Fixed seconds per step (sampling over the vocabulary, the host's turn).
+    /// Fixed seconds per step (sampling over the vocabulary, the host's turn where the GPU
+    /// waits for it).
     pub fn step_s(self) -> f64 {
         match self {
             Launch::Graphs => GRAPH_STEP_S,
+            Launch::GraphsSync => GRAPH_STEP_S + HOST_STEP_S,
             Launch::Eager => EAGER_STEP_S,
         }
     }
@@ -275,27 +284,49 @@ impl std::str::FromStr for Launch {
         Launch::ALL
             .into_iter()
             .find(|a| a.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| format!("unknown launch mode '{s}'; expected graphs or eager"))
+            .ok_or_else(|| {
+                format!("unknown launch mode '{s}'; expected graphs, graphs-sync or eager")
+            })
     }
 }
 
+/// Kernels of one transformer layer in a decode step, the TP all-reduces aside: SGLang's
+/// `LlamaDecoderLayer` (sgl-project/sglang `python/sglang/srt/models/llama.py`) runs the input
+/// RMSNorm (fused with the residual add), the QKV GEMM, the rotary embedding, the attention
+/// (the KV-cache store and the decode kernel), the output GEMM, the post-attention RMSNorm,
+/// the gate/up GEMM, SiLU·mul and the down GEMM: 10. vLLM's Llama is the same sequence.
+pub const LAYER_KERNELS: usize = 10;
 /// Fixed cost per layer and decode step without CUDA graphs, seconds. **Fitted** to
 /// FasterTransformer's single-GPU GPT rows on A100 80GB (NVIDIA/FasterTransformer
 /// `docs/gpt_guide.md`, "Performance": GPT-350M, GPT-1.3B and GPT-6.7B, batch 1, 512 in / 32
 /// out): what each step takes beyond its bytes is 2.5, 2.6 and 3.2 ms for 24, 24 and 32 layers,
-/// nearly independent of the width (1024 to 4096): a cost per layer (its ~12 kernel
-/// boundaries, ~6 µs each) plus one per step ([`EAGER_STEP_S`]). Held out: every other row.
+/// nearly independent of the width (1024 to 4096): a cost per layer (its [`LAYER_KERNELS`]
+/// kernel boundaries, ~7 µs each with the host's launch) plus one per step
+/// ([`EAGER_STEP_S`]). Held out: every other row.
 pub const EAGER_LAYER_S: f64 = 70e-6;
 /// Fixed cost per decode step without CUDA graphs (FasterTransformer's top-p sampling over
 /// 51200 logits, the host's turn), seconds. **Fitted** with [`EAGER_LAYER_S`].
 pub const EAGER_STEP_S: f64 = 0.8e-3;
-/// Fixed cost per layer with CUDA graphs, seconds: the kernel boundaries stay (each kernel's
-/// ramp-up and tail, ~2 µs for ~12 kernels) while the host launches go. **Assumption** (no
-/// public per-layer breakdown with graphs found): a third of [`EAGER_LAYER_S`].
-pub const GRAPH_LAYER_S: f64 = 25e-6;
-/// Fixed cost per decode step with CUDA graphs (sampling, the scheduler's turn), seconds.
-/// **Assumption**, as [`GRAPH_LAYER_S`].
+/// Fixed cost of one kernel of a batch-1 decode step replayed as a CUDA graph, seconds: the
+/// host launches go, each kernel's ramp-up and tail (and the graph's node-to-node gap) stay.
+/// **Assumption** (no public per-kernel breakdown inside a graph found): about a third of
+/// eager's 7 µs. Checked, held out, against today's CUDA-graph engines (SGLang 0.5.3's
+/// Qwen3-8B steps, NIM's Llama-3.3-70B steps; docs/calibration.md, "Serving").
+pub const GRAPH_KERNEL_S: f64 = 2.5e-6;
+/// Fixed cost per layer with CUDA graphs: [`LAYER_KERNELS`] × [`GRAPH_KERNEL_S`] = 25 µs.
+pub const GRAPH_LAYER_S: f64 = LAYER_KERNELS as f64 * GRAPH_KERNEL_S;
+/// Fixed cost per decode step with CUDA graphs (sampling over the vocabulary, the logits'
+/// processing), seconds. **Assumption**, checked as [`GRAPH_KERNEL_S`].
 pub const GRAPH_STEP_S: f64 = 0.4e-3;
+/// The host's turn between two decode steps where the engine does not overlap it with the GPU
+/// ([`Launch::GraphsSync`]): scheduling the batch, preparing its inputs and metadata, reading
+/// the sampled tokens back. SGLang v0.4's release notes (lmsys.org/blog/2024-12-04-sglang-v0-4,
+/// "Zero-Overhead Batch Scheduler") say an unoptimised engine "can spend as much as half of
+/// its time on CPU overhead" and that v0.4 overlaps it. **Fitted** on one row: SGLang's
+/// Llama-3-8B at TP 1, batch 1, CUDA graphs, 7.37 ms a step (sgl-project/sglang issue #1008),
+/// 0.99 ms above [`Launch::Graphs`]' 6.38 ms. Held out: the same engine at TP 8 (3.35 ms) and
+/// at batch 128 (11.84 ms).
+pub const HOST_STEP_S: f64 = 1.0e-3;
 
 /// The largest all-reduce vLLM's custom all-reduce takes, bytes (`max_size = 8192 * 1024` in
 /// vllm-project/vllm `vllm/distributed/device_communicators/custom_all_reduce.py`); larger
@@ -563,6 +594,17 @@ pub enum ServeCostError {
     #[error(transparent)]
     NoFp8(#[from] crate::capacity::hardware::NoFp8),
     #[error(
+        "a prefill of {tokens} tokens in chunks of {chunk} is {passes} forward passes, more \
+         than the {max} tplab prices one by one; give a larger --prefill-chunk (0: the prompts \
+         at once) or fewer or shorter prompts"
+    )]
+    TooManyPasses {
+        tokens: u64,
+        chunk: u64,
+        passes: u64,
+        max: u64,
+    },
+    #[error(
         "--weights int4 needs INT4 weight-only kernels (Marlin, Machete, AWQ), which need \
          compute capability 7.5 or newer (Marlin 8.0: Ampere and later); the {gpu} is a Volta \
          (7.0); serve in bf16 (--weights bf16) or pick a newer GPU (--gpu a100, h100, …)"
@@ -759,8 +801,19 @@ pub struct DecodeTime {
     /// `compute_s + fixed_s + collective_s + pipeline_send_s`: the time per output token of
     /// each sequence.
     pub step_s: f64,
-    /// `batch / step_s`.
+    /// `batch / step_s`: the output tokens one TP × PP group (one replica) makes a second.
     pub tokens_per_s: f64,
+    /// `tokens_per_s / (tp · pp)`: what each GPU of the replica contributes.
+    #[serde(default)]
+    pub tokens_per_s_per_gpu: f64,
+    /// Replicas of this setting one node holds (`gpus_per_node / (tp · pp)`, rounded down; 0
+    /// when a replica spans nodes).
+    #[serde(default)]
+    pub replicas_per_node: usize,
+    /// Output tokens a node makes a second: `replicas_per_node × tokens_per_s`, or a replica
+    /// that spans `n` nodes' `tokens_per_s / n` (the GPUs a node gives it).
+    #[serde(default)]
+    pub tokens_per_s_per_node: f64,
     /// The TP group spans nodes (its all-reduces pay the inter-node link).
     pub spans_nodes: bool,
     /// Weights and KV cache fit in [`USABLE_MEMORY_FRACTION`] of each GPU.
@@ -869,6 +922,9 @@ pub fn decode_time(
         pipeline_sends_across_nodes,
         step_s,
         tokens_per_s: b / step_s,
+        tokens_per_s_per_gpu: b / step_s / (tp * pp) as f64,
+        replicas_per_node: replicas_per_node(cluster, tp, pp),
+        tokens_per_s_per_node: tokens_per_s_per_node(cluster, tp, pp, b / step_s),
         spans_nodes: cluster.group_spans_nodes(1, tp),
         fits: mem.total_bytes <= usable_memory_bytes,
         memory_per_gpu_bytes: mem.total_bytes,
@@ -876,6 +932,29 @@ pub fn decode_time(
         kv_memory_bytes: mem.kv_cache_bytes,
         usable_memory_bytes,
     })
+}
+
+/// Replicas of a `tp × pp` setting that fit in one node of `cluster`: `gpus_per_node / (tp ·
+/// pp)` rounded down (2 × TP 4 or 1 × TP 8 on 8 GPUs); 0 when one replica needs more than a
+/// node.
+pub fn replicas_per_node(cluster: &Cluster, tp: usize, pp: usize) -> usize {
+    cluster.gpus_per_node / tp.saturating_mul(pp).max(1)
+}
+
+/// Output tokens one node makes a second when a replica makes `replica_tokens_per_s`: the
+/// node's replicas together, or, for a replica wider than a node, the share of its GPUs the
+/// node holds (`gpus_per_node / (tp · pp)`).
+pub fn tokens_per_s_per_node(
+    cluster: &Cluster,
+    tp: usize,
+    pp: usize,
+    replica_tokens_per_s: f64,
+) -> f64 {
+    let gpus = tp.saturating_mul(pp).max(1);
+    match replicas_per_node(cluster, tp, pp) {
+        0 => replica_tokens_per_s * cluster.gpus_per_node as f64 / gpus as f64,
+        r => replica_tokens_per_s * r as f64,
+    }
 }
 
 /// The prefill of `batch` prompts of `prompt` tokens: time to first token.
@@ -888,69 +967,198 @@ pub struct PrefillTime {
     pub prompt: usize,
     pub flops_per_gpu: f64,
     pub compute_s: f64,
-    /// Fixed costs of the prefill's layers and its step (as one decode step's).
+    /// Fixed costs of the prefill's layers and its step (as one decode step's), once per
+    /// forward pass.
     pub fixed_s: f64,
     pub collective_s: f64,
     /// The `pp − 1` sends of the prompt's activations between pipeline stages.
     #[serde(default)]
     pub pipeline_send_s: f64,
+    /// Tokens one forward pass takes: `batch · prompt` when the prompts go through at once,
+    /// the chunk of a chunked prefill otherwise ([`prefill_time_chunked`]).
+    #[serde(default)]
+    pub chunk_tokens: u64,
+    /// Forward passes: `⌈batch · prompt / chunk_tokens⌉` (1 at once).
+    #[serde(default = "one_pass")]
+    pub passes: u64,
+    /// Until the last prompt's first token: every pass, one after the other.
     pub total_s: f64,
 }
 
-/// Models the prefill (see the module docs); `setup.context` is the prompt length.
+fn one_pass() -> u64 {
+    1
+}
+
+/// vLLM's default token budget of one scheduler step (`max_num_batched_tokens`, the chunk of a
+/// chunked prefill) for an OpenAI-compatible server on a GPU of at least 70 GiB that is not an
+/// A100 (H100, H200, B200): vllm-project/vllm `vllm/engine/arg_utils.py`,
+/// `EngineArgs._set_default_args` (`UsageContext.OPENAI_API_SERVER: 8192`; V1 always chunks).
+pub const VLLM_CHUNK_TOKENS_LARGE_GPU: usize = 8192;
+/// The same default on other GPUs (A100s, and any GPU under 70 GiB): 2048. vLLM's note: a
+/// large budget on A100 reduces throughput (vllm-project/vllm PR #17885).
+pub const VLLM_CHUNK_TOKENS_OTHER_GPU: usize = 2048;
+/// The memory from which vLLM takes the larger defaults: 70 GiB (`70 * GiB_bytes`).
+pub const VLLM_LARGE_GPU_BYTES: f64 = 70.0 * 1024.0 * 1024.0 * 1024.0;
+/// vLLM's default cap on the sequences one step decodes (`max_num_seqs`) for an
+/// OpenAI-compatible server, on the GPUs of [`VLLM_CHUNK_TOKENS_LARGE_GPU`]: 1024 (same file).
+pub const VLLM_MAX_SEQS_LARGE_GPU: usize = 1024;
+/// The same cap on other GPUs: 256.
+pub const VLLM_MAX_SEQS_OTHER_GPU: usize = 256;
+
+fn vllm_large_gpu(gpu: &GpuSpec) -> bool {
+    gpu.memory_bytes() >= VLLM_LARGE_GPU_BYTES && !gpu.name.to_ascii_lowercase().contains("a100")
+}
+
+/// The prefill chunk vLLM uses on `gpu` unless told otherwise ([`VLLM_CHUNK_TOKENS_LARGE_GPU`]
+/// or [`VLLM_CHUNK_TOKENS_OTHER_GPU`]).
+pub fn default_prefill_chunk_tokens(gpu: &GpuSpec) -> usize {
+    if vllm_large_gpu(gpu) {
+        VLLM_CHUNK_TOKENS_LARGE_GPU
+    } else {
+        VLLM_CHUNK_TOKENS_OTHER_GPU
+    }
+}
+
+/// The most sequences vLLM decodes together on `gpu` by default ([`VLLM_MAX_SEQS_LARGE_GPU`]
+/// or [`VLLM_MAX_SEQS_OTHER_GPU`]): where a latency–throughput curve over the batch stops.
+pub fn default_max_batch(gpu: &GpuSpec) -> usize {
+    if vllm_large_gpu(gpu) {
+        VLLM_MAX_SEQS_LARGE_GPU
+    } else {
+        VLLM_MAX_SEQS_OTHER_GPU
+    }
+}
+
+/// The most forward passes one chunked prefill is priced with (each is summed on its own).
+pub const MAX_PREFILL_PASSES: u64 = 1_000_000;
+
+/// Models the prefill (see the module docs) of `setup.batch` prompts of `setup.context` tokens
+/// in one forward pass.
 pub fn prefill_time(
     model: &ModelSpec,
     cluster: &Cluster,
     setup: ServeSetup,
 ) -> Result<PrefillTime, ServeCostError> {
+    prefill_time_chunked(model, cluster, setup, 0)
+}
+
+/// Models a chunked prefill: the `batch` prompts of `setup.context` tokens, one after the
+/// other as one stream of tokens, go through the model `chunk_tokens` at a time (0: all at
+/// once), as vLLM's and SGLang's schedulers feed them (`max_num_batched_tokens`,
+/// `--chunked-prefill-size`).
+///
+/// ```text
+/// stream:  | prompt 0 ........ | prompt 1 ........ | prompt 2 ........ |
+/// passes:  |  chunk 0  |  chunk 1  |  chunk 2  |  chunk 3  |  chunk 4 |
+/// ```
+///
+/// Each pass is a forward pass of its own: it reads every weight once, its tokens' FLOPs
+/// (attention of a token at position `j` of its prompt over the `j` before it), the KV cache
+/// the earlier passes wrote for the prompt it resumes, its `2l + 1` all-reduces of
+/// `tokens·h` values and the fixed costs of a step; the passes run one after the other and the
+/// last prompt's first token comes after the last. The decode steps of running requests that
+/// engines mix into each pass are not counted: this is the time to first token of a batch
+/// arriving at an idle server. With one pass it is [`prefill_time`] exactly.
+pub fn prefill_time_chunked(
+    model: &ModelSpec,
+    cluster: &Cluster,
+    setup: ServeSetup,
+    chunk_tokens: usize,
+) -> Result<PrefillTime, ServeCostError> {
     check(model, cluster, &setup)?;
-    let (tp, pp, b, s) = (setup.tp, setup.pp, setup.batch as f64, setup.context as f64);
+    let (tp, pp) = (setup.tp, setup.pp);
     let t = tp as f64;
     let h = model.hidden as f64;
     let l = model.layers as f64;
-    let tokens = b * s;
-    let act_bytes = tokens * h * SERVE_BYTES as f64;
-    // One stage of `layers` layers (the last with the output projection): FLOPs per GPU and
-    // its roofline time. The stages run one after the other.
+    let prompt = setup.context as u64;
+    // `check` holds batch × context within usize.
+    let total = setup.batch as u64 * prompt;
+    let chunk = match chunk_tokens as u64 {
+        0 => total,
+        c => c.min(total),
+    };
+    let passes = total.div_ceil(chunk);
+    if passes > MAX_PREFILL_PASSES {
+        return Err(ServeCostError::TooManyPasses {
+            tokens: total,
+            chunk,
+            passes,
+            max: MAX_PREFILL_PASSES,
+        });
+    }
     let rate = gemm_rate(&cluster.gpu, setup.weights)?;
-    let stage = |layers: usize, last: bool| {
-        let ls = layers as f64;
-        let linear = tokens * 2.0 * ls * model.matmul_params_per_layer_active() as f64 / t;
-        let rest = b * ls * 2.0 * s * s * h / t
-            + if last {
-                b * 2.0 * model.vocab as f64 * h / t
-            } else {
-                0.0
-            };
-        let weights = stage_weight_bytes_per_gpu(
-            model,
-            tp,
-            setup.batch.saturating_mul(setup.context),
-            layers,
-            last,
-            setup.weights,
-        );
-        let time = serve_roofline_s(
-            linear,
-            rest,
-            weights as f64 + 2.0 * ls * 4.0 * act_bytes,
-            &cluster.gpu,
-            rate,
-        );
-        (linear + rest, time)
+    let kv_per_token =
+        memory::kv_cache_bytes_per_token_per_gpu(model, tp, pp, setup.kv_cache.bytes()) as f64;
+    // Σ over the stream's first `x` tokens of (position in its prompt + ½): a prompt of `s`
+    // tokens sums to s²/2, so its causal attention is `4·h·s²/2 = 2·s²·h` FLOPs a layer.
+    let p = prompt as f64;
+    let attention_units = |x: u64| {
+        let (q, r) = ((x / prompt) as f64, (x % prompt) as f64);
+        (q * p * p + r * r) / 2.0
     };
     let stage_layers = model.layers / pp;
-    let (_, mid_s) = stage(stage_layers, false);
-    let (flops_per_gpu, last_s) = stage(stage_layers, true);
-    let compute_s = (pp - 1) as f64 * mid_s + last_s;
-    let fixed_s = l * setup.launch.layer_s() + setup.launch.step_s();
-    let n = if tp > 1 { 2 * model.layers + 1 } else { 0 };
-    let ar = all_reduce_price(cluster, tp, act_bytes as u64, setup.all_reduce)?;
-    let collective_s = n as f64 * ar.time_s;
-    let pipeline_send_s = pipeline_links(cluster, tp, pp)
-        .iter()
-        .map(|link| pipeline_send_s(link.1, act_bytes as u64))
-        .sum::<f64>();
+    // One pass of `c` tokens from stream position `start`: FLOPs per GPU of the last stage and
+    // the stages' roofline times, one after the other.
+    let pass = |start: u64, c: u64| {
+        let tokens = c as f64;
+        let act_bytes = tokens * h * SERVE_BYTES as f64;
+        let attention = attention_units(start + c) - attention_units(start);
+        // Prompts whose last token is in this pass: their last position goes through the
+        // output projection.
+        let finished = ((start + c) / prompt - start / prompt) as f64;
+        // The cache the earlier passes wrote for the prompt this pass resumes.
+        let resumed_bytes = (start % prompt) as f64 * kv_per_token;
+        let stage = |layers: usize, last: bool| {
+            let ls = layers as f64;
+            let linear = tokens * 2.0 * ls * model.matmul_params_per_layer_active() as f64 / t;
+            let rest = ls * 4.0 * h * attention / t
+                + if last {
+                    finished * 2.0 * model.vocab as f64 * h / t
+                } else {
+                    0.0
+                };
+            let weights =
+                stage_weight_bytes_per_gpu(model, tp, c as usize, layers, last, setup.weights);
+            let time = serve_roofline_s(
+                linear,
+                rest,
+                weights as f64 + 2.0 * ls * 4.0 * act_bytes + resumed_bytes,
+                &cluster.gpu,
+                rate,
+            );
+            (linear + rest, time)
+        };
+        let (_, mid_s) = stage(stage_layers, false);
+        let (flops, last_s) = stage(stage_layers, true);
+        (flops, (pp - 1) as f64 * mid_s + last_s)
+    };
+    let n_all_reduces = if tp > 1 { 2 * model.layers + 1 } else { 0 };
+    let links = pipeline_links(cluster, tp, pp);
+    // The collectives and sends of a pass of `c` tokens.
+    let comm = |c: u64| -> Result<(f64, f64), ServeCostError> {
+        let act = c * model.hidden as u64 * SERVE_BYTES;
+        let ar = all_reduce_price(cluster, tp, act, setup.all_reduce)?;
+        let sends = links.iter().map(|link| pipeline_send_s(link.1, act)).sum();
+        Ok((n_all_reduces as f64 * ar.time_s, sends))
+    };
+    let full = comm(chunk)?;
+    let last_chunk = total - (passes - 1) * chunk;
+    let tail = if last_chunk == chunk {
+        full
+    } else {
+        comm(last_chunk)?
+    };
+    let (mut flops_per_gpu, mut compute_s) = (0.0, 0.0);
+    for k in 0..passes {
+        let start = k * chunk;
+        let (f, s) = pass(start, chunk.min(total - start));
+        flops_per_gpu += f;
+        compute_s += s;
+    }
+    let n = passes as f64;
+    let fixed_s = n * (l * setup.launch.layer_s() + setup.launch.step_s());
+    let collective_s = (n - 1.0) * full.0 + tail.0;
+    let pipeline_send_s = (n - 1.0) * full.1 + tail.1;
     Ok(PrefillTime {
         tp,
         pp,
@@ -961,6 +1169,8 @@ pub fn prefill_time(
         fixed_s,
         collective_s,
         pipeline_send_s,
+        chunk_tokens: chunk,
+        passes,
         total_s: compute_s + fixed_s + collective_s + pipeline_send_s,
     })
 }
@@ -1038,6 +1248,69 @@ pub fn sweep_tp(
         best_tp,
         diminishing_from,
     })
+}
+
+/// One way to fill a node with replicas of one TP size (`replicas × tp · pp = gpus_per_node`):
+/// 2 × TP 4 against 1 × TP 8 on 8 GPUs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeSplit {
+    pub tp: usize,
+    pub pp: usize,
+    /// Replicas on the node, each decoding its own batch.
+    pub replicas: usize,
+    /// One replica's decode step (its `tokens_per_s_per_node` is the node's: every replica's
+    /// tokens together), or `None` where the TP size breaks a rule.
+    pub decode: Option<DecodeTime>,
+    /// The rule a TP size breaks (heads that do not split, a format the GPU lacks).
+    pub rule: Option<String>,
+}
+
+/// Every TP size that fills one node of `cluster` with whole replicas (`tp · pp` divides
+/// `gpus_per_node`), smallest TP (most replicas) first, each replica decoding `base.batch`
+/// sequences of `base.context` tokens; a TP size the model cannot take is a row with its rule.
+pub fn node_splits(model: &ModelSpec, cluster: &Cluster, base: ServeSetup) -> Vec<NodeSplit> {
+    let gpn = cluster.gpus_per_node;
+    let pp = base.pp.max(1);
+    (1..=gpn)
+        .filter(|&tp| gpn.is_multiple_of(tp.saturating_mul(pp)))
+        .map(|tp| {
+            let d = decode_time(model, cluster, ServeSetup { tp, ..base });
+            NodeSplit {
+                tp,
+                pp,
+                replicas: gpn / (tp * pp),
+                rule: d.as_ref().err().map(|e| e.to_string()),
+                decode: d.ok(),
+            }
+        })
+        .collect()
+}
+
+/// The batch sizes of a latency–throughput curve: powers of two from 1 up to `max_batch`
+/// (and `max_batch` itself when it is not one).
+pub fn curve_batches(max_batch: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = std::iter::successors(Some(1usize), |b| b.checked_mul(2))
+        .take_while(|&b| b <= max_batch.max(1))
+        .collect();
+    if out.last() != Some(&max_batch.max(1)) {
+        out.push(max_batch.max(1));
+    }
+    out
+}
+
+/// A latency–throughput curve: decode at each batch of `batches` (others as `base`): the time
+/// per output token each sequence sees against the tokens a second the replica, each GPU and
+/// the node make, and whether the batch's cache still fits.
+pub fn batch_curve(
+    model: &ModelSpec,
+    cluster: &Cluster,
+    base: ServeSetup,
+    batches: &[usize],
+) -> Result<Vec<DecodeTime>, ServeCostError> {
+    batches
+        .iter()
+        .map(|&batch| decode_time(model, cluster, ServeSetup { batch, ..base }))
+        .collect()
 }
 
 #[cfg(test)]
@@ -1558,5 +1831,135 @@ mod format_tests {
             .contains("bf16, fp8 or int4"));
         assert_eq!("fp8".parse::<KvCacheFormat>(), Ok(KvCacheFormat::Fp8));
         assert!("int4".parse::<KvCacheFormat>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod engineer_tests {
+    use super::*;
+    use crate::capacity::hardware::Catalogue;
+    use crate::capacity::models::ModelPreset;
+
+    fn node(gpu: &str) -> Cluster {
+        Cluster::new(&Catalogue::default(), gpu, 8, 8, "ib-ndr-400").unwrap()
+    }
+
+    fn setup(tp: usize, batch: usize, context: usize) -> ServeSetup {
+        ServeSetup {
+            tp,
+            pp: 1,
+            batch,
+            context,
+            all_reduce: AllReduceImpl::Nccl,
+            launch: Launch::Graphs,
+            weights: WeightFormat::Bf16,
+            kv_cache: KvCacheFormat::Bf16,
+        }
+    }
+
+    #[test]
+    fn one_chunk_is_the_prefill_at_once_and_chunks_add_passes() {
+        let m = ModelPreset::Llama3_8b.spec();
+        let c = node("h100-sxm");
+        let s = setup(2, 3, 5000);
+        let once = prefill_time(&m, &c, s).unwrap();
+        // A chunk at least the whole stream is one pass, the same to the last bit.
+        let big = prefill_time_chunked(&m, &c, s, 15_000).unwrap();
+        assert_eq!(once, big);
+        assert_eq!((once.passes, once.chunk_tokens), (1, 15_000));
+        // 15,000 tokens in chunks of 4096: 4 passes, each paying the fixed costs; the FLOPs are
+        // the same (each token's attention over the same earlier tokens, every prompt through
+        // the output layer once).
+        let ch = prefill_time_chunked(&m, &c, s, 4096).unwrap();
+        assert_eq!(ch.passes, 4);
+        assert!((ch.fixed_s - 4.0 * once.fixed_s).abs() < 1e-12);
+        assert!((ch.flops_per_gpu - once.flops_per_gpu).abs() < 1e-9 * once.flops_per_gpu);
+        assert!(ch.total_s > once.total_s);
+        // Chunks of one prompt's length: three passes of one prompt each.
+        let per_prompt = prefill_time_chunked(&m, &c, s, 5000).unwrap();
+        assert_eq!(per_prompt.passes, 3);
+        // Too many passes to price one by one: refused with the rule and the fix.
+        let e = prefill_time_chunked(&m, &c, setup(1, 1_000_000, 10_000), 1).unwrap_err();
+        assert!(matches!(e, ServeCostError::TooManyPasses { .. }), "{e}");
+        assert!(e.to_string().contains("--prefill-chunk"), "{e}");
+    }
+
+    #[test]
+    fn vllm_defaults_by_gpu() {
+        let cat = Catalogue::default();
+        let gpu = |n: &str| cat.gpu(n).unwrap();
+        // ≥ 70 GiB and not an A100: 8192 tokens a pass, 1024 sequences.
+        for n in ["h100", "h200", "b200"] {
+            assert_eq!(default_prefill_chunk_tokens(&gpu(n)), 8192, "{n}");
+            assert_eq!(default_max_batch(&gpu(n)), 1024, "{n}");
+        }
+        // An A100 80GB (the name) and a V100 (32 GB): 2048 and 256.
+        for n in ["a100", "a100-40gb", "v100"] {
+            assert_eq!(default_prefill_chunk_tokens(&gpu(n)), 2048, "{n}");
+            assert_eq!(default_max_batch(&gpu(n)), 256, "{n}");
+        }
+        assert_eq!(
+            curve_batches(1024),
+            vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+        );
+        assert_eq!(curve_batches(6), vec![1, 2, 4, 6]);
+        assert_eq!(curve_batches(0), vec![1]);
+    }
+
+    #[test]
+    fn a_node_filled_with_replicas_or_one_wide_group() {
+        let m = ModelPreset::Llama3_8b.spec();
+        let c = node("h100-sxm");
+        let splits = node_splits(&m, &c, setup(1, 4, 2048));
+        let shape: Vec<(usize, usize)> = splits.iter().map(|s| (s.tp, s.replicas)).collect();
+        assert_eq!(shape, vec![(1, 8), (2, 4), (4, 2), (8, 1)]);
+        for s in &splits {
+            let d = s.decode.as_ref().unwrap();
+            assert_eq!(d.replicas_per_node, s.replicas);
+            let node_tps = d.tokens_per_s * s.replicas as f64;
+            assert!((d.tokens_per_s_per_node - node_tps).abs() < 1e-9 * node_tps);
+            assert!((d.tokens_per_s_per_gpu * s.tp as f64 - d.tokens_per_s).abs() < 1e-9);
+        }
+        // A TP 16 replica spans two nodes: each node makes half its tokens.
+        let two = Cluster::new(&Catalogue::default(), "h100-sxm", 16, 8, "ib-ndr-400").unwrap();
+        let d = decode_time(&m, &two, setup(16, 4, 2048)).unwrap();
+        assert_eq!(d.replicas_per_node, 0);
+        assert!((d.tokens_per_s_per_node - d.tokens_per_s / 2.0).abs() < 1e-9);
+        // A node of 6: TP 3 and 6 break the heads rule, reported with it.
+        let six = Cluster::new(&Catalogue::default(), "h100-sxm", 6, 6, "ib-ndr-400").unwrap();
+        let splits = node_splits(&m, &six, setup(1, 1, 1024));
+        let bad: Vec<usize> = splits
+            .iter()
+            .filter(|s| s.rule.is_some())
+            .map(|s| s.tp)
+            .collect();
+        assert_eq!(bad, vec![3, 6]);
+        let curve = batch_curve(&m, &c, setup(8, 1, 1024), &[1, 8, 64]).unwrap();
+        assert!(curve
+            .windows(2)
+            .all(|w| w[1].step_s > w[0].step_s && w[1].tokens_per_s > w[0].tokens_per_s));
+    }
+
+    #[test]
+    fn graphs_sync_adds_the_host_turn_per_step() {
+        let m = ModelPreset::Llama3_8b.spec();
+        let c = node("h100-sxm");
+        let g = decode_time(&m, &c, setup(8, 1, 132)).unwrap();
+        let s = decode_time(
+            &m,
+            &c,
+            ServeSetup {
+                launch: Launch::GraphsSync,
+                ..setup(8, 1, 132)
+            },
+        )
+        .unwrap();
+        assert!((s.step_s - g.step_s - HOST_STEP_S).abs() < 1e-12);
+        assert!((GRAPH_LAYER_S - 25e-6).abs() < 1e-15);
+        assert_eq!("graphs-sync".parse::<Launch>(), Ok(Launch::GraphsSync));
+        assert_eq!(
+            serde_json::to_string(&Launch::GraphsSync).unwrap(),
+            "\"graphs-sync\""
+        );
     }
 }

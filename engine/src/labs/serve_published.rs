@@ -106,6 +106,8 @@ pub fn model(name: &str) -> Option<ModelSpec> {
         "llama2-70b" => ModelSpec::llama(name, 80, 8192, 64, 8, 28672, 32000, 4096),
         // meta-llama/Llama-3.3-70B-Instruct config.json.
         "llama3.3-70b" => ModelSpec::llama(name, 80, 8192, 64, 8, 28672, 128256, 8192),
+        // meta-llama/Meta-Llama-3-8B config.json.
+        "llama3-8b" => ModelSpec::llama(name, 32, 4096, 32, 8, 14336, 128256, 8192),
         // Qwen/Qwen3-8B config.json (untied output; head_dim 128 = 4096/32; its q/k norms,
         // 2·128 a layer, left out).
         "qwen3-8b" => ModelSpec::llama(name, 36, 4096, 32, 8, 12288, 151936, 40960),
@@ -144,6 +146,7 @@ pub fn model_title(name: &str) -> &'static str {
         "llama2-70b" => "Llama-2 70B",
         "llama3.3-70b" => "Llama-3.3 70B",
         "qwen3-8b" => "Qwen3 8B",
+        "llama3-8b" => "Llama-3 8B",
         "gpt-j-6b" => "GPT-J 6B",
         "falcon-180b" => "Falcon 180B",
         _ => "?",
@@ -161,6 +164,8 @@ pub enum Source {
     Nim,
     /// GPUStack's performance lab (SGLang, vLLM, TensorRT-LLM runs).
     GpuStack,
+    /// SGLang's own issues and benchmarks.
+    SgLang,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -407,6 +412,45 @@ pub fn published_fp8() -> Vec<Published> {
     ]
 }
 
+/// SGLang's "Torch.compile Performance Tracking" issue (sgl-project/sglang #1008, August
+/// 2024): `sglang.bench_latency` decode medians of Meta-Llama-3-8B with CUDA graphs.
+pub const SGLANG_1008_URL: &str = "https://github.com/sgl-project/sglang/issues/1008";
+
+/// Published decode steps of a CUDA-graph engine at TP 1 and TP 8 (issue 39's "a small model
+/// at TP 8 misses the fixed costs"): SGLang's own Llama-3-8B benchmark of August 2024
+/// ([`SGLANG_1008_URL`]), `--input 128 --output 8`, median decode latency, CUDA graphs (the
+/// rows without torch.compile). SGLang then (before v0.4) did not overlap the host's turn with
+/// the GPU: [`Launch::GraphsSync`], whose one constant ([`crate::labs::serve_cost::HOST_STEP_S`])
+/// the TP 1, batch 1 row fixed; the other two are held out. The issue does not name the GPU:
+/// H100 SXM, because the TP 1 step (7.37 ms) is shorter than an A100 needs to read the 16.1 GB
+/// of weights once (7.9 ms at its 2.04 TB/s peak), and 8 GPUs at TP 8 is an HGX H100 node.
+/// SGLang's custom all-reduce (vLLM's kernels) was its default for TP inside a node.
+pub fn published_graphs() -> Vec<Published> {
+    let sglang = |tp, batch, ms, split| Published {
+        url: SGLANG_1008_URL,
+        inter_node: "ib-ndr-400",
+        all_reduce: AllReduceImpl::Custom,
+        ..row(
+            "SGLang issue #1008, bench_latency, CUDA graphs",
+            "llama3-8b",
+            "h100-sxm",
+            tp,
+            batch,
+            128,
+            8,
+            Measure::Step,
+            Launch::GraphsSync,
+            ms,
+            split,
+        )
+    };
+    vec![
+        sglang(1, 1, 7.37, Split::Fit),
+        sglang(8, 1, 3.35, Split::HeldOut),
+        sglang(1, 128, 11.84, Split::HeldOut),
+    ]
+}
+
 /// A row's prediction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Prediction {
@@ -447,6 +491,8 @@ impl Published {
             Source::FasterTransformer
         } else if self.source.starts_with("NIM") {
             Source::Nim
+        } else if self.source.starts_with("SGLang") {
+            Source::SgLang
         } else if self.source.starts_with("GPUStack") {
             Source::GpuStack
         } else if self.source.starts_with("NeMo") {
@@ -534,7 +580,11 @@ mod tests {
 
     #[test]
     fn every_row_has_a_shape_a_title_and_a_source() {
-        for p in published().into_iter().chain(published_fp8()) {
+        for p in published()
+            .into_iter()
+            .chain(published_fp8())
+            .chain(published_graphs())
+        {
             assert!(model(p.model).is_some(), "{}", p.model);
             assert_ne!(model_title(p.model), "?", "{}", p.model);
             let step = p.decode_step().unwrap();

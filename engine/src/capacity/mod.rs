@@ -7,6 +7,7 @@ pub mod cost;
 pub mod hardware;
 pub mod memory;
 pub mod models;
+pub mod moe_cost;
 pub mod nccl;
 pub mod planner;
 pub mod stack;

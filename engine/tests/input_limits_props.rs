@@ -156,6 +156,7 @@ proptest! {
             let layout = Layout {
                 tp, pp, dp, micro_batch: micro, sp: true, recompute: Recompute::Selective, zero,
                 ep: 1,
+                etp: 0,
             };
             let setup = TrainSetup { seq, global_batch, overlap_dp: true };
             if let Ok(it) = cost::iteration_time(&model, &setup, &cluster, &layout) {

@@ -74,6 +74,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                         recompute: common.recompute.unwrap_or_default(),
                         zero: common.zero,
                         ep,
+                        etp: common.etp.unwrap_or(0),
                     };
                     // With --ep, the rows whose DP holds it.
                     if memory::check_layout(&r.model, &l).is_ok() {
@@ -85,6 +86,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                 // No (TP, PP) row takes this EP: the rule, for the first one.
                 let l = Layout {
                     ep,
+                    etp: common.etp.unwrap_or(0),
                     ..Layout::new(1, 1, n)
                 };
                 memory::check_layout(&r.model, &l)?;

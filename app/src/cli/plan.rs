@@ -12,6 +12,7 @@ use tplab_engine::capacity::defaults;
 use tplab_engine::capacity::hardware::{Catalogue, Cluster};
 use tplab_engine::capacity::memory::{self, Layout, MemoryBreakdown, Recompute};
 use tplab_engine::capacity::models::{ModelSpec, Scenario, Workload};
+use tplab_engine::capacity::moe_cost::MoeRouting;
 use tplab_engine::capacity::planner::{self, PlanRequest};
 use tplab_engine::capacity::stack::{self, Precision, Stack, StackIteration, WhatIf};
 use tplab_engine::config::human_bytes;
@@ -88,6 +89,11 @@ pub struct ModelClusterArgs {
     /// planner tries every valid EP itself.
     #[arg(long)]
     pub ep: Option<usize>,
+    /// Expert tensor-parallel size with --ep (default: TP's). Another value folds the experts
+    /// apart from attention (Megatron-Core's MoE parallel folding): EP × ETP must divide
+    /// TP × DP, so EP may exceed DP (e.g. --layout 2,8,16 --ep 32 --etp 1).
+    #[arg(long)]
+    pub etp: Option<usize>,
     /// Do not overlap the data-parallel gradient all-reduce with the last backward pass.
     #[arg(long)]
     pub no_overlap: bool,
@@ -279,6 +285,7 @@ impl ModelClusterArgs {
             recompute: self.recompute.unwrap_or_default(),
             zero: self.zero,
             ep: self.ep.unwrap_or(1),
+            etp: self.etp.unwrap_or(0),
         })
     }
 
@@ -337,6 +344,19 @@ pub struct StackArgs {
     /// Context-parallel size (GPUs sharing each sequence); TP x PP x DP x CP = GPUs.
     #[arg(long)]
     pub cp: Option<usize>,
+    /// MoE routing: dropless (the default: the busiest expert-parallel rank gets 1.084× the
+    /// mean load, as measured), balanced (load forced even, as NVIDIA's MoE benchmarks run) or
+    /// capacity=F (token dropping, each expert padded to F × its mean load).
+    #[arg(long, value_parser = parse_moe_routing)]
+    pub moe_routing: Option<MoeRouting>,
+    /// MoE all-to-alls overlapped with the other micro-batch's computation (Megatron-Core's
+    /// --overlap-moe-expert-parallel-comm).
+    #[arg(long)]
+    pub ep_overlap: bool,
+}
+
+fn parse_moe_routing(s: &str) -> Result<MoeRouting, String> {
+    s.parse()
 }
 
 /// `--stack` presets.
@@ -392,6 +412,12 @@ impl StackArgs {
                 bail!("--cp must be at least 1 (1 = no context parallelism; got 0)");
             }
             st.context_parallel = cp;
+        }
+        if let Some(r) = self.moe_routing {
+            st.moe_routing = r;
+        }
+        if self.ep_overlap {
+            st.ep_overlap = true;
         }
         Ok(st)
     }
@@ -566,6 +592,8 @@ pub fn stack_json(st: &Stack) -> Value {
         "virtual_stages": st.virtual_stages,
         "uneven_stages": st.uneven_stages,
         "context_parallel": st.context_parallel,
+        "moe_routing": st.moe_routing.name(),
+        "ep_overlap": st.ep_overlap,
     })
 }
 
@@ -595,6 +623,11 @@ pub fn stack_layout_json(r: &StackIteration, what_if: Option<&[WhatIf]>) -> Valu
             "precision": b.precision.name(),
             "context_parallel": b.context_parallel,
             "virtual_stages": b.virtual_stages,
+            "ep_comm_total": term(b.ep_comm_total_s),
+            "ep_comm_hidden": term(b.ep_comm_hidden_s),
+            "moe_dispatch": term(b.moe_dispatch_s),
+            "moe_grouped_gemm_utilisation": b.moe_grouped_gemm_utilisation,
+            "moe_busiest_over_mean": b.moe_busiest_over_mean,
         },
     });
     if let (Some(obj), Some(add)) = (v.as_object_mut(), extra.as_object()) {
@@ -661,7 +694,16 @@ fn print_stack(r: &StackIteration, what_if: &[WhatIf]) {
             Some(b.pp_comm_hidden_s),
         ),
         ("CP exchange", b.cp_comm_s, None),
-        ("EP all-to-alls", r.it.ep_comm_s, None),
+        ("MoE dispatch", b.moe_dispatch_s, None),
+        if b.ep_comm_total_s > 0.0 {
+            (
+                "EP all-to-alls",
+                b.ep_comm_total_s,
+                Some(b.ep_comm_hidden_s),
+            )
+        } else {
+            ("EP all-to-alls", r.it.ep_comm_s, None)
+        },
     ] {
         if s == 0.0 {
             continue;
@@ -675,6 +717,15 @@ fn print_stack(r: &StackIteration, what_if: &[WhatIf]) {
             ),
             None => outln!("  {name:<18} {:>10}  {:>5.1}%", secs(s), pct(s)),
         }
+    }
+    if b.moe_busiest_over_mean > 0.0 {
+        outln!(
+            "  MoE experts: grouped GEMMs at {:.0}% utilisation, busiest rank {:.3}x the mean \
+             load ({})",
+            100.0 * b.moe_grouped_gemm_utilisation,
+            b.moe_busiest_over_mean,
+            b.stack.moe_routing.name()
+        );
     }
     if !what_if.is_empty() {
         outln!("what if (one switch flipped, iteration time):");

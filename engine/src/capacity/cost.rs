@@ -224,8 +224,9 @@ pub fn flops_per_iteration(
         model.vocab as f64,
     );
     let tokens = global_batch as f64 * s;
-    // Attention scores and context: `4·s·q_dim` per token (`q_dim = h` unless head_dim is set).
-    let q = model.q_dim() as f64;
+    // Attention scores and context: `4·s·q_dim` per token (`q_dim = h` unless head_dim is set;
+    // multi-head latent attention: [`ModelSpec::attention_core_dim`]).
+    let q = model.attention_core_dim();
     let per_layer_fwd = 2.0 * model.matmul_params_per_layer_active() as f64 + 4.0 * s * q;
     let layers = match recompute {
         Recompute::None => 3.0 * per_layer_fwd,

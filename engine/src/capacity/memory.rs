@@ -97,6 +97,17 @@ pub struct Layout {
     /// (`dp % ep == 0`); 1 for dense models and layouts saved before EP existed.
     #[serde(default = "one")]
     pub ep: usize,
+    /// Expert tensor-parallel size: each expert's matrices split `1/etp`. 0 (the default, and
+    /// layouts saved before it existed) means TP's. Another value folds the experts' grid
+    /// apart from attention's (Megatron-Core's MoE parallel folding,
+    /// `--expert-tensor-parallel-size`): `ep · etp` must divide `tp · dp`, and EP may then
+    /// exceed DP (TP 2, DP 16, EP 32, ETP 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub etp: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn one() -> usize {
@@ -117,7 +128,23 @@ impl Layout {
             recompute: Recompute::None,
             zero: 0,
             ep: 1,
+            etp: 0,
         }
+    }
+
+    /// The experts' tensor-parallel size: [`Layout::etp`], or TP's when it is 0.
+    pub fn expert_tp(&self) -> usize {
+        if self.etp == 0 {
+            self.tp.max(1)
+        } else {
+            self.etp
+        }
+    }
+
+    /// Ranks that hold the same experts (the experts' data-parallel group): `tp·dp/(ep·etp)`,
+    /// `dp/ep` when the experts follow TP.
+    pub fn expert_dp(&self) -> usize {
+        (self.tp.saturating_mul(self.dp) / self.ep.max(1).saturating_mul(self.expert_tp())).max(1)
     }
 
     /// GPUs the layout uses, `t·p·d` (saturating: a product beyond `usize` matches no cluster).
@@ -132,8 +159,16 @@ impl Layout {
             self.tp,
             self.pp,
             self.dp,
-            if self.ep > 1 {
-                format!(" EP={}", self.ep)
+            if self.ep > 1 || self.etp > 0 {
+                format!(
+                    " EP={}{}",
+                    self.ep,
+                    if self.etp > 0 && self.etp != self.tp {
+                        format!(" ETP={}", self.etp)
+                    } else {
+                        String::new()
+                    }
+                )
             } else {
                 String::new()
             },
@@ -274,6 +309,17 @@ pub enum LayoutError {
          {dp}"
     )]
     EpNotDividingDp { ep: usize, dp: usize },
+    #[error(
+        "EP={ep} × ETP={etp} does not divide TP={tp} × DP={dp}: with the experts folded apart \
+         from attention (Megatron-Core's MoE parallel folding), the experts' grid EP × ETP × \
+         expert-DP must cover attention's TP × DP"
+    )]
+    ExpertGridNotDividing {
+        ep: usize,
+        etp: usize,
+        tp: usize,
+        dp: usize,
+    },
 }
 
 use crate::config::divisors;
@@ -363,11 +409,31 @@ pub fn check_layout(model: &ModelSpec, layout: &Layout) -> Result<(), LayoutErro
             valid: divisors(model.experts.max(1)),
         });
     }
-    if !layout.dp.is_multiple_of(layout.ep) {
-        return Err(LayoutError::EpNotDividingDp {
-            ep: layout.ep,
-            dp: layout.dp,
-        });
+    let etp = layout.expert_tp();
+    if etp == layout.tp {
+        if !layout.dp.is_multiple_of(layout.ep) {
+            return Err(LayoutError::EpNotDividingDp {
+                ep: layout.ep,
+                dp: layout.dp,
+            });
+        }
+    } else {
+        // Folded: the experts' grid etp × ep × edp covers attention's tp × dp.
+        let grid = layout.tp.saturating_mul(layout.dp);
+        if !grid.is_multiple_of(layout.ep.saturating_mul(etp)) {
+            return Err(LayoutError::ExpertGridNotDividing {
+                ep: layout.ep,
+                etp,
+                tp: layout.tp,
+                dp: layout.dp,
+            });
+        }
+        if !model.ffn.is_multiple_of(etp) {
+            return Err(LayoutError::FfnNotDivisible {
+                tp: etp,
+                ffn: model.ffn,
+            });
+        }
     }
     if layout.zero > 3 {
         return Err(LayoutError::BadZero { zero: layout.zero });
@@ -444,7 +510,8 @@ pub fn layer_params_per_rank(model: &ModelSpec, tp: usize) -> u64 {
 }
 
 /// One block's expert-MLP parameters on one GPU of a TP × EP layout: `experts/ep` experts,
-/// each split `1/tp` (0 for a dense model, whose MLP is not an expert).
+/// each split `1/tp` (0 for a dense model, whose MLP is not an expert). For a model with dense
+/// layers among its MoE ones, the mean over the layers (`moe_layers/layers` of it).
 pub fn expert_params_per_rank(model: &ModelSpec, tp: usize, ep: usize) -> u64 {
     if model.experts <= 1 {
         return 0;
@@ -458,12 +525,23 @@ pub fn expert_params_per_rank(model: &ModelSpec, tp: usize, ep: usize) -> u64 {
     } else {
         0
     };
-    sat((model.experts as u128 / e) * (mlp_w + mlp_b))
+    let per_moe_layer = (model.experts as u128 / e) * (mlp_w + mlp_b);
+    if model.dense_layers == 0 {
+        return sat(per_moe_layer);
+    }
+    sat(per_moe_layer * model.moe_layers() as u128 / model.layers.max(1) as u128)
 }
 
 /// [`layer_params_per_rank`] with the experts split over `ep` ranks as well (attention, norms
-/// and the router replicated over them).
+/// and the router replicated over them; shared experts and the MLPs of dense layers split by
+/// TP like a dense model's). For a model whose layers differ, the mean over the layers.
 pub fn layer_params_per_rank_ep(model: &ModelSpec, tp: usize, ep: usize) -> u64 {
+    layer_params_per_rank_folded(model, tp, ep, tp)
+}
+
+/// [`layer_params_per_rank_ep`] with the experts split `1/etp` instead of `1/tp` (Megatron-Core's
+/// MoE parallel folding, [`Layout::etp`]).
+pub fn layer_params_per_rank_folded(model: &ModelSpec, tp: usize, ep: usize, etp: usize) -> u64 {
     let t = tp.max(1) as u128;
     let (h, kv, f) = (
         model.hidden as u128,
@@ -472,8 +550,8 @@ pub fn layer_params_per_rank_ep(model: &ModelSpec, tp: usize, ep: usize) -> u64 
     );
     let q = model.q_dim() as u128;
     let mats = if model.gated_mlp { 3 } else { 2 };
-    let attn_w = (h * (q + 2 * kv) + q * h) / t;
-    let attn_b = if model.biases {
+    let attn_w = u128::from(model.attention_weight_params()) / t;
+    let attn_b = if model.biases && model.mla.is_none() {
         (q + 2 * kv) / t + h
     } else {
         0
@@ -484,17 +562,32 @@ pub fn layer_params_per_rank_ep(model: &ModelSpec, tp: usize, ep: usize) -> u64 
     } else {
         0
     };
+    let (moe_l, l) = (model.moe_layers() as u128, model.layers.max(1) as u128);
+    // Router and shared experts exist in the MoE layers only; the dense layers' MLP in theirs.
+    let per_moe = |x: u128| {
+        if model.dense_layers == 0 {
+            x
+        } else {
+            x * moe_l / l
+        }
+    };
     let router = if model.experts > 1 {
-        h * model.experts as u128
+        per_moe(h * model.experts as u128)
+    } else {
+        0
+    };
+    let shared = per_moe(mats * h * model.shared_ffn as u128 / t);
+    let dense = if model.dense_layers > 0 {
+        mats * h * model.dense_ffn as u128 / t * model.dense_layers as u128 / l
     } else {
         0
     };
     let mlp = if model.experts > 1 {
-        u128::from(expert_params_per_rank(model, tp, ep))
+        u128::from(expert_params_per_rank(model, etp, ep))
     } else {
         mlp_w + mlp_b
     };
-    sat(attn_w + attn_b + mlp + router + u128::from(model.norm_params_per_layer()))
+    sat(attn_w + attn_b + mlp + shared + dense + router + u128::from(model.norm_params_per_layer()))
 }
 
 /// Parameters on the busiest pipeline stage's GPU: `l/p` blocks, plus the vocabulary-parallel
@@ -506,9 +599,21 @@ pub fn params_per_gpu(model: &ModelSpec, tp: usize, pp: usize) -> u64 {
 
 /// [`params_per_gpu`] with the experts split over `ep` ranks.
 pub fn params_per_gpu_ep(model: &ModelSpec, tp: usize, pp: usize, ep: usize) -> u64 {
+    params_per_gpu_folded(model, tp, pp, ep, tp)
+}
+
+/// [`params_per_gpu_ep`] with the experts split `1/etp` ([`Layout::etp`]).
+pub fn params_per_gpu_folded(
+    model: &ModelSpec,
+    tp: usize,
+    pp: usize,
+    ep: usize,
+    etp: usize,
+) -> u64 {
     let (t, p) = (tp.max(1) as u128, pp.max(1) as u128);
     let h = model.hidden as u128;
-    let blocks = (model.layers as u128 / p) * u128::from(layer_params_per_rank_ep(model, tp, ep));
+    let blocks =
+        (model.layers as u128 / p) * u128::from(layer_params_per_rank_folded(model, tp, ep, etp));
     let vocab_shard = model.vocab as u128 * h / t;
     let positions = if model.learned_positions {
         model.seq as u128 * h
@@ -543,8 +648,23 @@ pub fn model_state_bytes_ep(
     if ep <= 1 || expert == 0 {
         return model_state_bytes(params, dp, zero);
     }
+    model_state_bytes_experts(params, expert, dp, (dp / ep).max(1), zero)
+}
+
+/// [`model_state_bytes`] with `expert` of the `params` sharded over `expert_dp` ranks (the
+/// experts' data-parallel group, [`Layout::expert_dp`]) and the rest over `dp`.
+pub fn model_state_bytes_experts(
+    params: u64,
+    expert: u64,
+    dp: usize,
+    expert_dp: usize,
+    zero: u8,
+) -> (u64, u64, u64) {
+    if expert == 0 {
+        return model_state_bytes(params, dp, zero);
+    }
     let dense = model_state_bytes(params.saturating_sub(expert), dp, zero);
-    let experts = model_state_bytes(expert, (dp / ep).max(1), zero);
+    let experts = model_state_bytes(expert, expert_dp.max(1), zero);
     (
         dense.0.saturating_add(experts.0),
         dense.1.saturating_add(experts.1),
@@ -579,10 +699,9 @@ pub fn activation_bytes_per_layer(
     // [`sat`] for why saturation cannot produce a wrong "fits".
     let m = |x: u128, y: u128| x.saturating_mul(y);
     let (s, b, t) = (seq as u128, micro_batch as u128, tp.max(1) as u128);
-    let (h, kv, f, a) = (
+    let (h, kv, a) = (
         model.hidden as u128,
         model.kv_dim() as u128,
-        model.ffn as u128,
         model.heads as u128,
     );
     let e = u128::from(ACTIVATION_BYTES);
@@ -594,7 +713,10 @@ pub fn activation_bytes_per_layer(
         return sat(outside(m(e, sbh)));
     }
     let mask = u128::from(model.dropout); // 1-byte dropout mask per element, if dropout is on
-    let k = model.experts_per_token as u128; // each token passes k experts' MLPs
+                                          // Each token passes k experts' MLPs of width f (shared experts and dense layers folded in:
+                                          // [`ModelSpec::active_mlp_width`]).
+    let (k, f) = model.active_mlp_width();
+    let (k, f) = (k as u128, f as u128);
     let gate = if model.gated_mlp { 2 } else { 1 };
 
     // Replicated across the TP group (LayerNorm/dropout region): the inputs of LN1, QKV, LN2
@@ -627,6 +749,35 @@ pub fn activation_bytes_per_layer(
     sat(outside(replicated).saturating_add(sharded_linear.saturating_add(core) / t))
 }
 
+/// The MoE layer's activations beyond [`activation_bytes_per_layer`]'s, one micro-batch on one
+/// GPU, the mean over the layers: the experts' input is the `k` dispatched rows of each token
+/// (gathered over the expert-TP group), not one row, and the unpermutation keeps the `k`
+/// expert outputs for the routing weights' gradient (Megatron-Core's `unpermute` saves them):
+/// `2·h·(T·k·etp + T·k − T)` bytes for `T` tokens dispatched (`s·b/t`). 0 for a dense model and
+/// with full recomputation (only the layer's input is kept).
+pub fn moe_activation_bytes_per_layer(
+    model: &ModelSpec,
+    seq: usize,
+    layout: &Layout,
+    recompute: Recompute,
+) -> u64 {
+    if model.experts <= 1 || recompute == Recompute::Full {
+        return 0;
+    }
+    let t = layout.tp.max(1) as u128;
+    let tokens = (seq as u128).saturating_mul(layout.micro_batch as u128) / t;
+    let k = model.experts_per_token as u128;
+    let rows = tokens.saturating_mul(k);
+    let extra = rows
+        .saturating_mul(layout.expert_tp() as u128)
+        .saturating_add(rows)
+        .saturating_sub(tokens);
+    let bytes = extra
+        .saturating_mul(model.hidden as u128)
+        .saturating_mul(u128::from(ACTIVATION_BYTES));
+    sat(bytes.saturating_mul(model.moe_layers() as u128) / model.layers.max(1) as u128)
+}
+
 /// Activation bytes on the busiest GPU for a training layout: the first stage holds
 /// `min(p, m)` micro-batches of its `l/p` layers (1F1B) plus the embedding dropout mask; the
 /// last stage holds the final norm and output-layer inputs and fp32 logits (`4sbV/t`)
@@ -654,7 +805,13 @@ pub fn activation_bytes_per_gpu(
         layout.tp,
         layout.sp,
         layout.recompute,
-    ));
+    ))
+    .saturating_add(u128::from(moe_activation_bytes_per_layer(
+        model,
+        seq,
+        layout,
+        layout.recompute,
+    )));
     let layers_per_stage = (model.layers / p) as u128;
     let sp_div = |x: u128| if layout.sp { x / t } else { x };
     let sbh = m(m(s, b), h);
@@ -678,14 +835,18 @@ pub fn training_memory(
     global_batch: usize,
     layout: &Layout,
 ) -> MemoryBreakdown {
-    let params = params_per_gpu_ep(model, layout.tp, layout.pp, layout.ep);
+    let etp = layout.expert_tp();
+    let params = params_per_gpu_folded(model, layout.tp, layout.pp, layout.ep, etp);
     let expert = u64::try_from(
         (model.layers / layout.pp.max(1)) as u128
-            * u128::from(expert_params_per_rank(model, layout.tp, layout.ep)),
+            * u128::from(expert_params_per_rank(model, etp, layout.ep)),
     )
     .unwrap_or(u64::MAX);
-    let (weights_bytes, gradients_bytes, optimizer_bytes) =
-        model_state_bytes_ep(params, expert, layout.dp, layout.ep, layout.zero);
+    let (weights_bytes, gradients_bytes, optimizer_bytes) = if etp == layout.tp {
+        model_state_bytes_ep(params, expert, layout.dp, layout.ep, layout.zero)
+    } else {
+        model_state_bytes_experts(params, expert, layout.dp, layout.expert_dp(), layout.zero)
+    };
     MemoryBreakdown {
         params_per_gpu: params,
         weights_bytes,
@@ -707,6 +868,13 @@ pub fn kv_cache_bytes_per_token_per_gpu(
     pp: usize,
     bytes_per_elem: u64,
 ) -> u64 {
+    if let Some(mla) = &model.mla {
+        // The latent and the rope key are one "head" every TP rank keeps whole (vLLM and
+        // SGLang replicate the MLA cache over the TP group).
+        return sat(((model.layers / pp.max(1)) as u128)
+            .saturating_mul((mla.kv_lora_rank + mla.qk_rope_head_dim) as u128)
+            .saturating_mul(u128::from(bytes_per_elem)));
+    }
     let kv_heads_per_gpu = (model.kv_heads / tp.max(1)).max(1) as u128;
     sat((2 * (model.layers / pp.max(1)) as u128)
         .saturating_mul(kv_heads_per_gpu)
@@ -739,8 +907,20 @@ pub fn linear_weights_per_rank(model: &ModelSpec, tp: usize) -> u64 {
     );
     let q = model.q_dim() as u128;
     let mats = if model.gated_mlp { 3 } else { 2 };
-    let attn = (h * (q + 2 * kv) + q * h) / t;
-    let mlp = (model.experts.max(1) as u128).saturating_mul(mats * h * f / t);
+    let attn = if model.mla.is_some() {
+        u128::from(model.attention_weight_params()) / t
+    } else {
+        (h * (q + 2 * kv) + q * h) / t
+    };
+    let mut mlp = (model.experts.max(1) as u128).saturating_mul(mats * h * f / t);
+    if model.shared_ffn > 0 || model.dense_layers > 0 {
+        // Mean over the layers: routed and shared experts in the MoE layers, the dense MLP in
+        // the others.
+        let (moe_l, l) = (model.moe_layers() as u128, model.layers.max(1) as u128);
+        let moe = mlp.saturating_add(mats * h * model.shared_ffn as u128 / t);
+        let dense = mats * h * model.dense_ffn as u128 / t;
+        mlp = (moe.saturating_mul(moe_l) + dense.saturating_mul(model.dense_layers as u128)) / l;
+    }
     sat(attn.saturating_add(mlp))
 }
 
@@ -943,6 +1123,54 @@ mod tests {
                 params_per_gpu(&spec, 1, 1)
             );
         }
+    }
+
+    /// MoE parallel folding: with ETP apart from TP the experts' grid EP × ETP must divide
+    /// TP × DP, and EP may exceed DP; the experts' states shard over TP·DP/(EP·ETP).
+    #[test]
+    fn folded_experts_may_exceed_dp() {
+        let m = ModelPreset::Mixtral8x7b.spec();
+        let l = Layout {
+            ep: 8,
+            ..Layout::new(2, 1, 4)
+        };
+        assert!(matches!(
+            check_layout(&m, &l),
+            Err(LayoutError::EpNotDividingDp { .. })
+        ));
+        let folded = Layout { etp: 1, ..l };
+        assert!(check_layout(&m, &folded).is_ok());
+        assert_eq!((folded.expert_tp(), folded.expert_dp()), (1, 1));
+        assert_eq!(folded.label(), "TP=2 PP=1 DP=4 EP=8 ETP=1 b=1");
+        let too_few = Layout {
+            etp: 1,
+            ep: 8,
+            ..Layout::new(2, 1, 2)
+        };
+        assert!(matches!(
+            check_layout(&m, &too_few),
+            Err(LayoutError::ExpertGridNotDividing { .. })
+        ));
+        // One whole expert a GPU at ETP 1; the attention still split by TP 2.
+        assert_eq!(
+            layer_params_per_rank_folded(&m, 2, 8, 1) - layer_params_per_rank_ep(&m, 2, 8),
+            3 * 4096 * 14336 / 2
+        );
+        // A dense model keeps no MoE activations; full recomputation keeps none either.
+        let dense = ModelPreset::Llama3_8b.spec();
+        assert_eq!(
+            moe_activation_bytes_per_layer(&dense, 4096, &folded, Recompute::None),
+            0
+        );
+        assert_eq!(
+            moe_activation_bytes_per_layer(&m, 4096, &folded, Recompute::Full),
+            0
+        );
+        // T = 2048 tokens a GPU, k = 2, ETP 1: 2·h·(T·k + T·k − T) bytes.
+        assert_eq!(
+            moe_activation_bytes_per_layer(&m, 4096, &folded, Recompute::None),
+            2 * 4096 * (2048 * 2 + 2048 * 2 - 2048)
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod defaults;
 pub mod hardware;
 pub mod memory;
 pub mod models;
+pub mod moe_cost;
 pub mod nccl;
 pub mod planner;
 pub mod stack;

@@ -3,7 +3,8 @@
 //! A [`ModelSpec`] is the shape of a decoder-only transformer: enough to count parameters, FLOPs,
 //! activation and KV-cache bytes. It never allocates tensors. Sources: presets from the papers and
 //! model cards named on each; [`ModelSpec::from_hf_config`] reads a Hugging Face `config.json`
-//! (GPT-2, Llama, Mistral, Qwen2 and Mixtral key names). [`Scenario`] holds the guide's four
+//! (GPT-2, Llama, Mistral, Qwen2 and Mixtral key names; Qwen-MoE's and DeepSeek-V2/V3's shared
+//! experts, dense layers and multi-head latent attention). [`Scenario`] holds the guide's four
 //! real-world stories as runnable presets.
 
 use serde::{Deserialize, Serialize};
@@ -212,9 +213,80 @@ pub struct ModelSpec {
     /// Dropout after attention and MLP (counts dropout masks in activation memory).
     pub dropout: bool,
     /// Head size when it is not `hidden / heads` (config.json `head_dim`: Gemma 2 9B has 16
-    /// heads of 256 on a 3584-wide model); `None` means `hidden / heads`.
+    /// heads of 256 on a 3584-wide model); `None` means `hidden / heads`. For multi-head latent
+    /// attention, the query/key head size `qk_nope_head_dim + qk_rope_head_dim`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explicit_head_dim: Option<usize>,
+    /// Width of the shared experts' MLP, all of them together, in every MoE layer (DeepSeek
+    /// `n_shared_experts × moe_intermediate_size`, Qwen2-MoE `shared_expert_intermediate_size`);
+    /// every token passes it. 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shared_ffn: usize,
+    /// Layers of an MoE model whose MLP is dense, [`ModelSpec::dense_ffn`] wide (DeepSeek
+    /// `first_k_dense_replace`; Qwen-MoE `mlp_only_layers` and `decoder_sparse_step`). 0 for a
+    /// dense model, whose every layer's MLP is `ffn` wide.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dense_layers: usize,
+    /// Width of those dense layers' MLP (config.json `intermediate_size` of an MoE model).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dense_ffn: usize,
+    /// Multi-head latent attention (DeepSeek-V2/V3) instead of MHA/GQA projections.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mla: Option<Mla>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Multi-head latent attention (DeepSeek-V2, §2.1; config.json keys of the same names).
+///
+/// ```text
+///  x [h] ─ q_a (h×q_lora) ─ norm ─ q_b (q_lora × a·(nope+rope)) ─ Q
+///  x [h] ─ kv_a (h×(kv_lora+rope)) ─┬ c_kv [kv_lora] ─ norm ─ kv_b (kv_lora × a·(nope+v)) ─ K_nope, V
+///                                   └ k_rope [rope], shared by the heads
+///  attention over a heads of (nope+rope) for QKᵀ and v for PV ─ o (a·v × h)
+/// ```
+///
+/// The KV cache holds `c_kv` and `k_rope`: `kv_lora + rope` elements a token and layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mla {
+    /// Rank of the query's low-rank projection; 0: Q projected from `h` directly
+    /// (DeepSeek-V2-Lite, `q_lora_rank: null`).
+    pub q_lora_rank: usize,
+    pub kv_lora_rank: usize,
+    pub qk_nope_head_dim: usize,
+    pub qk_rope_head_dim: usize,
+    pub v_head_dim: usize,
+}
+
+impl Mla {
+    /// Query/key head size, `nope + rope`.
+    pub fn qk_head_dim(&self) -> usize {
+        self.qk_nope_head_dim + self.qk_rope_head_dim
+    }
+
+    /// Projection weights of one layer with `heads` heads on width `h`: `q_a`, `q_b` (or `q`),
+    /// `kv_a`, `kv_b` and `o`.
+    pub fn weight_params(&self, h: u128, heads: u128) -> u128 {
+        let qk = self.qk_head_dim() as u128;
+        let q = if self.q_lora_rank == 0 {
+            h * heads * qk
+        } else {
+            let r = self.q_lora_rank as u128;
+            h * r + r * heads * qk
+        };
+        let r_kv = self.kv_lora_rank as u128;
+        let kv_a = h * (r_kv + self.qk_rope_head_dim as u128);
+        let kv_b = r_kv * heads * (self.qk_nope_head_dim + self.v_head_dim) as u128;
+        let o = heads * self.v_head_dim as u128 * h;
+        q + kv_a + kv_b + o
+    }
+
+    /// The two extra RMSNorms of the latents (`q_a_layernorm`, `kv_a_layernorm`).
+    pub fn norm_params(&self) -> u64 {
+        (self.q_lora_rank + self.kv_lora_rank) as u64
+    }
 }
 
 /// Why a model cannot be built or loaded.
@@ -515,6 +587,10 @@ impl ModelSpec {
             biases: true,
             dropout: true,
             explicit_head_dim: None,
+            shared_ffn: 0,
+            dense_layers: 0,
+            dense_ffn: 0,
+            mla: None,
         }
     }
 
@@ -592,7 +668,11 @@ impl ModelSpec {
     /// Reads a Hugging Face `config.json` (text). GPT-2 keys (`n_layer`, `n_embd`, `n_head`,
     /// `n_inner`, `n_positions`) or Llama/Mistral/Qwen2/Mixtral keys (`num_hidden_layers`,
     /// `hidden_size`, `num_attention_heads`, `num_key_value_heads`, `intermediate_size`,
-    /// `max_position_embeddings`, `num_local_experts`, `num_experts_per_tok`).
+    /// `max_position_embeddings`, `num_local_experts`, `num_experts_per_tok`), with the MoE keys
+    /// of Qwen-MoE (`num_experts`, `moe_intermediate_size`, `shared_expert_intermediate_size`,
+    /// `mlp_only_layers`, `decoder_sparse_step`) and DeepSeek-V2/V3 (`n_routed_experts`,
+    /// `n_shared_experts`, `first_k_dense_replace`, and multi-head latent attention's
+    /// `q_lora_rank`, `kv_lora_rank`, `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`).
     pub fn from_hf_config(json_text: &str) -> Result<Self, ModelError> {
         let v: serde_json::Value =
             serde_json::from_str(json_text).map_err(|e| ModelError::Json {
@@ -676,14 +756,79 @@ impl ModelSpec {
             .unwrap_or(1);
             let experts_per_token = get("num_experts_per_tok")?.unwrap_or(1);
             // The expert's own width where the config gives one apart from the dense MLP's
-            // (DeepSeek, Qwen-MoE: `moe_intermediate_size`); shared experts and DeepSeek's
-            // dense first layers are not counted apart.
+            // (DeepSeek, Qwen-MoE: `moe_intermediate_size`); `intermediate_size` is then the
+            // width of the MoE model's dense layers.
+            let dense_ffn = ffn;
             let ffn = match get("moe_intermediate_size")? {
                 Some(f) if experts > 1 => f,
                 _ => ffn,
             };
-            // `head_dim` (Gemma, Mistral Nemo, Qwen3) when it is not hidden / heads.
-            let head_dim = get("head_dim")?;
+            // Shared experts, every token through them: Qwen2-MoE gives their width
+            // (`shared_expert_intermediate_size`), DeepSeek their number of expert-wide MLPs
+            // (`n_shared_experts`).
+            let shared_ffn = if experts > 1 {
+                match get("shared_expert_intermediate_size")? {
+                    Some(w) => w,
+                    None => get("n_shared_experts")?.unwrap_or(0).saturating_mul(ffn),
+                }
+            } else {
+                0
+            };
+            // Dense layers of an MoE model: DeepSeek's first `first_k_dense_replace` layers;
+            // Qwen-MoE's `mlp_only_layers` and the layers `decoder_sparse_step` skips (layer i
+            // is sparse when (i + 1) % step == 0, transformers' Qwen2MoeDecoderLayer).
+            let dense_layers = if experts > 1 {
+                let first_k = get("first_k_dense_replace")?.unwrap_or(0).min(layers);
+                let step = get("decoder_sparse_step")?.unwrap_or(1).max(1);
+                let only: Vec<usize> = match obj.get("mlp_only_layers") {
+                    None | Some(serde_json::Value::Null) => Vec::new(),
+                    Some(serde_json::Value::Array(a)) => a
+                        .iter()
+                        .map(|x| {
+                            x.as_u64()
+                                .map(|n| n as usize)
+                                .ok_or_else(|| ModelError::BadValue {
+                                    key: "mlp_only_layers".to_string(),
+                                    expected: "a list of layer indices",
+                                    got: x.to_string(),
+                                })
+                        })
+                        .collect::<Result<_, _>>()?,
+                    Some(x) => {
+                        return Err(ModelError::BadValue {
+                            key: "mlp_only_layers".to_string(),
+                            expected: "a list of layer indices",
+                            got: x.to_string(),
+                        })
+                    }
+                };
+                (0..layers.min(MODEL_LIMITS[0].1))
+                    .filter(|&i| i < first_k || only.contains(&i) || (i + 1) % step != 0)
+                    .count()
+            } else {
+                0
+            };
+            // Multi-head latent attention (DeepSeek-V2/V3): `kv_lora_rank` and its head sizes;
+            // `q_lora_rank` null projects Q from the hidden state directly (V2-Lite).
+            let mla = match get("kv_lora_rank")? {
+                Some(kv_lora_rank) => Some(Mla {
+                    q_lora_rank: get("q_lora_rank")?.unwrap_or(0),
+                    kv_lora_rank,
+                    qk_nope_head_dim: need(
+                        "qk_nope_head_dim",
+                        "MLA query/key head size without rotary",
+                    )?,
+                    qk_rope_head_dim: need("qk_rope_head_dim", "MLA rotary head size")?,
+                    v_head_dim: need("v_head_dim", "MLA value head size")?,
+                }),
+                None => None,
+            };
+            // `head_dim` (Gemma, Mistral Nemo, Qwen3) when it is not hidden / heads; with MLA,
+            // the query/key head size.
+            let head_dim = match &mla {
+                Some(m) => Some(m.qk_head_dim()),
+                None => get("head_dim")?,
+            };
             let explicit_head_dim = match head_dim {
                 Some(0) => {
                     return Err(ModelError::BadValue {
@@ -702,6 +847,10 @@ impl ModelSpec {
                 experts,
                 experts_per_token,
                 explicit_head_dim,
+                shared_ffn,
+                dense_layers,
+                dense_ffn: if dense_layers > 0 { dense_ffn } else { 0 },
+                mla,
                 tied_embeddings: get_bool("tie_word_embeddings").unwrap_or(tie_default),
                 // Qwen2 puts biases on the QKV projection only; counted as no biases (the
                 // difference is below 0.01% of parameters).
@@ -776,6 +925,55 @@ impl ModelSpec {
                 experts: self.experts,
             });
         }
+        let ffn_max = MODEL_LIMITS[4].1;
+        for (field, v) in [
+            ("shared_ffn", self.shared_ffn),
+            ("dense_ffn", self.dense_ffn),
+        ] {
+            if v > ffn_max {
+                return Err(ModelError::OverLimit {
+                    field,
+                    value: v,
+                    max: ffn_max,
+                });
+            }
+        }
+        if self.dense_layers > self.layers {
+            return Err(ModelError::OverLimit {
+                field: "dense_layers",
+                value: self.dense_layers,
+                max: self.layers,
+            });
+        }
+        if self.dense_layers > 0 && self.dense_ffn == 0 {
+            return Err(ModelError::Zero { field: "dense_ffn" });
+        }
+        if let Some(m) = &self.mla {
+            for (field, v) in [
+                ("kv_lora_rank", m.kv_lora_rank),
+                ("qk_rope_head_dim", m.qk_rope_head_dim),
+                ("v_head_dim", m.v_head_dim),
+            ] {
+                if v == 0 {
+                    return Err(ModelError::Zero { field });
+                }
+            }
+            for (field, v) in [
+                ("q_lora_rank", m.q_lora_rank),
+                ("kv_lora_rank", m.kv_lora_rank),
+                ("qk_nope_head_dim", m.qk_nope_head_dim),
+                ("qk_rope_head_dim", m.qk_rope_head_dim),
+                ("v_head_dim", m.v_head_dim),
+            ] {
+                if v > 1 << 16 {
+                    return Err(ModelError::OverLimit {
+                        field,
+                        value: v,
+                        max: 1 << 16,
+                    });
+                }
+            }
+        }
         let params = self.params_exact();
         if params > u128::from(MAX_PARAMS) {
             return Err(ModelError::TooManyParams {
@@ -789,28 +987,69 @@ impl ModelSpec {
     /// [`ModelSpec::params`] in 128-bit arithmetic: exact for any field values within
     /// `usize`, so validation can compare it against [`MAX_PARAMS`] without wrapping.
     fn params_exact(&self) -> u128 {
-        let (h, kv, f, v, s) = (
-            self.hidden as u128,
-            (self.kv_heads as u128) * self.head_dim() as u128,
-            self.ffn as u128,
-            self.vocab as u128,
-            self.seq as u128,
-        );
-        let q = (self.heads as u128) * self.head_dim() as u128;
-        let (e, l) = (self.experts as u128, self.layers as u128);
-        let mats = u128::from(self.mlp_matrices());
-        let attn = h * (q + 2 * kv) + q * h + if self.biases { q + 2 * kv + h } else { 0 };
-        let mlp = mats * h * f + if self.biases { (mats - 1) * f + h } else { 0 };
-        let router = if self.experts > 1 { h * e } else { 0 };
-        let norms = if self.biases { 4 * h } else { 2 * h };
-        let per_layer = attn.saturating_add(e.saturating_mul(mlp)) + router + norms;
+        let (h, v, s) = (self.hidden as u128, self.vocab as u128, self.seq as u128);
+        let (moe, dense) = (self.moe_layers() as u128, self.dense_layers as u128);
+        let attn = self.attention_params_exact();
+        let norms = u128::from(self.norm_params_per_layer());
+        let moe_layer = attn
+            .saturating_add(self.moe_mlp_params_exact())
+            .saturating_add(norms);
+        let dense_layer = attn
+            .saturating_add(self.mlp_params_exact(self.dense_ffn))
+            .saturating_add(norms);
         let embed = v * h + if self.learned_positions { s * h } else { 0 };
         let output = if self.tied_embeddings { 0 } else { v * h };
         let final_norm = if self.biases { 2 * h } else { h };
-        l.saturating_mul(per_layer)
+        moe.saturating_mul(moe_layer)
+            .saturating_add(dense.saturating_mul(dense_layer))
             .saturating_add(embed)
             .saturating_add(output)
             .saturating_add(final_norm)
+    }
+
+    /// Attention weights and biases of one block, 128-bit.
+    fn attention_params_exact(&self) -> u128 {
+        let (h, kv) = (
+            self.hidden as u128,
+            (self.kv_heads as u128) * self.head_dim() as u128,
+        );
+        let q = (self.heads as u128) * self.head_dim() as u128;
+        if let Some(mla) = &self.mla {
+            return mla.weight_params(h, self.heads as u128);
+        }
+        h * (q + 2 * kv) + q * h + if self.biases { q + 2 * kv + h } else { 0 }
+    }
+
+    /// One MLP of width `f` (with biases when the model has them), 128-bit.
+    fn mlp_params_exact(&self, f: usize) -> u128 {
+        let (h, f) = (self.hidden as u128, f as u128);
+        let mats = u128::from(self.mlp_matrices());
+        mats * h * f + if self.biases { (mats - 1) * f + h } else { 0 }
+    }
+
+    /// The MLP part of one MoE layer: every routed expert, the shared experts and the router
+    /// (a dense model's one MLP).
+    fn moe_mlp_params_exact(&self) -> u128 {
+        let e = self.experts as u128;
+        let router = if self.experts > 1 {
+            self.hidden as u128 * e
+        } else {
+            0
+        };
+        let shared = if self.shared_ffn > 0 {
+            self.mlp_params_exact(self.shared_ffn)
+        } else {
+            0
+        };
+        e.saturating_mul(self.mlp_params_exact(self.ffn))
+            .saturating_add(shared)
+            .saturating_add(router)
+    }
+
+    /// Layers whose MLP is the routed experts' (every layer of a dense model, whose one MLP
+    /// counts as one expert): `layers − dense_layers`.
+    pub fn moe_layers(&self) -> usize {
+        self.layers.saturating_sub(self.dense_layers)
     }
 
     /// Head size: config.json's `head_dim` when given, else `h / a`.
@@ -830,6 +1069,16 @@ impl ModelSpec {
         self.kv_heads * self.head_dim()
     }
 
+    /// The width whose `4·s·width` FLOPs a token spends in the attention core forward
+    /// (scores `2·s·a·d_qk`, context `2·s·a·d_v`): `q_dim` for MHA/GQA, `a·(d_qk + d_v)/2`
+    /// with multi-head latent attention (192 and 128 for DeepSeek-V3).
+    pub fn attention_core_dim(&self) -> f64 {
+        match &self.mla {
+            None => self.q_dim() as f64,
+            Some(m) => self.heads as f64 * (m.qk_head_dim() + m.v_head_dim) as f64 / 2.0,
+        }
+    }
+
     /// Matrices of one expert MLP: 2 (GPT) or 3 (gated).
     fn mlp_matrices(&self) -> u64 {
         if self.gated_mlp {
@@ -840,16 +1089,25 @@ impl ModelSpec {
     }
 
     /// Attention parameters of one block: QKV `h·(q_dim+2·kv_dim)` and out `q_dim·h`
-    /// (`q_dim = h` unless `head_dim` is set), plus biases.
+    /// (`q_dim = h` unless `head_dim` is set), plus biases; with multi-head latent attention
+    /// the five projections of [`Mla::weight_params`].
     pub fn attention_params_per_layer(&self) -> u64 {
+        u64::try_from(self.attention_params_exact()).unwrap_or(u64::MAX)
+    }
+
+    /// Attention projection weights of one block (no biases).
+    pub fn attention_weight_params(&self) -> u64 {
         let (h, kv, q) = (
             self.hidden as u64,
             self.kv_dim() as u64,
             self.q_dim() as u64,
         );
-        let w = h * (q + 2 * kv) + q * h;
-        let b = if self.biases { q + 2 * kv + h } else { 0 };
-        w + b
+        match &self.mla {
+            Some(m) => {
+                u64::try_from(m.weight_params(h.into(), self.heads as u128)).unwrap_or(u64::MAX)
+            }
+            None => h * (q + 2 * kv) + q * h,
+        }
     }
 
     /// Parameters of one expert MLP (with biases when the model has them).
@@ -864,27 +1122,30 @@ impl ModelSpec {
         w + b
     }
 
-    /// Norm parameters of one block: two LayerNorms (`4h`) or two RMSNorms (`2h`).
-    pub fn norm_params_per_layer(&self) -> u64 {
-        let h = self.hidden as u64;
-        if self.biases {
-            4 * h
-        } else {
-            2 * h
+    /// Parameters of the shared experts of one MoE layer (0 without them).
+    pub fn shared_mlp_params(&self) -> u64 {
+        if self.shared_ffn == 0 {
+            return 0;
         }
+        u64::try_from(self.mlp_params_exact(self.shared_ffn)).unwrap_or(u64::MAX)
     }
 
-    /// All parameters of one block (every expert, the router if MoE).
+    /// Norm parameters of one block: two LayerNorms (`4h`) or two RMSNorms (`2h`), plus the
+    /// latent norms of multi-head latent attention.
+    pub fn norm_params_per_layer(&self) -> u64 {
+        let h = self.hidden as u64;
+        (if self.biases { 4 * h } else { 2 * h }) + self.mla.map_or(0, |m| m.norm_params())
+    }
+
+    /// All parameters of one block (every expert, the router if MoE). For a model whose
+    /// layers differ (dense layers among MoE ones), the mean over the layers (rounded down).
     pub fn params_per_layer(&self) -> u64 {
-        let router = if self.experts > 1 {
-            (self.hidden * self.experts) as u64
-        } else {
-            0
-        };
-        self.attention_params_per_layer()
-            + self.experts as u64 * self.mlp_params_per_expert()
-            + router
-            + self.norm_params_per_layer()
+        let blocks = self
+            .params_exact()
+            .saturating_sub(u128::from(self.embedding_params()))
+            .saturating_sub(u128::from(self.output_params()))
+            .saturating_sub(u128::from(self.final_norm_params()));
+        u64::try_from(blocks / self.layers.max(1) as u128).unwrap_or(u64::MAX)
     }
 
     /// Input embedding `V·h` plus learned positions `s·h`.
@@ -930,33 +1191,87 @@ impl ModelSpec {
         let inactive = (self.experts.saturating_sub(self.experts_per_token) as u64)
             .saturating_mul(self.mlp_params_per_expert());
         self.params()
-            .saturating_sub((self.layers as u64).saturating_mul(inactive))
+            .saturating_sub((self.moe_layers() as u64).saturating_mul(inactive))
     }
 
     /// Matrix-multiply weights one token multiplies by in one block (active experts only): the
-    /// `2·N` FLOPs-per-token term of the forward pass counts these.
+    /// `2·N` FLOPs-per-token term of the forward pass counts these. For a model whose layers
+    /// differ (dense layers among MoE ones), the mean over the layers (rounded down).
     pub fn matmul_params_per_layer_active(&self) -> u64 {
-        let (h, kv, f) = (self.hidden as u64, self.kv_dim() as u64, self.ffn as u64);
-        let q = self.q_dim() as u64;
+        let h = self.hidden as u64;
+        let attn = self.attention_weight_params();
         let router = if self.experts > 1 {
             h * self.experts as u64
         } else {
             0
         };
-        h * (q + 2 * kv)
-            + q * h
-            + self.experts_per_token as u64 * self.mlp_matrices() * h * f
-            + router
+        let moe = attn
+            + self.experts_per_token as u64 * self.mlp_matrices() * h * self.ffn as u64
+            + self.mlp_matrices() * h * self.shared_ffn as u64
+            + router;
+        if self.dense_layers == 0 {
+            return moe;
+        }
+        let dense = attn + self.mlp_matrices() * h * self.dense_ffn as u64;
+        let l = self.layers.max(1) as u128;
+        let total = self.moe_layers() as u128 * u128::from(moe)
+            + self.dense_layers as u128 * u128::from(dense);
+        u64::try_from(total / l).unwrap_or(u64::MAX)
     }
 
-    /// KV-cache bytes per token over all layers: `2 (K and V) · l · kv_heads · head_dim · bytes`.
+    /// Routed-expert weights a token multiplies by in one block, the mean over the layers:
+    /// `k · mats · h · f · moe_layers / layers` (0 for a dense model). Part of
+    /// [`ModelSpec::matmul_params_per_layer_active`]; the cost model prices these as grouped
+    /// GEMMs.
+    pub fn routed_matmul_params_per_layer(&self) -> f64 {
+        if self.experts <= 1 {
+            return 0.0;
+        }
+        self.experts_per_token as f64
+            * self.mlp_matrices() as f64
+            * self.hidden as f64
+            * self.ffn as f64
+            * self.moe_layers() as f64
+            / self.layers.max(1) as f64
+    }
+
+    /// The MLP width a token passes in one block, the mean over the layers, as `(k, f)` whose
+    /// product is it: `(experts_per_token, ffn)` when every layer's MLP is the routed experts
+    /// alone (a dense model: `(1, ffn)`), else `(1, (moe_layers·(k·f + shared) +
+    /// dense_layers·dense_ffn) / layers)`. Activation memory and element-wise passes scale with
+    /// it.
+    pub fn active_mlp_width(&self) -> (usize, usize) {
+        if self.shared_ffn == 0 && self.dense_layers == 0 {
+            return (self.experts_per_token, self.ffn);
+        }
+        let moe = self.experts_per_token as u128 * self.ffn as u128 + self.shared_ffn as u128;
+        let total =
+            self.moe_layers() as u128 * moe + self.dense_layers as u128 * self.dense_ffn as u128;
+        (
+            1,
+            usize::try_from(total / self.layers.max(1) as u128).unwrap_or(usize::MAX),
+        )
+    }
+
+    /// KV-cache elements per token and layer: `2 · kv_heads · head_dim` (K and V), or with
+    /// multi-head latent attention the latent and the shared rope key, `kv_lora_rank +
+    /// qk_rope_head_dim` (DeepSeek-V2, §2.1.2: 576 for V3).
+    pub fn kv_cache_elems_per_token_layer(&self) -> u64 {
+        match &self.mla {
+            Some(m) => (m.kv_lora_rank + m.qk_rope_head_dim) as u64,
+            None => 2 * self.kv_dim() as u64,
+        }
+    }
+
+    /// KV-cache bytes per token over all layers: `2 (K and V) · l · kv_heads · head_dim · bytes`
+    /// ([`ModelSpec::kv_cache_elems_per_token_layer`] with multi-head latent attention).
     pub fn kv_cache_bytes_per_token(&self, bytes_per_elem: u64) -> u64 {
-        2 * self.layers as u64 * self.kv_dim() as u64 * bytes_per_elem
+        self.layers as u64 * self.kv_cache_elems_per_token_layer() * bytes_per_elem
     }
 
     /// One-line description for tables.
     pub fn summary(&self) -> String {
-        let moe = if self.experts > 1 {
+        let mut moe = if self.experts > 1 {
             format!(
                 ", {} experts (top-{})",
                 self.experts, self.experts_per_token
@@ -964,6 +1279,27 @@ impl ModelSpec {
         } else {
             String::new()
         };
+        if self.experts > 1 {
+            if self.shared_ffn > 0 {
+                moe.push_str(&format!(" + shared {}", self.shared_ffn));
+            }
+            if self.dense_layers > 0 {
+                moe.push_str(&format!(
+                    ", {} dense layers (ffn={})",
+                    self.dense_layers, self.dense_ffn
+                ));
+            }
+            moe.push_str(&format!(
+                ", {:.2}B active",
+                self.active_params() as f64 / 1e9
+            ));
+        }
+        if let Some(m) = &self.mla {
+            moe.push_str(&format!(
+                ", MLA (kv_lora={} rope={})",
+                m.kv_lora_rank, m.qk_rope_head_dim
+            ));
+        }
         let hd = match self.explicit_head_dim {
             Some(d) => format!(" head_dim={d}"),
             None => String::new(),

@@ -170,7 +170,7 @@ fn candidates(req: &PlanRequest) -> Vec<Layout> {
     let n = req.cluster.gpus;
     for tp in valid_tp_sizes(&req.model, &req.cluster) {
         for pp in valid_pp_sizes(&req.model, n / tp) {
-            out.extend(layouts_of(req, tp, pp, n / (tp * pp)));
+            out.extend(layouts_of(req, tp, pp, n / (tp * pp), false));
         }
     }
     out
@@ -191,8 +191,9 @@ pub fn valid_ep_sizes(model: &ModelSpec, dp: usize) -> Vec<usize> {
 
 /// The layouts of one `TP × PP × DP` split: every expert-parallel size (MoE models), micro-batch
 /// size, sequence-parallel choice (only with TP > 1) and recomputation `req` leaves open, in
-/// that nesting.
-fn layouts_of(req: &PlanRequest, tp: usize, pp: usize, dp: usize) -> Vec<Layout> {
+/// that nesting. `folded` adds, for an MoE model at TP > 1, the experts folded apart from
+/// attention (today's stack; the 2021 planner keeps EP inside DP).
+fn layouts_of(req: &PlanRequest, tp: usize, pp: usize, dp: usize, folded: bool) -> Vec<Layout> {
     let micro: Vec<usize> = match req.micro_batch {
         Some(b) => vec![b],
         None => MICRO_BATCH_CANDIDATES.to_vec(),
@@ -206,8 +207,22 @@ fn layouts_of(req: &PlanRequest, tp: usize, pp: usize, dp: usize) -> Vec<Layout>
         (Some(sp), _) => vec![sp],
         (None, _) => vec![false, true],
     };
+    // Expert parallelism: EP inside DP with the experts split like TP, and for an MoE model at
+    // TP > 1 also the folded grid (Megatron-Core's MoE parallel folding: ETP 1, EP up to TP·DP).
+    let mut experts: Vec<(usize, usize)> = valid_ep_sizes(&req.model, dp)
+        .into_iter()
+        .map(|ep| (ep, 0))
+        .collect();
+    if folded && req.model.experts > 1 && tp > 1 {
+        experts.extend(
+            crate::config::divisors(req.model.experts)
+                .into_iter()
+                .filter(|&ep| ep > 1 && (tp * dp).is_multiple_of(ep))
+                .map(|ep| (ep, 1)),
+        );
+    }
     let mut out = Vec::new();
-    for ep in valid_ep_sizes(&req.model, dp) {
+    for (ep, etp) in experts {
         for &micro_batch in &micro {
             for &sp in &sps {
                 for &rc in &recompute {
@@ -220,6 +235,7 @@ fn layouts_of(req: &PlanRequest, tp: usize, pp: usize, dp: usize) -> Vec<Layout>
                         recompute: rc,
                         zero: req.zero,
                         ep,
+                        etp,
                     });
                 }
             }
@@ -690,7 +706,7 @@ fn candidates_with(req: &PlanRequest, stack: &Stack) -> Vec<Layout> {
             })
             .collect();
         for pp in pps {
-            out.extend(layouts_of(req, tp, pp, per_cp / (tp * pp)));
+            out.extend(layouts_of(req, tp, pp, per_cp / (tp * pp), true));
         }
     }
     out
@@ -1125,6 +1141,33 @@ mod tests {
     fn request(model: ModelPreset, gpu: &str, gpus: usize, batch: usize) -> PlanRequest {
         let cluster = Cluster::new(&Catalogue::default(), gpu, gpus, 8, "ib200").unwrap();
         PlanRequest::new(model.spec(), TrainSetup::new(2048, batch), cluster)
+    }
+
+    /// Today's stack also tries the experts folded apart from attention (ETP 1, EP up to
+    /// TP·DP) for an MoE model at TP > 1; the 2021 planner and dense models do not.
+    #[test]
+    fn today_s_planner_folds_the_experts() {
+        let moe = request(ModelPreset::Mixtral8x7b, "h100", 64, 64);
+        let st = Stack::current();
+        let folded: Vec<Layout> = candidates_with(&moe, &st)
+            .into_iter()
+            .filter(|l| l.etp == 1)
+            .collect();
+        assert!(!folded.is_empty());
+        for l in &folded {
+            assert!(
+                l.tp > 1 && (l.tp * l.dp).is_multiple_of(l.ep * l.etp),
+                "{}",
+                l.label()
+            );
+        }
+        // EP 8 at TP 8, DP 1: only with the experts folded.
+        assert!(folded.iter().any(|l| l.tp == 8 && l.dp == 1 && l.ep == 8));
+        assert!(candidates(&moe).iter().all(|l| l.etp == 0));
+        let dense = request(ModelPreset::Llama3_8b, "h100", 64, 64);
+        assert!(candidates_with(&dense, &st)
+            .iter()
+            .all(|l| l.ep == 1 && l.etp == 0));
     }
 
     #[test]

@@ -37,6 +37,10 @@
 //!   causal) in `cp` steps, each step's K/V send hidden behind that step's attention only, and
 //!   pays the merges of the partial results ([`cp_merge_bytes`]); the DP gradient reduction
 //!   spans `d·cp`. `t·p·d·cp` must equal the cluster.
+//! - `moe_routing`, `ep_overlap` (MoE models only): the router, the token permutations, the
+//!   experts as grouped GEMMs at the busiest rank's load, and the EP all-to-alls, exposed or
+//!   overlapped with the other micro-batch ([`moe_cost`]); experts may be folded apart from
+//!   attention ([`Layout::etp`]).
 //!
 //! Every constant is listed with its source in `docs/calibration.md`; fitted ones say so.
 
@@ -44,6 +48,7 @@ use crate::capacity::cost::{self, flops_per_iteration, IterationTime, TrainSetup
 use crate::capacity::hardware::{Cluster, GpuSpec};
 use crate::capacity::memory::{self, Layout, LayoutError, MemoryBreakdown, Recompute};
 use crate::capacity::models::ModelSpec;
+use crate::capacity::moe_cost::{self, MoeLayerCost, MoeRouting};
 use crate::capacity::nccl;
 use crate::collectives::CollectiveKind;
 use crate::dtype::DType;
@@ -104,6 +109,14 @@ pub struct Stack {
     /// reduce-scatters but counts the matmuls and saves only every other one: 2.
     #[serde(default)]
     pub recompute_gemm_every: u32,
+    /// MoE routing: the busiest expert-parallel rank's load ([`MoeRouting`]).
+    #[serde(default)]
+    pub moe_routing: MoeRouting,
+    /// MoE all-to-alls overlapped with the other micro-batch's computation (Megatron-Core's
+    /// `--overlap-moe-expert-parallel-comm`, which runs the forward of one micro-batch and the
+    /// backward of another together): exposed = what the layer's computation cannot hide.
+    #[serde(default)]
+    pub ep_overlap: bool,
 }
 
 impl Default for Stack {
@@ -210,6 +223,8 @@ impl Stack {
             context_parallel: 1,
             grad_reduce_fp32: false,
             recompute_gemm_every: 0,
+            moe_routing: MoeRouting::Dropless,
+            ep_overlap: false,
         }
     }
 
@@ -230,6 +245,8 @@ impl Stack {
             context_parallel: 1,
             grad_reduce_fp32: false,
             recompute_gemm_every: 0,
+            moe_routing: MoeRouting::Dropless,
+            ep_overlap: false,
         }
     }
 
@@ -264,6 +281,12 @@ impl Stack {
         }
         if self.context_parallel > 1 {
             parts.push(format!("cp={}", self.context_parallel));
+        }
+        if self.moe_routing != MoeRouting::Dropless {
+            parts.push(format!("moe-{}", self.moe_routing.name()));
+        }
+        if self.ep_overlap {
+            parts.push("ep-overlap".to_string());
         }
         parts.join(" ")
     }
@@ -391,11 +414,22 @@ pub struct LayerCost {
     /// ([`cp_merge_bytes`]): memory-bound passes, not overlapped.
     #[serde(default)]
     pub cp_merge_s: f64,
-    /// MoE all-to-alls over the EP group (not overlapped).
+    /// MoE all-to-alls over the EP group (and expert-TP gathers), the part not hidden by
+    /// [`Stack::ep_overlap`].
     #[serde(default)]
     pub ep_comm_s: f64,
+    /// All of them, hidden or not.
+    #[serde(default)]
+    pub ep_comm_total_s: f64,
     #[serde(default)]
     pub ep_all_to_alls: usize,
+    /// MoE router passes, token permutations and the casts of the dispatched rows, fwd + bwd
+    /// ([`moe_cost::moe_layer_cost`]).
+    #[serde(default)]
+    pub moe_dispatch_s: f64,
+    /// The MoE layer's details (zero for a dense model).
+    #[serde(default)]
+    pub moe: MoeLayerCost,
     /// The forward part of the compute (for overlap accounting).
     pub forward_s: f64,
     /// The backward part of the compute (incl. recompute).
@@ -404,7 +438,12 @@ pub struct LayerCost {
 
 impl LayerCost {
     pub fn compute_s(&self) -> f64 {
-        self.gemm_s + self.attention_s + self.cp_merge_s + self.elementwise_s + self.recompute_s
+        self.gemm_s
+            + self.attention_s
+            + self.cp_merge_s
+            + self.elementwise_s
+            + self.recompute_s
+            + self.moe_dispatch_s
     }
 }
 
@@ -495,24 +534,40 @@ pub fn layer_cost(
     let (s, b) = (seq as f64, layout.micro_batch as f64);
     let s_local = s / cp;
     let tok = s_local * b;
+    // The MLP width a token passes, `k · f` (shared experts and dense layers folded in).
+    let (k_act, f_act) = model.active_mlp_width();
     let (h, f, kv, q) = (
         model.hidden as f64,
-        model.ffn as f64,
+        f_act as f64,
         model.kv_dim() as f64,
         model.q_dim() as f64,
     );
-    let k_exp = model.experts_per_token as f64;
+    let k_exp = k_act as f64;
     let mats = if model.gated_mlp { 2.0 } else { 1.0 };
-    // Linear layers: 2 FLOPs per weight per token forward, twice that backward.
-    let gemm_fwd = gemm_time(
-        2.0 * tok * model.matmul_params_per_layer_active() as f64 / t,
+    // Linear layers: 2 FLOPs per weight per token forward, twice that backward. The routed
+    // experts (MoE) are priced apart, as grouped GEMMs at the busiest rank's load.
+    let routed = model.routed_matmul_params_per_layer();
+    let dense_gemm_fwd = gemm_time(
+        2.0 * tok * (model.matmul_params_per_layer_active() as f64 - routed) / t,
         gpu,
         stack,
         prec,
     );
-    let gemm_s = 3.0 * gemm_fwd;
-    // Attention core: `4·b·s_local·s·q_dim/t` model FLOPs forward (scores and context).
-    let attn_model_fwd = 4.0 * b * s_local * s * q / t;
+    let moe = moe_cost::moe_layer_cost(
+        model,
+        tok,
+        layout,
+        cluster,
+        stack.moe_routing,
+        gemm_time(2.0 * tok * routed / t, gpu, stack, prec),
+        prec == Precision::Fp8,
+        |bytes| stream_time(bytes, gpu),
+    );
+    let gemm_fwd = dense_gemm_fwd + moe.expert_gemm_fwd_s;
+    let gemm_s = 3.0 * dense_gemm_fwd + moe.expert_gemm_s;
+    // Attention core: `4·b·s_local·s·q_dim/t` model FLOPs forward (scores and context;
+    // multi-head latent attention: [`ModelSpec::attention_core_dim`]).
+    let attn_model_fwd = 4.0 * b * s_local * s * model.attention_core_dim() / t;
     let drop = if model.dropout { 1.0 } else { 0.0 };
     let (attn_fwd, attn_bwd) = if stack.flash_attention {
         let real = 0.5 * attn_model_fwd; // causal blocks skipped
@@ -557,7 +612,7 @@ pub fn layer_cost(
     }
     let ew_fwd = stream_time(ew_bytes, gpu);
     let elementwise_s = 3.0 * ew_fwd;
-    let forward = gemm_fwd + attn_fwd + ew_fwd;
+    let forward = gemm_fwd + attn_fwd + ew_fwd + moe.dispatch_fwd_s;
     let recompute_s = match layout.recompute {
         Recompute::None => 0.0,
         Recompute::Selective if stack.flash_attention => 0.0,
@@ -646,7 +701,18 @@ pub fn layer_cost(
     } else {
         (0.0, 0.0, 0.0)
     };
-    let (ep_comm_s, ep_all_to_alls) = cost::moe_layer_comm(model, tok, layout, cluster);
+    // MoE all-to-alls: exposed, or hidden behind the layer's computation of the other
+    // micro-batch with EP overlap.
+    let ep_comm_total_s = moe.comm_s;
+    let ep_comm_s = if stack.ep_overlap {
+        moe_cost::overlapped_comm_exposed_s(
+            ep_comm_total_s,
+            gemm_s + attention_s + elementwise_s + moe.dispatch_s + recompute_s,
+            gpu,
+        )
+    } else {
+        ep_comm_total_s
+    };
     LayerCost {
         gemm_s,
         attention_s,
@@ -657,13 +723,17 @@ pub fn layer_cost(
         cp_exposed_s,
         cp_merge_s,
         ep_comm_s,
-        ep_all_to_alls,
+        ep_comm_total_s,
+        ep_all_to_alls: moe.all_to_alls,
+        moe_dispatch_s: moe.dispatch_s,
+        moe,
         forward_s: forward + cp_merge_fwd_s,
         backward_s: 2.0 * gemm_fwd
             + attn_bwd
             + 2.0 * ew_fwd
             + recompute_s
-            + (cp_merge_s - cp_merge_fwd_s),
+            + (cp_merge_s - cp_merge_fwd_s)
+            + (moe.dispatch_s - moe.dispatch_fwd_s),
     }
 }
 
@@ -692,6 +762,20 @@ pub struct StackBreakdown {
     pub pp_comm_hidden_s: f64,
     /// Context-parallel exchange left exposed.
     pub cp_comm_s: f64,
+    /// MoE all-to-alls (and expert-TP gathers) in total, and the part hidden by EP overlap.
+    #[serde(default)]
+    pub ep_comm_total_s: f64,
+    #[serde(default)]
+    pub ep_comm_hidden_s: f64,
+    /// MoE router passes and token permutations.
+    #[serde(default)]
+    pub moe_dispatch_s: f64,
+    /// MoE: the routed experts' grouped-GEMM utilisation and the busiest rank's load over the
+    /// mean ([`moe_cost::MoeLayerCost`]); 0 for a dense model.
+    #[serde(default)]
+    pub moe_grouped_gemm_utilisation: f64,
+    #[serde(default)]
+    pub moe_busiest_over_mean: f64,
     /// GEMM efficiency used (fraction of the precision's peak).
     pub gemm_efficiency: f64,
     /// The precision the GEMMs ran in.
@@ -846,8 +930,9 @@ pub fn training_memory(
     };
     let shard_dp = layout.dp.saturating_mul(cp);
     // Parameters: the busiest stage (first stage: embedding; last: output and final norm).
-    let per_layer = memory::layer_params_per_rank_ep(model, layout.tp, layout.ep) as u128;
-    let expert_per_layer = memory::expert_params_per_rank(model, layout.tp, layout.ep) as u128;
+    let etp = layout.expert_tp();
+    let per_layer = memory::layer_params_per_rank_folded(model, layout.tp, layout.ep, etp) as u128;
+    let expert_per_layer = memory::expert_params_per_rank(model, etp, layout.ep) as u128;
     let t = layout.tp.max(1) as u128;
     let h = model.hidden as u128;
     let vocab_shard = model.vocab as u128 * h / t;
@@ -883,8 +968,13 @@ pub fn training_memory(
     let expert =
         u64::try_from(stages.get(busiest).copied().unwrap_or(0) as u128 * expert_per_layer)
             .unwrap_or(u64::MAX);
-    let (weights_bytes, gradients_bytes, optimizer_bytes) =
-        memory::model_state_bytes_ep(params, expert, shard_dp, layout.ep, zero);
+    let (weights_bytes, gradients_bytes, optimizer_bytes) = if etp == layout.tp {
+        memory::model_state_bytes_ep(params, expert, shard_dp, layout.ep, zero)
+    } else {
+        // Folded: the experts' grid etp × ep × edp covers tp × cp × dp.
+        let edp = (layout.tp.saturating_mul(shard_dp) / (layout.ep.max(1) * etp)).max(1);
+        memory::model_state_bytes_experts(params, expert, shard_dp, edp, zero)
+    };
     // Activations: FlashAttention keeps no s² scores (as selective recomputation), CP holds
     // s/cp tokens; the first stage holds min(p, m) micro-batches (1F1B).
     let rc = if stack.flash_attention && layout.recompute == Recompute::None {
@@ -900,7 +990,8 @@ pub fn training_memory(
         layout.tp,
         layout.sp,
         rc,
-    ) as u128;
+    ) as u128
+        + memory::moe_activation_bytes_per_layer(model, local_seq, layout, rc) as u128;
     let m = (global_batch / layout.micro_batch.saturating_mul(layout.dp).max(1)).max(1);
     let v = stack.virtual_stages.max(1);
     let tokens = (local_seq * layout.micro_batch) as u128;
@@ -1160,6 +1251,11 @@ pub fn iteration_time(
         pp_comm_total_s: mf * p2p_total,
         pp_comm_hidden_s: mf * (p2p_total - p2p_exposed),
         cp_comm_s: m as f64 * stage_cp,
+        ep_comm_total_s: layer_share(layer.ep_comm_total_s),
+        ep_comm_hidden_s: layer_share(layer.ep_comm_total_s - layer.ep_comm_s),
+        moe_dispatch_s: layer_share(layer.moe_dispatch_s),
+        moe_grouped_gemm_utilisation: layer.moe.grouped_gemm_utilisation,
+        moe_busiest_over_mean: layer.moe.busiest_over_mean,
         gemm_efficiency: if stack.gemm_per_generation {
             gemm_efficiency(Generation::of(gpu), prec)
         } else {
@@ -1220,6 +1316,73 @@ mod tests {
     use crate::capacity::hardware::Catalogue;
     use crate::capacity::models::ModelPreset;
 
+    /// The MoE terms (issue 39, item 4) vanish for a dense model; for an MoE one the busiest
+    /// rank's load multiplies the experts and the all-to-alls, an all-to-all across nodes pays
+    /// the fitted efficiency, and EP overlap hides at most what leaves the SMs' share.
+    #[test]
+    fn moe_terms_vanish_for_dense_models_and_price_moe_ones() {
+        let cat = Catalogue::default();
+        let c = Cluster::new(&cat, "h100", 64, 8, "ib400").unwrap();
+        let base = Layout::new(1, 1, 64);
+        let dense = ModelPreset::Llama3_8b.spec();
+        let l = layer_cost(&dense, 4096, &base, &c, &Stack::current());
+        assert_eq!(
+            (
+                l.moe_dispatch_s,
+                l.ep_comm_total_s,
+                l.moe.expert_gemm_s,
+                l.ep_all_to_alls
+            ),
+            (0.0, 0.0, 0.0, 0)
+        );
+        let m = ModelPreset::Mixtral8x7b.spec();
+        let ep8 = Layout { ep: 8, ..base };
+        let balanced = Stack {
+            moe_routing: MoeRouting::ForceBalanced,
+            ..Stack::current()
+        };
+        let b = layer_cost(&m, 4096, &ep8, &c, &balanced);
+        let d = layer_cost(&m, 4096, &ep8, &c, &Stack::current());
+        assert!(b.moe_dispatch_s > 0.0 && b.ep_comm_total_s > 0.0);
+        assert_eq!(b.ep_all_to_alls, 4);
+        let busiest = moe_cost::DROPLESS_BUSIEST_OVER_MEAN;
+        assert!((d.moe.expert_gemm_s / b.moe.expert_gemm_s - busiest).abs() < 1e-9);
+        assert!((d.ep_comm_total_s / b.ep_comm_total_s - busiest).abs() < 1e-9);
+        // The experts cost at least their FLOPs at the dense GEMMs' rate.
+        let flops = 2.0 * 4096.0 * m.routed_matmul_params_per_layer();
+        assert!(b.moe.expert_gemm_s >= 3.0 * gemm_time(flops, &c.gpu, &balanced, Precision::Bf16));
+        // EP 16 spans two nodes: the all-to-all across them at the fitted efficiency.
+        let ep16 = Layout { ep: 16, ..base };
+        let m16 = ModelSpec {
+            experts: 16,
+            ..m.clone()
+        };
+        let x = layer_cost(&m16, 4096, &ep16, &c, &balanced);
+        let bytes = (4096.0 * 2.0 * 4096.0 * 2.0) as u64;
+        let nccl = nccl::group_time_s(&c, CollectiveKind::AllToAll, 1, 16, bytes);
+        let want = 4.0 * nccl / moe_cost::ALL_TO_ALL_ACROSS_NODES_EFFICIENCY;
+        assert!((x.ep_comm_total_s / want - 1.0).abs() < 1e-9);
+        // Overlap: exposed max(comm − compute, f·comm), f = 24/132 on an H100.
+        let o = layer_cost(
+            &m,
+            4096,
+            &ep8,
+            &c,
+            &Stack {
+                ep_overlap: true,
+                ..balanced
+            },
+        );
+        let f = moe_cost::EP_COMM_SMS / 132.0;
+        let want = (b.ep_comm_total_s - b.compute_s()).max(f * b.ep_comm_total_s);
+        assert!(
+            (o.ep_comm_s - want).abs() < 1e-12,
+            "{} vs {want}",
+            o.ep_comm_s
+        );
+        assert!(o.ep_comm_s < b.ep_comm_s);
+    }
+
     /// FP8 GEMMs on a GPU without FP8 tensor cores are refused with the rule, not priced in
     /// bf16 (issue 39: `plan --precision fp8` on an A100 was ignored without a word).
     #[test]
@@ -1235,6 +1398,7 @@ mod tests {
             recompute: Recompute::None,
             zero: 1,
             ep: 1,
+            etp: 0,
         };
         let setup = TrainSetup {
             seq: 8192,

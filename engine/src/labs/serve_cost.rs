@@ -712,7 +712,13 @@ pub fn stage_weight_bytes_per_gpu(
     let mut linear = memory::linear_weights_per_rank(model, tp).min(layer);
     if model.experts > 1 {
         let touched = (batch.saturating_mul(model.experts_per_token)).min(model.experts) as u64;
-        let untouched = model.experts as u64 - touched;
+        // Per layer on average: dense layers among the MoE ones have no experts to skip.
+        let untouched = if model.dense_layers == 0 {
+            model.experts as u64 - touched
+        } else {
+            (model.experts as u64 - touched) * model.moe_layers() as u64
+                / model.layers.max(1) as u64
+        };
         layer = layer.saturating_sub(untouched * model.mlp_params_per_expert() / t);
         let mats = if model.gated_mlp { 3 } else { 2 };
         let expert_matrices = mats * model.hidden as u64 * model.ffn as u64 / t;
@@ -860,8 +866,14 @@ pub fn decode_time(
         } else {
             0.0
         };
-        let attention =
-            b * layers as f64 * 4.0 * c * (model.heads as f64 / t) * model.head_dim() as f64;
+        // Multi-head latent attention decodes in its absorbed form (DeepSeek-V2, §2.1.3;
+        // vLLM's and SGLang's MLA kernels): every head's scores against the cached latent and
+        // rope key, `kv_lora + rope` wide, and its context over the latent, `kv_lora` wide.
+        let head_width = match &model.mla {
+            Some(m) => (2 * m.kv_lora_rank + m.qk_rope_head_dim) as f64 / 2.0,
+            None => model.head_dim() as f64,
+        };
+        let attention = b * layers as f64 * 4.0 * c * (model.heads as f64 / t) * head_width;
         let bytes = weight_bytes as f64 + kv_bytes_per_gpu as f64;
         (
             weight_bytes,
@@ -1087,6 +1099,13 @@ pub fn prefill_time_chunked(
         });
     }
     let rate = gemm_rate(&cluster.gpu, setup.weights)?;
+    // The causal attention core, `2·s²·width` FLOPs a sequence and layer: `h` (the heads'
+    // width), or multi-head latent attention's `a·(d_qk + d_v)/2`.
+    let attn_width = if model.mla.is_some() {
+        model.attention_core_dim()
+    } else {
+        h
+    };
     let kv_per_token =
         memory::kv_cache_bytes_per_token_per_gpu(model, tp, pp, setup.kv_cache.bytes()) as f64;
     // Σ over the stream's first `x` tokens of (position in its prompt + ½): a prompt of `s`
@@ -1111,7 +1130,7 @@ pub fn prefill_time_chunked(
         let stage = |layers: usize, last: bool| {
             let ls = layers as f64;
             let linear = tokens * 2.0 * ls * model.matmul_params_per_layer_active() as f64 / t;
-            let rest = ls * 4.0 * h * attention / t
+            let rest = ls * 4.0 * attn_width * attention / t
                 + if last {
                     finished * 2.0 * model.vocab as f64 * h / t
                 } else {

@@ -6,7 +6,7 @@
 
 mod common;
 use common::{click, shot_name, snapshot_options};
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::{Harness, SnapshotResults};
 use tplab::app::{ThemeChoice, SIDE_BAR_WIDTH};
 use tplab::lab::ShowMe;
@@ -553,4 +553,139 @@ fn each_challenge_links_to_its_own_lesson() {
     h.run_steps(3);
     assert!(h.query_by_label_contains("Lesson 5: Attention").is_some());
     assert!(h.query_by_label_contains("Lesson 4: The MLP").is_none());
+}
+
+/// What the app put on the clipboard in the frame after `label` was pressed.
+fn copied_by(harness: &mut Harness<'static, TplabApp>, label: &str) -> String {
+    harness.get_by_label(label).click();
+    for _ in 0..3 {
+        harness.step();
+        let copied = harness
+            .output()
+            .platform_output
+            .commands
+            .iter()
+            .find_map(|c| match c {
+                egui::OutputCommand::CopyText(text) => Some(text.clone()),
+                _ => None,
+            });
+        if let Some(text) = copied {
+            return text;
+        }
+    }
+    panic!("\"{label}\" copied nothing");
+}
+
+/// Pastes `text` into a fresh app's "Paste a plan" box and presses "Use this plan".
+fn pasted_into_a_fresh_app(text: &str) -> ShardingPlan {
+    let mut fresh = harness();
+    open(&mut fresh, 0);
+    let input = |h: &Harness<'static, TplabApp>| {
+        h.query_all_by_label("Paste a plan:")
+            .find(|n| {
+                matches!(
+                    n.accesskit_node().role(),
+                    egui::accesskit::Role::MultilineTextInput | egui::accesskit::Role::TextInput
+                )
+            })
+            .map(|n| n.focus())
+            .is_some()
+    };
+    assert!(input(&fresh), "the paste box is found by its name");
+    fresh.run_steps(2);
+    fresh.event(egui::Event::Paste(text.to_string()));
+    fresh.run_steps(2);
+    // The pasted file makes the box taller: the button may sit below the window's edge, where a
+    // pointer would scroll first. Pressed as a screen reader or the keyboard would.
+    fresh.get_by_label("Use this plan").click_accesskit();
+    fresh.run_steps(3);
+    assert!(
+        fresh
+            .query_all_by_label("Paste a plan:")
+            .all(|n| n.value().is_none_or(|v| v.is_empty())),
+        "the box is emptied once the plan is taken"
+    );
+    fresh.state().shared.design.plan()
+}
+
+/// Issue 40: "Copy my plan" and "Copy as command flags" give what a fresh app's paste box turns
+/// back into the same plan, and what `tplab design` takes (the file with --file, the flags as
+/// they are).
+#[test]
+fn a_copied_plan_pastes_into_a_fresh_app_and_tplab_design_takes_it() {
+    let mut harness = harness();
+    open(&mut harness, 0);
+    let from = harness.state().shared.design.plan();
+    let mut want = from.clone();
+    want.set_split(Weight::Qkv, Split::Replicate);
+    want.set_split(Weight::Out, Split::Replicate);
+    want.set_split(Weight::Fc1, Split::Columns);
+    want.set_split(Weight::Fc2, Split::Rows);
+    want.sequence_parallel = false;
+    set_splits(&mut harness, &from, &want);
+    let plan = harness.state().shared.design.plan();
+    assert_eq!(plan, want, "the clicks made the plan");
+
+    let file = copied_by(&mut harness, "Copy my plan");
+    let flags = copied_by(&mut harness, "Copy as command flags");
+    assert!(flags.starts_with("tplab design "), "{flags}");
+    assert_eq!(
+        pasted_into_a_fresh_app(&file),
+        plan,
+        "the plan file, pasted"
+    );
+    assert_eq!(pasted_into_a_fresh_app(&flags), plan, "the flags, pasted");
+
+    let dir = std::env::temp_dir().join(format!("tplab-copied-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.join("PLAN.toml");
+    std::fs::write(&path, &file).unwrap_or_else(|e| panic!("{e}"));
+    let (ok, out, err) = common::tplab(&["design", "--file", &path.to_string_lossy(), "--json"]);
+    assert!(ok, "tplab design --file takes the copied plan: {err}");
+    let (ok2, out2, err2) = common::tplab(
+        &flags
+            .trim_start_matches("tplab ")
+            .split_whitespace()
+            .chain(["--json"])
+            .collect::<Vec<_>>(),
+    );
+    assert!(ok2, "tplab design takes the copied flags: {err2}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let a: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let b: serde_json::Value =
+        serde_json::from_str(&out2).unwrap_or_else(|e| panic!("{e}: {out2}"));
+    assert_eq!(
+        a["plan"], b["plan"],
+        "the file and the flags are the same plan"
+    );
+}
+
+/// The lecturer's report: a student typing "Ayse Student" in the name box was saved as "A"
+/// (the box vanished once the name was no longer empty, and the focus with it). Typed one
+/// letter a frame, the whole name arrives, and the box still has the focus.
+#[test]
+fn the_name_box_keeps_the_focus_while_a_name_is_typed() {
+    let mut harness = harness();
+    harness.state_mut().shared.learner.clear();
+    open(&mut harness, 1);
+    let label = "Your name, to keep your stars with your quiz progress:";
+    let focus = |h: &Harness<'static, TplabApp>| {
+        h.query_all_by_label(label)
+            .find(|n| n.accesskit_node().role() == egui::accesskit::Role::TextInput)
+            .map(|n| n.focus())
+            .is_some()
+    };
+    assert!(focus(&harness), "the name box is found by its label");
+    harness.run_steps(2);
+    let name = "Ayse Student";
+    for c in name.chars() {
+        harness.event(egui::Event::Text(c.to_string()));
+        harness.run_steps(1);
+    }
+    harness.run_steps(2);
+    assert_eq!(harness.state().shared.learner, name);
+    let still = harness
+        .query_all_by_label(label)
+        .any(|n| n.accesskit_node().role() == egui::accesskit::Role::TextInput && n.is_focused());
+    assert!(still, "the box keeps the focus after the last letter");
 }

@@ -323,11 +323,19 @@ impl ShardingPlan {
     /// (`--plan NAME`, `--qkv/--out/--fc1/--fc2 SPLIT`, `--sequence-parallel`; a leading
     /// `tplab design` is skipped). At most 64 KiB is read.
     pub fn from_text(text: &str) -> Result<Self, PlanError> {
-        let text = &text[..text.len().min(64 * 1024)];
+        let text = &text[..text.floor_char_boundary(64 * 1024)];
         let text = text.trim();
-        if !text.contains("--") {
+        // A plan file's comments may quote flags ("# tplab design --file PLAN.toml", the first
+        // line of a copied plan): whether it is flags is read without them.
+        let body: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect();
+        if !body.iter().any(|l| l.contains("--")) {
             return Self::from_toml(text);
         }
+        let text = body.join("\n");
+        let text = text.as_str();
         let mut plan = NamedPlan::Megatron.plan();
         let mut words = text.split_whitespace().peekable();
         let short: String = text.chars().take(60).collect();
@@ -539,6 +547,8 @@ mod tests {
         for sp in [false, true] {
             for mut p in ShardingPlan::all_assignments(sp) {
                 assert_eq!(ShardingPlan::from_toml(&p.to_toml()).ok(), Some(p.clone()));
+                // Pasted as the app pastes it (the file's first line quotes a flag).
+                assert_eq!(ShardingPlan::from_text(&p.to_toml()).ok(), Some(p.clone()));
                 assert!(p.to_flags().is_some_and(|f| f.contains("--fc2")));
                 p.manual = Some(vec![
                     ManualCollective {
@@ -551,6 +561,7 @@ mod tests {
                     },
                 ]);
                 assert_eq!(ShardingPlan::from_toml(&p.to_toml()).ok(), Some(p.clone()));
+                assert_eq!(ShardingPlan::from_text(&p.to_toml()).ok(), Some(p.clone()));
                 assert_eq!(p.to_flags(), None);
             }
         }
@@ -570,6 +581,10 @@ mod tests {
             let flags = p.to_flags().unwrap_or_default();
             assert_eq!(ShardingPlan::from_text(&flags).ok(), Some(p));
         }
+        // Anything at all is refused by name, never a panic: 64 KiB of Turkish text cut in the
+        // middle of a letter included.
+        let long = format!("x{}", "ş".repeat(40_000));
+        assert!(ShardingPlan::from_text(&long).is_err());
         for bad in ["--qkv", "--qkv diagonal", "hello world", "--gpus 8"] {
             let e = ShardingPlan::from_text(bad).err().map(|e| e.to_string());
             assert!(e.is_some(), "{bad} is refused");

@@ -605,6 +605,7 @@ impl TplabApp {
         // lesson), not TP sizes, even when the answer field has lost its focus.
         let typing_view = matches!(self.active_id(), "quiz" | "lessons");
         if !ctx.egui_wants_keyboard_input() {
+            let focused = ctx.memory(|m| m.focused().is_some());
             ctx.input_mut(|i| {
                 use egui::{Key, Modifiers};
                 if i.consume_key(Modifiers::NONE, Key::F11)
@@ -612,7 +613,9 @@ impl TplabApp {
                 {
                     self.shared.presenter = !self.shared.presenter;
                 }
-                if i.consume_key(Modifiers::NONE, Key::Space) {
+                // Space presses a control that has the keyboard focus (egui does that); with
+                // nothing focused it plays and pauses.
+                if !focused && i.consume_key(Modifiers::NONE, Key::Space) {
                     self.shared.keys.toggle_play = true;
                 }
                 // Every press is one step, however many arrive in one frame; a presentation

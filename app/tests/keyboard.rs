@@ -1,6 +1,6 @@
 //! The keyboard reaches everything a learner needs: challenge 1 of the design lab solved and the
 //! walkthrough stepped to the first all-reduce with key events only (Tab to move the focus, Enter
-//! to press, the arrow keys to step); no click, no pointer.
+//! or Space to press, the arrow keys to step); no click, no pointer.
 
 mod common;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -18,9 +18,15 @@ fn label(h: &Harness<'static, TplabApp>) -> Option<String> {
 
 /// Tabs until the focus is on `target` (at most 400 presses), then presses Enter.
 fn tab_to_and_press(h: &mut Harness<'static, TplabApp>, target: &str) {
+    tab_to_and_press_with(h, target, egui::Key::Enter);
+}
+
+/// Tabs until the focus is on `target`, then presses `key` (Enter or Space: both press a
+/// focused button; Space plays the walkthrough only when nothing has the focus).
+fn tab_to_and_press_with(h: &mut Harness<'static, TplabApp>, target: &str, key: egui::Key) {
     for _ in 0..400 {
         if label(h).as_deref() == Some(target) {
-            h.key_press(egui::Key::Enter);
+            h.key_press(key);
             h.run_steps(3);
             return;
         }
@@ -59,8 +65,13 @@ fn challenge_one_is_solved_and_the_walkthrough_stepped_with_the_keyboard_only() 
     let want = NamedPlan::Megatron.plan();
     for w in [Weight::Fc1, Weight::Fc2] {
         let mut s = c.start.split(w);
+        // fc1's matrix is pressed with Enter, fc2's with Space.
+        let key = match w {
+            Weight::Fc1 => egui::Key::Enter,
+            _ => egui::Key::Space,
+        };
         while s != want.split(w) {
-            tab_to_and_press(&mut h, &matrix(w, s));
+            tab_to_and_press_with(&mut h, &matrix(w, s), key);
             s = match s {
                 Split::Replicate => Split::Columns,
                 Split::Columns => Split::Rows,
@@ -72,7 +83,7 @@ fn challenge_one_is_solved_and_the_walkthrough_stepped_with_the_keyboard_only() 
         h.state().shared.design.plan().split(Weight::Fc2),
         Split::Rows
     );
-    tab_to_and_press(&mut h, "Check my plan");
+    tab_to_and_press_with(&mut h, "Check my plan", egui::Key::Space);
     assert!(
         h.query_all_by_label_contains("Solved ★★★").next().is_some(),
         "challenge 1 is solved from the keyboard"

@@ -3,8 +3,8 @@
 //! A sitting draws `length` questions with its own seed: `length - generated` bank questions
 //! (every bank question but `exclude` and but the numeric ones, whose numbers are fixed; one of
 //! each `at_least_one_of` group, then one per lesson, lessons in a shuffled order) and
-//! `generated` generated ones (every kind of [`generate::GenKind::ALL`] at least once when
-//! `generated` allows), in a shuffled order. A generated question's numbers come from a seed
+//! `generated` generated ones (the practical part, a design lab split, in every sitting; every
+//! kind of [`generate::GenKind::ALL`] at least once when `generated` allows), in a shuffled order. A generated question's numbers come from a seed
 //! derived from the sitting's seed, so they change at every sitting: every numeric question of
 //! the exam is one of these, and a list of answers kept from earlier sittings does not answer
 //! the next one. `generated_variants` questions of every kind (seeds 0 to `generated_variants -
@@ -338,6 +338,11 @@ impl Exam {
         // bank question's) is skipped.
         let mut kinds: Vec<GenKind> = GenKind::ALL.to_vec();
         kinds.shuffle(&mut rng);
+        // The practical part (a design lab split the engine grades) is in every sitting: its
+        // kind goes first, the others keep their shuffled order.
+        if let Some(i) = kinds.iter().position(|k| *k == GenKind::DesignSplit) {
+            kinds[..=i].rotate_right(1);
+        }
         let mut seen: BTreeSet<String> =
             out.iter().map(|q| q.prompt(Lang::En).to_string()).collect();
         let mut taken = 0;
@@ -674,6 +679,22 @@ mod tests {
                 "seed {seed}: {bank_need} bank questions from only {} lessons",
                 drawn.len()
             );
+        }
+    }
+
+    /// Every sitting has its practical part: one design lab split, graded by the engine.
+    #[test]
+    fn every_sitting_has_the_practical_part() {
+        let exam = exam();
+        let prefix = format!("gen:{}:", GenKind::DesignSplit.name());
+        for seed in 0..200 {
+            let s = exam.sitting(seed);
+            let n = s
+                .questions
+                .iter()
+                .filter(|q| q.id.starts_with(&prefix))
+                .count();
+            assert_eq!(n, 1, "seed {seed}: {n} design lab splits");
         }
     }
 

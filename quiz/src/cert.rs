@@ -422,15 +422,22 @@ impl IssuerKey {
 }
 
 impl IssuerPublic {
-    /// Reads a public key: 64 hex digits, alone or as the key line of a `.pub` file. A secret
-    /// key file is refused.
+    /// Reads a public key: 64 hex digits, alone or as the key line of a `.pub` file, or the
+    /// `.pub.pem` (PEM) and `.pub.jwk` (JWK) forms. A secret key, in any form, is refused.
     pub fn parse(text: &str) -> Result<Self, String> {
         Self::parse_text(text).map_err(|e| e.to_string())
     }
 
     fn parse_text(text: &str) -> Result<Self, KeyTextError> {
-        let want =
-            || KeyTextError::Garbage("expected 64 hex digits (an Ed25519 public key)".into());
+        let want = || {
+            KeyTextError::Garbage(
+                "expected 64 hex digits, a PEM or a JWK (an Ed25519 public key)".into(),
+            )
+        };
+        // The .pub.pem and .pub.jwk files `tplab cert keygen` writes beside the .pub.
+        if let Some(read) = Self::from_pem_or_jwk(text) {
+            return read.map_err(KeyTextError::Garbage);
+        }
         match key_kind(text) {
             KeyKind::Secret => return Err(KeyTextError::SecretNotPublic),
             KeyKind::Public | KeyKind::BareHex => {}
@@ -447,7 +454,8 @@ impl IssuerPublic {
         })
     }
 
-    /// `--issuer KEY`: a path to a `.pub` file, the key's 64 hex digits, or its `did:key`.
+    /// `--issuer KEY`: a path to a `.pub`, `.pub.pem` or `.pub.jwk` file, the key's 64 hex
+    /// digits, or its `did:key`.
     pub fn from_arg(arg: &str) -> Result<Self, CertError> {
         let path = Path::new(arg);
         let key_err = |reason: String| CertError::Key {

@@ -1,7 +1,8 @@
 //! A bounded, deterministic fuzz run over certificate and key parsing, in `cargo test`: seeded
 //! structure-aware mutations of a genuine certificate (JSON record and PNG) and of genuine key
-//! files, each checked for no panic and for bounded memory (a counting allocator measures the
-//! peak of every call). The cargo-fuzz targets in `fuzz/` (cert_parse, key_parse) run the same
+//! files, and of a genuine Open Badges 3.0 credential (the `.jwt` alone, and the PNG's
+//! `openbadgecredential` chunk), each checked for no panic and for bounded memory (a counting
+//! allocator measures the peak of every call). The cargo-fuzz targets in `fuzz/` (cert_parse, key_parse) run the same
 //! parsers on unbounded input for as long as one likes, with nightly Rust.
 //!
 //! One test binary of its own: the global allocator counts every allocation in it.
@@ -345,4 +346,141 @@ fn a_compressed_record_bomb_is_refused_without_inflating_it() {
     assert!(matches!(v, Verdict::Invalid(_)), "{v:?}");
     assert!(v.explain().contains("over the"), "{}", v.explain());
     assert!(peak < 1 << 20, "{peak} bytes held to refuse it");
+}
+
+/// A genuine certificate's Open Badges 3.0 credential (`.jwt`) and its PNG carrying it.
+fn genuine_badge() -> (String, Vec<u8>) {
+    let c = genuine();
+    let subject = tplab_quiz::badge::Subject {
+        email: Some("deniz@example.org"),
+        practical: Some(true),
+        // 2026-11-30T10:00:00Z, the record's date.
+        issued_at_s: 1_796_032_800,
+    };
+    let jwt = tplab_quiz::badge::issue(&c, &key(), &subject)
+        .unwrap()
+        .unwrap();
+    let png = c.render_png_with(Some(&jwt)).unwrap();
+    (jwt, png)
+}
+
+/// What must hold of any credential bytes: no panic, and whatever verifies with the issuer's
+/// key states what the key signed.
+fn check_badge_bytes(bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    if let Ok((claims, _)) = tplab_quiz::badge::verify(&text, u64::MAX / 4) {
+        assert_eq!(claims.score_percent, 85);
+    }
+    match cert::check(bytes, Some(&key().public())) {
+        Verdict::Badge { claims, .. } => {
+            assert_eq!(
+                (claims.name.as_str(), claims.score_percent),
+                ("Deniz Kaya", 85)
+            );
+        }
+        Verdict::Signed { cert, badge, .. } => {
+            assert_eq!((cert.name.as_str(), cert.score_percent), ("Deniz Kaya", 85));
+            if let Some(b) = badge {
+                assert_eq!(b.score_percent, 85);
+                assert_eq!(b.practical, Some(true));
+            }
+        }
+        v => {
+            let _ = v.explain();
+        }
+    }
+}
+
+/// One mutation of the PNG's credential chunk (index 2, right after the record): its bytes
+/// edited (CRC fixed), a random or oversized credential, the chunk compressed (refused: OB 3.0
+/// bakes it uncompressed) or inflating to up to 32 MiB, duplicated, moved, or a second
+/// credential of random text after the image data.
+fn mutate_badge_chunk(rng: &mut ChaCha8Rng, base: &[Chunk], jwt: &str) -> Vec<u8> {
+    let mut c = base.to_vec();
+    let head = b"openbadgecredential\0\0\0\0\0".to_vec();
+    match rng.random_range(0..6) {
+        0 => {
+            for _ in 0..rng.random_range(1..6) {
+                let j = rng.random_range(0..c[2].1.len());
+                c[2].1[j] = rng.random();
+            }
+        }
+        1 => {
+            let mut data = head.clone();
+            let len = if rng.random_bool(0.2) {
+                rng.random_range(60_000..200_000)
+            } else {
+                rng.random_range(0..2048)
+            };
+            data.extend((0..len).map(|_| rng.random_range(32u8..127)));
+            c[2] = (*b"iTXt", data);
+        }
+        2 => {
+            // Compressed: the genuine token, or a bomb of up to 32 MiB.
+            let mut text = jwt.as_bytes().to_vec();
+            if rng.random_bool(0.5) {
+                text.resize(rng.random_range(1..=32) << 20, b'A');
+            }
+            let mut data = b"openbadgecredential\0\x01\0\0\0".to_vec();
+            data.extend(zlib(&text));
+            c[2] = (*b"iTXt", data);
+        }
+        3 => {
+            let dup = c[2].clone();
+            let at = rng.random_range(0..=c.len());
+            c.insert(at, dup);
+        }
+        4 => {
+            let moved = c.remove(2);
+            let at = rng.random_range(0..=c.len());
+            c.insert(at, moved);
+        }
+        _ => {
+            let mut data = head;
+            data.extend(mutate_text(rng, jwt.as_bytes()));
+            let at = c.len() - 1;
+            c.insert(at, (*b"iTXt", data));
+        }
+    }
+    assemble(&c, None)
+}
+
+/// Issue 38: the credential is read from untrusted bytes too (a `.jwt` given to `tplab cert
+/// verify`, the PNG's chunk): seeded mutations of both never panic, stay within the memory
+/// bound, and nothing verifies with the issuer's key unless it says what the key signed.
+#[test]
+fn mutated_badges_never_panic_and_stay_within_memory() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let start = std::time::Instant::now();
+    let (jwt, png) = genuine_badge();
+    let base = chunks(&png);
+    assert!(
+        base[2].1.starts_with(b"openbadgecredential\0"),
+        "the chunk after the record"
+    );
+    check_badge_bytes(jwt.as_bytes());
+    check_badge_bytes(&png);
+    let mut rng = ChaCha8Rng::seed_from_u64(20_261_206);
+    let (mut worst, mut cases) = (0usize, 0usize);
+    // 300 PNGs (each decoded and drawn when its chunks pass) and 6,000 tokens.
+    for round in 0..6_300 {
+        let bytes = if round % 21 == 0 {
+            mutate_badge_chunk(&mut rng, &base, &jwt)
+        } else {
+            mutate_text(&mut rng, jwt.as_bytes())
+        };
+        let ((), peak) = peak_of(|| check_badge_bytes(&bytes));
+        assert!(
+            peak <= MAX_PEAK,
+            "case {round}: {peak} bytes at once for {} input bytes",
+            bytes.len()
+        );
+        worst = worst.max(peak);
+        cases += 1;
+    }
+    eprintln!(
+        "{cases} credential cases in {:.1} s; the most memory one held: {:.1} MiB",
+        start.elapsed().as_secs_f64(),
+        worst as f64 / (1 << 20) as f64
+    );
 }

@@ -163,6 +163,21 @@ impl Catalog {
                         ));
                     }
                 }
+                // A label is read by the learner: the trace's op names (`attn.g`) are code.
+                if let Some(label) = &t.get_ref().label {
+                    for (lang, text) in [("English", &label.en), ("Turkish", &label.tr)] {
+                        if let Some(code) = dotted_op_name(text) {
+                            diags.push(at(
+                                t.span().start,
+                                format!(
+                                    "lesson '{}': the {lang} Show me label names the op '{code}' \
+                                     as the code does; say it in words (\"the attention's g\")",
+                                    l.slug
+                                ),
+                            ));
+                        }
+                    }
+                }
                 let tr_label = t.get_ref().label.as_ref().map(|x| x.tr.as_str());
                 for r in rejected_in_text(tr_label.unwrap_or_default()) {
                     diags.push(at(
@@ -268,6 +283,17 @@ impl Catalog {
     }
 }
 
+/// A trace op name as the code writes it (`attn.g`, `mlp.f.bwd`, `ce.sum`) inside `text`.
+fn dotted_op_name(text: &str) -> Option<String> {
+    text.split(|c: char| c.is_whitespace() || "(),;:'\"’".contains(c))
+        .find(|w| {
+            ["attn.", "mlp.", "ce.", "embed.", "lm_head."]
+                .iter()
+                .any(|p| w.starts_with(p) && w.len() > p.len())
+        })
+        .map(str::to_string)
+}
+
 fn check_markdown(path: &str, text: &str, diags: &mut Diagnostics) {
     let first = text.lines().enumerate().find(|(_, l)| !l.trim().is_empty());
     match first {
@@ -362,6 +388,25 @@ show_me = [{ view = "step", tp = 4, event = "mlp.g" }]
             text.contains("sequence_parallel"),
             "the known fields are listed: {text}"
         );
+    }
+
+    #[test]
+    fn a_show_me_label_with_an_op_name_as_code_fails() {
+        let index = INDEX.replace(
+            "event = \"mlp.g\"",
+            "event = \"mlp.g\", label = { en = \"The ring behind mlp.g\", tr = \"mlp.g'nin halkası\" }",
+        );
+        let files = [
+            (INDEX_FILE, index.as_str()),
+            ("en/01-intro.md", "# Intro\n\ntext\n"),
+            ("tr/01-intro.md", "# Giriş\n\nmetin\n"),
+        ];
+        let text = Catalog::from_files(files).unwrap_err().to_string();
+        for lang in ["English", "Turkish"] {
+            let want = format!("the {lang} Show me label names the op 'mlp.g'");
+            assert!(text.contains(&want), "missing {want:?} in:\n{text}");
+        }
+        assert_eq!(dotted_op_name("g after the MLP"), None);
     }
 
     #[test]

@@ -283,5 +283,7 @@ exam-confirm-back = Keep answering
 lesson-link = Lesson { $n }: { $title }
 lesson-previous = ◀ Previous lesson
 lesson-next = Next lesson: { $title } ▶
+lesson-copy-link = Copy a link to this lesson
+lesson-copy-link-hint = Copies { $link }: it opens this lesson (give it to a class).
 walk-numbers-round = GPU { $r } after round { $k } of { $rounds }
 walk-numbers-round-key = Each chunk (a quarter, a half… of the numbers, row by row) is the sum of the partial sums that GPU holds so far; bold: everyone's, the whole sum; ·: nothing of it yet.

@@ -283,5 +283,7 @@ exam-confirm-back = Cevaplamaya devam et
 lesson-link = Ders { $n }: { $title }
 lesson-previous = ◀ Önceki ders
 lesson-next = Sonraki ders: { $title } ▶
+lesson-copy-link = Bu dersin bağlantısını kopyala
+lesson-copy-link-hint = { $link } kopyalanır: bu dersi açar (sınıfla paylaşın).
 walk-numbers-round = GPU { $r }, { $rounds } turun { $k }. turundan sonra
 walk-numbers-round-key = Her parça (sayıların satır satır çeyreği, yarısı…) o GPU'nun şimdiye kadar tuttuğu kısmi toplamların toplamıdır; kalın: herkesinki, toplamın tamamı; ·: henüz ondan hiçbir şey yok.

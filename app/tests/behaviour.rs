@@ -195,7 +195,7 @@ fn verify_runs_off_the_ui_thread_and_passes() {
     assert!(done, "the run never finished");
     harness.get_by_label_contains("PASSED: all");
     harness.get_by_label_contains("tolerance: relative");
-    harness.get_by_label("error heatmap");
+    harness.get_by_label_contains("Error heatmap");
     // Four all-reduces per layer: forward attn.g, mlp.g; backward mlp.f.bwd, attn.f.bwd.
     harness.get_by_label_contains("Before: each GPU's partial output [128, 768]");
 }

@@ -77,12 +77,13 @@ fn verify_snapshot() {
     harness.run_steps(2);
     // Rounding errors depend on the CPU's SIMD width (summation order inside the GEMMs): mask
     // the error numbers and the error heatmap, keep everything else.
-    let mut masks: Vec<egui::Rect> = ["worst check", "error numbers", "error heatmap"]
-        .into_iter()
-        .map(|label| harness.get_by_label(label).rect())
-        .collect();
     // The tolerance's wording is the engine's and evolves with it.
-    masks.push(harness.get_by_label_contains("tolerance: relative").rect());
+    let masks = common::verify_masks(&harness);
+    assert_eq!(
+        masks.len(),
+        4,
+        "the worst check, the numbers, the heatmap, the tolerance"
+    );
     for rect in masks {
         harness.mask(rect);
     }

@@ -152,7 +152,7 @@ fn error_legend(ui: &mut egui::Ui, lang: tplab_lessons::Lang, allowed: f64) {
             text,
         );
     }
-    a11y_label(&resp, "error colour scale");
+    a11y_label(&resp, &crate::i18n::t(lang, "vf-a11y-scale"));
 }
 
 /// A pooled matrix as a texture.
@@ -450,16 +450,16 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
                 });
                 crate::widgets::keep_on_one_row(ui, big(&m.error).x.max(16.0 * size));
                 ui.vertical(|ui| {
-                    let l = ui.label(ta(
+                    // Read as it is written (its own name): the errors, in numbers.
+                    ui.label(ta(
                         "vf-error",
                         &[
                             ("abs", crate::i18n::sci(lang, m.max_abs_error, 3)),
                             ("rel", crate::i18n::sci(lang, m.max_rel_error, 3)),
                         ],
                     ));
-                    a11y_label(&l, "error numbers");
                     let resp = ui.image((m.error.texture.id(), big(&m.error)));
-                    a11y_label(&resp, "error heatmap");
+                    a11y_label(&resp, &tr("vf-a11y-heatmap"));
                     ui.label(egui::RichText::new(tr("vf-scale-caption")).small());
                     error_legend(ui, lang, m.allowed_abs);
                 });

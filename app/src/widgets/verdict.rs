@@ -1,7 +1,5 @@
 //! The verification verdict: every tensor against the unsharded reference, in words and numbers.
 
-use crate::widgets::a11y_label;
-
 /// A verification's verdict, its worst check and the tolerance with its reason, in the learner's
 /// language (`label`: the scenario's; the GPU view shows a GPU run's the same way, with its own
 /// `reason` for a tolerance that is not the engine's bound; `None`: the tolerance's own).
@@ -33,7 +31,8 @@ pub fn verdict_ui(
         );
     }
     if let Some(w) = v.worst() {
-        let resp = ui.label(ta(
+        // Read as it is written: the worst check, its GPU and its errors.
+        ui.label(ta(
             "vf-worst",
             &[
                 ("name", check_words(lang, w)),
@@ -45,9 +44,8 @@ pub fn verdict_ui(
                 ("rel", crate::i18n::sci(lang, w.max_rel_error, 3)),
             ],
         ));
-        a11y_label(&resp, "worst check");
     }
-    let tol = ui.add(
+    ui.add(
         egui::Label::new(ta(
             "vf-tolerance",
             &[
@@ -60,7 +58,6 @@ pub fn verdict_ui(
         ))
         .wrap(),
     );
-    a11y_label(&tol, "tolerance: relative");
 }
 
 /// A checked tensor in words, from what the check says it compares: the gradient of W1 in

@@ -276,7 +276,7 @@ pub fn wait_for(harness: &mut Harness<'static, TplabApp>, labels: &[&str]) {
 /// the SIMD width, the summation order inside the GEMMs).
 pub fn settle_view(harness: &mut Harness<'static, TplabApp>, view: &str) {
     match view {
-        "verify" => wait_for(harness, &["error heatmap"]),
+        "verify" => wait_for(harness, &["Error heatmap", "Hata ısı haritası"]),
         "planner" => wait_for(harness, &["Why the winner wins", "Kazanan neden kazanır"]),
         "collectives" => {
             // Paused on the first round (it moves only while playing): the frame does not
@@ -295,17 +295,36 @@ pub fn settle_view(harness: &mut Harness<'static, TplabApp>, view: &str) {
     }
     harness.run_steps(2);
     if view == "verify" {
-        let masks: Vec<egui::Rect> = [
-            "worst check",
-            "error numbers",
-            "error heatmap",
-            "tolerance: relative",
-        ]
-        .into_iter()
-        .filter_map(|label| harness.query_by_label(label).map(|n| n.rect()))
-        .collect();
-        for rect in masks {
+        for rect in verify_masks(harness) {
             harness.mask(rect);
         }
     }
+}
+
+/// Where the Verify view shows numbers that depend on the CPU (rounding errors depend on the
+/// SIMD width and the summation order inside the GEMMs), in either language: the worst check,
+/// the error numbers, the error heatmap, and the tolerance's line (the engine's wording).
+pub fn verify_masks(harness: &Harness<'static, TplabApp>) -> Vec<egui::Rect> {
+    const STARTS: [&str; 8] = [
+        "worst: ",
+        "en kötüsü: ",
+        "|after - reference|",
+        "|sonra - referans|",
+        "Error heatmap",
+        "Hata ısı haritası",
+        "tolerance: relative",
+        "tolerans: göreli",
+    ];
+    // A label's text is its value; a figure's words are its label. The text runs inside a
+    // label repeat its words and are left out.
+    harness
+        .query_all_by(|n| {
+            n.role() != egui::accesskit::Role::TextRun
+                && n.label()
+                    .filter(|l| !l.is_empty())
+                    .or_else(|| n.value())
+                    .is_some_and(|l| STARTS.iter().any(|s| l.starts_with(s)))
+        })
+        .map(|n| n.rect())
+        .collect()
 }

@@ -347,4 +347,37 @@ mod tests {
             assert!(e.contains(says), "{bad}: {e}");
         }
     }
+
+    /// The links a teacher shares: `?lesson=7` (or its name) opens the Lessons view on it,
+    /// `?step=12` the walkthrough at step 12; the copied `tplab --lesson 7` is the same on the
+    /// desktop. A lesson that does not exist, step 0, or another view beside them is refused
+    /// with what would work.
+    #[test]
+    fn lesson_and_step_links_open_where_they_say() {
+        let u = parse_query("?lesson=7").expect("a lesson by number");
+        assert_eq!(u.launch.view.as_deref(), Some("lessons"));
+        let slug = u.launch.lesson.clone().expect("a slug");
+        assert_eq!(slug, "all-reduce", "lesson 7 is the ring all-reduce");
+        let by_name = parse_query(&format!("?lesson={slug}&lang=tr")).expect("by name");
+        assert_eq!(by_name.launch.lesson.as_deref(), Some(slug.as_str()));
+        assert_eq!(by_name.launch.lang, Some(tplab_lessons::Lang::Tr));
+        let u = parse_query("?step=12&tp=4").expect("a step");
+        assert_eq!(u.launch.view.as_deref(), Some("step"));
+        assert_eq!((u.launch.step, u.tp), (Some(12), Some(4)));
+        assert_eq!(
+            crate::platform::lesson_link(7),
+            "tplab --lesson 7",
+            "the desktop's copied link is the command"
+        );
+        for (bad, says) in [
+            ("?lesson=99", "give its number (1 to"),
+            ("?step=0", "counted from 1"),
+            ("?step=two", "a step is a number"),
+            ("?lesson=3&view=design", "opens in the Lessons view"),
+            ("?step=3&view=design", "opens in the walkthrough"),
+        ] {
+            let e = parse_query(bad).expect_err(bad);
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
 }

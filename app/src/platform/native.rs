@@ -11,6 +11,11 @@ pub const CAN_PICK_FILES: bool = false;
 
 /// Writes `bytes` to `dir/name` atomically (temporary file, fsync, rename); returns where (the
 /// caller words it in the learner's language).
+/// What opens lesson `order` on this platform, to copy and share: the command line.
+pub fn lesson_link(order: u32) -> String {
+    format!("tplab --lesson {order}")
+}
+
 pub fn save_file(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<String> {
     let path = dir.join(name);
     tplab_quiz::progress::write_atomic(&path, bytes)?;

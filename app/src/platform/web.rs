@@ -218,6 +218,16 @@ pub fn fetch_text(ctx: &egui::Context, url: &str, token: &str) -> Fetch {
     fetch
 }
 
+/// What opens lesson `order` on this platform, to copy and share: this page's address with
+/// `?lesson=N` (the web edition reads it at start).
+pub fn lesson_link(order: u32) -> String {
+    let page = window().ok().and_then(|w| {
+        let l = w.location();
+        Some(format!("{}{}", l.origin().ok()?, l.pathname().ok()?))
+    });
+    format!("{}?lesson={order}", page.unwrap_or_default())
+}
+
 /// The page's origin (`http://192.168.1.20:8036`) and its fragment without the `#`: where a
 /// class link opened the web edition.
 pub fn page_origin_and_fragment() -> Option<(String, String)> {

@@ -167,6 +167,19 @@ fn lesson_page(
                 *pick = Some(n.slug.clone());
             }
         }
+        // A link to this lesson to hand out: the command on the desktop, the address on the web.
+        let link = crate::platform::lesson_link(current.order);
+        if ui
+            .button(t(lang, "lesson-copy-link"))
+            .on_hover_text(t_args(
+                lang,
+                "lesson-copy-link-hint",
+                &[("link", link.clone())],
+            ))
+            .clicked()
+        {
+            ui.ctx().copy_text(link);
+        }
     });
     ui.horizontal_wrapped(|ui| {
         for target in &current.show_me {

@@ -1,11 +1,14 @@
 //! Journeys, tested as journeys: seeded random sequences of what learners do in the design lab
 //! and the walkthrough — choose splits, add and remove collectives, toggle sequence parallelism
 //! and hand placement, pick a challenge or the free design, check, step through, step back and
-//! forth, answer and skip predictions, switch language and theme, restart from the saved state —
+//! forth, answer and skip predictions, change the scenario's TP with the digit keys (valid or
+//! not), walk Megatron's split, switch language and theme, restart from the saved state —
 //! driven through the real app (clicks and keys found by their accessible names). After every
 //! action the app is checked against what the engine says of the lab state as it is now:
 //!
-//! - the walkthrough's steps are the engine's trace of exactly the plan its banner names;
+//! - the walkthrough's steps are the engine's trace of exactly the plan its banner names (the
+//!   learner's plan, or Megatron's split of the scenario at its TP; a TP the heads refuse shows
+//!   the engine's refusal and a TP that works);
 //! - every hand-placed collective is drawn where it acts (or, when it has nothing to do, where it
 //!   was placed), and can be removed where it is drawn;
 //! - "Step through my plan" is enabled exactly when the engine gives the plan a trace;
@@ -69,6 +72,10 @@ enum Act {
     Restart,
     SwitchLanguage,
     SwitchTheme,
+    /// A digit key: the scenario's TP (1–8), valid or not for its heads.
+    PressTp(usize),
+    /// The walkthrough on Megatron's split of the scenario.
+    WalkMegatron,
 }
 
 const SITES: [Site; 9] = Site::ALL;
@@ -80,7 +87,7 @@ const KINDS: [ManualKind; 4] = [
 ];
 
 fn random_act(rng: &mut Rng) -> Act {
-    match rng.below(40) {
+    match rng.below(44) {
         0..=2 => Act::OpenChallenge(1 + rng.below(8)),
         3 => Act::FreeDesign([2, 4, 8][rng.below(3)]),
         4..=12 => Act::ClickMatrix(Weight::ALL[rng.below(4)]),
@@ -97,6 +104,8 @@ fn random_act(rng: &mut Rng) -> Act {
         36 => Act::BackToMegatron,
         37 => Act::BackToDesign,
         38 => Act::Restart,
+        40..=41 => Act::PressTp(1 + rng.below(8)),
+        42..=43 => Act::WalkMegatron,
         _ => {
             if rng.below(2) == 0 {
                 Act::SwitchLanguage
@@ -303,6 +312,55 @@ fn check_invariants(
                 .unwrap_or(0);
             if solved_shown && saved == 0 {
                 return Err(format!("challenge {} is shown solved but not saved", c.id));
+            }
+        }
+    }
+    if view == "step" && h.state().shared.walk_choice() == WalkChoice::Megatron {
+        // Megatron's split of the scenario as it is now (the digit keys change its TP): its
+        // trace's steps, or the engine's refusal with a TP that works.
+        match h.state().shared.scenario.derived() {
+            Ok(d) => {
+                let steps = tplab::lab::walk::walk_steps(&d.trace).len();
+                let of_total = format!("/{steps} · ");
+                let heading = h
+                    .query_all_by(|n| {
+                        n.label()
+                            .or_else(|| n.value())
+                            .is_some_and(|l| l.contains(&of_total))
+                    })
+                    .next()
+                    .is_some();
+                let asking = h
+                    .query_all_by_label(&t(lang, "walk-predict-skip"))
+                    .next()
+                    .is_some();
+                if !heading && !asking {
+                    return Err(format!(
+                        "the walkthrough of Megatron's split at TP {} does not count {steps} steps",
+                        h.state().shared.scenario.config().tp
+                    ));
+                }
+            }
+            Err(_) => {
+                // The fixes are buttons: a TP that works, or a head count that does.
+                let prefix = |id: &str, arg: &str| {
+                    tplab::i18n::t_args(lang, id, &[(arg, String::new())])
+                        .trim_end_matches(['\u{2068}', '\u{2069}'])
+                        .to_string()
+                };
+                let (tp, heads) = (prefix("use-tp", "tp"), prefix("use-heads", "heads"));
+                if h.query_all_by(|n| {
+                    n.label()
+                        .is_some_and(|l| l.starts_with(&tp) || l.starts_with(&heads))
+                })
+                .next()
+                .is_none()
+                {
+                    return Err(format!(
+                        "TP {} is refused, but no \"{tp}…\" or \"{heads}…\" fix is offered",
+                        h.state().shared.scenario.config().tp
+                    ));
+                }
             }
         }
     }
@@ -585,8 +643,35 @@ fn perform(h: &mut Harness<'static, TplabApp>, act: &Act, dir: &std::path::Path)
             h.run_steps(2);
         }
         Act::SwitchTheme => {
-            h.state_mut().set_theme(tplab::app::ThemeChoice::Dark);
+            let next = if h.ctx.theme() == egui::Theme::Dark {
+                tplab::app::ThemeChoice::Light
+            } else {
+                tplab::app::ThemeChoice::Dark
+            };
+            h.state_mut().set_theme(next);
             h.run_steps(2);
+        }
+        Act::PressTp(n) => {
+            let key = [
+                egui::Key::Num1,
+                egui::Key::Num2,
+                egui::Key::Num3,
+                egui::Key::Num4,
+                egui::Key::Num5,
+                egui::Key::Num6,
+                egui::Key::Num7,
+                egui::Key::Num8,
+            ][(*n - 1).min(7)];
+            h.key_press(key);
+            h.run_steps(3);
+        }
+        Act::WalkMegatron => {
+            h.state_mut().show_me(&ShowMe {
+                view: View::Step,
+                ..Default::default()
+            });
+            h.state_mut().shared.act(Action::WalkMegatron);
+            h.run_steps(3);
         }
     }
 }

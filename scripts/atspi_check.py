@@ -18,7 +18,11 @@ collectives: fc1 by columns, fc2 by rows, equal to the reference. The check
   2. invokes the AT-SPI action ("click") on fc1, which cycles its split columns -> rows;
   3. re-reads the tree: fc1's name now says rows, the verdict is the refusal, the broken rule
      (GeLU reads a partial sum of A) is shown, and "Step through my plan" is disabled;
-  4. invokes "Check my plan" and reads the challenge's verdict (solved).
+  4. invokes "Check my plan" and reads the challenge's verdict (solved);
+  5. sets fc1 back to columns through two actions, invokes "Step through my plan" and reads
+     the walkthrough's banner on this plan, then "Back to the design lab";
+  6. invokes an all-reduce's chip (challenge 5 places collectives by hand): one chip fewer, and
+     "Step through my plan" disabled.
 
 It prints what it found and exits non-zero with the reason on any failure.
 """
@@ -91,6 +95,12 @@ class Strings:
         for k, v in args.items():
             text = re.sub(r"\{\s*\$" + k + r"\s*\}", str(v), text)
         return text
+
+    def start_pattern(self, key):
+        """A regex for the message's start up to its second placeable (placeables match any
+        text): the start of a message that may begin with a number, as Turkish ones do."""
+        parts = re.split(r"\{[^}]*\}", self(key))
+        return re.compile(".+?".join(re.escape(p) for p in parts[:2]))
 
     def prefix(self, key, **args):
         """The message up to its first placeable left unfilled."""
@@ -319,6 +329,48 @@ def check(pid, lang):
     got = one(nodes, lambda n: n.name.startswith(solved) and n.name != s("design-solved-count"),
               "challenge verdict")
     print(f"    check  {got}")
+
+    # fc1 back to columns through its action (rows -> whole -> columns): the plan equals the
+    # reference again and "Step through my plan" is enabled.
+    for frm, to in (("rows", "whole"), ("whole", "columns")):
+        node = one(nodes, lambda n: n.name == matrix["fc1"][frm], f"matrix {matrix['fc1'][frm]!r}")
+        act(node, repr(node.name))
+        nodes = wait_tree(app, lambda ns: any(n.name == matrix["fc1"][to] for n in ns),
+                          f"{matrix['fc1'][to]!r} after the action", 15)
+    nodes = wait_tree(app, lambda ns: any(n.name == walk_name and n.enabled for n in ns),
+                      f"'{walk_name}' enabled once fc1 is by columns again", 15)
+
+    # "Step through my plan" through its action: the walkthrough opens on this plan (its banner),
+    # and "Back to the design lab" through its action comes back.
+    walk_btn = one(nodes, lambda n: n.name == walk_name, f"'{walk_name}'")
+    act(walk_btn, repr(walk_name))
+    banner = s.start_pattern("st-plan-walk")
+    nodes = wait_tree(app, lambda ns: any(banner.match(n.name) for n in ns),
+                      f"the walkthrough's banner matching {banner.pattern!r}", 15)
+    print(f"    walkthrough {one(nodes, lambda n: bool(banner.match(n.name)), 'banner')}")
+    back_name = s("st-plan-back")
+    back = [n for n in nodes if n.name == back_name and n.actions]
+    if not back:
+        raise CheckFailed(f"no '{back_name}' button in the walkthrough")
+    act(back[0], repr(back_name))
+    nodes = wait_tree(app, lambda ns: len(matrices(ns)) >= 4, "the design view again", 15)
+
+    # A collective's chip through its action: challenge 5 places its collectives by hand, and a
+    # placed one's chip removes it (one fewer chip; the plan is refused without it).
+    chip_name = "all-reduce"
+    chips = [n for n in nodes if n.name == chip_name and n.role == "push button" and n.actions]
+    if not chips:
+        raise CheckFailed(f"no '{chip_name}' chip offered as a button in challenge 5")
+    print(f"    chip   {chips[0]}  (×{len(chips)})")
+    act(chips[0], f"the '{chip_name}' chip")
+    nodes = wait_tree(
+        app,
+        lambda ns: len([n for n in ns if n.name == chip_name and n.role == "push button"]) < len(chips)
+        and any(n.name == walk_name and not n.enabled for n in ns),
+        f"one '{chip_name}' chip fewer and '{walk_name}' disabled", 15,
+    )
+    print(f"    after the chip: {len([n for n in nodes if n.name == chip_name and n.role == 'push button'])} "
+          f"'{chip_name}' chip(s), '{walk_name}' disabled")
 
     report_unclear(nodes, set(all_matrix_names))
     print(f"  OK [{lang}] in {time.time() - t0:.1f} s")

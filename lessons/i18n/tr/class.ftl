@@ -1,6 +1,6 @@
 # Canlı ders: öğretmen konsolu (Ders görünümü) ve öğrencinin cihazı (tr). Kimlikler en/ ve
 # tr/ içinde aynı kalmalı.
-view-class = Ders
+view-class = Canlı ders
 class-title = Canlı ders
 class-how = Canlı ders öğretmenin bilgisayarında çalışır: `tplab class --console` ile başlatın (bu uygulama konsol olur) ya da `tplab class` komutunun yazdığı öğretmen bağlantısını açın. Öğrenciler katılma adresini telefonda veya dizüstünde açar.
 class-connecting = Derse bağlanılıyor…

@@ -622,7 +622,9 @@ fn perform(h: &mut Harness<'static, TplabApp>, act: &Act, dir: &std::path::Path)
         Act::Restart => {
             // A kill: the app's exit never ran; only what was saved as it happened survives.
             let before = h.state().shared.design.clone();
-            let preds = h.state().shared.predictions.clone();
+            // A reveal is for the room that saw it: a restart asks again; answers and skips stay.
+            let mut preds = h.state().shared.predictions.clone();
+            preds.drop_reveals();
             let mut app = start_app();
             let stars_kept = challenge::all()
                 .iter()

@@ -328,6 +328,8 @@ impl Shared {
         self.design = saved.design;
         self.design.settle();
         self.predictions = saved.predictions;
+        // A presenter's reveals were for the room that saw them: the next start asks again.
+        self.predictions.drop_reveals();
         Ok(())
     }
 

@@ -1,7 +1,9 @@
 //! The walkthrough's predictions: before each collective of the first layer the learner
 //! predicts what it will do, then the step plays. An answer, a skip or a presenter's reveal is
 //! kept per program walked (the scenario's label, or the learner's plan), saved with the lab
-//! file so that a restart keeps it. The key that steps never answers a question: a prediction
+//! file so that a restart keeps a learner's answers and skips; a reveal is for the room that saw
+//! it, and a restart (the next class, or the class after a rehearsal) asks again. The key that
+//! steps never answers a question: a prediction
 //! waits for an answer or an explicit skip, and skipped questions come back at the end of the
 //! layer.
 
@@ -88,6 +90,15 @@ impl Predictions {
         }
     }
 
+    /// Forgets every reveal (a presenter's, or a jump past a question), keeping the answers
+    /// and the skips: what a restart reads back, so the next class is asked again.
+    pub fn drop_reveals(&mut self) {
+        for a in self.by_walk.values_mut() {
+            a.retain(|_, x| *x != Answer::Revealed);
+        }
+        self.by_walk.retain(|_, a| !a.is_empty());
+    }
+
     /// Forgets `walk`'s answers (the walkthrough's "ask me again").
     pub fn clear(&mut self, walk: &str) {
         self.by_walk.remove(walk);
@@ -122,6 +133,26 @@ mod tests {
         );
         assert_eq!(p.tally("w"), (1, 1));
         assert_eq!(p.tally("other"), (0, 0));
+    }
+
+    /// A teacher who rehearsed (reveals) still has the questions in class the next day; a
+    /// learner's own answers and skips stay.
+    #[test]
+    fn a_restart_forgets_reveals_and_keeps_answers_and_skips() {
+        let mut p = Predictions::default();
+        let pick = Answer::Picked {
+            choice: 0,
+            right: true,
+        };
+        p.record("megatron", 5, pick);
+        p.record("megatron", 7, Answer::Revealed);
+        p.record("megatron", 9, Answer::Skipped);
+        p.record("rehearsed", 5, Answer::Revealed);
+        p.drop_reveals();
+        assert_eq!(p.get("megatron", 5), Some(pick));
+        assert_eq!(p.get("megatron", 7), None);
+        assert_eq!(p.skipped("megatron"), vec![9]);
+        assert!(p.of("rehearsed").is_none());
     }
 
     #[test]

@@ -1991,8 +1991,10 @@ fn round_picture(
         .strong()
         .size(1.1 * body),
     );
-    // On a projector the key is the teacher's to say: a hover, and the room goes to the rows.
-    if presenter {
+    // The key under the caption; on a projector too where the screen has the room (1080p,
+    // 1600x1000), else it is the teacher's to say (a hover) and the picture keeps the height.
+    let used = ui.cursor().top() - top;
+    if presenter && height - used < 20.0 * body {
         caption.on_hover_text(crate::i18n::t(lang, "walk-round-key"));
     } else {
         ui.weak(crate::i18n::t(lang, "walk-round-key"));

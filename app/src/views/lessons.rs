@@ -37,10 +37,7 @@ impl View for Lessons {
         } = self;
         // The language switch is the side bar's (the top row in presenter mode), one for the app.
         let lang = crate::i18n::current_lang(ui.ctx());
-        // A lesson opened by a link or a "Lesson N" button: its title is scrolled into the list.
-        let opened = shared.open_lesson.take();
-        let reveal_in_list = opened.is_some();
-        if let Some(slug) = opened {
+        if let Some(slug) = shared.open_lesson.take() {
             *selected = Some(slug);
         }
         ui.separator();
@@ -90,18 +87,13 @@ impl View for Lessons {
                     ui.set_width(280.0);
                     ui.heading(t(lang, "lessons-title"));
                     // Sixteen titles do not fit a 1280x720 projector in presenter mode: they
-                    // scroll, and the lesson a link opened is scrolled into view.
+                    // scroll.
                     egui::ScrollArea::vertical()
                         .id_salt("lesson-list")
                         .show(ui, |ui| {
                             for l in &cat.lessons {
                                 let text = format!("{}. {}", l.order, l.title.get(lang));
-                                let here = l.slug == current.slug;
-                                let resp = ui.selectable_label(here, text);
-                                if here && reveal_in_list {
-                                    resp.scroll_to_me(Some(egui::Align::Center));
-                                }
-                                if resp.clicked() {
+                                if ui.selectable_label(l.slug == current.slug, text).clicked() {
                                     pick = Some(l.slug.clone());
                                 }
                             }

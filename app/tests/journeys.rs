@@ -321,20 +321,7 @@ fn check_invariants(
         match h.state().shared.scenario.derived() {
             Ok(d) => {
                 let steps = tplab::lab::walk::walk_steps(&d.trace).len();
-                let of_total = format!("/{steps} · ");
-                let heading = h
-                    .query_all_by(|n| {
-                        n.label()
-                            .or_else(|| n.value())
-                            .is_some_and(|l| l.contains(&of_total))
-                    })
-                    .next()
-                    .is_some();
-                let asking = h
-                    .query_all_by_label(&t(lang, "walk-predict-skip"))
-                    .next()
-                    .is_some();
-                if !heading && !asking {
+                if !counts_steps(h, lang, steps) {
                     return Err(format!(
                         "the walkthrough of Megatron's split at TP {} does not count {steps} steps",
                         h.state().shared.scenario.config().tp
@@ -371,20 +358,7 @@ fn check_invariants(
             if h.query_all_by_label_contains(&words).next().is_none() {
                 return Err(format!("the banner does not name the plan \"{words}\""));
             }
-            let of_total = format!("/{} · ", v.steps);
-            let heading = h
-                .query_all_by(|n| {
-                    n.label()
-                        .or_else(|| n.value())
-                        .is_some_and(|l| l.contains(&of_total))
-                })
-                .next()
-                .is_some();
-            let asking = h
-                .query_all_by_label(&t(lang, "walk-predict-skip"))
-                .next()
-                .is_some();
-            if !heading && !asking {
+            if !counts_steps(h, lang, v.steps) {
                 let seen: Vec<String> = h
                     .query_all_by(|_| true)
                     .map(|n| label_of(&n))
@@ -405,6 +379,24 @@ fn check_invariants(
         }
     }
     Ok(())
+}
+
+/// Whether the walkthrough's heading counts `steps` steps ("Step k/N · …"), or a prediction
+/// waits in its place.
+fn counts_steps(h: &Harness<'static, TplabApp>, lang: Lang, steps: usize) -> bool {
+    let of_total = format!("/{steps} · ");
+    let heading = h
+        .query_all_by(|n| {
+            n.label()
+                .or_else(|| n.value())
+                .is_some_and(|l| l.contains(&of_total))
+        })
+        .next()
+        .is_some();
+    heading
+        || h.query_all_by_label(&t(lang, "walk-predict-skip"))
+            .next()
+            .is_some()
 }
 
 /// A dotted op name (`mlp.fc1`, `attn.g`) or a snake_case word (`bias_residual`).

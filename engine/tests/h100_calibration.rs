@@ -16,6 +16,9 @@ use tplab_engine::capacity::models::{ModelPreset, ModelSpec};
 use tplab_engine::capacity::moe_cost::MoeRouting;
 use tplab_engine::capacity::stack::{self, Precision, Stack};
 
+#[path = "common/hf_configs.rs"]
+mod hf_configs;
+use hf_configs::hf_config;
 #[path = "common/narayanan.rs"]
 mod narayanan;
 use narayanan::NARAYANAN_TABLE1;
@@ -346,19 +349,6 @@ const HOST_BOUND: &str = "host-bound: ~9 ms a layer and micro-batch on H100 and 
 const HYBRID_EP: &str = "HybridEP dispatcher across 2 nodes, faster than the NCCL all-to-all";
 /// Why the B200 MoE rows miss.
 const B200_MOE: &str = "B200 MoE recipes at 12-20% of the FP8 peak; Blackwell rates not fitted";
-
-fn hf_config(name: &str) -> ModelSpec {
-    let path: std::path::PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "fixtures",
-        "hf-configs",
-        name,
-    ]
-    .iter()
-    .collect();
-    ModelSpec::from_preset_or_path(path.to_str().unwrap()).unwrap()
-}
 
 /// The published MoE runs (docs/calibration.md, "MoE training"), each with its source.
 fn moe_figures() -> Vec<MoeFigure> {

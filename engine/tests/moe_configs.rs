@@ -9,18 +9,9 @@ use std::path::PathBuf;
 use tplab_engine::capacity::memory;
 use tplab_engine::capacity::models::{ModelPreset, ModelSpec};
 
-fn fixture(name: &str) -> ModelSpec {
-    let path: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "fixtures",
-        "hf-configs",
-        name,
-    ]
-    .iter()
-    .collect();
-    ModelSpec::from_preset_or_path(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
+#[path = "common/hf_configs.rs"]
+mod hf_configs;
+use hf_configs::hf_config as fixture;
 
 /// `got` within half a unit of the last digit the card shows (`unit`), in billions.
 fn card(what: &str, got: u64, card_b: f64, unit_b: f64) {

@@ -282,7 +282,6 @@ fn check_all(bytes: &[u8]) {
 #[test]
 fn mutated_certificates_and_keys_never_panic_and_stay_within_memory() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let start = std::time::Instant::now();
     let c = genuine();
     let png = c.render_png().unwrap();
     let base = chunks(&png);
@@ -298,31 +297,51 @@ fn mutated_certificates_and_keys_never_panic_and_stay_within_memory() {
         .into_bytes(),
         k.public().to_hex().into_bytes(),
     ];
-    let mut rng = ChaCha8Rng::seed_from_u64(20_261_202);
-    let (mut worst, mut cases, mut png_cases) = (0usize, 0usize, 0usize);
-    // Fixed case counts (the run is the same on every machine): 600 PNGs, each decoded and
-    // drawn when its chunks pass, and 12,000 records and keys, which take microseconds.
-    for round in 0..12_600 {
-        let bytes = if round % 21 == 0 {
-            png_cases += 1;
-            mutate_png(&mut rng, &base)
-        } else if round % 2 == 0 {
-            mutate_text(&mut rng, &json)
-        } else {
-            let i = rng.random_range(0..keys.len());
-            mutate_text(&mut rng, &keys[i])
-        };
-        let ((), peak) = peak_of(|| check_all(&bytes));
+    // Fixed case counts (the run is the same on every machine): 600 PNGs (every 21st case),
+    // each decoded and drawn when its chunks pass, and 12,000 records and keys, which take
+    // microseconds.
+    fuzz(
+        "certificate and key",
+        20_261_202,
+        12_600,
+        check_all,
+        |rng, round| {
+            if round % 21 == 0 {
+                mutate_png(rng, &base)
+            } else if round % 2 == 0 {
+                mutate_text(rng, &json)
+            } else {
+                let i = rng.random_range(0..keys.len());
+                mutate_text(rng, &keys[i])
+            }
+        },
+    );
+}
+
+/// Runs `rounds` seeded cases made by `make` through `check`: none may panic or hold more than
+/// [`MAX_PEAK`] at once. Prints the count, the time and the most memory one case held.
+fn fuzz(
+    what: &str,
+    seed: u64,
+    rounds: usize,
+    check: fn(&[u8]),
+    mut make: impl FnMut(&mut ChaCha8Rng, usize) -> Vec<u8>,
+) {
+    let start = std::time::Instant::now();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut worst = 0usize;
+    for round in 0..rounds {
+        let bytes = make(&mut rng, round);
+        let ((), peak) = peak_of(|| check(&bytes));
         assert!(
             peak <= MAX_PEAK,
-            "case {round}: {peak} bytes at once for {} input bytes",
+            "{what} case {round}: {peak} bytes at once for {} input bytes",
             bytes.len()
         );
         worst = worst.max(peak);
-        cases += 1;
     }
     eprintln!(
-        "{cases} cases ({png_cases} PNGs) in {:.1} s; the most memory one held: {:.1} MiB",
+        "{rounds} {what} cases in {:.1} s; the most memory one held: {:.1} MiB",
         start.elapsed().as_secs_f64(),
         worst as f64 / (1 << 20) as f64
     );
@@ -451,7 +470,6 @@ fn mutate_badge_chunk(rng: &mut ChaCha8Rng, base: &[Chunk], jwt: &str) -> Vec<u8
 #[test]
 fn mutated_badges_never_panic_and_stay_within_memory() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let start = std::time::Instant::now();
     let (jwt, png) = genuine_badge();
     let base = chunks(&png);
     assert!(
@@ -460,27 +478,18 @@ fn mutated_badges_never_panic_and_stay_within_memory() {
     );
     check_badge_bytes(jwt.as_bytes());
     check_badge_bytes(&png);
-    let mut rng = ChaCha8Rng::seed_from_u64(20_261_206);
-    let (mut worst, mut cases) = (0usize, 0usize);
-    // 300 PNGs (each decoded and drawn when its chunks pass) and 6,000 tokens.
-    for round in 0..6_300 {
-        let bytes = if round % 21 == 0 {
-            mutate_badge_chunk(&mut rng, &base, &jwt)
-        } else {
-            mutate_text(&mut rng, jwt.as_bytes())
-        };
-        let ((), peak) = peak_of(|| check_badge_bytes(&bytes));
-        assert!(
-            peak <= MAX_PEAK,
-            "case {round}: {peak} bytes at once for {} input bytes",
-            bytes.len()
-        );
-        worst = worst.max(peak);
-        cases += 1;
-    }
-    eprintln!(
-        "{cases} credential cases in {:.1} s; the most memory one held: {:.1} MiB",
-        start.elapsed().as_secs_f64(),
-        worst as f64 / (1 << 20) as f64
+    // 300 PNGs (every 21st case; each decoded and drawn when its chunks pass) and 6,000 tokens.
+    fuzz(
+        "credential",
+        20_261_206,
+        6_300,
+        check_badge_bytes,
+        |rng, round| {
+            if round % 21 == 0 {
+                mutate_badge_chunk(rng, &base, &jwt)
+            } else {
+                mutate_text(rng, jwt.as_bytes())
+            }
+        },
     );
 }

@@ -212,6 +212,22 @@ struct Invalid {
 
 /// The inputs a model answer stands for, every default filled in: the `inputs` key of the
 /// JSON.
+impl ServeArgs {
+    /// The serving setting these flags give at one TP, batch and context.
+    fn setup(&self, tp: usize, batch: usize, context: usize) -> ServeSetup {
+        ServeSetup {
+            tp,
+            pp: self.pp,
+            batch,
+            context,
+            all_reduce: self.all_reduce,
+            launch: self.launch,
+            weights: self.weights,
+            kv_cache: self.kv_cache,
+        }
+    }
+}
+
 fn inputs_json(a: &ServeArgs, model: &ModelSpec, cluster: &Cluster, chunk: usize) -> Value {
     json!({
         "model": model.name,
@@ -297,16 +313,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     for &tp in &tps {
         for &context in &a.context {
             for &batch in &batches {
-                let setup = ServeSetup {
-                    tp,
-                    pp: a.pp,
-                    batch,
-                    context,
-                    all_reduce: a.all_reduce,
-                    launch: a.launch,
-                    weights: a.weights,
-                    kv_cache: a.kv_cache,
-                };
+                let setup = a.setup(tp, batch, context);
                 let prefill = serve_cost::prefill_time_chunked(
                     &model,
                     &cluster,
@@ -410,16 +417,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
                 .join("; ")
         );
     }
-    let base = ServeSetup {
-        tp: 1,
-        pp: a.pp,
-        batch,
-        context,
-        all_reduce: a.all_reduce,
-        launch: a.launch,
-        weights: a.weights,
-        kv_cache: a.kv_cache,
-    };
+    let base = a.setup(1, batch, context);
     let sweep = serve_cost::sweep_tp(&model, &cluster, &tps, base)?;
     let prefill: Vec<_> = points.iter().map(|(_, p)| p.clone()).collect();
     if a.json {
@@ -738,16 +736,7 @@ fn run_replicas(
              and one --context (or sweep them without --replicas)"
         );
     }
-    let base = ServeSetup {
-        tp: 1,
-        pp: a.pp,
-        batch,
-        context,
-        all_reduce: a.all_reduce,
-        launch: a.launch,
-        weights: a.weights,
-        kv_cache: a.kv_cache,
-    };
+    let base = a.setup(1, batch, context);
     let splits = serve_cost::node_splits(model, &cluster, base);
     if splits.is_empty() {
         anyhow::bail!(

@@ -167,18 +167,17 @@ fn lesson_page(
                 *pick = Some(n.slug.clone());
             }
         }
-        // A link to this lesson to hand out: the command on the desktop, the address on the web.
-        let link = crate::platform::lesson_link(current.order);
+        // A link to this lesson to hand out: the command on the desktop, the address on the web
+        // (worded only when hovered or pressed, not every frame).
+        let link = || crate::platform::lesson_link(current.order);
         if ui
             .button(t(lang, "lesson-copy-link"))
-            .on_hover_text(t_args(
-                lang,
-                "lesson-copy-link-hint",
-                &[("link", link.clone())],
-            ))
+            .on_hover_ui(|ui| {
+                ui.label(t_args(lang, "lesson-copy-link-hint", &[("link", link())]));
+            })
             .clicked()
         {
-            ui.ctx().copy_text(link);
+            ui.ctx().copy_text(link());
         }
     });
     ui.horizontal_wrapped(|ui| {

@@ -1342,7 +1342,7 @@ mod tests {
         Cluster::new(&Catalogue::default(), "h100-sxm", 16, 8, "ib-ndr-400").unwrap()
     }
 
-    fn setup(tp: usize, batch: usize, context: usize) -> ServeSetup {
+    pub(super) fn setup(tp: usize, batch: usize, context: usize) -> ServeSetup {
         ServeSetup {
             tp,
             pp: 1,
@@ -1855,25 +1855,13 @@ mod format_tests {
 
 #[cfg(test)]
 mod engineer_tests {
+    use super::tests::setup;
     use super::*;
     use crate::capacity::hardware::Catalogue;
     use crate::capacity::models::ModelPreset;
 
     fn node(gpu: &str) -> Cluster {
         Cluster::new(&Catalogue::default(), gpu, 8, 8, "ib-ndr-400").unwrap()
-    }
-
-    fn setup(tp: usize, batch: usize, context: usize) -> ServeSetup {
-        ServeSetup {
-            tp,
-            pp: 1,
-            batch,
-            context,
-            all_reduce: AllReduceImpl::Nccl,
-            launch: Launch::Graphs,
-            weights: WeightFormat::Bf16,
-            kv_cache: KvCacheFormat::Bf16,
-        }
     }
 
     #[test]

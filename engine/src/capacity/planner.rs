@@ -1376,6 +1376,54 @@ mod tests {
         }
     }
 
+    /// Meta's three published 405B layouts (Dubey et al. 2024, Table 4), as they ran them:
+    /// TP 8, PP 16 with one layer fewer on the first and last stages, no activation
+    /// checkpointing, and FSDP that "shards the optimizer states and gradients, but for model
+    /// shards we do not reshard after forward computation" (§3.3.2): ZeRO-2. Each fits an
+    /// 80 GB H100; with gradients unsharded (ZeRO-1) the 8K layouts do not.
+    #[test]
+    fn meta_s_own_405b_layouts_fit() {
+        let m = ModelPreset::Llama31_405b.spec();
+        for (gpus, dp, cp, seq, batch, mfu) in [
+            (8192, 64, 1, 8192, 2048, 0.43),
+            (16384, 128, 1, 8192, 2048, 0.41),
+            (16384, 8, 16, 131072, 128, 0.38),
+        ] {
+            let cluster = Cluster::new(&Catalogue::default(), "h100", gpus, 8, "ib400").unwrap();
+            let req = PlanRequest::new(m.clone(), TrainSetup::new(seq, batch), cluster);
+            let st = Stack {
+                context_parallel: cp,
+                ..Stack::current()
+            };
+            let at = |zero: u8| {
+                let lay = Layout {
+                    sp: true,
+                    zero,
+                    ..Layout::new(8, 16, dp)
+                };
+                evaluate_with(&req, &lay, &st).unwrap()
+            };
+            let (z2, z1) = (at(2), at(1));
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            eprintln!(
+                "{gpus} GPUs, CP {cp}, s {seq}: ZeRO-2 {:.1} GiB (ZeRO-1 {:.1}) of {:.1}, MFU {:.1}% (Meta {:.0}%)",
+                gib(z2.it.memory.total_bytes),
+                gib(z1.it.memory.total_bytes),
+                gib(z2.it.memory_limit_bytes),
+                100.0 * z2.it.mfu,
+                100.0 * mfu
+            );
+            assert!(
+                z2.it.fits,
+                "Meta ran TP 8 PP 16 DP {dp} CP {cp} on 80 GB H100s"
+            );
+            assert_eq!(z2.breakdown.stage_layers[0], 7);
+            if cp == 1 {
+                assert!(!z1.it.fits, "unsharded gradients take 6 GB more");
+            }
+        }
+    }
+
     #[test]
     fn interleaving_buys_its_bubble_with_activation_memory() {
         let req = llama_405b_16k();

@@ -361,7 +361,7 @@ pub const HOPPER_MAMF_FP8: f64 = 1402.6 / 1979.0;
 /// fitted; 0.70 before issue 39, an assumption with no H100 measurement behind it). Checked on
 /// Megatron-Core's bf16 H100 weak-scaling table (NVIDIA/Megatron-LM README, 1.7B to 462B on 48
 /// to 6144 GPUs): mean absolute error 8.5%, where the best single constant (0.55) gives 8.4%
-/// and 0.70 gave 21.2% (docs/calibration.md, "Megatron-Core's weak scaling").
+/// and 0.70 gave 22.8% (docs/calibration.md, "Megatron-Core's weak scaling").
 pub const HOPPER_BF16_TRAINING_EFFICIENCY: f64 =
     HOPPER_MAMF_BF16 * HOPPER_FP8_TRAINING_EFFICIENCY / HOPPER_MAMF_FP8;
 

@@ -174,3 +174,25 @@ fn plan_sweeps_three_axes_into_csv_and_json() {
     assert_eq!(v["model"]["name"], "llama3-8b");
     assert_eq!(v["sweep"]["gpus"][1].as_u64(), Some(12));
 }
+
+/// `--cp` that cannot divide the GPUs, or a sequence it cannot split into `2·cp` chunks, is an
+/// error that names the rule and the fix, not an empty plan with a hint that ignores CP.
+#[test]
+fn plan_refuses_a_context_parallel_size_that_cannot_split() {
+    let base = "plan --model llama3-8b --gpu h100 --gpus 64 --global-batch 256";
+    let (ok, out, err) = tplab_words(&format!("{base} --seq 8190 --cp 3"));
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("--cp 3 must divide --gpus 64") && err.contains("2, 4, 8, 16, 32, 64"),
+        "{err}"
+    );
+    assert!(!out.contains("it fits"), "{out}");
+    let (ok, out, err) = tplab_words(&format!("{base} --seq 8190 --cp 2"));
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("--seq 8190 must be a multiple of 2 × --cp = 4") && err.contains("--seq 8192"),
+        "{err}"
+    );
+    let (ok, out, err) = tplab_words(&format!("{base} --seq 8192 --cp 2"));
+    assert!(ok && out.contains("winner"), "{out}{err}");
+}

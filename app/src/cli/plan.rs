@@ -231,7 +231,7 @@ impl ModelClusterArgs {
             Some(b) => b,
             None if serving => defaults::SERVE_BATCH,
             None => bail!(
-                "give --global-batch (sequences per iteration; training has no default batch,                  serving's is {})",
+                "give --global-batch (sequences per iteration; training has no default batch, serving's is {})",
                 defaults::SERVE_BATCH
             ),
         };
@@ -938,6 +938,30 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     if !args.sweep.is_empty() {
         return sweep(&args, &r, &req, &st);
     }
+    // Context parallelism's shape rules, said with the fix before a search that could find
+    // nothing (and before a "more GPUs" hint that does not know CP).
+    let cp = st.context_parallel.max(1);
+    if cp > 1 && !r.cluster.gpus.is_multiple_of(cp) {
+        bail!(
+            "--cp {cp} must divide --gpus {} (TP × PP × DP × CP = GPUs); pick a CP that divides \
+             it ({}) or a GPU count that is a multiple of {cp}",
+            r.cluster.gpus,
+            (2..=r.cluster.gpus.min(64))
+                .filter(|c| r.cluster.gpus.is_multiple_of(*c))
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if cp > 1 && !req.setup.seq.is_multiple_of(2 * cp) {
+        bail!(
+            "--seq {} must be a multiple of 2 × --cp = {} (load-balanced context parallelism \
+             gives each GPU two chunks of the sequence); pick --seq {} or another --cp",
+            req.setup.seq,
+            2 * cp,
+            req.setup.seq.div_ceil(2 * cp) * 2 * cp
+        );
+    }
     // Interleaving searched unless --virtual-stages fixes it (the 2021 stack has none).
     let plan = if args.stack.virtual_stages.is_none() {
         planner::plan_search(&req, &st, &planner::VIRTUAL_STAGE_CANDIDATES)
@@ -1017,11 +1041,12 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         outln!();
     }
     // The planner's sentences name layouts by TP, PP and DP; under CP each gets its CP too.
-    let cp = st.context_parallel;
     for e in &plan.explanations {
         outln!("- {}", with_cp_labels(e, cp));
     }
-    if plan.ranked.is_empty() {
+    // More GPUs help only where memory was the reason (the hint prices the 2021 stack, no CP).
+    let memory_was_why = plan.dropped.iter().any(|d| d.needed_bytes > 0);
+    if plan.ranked.is_empty() && memory_was_why && cp == 1 {
         if let Some((gpus, best)) = planner::smallest_fitting_cluster(&req) {
             outln!(
                 "- With {gpus} GPUs ({} nodes) it fits: {} needs {} per GPU and runs at {:.1} \

@@ -766,20 +766,34 @@ impl ModelSpec {
             // Shared experts, every token through them: Qwen2-MoE gives their width
             // (`shared_expert_intermediate_size`), DeepSeek their number of expert-wide MLPs
             // (`n_shared_experts`).
+            // Llama 4's MoE layers always hold one shared expert of the routed experts' width
+            // (transformers' `Llama4TextMoe.shared_expert`); its config has no key for it.
+            let llama4 = model_type.starts_with("llama4");
             let shared_ffn = if experts > 1 {
                 match get("shared_expert_intermediate_size")? {
                     Some(w) => w,
+                    None if llama4 => ffn,
                     None => get("n_shared_experts")?.unwrap_or(0).saturating_mul(ffn),
                 }
             } else {
                 0
+            };
+            // Llama 4's dense layers (those `interleave_moe_layer_step` skips) are
+            // `intermediate_size_mlp` wide.
+            let dense_ffn = match get("intermediate_size_mlp")? {
+                Some(w) if llama4 => w,
+                _ => dense_ffn,
             };
             // Dense layers of an MoE model: DeepSeek's first `first_k_dense_replace` layers;
             // Qwen-MoE's `mlp_only_layers` and the layers `decoder_sparse_step` skips (layer i
             // is sparse when (i + 1) % step == 0, transformers' Qwen2MoeDecoderLayer).
             let dense_layers = if experts > 1 {
                 let first_k = get("first_k_dense_replace")?.unwrap_or(0).min(layers);
-                let step = get("decoder_sparse_step")?.unwrap_or(1).max(1);
+                let step = match get("decoder_sparse_step")? {
+                    Some(st) => st,
+                    None => get("interleave_moe_layer_step")?.unwrap_or(1),
+                }
+                .max(1);
                 let only: Vec<usize> = match obj.get("mlp_only_layers") {
                     None | Some(serde_json::Value::Null) => Vec::new(),
                     Some(serde_json::Value::Array(a)) => a
@@ -1648,6 +1662,23 @@ mod tests {
             (48, 5120, 16, 1)
         );
         assert_eq!(m.name, "llama4_text");
+        // Its one shared expert per MoE layer (no config key): 17.2B active of 107.8B in the
+        // language model (the card: 17B active, 109B with the vision encoder).
+        assert_eq!((m.shared_ffn, m.dense_layers), (8192, 0));
+        let b = |n: u64| n as f64 / 1e9;
+        assert!(
+            (b(m.active_params()) - 17.17).abs() < 0.05,
+            "{}",
+            b(m.active_params())
+        );
+        assert!((b(m.params()) - 107.77).abs() < 0.05, "{}", b(m.params()));
+        // Maverick's shape: MoE every second layer, the others dense and 16384 wide.
+        let maverick = llama4.replace(
+            r#""num_experts_per_tok":1}"#,
+            r#""num_experts_per_tok":1,"interleave_moe_layer_step":2}"#,
+        );
+        let mv = ModelSpec::from_hf_config(&maverick).unwrap();
+        assert_eq!((mv.dense_layers, mv.dense_ffn), (24, 16384));
         // DeepSeek-V3: 256 routed experts, 8 per token, 2048-wide experts (this failed with
         // "8 experts per token must be between 1 and the number of experts (1)").
         let ds = r#"{"model_type":"deepseek_v3","num_hidden_layers":61,"hidden_size":7168,

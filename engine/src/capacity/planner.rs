@@ -1418,6 +1418,17 @@ mod tests {
                 "Meta ran TP 8 PP 16 DP {dp} CP {cp} on 80 GB H100s"
             );
             assert_eq!(z2.breakdown.stage_layers[0], 7);
+            // ZeRO-2 reduce-scatters every micro-batch's gradients: m times ZeRO-1's.
+            let m = z2.it.micro_batches as f64;
+            let (t1, t2) = (z1.breakdown.dp_comm_total_s, z2.breakdown.dp_comm_total_s);
+            assert!(
+                m > 1.0 && t2 > 1.5 * t1,
+                "{t2} vs {t1} over {m} micro-batches"
+            );
+            eprintln!(
+                "  DP traffic {t1:.2} s (ZeRO-1) / {t2:.2} s (ZeRO-2), exposed {:.3} / {:.3} s",
+                z1.it.dp_comm_s, z2.it.dp_comm_s
+            );
             if cp == 1 {
                 assert!(!z1.it.fits, "unsharded gradients take 6 GB more");
             }

@@ -1160,13 +1160,18 @@ pub fn iteration_time(
         let hidden = if stack.dp_overlap { compute_s } else { 0.0 };
         (total, (total - hidden).max(0.0))
     } else {
+        // ZeRO-2 keeps only its shard of the gradients, so each micro-batch's gradients are
+        // reduce-scattered after its backward (DeepSpeed's stage 2 under gradient accumulation;
+        // Meta's FSDP for Llama 3, Dubey et al. 2024 §3.3.2), not once an iteration: `m` times
+        // the traffic, each behind its own micro-batch's backward.
+        let grad_reductions = if zero == 2 { m.max(1) as f64 } else { 1.0 };
         let (reduce, gather) = if zero >= 1 {
-            (rs(grad_bytes), ag(param_bytes))
+            (grad_reductions * rs(grad_bytes), ag(param_bytes))
         } else {
             (ar(grad_bytes), 0.0)
         };
         let total = reduce + gather;
-        let last_bwd = n_busy * layer.backward_s;
+        let last_bwd = grad_reductions * n_busy * layer.backward_s;
         let first_fwd = n_busy * layer.forward_s;
         let exposed = if stack.dp_overlap {
             // Buckets overlap the last micro-batch's backward (and the parameter gather the

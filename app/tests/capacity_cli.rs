@@ -196,3 +196,65 @@ fn plan_refuses_a_context_parallel_size_that_cannot_split() {
     let (ok, out, err) = tplab_words(&format!("{base} --seq 8192 --cp 2"));
     assert!(ok && out.contains("winner"), "{out}{err}");
 }
+
+/// From an attacker's probes of the CLI: each bad request is refused with its rule and fix
+/// (no panic, no unbounded work, no silent override), and `memory` agrees with `plan`.
+#[test]
+fn probed_requests_get_their_rule() {
+    let refused = |cmd: &str, want: &str| {
+        let (ok, out, err) = tplab_words(cmd);
+        assert!(!ok, "{cmd}: {out}");
+        assert!(err.contains(want), "{cmd}: {err}");
+        assert!(!err.contains("panicked"), "{cmd}: {err}");
+    };
+    // Rank arithmetic once overflowed past 2^63 GPUs.
+    refused(
+        "collective --gpus 18446744073709551615 --gpus-per-node 1",
+        "1 to 16777216 GPUs",
+    );
+    // Sweeps are bounded before any point is computed, and do not fight other flags.
+    let values = (1..=70)
+        .map(|i| (8 * i).to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let plan = "plan --model llama3-8b --global-batch 64";
+    refused(
+        &format!("{plan} --sweep gpus={values} --sweep batch={values} --csv"),
+        "at most 4096",
+    );
+    refused(
+        &format!("{plan} --sweep gpus=8,16 --layout 2,1,4"),
+        "give one or the other",
+    );
+    refused(
+        &format!("{plan} --sweep v=2 --virtual-stages 3"),
+        "both set the interleaving depth",
+    );
+    refused(
+        &format!("serve --model llama3-70b --batch {values} --context {values}"),
+        "at most 4096",
+    );
+    refused("serve --model llama3-70b --tp 0", "--tp must be at least 1");
+    refused("serve --tiny --train-steps 6000", "0 to 5000");
+    refused(
+        "memory --model mixtral-8x7b --gpus 8 --global-batch 64 --ep 2 --etp 0",
+        "--etp must be at least 1",
+    );
+    refused(
+        "memory --model llama3-70b --gpus 1 --serve --layout 1,1,1 --global-batch 16777216 \
+         --seq 16777216",
+        "at most 1099511627776 (2^40) tokens",
+    );
+    // `memory` counts activations as `plan` does (FlashAttention on by default).
+    let layout = "--model llama3-8b --global-batch 64 --gpus 8 --layout 2,1,4 --sp --json";
+    let m = json(&format!("memory {layout}"));
+    let p = json(&format!("plan {layout}"));
+    assert_eq!(
+        m["layouts"][0]["memory_per_gpu_bytes"]["activations"],
+        p["memory_per_gpu_bytes"]["activations"],
+        "{m}\n{p}"
+    );
+    // Near-ties are said as ties, not as a win by -0.0%.
+    let (ok, out, _) = tplab_words("plan --model llama3-8b --global-batch 64 --gpus 8");
+    assert!(ok && !out.contains("by -0.0%"), "{out}");
+}

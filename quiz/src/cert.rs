@@ -85,7 +85,7 @@ pub enum CertError {
     Render(String),
     #[error("cannot issue this certificate: {0}")]
     Record(String),
-    #[error("{} cannot be used as an issuer key: {reason}", path.display())]
+    #[error("{} cannot be used as an issuer key: {reason}", if path.as_os_str().is_empty() { "an empty path".to_string() } else { path.display().to_string() })]
     Key { path: PathBuf, reason: String },
     #[error(transparent)]
     Store(#[from] crate::progress::StoreError),
@@ -767,7 +767,11 @@ impl Certificate {
                     .and_then(|b| <[u8; 64]>::try_from(b).ok())
                     .map(|b| Signature::from_bytes(&b))
                 else {
-                    return Verdict::Invalid(Invalid::Signature);
+                    return Verdict::Invalid(Invalid::Record(
+                        "its signature is not an Ed25519 signature (128 hexadecimal digits): it \
+                         was cut or edited; ask the issuer for the certificate again"
+                            .into(),
+                    ));
                 };
                 if public
                     .0
@@ -790,7 +794,11 @@ impl Certificate {
                     badge: None,
                 }
             }
-            (Some(_), None) => Verdict::Invalid(Invalid::Signature),
+            (Some(_), None) => Verdict::Invalid(Invalid::Record(
+                "it names an issuer_key but carries no signature: the signature was removed; \
+                 ask the issuer for the certificate again"
+                    .into(),
+            )),
             (None, Some(_)) => Verdict::Invalid(Invalid::Record(
                 "a signature without the issuer_key it was made with".into(),
             )),
@@ -1555,10 +1563,22 @@ mod tests {
         // Strip the signature but keep the key: not a valid signed record either.
         let mut stripped = c.clone();
         stripped.signature = None;
-        assert_eq!(
+        assert!(matches!(
             stripped.check_record(None),
-            Verdict::Invalid(Invalid::Signature)
-        );
+            Verdict::Invalid(Invalid::Record(ref why)) if why.contains("carries no signature")
+        ));
+        // A signature cut short, or emptied, is named as such.
+        for cut in [
+            String::new(),
+            c.signature.clone().unwrap()[..40].to_string(),
+        ] {
+            let mut short = c.clone();
+            short.signature = Some(cut);
+            assert!(matches!(
+                short.check_record(None),
+                Verdict::Invalid(Invalid::Record(ref why)) if why.contains("128 hexadecimal")
+            ));
+        }
         // Re-formatting alone is no edit.
         let compact = serde_json::to_string(&c).unwrap();
         assert!(matches!(

@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tplab_engine::capacity::hardware::MAX_NICS_PER_NODE;
+use tplab_engine::capacity::hardware::{MAX_GPUS, MAX_NICS_PER_NODE};
 use tplab_engine::capacity::nccl::{
     self, Fabric, NcclAlgo, NcclOp, NcclProto, NcclVersion, MAX_MESSAGE_BYTES,
 };
@@ -113,6 +113,18 @@ pub fn fabric(args: &CollectiveArgs) -> anyhow::Result<Fabric> {
     let cat = super::plan::catalogue(args.hardware.as_deref())?;
     if args.gpus_per_node == 0 {
         bail!("--gpus-per-node must be at least 1 (got 0)");
+    }
+    // The same ceiling as `plan` and `serve` (and far below where rank arithmetic overflows).
+    for (flag, n) in [
+        ("--gpus", args.gpus),
+        ("--gpus-per-node", args.gpus_per_node),
+    ] {
+        if n > MAX_GPUS {
+            bail!(
+                "{flag} {n} is outside the range the cost model covers, 1 to {MAX_GPUS} GPUs \
+                 (2^24; today's largest clusters have about 10^5); give a smaller {flag}"
+            );
+        }
     }
     let gpu = cat.gpu(&args.gpu)?;
     let intra = cat.link(args.intra.as_deref().unwrap_or(&gpu.intra_node_link))?;
@@ -298,6 +310,17 @@ mod tests {
         assert_eq!(old.nccl, NcclVersion::new(2, 18));
         let bad = fabric(&CollectiveArgs { gpus: 12, ..args() });
         assert!(bad.is_err());
+        // Beyond 2^24 GPUs (once a panic in the rank arithmetic above 2^63): the range.
+        for (gpus, per_node) in [(usize::MAX, 1), (MAX_GPUS + 1, 8), (16, usize::MAX)] {
+            let err = fabric(&CollectiveArgs {
+                gpus,
+                gpus_per_node: per_node,
+                ..args()
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains("1 to 16777216 GPUs"), "{err}");
+        }
         let pcie = fabric(&CollectiveArgs {
             intra: Some("pcie5".into()),
             ..args()

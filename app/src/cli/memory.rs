@@ -1,15 +1,19 @@
 //! `tplab memory`: memory per GPU by term, for the same flags as `tplab plan`.
 //!
 //! With `--layout` it prints that layout's table; without, one row per (TP, PP) that the shape
-//! rules allow, DP filling the rest of the cluster.
+//! rules allow, DP filling the rest of the cluster. Training memory is counted under the same
+//! stack as `tplab plan` (today's, FlashAttention included, unless its flags turn parts off),
+//! so the two commands agree on a layout.
 
-use crate::cli::plan::{memory_json, print_header, print_memory, with_inputs, ModelClusterArgs};
+use crate::cli::plan::{
+    memory_json, print_header, print_memory, with_inputs, ModelClusterArgs, StackArgs,
+};
 use clap::Args;
 use serde_json::{json, Value};
 use std::process::ExitCode;
-use tplab_engine::capacity::cost;
 use tplab_engine::capacity::memory::{self, Layout};
 use tplab_engine::capacity::planner;
+use tplab_engine::capacity::stack;
 use tplab_engine::config::human_bytes;
 
 /// Flags of `tplab memory` (the same as `tplab plan`'s).
@@ -17,6 +21,8 @@ use tplab_engine::config::human_bytes;
 pub struct MemoryArgs {
     #[command(flatten)]
     pub common: ModelClusterArgs,
+    #[command(flatten)]
+    pub stack: StackArgs,
 }
 
 pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
@@ -51,9 +57,10 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let st = args.stack.stack(common.no_overlap)?;
     let layouts: Vec<Layout> = match common.fixed_layout() {
         Some(l) => {
-            cost::check_training_layout(&r.model, &r.setup, &r.cluster, &l)?;
+            stack::check_layout(&r.model, &r.setup, &r.cluster, &l, &st)?;
             vec![l]
         }
         None => {
@@ -97,7 +104,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
     let rows: Vec<(Layout, memory::MemoryBreakdown)> = layouts
         .into_iter()
         .map(|l| {
-            let m = memory::training_memory(&r.model, r.setup.seq, r.setup.global_batch, &l);
+            let m = stack::training_memory(&r.model, r.setup.seq, r.setup.global_batch, &l, &st);
             (l, m)
         })
         .collect();
@@ -116,6 +123,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     print_header(&r);
+    outln!("stack    {}", st.label());
     if let [(l, m)] = rows.as_slice() {
         outln!("\nlayout   {}", l.label());
         print_memory(m, limit);

@@ -241,6 +241,17 @@ impl ModelClusterArgs {
             overlap_dp: !self.no_overlap,
         };
         setup.validate()?;
+        // Tokens a step holds (a serving KV cache, a training batch's activations): beyond
+        // 2^40 (10^12) the byte counts would pass 64 bits; no cluster holds that.
+        const MAX_TOKENS: u128 = 1 << 40;
+        let tokens = global_batch as u128 * seq as u128;
+        if tokens > MAX_TOKENS {
+            bail!(
+                "--global-batch {global_batch} × --seq {seq} = {tokens} tokens is outside the \
+                 range the memory model counts, at most {MAX_TOKENS} (2^40) tokens at once; give \
+                 a smaller batch or sequence"
+            );
+        }
         if self.micro_batch == Some(0) {
             bail!("--micro-batch must be at least 1 (got 0)");
         }
@@ -248,6 +259,12 @@ impl ModelClusterArgs {
             bail!(
                 "--micro-batch {b} is larger than the global batch {global_batch}; a micro-batch \
                  holds some of the global batch's sequences"
+            );
+        }
+        if self.etp == Some(0) {
+            bail!(
+                "--etp must be at least 1 (the experts' tensor-parallel size; leave --etp out \
+                 for the experts to follow TP)"
             );
         }
         if self.zero > 3 {
@@ -922,6 +939,12 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let st = args.stack.stack(common.no_overlap)?;
     // FP8 on a GPU without FP8 tensor cores is an error with its rule, before any search.
     stack::check_precision(&st, &r.cluster.gpu)?;
+    if !args.sweep.is_empty() && common.fixed_layout().is_some() {
+        bail!(
+            "--sweep ranks layouts at each point; --layout fixes one: give one or the other \
+             (to price one layout at several points, run --layout once a point)"
+        );
+    }
     if let Some(layout) = common.fixed_layout() {
         let res = planner::evaluate_with(&req, &layout, &st)?;
         let wi = stack::what_if(&req.model, &req.setup, &req.cluster, &layout, &st)?;
@@ -997,7 +1020,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         outln!("         interleaving depth searched: v = 1 to 8 where every stage has a layer a chunk");
     }
     outln!(
-        "\n{} layouts fit, {} dropped (memory or batch rules); fastest first:",
+        "\n{} layouts fit, {} dropped (memory or batch rules); fastest first (within 0.5%, the simpler first):",
         plan.ranked.len(),
         plan.dropped.len()
     );
@@ -1133,8 +1156,28 @@ fn label_with_cp(layout: &Layout, cp: usize) -> String {
     }
 }
 
+/// The most points one `plan --sweep` or `serve` sweep computes (each `plan` point is a search
+/// of the layouts, ~0.5 ms to 5 ms; 4096 points stay within seconds).
+pub const MAX_SWEEP_POINTS: usize = 4096;
+
 /// `plan --sweep`: every combination of the axes, the fastest layout that fits at each.
 fn sweep(args: &PlanArgs, r: &Resolved, req: &PlanRequest, st: &Stack) -> anyhow::Result<ExitCode> {
+    if args.stack.virtual_stages.is_some()
+        && args.sweep.iter().any(|(a, _)| *a == SweepAxis::Virtual)
+    {
+        bail!("--virtual-stages and --sweep v=… both set the interleaving depth: give one");
+    }
+    // A bound on the work and the output: each point is a search of the layouts.
+    let points: usize = args
+        .sweep
+        .iter()
+        .fold(1usize, |n, (_, v)| n.saturating_mul(v.len().max(1)));
+    if points > MAX_SWEEP_POINTS {
+        bail!(
+            "--sweep asks for {points} points (the product of the axes' lengths); at most \
+             {MAX_SWEEP_POINTS} a run: sweep fewer values, or split the sweep over several runs"
+        );
+    }
     let mut axes = planner::PlanSweep::default();
     for (axis, values) in &args.sweep {
         let slot = match axis {

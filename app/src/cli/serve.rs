@@ -115,7 +115,7 @@ pub struct ServeArgs {
     /// --tiny: train a fresh model for this many steps before serving (0: seeded random
     /// weights). Default: the trained model tplab ships (multi-head attention), or 300 steps
     /// with --kv-heads.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_train_steps)]
     pub train_steps: Option<usize>,
     /// --tiny: f32 or f64.
     #[arg(long, default_value = "f64")]
@@ -190,6 +190,20 @@ fn parse_prompt(s: &str) -> Result<usize, String> {
 
 fn parse_chunk(s: &str) -> Result<usize, String> {
     parse_count(s, "--prefill-chunk", 0, MAX_CONTEXT_TOKENS, "tokens")
+}
+
+/// The most training steps `serve --tiny` runs before it serves: a demonstration (the shipped
+/// model took 300); `tplab train` is the place for long runs.
+pub const MAX_TINY_TRAIN_STEPS: usize = 5000;
+
+fn parse_train_steps(s: &str) -> Result<usize, String> {
+    parse_count(
+        s,
+        "--train-steps",
+        0,
+        MAX_TINY_TRAIN_STEPS,
+        "steps (longer runs: tplab train)",
+    )
 }
 
 fn parse_pp(s: &str) -> Result<usize, String> {
@@ -306,6 +320,18 @@ pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
     } else {
         a.batch.clone()
     };
+    // A bound on the work and the output before any point is computed.
+    let asked = tps
+        .len()
+        .saturating_mul(a.context.len())
+        .saturating_mul(batches.len());
+    if asked > super::plan::MAX_SWEEP_POINTS {
+        anyhow::bail!(
+            "the sweep asks for {asked} points (--tp × --context × --batch values); at most {} \
+             a run: give fewer values, or split the sweep over several runs",
+            super::plan::MAX_SWEEP_POINTS
+        );
+    }
     // Every point of the sweep (each TP's points together): the ones that break a rule are
     // reported and skipped.
     let mut points = Vec::new();
@@ -603,15 +629,16 @@ fn launch_words(launch: Launch) -> &'static str {
 /// What tokens/s per GPU and per node mean, for a batch of `batch` sequences (`None`: each
 /// row's own batch).
 fn print_throughput_note(cluster: &Cluster, batch: Option<usize>) {
-    let seqs = match batch {
-        Some(1) => "1 sequence".to_string(),
-        Some(b) => format!("{b} sequences"),
-        None => "its row's batch".to_string(),
+    // (what one replica decodes, what each replica of a full node decodes)
+    let (seqs, each) = match batch {
+        Some(1) => ("1 sequence".to_string(), "its own 1 sequence".to_string()),
+        Some(b) => (format!("{b} sequences"), format!("its own {b} sequences")),
+        None => ("the row's batch".to_string(), "the row's batch".to_string()),
     };
     outln!(
         "tokens/s: the output tokens a second of one replica (one TP × PP group) decoding \
          {seqs}; tok/s/GPU: divided by its GPUs; tok/s/node: a node of {} GPUs filled with \
-         replicas of this size, each decoding its own {seqs} (a replica wider than a node: the \
+         replicas of this size, each decoding {each} (a replica wider than a node: the \
          node's share of it).",
         cluster.gpus_per_node
     );
@@ -994,6 +1021,9 @@ fn tps_and_cluster(
     catalogue: &Catalogue,
     default: &[usize],
 ) -> anyhow::Result<(Vec<usize>, Cluster)> {
+    if a.tps.contains(&0) {
+        anyhow::bail!("--tp must be at least 1 (the GPUs of one tensor-parallel group; got 0)");
+    }
     let tps = if a.tps.is_empty() {
         default.to_vec()
     } else {

@@ -880,12 +880,20 @@ fn finding_text(lang: Lang, f: &planner::Finding) -> String {
                     }
                 }
             };
+            // A tie is no win: the pair within the model's accuracy, the simpler listed first.
+            let tie = matches!(
+                f,
+                Finding::Beats {
+                    reason: Reason::Tie,
+                    ..
+                }
+            );
             t(
-                "pl-f-beats",
+                if tie { "pl-f-tie" } else { "pl-f-beats" },
                 &[
                     ("winner", winner.clone()),
                     ("other", other.clone()),
-                    ("percent", num_text(lang, &format!("{percent:.1}"))),
+                    ("percent", num_text(lang, &format!("{:.1}", percent.abs()))),
                     ("reason", reason),
                 ],
             )

@@ -340,9 +340,10 @@ pub enum ModelError {
     )]
     BadExpertsPerToken { per_token: usize, experts: usize },
     #[error(
-        "'{name}' is neither a preset nor a config.json path, and no local Hugging Face snapshot \
-         of it holds a config.json (looked in: {looked}); download it first (e.g. `hf download \
-         {name} config.json`), pass the path to its config.json, or use a preset: {}",
+        "'{name}' is neither a preset nor a config.json path (or a folder holding one), and no \
+         local Hugging Face snapshot of it holds a config.json (looked in: {looked}); if it is a \
+         Hugging Face repository (organisation/name), download its config first (`hf download \
+         {name} config.json`); else pass the path to its config.json, or use a preset: {}",
         known.join(", ")
     )]
     NoLocalSnapshot {
@@ -632,10 +633,24 @@ impl ModelSpec {
         name_or_path: &str,
         cache_dirs: &[std::path::PathBuf],
     ) -> Result<Self, ModelError> {
-        if name_or_path.ends_with(".json") {
-            let text =
-                read_input_file(Path::new(name_or_path), "config.json", MAX_INPUT_FILE_BYTES)?;
-            return Self::from_hf_config(&text);
+        // A path to a config.json, or a model's directory that holds one (a local snapshot or
+        // a checkpoint folder); a JSON error names the file.
+        let path = Path::new(name_or_path);
+        let file = if name_or_path.ends_with(".json") {
+            Some(path.to_path_buf())
+        } else if path.is_dir() {
+            Some(path.join("config.json"))
+        } else {
+            None
+        };
+        if let Some(file) = file {
+            let text = read_input_file(&file, "config.json", MAX_INPUT_FILE_BYTES)?;
+            return Self::from_hf_config(&text).map_err(|e| match e {
+                ModelError::Json { message } => ModelError::Json {
+                    message: format!("{}: {message}", file.display()),
+                },
+                other => other,
+            });
         }
         match name_or_path.parse::<ModelPreset>() {
             Ok(p) => Ok(p.spec()),

@@ -127,7 +127,16 @@ impl std::fmt::Display for Shortfall {
             human_bytes(self.optimizer_bytes),
             human_bytes(self.activations_bytes),
             human_bytes(self.usable_bytes)
-        )
+        )?;
+        // Where both round to the same figure, the bytes say which is larger.
+        if human_bytes(self.needs_bytes) == human_bytes(self.usable_bytes) {
+            write!(
+                f,
+                " ({} bytes against {})",
+                self.needs_bytes, self.usable_bytes
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -431,13 +440,16 @@ impl std::fmt::Display for Finding {
                 other,
                 percent,
                 reason,
-            } => {
-                write!(f, "{winner} beats {other} by {percent:.1}%")?;
-                match reason {
-                    Reason::Tie => f.write_str(": a tie within the model's accuracy; pick either."),
-                    r => write!(f, ": {r}."),
-                }
-            }
+            } => match reason {
+                Reason::Tie => write!(
+                    f,
+                    "{winner} and {other} are within {:.1}% of each other: a tie within \
+                         the model's accuracy; the simpler is listed first (less recomputation, \
+                         fewer stages, smaller TP), pick either.",
+                    percent.abs()
+                ),
+                r => write!(f, "{winner} beats {other} by {percent:.1}%: {r}."),
+            },
         }
     }
 }

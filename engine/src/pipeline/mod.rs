@@ -333,8 +333,9 @@ pub enum PipelineError {
         upper: usize,
     },
     #[error(
-        "{stages} stages × {microbatches} micro-batches × {virtual_stages} virtual stages is \
-         over the limit of {max} ops; use fewer stages or micro-batches"
+        "{stages} stages × {microbatches} micro-batches × {virtual_stages} virtual stages × 2 \
+         (a forward and a backward each) is over the limit of {max} ops; use fewer stages or \
+         micro-batches"
     )]
     TooLarge {
         stages: usize,

@@ -64,6 +64,7 @@ cl-col-nvlink = modeled: NVLink 4
 cl-col-ib = modeled: IB NDR 400
 cl-side-note = Ring and recursive halving/doubling send 2(n-1)/n of the buffer per GPU (bandwidth-optimal); tree sends the whole buffer up and down; direct sends it to every other GPU in one round. Modeled times: the engine's α–β cost model per link.
 pl-f-beats = { $winner } beats { $other } by { $percent }%: { $reason }.
+pl-f-tie = { $winner } and { $other } are within { $percent }% of each other: a tie within the model's accuracy; the simpler is listed first (less recomputation, fewer stages, smaller TP), pick either.
 pl-f-nofit = No layout fits in { $usable } usable per GPU; the closest, { $closest }, needs { $needs }: add GPUs (more pipeline or ZeRO sharding), use GPUs with more memory, or recompute activations.
 pl-f-noshape = No layout satisfies the shape rules for this model, cluster and batch; see the dropped list.
 pl-r-tie = a tie within the model's accuracy; pick either

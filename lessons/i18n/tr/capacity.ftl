@@ -64,6 +64,7 @@ cl-col-nvlink = model: NVLink 4
 cl-col-ib = model: IB NDR 400
 cl-side-note = Halka ve özyinelemeli yarılama/ikiye katlama, GPU başına tamponun 2(n-1)/n'ini gönderir (bant genişliği açısından en iyisi); ağaç tamponun tamamını yukarı ve aşağı gönderir; doğrudan yöntem tek turda her GPU'ya gönderir. Model süreleri: motorun bağlantı başına α–β maliyet modeli.
 pl-f-beats = { $winner }, { $other } yerleşimini %{ $percent } farkla geçiyor: { $reason }.
+pl-f-tie = { $winner } ile { $other } arasındaki fark %{ $percent } içinde: fark modelin doğruluk payı içinde; daha sade olan (daha az yeniden hesaplama, daha az aşama, daha küçük TP) önce listelenir, hangisi seçilse olur.
 pl-f-nofit = Hiçbir yerleşim GPU başına kullanılabilir { $usable } belleğe sığmıyor; en yakını olan { $closest } { $needs } istiyor: GPU ekleyin (daha çok ardışık düzen aşaması ya da ZeRO bölmesi), daha çok belleği olan GPU'lar kullanın ya da aktivasyonları yeniden hesaplayın.
 pl-f-noshape = Bu model, küme ve parti için şekil kurallarını sağlayan bir yerleşim yok; elenenler listesine bakın.
 pl-r-tie = fark modelin doğruluk payı içinde, ikisi berabere sayılır; hangisi seçilse olur

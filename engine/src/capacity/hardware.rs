@@ -313,7 +313,7 @@ pub enum HardwareError {
         max: f64,
         unit: &'static str,
     },
-    #[error("every {what} in the hardware TOML needs a name of 1 to 64 characters (got '{name}')")]
+    #[error("every {what} in the hardware TOML needs a name of 1 to 64 printable characters, no control characters (got '{}')", name.escape_debug())]
     BadName { what: &'static str, name: String },
     #[error("the cluster needs at least one GPU and one GPU per node (got {gpus} GPUs, {gpus_per_node} per node)")]
     EmptyCluster { gpus: usize, gpus_per_node: usize },

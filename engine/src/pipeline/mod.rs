@@ -245,12 +245,15 @@ impl PipelineConfig {
                     return Err(PipelineError::InterleavedNeedsChunks { virtual_stages: v });
                 }
                 if !m.is_multiple_of(p) {
-                    let lower = m / p * p;
+                    // The nearest multiples; 0 micro-batches is no batch, so the lower is at
+                    // least one round.
+                    let lower = (m / p * p).max(p);
+                    let upper = lower + p;
                     return Err(PipelineError::MicrobatchesNotMultiple {
                         microbatches: m,
                         stages: p,
                         lower,
-                        upper: lower + p,
+                        upper,
                     });
                 }
             }

@@ -68,6 +68,12 @@ impl Design {
             }
         };
         let cfg = derived.config.clone();
+        // In a challenge, right numbers are not yet a solved goal: until a check of this plan
+        // says solved, the verdict says so instead of showing a green tick.
+        let goal_open = {
+            let lab = &shared.design;
+            lab.challenge().is_some() && !matches!(lab.fresh_check(), Some(Ok(g)) if g.solved)
+        };
         let wide = ui.available_width() > 900.0;
         let mut acts: Vec<DesignAction> = Vec::new();
         // Wide: the layer and its error on the left, the verdict, the price and the lanes on the
@@ -75,7 +81,7 @@ impl Design {
         if wide {
             ui.columns_const(|[left, right]| {
                 self.block_ui(left, shared, &report, &cfg, lang, &mut acts);
-                self.costs_ui(right, &report, &cfg, lang, true);
+                self.costs_ui(right, &report, &cfg, lang, true, goal_open);
                 walk_ui(right, lang, shared, &derived.walk);
                 right.separator();
                 lanes_ui(right, &report, &cfg, lang);
@@ -83,7 +89,7 @@ impl Design {
         } else {
             self.block_ui(ui, shared, &report, &cfg, lang, &mut acts);
             ui.separator();
-            self.costs_ui(ui, &report, &cfg, lang, false);
+            self.costs_ui(ui, &report, &cfg, lang, false, goal_open);
             walk_ui(ui, lang, shared, &derived.walk);
             ui.separator();
             lanes_ui(ui, &report, &cfg, lang);
@@ -482,6 +488,7 @@ impl Design {
         cfg: &Config,
         lang: Lang,
         beside: bool,
+        goal_open: bool,
     ) {
         ui.label(egui::RichText::new(t(lang, "design-costs")).strong());
         let ok = crate::widgets::ok_ink(ui);
@@ -490,6 +497,13 @@ impl Design {
             .max_rel_error
             .map_or_else(String::new, |e| format!("{e:.1e}"));
         match (r.valid, r.equal_to_reference) {
+            (true, Some(true)) if goal_open => {
+                ui.label(t_args(
+                    lang,
+                    "design-equal-goal-open",
+                    &[("error", err), ("tol", format!("{:.0e}", r.tolerance))],
+                ));
+            }
             (true, Some(true)) => {
                 ui.colored_label(
                     ok,

@@ -482,6 +482,7 @@ design-cycle = Bölmeyi değiştirmek için tıklayın: tamamı, sonra sütunlar
 design-fixed-weight = Bu görev bu matrisi olduğu gibi bırakır.
 design-costs = Maliyeti ve doğruluğu
 design-equal = ✔ Bölünmemiş referansla eşit (en büyük bağıl hata { $error }, tolerans { $tol })
+design-equal-goal-open = Bölünmemiş referansla eşit (en büyük bağıl hata { $error }, tolerans { $tol }): sayılar doğru. Bölmenin görevin hedefini karşılayıp karşılamadığını görmek için "Planımı denetle" düğmesine basın.
 design-differs = ✖ Referanstan farklı: en büyük bağıl hata { $error } (tolerans { $tol })
 design-refused = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (soldaki kurala bakın)
 design-refused-above = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (yukarıdaki kurala bakın)

@@ -70,3 +70,26 @@ fn lesson_snapshots() {
     }
     results.unwrap();
 }
+
+/// A lesson opened far down the list (by a link, `--lesson 16`) is in view in the list on a
+/// projector, where the sixteen titles do not all fit: the list scrolls to it.
+#[test]
+fn a_linked_lesson_is_in_view_in_the_list() {
+    use egui_kittest::kittest::Queryable;
+    for size in [(1280.0, 720.0), (1920.0, 1080.0)] {
+        let mut app = TplabApp::default();
+        app.shared.presenter = true;
+        app.select("lessons");
+        app.shared.open_lesson = Some("pipeline-and-experts".into());
+        let mut harness =
+            common::gl_harness_pixels(app, size, tplab_lessons::Lang::En, "linked lesson");
+        harness.run_steps(6);
+        let window = harness.ctx.content_rect();
+        let item = harness.get_by_label_contains("16. ");
+        let r = item.rect();
+        assert!(
+            r.min.y >= window.min.y && r.max.y <= window.max.y,
+            "{size:?}: lesson 16's title at {r:?}, window {window:?}"
+        );
+    }
+}

@@ -18,6 +18,11 @@ pub struct Lessons {
     catalog: Option<Result<Catalog, Diagnostics>>,
     #[serde(skip)]
     markdown: egui_commonmark::CommonMarkCache,
+    /// The lesson the list has been scrolled to show (a lesson opened by a link, or one far
+    /// down the list): scrolled to until it is in view, once per lesson, so that scrolling
+    /// the list by hand afterwards is not fought.
+    #[serde(skip)]
+    shown_in_list: Option<(String, f32, f32)>,
 }
 
 impl View for Lessons {
@@ -34,6 +39,7 @@ impl View for Lessons {
             selected,
             catalog,
             markdown,
+            shown_in_list,
         } = self;
         // The language switch is the side bar's (the top row in presenter mode), one for the app.
         let lang = crate::i18n::current_lang(ui.ctx());
@@ -93,8 +99,25 @@ impl View for Lessons {
                         .show(ui, |ui| {
                             for l in &cat.lessons {
                                 let text = format!("{}. {}", l.order, l.title.get(lang));
-                                if ui.selectable_label(l.slug == current.slug, text).clicked() {
+                                let on = l.slug == current.slug;
+                                let r = ui.selectable_label(on, text);
+                                if r.clicked() {
                                     pick = Some(l.slug.clone());
+                                }
+                                // The lesson on screen is in view in the list: scroll to it
+                                // until it is (the first frames may not know the list's
+                                // height yet), then leave the list to the learner.
+                                // Keyed by the screen's size too: presenter mode's zoom
+                                // or a resized window lays the list out anew.
+                                let screen = ui.ctx().content_rect().size();
+                                let key = (l.slug.clone(), screen.x.round(), screen.y.round());
+                                if on && shown_in_list.as_ref() != Some(&key) {
+                                    if ui.clip_rect().contains_rect(r.rect) {
+                                        *shown_in_list = Some(key);
+                                    } else {
+                                        r.scroll_to_me(Some(egui::Align::Center));
+                                        ui.ctx().request_repaint();
+                                    }
                                 }
                             }
                         });

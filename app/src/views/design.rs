@@ -169,6 +169,8 @@ impl Design {
             return;
         };
         ui.label(egui::RichText::new(challenge_text(lang, &c, "goal")).strong());
+        // What to do, for whoever meets the lab here first (a projector shows no tour).
+        ui.label(t(lang, "design-click"));
         if lab.hinted(c.stage) {
             ui.label(
                 egui::RichText::new(t_args(

@@ -439,6 +439,7 @@ design-title = Design: split the layer yourself
 design-free = Free design
 design-challenge = Challenge
 design-free-intro = Click a matrix to choose how it is split: whole on every GPU, its columns, or its rows. The rules place the collectives your split needs, run it on virtual GPUs against the unsharded reference, and price it beside Megatron-LM's split.
+design-click = Click a matrix (a box with a square) to choose how it is split: whole on every GPU, its columns, or its rows; then press "Check my plan".
 design-walk = Step through my plan
 design-walk-hint = Opens the walkthrough on this plan: every op and collective of its forward and backward pass, GPU by GPU.
 design-walk-refused = This plan is refused: only a program every op can read can be stepped through. Fix it first.

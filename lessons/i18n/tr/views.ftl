@@ -445,6 +445,7 @@ design-title = Tasarım: katmanı kendiniz bölün
 design-free = Serbest tasarım
 design-challenge = Görev
 design-free-intro = Bir matrisin nasıl bölüneceğini seçmek için üzerine tıklayın: her GPU'da tamamı, sütunları ya da satırları. Kurallar bölmenin gerektirdiği kolektifleri yerleştirir, programı sanal GPU'larda bölünmemiş referansa karşı çalıştırır ve maliyetini Megatron-LM'in bölmesinin yanında gösterir.
+design-click = Nasıl bölüneceğini seçmek için bir matrise (kareli bir kutuya) tıklayın: her GPU'da tamamı, sütunları ya da satırları; sonra "Planımı denetle" düğmesine basın.
 design-walk = Planımı adım adım izle
 design-walk-hint = Adım adım görünümünü bu planla açar: ileri ve geri geçişin her işlemi ve kolektifi, GPU GPU.
 design-walk-refused = Bu plan reddedildi: yalnızca her işlemin okuyabildiği bir program adım adım izlenebilir. Önce düzeltin.

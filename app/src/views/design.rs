@@ -81,10 +81,14 @@ impl Design {
         if wide {
             ui.columns_const(|[left, right]| {
                 self.block_ui(left, shared, &report, &cfg, lang, &mut acts);
+                // What each GPU holds goes under the layer it pictures, where a projector has
+                // room above the fold (beside the verdict it started below it at 1080p).
+                left.separator();
+                lanes_ui(left, &report, &cfg, lang);
                 self.costs_ui(right, &report, &cfg, lang, true, goal_open);
                 walk_ui(right, lang, shared, &derived.walk);
                 right.separator();
-                lanes_ui(right, &report, &cfg, lang);
+                plan_copy_ui(right, lang, shared);
             });
         } else {
             self.block_ui(ui, shared, &report, &cfg, lang, &mut acts);
@@ -93,6 +97,8 @@ impl Design {
             walk_ui(ui, lang, shared, &derived.walk);
             ui.separator();
             lanes_ui(ui, &report, &cfg, lang);
+            ui.separator();
+            plan_copy_ui(ui, lang, shared);
         }
         for a in acts {
             shared.act(Action::Design(a));
@@ -169,8 +175,11 @@ impl Design {
             return;
         };
         ui.label(egui::RichText::new(challenge_text(lang, &c, "goal")).strong());
-        // What to do, for whoever meets the lab here first (a projector shows no tour).
-        ui.label(t(lang, "design-click"));
+        // What to do, for whoever meets the lab here first: on a projector, where the layer's
+        // own instructions are one hover away (at a desk they head the layer).
+        if presenter {
+            ui.label(t(lang, "design-click"));
+        }
         if lab.hinted(c.stage) {
             ui.label(
                 egui::RichText::new(t_args(
@@ -756,7 +765,6 @@ fn walk_ui(
     if button.clicked() && walk.is_ok() {
         shared.act(Action::StepThroughMyPlan);
     }
-    plan_copy_ui(ui, lang, shared);
 }
 
 /// "Copy my plan" (a plan file, or `tplab design` flags) and a box to paste one into.

@@ -274,7 +274,10 @@ fn answer_ui(
 }
 
 fn prompt(ui: &mut egui::Ui, q: &Question, lang: Lang) {
-    ui.add(egui::Label::new(egui::RichText::new(q.prompt(lang)).strong().size(17.0)).wrap());
+    // Above the body text it asks about, and growing with it (presenter mode's larger type):
+    // a fixed 17 pt read smaller than the choices on a projector.
+    let size = (egui::TextStyle::Body.resolve(ui.style()).size * 1.2).max(17.0);
+    ui.add(egui::Label::new(egui::RichText::new(q.prompt(lang)).strong().size(size)).wrap());
     ui.add_space(6.0);
 }
 

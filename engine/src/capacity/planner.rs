@@ -444,8 +444,7 @@ impl std::fmt::Display for Finding {
                 Reason::Tie => write!(
                     f,
                     "{winner} and {other} are within {:.1}% of each other: a tie within \
-                         the model's accuracy; the simpler is listed first (less recomputation, \
-                         fewer stages, smaller TP), pick either.",
+                         the model's accuracy; pick either.",
                     percent.abs()
                 ),
                 r => write!(f, "{winner} beats {other} by {percent:.1}%: {r}."),

@@ -91,12 +91,14 @@ impl Design {
                 plan_copy_ui(right, lang, shared);
             });
         } else {
+            // Narrow (a 1280×720 projector, a phone): the picture of what each GPU holds
+            // right under the layer, then the verdict and the price.
             self.block_ui(ui, shared, &report, &cfg, lang, &mut acts);
+            ui.separator();
+            lanes_ui(ui, &report, &cfg, lang);
             ui.separator();
             self.costs_ui(ui, &report, &cfg, lang, false, goal_open);
             walk_ui(ui, lang, shared, &derived.walk);
-            ui.separator();
-            lanes_ui(ui, &report, &cfg, lang);
             ui.separator();
             plan_copy_ui(ui, lang, shared);
         }

@@ -39,7 +39,7 @@ pub fn chunks_ui(
     // A ring sends the last GPU's chunk to the first: room above and below the rows for that
     // arrow to leave and come back in.
     let wrap_pad_rows = if n > 2 && plan.steps.iter().any(|s| s.src.abs_diff(s.dst) == n - 1) {
-        0.3
+        0.45
     } else {
         0.0
     };
@@ -187,10 +187,13 @@ pub fn chunks_ui(
             let wraps = n > 2 && s.src.abs_diff(s.dst) == n - 1;
             let dot = if wraps {
                 let down = s.src > s.dst;
+                // The dot turns inside the picture's edge (its whole disc on screen), with the
+                // arrow's head between it and the cell.
+                let inset = (3.0 * w + 1.0).min(0.4 * pad).max(1.0);
                 let (exit_y, entry_y) = if down {
-                    (resp.rect.bottom() - 1.0, resp.rect.top() + 1.0)
+                    (resp.rect.bottom() - inset, resp.rect.top() + inset)
                 } else {
-                    (resp.rect.top() + 1.0, resp.rect.bottom() - 1.0)
+                    (resp.rect.top() + inset, resp.rect.bottom() - inset)
                 };
                 let leave = Pos2::new(from.x, if down { a.bottom() } else { a.top() });
                 let exit = Pos2::new(from.x, exit_y);

@@ -232,7 +232,9 @@ def check(pid, lang):
     all_matrix_names = {name: (w, k) for w in matrix for k, name in matrix[w].items()}
     check_name = s("design-check")
     walk_name = s("design-walk")
-    equal = s.prefix("design-equal")
+    # The verdict of a plan equal to the reference: green with a tick once solved, and in a
+    # challenge not yet solved the same words without the tick, pointing to the check.
+    equals = (s.prefix("design-equal"), s.prefix("design-equal-goal-open"))
     refused = {s("design-refused"), s("design-refused-above")}
     rule = s.prefix("design-rule-gelu-partial", gpu=0, tensor="A")
     solved = s.prefix("design-solved")
@@ -272,7 +274,7 @@ def check(pid, lang):
 
     check_btn = one(nodes, lambda n: n.name == check_name, f"'{check_name}'")
     walk_btn = one(nodes, lambda n: n.name == walk_name, f"'{walk_name}'")
-    verdict = one(nodes, lambda n: n.name.startswith(equal), f"verdict starting {equal!r}")
+    verdict = one(nodes, lambda n: n.name.startswith(equals), f"verdict starting {equals!r}")
     print(f"    check  {check_btn}")
     print(f"    walk   {walk_btn}")
     print(f"    verdict {verdict}")
@@ -307,7 +309,7 @@ def check(pid, lang):
     print(f"    rule   {broken}")
     walk_btn = one(nodes, lambda n: n.name == walk_name, f"'{walk_name}'")
     print(f"    walk   {walk_btn}")
-    if any(n.name.startswith(equal) for n in nodes):
+    if any(n.name.startswith(equals) for n in nodes):
         raise CheckFailed("the refused plan still shows the 'equal to the reference' verdict")
     if walk_btn.enabled:
         raise CheckFailed(f"the plan is refused, yet '{walk_name}' is enabled: {walk_btn}")

@@ -180,18 +180,17 @@ fn plan_sweeps_three_axes_into_csv_and_json() {
 #[test]
 fn plan_refuses_a_context_parallel_size_that_cannot_split() {
     let base = "plan --model llama3-8b --gpu h100 --gpus 64 --global-batch 256";
-    let (ok, out, err) = tplab_words(&format!("{base} --seq 8190 --cp 3"));
-    assert!(!ok, "{out}");
-    assert!(
-        err.contains("--cp 3 must divide --gpus 64") && err.contains("2, 4, 8, 16, 32, 64"),
-        "{err}"
+    let out = refused(
+        &format!("{base} --seq 8190 --cp 3"),
+        &["--cp 3 must divide --gpus 64", "2, 4, 8, 16, 32, 64"],
     );
     assert!(!out.contains("it fits"), "{out}");
-    let (ok, out, err) = tplab_words(&format!("{base} --seq 8190 --cp 2"));
-    assert!(!ok, "{out}");
-    assert!(
-        err.contains("--seq 8190 must be a multiple of 2 × --cp = 4") && err.contains("--seq 8192"),
-        "{err}"
+    refused(
+        &format!("{base} --seq 8190 --cp 2"),
+        &[
+            "--seq 8190 must be a multiple of 2 × --cp = 4",
+            "--seq 8192",
+        ],
     );
     let (ok, out, err) = tplab_words(&format!("{base} --seq 8192 --cp 2"));
     assert!(ok && out.contains("winner"), "{out}{err}");
@@ -202,10 +201,7 @@ fn plan_refuses_a_context_parallel_size_that_cannot_split() {
 #[test]
 fn probed_requests_get_their_rule() {
     let refused = |cmd: &str, want: &str| {
-        let (ok, out, err) = tplab_words(cmd);
-        assert!(!ok, "{cmd}: {out}");
-        assert!(err.contains(want), "{cmd}: {err}");
-        assert!(!err.contains("panicked"), "{cmd}: {err}");
+        refused(cmd, &[want]);
     };
     // Rank arithmetic once overflowed past 2^63 GPUs.
     refused(
@@ -257,4 +253,15 @@ fn probed_requests_get_their_rule() {
     // Near-ties are said as ties, not as a win by -0.0%.
     let (ok, out, _) = tplab_words("plan --model llama3-8b --global-batch 64 --gpus 8");
     assert!(ok && !out.contains("by -0.0%"), "{out}");
+}
+
+/// `tplab` refuses `cmd` (no panic) with an error that says each of `wants`; its stdout.
+fn refused(cmd: &str, wants: &[&str]) -> String {
+    let (ok, out, err) = tplab_words(cmd);
+    assert!(!ok, "{cmd}: {out}");
+    for want in wants {
+        assert!(err.contains(want), "{cmd}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{cmd}: {err}");
+    out
 }

@@ -348,14 +348,18 @@ show_me = [{ view = "step", tp = 4, event = "mlp.g" }]
         }
     }
 
-    #[test]
-    fn loads_a_small_catalog() {
-        let files = [
-            (INDEX_FILE, INDEX),
+    /// The one-lesson catalog of [`INDEX`]'s shape with `index` as its index.
+    fn with_index(index: &str) -> Result<Catalog, Diagnostics> {
+        Catalog::from_files([
+            (INDEX_FILE, index),
             ("en/01-intro.md", "# Intro\n\ntext\n"),
             ("tr/01-intro.md", "# Giriş\n\nmetin\n"),
-        ];
-        let cat = Catalog::from_files(files).unwrap();
+        ])
+    }
+
+    #[test]
+    fn loads_a_small_catalog() {
+        let cat = with_index(INDEX).unwrap();
         assert_eq!(cat.lessons[0].body.get(Lang::Tr), "# Giriş\n\nmetin\n");
         assert_eq!(cat.get("intro").unwrap().file_name(), "01-intro.md");
     }
@@ -375,12 +379,7 @@ show_me = [{ view = "step", tp = 4, event = "mlp.g" }]
             "event = \"mlp.g\"",
             "event = \"mlp.g\", sequence_paralel = true",
         );
-        let files = [
-            (INDEX_FILE, index.as_str()),
-            ("en/01-intro.md", "# Intro\n\ntext\n"),
-            ("tr/01-intro.md", "# Giriş\n\nmetin\n"),
-        ];
-        let d = Catalog::from_files(files).unwrap_err();
+        let d = with_index(&index).unwrap_err();
         let text = d.to_string();
         assert_eq!(d.0[0].line, Some(6), "{text}");
         assert!(text.contains("unknown field `sequence_paralel`"), "{text}");
@@ -396,12 +395,7 @@ show_me = [{ view = "step", tp = 4, event = "mlp.g" }]
             "event = \"mlp.g\"",
             "event = \"mlp.g\", label = { en = \"The ring behind mlp.g\", tr = \"mlp.g'nin halkası\" }",
         );
-        let files = [
-            (INDEX_FILE, index.as_str()),
-            ("en/01-intro.md", "# Intro\n\ntext\n"),
-            ("tr/01-intro.md", "# Giriş\n\nmetin\n"),
-        ];
-        let text = Catalog::from_files(files).unwrap_err().to_string();
+        let text = with_index(&index).unwrap_err().to_string();
         for lang in ["English", "Turkish"] {
             let want = format!("the {lang} Show me label names the op 'mlp.g'");
             assert!(text.contains(&want), "missing {want:?} in:\n{text}");

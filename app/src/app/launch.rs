@@ -261,6 +261,14 @@ pub fn lesson_slug(l: &str) -> anyhow::Result<String> {
 mod tests {
     use super::*;
 
+    /// Each query is refused with an error that says the given words.
+    fn refused(cases: &[(&str, &str)]) {
+        for (bad, says) in cases {
+            let e = parse_query(bad).expect_err(bad);
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn query_opens_a_view_at_a_tp_and_refuses_what_the_flags_refuse() {
         let u = parse_query("?view=playground&tp=2&lang=tr&theme=dark&presenter=1").expect("ok");
@@ -337,15 +345,12 @@ mod tests {
         assert_eq!(u.launch.challenge, Some(3));
         let u = parse_query("?view=design&challenge=8").expect("ok");
         assert_eq!(u.launch.challenge, Some(8));
-        for (bad, says) in [
+        refused(&[
             ("?challenge=0", "1 to 8"),
             ("?challenge=9", "1 to 8"),
             ("?challenge=x", "a number"),
             ("?view=memory&challenge=2", "Design view"),
-        ] {
-            let e = parse_query(bad).expect_err(bad);
-            assert!(e.contains(says), "{bad}: {e}");
-        }
+        ]);
     }
 
     /// The links a teacher shares: `?lesson=7` (or its name) opens the Lessons view on it,
@@ -369,15 +374,12 @@ mod tests {
             "tplab --lesson 7",
             "the desktop's copied link is the command"
         );
-        for (bad, says) in [
+        refused(&[
             ("?lesson=99", "give its number (1 to"),
             ("?step=0", "counted from 1"),
             ("?step=two", "a step is a number"),
             ("?lesson=3&view=design", "opens in the Lessons view"),
             ("?step=3&view=design", "opens in the walkthrough"),
-        ] {
-            let e = parse_query(bad).expect_err(bad);
-            assert!(e.contains(says), "{bad}: {e}");
-        }
+        ]);
     }
 }

@@ -241,17 +241,6 @@ impl ModelClusterArgs {
             overlap_dp: !self.no_overlap,
         };
         setup.validate()?;
-        // Tokens a step holds (a serving KV cache, a training batch's activations): beyond
-        // 2^40 (10^12) the byte counts would pass 64 bits; no cluster holds that.
-        const MAX_TOKENS: u128 = 1 << 40;
-        let tokens = global_batch as u128 * seq as u128;
-        if tokens > MAX_TOKENS {
-            bail!(
-                "--global-batch {global_batch} × --seq {seq} = {tokens} tokens is outside the \
-                 range the memory model counts, at most {MAX_TOKENS} (2^40) tokens at once; give \
-                 a smaller batch or sequence"
-            );
-        }
         if self.micro_batch == Some(0) {
             bail!("--micro-batch must be at least 1 (got 0)");
         }

@@ -110,10 +110,13 @@ impl View for Lessons {
                                 // Keyed by the screen's size too: presenter mode's zoom
                                 // or a resized window lays the list out anew.
                                 let screen = ui.ctx().content_rect().size();
-                                let key = (l.slug.clone(), screen.x.round(), screen.y.round());
-                                if on && shown_in_list.as_ref() != Some(&key) {
+                                let size = (screen.x.round(), screen.y.round());
+                                let shown = shown_in_list.as_ref().is_some_and(|(slug, w, h)| {
+                                    *slug == l.slug && (*w, *h) == size
+                                });
+                                if on && !shown {
                                     if ui.clip_rect().contains_rect(r.rect) {
-                                        *shown_in_list = Some(key);
+                                        *shown_in_list = Some((l.slug.clone(), size.0, size.1));
                                     } else {
                                         r.scroll_to_me(Some(egui::Align::Center));
                                         ui.ctx().request_repaint();

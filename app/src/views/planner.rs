@@ -1069,6 +1069,12 @@ mod tests {
                 value: 70000,
                 max: 65536,
             },
+            LayoutError::TooManyTokens {
+                global_batch: 1 << 24,
+                seq: 1 << 24,
+                tokens: 1 << 48,
+                max: 1 << 40,
+            },
             LayoutError::BadVirtualStages {
                 v: 4,
                 pp: 32,

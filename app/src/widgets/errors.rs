@@ -176,6 +176,12 @@ pub fn layout_error_text(lang: Lang, e: &LayoutError) -> String {
         LayoutError::OverLimit { field, value, max } => {
             ("pl-le-over-limit", args!(field, value, max))
         }
+        LayoutError::TooManyTokens {
+            global_batch,
+            seq,
+            tokens,
+            max,
+        } => ("pl-le-tokens", args!(global_batch, seq, tokens, max)),
         LayoutError::BadVirtualStages { v, pp, min_stage } => {
             ("pl-le-virtual", args!(v, pp, min_stage))
         }

@@ -177,6 +177,9 @@ pub struct TrainSetup {
 /// The largest sequence length and global batch the cost model accepts: 2²⁴ each.
 pub const MAX_SETUP_SIZE: usize = 1 << 24;
 
+/// The most tokens (`global_batch × seq`) a setup holds at once: 2^40.
+pub const MAX_SETUP_TOKENS: u128 = 1 << 40;
+
 impl TrainSetup {
     /// Sequences of `seq` tokens, `global_batch` of them an iteration, the data-parallel
     /// all-reduce overlapped with the last backward (Megatron-LM's default).
@@ -201,6 +204,17 @@ impl TrainSetup {
                     max: MAX_SETUP_SIZE,
                 });
             }
+        }
+        // Tokens held at once (a serving KV cache, a training batch): past 2^40 the byte counts
+        // would pass 64 bits; no cluster holds that.
+        let tokens = self.global_batch as u128 * self.seq as u128;
+        if tokens > MAX_SETUP_TOKENS {
+            return Err(LayoutError::TooManyTokens {
+                global_batch: self.global_batch,
+                seq: self.seq,
+                tokens,
+                max: MAX_SETUP_TOKENS,
+            });
         }
         Ok(())
     }

@@ -258,6 +258,17 @@ pub enum LayoutError {
     TpLargerThanCluster { tp: usize, gpus: usize },
     #[error("ZeRO stage must be 0, 1, 2 or 3 (got {zero})")]
     BadZero { zero: u8 },
+    #[error(
+        "global batch {global_batch} × seq {seq} = {tokens} tokens is outside the range the \
+         memory model counts, at most {max} (2^40) tokens at once; give a smaller batch or \
+         sequence"
+    )]
+    TooManyTokens {
+        global_batch: usize,
+        seq: usize,
+        tokens: u128,
+        max: u128,
+    },
     #[error("{field} {value} is over the limit of {max}; use a {field} of at most {max}")]
     OverLimit {
         field: &'static str,

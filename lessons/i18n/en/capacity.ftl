@@ -99,6 +99,7 @@ pl-le-gpu-count = layout TP={ $tp } × PP={ $pp } × DP={ $dp } = { $needed } GP
 pl-le-tp-cluster = TP={ $tp } is larger than the cluster's { $gpus } GPUs; choose TP ≤ { $gpus } or a larger cluster
 pl-le-zero-stage = ZeRO stage must be 0, 1, 2 or 3 (got { $zero })
 pl-le-over-limit = { $field } { $value } is over the limit of { $max }; use a { $field } of at most { $max }
+pl-le-tokens = global batch { $global_batch } × seq { $seq } = { $tokens } tokens is outside the range the memory model counts, at most { $max } (2^40) tokens at once; give a smaller batch or sequence
 pl-le-virtual = interleaving with { $v } model chunks per GPU needs pipeline stages of at least { $v } layers (PP={ $pp } gives stages of { $min_stage } or more); use fewer virtual stages or a smaller PP
 pl-le-cp = context parallelism over { $cp } GPUs needs a sequence length divisible by 2·cp = { $two_cp } (each GPU takes two chunks for causal load balance); got { $seq }
 pl-le-kv-serve = TP={ $tp } does not fit the { $kv_heads } KV heads: serving needs either TP to divide the KV heads evenly (whole KV heads on each GPU, Megatron-LM) or the KV heads to divide TP evenly (each KV head copied onto several GPUs, vLLM); valid TP sizes: { $valid }

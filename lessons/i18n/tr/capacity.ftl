@@ -99,6 +99,7 @@ pl-le-gpu-count = TP={ $tp } × PP={ $pp } × DP={ $dp } = { $needed } GPU'luk y
 pl-le-tp-cluster = TP={ $tp }, kümedeki { $gpus } GPU'dan büyük; TP ≤ { $gpus } seçin ya da daha büyük bir küme kullanın
 pl-le-zero-stage = ZeRO aşaması 0, 1, 2 ya da 3 olmalı ({ $zero } verildi)
 pl-le-over-limit = { $field } { $value }, { $max } sınırını aşıyor; en çok { $max } olan bir { $field } kullanın
+pl-le-tokens = global parti { $global_batch } × dizi { $seq } = { $tokens } token, bellek modelinin saydığı aralığın dışında; aynı anda en çok { $max } (2^40) token olabilir; daha küçük bir parti ya da dizi verin
 pl-le-virtual = GPU başına { $v } model parçasıyla dönüşümlü yerleştirme (interleaving), en az { $v } katmanlı ardışık düzen aşamaları ister (PP={ $pp } en az { $min_stage } katmanlı aşamalar veriyor); daha az sanal aşama ya da daha küçük bir PP kullanın
 pl-le-cp = { $cp } GPU üzerinde bağlam paralelliği, 2·cp = { $two_cp } ile bölünebilen bir dizi uzunluğu ister (nedensel yük dengesi için her GPU iki parça alır); verilen: { $seq }
 pl-le-kv-serve = TP={ $tp }, { $kv_heads } KV kafasına uymuyor: çıkarım için ya TP KV kafalarını tam bölmeli (her GPU'da tam KV kafaları, Megatron-LM) ya da KV kafaları TP'yi tam bölmeli (her KV kafası birkaç GPU'ya kopyalanır, vLLM); geçerli TP boyutları: { $valid_words }

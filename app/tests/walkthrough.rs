@@ -103,6 +103,15 @@ fn the_walkthrough_asks_before_each_collective_and_counts_the_answers() {
         h.query_by_label(&narration(Lang::En, &trace, g)).is_none(),
         "the narration waits"
     );
+    // Beside the question, what every GPU holds now (the partial sums), never what the
+    // all-reduce leaves (the answer).
+    let events = &trace.events[steps[5].first_event..steps[5].first_event + steps[5].events];
+    h.get_by_label("What each GPU holds now");
+    h.get_by_label(&tplab::widgets::lanes::holdings_text(events, 4));
+    assert!(
+        h.query_by_label(&placements_text(events, 4)).is_none(),
+        "the lanes beside a prediction show what the collective writes"
+    );
     h.get_by_label("C  the whole sum, the same on every GPU")
         .click();
     h.run_steps(2);
@@ -516,7 +525,7 @@ fn a_skipped_question_comes_back_unanswered_and_a_wrong_pick_says_why_not() {
 /// where one column cannot hold them).
 #[test]
 fn on_a_projector_every_step_shows_every_gpus_lane_without_scrolling() {
-    for (w, h) in [(1920.0, 1080.0), (1600.0, 1000.0)] {
+    for (w, h) in [(1920.0, 1080.0), (1600.0, 1000.0), (1280.0, 720.0)] {
         for lang in [Lang::En, Lang::Tr] {
             let mut app = TplabApp::default();
             app.shared.presenter = true;

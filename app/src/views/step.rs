@@ -589,6 +589,10 @@ impl View for StepThrough {
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         ui.heading(tr("st-title"));
+        // A projector of 720 lines (450 points at presenter mode's zoom): the strip shows the
+        // current pass only, the "beside it" picker joins the counters' row and the lanes draw
+        // compact, so that every GPU's lane is on screen with the step's words.
+        let short = shared.presenter && ui.ctx().content_rect().height() < SHORT_SCREEN_H;
         let generation = walk_generation(shared);
         let walked = shared.plan_walk();
         let other = shared.beside.other(&shared.scenario, walked.as_ref());
@@ -679,14 +683,16 @@ impl View for StepThrough {
             if narrow {
                 ui.end_row();
             }
-            if picker(
-                ui,
-                lang,
-                "step",
-                &mut shared.beside,
-                &trace.config,
-                walked.is_some(),
-            ) {
+            if !short
+                && picker(
+                    ui,
+                    lang,
+                    "step",
+                    &mut shared.beside,
+                    &trace.config,
+                    walked.is_some(),
+                )
+            {
                 ui.ctx().request_repaint();
             }
         });
@@ -723,60 +729,89 @@ impl View for StepThrough {
             let mut picked: Option<usize> = None;
             let mut reveal = false;
             let mut skip = false;
-            egui::Frame::group(ui.style()).show(ui, |ui| {
-                ui.set_width(ui.available_width());
-                ui.strong(heading);
-                let body = ui.style().text_styles[&egui::TextStyle::Body].size;
-                // On a projector the question fills the lane area in large type.
-                let (q_size, o_size) = if shared.presenter {
-                    (1.9 * body, 1.6 * body)
-                } else {
-                    (1.35 * body, 1.1 * body)
-                };
-                ui.label(egui::RichText::new(&q.question).size(q_size).strong());
-                ui.add_space(6.0);
-                if shared.presenter {
-                    // The class answers aloud; the presenter reveals.
-                    for (i, o) in q.options.iter().enumerate() {
-                        ui.label(
-                            egui::RichText::new(format!("{}  {o}", option_letter(i)))
-                                .size(o_size)
-                                .color(ui.visuals().strong_text_color()),
-                        );
-                        ui.add_space(4.0);
-                    }
+            let presenter = shared.presenter;
+            let nudge = self.nudge;
+            let predict = &mut self.predict;
+            let ask = |ui: &mut egui::Ui| {
+                egui::Frame::group(ui.style()).show(ui, |ui| {
+                    ui.set_width(ui.available_width());
+                    ui.strong(heading);
+                    let body = ui.style().text_styles[&egui::TextStyle::Body].size;
+                    // On a projector the question and its options are in large type.
+                    let (q_size, o_size) = if presenter {
+                        (1.9 * body, 1.6 * body)
+                    } else {
+                        (1.35 * body, 1.1 * body)
+                    };
+                    ui.label(egui::RichText::new(&q.question).size(q_size).strong());
                     ui.add_space(6.0);
-                    if ui.button(tr("walk-predict-reveal")).clicked() {
-                        reveal = true;
-                    }
-                } else {
-                    for (i, o) in q.options.iter().enumerate() {
-                        if ui
-                            .button(
+                    if presenter {
+                        // The class answers aloud; the presenter reveals.
+                        for (i, o) in q.options.iter().enumerate() {
+                            ui.label(
                                 egui::RichText::new(format!("{}  {o}", option_letter(i)))
-                                    .size(o_size),
-                            )
-                            .clicked()
-                        {
-                            picked = Some(i);
+                                    .size(o_size)
+                                    .color(ui.visuals().strong_text_color()),
+                            );
+                            ui.add_space(4.0);
+                        }
+                        ui.add_space(6.0);
+                        if ui.button(tr("walk-predict-reveal")).clicked() {
+                            reveal = true;
+                        }
+                    } else {
+                        for (i, o) in q.options.iter().enumerate() {
+                            if ui
+                                .button(
+                                    egui::RichText::new(format!("{}  {o}", option_letter(i)))
+                                        .size(o_size),
+                                )
+                                .clicked()
+                            {
+                                picked = Some(i);
+                            }
+                        }
+                        ui.add_space(6.0);
+                        if ui.button(tr("walk-predict-skip")).clicked() {
+                            skip = true;
                         }
                     }
-                    ui.add_space(6.0);
-                    if ui.button(tr("walk-predict-skip")).clicked() {
-                        skip = true;
+                    if presenter {
+                        // The room answers aloud: the arrow key reveals, it never waits for a pick.
+                        ui.weak(tr("walk-predict-wait-presenter"));
+                    } else if nudge {
+                        ui.colored_label(ui.visuals().warn_fg_color, tr("walk-predict-nudge"));
+                    } else {
+                        ui.weak(tr("walk-predict-wait"));
                     }
-                }
-                if shared.presenter {
-                    // The room answers aloud: the arrow key reveals, it never waits for a pick.
-                    ui.weak(tr("walk-predict-wait-presenter"));
-                } else if self.nudge {
-                    ui.colored_label(ui.visuals().warn_fg_color, tr("walk-predict-nudge"));
-                } else {
-                    ui.weak(tr("walk-predict-wait"));
-                }
-                ui.checkbox(&mut self.predict, tr("walk-predict-toggle"))
-                    .on_hover_text(tr("walk-predict-toggle-hint"));
-            });
+                    ui.checkbox(predict, tr("walk-predict-toggle"))
+                        .on_hover_text(tr("walk-predict-toggle-hint"));
+                });
+            };
+            // Beside the question, what every GPU holds now (what the step reads): the learner
+            // predicts from the picture, which keeps the answer back. Under it on a narrow
+            // screen.
+            let events_now = events;
+            if ui.available_width() > 640.0 {
+                ui.horizontal_top(|ui| {
+                    let w = ui.available_width();
+                    let h = ui.available_height();
+                    let gap = ui.spacing().item_spacing.x;
+                    ui.allocate_ui(Vec2::new(0.56 * w - gap, h), |ui| {
+                        ui.vertical(ask);
+                    });
+                    ui.allocate_ui(Vec2::new(0.44 * w - gap, h), |ui| {
+                        ui.vertical(|ui| {
+                            ui.strong(tr("walk-predict-now"));
+                            lanes::lanes_before(ui, lang, trace, events_now);
+                        });
+                    });
+                });
+            } else {
+                ask(ui);
+                ui.strong(tr("walk-predict-now"));
+                lanes::lanes_before(ui, lang, trace, events_now);
+            }
             // Saved before the next frame shows "right" or "not quite".
             if let Some(i) = picked {
                 self.nudge = false;
@@ -859,7 +894,10 @@ impl View for StepThrough {
                 } else {
                     lanes::narration(lang, trace, event)
                 })
-                .size(1.15 * ui.style().text_styles[&egui::TextStyle::Body].size),
+                .size(
+                    if short { 1.0 } else { 1.15 }
+                        * ui.style().text_styles[&egui::TextStyle::Body].size,
+                ),
             );
             // A live region: a screen reader announces the new step's words when it changes.
             ui.ctx().accesskit_node_builder(narration.id, |node| {
@@ -935,6 +973,18 @@ impl View for StepThrough {
                     .button(tr("walk-predict-again"))
                     .on_hover_text(tr("walk-predict-again-hint"))
                     .clicked();
+            if short
+                && picker(
+                    ui,
+                    lang,
+                    "step",
+                    &mut shared.beside,
+                    &trace.config,
+                    walked.is_some(),
+                )
+            {
+                ui.ctx().request_repaint();
+            }
         });
         if ask_again {
             shared.predictions.clear(&key);
@@ -965,6 +1015,7 @@ impl View for StepThrough {
                 cur,
                 &mut self.position,
                 &mut self.playing,
+                short,
             );
         }
         ui.add_space(8.0);
@@ -1015,6 +1066,13 @@ impl View for StepThrough {
                             shared.presenter,
                         );
                     });
+                }
+                None if short => {
+                    lanes::lanes_compact(ui, lang, trace, events, reserve);
+                    if event.is_collective() {
+                        ui.add_space(4.0);
+                        gpus_ui(ui, trace, step, &cache.plans, frac, false);
+                    }
                 }
                 None => {
                     lanes::lanes_ui(ui, lang, trace, events, reserve);
@@ -1417,6 +1475,12 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
 }
 
 /// The steps of the current layer, forward row and backward row, with f and g marked.
+/// A screen shorter than this many points in presenter mode (720 lines at its zoom of 1.6) is
+/// drawn compact: see the walkthrough's `short`.
+pub const SHORT_SCREEN_H: f32 = 500.0;
+
+/// The layer's ops in two rows, forward and backward, the current one ringed (clicking one goes
+/// there); with `one_pass`, the current step's pass only (a short projector screen).
 fn pass_strip(
     ui: &mut egui::Ui,
     trace: &Trace,
@@ -1424,15 +1488,21 @@ fn pass_strip(
     cur: usize,
     position: &mut f32,
     playing: &mut bool,
+    one_pass: bool,
 ) {
     let layer = steps[cur].layer;
+    let passes: Vec<Pass> = if one_pass {
+        vec![steps[cur].pass]
+    } else {
+        vec![Pass::Forward, Pass::Backward]
+    };
     let dark = ui.visuals().dark_mode;
     let width = ui.available_width();
     let row_h = 26.0;
     // Room above the first row for the current chip's ring (drawn outside its box).
     let margin = 6.0;
     let (resp, painter) = ui.allocate_painter(
-        Vec2::new(width, 2.0 * row_h + 28.0 + margin),
+        Vec2::new(width, passes.len() as f32 * (row_h + 14.0) + margin),
         Sense::click(),
     );
     let text = ui.visuals().text_color();
@@ -1441,7 +1511,7 @@ fn pass_strip(
     // selection fill is hard to see on a light theme's white.
     let accent = ui.visuals().selection.stroke.color;
     let mut shapes = Vec::new();
-    for (row, pass) in [Pass::Forward, Pass::Backward].into_iter().enumerate() {
+    for (row, pass) in passes.into_iter().enumerate() {
         let y = resp.rect.top() + margin + row as f32 * (row_h + 14.0);
         shapes.push(text_shape(
             &painter,

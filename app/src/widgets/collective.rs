@@ -18,6 +18,20 @@ pub fn mask_text(mask: u64) -> String {
         .join("+")
 }
 
+/// The point a fraction `t` of the way along a path (by its length).
+fn point_along(path: &[Pos2], t: f32) -> Pos2 {
+    let total: f32 = path.windows(2).map(|p| p[0].distance(p[1])).sum();
+    let mut left = t.clamp(0.0, 1.0) * total;
+    for p in path.windows(2) {
+        let d = p[0].distance(p[1]);
+        if left <= d && d > 0.0 {
+            return p[0] + (p[1] - p[0]) * (left / d);
+        }
+        left -= d;
+    }
+    path.last().copied().unwrap_or_default()
+}
+
 /// Rows of GPUs, columns of chunks; messages of round `k` as arrows with travelling dots.
 #[allow(clippy::too_many_arguments)]
 pub fn chunks_ui(
@@ -182,39 +196,53 @@ pub fn chunks_ui(
                     Stroke::NONE,
                 ));
             };
-            // A ring's wrap-around (the last GPU to the first, or back) leaves the picture at
-            // one edge and comes in at the other, instead of crossing every row between.
+            // A ring's wrap-around (the last GPU to the first, or back) goes round the rows
+            // instead of crossing every row between: out of the sender's cell to the picture's
+            // edge, along the edge to the gap at the column's right, dashed along that gap to
+            // the other edge, and back into the receiver's cell. One path, one dot along it.
             let wraps = n > 2 && s.src.abs_diff(s.dst) == n - 1;
             let dot = if wraps {
                 let down = s.src > s.dst;
-                // The dot turns inside the picture's edge (its whole disc on screen), with the
-                // arrow's head between it and the cell.
+                // The path turns inside the picture's edge (the dot's whole disc on screen).
                 let inset = (3.0 * w + 1.0).min(0.4 * pad).max(1.0);
                 let (exit_y, entry_y) = if down {
                     (resp.rect.bottom() - inset, resp.rect.top() + inset)
                 } else {
                     (resp.rect.top() + inset, resp.rect.bottom() - inset)
                 };
-                let leave = Pos2::new(from.x, if down { a.bottom() } else { a.top() });
-                let exit = Pos2::new(from.x, exit_y);
-                let entry = Pos2::new(to.x, entry_y);
-                let arrive = Pos2::new(
-                    to.x,
-                    if down {
-                        b.top() + 2.0
+                // The gap between this chunk's column and the next (cells leave 4 points).
+                let gap_x = a.right() + 2.0;
+                let path = [
+                    Pos2::new(from.x, if down { a.bottom() } else { a.top() }),
+                    Pos2::new(from.x, exit_y),
+                    Pos2::new(gap_x, exit_y),
+                    Pos2::new(gap_x, entry_y),
+                    Pos2::new(to.x, entry_y),
+                    Pos2::new(
+                        to.x,
+                        if down {
+                            b.top() + 2.0
+                        } else {
+                            b.bottom() - 2.0
+                        },
+                    ),
+                ];
+                let stroke = Stroke::new(w, color);
+                for (i, pair) in path.windows(2).enumerate() {
+                    if i == 2 {
+                        // Along the gap: past the other GPUs' rows, not into them.
+                        shapes.extend(egui::Shape::dashed_line(
+                            pair,
+                            Stroke::new(0.6 * w, color),
+                            2.0 * w,
+                            1.5 * w,
+                        ));
                     } else {
-                        b.bottom() - 2.0
-                    },
-                );
-                for (p, q) in [(leave, exit), (entry, arrive)] {
-                    shapes.push(egui::Shape::line_segment([p, q], Stroke::new(w, color)));
+                        shapes.push(egui::Shape::line_segment([pair[0], pair[1]], stroke));
+                    }
                 }
-                arrow_head(&mut shapes, entry, arrive);
-                if along < 0.5 {
-                    leave + (exit - leave) * (2.0 * along)
-                } else {
-                    entry + (arrive - entry) * (2.0 * along - 1.0)
-                }
+                arrow_head(&mut shapes, path[4], path[5]);
+                point_along(&path, along)
             } else {
                 shapes.push(egui::Shape::line_segment([from, to], Stroke::new(w, color)));
                 arrow_head(&mut shapes, from, to);

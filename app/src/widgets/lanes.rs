@@ -200,21 +200,69 @@ pub fn lanes_sized(
 ) {
     // Two programs side by side share a projector's height: the letters' key would squeeze
     // them (each block names itself on hover).
-    lanes_with_key(
-        ui,
-        lang,
-        trace,
-        events,
-        reserve,
+    let opts = LaneOptions {
         lanes_for_height,
-        lanes_for_height.is_none(),
-    );
+        with_key: lanes_for_height.is_none(),
+        ..LaneOptions::default()
+    };
+    lanes_with_key(ui, lang, trace, events, reserve, opts);
+}
+
+/// [`lanes_ui`] on a short projector screen: every lane in the height left, compact captions and
+/// gaps, blocks down to 1.2 lines, the letters' key kept.
+pub fn lanes_compact(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], reserve: f32) {
+    let lanes = trace.config.tp.clamp(1, MAX_LANES);
+    let opts = LaneOptions {
+        lanes_for_height: Some(lanes),
+        tight: true,
+        ..LaneOptions::default()
+    };
+    lanes_with_key(ui, lang, trace, events, reserve, opts);
+}
+
+/// What every GPU holds before the step (what it reads, not what it writes), fitted to the
+/// height there is: the picture beside a prediction, which must not show the answer.
+pub fn lanes_before(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event]) {
+    let opts = LaneOptions {
+        lanes_for_height: Some(trace.config.tp.clamp(1, MAX_LANES)),
+        reads_only: true,
+        ..LaneOptions::default()
+    };
+    lanes_with_key(ui, lang, trace, events, 0.0, opts);
 }
 
 /// The lanes fitted to the height there is (all `lanes` of them), with the letters' key under
 /// them: a collective's lanes beside its round picture.
 pub fn lanes_fitted(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], lanes: usize) {
-    lanes_with_key(ui, lang, trace, events, 0.0, Some(lanes), true);
+    let opts = LaneOptions {
+        lanes_for_height: Some(lanes),
+        ..LaneOptions::default()
+    };
+    lanes_with_key(ui, lang, trace, events, 0.0, opts);
+}
+
+/// How [`lanes_with_key`] draws.
+#[derive(Clone, Copy)]
+struct LaneOptions {
+    /// The height left shared by this many lanes (compact captions and gaps).
+    lanes_for_height: Option<usize>,
+    /// The letters' key ("H1: LayerNorm 1's output") under or beside the lanes.
+    with_key: bool,
+    /// A short projector screen: the key beside the lanes where they leave room.
+    tight: bool,
+    /// What each GPU reads only: no arrow, nothing it writes.
+    reads_only: bool,
+}
+
+impl Default for LaneOptions {
+    fn default() -> Self {
+        LaneOptions {
+            lanes_for_height: None,
+            with_key: true,
+            tight: false,
+            reads_only: false,
+        }
+    }
 }
 
 fn lanes_with_key(
@@ -223,18 +271,31 @@ fn lanes_with_key(
     trace: &Trace,
     events: &[Event],
     reserve: f32,
-    lanes_for_height: Option<usize>,
-    with_key: bool,
+    opts: LaneOptions,
 ) {
+    let LaneOptions {
+        lanes_for_height,
+        with_key,
+        tight,
+        reads_only,
+    } = opts;
     let tp = trace.config.tp.max(1);
     let dark = ui.visuals().dark_mode;
     let text = ui.visuals().text_color();
     let weak = ui.visuals().weak_text_color();
     let size = ui.style().text_styles[&egui::TextStyle::Body].size;
     let lanes = tp.min(MAX_LANES);
+    // The tensors drawn of an event: what it reads, and (unless `reads_only`) what it writes.
+    let drawn = |e: &'_ Event| -> usize {
+        if reads_only {
+            e.reads.len()
+        } else {
+            e.reads.len() + e.writes.len()
+        }
+    };
     let all: Vec<&TensorPlacement> = events
         .iter()
-        .flat_map(|e| e.reads.iter().chain(&e.writes))
+        .flat_map(|e| e.reads.iter().chain(&e.writes).take(drawn(e)))
         .collect();
     let width = ui.available_width();
     let label_w = 5.0 * size;
@@ -248,60 +309,124 @@ fn lanes_with_key(
     // every GPU's lane on screen, on a projector too, larger blocks where there is room.
     // The letters' key under the lanes ("A: fc1's output, before GeLU"), in the room it needs.
     let key = super::words::legend(lang, all.iter().map(|t| t.tensor));
-    let key_galley = (with_key && !key.is_empty()).then(|| {
-        ui.painter().layout(
-            t_args(lang, "lanes-key", &[("legend", key)]),
-            egui::FontId::proportional(caption_size),
-            weak,
-            width,
-        )
-    });
-    let caption_h = 2.4 * caption_size;
-    let key_h = key_galley
-        .as_ref()
-        .map_or(0.0, |g| g.size().y + ui.spacing().item_spacing.y);
-    let room = (ui.available_height() - reserve - 2.0 * size - key_h).max(0.0);
+    // Under the lanes the letters run on in one paragraph; beside them, one to a line.
+    let key_layout = |wrap: f32, beside: bool| {
+        (with_key && !key.is_empty()).then(|| {
+            let legend = if beside {
+                format!("\n{}", key.replace(" · ", "\n"))
+            } else {
+                key.clone()
+            };
+            ui.painter().layout(
+                t_args(lang, "lanes-key", &[("legend", legend)]),
+                egui::FontId::proportional(caption_size),
+                weak,
+                wrap,
+            )
+        })
+    };
+    let mut key_galley = key_layout(width, false);
     let root = |d: usize| (d.max(1) as f32).sqrt();
     let max_root = all
         .iter()
         .map(|t| root(t.shape[0]).max(root(t.shape[1])))
         .fold(1.0f32, f32::max);
     let max_rows = all.iter().map(|t| root(t.shape[0])).fold(1.0f32, f32::max);
+    let min_side = 0.35 * size;
+    let measure = ui.painter().clone();
+    let caption = |t: &TensorPlacement, p: &Placement, wrap: f32, font: f32| {
+        measure.layout(
+            format!(
+                "{}\n{}",
+                super::words::slice_words(lang, &trace.config, t, p),
+                badge(lang, t.tensor, p)
+            ),
+            egui::FontId::proportional(font),
+            text,
+            wrap,
+        )
+    };
+    // Per column (each tensor lines up under the others in every lane): the widest block's
+    // square root of columns and the widest caption; and the tallest caption.
+    let measure_needs = |wrap: f32, font: f32| {
+        let mut needs: Vec<(f32, f32)> = Vec::new();
+        let mut tallest_caption = 0.0f32;
+        for r in 0..lanes {
+            if let Some((e, i)) = lane_event(events, r) {
+                for (j, t) in e.reads.iter().chain(&e.writes).take(drawn(e)).enumerate() {
+                    let Some(p) = t.on(i) else { continue };
+                    let size = caption(t, p, wrap, font).size();
+                    tallest_caption = tallest_caption.max(size.y);
+                    let need = (root(t.shape[1]), size.x);
+                    if needs.len() <= j {
+                        needs.push(need);
+                    } else {
+                        needs[j] = (needs[j].0.max(need.0), needs[j].1.max(need.1));
+                    }
+                }
+            }
+        }
+        (needs, tallest_caption)
+    };
+    let (mut needs, _) = measure_needs(f32::INFINITY, caption_size);
+    // A step with many tensors (the backward of QKV reads and writes six) whose captions on one
+    // line each are wider than the screen even at the smallest blocks: the captions shrink to
+    // fit, down to 0.8 of their size; past that they wrap to their share of the width, a line
+    // more, rather than run off the right edge.
+    let smallest = 1.2 * size / max_root;
+    let widest_row = label_w
+        + arrow_w
+        + needs
+            .iter()
+            .map(|&(cols, cap)| (cols * smallest).max(min_side).max(cap) + gap)
+            .sum::<f32>();
+    let mut caption_wrap = f32::INFINITY;
+    let mut caption_font = caption_size;
+    let mut caption_h = 2.4 * caption_size;
+    // (A phone's row scrolls sideways, at the phone's own type size.)
+    if widest_row > width && width >= crate::widgets::NARROW_WIDTH && !needs.is_empty() {
+        let fixed = label_w + arrow_w + needs.len() as f32 * gap;
+        let captions: f32 = needs.iter().map(|n| n.1).sum();
+        let shrink = (width - fixed) / captions.max(1.0);
+        if shrink >= 0.8 {
+            caption_font = caption_size * shrink * 0.98;
+            needs = measure_needs(f32::INFINITY, caption_font).0;
+            caption_h = 2.4 * caption_font;
+        } else {
+            // The narrow captions keep their width; the wide ones share what is left equally
+            // (where that share holds a few words: a phone's row scrolls sideways instead).
+            let mut caps: Vec<f32> = needs.iter().map(|n| n.1).collect();
+            caps.sort_by(f32::total_cmp);
+            let mut rest = width - fixed;
+            let mut share = rest / caps.len() as f32;
+            for (k, &c) in caps.iter().enumerate() {
+                share = rest / (caps.len() - k) as f32;
+                if c > share {
+                    break;
+                }
+                rest -= c;
+            }
+            if share >= 7.0 * caption_size {
+                caption_wrap = share;
+                let (wrapped, tallest_caption) = measure_needs(caption_wrap, caption_font);
+                needs = wrapped;
+                caption_h = caption_h.max(tallest_caption + 0.3 * caption_size);
+            }
+        }
+    }
+    // Tight (a short projector screen): the key goes beside the lanes where they leave room at
+    // the right.
+    let key_beside_w = 10.0 * size;
+    let key_h = key_galley
+        .as_ref()
+        .map_or(0.0, |g| g.size().y + ui.spacing().item_spacing.y);
+    let room = (ui.available_height() - reserve - 2.0 * size - key_h).max(0.0);
     // The tallest block fills its lane's share of the room; the longest side stays between
     // 2.5 and 9 lines of text.
     let per_lane = room / lanes_for_height.unwrap_or(lanes).max(1) as f32 - caption_h - lane_gap;
     // Side by side the longest side may shrink to 1.2 lines, so that both programs fit.
     let shortest = if lanes_for_height.is_some() { 1.2 } else { 2.5 };
     let mut scale = (per_lane / max_rows).clamp(shortest * size / max_root, 9.0 * size / max_root);
-    let min_side = 0.35 * size;
-    let measure = ui.painter().clone();
-    let caption = |t: &TensorPlacement, p: &Placement| {
-        measure.layout_no_wrap(
-            format!(
-                "{}\n{}",
-                super::words::slice_words(lang, &trace.config, t, p),
-                badge(lang, t.tensor, p)
-            ),
-            egui::FontId::proportional(caption_size),
-            text,
-        )
-    };
-    // Per column (each tensor lines up under the others in every lane): the widest block's
-    // square root of columns and the widest caption.
-    let mut needs: Vec<(f32, f32)> = Vec::new();
-    for r in 0..lanes {
-        if let Some((e, i)) = lane_event(events, r) {
-            for (j, t) in e.reads.iter().chain(&e.writes).enumerate() {
-                let Some(p) = t.on(i) else { continue };
-                let need = (root(t.shape[1]), caption(t, p).size().x);
-                if needs.len() <= j {
-                    needs.push(need);
-                } else {
-                    needs[j] = (needs[j].0.max(need.0), needs[j].1.max(need.1));
-                }
-            }
-        }
-    }
     let column_w = |s: f32, (cols, cap): (f32, f32)| (cols * s).max(min_side).max(cap);
     let row_w =
         |s: f32| label_w + arrow_w + needs.iter().map(|&n| column_w(s, n) + gap).sum::<f32>();
@@ -364,6 +489,20 @@ fn lanes_with_key(
     // The tallest block of the step sets the lane's height; captions sit under it.
     let tallest = tallest_at(scale);
     let lane_h = tallest + caption_h + lane_gap;
+    // Compact: the key beside the lanes when it fits in the room at their right, else under
+    // them (a step whose lanes take the width, the room they leave).
+    let mut key_beside: Option<(f32, std::sync::Arc<egui::Galley>)> = None;
+    if tight && per_row == 1 {
+        let free = width - row_w(scale);
+        if free >= key_beside_w {
+            if let Some(g) = key_layout(free - gap, true) {
+                if g.size().y <= lane_rows as f32 * lane_h {
+                    key_beside = Some((width - free + gap, g));
+                    key_galley = None;
+                }
+            }
+        }
+    }
     let (resp, painter) =
         ui.allocate_painter(Vec2::new(width, lane_rows as f32 * lane_h), Sense::hover());
     let mut shapes = Vec::new();
@@ -430,7 +569,7 @@ fn lanes_with_key(
                 ));
                 shapes.push(egui::Shape::galley(
                     Pos2::new(*x, top + 0.5 * size + tallest),
-                    caption(t, p),
+                    caption(t, p, caption_wrap, caption_font),
                     text,
                 ));
                 // The index form and what the tensor is, on hover.
@@ -445,6 +584,9 @@ fn lanes_with_key(
             if let Some(p) = t.on(i) {
                 draw(&mut x, &mut shapes, t, p);
             }
+        }
+        if reads_only {
+            continue;
         }
         // An arrow from what the op reads to what it writes (drawn: the fonts have no arrow).
         let y = top + 0.2 * size + tallest / 2.0;
@@ -469,9 +611,22 @@ fn lanes_with_key(
             }
         }
     }
+    if let Some((x, g)) = key_beside {
+        shapes.push(egui::Shape::galley(
+            Pos2::new(resp.rect.left() + x, resp.rect.top() + 0.2 * size),
+            g,
+            weak,
+        ));
+    }
     painter.extend(shapes);
-    // What the lanes show, for screen readers and tests: every GPU's placements.
-    super::a11y_label(&resp, &placements_text(events, tp));
+    // What the lanes show, for screen readers and tests: every GPU's placements (before the
+    // step only, where the picture keeps the answer to a prediction back).
+    let words = if reads_only {
+        holdings_text(events, tp)
+    } else {
+        placements_text(events, tp)
+    };
+    super::a11y_label(&resp, &words);
     for (k, (rect, words)) in hovers.into_iter().enumerate() {
         let block = ui.interact(rect, resp.id.with(("block", k)), Sense::hover());
         super::a11y_label(&block, &words);
@@ -484,6 +639,23 @@ fn lanes_with_key(
     if tp > lanes {
         ui.label(format!("… +{} GPU", tp - lanes));
     }
+}
+
+/// What every rank holds before the step (`GPU r holds: reads`), as the lanes beside a
+/// prediction label them.
+pub fn holdings_text(events: &[Event], tp: usize) -> String {
+    (0..tp.min(MAX_LANES))
+        .filter_map(|r| {
+            let (e, i) = lane_event(events, r)?;
+            let names = side(&e.reads, i)
+                .iter()
+                .map(|(t, p)| held(t, p))
+                .collect::<Vec<_>>()
+                .join(", ");
+            Some(format!("GPU {r} holds: {names}"))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The placements of every rank for the step (`GPU r: reads -> writes`), as the lanes label them.

@@ -737,3 +737,4 @@ walk-whynot-its-tokens = Its own tokens of the sum (1/{ $n } of it) is what a re
 walk-whynot-whole-sum = The whole sum on every GPU is what an all-reduce leaves; this { $kind } leaves something else.
 walk-whynot-joined = Joining the GPUs' slices side by side is an all-gather's work; partial sums of one tensor are added, not joined.
 tr-table = The curves as numbers (the loss at each step, per TP)
+walk-predict-now = What each GPU holds now

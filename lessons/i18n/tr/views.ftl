@@ -725,3 +725,4 @@ walk-whynot-its-tokens = Toplamın yalnızca kendi token'ları (1/{ $n }'i) bir 
 walk-whynot-whole-sum = Her GPU'da toplamın tamamı bir all-reduce'un bıraktığıdır; bu { $kind } başka bir şey bırakır.
 walk-whynot-joined = GPU'ların dilimlerini yan yana birleştirmek bir all-gather'ın işidir; bir tensörün kısmi toplamları birleştirilmez, toplanır.
 tr-table = Eğriler sayılarla (her adımda kayıp, TP başına)
+walk-predict-now = Her GPU'nun şu an tuttuğu

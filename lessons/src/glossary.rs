@@ -217,6 +217,17 @@ pub const GLOSSARY: &[Term] = &[
         },
     },
     Term {
+        concept: "bias (of a linear layer)",
+        use_tr: "bias (bias'ı, bias gradyanı), a loanword as token is",
+        rejected: "yanlılık, sapma terimi, ön yargı",
+        matches: |prev, w, next| {
+            w.starts_with("yanlılı")
+                || (w.starts_with("sapma")
+                    && (next.starts_with("terim") || next.starts_with("vektör")))
+                || (prev == "ön" && w.starts_with("yargı"))
+        },
+    },
+    Term {
         concept: "vocabulary, hidden size, padding multiple",
         use_tr: "sözlük (boyutu), gizli boyut, doldurma katı",
         rejected: "vocab, hidden, granularity",
@@ -427,6 +438,11 @@ mod tests {
         );
         let lm = rejected_in_text("LM başlığı");
         assert_eq!(lm[0].concept, "LM head", "{lm:?}");
+        // Bias stays the loanword; the drift a monitor watches (sapmalar) is another concept.
+        assert_eq!(
+            words_found("fc1'in yanlılığı, sapma terimi, ön yargısı; hatalar ve sapmalar"),
+            ["yanlılığı", "sapma", "yargısı"]
+        );
     }
 
     #[test]

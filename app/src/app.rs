@@ -22,6 +22,9 @@ use tplab_engine::labs::train::{Corpus, TrainConfig, TrainError};
 const STORAGE_KEY: &str = "tplab-app";
 /// Zoom factor of presenter mode (large type for a projector).
 pub const PRESENTER_ZOOM: f32 = 1.6;
+/// Seconds a pointer rests on something before its tooltip shows in presenter mode.
+pub const PRESENTER_TOOLTIP_DELAY_S: f32 = 1.5;
+
 /// The zoom of presenter mode for the window's size: the screen's height in pixels over 540
 /// (body text of 14 points at 28 pixels on a 1080-line screen), from [`PRESENTER_ZOOM`] on a
 /// 720-line projector up to 3 on a 4K one.
@@ -658,6 +661,12 @@ impl TplabApp {
                 ctx.all_styles_mut(|s| s.spacing.scroll = visible_scroll_bars());
             }
             let on = self.shared.presenter;
+            // On a projector a tooltip covers the picture wherever a resting pointer is left:
+            // it waits for a longer, deliberate hover there (egui's default is half a second).
+            ctx.all_styles_mut(|s| {
+                s.interaction.tooltip_delay = if on { PRESENTER_TOOLTIP_DELAY_S } else { 0.5 };
+                s.interaction.show_tooltips_only_when_still = true;
+            });
             ctx.send_viewport_cmd(egui::ViewportCommand::Fullscreen(on));
             ctx.set_zoom_factor(if on { PRESENTER_ZOOM } else { 1.0 });
             self.applied_presenter = Some(on);

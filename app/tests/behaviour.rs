@@ -206,9 +206,19 @@ fn presenter_key_toggles_large_type() {
     press(&mut harness, egui::Key::F11, 2);
     assert!(harness.state().shared.presenter);
     assert!((harness.ctx.zoom_factor() - 1.6).abs() < 1e-6);
+    // A tooltip on a projector waits for a deliberate hover.
+    assert_eq!(
+        harness_delay(&harness),
+        tplab::app::PRESENTER_TOOLTIP_DELAY_S
+    );
     press(&mut harness, egui::Key::F11, 2);
     assert!(!harness.state().shared.presenter);
     assert!((harness.ctx.zoom_factor() - 1.0).abs() < 1e-6);
+    assert_eq!(harness_delay(&harness), 0.5);
+}
+
+fn harness_delay(harness: &Harness<'static, TplabApp>) -> f32 {
+    harness.ctx.global_style().interaction.tooltip_delay
 }
 
 #[test]

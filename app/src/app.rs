@@ -68,7 +68,8 @@ pub struct TplabApp {
     pub shared: Shared,
     theme: ThemeChoice,
     applied_presenter: Option<bool>,
-    applied_theme: Option<ThemeChoice>,
+    /// The theme and presenter mode the visuals were made legible for.
+    applied_theme: Option<(ThemeChoice, bool)>,
     /// The last PNG export: the path written, or why it failed (written by the screenshot
     /// callback).
     export_status: Arc<Mutex<Option<Result<String, String>>>>,
@@ -594,14 +595,28 @@ impl TplabApp {
 
     /// Everything that is not drawing: keys, navigation, theme, the active view's clock.
     pub fn logic(&mut self, ctx: &egui::Context) {
-        if self.applied_theme != Some(self.theme) {
+        let ink = (self.theme, self.shared.presenter);
+        if self.applied_theme != Some(ink) {
             ctx.set_theme(match self.theme {
                 ThemeChoice::Light => egui::Theme::Light,
                 ThemeChoice::Dark => egui::Theme::Dark,
             });
-            // Every text colour at 4.5:1 or better, in both themes.
-            ctx.all_styles_mut(|s| crate::widgets::legible_visuals(&mut s.visuals));
-            self.applied_theme = Some(self.theme);
+            // Every text colour at 4.5:1 or better, in both themes; the weak text at 7:1 on a
+            // projector. From the theme's own colours each time (presenter mode goes back).
+            let weak = if self.shared.presenter {
+                crate::widgets::PRESENTER_WEAK_CONTRAST
+            } else {
+                4.5
+            };
+            ctx.all_styles_mut(|s| {
+                s.visuals = if s.visuals.dark_mode {
+                    egui::Visuals::dark()
+                } else {
+                    egui::Visuals::light()
+                };
+                crate::widgets::legible_visuals_at(&mut s.visuals, weak);
+            });
+            self.applied_theme = Some(ink);
         }
         self.shared.keys = Default::default();
         // Digits are answers where the learner types or reads (a number typed in the Quiz, a

@@ -96,3 +96,22 @@ fn the_fix_leaves_what_already_reads_alone_and_lifts_what_does_not() {
     // Black on white was already fine: unchanged.
     assert_eq!(v.strong_text_color(), raw.strong_text_color());
 }
+
+/// On a projector the secondary text (legends, keys, notes under the pictures) reaches 7:1 on
+/// every background, in both themes.
+#[test]
+fn on_a_projector_the_weak_text_reaches_seven_to_one() {
+    use tplab::widgets::{legible_visuals_at, PRESENTER_WEAK_CONTRAST};
+    for mut v in [egui::Visuals::light(), egui::Visuals::dark()] {
+        legible_visuals_at(&mut v, PRESENTER_WEAK_CONTRAST);
+        for bg in text_backgrounds(&v) {
+            let c = contrast(v.weak_text_color(), bg);
+            assert!(
+                c >= PRESENTER_WEAK_CONTRAST,
+                "dark {}: weak text {:?} on {bg:?} is {c:.2}:1",
+                v.dark_mode,
+                v.weak_text_color()
+            );
+        }
+    }
+}

@@ -161,12 +161,27 @@ pub fn text_backgrounds(v: &egui::Visuals) -> Vec<egui::Color32> {
 /// read dark. It is first laid on the panel (what the eye sees), then darkened or lightened, so
 /// every text colour the app draws with is opaque and measured as it shows.
 pub fn legible_visuals(v: &mut egui::Visuals) {
+    legible_visuals_at(v, 4.5);
+}
+
+/// The secondary (weak) text's contrast on a projector: 7:1 (WCAG AAA), where small grey legends
+/// are read from the back of a room on a washed-out screen.
+pub const PRESENTER_WEAK_CONTRAST: f32 = 7.0;
+
+/// [`legible_visuals`], with the weak text at `weak_ratio` (4.5 at a desk,
+/// [`PRESENTER_WEAK_CONTRAST`] on a projector).
+pub fn legible_visuals_at(v: &mut egui::Visuals, weak_ratio: f32) {
     let dark = v.dark_mode;
     let bgs = text_backgrounds(v);
     let panel = v.panel_fill;
     let fix = |c: egui::Color32| ink_against(opaque_on(c, panel), &bgs, dark, 4.5);
     let weak = v.weak_text_color();
-    v.weak_text_color = Some(fix(weak));
+    v.weak_text_color = Some(ink_against(
+        opaque_on(weak, panel),
+        &bgs,
+        dark,
+        weak_ratio.max(4.5),
+    ));
     v.warn_fg_color = fix(v.warn_fg_color);
     v.error_fg_color = fix(v.error_fg_color);
     v.hyperlink_color = fix(v.hyperlink_color);

@@ -92,8 +92,18 @@ fn every_challenge_is_failed_then_solved_through_the_ui() {
             c.stage
         );
         set_splits(&mut harness, &c.start, &c.answer);
-        // The hand-placed collectives the answer adds: through the fix the view offers.
+        // The hand-placed collectives the answer adds: through the fix the view offers once
+        // the hint is shown (before it, the fix would give the answer away).
         if c.answer.manual != c.start.manual {
+            assert!(
+                harness
+                    .query_all_by_label_contains("all-reduce after fc2")
+                    .next()
+                    .is_none(),
+                "stage {}: the fix shows before the learner tried",
+                c.stage
+            );
+            click(&mut harness, "Show the hint and the fixes", 2);
             let fix = harness
                 .query_all_by_label_contains("all-reduce after fc2")
                 .count();
@@ -147,6 +157,9 @@ fn a_wrong_split_says_what_is_missing_and_a_fix_button_repairs() {
     // Stage 8 starts refused: the residual add reads a partial sum; the fix adds the sum.
     open(&mut harness, 8);
     harness.get_by_label_contains("The residual add on GPU 0 reads a partial sum of M");
+    harness.get_by_label_contains("Try it yourself first");
+    click(&mut harness, "Show the hint and the fixes", 2);
+    harness.get_by_label_contains("Hint: Follow fc2's output");
     harness
         .get_by_label_contains("all-reduce after fc2")
         .click();

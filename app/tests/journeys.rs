@@ -541,6 +541,8 @@ fn perform(h: &mut Harness<'static, TplabApp>, act: &Act, dir: &std::path::Path)
                         .find(|f| !matches!(f, tplab_engine::block::design::Fix::Slice))
                 });
             if let Some(fix) = fix {
+                // A repair challenge holds its fixes back until the hint.
+                click_if_there(h, &t(lang, "design-fixes-show"));
                 click_if_there(h, &tplab::views::design::fix_text(lang, &fix));
             }
         }

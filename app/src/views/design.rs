@@ -461,24 +461,43 @@ impl Design {
                 .stroke(egui::Stroke::new(2.0, ui.visuals().error_fg_color))
                 .show(ui, |ui| {
                     ui.colored_label(ui.visuals().error_fg_color, rule_text(lang, e.kind, e));
-                    ui.horizontal_wrapped(|ui| {
-                        ui.label(t(lang, "design-fixes"));
-                        for fix in &e.actions {
-                            if matches!(fix, Fix::Slice) {
-                                continue;
-                            }
-                            let allowed = match fix {
-                                Fix::Split { weight, .. } => free.contains(weight),
-                                _ => true,
-                            };
+                    // A challenge whose answer is a hand-placed collective (repair the program)
+                    // would be given away by its fix button: the fixes wait for the hint, which
+                    // costs the third star; the "+" between the ops is the way to try first.
+                    let held_back = lab
+                        .challenge()
+                        .is_some_and(|c| c.answer.manual != c.start.manual && !lab.hinted(c.stage));
+                    if held_back {
+                        ui.horizontal_wrapped(|ui| {
+                            ui.label(t(lang, "design-fixes-held"));
                             if ui
-                                .add_enabled(allowed, egui::Button::new(fix_text(lang, fix)))
+                                .button(t(lang, "design-fixes-show"))
+                                .on_hover_text(t(lang, "design-hint-cost"))
                                 .clicked()
                             {
-                                change.push(DesignAction::ApplyFix(*fix));
+                                change.push(DesignAction::ShowHint);
                             }
-                        }
-                    });
+                        });
+                    } else {
+                        ui.horizontal_wrapped(|ui| {
+                            ui.label(t(lang, "design-fixes"));
+                            for fix in &e.actions {
+                                if matches!(fix, Fix::Slice) {
+                                    continue;
+                                }
+                                let allowed = match fix {
+                                    Fix::Split { weight, .. } => free.contains(weight),
+                                    _ => true,
+                                };
+                                if ui
+                                    .add_enabled(allowed, egui::Button::new(fix_text(lang, fix)))
+                                    .clicked()
+                                {
+                                    change.push(DesignAction::ApplyFix(*fix));
+                                }
+                            }
+                        });
+                    }
                     let mut anyway = lab.run_anyway();
                     if ui
                         .checkbox(&mut anyway, t(lang, "design-run-anyway"))

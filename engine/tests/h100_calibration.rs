@@ -717,6 +717,9 @@ fn predict_moe(fig: &MoeFigure) -> (f64, f64) {
         virtual_stages: fig.vp,
         moe_routing: fig.routing,
         ep_overlap: fig.ep_overlap,
+        // Megatron-Core's own README runs keep Megatron-LM's default, the unfused
+        // cross-entropy; NeMo's and Megatron-Bridge's recipes fuse it.
+        fused_cross_entropy: !fig.what.starts_with("MCore "),
         ..Stack::current()
     };
     let r = stack::iteration_time(&model, &setup, &c, &layout, &st)
@@ -1024,11 +1027,14 @@ fn training_runs_summary() {
 /// the node's NICs (Narayanan et al.'s DP-only rows now reduce gradients ~9× faster and come out
 /// up to +9.7%), with the FP8 training efficiency refitted; 6.2% since Megatron-Core's nine
 /// bf16 weak-scaling rows joined (8.5% on their own: the model has no GEMM efficiency by shape,
-/// so its 1.7B row is +20.5% and its 314B and 462B rows −14%).
-const MAE_PINNED: f64 = 0.0625;
-/// The same without the named misses (Megatron-Core's 1.7B row): 5.8% since issue 39 added
-/// Megatron-Core's weak-scaling table and derived the Hopper bf16 GEMM efficiency.
-const MAE_COVERED_PINNED: f64 = 0.0585;
+/// so its 1.7B row was +20.5% and its 314B and 462B rows −14%); 6.0% since the cross-entropy's
+/// passes are counted from Megatron-Core's source (52 or 40 bytes a logit, unfused or fused,
+/// where 24 was assumed): the 1.7B row, whose 131,072-token vocabulary on a 2,048-wide model
+/// makes the loss a large share, comes to +13.7%, and no dense run is beyond ±15%.
+const MAE_PINNED: f64 = 0.0605;
+/// The same without the named misses: none are left among the dense runs since the
+/// cross-entropy's passes are counted (the 1.7B row was the one).
+const MAE_COVERED_PINNED: f64 = 0.0605;
 
 /// Megatron-Core's weak-scaling table (NVIDIA/Megatron-LM `README.md`, "Performance
 /// Benchmarking", `images/model_table.png` added in f2e5db402c): GPT models with a 131,072-token
@@ -1050,18 +1056,7 @@ const MCORE_WEAK_SCALING: [(
     f64,
     Option<&str>,
 ); 9] = [
-    (
-        "1.7B",
-        16,
-        2048,
-        24,
-        1,
-        1,
-        48,
-        192,
-        408.8,
-        Some("small GEMMs: no GEMM efficiency by shape"),
-    ),
+    ("1.7B", 16, 2048, 24, 1, 1, 48, 192, 408.8, None),
     ("7.1B", 32, 4096, 30, 2, 1, 96, 192, 465.9, None),
     ("16B", 48, 6144, 32, 4, 1, 192, 192, 489.1, None),
     ("32B", 56, 7168, 48, 8, 1, 384, 192, 459.6, None),
@@ -1085,8 +1080,10 @@ fn mcore_weak_scaling_rows() -> Vec<(String, f64, f64, Option<&'static str>)> {
                 zero: 1,
                 ..Layout::new(tp, pp, gpus / (tp * pp))
             };
+            // Megatron-LM's own defaults: the README's flags do not fuse the cross-entropy.
             let st = Stack {
                 precision: Precision::Bf16,
+                fused_cross_entropy: false,
                 ..Stack::current()
             };
             let r = stack::iteration_time(&m, &TrainSetup::new(4096, gbs), &c, &layout, &st)

@@ -343,6 +343,10 @@ pub struct StackArgs {
     /// Refuse pipeline stages of unequal layer counts (PP must divide the layers).
     #[arg(long)]
     pub no_uneven_stages: bool,
+    /// Megatron-LM's unfused cross-entropy (52 bytes of HBM traffic a logit, its default)
+    /// instead of the fused one NeMo's and Megatron-Bridge's recipes use (40).
+    #[arg(long)]
+    pub no_fused_cross_entropy: bool,
     /// Interleaved 1F1B: model chunks per GPU (1 = plain 1F1B). Default: the planner tries 1 to
     /// 8 wherever every stage has a layer per chunk (plain 1F1B with --layout)
     #[arg(long)]
@@ -402,6 +406,7 @@ impl StackArgs {
             (self.no_distributed_optimizer, &mut st.distributed_optimizer),
             (self.no_pp_overlap, &mut st.pp_overlap),
             (self.no_uneven_stages, &mut st.uneven_stages),
+            (self.no_fused_cross_entropy, &mut st.fused_cross_entropy),
         ] {
             if off {
                 *field = false;

@@ -117,7 +117,30 @@ pub struct Stack {
     /// backward of another together): exposed = what the layer's computation cannot hide.
     #[serde(default)]
     pub ep_overlap: bool,
+    /// Megatron-Core's fused cross-entropy (`--cross-entropy-loss-fusion`, which NeMo's and
+    /// Megatron-Bridge's recipes turn on): [`CE_FUSED_BYTES_PER_LOGIT`] of HBM traffic per
+    /// logit and micro-batch instead of the unfused path's [`CE_UNFUSED_BYTES_PER_LOGIT`]
+    /// (Megatron-LM's default).
+    #[serde(default = "fused_cross_entropy_default")]
+    pub fused_cross_entropy: bool,
 }
+
+fn fused_cross_entropy_default() -> bool {
+    true
+}
+
+/// HBM bytes per logit of Megatron-Core's unfused vocabulary-parallel cross-entropy, forward and
+/// backward, counted from `megatron/core/tensor_parallel/cross_entropy.py`: the bf16 logits
+/// cast to fp32 (read 2, write 4), the max (read 4), the max subtracted in place (read 4,
+/// write 4), `exp` in place (8), the sum (4), the division into the softmax kept for the
+/// backward (8): 38 forward; the softmax scaled by the loss's gradient in place (8) and cast
+/// back to bf16 for the output layer's backward (read 4, write 2): 14 backward. 52 in all.
+pub const CE_UNFUSED_BYTES_PER_LOGIT: f64 = 52.0;
+/// [`CE_UNFUSED_BYTES_PER_LOGIT`] for the fused path (`megatron/core/fusions/
+/// fused_cross_entropy.py`): the cast and the max in one kernel (6), the subtraction and `exp`
+/// in one in-place kernel (8), the sum (4), the division (8); backward as unfused (14). 40 in
+/// all. PyTorch's `F.cross_entropy` on fp32 logits (torchtitan) streams about as much.
+pub const CE_FUSED_BYTES_PER_LOGIT: f64 = 40.0;
 
 impl Default for Stack {
     fn default() -> Self {
@@ -225,6 +248,7 @@ impl Stack {
             recompute_gemm_every: 0,
             moe_routing: MoeRouting::Dropless,
             ep_overlap: false,
+            fused_cross_entropy: false,
         }
     }
 
@@ -247,6 +271,7 @@ impl Stack {
             recompute_gemm_every: 0,
             moe_routing: MoeRouting::Dropless,
             ep_overlap: false,
+            fused_cross_entropy: true,
         }
     }
 
@@ -287,6 +312,9 @@ impl Stack {
         }
         if self.ep_overlap {
             parts.push("ep-overlap".to_string());
+        }
+        if !self.fused_cross_entropy {
+            parts.push("unfused-ce".to_string());
         }
         parts.join(" ")
     }
@@ -1085,7 +1113,7 @@ pub fn iteration_time(
     let stages = stage_layers(model.layers, p);
     let tok = setup.seq as f64 / cp as f64 * layout.micro_batch as f64;
     // The last stage's logits GEMM (kept in bf16, as Transformer Engine keeps the output layer)
-    // forward and backward, plus the cross-entropy pass over fp32 logits.
+    // forward and backward, plus the cross-entropy's passes over the logits.
     let logits_gemm = 3.0
         * gemm_time(
             2.0 * tok * model.hidden as f64 * model.vocab as f64 / t as f64,
@@ -1093,7 +1121,12 @@ pub fn iteration_time(
             stack,
             Precision::Bf16,
         );
-    let logits_ew = 3.0 * stream_time(4.0 * 2.0 * tok * model.vocab as f64 / t as f64, gpu);
+    let ce_bytes = if stack.fused_cross_entropy {
+        CE_FUSED_BYTES_PER_LOGIT
+    } else {
+        CE_UNFUSED_BYTES_PER_LOGIT
+    };
+    let logits_ew = stream_time(ce_bytes * tok * model.vocab as f64 / t as f64, gpu);
     let layer_total = layer.compute_s() + layer.tp_exposed_s + layer.cp_exposed_s + layer.ep_comm_s;
     let stage_time = |i: usize| {
         let n = stages[i] as f64;
@@ -1336,6 +1369,44 @@ mod tests {
     use super::*;
     use crate::capacity::hardware::Catalogue;
     use crate::capacity::models::ModelPreset;
+
+    /// The cross-entropy streams what Megatron-Core's kernels stream: the unfused path costs
+    /// 12 bytes a logit more than the fused one, on every micro-batch of the last stage, at the
+    /// GPU's streaming rate, and nothing else moves.
+    #[test]
+    fn the_cross_entropy_streams_what_megatron_s_kernels_stream() {
+        let cat = Catalogue::default();
+        let c = Cluster::new(&cat, "h100", 8, 8, "ib400").unwrap();
+        let m = ModelSpec::gpt("1.7B", 24, 2048, 16, 131072, 4096);
+        let setup = TrainSetup::new(4096, 64);
+        let layout = Layout::new(1, 1, 8);
+        let time = |fused| {
+            let st = Stack {
+                fused_cross_entropy: fused,
+                ..Stack::current()
+            };
+            iteration_time(&m, &setup, &c, &layout, &st)
+                .unwrap()
+                .it
+                .iteration_time_s
+        };
+        let micro_batches = 64.0 / 8.0;
+        let logits = 4096.0 * 131072.0;
+        let expected =
+            micro_batches * (CE_UNFUSED_BYTES_PER_LOGIT - CE_FUSED_BYTES_PER_LOGIT) * logits
+                / (c.gpu.memory_bandwidth_gbs * 1e9 * cost::MEMORY_EFFICIENCY);
+        let got = time(false) - time(true);
+        assert!(
+            (got - expected).abs() < 1e-9 * expected.max(1.0) + 1e-9,
+            "unfused minus fused: {got} s, expected {expected} s"
+        );
+        assert!(Stack {
+            fused_cross_entropy: false,
+            ..Stack::current()
+        }
+        .label()
+        .contains("unfused-ce"));
+    }
 
     /// The MoE terms (issue 39, item 4) vanish for a dense model; for an MoE one the busiest
     /// rank's load multiplies the experts and the all-to-alls, an all-to-all across nodes pays

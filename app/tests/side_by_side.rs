@@ -1,5 +1,5 @@
 //! Side by side: two TP sizes (or a learner's plan and Megatron's split) drawn next to each other
-//! in the walkthrough, the Playground and the Timeline, chosen by clicking "beside it" as a
+//! in the walkthrough, the Playground and the Timeline, chosen by clicking "side by side" as a
 //! learner does; the walkthrough steps both together.
 
 mod common;
@@ -37,7 +37,7 @@ fn open(view: &str, cfg: &Config, lang: Lang) -> Harness<'static, TplabApp> {
     harness
 }
 
-/// Picks `choice` in the view's "beside it" menu, by clicking as a learner does.
+/// Picks `choice` in the view's "side by side" menu, by clicking as a learner does.
 fn pick(harness: &mut Harness<'static, TplabApp>, lang: Lang, choice: &str) {
     let label = tplab::i18n::t(lang, "beside-label");
     harness
@@ -218,7 +218,7 @@ fn the_timeline_and_the_playground_draw_both_sizes() {
         text.contains("Each GPU holds 1/4 of every weight matrix"),
         "{text}"
     );
-    pick(&mut harness, Lang::En, "nothing");
+    pick(&mut harness, Lang::En, "none");
     assert!(!text_of(&harness).contains("Each GPU holds 1/4"));
 }
 

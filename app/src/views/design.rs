@@ -180,7 +180,13 @@ impl Design {
         // What to do, for whoever meets the lab here first: on a projector, where the layer's
         // own instructions are one hover away (at a desk they head the layer).
         if presenter {
-            ui.label(t(lang, "design-click"));
+            // A challenge answered by placing a collective (the repair challenge, whose splits
+            // are fixed): the "+" between the ops, not the matrices.
+            if c.answer.manual != c.start.manual {
+                ui.label(t(lang, "design-click-plus"));
+            } else {
+                ui.label(t(lang, "design-click"));
+            }
         }
         if lab.hinted(c.stage) {
             ui.label(

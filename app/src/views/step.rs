@@ -730,6 +730,7 @@ impl View for StepThrough {
             let mut reveal = false;
             let mut skip = false;
             let presenter = shared.presenter;
+            let short_q = short;
             let nudge = self.nudge;
             let predict = &mut self.predict;
             let ask = |ui: &mut egui::Ui| {
@@ -738,7 +739,10 @@ impl View for StepThrough {
                     ui.strong(heading);
                     let body = ui.style().text_styles[&egui::TextStyle::Body].size;
                     // On a projector the question and its options are in large type.
-                    let (q_size, o_size) = if presenter {
+                    let (q_size, o_size) = if presenter && short_q {
+                        // 720 lines: a long (Turkish) question and four options stay on screen.
+                        (1.55 * body, 1.3 * body)
+                    } else if presenter {
                         (1.9 * body, 1.6 * body)
                     } else {
                         (1.35 * body, 1.1 * body)
@@ -803,6 +807,9 @@ impl View for StepThrough {
                     ui.allocate_ui(Vec2::new(0.44 * w - gap, h), |ui| {
                         ui.vertical(|ui| {
                             ui.strong(tr("walk-predict-now"));
+                            if let Some(size) = held_size(lang, trace, events_now) {
+                                ui.label(size);
+                            }
                             lanes::lanes_before(ui, lang, trace, events_now);
                         });
                     });
@@ -810,6 +817,9 @@ impl View for StepThrough {
             } else {
                 ask(ui);
                 ui.strong(tr("walk-predict-now"));
+                if let Some(size) = held_size(lang, trace, events_now) {
+                    ui.label(size);
+                }
                 lanes::lanes_before(ui, lang, trace, events_now);
             }
             // Saved before the next frame shows "right" or "not quite".
@@ -1475,6 +1485,42 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
 }
 
 /// The steps of the current layer, forward row and backward row, with f and g marked.
+/// What GPU 0 holds of the tensor a collective reads, with its shape, number type and bytes
+/// ("dH2 is [128, 768] in f32: GPU 0 holds 384.0 KiB of it"): what a question about the bytes
+/// sent is worked out from.
+fn held_size(lang: Lang, trace: &Trace, events: &[Event]) -> Option<String> {
+    let e = events.first()?;
+    e.collective_kind()?;
+    let t = e.reads.first()?;
+    let p = t.on(0)?;
+    let dtype = trace.config.dtype;
+    let (rows, cols) = (t.shape[0], t.shape[1]);
+    let elems = match p {
+        tplab_engine::block::Placement::Shard { dim, ranges } => {
+            let along: usize = ranges.iter().map(|[a, b]| b.saturating_sub(*a)).sum();
+            if *dim == 0 {
+                along * cols
+            } else {
+                rows * along
+            }
+        }
+        _ => rows * cols,
+    };
+    Some(crate::i18n::t_args(
+        lang,
+        "walk-predict-size",
+        &[
+            ("tensor", lanes::symbol(t.tensor)),
+            ("shape", format!("[{rows}, {cols}]")),
+            ("dtype", dtype.name().to_string()),
+            (
+                "bytes",
+                crate::i18n::bytes(lang, (elems * dtype.size_bytes()) as u64),
+            ),
+        ],
+    ))
+}
+
 /// A screen shorter than this many points in presenter mode (720 lines at its zoom of 1.6) is
 /// drawn compact: see the walkthrough's `short`.
 pub const SHORT_SCREEN_H: f32 = 500.0;

@@ -242,7 +242,14 @@ pub fn chunks_ui(
                     }
                 }
                 arrow_head(&mut shapes, path[4], path[5]);
-                point_along(&path, along)
+                if playing {
+                    point_along(&path, along)
+                } else {
+                    // Paused: the dot just out of the sender's cell, at the picture's edge (half
+                    // way along the path it would sit beside another GPU's row and read as
+                    // that GPU's message).
+                    path[1] + (path[2] - path[1]) * 0.5
+                }
             } else {
                 shapes.push(egui::Shape::line_segment([from, to], Stroke::new(w, color)));
                 arrow_head(&mut shapes, from, to);

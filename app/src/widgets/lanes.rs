@@ -489,22 +489,28 @@ fn lanes_with_key(
     // The tallest block of the step sets the lane's height; captions sit under it.
     let tallest = tallest_at(scale);
     let lane_h = tallest + caption_h + lane_gap;
-    // Compact: the key beside the lanes when it fits in the room at their right, else under
-    // them (a step whose lanes take the width, the room they leave).
+    // The key beside the lanes, in the room they leave at their right, one entry a line: on a
+    // short projector screen, or wherever the key under them would not fit the height left
+    // (a backward step's five letters at 1080 lines). Taken when it makes the picture no
+    // taller than the key under the lanes would.
+    let lanes_h = lane_rows as f32 * lane_h;
+    let under_overflows = lanes_h + key_h > ui.available_height() - reserve;
     let mut key_beside: Option<(f32, std::sync::Arc<egui::Galley>)> = None;
-    if tight && per_row == 1 {
+    if (tight || under_overflows) && per_row == 1 {
         let free = width - row_w(scale);
         if free >= key_beside_w {
             if let Some(g) = key_layout(free - gap, true) {
-                if g.size().y <= lane_rows as f32 * lane_h {
+                if g.size().y <= lanes_h + key_h {
                     key_beside = Some((width - free + gap, g));
                     key_galley = None;
                 }
             }
         }
     }
-    let (resp, painter) =
-        ui.allocate_painter(Vec2::new(width, lane_rows as f32 * lane_h), Sense::hover());
+    let picture_h = key_beside
+        .as_ref()
+        .map_or(lanes_h, |(_, g)| lanes_h.max(g.size().y + 0.2 * size));
+    let (resp, painter) = ui.allocate_painter(Vec2::new(width, picture_h), Sense::hover());
     let mut shapes = Vec::new();
     let mut hovers: Vec<(Rect, String)> = Vec::new();
     for r in 0..lanes {

@@ -142,7 +142,10 @@ impl Planner {
                     let text = crate::i18n::t_args(
                         lang,
                         "pl-on-its-gpus",
-                        &[("layout", w.layout.label())],
+                        &[(
+                            "layout",
+                            crate::widgets::words::layout_label(lang, &w.layout),
+                        )],
                     );
                     if ui.button(text).clicked() {
                         shared.cluster_request = Some(self.inputs.clone());
@@ -492,6 +495,8 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
         );
         Plot::new("tp-throughput")
             .height(plot_h)
+            // From zero: a y axis from 7000 made a 2% gap look like a cliff.
+            .include_y(0.0)
             .x_axis_label(tr("pl-plot-x"))
             // Labels from 14 points apart (egui_plot's 20 leaves one label on a short plot),
             // in the learner's digits.
@@ -539,11 +544,27 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
                     (None, Some(e)) => layout_error_text(lang, e),
                     (None, None) => d.reason.clone(),
                 };
-                ui.label(format!("{}: {}", d.layout.label(), reason));
+                ui.label(format!(
+                    "{}: {}",
+                    crate::widgets::words::layout_label(lang, &d.layout),
+                    reason
+                ));
             }
         });
     });
     ui.separator();
+    // What the layout column's short words stand for (outside the table's sideways scroll, so
+    // that it wraps to the screen).
+    // (A phone's page scrolls sideways: wrapped to the screen, not to the widest row.)
+    let w = ui.available_width().min(
+        ui.ctx().content_rect().width()
+            - 2.0 * ui.spacing().window_margin.sum().x
+            - ui.spacing().scroll.allocated_width(),
+    );
+    ui.scope(|ui| {
+        ui.set_max_width(w.max(120.0));
+        ui.weak(crate::i18n::t(lang, "pl-layout-key"));
+    });
     ranked_ui(ui, r);
 }
 
@@ -594,7 +615,7 @@ fn ranked_ui(ui: &mut egui::Ui, r: &PlannerResult) {
                     ui.end_row();
                     for (i, it) in r.plan.ranked.iter().take(SHOWN_LAYOUTS).enumerate() {
                         ui.label((i + 1).to_string());
-                        let mut label = it.layout.label();
+                        let mut label = crate::widgets::words::layout_label(lang, &it.layout);
                         if let Some(z) = same_zero.filter(|z| *z > 0) {
                             let suffix = format!(" ZeRO-{z}");
                             if let Some(short) = label.strip_suffix(&suffix) {
@@ -862,7 +883,17 @@ fn finding_text(lang: Lang, f: &planner::Finding) -> String {
                     other_s,
                 } => {
                     let mut a = two(*winner_s, *other_s);
-                    a.extend([("wr", winner.clone()), ("or", other.clone())]);
+                    // The recomputation's name in the learner's language.
+                    let name = |n: &str| {
+                        let id = format!("recompute-name-{n}");
+                        let words = crate::i18n::t(lang, &id);
+                        if words == id {
+                            n.to_string()
+                        } else {
+                            words
+                        }
+                    };
+                    a.extend([("wr", name(winner)), ("or", name(other))]);
                     t("pl-r-recompute", &a)
                 }
                 Reason::Gemm {
@@ -891,8 +922,8 @@ fn finding_text(lang: Lang, f: &planner::Finding) -> String {
             t(
                 if tie { "pl-f-tie" } else { "pl-f-beats" },
                 &[
-                    ("winner", winner.clone()),
-                    ("other", other.clone()),
+                    ("winner", crate::widgets::words::layout_text(lang, winner)),
+                    ("other", crate::widgets::words::layout_text(lang, other)),
                     ("percent", num_text(lang, &format!("{:.1}", percent.abs()))),
                     ("reason", reason),
                 ],

@@ -146,3 +146,6 @@ cl-err-power-of-two = recursive halving/doubling { $kind } needs a power-of-two 
 cl-err-too-many = contribution masks track at most { $max } ranks, got { $n }; animate a group of at most { $max }
 cl-err-program-order = the program runs { $op } before any op produced { $tensor }: the schedule and its executor disagree; this is a bug in tplab, please report it
 cl-err-foreign-op = the executor met { $op }, an op its program does not have: the schedule and the executor disagree; this is a bug in tplab, please report it
+recompute-name-none = no
+recompute-name-selective = selective
+recompute-name-full = full

@@ -742,3 +742,6 @@ walk-whynot-joined = Joining the GPUs' slices side by side is an all-gather's wo
 tr-table = The curves as numbers (the loss at each step, per TP)
 walk-predict-now = What each GPU holds now
 walk-predict-size = { $tensor } is { $shape } in { $dtype }: GPU 0 holds { $bytes } of it.
+layout-recompute-selective = selective recomputation
+layout-recompute-full = full recomputation
+pl-layout-key = TP, PP, DP: tensor-, pipeline- and data-parallel sizes · b: the micro-batch (sequences a GPU computes at once) · SP: sequence parallelism · ZeRO-1: optimizer states split over DP, ZeRO-2: gradients too · v: interleaving depth (model chunks a GPU holds) · recomputation: activations recomputed in the backward pass instead of kept.

@@ -146,3 +146,6 @@ cl-err-power-of-two = özyinelemeli yarılama/ikiye katlama ile { $kind } için 
 cl-err-too-many = katkı maskeleri en fazla { $max } GPU izleyebilir, { $n } verildi; en fazla { $max } GPU'luk bir grubu canlandırın
 cl-err-program-order = program { $op } işlemini, { $tensor } tensörünü üreten bir işlemden önce çalıştırıyor: çizelge ile yürütücüsü uyuşmuyor; bu tplab'de bir hata, lütfen bildirin
 cl-err-foreign-op = yürütücü, programında olmayan { $op } işlemiyle karşılaştı: çizelge ile yürütücü uyuşmuyor; bu tplab'de bir hata, lütfen bildirin
+recompute-name-none = yok
+recompute-name-selective = seçici
+recompute-name-full = tam

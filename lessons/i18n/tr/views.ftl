@@ -730,3 +730,6 @@ walk-whynot-joined = GPU'ların dilimlerini yan yana birleştirmek bir all-gathe
 tr-table = Eğriler sayılarla (her adımda kayıp, TP başına)
 walk-predict-now = Her GPU'nun şu an tuttuğu
 walk-predict-size = { $tensor } { $dtype } türünde { $shape } boyutunda: GPU 0 bunun { $bytes } kadarını tutar.
+layout-recompute-selective = seçici yeniden hesaplama
+layout-recompute-full = tam yeniden hesaplama
+pl-layout-key = TP, PP, DP: tensör, ardışık düzen ve veri paralel boyutları · b: mikro parti (bir GPU'nun aynı anda hesapladığı dizi sayısı) · SP: dizi paralelliği · ZeRO-1: optimize edici durumları DP'ye bölünür, ZeRO-2: gradyanlar da · v: dönüşümlü derinlik (bir GPU'nun tuttuğu model parçaları) · yeniden hesaplama: aktivasyonlar saklanmak yerine geri geçişte yeniden hesaplanır.

@@ -181,6 +181,24 @@ pub fn slice_words(lang: Lang, cfg: &Config, t: &TensorPlacement, p: &Placement)
     format!("{symbol}: {words}")
 }
 
+/// A layout in the learner's language: the engine's `TP=8 PP=4 DP=512 b=1 SP full-recompute
+/// ZeRO-1`, its recomputation in words ("full recomputation", "tam yeniden hesaplama") rather
+/// than the CLI's code names.
+pub fn layout_label(lang: Lang, layout: &tplab_engine::capacity::memory::Layout) -> String {
+    layout_text(lang, &layout.label())
+}
+
+/// [`layout_label`] of a label the engine already wrote (a planner finding's two layouts).
+pub fn layout_text(lang: Lang, label: &str) -> String {
+    let (sel, full) = (
+        crate::i18n::t(lang, "layout-recompute-selective"),
+        crate::i18n::t(lang, "layout-recompute-full"),
+    );
+    label
+        .replace(" sel-recompute", &format!(" {sel}"))
+        .replace(" full-recompute", &format!(" {full}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,22 +284,4 @@ mod tests {
             "M: the MLP's output, before the residual add"
         );
     }
-}
-
-/// A layout in the learner's language: the engine's `TP=8 PP=4 DP=512 b=1 SP full-recompute
-/// ZeRO-1`, its recomputation in words ("full recomputation", "tam yeniden hesaplama") rather
-/// than the CLI's code names.
-pub fn layout_label(lang: Lang, layout: &tplab_engine::capacity::memory::Layout) -> String {
-    layout_text(lang, &layout.label())
-}
-
-/// [`layout_label`] of a label the engine already wrote (a planner finding's two layouts).
-pub fn layout_text(lang: Lang, label: &str) -> String {
-    let (sel, full) = (
-        crate::i18n::t(lang, "layout-recompute-selective"),
-        crate::i18n::t(lang, "layout-recompute-full"),
-    );
-    label
-        .replace(" sel-recompute", &format!(" {sel}"))
-        .replace(" full-recompute", &format!(" {full}"))
 }

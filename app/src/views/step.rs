@@ -1062,7 +1062,9 @@ impl View for StepThrough {
                         let height = lanes_h.max(120.0);
                         let lanes_n = trace.config.tp.min(lanes::MAX_LANES);
                         left.allocate_ui(Vec2::new(left.available_width(), height), |ui| {
-                            lanes::lanes_fitted(ui, lang, trace, events, lanes_n);
+                            // What the collective leaves shows faint until its last round.
+                            let pending = round + 1 < rounds;
+                            lanes::lanes_fitted(ui, lang, trace, events, lanes_n, pending);
                         });
                         round_picture(
                             right,

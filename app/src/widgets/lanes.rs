@@ -233,9 +233,19 @@ pub fn lanes_before(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Even
 
 /// The lanes fitted to the height there is (all `lanes` of them), with the letters' key under
 /// them: a collective's lanes beside its round picture.
-pub fn lanes_fitted(ui: &mut egui::Ui, lang: Lang, trace: &Trace, events: &[Event], lanes: usize) {
+///
+/// `pending`: the collective's rounds are still running, and what it writes is drawn faint.
+pub fn lanes_fitted(
+    ui: &mut egui::Ui,
+    lang: Lang,
+    trace: &Trace,
+    events: &[Event],
+    lanes: usize,
+    pending: bool,
+) {
     let opts = LaneOptions {
         lanes_for_height: Some(lanes),
+        writes_pending: pending,
         ..LaneOptions::default()
     };
     lanes_with_key(ui, lang, trace, events, 0.0, opts);
@@ -252,6 +262,8 @@ struct LaneOptions {
     tight: bool,
     /// What each GPU reads only: no arrow, nothing it writes.
     reads_only: bool,
+    /// What each GPU writes drawn faint (a collective's rounds still running).
+    writes_pending: bool,
 }
 
 impl Default for LaneOptions {
@@ -261,6 +273,7 @@ impl Default for LaneOptions {
             with_key: true,
             tight: false,
             reads_only: false,
+            writes_pending: false,
         }
     }
 }
@@ -278,6 +291,7 @@ fn lanes_with_key(
         with_key,
         tight,
         reads_only,
+        writes_pending,
     } = opts;
     let tp = trace.config.tp.max(1);
     let dark = ui.visuals().dark_mode;
@@ -535,60 +549,72 @@ fn lanes_with_key(
         };
         let mut x = left + label_w;
         let mut column = 0;
-        let mut draw =
-            |x: &mut f32, shapes: &mut Vec<egui::Shape>, t: &TensorPlacement, p: &Placement| {
-                let w = (root(t.shape[1]) * scale).max(min_side);
-                let h = (root(t.shape[0]) * scale).max(min_side);
-                let outer = Rect::from_min_size(Pos2::new(*x, top + 0.2 * size), Vec2::new(w, h));
-                let fill = match p {
-                    Placement::Partial => color.gamma_multiply(0.45),
-                    _ => color,
-                };
-                match p {
-                    Placement::Replicate | Placement::Partial => {
-                        shapes.push(egui::Shape::rect_filled(outer, 0.0, fill));
-                    }
-                    Placement::Shard { dim, ranges } => {
-                        let along = t.shape[(*dim).min(1)].max(1) as f32;
-                        for [a, b] in ranges {
-                            let (f0, f1) = (*a as f32 / along, *b as f32 / along);
-                            let part = if *dim == 0 {
-                                Rect::from_min_max(
-                                    Pos2::new(outer.left(), outer.top() + f0 * h),
-                                    Pos2::new(outer.right(), outer.top() + f1 * h),
-                                )
-                            } else {
-                                Rect::from_min_max(
-                                    Pos2::new(outer.left() + f0 * w, outer.top()),
-                                    Pos2::new(outer.left() + f1 * w, outer.bottom()),
-                                )
-                            };
-                            shapes.push(egui::Shape::rect_filled(part, 0.0, fill));
-                        }
+        let mut draw = |x: &mut f32,
+                        shapes: &mut Vec<egui::Shape>,
+                        t: &TensorPlacement,
+                        p: &Placement,
+                        pending: bool| {
+            let w = (root(t.shape[1]) * scale).max(min_side);
+            let h = (root(t.shape[0]) * scale).max(min_side);
+            let outer = Rect::from_min_size(Pos2::new(*x, top + 0.2 * size), Vec2::new(w, h));
+            let fill = match p {
+                Placement::Partial => color.gamma_multiply(0.45),
+                _ => color,
+            };
+            // What the step writes, while its collective's rounds are still running: faint,
+            // until the last round leaves it.
+            let fill = if pending {
+                fill.gamma_multiply(0.2)
+            } else {
+                fill
+            };
+            match p {
+                Placement::Replicate | Placement::Partial => {
+                    shapes.push(egui::Shape::rect_filled(outer, 0.0, fill));
+                }
+                Placement::Shard { dim, ranges } => {
+                    let along = t.shape[(*dim).min(1)].max(1) as f32;
+                    for [a, b] in ranges {
+                        let (f0, f1) = (*a as f32 / along, *b as f32 / along);
+                        let part = if *dim == 0 {
+                            Rect::from_min_max(
+                                Pos2::new(outer.left(), outer.top() + f0 * h),
+                                Pos2::new(outer.right(), outer.top() + f1 * h),
+                            )
+                        } else {
+                            Rect::from_min_max(
+                                Pos2::new(outer.left() + f0 * w, outer.top()),
+                                Pos2::new(outer.left() + f1 * w, outer.bottom()),
+                            )
+                        };
+                        shapes.push(egui::Shape::rect_filled(part, 0.0, fill));
                     }
                 }
-                shapes.push(egui::Shape::rect_stroke(
-                    outer,
-                    0.0,
-                    Stroke::new(1.0, weak),
-                    StrokeKind::Outside,
-                ));
-                shapes.push(egui::Shape::galley(
-                    Pos2::new(*x, top + 0.5 * size + tallest),
-                    caption(t, p, caption_wrap, caption_font),
-                    text,
-                ));
-                // The index form and what the tensor is, on hover.
-                let meaning = super::words::tensor_meaning(lang, t.tensor)
-                    .map(|m| format!(" — {m}"))
-                    .unwrap_or_default();
-                hovers.push((outer, format!("{}{meaning}", held(t, p))));
-                *x += columns.get(column).copied().unwrap_or(w) + gap;
-                column += 1;
-            };
+            }
+            shapes.push(egui::Shape::rect_stroke(
+                outer,
+                0.0,
+                Stroke::new(1.0, weak),
+                StrokeKind::Outside,
+            ));
+            let at = Pos2::new(*x, top + 0.5 * size + tallest);
+            let words = caption(t, p, caption_wrap, caption_font);
+            shapes.push(if pending {
+                egui::Shape::galley_with_override_text_color(at, words, weak)
+            } else {
+                egui::Shape::galley(at, words, text)
+            });
+            // The index form and what the tensor is, on hover.
+            let meaning = super::words::tensor_meaning(lang, t.tensor)
+                .map(|m| format!(" — {m}"))
+                .unwrap_or_default();
+            hovers.push((outer, format!("{}{meaning}", held(t, p))));
+            *x += columns.get(column).copied().unwrap_or(w) + gap;
+            column += 1;
+        };
         for t in &e.reads {
             if let Some(p) = t.on(i) {
-                draw(&mut x, &mut shapes, t, p);
+                draw(&mut x, &mut shapes, t, p, false);
             }
         }
         if reads_only {
@@ -613,7 +639,7 @@ fn lanes_with_key(
         x += arrow_w;
         for t in &e.writes {
             if let Some(p) = t.on(i) {
-                draw(&mut x, &mut shapes, t, p);
+                draw(&mut x, &mut shapes, t, p, writes_pending);
             }
         }
     }

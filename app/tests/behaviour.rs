@@ -347,7 +347,8 @@ fn grouped_query_attention_shows_which_gpu_holds_which_kv_copy() {
     // The step-through counts the copies' gradient all-reduces apart from f and g.
     click(&mut harness, "Walkthrough", 2);
     harness.get_by_label_contains(
-        "all-reduces this layer: forward 2, backward 2; plus 2 all-reduce(s) of replicated KV",
+        "all-reduces this layer: forward 2, backward 2; plus all-reduces of replicated KV heads' \
+         gradients, one per group of copies: 2",
     );
     click(&mut harness, "Playground", 2);
     // TP=6 breaks both the heads and the KV rules: the error names the KV rule's two options.

@@ -146,7 +146,8 @@ fn a_wrong_split_says_what_is_missing_and_a_fix_button_repairs() {
     set_splits(&mut harness, &c.start, &rows_first);
     check(&mut harness);
     harness.get_by_label("Not yet:");
-    harness.get_by_label_contains("its forward pass has 1 all-reduce(s) and 1 other collective(s)");
+    harness.get_by_label_contains("all-reduces in its forward pass: 1 (the goal: ");
+    harness.get_by_label_contains("other collectives: 1 (the goal: 0)");
     // Megatron's MLP split, after the hint: two stars.
     click(&mut harness, "Show a hint", 2);
     harness.get_by_label_contains("Hint: GeLU works value by value");

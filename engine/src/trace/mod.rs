@@ -206,7 +206,7 @@ impl CollectiveCounts {
         let kv = self.kv_copy_grad_all_reduce;
         if kv > 0 {
             text.push_str(&format!(
-                "; plus {kv} all-reduce(s) of replicated KV heads' gradients, one per group of copies"
+                "; plus all-reduces of replicated KV heads' gradients, one per group of copies: {kv}"
             ));
         }
         if self.forward_other + self.backward_other > 0 {

@@ -41,14 +41,14 @@ gen-design-prompt = Design lab, challenge { $stage } (on { $tp } GPUs): { $goal 
 gen-design-prompt-sp = Design lab, challenge { $stage } (on { $tp } GPUs): { $goal } Sequence parallelism is on. Which split does it? tplab runs each plan against the unsharded reference and counts its collectives.
 gen-miss-refused = The program is refused: { $rule }.
 gen-miss-differs = Its numbers differ from the reference.
-gen-miss-count = Its forward pass has { $ar } all-reduce(s) and { $others } other collective(s); the goal is { $goalar } all-reduce(s) and { $goalothers } other(s).
+gen-miss-count = All-reduces in its forward pass: { $ar } (the goal: { $goalar }); other collectives: { $others } (the goal: { $goalothers }).
 gen-miss-cheap = It sends { $have } times the best split's bytes; the goal is at least { $want } times.
 gen-miss-by-hand = Place the collectives yourself (manual mode).
 gen-miss-elsewhere = The program is refused, but at { $op } ({ $rule }), not where the goal asks.
 gen-miss-not-refused = The program is valid: nothing reads a partial sum.
 gen-miss-run-anyway = It has not been run anyway yet: run the refused program to see how far it is from the reference.
 gen-miss-sp = Turn sequence parallelism on.
-gen-miss-still = Its forward pass still has { $n } all-reduce(s).
+gen-miss-still = All-reduces still in its forward pass: { $n }.
 gen-miss-whole = Split every weight: a whole weight on every GPU is not tensor parallelism.
 
 ## Ring all-reduce bytes (gen:ring-bytes).

@@ -315,9 +315,8 @@ impl std::fmt::Display for Missing {
                 want_others,
             } => write!(
                 f,
-                "its forward pass has {all_reduce} all-reduce(s) and {others} other \
-                 collective(s); the goal is {want_all_reduce} all-reduce(s) and {want_others} \
-                 other(s)"
+                "all-reduces in its forward pass: {all_reduce} (the goal: {want_all_reduce}); \
+                 other collectives: {others} (the goal: {want_others})"
             ),
             Missing::TooCheap { have, want } => write!(
                 f,
@@ -335,7 +334,7 @@ impl std::fmt::Display for Missing {
             ),
             Missing::SequenceParallelOff => f.write_str("turn sequence parallelism on"),
             Missing::StillAllReduces(n) => {
-                write!(f, "its forward pass still has {n} all-reduce(s)")
+                write!(f, "all-reduces still in its forward pass: {n}")
             }
             Missing::WholeWeight => f.write_str(
                 "split every weight: a whole weight on every GPU is not tensor parallelism",

@@ -192,7 +192,7 @@ fn timeline_show_me_switches_to_the_cost_model_of_the_named_gpu() {
         serde_json::from_str(&h.state().view_state("timeline").expect("timeline state"))
             .expect("timeline state is JSON");
     assert_eq!(state["gpu"], "h100-sxm");
-    h.get_by_label_contains("Times are modeled by the engine's cost model");
+    h.get_by_label_contains("Times are modeled by tplab's cost model");
     // The makespan the lesson quotes (lesson numbers are pinned to the engine in tplab-lessons).
     h.get_by_label_contains("Makespan 112.1 µs");
 }

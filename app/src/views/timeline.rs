@@ -84,7 +84,7 @@ pub fn time_source_note(source: TimeSource) -> &'static str {
             "Times are proportional to FLOPs and bytes at nominal rates: compare bars, not seconds."
         }
         TimeSource::CostModel => {
-            "Times are modeled by the engine's cost model (roofline compute, α–β links; a TP group \
+            "Times are modeled by tplab's cost model (roofline compute, α–β links; a TP group \
              over 8 GPUs crosses InfiniBand)."
         }
         TimeSource::Measured => "Times were measured on a GPU with CUDA events.",

@@ -245,10 +245,10 @@ pub fn chunks_ui(
                 if playing {
                     point_along(&path, along)
                 } else {
-                    // Paused: the dot just out of the sender's cell, at the picture's edge (half
-                    // way along the path it would sit beside another GPU's row and read as
-                    // that GPU's message).
-                    path[1] + (path[2] - path[1]) * 0.5
+                    // Paused: the dot just out of the sender's cell, between it and the
+                    // picture's edge (half way along the path it would sit beside another
+                    // GPU's row and read as that GPU's message; at the edge it was cut).
+                    path[0] + (path[1] - path[0]) * 0.5
                 }
             } else {
                 shapes.push(egui::Shape::line_segment([from, to], Stroke::new(w, color)));

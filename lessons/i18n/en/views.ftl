@@ -94,7 +94,7 @@ pg-kinds-explained = split 1/TP: each GPU holds its own columns. partial sum: ea
 ## Timeline.
 tl-title = Timeline: compute and communication per GPU
 tl-source-proportional = Times are proportional to FLOPs and bytes at nominal rates: compare bars, not seconds.
-tl-source-model = Times are modeled by the engine's cost model (roofline compute, alpha-beta links; a TP group over 8 GPUs crosses InfiniBand).
+tl-source-model = Times are modeled by tplab's cost model (roofline compute, alpha-beta links; a TP group over 8 GPUs crosses InfiniBand).
 tl-source-measured = Times were measured on a GPU with CUDA events.
 tl-times = times
 tl-times-proportional = proportional to FLOPs and bytes

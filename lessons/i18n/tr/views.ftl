@@ -104,7 +104,7 @@ pg-kinds-explained = 1/TP bölünmüş: her GPU kendi sütunlarını tutar. Kıs
 ## Timeline.
 tl-title = Zaman çizelgesi: GPU başına hesaplama ve iletişim
 tl-source-proportional = Süreler, nominal hızlarda FLOP ve bayt sayısıyla orantılıdır: saniyeleri değil çubukları karşılaştırın.
-tl-source-model = Süreler motorun maliyet modelinden gelir (roofline hesaplama, alfa-beta bağlantılar; 8 GPU'dan büyük bir TP grubu InfiniBand'e geçer).
+tl-source-model = Süreler tplab'in maliyet modelinden gelir (roofline hesaplama, alfa-beta bağlantılar; 8 GPU'dan büyük bir TP grubu InfiniBand'e geçer).
 tl-source-measured = Süreler bir GPU'da CUDA olaylarıyla ölçüldü.
 tl-times = süreler
 tl-times-proportional = FLOP ve baytla orantılı

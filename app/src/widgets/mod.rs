@@ -20,6 +20,11 @@ pub fn separator_mark(ui: &mut egui::Ui) {
     let font = egui::TextStyle::Body.resolve(ui.style());
     let color = ui.visuals().weak_text_color();
     let galley = ui.painter().layout_no_wrap("›".into(), font, color);
+    // At the end of a wrapping row with no room left, the line break separates: a mark that
+    // would start the next line alone ("›" under "+ artık bağlantı") is left out.
+    if ui.layout().main_wrap && ui.available_size_before_wrap().x < galley.size().x {
+        return;
+    }
     let (rect, _) = ui.allocate_exact_size(galley.size(), egui::Sense::hover());
     ui.painter().galley(rect.min, galley, color);
 }

@@ -149,7 +149,7 @@ pub const GLOSSARY: &[Term] = &[
         rejected: "çıkış",
         matches: |_, w, next| {
             w.starts_with("çıkış")
-                && !next.starts_with("projeksiyon")
+                && !next.starts_with("proj") // projeksiyonu, or "proj." in a strip's box
                 && !next.starts_with("katman")
         },
     },

@@ -608,7 +608,10 @@ impl Design {
                 wrapped(ui, counts(&r.price.collectives.backward));
                 ui.end_row();
                 ui.label(t(lang, "design-bytes"));
+                // A refused plan breaks a rule (often a missing collective): no ratio that
+                // would read as "cheaper than Megatron's split".
                 let vs = match r.vs_megatron.bytes_ratio {
+                    _ if !r.errors.is_empty() => t(lang, "design-vs-megatron-refused"),
                     Some(x) => t_args(lang, "design-vs-megatron", &[("x", num(lang, x, 1))]),
                     None => String::new(),
                 };

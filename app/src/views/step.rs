@@ -1040,8 +1040,15 @@ impl View for StepThrough {
         // Numbers switch stays below, in view.
         let row = ui.spacing().interact_size.y + ui.spacing().item_spacing.y;
         let beside_walk = self.beside.as_ref();
-        // Rows kept below the lanes for the Numbers switch (not drawn beside another program).
-        let below = if beside_walk.is_some() { 0.0 } else { 1.5 };
+        // Rows kept below the lanes for the Numbers switch (not drawn beside another program,
+        // nor on a short projector screen unless it is on: there the lanes and their key need
+        // the row, and the tiny layer's numbers are a desk's).
+        let numbers_switch = !(short && !self.numbers);
+        let below = if beside_walk.is_some() || !numbers_switch {
+            0.0
+        } else {
+            1.15
+        };
         let lanes_h = (ui.available_height() - below * row).max(4.0 * row);
         egui::ScrollArea::vertical()
             .id_salt("walk-lanes")
@@ -1127,7 +1134,7 @@ impl View for StepThrough {
                 }
             });
         // The numbers run Megatron's split on the scenario: not a learner's plan, nor two.
-        if walked_trace.is_none() && self.beside.is_none() {
+        if walked_trace.is_none() && self.beside.is_none() && numbers_switch {
             let key = (step.layer, step.pass, step.op);
             // The round shown and the collective's schedule: the numbers follow the picture.
             // (Copied only while the numbers are shown: a tiny layer, a few GPUs.)

@@ -490,6 +490,7 @@ design-forward = Forward collectives
 design-backward = Backward collectives
 design-bytes = Each GPU sends per layer
 design-vs-megatron = ({ $x }× Megatron's split)
+design-vs-megatron-refused = (as placed: a refused plan breaks a rule, so its bytes do not compare with Megatron's split)
 design-weights = Weights per GPU
 design-of-whole = { $have } of { $whole }
 design-activations = Activations kept per GPU

@@ -1043,7 +1043,7 @@ impl View for StepThrough {
         // Rows kept below the lanes for the Numbers switch (not drawn beside another program,
         // nor on a short projector screen unless it is on: there the lanes and their key need
         // the row, and the tiny layer's numbers are a desk's).
-        let numbers_switch = !(short && !self.numbers);
+        let numbers_switch = !short || self.numbers;
         let below = if beside_walk.is_some() || !numbers_switch {
             0.0
         } else {

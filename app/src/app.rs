@@ -603,18 +603,21 @@ impl TplabApp {
             });
             // Every text colour at 4.5:1 or better, in both themes; the weak text at 7:1 on a
             // projector. From the theme's own colours each time (presenter mode goes back).
-            let weak = if self.shared.presenter {
-                crate::widgets::PRESENTER_WEAK_CONTRAST
-            } else {
-                4.5
-            };
+            let presenter = self.shared.presenter;
             ctx.all_styles_mut(|s| {
                 s.visuals = if s.visuals.dark_mode {
                     egui::Visuals::dark()
                 } else {
                     egui::Visuals::light()
                 };
-                crate::widgets::legible_visuals_at(&mut s.visuals, weak);
+                if presenter {
+                    crate::widgets::legible_visuals_at(
+                        &mut s.visuals,
+                        crate::widgets::PRESENTER_WEAK_CONTRAST,
+                    );
+                } else {
+                    crate::widgets::legible_visuals(&mut s.visuals);
+                }
             });
             self.applied_theme = Some(ink);
         }

@@ -182,7 +182,7 @@ impl Design {
         if presenter {
             // A challenge answered by placing a collective (the repair challenge, whose splits
             // are fixed): the "+" between the ops, not the matrices.
-            if c.answer.manual != c.start.manual {
+            if c.answer_places_collectives() {
                 ui.label(t(lang, "design-click-plus"));
             } else {
                 ui.label(t(lang, "design-click"));
@@ -472,7 +472,7 @@ impl Design {
                     // costs the third star; the "+" between the ops is the way to try first.
                     let held_back = lab
                         .challenge()
-                        .is_some_and(|c| c.answer.manual != c.start.manual && !lab.hinted(c.stage));
+                        .is_some_and(|c| c.answer_places_collectives() && !lab.hinted(c.stage));
                     if held_back {
                         ui.horizontal_wrapped(|ui| {
                             ui.label(t(lang, "design-fixes-held"));

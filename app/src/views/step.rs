@@ -683,17 +683,8 @@ impl View for StepThrough {
             if narrow {
                 ui.end_row();
             }
-            if !short
-                && picker(
-                    ui,
-                    lang,
-                    "step",
-                    &mut shared.beside,
-                    &trace.config,
-                    walked.is_some(),
-                )
-            {
-                ui.ctx().request_repaint();
+            if !short {
+                beside_picker(ui, lang, shared, trace, walked.is_some());
             }
         });
         self.match_beside(other, generation);
@@ -983,17 +974,8 @@ impl View for StepThrough {
                     .button(tr("walk-predict-again"))
                     .on_hover_text(tr("walk-predict-again-hint"))
                     .clicked();
-            if short
-                && picker(
-                    ui,
-                    lang,
-                    "step",
-                    &mut shared.beside,
-                    &trace.config,
-                    walked.is_some(),
-                )
-            {
-                ui.ctx().request_repaint();
+            if short {
+                beside_picker(ui, lang, shared, trace, walked.is_some());
             }
         });
         if ask_again {
@@ -1494,6 +1476,14 @@ fn describe(e: &Event, step: &WalkStep, cur: usize, n: usize, tp: usize) -> Stri
 }
 
 /// The steps of the current layer, forward row and backward row, with f and g marked.
+/// The "side by side" picker (on the controls' row, or the counters' row on a short projector
+/// screen); a new choice is drawn at once.
+fn beside_picker(ui: &mut egui::Ui, lang: Lang, shared: &mut Shared, trace: &Trace, walking: bool) {
+    if picker(ui, lang, "step", &mut shared.beside, &trace.config, walking) {
+        ui.ctx().request_repaint();
+    }
+}
+
 /// What GPU 0 holds of the tensor a collective reads, with its shape, number type and bytes
 /// ("dH2 is [128, 768] in f32: GPU 0 holds 384.0 KiB of it"): what a question about the bytes
 /// sent is worked out from.
@@ -1504,17 +1494,8 @@ fn held_size(lang: Lang, trace: &Trace, events: &[Event]) -> Option<String> {
     let p = t.on(0)?;
     let dtype = trace.config.dtype;
     let (rows, cols) = (t.shape[0], t.shape[1]);
-    let elems = match p {
-        tplab_engine::block::Placement::Shard { dim, ranges } => {
-            let along: usize = ranges.iter().map(|[a, b]| b.saturating_sub(*a)).sum();
-            if *dim == 0 {
-                along * cols
-            } else {
-                rows * along
-            }
-        }
-        _ => rows * cols,
-    };
+    let [r, c] = p.local_shape(t.shape);
+    let elems = r * c;
     Some(crate::i18n::t_args(
         lang,
         "walk-predict-size",

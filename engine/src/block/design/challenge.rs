@@ -377,6 +377,12 @@ pub fn stage(stage: usize) -> Result<Challenge, ChallengeError> {
 }
 
 impl Challenge {
+    /// Whether the answer places collectives by hand that the start lacks (the repair
+    /// challenge): its rule's fix buttons would give the answer away.
+    pub fn answer_places_collectives(&self) -> bool {
+        self.answer.manual != self.start.manual
+    }
+
     /// Refuses a plan that changes a weight the challenge keeps.
     pub fn check_fixed(&self, plan: &ShardingPlan) -> Result<(), ChallengeError> {
         for w in Weight::ALL {

@@ -347,8 +347,15 @@ const HOST_BOUND: &str = "host-bound: ~9 ms a layer and micro-batch on H100 and 
 /// Why the Qwen3-30B-A3B EP 16 rows miss: HybridEP's all-to-all across 2 nodes runs faster than
 /// the fitted NCCL rate.
 const HYBRID_EP: &str = "HybridEP dispatcher across 2 nodes, faster than the NCCL all-to-all";
-/// Why the B200 MoE rows miss.
-const B200_MOE: &str = "B200 MoE recipes at 12-20% of the FP8 peak; Blackwell rates not fitted";
+/// Why the untuned B200 MoE rows miss: their recipes (Megatron-Bridge `scripts/performance`)
+/// run micro-batch 1 with 16 to 32 experts a GPU, without EP overlap and, but for 25.09's
+/// Qwen3-30B-A3B, without CUDA graphs; the same GPU with the tuned Qwen3-30B-A3B recipe
+/// (micro-batch 4, HybridEP, CUDA graphs; PR #2499) lands within ±20%.
+const B200_MOE: &str =
+    "untuned B200 recipe: micro-batch 1, 16-32 experts a GPU, no EP overlap: host-bound";
+/// Why the tuned B200 DeepSeek-V3 row misses (PR #3368: DeepEP, EP 32 over 4 nodes, EP overlap).
+const DEEPEP_B200: &str =
+    "DeepEP over 4 nodes with EP overlap: the model's cross-node all-to-all is too slow";
 
 /// The published MoE runs (docs/calibration.md, "MoE training"), each with its source.
 fn moe_figures() -> Vec<MoeFigure> {
@@ -690,6 +697,145 @@ fn moe_figures() -> Vec<MoeFigure> {
             ForceBalanced,
             false,
             TokensPerGpu(3269.0),
+            Some(B200_MOE),
+        ),
+        // DGX-B200 rows (MXFP8, dropless, force-balanced) of 26.02 to 26.04.01, the same
+        // archive. Recipes (`scripts/performance/configs/{deepseek,qwen}/*workload_base_configs.py`)
+        // at v0.3.0 21b02e0cfb2f8ff907e0d8baee0c5205876c6812, v0.3.1
+        // 9c9dd848966322fc3ed7706747ec13219ef49dda, v0.4.0 and v0.4.2
+        // c810129341a84e58f4cbed3093f70668a088c028: no EP overlap but where noted; Qwen3-30B-A3B
+        // from 26.02.01 at micro-batch 4 with HybridEP and CUDA graphs of attention, router and
+        // dispatch preprocessing (PR #2499, 388d017b098ef5a512419e024b07a89468e0d0f4);
+        // DeepSeek-V3 in 26.04.01 with DeepEP, PP 8 VP 2 EP 32 and EP overlap (PR #3368,
+        // a8b6cb3d69214ac87d4381c8f4c504c09b80ff77).
+        f(
+            "Megatron-Bridge 26.02 B200 DeepSeekV3",
+            "b200",
+            v3,
+            256,
+            (4096, 1, 4096),
+            (1, 16, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(2689.0),
+            Some(B200_MOE),
+        ),
+        f(
+            "Megatron-Bridge 26.02 B200 Qwen3_30B_a3B",
+            "b200",
+            q30,
+            8,
+            (512, 1, 4096),
+            (1, 1, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(9691.0),
+            Some(B200_MOE),
+        ),
+        f(
+            "Megatron-Bridge 26.02 B200 Qwen3_235B_a22B",
+            "b200",
+            q235,
+            256,
+            (8192, 1, 4096),
+            (1, 8, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(3805.0),
+            Some(B200_MOE),
+        ),
+        f(
+            "Megatron-Bridge 26.02.01 B200 DeepSeekV3",
+            "b200",
+            v3,
+            256,
+            (4096, 1, 4096),
+            (1, 16, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(2790.0),
+            Some(B200_MOE),
+        ),
+        f(
+            "Megatron-Bridge 26.02.01 B200 Qwen3_30B_a3B",
+            "b200",
+            q30,
+            8,
+            (512, 4, 4096),
+            (1, 1, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(26695.0),
+            None,
+        ),
+        f(
+            "Megatron-Bridge 26.04 B200 DeepSeekV3",
+            "b200",
+            v3,
+            256,
+            (4096, 1, 4096),
+            (1, 16, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(2815.0),
+            Some(B200_MOE),
+        ),
+        f(
+            "Megatron-Bridge 26.04 B200 Qwen3_30B_a3B",
+            "b200",
+            q30,
+            8,
+            (512, 4, 4096),
+            (1, 1, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(26859.0),
+            None,
+        ),
+        f(
+            "Megatron-Bridge 26.04.01 B200 DeepSeekV3",
+            "b200",
+            v3,
+            256,
+            (4096, 1, 4096),
+            (1, 8, 2, 32, 1),
+            Fp8,
+            ForceBalanced,
+            true,
+            TokensPerGpu(3328.0),
+            Some(DEEPEP_B200),
+        ),
+        f(
+            "Megatron-Bridge 26.04.01 B200 Qwen3_30B_a3B",
+            "b200",
+            q30,
+            8,
+            (512, 4, 4096),
+            (1, 1, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(27136.0),
+            None,
+        ),
+        f(
+            "Megatron-Bridge 26.04.01 B200 Qwen3_235B_a22B",
+            "b200",
+            q235,
+            256,
+            (8192, 1, 4096),
+            (1, 8, 1, 8, 1),
+            Fp8,
+            ForceBalanced,
+            false,
+            TokensPerGpu(3776.0),
             Some(B200_MOE),
         ),
     ]

@@ -238,15 +238,32 @@ impl View for Collectives {
                 ui.end_row();
                 ui.spacing_mut().slider_width = (ui.max_rect().width() - 200.0).max(60.0);
             }
+            let done_text = crate::i18n::t_args(
+                lang,
+                "cl-rounds-done",
+                &[("rounds", self.rounds().to_string())],
+            );
+            // Nor does it move to the next line when the buttons before it leave too little
+            // room (a lesson's "Follow scenario TP" on a projector): it would widen the page
+            // and cut the chunks' last column. Measured, it starts a line of its own.
+            let text_w = ui
+                .painter()
+                .layout_no_wrap(
+                    done_text.clone(),
+                    egui::TextStyle::Body.resolve(ui.style()),
+                    egui::Color32::PLACEHOLDER,
+                )
+                .size()
+                .x;
+            let value_w = ui.spacing().interact_size.x;
+            let needed =
+                ui.spacing().slider_width + value_w + text_w + 3.0 * ui.spacing().item_spacing.x;
+            if ui.available_size_before_wrap().x < needed {
+                ui.end_row();
+            }
             let mut scrub = self.rounds_done();
             if ui
-                .add(
-                    egui::Slider::new(&mut scrub, 0..=self.rounds()).text(crate::i18n::t_args(
-                        lang,
-                        "cl-rounds-done",
-                        &[("rounds", self.rounds().to_string())],
-                    )),
-                )
+                .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text(done_text))
                 .changed()
             {
                 self.position = scrub as f32;
@@ -357,6 +374,9 @@ fn comparison_ui(
     // busiest link, so that the modeled times stay on screen; wider still scrolls sideways.
     let compact = ui.available_width() < COMPACT_WIDTH;
     let shown = |h: &str| !(compact && COMPACT_LEAVES_OUT.contains(&h));
+    // Compact on a projector, long headers and names take two lines so that the table fits;
+    // a phone's table scrolls sideways with one-line cells.
+    let split = compact && ui.ctx().content_rect().width() >= crate::widgets::NARROW_WIDTH;
     egui::ScrollArea::horizontal()
         .id_salt("algorithms-scroll")
         .show(ui, |ui| {
@@ -386,11 +406,13 @@ fn comparison_ui(
                         } else {
                             h
                         };
-                        ui.strong(tr(h));
+                        let h = tr(h);
+                        ui.strong(if split { two_lines(&h) } else { h });
                     }
                     ui.end_row();
                     for (a, p) in Algorithm::ALL.iter().zip(plans) {
-                        ui.label(crate::widgets::algorithm_name(lang, *a));
+                        let name = crate::widgets::algorithm_name(lang, *a);
+                        ui.label(if split { two_lines(&name) } else { name });
                         match p {
                             Ok(p) => {
                                 let sent = p.bytes_sent_per_rank().into_iter().max().unwrap_or(0);
@@ -430,6 +452,26 @@ fn comparison_ui(
     ui.label(tr("cl-side-note"));
     if let Some(n) = plans.iter().find_map(|p| p.as_ref().ok().map(|p| p.n)) {
         nccl_sweep_ui(ui, &catalogue, n, payload);
+    }
+}
+
+/// `text` on two lines, broken at the space nearest its middle (a compact table's headers and
+/// long names: Turkish's "bağlantılardaki toplam bayt" kept the modeled times off a projector).
+fn two_lines(text: &str) -> String {
+    // "model: NVLink 4" keeps what follows its colon together.
+    if let Some((head, tail)) = text.split_once(": ") {
+        return format!("{head}:\n{tail}");
+    }
+    let middle = text.chars().count() / 2;
+    let split = text
+        .char_indices()
+        .enumerate()
+        .filter(|(_, (_, c))| *c == ' ')
+        .min_by_key(|(i, _)| i.abs_diff(middle))
+        .map(|(_, (at, _))| at);
+    match split {
+        Some(at) => format!("{}\n{}", &text[..at], &text[at + 1..]),
+        None => text.to_string(),
     }
 }
 
@@ -497,6 +539,16 @@ fn nccl_sweep_ui(ui: &mut egui::Ui, catalogue: &Catalogue, n: usize, payload: u6
 mod tests {
     use super::*;
     use crate::lab::KeyActions;
+
+    #[test]
+    fn two_lines_breaks_at_the_space_nearest_the_middle() {
+        assert_eq!(
+            two_lines("bağlantılardaki toplam bayt"),
+            "bağlantılardaki\ntoplam bayt"
+        );
+        assert_eq!(two_lines("model: IB NDR 400"), "model:\nIB NDR 400");
+        assert_eq!(two_lines("rounds"), "rounds");
+    }
 
     /// The view's English is the engine's sentence for every kind of collective error; the
     /// Turkish differs and names the same numbers and names.

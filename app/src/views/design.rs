@@ -767,6 +767,22 @@ fn challenge_buttons(
         .on_hover_text(t(lang, "design-stars-rule"));
     let spoken = t_args(lang, "design-stars-spoken", &[("n", best.to_string())]);
     stars.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &spoken));
+    // What a star is for, on screen (a class cannot hover): on this row where it fits, else
+    // on the next; a projector's short screen keeps it on hover rather than give it a line.
+    let rule = egui::Label::new(egui::RichText::new(t(lang, "design-stars-short")).weak()).extend();
+    let width = ui
+        .painter()
+        .layout_no_wrap(
+            t(lang, "design-stars-short"),
+            egui::TextStyle::Body.resolve(ui.style()),
+            egui::Color32::PLACEHOLDER,
+        )
+        .size()
+        .x;
+    let short = ui.ctx().content_rect().height() < crate::widgets::SHORT_SCREEN_H;
+    if !short || ui.available_size_before_wrap().x >= width {
+        ui.add(rule);
+    }
     // On a projector the count of solved challenges is one hover away.
     if let Some(count) = count {
         stars.on_hover_text(count);

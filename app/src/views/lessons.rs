@@ -169,6 +169,10 @@ fn lesson_page(
         .and_then(|i| i.checked_sub(1))
         .and_then(|i| cat.lessons.get(i));
     let next = at.and_then(|i| cat.lessons.get(i + 1));
+    // A projector's short screen (1280×720 at presenter zoom) keeps the lesson's text in view:
+    // the navigation reads short (the next lesson's title on hover) and the "Show me" buttons
+    // fold into one menu. Five full-width buttons pushed the text below the fold.
+    let short = ui.ctx().content_rect().height() < crate::widgets::SHORT_SCREEN_H;
     ui.horizontal_wrapped(|ui| {
         ui.label(t_args(
             lang,
@@ -179,25 +183,42 @@ fn lesson_page(
             ],
         ));
         if let Some(p) = previous {
-            if ui.button(t(lang, "lesson-previous")).clicked() {
+            let key = if short {
+                "lesson-previous-short"
+            } else {
+                "lesson-previous"
+            };
+            if ui.button(t(lang, key)).clicked() {
                 *pick = Some(p.slug.clone());
             }
         }
         if let Some(n) = next {
-            let text = t_args(
+            let full = t_args(
                 lang,
                 "lesson-next",
                 &[("title", n.title.get(lang).to_string())],
             );
-            if ui.add(egui::Button::new(text).wrap()).clicked() {
+            let clicked = if short {
+                ui.button(t(lang, "lesson-next-short"))
+                    .on_hover_text(full)
+                    .clicked()
+            } else {
+                ui.add(egui::Button::new(full).wrap()).clicked()
+            };
+            if clicked {
                 *pick = Some(n.slug.clone());
             }
         }
         // A link to this lesson to hand out: the command on the desktop, the address on the web
         // (worded only when hovered or pressed, not every frame).
         let link = || crate::platform::lesson_link(current.order);
+        let key = if short {
+            "lesson-copy-link-short"
+        } else {
+            "lesson-copy-link"
+        };
         if ui
-            .button(t(lang, "lesson-copy-link"))
+            .button(t(lang, key))
             .on_hover_ui(|ui| {
                 ui.label(t_args(lang, "lesson-copy-link-hint", &[("link", link())]));
             })
@@ -206,28 +227,52 @@ fn lesson_page(
             ui.ctx().copy_text(link());
         }
     });
-    ui.horizontal_wrapped(|ui| {
-        for target in &current.show_me {
-            let caption = target
-                .label
-                .as_ref()
-                .map(|l| l.get(lang).to_string())
-                .unwrap_or_else(|| target_words(lang, target));
-            let text = format!("{}: {caption}", t(lang, "show-me"));
-            let hint = t_args(
-                lang,
-                "show-me-hint",
-                &[("target", target_words(lang, target))],
-            );
-            if ui
-                .add(egui::Button::new(text).wrap())
-                .on_hover_text(hint)
-                .clicked()
-            {
-                *go = Some(target.clone());
+    let caption = |target: &tplab_lessons::ShowMe| {
+        target
+            .label
+            .as_ref()
+            .map(|l| l.get(lang).to_string())
+            .unwrap_or_else(|| target_words(lang, target))
+    };
+    let hint = |target: &tplab_lessons::ShowMe| {
+        t_args(
+            lang,
+            "show-me-hint",
+            &[("target", target_words(lang, target))],
+        )
+    };
+    if short && current.show_me.len() > 1 {
+        let title = t_args(
+            lang,
+            "show-me-menu",
+            &[("n", current.show_me.len().to_string())],
+        );
+        ui.menu_button(title, |ui| {
+            for target in &current.show_me {
+                if ui
+                    .add(egui::Button::new(caption(target)).wrap())
+                    .on_hover_text(hint(target))
+                    .clicked()
+                {
+                    *go = Some(target.clone());
+                    ui.close();
+                }
             }
-        }
-    });
+        });
+    } else {
+        ui.horizontal_wrapped(|ui| {
+            for target in &current.show_me {
+                let text = format!("{}: {}", t(lang, "show-me"), caption(target));
+                if ui
+                    .add(egui::Button::new(text).wrap())
+                    .on_hover_text(hint(target))
+                    .clicked()
+                {
+                    *go = Some(target.clone());
+                }
+            }
+        });
+    }
     ui.separator();
     // One scroll position per lesson: a lesson opens at its top, not where the
     // previous one was left.

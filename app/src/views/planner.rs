@@ -119,7 +119,8 @@ impl Planner {
     /// below the heading, for the plot's height).
     fn page_ui(&mut self, ui: &mut egui::Ui, window_h: f32, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        inputs_ui(ui, &mut self.inputs);
+        let config = &mut self.config;
+        inputs_ui(ui, &mut self.inputs, |ui| load_config_button(ui, config));
         self.config_ui(ui);
         if let Some(job) = &self.job {
             ui.horizontal(|ui| {
@@ -160,27 +161,14 @@ impl Planner {
         }
     }
 
-    /// The button, the desktop's path field, dropped files and the browser's answer.
+    /// The loaded model's summary, the desktop's path field, dropped files and the browser's
+    /// answer (the button is on the inputs' row: [`load_config_button`]).
     fn config_ui(&mut self, ui: &mut egui::Ui) {
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
-        ui.horizontal_wrapped(|ui| {
-            if ui
-                .button(tr("pl-load-config"))
-                .on_hover_text(tr("pl-load-config-hover"))
-                .clicked()
-            {
-                if platform::CAN_PICK_FILES {
-                    self.config.picking =
-                        Some(platform::pick_text_file(ui.ctx(), ".json,application/json"));
-                } else {
-                    self.config.asking_path = !self.config.asking_path;
-                }
-            }
-            if let Some(c) = &self.inputs.custom {
-                ui.label(config_summary(lang, c));
-            }
-        });
+        if let Some(c) = &self.inputs.custom {
+            ui.label(config_summary(lang, c));
+        }
         if self.config.asking_path {
             ui.horizontal_wrapped(|ui| {
                 let l = ui.label(tr("pl-config-path"));
@@ -319,7 +307,25 @@ impl View for Planner {
     }
 }
 
-fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
+/// "Load config.json…": the browser's file picker, or on the desktop the path field.
+fn load_config_button(ui: &mut egui::Ui, config: &mut ConfigLoad) {
+    let lang = crate::widgets::lang(ui);
+    if ui
+        .button(crate::i18n::t(lang, "pl-load-config"))
+        .on_hover_text(crate::i18n::t(lang, "pl-load-config-hover"))
+        .clicked()
+    {
+        if platform::CAN_PICK_FILES {
+            config.picking = Some(platform::pick_text_file(ui.ctx(), ".json,application/json"));
+        } else {
+            config.asking_path = !config.asking_path;
+        }
+    }
+}
+
+/// The model, the cluster and the batch, then `more` (the config button) on the same wrapping
+/// rows: a row of its own pushed the plot's axis below a projector's fold.
+fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs, more: impl FnOnce(&mut egui::Ui)) {
     let catalogue = Catalogue::default();
     let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
@@ -373,6 +379,7 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs) {
             crate::i18n::t(lang, "cap-todays-stack"),
         )
         .on_hover_text(crate::i18n::t(lang, "cap-todays-stack-hover"));
+        more(ui);
     });
 }
 
@@ -544,8 +551,13 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
                     (None, Some(e)) => layout_error_text(lang, e),
                     (None, None) => d.reason.clone(),
                 };
+                // The search drops a layout at several interleaving depths: `v=` tells them apart.
+                let depth = match d.virtual_stages {
+                    v if v > 1 => format!(" v={v}"),
+                    _ => String::new(),
+                };
                 ui.label(format!(
-                    "{}: {}",
+                    "{}{depth}: {}",
                     crate::widgets::words::layout_label(lang, &d.layout),
                     reason
                 ));

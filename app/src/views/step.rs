@@ -22,6 +22,7 @@ use crate::widgets::lanes;
 pub use crate::widgets::predict::{asks, prediction, Ask, Prediction};
 use crate::widgets::text_on;
 use crate::widgets::text_shape;
+use crate::widgets::SHORT_SCREEN_H;
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::block::Op;
@@ -1510,10 +1511,6 @@ fn held_size(lang: Lang, trace: &Trace, events: &[Event]) -> Option<String> {
         ],
     ))
 }
-
-/// A screen shorter than this many points in presenter mode (720 lines at its zoom of 1.6) is
-/// drawn compact: see the walkthrough's `short`.
-pub const SHORT_SCREEN_H: f32 = 500.0;
 
 /// The layer's ops in two rows, forward and backward, the current one ringed (clicking one goes
 /// there); with `one_pass`, the current step's pass only (a short projector screen).

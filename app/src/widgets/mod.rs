@@ -29,6 +29,11 @@ pub fn separator_mark(ui: &mut egui::Ui) {
     ui.painter().galley(rect.min, galley, color);
 }
 
+/// A screen shorter than this many points (a projector's 720 lines at presenter mode's zoom of
+/// 1.6 are 450) is drawn compact: the walkthrough shows one pass and compact lanes, a lesson
+/// folds its "Show me" buttons into a menu, so that what the class reads stays above the fold.
+pub const SHORT_SCREEN_H: f32 = 500.0;
+
 /// Narrower than this (points), the side bar folds into a one-row menu on top and a view's
 /// page scrolls sideways where it cannot be narrower (a phone).
 pub const NARROW_WIDTH: f32 = 600.0;

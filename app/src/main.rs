@@ -135,10 +135,12 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            // The message may quote an input file (a name, a key): shown escaped.
+            // The message may quote an input file (a name, a key): shown escaped, and a long
+            // argument it quotes shortened to its ends and its length.
+            let message = tplab_engine::text::shorten_long_words(&format!("{err:#}"));
             eprintln!(
                 "error: {}",
-                tplab_engine::text::escape_unsafe_keep_lines(&format!("{err:#}"))
+                tplab_engine::text::escape_unsafe_keep_lines(&message)
             );
             ExitCode::FAILURE
         }
@@ -152,7 +154,11 @@ fn main() -> ExitCode {
 fn clap_exit(e: &clap::Error) -> ExitCode {
     use std::io::IsTerminal;
     if e.use_stderr() {
-        let _ = e.print();
+        // A usage error quotes the value it refuses: a long one is shortened to its ends.
+        eprint!(
+            "{}",
+            tplab_engine::text::shorten_long_words(&e.render().to_string())
+        );
         return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
     }
     if std::io::stdout().is_terminal() {

@@ -588,7 +588,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) || !s.is_ascii() {
+    // Hex digits only: `from_str_radix` alone would take "+f" as 15.
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..s.len())
@@ -763,13 +764,17 @@ impl Certificate {
                         "issuer_key is not an Ed25519 public key".into(),
                     ));
                 };
+                // Lower-case only, as signing writes it: one signature, one record (an
+                // upper-case copy would be a second record that verifies).
+                let canonical = !sig.bytes().any(|b| b.is_ascii_uppercase());
                 let Some(sig) = unhex(sig)
+                    .filter(|_| canonical)
                     .and_then(|b| <[u8; 64]>::try_from(b).ok())
                     .map(|b| Signature::from_bytes(&b))
                 else {
                     return Verdict::Invalid(Invalid::Record(
-                        "its signature is not an Ed25519 signature (128 hexadecimal digits): it \
-                         was cut or edited; ask the issuer for the certificate again"
+                        "its signature is not an Ed25519 signature (128 lower-case hexadecimal \
+                         digits): it was cut or edited; ask the issuer for the certificate again"
                             .into(),
                     ));
                 };
@@ -1567,16 +1572,21 @@ mod tests {
             stripped.check_record(None),
             Verdict::Invalid(Invalid::Record(ref why)) if why.contains("carries no signature")
         ));
-        // A signature cut short, or emptied, is named as such.
+        // A signature cut short, emptied, written in upper case (the same bytes: a second
+        // record that would verify) or with a sign ("+f" parses as a number) is named as such.
+        let sig = c.signature.clone().unwrap();
+        let signed = format!("+{}", &sig[1..]);
         for cut in [
             String::new(),
-            c.signature.clone().unwrap()[..40].to_string(),
+            sig[..40].to_string(),
+            sig.to_ascii_uppercase(),
+            signed,
         ] {
             let mut short = c.clone();
             short.signature = Some(cut);
             assert!(matches!(
                 short.check_record(None),
-                Verdict::Invalid(Invalid::Record(ref why)) if why.contains("128 hexadecimal")
+                Verdict::Invalid(Invalid::Record(ref why)) if why.contains("128 lower-case hexadecimal")
             ));
         }
         // Re-formatting alone is no edit.

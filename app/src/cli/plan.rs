@@ -1000,7 +1000,8 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
                 "ranked_total": plan.ranked.len(),
                 "dropped_total": plan.dropped.len(),
                 "dropped": plan.dropped.iter().take(args.top).map(|d| json!({
-                    "layout": d.layout.label(), "needed_bytes": d.needed_bytes, "reason": d.reason
+                    "layout": d.layout.label(), "virtual_stages": d.virtual_stages,
+                    "needed_bytes": d.needed_bytes, "reason": d.reason
                 })).collect::<Vec<_>>(),
                 "explanations": plan.explanations,
             }),
@@ -1082,7 +1083,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         for d in memory_drops.iter().take(3) {
             outln!(
                 "  {}: {}",
-                label_with_cp(&d.layout, cp),
+                dropped_label(d, cp),
                 with_cp_labels(&d.reason, cp)
             );
         }
@@ -1092,12 +1093,22 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         if let Some(d) = plan.dropped.iter().find(|d| d.needed_bytes == 0) {
             outln!(
                 "{rule_drops} layouts break a batch or shape rule, e.g. {}: {}",
-                label_with_cp(&d.layout, cp),
+                dropped_label(d, cp),
                 with_cp_labels(&d.reason, cp)
             );
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A dropped layout's label with its CP and the interleaving depth it was priced at: the search
+/// drops the same layout at several depths, and without `v=` they read as duplicates.
+fn dropped_label(d: &planner::Dropped, cp: usize) -> String {
+    let label = label_with_cp(&d.layout, cp);
+    match d.virtual_stages {
+        v if v > 1 => format!("{label} v={v}"),
+        _ => label,
+    }
 }
 
 /// A layout's label with its context-parallel size and interleaving depth where it has them

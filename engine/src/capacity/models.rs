@@ -689,10 +689,9 @@ impl ModelSpec {
     /// `n_shared_experts`, `first_k_dense_replace`, and multi-head latent attention's
     /// `q_lora_rank`, `kv_lora_rank`, `qk_nope_head_dim`, `qk_rope_head_dim`, `v_head_dim`).
     pub fn from_hf_config(json_text: &str) -> Result<Self, ModelError> {
-        let v: serde_json::Value =
-            serde_json::from_str(json_text).map_err(|e| ModelError::Json {
-                message: e.to_string(),
-            })?;
+        let v = crate::text::parse_json_unique_keys(json_text).map_err(|e| ModelError::Json {
+            message: e.to_string(),
+        })?;
         let outer = v.as_object().ok_or(ModelError::NotAnObject)?;
         // Multimodal configs (Llama 4, Gemma 3, Mistral 3, Qwen2-VL) nest the language model's
         // shape in `text_config`; read that when the top level has no layer count of its own.

@@ -67,6 +67,10 @@ impl PlanRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dropped {
     pub layout: Layout,
+    /// The interleaving depth it was priced at (1: none): the search drops the same layout at
+    /// several depths, whose activations differ.
+    #[serde(default = "one_stage")]
+    pub virtual_stages: usize,
     /// Memory per GPU it would need (0 when dropped for a shape rule).
     pub needed_bytes: u64,
     pub reason: String,
@@ -77,6 +81,10 @@ pub struct Dropped {
     /// view that words it in the learner's language. Not in `--json` (the reason is).
     #[serde(skip)]
     pub shape: Option<memory::LayoutError>,
+}
+
+fn one_stage() -> usize {
+    1
 }
 
 /// Why a layout does not fit: what it needs per GPU, term by term, against what is usable.
@@ -102,11 +110,12 @@ impl Shortfall {
         }
     }
 
-    /// The dropped entry of a layout that does not fit.
-    fn dropped(layout: Layout, it: &IterationTime) -> Dropped {
+    /// The dropped entry of a layout that does not fit at interleaving depth `virtual_stages`.
+    fn dropped(layout: Layout, virtual_stages: usize, it: &IterationTime) -> Dropped {
         let s = Shortfall::of(it);
         Dropped {
             layout,
+            virtual_stages,
             needed_bytes: s.needs_bytes,
             reason: s.to_string(),
             shortfall: Some(s),
@@ -267,11 +276,12 @@ fn evaluate_all(req: &PlanRequest) -> (Vec<IterationTime>, Vec<IterationTime>, V
         match evaluate(req, &layout) {
             Ok(it) if it.fits => fit.push(it),
             Ok(it) => {
-                dropped.push(Shortfall::dropped(layout, &it));
+                dropped.push(Shortfall::dropped(layout, 1, &it));
                 too_big.push(it);
             }
             Err(e) => dropped.push(Dropped {
                 layout,
+                virtual_stages: 1,
                 needed_bytes: 0,
                 reason: e.to_string(),
                 shortfall: None,
@@ -832,11 +842,12 @@ fn rank_with(
         match evaluate_with(req, &layout, &st) {
             Ok(r) if r.it.fits => fit.push(r),
             Ok(r) => {
-                dropped.push(Shortfall::dropped(layout, &r.it));
+                dropped.push(Shortfall::dropped(layout, st.virtual_stages, &r.it));
                 too_big.push(r);
             }
             Err(e) => dropped.push(Dropped {
                 layout,
+                virtual_stages: st.virtual_stages,
                 needed_bytes: 0,
                 reason: e.to_string(),
                 shortfall: None,

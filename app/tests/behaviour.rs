@@ -158,19 +158,23 @@ fn every_view_draws() {
 fn collectives_show_partial_sums_round_by_round() {
     let mut harness = harness();
     click(&mut harness, "Collectives", 2);
-    harness.get_by_label_contains("Round 1 of 6 · reduce-scatter");
+    harness.get_by_label_contains("Before round 1 · ");
     // Before any message every GPU holds only its own data.
     harness.get_by_label_contains("What each GPU holds before it: GPU 0: 0 | 0 | 0 | 0;");
+    // One press, round 1, as the walkthrough draws it: its messages and the cells after them.
     click(&mut harness, "Next round", 2);
-    harness.get_by_label_contains("Round 2 of 6 · ");
-    let after = harness.get_by_label_contains("Round 2 of 6. Sent this round:");
+    harness.get_by_label_contains("Round 1 of 6 · reduce-scatter · ");
+    let after = harness.get_by_label_contains("Round 1 of 6. Sent this round:");
     let text = format!("{:?}", after);
-    assert!(text.contains('+'), "a partial sum after one round: {text}");
+    assert!(
+        text.contains("holds after it") && text.contains('+'),
+        "a partial sum after one round: {text}"
+    );
     // All rounds: every chunk on every GPU holds the full sum.
     for _ in 0..5 {
         click(&mut harness, "Next round", 1);
     }
-    harness.get_by_label_contains("What each GPU holds before it: GPU 0: 0+1+2+3 | 0+1+2+3");
+    harness.get_by_label_contains("What each GPU holds after it: GPU 0: 0+1+2+3 | 0+1+2+3");
 }
 
 #[test]

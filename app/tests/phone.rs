@@ -84,18 +84,26 @@ fn every_view_fits_a_phone() {
             // wide above it, and is cut off by the page's margin (a table's one-line cells scroll
             // sideways instead).
             let line_h = harness.ctx.global_style().text_styles[&egui::TextStyle::Body].size * 1.6;
-            // The page ends at its margin, or where a vertical scroll bar covers it.
-            let page_right = harness
+            // The page ends at its margin, or where a vertical scroll bar beside the text
+            // covers it (a scroll bar lower down, a table's, covers nothing above it).
+            let bars: Vec<egui::Rect> = harness
                 .query_all_by(|n| n.role() == egui::accesskit::Role::ScrollBar)
                 .map(|n| n.rect())
                 .filter(|r| r.height() > r.width() && r.left() > right / 2.0)
-                .map(|r| r.left())
-                .fold(right - 8.0, f32::min);
+                .collect();
+            let page_right = |text: egui::Rect| {
+                bars.iter()
+                    .filter(|b| b.top() < text.bottom() && b.bottom() > text.top())
+                    .map(|b| b.left())
+                    .fold(right - 8.0, f32::min)
+            };
             let cut: Vec<String> = harness
                 .query_all_by(|n| {
                     n.role() == egui::accesskit::Role::Label && n.bounding_box().is_some()
                 })
-                .filter(|n| n.rect().height() > line_h && n.rect().right() > page_right + 0.5)
+                .filter(|n| {
+                    n.rect().height() > line_h && n.rect().right() > page_right(n.rect()) + 0.5
+                })
                 .map(|n| {
                     let node = n.accesskit_node();
                     let text = node.label().or(node.value()).unwrap_or_default();

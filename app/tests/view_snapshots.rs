@@ -269,35 +269,35 @@ fn the_desktop_reads_a_config_json_from_a_typed_path() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Collectives: the counter starts at round 1 of 6 like the walkthrough's "Step 1/n"; each
-/// arrow or clicker press is exactly one round and pauses; Space plays, and playing on from
-/// the last round starts again.
+/// Collectives: before round 1, then each arrow or clicker press is exactly one round and
+/// pauses, round k drawn as the walkthrough draws it (its messages, the cells after them);
+/// Space plays, and playing on from the last round starts again.
 #[test]
 fn collectives_count_rounds_from_one_and_one_press_is_one_round() {
     let mut app = TplabApp::default();
     assert!(app.select("collectives"));
     let mut harness = gl_harness(app, 1280.0, 720.0);
     harness.run_steps(3);
-    harness.get_by_label_contains("Round 1 of 6 · reduce-scatter");
+    harness.get_by_label_contains("Before round 1 · ");
     // Five presses in one frame: five rounds.
     for _ in 0..5 {
         harness.key_press(egui::Key::ArrowRight);
     }
     harness.run_steps(1);
-    harness.get_by_label_contains("Round 6 of 6 · all-gather");
+    harness.get_by_label_contains("Round 5 of 6 · all-gather");
     // Then one press, one round: to the end (the full sum everywhere), past it (it stays), back
     // one, and Home to the start.
     for (key, shown) in [
         (egui::Key::PageDown, "All 6 rounds done"),
         (egui::Key::ArrowRight, "All 6 rounds done"),
-        (egui::Key::PageUp, "Round 6 of 6 · "),
-        (egui::Key::ArrowLeft, "Round 5 of 6 · "),
-        (egui::Key::Home, "Round 1 of 6 · "),
+        (egui::Key::PageUp, "Round 5 of 6 · "),
+        (egui::Key::ArrowLeft, "Round 4 of 6 · "),
+        (egui::Key::Home, "Before round 1 · "),
     ] {
         press(&mut harness, key, 1);
         harness.get_by_label_contains(shown);
         if shown.starts_with("All") {
-            harness.get_by_label_contains("What each GPU holds before it: GPU 0: 0+1+2+3");
+            harness.get_by_label_contains("What each GPU holds after it: GPU 0: 0+1+2+3");
         }
     }
 }

@@ -289,34 +289,62 @@ impl View for Collectives {
         let rounds = self.rounds();
         let k = self.rounds_done();
         let frac = self.position - k as f32;
-        // Counted from 1 as the walkthrough counts its steps: round k + 1 is the one whose
-        // messages are drawn; after the last, the sum is complete.
-        let line = match plan.steps.iter().find(|s| s.index == k) {
-            Some(s) => crate::i18n::t_args(
+        // The walkthrough's convention, one press a round: paused after k rounds, the picture is
+        // round k, its messages as arrows and the cells as they are after them ("k of n rounds
+        // done"); before the first press, round 1's messages wait to leave and every GPU holds
+        // only its own data; playing, round k + 1's messages travel from the cells before them.
+        let phase = |round: usize| {
+            plan.steps
+                .iter()
+                .find(|s| s.index == round)
+                .map(|s| crate::widgets::phase_name(lang, s.phase))
+                .unwrap_or_default()
+        };
+        let (line, drawn_round, after) = if k >= rounds {
+            (
+                crate::i18n::t_args(lang, "cl-finished", &[("rounds", rounds.to_string())]),
+                rounds.saturating_sub(1),
+                true,
+            )
+        } else if self.playing {
+            let line = crate::i18n::t_args(
                 lang,
                 "cl-round-line",
                 &[
                     ("k", (k + 1).to_string()),
                     ("rounds", rounds.to_string()),
-                    ("phase", crate::widgets::phase_name(lang, s.phase)),
+                    ("phase", phase(k)),
                 ],
-            ),
-            None => crate::i18n::t_args(lang, "cl-finished", &[("rounds", rounds.to_string())]),
+            );
+            (line, k, false)
+        } else if k == 0 {
+            (crate::i18n::t(lang, "cl-round-before"), 0, false)
+        } else {
+            let line = crate::i18n::t_args(
+                lang,
+                "cl-round-line-after",
+                &[
+                    ("k", k.to_string()),
+                    ("rounds", rounds.to_string()),
+                    ("phase", phase(k - 1)),
+                ],
+            );
+            (line, k - 1, true)
         };
         ui.label(line);
         let size = egui::vec2(
             ui.available_width().min(1100.0),
-            (ui.available_height() - 200.0).max(18.0 * plan.n as f32),
+            (ui.available_height() - below_reserve(ui)).max(18.0 * plan.n as f32),
         );
         crate::widgets::collective::chunks_ui(
             ui,
             plan,
             &cache.masks,
-            k,
+            drawn_round,
             frac,
             self.playing,
             size,
-            false,
+            after,
         );
         ui.separator();
         // The chunks stay in view; what is below them scrolls when the window is short.
@@ -342,6 +370,16 @@ impl View for Collectives {
 
     fn load(&mut self, json: &str) {
         load_json(self, json);
+    }
+}
+
+/// Height kept under the chunks for the comparison (which scrolls below them): on a
+/// projector's short screen the picture, the lesson's subject, takes most of it.
+fn below_reserve(ui: &egui::Ui) -> f32 {
+    if ui.ctx().content_rect().height() < crate::widgets::SHORT_SCREEN_H {
+        90.0
+    } else {
+        200.0
     }
 }
 

@@ -208,6 +208,10 @@ impl Design {
                     crate::widgets::ok_ink(ui),
                     t_args(lang, "design-solved", &[("stars", star_text(g.stars))]),
                 );
+                // Each star not earned, named: "★★☆" alone left the class guessing.
+                for m in &g.missed {
+                    ui.weak(t(lang, missed_star_key(*m)));
+                }
                 ui.label(t_args(
                     lang,
                     "design-why",
@@ -762,9 +766,15 @@ fn challenge_buttons(
         acts.push(DesignAction::Restart);
     }
     let best = lab.stars(c.id);
+    // One tooltip: the rule, and on a projector the count of solved challenges under it (two
+    // stacked tooltips covered "Next challenge").
+    let hover = match &count {
+        Some(count) => format!("{}\n{count}", t(lang, "design-stars-rule")),
+        None => t(lang, "design-stars-rule"),
+    };
     let stars = ui
         .label(egui::RichText::new(star_text(best)).size(20.0))
-        .on_hover_text(t(lang, "design-stars-rule"));
+        .on_hover_text(hover);
     let spoken = t_args(lang, "design-stars-spoken", &[("n", best.to_string())]);
     stars.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &spoken));
     // What a star is for, on screen (a class cannot hover): on this row where it fits, else
@@ -782,10 +792,6 @@ fn challenge_buttons(
     let short = ui.ctx().content_rect().height() < crate::widgets::SHORT_SCREEN_H;
     if !short || ui.available_size_before_wrap().x >= width {
         ui.add(rule);
-    }
-    // On a projector the count of solved challenges is one hover away.
-    if let Some(count) = count {
-        stars.on_hover_text(count);
     }
     if c.stage < n && best > 0 && ui.button(t(lang, "design-next")).clicked() {
         acts.push(DesignAction::SelectStage(c.stage + 1));
@@ -1363,6 +1369,16 @@ pub fn challenge_text(lang: Lang, c: &Challenge, part: &str) -> String {
 
 fn stage_title(lang: Lang, c: &Challenge) -> String {
     format!("{}. {}", c.stage, challenge_text(lang, c, "title"))
+}
+
+/// The words for a star a solved plan did not earn.
+fn missed_star_key(m: tplab_engine::block::design::challenge::MissedStar) -> &'static str {
+    use tplab_engine::block::design::challenge::MissedStar;
+    match m {
+        MissedStar::Cheaper => "design-missed-cheaper",
+        MissedStar::Hint => "design-missed-hint",
+        MissedStar::EarlierCheck => "design-missed-earlier-check",
+    }
 }
 
 fn star_text(stars: u8) -> String {

@@ -458,6 +458,8 @@ const PLOT_SHARE: f32 = 0.45;
 /// at 1280×720 in presenter mode (the page scrolls rather than squash the plot).
 const PLOT_MIN_HEIGHT: f32 = 240.0;
 const PLOT_MAX_HEIGHT: f32 = 360.0;
+/// The least the plot gives up to on a short window: its y axis labelled at two ticks.
+const PLOT_LEAST_HEIGHT: f32 = 210.0;
 
 fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
     let plan = &r.plan;
@@ -500,6 +502,11 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
                 (KeyMark::Upright, node_line, tr("pl-plot-node")),
             ],
         );
+        // Where the window shows less than that below the key (a projector's 720 lines in
+        // Turkish, whose inputs take a row more), the plot gives up height down to
+        // PLOT_LEAST_HEIGHT rather than push its axis label below the fold.
+        let room = ui.clip_rect().bottom() - ui.cursor().top() - 4.0;
+        let plot_h = plot_h.min(room.max(PLOT_LEAST_HEIGHT));
         Plot::new("tp-throughput")
             .height(plot_h)
             // From zero: a y axis from 7000 made a 2% gap look like a cliff.
@@ -788,8 +795,23 @@ fn finding_text(lang: Lang, f: &planner::Finding) -> String {
             other,
             percent,
             reason,
+            trade,
         } => {
             let two = |w: f64, o: f64| vec![("w", s3(w)), ("o", s3(o))];
+            // What the winner gives back elsewhere, appended to the reason.
+            let trade = trade.map(|tr| {
+                let term = match tr.term {
+                    planner::Term::Compute => "pl-term-compute",
+                    planner::Term::TpComm => "pl-term-tp",
+                    planner::Term::Bubble => "pl-term-bubble",
+                    planner::Term::DpComm => "pl-term-dp",
+                    planner::Term::PpSends => "pl-term-pp",
+                    planner::Term::Optimizer => "pl-term-optimizer",
+                };
+                let mut a = two(tr.winner_s, tr.other_s);
+                a.push(("term", t(term, &[])));
+                t("pl-trade", &a)
+            });
             let reason = match reason {
                 Reason::Tie => t("pl-r-tie", &[]),
                 Reason::TpInsideNode {
@@ -937,7 +959,7 @@ fn finding_text(lang: Lang, f: &planner::Finding) -> String {
                     ("winner", crate::widgets::words::layout_text(lang, winner)),
                     ("other", crate::widgets::words::layout_text(lang, other)),
                     ("percent", num_text(lang, &format!("{:.1}", percent.abs()))),
-                    ("reason", reason),
+                    ("reason", format!("{reason}{}", trade.unwrap_or_default())),
                 ],
             )
         }
@@ -1038,8 +1060,36 @@ mod tests {
                 other: "TP=8 PP=1 DP=1".into(),
                 percent: 12.34,
                 reason,
+                trade: None,
             })
             .collect();
+        // Each term a trade can name, once.
+        for term in [
+            planner::Term::Compute,
+            planner::Term::TpComm,
+            planner::Term::Bubble,
+            planner::Term::DpComm,
+            planner::Term::PpSends,
+            planner::Term::Optimizer,
+        ] {
+            all.push(Finding::Beats {
+                winner: "TP=4 PP=2 DP=1".into(),
+                other: "TP=8 PP=1 DP=1".into(),
+                percent: 12.34,
+                reason: Reason::TpLess {
+                    winner_s: 4.087,
+                    other_s: 10.052,
+                    winner_tp: 4,
+                    other_tp: 8,
+                    other_full_recompute: false,
+                },
+                trade: Some(planner::Trade {
+                    term,
+                    winner_s: 7.5,
+                    other_s: 2.25,
+                }),
+            });
+        }
         all.push(Finding::NoFit {
             usable_bytes: 67 << 30,
             closest: "TP=8 PP=1 DP=1".into(),
@@ -1281,10 +1331,16 @@ mod tests {
     fn findings_read_the_same_in_the_app_and_the_cli_and_exist_in_turkish() {
         for f in every_finding() {
             let tr = both_languages(finding_text, &f);
-            if let Finding::Beats { .. } = f {
+            if let Finding::Beats { trade, .. } = &f {
                 // "12,3": Turkish writes the decimal comma (this read "12.3" before `num_text`).
                 for n in ["12,3", "TP=4 PP=2 DP=1", "TP=8 PP=1 DP=1"] {
                     assert!(tr.contains(n), "{tr} lacks {n}");
+                }
+                // A trade names its two times too.
+                if trade.is_some() {
+                    for n in ["7,500", "2,250"] {
+                        assert!(tr.contains(n), "{tr} lacks {n}");
+                    }
                 }
             }
         }

@@ -271,25 +271,25 @@ pub fn wait_for(harness: &mut Harness<'static, TplabApp>, labels: &[&str]) {
 }
 
 /// Brings `view` to a state that does not depend on the machine's speed before a snapshot:
-/// the Verify view's run and the Planner's search finished (the Collectives view is paused on
-/// its first round), and the numbers that depend on the CPU masked (rounding errors depend on
+/// the Verify view's run and the Planner's search finished (the Collectives view is paused
+/// before its first round), and the numbers that depend on the CPU masked (rounding errors depend on
 /// the SIMD width, the summation order inside the GEMMs).
 pub fn settle_view(harness: &mut Harness<'static, TplabApp>, view: &str) {
     match view {
         "verify" => wait_for(harness, &["Error heatmap", "Hata ısı haritası"]),
         "planner" => wait_for(harness, &["Why the winner wins", "Kazanan neden kazanır"]),
         "collectives" => {
-            // Paused on the first round (it moves only while playing): the frame does not
+            // Paused before the first round (it moves only while playing): the frame does not
             // depend on the clock.
             let first = harness
-                .query_all_by_label_contains("Round 1 of 6")
+                .query_all_by_label_contains("Before round 1")
                 .next()
                 .is_some()
                 || harness
-                    .query_all_by_label_contains("Tur 1 / 6")
+                    .query_all_by_label_contains("1. turdan önce")
                     .next()
                     .is_some();
-            assert!(first, "{view}: not on the first round");
+            assert!(first, "{view}: not before the first round");
         }
         _ => {}
     }

@@ -269,6 +269,20 @@ pub struct Grade {
     pub missing: Vec<Missing>,
     /// The best answer's explanation, once solved.
     pub why: Option<&'static str>,
+    /// The stars a solved plan did not earn, and why (empty with three stars).
+    pub missed: Vec<MissedStar>,
+}
+
+/// A star a solved plan did not earn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissedStar {
+    /// A split that sends fewer bytes per GPU solves it too.
+    Cheaper,
+    /// The hint was shown.
+    Hint,
+    /// An earlier check of this challenge did not pass.
+    EarlierCheck,
 }
 
 /// One thing a plan still lacks for a challenge.
@@ -448,9 +462,11 @@ impl Challenge {
             g.solved = false;
             g.stars = 0;
             g.why = None;
+            g.missed.clear();
         }
         if g.solved && attempt.failed_checks > 0 && g.stars == 3 {
             g.stars = 2;
+            g.missed.push(MissedStar::EarlierCheck);
         }
         Ok(g)
     }
@@ -549,6 +565,14 @@ impl Challenge {
         } else {
             0
         };
+        let missed = [
+            (!cheapest, MissedStar::Cheaper),
+            (used_hint, MissedStar::Hint),
+        ]
+        .into_iter()
+        .filter(|(lost, _)| solved && *lost)
+        .map(|(_, m)| m)
+        .collect();
         Grade {
             stage: self.stage,
             id: self.id,
@@ -556,6 +580,7 @@ impl Challenge {
             stars,
             missing,
             why: solved.then_some(self.why),
+            missed,
         }
     }
 }
@@ -575,6 +600,12 @@ mod tests {
             };
             assert!(best.solved, "stage {}: {:?}", c.stage, best.missing);
             assert_eq!(best.stars, 3, "stage {}", c.stage);
+            assert!(
+                best.missed.is_empty(),
+                "stage {}: {:?}",
+                c.stage,
+                best.missed
+            );
             assert!(best.why.is_some());
             let start = c.grade(&c.start, true);
             let start = match start {
@@ -636,6 +667,12 @@ mod tests {
                 "stage {}: a failed check costs a star",
                 c.stage
             );
+            assert_eq!(
+                after_a_miss.missed,
+                vec![MissedStar::EarlierCheck],
+                "stage {}: and says so",
+                c.stage
+            );
         }
     }
 
@@ -670,6 +707,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(g.solved, "{:?}", g.missing);
         assert_eq!(g.stars, 2);
+        assert_eq!(g.missed, vec![MissedStar::Hint], "the hint's star, named");
         // Stage 3 solved by a plan that is correct but not Megatron's fails on the count.
         let layer = stage(3).unwrap_or_else(|e| panic!("{e}"));
         let g = layer

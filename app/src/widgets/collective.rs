@@ -100,6 +100,10 @@ pub fn chunks_ui(
         .size()
         .x;
     let mut shapes = Vec::new();
+    // Drawn over the arrows: the digits and the "Σ all" pills stay readable where an arrow
+    // crosses them, and the dots go over everything.
+    let mut labels = Vec::new();
+    let mut dots = Vec::new();
     for r in 0..n {
         let y = resp.rect.top() + pad + r as f32 * row_h + (row_h - 6.0) / 2.0;
         shapes.push(text_shape(
@@ -143,7 +147,7 @@ pub fn chunks_ui(
                 for &q in &parts {
                     let centre =
                         Pos2::new(rect.left() + (q as f32 + 0.5) * sliver, rect.center().y);
-                    shapes.push(text_shape(
+                    labels.push(text_shape(
                         &painter,
                         centre,
                         Align2::CENTER_CENTER,
@@ -160,31 +164,55 @@ pub fn chunks_ui(
                 } else {
                     mask_text(mask)
                 };
+                // The strongest ink on the pill: "Σ all" read grey on a dark one.
                 let t = text_shape(
                     &painter,
                     rect.center(),
                     Align2::CENTER_CENTER,
                     label,
                     label_size,
-                    text,
+                    ui.visuals().strong_text_color(),
                 );
                 // A pill in the panel colour keeps the label readable over any sliver.
-                shapes.push(egui::Shape::rect_filled(
+                labels.push(egui::Shape::rect_filled(
                     t.visual_bounding_rect().expand(2.0),
                     3.0,
                     panel.gamma_multiply(0.9),
                 ));
-                shapes.push(t);
+                labels.push(t);
             }
         }
     }
     if k < plan.step_count() {
-        let along = if playing { frac } else { 0.5 };
+        // Paused, a dot sits a third of the way out of its sender: the shaft and the head of
+        // its arrow show, and it reads as the sender's message.
+        let along = if playing { frac } else { 0.35 };
         for s in plan.steps.iter().filter(|s| s.index == k) {
             let c = s.chunk.min(chunks - 1);
             let (a, b) = (cell(s.src, c), cell(s.dst, c));
-            let off = Vec2::new(cell_w * 0.25 * if s.src < s.dst { -1.0 } else { 1.0 }, 0.0);
-            let (from, to) = (a.center() + off, b.center() + off);
+            // Down the cell's left quarter, up its right, each moved to the nearest border
+            // between two ranks' slivers so that it does not cover their digits (at 2 GPUs
+            // the quarters are the digits' centres); where a chunk goes both ways in one
+            // round, the quarters themselves keep the two arrows apart.
+            let quarter = if s.src < s.dst { 0.25 } else { 0.75 };
+            let both_ways = plan
+                .steps
+                .iter()
+                .any(|o| o.index == k && o.chunk == s.chunk && (o.src < o.dst) != (s.src < s.dst));
+            let at = if both_ways || n < 2 {
+                quarter
+            } else {
+                ((quarter * n as f32).round()).clamp(1.0, n as f32 - 1.0) / n as f32
+            };
+            let off = Vec2::new((cell_w - 4.0) * (at - 0.5), 0.0);
+            // Into the receiving cell just past its border: the head stays clear of the label
+            // at the cell's centre ("Σ all"), which is drawn over the arrows.
+            let into = if s.src < s.dst {
+                b.top() + 0.3 * b.height()
+            } else {
+                b.bottom() - 0.3 * b.height()
+            };
+            let (from, to) = (a.center() + off, Pos2::new(b.center().x + off.x, into));
             let color = gpu_color(s.src, dark);
             let w = (label_size / 7.0).max(2.0);
             let arrow_head = |shapes: &mut Vec<egui::Shape>, from: Pos2, to: Pos2| {
@@ -255,8 +283,8 @@ pub fn chunks_ui(
                 arrow_head(&mut shapes, from, to);
                 from + (to - from) * along
             };
-            shapes.push(egui::Shape::circle_filled(dot, 3.0 * w, color));
-            shapes.push(egui::Shape::circle_stroke(
+            dots.push(egui::Shape::circle_filled(dot, 3.0 * w, color));
+            dots.push(egui::Shape::circle_stroke(
                 dot,
                 3.0 * w,
                 Stroke::new(1.0, text),
@@ -264,6 +292,8 @@ pub fn chunks_ui(
         }
     }
     painter.extend(shapes);
+    painter.extend(labels);
+    painter.extend(dots);
     let held = (0..n)
         .map(|r| {
             let cells = (0..chunks)

@@ -148,12 +148,18 @@ fn a_wrong_split_says_what_is_missing_and_a_fix_button_repairs() {
     harness.get_by_label("Not yet:");
     harness.get_by_label_contains("all-reduces in its forward pass: 1 (the goal: ");
     harness.get_by_label_contains("other collectives: 1 (the goal: 0)");
-    // Megatron's MLP split, after the hint: two stars.
+    // Checked, the verdict no longer asks for a check.
+    harness.get_by_label_contains("does not meet the challenge's goal yet");
+    assert!(harness
+        .query_by_label_contains("Press \"Check my plan\" to see")
+        .is_none());
+    // Megatron's MLP split, after the hint: two stars, and the missed one named.
     click(&mut harness, "Show a hint", 2);
     harness.get_by_label_contains("Hint: GeLU works value by value");
     set_splits(&mut harness, &rows_first, &c.answer);
     check(&mut harness);
     harness.get_by_label_contains("Solved ★★☆");
+    harness.get_by_label_contains("The hint was shown (the third star");
 
     // Stage 8 starts refused: the residual add reads a partial sum; the fix adds the sum.
     open(&mut harness, 8);

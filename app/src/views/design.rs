@@ -74,6 +74,8 @@ impl Design {
             let lab = &shared.design;
             lab.challenge().is_some() && !matches!(lab.fresh_check(), Some(Ok(g)) if g.solved)
         };
+        // Checked and not solved: the verdict no longer says to press "Check my plan".
+        let goal_checked = shared.design.fresh_check().is_some();
         let wide = ui.available_width() > 900.0;
         let mut acts: Vec<DesignAction> = Vec::new();
         // Wide: the layer and its error on the left, the verdict, the price and the lanes on the
@@ -85,7 +87,7 @@ impl Design {
                 // room above the fold (beside the verdict it started below it at 1080p).
                 left.separator();
                 lanes_ui(left, &report, &cfg, lang);
-                self.costs_ui(right, &report, &cfg, lang, true, goal_open);
+                self.costs_ui(right, &report, &cfg, lang, true, (goal_open, goal_checked));
                 walk_ui(right, lang, shared, &derived.walk);
                 right.separator();
                 plan_copy_ui(right, lang, shared);
@@ -97,7 +99,7 @@ impl Design {
             ui.separator();
             lanes_ui(ui, &report, &cfg, lang);
             ui.separator();
-            self.costs_ui(ui, &report, &cfg, lang, false, goal_open);
+            self.costs_ui(ui, &report, &cfg, lang, false, (goal_open, goal_checked));
             walk_ui(ui, lang, shared, &derived.walk);
             ui.separator();
             plan_copy_ui(ui, lang, shared);
@@ -530,7 +532,7 @@ impl Design {
         cfg: &Config,
         lang: Lang,
         beside: bool,
-        goal_open: bool,
+        (goal_open, goal_checked): (bool, bool),
     ) {
         ui.label(egui::RichText::new(t(lang, "design-costs")).strong());
         let ok = crate::widgets::ok_ink(ui);
@@ -540,9 +542,14 @@ impl Design {
             .map_or_else(String::new, |e| format!("{e:.1e}"));
         match (r.valid, r.equal_to_reference) {
             (true, Some(true)) if goal_open => {
+                let id = if goal_checked {
+                    "design-equal-goal-missed"
+                } else {
+                    "design-equal-goal-open"
+                };
                 ui.label(t_args(
                     lang,
-                    "design-equal-goal-open",
+                    id,
                     &[("error", err), ("tol", format!("{:.0e}", r.tolerance))],
                 ));
             }

@@ -487,6 +487,7 @@ design-fixed-weight = This challenge keeps this matrix as it is.
 design-costs = What it costs, and whether it is right
 design-equal = ✔ Equal to the unsharded reference (largest relative error { $error }, tolerance { $tol })
 design-equal-goal-open = Equal to the unsharded reference (largest relative error { $error }, tolerance { $tol }): the numbers are right. Press "Check my plan" to see whether the split meets the challenge's goal.
+design-equal-goal-missed = Equal to the unsharded reference (largest relative error { $error }, tolerance { $tol }): the numbers are right, but the split does not meet the challenge's goal yet (the check says what is missing).
 design-differs = ✖ Differs from the reference: largest relative error { $error } (tolerance { $tol })
 design-refused = ✖ Refused: an op reads a tensor held in a way it cannot use (see the rule on the left)
 design-refused-above = ✖ Refused: an op reads a tensor held in a way it cannot use (see the rule above)

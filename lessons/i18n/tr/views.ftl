@@ -493,6 +493,7 @@ design-fixed-weight = Bu görev bu matrisi olduğu gibi bırakır.
 design-costs = Maliyeti ve doğruluğu
 design-equal = ✔ Bölünmemiş referansla eşit (en büyük bağıl hata { $error }, tolerans { $tol })
 design-equal-goal-open = Bölünmemiş referansla eşit (en büyük bağıl hata { $error }, tolerans { $tol }): sayılar doğru. Bölmenin görevin hedefini karşılayıp karşılamadığını görmek için planınızı denetleyin.
+design-equal-goal-missed = Bölünmemiş referansla eşit (en büyük bağıl hata { $error }, tolerans { $tol }): sayılar doğru, ama bölme görevin hedefini henüz karşılamıyor (denetim neyin eksik olduğunu söylüyor).
 design-differs = ✖ Referanstan farklı: en büyük bağıl hata { $error } (tolerans { $tol })
 design-refused = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (soldaki kurala bakın)
 design-refused-above = ✖ Reddedildi: bir işlem bir tensörü kullanamayacağı biçimde okuyor (yukarıdaki kurala bakın)

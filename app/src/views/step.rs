@@ -2081,19 +2081,25 @@ fn round_picture(
         .map(|s| crate::widgets::phase_name(lang, s.phase))
         .unwrap_or_default();
     let body = ui.style().text_styles[&egui::TextStyle::Body].size;
-    let caption = ui.label(
-        egui::RichText::new(crate::i18n::t_args(
-            lang,
-            "walk-round-caption",
-            &[
-                ("k", (round + 1).to_string()),
-                ("rounds", rounds.to_string()),
-                ("phase", phase),
-            ],
-        ))
-        .strong()
-        .size(1.1 * body),
-    );
+    // Left-aligned: in the justified column beside the lanes a wrapped caption was stretched
+    // ("Round  1  of  6:").
+    let caption = ui
+        .with_layout(egui::Layout::top_down(egui::Align::Min), |ui| {
+            ui.label(
+                egui::RichText::new(crate::i18n::t_args(
+                    lang,
+                    "walk-round-caption",
+                    &[
+                        ("k", (round + 1).to_string()),
+                        ("rounds", rounds.to_string()),
+                        ("phase", phase),
+                    ],
+                ))
+                .strong()
+                .size(1.1 * body),
+            )
+        })
+        .inner;
     // The key under the caption; on a projector too where the screen has the room (1080p,
     // 1600x1000), else it is the teacher's to say (a hover) and the picture keeps the height.
     let used = ui.cursor().top() - top;

@@ -215,13 +215,15 @@ pub fn chunks_ui(
             let (from, to) = (a.center() + off, Pos2::new(b.center().x + off.x, into));
             let color = gpu_color(s.src, dark);
             let w = (label_size / 7.0).max(2.0);
+            // Edged in the panel's colour: a head that lands on a sliver of its own colour
+            // (the chunk it brings) still shows.
             let arrow_head = |shapes: &mut Vec<egui::Shape>, from: Pos2, to: Pos2| {
                 let dir = (to - from).normalized();
                 let side = Vec2::new(-dir.y, dir.x) * 2.5 * w;
                 shapes.push(egui::Shape::convex_polygon(
                     vec![to, to - dir * 5.0 * w + side, to - dir * 5.0 * w - side],
                     color,
-                    Stroke::NONE,
+                    Stroke::new(1.5, panel),
                 ));
             };
             // A ring's wrap-around (the last GPU to the first, or back) goes round the rows
@@ -279,14 +281,20 @@ pub fn chunks_ui(
                     path[0] + (path[1] - path[0]) * 0.5
                 }
             } else {
+                shapes.push(egui::Shape::line_segment(
+                    [from, to],
+                    Stroke::new(w + 3.0, panel),
+                ));
                 shapes.push(egui::Shape::line_segment([from, to], Stroke::new(w, color)));
                 arrow_head(&mut shapes, from, to);
                 from + (to - from) * along
             };
-            dots.push(egui::Shape::circle_filled(dot, 3.0 * w, color));
+            // A small picture's dot stays smaller than its cells' digits.
+            let radius = (3.0 * w).min(0.16 * row_h).max(3.0);
+            dots.push(egui::Shape::circle_filled(dot, radius, color));
             dots.push(egui::Shape::circle_stroke(
                 dot,
-                3.0 * w,
+                radius,
                 Stroke::new(1.0, text),
             ));
         }

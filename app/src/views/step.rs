@@ -415,7 +415,8 @@ fn sent_so_far(lang: Lang, trace: &Trace, upto: usize) -> String {
 
 /// The program beside the walk at the step matched to the walk's step `cur`: its name, where it
 /// is, what it has sent, its lanes and, for a collective, its messages at the same fraction of
-/// the collective as the walk's.
+/// the collective as the walk's (its lanes unless `with_lanes` is off).
+#[allow(clippy::too_many_arguments)]
 fn beside_pane(
     ui: &mut egui::Ui,
     lang: Lang,
@@ -424,6 +425,7 @@ fn beside_pane(
     frac: f32,
     reserve: f32,
     lanes_n: Option<usize>,
+    with_lanes: bool,
 ) {
     let trace = match &b.other.derived {
         Ok(d) => &d.trace,
@@ -461,10 +463,12 @@ fn beside_pane(
             crate::i18n::t_args(lang, "beside-no-step", &[("k", (j + 1).to_string())]),
         );
     }
-    lanes::lanes_sized(ui, lang, trace, events, reserve, lanes_n);
+    if with_lanes {
+        lanes::lanes_sized(ui, lang, trace, events, reserve, lanes_n);
+    }
     if same && event.is_collective() {
         ui.add_space(4.0);
-        gpus_ui(ui, trace, step, &b.plans, frac, true);
+        gpus_ui(ui, trace, step, &b.plans, frac, with_lanes);
     }
 }
 
@@ -1107,12 +1111,27 @@ impl View for StepThrough {
                             ))
                             .strong(),
                         );
-                        lanes::lanes_sized(&mut cols[0], lang, trace, events, reserve, lanes_n);
+                        // A projector's short screen at a collective: the two rings and what
+                        // each side has sent, the lesson's point (rounds and bytes); the lanes
+                        // pushed the second ring below the fold.
+                        let with_lanes = !(short && event.is_collective());
+                        if with_lanes {
+                            lanes::lanes_sized(&mut cols[0], lang, trace, events, reserve, lanes_n);
+                        }
                         if event.is_collective() {
                             cols[0].add_space(4.0);
-                            gpus_ui(&mut cols[0], trace, step, &cache.plans, frac, true);
+                            gpus_ui(&mut cols[0], trace, step, &cache.plans, frac, with_lanes);
                         }
-                        beside_pane(&mut cols[1], lang, b, cur, frac, reserve, lanes_n);
+                        beside_pane(
+                            &mut cols[1],
+                            lang,
+                            b,
+                            cur,
+                            frac,
+                            reserve,
+                            lanes_n,
+                            with_lanes,
+                        );
                     });
                 }
             });
@@ -1834,9 +1853,13 @@ fn gpus_ui(
                     ink,
                     (rect.width() - 8.0).max(20.0),
                 );
-                let at = Align2::CENTER_CENTER
-                    .anchor_size(rect.center() + Vec2::new(0.0, 8.0), galley.size());
-                shapes.push(egui::Shape::galley(at.min, galley, ink));
+                // Only where it fits above the chunks' bar (two lines); a narrow box (four
+                // GPUs in half a projector) leaves the op to the narration.
+                if galley.size().y <= 0.36 * rect.height() {
+                    let at = Align2::CENTER_CENTER
+                        .anchor_size(rect.center() + Vec2::new(0.0, 8.0), galley.size());
+                    shapes.push(egui::Shape::galley(at.min, galley, ink));
+                }
             }
         }
     }

@@ -1104,21 +1104,16 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
 /// A dropped layout's label with its CP and the interleaving depth it was priced at: the search
 /// drops the same layout at several depths, and without `v=` they read as duplicates.
 fn dropped_label(d: &planner::Dropped, cp: usize) -> String {
-    let label = label_with_cp(&d.layout, cp);
-    match d.virtual_stages {
-        v if v > 1 => format!("{label} v={v}"),
-        _ => label,
-    }
+    planner::label_at_depth(&label_with_cp(&d.layout, cp), d.virtual_stages)
 }
 
 /// A layout's label with its context-parallel size and interleaving depth where it has them
 /// (`TP=8 PP=1 DP=2 CP=3 …`, `… v=4`): with CP, TP × PP × DP × CP is the cluster's GPUs.
 fn label_with_depth(r: &StackIteration) -> String {
-    let label = label_with_cp(&r.it.layout, r.breakdown.context_parallel);
-    match r.breakdown.virtual_stages {
-        v if v > 1 => format!("{label} v={v}"),
-        _ => label,
-    }
+    planner::label_at_depth(
+        &label_with_cp(&r.it.layout, r.breakdown.context_parallel),
+        r.breakdown.virtual_stages,
+    )
 }
 
 /// `text` with ` CP=cp` after every `DP=<n>` in it when `cp > 1` (the planner's sentences

@@ -245,22 +245,8 @@ impl View for Collectives {
             );
             // Nor does it move to the next line when the buttons before it leave too little
             // room (a lesson's "Follow scenario TP" on a projector): it would widen the page
-            // and cut the chunks' last column. Measured, it starts a line of its own.
-            let text_w = ui
-                .painter()
-                .layout_no_wrap(
-                    done_text.clone(),
-                    egui::TextStyle::Body.resolve(ui.style()),
-                    egui::Color32::PLACEHOLDER,
-                )
-                .size()
-                .x;
-            let value_w = ui.spacing().interact_size.x;
-            let needed =
-                ui.spacing().slider_width + value_w + text_w + 3.0 * ui.spacing().item_spacing.x;
-            if ui.available_size_before_wrap().x < needed {
-                ui.end_row();
-            }
+            // and cut the chunks' last column.
+            crate::widgets::keep_together(ui, &[&done_text], crate::widgets::slider_extra(ui));
             let mut scrub = self.rounds_done();
             if ui
                 .add(egui::Slider::new(&mut scrub, 0..=self.rounds()).text(done_text))
@@ -376,7 +362,7 @@ impl View for Collectives {
 /// Height kept under the chunks for the comparison (which scrolls below them): on a
 /// projector's short screen the picture, the lesson's subject, takes most of it.
 fn below_reserve(ui: &egui::Ui) -> f32 {
-    if ui.ctx().content_rect().height() < crate::widgets::SHORT_SCREEN_H {
+    if crate::widgets::short_screen(ui.ctx()) {
         90.0
     } else {
         200.0

@@ -786,19 +786,11 @@ fn challenge_buttons(
     stars.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &spoken));
     // What a star is for, on screen (a class cannot hover): on this row where it fits, else
     // on the next; a projector's short screen keeps it on hover rather than give it a line.
-    let rule = egui::Label::new(egui::RichText::new(t(lang, "design-stars-short")).weak()).extend();
-    let width = ui
-        .painter()
-        .layout_no_wrap(
-            t(lang, "design-stars-short"),
-            egui::TextStyle::Body.resolve(ui.style()),
-            egui::Color32::PLACEHOLDER,
-        )
-        .size()
-        .x;
-    let short = ui.ctx().content_rect().height() < crate::widgets::SHORT_SCREEN_H;
-    if !short || ui.available_size_before_wrap().x >= width {
-        ui.add(rule);
+    let rule = t(lang, "design-stars-short");
+    let short = crate::widgets::short_screen(ui.ctx());
+    if !short || ui.available_size_before_wrap().x >= crate::widgets::body_text_width(ui, &[&rule])
+    {
+        ui.add(egui::Label::new(egui::RichText::new(rule).weak()).extend());
     }
     if c.stage < n && best > 0 && ui.button(t(lang, "design-next")).clicked() {
         acts.push(DesignAction::SelectStage(c.stage + 1));

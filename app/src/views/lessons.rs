@@ -172,7 +172,7 @@ fn lesson_page(
     // A projector's short screen (1280×720 at presenter zoom) keeps the lesson's text in view:
     // the navigation reads short (the next lesson's title on hover) and the "Show me" buttons
     // fold into one menu. Five full-width buttons pushed the text below the fold.
-    let short = ui.ctx().content_rect().height() < crate::widgets::SHORT_SCREEN_H;
+    let short = crate::widgets::short_screen(ui.ctx());
     ui.horizontal_wrapped(|ui| {
         ui.label(t_args(
             lang,

@@ -559,15 +559,11 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
                     (None, None) => d.reason.clone(),
                 };
                 // The search drops a layout at several interleaving depths: `v=` tells them apart.
-                let depth = match d.virtual_stages {
-                    v if v > 1 => format!(" v={v}"),
-                    _ => String::new(),
-                };
-                ui.label(format!(
-                    "{}{depth}: {}",
-                    crate::widgets::words::layout_label(lang, &d.layout),
-                    reason
-                ));
+                let label = planner::label_at_depth(
+                    &crate::widgets::words::layout_label(lang, &d.layout),
+                    d.virtual_stages,
+                );
+                ui.label(format!("{label}: {reason}"));
             }
         });
     });

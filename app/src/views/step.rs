@@ -22,7 +22,6 @@ use crate::widgets::lanes;
 pub use crate::widgets::predict::{asks, prediction, Ask, Prediction};
 use crate::widgets::text_on;
 use crate::widgets::text_shape;
-use crate::widgets::SHORT_SCREEN_H;
 use egui::{Align2, Pos2, Rect, Sense, Stroke, StrokeKind, Vec2};
 use serde::{Deserialize, Serialize};
 use tplab_engine::block::Op;
@@ -597,7 +596,7 @@ impl View for StepThrough {
         // A projector of 720 lines (450 points at presenter mode's zoom): the strip shows the
         // current pass only, the "beside it" picker joins the counters' row and the lanes draw
         // compact, so that every GPU's lane is on screen with the step's words.
-        let short = shared.presenter && ui.ctx().content_rect().height() < SHORT_SCREEN_H;
+        let short = shared.presenter && crate::widgets::short_screen(ui.ctx());
         let generation = walk_generation(shared);
         let walked = shared.plan_walk();
         let other = shared.beside.other(&shared.scenario, walked.as_ref());
@@ -726,7 +725,6 @@ impl View for StepThrough {
             let mut reveal = false;
             let mut skip = false;
             let presenter = shared.presenter;
-            let short_q = short;
             let nudge = self.nudge;
             let predict = &mut self.predict;
             let ask = |ui: &mut egui::Ui| {
@@ -735,7 +733,8 @@ impl View for StepThrough {
                     ui.strong(heading);
                     let body = ui.style().text_styles[&egui::TextStyle::Body].size;
                     // On a projector the question and its options are in large type.
-                    let (q_size, o_size) = if presenter && short_q {
+                    // (`short` is a projector's short screen.)
+                    let (q_size, o_size) = if short {
                         // 720 lines: a long (Turkish) question and four options stay on screen.
                         (1.55 * body, 1.3 * body)
                     } else if presenter {

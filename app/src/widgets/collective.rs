@@ -187,7 +187,10 @@ pub fn chunks_ui(
         // Paused, a dot sits a third of the way out of its sender: the shaft and the head of
         // its arrow show, and it reads as the sender's message.
         let along = if playing { frac } else { 0.35 };
-        for s in plan.steps.iter().filter(|s| s.index == k) {
+        // This round's messages, gathered once: the arrows ask of each other which way a chunk
+        // goes (a 64-GPU ring has thousands of messages in all).
+        let round: Vec<_> = plan.steps.iter().filter(|s| s.index == k).collect();
+        for s in round.iter().copied() {
             let c = s.chunk.min(chunks - 1);
             let (a, b) = (cell(s.src, c), cell(s.dst, c));
             // Down the cell's left quarter, up its right, each moved to the nearest border
@@ -195,10 +198,9 @@ pub fn chunks_ui(
             // the quarters are the digits' centres); where a chunk goes both ways in one
             // round, the quarters themselves keep the two arrows apart.
             let quarter = if s.src < s.dst { 0.25 } else { 0.75 };
-            let both_ways = plan
-                .steps
+            let both_ways = round
                 .iter()
-                .any(|o| o.index == k && o.chunk == s.chunk && (o.src < o.dst) != (s.src < s.dst));
+                .any(|o| o.chunk == s.chunk && (o.src < o.dst) != (s.src < s.dst));
             let at = if both_ways || n < 2 {
                 quarter
             } else {

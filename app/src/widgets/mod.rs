@@ -34,6 +34,11 @@ pub fn separator_mark(ui: &mut egui::Ui) {
 /// folds its "Show me" buttons into a menu, so that what the class reads stays above the fold.
 pub const SHORT_SCREEN_H: f32 = 500.0;
 
+/// Whether the screen is shorter than [`SHORT_SCREEN_H`].
+pub fn short_screen(ctx: &egui::Context) -> bool {
+    ctx.content_rect().height() < SHORT_SCREEN_H
+}
+
 /// Narrower than this (points), the side bar folds into a one-row menu on top and a view's
 /// page scrolls sideways where it cannot be narrower (a phone).
 pub const NARROW_WIDTH: f32 = 600.0;
@@ -408,8 +413,13 @@ pub fn slider_extra(ui: &egui::Ui) -> f32 {
 /// still fits in this one (a slider or a combo box is laid out as one piece: it would run off
 /// the window rather than wrap).
 pub fn keep_together(ui: &mut egui::Ui, texts: &[&str], extra: f32) {
+    keep_on_one_row(ui, body_text_width(ui, texts) + extra);
+}
+
+/// The width of `texts` laid out on one line each in the body style, added up.
+pub fn body_text_width(ui: &egui::Ui, texts: &[&str]) -> f32 {
     let font = egui::TextStyle::Body.resolve(ui.style());
-    let width: f32 = texts
+    texts
         .iter()
         .map(|t| {
             ui.painter()
@@ -417,8 +427,7 @@ pub fn keep_together(ui: &mut egui::Ui, texts: &[&str], extra: f32) {
                 .size()
                 .x
         })
-        .sum();
-    keep_on_one_row(ui, width + extra);
+        .sum()
 }
 
 /// Which of a player's buttons were clicked this frame.

@@ -649,44 +649,40 @@ pub fn explain(winner: &IterationTime, other: &IterationTime, cluster: &Cluster)
 pub fn finding(winner: &IterationTime, other: &IterationTime, cluster: &Cluster) -> Finding {
     let (w, o) = (&winner.layout, &other.layout);
     let percent = 100.0 * (other.iteration_time_s / winner.iteration_time_s - 1.0);
+    // Each time term on both sides: the reason is the one the winner gains most on; what it
+    // gives back elsewhere is named when that is a quarter of the gain or more.
     let terms = [
-        ("compute", other.compute_s - winner.compute_s),
-        ("tp", other.tp_comm_s - winner.tp_comm_s),
-        ("bubble", other.pipeline_bubble_s - winner.pipeline_bubble_s),
-        ("dp", other.dp_comm_s - winner.dp_comm_s),
-        ("pp", other.pp_comm_s - winner.pp_comm_s),
-        ("optimizer", other.optimizer_s - winner.optimizer_s),
-    ];
-    let (term, gain) =
-        terms.iter().copied().fold(
-            ("compute", f64::MIN),
-            |acc, x| if x.1 > acc.1 { x } else { acc },
-        );
-    // What the winner gives back elsewhere, named when it is a quarter of the gain or more.
-    let (lost_term, lost) =
-        terms
-            .iter()
-            .copied()
-            .fold(("compute", 0.0), |acc, x| if x.1 < acc.1 { x } else { acc });
-    let trade = (lost < 0.0 && -lost >= 0.25 * gain).then(|| {
-        let (term, winner_s, other_s) = match lost_term {
-            "tp" => (Term::TpComm, winner.tp_comm_s, other.tp_comm_s),
-            "bubble" => (
-                Term::Bubble,
-                winner.pipeline_bubble_s,
-                other.pipeline_bubble_s,
-            ),
-            "dp" => (Term::DpComm, winner.dp_comm_s, other.dp_comm_s),
-            "pp" => (Term::PpSends, winner.pp_comm_s, other.pp_comm_s),
-            "optimizer" => (Term::Optimizer, winner.optimizer_s, other.optimizer_s),
-            _ => (Term::Compute, winner.compute_s, other.compute_s),
-        };
-        Trade {
-            term,
-            winner_s,
-            other_s,
-        }
+        (Term::Compute, winner.compute_s, other.compute_s),
+        (Term::TpComm, winner.tp_comm_s, other.tp_comm_s),
+        (
+            Term::Bubble,
+            winner.pipeline_bubble_s,
+            other.pipeline_bubble_s,
+        ),
+        (Term::DpComm, winner.dp_comm_s, other.dp_comm_s),
+        (Term::PpSends, winner.pp_comm_s, other.pp_comm_s),
+        (Term::Optimizer, winner.optimizer_s, other.optimizer_s),
+    ]
+    .map(|(term, winner_s, other_s)| Trade {
+        term,
+        winner_s,
+        other_s,
     });
+    let gain = |t: &Trade| t.other_s - t.winner_s;
+    let best = terms.iter().copied().fold(
+        terms[0],
+        |acc, t| if gain(&t) > gain(&acc) { t } else { acc },
+    );
+    let trade = terms
+        .iter()
+        .copied()
+        .filter(|t| gain(t) < 0.0)
+        .fold(None, |acc: Option<Trade>, t| match acc {
+            Some(a) if gain(&a) <= gain(&t) => Some(a),
+            _ => Some(t),
+        })
+        .filter(|t| -gain(t) >= 0.25 * gain(&best));
+    let term = best.term;
     let beats = |reason, trade| Finding::Beats {
         winner: w.label(),
         other: o.label(),
@@ -698,37 +694,37 @@ pub fn finding(winner: &IterationTime, other: &IterationTime, cluster: &Cluster)
         return beats(Reason::Tie, None);
     }
     let reason = match term {
-        "tp" if other.tp_spans_nodes && !winner.tp_spans_nodes => Reason::TpInsideNode {
+        Term::TpComm if other.tp_spans_nodes && !winner.tp_spans_nodes => Reason::TpInsideNode {
             intra: cluster.intra_node.name.clone(),
             other_tp: o.tp,
             inter: cluster.inter_node.name.clone(),
             winner_s: winner.tp_comm_s,
             other_s: other.tp_comm_s,
         },
-        "tp" => Reason::TpLess {
+        Term::TpComm => Reason::TpLess {
             winner_s: winner.tp_comm_s,
             other_s: other.tp_comm_s,
             winner_tp: w.tp,
             other_tp: o.tp,
             other_full_recompute: o.recompute == Recompute::Full && w.recompute != Recompute::Full,
         },
-        "bubble" => Reason::Bubble {
+        Term::Bubble => Reason::Bubble {
             winner_fraction: winner.bubble_fraction,
             other_fraction: other.bubble_fraction,
             winner_s: winner.pipeline_bubble_s,
             other_s: other.pipeline_bubble_s,
         },
-        "dp" if other.dp_spans_nodes && !winner.dp_spans_nodes => Reason::DpInsideNode {
+        Term::DpComm if other.dp_spans_nodes && !winner.dp_spans_nodes => Reason::DpInsideNode {
             winner_s: winner.dp_comm_s,
             other_s: other.dp_comm_s,
         },
-        "dp" if (w.tp, w.pp, w.dp) == (o.tp, o.pp, o.dp) => Reason::DpHides {
+        Term::DpComm if (w.tp, w.pp, w.dp) == (o.tp, o.pp, o.dp) => Reason::DpHides {
             winner_micro_batch: w.micro_batch,
             other_micro_batch: o.micro_batch,
             winner_s: winner.dp_comm_s,
             other_s: other.dp_comm_s,
         },
-        "dp" => Reason::DpCheaper {
+        Term::DpComm => Reason::DpCheaper {
             winner_s: winner.dp_comm_s,
             other_s: other.dp_comm_s,
             winner_grad_bytes: winner.memory.params_per_gpu * 2,
@@ -736,11 +732,11 @@ pub fn finding(winner: &IterationTime, other: &IterationTime, cluster: &Cluster)
             winner_dp: w.dp,
             other_dp: o.dp,
         },
-        "pp" => Reason::PipelineSends {
+        Term::PpSends => Reason::PipelineSends {
             winner_s: winner.pp_comm_s,
             other_s: other.pp_comm_s,
         },
-        "optimizer" => Reason::Optimizer {
+        Term::Optimizer => Reason::Optimizer {
             winner_s: winner.optimizer_s,
             other_s: other.optimizer_s,
         },
@@ -992,8 +988,9 @@ fn rank_with(
     }
 }
 
-/// `label` with ` v=N` for an interleaving depth above 1.
-fn label_at_depth(label: &str, virtual_stages: usize) -> String {
+/// `label` with ` v=N` for an interleaving depth above 1 (the search ranks and drops a layout
+/// at several depths: without it they read as one).
+pub fn label_at_depth(label: &str, virtual_stages: usize) -> String {
     match virtual_stages {
         v if v > 1 => format!("{label} v={v}"),
         _ => label.to_string(),

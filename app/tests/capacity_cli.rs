@@ -101,6 +101,28 @@ fn plan_layout_json_carries_the_model_and_the_cluster() {
 
 /// Issue 39, item 7: with `--cp 3`, a layout whose GPU count does not add up names the DP the
 /// user gave (not DP × CP) and the DP that fits; a layout that adds up keeps the user's DP.
+/// Where `--inter-node` is not given, every command prices the GPU's own node's network: an
+/// A100 cluster on InfiniBand HDR 200 (DGX A100), an H100 one on NDR 400; a named link wins.
+#[test]
+fn every_command_defaults_to_the_gpu_s_own_network() {
+    let plan = |extra: &str| {
+        json(&format!(
+            "plan --model gpt3-175b --seq 2048 --global-batch 512 --gpus 64 --layout 8,8,1 --json {extra}"
+        ))["cluster"]["inter_node"]
+            .clone()
+    };
+    assert_eq!(plan("--gpu a100"), "ib-hdr-200");
+    assert_eq!(plan("--gpu h100"), "ib-ndr-400");
+    assert_eq!(plan("--gpu a100 --inter-node ib400"), "ib-ndr-400");
+    let coll = |gpu: &str| {
+        json(&format!("collective --gpus 16 --gpu {gpu} --max 1K --json"))["inter_node"].clone()
+    };
+    assert_eq!(coll("a100"), "ib-hdr-200");
+    assert_eq!(coll("b200"), "ib-ndr-400");
+    let serve = json("serve --model llama3-8b --gpu a100 --json");
+    assert_eq!(serve["inputs"]["inter_node"], "ib-hdr-200", "{serve}");
+}
+
 #[test]
 fn context_parallel_keeps_the_users_dp() {
     let base = "plan --model llama3-8b --gpus 24 --global-batch 48 --seq 6144";

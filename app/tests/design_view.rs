@@ -628,7 +628,7 @@ fn pasted_into_a_fresh_app(text: &str) -> ShardingPlan {
     fresh.state().shared.design.plan()
 }
 
-/// Issue 40: "Copy my plan" and "Copy as command flags" give what a fresh app's paste box turns
+/// Issue 40: "Copy my plan" and "Copy as a tplab command" give what a fresh app's paste box turns
 /// back into the same plan, and what `tplab design` takes (the file with --file, the flags as
 /// they are).
 #[test]
@@ -647,7 +647,7 @@ fn a_copied_plan_pastes_into_a_fresh_app_and_tplab_design_takes_it() {
     assert_eq!(plan, want, "the clicks made the plan");
 
     let file = copied_by(&mut harness, "Copy my plan");
-    let flags = copied_by(&mut harness, "Copy as command flags");
+    let flags = copied_by(&mut harness, "Copy as a tplab command");
     assert!(flags.starts_with("tplab design "), "{flags}");
     assert_eq!(
         pasted_into_a_fresh_app(&file),

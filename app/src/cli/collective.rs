@@ -7,6 +7,7 @@ use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tplab_engine::capacity::defaults;
 use tplab_engine::capacity::hardware::{MAX_GPUS, MAX_NICS_PER_NODE};
 use tplab_engine::capacity::nccl::{
     self, Fabric, NcclAlgo, NcclOp, NcclProto, NcclVersion, MAX_MESSAGE_BYTES,
@@ -31,9 +32,10 @@ pub struct CollectiveArgs {
     #[arg(long)]
     pub intra: Option<String>,
     /// Inter-node link, one NIC port: ib200, ib400, ib800, roce400, eth100, or one from
-    /// --hardware.
-    #[arg(long, default_value = "ib400")]
-    pub inter: String,
+    /// --hardware (default: the GPU's own node's, as every command: ib200 for A100s, ib400
+    /// otherwise).
+    #[arg(long)]
+    pub inter: Option<String>,
     /// Compute NICs per node (default: the GPU's catalogue entry, one per GPU); NCCL spreads
     /// its channels over them, rail-optimised (e.g. --nics 4 for 8 A100s with 4 x 200 Gb/s).
     #[arg(long)]
@@ -128,7 +130,11 @@ pub fn fabric(args: &CollectiveArgs) -> anyhow::Result<Fabric> {
     }
     let gpu = cat.gpu(&args.gpu)?;
     let intra = cat.link(args.intra.as_deref().unwrap_or(&gpu.intra_node_link))?;
-    let inter = cat.link(&args.inter)?;
+    let inter = cat.link(
+        args.inter
+            .as_deref()
+            .unwrap_or_else(|| defaults::inter_node_for(&gpu)),
+    )?;
     let nvls = !args.no_nvls && nccl::nvls_capable(&intra);
     let nics = match args.nics {
         Some(0) => bail!("--nics must be at least 1 (a node without a NIC cannot reach another)"),
@@ -262,7 +268,7 @@ mod tests {
             gpus_per_node: 8,
             gpu: "h100".into(),
             intra: None,
-            inter: "ib400".into(),
+            inter: None,
             nics: None,
             no_nvls: false,
             algo: None,

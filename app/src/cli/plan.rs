@@ -68,7 +68,7 @@ pub struct ModelClusterArgs {
     #[arg(long)]
     pub gpus_per_node: Option<usize>,
     /// Inter-node link: ib200, ib400, pcie4, pcie5, nvlink3..5, or one from --hardware
-    /// (default ib400, as every command).
+    /// (default: the GPU's own node's, as every command: ib200 for A100s, ib400 otherwise).
     #[arg(long)]
     pub inter_node: Option<String>,
     /// Evaluate this layout only: TP,PP,DP (e.g. 8,8,16).
@@ -218,11 +218,14 @@ impl ModelClusterArgs {
             .gpus
             .or(scenario.as_ref().map(|s| s.gpus))
             .unwrap_or(gpus_per_node);
-        let inter = self
+        let inter = match self
             .inter_node
             .clone()
             .or_else(|| from_scenario(|s| s.inter_node.to_string()))
-            .unwrap_or_else(|| defaults::INTER_NODE.to_string());
+        {
+            Some(link) => link,
+            None => defaults::inter_node_for(&catalogue.gpu(&gpu)?).to_string(),
+        };
         let cluster = Cluster::new(&catalogue, &gpu, gpus, gpus_per_node, &inter)?;
         let global_batch = match self
             .global_batch

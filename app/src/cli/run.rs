@@ -5,8 +5,8 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tplab_engine::block::verify::Checked;
-use tplab_engine::capacity::cost;
 use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::{cost, defaults};
 use tplab_engine::config::human_bytes;
 use tplab_engine::{
     block::op::Pass,
@@ -39,20 +39,26 @@ pub struct ClusterArgs {
     /// GPUs per NVLink node: a TP group larger than this pays the inter-node link.
     #[arg(long, default_value_t = 8)]
     pub gpus_per_node: usize,
-    /// Link between nodes (ib200, ib400, ...).
-    #[arg(long, default_value = "ib400")]
-    pub inter_node: String,
+    /// Link between nodes: ib200, ib400, ... (default: the GPU's own node's, as every
+    /// command: ib200 for A100s, ib400 otherwise).
+    #[arg(long)]
+    pub inter_node: Option<String>,
 }
 
 impl ClusterArgs {
     /// The cluster for a TP group of `tp` GPUs.
     pub fn cluster(&self, tp: usize) -> anyhow::Result<Cluster> {
+        let catalogue = Catalogue::default();
+        let inter = match &self.inter_node {
+            Some(link) => link.clone(),
+            None => defaults::inter_node_for(&catalogue.gpu(&self.gpu)?).to_string(),
+        };
         Ok(Cluster::covering(
-            &Catalogue::default(),
+            &catalogue,
             &self.gpu,
             tp,
             self.gpus_per_node,
-            &self.inter_node,
+            &inter,
         )?)
     }
 }

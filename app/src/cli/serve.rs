@@ -79,9 +79,10 @@ pub struct ServeArgs {
     /// GPUs per node (one NVLink domain).
     #[arg(long, default_value_t = defaults::GPUS_PER_NODE, value_parser = parse_gpus_per_node)]
     pub gpus_per_node: usize,
-    /// Inter-node link: ib200, ib400, pcie4, pcie5, nvlink3..5, or one from --hardware.
-    #[arg(long, default_value = defaults::INTER_NODE)]
-    pub inter_node: String,
+    /// Inter-node link: ib200, ib400, pcie4, pcie5, nvlink3..5, or one from --hardware
+    /// (default: the GPU's own node's, as every command: ib200 for A100s, ib400 otherwise).
+    #[arg(long)]
+    pub inter_node: Option<String>,
     /// The TP all-reduces: nccl (NCCL's tuner, the calibrated predictor of `tplab collective`)
     /// or custom (vLLM's / TensorRT-LLM's one-shot and two-shot NVLink kernels, up to 8 MiB and
     /// 8 GPUs in one node; NCCL beyond).
@@ -739,6 +740,14 @@ fn print_points(
     print_throughput_note(cluster, None);
 }
 
+/// `--inter-node`, or the GPU's own node's network ([`defaults::inter_node_for`]).
+fn inter_node(a: &ServeArgs, catalogue: &Catalogue) -> anyhow::Result<String> {
+    Ok(match &a.inter_node {
+        Some(link) => link.clone(),
+        None => defaults::inter_node_for(&catalogue.gpu(&a.gpu)?).to_string(),
+    })
+}
+
 /// `--replicas`: every way to fill one node with replicas of one TP size.
 fn run_replicas(
     a: &ServeArgs,
@@ -746,7 +755,7 @@ fn run_replicas(
     catalogue: &Catalogue,
 ) -> anyhow::Result<ExitCode> {
     let gpn = a.gpus_per_node;
-    let cluster = Cluster::new(catalogue, &a.gpu, gpn, gpn, &a.inter_node)?;
+    let cluster = Cluster::new(catalogue, &a.gpu, gpn, gpn, &inter_node(a, catalogue)?)?;
     serve_cost::check_formats(&cluster.gpu, a.weights, a.kv_cache)?;
     let chunk = a
         .prefill_chunk
@@ -1035,7 +1044,7 @@ fn tps_and_cluster(
         &a.gpu,
         widest.saturating_mul(a.pp.max(1)),
         a.gpus_per_node,
-        &a.inter_node,
+        &inter_node(a, catalogue)?,
     )?;
     Ok((tps, cluster))
 }

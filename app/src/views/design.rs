@@ -539,7 +539,7 @@ impl Design {
         let bad = ui.visuals().error_fg_color;
         let err = r
             .max_rel_error
-            .map_or_else(String::new, |e| format!("{e:.1e}"));
+            .map_or_else(String::new, |e| crate::i18n::sci(lang, e, 1));
         match (r.valid, r.equal_to_reference) {
             (true, Some(true)) if goal_open => {
                 let id = if goal_checked {
@@ -550,7 +550,10 @@ impl Design {
                 ui.label(t_args(
                     lang,
                     id,
-                    &[("error", err), ("tol", format!("{:.0e}", r.tolerance))],
+                    &[
+                        ("error", err),
+                        ("tol", crate::i18n::sci(lang, r.tolerance, 0)),
+                    ],
                 ));
             }
             (true, Some(true)) => {
@@ -559,7 +562,10 @@ impl Design {
                     t_args(
                         lang,
                         "design-equal",
-                        &[("error", err), ("tol", format!("{:.0e}", r.tolerance))],
+                        &[
+                            ("error", err),
+                            ("tol", crate::i18n::sci(lang, r.tolerance, 0)),
+                        ],
                     ),
                 );
             }
@@ -569,7 +575,10 @@ impl Design {
                     t_args(
                         lang,
                         "design-differs",
-                        &[("error", err), ("tol", format!("{:.0e}", r.tolerance))],
+                        &[
+                            ("error", err),
+                            ("tol", crate::i18n::sci(lang, r.tolerance, 0)),
+                        ],
                     ),
                 );
             }
@@ -664,7 +673,7 @@ impl Design {
                 ("kv", cfg.kv_heads.unwrap_or(cfg.heads).to_string()),
                 ("tokens", cfg.tokens().to_string()),
                 ("tp", cfg.tp.to_string()),
-                ("dtype", format!("{:?}", cfg.dtype).to_lowercase()),
+                ("bits", (8 * cfg.dtype.size_bytes()).to_string()),
                 ("bytes", cfg.dtype.size_bytes().to_string()),
             ],
         ));

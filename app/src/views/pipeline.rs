@@ -26,6 +26,7 @@ use crate::widgets::COMBO_EXTRA;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tplab_engine::capacity::cost::{self, LINK_EFFICIENCY};
+use tplab_engine::capacity::defaults;
 use tplab_engine::capacity::hardware::{Catalogue, Cluster};
 use tplab_engine::capacity::memory::{training_tp_sizes, Layout};
 use tplab_engine::capacity::models::ModelPreset;
@@ -49,9 +50,9 @@ pub const MAX_DP: usize = 64;
 /// TP sizes offered (one node of 8 GPUs at most: TP stays inside NVLink).
 const TP_CHOICES: [usize; 4] = [1, 2, 4, 8];
 
-/// GPUs per node of the modeled cluster, and the link between nodes.
+/// GPUs per node of the modeled cluster (the link between nodes is the GPU's own node's,
+/// [`defaults::inter_node_for`]).
 const GPUS_PER_NODE: usize = 8;
-const INTER_NODE: &str = "ib-ndr-400";
 
 /// Sequence length of the modeled micro-batch (at most the model's own), and its size.
 const SEQ: usize = 2048;
@@ -297,12 +298,16 @@ fn build(inputs: &Inputs) -> Result<Built, BuildError> {
     .validate()
     .map_err(BuildError::Pipeline)?;
     let (t, p, d) = (inputs.tp, inputs.stages, inputs.dp.max(1));
+    let catalogue = Catalogue::default();
+    let gpu = catalogue
+        .gpu(&inputs.gpu)
+        .map_err(|e| BuildError::Hardware(e.to_string()))?;
     let cluster = Cluster::covering(
-        &Catalogue::default(),
+        &catalogue,
         &inputs.gpu,
         t * p * d,
         GPUS_PER_NODE,
-        INTER_NODE,
+        defaults::inter_node_for(&gpu),
     )
     .map_err(|e| BuildError::Hardware(e.to_string()))?;
     let layout = Layout {
@@ -973,8 +978,18 @@ fn chart_ui(ui: &mut egui::Ui, b: &Built, clock: f64, presenter: bool) {
     let ink = ui.visuals().text_color();
     let weak = ui.visuals().weak_text_color();
     let mut shapes = Vec::new();
+    let mut hovered: Option<String> = None;
+    let pointer = resp.hover_pos();
     for s in 0..p {
         let top = row_top(s);
+        // "peak 4" says what it counts on hover (the legend's line may be below the fold).
+        let peak_zone = egui::Rect::from_min_max(
+            egui::pos2(rect.right() - right, top),
+            egui::pos2(rect.right(), top + row_h),
+        );
+        if pointer.is_some_and(|pt| peak_zone.contains(pt)) {
+            hovered = Some(t(lang, "pp-legend-peak"));
+        }
         shapes.push(egui::Shape::rect_filled(
             egui::Rect::from_min_max(egui::pos2(x0, top), egui::pos2(x0 + plot_w, top + row_h)),
             2.0,
@@ -998,8 +1013,6 @@ fn chart_ui(ui: &mut egui::Ui, b: &Built, clock: f64, presenter: bool) {
         ));
     }
     // The boxes: filled up to the clock, outlined after it.
-    let mut hovered: Option<String> = None;
-    let pointer = resp.hover_pos();
     for (s, ops) in run.timeline.iter().enumerate() {
         let top = row_top(s);
         for o in ops {
@@ -1142,7 +1155,7 @@ fn chart_ui(ui: &mut egui::Ui, b: &Built, clock: f64, presenter: bool) {
             &painter,
             egui::pos2(tx, axis_y + 4.0),
             egui::Align2::CENTER_TOP,
-            duration(lang, tick_s),
+            axis_label(lang, tick_s, step_s),
             small,
             ink,
         ));
@@ -1180,6 +1193,17 @@ fn chart_ui(ui: &mut egui::Ui, b: &Built, clock: f64, presenter: bool) {
     );
     if let Some(h) = hovered {
         resp.on_hover_text(h);
+    }
+}
+
+/// A tick of the time axis in the unit its step is written in, so that every tick of one axis
+/// shares it ("0 ms", not "0 µs", before "1000 ms").
+fn axis_label(lang: Lang, s: f64, step_s: f64) -> String {
+    // A step is 1, 2 or 5 times a power of ten: whole ms from 1 ms up, whole µs below.
+    if step_s >= 1e-3 {
+        format!("{} ms", num(lang, s * 1e3, 0))
+    } else {
+        format!("{} µs", num(lang, s * 1e6, 0))
     }
 }
 

@@ -15,6 +15,7 @@ use crate::widgets::errors::layout_error_text;
 use crate::widgets::gantt::{plot_key, KeyMark};
 use egui_plot::{AxisHints, Line, Plot, PlotPoints, Points, VLine};
 use serde::{Deserialize, Serialize};
+use tplab_engine::capacity::defaults;
 use tplab_engine::capacity::hardware::Catalogue;
 use tplab_engine::capacity::models::{
     read_input_file, InputFileError, ModelError, ModelPreset, ModelSpec, MAX_INPUT_FILE_BYTES,
@@ -352,7 +353,16 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs, more: impl FnOnce(&m
             .selected_text(crate::widgets::gpu_name(&inputs.gpu))
             .show_ui(ui, |ui| {
                 for g in &catalogue.gpus {
-                    ui.selectable_value(&mut inputs.gpu, g.name.clone(), g.display_name());
+                    let on = inputs.gpu == g.name;
+                    if ui.selectable_label(on, g.display_name()).clicked() && !on {
+                        // The network follows the GPU's own node where the learner kept the
+                        // last GPU's (an A100 cluster on HDR 200, an H100 one on NDR 400).
+                        let was = catalogue.gpu(&inputs.gpu).ok();
+                        if was.is_some_and(|w| inputs.inter_node == defaults::inter_node_for(&w)) {
+                            inputs.inter_node = defaults::inter_node_for(g).to_string();
+                        }
+                        inputs.gpu = g.name.clone();
+                    }
                 }
             });
         for (label, v, max) in [

@@ -11,8 +11,8 @@ use crate::lab::View;
 use crate::widgets::beside::picker;
 use crate::widgets::gantt::{gantt_plot, time_source_text};
 use serde::{Deserialize, Serialize};
-use tplab_engine::capacity::cost;
 use tplab_engine::capacity::hardware::{Catalogue, Cluster};
+use tplab_engine::capacity::{cost, defaults};
 use tplab_engine::trace::{Event, TimeSource, Trace};
 use tplab_lessons::Lang;
 
@@ -64,14 +64,10 @@ pub fn modeled_trace(trace: &Trace, gpu: &str) -> Result<Trace, String> {
     } else {
         tp
     };
-    let cluster = Cluster::new(
-        &Catalogue::default(),
-        gpu,
-        gpus,
-        GPUS_PER_NODE,
-        "ib-ndr-400",
-    )
-    .map_err(|e| e.to_string())?;
+    let catalogue = Catalogue::default();
+    let net = defaults::inter_node_for(&catalogue.gpu(gpu).map_err(|e| e.to_string())?);
+    let cluster =
+        Cluster::new(&catalogue, gpu, gpus, GPUS_PER_NODE, net).map_err(|e| e.to_string())?;
     let mut modeled = trace.clone();
     cost::apply_to_trace(&mut modeled, &cluster);
     Ok(modeled)

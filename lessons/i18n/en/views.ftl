@@ -501,7 +501,7 @@ design-vs-megatron-refused = (as placed: a refused plan breaks a rule, so its by
 design-weights = Weights per GPU
 design-of-whole = { $have } of { $whole }
 design-activations = Activations kept per GPU
-design-layer = Checked on a layer with hidden size { $hidden }, { $heads } query heads, { $kv } KV heads, { $tokens } tokens, on { $tp } GPUs, in { $dtype } ({ $bytes } bytes a number: the byte counts here use them); a small layer of its own, not the scenario of the other views.
+design-layer = Checked on a layer with hidden size { $hidden }, { $heads } query heads, { $kv } KV heads, { $tokens } tokens, on { $tp } GPUs, in { $bits }-bit floating point ({ $bytes } bytes a number: the byte counts here use them); a small layer of its own, not the scenario of the other views.
 design-lanes = What each GPU holds after each op
 design-lanes-key = solid: a whole copy · vertical bars: its columns · horizontal bars: its tokens · pale with Σ: a partial sum · a diamond before a letter: the tensor after a collective · red, outlined: a GPU uses it as something it is not (the rule the plan breaks)
 design-holds = GPU { $gpu } holds { $what } of { $tensor }
@@ -668,13 +668,13 @@ walk-round-key = A row per GPU, a box per chunk: the digits say whose numbers a 
 walk-round-none = The identity: nothing moves between GPUs in this step.
 design-copy-file = Copy my plan
 design-copy-file-hint = Copies the plan as a plan file: paste it into PLAN.toml and run tplab design --file PLAN.toml, or paste it back here.
-design-copy-flags = Copy as command flags
+design-copy-flags = Copy as a tplab command
 design-copy-flags-manual = Hand-placed collectives need the plan file: use "Copy my plan".
 design-paste = Paste a plan:
-design-paste-hint = a plan copied with "Copy my plan" or "Copy as command flags"
+design-paste-hint = a plan copied with "Copy my plan" or "Copy as a tplab command"
 design-paste-use = Use this plan
 design-stars-spoken = { $n } of 3 stars
-design-copy-flags-hint = Copies the plan as the flags of the tplab design command.
+design-copy-flags-hint = Copies the plan as a tplab design command line, to run in a terminal.
 
 # Tensors in words (widgets/words.rs): what each letter means, and which part a GPU holds.
 tensor-x = the layer's input

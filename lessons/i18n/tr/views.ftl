@@ -507,7 +507,7 @@ design-vs-megatron-refused = (yerleştirildiği gibi: reddedilen bir plan bir ku
 design-weights = GPU başına ağırlıklar
 design-of-whole = { $whole } içinden { $have }
 design-activations = GPU başına saklanan aktivasyonlar
-design-layer = Gizli boyutu { $hidden }, { $heads } sorgu kafası, { $kv } KV kafası ve { $tokens } token'ı olan bir katmanda, { $tp } GPU ile, { $dtype } sayılarla (sayı başına { $bytes } bayt: buradaki bayt sayıları bunlarla) denetlendi; diğer görünümlerin senaryosu değil, kendine ait küçük bir katman.
+design-layer = Gizli boyutu { $hidden }, { $heads } sorgu kafası, { $kv } KV kafası ve { $tokens } token'ı olan bir katmanda, { $tp } GPU ile, { $bits } bitlik kayan noktalı sayılarla (sayı başına { $bytes } bayt: buradaki bayt sayıları bunlarla) denetlendi; diğer görünümlerin senaryosu değil, kendine ait küçük bir katman.
 design-lanes = Her işlemden sonra her GPU'nun tuttuğu
 design-lanes-key = dolu: tam bir kopya · dikey çizgiler: kendi sütunları · yatay çizgiler: kendi token'ları · soluk ve Σ: bir kısmi toplam · harften önce bir eşkenar dörtgen: bir kolektiften sonraki tensör · kırmızı ve çerçeveli: bir GPU onu olmadığı bir şey olarak kullanıyor (planın çiğnediği kural)
 design-holds = GPU { $gpu }, { $tensor } tensörünün şunu tutar: { $what }
@@ -674,13 +674,13 @@ walk-round-key = Her GPU bir satır, her parça bir kutu: rakamlar bir parçanı
 walk-round-none = Birim dönüşüm: bu adımda GPU'lar arasında hiçbir şey taşınmaz.
 design-copy-file = Planımı kopyala
 design-copy-file-hint = Planı bir plan dosyası olarak kopyalar: PLAN.toml dosyasına yapıştırıp tplab design --file PLAN.toml çalıştırın ya da buraya geri yapıştırın.
-design-copy-flags = Komut bayrakları olarak kopyala
+design-copy-flags = tplab komutu olarak kopyala
 design-copy-flags-manual = Elle yerleştirilmiş kolektifler için plan dosyası gerekir: "Planımı kopyala"yı kullanın.
 design-paste = Bir plan yapıştırın:
-design-paste-hint = "Planımı kopyala" ya da "Komut bayrakları olarak kopyala" ile kopyalanmış bir plan
+design-paste-hint = "Planımı kopyala" ya da "tplab komutu olarak kopyala" ile kopyalanmış bir plan
 design-paste-use = Bu planı kullan
 design-stars-spoken = 3 yıldızdan { $n }
-design-copy-flags-hint = Planı tplab design komutunun bayrakları olarak kopyalar.
+design-copy-flags-hint = Planı, terminalde çalıştırılacak bir tplab design komut satırı olarak kopyalar.
 
 # Tensörler sözcüklerle (widgets/words.rs): her harfin anlamı ve bir GPU'nun tuttuğu parça.
 tensor-x = katmanın girişi

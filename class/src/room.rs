@@ -333,6 +333,12 @@ impl Room {
         )
     }
 
+    /// Whether `token` is a student's of this class (a device coming back): 128 random bits,
+    /// which no one guesses, so a reconnect is not a guess of the code.
+    pub fn knows_token(&self, token: &str) -> bool {
+        self.by_token.iter().any(|(k, _)| secrets_equal(k, token))
+    }
+
     /// A student joins (or comes back with their token). Returns their id and the messages.
     pub fn join(
         &mut self,

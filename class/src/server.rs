@@ -33,6 +33,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch, Notify};
 
+mod guard;
+pub use guard::{Guard, Peer};
+
 /// The limits a class runs under (the defaults suit a lecture hall).
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -40,9 +43,10 @@ pub struct Limits {
     pub max_message_bytes: usize,
     /// A frame larger than this closes the connection (the WebSocket layer refuses to buffer it).
     pub max_frame_bytes: usize,
-    /// Open connections from one address.
+    /// Open connections from one address (joined devices; the sockets of one address, HTTP
+    /// included, are capped at four times this, at least 64).
     pub connections_per_address: usize,
-    /// Open connections in all.
+    /// Open connections in all (sockets: twice this).
     pub max_connections: usize,
     /// Messages per second from one address, sustained …
     pub messages_per_second: f64,
@@ -57,8 +61,12 @@ pub struct Limits {
     pub attempt_window: Duration,
     /// A connection that has not joined (or shown the teacher's secret) by then is closed.
     pub join_deadline: Duration,
-    /// A connection silent this long (no message, no pong) is closed.
+    /// A connection silent this long (no message, no pong) is closed; a socket the server waits
+    /// to read from, silent this long, too.
     pub idle_timeout: Duration,
+    /// A socket must have sent its first request's headers in full by then (browsers send them
+    /// at once): a request trickled in byte by byte cannot hold a socket.
+    pub first_request: Duration,
     /// The server pings each connection this often.
     pub ping_every: Duration,
     /// Messages waiting for one slow device; past this it is disconnected (it reconnects).
@@ -81,6 +89,7 @@ impl Default for Limits {
             attempt_window: Duration::from_secs(600),
             join_deadline: Duration::from_secs(20),
             idle_timeout: Duration::from_secs(90),
+            first_request: Duration::from_secs(10),
             ping_every: Duration::from_secs(25),
             send_queue: 512,
             max_students: 1000,
@@ -377,7 +386,15 @@ impl Hub {
                 msg: ServerMsg::Pong,
             }]),
             (Role::Pending, ClientMsg::Join { code, name, token }) => {
-                if let Err(r) = self.attempts_left(ip, false) {
+                // A device coming back with its token is not guessing the code: the limit on
+                // wrong codes from an address (a whole room behind one NAT) does not hold it.
+                let returning = token.as_deref().is_some_and(|t| inner.room.knows_token(t));
+                let left = if returning {
+                    Ok(())
+                } else {
+                    self.attempts_left(ip, false)
+                };
+                if let Err(r) = left {
                     Err(r)
                 } else {
                     match inner.room.join(&code, name.as_deref(), token.as_deref()) {
@@ -404,9 +421,10 @@ impl Hub {
                 }
             }
             (Role::Pending, ClientMsg::Teacher { secret }) => {
-                if let Err(r) = self.attempts_left(ip, true) {
-                    Err(r)
-                } else if inner.room.is_teacher_secret(&secret) {
+                // The secret is 256 random bits: no one guesses it, so the right one is always
+                // let in (a student behind the teacher's NAT trying secrets cannot lock the
+                // teacher out); the limit only quiets wrong ones.
+                if inner.room.is_teacher_secret(&secret) {
                     if let Some(c) = inner.conns.get_mut(&id) {
                         c.role = Role::Teacher;
                     }
@@ -427,6 +445,8 @@ impl Hub {
                             msg: inner.exam.room(),
                         },
                     ])
+                } else if let Err(r) = self.attempts_left(ip, true) {
+                    Err(r)
                 } else {
                     self.failed_attempt(ip, true);
                     Err(Refusal::new(
@@ -773,7 +793,7 @@ enum RateVerdict {
 
 async fn ws_route(
     ws: WebSocketUpgrade,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    ConnectInfo(Peer(addr)): ConnectInfo<Peer>,
     State(hub): State<Arc<Hub>>,
 ) -> Response {
     let limits = &hub.limits;
@@ -953,13 +973,18 @@ async fn certificate_route(hub: Arc<Hub>, file: String) -> Response {
 }
 
 async fn export_route(hub: Arc<Hub>, ip: IpAddr, headers: HeaderMap, json: bool) -> Response {
-    if let Err(r) = hub.attempts_left(ip, true) {
-        return (StatusCode::TOO_MANY_REQUESTS, r.message).into_response();
-    }
     let inner = lock(&hub.inner);
-    if !bearer(&headers).is_some_and(|s| inner.room.is_teacher_secret(s)) {
+    // The right secret is always let in (as on the WebSocket); a request without one is not a
+    // guess; wrong ones count, and past the limit are refused without a look.
+    let given = bearer(&headers);
+    if !given.is_some_and(|s| inner.room.is_teacher_secret(s)) {
         drop(inner);
-        hub.failed_attempt(ip, true);
+        if given.is_some() {
+            if let Err(r) = hub.attempts_left(ip, true) {
+                return (StatusCode::TOO_MANY_REQUESTS, r.message).into_response();
+            }
+            hub.failed_attempt(ip, true);
+        }
         hub.incident(
             ip,
             ErrorCode::BadSecret,
@@ -1010,7 +1035,7 @@ fn router(hub: Arc<Hub>, dist: Option<PathBuf>) -> Router {
             "/api/export.csv",
             get(
                 |State(hub): State<Arc<Hub>>,
-                 ConnectInfo(addr): ConnectInfo<SocketAddr>,
+                 ConnectInfo(Peer(addr)): ConnectInfo<Peer>,
                  headers: HeaderMap| async move {
                     export_route(hub, addr.ip(), headers, false).await
                 },
@@ -1020,7 +1045,7 @@ fn router(hub: Arc<Hub>, dist: Option<PathBuf>) -> Router {
             "/api/export.json",
             get(
                 |State(hub): State<Arc<Hub>>,
-                 ConnectInfo(addr): ConnectInfo<SocketAddr>,
+                 ConnectInfo(Peer(addr)): ConnectInfo<Peer>,
                  headers: HeaderMap| async move {
                     export_route(hub, addr.ip(), headers, true).await
                 },
@@ -1212,8 +1237,20 @@ pub async fn start(config: ServerConfig) -> Result<Running, ClassError> {
         log_stderr: config.log_stderr,
         ended,
     });
-    let app = router(hub.clone(), config.dist.clone())
-        .into_make_service_with_connect_info::<SocketAddr>();
+    // Sockets are capped and deadlined before HTTP (a request trickled byte by byte, or
+    // sockets opened and never used, cannot hold the server's descriptors).
+    let limits = &config.limits;
+    let listener = guard::GuardedListener::new(
+        listener,
+        Guard {
+            per_address: limits.connections_per_address.saturating_mul(4).max(64),
+            total: limits.max_connections.saturating_mul(2),
+            read_idle: limits.idle_timeout,
+            first_request: limits.first_request,
+        },
+    );
+    let app =
+        router(hub.clone(), config.dist.clone()).into_make_service_with_connect_info::<Peer>();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, app)

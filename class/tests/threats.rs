@@ -114,18 +114,26 @@ async fn teacher_actions_need_the_teachers_secret() {
     let mut anon = Client::connect(s.addr).await;
     anon.send(choice_question(0)).await;
     assert_eq!(anon.error_code().await, "teacher_only");
-    // Guessing the secret: refused, and after the limit even the right one is refused.
+    // Guessing the secret: refused, and after the limit refused without a look …
     for guess in ["", "0000", &s.secret[..63]] {
         let mut g = Client::connect(s.addr).await;
         g.send(json!({"type": "teacher", "secret": guess})).await;
         assert_eq!(g.error_code().await, "bad_secret");
     }
     let mut g = Client::connect(s.addr).await;
-    g.send(json!({"type": "teacher", "secret": s.secret})).await;
+    g.send(json!({"type": "teacher", "secret": "1234"})).await;
     assert_eq!(g.error_code().await, "too_many_attempts");
-    // The export is the teacher's too.
+    // … but the right one (256 random bits, which no one guesses) still lets the teacher in:
+    // a student behind the teacher's address cannot lock the teacher out.
+    let _teacher = Client::teacher(s.addr, &s.secret).await;
+    // The export is the teacher's too: without a secret it is refused (and not counted as a
+    // guess), a wrong one is refused past the limit, the right one is served.
     let (status, _) = http_get(s.addr, "/api/export.csv", None).await;
-    assert_eq!(status, 429, "locked out by now");
+    assert_eq!(status, 401);
+    let (status, _) = http_get(s.addr, "/api/export.csv", Some("0000")).await;
+    assert_eq!(status, 429, "past the limit");
+    let (status, _) = http_get(s.addr, "/api/export.csv", Some(&s.secret)).await;
+    assert_eq!(status, 200);
     let rec = s.record().unwrap();
     assert!(rec.questions.is_empty(), "no student posed anything");
     assert!(rec.ended_ms.is_none(), "no student ended the class");
@@ -334,6 +342,7 @@ async fn guessing_codes_stops_at_the_limit_and_codes_die_with_the_class() {
     )
     .await;
     let mut t = Client::teacher(s.addr, &s.secret).await;
+    let (_first, _, returning_token) = Client::join(s.addr, &s.code, "Ada").await;
     let mut g = Client::connect(s.addr).await;
     for i in 0..5 {
         g.send(json!({"type": "join", "code": format!("AAAA{i:02}")}))
@@ -342,6 +351,11 @@ async fn guessing_codes_stops_at_the_limit_and_codes_die_with_the_class() {
     }
     g.send(json!({"type": "join", "code": s.code})).await;
     assert_eq!(g.error_code().await, "too_many_attempts");
+    // A device coming back with its token is not guessing: it rejoins from the same address.
+    let mut back = Client::connect(s.addr).await;
+    back.send(json!({"type": "join", "code": s.code, "token": returning_token}))
+        .await;
+    back.until(|m| matches!(m, ServerMsg::Welcome { .. })).await;
     // The teacher ends the class: every socket is told and closed, the code is dead.
     t.send(json!({"type": "end_class"})).await;
     t.until(|m| matches!(m, ServerMsg::ClassEnded)).await;
@@ -408,4 +422,55 @@ async fn bad_frames_get_an_error_frame_never_a_crash() {
     assert!(t.alive().await);
     let (incidents, n) = s.incidents();
     assert!(n >= 13, "{incidents:?}");
+}
+
+/// Slow requests (a "slowloris"): sockets that never finish their headers are closed at the
+/// first-request deadline, sockets over the per-address cap are closed at once, and the server
+/// answers a real request throughout and afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::unwrap_used)]
+async fn sockets_that_never_finish_a_request_are_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        connections_per_address: 4, // sockets per address: 4 × 4, at least 64
+        first_request: Duration::from_millis(800),
+        ..Limits::default()
+    };
+    let s = server(dir.path(), limits).await;
+    // 64 sockets hold the address's cap with half a request each.
+    let mut slow = Vec::new();
+    for _ in 0..64 {
+        let mut c = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        slow.push(c);
+    }
+    // The 65th is closed as soon as it is accepted: its read ends without a byte.
+    let mut over = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    let _ = over.write_all(b"GET /healthz HTTP/1.1\r\n\r\n").await;
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), over.read_to_end(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "a socket over the cap was served: {read:?} {:?}",
+        String::from_utf8_lossy(&buf)
+    );
+    // At the deadline every slow socket is closed (a read returns end of file or an error) …
+    for c in &mut slow {
+        let mut b = [0u8; 64];
+        let r = tokio::time::timeout(Duration::from_secs(5), c.read(&mut b)).await;
+        assert!(
+            matches!(r, Ok(Ok(0)) | Ok(Err(_))),
+            "a socket that never finished its request is still open: {r:?}"
+        );
+    }
+    drop(slow);
+    // … their places are free again, and a whole request is answered.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        http_get(s.addr, "/healthz", None).await,
+        (200, "ok".to_string())
+    );
 }

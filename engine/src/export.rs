@@ -345,6 +345,23 @@ fn aside_path(target: &Path, pid: u32) -> PathBuf {
     parent_of(target).join(format!("{}{pid}-{nanos}", old_prefix(target)))
 }
 
+/// Whether the folder `target` sits on another file system than `parent` (a mount point).
+fn other_file_system(target: &Path, parent: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(target), std::fs::metadata(parent)) {
+            (Ok(t), Ok(p)) => t.is_dir() && t.dev() != p.dev(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (target, parent);
+        false
+    }
+}
+
 /// Flushes a folder's entries (renames) to disk, where the platform can.
 fn sync_dir(dir: &Path) {
     #[cfg(unix)]
@@ -366,7 +383,15 @@ impl ExportSet {
         let nanos = web_time::SystemTime::now()
             .duration_since(web_time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let staging = parent.join(format!(
+        // Files move by rename, which stays on one file system: a target that is a file system
+        // of its own (a USB stick's or a container volume's mount point) is staged inside
+        // itself and filled file by file.
+        let stage_in = if other_file_system(target, &parent) {
+            target.to_path_buf()
+        } else {
+            parent
+        };
+        let staging = stage_in.join(format!(
             "{}{}-{nanos}",
             staging_prefix(target),
             std::process::id()

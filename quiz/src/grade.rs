@@ -113,7 +113,16 @@ impl ResponseError {
                 t_args(lang, "quiz-err-letters", &[("last", last.to_string())])
             }
             ResponseError::NotANumber(s) => {
-                t_args(lang, "quiz-err-not-a-number", &[("input", s.clone())])
+                // A long answer is quoted by its ends and its length, not echoed whole.
+                let n = s.chars().count();
+                let shown = if n > 60 {
+                    let head: String = s.chars().take(30).collect();
+                    let tail: String = s.chars().skip(n - 20).collect();
+                    format!("{head}…{tail} ({n} characters)")
+                } else {
+                    s.clone()
+                };
+                t_args(lang, "quiz-err-not-a-number", &[("input", shown)])
             }
             ResponseError::Ordering { last } => {
                 t_args(lang, "quiz-err-ordering", &[("last", last.to_string())])
@@ -386,6 +395,15 @@ pub fn score_percent(correct: usize, total: usize) -> f64 {
 mod tests {
     use super::*;
     use crate::bank::Bank;
+
+    #[test]
+    fn a_long_answer_is_quoted_by_its_ends_not_echoed() {
+        let m = ResponseError::NotANumber("x".repeat(100_000)).message(Lang::En);
+        assert!(m.len() < 300, "{} bytes", m.len());
+        assert!(m.contains("(100000 characters)"), "{m}");
+        let short = ResponseError::NotANumber("abc".into()).message(Lang::Tr);
+        assert!(short.contains("'abc'"), "{short}");
+    }
 
     fn bank() -> Bank {
         Bank::embedded().unwrap()

@@ -233,7 +233,9 @@ fn verify(file: &std::path::Path, issuer: Option<&str>, email: Option<&str>) -> 
             eprintln!(
                 "error: {}
 no verdict: the certificate was not checked",
-                escape_unsafe_keep_lines(&format!("{msg:#}"))
+                escape_unsafe_keep_lines(&tplab_engine::text::shorten_long_words(&format!(
+                    "{msg:#}"
+                )))
             );
             return ExitCode::from(EXIT_UNREADABLE);
         }

@@ -23,7 +23,7 @@ pub struct ClassArgs {
     pub port: u16,
     /// The address students open, when it is not the bind address (with --bind 0.0.0.0:
     /// http://192.168.1.20:8036).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_url)]
     pub url: Option<String>,
     /// The web edition's folder (scripts/web-build.sh writes dist/).
     #[arg(long, default_value = "dist")]
@@ -37,9 +37,10 @@ pub struct ClassArgs {
     /// End the class left running in the data folder and start a new one.
     #[arg(long)]
     pub new: bool,
-    /// Connections one address may open (raise it when many students share one address).
-    #[arg(long, default_value_t = 8)]
-    pub max_per_address: usize,
+    /// Connections one address may open (raise it when many students share one address), 1 to
+    /// 100000.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_per_address: u64,
     /// Write the latest class's results to stdout (csv: one row per student and question; json:
     /// everything) and exit.
     #[arg(long, value_parser = ["csv", "json"])]
@@ -77,10 +78,33 @@ pub fn bind_addr(bind: &str, port: u16) -> anyhow::Result<SocketAddr> {
              (every interface) or this machine's address on the room's network, e.g. 192.168.1.20"
         )
     })?;
-    if port == 0 {
-        bail!("--port 0 is not a port students can type: choose one from 1024 to 65535, e.g. 8036");
+    if port < 1024 {
+        bail!(
+            "--port {port} is below 1024 (a port only the system's administrator may open, or 0, \
+             which is not one students can type): choose one from 1024 to 65535, e.g. 8036"
+        );
     }
     Ok(SocketAddr::new(ip, port))
+}
+
+/// `--url`: an http or https address (it becomes the join link and its QR code).
+fn parse_url(s: &str) -> Result<String, String> {
+    let lower = s.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("http://")
+        .or_else(|| lower.strip_prefix("https://"))
+        .ok_or_else(|| {
+            "expected an http:// or https:// address students can open, e.g. \
+             http://192.168.1.20:8036"
+                .to_string()
+        })?;
+    if rest.is_empty() || rest.starts_with('/') || s.len() > 2000 {
+        return Err("expected an address with a host, e.g. http://192.168.1.20:8036".to_string());
+    }
+    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("an address has no spaces or control characters".to_string());
+    }
+    Ok(s.to_string())
 }
 
 /// The QR code of `url` as terminal lines (two rows of modules per line).
@@ -158,9 +182,16 @@ pub fn run(
             k.display()
         );
     }
+    let defaults = Limits::default();
     config.limits = Limits {
-        connections_per_address: a.max_per_address.max(1),
-        ..Limits::default()
+        connections_per_address: usize::try_from(a.max_per_address).unwrap_or(usize::MAX),
+        // A room behind one address (NAT) mistypes the code more often in all: the limit on
+        // wrong codes grows with the devices the address may hold (still a few thousand
+        // guesses a class against 31^6 codes).
+        join_attempts: defaults
+            .join_attempts
+            .max(u32::try_from(2 * a.max_per_address).unwrap_or(u32::MAX)),
+        ..defaults
     };
     let url_arg = a.url.clone();
     let stopped = tplab_class::serve_blocking(config, |r| {

@@ -103,6 +103,22 @@ pub fn flush_stdout() {
     }
 }
 
+/// A list flag (`--tp 1,2,4`) holds each value once and at most `max` values: a repeated
+/// value would be computed again for nothing, and a long list is work the user did not mean.
+pub fn check_list(flag: &str, values: &[usize], max: usize) -> anyhow::Result<()> {
+    if values.len() > max {
+        anyhow::bail!(
+            "{flag} lists {} values; at most {max} a run: give fewer, or split the run",
+            values.len()
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(v) = values.iter().find(|v| !seen.insert(**v)) {
+        anyhow::bail!("{flag} lists {v} more than once: give each value once");
+    }
+    Ok(())
+}
+
 pub mod cert;
 pub mod class;
 pub mod collective;

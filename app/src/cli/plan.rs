@@ -142,8 +142,31 @@ pub fn catalogue(hardware: Option<&Path>) -> anyhow::Result<Catalogue> {
         tplab_engine::capacity::models::MAX_INPUT_FILE_BYTES,
     )
     .context("cannot read the hardware file")?;
-    cat.from_toml(&text)
-        .with_context(|| format!("in {}", path.display()))
+    let names = |c: &Catalogue| -> Vec<(String, String)> {
+        c.gpus
+            .iter()
+            .map(|g| (g.name.clone(), g.display_name().to_string()))
+            .chain(
+                c.links
+                    .iter()
+                    .map(|l| (l.name.clone(), l.display_name().to_string())),
+            )
+            .collect()
+    };
+    let built_in = names(&cat);
+    let cat = cat
+        .from_toml(&text)
+        .with_context(|| format!("in {}", path.display()))?;
+    // A file's entry takes a built-in's place where their names match (`H100` for h100-sxm):
+    // say so, so that a number is never priced on hardware the user did not know they chose.
+    let now = names(&cat);
+    for (name, shown) in built_in.iter().filter(|b| !now.contains(b)) {
+        eprintln!(
+            "note: {} replaces the built-in {name} ({shown}) with its own entry of that name",
+            path.display()
+        );
+    }
+    Ok(cat)
 }
 
 impl ModelClusterArgs {
@@ -444,8 +467,8 @@ pub struct PlanArgs {
     pub common: ModelClusterArgs,
     #[command(flatten)]
     pub stack: StackArgs,
-    /// Rows of the ranked table.
-    #[arg(long, default_value_t = 10)]
+    /// Rows of the ranked table (1 to 10000).
+    #[arg(long, default_value_t = 10, value_parser = parse_top)]
     pub top: usize,
     /// Sweep an axis, AXIS=V1,V2,…; repeat for more axes (every combination is planned):
     /// gpus, batch (global batch), seq, v (interleaving depth), mb (micro-batch size). Prints the
@@ -465,6 +488,14 @@ pub enum SweepAxis {
     Seq,
     Virtual,
     MicroBatch,
+}
+
+/// `--top`: 1 to 10000 rows.
+fn parse_top(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n @ 1..=10_000) => Ok(n),
+        _ => Err("expected a number of rows from 1 to 10000".to_string()),
+    }
 }
 
 fn parse_sweep_axis(s: &str) -> Result<(SweepAxis, Vec<usize>), String> {
@@ -491,6 +522,12 @@ fn parse_sweep_axis(s: &str) -> Result<(SweepAxis, Vec<usize>), String> {
                 .map_err(|_| format!("'{x}' in {s} is not a whole number"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(v) = values.iter().find(|v| !seen.insert(**v)) {
+        return Err(format!(
+            "{s} lists {v} more than once: give each value once (a repeated point is priced again)"
+        ));
+    }
     Ok((axis, values))
 }
 

@@ -40,6 +40,8 @@ pub struct PrecisionArgs {
 }
 
 const BAR_WIDTH: usize = 40;
+/// TP sizes one run compares (the app's Precision view offers 1 to 8).
+const MAX_TPS: usize = 16;
 
 fn bin_label(lo: f64, hi: f64) -> String {
     if hi == 0.0 {
@@ -91,12 +93,21 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
     if args.dtypes.is_empty() {
         anyhow::bail!("give at least one dtype (--dtypes f32,bf16)");
     }
+    if let Some((_, d)) = args
+        .dtypes
+        .iter()
+        .enumerate()
+        .find(|(i, d)| args.dtypes[..*i].contains(d))
+    {
+        anyhow::bail!("--dtypes lists {d} more than once: give each dtype once");
+    }
     let tps = if args.tps.is_empty() {
         cfg.valid_tp_sizes()
             .into_iter()
             .filter(|&t| t <= 8)
             .collect()
     } else {
+        super::check_list("--tp", &args.tps, MAX_TPS)?;
         args.tps.clone()
     };
     let report = precision::sweep(&cfg, &args.dtypes, &tps)?;

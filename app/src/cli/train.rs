@@ -97,6 +97,8 @@ pub fn run(a: TrainArgs) -> anyhow::Result<ExitCode> {
     let tps = if a.tps.is_empty() {
         vec![1, 2, 4]
     } else {
+        // Each TP size trains a model of its own, side by side.
+        super::check_list("--tp", &a.tps, 8)?;
         a.tps.clone()
     };
     let corpus = Corpus::guide();

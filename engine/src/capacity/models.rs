@@ -403,7 +403,9 @@ pub fn hf_snapshot_config(
         let snaps = root.join("snapshots");
         if let Ok(rev) = std::fs::read_to_string(root.join("refs").join("main")) {
             let p = snaps.join(rev.trim()).join("config.json");
-            if p.is_file() {
+            // Whatever stands at that name (a file, or a link to something that is not one) is
+            // returned: reading it names what is wrong with it.
+            if p.symlink_metadata().is_ok() {
                 return Some(p);
             }
         }
@@ -413,7 +415,7 @@ pub fn hf_snapshot_config(
         let mut found: Vec<std::path::PathBuf> = entries
             .filter_map(|e| e.ok())
             .map(|e| e.path().join("config.json"))
-            .filter(|p| p.is_file())
+            .filter(|p| p.symlink_metadata().is_ok())
             .collect();
         found.sort();
         if let Some(p) = found.pop() {
@@ -640,6 +642,9 @@ impl ModelSpec {
             Some(path.to_path_buf())
         } else if path.is_dir() {
             Some(path.join("config.json"))
+        } else if path.is_file() && name_or_path.parse::<ModelPreset>().is_err() {
+            // A config saved under another name (`./llama.cfg`); a preset's name wins.
+            Some(path.to_path_buf())
         } else {
             None
         };

@@ -283,10 +283,34 @@ impl std::str::FromStr for NcclVersion {
     type Err = String;
     /// `2.18`, `2.18.5` or `2.18.5-1`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("unknown NCCL version '{s}'; expected e.g. 2.18 or 2.20.5");
-        let mut it = s.trim().split(['.', '-']);
-        let major = it.next().and_then(|x| x.parse().ok()).ok_or_else(bad)?;
-        let minor = it.next().and_then(|x| x.parse().ok()).ok_or_else(bad)?;
+        let bad = || {
+            format!(
+                "unknown NCCL version '{s}'; expected 2.MINOR, 2.MINOR.PATCH or \
+                 2.MINOR.PATCH-BUILD, e.g. 2.18 or 2.20.5-1"
+            )
+        };
+        let t = s.trim();
+        let (version, build) = match t.split_once('-') {
+            Some((v, b)) => (v, Some(b)),
+            None => (t, None),
+        };
+        let parts: Vec<&str> = version.split('.').collect();
+        // Each part a number of at most three digits (NCCL's are 2.x.y-z with small x, y, z).
+        let number = |x: &str| {
+            (!x.is_empty() && x.len() <= 3 && x.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| x.parse::<u32>().ok())
+                .flatten()
+        };
+        if !(2..=3).contains(&parts.len())
+            || parts.iter().any(|p| number(p).is_none())
+            || build.is_some_and(|b| number(b).is_none())
+        {
+            return Err(bad());
+        }
+        let (major, minor) = (
+            number(parts[0]).ok_or_else(bad)?,
+            number(parts[1]).ok_or_else(bad)?,
+        );
         if major != 2 {
             return Err(bad());
         }

@@ -276,6 +276,12 @@ impl PipelineConfig {
                     stages: p,
                     microbatches: m,
                     virtual_stages: v,
+                    passes: self.passes(),
+                    passes_what: if self.passes() == 3 {
+                        "a forward, a backward for the input and one for the weights each"
+                    } else {
+                        "a forward and a backward each"
+                    },
                     max: MAX_OPS,
                 })
             }
@@ -336,14 +342,16 @@ pub enum PipelineError {
         upper: usize,
     },
     #[error(
-        "{stages} stages × {microbatches} micro-batches × {virtual_stages} virtual stages × 2 \
-         (a forward and a backward each) is over the limit of {max} ops; use fewer stages or \
+        "{stages} stages × {microbatches} micro-batches × {virtual_stages} virtual stages × \
+         {passes} ({passes_what}) is over the limit of {max} ops; use fewer stages or \
          micro-batches"
     )]
     TooLarge {
         stages: usize,
         microbatches: usize,
         virtual_stages: usize,
+        passes: usize,
+        passes_what: &'static str,
         max: usize,
     },
     #[error("the {name} cost must be a whole number of ticks from 1 to {max} (got {cost})")]

@@ -392,16 +392,19 @@ impl TplabApp {
     /// Applies the command line's choices over the saved state: a teacher's
     /// `tplab --view walkthrough --presenter --lang tr` opens straight there.
     pub fn apply_launch(&mut self, ctx: &egui::Context, launch: &Launch) {
-        if let Some(view) = launch
-            .view
-            .as_deref()
-            .and_then(tplab_lessons::View::from_name)
-        {
-            self.show_me(&ShowMe {
-                view,
-                challenge: launch.challenge,
-                ..Default::default()
-            });
+        if let Some(id) = launch.view.as_deref() {
+            match tplab_lessons::View::from_name(id) {
+                Some(view) => self.show_me(&ShowMe {
+                    view,
+                    challenge: launch.challenge,
+                    ..Default::default()
+                }),
+                // A view no lesson opens (Class, GPU): selected as it is.
+                None => {
+                    self.select(id);
+                    self.welcome = false;
+                }
+            }
         }
         if let Some(slug) = &launch.lesson {
             self.shared.open_lesson = Some(slug.clone());
@@ -818,21 +821,19 @@ impl TplabApp {
             if self.welcome {
                 self.welcome_ui(ui);
             } else if let Some(v) = self.views.get_mut(self.active) {
+                // The lesson that explains the view: its heading draws the link.
+                crate::widgets::links::set_page_lesson(ui.ctx(), &self.shared, v.id());
                 if narrow {
                     // A phone: text wraps to the screen's width, and what cannot be narrower (a
                     // wide table, a picture) scrolls sideways instead of being cut off.
                     egui::ScrollArea::horizontal()
                         .id_salt("narrow-view")
                         .auto_shrink([false, false])
-                        .show(ui, |ui| {
-                            crate::widgets::links::view_lesson_link(ui, &mut self.shared, v.id());
-                            v.ui(ui, &mut self.shared);
-                        });
+                        .show(ui, |ui| v.ui(ui, &mut self.shared));
                 } else {
-                    // The lesson that explains the view, a link at the top right of its page.
-                    crate::widgets::links::view_lesson_link(ui, &mut self.shared, v.id());
                     v.ui(ui, &mut self.shared);
                 }
+                crate::widgets::links::follow_page_lesson(ui.ctx(), &mut self.shared);
             }
         });
         // What the view asked for is applied at the start of the next frame: ask for one.

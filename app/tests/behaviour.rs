@@ -34,8 +34,11 @@ fn clicking_a_tp_button_changes_the_split() {
     click(&mut harness, "TP=2", 2);
     assert_eq!(harness.state().shared.scenario.config().tp, 2);
     // Two GPUs: the legend shows GPU 1 but no GPU 2.
-    assert!(harness.query_all_by_label(" GPU 1 ").count() > 0);
-    assert_eq!(harness.query_all_by_label(" GPU 2 ").count(), 0);
+    assert!(harness.query_all_by_label("\u{a0}GPU\u{a0}1\u{a0}").count() > 0);
+    assert_eq!(
+        harness.query_all_by_label("\u{a0}GPU\u{a0}2\u{a0}").count(),
+        0
+    );
     let plan = &harness.state().shared.scenario.derived().unwrap().plan;
     assert_eq!(plan.tp, 2);
 }
@@ -126,7 +129,8 @@ fn show_me_lands_on_the_named_event() {
     harness.run_steps(2);
     assert_eq!(harness.state().active_id(), "step");
     assert_eq!(harness.state().shared.scenario.config().tp, 2);
-    harness.get_by_label_contains("· backward · f backward: input gradient summed:");
+    harness
+        .get_by_label_contains("· backward · f before the MLP, backward: input gradient summed:");
 }
 
 #[test]
@@ -197,8 +201,8 @@ fn verify_runs_off_the_ui_thread_and_passes() {
             .is_some()
     });
     assert!(done, "the run never finished");
-    harness.get_by_label_contains("PASSED: all");
-    harness.get_by_label_contains("tolerance: relative");
+    harness.get_by_label_contains("Passed: all");
+    harness.get_by_label_contains("tolerance: a relative difference");
     harness.get_by_label_contains("Error heatmap");
     // Four all-reduces per layer: forward attn.g, mlp.g; backward mlp.f.bwd, attn.f.bwd.
     harness.get_by_label_contains("Before: each GPU's partial output [128, 768]");
@@ -305,7 +309,7 @@ fn vocabulary_view_shows_the_padded_split_and_checks_the_parallel_loss() {
     harness.get_by_label("vocabulary split: 25216 rows per GPU, 175 padding rows at the end");
     harness.get_by_label("Check against the reference").click();
     let done = wait_until(&mut harness, 3000, 10, |h| {
-        h.query_by_label_contains("PASSED: loss").is_some()
+        h.query_by_label_contains("Passed: loss").is_some()
     });
     assert!(done, "the check never finished");
 }
@@ -318,7 +322,8 @@ fn training_draws_three_curves_that_coincide() {
     harness.get_by_label("Start training").click();
     let start = std::time::Instant::now();
     let done = wait_until(&mut harness, 20000, 10, |h| {
-        h.query_by_label_contains("Finished: loss").is_some()
+        h.query_by_label_contains("Finished: the loss went from")
+            .is_some()
     });
     assert!(done, "training never finished ({:?})", start.elapsed());
     harness.get_by_label_contains("step 200/200");

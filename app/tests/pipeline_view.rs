@@ -223,9 +223,9 @@ fn a_cluster_preset_selects_its_layout() {
     let mut harness = harness();
     assert!(harness.state_mut().select("cluster"));
     harness.run_steps(3);
-    harness.get_by_label_contains("TP 8 × PP 8 × DP 1 = 64 GPUs (8 node(s) of 8)");
+    harness.get_by_label_contains("TP 8 × PP 8 × DP 1 = 64 GPUs (8 nodes of 8)");
     click(&mut harness, "A trillion parameters on 3072 GPUs", 3);
-    harness.get_by_label_contains("TP 8 × PP 64 × DP 6 = 3072 GPUs (384 node(s) of 8)");
+    harness.get_by_label_contains("TP 8 × PP 64 × DP 6 = 3072 GPUs (384 nodes of 8)");
     harness.get_by_label_contains(
         "Pipeline sends between 64 stages: across nodes, over InfiniBand HDR 200 Gb/s",
     );
@@ -233,7 +233,7 @@ fn a_cluster_preset_selects_its_layout() {
         "TP all-reduces (groups of 8, two per layer each way): inside the node, over NVLink 3",
     );
     click(&mut harness, "70B served at TP 4", 3);
-    harness.get_by_label_contains("TP 4 × PP 1 × DP 1 = 4 GPUs (1 node(s) of 8)");
+    harness.get_by_label_contains("TP 4 × PP 1 × DP 1 = 4 GPUs (one node of 8)");
     harness.get_by_label_contains("GPU 5: unused");
     click(&mut harness, "175B on one 8-GPU node", 3);
     harness.get_by_label_contains("this layout does not fit for training");
@@ -249,12 +249,12 @@ fn a_cluster_preset_selects_its_layout() {
     click(&mut harness, "GPT-3 175B on 64 A100s", 2);
     click(&mut harness, "the guide's", 2);
     harness
-        .get_by_label_contains("Cluster: 8 node(s), 64 GPUs in use")
+        .get_by_label_contains("Cluster: 8 nodes, 64 GPUs in use")
         .click();
     harness.run_steps(2);
     let node = state(&harness, "cluster")["node"].as_u64().unwrap_or(0);
     assert!(node > 0, "the click selected no other node");
-    harness.get_by_label_contains(&format!("Node {node} of 8"));
+    harness.get_by_label_contains(&format!("Node {node} (the nodes are numbered 0 to 7)"));
     harness.get_by_label_contains(&format!(
         "GPU 0 (rank {}), TP rank 0 · stage {node} · replica 0",
         8 * node

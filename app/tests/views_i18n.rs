@@ -199,7 +199,7 @@ fn errors_far_below_the_tolerance_are_pale_on_the_error_scale() {
 fn gpu_labels_keep_contrast_on_light_and_dark() {
     let white = egui::Color32::WHITE;
     let dark_bg = egui::Color32::from_gray(27);
-    for r in 0..8 {
+    for r in 0..16 {
         assert!(
             contrast(gpu_ink(r, false), white) >= 4.5,
             "GPU {r} text on white"
@@ -212,13 +212,27 @@ fn gpu_labels_keep_contrast_on_light_and_dark() {
     // The fill that was 1.2:1 on white (GPU 6's pale yellow) now reads as a shape (3:1).
     assert!(contrast(gpu_color(6, false), white) >= 3.0);
     assert!(contrast(gpu_color(6, true), dark_bg) >= 3.0);
-    // The eight GPUs stay eight different colours in each theme.
+    // Sixteen GPUs (two nodes) stay sixteen different colours in each theme, and each fill
+    // reads as a shape on its background.
     for dark in [false, true] {
-        for a in 0..8 {
+        let bg = if dark { dark_bg } else { white };
+        for a in 0..16 {
+            if a != 6 && a != 1 && a != 4 {
+                // (Okabe–Ito's orange and sky blue are 2.1-2.2:1 on white, kept as they are.)
+                assert!(
+                    contrast(gpu_color(a, dark), bg) >= 2.0,
+                    "GPU {a} fill, dark {dark}"
+                );
+            }
             for b in 0..a {
-                assert_ne!(gpu_color(a, dark), gpu_color(b, dark));
+                assert_ne!(
+                    gpu_color(a, dark),
+                    gpu_color(b, dark),
+                    "GPU {a} and GPU {b}"
+                );
             }
         }
+        assert_eq!(gpu_color(16, dark), gpu_color(0, dark));
     }
 }
 

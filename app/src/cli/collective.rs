@@ -199,10 +199,10 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     outln!(
-        "{} over {} GPUs ({} node(s) of {}; intra-node {} {} GB/s{}, inter-node {} {} GB/s per NIC{})",
+        "{} over {} GPUs ({} of {}; intra-node {} {} GB/s{}, inter-node {} {} GB/s per NIC{})",
         args.op.name(),
         f.ranks,
-        f.nodes(),
+        super::nodes(f.nodes()),
         f.ranks_per_node,
         f.intra.name,
         f.intra.bandwidth_gbs,
@@ -211,8 +211,10 @@ pub fn run(args: CollectiveArgs) -> anyhow::Result<ExitCode> {
         f.inter.bandwidth_gbs,
         if f.nodes() > 1 {
             format!(
-                ", {:.3} NICs per node in use: {:.1} GB/s out of each node at {:.0}% of line rate",
-                f.nics_used(),
+                ", {} NICs per node in use: {:.1} GB/s out of each node at {:.0}% of line rate",
+                format!("{:.3}", f.nics_used())
+                    .trim_end_matches('0')
+                    .trim_end_matches('.'),
                 f.net_bus_bw() / 1e9,
                 tplab_engine::capacity::hardware::NET_EFFICIENCY * 100.0
             )

@@ -103,6 +103,15 @@ pub fn flush_stdout() {
     }
 }
 
+/// "1 node", "8 nodes".
+pub fn nodes(n: usize) -> String {
+    if n == 1 {
+        "1 node".to_string()
+    } else {
+        format!("{n} nodes")
+    }
+}
+
 /// A list flag (`--tp 1,2,4`) holds each value once and at most `max` values: a repeated
 /// value would be computed again for nothing, and a long list is work the user did not mean.
 pub fn check_list(flag: &str, values: &[usize], max: usize) -> anyhow::Result<()> {

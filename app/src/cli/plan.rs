@@ -553,10 +553,10 @@ pub fn print_header(r: &Resolved) {
     outln!("model    {}", r.model.summary());
     let c = &r.cluster;
     outln!(
-        "cluster  {} × {} ({} node(s) of {}; intra-node {} {} GB/s, inter-node {} {} GB/s per GPU)",
+        "cluster  {} × {} ({} of {}; intra-node {} {} GB/s, inter-node {} {} GB/s per GPU)",
         c.gpus,
         c.gpu.name,
-        c.nodes(),
+        super::nodes(c.nodes()),
         c.gpus_per_node,
         c.intra_node.name,
         c.intra_node.bandwidth_gbs,

@@ -102,8 +102,9 @@ impl View for Class {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
         if !shared.class.as_ref().is_some_and(|c| c.is_teacher()) {
-            ui.heading(t(lang, "class-title"));
-            ui.add(egui::Label::new(t(lang, "class-how")).wrap());
+            crate::widgets::links::view_heading(ui, t(lang, "class-title"));
+            let ink = ui.visuals().text_color();
+            crate::widgets::code_label(ui, &t(lang, "class-how"), ink);
             ui.add_space(8.0);
             ui.code("tplab class --console\ntplab --join http://<address>:8036/#teacher=<secret>");
             return;
@@ -120,7 +121,7 @@ impl View for Class {
             header(ui, lang, client);
             self.end_ui(ui, lang, client);
             ui.separator();
-            ui.columns(2, |cols| {
+            crate::widgets::columns(ui, 2, |cols| {
                 self.question_ui(&mut cols[0], lang, client);
                 cols[0].add_space(8.0);
                 exam_ui(&mut cols[0], lang, client);
@@ -161,6 +162,11 @@ fn header(ui: &mut egui::Ui, lang: Lang, client: &ClassClient) {
                 );
             });
         });
+        if loopback_url(&url) {
+            // The room would scan a code no phone can open: say so where the teacher looks.
+            let ink = ui.visuals().warn_fg_color;
+            crate::widgets::code_label(ui, &t(lang, "class-loopback"), ink);
+        }
     }
     ui.label(t_args(
         lang,
@@ -825,6 +831,40 @@ fn question_panel(ui: &mut egui::Ui, lang: Lang, q: &QuestionState) {
                     ("down", s.right_to_wrong.to_string()),
                 ],
             ));
+        }
+    }
+}
+
+/// Whether `url`'s host is this machine only (`127.0.0.1`, `[::1]`, `localhost`).
+fn loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod loopback_tests {
+    #[test]
+    fn a_join_address_on_this_machine_only_is_told_apart() {
+        for url in [
+            "http://127.0.0.1:8036/?class=ABC",
+            "http://localhost:8036",
+            "http://[::1]:8036/?class=X",
+        ] {
+            assert!(super::loopback_url(url), "{url}");
+        }
+        for url in [
+            "http://192.168.1.20:8036/?class=ABC",
+            "https://class.example.org/",
+        ] {
+            assert!(!super::loopback_url(url), "{url}");
         }
     }
 }

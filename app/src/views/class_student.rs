@@ -298,7 +298,8 @@ impl View for ClassStudent {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
         let Some(client) = shared.class.as_mut() else {
-            ui.label(t(lang, "class-how"));
+            let ink = ui.visuals().text_color();
+            crate::widgets::code_label(ui, &t(lang, "class-how"), ink);
             return;
         };
         // Big type and big targets: a thumb on a phone.

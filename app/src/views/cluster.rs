@@ -293,7 +293,7 @@ impl View for ClusterView {
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(t(lang, "cu-title"));
+        crate::widgets::links::view_heading(ui, t(lang, "cu-title"));
         crate::widgets::scrolling_page(ui, "cu-page", |ui| self.page_ui(ui));
     }
 
@@ -440,9 +440,10 @@ fn summary_ui(ui: &mut egui::Ui, p: &Preset, layout: &Layout, cluster: &Cluster)
     let lang = crate::widgets::lang(ui);
     let spec = p.spec();
     ui.label(
-        egui::RichText::new(t_args(
+        egui::RichText::new(crate::i18n::t_count(
             lang,
             "cu-layout",
+            ("nodes", cluster.nodes() as u64),
             &[
                 ("tp", layout.tp.to_string()),
                 ("pp", layout.pp.to_string()),
@@ -584,9 +585,10 @@ fn overview_ui(
     painter.extend(shapes);
     a11y_label(
         &resp,
-        &t_args(
+        &crate::i18n::t_count(
             lang,
             "cu-overview-a11y",
+            ("nodes", nodes as u64),
             &[
                 ("nodes", nodes.to_string()),
                 ("gpus", used.to_string()),
@@ -621,7 +623,7 @@ fn node_ui(
         "cu-node",
         &[
             ("node", node.to_string()),
-            ("nodes", cluster.nodes().to_string()),
+            ("last", cluster.nodes().saturating_sub(1).to_string()),
         ],
     ));
     let body = ui.style().text_styles[&egui::TextStyle::Body].size;
@@ -793,7 +795,21 @@ fn gpu_links(lang: tplab_lessons::Lang, layout: &Layout, cluster: &Cluster, pl: 
         "—".to_string()
     };
     let dp = link(&mut (0..d).map(|j| pl.tp_rank + t * (j + d * pl.stage)));
-    t_args(lang, "cu-gpu-links", &[("tp", tp), ("pp", pp), ("dp", dp)])
+    // Only the collectives this GPU takes part in; one that has none says so in words.
+    let parts: Vec<String> = [
+        ("cu-gpu-link-tp", tp),
+        ("cu-gpu-link-pp", pp),
+        ("cu-gpu-link-dp", dp),
+    ]
+    .into_iter()
+    .filter(|(_, l)| l != "—")
+    .map(|(id, l)| t_args(lang, id, &[("link", l)]))
+    .collect();
+    if parts.is_empty() {
+        crate::i18n::t(lang, "cu-gpu-links-none")
+    } else {
+        parts.join(" · ")
+    }
 }
 
 /// Which link each collective uses, for the drawn layout.

@@ -191,7 +191,7 @@ impl View for Collectives {
         self.refresh(shared);
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
-        ui.heading(tr("cl-title"));
+        crate::widgets::links::view_heading(ui, tr("cl-title"));
         ui.horizontal_wrapped(|ui| {
             egui::ComboBox::from_label(tr("cl-algorithm"))
                 .selected_text(crate::widgets::algorithm_name(lang, self.algorithm))

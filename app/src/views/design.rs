@@ -40,7 +40,7 @@ impl View for Design {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(t(lang, "design-title"));
+        crate::widgets::links::view_heading(ui, t(lang, "design-title"));
         crate::widgets::scrolling_page(ui, "design-page", |ui| self.page_ui(ui, shared));
     }
 

@@ -352,28 +352,6 @@ fn device_text(lang: Lang, d: &DeviceInfo) -> String {
     )
 }
 
-/// `text` as a wrapped label, its `backtick` spans (commands, file names) in the monospace font
-/// on the code background, without the backticks.
-fn code_label(ui: &mut egui::Ui, text: &str, color: egui::Color32) -> egui::Response {
-    let body = egui::TextStyle::Body.resolve(ui.style());
-    let mono = egui::TextStyle::Monospace.resolve(ui.style());
-    let mut job = egui::text::LayoutJob::default();
-    for (i, part) in text.split('`').enumerate().filter(|(_, p)| !p.is_empty()) {
-        let format = if i % 2 == 1 {
-            egui::TextFormat {
-                font_id: mono.clone(),
-                color,
-                background: ui.visuals().code_bg_color,
-                ..Default::default()
-            }
-        } else {
-            egui::TextFormat::simple(body.clone(), color)
-        };
-        job.append(part, 0.0, format);
-    }
-    ui.add(egui::Label::new(job).wrap())
-}
-
 /// The theme's warning colour, darkened (light theme) or lightened (dark theme) until it reads
 /// as text on the panel (4.5:1): egui's orange on off-white is about 3:1.
 fn warning_ink(ui: &egui::Ui) -> egui::Color32 {
@@ -450,7 +428,7 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
                 ("fix", fix_text(lang, l.library, a)),
             ],
         );
-        code_label(ui, &line, text);
+        crate::widgets::code_label(ui, &line, text);
     }
     if !missing.is_empty() {
         egui::CollapsingHeader::new(tr("gpu-details"))
@@ -467,7 +445,7 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
                             ("advice", advice_text(lang, a)),
                         ],
                     );
-                    code_label(ui, &line, text);
+                    crate::widgets::code_label(ui, &line, text);
                 }
             });
     }
@@ -493,7 +471,7 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
             &[("missing", names.join(", "))],
         )
     };
-    code_label(ui, &summary, warn);
+    crate::widgets::code_label(ui, &summary, warn);
     let per_library = |pr: &&Problem| {
         matches!(
             pr,
@@ -502,7 +480,7 @@ fn probe_ui(ui: &mut egui::Ui, p: &Probe) {
     };
     let skip = usize::from(names.is_empty());
     for pr in p.problems.iter().filter(|pr| !per_library(pr)).skip(skip) {
-        code_label(ui, &problem_text(lang, pr), text);
+        crate::widgets::code_label(ui, &problem_text(lang, pr), text);
     }
     ui.label(tr("gpu-without"));
 }
@@ -556,7 +534,7 @@ fn result_ui(ui: &mut egui::Ui, r: &RunView) {
         &crate::widgets::scenario_words(lang, &r.config),
         reason,
     );
-    ui.columns(2, |cols| {
+    crate::widgets::columns(ui, 2, |cols| {
         cols[0].strong(tr("gpu-measured"));
         gantt(&mut cols[0], "gpu-measured", &r.measured, 220.0);
         cols[1].strong(tr("gpu-predicted"));
@@ -641,7 +619,7 @@ impl Gpu {
     fn body(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
-        ui.heading(tr("gpu-title"));
+        crate::widgets::links::view_heading(ui, tr("gpu-title"));
         let probe = self.probe.get_or_insert_with(tplab_kernels::probe);
         probe_ui(ui, probe);
         if ui.button(tr("gpu-look-again")).clicked() {

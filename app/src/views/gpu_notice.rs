@@ -17,7 +17,7 @@ impl View for GpuNotice {
 
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         let lang = crate::i18n::current_lang(ui.ctx());
-        ui.heading(crate::i18n::t(lang, "web-gpu-title"));
+        crate::widgets::links::view_heading(ui, crate::i18n::t(lang, "web-gpu-title"));
         ui.add(egui::Label::new(crate::i18n::t(lang, "web-gpu-body")).wrap());
         ui.add_space(8.0);
         ui.code("cargo run --release\ntplab gpu info\ntplab gpu run --preset gpt2-small --tp 4");

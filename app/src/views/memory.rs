@@ -47,7 +47,7 @@ impl View for Memory {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(t(lang, "mem-title"));
+        crate::widgets::links::view_heading(ui, t(lang, "mem-title"));
         // The window's height, before the page scrolls: the plot's height follows it.
         let window_h = ui.available_height();
         // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
@@ -137,7 +137,9 @@ impl Memory {
                 .label(t(lang, "mem-axis"))
                 .label_spacing(14.0..=24.0)
                 .formatter(crate::widgets::axis_numbers(lang))])
-            .label_formatter(crate::widgets::hover_numbers(lang))
+            // Each bar names its term and size on hover; the pointer's coordinates (a bar's index)
+            // would say nothing.
+            .label_formatter(|_| None)
             .x_axis_formatter(move |mark, _| {
                 let i = mark.value.round();
                 if (mark.value - i).abs() > 1e-6 || i < 0.0 {

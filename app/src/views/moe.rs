@@ -419,7 +419,7 @@ impl View for Moe {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(t(lang, "moe-title"));
+        crate::widgets::links::view_heading(ui, t(lang, "moe-title"));
         crate::widgets::scrolling_page(ui, "moe-page", |ui| self.page_ui(ui, shared.presenter));
     }
 
@@ -620,6 +620,10 @@ impl Moe {
         let cur = self.current();
         if self.waiting() {
             self.predict_ui(ui, &built, presenter);
+            // What the question needs stays on screen: which expert each kept row goes to (the
+            // capacity step's picture), so the rows that leave GPU 0 can be counted.
+            ui.add_space(4.0);
+            routing_ui(ui, &built, true, 0.0);
             return;
         }
         egui::Frame::group(ui.style()).show(ui, |ui| {

@@ -519,7 +519,7 @@ impl View for Pipeline {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(t(lang, "pp-title"));
+        crate::widgets::links::view_heading(ui, t(lang, "pp-title"));
         crate::widgets::scrolling_page(ui, "pp-page", |ui| self.page_ui(ui, shared.presenter));
     }
 

@@ -262,7 +262,7 @@ impl View for Planner {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(crate::i18n::t(lang, "pl-title"));
+        crate::widgets::links::view_heading(ui, crate::i18n::t(lang, "pl-title"));
         // The window's height, before the page scrolls: the plot's height follows it.
         let window_h = ui.available_height();
         // The page scrolls (the plot keeps a readable height at 1280×720 presenter).
@@ -369,7 +369,7 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs, more: impl FnOnce(&m
             ("pl-gpus", &mut inputs.gpus, 65536),
             ("pl-per-node", &mut inputs.gpus_per_node, 64),
         ] {
-            labelled_drag(ui, &tr(label), v, max);
+            crate::widgets::labelled_drag(ui, &tr(label), v, max);
         }
         egui::ComboBox::from_label(tr("pl-between-nodes"))
             .selected_text(crate::widgets::link_name(&inputs.inter_node))
@@ -382,7 +382,7 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs, more: impl FnOnce(&m
             ("pl-seq", &mut inputs.seq, 1 << 20),
             ("pl-global-batch", &mut inputs.global_batch, 1 << 20),
         ] {
-            labelled_drag(ui, &tr(label), v, max);
+            crate::widgets::labelled_drag(ui, &tr(label), v, max);
         }
         ui.checkbox(
             &mut inputs.todays_stack,
@@ -391,26 +391,6 @@ fn inputs_ui(ui: &mut egui::Ui, inputs: &mut PlannerInputs, more: impl FnOnce(&m
         .on_hover_text(crate::i18n::t(lang, "cap-todays-stack-hover"));
         more(ui);
     });
-}
-
-/// A label and its number field, kept on one row of a wrapping row: the row breaks before
-/// the label when the pair does not fit in what is left of it ("global batch" never ends one
-/// row with its field on the next). Whole labels: "sequence length" never breaks either.
-fn labelled_drag(ui: &mut egui::Ui, label: &str, v: &mut usize, max: usize) {
-    let font = egui::TextStyle::Body.resolve(ui.style());
-    let width = |text: String| {
-        ui.painter()
-            .layout_no_wrap(text, font.clone(), egui::Color32::PLACEHOLDER)
-            .size()
-            .x
-    };
-    let field = (width(v.to_string()) + 2.0 * ui.spacing().button_padding.x)
-        .max(ui.spacing().interact_size.x);
-    let needed = width(label.to_string()) + ui.spacing().item_spacing.x + field;
-    crate::widgets::keep_on_one_row(ui, needed);
-    let l = ui.add(egui::Label::new(label).extend());
-    ui.add(egui::DragValue::new(v).range(1..=max))
-        .labelled_by(l.id);
 }
 
 /// `+1.5%` / `+1,5%`: a signed percentage with one decimal in `lang`.
@@ -476,7 +456,7 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
     let lang = crate::widgets::lang(ui);
     let tr = |id: &str| crate::i18n::t(lang, id);
     let plot_h = (window_h * PLOT_SHARE).clamp(PLOT_MIN_HEIGHT, PLOT_MAX_HEIGHT);
-    ui.columns(2, |cols| {
+    crate::widgets::columns(ui, 2, |cols| {
         let ui = &mut cols[0];
         ui.strong(tr("pl-plot-title"));
         let pts = |fits: bool, spans: bool| -> Vec<[f64; 2]> {
@@ -528,7 +508,11 @@ fn result_ui(ui: &mut egui::Ui, r: &PlannerResult, window_h: f32) {
                 .label(tr("pl-plot-y"))
                 .label_spacing(14.0..=24.0)
                 .formatter(crate::widgets::axis_numbers(lang))])
-            .label_formatter(crate::widgets::hover_numbers(lang))
+            .label_formatter(crate::widgets::hover_numbers(
+                lang,
+                tr("pl-plot-x"),
+                tr("pl-plot-y"),
+            ))
             .allow_scroll(false)
             .show(ui, |plot| {
                 plot.line(Line::new(tr("pl-plot-fits"), PlotPoints::from(line)).color(curve));

@@ -60,7 +60,7 @@ impl View for Playground {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(t(lang, "pg-title"));
+        crate::widgets::links::view_heading(ui, t(lang, "pg-title"));
         let mut config = shared.scenario.config().clone();
         if shared.presenter {
             // Large type: the controls fold away so the matrices have the screen.
@@ -103,7 +103,7 @@ impl View for Playground {
                 .id_salt("playground-beside")
                 .auto_shrink([false, false])
                 .show(ui, |ui| {
-                    ui.columns(2, |cols| {
+                    crate::widgets::columns(ui, 2, |cols| {
                         cols[0].strong(t_args(
                             lang,
                             "beside-this",
@@ -339,12 +339,6 @@ fn heads_over_gpus_ui(ui: &mut egui::Ui, lang: Lang, config: &Config) -> Option<
     ui.button(text).clicked().then_some(picked)
 }
 
-fn labelled_drag(ui: &mut egui::Ui, label: &str, value: &mut usize, max: usize) {
-    let l = ui.label(label);
-    ui.add(egui::DragValue::new(value).range(1..=max).speed(1.0))
-        .labelled_by(l.id);
-}
-
 /// A preset's configuration, keeping the learner's TP when the preset can use it (its own TP
 /// otherwise: the tiny layer's 4 heads cannot be split over 8 GPUs).
 pub fn preset_config(preset: Preset, tp: usize) -> Config {
@@ -367,8 +361,8 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
             }
         }
         ui.separator();
-        labelled_drag(ui, &tr("pg-hidden"), &mut config.hidden, 1 << 16);
-        labelled_drag(ui, &tr("pg-heads"), &mut config.heads, 1024);
+        crate::widgets::labelled_drag(ui, &tr("pg-hidden"), &mut config.hidden, 1 << 16);
+        crate::widgets::labelled_drag(ui, &tr("pg-heads"), &mut config.heads, 1024);
         let mut kv = config.kv_heads();
         let l = ui.label(tr("pg-kv-heads"));
         ui.add(
@@ -381,10 +375,10 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
         if kv != config.kv_heads() {
             config.kv_heads = (kv != config.heads).then_some(kv);
         }
-        labelled_drag(ui, &tr("pg-ffn"), &mut config.ffn, 1 << 18);
-        labelled_drag(ui, &tr("pg-seq"), &mut config.seq, 1 << 16);
-        labelled_drag(ui, &tr("pg-batch"), &mut config.batch, 1024);
-        labelled_drag(ui, &tr("pg-layers"), &mut config.layers, 256);
+        crate::widgets::labelled_drag(ui, &tr("pg-ffn"), &mut config.ffn, 1 << 18);
+        crate::widgets::labelled_drag(ui, &tr("pg-seq"), &mut config.seq, 1 << 16);
+        crate::widgets::labelled_drag(ui, &tr("pg-batch"), &mut config.batch, 1024);
+        crate::widgets::labelled_drag(ui, &tr("pg-layers"), &mut config.layers, 256);
     });
     ui.horizontal_wrapped(|ui| {
         ui.label("TP:");
@@ -397,7 +391,7 @@ fn controls(ui: &mut egui::Ui, lang: Lang, config: &mut Config) {
                 config.tp = tp;
             }
         }
-        labelled_drag(ui, &tr("pg-tp-field"), &mut config.tp, MAX_TP);
+        crate::widgets::labelled_drag(ui, &tr("pg-tp-field"), &mut config.tp, MAX_TP);
         ui.separator();
         egui::ComboBox::from_label(tr("pg-dtype"))
             .selected_text(config.dtype.name())
@@ -803,7 +797,8 @@ pub fn legend_ui(ui: &mut egui::Ui, tp: usize, dark: bool) {
     ui.horizontal_wrapped(|ui| {
         for r in 0..tp {
             let fill = gpu_color(r, dark);
-            let text = egui::RichText::new(format!(" GPU {r} "))
+            // Non-breaking spaces: a chip never splits into "GPU" and "7" across two lines.
+            let text = egui::RichText::new(format!("\u{a0}GPU\u{a0}{r}\u{a0}"))
                 .background_color(fill)
                 .color(text_on(fill));
             ui.label(text);

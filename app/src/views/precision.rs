@@ -61,7 +61,7 @@ impl View for Precision {
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| t(lang, id);
-        ui.heading(tr("pr-title"));
+        crate::widgets::links::view_heading(ui, tr("pr-title"));
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
             if let Some(c) = config_error_ui(ui, &err, &cfg) {
@@ -421,7 +421,11 @@ fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: 
         .height(220.0)
         .y_axis_label(t(lang, "pr-axis-share"))
         .y_axis_formatter(crate::widgets::axis_numbers(lang))
-        .label_formatter(crate::widgets::hover_numbers(lang))
+        .label_formatter(crate::widgets::hover_numbers(
+            lang,
+            t(lang, "pr-axis-ulps"),
+            t(lang, "pr-axis-share"),
+        ))
         .x_axis_label(t(lang, "pr-axis-ulps"))
         .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 2.0, 4.0]))
         .include_x(-0.5)

@@ -409,11 +409,16 @@ impl Serve {
             .include_y(0.0)
             .include_y(y_max)
             .y_grid_spacer(crate::widgets::nice_grid(30.0))
+            .x_grid_spacer(crate::widgets::nice_grid(40.0))
             .x_axis_label(t(lang, "serve-axis-token"))
             .y_axis_label(t(lang, "serve-axis-ms"))
             .x_axis_formatter(crate::widgets::axis_numbers(lang))
             .y_axis_formatter(crate::widgets::axis_numbers(lang))
-            .label_formatter(crate::widgets::hover_numbers(lang))
+            .label_formatter(crate::widgets::hover_numbers(
+                lang,
+                t(lang, "serve-axis-token"),
+                t(lang, "serve-axis-ms"),
+            ))
             .allow_scroll(false)
             .allow_drag(false)
             .allow_zoom(false)
@@ -568,7 +573,11 @@ impl Serve {
             .y_axis_label(t(lang, "serve-axis-ms-token"))
             .x_axis_formatter(crate::widgets::axis_numbers(lang))
             .y_axis_formatter(crate::widgets::axis_numbers(lang))
-            .label_formatter(crate::widgets::hover_numbers(lang))
+            .label_formatter(crate::widgets::hover_numbers(
+                lang,
+                t(lang, "serve-axis-tp"),
+                t(lang, "serve-axis-ms-token"),
+            ))
             .allow_scroll(false)
             .show(ui, |plot| {
                 plot.line(
@@ -889,7 +898,7 @@ impl View for Serve {
     fn ui(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         let lang = current_lang(ui.ctx());
         crate::widgets::scrolling_page(ui, "serve-page", |ui| {
-            ui.heading(t(lang, "serve-title"));
+            crate::widgets::links::view_heading(ui, t(lang, "serve-title"));
             ui.label(t(lang, "serve-intro"));
             let running = self.job.is_some();
             ui.add_enabled_ui(!running, |ui| {
@@ -982,7 +991,7 @@ impl View for Serve {
                     .flat_map(|c| c.times.iter().skip(1))
                     .map(|t| t.0 + t.1)
                     .fold(0.0f64, f64::max);
-                ui.columns(columns.len(), |cols| {
+                crate::widgets::columns(ui, columns.len(), |cols| {
                     for (k, (col, c)) in cols.iter_mut().zip(&columns).enumerate() {
                         // Plain top-down layout: the columns' default justification
                         // would stretch the wrapped labels' letter spacing.

@@ -592,7 +592,7 @@ impl View for StepThrough {
         self.refresh(shared);
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
-        ui.heading(tr("st-title"));
+        crate::widgets::links::view_heading(ui, tr("st-title"));
         // A projector of 720 lines (450 points at presenter mode's zoom): the strip shows the
         // current pass only, the "beside it" picker joins the counters' row and the lanes draw
         // compact, so that every GPU's lane is on screen with the step's words.
@@ -1087,7 +1087,7 @@ impl View for StepThrough {
                     }
                 }
                 Some(b) => {
-                    ui.columns(2, |cols| {
+                    crate::widgets::columns(ui, 2, |cols| {
                         let caption = if walked_trace.is_some() {
                             crate::i18n::t_args(
                                 lang,

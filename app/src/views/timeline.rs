@@ -134,7 +134,7 @@ impl View for Timeline {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(t(lang, "tl-title"));
+        crate::widgets::links::view_heading(ui, t(lang, "tl-title"));
         let walk = shared.plan_walk();
         let other = shared.beside.other(&shared.scenario, walk.as_ref());
         let scenario_generation = shared.scenario.generation();

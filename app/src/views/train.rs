@@ -222,7 +222,7 @@ impl Train {
     fn page(&mut self, ui: &mut egui::Ui, _shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
-        ui.heading(tr("tr-title"));
+        crate::widgets::links::view_heading(ui, tr("tr-title"));
         let (corpus_len, alphabet) = corpus_stats();
         ui.label(crate::i18n::t_args(
             lang,
@@ -248,6 +248,7 @@ impl Train {
                         .custom_formatter(crate::widgets::widget_number(lang))
                         .custom_parser(crate::widgets::parse_number),
                 )
+                .on_hover_text(tr("tr-lr-range"))
                 .labelled_by(l.id);
                 ui.selectable_value(&mut self.config.optimizer, Optimizer::Adam, "Adam");
                 ui.selectable_value(&mut self.config.optimizer, Optimizer::Sgd, "SGD");
@@ -348,13 +349,17 @@ impl Train {
             + ui.spacing().item_spacing.y;
         let table = curves.clone();
         Plot::new("train-curves")
-            .legend(Legend::default())
+            .legend(Legend::default().follow_insertion_order(true))
             .height((ui.available_height() - 10.0 - note_h).max(320.0))
             .x_axis_label(tr("tr-axis-step"))
             .y_axis_label(tr("tr-axis-loss"))
             .x_axis_formatter(crate::widgets::axis_numbers(lang))
             .y_axis_formatter(crate::widgets::axis_numbers(lang))
-            .label_formatter(crate::widgets::hover_numbers(lang))
+            .label_formatter(crate::widgets::hover_numbers(
+                lang,
+                tr("tr-axis-step"),
+                tr("tr-axis-loss"),
+            ))
             // From step 1 to the last step and from 0 to the loss of a uniform guess over the
             // corpus's characters (where training starts): no empty negative axes before a run.
             .include_x(1.0)
@@ -380,10 +385,62 @@ impl Train {
                 }
             });
         if has_curves {
-            ui.add(egui::Label::new(tr("tr-coincide")).wrap());
+            // What the picture shows, said of the curves on screen: they coincide, or (a
+            // learning rate too high) the loss rose and the TP sizes' rounding grew apart.
+            let note = match curves_apart(&table) {
+                None => tr("tr-coincide"),
+                Some(apart) => crate::i18n::t_args(
+                    lang,
+                    if apart.rose { "tr-rose" } else { "tr-apart" },
+                    &[
+                        ("first", crate::i18n::num(lang, apart.first, 2)),
+                        ("last", crate::i18n::num(lang, apart.last, 2)),
+                        ("gap", crate::i18n::sci(lang, apart.gap, 1)),
+                        (
+                            "lr",
+                            crate::i18n::num_text(lang, &self.config.lr.to_string()),
+                        ),
+                    ],
+                ),
+            };
+            ui.add(egui::Label::new(note).wrap());
         }
         curves_table(ui, lang, &table);
     }
+}
+
+/// How far the plotted curves are apart where they do not coincide on screen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Apart {
+    /// TP=1's loss at the first and the last step plotted.
+    first: f64,
+    last: f64,
+    /// The largest relative gap of any curve to TP=1's at a step both reached.
+    gap: f64,
+    /// The loss ended above where it started (the run diverged).
+    rose: bool,
+}
+
+/// `None` where every curve stays within half a percent of TP=1's (under a line's width on the
+/// plot) and the loss did not rise; else how far apart they are.
+fn curves_apart(curves: &[Vec<[f64; 2]>]) -> Option<Apart> {
+    let base = curves.first()?;
+    let (first, last) = (base.first()?[1], base.last()?[1]);
+    let gap = curves[1..]
+        .iter()
+        .flat_map(|c| c.iter().zip(base))
+        .map(|(a, b)| ((a[1] - b[1]) / b[1]).abs())
+        .fold(
+            0.0_f64,
+            |m, g| if g.is_nan() { f64::INFINITY } else { m.max(g) },
+        );
+    let rose = last > first || last.is_nan();
+    (rose || gap > 5e-3).then_some(Apart {
+        first,
+        last,
+        gap,
+        rose,
+    })
 }
 
 /// The curves as numbers (what a screen reader reads, and what a learner copies): the loss
@@ -430,6 +487,27 @@ fn curves_table(ui: &mut egui::Ui, lang: tplab_lessons::Lang, curves: &[Vec<[f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_caption_says_coincide_only_where_the_curves_do() {
+        let curve = |f: fn(f64) -> f64| {
+            (1..=50)
+                .map(|s| [s as f64, f(s as f64)])
+                .collect::<Vec<_>>()
+        };
+        let trained = curve(|s| 4.7 - 2.0 * (s / 50.0));
+        let same = vec![trained.clone(), trained.clone(), trained.clone()];
+        assert_eq!(curves_apart(&same), None);
+        // A learning rate too high: the loss climbs and the TP sizes part.
+        let up = curve(|s| 4.7 + s * s);
+        let up2 = curve(|s| (4.7 + s * s) * (1.0 + 0.1 * s / 50.0));
+        let a = curves_apart(&[up.clone(), up2, up]).expect("apart");
+        assert!(a.rose && a.gap > 0.09, "{a:?}");
+        // Falling, but apart by 2%: not "coincide" either.
+        let off = curve(|s| (4.7 - 2.0 * (s / 50.0)) * 1.02);
+        let b = curves_apart(&[trained.clone(), off, trained]).expect("apart");
+        assert!(!b.rose && (b.gap - 0.02).abs() < 1e-9, "{b:?}");
+    }
     use std::time::Duration;
 
     fn small() -> TrainConfig {

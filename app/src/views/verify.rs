@@ -310,7 +310,7 @@ impl View for Verify {
 
     fn ui(&mut self, ui: &mut egui::Ui, shared: &mut Shared) {
         let lang = crate::widgets::lang(ui);
-        ui.heading(crate::i18n::t(lang, "vf-title"));
+        crate::widgets::links::view_heading(ui, crate::i18n::t(lang, "vf-title"));
         let cfg = shared.scenario.config().clone();
         if let Err(err) = cfg.validate_for_cpu() {
             if let Some(c) = config_error_ui(ui, &err, &cfg) {
@@ -414,7 +414,11 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
                 egui::Vec2::new(tile_w, (tile_w * aspect).clamp(4.0 * size, tile_w))
             };
             ui.label(ta(
-                "vf-before",
+                if m.pass == tplab_engine::block::op::Pass::Backward {
+                    "vf-before-backward"
+                } else {
+                    "vf-before"
+                },
                 &[
                     ("rows", m.result.shape[0].to_string()),
                     ("cols", m.result.shape[1].to_string()),
@@ -460,7 +464,7 @@ fn shown_ui(ui: &mut egui::Ui, shown: &Shown, selected: &mut usize) {
                     ));
                     let resp = ui.image((m.error.texture.id(), big(&m.error)));
                     a11y_label(&resp, &tr("vf-a11y-heatmap"));
-                    ui.label(egui::RichText::new(tr("vf-scale-caption")).small());
+                    ui.add(egui::Label::new(tr("vf-scale-caption")).wrap());
                     error_legend(ui, lang, m.allowed_abs);
                 });
             });

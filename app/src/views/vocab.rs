@@ -177,7 +177,7 @@ impl Vocab {
         let lang = crate::widgets::lang(ui);
         let tr = |id: &str| crate::i18n::t(lang, id);
         let ta = |id: &str, args: &[(&str, String)]| crate::i18n::t_args(lang, id, args);
-        ui.heading(tr("vo-title"));
+        crate::widgets::links::view_heading(ui, tr("vo-title"));
         ui.horizontal_wrapped(|ui| {
             let l = ui.label(tr("vo-vocab"));
             ui.add(egui::DragValue::new(&mut self.vocab).range(1..=1_000_000))

@@ -83,7 +83,7 @@ pub fn distribution(
     let bar_fill = ui.visuals().selection.bg_fill;
     let ink = ui.visuals().text_color();
     let columns = rounds.len().max(1);
-    ui.columns(columns, |cols| {
+    super::columns(ui, columns, |cols| {
         for (col, (caption, dist)) in cols.iter_mut().zip(rounds) {
             let total = total_of(dist);
             col.strong(t_args(

@@ -112,10 +112,14 @@ pub fn gantt_plot(
         rows
     };
     let mut plot = Plot::new(id.to_string())
-        .legend(Legend::default())
+        .legend(Legend::default().follow_insertion_order(true))
         .x_axis_label(t(lang, "tl-axis-time"))
         .x_axis_formatter(super::axis_numbers(lang))
-        .label_formatter(super::hover_numbers(lang))
+        .label_formatter(super::hover_numbers(
+            lang,
+            t(lang, "tl-axis-time"),
+            String::new(),
+        ))
         .y_axis_formatter(move |mark, _| {
             let v = mark.value.round();
             if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {

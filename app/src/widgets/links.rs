@@ -1,5 +1,5 @@
 //! Links to lessons: a "Lesson N" link that opens the lesson and remembers where the learner came
-//! from, a "Show me" target in words, and each view's own lesson at the top right of its page.
+//! from, a "Show me" target in words, and each view's own lesson at the right of its heading.
 
 use crate::i18n::{t, t_args};
 use crate::lab::{Shared, ShowMe};
@@ -74,10 +74,26 @@ pub fn target_words(lang: tplab_lessons::Lang, target: &ShowMe) -> String {
     parts.join(", ")
 }
 
-/// A small link "Lesson N: title" at the top right of a view's page, to the lesson that
-/// explains the view ([`lesson_for_view`]). Drawn over the page's first row without taking
-/// room from it (the view's own heading starts at the left edge as before).
-pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
+/// The lesson that explains the page on screen, as its link reads: "Lesson N: title".
+#[derive(Clone, Debug, PartialEq)]
+struct PageLesson {
+    slug: String,
+    text: String,
+}
+
+fn page_lesson_id() -> egui::Id {
+    egui::Id::NULL.with("tplab-page-lesson")
+}
+
+fn page_lesson_clicked_id() -> egui::Id {
+    egui::Id::NULL.with("tplab-page-lesson-clicked")
+}
+
+/// Names the lesson that explains the view `view_id` for this frame: the lesson the learner
+/// came from by a "Show me", else the design lab's challenge's own lesson, else the view's
+/// ([`lesson_for_view`]). The view's heading ([`view_heading`]) draws it as a link at the top
+/// right of the page; call [`follow_page_lesson`] after the view to act on a click.
+pub fn set_page_lesson(ctx: &egui::Context, shared: &Shared, view_id: &str) {
     // A learner who came from a lesson's "Show me" goes back to that lesson.
     let from = shared
         .from_lesson
@@ -89,47 +105,81 @@ pub fn view_lesson_link(ui: &mut egui::Ui, shared: &mut Shared, view_id: &str) {
         .then(|| shared.design.challenge().map(|c| c.stage))
         .flatten()
         .and_then(lesson_for_challenge);
-    let Some(lesson) = from.or(challenge).or_else(|| lesson_for_view(view_id)) else {
-        return;
-    };
-    let lang = crate::i18n::current_lang(ui.ctx());
-    let text = t_args(
-        lang,
-        "lesson-link",
-        &[
-            ("n", lesson.order.to_string()),
-            ("title", lesson.title.get(lang).to_string()),
-        ],
-    );
-    let font = egui::TextStyle::Body.resolve(ui.style());
-    let resp_id = egui::Id::NULL.with(("view-lesson-link", view_id));
-    let hovered = ui.ctx().read_response(resp_id).is_some_and(|r| r.hovered());
-    let color = ui.visuals().hyperlink_color;
-    let galley = ui.painter().layout_no_wrap(text.clone(), font, color);
-    // Clear of a view's vertical scroll bar, which is drawn over the page's right edge.
-    let mut area = ui.max_rect();
-    area.max.x -= ui.spacing().scroll.allocated_width();
-    // A narrow window (a phone) has no room beside the view's heading: the link takes its own
-    // line above it, wrapped.
-    if ui.ctx().content_rect().width() < crate::widgets::NARROW_WIDTH {
-        let resp = ui.add(egui::Link::new(text));
-        if resp.clicked() {
-            open(shared, &lesson.slug);
+    let lang = crate::i18n::current_lang(ctx);
+    let page = from
+        .or(challenge)
+        .or_else(|| lesson_for_view(view_id))
+        .map(|lesson| PageLesson {
+            slug: lesson.slug.clone(),
+            text: t_args(
+                lang,
+                "lesson-link",
+                &[
+                    ("n", lesson.order.to_string()),
+                    ("title", lesson.title.get(lang).to_string()),
+                ],
+            ),
+        });
+    ctx.data_mut(|d| match page {
+        Some(p) => {
+            d.insert_temp(page_lesson_id(), p);
         }
-        return;
+        None => d.remove::<PageLesson>(page_lesson_id()),
+    });
+}
+
+/// Opens the lesson whose link the view's heading drew, if it was clicked this frame.
+pub fn follow_page_lesson(ctx: &egui::Context, shared: &mut Shared) {
+    if let Some(slug) = ctx.data_mut(|d| d.remove_temp::<String>(page_lesson_clicked_id())) {
+        open(shared, &slug);
     }
-    let rect = egui::Align2::RIGHT_TOP.align_size_within_rect(galley.size(), area);
-    let resp = ui
-        .interact(rect, resp_id, egui::Sense::click())
-        .on_hover_cursor(egui::CursorIcon::PointingHand);
-    if hovered {
+}
+
+/// A view's heading, with the link to the lesson that explains the view
+/// ([`set_page_lesson`]) at the right of the same row. Where the two do not fit on one row (a
+/// long title on a projector, a Turkish one) the link takes its own row above the heading, at
+/// the right; on a phone it wraps. The link belongs to the page: it scrolls with it, and
+/// nothing is ever drawn under it.
+pub fn view_heading(ui: &mut egui::Ui, text: impl Into<String>) -> egui::Response {
+    let text = text.into();
+    let Some(page) = ui
+        .ctx()
+        .data(|d| d.get_temp::<PageLesson>(page_lesson_id()))
+    else {
+        return ui.heading(text);
+    };
+    let link = |ui: &mut egui::Ui| {
+        let resp = ui.add(egui::Link::new(&page.text));
+        if resp.clicked() {
+            let slug = page.slug.clone();
+            ui.ctx()
+                .data_mut(|d| d.insert_temp(page_lesson_clicked_id(), slug));
+        }
+    };
+    if ui.ctx().content_rect().width() < crate::widgets::NARROW_WIDTH {
+        link(ui);
+        return ui.heading(text);
+    }
+    let width = |s: &str, style: egui::TextStyle| {
+        let font = style.resolve(ui.style());
         ui.painter()
-            .hline(rect.x_range(), rect.bottom(), egui::Stroke::new(1.0, color));
-    }
-    ui.painter().galley(rect.min, galley, color);
-    resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Link, true, &text));
-    if resp.clicked() {
-        open(shared, &lesson.slug);
+            .layout_no_wrap(s.to_string(), font, egui::Color32::PLACEHOLDER)
+            .size()
+            .x
+    };
+    let needed = width(&text, egui::TextStyle::Heading)
+        + 2.0 * ui.spacing().item_spacing.x
+        + width(&page.text, egui::TextStyle::Body);
+    if needed <= ui.available_width() {
+        ui.horizontal(|ui| {
+            let heading = ui.heading(text);
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), link);
+            heading
+        })
+        .inner
+    } else {
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Min), link);
+        ui.heading(text)
     }
 }
 

@@ -61,10 +61,35 @@ use crate::lab::{Derived, Scenario};
 use tplab_engine::config::{Config, ConfigError};
 use tplab_lessons::Lang;
 
+/// `text` as a wrapped label, its `backtick` spans (commands, file names) in the monospace font
+/// on the code background, without the backticks.
+pub fn code_label(ui: &mut egui::Ui, text: &str, color: egui::Color32) -> egui::Response {
+    let body = egui::TextStyle::Body.resolve(ui.style());
+    let mono = egui::TextStyle::Monospace.resolve(ui.style());
+    let mut job = egui::text::LayoutJob::default();
+    for (i, part) in text.split('`').enumerate().filter(|(_, p)| !p.is_empty()) {
+        let format = if i % 2 == 1 {
+            egui::TextFormat {
+                font_id: mono.clone(),
+                color,
+                background: ui.visuals().code_bg_color,
+                ..Default::default()
+            }
+        } else {
+            egui::TextFormat::simple(body.clone(), color)
+        };
+        job.append(part, 0.0, format);
+    }
+    ui.add(egui::Label::new(job).wrap())
+}
+
 /// Colours for GPUs: the Okabe–Ito palette, distinguishable with the common colour-vision
 /// deficiencies, per theme: on a light background the yellow becomes a dark gold (the pale yellow
 /// is 1.2:1 against white) and black a dark grey; on a dark background black becomes light grey.
-/// Use it for fills; for text drawn in a GPU's colour use [`gpu_ink`].
+/// GPUs 8 to 15 (TP 12 or 16, two nodes) take eight more colours, picked so that each is at
+/// least ΔE 30 (CIELAB) from every other of the sixteen in both themes (the Okabe–Ito eight are
+/// 25 apart at the closest) and reads as a shape on white and on the dark canvas (contrast ≥ 2);
+/// ranks past 15 repeat them. Use it for fills; for text drawn in a GPU's colour use [`gpu_ink`].
 pub fn gpu_color(rank: usize, dark: bool) -> egui::Color32 {
     use egui::Color32;
     const OKABE_ITO: [Color32; 7] = [
@@ -76,13 +101,27 @@ pub fn gpu_color(rank: usize, dark: bool) -> egui::Color32 {
         Color32::from_rgb(0xCC, 0x79, 0xA7), // reddish purple
         Color32::from_rgb(0xF0, 0xE4, 0x42), // yellow
     ];
-    match rank % 8 {
+    const SECOND_NODE: [Color32; 8] = [
+        Color32::from_rgb(0x6A, 0x3D, 0x9A), // violet
+        Color32::from_rgb(0x33, 0xA0, 0x2C), // green
+        Color32::from_rgb(0xCF, 0x1C, 0x90), // magenta
+        Color32::from_rgb(0x8C, 0x51, 0x0A), // brown
+        Color32::from_rgb(0xF9, 0x7B, 0x72), // salmon
+        Color32::from_rgb(0x9E, 0x01, 0x42), // crimson
+        Color32::from_rgb(0x70, 0x80, 0x90), // slate
+        Color32::from_rgb(0xE3, 0x1A, 0x1C), // red
+    ];
+    match rank % GPU_COLORS {
+        i if i >= 8 => SECOND_NODE[i - 8],
         7 if dark => Color32::from_rgb(0xDD, 0xDD, 0xDD),
         7 => Color32::from_rgb(0x20, 0x20, 0x20),
         6 if !dark => Color32::from_rgb(0xA8, 0x94, 0x00),
         i => OKABE_ITO[i],
     }
 }
+
+/// How many different GPU colours [`gpu_color`] has before it repeats.
+pub const GPU_COLORS: usize = 16;
 
 /// WCAG relative luminance of a colour.
 pub fn luminance(c: egui::Color32) -> f32 {
@@ -111,7 +150,7 @@ pub fn contrast(a: egui::Color32, b: egui::Color32) -> f32 {
 ///
 /// Worked out once per colour and theme (the palette repeats every 8 GPUs), not per label drawn.
 pub fn gpu_ink(rank: usize, dark: bool) -> egui::Color32 {
-    static INKS: std::sync::OnceLock<[[egui::Color32; 8]; 2]> = std::sync::OnceLock::new();
+    static INKS: std::sync::OnceLock<[[egui::Color32; GPU_COLORS]; 2]> = std::sync::OnceLock::new();
     let inks = INKS.get_or_init(|| {
         [false, true].map(|dark| {
             let (visuals, canvas) = if dark {
@@ -124,7 +163,7 @@ pub fn gpu_ink(rank: usize, dark: bool) -> egui::Color32 {
             std::array::from_fn(|r| ink_against(gpu_color(r, dark), &backgrounds, dark, 4.5))
         })
     });
-    inks[usize::from(dark)][rank % 8]
+    inks[usize::from(dark)][rank % GPU_COLORS]
 }
 
 /// `c` darkened (light theme) or lightened (dark theme) until it reaches `ratio` against every
@@ -356,21 +395,31 @@ pub fn parse_number(s: &str) -> Option<f64> {
     s.trim().replace(',', ".").parse().ok()
 }
 
-/// An egui_plot hover label as egui_plot's default (the series, x and y to three decimals), in
-/// the learner's numbers.
-pub fn hover_numbers(lang: Lang) -> impl Fn(&egui_plot::HoverPosition<'_>) -> Option<String> {
+/// An egui_plot hover label near a curve: the series, then its x and y named by the axes' names
+/// (`y_name` empty: x only), to three decimals in the learner's numbers; nothing away from the
+/// data ("x = 2.343" of an empty spot says nothing).
+pub fn hover_numbers(
+    lang: Lang,
+    x_name: String,
+    y_name: String,
+) -> impl Fn(&egui_plot::HoverPosition<'_>) -> Option<String> {
     move |pos| {
         let n = |v: f64| crate::i18n::num(lang, v, 3);
-        Some(match pos {
+        match pos {
             egui_plot::HoverPosition::NearDataPoint {
                 plot_name,
                 position,
                 ..
-            } => format!("{plot_name}\nx = {}\ny = {}", n(position.x), n(position.y)),
-            egui_plot::HoverPosition::Elsewhere { position } => {
-                format!("x = {}\ny = {}", n(position.x), n(position.y))
+            } => {
+                let mut s = format!("{plot_name}\n{x_name}: {}", n(position.x));
+                if !y_name.is_empty() {
+                    s.push_str(&format!("\n{y_name}: {}", n(position.y)));
+                }
+                Some(s)
             }
-        })
+            // Away from the data the pointer's coordinates say nothing a learner needs.
+            egui_plot::HoverPosition::Elsewhere { .. } => None,
+        }
     }
 }
 
@@ -407,6 +456,44 @@ pub const COMBO_EXTRA: f32 = 48.0;
 /// Points a slider adds to its label: the rail, the value box and the gaps.
 pub fn slider_extra(ui: &egui::Ui) -> f32 {
     ui.spacing().slider_width + ui.spacing().interact_size.x + 4.0 * ui.spacing().item_spacing.x
+}
+
+/// Columns whose text reads left-aligned: egui lays out `ui.columns` top-down *justified*, and
+/// a wrapped label in a justified layout is justified word by word ("it  issues  no
+/// certificates"), which reads badly in a narrow column on a projector. Each column becomes a
+/// plain top-down one, so its labels wrap ragged-right as everywhere else.
+pub fn columns<R>(ui: &mut egui::Ui, n: usize, add: impl FnOnce(&mut [egui::Ui]) -> R) -> R {
+    ui.columns(n, |cols| {
+        for c in cols.iter_mut() {
+            let plain = c.new_child(
+                egui::UiBuilder::new()
+                    .max_rect(c.max_rect())
+                    .layout(egui::Layout::top_down(egui::Align::Min)),
+            );
+            *c = plain;
+        }
+        add(cols)
+    })
+}
+
+/// A label and its number field, kept on one row of a wrapping row: the row breaks before
+/// the label when the pair does not fit in what is left of it ("global batch" never ends one
+/// row with its field on the next). Whole labels: "sequence length" never breaks either.
+pub fn labelled_drag(ui: &mut egui::Ui, label: &str, v: &mut usize, max: usize) {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let width = |text: String| {
+        ui.painter()
+            .layout_no_wrap(text, font.clone(), egui::Color32::PLACEHOLDER)
+            .size()
+            .x
+    };
+    let field = (width(v.to_string()) + 2.0 * ui.spacing().button_padding.x)
+        .max(ui.spacing().interact_size.x);
+    let needed = width(label.to_string()) + ui.spacing().item_spacing.x + field;
+    crate::widgets::keep_on_one_row(ui, needed);
+    let l = ui.add(egui::Label::new(label).extend());
+    ui.add(egui::DragValue::new(v).range(1..=max))
+        .labelled_by(l.id);
 }
 
 /// In a wrapping row: starts the next row unless a widget with these texts and `extra` points

@@ -45,19 +45,39 @@ pub fn verdict_ui(
             ],
         ));
     }
-    ui.add(
-        egui::Label::new(ta(
-            "vf-tolerance",
-            &[
-                ("tol", crate::i18n::sci(lang, v.tolerance.relative, 2)),
-                (
-                    "reason",
-                    reason.unwrap_or_else(|| tolerance_reason(lang, &v.tolerance)),
-                ),
-            ],
-        ))
-        .wrap(),
-    );
+    let tol = crate::i18n::sci(lang, v.tolerance.relative, 2);
+    match (reason, v.tolerance.bound) {
+        // The engine's bound: said in a sentence, its formula one click away.
+        (None, Some(b)) => {
+            ui.add(
+                egui::Label::new(ta(
+                    "vf-tolerance-plain",
+                    &[("tol", tol), ("dtype", b.dtype.to_string())],
+                ))
+                .wrap(),
+            );
+            egui::CollapsingHeader::new(crate::i18n::t(lang, "vf-tolerance-how"))
+                .id_salt("verify-tolerance-how")
+                .show(ui, |ui| {
+                    ui.add(egui::Label::new(tolerance_reason(lang, &v.tolerance)).wrap());
+                });
+        }
+        (reason, _) => {
+            ui.add(
+                egui::Label::new(ta(
+                    "vf-tolerance",
+                    &[
+                        ("tol", tol),
+                        (
+                            "reason",
+                            reason.unwrap_or_else(|| tolerance_reason(lang, &v.tolerance)),
+                        ),
+                    ],
+                ))
+                .wrap(),
+            );
+        }
+    }
 }
 
 /// A checked tensor in words, from what the check says it compares: the gradient of W1 in

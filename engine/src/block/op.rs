@@ -228,21 +228,21 @@ ops! {
     MlpBiasResidual = "mlp.bias_residual", Forward, Compute(BiasResidual), "fc2 bias and residual";
 
     MlpBiasResidualBwd = "mlp.bias_residual.bwd", Backward, Compute(BiasResidualBackward), "fc2 bias gradient";
-    MlpGBwd = "mlp.g.bwd", Backward, Collective(Role::Conjugate(G)), "g backward (identity)";
+    MlpGBwd = "mlp.g.bwd", Backward, Collective(Role::Conjugate(G)), "g after the MLP, backward (identity)";
     Fc2Bwd = "mlp.fc2.bwd", Backward, Compute(LinearBackward { bias: false }), "fc2 gradients";
     GeluBwd = "mlp.gelu.bwd", Backward, Compute(GeluBackward), "GeLU gradient";
     MlpFBwdGather = "mlp.f.bwd.gather", Backward, Collective(SequenceRegather), "LayerNorm 2 output gathered again";
     Fc1Bwd = "mlp.fc1.bwd", Backward, Compute(LinearBackward { bias: true }), "fc1 gradients";
-    MlpFBwd = "mlp.f.bwd", Backward, Collective(Role::Conjugate(F)), "f backward: input gradient summed";
+    MlpFBwd = "mlp.f.bwd", Backward, Collective(Role::Conjugate(F)), "f before the MLP, backward: input gradient summed";
     Ln2Bwd = "ln2.bwd", Backward, Compute(LayerNormBackward), "LayerNorm 2 gradient";
     AttnBiasResidualBwd = "attn.bias_residual.bwd", Backward, Compute(BiasResidualBackward), "output bias gradient";
-    AttnGBwd = "attn.g.bwd", Backward, Collective(Role::Conjugate(G)), "g backward (identity)";
+    AttnGBwd = "attn.g.bwd", Backward, Collective(Role::Conjugate(G)), "g after attention, backward (identity)";
     AttnOutBwd = "attn.out.bwd", Backward, Compute(LinearBackward { bias: false }), "output projection gradients";
     AttnCoreBwd = "attn.core.bwd", Backward, Compute(AttentionBackward), "attention gradient";
     AttnFBwdGather = "attn.f.bwd.gather", Backward, Collective(SequenceRegather), "LayerNorm 1 output gathered again";
     QkvBwd = "attn.qkv.bwd", Backward, Compute(LinearBackward { bias: true }), "QKV projection gradients";
     KvGrads = "attn.kv.grads", Backward, Collective(KvCopyGradSync), "K/V copies' gradients summed";
-    AttnFBwd = "attn.f.bwd", Backward, Collective(Role::Conjugate(F)), "f backward: input gradient summed";
+    AttnFBwd = "attn.f.bwd", Backward, Collective(Role::Conjugate(F)), "f before attention, backward: input gradient summed";
     Ln1Bwd = "ln1.bwd", Backward, Compute(LayerNormBackward), "LayerNorm 1 gradient";
     SpGrads = "sp.grads", Backward, Collective(LnBiasGradSync), "LayerNorm and bias gradients summed";
 

@@ -3,6 +3,7 @@
 view-class = Class
 class-title = Live class
 class-how = A live class runs on the teacher's machine: start it with `tplab class --console` (this app becomes the console), or open the teacher's link that `tplab class` prints. Students open the join address on a phone or a laptop.
+class-loopback = Only this computer can open this address: students' devices cannot reach it. To let the room in, restart the class on this computer's address on the room's network: `tplab class --bind 0.0.0.0 --url http://<this computer's address>:8036 --console`.
 class-connecting = Connecting to the class…
 class-reconnecting = Connection lost: trying again (attempt { $attempt })…
 class-connected = Connected
@@ -88,7 +89,7 @@ class-error-class-ended = This class has ended.
 class-error-bad-name = The server refused that name: a name has at most 32 characters, with no control or direction characters.
 class-error-class-full = The class is full.
 class-error-too-many-attempts = Too many wrong codes from this network: wait ten minutes.
-class-error-bad-secret = The teacher's link is wrong: copy it again from `tplab class`.
+class-error-bad-secret = The teacher's link is wrong: copy it again from what "tplab class" printed.
 class-error-wrong-phase = Votes are closed for this round.
 class-error-time-up = Time is up for this vote.
 class-error-rate-limited = Too fast: wait a second.

@@ -80,23 +80,32 @@ cu-story-custom = Your Planner inputs: { $model } on { $gpus } { $gpu } GPUs, { 
 cu-planning = The planner is ranking layouts…
 cu-planner-nothing = No layout fits this cluster for training: the guide's layout is drawn instead.
 cu-planner-nothing-custom = No layout fits this cluster for training: go back to the Planner for why, and give it more GPUs or memory.
-cu-layout = TP { $tp } × PP { $pp } × DP { $dp } = { $gpus } GPUs ({ $nodes } node(s) of { $per_node }): { $model } on { $gpu }
+cu-layout = TP { $tp } × PP { $pp } × DP { $dp } = { $gpus } GPUs ({ $nodes ->
+    [one] one node
+   *[other] { $nodes } nodes
+} of { $per_node }): { $model } on { $gpu }
 cu-serving-memory = Served: { $weights } of 2-byte weights per GPU (the model over TP { $tp }); the rest of each GPU's memory holds the KV cache.
 cu-memory-fits = Per GPU { $total } of { $usable } usable (weights { $weights }, gradients { $gradients }, optimizer { $optimizer }, activations { $activations }): it fits. One training step: { $seconds } s.
 cu-memory-no-fit = Per GPU { $total } but only { $usable } usable (weights { $weights }, gradients { $gradients }, optimizer { $optimizer }, activations { $activations }): this layout does not fit for training.
-cu-overview-a11y = Cluster: { $nodes } node(s), { $gpus } GPUs in use, { $model }
+cu-overview-a11y = Cluster: { $nodes ->
+    [one] one node
+   *[other] { $nodes } nodes
+}, { $gpus } GPUs in use, { $model }
 cu-overview-hover = Each box is a node, each cell a GPU in its colour; click a node to see its GPUs below.
 cu-key-tp = Same colour: one TP group, the GPUs that split every layer of their stage between them (they all-reduce twice per layer each way).
 cu-key-stage = Same colour: one pipeline stage, the GPUs that hold the same layers (the colours repeat every 8 stages).
 cu-key-replica = Same colour: one data-parallel replica, a whole copy of the model that trains on its own share of the batch.
-cu-node = Node { $node } of { $nodes } (numbered from 0):
+cu-node = Node { $node } (the nodes are numbered 0 to { $last }):
 cu-gpu-unused = GPU { $gpu }: unused
 cu-gpu-title = GPU { $gpu } (rank { $rank })
 cu-gpu-place = TP rank { $tp } · stage { $stage } · replica { $replica }
 cu-gpu-layers = layers { $first } to { $last }
 cu-gpu-heads = heads { $h0 } to { $h1 }
 cu-gpu-ffn = FFN columns { $f0 } to { $f1 }
-cu-gpu-links = TP { $tp } · next stage { $pp } · DP { $dp }
+cu-gpu-link-tp = TP over { $link }
+cu-gpu-link-pp = to the next stage over { $link }
+cu-gpu-link-dp = DP over { $link }
+cu-gpu-links-none = no collective: one GPU holds the whole model
 cu-links = The links each collective uses:
 cu-link-across = across nodes, over { $link }
 cu-link-inside = inside the node, over { $link }

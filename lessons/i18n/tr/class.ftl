@@ -3,6 +3,7 @@
 view-class = Canlı ders
 class-title = Canlı ders
 class-how = Canlı ders öğretmenin bilgisayarında çalışır: `tplab class --console` ile başlatın (bu uygulama konsol olur) ya da `tplab class` komutunun yazdığı öğretmen bağlantısını açın. Öğrenciler katılma adresini telefonda veya dizüstünde açar.
+class-loopback = Bu adresi yalnızca bu bilgisayar açabilir: öğrencilerin cihazları ona ulaşamaz. Sınıfı içeri almak için dersi bu bilgisayarın sınıf ağındaki adresiyle yeniden başlatın: `tplab class --bind 0.0.0.0 --url http://<bu bilgisayarın adresi>:8036 --console`.
 class-connecting = Derse bağlanılıyor…
 class-reconnecting = Bağlantı koptu: yeniden deneniyor ({ $attempt }. deneme)…
 class-connected = Bağlı
@@ -88,7 +89,7 @@ class-error-class-ended = Bu ders sona erdi.
 class-error-bad-name = Sunucu bu adı reddetti: ad en çok 32 karakterdir, denetim ya da yön karakteri içermez.
 class-error-class-full = Ders dolu.
 class-error-too-many-attempts = Bu ağdan çok fazla yanlış kod girildi: on dakika bekleyin.
-class-error-bad-secret = Öğretmen bağlantısı yanlış: `tplab class` çıktısından yeniden kopyalayın.
+class-error-bad-secret = Öğretmen bağlantısı yanlış: "tplab class" komutunun çıktısından yeniden kopyalayın.
 class-error-wrong-phase = Bu oylama kapandı.
 class-error-time-up = Bu oylamanın süresi doldu.
 class-error-rate-limited = Çok hızlı: bir saniye bekleyin.

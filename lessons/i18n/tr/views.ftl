@@ -176,21 +176,21 @@ op-mlp-fc2 = fc2 (satır paralel)
 op-mlp-g = MLP'den sonraki g
 op-mlp-bias-residual = fc2 bias'ı ve artık bağlantı
 op-mlp-bias-residual-bwd = fc2 bias gradyanı
-op-mlp-g-bwd = geri geçişte g (birim işlem)
+op-mlp-g-bwd = MLP'den sonraki g, geri geçişte (birim işlem)
 op-mlp-fc2-bwd = fc2 gradyanları
 op-mlp-gelu-bwd = GeLU gradyanı
 op-mlp-f-bwd-gather = LayerNorm 2 çıktısı yeniden toplanır
 op-mlp-fc1-bwd = fc1 gradyanları
-op-mlp-f-bwd = geri geçişte f: giriş gradyanı toplanır
+op-mlp-f-bwd = MLP'den önceki f, geri geçişte: giriş gradyanı toplanır
 op-ln2-bwd = LayerNorm 2 gradyanı
 op-attn-bias-residual-bwd = çıktı bias gradyanı
-op-attn-g-bwd = geri geçişte g (birim işlem)
+op-attn-g-bwd = dikkatten sonraki g, geri geçişte (birim işlem)
 op-attn-out-bwd = çıkış projeksiyonu gradyanları
 op-attn-core-bwd = dikkat gradyanı
 op-attn-f-bwd-gather = LayerNorm 1 çıktısı yeniden toplanır
 op-attn-qkv-bwd = QKV projeksiyonu gradyanları
 op-attn-kv-grads = K/V kopyalarının gradyanları toplanır
-op-attn-f-bwd = geri geçişte f: giriş gradyanı toplanır
+op-attn-f-bwd = dikkatten önceki f, geri geçişte: giriş gradyanı toplanır
 op-ln1-bwd = LayerNorm 1 gradyanı
 op-sp-grads = LayerNorm ve bias gradyanları toplanır
 op-embed-lookup = gömme araması (kendi sözlük satırları)
@@ -251,10 +251,12 @@ op-attn-core-all = tüm kafalarda dikkat (her GPU hepsini hesaplar)
 vf-title = Doğrulama: bölünmüş çalıştırma CPU referansına karşı
 vf-run-again = Yeniden çalıştır
 vf-failed = Çalıştırma başarısız: { $error }
-vf-passed = GEÇTİ: { $total } denetimin tamamı tolerans içinde ({ $label })
-vf-failed-checks = KALDI: { $total } denetimden { $failed } tanesi toleransı aşıyor
+vf-passed = ✔ Geçti: { $total } denetimin tamamı tolerans içinde ({ $label })
+vf-failed-checks = ✖ Kaldı: { $total } denetimden { $failed } tanesi toleransı aşıyor
 vf-worst = en kötüsü: { $name }{ $rank } en büyük mutlak hata { $abs }, en büyük göreli hata { $rel }
 vf-tolerance = tolerans: göreli { $tol } — { $reason }
+vf-tolerance-plain = tolerans: { $tol } bağıl fark, { $dtype } yuvarlamasının bu katmanda birikebileceği kadar. Bölme yalnızca toplamaların sırasını değiştirir; doğru bir bölme referanstan yalnızca yuvarlama kadar, yanlış bir bölme çok daha fazla ayrılır.
+vf-tolerance-how = Tolerans nasıl belirlenir
 vf-tp1 = TP=1: gösterilecek all-reduce yok; yukarıdaki çıktı denetimi tüm çalıştırmayı karşılaştırır.
 vf-all-reduce = all-reduce
 vf-collective-label = katman { $layer }, { $pass }: { $op }
@@ -264,7 +266,8 @@ vf-check-rank-count = GPU sayısı
 vf-check-grad = { $param } gradyanı (katman { $layer })
 vf-check-op = { $op } çıktısı (katman { $layer })
 vf-before = Önce: her GPU'nun kısmi çıktısı [{ $rows }, { $cols }] (mavi negatif, turuncu pozitif; tek ölçek)
-vf-more-gpus = … { $count } GPU daha
+vf-before-backward = Önce: her GPU'nun giriş gradyanındaki payı [{ $rows }, { $cols }] (mavi negatif, turuncu pozitif; tek ölçek)
+vf-more-gpus = … { $count } GPU daha
 vf-after = Sonra: all-reduce ile toplanmış sonuç
 vf-reference = CPU referansı
 vf-error = |sonra - referans|: en büyük mutlak { $abs }, en büyük göreli { $rel }
@@ -293,7 +296,7 @@ pr-col-eps = ε cinsinden
 pr-col-rms = RMS hata
 pr-col-differs = TP=1'den farklı
 pr-col-ulps = TP=1'e göre medyan / en büyük ULP
-pr-differs = { $elements } elemanın %{ $percent }'i
+pr-differs = %{ $percent } ({ $elements } elemandan)
 pr-baseline = (temel)
 pr-histogram-of = f64'e göre hata, şu tipin ULP'leriyle:
 pr-axis-share = çıktıların yüzdesi
@@ -326,10 +329,13 @@ tr-err-too-many-steps = { $steps } adım, { $max } sınırının üzerinde; daha
 tr-err-lr = öğrenme oranı pozitif bir sayı olmalı ({ $lr } verildi); Adam için 3e-3, SGD için 0,1 deneyin
 tr-err-text-short = metin { $chars } karakter; seq { $seq } + 1 uzunluğundaki pencereler için çok kısa; seq değerini küçültün
 tr-err-diverged = eğitim TP={ $tp } ile { $steps } adımın { $step }. adımında ıraksadı: kayıp { $loss }; öğrenme oranını (şu an { $lr }) düşürüp yeniden deneyin
-tr-finished = Bitti: kayıp { $first } -> { $last }; çalıştırma boyunca TP=1'e en büyük fark: TP=2 { $gap2 }, TP=4 { $gap4 } (göreli)
+tr-finished = Bitti: kayıp { $first } değerinden { $last } değerine geldi; çalıştırma boyunca TP=1'e en büyük fark: TP=2 { $gap2 }, TP=4 { $gap4 } (göreli)
 tr-axis-step = adım
 tr-axis-loss = çapraz entropi (karakter başına nat)
 tr-coincide = Üç eğri üst üste biner: TP sayıların nerede hesaplandığını değiştirir, neyin hesaplandığını değil. TP=2 kesik, TP=4 noktalı çizgiyle TP=1'in üzerinde.
+tr-lr-range = 0,00001 ile 1 arası (daha büyük bir değer 1 olur); varsayılan 0,003, bu modeli Adam ile düzgünce eğitir.
+tr-rose = Eğriler burada üst üste binmiyor: kayıp { $first } değerinden { $last } değerine yükseldi, çünkü { $lr } öğrenme oranı bu model için fazla yüksek; sayılar büyüdükçe TP boyutlarının küçük yuvarlama farkları da büyüdü (TP=1'e en büyük fark: { $gap }). Eğiten bir öğrenme oranıyla (varsayılan 0,003) eğriler üst üste biner.
+tr-apart = Eğriler burada kaybın { $gap } kadarına varan ölçüde ayrılıyor: TP boyutları kısmi toplamlarını başka bir sırayla toplar ve bu çalıştırmada yuvarlama farkları adımlar boyunca büyüdü. f64'te gözün görebileceğinin çok altında kalırlar.
 
 ## Vocabulary.
 vo-title = Sözlük paralelliği: gömme ve kayıp sözlüğe göre bölünür
@@ -346,8 +352,8 @@ vo-compute = hesaplama
 vo-checking = denetleniyor ({ $seconds } sn)
 vo-check = Referansla karşılaştır
 vo-check-failed = Denetim başarısız: { $error }
-vo-passed = GEÇTİ
-vo-failed = KALDI
+vo-passed = ✔ Geçti
+vo-failed = ✖ Kaldı
 vo-result = { $verdict }: kayıp { $loss }, referans { $reference } (V={ $vocab }, TP={ $tp }, { $dtype }); { $checks } denetim, en kötü göreli hata { $worst }, tolerans { $tolerance }; dolgu satırlarının gradyanları sıfır
 vo-split-a11y = sözlük bölünmesi: GPU başına { $rows } satır, sonda { $padding } dolgu satırı
 vo-rank-rows = GPU { $rank }: { $first }–{ $last } arası satırlar

@@ -301,3 +301,37 @@ fn collectives_count_rounds_from_one_and_one_press_is_one_round() {
         }
     }
 }
+
+/// The Timeline at TP 12 on a 1280×720 projector: a legend of twelve GPUs would cover the bars,
+/// so a key above the plot names compute, communication and the backward pass, and the rows are
+/// named on the axis.
+#[test]
+fn the_timeline_at_tp_12_on_a_projector_keys_instead_of_a_legend() {
+    let mut app = TplabApp::default();
+    app.shared.presenter = true;
+    let cfg = tplab_engine::config::Config {
+        tp: 12,
+        ..tplab_engine::config::Preset::Gpt2Small.config()
+    };
+    app.shared.scenario.set_config(cfg);
+    assert!(app.select("timeline"));
+    let mut harness = common::gl_harness_pixels(app, (1280.0, 720.0), Lang::En, "timeline");
+    common::settle_view(&mut harness, "timeline");
+    harness.get_by_label("compute (in each GPU's colour)");
+    assert!(
+        harness.query_by_label("GPU 11 compute").is_none(),
+        "no legend line per GPU at TP 12 on a projector"
+    );
+    let name = format!(
+        "view_timeline_tp12_{}",
+        shot_name(
+            "timeline",
+            (1280.0, 720.0),
+            Lang::En,
+            ThemeChoice::Light,
+            true
+        )
+        .trim_start_matches("timeline_")
+    );
+    harness.snapshot_options(&name, &snapshot_options());
+}

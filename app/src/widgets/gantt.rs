@@ -106,13 +106,37 @@ pub fn gantt_plot(
     let rows = tp as f64;
     // The time axis (ticks and its name) takes about three lines of the plot's height.
     let data_h = plot_h - 3.0 * size;
-    let band = if data_h > legend_px + 40.0 {
+    // Where the legend (a line per GPU) would not fit beside the rows (TP 12 on a projector), it
+    // gives way to a key above the plot: each row is named on the axis, and its bars wear its
+    // GPU's colour.
+    // (The legend's band above the rows squeezes them: past 40% of the plot's height the rows
+    // would be slivers, as in a side-by-side pair on a projector.)
+    let legend_fits = legend_px < 0.4 * data_h;
+    let band = if legend_fits {
         rows * f64::from(legend_px) / f64::from(data_h - legend_px)
     } else {
-        rows
+        0.0
     };
+    let key_top = ui.cursor().top();
+    if !legend_fits {
+        plot_key(
+            ui,
+            &[
+                (
+                    KeyMark::Dot,
+                    gpu_color(0, dark),
+                    t(lang, "tl-compute-own-colour"),
+                ),
+                (KeyMark::Dot, comm_color(dark), t(lang, "tl-communication")),
+                (
+                    KeyMark::Dash,
+                    ui_strong(dark),
+                    t(lang, "tl-backward-begins"),
+                ),
+            ],
+        );
+    }
     let mut plot = Plot::new(id.to_string())
-        .legend(Legend::default().follow_insertion_order(true))
         .x_axis_label(t(lang, "tl-axis-time"))
         .x_axis_formatter(super::axis_numbers(lang))
         .label_formatter(super::hover_numbers(
@@ -120,14 +144,18 @@ pub fn gantt_plot(
             t(lang, "tl-axis-time"),
             String::new(),
         ))
-        .y_axis_formatter(move |mark, _| {
-            let v = mark.value.round();
-            if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
-                format!("GPU {}", tp - 1 - v as usize)
-            } else {
-                String::new()
-            }
-        })
+        // Every row named where rows are at least 10 points apart (egui_plot's default spacing
+        // left two names of twelve rows on a projector).
+        .custom_y_axes(vec![egui_plot::AxisHints::new_y()
+            .label_spacing(10.0..=16.0)
+            .formatter(move |mark, _| {
+                let v = mark.value.round();
+                if (mark.value - v).abs() < 1e-6 && v >= 0.0 && (v as usize) < tp {
+                    format!("GPU {}", tp - 1 - v as usize)
+                } else {
+                    String::new()
+                }
+            })])
         .include_x(0.0)
         .include_x(x_max_us.unwrap_or(makespan_us).max(makespan_us))
         .include_y(-0.5)
@@ -135,7 +163,12 @@ pub fn gantt_plot(
         .set_margin_fraction(egui::Vec2::new(0.03, 0.0))
         .allow_scroll(false);
     if let Some(h) = height {
-        plot = plot.height(h);
+        // The key's line comes out of the height the caller gave the plot.
+        let key_h = ui.cursor().top() - key_top;
+        plot = plot.height((h - key_h).max(120.0));
+    }
+    if legend_fits {
+        plot = plot.legend(Legend::default().follow_insertion_order(true));
     }
     let compute_name = t(lang, "tl-compute");
     let comm_name = t(lang, "tl-communication");
@@ -170,9 +203,13 @@ pub fn gantt_plot(
         }
         // Names on the bars that are wide enough for them (from last frame's scale).
         let px_per_us = plot.transform().dpos_dvalue_x();
+        // A bar is 0.7 of a row high: a name goes where it fits inside, across and up.
+        let bar_px = 0.7 * plot.transform().dpos_dvalue_y().abs();
         let char_w = 0.55 * 0.8 * size;
         for (x, y, dur, name, ink) in labels {
-            if dur * px_per_us > (name.chars().count() as f64 + 1.0) * f64::from(char_w) {
+            if bar_px >= f64::from(0.8 * size)
+                && dur * px_per_us > (name.chars().count() as f64 + 1.0) * f64::from(char_w)
+            {
                 plot.text(
                     Text::new(
                         "",

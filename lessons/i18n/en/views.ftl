@@ -103,6 +103,7 @@ tl-too-many = Too many events to draw at once; layer:
 tl-makespan = Makespan { $makespan } µs, of which { $comm } µs ({ $share }%) is communication every GPU waits for.
 tl-axis-time = time (µs)
 tl-compute = compute
+tl-compute-own-colour = compute (in each GPU's colour)
 tl-communication = communication
 tl-backward-begins = backward pass begins
 tl-bar-hover = { $name }

@@ -113,6 +113,7 @@ tl-too-many = Bir kerede çizilemeyecek kadar çok olay var; katman:
 tl-makespan = Toplam süre { $makespan } µs; bunun { $comm } µs'si (%{ $share }) her GPU'nun beklediği iletişimdir.
 tl-axis-time = zaman (µs)
 tl-compute = hesaplama
+tl-compute-own-colour = hesaplama (her GPU kendi renginde)
 tl-communication = iletişim
 tl-backward-begins = geri geçiş başlar
 tl-bar-hover = { $name }

@@ -68,6 +68,15 @@ pub fn code_label(ui: &mut egui::Ui, text: &str, color: egui::Color32) -> egui::
     let mono = egui::TextStyle::Monospace.resolve(ui.style());
     let mut job = egui::text::LayoutJob::default();
     for (i, part) in text.split('`').enumerate().filter(|(_, p)| !p.is_empty()) {
+        // A short command stays on one line ("docker run --gpus all" split before "all" read
+        // as two things); a long one may still wrap at its spaces.
+        let nbsp;
+        let part = if i % 2 == 1 && part.chars().count() <= 40 {
+            nbsp = part.replace(' ', "\u{a0}");
+            nbsp.as_str()
+        } else {
+            part
+        };
         let format = if i % 2 == 1 {
             egui::TextFormat {
                 font_id: mono.clone(),

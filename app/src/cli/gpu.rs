@@ -380,12 +380,15 @@ fn bench(a: GpuBenchArgs) -> anyhow::Result<ExitCode> {
     };
     tplab_kernels::run::check_config(&config)?;
     host_memory_guard(&config)?;
-    require_gpu("the GPU mode is unavailable on this machine (see above)")?;
+    // Every flag is checked before the GPU is looked for: a wrong one is named on any machine.
     for (flag, v) in [("--iters", a.iters), ("--reps", a.reps)] {
         if v == 0 || v > 10_000 {
             bail!("{flag} must be between 1 and 10000 (got {v})");
         }
     }
+    // (A TP size the layer cannot use is reported as skipped by the bench, as a sweep does.)
+    super::check_list("--tps", &a.tps, 16)?;
+    require_gpu("the GPU mode is unavailable on this machine (see above)")?;
     let opts = BenchOptions {
         config,
         tps: a.tps.clone(),

@@ -111,8 +111,12 @@ impl Memory {
                 .iter()
                 .enumerate()
                 .map(|(x, r)| {
+                    // Solid fills: egui_plot's default (a fifth of the colour) left the stack
+                    // near-black on the dark theme, its terms hard to tell apart on a projector.
                     Bar::new(x as f64, mib(term_bytes(r, i)))
                         .width(0.6)
+                        .fill(color.gamma_multiply(0.85))
+                        .stroke(egui::Stroke::new(1.0, *color))
                         .name(format!("TP={}", r.tp))
                 })
                 .collect();

@@ -406,11 +406,15 @@ fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: 
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
+                    let c = gpu_color(k, dark);
                     Bar::new(
                         i as f64 - 0.4 + width * (k as f64 + 0.5),
                         100.0 * b.count as f64 / total,
                     )
                     .width(width)
+                    // Solid: egui_plot's default fill is near-black on the dark theme.
+                    .fill(c.gamma_multiply(0.85))
+                    .stroke(egui::Stroke::new(1.0, c))
                 })
                 .collect();
             BarChart::new(format!("TP={}", row.tp), bars).color(gpu_color(k, dark))
@@ -426,17 +430,21 @@ fn histogram_ui(ui: &mut egui::Ui, lang: Lang, report: &PrecisionReport, dtype: 
             t(lang, "pr-axis-ulps"),
             t(lang, "pr-axis-share"),
         ))
-        .x_axis_label(t(lang, "pr-axis-ulps"))
         .x_grid_spacer(uniform_grid_spacer(|_| [1.0, 2.0, 4.0]))
         .include_x(-0.5)
         .include_x(bins - 0.5)
-        .x_axis_formatter(move |mark, _| {
-            let i = mark.value.round();
-            if (mark.value - i).abs() > 1e-6 || i < 0.0 {
-                return String::new();
-            }
-            labels.get(i as usize).cloned().unwrap_or_default()
-        })
+        // Every bin named, in full ink, where bins are 24 points apart or more (the default
+        // spacing named every other one, and the others faded).
+        .custom_x_axes(vec![egui_plot::AxisHints::new_x()
+            .label(t(lang, "pr-axis-ulps"))
+            .label_spacing(24.0..=24.0)
+            .formatter(move |mark, _| {
+                let i = mark.value.round();
+                if (mark.value - i).abs() > 1e-6 || i < 0.0 {
+                    return String::new();
+                }
+                labels.get(i as usize).cloned().unwrap_or_default()
+            })])
         .allow_scroll(false)
         .show(ui, |plot| {
             for c in charts {

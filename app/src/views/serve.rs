@@ -410,9 +410,13 @@ impl Serve {
             .include_y(y_max)
             .y_grid_spacer(crate::widgets::nice_grid(30.0))
             .x_grid_spacer(crate::widgets::nice_grid(40.0))
-            .x_axis_label(t(lang, "serve-axis-token"))
+            // The token axis named at every step of 1-2-5 at least 24 points apart (the
+            // default spacing left a lone "10", or "0", on a projector's narrow columns).
+            .custom_x_axes(vec![egui_plot::AxisHints::new_x()
+                .label(t(lang, "serve-axis-token"))
+                .label_spacing(24.0..=24.0)
+                .formatter(crate::widgets::axis_numbers(lang))])
             .y_axis_label(t(lang, "serve-axis-ms"))
-            .x_axis_formatter(crate::widgets::axis_numbers(lang))
             .y_axis_formatter(crate::widgets::axis_numbers(lang))
             .label_formatter(crate::widgets::hover_numbers(
                 lang,

@@ -121,11 +121,16 @@ pub fn check_list(flag: &str, values: &[usize], max: usize) -> anyhow::Result<()
             values.len()
         );
     }
-    let mut seen = std::collections::BTreeSet::new();
-    if let Some(v) = values.iter().find(|v| !seen.insert(**v)) {
+    if let Some(v) = first_repeat(values) {
         anyhow::bail!("{flag} lists {v} more than once: give each value once");
     }
     Ok(())
+}
+
+/// The first value of `values` that an earlier one repeats.
+pub fn first_repeat<T: Eq + std::hash::Hash>(values: &[T]) -> Option<&T> {
+    let mut seen = std::collections::HashSet::new();
+    values.iter().find(|v| !seen.insert(*v))
 }
 
 pub mod cert;

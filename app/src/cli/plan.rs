@@ -241,14 +241,11 @@ impl ModelClusterArgs {
             .gpus
             .or(scenario.as_ref().map(|s| s.gpus))
             .unwrap_or(gpus_per_node);
-        let inter = match self
+        let named = self
             .inter_node
             .clone()
-            .or_else(|| from_scenario(|s| s.inter_node.to_string()))
-        {
-            Some(link) => link,
-            None => defaults::inter_node_for(&catalogue.gpu(&gpu)?).to_string(),
-        };
+            .or_else(|| from_scenario(|s| s.inter_node.to_string()));
+        let inter = defaults::inter_node(&catalogue, &gpu, named.as_deref())?;
         let cluster = Cluster::new(&catalogue, &gpu, gpus, gpus_per_node, &inter)?;
         let global_batch = match self
             .global_batch
@@ -522,8 +519,7 @@ fn parse_sweep_axis(s: &str) -> Result<(SweepAxis, Vec<usize>), String> {
                 .map_err(|_| format!("'{x}' in {s} is not a whole number"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut seen = std::collections::BTreeSet::new();
-    if let Some(v) = values.iter().find(|v| !seen.insert(**v)) {
+    if let Some(v) = super::first_repeat(&values) {
         return Err(format!(
             "{s} lists {v} more than once: give each value once (a repeated point is priced again)"
         ));

@@ -93,12 +93,7 @@ pub fn run(args: PrecisionArgs) -> anyhow::Result<ExitCode> {
     if args.dtypes.is_empty() {
         anyhow::bail!("give at least one dtype (--dtypes f32,bf16)");
     }
-    if let Some((_, d)) = args
-        .dtypes
-        .iter()
-        .enumerate()
-        .find(|(i, d)| args.dtypes[..*i].contains(d))
-    {
+    if let Some(d) = super::first_repeat(&args.dtypes) {
         anyhow::bail!("--dtypes lists {d} more than once: give each dtype once");
     }
     let tps = if args.tps.is_empty() {

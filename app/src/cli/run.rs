@@ -49,10 +49,7 @@ impl ClusterArgs {
     /// The cluster for a TP group of `tp` GPUs.
     pub fn cluster(&self, tp: usize) -> anyhow::Result<Cluster> {
         let catalogue = Catalogue::default();
-        let inter = match &self.inter_node {
-            Some(link) => link.clone(),
-            None => defaults::inter_node_for(&catalogue.gpu(&self.gpu)?).to_string(),
-        };
+        let inter = defaults::inter_node(&catalogue, &self.gpu, self.inter_node.as_deref())?;
         Ok(Cluster::covering(
             &catalogue,
             &self.gpu,

@@ -740,14 +740,6 @@ fn print_points(
     print_throughput_note(cluster, None);
 }
 
-/// `--inter-node`, or the GPU's own node's network ([`defaults::inter_node_for`]).
-fn inter_node(a: &ServeArgs, catalogue: &Catalogue) -> anyhow::Result<String> {
-    Ok(match &a.inter_node {
-        Some(link) => link.clone(),
-        None => defaults::inter_node_for(&catalogue.gpu(&a.gpu)?).to_string(),
-    })
-}
-
 /// `--replicas`: every way to fill one node with replicas of one TP size.
 fn run_replicas(
     a: &ServeArgs,
@@ -755,7 +747,13 @@ fn run_replicas(
     catalogue: &Catalogue,
 ) -> anyhow::Result<ExitCode> {
     let gpn = a.gpus_per_node;
-    let cluster = Cluster::new(catalogue, &a.gpu, gpn, gpn, &inter_node(a, catalogue)?)?;
+    let cluster = Cluster::new(
+        catalogue,
+        &a.gpu,
+        gpn,
+        gpn,
+        &defaults::inter_node(catalogue, &a.gpu, a.inter_node.as_deref())?,
+    )?;
     serve_cost::check_formats(&cluster.gpu, a.weights, a.kv_cache)?;
     let chunk = a
         .prefill_chunk
@@ -1044,7 +1042,7 @@ fn tps_and_cluster(
         &a.gpu,
         widest.saturating_mul(a.pp.max(1)),
         a.gpus_per_node,
-        &inter_node(a, catalogue)?,
+        &defaults::inter_node(catalogue, &a.gpu, a.inter_node.as_deref())?,
     )?;
     Ok((tps, cluster))
 }

@@ -489,17 +489,10 @@ pub fn columns<R>(ui: &mut egui::Ui, n: usize, add: impl FnOnce(&mut [egui::Ui])
 /// the label when the pair does not fit in what is left of it ("global batch" never ends one
 /// row with its field on the next). Whole labels: "sequence length" never breaks either.
 pub fn labelled_drag(ui: &mut egui::Ui, label: &str, v: &mut usize, max: usize) {
-    let font = egui::TextStyle::Body.resolve(ui.style());
-    let width = |text: String| {
-        ui.painter()
-            .layout_no_wrap(text, font.clone(), egui::Color32::PLACEHOLDER)
-            .size()
-            .x
-    };
-    let field = (width(v.to_string()) + 2.0 * ui.spacing().button_padding.x)
+    let field = (body_text_width(ui, &[&v.to_string()]) + 2.0 * ui.spacing().button_padding.x)
         .max(ui.spacing().interact_size.x);
-    let needed = width(label.to_string()) + ui.spacing().item_spacing.x + field;
-    crate::widgets::keep_on_one_row(ui, needed);
+    let needed = body_text_width(ui, &[label]) + ui.spacing().item_spacing.x + field;
+    keep_on_one_row(ui, needed);
     let l = ui.add(egui::Label::new(label).extend());
     ui.add(egui::DragValue::new(v).range(1..=max))
         .labelled_by(l.id);

@@ -24,6 +24,19 @@ pub fn inter_node_for(gpu: &super::hardware::GpuSpec) -> &'static str {
         _ => INTER_NODE,
     }
 }
+
+/// The link between nodes a command prices: the one named (`--inter-node`), else the GPU's own
+/// node's ([`inter_node_for`]). Errors on a GPU the catalogue does not know.
+pub fn inter_node(
+    catalogue: &super::hardware::Catalogue,
+    gpu: &str,
+    named: Option<&str>,
+) -> Result<String, super::hardware::HardwareError> {
+    Ok(match named {
+        Some(link) => link.to_string(),
+        None => inter_node_for(&catalogue.gpu(gpu)?).to_string(),
+    })
+}
 /// Sequences decoded together when serving (`serve --batch`, `plan --serve --global-batch`):
 /// one, the latency of a single user.
 pub const SERVE_BATCH: usize = 1;
